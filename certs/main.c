@@ -1,0 +1,17 @@
+/* raygate-certs: certificate bootstrap for the webhook. */
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--version") == 0) {
+            puts("raygate-certs " RAYGATE_VERSION);
+            return 0;
+        }
+    }
+    log_errorf("raygate-certs: not implemented yet");
+    return 1;
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Builds the upstream programs of the local test control plane from their Go
+# modules into ${RAYGATE_CACHE:-$HOME/.cache/raygate}/<name>-<version>/bin,
+# skipping what is already built. Go is used here only for these upstream
+# programs; raygate itself is C.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$here/versions.sh"
+export GOFLAGS="${GOFLAGS:-} -buildvcs=false"
+export CGO_ENABLED=0
+
+log() { printf 'build-upstream: %s\n' "$*" >&2; }
+
+command -v go >/dev/null || { log "go not found (Go 1.24+ is needed to build the upstream programs)"; exit 1; }
+
+build_k8s() {
+	local progs=(kube-apiserver kube-controller-manager kube-scheduler kubectl) missing=() p
+	for p in "${progs[@]}"; do [[ -x "$K8S_BIN/$p" ]] || missing+=("$p"); done
+	if ((${#missing[@]} == 0)); then log "kubernetes $K8S_VERSION: cached"; return; fi
+	log "kubernetes $K8S_VERSION: building ${missing[*]}"
+	local v="${K8S_VERSION#v}" major minor pkg ld
+	major="${v%%.*}"; minor="${v#*.}"; minor="${minor%%.*}"
+	pkg=k8s.io/component-base/version
+	ld="-s -w -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor"
+	ld+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+	ld+=" -X $pkg/verflag.programName=kubernetes"
+	# The wrapper module pins every k8s.io staging module to its published
+	# version, which k8s.io/kubernetes' own go.mod replaces with local paths.
+	local tmp="$K8S_BIN.tmp"
+	rm -rf "$tmp"; mkdir -p "$tmp"
+	local pkgs=() 
+	for p in "${missing[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$p"); done
+	(cd "$here/upstream" && go build -mod=mod -trimpath -ldflags "$ld" -o "$tmp/" "${pkgs[@]}")
+	mkdir -p "$K8S_BIN"
+	mv "$tmp"/* "$K8S_BIN/"; rmdir "$tmp"
+}
+
+go_install() { # name version bindir module-path
+	local name="$1" version="$2" bin="$3" mod="$4" prog
+	prog="$(basename "$mod")"
+	if [[ -x "$bin/$prog" ]]; then log "$name $version: cached"; return; fi
+	log "$name $version: building"
+	mkdir -p "$bin"
+	GOBIN="$bin" go install -trimpath -ldflags "-s -w" "$mod@$version"
+}
+
+build_k8s
+go_install kwok "$KWOK_VERSION" "$KWOK_BIN" sigs.k8s.io/kwok/cmd/kwok
+go_install kuberay "$KUBERAY_VERSION" "$KUBERAY_BIN" github.com/ray-project/kuberay/ray-operator
+# The CRDs come from the module cache; make sure the module is there.
+if [[ ! -d "$(kuberay_crd_dir)" ]]; then
+	(cd /tmp && GOFLAGS=-mod=mod go mod download "github.com/ray-project/kuberay/ray-operator@$KUBERAY_VERSION")
+fi
+[[ -d "$(kuberay_crd_dir)" ]] || { log "KubeRay CRDs not found in $(kuberay_crd_dir)"; exit 1; }
+log "all upstream programs present"

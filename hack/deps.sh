@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian packages raygate's build, tests, demo and benchmarks need.
+# Idempotent: when everything is present it only checks and returns.
+set -euo pipefail
+pkgs=(
+	# build
+	meson ninja-build pkg-config gcc
+	libh2o-evloop-dev libssl-dev libjansson-dev libcurl4-openssl-dev libyaml-dev libcmocka-dev
+	# local control plane and tests
+	etcd-server etcd-client openssl curl jq procps iproute2 psmisc
+	# benchmarks and reliability tooling
+	wrk valgrind clang
+)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+	echo "deps: all ${#pkgs[@]} packages present"
+	exit 0
+fi
+echo "deps: installing ${missing[*]}"
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Debian's etcd-server package starts a system etcd on :2379; we run our own on
+# other ports, but stop the system one so it does not hold resources.
+if command -v systemctl >/dev/null && systemctl is-active --quiet etcd 2>/dev/null; then
+	$SUDO systemctl disable --now etcd || true
+fi
+echo "deps: done"

@@ -1,0 +1,39 @@
+/*
+ * admission: AdmissionReview (admission.k8s.io/v1) in, AdmissionReview out.
+ *
+ * A pure function of the request body: no I/O, no API call, no global state
+ * but the log. The webhook's HTTP layer calls admission_handle() once per
+ * POST /mutate and maps its result to an HTTP response.
+ */
+#ifndef RAYGATE_ADMISSION_H
+#define RAYGATE_ADMISSION_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+/* What was decided, for metrics and logs. Strings are static. */
+struct admission_info {
+    const char *kind;      /* "RayCluster", "Pod" or "other" */
+    const char *operation; /* "CREATE", "UPDATE", ... or "unknown" */
+    const char *result;    /* "patched", "allowed", "denied" or "error" */
+};
+
+/* Why a body was not a usable AdmissionReview: the webhook answers http_status with message. */
+struct admission_error {
+    int http_status;   /* 400 */
+    char message[256]; /* one line, no newline */
+};
+
+/*
+ * Decodes the AdmissionReview in body[0..len), decides, and encodes the answer.
+ * Returns 0 and sets *response to a new reference (caller owns it: json_decref)
+ * holding the whole AdmissionReview response (apiVersion, kind, response.uid,
+ * allowed, and patchType/patch or status or warnings as decided); info is filled.
+ * Returns -1 when the body is not an AdmissionReview v1 request: *response is
+ * NULL and err says why (info->result is "error").
+ */
+int admission_handle(const char *body, size_t len, json_t **response, struct admission_info *info,
+                     struct admission_error *err);
+
+#endif
