@@ -44,9 +44,21 @@ go_install() { # name version bindir module-path
 	GOBIN="$bin" go install -trimpath -ldflags "-s -w" "$mod@$version"
 }
 
+build_kuberay() {
+	if [[ -x "$KUBERAY_BIN/ray-operator" ]]; then log "kuberay $KUBERAY_VERSION: cached"; return; fi
+	log "kuberay $KUBERAY_VERSION: building"
+	# A wrapper module, because `go install mod@version` also asks the module
+	# proxy for the module's version list, which it does not serve for KubeRay.
+	local wrapper="$here/upstream-kuberay"
+	grep -q "ray-operator $KUBERAY_VERSION\$" "$wrapper/go.mod" || { log "hack/upstream-kuberay/go.mod does not require $KUBERAY_VERSION"; exit 1; }
+	mkdir -p "$KUBERAY_BIN"
+	(cd "$wrapper" && go build -mod=mod -trimpath -ldflags "-s -w" -o "$KUBERAY_BIN/ray-operator.tmp" github.com/ray-project/kuberay/ray-operator)
+	mv "$KUBERAY_BIN/ray-operator.tmp" "$KUBERAY_BIN/ray-operator"
+}
+
 build_k8s
 go_install kwok "$KWOK_VERSION" "$KWOK_BIN" sigs.k8s.io/kwok/cmd/kwok
-go_install kuberay "$KUBERAY_VERSION" "$KUBERAY_BIN" github.com/ray-project/kuberay/ray-operator
+build_kuberay
 # The CRDs come from the module cache; make sure the module is there.
 if [[ ! -d "$(kuberay_crd_dir)" ]]; then
 	(cd /tmp && GOFLAGS=-mod=mod go mod download "github.com/ray-project/kuberay/ray-operator@$KUBERAY_VERSION")

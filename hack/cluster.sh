@@ -1,0 +1,323 @@
+#!/usr/bin/env bash
+# A real Kubernetes control plane on 127.0.0.1 for raygate's tests and demo:
+# etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok managing
+# fake nodes, the KubeRay operator, and (unless --no-raygate) raygate's webhook
+# and gate controller from build/.
+#
+#   hack/cluster.sh up [--nodes N] [--node-capacity cpu=8,memory=32Gi[,nvidia.com/gpu=2,...]] [--no-raygate]
+#   hack/cluster.sh down | status | env
+#   hack/cluster.sh add-node NAME [--node-capacity ...] [--label k=v]...   (used by tests)
+#   hack/cluster.sh restart COMPONENT                                       (used by tests)
+#
+# State (kubeconfig, PKI, logs, pids) lives in .cluster/ (RAYGATE_STATE).
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$here/lib.sh"
+
+PIDS="$STATE/pids"
+LOGS="$STATE/logs"
+PKI="$STATE/pki"
+COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok kuberay-operator raygate-webhook raygate-gate)
+
+usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+
+pid_of() { # component -> pid if its recorded process is alive
+	local f="$PIDS/$1.pid" pid
+	[[ -f "$f" ]] || return 1
+	pid="$(cat "$f")"
+	[[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null || return 1
+	# Guard against pid reuse: the process must still be the one we started.
+	[[ "$(cat "/proc/$pid/cmdline" 2>/dev/null | tr '\0' ' ')" == *"$(cat "$PIDS/$1.cmd" 2>/dev/null)"* ]] || return 1
+	echo "$pid"
+}
+
+running() { pid_of "$1" >/dev/null; }
+
+# start COMPONENT BINARY ARGS...: runs it detached, logs to .cluster/logs.
+start() {
+	local name="$1"; shift
+	if running "$name"; then return 0; fi
+	[[ -x "$1" ]] || die "$name: $1 is not built (run hack/build-upstream.sh / meson compile -C build)"
+	mkdir -p "$PIDS" "$LOGS"
+	# setsid: the component must not share our process group, so a Ctrl-C in
+	# the caller's terminal does not take the cluster down half-way.
+	setsid "$@" >>"$LOGS/$name.log" 2>&1 </dev/null &
+	echo $! >"$PIDS/$name.pid"
+	echo "$1" >"$PIDS/$name.cmd"
+}
+
+stop() { # component [signal]
+	local name="$1" sig="${2:-TERM}" pid i
+	pid="$(pid_of "$name")" || { rm -f "$PIDS/$name.pid" "$PIDS/$name.cmd"; return 0; }
+	kill "-$sig" "$pid" 2>/dev/null || true
+	for i in $(seq 1 50); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; sleep 0.2; fi
+	rm -f "$PIDS/$name.pid" "$PIDS/$name.cmd"
+}
+
+# ---------------------------------------------------------------- PKI
+make_pki() {
+	[[ -f "$PKI/admin.token" ]] && return 0
+	mkdir -p "$PKI"
+	(
+		cd "$PKI"
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 3650 \
+			-subj "/CN=raygate-local-ca" -keyout ca.key -out ca.crt 2>/dev/null
+		cat >apiserver.ext <<-EOF
+			subjectAltName=IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local
+			extendedKeyUsage=serverAuth
+			keyUsage=critical,digitalSignature,keyEncipherment
+		EOF
+		openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=kube-apiserver" \
+			-keyout apiserver.key -out apiserver.csr 2>/dev/null
+		openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \
+			-extfile apiserver.ext -out apiserver.crt 2>/dev/null
+		openssl genrsa -out sa.key 2048 2>/dev/null
+		openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
+		openssl rand -hex 24 >admin.token
+		# token,user,uid,"group1,group2"
+		echo "$(cat admin.token),raygate-admin,raygate-admin,\"system:masters\"" >tokens.csv
+		chmod 600 ./*.key admin.token tokens.csv
+	)
+}
+
+write_kubeconfig() {
+	cat >"$KUBECONFIG" <<-EOF
+		apiVersion: v1
+		kind: Config
+		clusters:
+		- name: raygate-local
+		  cluster:
+		    server: https://127.0.0.1:$APISERVER_PORT
+		    certificate-authority: $PKI/ca.crt
+		users:
+		- name: raygate-admin
+		  user:
+		    token: $(cat "$PKI/admin.token")
+		contexts:
+		- name: raygate-local
+		  context:
+		    cluster: raygate-local
+		    user: raygate-admin
+		current-context: raygate-local
+	EOF
+	chmod 600 "$KUBECONFIG"
+}
+
+api_ready() {
+	curl -sf --max-time 2 --cacert "$PKI/ca.crt" -H "Authorization: Bearer $(cat "$PKI/admin.token")" \
+		"https://127.0.0.1:$APISERVER_PORT/readyz" >/dev/null
+}
+
+# ---------------------------------------------------------------- nodes
+# node_manifest NAME CAPACITY [LABEL...]: a kwok-managed fake Node.
+node_manifest() {
+	local name="$1" capacity="$2"; shift 2
+	local kv k v cap="" labels=""
+	IFS=',' read -ra kvs <<<"$capacity"
+	local have_pods=0
+	for kv in "${kvs[@]}"; do
+		k="${kv%%=*}"; v="${kv#*=}"
+		[[ "$k" == pods ]] && have_pods=1
+		cap+="      \"$k\": \"$v\""$'\n'
+	done
+	((have_pods)) || cap+="      \"pods\": \"110\""$'\n'
+	cap="$(printf '%s' "$cap" | sed '$!s/$/,/')"
+	for kv in "$@"; do labels+=", \"${kv%%=*}\": \"${kv#*=}\""; done
+	cat <<-EOF
+		{
+		  "apiVersion": "v1",
+		  "kind": "Node",
+		  "metadata": {
+		    "name": "$name",
+		    "annotations": {"node.alpha.kubernetes.io/ttl": "0", "kwok.x-k8s.io/node": "fake"},
+		    "labels": {"kubernetes.io/hostname": "$name", "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "type": "kwok"$labels}
+		  },
+		  "status": {
+		    "allocatable": {
+		$cap
+		    },
+		    "capacity": {
+		$cap
+		    }
+		  }
+		}
+	EOF
+}
+
+add_node() { # name capacity labels...
+	node_manifest "$@" | kc apply -f - >/dev/null
+}
+
+# ---------------------------------------------------------------- raygate
+start_raygate() {
+	local webhook="$BUILD/webhook/raygate-webhook" gate="$BUILD/gate/raygate-gate"
+	if [[ -x "$here/raygate-local.sh" ]]; then
+		"$here/raygate-local.sh" start
+	else
+		say "raygate: not started (hack/raygate-local.sh missing)"
+	fi
+	: "$webhook" "$gate"
+}
+
+# ---------------------------------------------------------------- up
+cmd_up() {
+	local nodes=4 capacity="cpu=8,memory=32Gi" raygate=1
+	while (($#)); do
+		case "$1" in
+		--nodes) nodes="$2"; shift 2 ;;
+		--nodes=*) nodes="${1#*=}"; shift ;;
+		--node-capacity) capacity="$2"; shift 2 ;;
+		--node-capacity=*) capacity="${1#*=}"; shift ;;
+		--no-raygate) raygate=0; shift ;;
+		*) usage ;;
+		esac
+	done
+	[[ "$nodes" =~ ^[0-9]+$ ]] || die "--nodes takes a number"
+	local t0=$SECONDS
+	bash "$here/build-upstream.sh" >/dev/null 2>&1 || bash "$here/build-upstream.sh"
+	command -v etcd >/dev/null || die "etcd not found: run hack/deps.sh"
+	mkdir -p "$STATE" "$PIDS" "$LOGS"
+	echo "$raygate" >"$STATE/raygate-enabled"
+	make_pki
+	write_kubeconfig
+
+	start etcd "$(command -v etcd)" --name raygate-local --data-dir "$STATE/etcd" \
+		--listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+		--listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+		--initial-cluster "raygate-local=http://127.0.0.1:$ETCD_PEER_PORT" \
+		--quota-backend-bytes 4294967296 --snapshot-count 100000
+	wait_until 30 "etcd health" curl -sf "http://127.0.0.1:$ETCD_PORT/health" || { tail -20 "$LOGS/etcd.log"; die "etcd did not start"; }
+
+	start kube-apiserver "$K8S_BIN/kube-apiserver" \
+		--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$APISERVER_PORT" \
+		--etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+		--tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" \
+		--client-ca-file "$PKI/ca.crt" --token-auth-file "$PKI/tokens.csv" \
+		--service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
+		--service-account-issuer https://kubernetes.default.svc.cluster.local \
+		--service-cluster-ip-range 10.96.0.0/16 \
+		--authorization-mode Node,RBAC --allow-privileged=true \
+		--enable-priority-and-fairness=false \
+		--max-requests-inflight 2000 --max-mutating-requests-inflight 1000 \
+		--profiling=false --v 1
+	wait_until 90 "kube-apiserver /readyz" api_ready || { tail -30 "$LOGS/kube-apiserver.log"; die "kube-apiserver did not become ready"; }
+
+	start kube-controller-manager "$K8S_BIN/kube-controller-manager" \
+		--kubeconfig "$KUBECONFIG" --authentication-kubeconfig "$KUBECONFIG" --authorization-kubeconfig "$KUBECONFIG" \
+		--bind-address 127.0.0.1 --secure-port "$KCM_PORT" --leader-elect=false \
+		--service-account-private-key-file "$PKI/sa.key" --root-ca-file "$PKI/ca.crt" \
+		--use-service-account-credentials=false \
+		--kube-api-qps 500 --kube-api-burst 1000 --concurrent-gc-syncs 50 --profiling=false --v 1
+	start kube-scheduler "$K8S_BIN/kube-scheduler" \
+		--kubeconfig "$KUBECONFIG" --authentication-kubeconfig "$KUBECONFIG" --authorization-kubeconfig "$KUBECONFIG" \
+		--bind-address 127.0.0.1 --secure-port "$SCHED_PORT" --leader-elect=false --profiling=false --v 1
+	start kwok "$KWOK_BIN/kwok" --kubeconfig "$KUBECONFIG" \
+		--manage-all-nodes=false --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
+		--node-ip 127.0.0.1 --node-lease-duration-seconds 40 --cidr 10.244.0.1/16 \
+		--server-address "127.0.0.1:$KWOK_PORT"
+
+	# CRDs: KubeRay's are too large for client-side apply annotations.
+	kc apply --server-side --force-conflicts -f "$(kuberay_crd_dir)" >/dev/null
+	kc apply --server-side --force-conflicts -f "$ROOT/manifests/crds/" >/dev/null
+	wait_until 60 "CRDs established" crds_established || die "CRDs were not established"
+
+	start kuberay-operator "$KUBERAY_BIN/ray-operator" \
+		--kubeconfig "$KUBECONFIG" \
+		--metrics-addr "127.0.0.1:$KUBERAY_METRICS_PORT" --health-probe-bind-address "127.0.0.1:$KUBERAY_HEALTH_PORT" \
+		--enable-leader-election=false --enable-batch-scheduler=false
+
+	local i
+	for ((i = 0; i < nodes; i++)); do add_node "kwok-node-$i" "$capacity"; done
+	echo "$nodes $capacity" >"$STATE/nodes"
+
+	wait_until 60 "namespace default's service account" kc get serviceaccount default -n default ||
+		{ tail -30 "$LOGS/kube-controller-manager.log"; die "kube-controller-manager is not working"; }
+	if ((nodes > 0)); then
+		wait_until 60 "$nodes kwok nodes Ready" nodes_ready "$nodes" || { tail -30 "$LOGS/kwok.log"; die "kwok nodes did not become Ready"; }
+	fi
+	wait_until 60 "kube-scheduler healthz" curl -skf "https://127.0.0.1:$SCHED_PORT/healthz" ||
+		{ tail -30 "$LOGS/kube-scheduler.log"; die "kube-scheduler is not healthy"; }
+	wait_until 60 "KubeRay operator readyz" curl -sf "http://127.0.0.1:$KUBERAY_HEALTH_PORT/readyz" ||
+		{ tail -30 "$LOGS/kuberay-operator.log"; die "the KubeRay operator is not ready"; }
+
+	if ((raygate)); then start_raygate; fi
+	say "cluster up in $((SECONDS - t0))s: $nodes nodes ($capacity); export KUBECONFIG=$KUBECONFIG"
+}
+
+crds_established() {
+	local total est
+	total="$(kc get crd -o name | wc -l)"
+	est="$(kc get crd -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Established")].status}{"\n"}{end}' | grep -c True)"
+	((total >= 5 && est == total))
+}
+
+nodes_ready() {
+	local want="$1" got
+	got="$(kc get nodes -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | grep -c True)"
+	((got >= want))
+}
+
+cmd_down() {
+	local i
+	for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do stop "${COMPONENTS[$i]}"; done
+	rm -rf "$STATE"
+	say "cluster down"
+}
+
+cmd_status() {
+	local c pid rc=0
+	for c in "${COMPONENTS[@]}"; do
+		if pid="$(pid_of "$c")"; then
+			printf '%-24s running (pid %s)\n' "$c" "$pid"
+		elif [[ "$c" == raygate-* && "$(cat "$STATE/raygate-enabled" 2>/dev/null)" != 1 ]]; then
+			printf '%-24s not started (--no-raygate)\n' "$c"
+		else
+			printf '%-24s stopped\n' "$c"; rc=1
+		fi
+	done
+	if api_ready 2>/dev/null; then
+		kc get nodes --no-headers 2>/dev/null | awk '{print "node " $1 " " $2}'
+	fi
+	return $rc
+}
+
+cmd_env() {
+	echo "export KUBECONFIG=$KUBECONFIG"
+	echo "export PATH=$K8S_BIN:\$PATH"
+}
+
+cmd_add_node() {
+	local name="${1:?node name}"; shift
+	local capacity="cpu=8,memory=32Gi" labels=()
+	while (($#)); do
+		case "$1" in
+		--node-capacity) capacity="$2"; shift 2 ;;
+		--label) labels+=("$2"); shift 2 ;;
+		*) usage ;;
+		esac
+	done
+	add_node "$name" "$capacity" "${labels[@]}"
+}
+
+cmd_restart() {
+	local c="${1:?component}"
+	[[ -f "$PIDS/$c.pid" ]] || die "$c is not running"
+	local -a args
+	mapfile -d '' -t args <"/proc/$(cat "$PIDS/$c.pid")/cmdline"
+	stop "$c"
+	start "$c" "${args[@]}"
+}
+
+case "${1:-}" in
+up) shift; cmd_up "$@" ;;
+down) cmd_down ;;
+status) cmd_status ;;
+env) cmd_env ;;
+add-node) shift; cmd_add_node "$@" ;;
+restart) shift; cmd_restart "$@" ;;
+*) usage ;;
+esac

@@ -1,0 +1,43 @@
+# Shared helpers for hack/*.sh and tests/e2e/*.sh. Source it; it sets:
+#   ROOT        the repository
+#   STATE       the local cluster's state folder (.cluster/, git-ignored)
+#   KUBECONFIG  the local cluster's admin kubeconfig (exported)
+#   KUBECTL     the kubectl built from the same Kubernetes release
+_lib_here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$_lib_here/.." && pwd)"
+. "$_lib_here/versions.sh"
+STATE="${RAYGATE_STATE:-$ROOT/.cluster}"
+export KUBECONFIG="$STATE/kubeconfig"
+KUBECTL="$K8S_BIN/kubectl"
+BUILD="${RAYGATE_BUILD:-$ROOT/build}"
+
+# Ports, all on 127.0.0.1; moved off the defaults so a developer's own
+# cluster or a system etcd does not collide.
+ETCD_PORT="${RAYGATE_ETCD_PORT:-23790}"
+ETCD_PEER_PORT="${RAYGATE_ETCD_PEER_PORT:-23800}"
+APISERVER_PORT="${RAYGATE_APISERVER_PORT:-26443}"
+KCM_PORT="${RAYGATE_KCM_PORT:-20257}"
+SCHED_PORT="${RAYGATE_SCHED_PORT:-20259}"
+KWOK_PORT="${RAYGATE_KWOK_PORT:-20247}"
+KUBERAY_METRICS_PORT="${RAYGATE_KUBERAY_METRICS_PORT:-28080}"
+KUBERAY_HEALTH_PORT="${RAYGATE_KUBERAY_HEALTH_PORT:-28082}"
+WEBHOOK_PORT="${RAYGATE_WEBHOOK_PORT:-29443}"
+GATE_METRICS_PORT="${RAYGATE_GATE_METRICS_PORT:-29090}"
+
+kc() { "$KUBECTL" "$@"; }
+
+say() { printf '%s\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# wait_until SECONDS DESCRIPTION COMMAND...: polls COMMAND every 0.2 s.
+wait_until() {
+	local limit="$1" what="$2"; shift 2
+	local deadline=$((SECONDS + limit))
+	until "$@" >/dev/null 2>&1; do
+		if ((SECONDS >= deadline)); then
+			say "timed out after ${limit}s waiting for: $what"
+			return 1
+		fi
+		sleep 0.2
+	done
+}

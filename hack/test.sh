@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The test command: installs what is needed, builds the upstream programs
+# (cached) and raygate, runs the unit suite and the e2e suite against a real
+# local control plane, and exits non-zero on any failure.
+#
+#   hack/test.sh [--unit-only] [--keep-cluster]
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$here/lib.sh"
+
+unit_only=0 keep=0
+for a in "$@"; do
+	case "$a" in
+	--unit-only) unit_only=1 ;;
+	--keep-cluster) keep=1 ;;
+	*) die "usage: hack/test.sh [--unit-only] [--keep-cluster]" ;;
+	esac
+done
+
+step() { printf '\n==> %s\n' "$*"; }
+
+rm -f "$BUILD/meson-logs/unit.json" "$BUILD/meson-logs/e2e.json"
+
+step "dependencies"
+bash "$here/deps.sh"
+
+step "build"
+if [[ ! -f "$BUILD/build.ninja" ]]; then
+	meson setup "$BUILD" "$ROOT"
+fi
+meson compile -C "$BUILD"
+
+rc=0
+step "unit tests"
+meson test -C "$BUILD" --suite unit --print-errorlogs --logbase unit || rc=1
+
+if ((unit_only == 0)); then
+	step "upstream programs (cached in $RAYGATE_CACHE)"
+	bash "$here/build-upstream.sh"
+
+	step "e2e tests (real control plane)"
+	started=0
+	if ! "$here/cluster.sh" status >/dev/null 2>&1; then
+		"$here/cluster.sh" down >/dev/null 2>&1 || true
+		"$here/cluster.sh" up || { say "the local control plane could not start"; rc=1; }
+		started=1
+	fi
+	if ((rc == 0)); then
+		meson test -C "$BUILD" --suite e2e --print-errorlogs --logbase e2e || rc=1
+	else
+		say "e2e: FAILED, no control plane"
+	fi
+	if ((started && !keep)); then "$here/cluster.sh" down; fi
+fi
+
+step "summary"
+logs=("$BUILD/meson-logs/unit.json")
+((unit_only)) || logs+=("$BUILD/meson-logs/e2e.json")
+python3 - "${logs[@]}" <<'PY' || true
+import json, os, sys
+ok = fail = skip = 0
+results = []
+for path in sys.argv[1:]:
+    if not os.path.exists(path):
+        fail += 1  # a suite that did not run is a failure, never a silent skip
+        continue
+    results += [json.loads(line)["result"] for line in open(path)]
+for r in results:
+    if r in ("OK", "EXPECTEDFAIL"): ok += 1
+    elif r == "SKIP": skip += 1
+    else: fail += 1
+print(f"{ok} passed, {fail} failed, {skip} skipped")
+PY
+exit $rc

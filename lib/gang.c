@@ -1,0 +1,337 @@
+#include "gang.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define PATH_MAX_LEN 192
+
+/* snprintf that may truncate: paths and messages are cut, never overflowed. */
+__attribute__((format(printf, 3, 4))) static void fmt(char *buf, size_t size, const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    vsnprintf(buf, size, format, ap);
+    va_end(ap);
+}
+
+void gang_spec_init(struct gang_spec *spec)
+{
+    spec->min_member = 0;
+    resources_init(&spec->min_resources);
+}
+
+void gang_spec_finish(struct gang_spec *spec)
+{
+    if (spec == NULL)
+        return;
+    resources_finish(&spec->min_resources);
+    spec->min_member = 0;
+}
+
+static int fail(struct gang_error *err, const char *path, const char *what)
+{
+    fmt(err->message, sizeof(err->message), "%s: %s", path, what);
+    return -1;
+}
+
+static int fail_resources(struct gang_error *err, const struct resources_error *rerr)
+{
+    fmt(err->message, sizeof(err->message), "%s", rerr->message);
+    return -1;
+}
+
+/* An optional member that, when present and not null, must be an object. */
+static int optional_object(const json_t *parent, const char *key, const char *path, const json_t **out,
+                           struct gang_error *err)
+{
+    const json_t *v = json_object_get(parent, key);
+    *out = NULL;
+    if (v == NULL || json_is_null(v))
+        return 0;
+    if (!json_is_object(v)) {
+        char p[PATH_MAX_LEN];
+        fmt(p, sizeof(p), "%s.%s", path, key);
+        return fail(err, p, "must be an object");
+    }
+    *out = v;
+    return 0;
+}
+
+/* What the apiserver defaults a container's requests to: requests, else limits, per resource. */
+static int container_resources(const json_t *resources, const char *path, struct resources *out, struct gang_error *err)
+{
+    struct resources limits;
+    struct resources_error rerr;
+    char p[PATH_MAX_LEN];
+    int rc = -1;
+
+    resources_init(&limits);
+    resources_finish(out);
+    if (resources == NULL || json_is_null(resources))
+        return 0;
+    if (!json_is_object(resources))
+        return fail(err, path, "must be an object");
+    fmt(p, sizeof(p), "%s.requests", path);
+    if (resources_parse(out, json_object_get(resources, "requests"), p, RESOURCES_NONNEGATIVE, &rerr) != 0)
+        goto fail_parse;
+    fmt(p, sizeof(p), "%s.limits", path);
+    if (resources_parse(&limits, json_object_get(resources, "limits"), p, RESOURCES_NONNEGATIVE, &rerr) != 0)
+        goto fail_parse;
+    for (size_t i = 0; i < limits.len; i++) {
+        if (resources_get(out, limits.items[i].name) == NULL)
+            resources_set(out, limits.items[i].name, &limits.items[i].quantity);
+    }
+    rc = 0;
+    goto out;
+
+fail_parse:
+    fail_resources(err, &rerr);
+    resources_finish(out);
+out:
+    resources_finish(&limits);
+    return rc;
+}
+
+static int container_request(const json_t *container, const char *path, struct resources *out, struct gang_error *err)
+{
+    char p[PATH_MAX_LEN];
+    if (!json_is_object(container))
+        return fail(err, path, "must be an object");
+    fmt(p, sizeof(p), "%s.resources", path);
+    return container_resources(json_object_get(container, "resources"), p, out, err);
+}
+
+static int optional_array(const json_t *parent, const char *key, const char *path, const json_t **out,
+                          struct gang_error *err)
+{
+    const json_t *v = json_object_get(parent, key);
+    *out = NULL;
+    if (v == NULL || json_is_null(v))
+        return 0;
+    if (!json_is_array(v)) {
+        char p[PATH_MAX_LEN];
+        fmt(p, sizeof(p), "%s.%s", path, key);
+        return fail(err, p, "must be an array");
+    }
+    *out = v;
+    return 0;
+}
+
+/* kube-scheduler's computePodResourceRequest; extra (may be NULL) is one more regular container. */
+static int pod_request(const json_t *spec, const char *path, const struct resources *extra, struct resources *out,
+                       struct gang_error *err)
+{
+    struct resources reqs, init_reqs, sidecars, c, tmp, overhead;
+    struct resources_error rerr;
+    const json_t *containers, *init_containers, *v;
+    char p[PATH_MAX_LEN];
+    int rc = -1;
+
+    resources_init(&reqs);
+    resources_init(&init_reqs);
+    resources_init(&sidecars);
+    resources_init(&c);
+    resources_init(&tmp);
+    resources_init(&overhead);
+
+    if (!json_is_object(spec)) {
+        fail(err, path, "must be an object");
+        goto out;
+    }
+    if (optional_array(spec, "containers", path, &containers, err) != 0 ||
+        optional_array(spec, "initContainers", path, &init_containers, err) != 0)
+        goto out;
+
+    for (size_t i = 0; i < json_array_size(containers); i++) {
+        fmt(p, sizeof(p), "%s.containers[%zu]", path, i);
+        if (container_request(json_array_get(containers, i), p, &c, err) != 0)
+            goto out;
+        if (resources_add_scaled(&reqs, &c, 1, &rerr) != 0)
+            goto fail_sum;
+    }
+    if (extra != NULL && resources_add_scaled(&reqs, extra, 1, &rerr) != 0)
+        goto fail_sum;
+
+    for (size_t i = 0; i < json_array_size(init_containers); i++) {
+        const json_t *ic = json_array_get(init_containers, i);
+        fmt(p, sizeof(p), "%s.initContainers[%zu]", path, i);
+        if (container_request(ic, p, &c, err) != 0)
+            goto out;
+        v = json_object_get(ic, "restartPolicy");
+        if (json_is_string(v) && strcmp(json_string_value(v), "Always") == 0) {
+            /* A sidecar runs beside everything after it, and beside the app containers. */
+            if (resources_add_scaled(&reqs, &c, 1, &rerr) != 0 || resources_add_scaled(&sidecars, &c, 1, &rerr) != 0)
+                goto fail_sum;
+            resources_copy(&tmp, &sidecars);
+        } else {
+            resources_copy(&tmp, &c);
+            if (resources_add_scaled(&tmp, &sidecars, 1, &rerr) != 0)
+                goto fail_sum;
+        }
+        resources_max(&init_reqs, &tmp);
+    }
+    resources_max(&reqs, &init_reqs);
+
+    fmt(p, sizeof(p), "%s.overhead", path);
+    if (resources_parse(&overhead, json_object_get(spec, "overhead"), p, RESOURCES_NONNEGATIVE, &rerr) != 0) {
+        fail_resources(err, &rerr);
+        goto out;
+    }
+    if (resources_add_scaled(&reqs, &overhead, 1, &rerr) != 0)
+        goto fail_sum;
+
+    resources_copy(out, &reqs);
+    rc = 0;
+    goto out;
+
+fail_sum:
+    fmt(err->message, sizeof(err->message), "%s: pod request of %s", path, rerr.message);
+out:
+    resources_finish(&overhead);
+    resources_finish(&tmp);
+    resources_finish(&c);
+    resources_finish(&sidecars);
+    resources_finish(&init_reqs);
+    resources_finish(&reqs);
+    return rc;
+}
+
+int gang_pod_request(const json_t *pod_spec, struct resources *out, struct gang_error *err)
+{
+    return pod_request(pod_spec, "spec", NULL, out, err);
+}
+
+/* A non-negative int32 count: absent or null gives def. */
+static int read_count(const json_t *obj, const char *key, const char *path, int64_t def, int64_t *out,
+                      struct gang_error *err)
+{
+    const json_t *v = json_object_get(obj, key);
+    char p[PATH_MAX_LEN];
+    fmt(p, sizeof(p), "%s.%s", path, key);
+    if (v == NULL || json_is_null(v)) {
+        *out = def;
+        return 0;
+    }
+    if (!json_is_integer(v))
+        return fail(err, p, "must be an integer");
+    json_int_t n = json_integer_value(v);
+    if (n < 0)
+        return fail(err, p, "must not be negative");
+    if (n > INT32_MAX)
+        return fail(err, p, "must be at most 2147483647");
+    *out = (int64_t)n;
+    return 0;
+}
+
+/* A group's template.spec, with its path. */
+static int template_spec(const json_t *group, const char *path, const json_t **spec, char *spec_path, size_t size,
+                         struct gang_error *err)
+{
+    const json_t *template;
+    char p[PATH_MAX_LEN];
+    fmt(p, sizeof(p), "%s.template", path);
+    template = json_object_get(group, "template");
+    if (!json_is_object(template))
+        return fail(err, p, "must be an object");
+    fmt(spec_path, size, "%s.spec", p);
+    *spec = json_object_get(template, "spec");
+    return 0;
+}
+
+int gang_from_raycluster(const json_t *raycluster, struct gang_spec *out, struct gang_error *err)
+{
+    struct resources autoscaler, request;
+    struct resources_error rerr;
+    const json_t *spec, *head, *workers, *pod_spec, *opts;
+    char path[PATH_MAX_LEN], spec_path[PATH_MAX_LEN];
+    int64_t members = 1;
+    int rc = -1;
+
+    resources_init(&autoscaler);
+    resources_init(&request);
+    gang_spec_finish(out);
+
+    spec = json_object_get(raycluster, "spec");
+    if (!json_is_object(spec)) {
+        fail(err, "spec", "must be an object");
+        goto out;
+    }
+    int autoscaling = json_is_true(json_object_get(spec, "enableInTreeAutoscaling"));
+
+    head = json_object_get(spec, "headGroupSpec");
+    if (!json_is_object(head)) {
+        fail(err, "spec.headGroupSpec", "must be an object");
+        goto out;
+    }
+    if (template_spec(head, "spec.headGroupSpec", &pod_spec, spec_path, sizeof(spec_path), err) != 0)
+        goto out;
+    if (autoscaling) {
+        /* KubeRay's autoscaler sidecar: the user's resources, else its defaults. */
+        if (optional_object(spec, "autoscalerOptions", "spec", &opts, err) != 0)
+            goto out;
+        const json_t *res = opts != NULL ? json_object_get(opts, "resources") : NULL;
+        if (res != NULL && !json_is_null(res)) {
+            if (container_resources(res, "spec.autoscalerOptions.resources", &autoscaler, err) != 0)
+                goto out;
+        } else {
+            struct quantity cpu = {500, QUANTITY_DECIMAL_SI}, memory = {512LL << 20, QUANTITY_BINARY_SI};
+            resources_set(&autoscaler, "cpu", &cpu);
+            resources_set(&autoscaler, "memory", &memory);
+        }
+    }
+    if (pod_request(pod_spec, spec_path, autoscaling ? &autoscaler : NULL, &request, err) != 0)
+        goto out;
+    if (resources_add_scaled(&out->min_resources, &request, 1, &rerr) != 0)
+        goto fail_sum;
+
+    if (optional_array(spec, "workerGroupSpecs", "spec", &workers, err) != 0)
+        goto out;
+    for (size_t i = 0; i < json_array_size(workers); i++) {
+        const json_t *group = json_array_get(workers, i);
+        int64_t min, max, replicas, hosts;
+        fmt(path, sizeof(path), "spec.workerGroupSpecs[%zu]", i);
+        if (!json_is_object(group)) {
+            fail(err, path, "must be an object");
+            goto out;
+        }
+        /* Every group is checked, suspended or not: it can be resumed by an UPDATE we never see again. */
+        if (read_count(group, "minReplicas", path, 0, &min, err) != 0 ||
+            read_count(group, "maxReplicas", path, INT32_MAX, &max, err) != 0 ||
+            read_count(group, "replicas", path, min, &replicas, err) != 0 ||
+            read_count(group, "numOfHosts", path, 1, &hosts, err) != 0)
+            goto out;
+        if (template_spec(group, path, &pod_spec, spec_path, sizeof(spec_path), err) != 0 ||
+            pod_request(pod_spec, spec_path, NULL, &request, err) != 0)
+            goto out;
+        if (json_is_true(json_object_get(group, "suspend")))
+            continue;
+        if (autoscaling)
+            replicas = min;
+        else if (min > max)
+            replicas = max; /* what KubeRay does */
+        else if (replicas < min)
+            replicas = min;
+        else if (replicas > max)
+            replicas = max;
+        int64_t pods = replicas * hosts; /* both <= 2^31-1: no overflow */
+        if (__builtin_add_overflow(members, pods, &members)) {
+            fail(err, path, "pod count overflows");
+            goto out;
+        }
+        if (resources_add_scaled(&out->min_resources, &request, pods, &rerr) != 0)
+            goto fail_sum;
+    }
+    out->min_member = members;
+    rc = 0;
+    goto out;
+
+fail_sum:
+    fmt(err->message, sizeof(err->message), "minResources.%s", rerr.message);
+out:
+    if (rc != 0)
+        gang_spec_finish(out);
+    resources_finish(&request);
+    resources_finish(&autoscaler);
+    return rc;
+}

@@ -1,0 +1,57 @@
+/*
+ * gang: how many pods a RayCluster needs at once, and what they request.
+ *
+ * Pure arithmetic shared by the webhook (annotations) and the gate controller
+ * (admission of gated pods):
+ * - a pod's effective request is kube-scheduler's: per resource, the larger of
+ *   (sum of containers + sidecar init containers, restartPolicy Always) and
+ *   (each regular init container + the sidecars before it), plus spec.overhead;
+ *   a container requests its requests value, else its limits value;
+ * - head: 1 pod, plus KubeRay's autoscaler sidecar when
+ *   spec.enableInTreeAutoscaling is true (spec.autoscalerOptions.resources,
+ *   default cpu 500m, memory 512Mi);
+ * - worker group: 0 pods when suspended; else replicas x numOfHosts, replicas
+ *   being minReplicas under autoscaling and otherwise replicas clamped to
+ *   [minReplicas, maxReplicas] (maxReplicas when minReplicas > maxReplicas);
+ * - minMember = 1 + worker pods; minResources = head + sum of worker pods.
+ */
+#ifndef RAYGATE_GANG_H
+#define RAYGATE_GANG_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "resources.h"
+
+struct gang_spec {
+    int64_t min_member;
+    struct resources min_resources;
+};
+
+struct gang_error {
+    char message[320]; /* one line, names the field: "spec.workerGroupSpecs[0].minReplicas: must not be negative" */
+};
+
+/* Initialises an empty spec (min_member 0) in caller-owned storage. */
+void gang_spec_init(struct gang_spec *spec);
+
+/* Releases the spec's memory; spec may be NULL. */
+void gang_spec_finish(struct gang_spec *spec);
+
+/*
+ * Computes the gang of a RayCluster object (borrowed; apiVersion is not checked).
+ * out must be initialised; it is overwritten. Returns 0, or -1 with err naming
+ * the field when a quantity is invalid or negative, a count is negative or not
+ * an integer, or a total overflows.
+ */
+int gang_from_raycluster(const json_t *raycluster, struct gang_spec *out, struct gang_error *err);
+
+/*
+ * Computes the effective request of a pod spec (borrowed: a Pod's or a pod
+ * template's "spec") into out, which must be initialised and is overwritten.
+ * Field paths in errors start with "spec.". Returns 0, or -1 with err.
+ */
+int gang_pod_request(const json_t *pod_spec, struct resources *out, struct gang_error *err);
+
+#endif

@@ -1,0 +1,54 @@
+/*
+ * jsonpatch: RFC 6902 JSON Patch documents and RFC 6901 JSON Pointers.
+ *
+ * Building: a patch is a JSON array of operation objects; the helpers append
+ * operations and escape pointer tokens ("~" is "~0", "/" is "~1"). Applying
+ * (add, remove, replace, move, copy, test; "-" appends to an array) is used by
+ * the tests and fuzzers to check that a patch turns its input into the
+ * expected object, so it follows the RFC strictly.
+ */
+#ifndef RAYGATE_JSONPATCH_H
+#define RAYGATE_JSONPATCH_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+struct jsonpatch_error {
+    char message[256]; /* one line: the operation's index and what failed */
+};
+
+/* Returns a new (malloc'd) string: base + "/" + token escaped; caller frees. */
+char *jsonpatch_pointer_join(const char *base, const char *token);
+
+/* Returns a new (malloc'd) string: base + "/" + index in decimal; caller frees. */
+char *jsonpatch_pointer_index(const char *base, size_t index);
+
+/*
+ * Appends {"op": op, "path": path, "value": value} to patch (borrowed, a JSON
+ * array). value is stolen; pass NULL for operations without one ("remove").
+ */
+void jsonpatch_append(json_t *patch, const char *op, const char *path, json_t *value);
+
+/*
+ * Resolves pointer in doc (borrowed). Returns a borrowed reference into doc, or
+ * NULL when the pointer is malformed or names nothing.
+ */
+json_t *jsonpatch_get(const json_t *doc, const char *pointer);
+
+/*
+ * Applies patch (borrowed, a JSON array of operations) to a copy of doc
+ * (borrowed). Returns the patched document as a new reference, or NULL with
+ * err when an operation is malformed or fails (a "test" that does not match,
+ * a path that does not exist).
+ */
+json_t *jsonpatch_apply(const json_t *doc, const json_t *patch, struct jsonpatch_error *err);
+
+/*
+ * Returns a new patch (JSON array, possibly empty) that turns from into to
+ * (both borrowed): object members are added, removed or recursed into in key
+ * order, arrays of equal length element by element, anything else replaced.
+ */
+json_t *jsonpatch_diff(const json_t *from, const json_t *to);
+
+#endif

@@ -1,0 +1,203 @@
+#include "mutate.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gang.h"
+#include "jsonpatch.h"
+
+__attribute__((format(printf, 3, 4))) static void fmt(char *buf, size_t size, const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    vsnprintf(buf, size, format, ap);
+    va_end(ap);
+}
+
+void mutate_result_init(struct mutate_result *r)
+{
+    r->patch = NULL;
+    r->warnings = NULL;
+}
+
+void mutate_result_finish(struct mutate_result *r)
+{
+    if (r == NULL)
+        return;
+    json_decref(r->patch);
+    json_decref(r->warnings);
+    mutate_result_init(r);
+}
+
+/* A member's string value when it is a non-empty string, else NULL. */
+static const char *nonempty_string(const json_t *obj, const char *key)
+{
+    const char *s = json_string_value(json_object_get(obj, key));
+    return s != NULL && s[0] != '\0' ? s : NULL;
+}
+
+/* obj[key] as an object, replacing an absent, null or ill-typed member by {} (borrowed). */
+static json_t *ensure_object(json_t *obj, const char *key)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!json_is_object(v)) {
+        v = json_object();
+        json_object_set_new(obj, key, v);
+    }
+    return v;
+}
+
+static void add_warning(struct mutate_result *out, const char *text)
+{
+    if (out->warnings == NULL)
+        out->warnings = json_array();
+    json_array_append_new(out->warnings, json_string(text));
+}
+
+/* The changes one pod template (borrowed, in the copy being mutated) needs. */
+static void mutate_template(json_t *template, const char *path, const char *queue, const char *group,
+                            const char *priority, struct mutate_result *out)
+{
+    json_t *meta = ensure_object(template, "metadata");
+    json_t *labels = ensure_object(meta, "labels");
+    const char *have = json_string_value(json_object_get(labels, MUTATE_LABEL_QUEUE));
+    if (have != NULL && strcmp(have, queue) != 0) {
+        /* Pods of one gang must sit in one queue: the cluster's label wins. */
+        char text[320];
+        fmt(text, sizeof(text), "%s: queue label \"%s\" replaced by the RayCluster's queue \"%s\"", path, have, queue);
+        add_warning(out, text);
+    }
+    json_object_set_new(labels, MUTATE_LABEL_QUEUE, json_string(queue));
+    if (group != NULL)
+        json_object_set_new(ensure_object(meta, "annotations"), MUTATE_ANNOTATION_GROUP, json_string(group));
+    if (priority != NULL) {
+        /* The apiserver resolves a pod's priority before webhooks see the pod: it must come from the template. */
+        json_t *spec = ensure_object(template, "spec");
+        if (nonempty_string(spec, "priorityClassName") == NULL)
+            json_object_set_new(spec, "priorityClassName", json_string(priority));
+    }
+}
+
+int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struct mutate_error *err)
+{
+    struct gang_spec gang;
+    struct gang_error gerr;
+    const json_t *labels = json_object_get(json_object_get(raycluster, "metadata"), "labels");
+    const char *queue = nonempty_string(labels, MUTATE_LABEL_QUEUE);
+    char *group = NULL, *min_resources = NULL;
+    json_t *copy = NULL;
+    int rc = -1;
+
+    if (queue == NULL)
+        return 0;
+    gang_spec_init(&gang);
+    if (gang_from_raycluster(raycluster, &gang, &gerr) != 0) {
+        fmt(err->message, sizeof(err->message), "%s", gerr.message);
+        goto out;
+    }
+
+    const char *name = nonempty_string(json_object_get(raycluster, "metadata"), "name");
+    if (name != NULL) {
+        /* With generateName only, the name (and so the group) is not known yet. */
+        size_t n = strlen(name) + sizeof("ray--pg");
+        group = malloc(n);
+        if (group == NULL)
+            abort();
+        fmt(group, n, "ray-%s-pg", name);
+    }
+    const char *priority = nonempty_string(labels, MUTATE_LABEL_PRIORITY);
+
+    copy = json_deep_copy(raycluster);
+    json_t *annotations = ensure_object(ensure_object(copy, "metadata"), "annotations");
+    char member[24];
+    fmt(member, sizeof(member), "%" PRId64, gang.min_member);
+    min_resources = resources_to_string(&gang.min_resources);
+    json_object_set_new(annotations, MUTATE_ANNOTATION_MIN_MEMBER, json_string(member));
+    json_object_set_new(annotations, MUTATE_ANNOTATION_MIN_RESOURCES, json_string(min_resources));
+    if (group != NULL)
+        json_object_set_new(annotations, MUTATE_ANNOTATION_GROUP, json_string(group));
+
+    /* gang_from_raycluster checked that spec, the head and every worker template are objects. */
+    json_t *spec = json_object_get(copy, "spec");
+    mutate_template(json_object_get(json_object_get(spec, "headGroupSpec"), "template"), "spec.headGroupSpec.template",
+                    queue, group, priority, out);
+    json_t *workers = json_object_get(spec, "workerGroupSpecs");
+    for (size_t i = 0; i < json_array_size(workers); i++) {
+        char path[64];
+        fmt(path, sizeof(path), "spec.workerGroupSpecs[%zu].template", i);
+        mutate_template(json_object_get(json_array_get(workers, i), "template"), path, queue, group, priority, out);
+    }
+
+    out->patch = jsonpatch_diff(raycluster, copy);
+    if (json_array_size(out->patch) == 0) {
+        json_decref(out->patch);
+        out->patch = NULL;
+    }
+    rc = 0;
+
+out:
+    json_decref(copy);
+    free(min_resources);
+    free(group);
+    gang_spec_finish(&gang);
+    return rc;
+}
+
+int mutate_pod(const json_t *pod, struct mutate_result *out, struct mutate_error *err)
+{
+    const json_t *meta = json_object_get(pod, "metadata");
+    const json_t *labels = json_object_get(meta, "labels");
+    const json_t *spec = json_object_get(pod, "spec");
+    const char *cluster = nonempty_string(labels, MUTATE_LABEL_CLUSTER);
+    const char *scheduler = json_string_value(json_object_get(spec, "schedulerName"));
+    char group[320];
+
+    if (cluster == NULL || nonempty_string(labels, MUTATE_LABEL_QUEUE) == NULL || !json_is_object(spec))
+        return 0;
+    if (nonempty_string(spec, "nodeName") != NULL)
+        return 0; /* already bound: a gate could never be lifted by a scheduler */
+    if (scheduler != NULL && scheduler[0] != '\0' && strcmp(scheduler, "default-scheduler") != 0)
+        return 0;
+
+    json_t *patch = json_array();
+    const json_t *gates = json_object_get(spec, "schedulingGates");
+    if (gates == NULL || json_is_null(gates)) {
+        json_t *list = json_array();
+        json_array_append_new(list, json_pack("{s:s}", "name", MUTATE_GATE_NAME));
+        jsonpatch_append(patch, "add", "/spec/schedulingGates", list);
+    } else if (json_is_array(gates)) {
+        size_t i;
+        const json_t *gate;
+        int present = 0;
+        json_array_foreach(gates, i, gate)
+        {
+            const char *name = json_string_value(json_object_get(gate, "name"));
+            present |= name != NULL && strcmp(name, MUTATE_GATE_NAME) == 0;
+        }
+        if (!present)
+            jsonpatch_append(patch, "add", "/spec/schedulingGates/-", json_pack("{s:s}", "name", MUTATE_GATE_NAME));
+    } else {
+        json_decref(patch);
+        fmt(err->message, sizeof(err->message), "spec.schedulingGates: must be a list");
+        return -1;
+    }
+
+    fmt(group, sizeof(group), "ray-%s-pg", cluster);
+    const json_t *annotations = json_object_get(meta, "annotations");
+    if (!json_is_object(annotations)) {
+        jsonpatch_append(patch, "add", "/metadata/annotations", json_pack("{s:s}", MUTATE_ANNOTATION_GROUP, group));
+    } else if (json_object_get(annotations, MUTATE_ANNOTATION_GROUP) == NULL) {
+        char *path = jsonpatch_pointer_join("/metadata/annotations", MUTATE_ANNOTATION_GROUP);
+        jsonpatch_append(patch, "add", path, json_string(group));
+        free(path);
+    }
+
+    if (json_array_size(patch) == 0)
+        json_decref(patch);
+    else
+        out->patch = patch;
+    return 0;
+}

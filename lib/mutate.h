@@ -1,0 +1,61 @@
+/*
+ * mutate: what the admission webhook changes, as pure functions of one object.
+ *
+ * RayCluster (CREATE and UPDATE), when it has a non-empty volcano.sh/queue-name
+ * label: the annotations raygate.io/min-member, raygate.io/min-resources and
+ * (when metadata.name is known) scheduling.k8s.io/group-name on the cluster;
+ * on the head and every worker template the queue label, the group-name
+ * annotation and, from the cluster's ray.io/priority-class-name label, a
+ * spec.priorityClassName the template does not set. A template labelled with
+ * another queue is set to the cluster's queue, with a warning.
+ *
+ * Pod (CREATE), when labelled ray.io/cluster and non-empty volcano.sh/queue-name,
+ * not bound (no spec.nodeName) and for the default scheduler: the scheduling
+ * gate raygate.io/gang (other gates kept) and, if missing, the annotation
+ * scheduling.k8s.io/group-name ray-<cluster>-pg. metadata.name is never used.
+ *
+ * Both are idempotent: an object that already has what it needs gets no patch.
+ */
+#ifndef RAYGATE_MUTATE_H
+#define RAYGATE_MUTATE_H
+
+#include <jansson.h>
+
+#define MUTATE_GATE_NAME "raygate.io/gang"
+#define MUTATE_LABEL_QUEUE "volcano.sh/queue-name"
+#define MUTATE_LABEL_CLUSTER "ray.io/cluster"
+#define MUTATE_LABEL_PRIORITY "ray.io/priority-class-name"
+#define MUTATE_ANNOTATION_GROUP "scheduling.k8s.io/group-name"
+#define MUTATE_ANNOTATION_MIN_MEMBER "raygate.io/min-member"
+#define MUTATE_ANNOTATION_MIN_RESOURCES "raygate.io/min-resources"
+
+struct mutate_result {
+    json_t *patch;    /* new reference: RFC 6902 operations, or NULL when nothing changes */
+    json_t *warnings; /* new reference: array of strings, or NULL when none */
+};
+
+struct mutate_error {
+    char message[320]; /* why the object is denied; one line, names the field */
+};
+
+/* Initialises an empty result in caller-owned storage. */
+void mutate_result_init(struct mutate_result *r);
+
+/* Releases the patch and warnings; r may be NULL. */
+void mutate_result_finish(struct mutate_result *r);
+
+/*
+ * Decides on a RayCluster object (borrowed). out must be initialised and empty.
+ * Returns 0 (allowed; out->patch and out->warnings set when any), or -1 when
+ * the object must be denied (an invalid quantity, a negative count), with err.
+ */
+int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struct mutate_error *err);
+
+/*
+ * Decides on a Pod object (borrowed) being created. out must be initialised and
+ * empty. Returns 0 (allowed; out->patch set when any), or -1 with err when the
+ * pod is malformed where we must change it (spec.schedulingGates not a list).
+ */
+int mutate_pod(const json_t *pod, struct mutate_result *out, struct mutate_error *err);
+
+#endif

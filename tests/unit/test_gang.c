@@ -1,0 +1,117 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fixtures.h"
+#include "gang.h"
+
+static void check_resources(const char *file, const struct resources *got, const json_t *want)
+{
+    json_t *g = resources_to_json(got);
+    if (!json_equal(g, want)) {
+        char *gs = fixture_dump(g), *ws = fixture_dump(want);
+        fail_msg("%s: got %s, expected %s", file, gs, ws);
+    }
+    json_decref(g);
+}
+
+static void check_error(const char *file, int rc, const char *message, const char *want)
+{
+    if (rc != -1)
+        fail_msg("%s: succeeded, expected error \"%s\"", file, want);
+    if (strstr(message, want) == NULL)
+        fail_msg("%s: message \"%s\", expected \"%s\"", file, message, want);
+}
+
+/* Every fixture in gang/: a RayCluster with its minMember and minResources, or a pod spec with its request. */
+static void test_fixtures(void **state)
+{
+    (void)state;
+    size_t n, clusters = 0, pods = 0, errors = 0;
+    char **files = fixture_list("gang", &n);
+    assert_true(n >= 20);
+    for (size_t i = 0; i < n; i++) {
+        json_t *c = fixture_json(files[i]);
+        const json_t *rc_obj = json_object_get(c, "raycluster");
+        const char *want_error = json_string_value(json_object_get(c, "error"));
+        struct gang_error err = {{0}};
+        int rc;
+        if (rc_obj != NULL) {
+            struct gang_spec spec;
+            gang_spec_init(&spec);
+            rc = gang_from_raycluster(rc_obj, &spec, &err);
+            if (want_error != NULL) {
+                check_error(files[i], rc, err.message, want_error);
+                assert_int_equal(spec.min_resources.len, 0);
+                errors++;
+            } else {
+                if (rc != 0)
+                    fail_msg("%s: %s", files[i], err.message);
+                json_int_t want_member = json_integer_value(json_object_get(c, "minMember"));
+                if (spec.min_member != want_member)
+                    fail_msg("%s: minMember %lld, expected %lld", files[i], (long long)spec.min_member, (long long)want_member);
+                check_resources(files[i], &spec.min_resources, json_object_get(c, "minResources"));
+            }
+            gang_spec_finish(&spec);
+            clusters++;
+        } else {
+            struct resources req;
+            resources_init(&req);
+            rc = gang_pod_request(json_object_get(c, "podSpec"), &req, &err);
+            if (want_error != NULL) {
+                check_error(files[i], rc, err.message, want_error);
+                errors++;
+            } else {
+                if (rc != 0)
+                    fail_msg("%s: %s", files[i], err.message);
+                check_resources(files[i], &req, json_object_get(c, "request"));
+            }
+            resources_finish(&req);
+            pods++;
+        }
+        json_decref(c);
+    }
+    assert_true(clusters >= 10);
+    assert_true(pods >= 5);
+    assert_true(errors >= 8);
+    fixture_list_free(files, n);
+}
+
+/* The head's request is computed from its template alone: the cluster's name, labels and status play no part. */
+static void test_metadata_irrelevant(void **state)
+{
+    (void)state;
+    json_t *c = fixture_json("gang/basic.json");
+    json_t *rc = json_object_get(c, "raycluster");
+    struct gang_spec a, b;
+    struct gang_error err;
+    gang_spec_init(&a);
+    gang_spec_init(&b);
+    assert_int_equal(gang_from_raycluster(rc, &a, &err), 0);
+    json_object_set_new(rc, "metadata", json_pack("{s:s}", "generateName", "x-"));
+    json_object_set_new(rc, "status", json_pack("{s:s}", "state", "ready"));
+    assert_int_equal(gang_from_raycluster(rc, &b, &err), 0);
+    assert_int_equal(a.min_member, b.min_member);
+    char *sa = resources_to_string(&a.min_resources), *sb = resources_to_string(&b.min_resources);
+    assert_string_equal(sa, sb);
+    assert_string_equal(sa, "{\"cpu\":\"3\",\"memory\":\"4Gi\"}");
+    free(sa);
+    free(sb);
+    gang_spec_finish(&a);
+    gang_spec_finish(&b);
+    json_decref(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fixtures),
+        cmocka_unit_test(test_metadata_irrelevant),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,144 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fixtures.h"
+#include "jsonpatch.h"
+
+static void check_json(const char *where, const json_t *got, const json_t *want)
+{
+    if (got == NULL || !json_equal(got, want)) {
+        char *g = fixture_dump(got), *w = fixture_dump(want);
+        fail_msg("%s: got %s, expected %s", where, g, w);
+    }
+}
+
+static void test_apply_cases(void **state)
+{
+    (void)state;
+    json_t *cases = fixture_json("jsonpatch/apply.json");
+    size_t i;
+    json_t *c;
+    assert_true(json_array_size(cases) >= 25);
+    json_array_foreach(cases, i, c)
+    {
+        const char *comment = json_string_value(json_object_get(c, "comment"));
+        json_t *doc = json_object_get(c, "doc");
+        char *before = fixture_dump(doc);
+        struct jsonpatch_error err = {{0}};
+        json_t *got = jsonpatch_apply(doc, json_object_get(c, "patch"), &err);
+        const char *want_error = json_string_value(json_object_get(c, "error"));
+        if (want_error != NULL) {
+            if (got != NULL)
+                fail_msg("%s: applied, expected an error", comment);
+            if (strstr(err.message, want_error) == NULL)
+                fail_msg("%s: message \"%s\", expected \"%s\"", comment, err.message, want_error);
+        } else {
+            if (got == NULL)
+                fail_msg("%s: %s", comment, err.message);
+            check_json(comment, got, json_object_get(c, "expected"));
+        }
+        /* The input is never modified. */
+        char *after = fixture_dump(doc);
+        assert_string_equal(before, after);
+        free(before);
+        free(after);
+        json_decref(got);
+    }
+    json_decref(cases);
+}
+
+static void test_diff_cases(void **state)
+{
+    (void)state;
+    json_t *cases = fixture_json("jsonpatch/diff.json");
+    size_t i;
+    json_t *c;
+    assert_true(json_array_size(cases) >= 8);
+    json_array_foreach(cases, i, c)
+    {
+        const char *comment = json_string_value(json_object_get(c, "comment"));
+        json_t *from = json_object_get(c, "from"), *to = json_object_get(c, "to");
+        json_t *patch = jsonpatch_diff(from, to);
+        check_json(comment, patch, json_object_get(c, "patch"));
+        struct jsonpatch_error err;
+        json_t *applied = jsonpatch_apply(from, patch, &err);
+        if (applied == NULL)
+            fail_msg("%s: diff does not apply: %s", comment, err.message);
+        check_json(comment, applied, to);
+        json_decref(applied);
+        json_decref(patch);
+    }
+    json_decref(cases);
+}
+
+static void test_pointer_join(void **state)
+{
+    (void)state;
+    char *path = fixture_path("jsonpatch/pointer.txt");
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[256];
+    int rows = 0;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        line[strcspn(line, "\n")] = '\0';
+        if (line[0] == '#')
+            continue;
+        char *base = line, *token = strchr(base, '|');
+        assert_non_null(token);
+        *token++ = '\0';
+        char *want = strchr(token, '|');
+        assert_non_null(want);
+        *want++ = '\0';
+        char *got = jsonpatch_pointer_join(base, token);
+        assert_string_equal(got, want);
+        /* And the pointer finds the member it was built for. */
+        json_t *doc = json_object();
+        json_t *leaf = json_object();
+        json_object_set_new(leaf, token, json_string("here"));
+        json_object_set_new(doc, "x", leaf);
+        if (strcmp(base, "/x") == 0)
+            assert_string_equal(json_string_value(jsonpatch_get(doc, got)), "here");
+        json_decref(doc);
+        free(got);
+        rows++;
+    }
+    fclose(f);
+    free(path);
+    assert_true(rows >= 6);
+
+    char *p = jsonpatch_pointer_index("/spec/workerGroupSpecs", 12);
+    assert_string_equal(p, "/spec/workerGroupSpecs/12");
+    free(p);
+}
+
+static void test_get(void **state)
+{
+    (void)state;
+    json_t *doc = json_pack("{s:[i,{s:s}]}", "a", 1, "b", "c");
+    assert_ptr_equal(jsonpatch_get(doc, ""), doc);
+    assert_int_equal(json_integer_value(jsonpatch_get(doc, "/a/0")), 1);
+    assert_string_equal(json_string_value(jsonpatch_get(doc, "/a/1/b")), "c");
+    assert_null(jsonpatch_get(doc, "/a/2"));
+    assert_null(jsonpatch_get(doc, "/a/-"));
+    assert_null(jsonpatch_get(doc, "/a/00"));
+    assert_null(jsonpatch_get(doc, "a"));
+    assert_null(jsonpatch_get(doc, "/a/0/x"));
+    json_decref(doc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_apply_cases),
+        cmocka_unit_test(test_diff_cases),
+        cmocka_unit_test(test_pointer_join),
+        cmocka_unit_test(test_get),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
