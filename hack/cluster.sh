@@ -44,6 +44,7 @@ start() {
 	setsid "$@" >>"$LOGS/$name.log" 2>&1 </dev/null &
 	echo $! >"$PIDS/$name.pid"
 	echo "$1" >"$PIDS/$name.cmd"
+	grep -qx "$name" "$STATE/components" 2>/dev/null || echo "$name" >>"$STATE/components"
 }
 
 stop() { # component [signal]
@@ -153,14 +154,36 @@ add_node() { # name capacity labels...
 }
 
 # ---------------------------------------------------------------- raygate
+# raygate runs from build/ on 127.0.0.1, registered with the same
+# MutatingWebhookConfiguration as manifests/, but with a url and the locally
+# generated caBundle instead of the in-cluster Service.
+RAYGATE_CERTS="$STATE/raygate-certs"
+
+webhook_ready() {
+	curl -sf --max-time 2 --cacert "$RAYGATE_CERTS/ca.crt" "https://127.0.0.1:$WEBHOOK_PORT/readyz" >/dev/null
+}
+
+register_webhook() {
+	local bundle
+	bundle="$("$BUILD/certs/raygate-certs" ca-bundle --dir "$RAYGATE_CERTS")"
+	kc create --dry-run=client -o json -f "$ROOT/manifests/webhook-configuration.yaml" |
+		jq --arg url "https://127.0.0.1:$WEBHOOK_PORT/mutate" --arg ca "$bundle" \
+			'.webhooks |= map(.clientConfig = {url: $url, caBundle: $ca})' |
+		kc apply -f - >/dev/null
+}
+
+start_webhook() {
+	local webhook="$BUILD/webhook/raygate-webhook"
+	[[ -x "$webhook" ]] || die "raygate is not built: meson setup build && meson compile -C build (or use --no-raygate)"
+	"$BUILD/certs/raygate-certs" generate --dir "$RAYGATE_CERTS" --dns localhost --ip 127.0.0.1 2>>"$LOGS/raygate-certs.log" >/dev/null
+	start raygate-webhook "$webhook" --addr "127.0.0.1:$WEBHOOK_PORT" \
+		--cert "$RAYGATE_CERTS/tls.crt" --key "$RAYGATE_CERTS/tls.key"
+	wait_until 20 "raygate webhook /readyz" webhook_ready || { tail -20 "$LOGS/raygate-webhook.log"; die "raygate's webhook did not start"; }
+	register_webhook
+}
+
 start_raygate() {
-	local webhook="$BUILD/webhook/raygate-webhook" gate="$BUILD/gate/raygate-gate"
-	if [[ -x "$here/raygate-local.sh" ]]; then
-		"$here/raygate-local.sh" start
-	else
-		say "raygate: not started (hack/raygate-local.sh missing)"
-	fi
-	: "$webhook" "$gate"
+	start_webhook
 }
 
 # ---------------------------------------------------------------- up
@@ -273,8 +296,9 @@ cmd_status() {
 	for c in "${COMPONENTS[@]}"; do
 		if pid="$(pid_of "$c")"; then
 			printf '%-24s running (pid %s)\n' "$c" "$pid"
-		elif [[ "$c" == raygate-* && "$(cat "$STATE/raygate-enabled" 2>/dev/null)" != 1 ]]; then
-			printf '%-24s not started (--no-raygate)\n' "$c"
+		elif ! grep -qx "$c" "$STATE/components" 2>/dev/null; then
+			printf '%-24s not started\n' "$c"
+			[[ "$c" == raygate-* ]] || rc=1
 		else
 			printf '%-24s stopped\n' "$c"; rc=1
 		fi
