@@ -43,3 +43,21 @@ for _ in $(seq 1 150); do
 done
 show kubectl get pods -n "$NS" -o wide
 ((n == 3)) || { echo "expected 3 Running pods, saw $n" >&2; exit 1; }
+
+narrate "A Volcano-style queue (4 CPUs, 6Gi) and test-cluster-0, labelled volcano.sh/queue-name: kuberay-test-queue"
+show kubectl apply -f "$ROOT/samples/queue-kuberay-test-queue.yaml"
+show kubectl apply -n "$NS" -f "$ROOT/samples/raycluster-test-cluster-0.yaml"
+
+narrate "raygate's webhook wrote the gang's PodGroup metadata into the RayCluster"
+printf '\033[36m$ %s\033[0m\n' "kubectl get raycluster test-cluster-0 -o json | jq '.metadata.annotations'"
+kubectl get raycluster -n "$NS" test-cluster-0 -o json |
+	jq '.metadata.annotations | with_entries(select(.key | startswith("raygate.io/") or startswith("scheduling.k8s.io/")))'
+
+narrate "Every pod KubeRay creates for it is held at creation by the scheduling gate raygate.io/gang"
+for _ in $(seq 1 150); do
+	n="$(kubectl get pods -n "$NS" -l ray.io/cluster=test-cluster-0 -o name | wc -l)"
+	((n == 3)) && break
+	sleep 0.2
+done
+show kubectl get pods -n "$NS" -l ray.io/cluster=test-cluster-0 -o wide
+show kubectl get pods -n "$NS" -l ray.io/cluster=test-cluster-0 -o jsonpath='{range .items[*]}{.metadata.name}{"  gates: "}{.spec.schedulingGates[*].name}{"\n"}{end}'
