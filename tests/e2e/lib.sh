@@ -30,6 +30,8 @@ e2e_teardown() {
 	fi
 	if [[ -n "$NS" && -z "${E2E_KEEP:-}" ]]; then
 		kc delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
+		local q
+		for q in "${E2E_QUEUES[@]}"; do kc delete queue "$q" --wait=false >/dev/null 2>&1 || true; done
 	fi
 	return $rc
 }
@@ -68,4 +70,53 @@ count_pods() { # cluster [phase]
 # pods_are CLUSTER N PHASE: exactly N pods, all in PHASE
 pods_are() {
 	[[ "$(count_pods "$1")" == "$2" && "$(count_pods "$1" "$3")" == "$2" ]]
+}
+
+# gated_count CLUSTER: pods of the Ray cluster still carrying raygate.io/gang
+gated_count() {
+	kc get pods -n "$NS" -l "ray.io/cluster=$1" \
+		-o jsonpath='{range .items[*]}{.spec.schedulingGates[*].name}{"\n"}{end}' | grep -c 'raygate.io/gang' || true
+}
+
+# sample_cluster FILE NEW-NAME QUEUE: a sample RayCluster renamed and put in QUEUE
+sample_cluster() {
+	sed -e "s/name: test-cluster-0/name: $2/" -e "s/volcano.sh\/queue-name: .*/volcano.sh\/queue-name: $3/" "$1"
+}
+
+# make_queue NAME CPU MEMORY [extra capability lines as k: v]
+make_queue() {
+	local name="$1" cpu="$2" mem="$3"
+	kc apply -f - >/dev/null <<-YAML
+		apiVersion: scheduling.volcano.sh/v1beta1
+		kind: Queue
+		metadata: {name: $name}
+		spec:
+		  weight: 1
+		  capability: {cpu: "$cpu", memory: "$mem"}
+	YAML
+	E2E_QUEUES+=("$name")
+}
+E2E_QUEUES=()
+
+# all_or_none_watch CLUSTER N SECONDS: samples the cluster's pods and fails if
+# its gates are ever partly removed for longer than 3 s (a half-admitted gang).
+all_or_none_watch() {
+	local c="$1" n="$2" limit="$3" since=-1 g
+	local deadline=$((SECONDS + limit))
+	while ((SECONDS < deadline)); do
+		g="$(gated_count "$c")"
+		if ((g > 0 && g < n)); then
+			((since < 0)) && since=$SECONDS
+			((SECONDS - since <= 3)) || fail "$c half ungated for over 3 s ($g of $n pods still gated)"
+		else
+			since=-1
+		fi
+		[[ "$g" == 0 && "$(count_pods "$c")" == "$n" ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+describe_has() { # pod text
+	kc describe pod -n "$NS" "$1" | grep -F -- "$2" >/dev/null
 }

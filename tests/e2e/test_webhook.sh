@@ -9,15 +9,18 @@ e2e_setup
 
 jp() { kc get -n "$NS" "$1" "$2" -o "jsonpath=$3"; }
 
+# The queue is never created, so the gate controller (when running) leaves
+# these pods gated: this test is about the webhook alone.
+Q="absent-$RANDOM"
+
 # --- RayCluster mutation
-kc apply -f "$ROOT/samples/queue-kuberay-test-queue.yaml" >/dev/null
-kc apply -n "$NS" -f "$ROOT/samples/raycluster-test-cluster-0.yaml" >/dev/null
+sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" test-cluster-0 "$Q" | kc apply -n "$NS" -f - >/dev/null
 assert_eq "min-member annotation" 3 "$(jp raycluster test-cluster-0 '{.metadata.annotations.raygate\.io/min-member}')"
 assert_eq "min-resources annotation" '{"cpu":"3","memory":"4Gi"}' \
 	"$(jp raycluster test-cluster-0 '{.metadata.annotations.raygate\.io/min-resources}')"
 assert_eq "group-name annotation" ray-test-cluster-0-pg \
 	"$(jp raycluster test-cluster-0 '{.metadata.annotations.scheduling\.k8s\.io/group-name}')"
-assert_eq "head template queue label" kuberay-test-queue \
+assert_eq "head template queue label" "$Q" \
 	"$(jp raycluster test-cluster-0 '{.spec.headGroupSpec.template.metadata.labels.volcano\.sh/queue-name}')"
 assert_eq "worker template group annotation" ray-test-cluster-0-pg \
 	"$(jp raycluster test-cluster-0 '{.spec.workerGroupSpecs[0].template.metadata.annotations.scheduling\.k8s\.io/group-name}')"
@@ -41,12 +44,12 @@ kc patch raycluster -n "$NS" test-cluster-0 --type json \
 assert_eq "min-member after scale-up" 4 "$(jp raycluster test-cluster-0 '{.metadata.annotations.raygate\.io/min-member}')"
 
 # --- Our canonical quantities are the apiserver's: it normalises pod quantities.
-kc apply -n "$NS" -f - >/dev/null <<'YAML'
+sed "s/QUEUE/$Q/" <<'YAML' | kc apply -n "$NS" -f - >/dev/null
 apiVersion: ray.io/v1
 kind: RayCluster
 metadata:
   name: odd-quantities
-  labels: {volcano.sh/queue-name: kuberay-test-queue}
+  labels: {volcano.sh/queue-name: QUEUE}
 spec:
   headGroupSpec:
     rayStartParams: {}
@@ -75,12 +78,12 @@ assert_eq "our quantities are canonical" "$(echo "$ours" | jq -cS .)" "$theirs"
 assert_eq "odd-quantities sums" '{"cpu":"1250m","ephemeral-storage":"2500M","memory":"4536Mi"}' "$(echo "$ours" | jq -cS .)"
 
 # --- A pod created by hand with a foreign gate keeps it beside ours.
-kc create -n "$NS" -f - >/dev/null <<'YAML'
+sed "s/QUEUE/$Q/" <<'YAML' | kc create -n "$NS" -f - >/dev/null
 apiVersion: v1
 kind: Pod
 metadata:
   generateName: by-hand-
-  labels: {ray.io/cluster: test-cluster-0, volcano.sh/queue-name: kuberay-test-queue}
+  labels: {ray.io/cluster: test-cluster-0, volcano.sh/queue-name: QUEUE}
 spec:
   schedulingGates: [{name: example.com/other}]
   containers: [{name: c, image: rayproject/ray:2.9.0}]
@@ -90,7 +93,7 @@ assert_eq "foreign gate kept beside ours" "example.com/other raygate.io/gang" "$
 
 # --- Priority class from the label lands in the templates and so in the pods.
 kc apply -f "$ROOT/samples/priorityclass-ray-high.yaml" >/dev/null
-kc apply -n "$NS" -f "$ROOT/samples/raycluster-priority.yaml" >/dev/null
+sed "s/volcano.sh\/queue-name: .*/volcano.sh\/queue-name: $Q/" "$ROOT/samples/raycluster-priority.yaml" | kc apply -n "$NS" -f - >/dev/null
 assert_eq "template priorityClassName" ray-high "$(jp raycluster urgent-cluster '{.spec.headGroupSpec.template.spec.priorityClassName}')"
 two_pods() { [[ "$(count_pods urgent-cluster)" == 2 ]]; }
 eventually 60 "KubeRay created 2 pods for urgent-cluster" two_pods

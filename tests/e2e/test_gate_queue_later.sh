@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Issue 4, walkthrough 4: a Ray cluster whose queue does not exist yet waits
+# with "does not exist", and is admitted as soon as the queue is created.
+. "$(dirname "$0")/lib.sh"
+e2e_setup
+Q="later-$RANDOM"
+sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" early "$Q" | kc apply -n "$NS" -f - >/dev/null
+three() { [[ "$(count_pods early)" == 3 ]]; }
+eventually 60 "KubeRay created early's 3 pods" three
+head="$(kc get pods -n "$NS" -l ray.io/cluster=early,ray.io/node-type=head -o jsonpath='{.items[0].metadata.name}')"
+eventually 10 "describe pod shows the missing queue" describe_has "$head" "queue $Q does not exist"
+assert_eq "pods still gated" 3 "$(gated_count early)"
+make_queue "$Q" 4 6Gi
+all_or_none_watch early 3 30 || fail "not admitted after the queue was created"
+pass "admitted once the queue exists"
+eventually 60 "early's pods Running" pods_are early 3 Running

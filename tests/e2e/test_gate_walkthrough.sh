@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Issue 4, walkthrough 1 (the KubeRay + Volcano guide): a queue of 4 CPUs and
+# 6Gi admits test-cluster-0 (3 CPUs, 4Gi) whole; test-cluster-1 waits whole,
+# and says why; deleting test-cluster-0 admits test-cluster-1 whole.
+. "$(dirname "$0")/lib.sh"
+e2e_setup
+Q="walk-$RANDOM"
+make_queue "$Q" 4 6Gi
+
+sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" test-cluster-0 "$Q" | kc apply -n "$NS" -f - >/dev/null
+all_or_none_watch test-cluster-0 3 60 || fail "test-cluster-0 was not admitted"
+pass "test-cluster-0's 3 pods ungated together"
+eventually 60 "test-cluster-0's 3 pods Running" pods_are test-cluster-0 3 Running
+[[ -n "$(kc get raycluster -n "$NS" test-cluster-0 -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')" ]] ||
+	fail "test-cluster-0 has no raygate.io/admitted-at"
+pass "admission recorded on the RayCluster"
+describe_rc() { kc describe raycluster -n "$NS" "$1" | grep -F -- "$2" >/dev/null; }
+eventually 10 "GangAdmitted event on test-cluster-0" describe_rc test-cluster-0 "admitted by queue $Q; scheduling gates removed from 3 pods"
+
+sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" test-cluster-1 "$Q" | kc apply -n "$NS" -f - >/dev/null
+three() { [[ "$(count_pods test-cluster-1)" == 3 ]]; }
+eventually 60 "KubeRay created test-cluster-1's 3 pods" three
+head="$(kc get pods -n "$NS" -l ray.io/cluster=test-cluster-1,ray.io/node-type=head -o jsonpath='{.items[0].metadata.name}')"
+want="gang ray-test-cluster-1-pg (3 pods; cpu 3, memory 4Gi) does not fit queue $Q: cpu needs 3, 1 of 4 free; memory needs 4Gi, 2Gi of 6Gi free"
+eventually 10 "describe pod $head shows GangWaiting" describe_has "$head" "GangWaiting"
+describe_has "$head" "$want" || { kc describe pod -n "$NS" "$head" | tail -8 >&2; fail "describe pod does not show: $want"; }
+pass "describe pod shows: $want"
+sleep 2
+assert_eq "test-cluster-1 pods still gated" 3 "$(gated_count test-cluster-1)"
+assert_eq "test-cluster-1 pods bound" "" "$(kc get pods -n "$NS" -l ray.io/cluster=test-cluster-1 -o jsonpath='{.items[*].spec.nodeName}')"
+events="$(kc get events -n "$NS" --field-selector "involvedObject.name=$head,reason=GangWaiting" -o jsonpath='{.items[*].count}')"
+assert_eq "one GangWaiting event (not one per pass)" 1 "$events"
+
+kc delete raycluster -n "$NS" test-cluster-0 >/dev/null
+all_or_none_watch test-cluster-1 3 60 || fail "test-cluster-1 was not admitted after test-cluster-0 was deleted"
+pass "test-cluster-1's 3 pods ungated together"
+eventually 60 "test-cluster-1's 3 pods Running" pods_are test-cluster-1 3 Running
