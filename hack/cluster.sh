@@ -7,7 +7,8 @@
 #   hack/cluster.sh up [--nodes N] [--node-capacity cpu=8,memory=32Gi[,nvidia.com/gpu=2,...]] [--no-raygate]
 #   hack/cluster.sh down | status | env
 #   hack/cluster.sh add-node NAME [--node-capacity ...] [--label k=v]...   (used by tests)
-#   hack/cluster.sh restart COMPONENT                                       (used by tests)
+#   hack/cluster.sh restart COMPONENT | stop COMPONENT [SIGNAL]              (used by tests)
+#   hack/cluster.sh start-gate [ARGS...]                                    (used by tests)
 #
 # State (kubeconfig, PKI, logs, pids) lives in .cluster/ (RAYGATE_STATE).
 set -euo pipefail
@@ -19,7 +20,7 @@ LOGS="$STATE/logs"
 PKI="$STATE/pki"
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok kuberay-operator raygate-webhook raygate-gate)
 
-usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,/^# State/p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
 pid_of() { # component -> pid if its recorded process is alive
 	local f="$PIDS/$1.pid" pid
@@ -182,8 +183,17 @@ start_webhook() {
 	register_webhook
 }
 
+# start_gate [EXTRA ARGS...]: the gate controller from build/ (tests pass
+# test-only flags here, e.g. --test-fault-exit-after-ungates N).
+start_gate() {
+	local gate="$BUILD/gate/raygate-gate"
+	[[ -x "$gate" ]] || die "raygate is not built: meson setup build && meson compile -C build (or use --no-raygate)"
+	start raygate-gate "$gate" --kubeconfig "$KUBECONFIG" --namespace raygate-system "$@"
+}
+
 start_raygate() {
 	start_webhook
+	start_gate
 }
 
 # ---------------------------------------------------------------- up
@@ -327,6 +337,11 @@ cmd_add_node() {
 	add_node "$name" "$capacity" "${labels[@]}"
 }
 
+cmd_stop() {
+	local c="${1:?component}"
+	stop "$c" "${2:-TERM}"
+}
+
 cmd_restart() {
 	local c="${1:?component}"
 	[[ -f "$PIDS/$c.pid" ]] || die "$c is not running"
@@ -343,5 +358,7 @@ status) cmd_status ;;
 env) cmd_env ;;
 add-node) shift; cmd_add_node "$@" ;;
 restart) shift; cmd_restart "$@" ;;
+stop) shift; cmd_stop "$@" ;;
+start-gate) shift; start_gate "$@" ;;
 *) usage ;;
 esac

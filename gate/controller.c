@@ -1,0 +1,684 @@
+#include "controller.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "admit.h"
+#include "cache.h"
+#include "events.h"
+#include "log.h"
+
+enum watch_kind {
+    WATCH_PODS,
+    WATCH_NODES,
+    WATCH_RAYCLUSTERS,
+    WATCH_QUEUES,
+    WATCH_COUNT,
+};
+
+static const struct {
+    const char *name;
+    const char *path;
+} watch_specs[WATCH_COUNT] = {
+    [WATCH_PODS] = {"pods", "/api/v1/pods"},
+    [WATCH_NODES] = {"nodes", "/api/v1/nodes"},
+    [WATCH_RAYCLUSTERS] = {"rayclusters", "/apis/ray.io/v1/rayclusters"},
+    [WATCH_QUEUES] = {"queues", "/apis/scheduling.volcano.sh/v1beta1/queues"},
+};
+
+struct watch_ctx {
+    struct controller *c;
+    enum watch_kind kind;
+};
+
+struct controller {
+    struct kube_client *client;
+    struct kube_watcher *watcher;
+    struct metrics_registry *reg;
+    struct controller_options opts;
+    char *instance;
+    int wake_fd;
+    volatile sig_atomic_t stopping;
+
+    pthread_mutex_t mu; /* guards everything below */
+    struct cache *cache;
+    unsigned synced; /* bit per watch_kind */
+    int changed;     /* an event arrived since the last pass */
+    struct watch_ctx watch_ctx[WATCH_COUNT];
+
+    /*
+     * Controller thread only: for each waiting gang ("ns/cluster"), the reason
+     * last reported and the pods already told it, {"message": s, "pods":
+     * {uid: true}}, so a pod that joins a waiting gang is told once too.
+     */
+    json_t *told;
+
+    /* metrics (families borrowed from reg) */
+    struct metrics_family *m_admitted;
+    struct metrics_family *m_pass_seconds;
+    struct metrics_family *m_ungate_seconds;
+    struct metrics_family *m_decisions;
+};
+
+static long long now_ms(clockid_t clk)
+{
+    struct timespec ts;
+    clock_gettime(clk, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void wake(struct controller *c)
+{
+    uint64_t one = 1;
+    ssize_t n = write(c->wake_fd, &one, sizeof(one));
+    (void)n;
+}
+
+static const char *obj_str(const json_t *obj, const char *field)
+{
+    return json_string_value(json_object_get(json_object_get(obj, "metadata"), field));
+}
+
+/* Runs on the watcher thread. object borrowed. */
+static void on_watch(void *arg, enum kube_watch_event ev, json_t *object)
+{
+    struct watch_ctx *w = arg;
+    struct controller *c = w->c;
+    struct gang_error err = {{0}};
+    int rc = 0;
+
+    pthread_mutex_lock(&c->mu);
+    if (ev == KUBE_WATCH_SYNCED) {
+        if (!(c->synced & (1u << w->kind)))
+            log_infof("watch %s synced", watch_specs[w->kind].name);
+        c->synced |= 1u << w->kind;
+    } else if (ev == KUBE_WATCH_DELETED) {
+        const char *ns = obj_str(object, "namespace"), *name = obj_str(object, "name");
+        if (name != NULL) {
+            switch (w->kind) {
+            case WATCH_PODS:
+                cache_delete_pod(c->cache, ns != NULL ? ns : "", name);
+                break;
+            case WATCH_NODES:
+                cache_delete_node(c->cache, name);
+                break;
+            case WATCH_RAYCLUSTERS:
+                cache_delete_raycluster(c->cache, ns != NULL ? ns : "", name);
+                break;
+            case WATCH_QUEUES:
+                cache_delete_queue(c->cache, name);
+                break;
+            case WATCH_COUNT:
+                break;
+            }
+        }
+    } else {
+        switch (w->kind) {
+        case WATCH_PODS:
+            rc = cache_upsert_pod(c->cache, object, &err);
+            break;
+        case WATCH_NODES:
+            rc = cache_upsert_node(c->cache, object, &err);
+            break;
+        case WATCH_RAYCLUSTERS:
+            rc = cache_upsert_raycluster(c->cache, object, &err);
+            break;
+        case WATCH_QUEUES:
+            rc = cache_upsert_queue(c->cache, object, &err);
+            break;
+        case WATCH_COUNT:
+            break;
+        }
+    }
+    c->changed = 1;
+    pthread_mutex_unlock(&c->mu);
+    if (rc != 0)
+        log_warnf("watch %s: object ignored: %s", watch_specs[w->kind].name, err.message);
+    wake(c);
+}
+
+struct controller *controller_create(struct kube_client *client, struct metrics_registry *reg,
+                                     const struct controller_options *opts)
+{
+    struct controller *c = calloc(1, sizeof(*c));
+    if (c == NULL)
+        abort();
+    c->client = client;
+    c->reg = reg;
+    c->opts = *opts;
+    if (c->opts.resync_ms <= 0)
+        c->opts.resync_ms = 30000;
+    if (c->opts.debounce_ms < 0)
+        c->opts.debounce_ms = 0;
+    c->instance = strdup(opts->instance != NULL ? opts->instance : "raygate-gate");
+    c->opts.instance = c->instance;
+    c->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    c->cache = cache_create();
+    c->told = json_object();
+    if (c->wake_fd < 0 || c->cache == NULL || c->instance == NULL) {
+        controller_destroy(c);
+        return NULL;
+    }
+    pthread_mutex_init(&c->mu, NULL);
+    static const char *const queue_label[] = {"queue"};
+    static const char *const action_labels[] = {"action", "reason"};
+    static const double pass_buckets[] = {0.0001, 0.0005, 0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1};
+    static const double ungate_buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10};
+    c->m_admitted = metrics_counter_create(reg, "raygate_gangs_admitted_total", "Gangs admitted, by queue.", 1, queue_label);
+    c->m_decisions = metrics_counter_create(reg, "raygate_decisions_total", "Decisions carried out, by action and reason.", 2,
+                                            action_labels);
+    c->m_pass_seconds = metrics_histogram_create(reg, "raygate_admission_pass_duration_seconds",
+                                                 "Duration of one admission decision pass.", 0, NULL, pass_buckets,
+                                                 sizeof(pass_buckets) / sizeof(pass_buckets[0]));
+    c->m_ungate_seconds = metrics_histogram_create(reg, "raygate_gate_removal_duration_seconds",
+                                                   "Time from admission to all of a gang's gates removed.", 0, NULL,
+                                                   ungate_buckets, sizeof(ungate_buckets) / sizeof(ungate_buckets[0]));
+    return c;
+}
+
+int controller_start(struct controller *c, struct kube_error *err)
+{
+    c->watcher = kube_watcher_create(c->client, err);
+    if (c->watcher == NULL)
+        return -1;
+    for (int k = 0; k < WATCH_COUNT; k++) {
+        c->watch_ctx[k].c = c;
+        c->watch_ctx[k].kind = (enum watch_kind)k;
+        struct kube_watch_spec spec = {
+            .name = watch_specs[k].name,
+            .path = watch_specs[k].path,
+            .fn = on_watch,
+            .arg = &c->watch_ctx[k],
+        };
+        if (kube_watch_start(c->watcher, &spec, err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int controller_synced(struct controller *c)
+{
+    pthread_mutex_lock(&c->mu);
+    int s = c->synced == (1u << WATCH_COUNT) - 1;
+    pthread_mutex_unlock(&c->mu);
+    return s;
+}
+
+void controller_stop(struct controller *c)
+{
+    c->stopping = 1;
+    wake(c);
+}
+
+void controller_destroy(struct controller *c)
+{
+    if (c == NULL)
+        return;
+    kube_watcher_destroy(c->watcher);
+    cache_destroy(c->cache);
+    json_decref(c->told);
+    if (c->wake_fd >= 0)
+        close(c->wake_fd);
+    pthread_mutex_destroy(&c->mu);
+    free(c->instance);
+    free(c);
+}
+
+/* ------------------------------------------------------------------ actions */
+
+static char *pod_path(const char *ns, const char *name)
+{
+    size_t n = strlen(ns) + strlen(name) + 40;
+    char *p = malloc(n);
+    if (p == NULL)
+        abort();
+    snprintf(p, n, "/api/v1/namespaces/%s/pods/%s", ns, name);
+    return p;
+}
+
+/* The gates of a pod (borrowed JSON) other than ours, as [{"name":...}] (new); *ours set if ours is there. */
+static json_t *gates_without_ours(const json_t *pod, int *ours)
+{
+    json_t *keep = json_array();
+    *ours = 0;
+    size_t i;
+    json_t *g;
+    json_array_foreach(json_object_get(json_object_get(pod, "spec"), "schedulingGates"), i, g)
+    {
+        const char *name = json_string_value(json_object_get(g, "name"));
+        if (name != NULL && strcmp(name, CACHE_GATE_NAME) == 0)
+            *ours = 1;
+        else
+            json_array_append(keep, g);
+    }
+    return keep;
+}
+
+/*
+ * Removes our gate from the n pods of namespace ns, concurrently. ok[i] is set
+ * to 1 for each pod now free of our gate (or gone). Returns the number that
+ * failed.
+ */
+static size_t ungate_pods(struct controller *c, const char *ns, const struct admit_pod *pods, size_t n, int *ok)
+{
+    struct kube_batch_item *items = calloc(n > 0 ? n : 1, sizeof(*items));
+    json_t **patches = calloc(n > 0 ? n : 1, sizeof(*patches));
+    char **paths = calloc(n > 0 ? n : 1, sizeof(*paths));
+    size_t *idx = calloc(n > 0 ? n : 1, sizeof(*idx));
+    if (items == NULL || patches == NULL || paths == NULL || idx == NULL)
+        abort();
+    for (size_t i = 0; i < n; i++) {
+        ok[i] = 0;
+        paths[i] = pod_path(ns, pods[i].name);
+        patches[i] = admit_ungate_patch(&pods[i]);
+    }
+    size_t pending = n, failed = 0;
+    for (size_t i = 0; i < n; i++)
+        idx[i] = i;
+
+    for (int round = 0; pending > 0 && round < 6; round++) {
+        for (size_t k = 0; k < pending; k++) {
+            size_t i = idx[k];
+            items[k] = (struct kube_batch_item){
+                .method = "PATCH",
+                .path = paths[i],
+                .content_type = kube_patch_content_type(KUBE_PATCH_MERGE),
+                .body = patches[i],
+            };
+        }
+        kube_batch(c->client, items, pending, 64);
+        size_t retry = 0;
+        for (size_t k = 0; k < pending; k++) {
+            size_t i = idx[k];
+            long st = items[k].resp.status;
+            if (items[k].rc == 0 || st == 404) {
+                ok[i] = 1;
+            } else if (st == 409 && round < 5) {
+                /* The pod changed since we read it: read it again, recompute. */
+                struct kube_response r;
+                kube_response_init(&r);
+                if (kube_get(c->client, paths[i], &r) == 0) {
+                    int ours;
+                    json_t *keep = gates_without_ours(r.body, &ours);
+                    if (!ours) {
+                        ok[i] = 1;
+                        json_decref(keep);
+                    } else {
+                        struct admit_pod fresh = {
+                            .name = pods[i].name,
+                            .uid = pods[i].uid,
+                            .resource_version = (char *)obj_str(r.body, "resourceVersion"),
+                            .keep_gates = keep,
+                        };
+                        json_decref(patches[i]);
+                        patches[i] = admit_ungate_patch(&fresh);
+                        json_decref(keep);
+                        idx[retry++] = i;
+                    }
+                } else if (r.status == 404) {
+                    ok[i] = 1;
+                } else {
+                    log_warnf("ungate %s/%s: %s", ns, pods[i].name, r.message);
+                }
+                kube_response_finish(&r);
+            } else {
+                log_warnf("ungate %s/%s: %s", ns, pods[i].name, items[k].resp.message);
+            }
+            kube_response_finish(&items[k].resp);
+        }
+        pending = retry;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!ok[i])
+            failed++;
+        json_decref(patches[i]);
+        free(paths[i]);
+    }
+    free(items);
+    free(patches);
+    free(paths);
+    free(idx);
+    return failed;
+}
+
+/* One Event to post. */
+struct pending_event {
+    char *ns;
+    json_t *event; /* owned */
+};
+
+struct event_list {
+    struct pending_event *items;
+    size_t len, cap;
+};
+
+static void events_add(struct event_list *l, const struct events_object *obj, const char *type, const char *reason,
+                       const char *message, const char *now, const char *instance)
+{
+    if (l->len == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 16;
+        l->items = realloc(l->items, l->cap * sizeof(*l->items));
+        if (l->items == NULL)
+            abort();
+    }
+    l->items[l->len].ns = strdup(obj->namespace_);
+    l->items[l->len].event = events_build(obj, type, reason, message, now, instance);
+    l->len++;
+}
+
+static void events_post(struct controller *c, struct event_list *l)
+{
+    if (l->len == 0)
+        return;
+    struct kube_batch_item *items = calloc(l->len, sizeof(*items));
+    char **paths = calloc(l->len, sizeof(*paths));
+    if (items == NULL || paths == NULL)
+        abort();
+    for (size_t i = 0; i < l->len; i++) {
+        size_t n = strlen(l->items[i].ns) + 32;
+        paths[i] = malloc(n);
+        if (paths[i] == NULL)
+            abort();
+        snprintf(paths[i], n, "/api/v1/namespaces/%s/events", l->items[i].ns);
+        items[i] = (struct kube_batch_item){.method = "POST", .path = paths[i], .body = l->items[i].event};
+    }
+    size_t failed = kube_batch(c->client, items, l->len, 32);
+    if (failed > 0)
+        log_warnf("%zu of %zu events not recorded (first: %s)", failed, l->len, items[0].resp.message);
+    for (size_t i = 0; i < l->len; i++) {
+        kube_response_finish(&items[i].resp);
+        free(paths[i]);
+        json_decref(l->items[i].event);
+        free(l->items[i].ns);
+    }
+    free(items);
+    free(paths);
+    l->len = 0;
+}
+
+static void events_list_finish(struct event_list *l)
+{
+    for (size_t i = 0; i < l->len; i++) {
+        json_decref(l->items[i].event);
+        free(l->items[i].ns);
+    }
+    free(l->items);
+}
+
+static char *gang_key(const struct admit_decision *d)
+{
+    size_t n = strlen(d->namespace_) + strlen(d->cluster) + 2;
+    char *k = malloc(n);
+    if (k == NULL)
+        abort();
+    snprintf(k, n, "%s/%s", d->namespace_, d->cluster);
+    return k;
+}
+
+/*
+ * Warning events for a waiting gang (under the lock): on the RayCluster and
+ * every gated pod when the reason changed (changed) or was never told, else
+ * only on gated pods that joined since.
+ */
+static void wait_events(struct controller *c, struct event_list *l, const struct admit_decision *d, int changed,
+                        const char *now)
+{
+    char *key = gang_key(d);
+    json_t *entry = json_object_get(c->told, key);
+    const char *told_msg = json_string_value(json_object_get(entry, "message"));
+    if (changed || entry == NULL || told_msg == NULL || strcmp(told_msg, d->message) != 0) {
+        entry = json_pack("{s:s, s:{}}", "message", d->message, "pods");
+        json_object_set_new(c->told, key, entry);
+        struct events_object rc = {"ray.io/v1", "RayCluster", d->namespace_, d->cluster, d->cluster_uid};
+        events_add(l, &rc, "Warning", "GangWaiting", d->message, now, c->instance);
+        log_infof("gang %s/%s waits: %s", d->namespace_, d->gang, d->message);
+    }
+    json_t *told_pods = json_object_get(entry, "pods");
+    struct cache_gang *g = cache_gang_get(c->cache, d->namespace_, d->cluster);
+    for (struct cache_pod *p = g != NULL ? g->pods : NULL; p != NULL; p = p->gang_next) {
+        if (!cache_pod_live(p) || !cache_pod_gated(p) || json_object_get(told_pods, p->uid) != NULL)
+            continue;
+        json_object_set_new(told_pods, p->uid, json_true());
+        struct events_object po = {"v1", "Pod", p->namespace_, p->name, p->uid};
+        events_add(l, &po, "Warning", "GangWaiting", d->message, now, c->instance);
+    }
+    free(key);
+}
+
+static void forget_told(struct controller *c, const struct admit_decision *d)
+{
+    char *key = gang_key(d);
+    json_object_del(c->told, key);
+    free(key);
+}
+
+/* Drops what was told to gangs that are gone (under the lock). */
+static void prune_told(struct controller *c)
+{
+    const char *key;
+    json_t *v;
+    void *tmp;
+    json_object_foreach_safe(c->told, tmp, key, v)
+    {
+        const char *slash = strchr(key, '/');
+        if (slash == NULL)
+            continue;
+        char ns[256];
+        size_t n = (size_t)(slash - key) < sizeof(ns) - 1 ? (size_t)(slash - key) : sizeof(ns) - 1;
+        memcpy(ns, key, n);
+        ns[n] = '\0';
+        if (cache_gang_get(c->cache, ns, slash + 1) == NULL)
+            json_object_del(c->told, key);
+    }
+}
+
+/* Records raygate.io/admitted-at on the RayCluster. Returns 0, 1 if it is gone, -1 on error. */
+static int record_admission(struct controller *c, const struct admit_decision *d, const char *at)
+{
+    size_t n = strlen(d->namespace_) + strlen(d->cluster) + 64;
+    char *path = malloc(n);
+    if (path == NULL)
+        abort();
+    snprintf(path, n, "/apis/ray.io/v1/namespaces/%s/rayclusters/%s", d->namespace_, d->cluster);
+    json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", CACHE_ANNOTATION_ADMITTED, at);
+    if (d->cluster_uid != NULL) /* never stamp a new RayCluster of the same name */
+        json_object_set_new(json_object_get(patch, "metadata"), "uid", json_string(d->cluster_uid));
+    struct kube_response r;
+    kube_response_init(&r);
+    int rc = kube_patch(c->client, path, KUBE_PATCH_MERGE, patch, &r);
+    int out = 0;
+    if (rc != 0) {
+        out = (r.status == 404 || r.status == 409) ? 1 : -1;
+        if (out < 0)
+            log_warnf("record admission of %s/%s: %s", d->namespace_, d->cluster, r.message);
+    }
+    kube_response_finish(&r);
+    json_decref(patch);
+    free(path);
+    return out;
+}
+
+static void count_decision(struct controller *c, const struct admit_decision *d)
+{
+    const char *labels[] = {admit_action_name(d->action), admit_reason_name(d->reason)};
+    metrics_counter_add(c->m_decisions, labels, 1);
+}
+
+/*
+ * Carries out one pass's decisions. Called without the lock; takes it for the
+ * cache lookups and marks. Returns -1 if something failed and should be
+ * retried soon.
+ */
+static int carry_out(struct controller *c, struct admit_result *res, const int *report)
+{
+    struct event_list events = {0};
+    char now[32];
+    events_timestamp(time(NULL), now, sizeof(now));
+    int retry = 0;
+
+    for (size_t i = 0; i < res->len; i++) {
+        struct admit_decision *d = &res->items[i];
+        count_decision(c, d);
+        if (d->action == ADMIT_ACTION_WAIT) {
+            pthread_mutex_lock(&c->mu);
+            wait_events(c, &events, d, report[i], now);
+            pthread_mutex_unlock(&c->mu);
+            continue;
+        }
+        if (d->action == ADMIT_ACTION_TAIL_WAIT) {
+            if (report[i]) {
+                log_infof("gang %s/%s: autoscaled pod waits: %s", d->namespace_, d->gang, d->message);
+                for (size_t k = 0; k < d->npods; k++) {
+                    struct events_object po = {"v1", "Pod", d->namespace_, d->pods[k].name, d->pods[k].uid};
+                    events_add(&events, &po, "Warning", "GangWaiting", d->message, now, c->instance);
+                }
+            }
+            continue;
+        }
+        if (d->action == ADMIT_ACTION_ADMIT || d->action == ADMIT_ACTION_FINISH)
+            forget_told(c, d);
+
+        long long t0 = now_ms(CLOCK_MONOTONIC);
+        if (d->action == ADMIT_ACTION_ADMIT) {
+            int r = record_admission(c, d, now);
+            if (r != 0) {
+                retry |= r < 0;
+                continue;
+            }
+            pthread_mutex_lock(&c->mu);
+            struct cache_gang *g = cache_gang_get(c->cache, d->namespace_, d->cluster);
+            if (g != NULL)
+                cache_gang_mark_admitted(c->cache, g, now);
+            pthread_mutex_unlock(&c->mu);
+            const char *ql[] = {d->queue != NULL ? d->queue : ""};
+            metrics_counter_add(c->m_admitted, ql, 1);
+        }
+
+        size_t n = d->npods;
+        if (d->action == ADMIT_ACTION_ADMIT && c->opts.fault_exit_after_ungates >= 0) {
+            /* Test-only: die mid-admission, after the record and some gates. */
+            size_t k = (size_t)c->opts.fault_exit_after_ungates < n ? (size_t)c->opts.fault_exit_after_ungates : n;
+            int ok1;
+            for (size_t j = 0; j < k; j++)
+                ungate_pods(c, d->namespace_, &d->pods[j], 1, &ok1);
+            log_warnf("test fault: exiting after recording the admission of %s/%s and ungating %zu of %zu pods",
+                      d->namespace_, d->cluster, k, n);
+            _exit(3);
+        }
+        int *ok = calloc(n > 0 ? n : 1, sizeof(*ok));
+        if (ok == NULL)
+            abort();
+        size_t failed = ungate_pods(c, d->namespace_, d->pods, n, ok);
+        retry |= failed > 0;
+        double secs = (double)(now_ms(CLOCK_MONOTONIC) - t0) / 1000.0;
+        if (d->action == ADMIT_ACTION_ADMIT && failed == 0)
+            metrics_histogram_observe(c->m_ungate_seconds, NULL, secs);
+
+        pthread_mutex_lock(&c->mu);
+        for (size_t k = 0; k < n; k++) {
+            struct cache_pod *p = ok[k] ? cache_pod_by_uid(c->cache, d->pods[k].uid) : NULL;
+            if (p != NULL)
+                cache_pod_mark_ungated(c->cache, p);
+        }
+        if (report[i] && d->action != ADMIT_ACTION_FINISH) {
+            struct events_object rc = {"ray.io/v1", "RayCluster", d->namespace_, d->cluster, d->cluster_uid};
+            if (d->action == ADMIT_ACTION_ADMIT)
+                events_add(&events, &rc, "Normal", "GangAdmitted", d->message, now, c->instance);
+            for (size_t k = 0; k < n; k++) {
+                struct events_object po = {"v1", "Pod", d->namespace_, d->pods[k].name, d->pods[k].uid};
+                if (ok[k])
+                    events_add(&events, &po, "Normal", "GangAdmitted", d->message, now, c->instance);
+            }
+        }
+        pthread_mutex_unlock(&c->mu);
+        log_infof("%s %s/%s (queue %s): gates removed from %zu of %zu pods in %.3f s", admit_action_name(d->action),
+                  d->namespace_, d->gang, d->queue != NULL ? d->queue : "", n - failed, n, secs);
+        free(ok);
+    }
+    events_post(c, &events);
+    events_list_finish(&events);
+    return retry ? -1 : 0;
+}
+
+void controller_run(struct controller *c)
+{
+    long long next_resync = now_ms(CLOCK_MONOTONIC) + c->opts.resync_ms;
+    long long retry_at = -1;
+    int was_synced = 0;
+
+    while (!c->stopping) {
+        long long now = now_ms(CLOCK_MONOTONIC);
+        long long until = next_resync;
+        if (retry_at >= 0 && retry_at < until)
+            until = retry_at;
+        int timeout = until > now ? (int)(until - now) : 0;
+        struct pollfd pfd = {.fd = c->wake_fd, .events = POLLIN};
+        int pr = poll(&pfd, 1, timeout);
+        if (pr < 0 && errno != EINTR) {
+            log_errorf("poll: %s", strerror(errno));
+            break;
+        }
+        uint64_t v;
+        while (read(c->wake_fd, &v, sizeof(v)) > 0)
+            ;
+        if (c->stopping)
+            break;
+        /* Let a burst of watch events land before deciding. */
+        if (pr > 0 && c->opts.debounce_ms > 0)
+            usleep((useconds_t)c->opts.debounce_ms * 1000);
+
+        now = now_ms(CLOCK_MONOTONIC);
+        unsigned flags = 0;
+        pthread_mutex_lock(&c->mu);
+        int synced = c->synced == (1u << WATCH_COUNT) - 1;
+        if (!synced) {
+            pthread_mutex_unlock(&c->mu);
+            continue;
+        }
+        if (!was_synced) {
+            log_infof("caches synced: deciding");
+            was_synced = 1;
+            flags |= ADMIT_PASS_FULL;
+        }
+        if (now >= next_resync || (retry_at >= 0 && now >= retry_at)) {
+            cache_mark_all_dirty(c->cache);
+            prune_told(c);
+            flags |= ADMIT_PASS_FULL;
+            next_resync = now + c->opts.resync_ms;
+            retry_at = -1;
+        }
+        if (!c->changed && !(flags & ADMIT_PASS_FULL)) {
+            pthread_mutex_unlock(&c->mu);
+            continue;
+        }
+        c->changed = 0;
+        struct admit_result res;
+        admit_result_init(&res);
+        long long p0 = now_ms(CLOCK_MONOTONIC);
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        admit_pass(c->cache, flags, &res);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        (void)p0;
+        metrics_histogram_observe(c->m_pass_seconds, NULL,
+                                  (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9);
+        int *report = calloc(res.len > 0 ? res.len : 1, sizeof(*report));
+        if (report == NULL)
+            abort();
+        for (size_t i = 0; i < res.len; i++)
+            report[i] = admit_reason_changed(c->cache, &res.items[i]);
+        pthread_mutex_unlock(&c->mu);
+
+        if (res.len > 0 && carry_out(c, &res, report) != 0)
+            retry_at = now_ms(CLOCK_MONOTONIC) + 1000;
+        free(report);
+        admit_result_finish(&res);
+    }
+}

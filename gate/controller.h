@@ -1,0 +1,57 @@
+/*
+ * controller: the gate controller's I/O loop around the pure decision code.
+ *
+ * Watches (one watcher thread, lib/kube.h) feed the cache (lib/cache.h) under
+ * a mutex and wake the controller thread, which runs decision passes
+ * (lib/admit.h) within a few milliseconds of an event, plus a periodic full
+ * resync, and carries the decisions out:
+ * - ADMIT: record raygate.io/admitted-at on the RayCluster first, then remove
+ *   our gate from all the gang's pods concurrently (crash-consistent: after a
+ *   restart, an admitted RayCluster with gated pods is finished first);
+ * - FINISH / TAIL_ADMIT: remove our gate from the listed pods;
+ * - WAIT / TAIL_WAIT: a Warning Event on the RayCluster and its gated pods,
+ *   only when the gang's reason changed.
+ * Gate removal is a JSON merge patch carrying the pod's resourceVersion and the
+ * remaining gates; on 409 the pod is read again and the patch recomputed; a
+ * gate already gone, or a pod gone, is success.
+ */
+#ifndef RAYGATE_GATE_CONTROLLER_H
+#define RAYGATE_GATE_CONTROLLER_H
+
+#include "kube.h"
+#include "metrics.h"
+
+struct controller;
+
+struct controller_options {
+    long resync_ms;   /* periodic full pass (default 30000) */
+    long debounce_ms; /* events within this window share one pass (default 5) */
+    /*
+     * Test-only fault switch (e2e restart drill): after recording an admission
+     * and removing the gate from this many pods of the gang, exit the process
+     * with status 3, as a crash would. -1: off.
+     */
+    long fault_exit_after_ungates;
+    const char *instance; /* reportingInstance of Events (copied) */
+};
+
+/* Creates a controller using client (borrowed, must outlive it) and reg (borrowed). NULL on failure. */
+struct controller *controller_create(struct kube_client *client, struct metrics_registry *reg,
+                                     const struct controller_options *opts);
+
+/* Starts the watches. Returns 0, or -1 with err. */
+int controller_start(struct controller *c, struct kube_error *err);
+
+/* Runs passes until controller_stop() is called (from a signal-safe context: it only writes a flag and wakes). */
+void controller_run(struct controller *c);
+
+/* Asks controller_run to return. Async-signal-safe. */
+void controller_stop(struct controller *c);
+
+/* Whether every watch delivered its initial list. */
+int controller_synced(struct controller *c);
+
+/* Stops the watches and frees everything; accepts NULL. */
+void controller_destroy(struct controller *c);
+
+#endif

@@ -1,0 +1,1096 @@
+#include "admit.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quantity.h"
+#include "resources.h"
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (p == NULL)
+        abort(); /* out of memory aborts, as everywhere in raygate */
+    return p;
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (p == NULL)
+        abort();
+    return p;
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (q == NULL)
+        abort();
+    return q;
+}
+
+static char *xstrdup(const char *s)
+{
+    if (s == NULL)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = xmalloc(n);
+    memcpy(d, s, n);
+    return d;
+}
+
+/* ---- growing strings for messages ---- */
+
+struct sb {
+    char *s;
+    size_t len, cap;
+};
+
+__attribute__((format(printf, 2, 3))) static void sb_printf(struct sb *b, const char *format, ...)
+{
+    va_list ap;
+    for (;;) {
+        size_t room = b->cap - b->len;
+        va_start(ap, format);
+        int n = vsnprintf(b->s != NULL ? b->s + b->len : NULL, room, format, ap);
+        va_end(ap);
+        if (n < 0)
+            abort();
+        if ((size_t)n < room) {
+            b->len += (size_t)n;
+            return;
+        }
+        b->cap = (b->cap + (size_t)n + 1) * 2;
+        b->s = xrealloc(b->s, b->cap);
+    }
+}
+
+static char *sb_take(struct sb *b)
+{
+    if (b->s == NULL)
+        return xstrdup("");
+    char *s = b->s;
+    b->s = NULL;
+    b->len = b->cap = 0;
+    return s;
+}
+
+static void sb_quantity(struct sb *b, const char *resource, int64_t value, uint8_t format)
+{
+    char buf[QUANTITY_FORMAT_MAX];
+    struct quantity q = {value < 0 ? 0 : value, (enum quantity_format)format};
+    quantity_format(&q, resources_unit(resource), buf, sizeof(buf));
+    sb_printf(b, "%s", buf);
+}
+
+static const char *plural(int64_t n, const char *one, const char *many)
+{
+    return n == 1 ? one : many;
+}
+
+/* ---- the result ---- */
+
+void admit_result_init(struct admit_result *r)
+{
+    memset(r, 0, sizeof(*r));
+}
+
+void admit_result_finish(struct admit_result *r)
+{
+    if (r == NULL)
+        return;
+    for (size_t i = 0; i < r->len; i++) {
+        struct admit_decision *d = &r->items[i];
+        for (size_t j = 0; j < d->npods; j++) {
+            free(d->pods[j].name);
+            free(d->pods[j].uid);
+            free(d->pods[j].resource_version);
+            json_decref(d->pods[j].keep_gates);
+        }
+        free(d->pods);
+        free(d->namespace_);
+        free(d->cluster);
+        free(d->cluster_uid);
+        free(d->gang);
+        free(d->queue);
+        free(d->message);
+    }
+    free(r->items);
+    admit_result_init(r);
+}
+
+const char *admit_action_name(enum admit_action action)
+{
+    switch (action) {
+    case ADMIT_ACTION_ADMIT:
+        return "admit";
+    case ADMIT_ACTION_FINISH:
+        return "finish";
+    case ADMIT_ACTION_WAIT:
+        return "wait";
+    case ADMIT_ACTION_TAIL_ADMIT:
+        return "tail-admit";
+    case ADMIT_ACTION_TAIL_WAIT:
+        return "tail-wait";
+    }
+    return "";
+}
+
+const char *admit_reason_name(enum admit_reason reason)
+{
+    switch (reason) {
+    case ADMIT_REASON_NONE:
+        return "";
+    case ADMIT_REASON_QUEUE_MISSING:
+        return "queue-missing";
+    case ADMIT_REASON_QUEUE_CLOSED:
+        return "queue-closed";
+    case ADMIT_REASON_INVALID:
+        return "invalid";
+    case ADMIT_REASON_PODS:
+        return "pods";
+    case ADMIT_REASON_BLOCKED:
+        return "blocked";
+    case ADMIT_REASON_QUEUE_CAPACITY:
+        return "queue-capacity";
+    case ADMIT_REASON_NODES:
+        return "nodes";
+    }
+    return "";
+}
+
+json_t *admit_ungate_patch(const struct admit_pod *p)
+{
+    return json_pack("{s:{s:s},s:{s:O}}", "metadata", "resourceVersion", p->resource_version, "spec", "schedulingGates",
+                     p->keep_gates);
+}
+
+/* ---- the pass ---- */
+
+/* A pod shape (request, constraints) seen in this pass. Free room only shrinks during a pass, so a node
+ * that could not hold a shape never will until the pass ends, and a shape that fit nowhere never fits. */
+struct shape {
+    const struct cache_rl *req;
+    const struct cache_sched *sched;
+    size_t start;  /* nodes before it do not fit the shape */
+    int failed;    /* fits no node */
+    size_t stamp;  /* commits when message was written */
+    char *message; /* what follows "no node fits pod NAME" */
+};
+
+struct placed {
+    uint32_t node;
+    const struct cache_rl *req;
+};
+
+/* A gang being evaluated. */
+struct work {
+    struct cache_gang *g;
+    int32_t priority;
+    struct cache_pod **live; /* creation order */
+    size_t nlive;
+    size_t ungated; /* live pods without our gate */
+    int admitted;   /* in the cache, or by this pass */
+};
+
+struct pass {
+    struct cache *c;
+    struct admit_result *out;
+    uint32_t epoch;
+    uint32_t nres;
+    size_t nn;          /* eligible nodes */
+    int64_t *free;      /* nn x nres */
+    int64_t *free_pods; /* nn */
+    struct shape *shapes;
+    size_t nshapes, capshapes;
+    struct placed *log; /* tentative placements */
+    size_t nlog, caplog;
+    size_t commits;
+    int64_t *hold_a, *hold_b; /* nres each */
+    uint32_t cpu, memory;     /* resource ids, or UINT32_MAX */
+};
+
+static int pod_ungated(const struct pass *p, const struct cache_pod *pod)
+{
+    return !cache_pod_gated(pod) || pod->pass_mark == p->epoch;
+}
+
+static int cmp_names(const char *ns_a, const char *a, const char *ns_b, const char *b)
+{
+    int r = strcmp(ns_a, ns_b);
+    return r != 0 ? r : strcmp(a, b);
+}
+
+static int cmp_created(const void *pa, const void *pb)
+{
+    const struct cache_pod *a = *(const struct cache_pod *const *)pa, *b = *(const struct cache_pod *const *)pb;
+    if (a->created != b->created)
+        return a->created < b->created ? -1 : 1;
+    return cmp_names(a->namespace_, a->name, b->namespace_, b->name);
+}
+
+/* A pod with its weights for "larger first": extended resources (GPUs) dominate, then cpu, then memory. */
+struct weighed {
+    struct cache_pod *pod;
+    int64_t w[3];
+};
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+static int cmp_weighed(const void *pa, const void *pb)
+{
+    const struct weighed *a = pa, *b = pb;
+    for (int i = 0; i < 3; i++) {
+        if (a->w[i] != b->w[i])
+            return a->w[i] > b->w[i] ? -1 : 1;
+    }
+    return cmp_created(&a->pod, &b->pod);
+}
+
+static void sort_larger_first(const struct pass *p, struct cache_pod **pods, size_t n)
+{
+    struct weighed *ws = xcalloc(n, sizeof(*ws));
+    for (size_t i = 0; i < n; i++) {
+        const struct cache_rl *req = pods[i]->request;
+        ws[i].pod = pods[i];
+        for (uint32_t k = 0; req != NULL && k < req->len; k++) {
+            const struct cache_res *r = &req->items[k];
+            const char *name = cache_resource_name(p->c, r->id);
+            if (r->id == p->cpu)
+                ws[i].w[1] = r->value;
+            else if (r->id == p->memory)
+                ws[i].w[2] = r->value;
+            else if (strcmp(name, "ephemeral-storage") != 0 && strncmp(name, "hugepages-", 10) != 0)
+                ws[i].w[0] = sat_add(ws[i].w[0], r->value);
+        }
+    }
+    qsort(ws, n, sizeof(*ws), cmp_weighed);
+    for (size_t i = 0; i < n; i++)
+        pods[i] = ws[i].pod;
+    free(ws);
+}
+
+static int cmp_work(const void *pa, const void *pb)
+{
+    const struct work *a = pa, *b = pb;
+    if (a->priority != b->priority)
+        return a->priority > b->priority ? -1 : 1;
+    if (a->g->created != b->g->created)
+        return a->g->created < b->g->created ? -1 : 1;
+    return cmp_names(a->g->namespace_, a->g->name, b->g->namespace_, b->g->name);
+}
+
+static int cmp_node_name(const void *pa, const void *pb)
+{
+    const struct cache_node *a = *(const struct cache_node *const *)pa, *b = *(const struct cache_node *const *)pb;
+    return strcmp(a->name, b->name);
+}
+
+/* ---- node fit ---- */
+
+static const char *node_label(const struct cache_node *n, const char *key)
+{
+    for (uint32_t i = 0; i < n->nlabels; i++) {
+        if (n->labels[i].key == key)
+            return n->labels[i].value;
+    }
+    return NULL;
+}
+
+static int parse_int(const char *s, long long *out)
+{
+    char *end;
+    errno = 0;
+    *out = strtoll(s, &end, 10);
+    return errno == 0 && end != s && *end == '\0';
+}
+
+static int expr_matches(const struct cache_node *n, const struct cache_expr *x)
+{
+    const char *v = x->field_name ? (strcmp(x->key, "metadata.name") == 0 ? n->name : NULL) : node_label(n, x->key);
+    int in = 0;
+    for (uint32_t i = 0; i < x->nvalues && v != NULL; i++) {
+        /* Interned, except a node name against values: compare text. */
+        if (x->values[i] == v || strcmp(x->values[i], v) == 0)
+            in = 1;
+    }
+    long long a, b;
+    switch (x->op) {
+    case CACHE_OP_IN:
+        return in;
+    case CACHE_OP_NOT_IN:
+        return !in;
+    case CACHE_OP_EXISTS:
+        return v != NULL;
+    case CACHE_OP_DOES_NOT_EXIST:
+        return v == NULL;
+    case CACHE_OP_GT:
+    case CACHE_OP_LT:
+        if (v == NULL || x->nvalues != 1 || !parse_int(v, &a) || !parse_int(x->values[0], &b))
+            return 0;
+        return x->op == CACHE_OP_GT ? a > b : a < b;
+    }
+    return 0;
+}
+
+static int selector_matches(const struct cache_node *n, const struct cache_sched *s)
+{
+    if (s == NULL)
+        return 1;
+    for (uint32_t i = 0; i < s->nselector; i++) {
+        if (node_label(n, s->selector[i].key) != s->selector[i].value)
+            return 0;
+    }
+    if (s->nterms == 0)
+        return 1;
+    for (uint32_t t = 0; t < s->nterms; t++) {
+        const struct cache_term *term = &s->terms[t];
+        int ok = term->len > 0; /* an empty term matches no node */
+        for (uint32_t e = 0; e < term->len && ok; e++)
+            ok = expr_matches(n, &term->exprs[e]);
+        if (ok)
+            return 1;
+    }
+    return 0;
+}
+
+static int tolerates(const struct cache_toleration *tol, const struct cache_taint *taint)
+{
+    if (tol->effect != CACHE_EFFECT_ANY && tol->effect != taint->effect)
+        return 0;
+    if (tol->key == NULL)
+        return tol->exists; /* empty key with Exists tolerates everything */
+    if (tol->key != taint->key)
+        return 0;
+    return tol->exists || tol->value == taint->value;
+}
+
+static int taints_tolerated(const struct cache_node *n, const struct cache_sched *s)
+{
+    for (uint32_t i = 0; i < n->ntaints; i++) {
+        int ok = 0;
+        for (uint32_t j = 0; s != NULL && j < s->ntolerations && !ok; j++)
+            ok = tolerates(&s->tolerations[j], &n->taints[i]);
+        if (!ok)
+            return 0;
+    }
+    return 1;
+}
+
+static int room_for(const struct pass *p, size_t i, const struct cache_rl *req)
+{
+    if (p->free_pods[i] < 1)
+        return 0;
+    const int64_t *f = p->free + i * p->nres;
+    for (uint32_t k = 0; req != NULL && k < req->len; k++) {
+        if (f[req->items[k].id] < req->items[k].value)
+            return 0;
+    }
+    return 1;
+}
+
+static void take(struct pass *p, size_t i, const struct cache_rl *req, int sign)
+{
+    int64_t *f = p->free + i * p->nres;
+    for (uint32_t k = 0; req != NULL && k < req->len; k++)
+        f[req->items[k].id] -= sign * req->items[k].value;
+    p->free_pods[i] -= sign;
+}
+
+static struct shape *shape_get(struct pass *p, const struct cache_pod *pod)
+{
+    for (size_t i = 0; i < p->nshapes; i++) {
+        if (p->shapes[i].req == pod->request && p->shapes[i].sched == pod->sched)
+            return &p->shapes[i];
+    }
+    if (p->nshapes == p->capshapes) {
+        p->capshapes = p->capshapes ? p->capshapes * 2 : 16;
+        p->shapes = xrealloc(p->shapes, p->capshapes * sizeof(*p->shapes));
+    }
+    struct shape *s = &p->shapes[p->nshapes++];
+    memset(s, 0, sizeof(*s));
+    s->req = pod->request;
+    s->sched = pod->sched;
+    return s;
+}
+
+/* Why pod fits no node, after "no node fits pod NAME" (against the current free room). */
+static char *describe_no_fit(struct pass *p, const struct cache_pod *pod)
+{
+    struct cache *c = p->c;
+    const struct cache_rl *req = pod->request;
+    size_t selector = 0, taints = 0, matching = 0;
+    uint32_t nitems = req != NULL ? req->len : 0;
+    int64_t *best = xcalloc(nitems, sizeof(*best));
+    int64_t best_pods = 0;
+    for (uint32_t k = 0; k < nitems; k++)
+        best[k] = INT64_MIN;
+    for (size_t i = 0; i < p->nn; i++) {
+        const struct cache_node *n = c->eligible[i];
+        if (!selector_matches(n, pod->sched)) {
+            selector++;
+            continue;
+        }
+        if (!taints_tolerated(n, pod->sched)) {
+            taints++;
+            continue;
+        }
+        matching++;
+        const int64_t *f = p->free + i * p->nres;
+        for (uint32_t k = 0; k < nitems; k++) {
+            if (f[req->items[k].id] > best[k])
+                best[k] = f[req->items[k].id];
+        }
+        if (p->free_pods[i] > best_pods)
+            best_pods = p->free_pods[i];
+    }
+
+    struct sb b = {0};
+    if (matching == 0) {
+        size_t not_ready = c->nnodes_present - p->nn;
+        const char *sep = ": ";
+        if (p->nn == 0 && not_ready == 0)
+            sb_printf(&b, ": there are no nodes");
+        if (not_ready > 0) {
+            sb_printf(&b, "%s%zu %s not Ready or unschedulable", sep, not_ready, plural((int64_t)not_ready, "node is", "nodes are"));
+            sep = ", ";
+        }
+        if (selector > 0) {
+            sb_printf(&b, "%s%zu %s not match its node selector or affinity", sep, selector,
+                      plural((int64_t)selector, "node does", "nodes do"));
+            sep = ", ";
+        }
+        if (taints > 0)
+            sb_printf(&b, "%s%zu %s a taint it does not tolerate", sep, taints, plural((int64_t)taints, "node has", "nodes have"));
+        free(best);
+        return sb_take(&b);
+    }
+
+    size_t nshort = best_pods < 1;
+    for (uint32_t k = 0; k < nitems; k++)
+        nshort += best[k] < req->items[k].value;
+    if (nshort == 0) {
+        sb_printf(&b, " (");
+        for (uint32_t k = 0; k < nitems; k++) {
+            const char *name = cache_resource_name(c, req->items[k].id);
+            sb_printf(&b, "%s%s ", k ? ", " : "", name);
+            sb_quantity(&b, name, req->items[k].value, req->items[k].format);
+        }
+        sb_printf(&b, "): no node has all of it free at once");
+        free(best);
+        return sb_take(&b);
+    }
+    /* The resources no single node has enough of, with the most any one node has. */
+    struct sb most = {0};
+    const char *sep = "";
+    sb_printf(&b, " (");
+    for (uint32_t k = 0; k < nitems; k++) {
+        if (best[k] >= req->items[k].value)
+            continue;
+        const char *name = cache_resource_name(c, req->items[k].id);
+        sb_printf(&b, "%s%s ", sep, name);
+        sb_quantity(&b, name, req->items[k].value, req->items[k].format);
+        if (nshort > 1)
+            sb_printf(&most, "%s%s ", sep, name);
+        sb_quantity(&most, name, best[k], req->items[k].format);
+        sep = ", ";
+    }
+    if (best_pods < 1) {
+        sb_printf(&b, "%spods 1", sep);
+        sb_printf(&most, "%s%s0", sep, nshort > 1 ? "pods " : "");
+    }
+    sb_printf(&b, "): at most %s free on one node", most.s);
+    free(most.s);
+    free(best);
+    return sb_take(&b);
+}
+
+/* The first node at or after start that takes pod, or SIZE_MAX. */
+static size_t find_node(struct pass *p, const struct cache_pod *pod, size_t start)
+{
+    for (size_t i = start; i < p->nn; i++) {
+        const struct cache_node *n = p->c->eligible[i];
+        if (room_for(p, i, pod->request) && selector_matches(n, pod->sched) && taints_tolerated(n, pod->sched))
+            return i;
+    }
+    return SIZE_MAX;
+}
+
+/*
+ * Places pods (sorted larger first) one by one, tentatively. Returns n when all
+ * fit (placements stay; call commit()), else the index of the first that fits
+ * nowhere, with every placement undone and *why set (new string).
+ */
+static size_t place(struct pass *p, struct cache_pod **pods, size_t n, char **why)
+{
+    size_t mark = p->nlog;
+    for (size_t i = 0; i < n; i++) {
+        struct shape *s = shape_get(p, pods[i]);
+        int tentative = p->nlog > mark;
+        size_t at = s->failed ? SIZE_MAX : find_node(p, pods[i], s->start);
+        if (at == SIZE_MAX) {
+            /* The message speaks of the nodes with this gang's earlier pods on them. */
+            char *tentative_why = tentative ? describe_no_fit(p, pods[i]) : NULL;
+            while (p->nlog > mark) {
+                p->nlog--;
+                take(p, p->log[p->nlog].node, p->log[p->nlog].req, -1);
+            }
+            if (!tentative) {
+                if (!s->failed || s->stamp != p->commits) {
+                    free(s->message);
+                    s->message = describe_no_fit(p, pods[i]);
+                    s->stamp = p->commits;
+                }
+                s->failed = 1;
+                *why = xstrdup(s->message);
+            } else {
+                *why = tentative_why;
+            }
+            return i;
+        }
+        if (!tentative)
+            s->start = at;
+        if (p->nlog == p->caplog) {
+            p->caplog = p->caplog ? p->caplog * 2 : 64;
+            p->log = xrealloc(p->log, p->caplog * sizeof(*p->log));
+        }
+        p->log[p->nlog].node = (uint32_t)at;
+        p->log[p->nlog].req = pods[i]->request;
+        p->nlog++;
+        take(p, at, pods[i]->request, 1);
+    }
+    return n;
+}
+
+static void commit(struct pass *p)
+{
+    if (p->nlog > 0)
+        p->commits++;
+    p->nlog = 0;
+}
+
+/* Places one pod for good when it fits somewhere (an admitted pod's reservation); else nothing. */
+static void reserve(struct pass *p, struct cache_pod *pod)
+{
+    char *why = NULL;
+    struct cache_pod *one[1] = {pod};
+    if (place(p, one, 1, &why) == 1)
+        commit(p);
+    free(why);
+}
+
+/* ---- queue capability ---- */
+
+/* What g holds in its queue (dense, into out): the larger of minResources and its ungated pods' requests; 0 once they are gone. */
+static void gang_hold(const struct pass *p, const struct cache_gang *g, const struct cache_pod *extra, int64_t *out)
+{
+    memset(out, 0, p->nres * sizeof(*out));
+    size_t pods = 0;
+    for (const struct cache_pod *pod = g->pods; pod != NULL; pod = pod->gang_next) {
+        if (pod->phase == CACHE_PHASE_SUCCEEDED || pod->phase == CACHE_PHASE_FAILED)
+            continue;
+        if (!pod_ungated(p, pod) && pod != extra)
+            continue;
+        pods++;
+        for (uint32_t k = 0; pod->request != NULL && k < pod->request->len; k++)
+            out[pod->request->items[k].id] += pod->request->items[k].value;
+    }
+    if (pods == 0)
+        return;
+    for (uint32_t k = 0; g->min_rl != NULL && k < g->min_rl->len; k++) {
+        const struct cache_res *r = &g->min_rl->items[k];
+        if (r->value > out[r->id])
+            out[r->id] = r->value;
+    }
+}
+
+static void queue_add(const struct pass *p, struct cache_queue *q, const int64_t *v, int sign)
+{
+    for (uint32_t k = 0; k < p->nres; k++)
+        q->held[k] += sign * v[k];
+}
+
+/*
+ * Checks need (dense, what the queue's holding would grow by) against q's
+ * capability; returns 1 if it fits, else 0 with "cpu needs 3, 1 of 4 free; ..."
+ * in *why (new). formats gives the format of each needed amount (NULL: the capability's).
+ */
+static int queue_fits(struct pass *p, const struct cache_queue *q, const int64_t *need, const struct resources *formats,
+                      char **why)
+{
+    struct sb b = {0};
+    for (uint32_t k = 0; q->capability != NULL && k < q->capability->len; k++) {
+        const struct cache_res *cap = &q->capability->items[k];
+        int64_t n = need[cap->id];
+        if (n <= 0 || q->held[cap->id] <= cap->value - n)
+            continue;
+        const char *name = cache_resource_name(p->c, cap->id);
+        const struct quantity *fq = formats != NULL ? resources_get(formats, name) : NULL;
+        sb_printf(&b, "%s%s needs ", b.len ? "; " : "", name);
+        sb_quantity(&b, name, n, fq != NULL ? (uint8_t)fq->format : cap->format);
+        sb_printf(&b, ", ");
+        sb_quantity(&b, name, cap->value - q->held[cap->id], cap->format);
+        sb_printf(&b, " of ");
+        sb_quantity(&b, name, cap->value, cap->format);
+        sb_printf(&b, " free");
+    }
+    if (b.len == 0) {
+        free(b.s);
+        return 1;
+    }
+    *why = sb_take(&b);
+    return 0;
+}
+
+/* ---- decisions ---- */
+
+static struct admit_decision *decide(struct pass *p, enum admit_action action, enum admit_reason reason,
+                                     const struct work *w, char *message)
+{
+    struct admit_result *r = p->out;
+    if (r->len == r->cap) {
+        r->cap = r->cap ? r->cap * 2 : 16;
+        r->items = xrealloc(r->items, r->cap * sizeof(*r->items));
+    }
+    struct admit_decision *d = &r->items[r->len++];
+    memset(d, 0, sizeof(*d));
+    d->action = action;
+    d->reason = reason;
+    d->namespace_ = xstrdup(w->g->namespace_);
+    d->cluster = xstrdup(w->g->name);
+    d->cluster_uid = xstrdup(w->g->uid);
+    struct sb b = {0};
+    sb_printf(&b, "ray-%s-pg", w->g->name);
+    d->gang = sb_take(&b);
+    d->queue = xstrdup(w->g->queue != NULL ? w->g->queue->name : NULL);
+    d->message = message;
+    return d;
+}
+
+static void decision_add_pod(struct admit_decision *d, const struct cache_pod *pod)
+{
+    d->pods = xrealloc(d->pods, (d->npods + 1) * sizeof(*d->pods));
+    struct admit_pod *ap = &d->pods[d->npods++];
+    ap->name = xstrdup(pod->name);
+    ap->uid = xstrdup(pod->uid);
+    ap->resource_version = xstrdup(pod->resource_version);
+    ap->keep_gates = json_array();
+    for (uint32_t i = 0; i < pod->nforeign_gates; i++)
+        json_array_append_new(ap->keep_gates, json_pack("{s:s}", "name", pod->foreign_gates[i]));
+}
+
+/* "ray-x-pg (3 pods; cpu 3, memory 4Gi)" */
+static void sb_gang(struct sb *b, const struct cache_gang *g)
+{
+    sb_printf(b, "ray-%s-pg (%" PRId64 " %s", g->name, g->min_member, plural(g->min_member, "pod", "pods"));
+    const char *sep = "; ";
+    for (size_t i = 0; i < g->min_resources.len; i++) {
+        const struct resource *r = &g->min_resources.items[i];
+        if (r->quantity.value == 0)
+            continue;
+        sb_printf(b, "%s%s ", sep, r->name);
+        sb_quantity(b, r->name, r->quantity.value, (uint8_t)r->quantity.format);
+        sep = ", ";
+    }
+    sb_printf(b, ")");
+}
+
+static void sb_request(struct sb *b, const struct cache *c, const struct cache_rl *req)
+{
+    for (uint32_t k = 0; req != NULL && k < req->len; k++) {
+        const char *name = cache_resource_name(c, req->items[k].id);
+        sb_printf(b, "%s%s ", k ? ", " : "", name);
+        sb_quantity(b, name, req->items[k].value, req->items[k].format);
+    }
+}
+
+static void wait_msg(struct pass *p, const struct work *w, enum admit_reason reason, const char *format, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void wait_msg(struct pass *p, const struct work *w, enum admit_reason reason, const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    int n = vsnprintf(NULL, 0, format, ap);
+    va_end(ap);
+    char *s = xmalloc((size_t)n + 1);
+    va_start(ap, format);
+    vsnprintf(s, (size_t)n + 1, format, ap);
+    va_end(ap);
+    decide(p, ADMIT_ACTION_WAIT, reason, w, s);
+}
+
+static int queue_closed(const struct cache_queue *q)
+{
+    return q->state != NULL && (strcmp(q->state, "Closed") == 0 || strcmp(q->state, "Closing") == 0);
+}
+
+/* A queue that is missing or closed: the reason (and message in *why), else NONE. */
+static enum admit_reason queue_unusable(const struct cache_queue *q, char **why)
+{
+    struct sb b = {0};
+    if (!q->present) {
+        sb_printf(&b, "queue %s does not exist", q->name);
+        *why = sb_take(&b);
+        return ADMIT_REASON_QUEUE_MISSING;
+    }
+    if (queue_closed(q)) {
+        sb_printf(&b, "queue %s is %s", q->name, q->state);
+        *why = sb_take(&b);
+        return ADMIT_REASON_QUEUE_CLOSED;
+    }
+    return ADMIT_REASON_NONE;
+}
+
+/* Marks pod admitted by this pass and reserves its room. */
+static void admit_pod(struct pass *p, struct work *w, struct cache_pod *pod, int place_it)
+{
+    pod->pass_mark = p->epoch;
+    w->ungated++;
+    if (place_it && pod->node == NULL)
+        reserve(p, pod);
+}
+
+/* Pods beyond the gang's minMember, one at a time in creation order. */
+static void admit_tail(struct pass *p, struct work *w)
+{
+    struct cache_queue *q = w->g->queue;
+    for (size_t i = 0; i < w->nlive; i++) {
+        struct cache_pod *pod = w->live[i];
+        if (pod_ungated(p, pod))
+            continue;
+        char *why = NULL;
+        enum admit_reason reason = queue_unusable(q, &why);
+        struct sb b = {0};
+        if (reason == ADMIT_REASON_NONE) {
+            gang_hold(p, w->g, NULL, p->hold_a);
+            gang_hold(p, w->g, pod, p->hold_b);
+            for (uint32_t k = 0; k < p->nres; k++)
+                p->hold_b[k] -= p->hold_a[k];
+            if (!queue_fits(p, q, p->hold_b, NULL, &why)) {
+                sb_printf(&b, "pod %s (", pod->name);
+                sb_request(&b, p->c, pod->request);
+                sb_printf(&b, ") does not fit queue %s: %s", q->name, why);
+                free(why);
+                why = sb_take(&b);
+                reason = ADMIT_REASON_QUEUE_CAPACITY;
+            }
+        }
+        if (reason == ADMIT_REASON_NONE) {
+            char *nodes = NULL;
+            struct cache_pod *one[1] = {pod};
+            if (pod->node == NULL && place(p, one, 1, &nodes) == 0) {
+                sb_printf(&b, "no node fits pod %s%s", pod->name, nodes);
+                free(nodes);
+                why = sb_take(&b);
+                reason = ADMIT_REASON_NODES;
+            } else {
+                commit(p);
+            }
+        }
+        if (reason != ADMIT_REASON_NONE) {
+            struct admit_decision *d = decide(p, ADMIT_ACTION_TAIL_WAIT, reason, w, why);
+            decision_add_pod(d, pod);
+            return; /* those behind it wait with it */
+        }
+        queue_add(p, q, p->hold_b, 1);
+        pod->pass_mark = p->epoch;
+        w->ungated++;
+        sb_printf(&b, "pod %s admitted by queue %s beyond the gang's %" PRId64 " %s", pod->name, q->name, w->g->min_member,
+                  plural(w->g->min_member, "pod", "pods"));
+        struct admit_decision *d = decide(p, ADMIT_ACTION_TAIL_ADMIT, ADMIT_REASON_NONE, w, sb_take(&b));
+        decision_add_pod(d, pod);
+    }
+}
+
+/* An admitted gang: replace missing members at once, then its tail. */
+static void evaluate_admitted(struct pass *p, struct work *w)
+{
+    struct cache_queue *q = w->g->queue;
+    int64_t need = w->g->min_member - (int64_t)w->ungated;
+    struct admit_decision *d = NULL;
+    if (need > 0) {
+        gang_hold(p, w->g, NULL, p->hold_a);
+        queue_add(p, q, p->hold_a, -1);
+        for (size_t i = 0; i < w->nlive && need > 0; i++) {
+            struct cache_pod *pod = w->live[i];
+            if (pod_ungated(p, pod))
+                continue;
+            if (d == NULL)
+                d = decide(p, ADMIT_ACTION_FINISH, ADMIT_REASON_NONE, w, NULL);
+            decision_add_pod(d, pod);
+            admit_pod(p, w, pod, 1);
+            need--;
+        }
+        gang_hold(p, w->g, NULL, p->hold_a);
+        queue_add(p, q, p->hold_a, 1);
+        if (d != NULL) {
+            struct sb b = {0};
+            sb_printf(&b, "admitted by queue %s earlier; scheduling gates removed from %zu %s", q->name, d->npods,
+                      plural((int64_t)d->npods, "pod", "pods"));
+            d->message = sb_take(&b);
+        }
+    }
+    admit_tail(p, w);
+}
+
+static void evaluate_pending(struct pass *p, struct work *w)
+{
+    struct cache_gang *g = w->g;
+    struct cache_queue *q = g->queue;
+    char *why = NULL;
+    enum admit_reason unusable = queue_unusable(q, &why);
+    if (unusable != ADMIT_REASON_NONE) {
+        decide(p, ADMIT_ACTION_WAIT, unusable, w, why);
+        return;
+    }
+    if (!g->spec_ok) {
+        wait_msg(p, w, ADMIT_REASON_INVALID, "invalid RayCluster: %s", g->spec_error != NULL ? g->spec_error : "");
+        return;
+    }
+    if ((int64_t)w->nlive < g->min_member) {
+        wait_msg(p, w, ADMIT_REASON_PODS, "waiting for pods: %zu of %" PRId64 " created", w->nlive, g->min_member);
+        return;
+    }
+    if (q->blocker != NULL) {
+        wait_msg(p, w, ADMIT_REASON_BLOCKED, "queue %s is fifo: waiting behind gang ray-%s-pg", q->name, q->blocker->name);
+        return;
+    }
+
+    struct sb b = {0};
+    memset(p->hold_a, 0, p->nres * sizeof(*p->hold_a));
+    for (uint32_t k = 0; g->min_rl != NULL && k < g->min_rl->len; k++)
+        p->hold_a[g->min_rl->items[k].id] = g->min_rl->items[k].value;
+    if (!queue_fits(p, q, p->hold_a, &g->min_resources, &why)) {
+        sb_printf(&b, "gang ");
+        sb_gang(&b, g);
+        sb_printf(&b, " does not fit queue %s: %s", q->name, why);
+        free(why);
+        decide(p, ADMIT_ACTION_WAIT, ADMIT_REASON_QUEUE_CAPACITY, w, sb_take(&b));
+        if (q->dequeue == CACHE_DEQUEUE_FIFO)
+            q->blocker = g;
+        return;
+    }
+
+    /* The gang proper is its first minMember pods; later ones are its tail. */
+    size_t ncore = (size_t)g->min_member, nplace = 0;
+    struct cache_pod **unbound = xcalloc(ncore, sizeof(*unbound));
+    for (size_t i = 0; i < ncore; i++) {
+        if (w->live[i]->node == NULL)
+            unbound[nplace++] = w->live[i];
+    }
+    sort_larger_first(p, unbound, nplace);
+    size_t failed = place(p, unbound, nplace, &why);
+    if (failed < nplace) {
+        sb_printf(&b, "gang ");
+        sb_gang(&b, g);
+        sb_printf(&b, " does not fit the nodes: no node fits pod %s%s", unbound[failed]->name, why);
+        if (failed > 0)
+            sb_printf(&b, " after placing %zu other %s of the gang", failed, plural((int64_t)failed, "pod", "pods"));
+        free(why);
+        free(unbound);
+        decide(p, ADMIT_ACTION_WAIT, ADMIT_REASON_NODES, w, sb_take(&b));
+        if (q->dequeue == CACHE_DEQUEUE_FIFO)
+            q->blocker = g;
+        return;
+    }
+    commit(p);
+    free(unbound);
+
+    struct admit_decision *d = decide(p, ADMIT_ACTION_ADMIT, ADMIT_REASON_NONE, w, NULL);
+    for (size_t i = 0; i < ncore; i++) {
+        struct cache_pod *pod = w->live[i];
+        if (!pod_ungated(p, pod)) {
+            decision_add_pod(d, pod);
+            admit_pod(p, w, pod, 0); /* placed above */
+        }
+    }
+    sb_printf(&b, "admitted by queue %s; scheduling gates removed from %zu %s", q->name, d->npods,
+              plural((int64_t)d->npods, "pod", "pods"));
+    d->message = sb_take(&b);
+    w->admitted = 1;
+    gang_hold(p, g, NULL, p->hold_a);
+    queue_add(p, q, p->hold_a, 1);
+    admit_tail(p, w);
+}
+
+/* ---- setup ---- */
+
+static void build_eligible(struct cache *c)
+{
+    free(c->eligible);
+    c->eligible = xcalloc(c->nodes.len, sizeof(*c->eligible));
+    c->neligible = 0;
+    for (size_t i = 0; i < c->nodes.nbuckets; i++) {
+        for (struct cache_hnode *h = c->nodes.buckets[i]; h != NULL; h = h->next) {
+            struct cache_node *n = (struct cache_node *)(void *)((char *)h - offsetof(struct cache_node, by_name));
+            if (n->present && n->ready && !n->unschedulable)
+                c->eligible[c->neligible++] = n;
+        }
+    }
+    qsort(c->eligible, c->neligible, sizeof(*c->eligible), cmp_node_name);
+    c->nodes_changed = 0;
+}
+
+static void init_free(struct pass *p)
+{
+    struct cache *c = p->c;
+    p->nn = c->neligible;
+    p->free = xcalloc(p->nn * p->nres, sizeof(*p->free));
+    p->free_pods = xcalloc(p->nn, sizeof(*p->free_pods));
+    for (size_t i = 0; i < p->nn; i++) {
+        const struct cache_node *n = c->eligible[i];
+        int64_t *f = p->free + i * p->nres;
+        for (uint32_t k = 0; n->allocatable != NULL && k < n->allocatable->len; k++)
+            f[n->allocatable->items[k].id] = n->allocatable->items[k].value;
+        for (uint32_t k = 0; k < n->nused && k < p->nres; k++)
+            f[k] -= n->used[k];
+        p->free_pods[i] = n->alloc_pods - n->used_pods;
+    }
+}
+
+static uint32_t find_resource(const struct cache *c, const char *name)
+{
+    for (uint32_t i = 0; i < c->nresources; i++) {
+        if (strcmp(c->resource_names[i], name) == 0)
+            return i;
+    }
+    return UINT32_MAX;
+}
+
+size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out)
+{
+    struct pass p;
+    memset(&p, 0, sizeof(p));
+    p.c = c;
+    p.out = out;
+    p.epoch = ++c->passes;
+    p.nres = c->nresources;
+    p.cpu = find_resource(c, "cpu");
+    p.memory = find_resource(c, "memory");
+    p.hold_a = xcalloc(p.nres, sizeof(*p.hold_a));
+    p.hold_b = xcalloc(p.nres, sizeof(*p.hold_b));
+    size_t before = out->len;
+
+    if (c->nodes_changed || c->eligible == NULL)
+        build_eligible(c);
+    init_free(&p);
+
+    /* Admitted pods the scheduler has not bound yet keep their room, whatever is decided next. */
+    struct cache_pod **resv = xcalloc(c->nreserving, sizeof(*resv));
+    size_t nresv = 0;
+    for (struct cache_pod *pod = c->reserving; pod != NULL; pod = pod->resv_next)
+        resv[nresv++] = pod;
+    sort_larger_first(&p, resv, nresv);
+    for (size_t i = 0; i < nresv; i++)
+        reserve(&p, resv[i]);
+    free(resv);
+
+    /* The queues to evaluate, with what their admitted gangs hold. */
+    int all = (flags & ADMIT_PASS_FULL) || c->capacity_changed;
+    size_t ngangs = 0, npods = 0;
+    for (size_t i = 0; i < c->queues.nbuckets; i++) {
+        for (struct cache_hnode *h = c->queues.buckets[i]; h != NULL; h = h->next) {
+            struct cache_queue *q = (struct cache_queue *)(void *)((char *)h - offsetof(struct cache_queue, by_name));
+            if (!all && !q->dirty)
+                continue;
+            q->pass_mark = p.epoch;
+            q->blocker = NULL;
+            q->dirty = 0;
+            out->queues_evaluated++;
+            if (q->nheld < p.nres) {
+                q->held = xrealloc(q->held, p.nres * sizeof(*q->held));
+                q->nheld = p.nres;
+            }
+            memset(q->held, 0, q->nheld * sizeof(*q->held));
+            for (struct cache_gang *g = q->gangs; g != NULL; g = g->queue_next) {
+                if (g->admitted) {
+                    gang_hold(&p, g, NULL, p.hold_a);
+                    queue_add(&p, q, p.hold_a, 1);
+                }
+                if (g->present) {
+                    ngangs++;
+                    npods += g->npods;
+                }
+            }
+        }
+    }
+    c->capacity_changed = 0;
+
+    /* Every gang of those queues, in one order. */
+    struct work *works = xcalloc(ngangs, sizeof(*works));
+    struct cache_pod **pods = xcalloc(npods, sizeof(*pods));
+    size_t nworks = 0, used = 0;
+    for (struct cache_gang *g = c->all_gangs; g != NULL; g = g->all_next) {
+        if (!g->present || g->queue == NULL || g->queue->pass_mark != p.epoch)
+            continue;
+        struct work *w = &works[nworks++];
+        w->g = g;
+        w->live = pods + used;
+        w->admitted = g->admitted;
+        int first = 1;
+        for (struct cache_pod *pod = g->pods; pod != NULL; pod = pod->gang_next) {
+            if (!cache_pod_live(pod))
+                continue;
+            w->live[w->nlive++] = pod;
+            if (!cache_pod_gated(pod))
+                w->ungated++;
+            if (first || pod->priority > w->priority)
+                w->priority = pod->priority;
+            first = 0;
+        }
+        used += w->nlive;
+        qsort(w->live, w->nlive, sizeof(*w->live), cmp_created);
+    }
+    qsort(works, nworks, sizeof(*works), cmp_work);
+    out->gangs_evaluated += nworks;
+
+    for (size_t i = 0; i < nworks; i++) {
+        if (works[i].admitted)
+            evaluate_admitted(&p, &works[i]);
+        else
+            evaluate_pending(&p, &works[i]);
+    }
+
+    free(works);
+    free(pods);
+    for (size_t i = 0; i < p.nshapes; i++)
+        free(p.shapes[i].message);
+    free(p.shapes);
+    free(p.log);
+    free(p.free);
+    free(p.free_pods);
+    free(p.hold_a);
+    free(p.hold_b);
+    return out->len - before;
+}
+
+int admit_reason_changed(struct cache *c, const struct admit_decision *d)
+{
+    struct cache_gang *g = cache_gang_get(c, d->namespace_, d->cluster);
+    if (g == NULL)
+        return 0;
+    int *reason = d->action == ADMIT_ACTION_TAIL_WAIT || d->action == ADMIT_ACTION_TAIL_ADMIT ? &g->tail_reason
+                                                                                                : &g->last_reason;
+    char **message = reason == &g->tail_reason ? &g->tail_message : &g->last_message;
+    if (d->action != ADMIT_ACTION_WAIT && d->action != ADMIT_ACTION_TAIL_WAIT) {
+        *reason = 0;
+        free(*message);
+        *message = NULL;
+        return 1;
+    }
+    if (*reason == (int)d->reason && *message != NULL && d->message != NULL && strcmp(*message, d->message) == 0)
+        return 0;
+    *reason = (int)d->reason;
+    free(*message);
+    *message = xstrdup(d->message);
+    return 1;
+}

@@ -1,0 +1,138 @@
+/*
+ * admit: the gate controller's decisions, as a pure function of the cache.
+ *
+ * A gang is the live pods (neither terminating nor Succeeded/Failed) of a
+ * RayCluster labelled volcano.sh/queue-name. One pass decides, for every gang
+ * it evaluates:
+ * - ADMIT: a pending gang that is complete (>= minMember live pods), whose
+ *   queue exists and is Open, whose minResources fit the queue's capability
+ *   (listed resources only; admitted gangs of the queue hold the larger of
+ *   their minResources and their ungated pods' requests, until their pods are
+ *   gone), and whose first minMember pods (creation order) all fit on Ready,
+ *   schedulable nodes pod by pod, larger pods first (nodeSelector, required
+ *   node affinity, NoSchedule/NoExecute taints, allocatable "pods"). Free room
+ *   on a node is allocatable - requests of the pods bound to it - what admitted
+ *   but unbound pods reserve. The controller records raygate.io/admitted-at,
+ *   then removes our gate from the listed pods.
+ * - FINISH: an admitted gang with fewer than minMember ungated live pods and
+ *   gated ones (a restart mid-admission, KubeRay replacing a pod): remove our
+ *   gate from the listed pods, no capacity check.
+ * - TAIL_ADMIT / TAIL_WAIT: pods of an admitted gang beyond minMember (the
+ *   autoscaler's) are admitted one at a time in creation order by the same
+ *   queue and node checks; the first that does not fit waits, and those behind
+ *   it wait with it.
+ * - WAIT: with a reason and a message for Events.
+ *
+ * Order: gangs of every evaluated queue are taken together by priority (the
+ * highest spec.priority of their live pods) descending, then older RayCluster,
+ * then namespace/name. Everything admitted earlier in a pass reduces what later
+ * gangs see. A queue with dequeueStrategy fifo stops at its first complete gang
+ * that does not fit; traverse (the default) goes on. Incomplete gangs never
+ * block.
+ *
+ * Incremental: a pass evaluates only queues marked dirty by the cache (their
+ * objects changed) unless capacity may have grown (a node changed, a bound pod
+ * or a reservation went away) or ADMIT_PASS_FULL is given. A queue that is not
+ * evaluated would decide nothing new: its gangs all waited and nothing they
+ * wait for improved (a node-fit message may then be stale, never a verdict).
+ */
+#ifndef RAYGATE_ADMIT_H
+#define RAYGATE_ADMIT_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "cache.h"
+
+enum admit_action {
+    ADMIT_ACTION_ADMIT = 1,
+    ADMIT_ACTION_FINISH,
+    ADMIT_ACTION_WAIT,
+    ADMIT_ACTION_TAIL_ADMIT,
+    ADMIT_ACTION_TAIL_WAIT,
+};
+
+enum admit_reason {
+    ADMIT_REASON_NONE = 0,       /* ADMIT, FINISH, TAIL_ADMIT */
+    ADMIT_REASON_QUEUE_MISSING,  /* "queue q does not exist" */
+    ADMIT_REASON_QUEUE_CLOSED,   /* "queue q is Closed" */
+    ADMIT_REASON_INVALID,        /* the RayCluster's gang could not be computed */
+    ADMIT_REASON_PODS,           /* "waiting for pods: 2 of 3 created" */
+    ADMIT_REASON_BLOCKED,        /* fifo queue, behind a gang that does not fit */
+    ADMIT_REASON_QUEUE_CAPACITY, /* "... does not fit queue q: cpu needs 3, 1 of 4 free" */
+    ADMIT_REASON_NODES,          /* "... does not fit the nodes: no node fits pod ..." */
+};
+
+/* A pod to ungate (or, for TAIL_WAIT, the pod that waits). */
+struct admit_pod {
+    char *name;
+    char *uid;
+    char *resource_version;
+    json_t *keep_gates; /* new: the pod's spec.schedulingGates without ours ([{"name": ...}]) */
+};
+
+struct admit_decision {
+    enum admit_action action;
+    enum admit_reason reason;
+    char *namespace_;
+    char *cluster;     /* RayCluster name */
+    char *cluster_uid; /* may be NULL */
+    char *gang;        /* "ray-<cluster>-pg" */
+    char *queue;
+    char *message;     /* WAIT/TAIL_WAIT: the reason; otherwise the Normal event text */
+    struct admit_pod *pods;
+    size_t npods;
+};
+
+struct admit_result {
+    struct admit_decision *items;
+    size_t len;
+    size_t cap;
+    /* What the pass looked at (for tests and metrics). */
+    size_t queues_evaluated;
+    size_t gangs_evaluated;
+};
+
+enum {
+    ADMIT_PASS_FULL = 1 << 0, /* evaluate every queue, dirty or not */
+};
+
+/* Initialises an empty result in caller-owned storage. */
+void admit_result_init(struct admit_result *r);
+
+/* Releases the decisions; r may be NULL. */
+void admit_result_finish(struct admit_result *r);
+
+/*
+ * Runs one decision pass over c and appends the decisions to out (initialised
+ * by the caller), in the order they were taken. The pass does not change what
+ * c models: the controller reports what it did with cache_gang_mark_admitted()
+ * and cache_pod_mark_ungated(). It clears the dirty marks of the queues it
+ * evaluated. Returns the number of decisions added.
+ */
+size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out);
+
+/*
+ * Whether d's reason differs from the last one recorded for its gang (WAIT) or
+ * for its gang's autoscaling tail (TAIL_WAIT), recording it: the controller
+ * emits a GangWaiting Event only when this returns 1. ADMIT and FINISH forget
+ * the gang's reason, TAIL_ADMIT the tail's, and return 1. Returns 0 when the
+ * gang is no longer cached.
+ */
+int admit_reason_changed(struct cache *c, const struct admit_decision *d);
+
+/*
+ * The JSON merge patch that removes our gate from p (new reference):
+ * {"metadata":{"resourceVersion":...},"spec":{"schedulingGates":[...rest]}}.
+ * The apiserver rejects it with 409 if the pod changed since.
+ */
+json_t *admit_ungate_patch(const struct admit_pod *p);
+
+/* "admit", "finish", "wait", "tail-admit", "tail-wait". */
+const char *admit_action_name(enum admit_action action);
+
+/* "", "queue-missing", "queue-closed", "invalid", "pods", "blocked", "queue-capacity", "nodes". */
+const char *admit_reason_name(enum admit_reason reason);
+
+#endif

@@ -1,0 +1,1331 @@
+#include "cache.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (p == NULL)
+        abort(); /* out of memory aborts, as everywhere in raygate */
+    return p;
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (p == NULL)
+        abort();
+    return p;
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (q == NULL)
+        abort();
+    return q;
+}
+
+static char *xstrdup(const char *s)
+{
+    if (s == NULL)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = xmalloc(n);
+    memcpy(d, s, n);
+    return d;
+}
+
+static int streq(const char *a, const char *b)
+{
+    if (a == NULL || b == NULL)
+        return a == b;
+    return strcmp(a, b) == 0;
+}
+
+/* FNV-1a, continued from h. */
+static uint64_t hash_bytes(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+#define HASH_SEED 0xcbf29ce484222325ULL
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+    /* The NUL separates "a"+"bc" from "ab"+"c". */
+    return hash_bytes(h, s, strlen(s) + 1);
+}
+
+/* ---- intrusive hash table ---- */
+
+static void htab_init(struct cache_htab *t)
+{
+    t->nbuckets = 16;
+    t->buckets = xcalloc(t->nbuckets, sizeof(*t->buckets));
+    t->len = 0;
+}
+
+static void htab_finish(struct cache_htab *t)
+{
+    free(t->buckets);
+    t->buckets = NULL;
+    t->nbuckets = t->len = 0;
+}
+
+static struct cache_hnode *htab_first(const struct cache_htab *t, uint64_t hash)
+{
+    return t->buckets[hash & (t->nbuckets - 1)];
+}
+
+static void htab_insert(struct cache_htab *t, struct cache_hnode *n)
+{
+    if (t->len >= t->nbuckets) {
+        size_t nb = t->nbuckets * 2;
+        struct cache_hnode **b = xcalloc(nb, sizeof(*b));
+        for (size_t i = 0; i < t->nbuckets; i++) {
+            struct cache_hnode *e = t->buckets[i], *next;
+            for (; e != NULL; e = next) {
+                next = e->next;
+                e->next = b[e->hash & (nb - 1)];
+                b[e->hash & (nb - 1)] = e;
+            }
+        }
+        free(t->buckets);
+        t->buckets = b;
+        t->nbuckets = nb;
+    }
+    struct cache_hnode **head = &t->buckets[n->hash & (t->nbuckets - 1)];
+    n->next = *head;
+    *head = n;
+    t->len++;
+}
+
+static void htab_remove(struct cache_htab *t, struct cache_hnode *n)
+{
+    struct cache_hnode **pp = &t->buckets[n->hash & (t->nbuckets - 1)];
+    while (*pp != NULL && *pp != n)
+        pp = &(*pp)->next;
+    if (*pp == n) {
+        *pp = n->next;
+        t->len--;
+    }
+}
+
+/* ---- interned strings: refcounted, compared by pointer ---- */
+
+struct atom {
+    struct cache_hnode node;
+    uint32_t refs;
+    char s[];
+};
+
+static const char *intern(struct cache *c, const char *s)
+{
+    if (s == NULL)
+        return NULL;
+    uint64_t h = hash_str(HASH_SEED, s);
+    for (struct cache_hnode *n = htab_first(&c->strings, h); n != NULL; n = n->next) {
+        struct atom *a = CONTAINER_OF(n, struct atom, node);
+        if (n->hash == h && strcmp(a->s, s) == 0) {
+            a->refs++;
+            return a->s;
+        }
+    }
+    size_t len = strlen(s);
+    struct atom *a = xmalloc(sizeof(*a) + len + 1);
+    memcpy(a->s, s, len + 1);
+    a->refs = 1;
+    a->node.hash = h;
+    htab_insert(&c->strings, &a->node);
+    return a->s;
+}
+
+static void unintern(struct cache *c, const char *s)
+{
+    if (s == NULL)
+        return;
+    struct atom *a = CONTAINER_OF(s, struct atom, s);
+    if (--a->refs == 0) {
+        htab_remove(&c->strings, &a->node);
+        free(a);
+    }
+}
+
+/* An interned copy of a non-empty JSON string member, else NULL. */
+static const char *intern_member(struct cache *c, const json_t *obj, const char *key)
+{
+    const char *s = json_string_value(json_object_get(obj, key));
+    return s != NULL && s[0] != '\0' ? intern(c, s) : NULL;
+}
+
+/* ---- resource names and interned resource lists ---- */
+
+static uint32_t resource_id(struct cache *c, const char *name)
+{
+    for (uint32_t i = 0; i < c->nresources; i++) {
+        if (strcmp(c->resource_names[i], name) == 0)
+            return i;
+    }
+    if (c->nresources == c->resource_cap) {
+        c->resource_cap = c->resource_cap ? c->resource_cap * 2 : 8;
+        c->resource_names = xrealloc(c->resource_names, c->resource_cap * sizeof(*c->resource_names));
+    }
+    c->resource_names[c->nresources] = intern(c, name);
+    return c->nresources++;
+}
+
+const char *cache_resource_name(const struct cache *c, uint32_t id)
+{
+    return id < c->nresources ? c->resource_names[id] : NULL;
+}
+
+static uint64_t rl_hash(const struct cache_res *items, uint32_t len)
+{
+    uint64_t h = HASH_SEED;
+    for (uint32_t i = 0; i < len; i++) {
+        h = hash_bytes(h, &items[i].id, sizeof(items[i].id));
+        h = hash_bytes(h, &items[i].format, sizeof(items[i].format));
+        h = hash_bytes(h, &items[i].value, sizeof(items[i].value));
+    }
+    return h;
+}
+
+static int rl_equal(const struct cache_rl *rl, const struct cache_res *items, uint32_t len)
+{
+    if (rl->len != len)
+        return 0;
+    for (uint32_t i = 0; i < len; i++) {
+        if (rl->items[i].id != items[i].id || rl->items[i].format != items[i].format ||
+            rl->items[i].value != items[i].value)
+            return 0;
+    }
+    return 1;
+}
+
+/*
+ * Interns r (names sorted, as struct resources keeps them). Zero quantities are
+ * dropped unless keep_zero (a queue's capability of 0 still limits). skip names
+ * one resource to leave out (NULL: none). Returns NULL for an empty list.
+ */
+static const struct cache_rl *rl_intern(struct cache *c, const struct resources *r, int keep_zero, const char *skip)
+{
+    struct cache_res *items = xcalloc(r->len, sizeof(*items));
+    uint32_t len = 0;
+    for (size_t i = 0; i < r->len; i++) {
+        if ((r->items[i].quantity.value == 0 && !keep_zero) || streq(r->items[i].name, skip))
+            continue;
+        items[len].id = resource_id(c, r->items[i].name);
+        items[len].format = (uint8_t)r->items[i].quantity.format;
+        items[len].value = r->items[i].quantity.value;
+        len++;
+    }
+    const struct cache_rl *found = NULL;
+    if (len == 0)
+        goto out;
+    uint64_t h = rl_hash(items, len);
+    for (struct cache_hnode *n = htab_first(&c->rls, h); n != NULL; n = n->next) {
+        struct cache_rl *rl = CONTAINER_OF(n, struct cache_rl, node);
+        if (n->hash == h && rl_equal(rl, items, len)) {
+            rl->refs++;
+            found = rl;
+            goto out;
+        }
+    }
+    struct cache_rl *rl = xmalloc(sizeof(*rl) + len * sizeof(rl->items[0]));
+    rl->refs = 1;
+    rl->len = len;
+    memcpy(rl->items, items, len * sizeof(items[0]));
+    rl->node.hash = h;
+    htab_insert(&c->rls, &rl->node);
+    found = rl;
+out:
+    free(items);
+    return found;
+}
+
+static void rl_release(struct cache *c, const struct cache_rl *crl)
+{
+    if (crl == NULL)
+        return;
+    struct cache_rl *rl = (struct cache_rl *)(uintptr_t)crl; /* we own it; const is for readers */
+    if (--rl->refs == 0) {
+        htab_remove(&c->rls, &rl->node);
+        free(rl);
+    }
+}
+
+/* ---- timestamps ---- */
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil). */
+static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+/* An RFC 3339 UTC time as the apiserver writes it ("2024-05-01T10:00:00Z"); 0 when absent or malformed. */
+static int64_t parse_time(const char *s)
+{
+    int y, mo, d, h, mi, sec;
+    if (s == NULL || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d, &h, &mi, &sec) != 6)
+        return 0;
+    return days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
+}
+
+/* ---- scheduling constraints ---- */
+
+static void sched_free(struct cache *c, struct cache_sched *s)
+{
+    for (uint32_t i = 0; i < s->nselector; i++) {
+        unintern(c, s->selector[i].key);
+        unintern(c, s->selector[i].value);
+    }
+    free(s->selector);
+    for (uint32_t t = 0; t < s->nterms; t++) {
+        for (uint32_t e = 0; e < s->terms[t].len; e++) {
+            struct cache_expr *x = &s->terms[t].exprs[e];
+            unintern(c, x->key);
+            for (uint32_t v = 0; v < x->nvalues; v++)
+                unintern(c, x->values[v]);
+            free(x->values);
+        }
+        free(s->terms[t].exprs);
+    }
+    free(s->terms);
+    for (uint32_t i = 0; i < s->ntolerations; i++) {
+        unintern(c, s->tolerations[i].key);
+        unintern(c, s->tolerations[i].value);
+    }
+    free(s->tolerations);
+    free(s->key);
+    free(s);
+}
+
+static void sched_release(struct cache *c, const struct cache_sched *cs)
+{
+    if (cs == NULL)
+        return;
+    struct cache_sched *s = (struct cache_sched *)(uintptr_t)cs;
+    if (--s->refs == 0) {
+        htab_remove(&c->scheds, &s->node);
+        sched_free(c, s);
+    }
+}
+
+static uint8_t parse_effect(const char *s)
+{
+    if (streq(s, "NoSchedule"))
+        return CACHE_EFFECT_NO_SCHEDULE;
+    if (streq(s, "NoExecute"))
+        return CACHE_EFFECT_NO_EXECUTE;
+    return CACHE_EFFECT_ANY;
+}
+
+/* Appends the requirements of a matchExpressions or matchFields array to term. */
+static void parse_exprs(struct cache *c, const json_t *arr, int fields, struct cache_term *term)
+{
+    static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+    size_t i;
+    const json_t *req;
+    json_array_foreach(arr, i, req)
+    {
+        const char *key = json_string_value(json_object_get(req, "key"));
+        const char *op = json_string_value(json_object_get(req, "operator"));
+        if (key == NULL || op == NULL)
+            continue;
+        uint8_t code = 255;
+        for (uint8_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+            if (strcmp(op, ops[k]) == 0)
+                code = k;
+        }
+        if (code == 255)
+            code = CACHE_OP_IN; /* unknown operator: with no values it matches nothing, as the scheduler would not */
+        term->exprs = xrealloc(term->exprs, (term->len + 1) * sizeof(*term->exprs));
+        struct cache_expr *x = &term->exprs[term->len++];
+        x->key = intern(c, key);
+        x->op = code;
+        x->field_name = fields != 0;
+        const json_t *values = json_object_get(req, "values");
+        x->nvalues = 0;
+        x->values = xcalloc(json_array_size(values), sizeof(*x->values));
+        for (size_t v = 0; v < json_array_size(values); v++) {
+            const char *s = json_string_value(json_array_get(values, v));
+            if (s != NULL)
+                x->values[x->nvalues++] = intern(c, s);
+        }
+    }
+}
+
+/* Builds the class of a pod spec's constraints from its canonical key object. */
+static struct cache_sched *sched_build(struct cache *c, const json_t *selector, const json_t *terms,
+                                       const json_t *tolerations)
+{
+    struct cache_sched *s = xcalloc(1, sizeof(*s));
+    const char *k;
+    const json_t *v;
+    s->selector = xcalloc(json_object_size(selector), sizeof(*s->selector));
+    json_object_foreach((json_t *)selector, k, v)
+    {
+        if (!json_is_string(v))
+            continue;
+        s->selector[s->nselector].key = intern(c, k);
+        s->selector[s->nselector].value = intern(c, json_string_value(v));
+        s->nselector++;
+    }
+    s->terms = xcalloc(json_array_size(terms), sizeof(*s->terms));
+    for (size_t i = 0; i < json_array_size(terms); i++) {
+        const json_t *t = json_array_get(terms, i);
+        struct cache_term *term = &s->terms[s->nterms++];
+        parse_exprs(c, json_object_get(t, "matchExpressions"), 0, term);
+        parse_exprs(c, json_object_get(t, "matchFields"), 1, term);
+    }
+    s->tolerations = xcalloc(json_array_size(tolerations), sizeof(*s->tolerations));
+    for (size_t i = 0; i < json_array_size(tolerations); i++) {
+        const json_t *t = json_array_get(tolerations, i);
+        struct cache_toleration *tol = &s->tolerations[s->ntolerations++];
+        tol->key = intern_member(c, t, "key");
+        tol->value = intern_member(c, t, "value");
+        tol->exists = streq(json_string_value(json_object_get(t, "operator")), "Exists");
+        tol->effect = parse_effect(json_string_value(json_object_get(t, "effect")));
+        const char *effect = json_string_value(json_object_get(t, "effect"));
+        if (effect != NULL && effect[0] != '\0' && tol->effect == CACHE_EFFECT_ANY) {
+            /* PreferNoSchedule: tolerates no taint we keep. */
+            tol->effect = 255;
+        }
+    }
+    return s;
+}
+
+/* The interned constraints of a pod spec (borrowed), or NULL when it has none. */
+static const struct cache_sched *sched_intern(struct cache *c, const json_t *spec)
+{
+    const json_t *selector = json_object_get(spec, "nodeSelector");
+    const json_t *terms = json_object_get(
+        json_object_get(json_object_get(json_object_get(spec, "affinity"), "nodeAffinity"),
+                        "requiredDuringSchedulingIgnoredDuringExecution"),
+        "nodeSelectorTerms");
+    const json_t *tolerations = json_object_get(spec, "tolerations");
+    if (!json_is_object(selector) || json_object_size(selector) == 0)
+        selector = NULL;
+    if (!json_is_array(terms) || json_array_size(terms) == 0)
+        terms = NULL;
+    if (!json_is_array(tolerations) || json_array_size(tolerations) == 0)
+        tolerations = NULL;
+    if (selector == NULL && terms == NULL && tolerations == NULL)
+        return NULL;
+
+    json_t *key = json_object();
+    if (selector != NULL)
+        json_object_set(key, "s", (json_t *)selector);
+    if (terms != NULL)
+        json_object_set(key, "a", (json_t *)terms);
+    if (tolerations != NULL)
+        json_object_set(key, "t", (json_t *)tolerations);
+    char *text = json_dumps(key, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(key);
+    if (text == NULL)
+        abort();
+    uint64_t h = hash_str(HASH_SEED, text);
+    for (struct cache_hnode *n = htab_first(&c->scheds, h); n != NULL; n = n->next) {
+        struct cache_sched *s = CONTAINER_OF(n, struct cache_sched, node);
+        if (n->hash == h && strcmp(s->key, text) == 0) {
+            s->refs++;
+            free(text);
+            return s;
+        }
+    }
+    struct cache_sched *s = sched_build(c, selector, terms, tolerations);
+    s->key = text;
+    s->refs = 1;
+    s->node.hash = h;
+    htab_insert(&c->scheds, &s->node);
+    return s;
+}
+
+/* ---- lifecycle ---- */
+
+struct cache *cache_create(void)
+{
+    struct cache *c = xcalloc(1, sizeof(*c));
+    htab_init(&c->strings);
+    htab_init(&c->rls);
+    htab_init(&c->scheds);
+    htab_init(&c->nodes);
+    htab_init(&c->pods);
+    htab_init(&c->pods_uid);
+    htab_init(&c->gangs);
+    htab_init(&c->queues);
+    c->capacity_changed = 1;
+    c->nodes_changed = 1;
+    return c;
+}
+
+static uint64_t key_hash(const char *ns, const char *name)
+{
+    return hash_str(hash_str(HASH_SEED, ns != NULL ? ns : ""), name);
+}
+
+/* ---- nodes ---- */
+
+struct cache_node *cache_node_get(const struct cache *c, const char *name)
+{
+    uint64_t h = key_hash(NULL, name);
+    for (struct cache_hnode *n = htab_first(&c->nodes, h); n != NULL; n = n->next) {
+        struct cache_node *node = CONTAINER_OF(n, struct cache_node, by_name);
+        if (n->hash == h && strcmp(node->name, name) == 0)
+            return node;
+    }
+    return NULL;
+}
+
+static struct cache_node *node_ref(struct cache *c, const char *name)
+{
+    struct cache_node *node = cache_node_get(c, name);
+    if (node != NULL)
+        return node;
+    node = xcalloc(1, sizeof(*node));
+    node->name = intern(c, name);
+    node->alloc_pods = INT64_MAX;
+    node->by_name.hash = key_hash(NULL, name);
+    htab_insert(&c->nodes, &node->by_name);
+    return node;
+}
+
+static void node_clear(struct cache *c, struct cache_node *node)
+{
+    for (uint32_t i = 0; i < node->nlabels; i++) {
+        unintern(c, node->labels[i].key);
+        unintern(c, node->labels[i].value);
+    }
+    free(node->labels);
+    node->labels = NULL;
+    node->nlabels = 0;
+    for (uint32_t i = 0; i < node->ntaints; i++) {
+        unintern(c, node->taints[i].key);
+        unintern(c, node->taints[i].value);
+    }
+    free(node->taints);
+    node->taints = NULL;
+    node->ntaints = 0;
+    rl_release(c, node->allocatable);
+    node->allocatable = NULL;
+    node->alloc_pods = INT64_MAX;
+    node->ready = 0;
+    node->unschedulable = 0;
+}
+
+/* Frees node when neither its object nor any pod refers to it. */
+static void node_maybe_free(struct cache *c, struct cache_node *node)
+{
+    if (node->present || node->bound > 0)
+        return;
+    htab_remove(&c->nodes, &node->by_name);
+    node_clear(c, node);
+    unintern(c, node->name);
+    free(node->used);
+    free(node);
+}
+
+static int same_node_props(const struct cache_node *a, const struct cache_node *b)
+{
+    if (a->ready != b->ready || a->unschedulable != b->unschedulable || a->allocatable != b->allocatable ||
+        a->alloc_pods != b->alloc_pods || a->nlabels != b->nlabels || a->ntaints != b->ntaints)
+        return 0;
+    for (uint32_t i = 0; i < a->nlabels; i++) {
+        if (a->labels[i].key != b->labels[i].key || a->labels[i].value != b->labels[i].value)
+            return 0;
+    }
+    for (uint32_t i = 0; i < a->ntaints; i++) {
+        if (a->taints[i].key != b->taints[i].key || a->taints[i].value != b->taints[i].value ||
+            a->taints[i].effect != b->taints[i].effect)
+            return 0;
+    }
+    return 1;
+}
+
+static const json_t *metadata_name(const json_t *obj, const char **ns, const char **name, struct gang_error *err)
+{
+    const json_t *meta = json_object_get(obj, "metadata");
+    *name = json_string_value(json_object_get(meta, "name"));
+    *ns = json_string_value(json_object_get(meta, "namespace"));
+    if (*name == NULL || (*name)[0] == '\0') {
+        snprintf(err->message, sizeof(err->message), "metadata.name: must be a non-empty string");
+        return NULL;
+    }
+    return meta;
+}
+
+int cache_upsert_node(struct cache *c, const json_t *obj, struct gang_error *err)
+{
+    const char *ns, *name;
+    const json_t *meta = metadata_name(obj, &ns, &name, err);
+    if (meta == NULL)
+        return -1;
+    struct cache_node *node = node_ref(c, name);
+    struct cache_node fresh;
+    memset(&fresh, 0, sizeof(fresh));
+    fresh.alloc_pods = INT64_MAX;
+
+    const json_t *labels = json_object_get(meta, "labels");
+    const char *k;
+    const json_t *v;
+    fresh.labels = xcalloc(json_object_size(labels), sizeof(*fresh.labels));
+    /* Sorted keys keep the comparison with the previous version order-independent. */
+    const char **keys = xcalloc(json_object_size(labels), sizeof(*keys));
+    size_t nkeys = 0;
+    json_object_foreach((json_t *)labels, k, v)
+    {
+        if (json_is_string(v))
+            keys[nkeys++] = k;
+    }
+    for (size_t i = 1; i < nkeys; i++) {
+        for (size_t j = i; j > 0 && strcmp(keys[j - 1], keys[j]) > 0; j--) {
+            const char *t = keys[j];
+            keys[j] = keys[j - 1];
+            keys[j - 1] = t;
+        }
+    }
+    for (size_t i = 0; i < nkeys; i++) {
+        fresh.labels[i].key = intern(c, keys[i]);
+        fresh.labels[i].value = intern(c, json_string_value(json_object_get(labels, keys[i])));
+    }
+    fresh.nlabels = (uint32_t)nkeys;
+    free(keys);
+
+    const json_t *spec = json_object_get(obj, "spec");
+    fresh.unschedulable = json_is_true(json_object_get(spec, "unschedulable"));
+    const json_t *taints = json_object_get(spec, "taints");
+    fresh.taints = xcalloc(json_array_size(taints), sizeof(*fresh.taints));
+    for (size_t i = 0; i < json_array_size(taints); i++) {
+        const json_t *t = json_array_get(taints, i);
+        uint8_t effect = parse_effect(json_string_value(json_object_get(t, "effect")));
+        const char *key = json_string_value(json_object_get(t, "key"));
+        if (effect == CACHE_EFFECT_ANY || key == NULL)
+            continue; /* PreferNoSchedule does not keep a pod off */
+        struct cache_taint *taint = &fresh.taints[fresh.ntaints++];
+        taint->key = intern(c, key);
+        taint->value = intern_member(c, t, "value");
+        taint->effect = effect;
+    }
+
+    const json_t *status = json_object_get(obj, "status");
+    struct resources alloc;
+    struct resources_error rerr;
+    resources_init(&alloc);
+    if (resources_parse(&alloc, json_object_get(status, "allocatable"), "status.allocatable", 0, &rerr) == 0) {
+        const struct quantity *pods = resources_get(&alloc, "pods");
+        if (pods != NULL)
+            fresh.alloc_pods = pods->value;
+        fresh.allocatable = rl_intern(c, &alloc, 0, "pods");
+    }
+    resources_finish(&alloc);
+    const json_t *conds = json_object_get(status, "conditions");
+    for (size_t i = 0; i < json_array_size(conds); i++) {
+        const json_t *cond = json_array_get(conds, i);
+        if (streq(json_string_value(json_object_get(cond, "type")), "Ready"))
+            fresh.ready = streq(json_string_value(json_object_get(cond, "status")), "True");
+    }
+
+    int changed = !node->present || !same_node_props(node, &fresh);
+    node_clear(c, node);
+    node->labels = fresh.labels;
+    node->nlabels = fresh.nlabels;
+    node->taints = fresh.taints;
+    node->ntaints = fresh.ntaints;
+    node->allocatable = fresh.allocatable;
+    node->alloc_pods = fresh.alloc_pods;
+    node->ready = fresh.ready;
+    node->unschedulable = fresh.unschedulable;
+    if (!node->present)
+        c->nnodes_present++;
+    node->present = 1;
+    if (changed) {
+        c->nodes_changed = 1;
+        c->capacity_changed = 1;
+        c->generation++;
+    }
+    return 0;
+}
+
+void cache_delete_node(struct cache *c, const char *name)
+{
+    struct cache_node *node = cache_node_get(c, name);
+    if (node == NULL || !node->present)
+        return;
+    node->present = 0;
+    c->nnodes_present--;
+    node_clear(c, node);
+    c->nodes_changed = 1;
+    c->capacity_changed = 1;
+    c->generation++;
+    node_maybe_free(c, node);
+}
+
+static void node_grow_used(struct cache_node *node, uint32_t n)
+{
+    if (node->nused >= n)
+        return;
+    node->used = xrealloc(node->used, n * sizeof(*node->used));
+    memset(node->used + node->nused, 0, (n - node->nused) * sizeof(*node->used));
+    node->nused = n;
+}
+
+static void node_account(struct cache_node *node, const struct cache_rl *req, int sign)
+{
+    if (req != NULL) {
+        for (uint32_t i = 0; i < req->len; i++) {
+            node_grow_used(node, req->items[i].id + 1);
+            node->used[req->items[i].id] += sign * req->items[i].value;
+        }
+    }
+    node->used_pods += sign;
+}
+
+/* ---- queues ---- */
+
+struct cache_queue *cache_queue_get(const struct cache *c, const char *name)
+{
+    uint64_t h = key_hash(NULL, name);
+    for (struct cache_hnode *n = htab_first(&c->queues, h); n != NULL; n = n->next) {
+        struct cache_queue *q = CONTAINER_OF(n, struct cache_queue, by_name);
+        if (n->hash == h && strcmp(q->name, name) == 0)
+            return q;
+    }
+    return NULL;
+}
+
+static struct cache_queue *queue_ref(struct cache *c, const char *name)
+{
+    struct cache_queue *q = cache_queue_get(c, name);
+    if (q != NULL)
+        return q;
+    q = xcalloc(1, sizeof(*q));
+    q->name = intern(c, name);
+    q->dirty = 1;
+    q->by_name.hash = key_hash(NULL, name);
+    htab_insert(&c->queues, &q->by_name);
+    return q;
+}
+
+static void queue_maybe_free(struct cache *c, struct cache_queue *q)
+{
+    if (q->present || q->ngangs > 0)
+        return;
+    htab_remove(&c->queues, &q->by_name);
+    unintern(c, q->name);
+    unintern(c, q->state);
+    rl_release(c, q->capability);
+    free(q->held);
+    free(q);
+}
+
+static void queue_dirty(struct cache *c, struct cache_queue *q)
+{
+    if (q != NULL)
+        q->dirty = 1;
+    c->generation++;
+}
+
+int cache_upsert_queue(struct cache *c, const json_t *obj, struct gang_error *err)
+{
+    const char *ns, *name;
+    if (metadata_name(obj, &ns, &name, err) == NULL)
+        return -1;
+    struct cache_queue *q = queue_ref(c, name);
+    const json_t *spec = json_object_get(obj, "spec");
+    struct resources cap;
+    struct resources_error rerr;
+    resources_init(&cap);
+    const struct cache_rl *capability = NULL;
+    if (resources_parse(&cap, json_object_get(spec, "capability"), "spec.capability", 0, &rerr) == 0)
+        capability = rl_intern(c, &cap, 1, NULL);
+    resources_finish(&cap);
+    uint8_t dequeue = streq(json_string_value(json_object_get(spec, "dequeueStrategy")), "fifo") ? CACHE_DEQUEUE_FIFO
+                                                                                                 : CACHE_DEQUEUE_TRAVERSE;
+    const char *state = intern_member(c, json_object_get(obj, "status"), "state");
+
+    int changed = !q->present || q->capability != capability || q->dequeue != dequeue || q->state != state;
+    rl_release(c, q->capability);
+    unintern(c, q->state);
+    q->capability = capability;
+    q->state = state;
+    q->dequeue = dequeue;
+    q->present = 1;
+    if (changed)
+        queue_dirty(c, q);
+    return 0;
+}
+
+void cache_delete_queue(struct cache *c, const char *name)
+{
+    struct cache_queue *q = cache_queue_get(c, name);
+    if (q == NULL || !q->present)
+        return;
+    q->present = 0;
+    rl_release(c, q->capability);
+    q->capability = NULL;
+    unintern(c, q->state);
+    q->state = NULL;
+    queue_dirty(c, q);
+    queue_maybe_free(c, q);
+}
+
+/* ---- gangs ---- */
+
+struct cache_gang *cache_gang_get(const struct cache *c, const char *namespace_, const char *name)
+{
+    uint64_t h = key_hash(namespace_, name);
+    for (struct cache_hnode *n = htab_first(&c->gangs, h); n != NULL; n = n->next) {
+        struct cache_gang *g = CONTAINER_OF(n, struct cache_gang, by_name);
+        if (n->hash == h && strcmp(g->name, name) == 0 && streq(g->namespace_, namespace_ ? namespace_ : ""))
+            return g;
+    }
+    return NULL;
+}
+
+static struct cache_gang *gang_ref(struct cache *c, const char *ns, const char *name)
+{
+    struct cache_gang *g = cache_gang_get(c, ns, name);
+    if (g != NULL)
+        return g;
+    g = xcalloc(1, sizeof(*g));
+    g->namespace_ = intern(c, ns != NULL ? ns : "");
+    g->name = intern(c, name);
+    resources_init(&g->min_resources);
+    g->by_name.hash = key_hash(ns, name);
+    htab_insert(&c->gangs, &g->by_name);
+    g->all_next = c->all_gangs;
+    if (c->all_gangs != NULL)
+        c->all_gangs->all_prev = g;
+    c->all_gangs = g;
+    return g;
+}
+
+static void gang_set_queue(struct cache *c, struct cache_gang *g, struct cache_queue *q)
+{
+    if (g->queue == q)
+        return;
+    struct cache_queue *old = g->queue;
+    if (old != NULL) {
+        if (g->queue_prev != NULL)
+            g->queue_prev->queue_next = g->queue_next;
+        else
+            old->gangs = g->queue_next;
+        if (g->queue_next != NULL)
+            g->queue_next->queue_prev = g->queue_prev;
+        g->queue_prev = g->queue_next = NULL;
+        old->ngangs--;
+        queue_dirty(c, old);
+    }
+    g->queue = q;
+    if (q != NULL) {
+        g->queue_next = q->gangs;
+        if (q->gangs != NULL)
+            q->gangs->queue_prev = g;
+        q->gangs = g;
+        q->ngangs++;
+        queue_dirty(c, q);
+    }
+    if (old != NULL)
+        queue_maybe_free(c, old);
+}
+
+static void gang_clear_cluster(struct cache *c, struct cache_gang *g)
+{
+    free(g->uid);
+    free(g->resource_version);
+    free(g->spec_error);
+    unintern(c, g->priority_class);
+    g->uid = g->resource_version = g->spec_error = NULL;
+    g->priority_class = NULL;
+}
+
+static void gang_maybe_free(struct cache *c, struct cache_gang *g)
+{
+    if (g->present || g->npods > 0)
+        return;
+    gang_set_queue(c, g, NULL);
+    htab_remove(&c->gangs, &g->by_name);
+    if (g->all_prev != NULL)
+        g->all_prev->all_next = g->all_next;
+    else
+        c->all_gangs = g->all_next;
+    if (g->all_next != NULL)
+        g->all_next->all_prev = g->all_prev;
+    gang_clear_cluster(c, g);
+    free(g->admitted_at);
+    free(g->admit_mark_rv);
+    free(g->last_message);
+    free(g->tail_message);
+    resources_finish(&g->min_resources);
+    rl_release(c, g->min_rl);
+    unintern(c, g->namespace_);
+    unintern(c, g->name);
+    free(g);
+}
+
+/* ---- pods ---- */
+
+int cache_pod_live(const struct cache_pod *pod)
+{
+    return !(pod->flags & CACHE_POD_DELETING) && pod->phase != CACHE_PHASE_SUCCEEDED && pod->phase != CACHE_PHASE_FAILED;
+}
+
+int cache_pod_gated(const struct cache_pod *pod)
+{
+    return (pod->flags & CACHE_POD_GATED) && !(pod->flags & CACHE_POD_MARKED_UNGATED);
+}
+
+/* A pod the scheduler has yet to bind that this controller admitted: it holds room on some node. */
+static int pod_should_reserve(const struct cache_pod *pod)
+{
+    return pod->gang != NULL && pod->gang->admitted && cache_pod_live(pod) && !cache_pod_gated(pod) &&
+           pod->node == NULL;
+}
+
+static void reserving_remove(struct cache *c, struct cache_pod *pod)
+{
+    if (pod->resv_prev != NULL)
+        pod->resv_prev->resv_next = pod->resv_next;
+    else
+        c->reserving = pod->resv_next;
+    if (pod->resv_next != NULL)
+        pod->resv_next->resv_prev = pod->resv_prev;
+    pod->resv_prev = pod->resv_next = NULL;
+    c->nreserving--;
+    pod->reserving = 0;
+    /* A reservation released (bound or gone) may leave room somewhere else. */
+    c->capacity_changed = 1;
+}
+
+static void update_reserving(struct cache *c, struct cache_pod *pod)
+{
+    int want = pod_should_reserve(pod);
+    if (want == pod->reserving)
+        return;
+    if (!want) {
+        reserving_remove(c, pod);
+        return;
+    }
+    pod->resv_prev = NULL;
+    pod->resv_next = c->reserving;
+    if (c->reserving != NULL)
+        c->reserving->resv_prev = pod;
+    c->reserving = pod;
+    c->nreserving++;
+    pod->reserving = 1;
+}
+
+struct cache_pod *cache_pod_get(const struct cache *c, const char *namespace_, const char *name)
+{
+    uint64_t h = key_hash(namespace_, name);
+    for (struct cache_hnode *n = htab_first(&c->pods, h); n != NULL; n = n->next) {
+        struct cache_pod *p = CONTAINER_OF(n, struct cache_pod, by_name);
+        if (n->hash == h && strcmp(p->name, name) == 0 && streq(p->namespace_, namespace_ ? namespace_ : ""))
+            return p;
+    }
+    return NULL;
+}
+
+struct cache_pod *cache_pod_by_uid(const struct cache *c, const char *uid)
+{
+    uint64_t h = hash_str(HASH_SEED, uid);
+    for (struct cache_hnode *n = htab_first(&c->pods_uid, h); n != NULL; n = n->next) {
+        struct cache_pod *p = CONTAINER_OF(n, struct cache_pod, by_uid);
+        if (n->hash == h && strcmp(p->uid, uid) == 0)
+            return p;
+    }
+    return NULL;
+}
+
+/* Removes pod's contributions to node usage and its gang, leaving its fields. */
+static void pod_detach(struct cache *c, struct cache_pod *pod)
+{
+    if (pod->reserving)
+        reserving_remove(c, pod);
+    if (pod->counted != NULL) {
+        node_account(pod->counted, pod->request, -1);
+        pod->counted = NULL;
+    }
+    if (pod->node != NULL) {
+        struct cache_node *node = pod->node;
+        node->bound--;
+        pod->node = NULL;
+        node_maybe_free(c, node);
+    }
+    if (pod->gang != NULL) {
+        struct cache_gang *g = pod->gang;
+        if (pod->gang_prev != NULL)
+            pod->gang_prev->gang_next = pod->gang_next;
+        else
+            g->pods = pod->gang_next;
+        if (pod->gang_next != NULL)
+            pod->gang_next->gang_prev = pod->gang_prev;
+        pod->gang_prev = pod->gang_next = NULL;
+        g->npods--;
+        pod->gang = NULL;
+        queue_dirty(c, g->queue);
+        gang_maybe_free(c, g);
+    }
+}
+
+static void pod_release_fields(struct cache *c, struct cache_pod *pod)
+{
+    unintern(c, pod->namespace_);
+    unintern(c, pod->cluster);
+    unintern(c, pod->queue);
+    unintern(c, pod->node_type);
+    unintern(c, pod->group);
+    for (uint32_t i = 0; i < pod->nforeign_gates; i++)
+        unintern(c, pod->foreign_gates[i]);
+    free(pod->foreign_gates);
+    rl_release(c, pod->request);
+    sched_release(c, pod->sched);
+    free(pod->strings);
+    pod->namespace_ = pod->cluster = pod->queue = pod->node_type = pod->group = NULL;
+    pod->foreign_gates = NULL;
+    pod->nforeign_gates = 0;
+    pod->request = NULL;
+    pod->sched = NULL;
+    pod->strings = NULL;
+}
+
+static uint8_t parse_phase(const char *s)
+{
+    if (streq(s, "Running"))
+        return CACHE_PHASE_RUNNING;
+    if (streq(s, "Succeeded"))
+        return CACHE_PHASE_SUCCEEDED;
+    if (streq(s, "Failed"))
+        return CACHE_PHASE_FAILED;
+    return CACHE_PHASE_PENDING;
+}
+
+int cache_upsert_pod(struct cache *c, const json_t *obj, struct gang_error *err)
+{
+    const char *ns, *name;
+    const json_t *meta = metadata_name(obj, &ns, &name, err);
+    if (meta == NULL)
+        return -1;
+    if (ns == NULL)
+        ns = "";
+    const char *uid = json_string_value(json_object_get(meta, "uid"));
+    const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
+    if (uid == NULL)
+        uid = "";
+    if (rv == NULL)
+        rv = "";
+
+    struct cache_pod *pod = cache_pod_get(c, ns, name);
+    struct cache_node *old_counted = NULL;
+    const struct cache_rl *old_request = NULL;
+    int keep_mark = 0;
+    if (pod != NULL) {
+        old_counted = pod->counted;
+        if (old_counted != NULL && pod->request != NULL) {
+            old_request = pod->request;
+            ((struct cache_rl *)(uintptr_t)old_request)->refs++; /* compared below */
+        }
+        keep_mark = (pod->flags & CACHE_POD_MARKED_UNGATED) && pod->mark_rv != NULL && strcmp(pod->mark_rv, rv) == 0 &&
+                    strcmp(pod->uid, uid) == 0;
+        pod_detach(c, pod);
+        htab_remove(&c->pods_uid, &pod->by_uid);
+        pod_release_fields(c, pod);
+    } else {
+        pod = xcalloc(1, sizeof(*pod));
+        pod->by_name.hash = key_hash(ns, name);
+        htab_insert(&c->pods, &pod->by_name);
+    }
+    if (!keep_mark) {
+        free(pod->mark_rv);
+        pod->mark_rv = NULL;
+    }
+
+    size_t ln = strlen(name), lu = strlen(uid), lr = strlen(rv);
+    pod->strings = xmalloc(ln + lu + lr + 3);
+    memcpy(pod->strings, name, ln + 1);
+    memcpy(pod->strings + ln + 1, uid, lu + 1);
+    memcpy(pod->strings + ln + lu + 2, rv, lr + 1);
+    pod->name = pod->strings;
+    pod->uid = pod->strings + ln + 1;
+    pod->resource_version = pod->strings + ln + lu + 2;
+    pod->by_uid.hash = hash_str(HASH_SEED, pod->uid);
+    htab_insert(&c->pods_uid, &pod->by_uid);
+
+    pod->namespace_ = intern(c, ns);
+    const json_t *labels = json_object_get(meta, "labels");
+    pod->cluster = intern_member(c, labels, CACHE_LABEL_CLUSTER);
+    pod->queue = intern_member(c, labels, CACHE_LABEL_QUEUE);
+    pod->node_type = intern_member(c, labels, CACHE_LABEL_NODE_TYPE);
+    pod->group = intern_member(c, labels, CACHE_LABEL_GROUP);
+    pod->created = parse_time(json_string_value(json_object_get(meta, "creationTimestamp")));
+    pod->flags = 0;
+    if (json_object_get(meta, "deletionTimestamp") != NULL && !json_is_null(json_object_get(meta, "deletionTimestamp")))
+        pod->flags |= CACHE_POD_DELETING;
+    if (keep_mark)
+        pod->flags |= CACHE_POD_MARKED_UNGATED;
+
+    const json_t *spec = json_object_get(obj, "spec");
+    const json_t *gates = json_object_get(spec, "schedulingGates");
+    for (size_t i = 0; i < json_array_size(gates); i++) {
+        const char *gate = json_string_value(json_object_get(json_array_get(gates, i), "name"));
+        if (gate == NULL)
+            continue;
+        if (strcmp(gate, CACHE_GATE_NAME) == 0) {
+            pod->flags |= CACHE_POD_GATED;
+        } else {
+            pod->foreign_gates = xrealloc(pod->foreign_gates, (pod->nforeign_gates + 1) * sizeof(*pod->foreign_gates));
+            pod->foreign_gates[pod->nforeign_gates++] = intern(c, gate);
+        }
+    }
+    json_int_t prio = json_integer_value(json_object_get(spec, "priority"));
+    pod->priority = prio > INT32_MAX ? INT32_MAX : prio < INT32_MIN ? INT32_MIN : (int32_t)prio;
+    pod->phase = parse_phase(json_string_value(json_object_get(json_object_get(obj, "status"), "phase")));
+
+    struct resources req;
+    struct gang_error gerr;
+    resources_init(&req);
+    if (gang_pod_request(spec, &req, &gerr) == 0)
+        pod->request = rl_intern(c, &req, 0, NULL);
+    else
+        pod->flags |= CACHE_POD_BAD_REQUEST;
+    resources_finish(&req);
+    pod->sched = sched_intern(c, spec);
+
+    const char *node_name = json_string_value(json_object_get(spec, "nodeName"));
+    if (node_name != NULL && node_name[0] != '\0') {
+        pod->node = node_ref(c, node_name);
+        pod->node->bound++;
+        if (pod->phase != CACHE_PHASE_SUCCEEDED && pod->phase != CACHE_PHASE_FAILED) {
+            pod->counted = pod->node;
+            node_account(pod->counted, pod->request, 1);
+        }
+    }
+    /* Usage that went down or moved may make room for a waiting gang. */
+    if (old_counted != NULL && (old_counted != pod->counted || old_request != pod->request))
+        c->capacity_changed = 1;
+    rl_release(c, old_request);
+
+    if (pod->cluster != NULL) {
+        struct cache_gang *g = gang_ref(c, ns, pod->cluster);
+        pod->gang = g;
+        pod->gang_prev = NULL;
+        pod->gang_next = g->pods;
+        if (g->pods != NULL)
+            g->pods->gang_prev = pod;
+        g->pods = pod;
+        g->npods++;
+        queue_dirty(c, g->queue);
+    }
+    update_reserving(c, pod);
+    c->generation++;
+    return 0;
+}
+
+static void pod_remove(struct cache *c, struct cache_pod *pod)
+{
+    if (pod->counted != NULL)
+        c->capacity_changed = 1;
+    pod_detach(c, pod);
+    htab_remove(&c->pods, &pod->by_name);
+    htab_remove(&c->pods_uid, &pod->by_uid);
+    pod_release_fields(c, pod);
+    free(pod->mark_rv);
+    free(pod);
+    c->generation++;
+}
+
+void cache_delete_pod(struct cache *c, const char *namespace_, const char *name)
+{
+    struct cache_pod *pod = cache_pod_get(c, namespace_, name);
+    if (pod != NULL)
+        pod_remove(c, pod);
+}
+
+void cache_pod_mark_ungated(struct cache *c, struct cache_pod *pod)
+{
+    free(pod->mark_rv);
+    pod->mark_rv = xstrdup(pod->resource_version);
+    pod->flags |= CACHE_POD_MARKED_UNGATED;
+    if (pod->gang != NULL)
+        queue_dirty(c, pod->gang->queue);
+    update_reserving(c, pod);
+}
+
+/* ---- RayClusters ---- */
+
+static void gang_update_reserving(struct cache *c, struct cache_gang *g)
+{
+    for (struct cache_pod *p = g->pods; p != NULL; p = p->gang_next)
+        update_reserving(c, p);
+}
+
+int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct gang_error *err)
+{
+    const char *ns, *name;
+    const json_t *meta = metadata_name(obj, &ns, &name, err);
+    if (meta == NULL)
+        return -1;
+    if (ns == NULL)
+        ns = "";
+    struct cache_gang *g = gang_ref(c, ns, name);
+    const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
+    const json_t *labels = json_object_get(meta, "labels");
+    const char *admitted_at = json_string_value(json_object_get(json_object_get(meta, "annotations"), CACHE_ANNOTATION_ADMITTED));
+    if (admitted_at != NULL && admitted_at[0] == '\0')
+        admitted_at = NULL;
+
+    /* Our own admission stands until the watch brings a version newer than the one we marked. */
+    if (admitted_at == NULL && g->admit_mark_rv != NULL && rv != NULL && strcmp(g->admit_mark_rv, rv) == 0 &&
+        g->admitted_at != NULL) {
+        admitted_at = g->admitted_at;
+    } else {
+        free(g->admit_mark_rv);
+        g->admit_mark_rv = NULL;
+    }
+    char *at = xstrdup(admitted_at);
+    free(g->admitted_at);
+    g->admitted_at = at;
+
+    gang_clear_cluster(c, g);
+    g->uid = xstrdup(json_string_value(json_object_get(meta, "uid")));
+    g->resource_version = xstrdup(rv);
+    g->priority_class = intern_member(c, labels, CACHE_LABEL_PRIORITY);
+    g->created = parse_time(json_string_value(json_object_get(meta, "creationTimestamp")));
+
+    struct gang_spec spec;
+    struct gang_error gerr;
+    gang_spec_init(&spec);
+    rl_release(c, g->min_rl);
+    g->min_rl = NULL;
+    resources_finish(&g->min_resources);
+    if (gang_from_raycluster(obj, &spec, &gerr) == 0) {
+        g->spec_ok = 1;
+        g->min_member = spec.min_member;
+        resources_copy(&g->min_resources, &spec.min_resources);
+        g->min_rl = rl_intern(c, &spec.min_resources, 0, NULL);
+    } else {
+        g->spec_ok = 0;
+        g->min_member = 0;
+        g->spec_error = xstrdup(gerr.message);
+    }
+    gang_spec_finish(&spec);
+
+    const char *queue = json_string_value(json_object_get(labels, CACHE_LABEL_QUEUE));
+    gang_set_queue(c, g, queue != NULL && queue[0] != '\0' ? queue_ref(c, queue) : NULL);
+    g->present = 1;
+    uint8_t admitted = g->admitted_at != NULL;
+    if (admitted != g->admitted) {
+        g->admitted = admitted;
+        if (!admitted)
+            c->capacity_changed = 1; /* its reservations are gone */
+        gang_update_reserving(c, g);
+    }
+    queue_dirty(c, g->queue);
+    return 0;
+}
+
+void cache_gang_mark_admitted(struct cache *c, struct cache_gang *g, const char *at)
+{
+    free(g->admit_mark_rv);
+    g->admit_mark_rv = xstrdup(g->resource_version != NULL ? g->resource_version : "");
+    char *copy = xstrdup(at != NULL ? at : "");
+    free(g->admitted_at);
+    g->admitted_at = copy;
+    g->admitted = 1;
+    gang_update_reserving(c, g);
+    queue_dirty(c, g->queue);
+}
+
+void cache_delete_raycluster(struct cache *c, const char *namespace_, const char *name)
+{
+    struct cache_gang *g = cache_gang_get(c, namespace_, name);
+    if (g == NULL || !g->present)
+        return;
+    /* queue, admitted and minResources stay: the gang holds its queue share until its pods are gone. */
+    g->present = 0;
+    gang_clear_cluster(c, g);
+    free(g->admit_mark_rv);
+    g->admit_mark_rv = NULL;
+    queue_dirty(c, g->queue);
+    gang_maybe_free(c, g);
+}
+
+int cache_delete_object(struct cache *c, const json_t *obj)
+{
+    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    const json_t *meta = json_object_get(obj, "metadata");
+    const char *name = json_string_value(json_object_get(meta, "name"));
+    const char *ns = json_string_value(json_object_get(meta, "namespace"));
+    if (kind == NULL || name == NULL)
+        return -1;
+    if (strcmp(kind, "Node") == 0)
+        cache_delete_node(c, name);
+    else if (strcmp(kind, "Pod") == 0)
+        cache_delete_pod(c, ns, name);
+    else if (strcmp(kind, "RayCluster") == 0)
+        cache_delete_raycluster(c, ns, name);
+    else if (strcmp(kind, "Queue") == 0)
+        cache_delete_queue(c, name);
+    else
+        return -1;
+    return 0;
+}
+
+void cache_mark_all_dirty(struct cache *c)
+{
+    c->capacity_changed = 1;
+}
+
+void cache_destroy(struct cache *c)
+{
+    if (c == NULL)
+        return;
+    /* Pods first: they hold references to nodes, gangs and interned data. */
+    for (size_t i = 0; i < c->pods.nbuckets; i++) {
+        while (c->pods.buckets[i] != NULL)
+            pod_remove(c, CONTAINER_OF(c->pods.buckets[i], struct cache_pod, by_name));
+    }
+    while (c->all_gangs != NULL) {
+        struct cache_gang *g = c->all_gangs;
+        if (g->present)
+            cache_delete_raycluster(c, g->namespace_, g->name);
+        else
+            gang_maybe_free(c, g); /* not reached: a gang without cluster or pods is already gone */
+    }
+    for (size_t i = 0; i < c->queues.nbuckets; i++) {
+        while (c->queues.buckets[i] != NULL)
+            cache_delete_queue(c, CONTAINER_OF(c->queues.buckets[i], struct cache_queue, by_name)->name);
+    }
+    for (size_t i = 0; i < c->nodes.nbuckets; i++) {
+        while (c->nodes.buckets[i] != NULL)
+            cache_delete_node(c, CONTAINER_OF(c->nodes.buckets[i], struct cache_node, by_name)->name);
+    }
+    for (uint32_t i = 0; i < c->nresources; i++)
+        unintern(c, c->resource_names[i]);
+    free(c->resource_names);
+    free(c->eligible);
+    htab_finish(&c->strings);
+    htab_finish(&c->rls);
+    htab_finish(&c->scheds);
+    htab_finish(&c->nodes);
+    htab_finish(&c->pods);
+    htab_finish(&c->pods_uid);
+    htab_finish(&c->gangs);
+    htab_finish(&c->queues);
+    free(c);
+}

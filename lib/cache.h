@@ -1,0 +1,338 @@
+/*
+ * cache: the gate controller's in-memory model of the cluster, holding only
+ * what admission decisions need (see admit.h for the decisions).
+ *
+ * Objects go in as the API returns them from list and watch (borrowed json_t);
+ * each upsert extracts what decisions use once, so a decision pass runs on plain
+ * C structs. Pure: no I/O, no threads, no clock.
+ *
+ * Memory is kept small (the target is <= 1 KB per cached pod): label values,
+ * namespaces, node names and resource names are interned and compared by
+ * pointer; resource lists and scheduling constraints (nodeSelector, required
+ * node affinity, tolerations) are interned too, so the pods of one worker group
+ * share one copy.
+ *
+ * Objects:
+ * - node: labels, NoSchedule/NoExecute taints, allocatable, Ready and
+ *   schedulable, and the requests of every non-terminated pod bound to it (any
+ *   pod, not only Ray pods);
+ * - pod: what is listed in struct cache_pod;
+ * - gang: one per RayCluster namespace/name that is cached or still has pods.
+ *   It outlives its RayCluster while the cluster's pods exist, because an
+ *   admitted gang holds queue capability until its pods are gone;
+ * - queue: a Volcano Queue (scheduling.volcano.sh/v1beta1), or a name gangs
+ *   refer to that does not exist.
+ *
+ * The structs are public so that admit.c and the controller can read them;
+ * only cache.c writes them. Pointers into the cache stay valid until the next
+ * upsert, delete or cache_destroy().
+ */
+#ifndef RAYGATE_CACHE_H
+#define RAYGATE_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "gang.h"
+#include "quantity.h"
+
+#define CACHE_GATE_NAME "raygate.io/gang"
+#define CACHE_LABEL_CLUSTER "ray.io/cluster"
+#define CACHE_LABEL_QUEUE "volcano.sh/queue-name"
+#define CACHE_LABEL_NODE_TYPE "ray.io/node-type"
+#define CACHE_LABEL_GROUP "ray.io/group"
+#define CACHE_LABEL_PRIORITY "ray.io/priority-class-name"
+#define CACHE_ANNOTATION_ADMITTED "raygate.io/admitted-at"
+
+/* Intrusive hash-table link. */
+struct cache_hnode {
+    struct cache_hnode *next;
+    uint64_t hash;
+};
+
+struct cache_htab {
+    struct cache_hnode **buckets;
+    size_t nbuckets;
+    size_t len;
+};
+
+/* One resource of an interned list: id indexes cache->resource_names. */
+struct cache_res {
+    uint32_t id;
+    uint8_t format; /* enum quantity_format */
+    int64_t value;  /* milli-units for cpu, base units otherwise */
+};
+
+/* An interned, immutable resource list, items sorted by resource name. */
+struct cache_rl {
+    struct cache_hnode node;
+    uint32_t refs;
+    uint32_t len;
+    struct cache_res items[];
+};
+
+enum cache_op {
+    CACHE_OP_IN,
+    CACHE_OP_NOT_IN,
+    CACHE_OP_EXISTS,
+    CACHE_OP_DOES_NOT_EXIST,
+    CACHE_OP_GT,
+    CACHE_OP_LT,
+};
+
+/* One node selector requirement; strings interned. */
+struct cache_expr {
+    const char *key;
+    uint8_t op;         /* enum cache_op */
+    uint8_t field_name; /* a matchFields requirement on metadata.name, not a label */
+    uint32_t nvalues;
+    const char **values;
+};
+
+/* A node selector term: its requirements all hold (matchExpressions and matchFields). */
+struct cache_term {
+    uint32_t len;
+    struct cache_expr *exprs;
+};
+
+enum cache_effect {
+    CACHE_EFFECT_ANY = 0, /* a toleration with no effect */
+    CACHE_EFFECT_NO_SCHEDULE,
+    CACHE_EFFECT_NO_EXECUTE,
+};
+
+struct cache_toleration {
+    const char *key;   /* NULL: empty key (with Exists: every taint) */
+    const char *value; /* NULL: empty */
+    uint8_t exists;    /* operator Exists, else Equal */
+    uint8_t effect;    /* enum cache_effect */
+};
+
+struct cache_taint {
+    const char *key;
+    const char *value; /* NULL: empty */
+    uint8_t effect;    /* enum cache_effect: only NoSchedule and NoExecute are kept */
+};
+
+struct cache_label {
+    const char *key;
+    const char *value;
+};
+
+/*
+ * A pod's scheduling constraints, interned by content: nodeSelector, required
+ * node affinity (any term), tolerations. Pods without any share NULL.
+ */
+struct cache_sched {
+    struct cache_hnode node;
+    uint32_t refs;
+    char *key; /* canonical JSON the class is interned by */
+    uint32_t nselector;
+    struct cache_label *selector;
+    uint32_t nterms; /* 0: no required node affinity */
+    struct cache_term *terms;
+    uint32_t ntolerations;
+    struct cache_toleration *tolerations;
+};
+
+struct cache_node {
+    struct cache_hnode by_name;
+    const char *name; /* interned */
+    uint8_t present;  /* the Node object is cached (else only pods bound to it are) */
+    uint8_t ready;    /* condition Ready is True */
+    uint8_t unschedulable;
+    uint32_t nlabels;
+    struct cache_label *labels;
+    uint32_t ntaints;
+    struct cache_taint *taints;
+    const struct cache_rl *allocatable; /* NULL: nothing */
+    int64_t alloc_pods;                 /* allocatable "pods" */
+    /* Requests of the non-terminated pods bound here, dense by resource id. */
+    int64_t *used;
+    uint32_t nused;
+    int64_t used_pods;
+    size_t bound; /* pods counted in used */
+};
+
+enum cache_phase {
+    CACHE_PHASE_PENDING = 0, /* also unknown or absent */
+    CACHE_PHASE_RUNNING,
+    CACHE_PHASE_SUCCEEDED,
+    CACHE_PHASE_FAILED,
+};
+
+enum {
+    CACHE_POD_GATED = 1 << 0,          /* spec.schedulingGates holds raygate.io/gang */
+    CACHE_POD_DELETING = 1 << 1,       /* metadata.deletionTimestamp is set */
+    CACHE_POD_MARKED_UNGATED = 1 << 2, /* cache_pod_mark_ungated() until the watch shows a new version */
+    CACHE_POD_BAD_REQUEST = 1 << 3,    /* its request did not parse; counted as empty */
+};
+
+struct cache_gang;
+
+struct cache_pod {
+    struct cache_hnode by_name;
+    struct cache_hnode by_uid;
+    struct cache_pod *gang_prev, *gang_next; /* the pods of its gang */
+    struct cache_pod *resv_prev, *resv_next; /* the cache's list of reserving pods */
+    char *strings;                           /* owned: "name\0uid\0resourceVersion\0" */
+    const char *name, *uid, *resource_version; /* into strings */
+    char *mark_rv;                           /* owned: resourceVersion when marked ungated */
+    const char *namespace_;                  /* interned */
+    const char *cluster;                     /* interned ray.io/cluster label, or NULL */
+    const char *queue;                       /* interned volcano.sh/queue-name label, or NULL */
+    const char *node_type;                   /* interned ray.io/node-type label, or NULL */
+    const char *group;                       /* interned ray.io/group label, or NULL */
+    const char **foreign_gates;              /* owned array of interned names: gates other than ours */
+    uint32_t nforeign_gates;
+    uint8_t phase;                           /* enum cache_phase */
+    uint8_t flags;
+    uint8_t reserving;                       /* on the reserving list */
+    uint32_t pass_mark;                      /* admit.c scratch: pass that admitted it */
+    int32_t priority;                        /* spec.priority */
+    int64_t created;                         /* metadata.creationTimestamp, Unix seconds */
+    struct cache_node *node;                 /* spec.nodeName's node, or NULL when unbound */
+    struct cache_node *counted;              /* the node whose used includes this pod, or NULL */
+    struct cache_gang *gang;                 /* gang of (namespace, cluster), or NULL */
+    const struct cache_rl *request;          /* effective request, or NULL when empty */
+    const struct cache_sched *sched;         /* scheduling constraints, or NULL when none */
+};
+
+enum cache_dequeue {
+    CACHE_DEQUEUE_TRAVERSE = 0, /* a gang that does not fit does not block (default) */
+    CACHE_DEQUEUE_FIFO,         /* a complete gang that does not fit blocks those behind it */
+};
+
+struct cache_queue {
+    struct cache_hnode by_name;
+    const char *name; /* interned */
+    uint8_t present;
+    uint8_t dequeue;  /* enum cache_dequeue */
+    uint8_t dirty;    /* its decisions may have changed since the last pass */
+    const char *state; /* interned status.state; NULL or "" is Open */
+    const struct cache_rl *capability; /* NULL: unlimited */
+    struct cache_gang *gangs;          /* gangs naming this queue */
+    size_t ngangs;
+    /* admit.c scratch, valid during a pass. */
+    int64_t *held;   /* dense by resource id: what admitted gangs hold */
+    uint32_t nheld;
+    uint32_t pass_mark;               /* pass that selected it */
+    const struct cache_gang *blocker; /* fifo: the complete gang that did not fit */
+};
+
+struct cache_gang {
+    struct cache_hnode by_name;
+    struct cache_gang *all_prev, *all_next;     /* every gang */
+    struct cache_gang *queue_prev, *queue_next; /* the gangs of its queue */
+    const char *namespace_;                     /* interned */
+    const char *name;                           /* interned RayCluster name */
+    struct cache_pod *pods;                     /* pods labelled with the cluster, any state */
+    size_t npods;
+    struct cache_queue *queue; /* its queue label's queue; kept after the cluster is deleted */
+    /* The RayCluster, while present. */
+    uint8_t present;
+    uint8_t spec_ok;     /* the gang arithmetic succeeded */
+    uint8_t admitted;    /* raygate.io/admitted-at is set (or cache_gang_mark_admitted) */
+    char *uid;           /* owned */
+    char *resource_version; /* owned */
+    char *admitted_at;   /* owned annotation value, or NULL */
+    char *admit_mark_rv; /* owned: resourceVersion when marked admitted */
+    char *spec_error;    /* owned: why the gang arithmetic failed, or NULL */
+    const char *priority_class; /* interned ray.io/priority-class-name label, or NULL */
+    int64_t created;            /* creationTimestamp, Unix seconds */
+    int64_t min_member;
+    struct resources min_resources;    /* for messages, formats kept */
+    const struct cache_rl *min_rl;     /* the same, interned; NULL when empty */
+    /* The last reasons reported (see admit_reason_changed()). */
+    int last_reason;
+    char *last_message;
+    int tail_reason;
+    char *tail_message;
+};
+
+struct cache {
+    struct cache_htab strings;
+    struct cache_htab rls;
+    struct cache_htab scheds;
+    struct cache_htab nodes;
+    struct cache_htab pods;      /* by namespace/name */
+    struct cache_htab pods_uid;  /* by uid */
+    struct cache_htab gangs;
+    struct cache_htab queues;
+    struct cache_gang *all_gangs;
+    struct cache_pod *reserving; /* admitted, live, ungated, unbound pods */
+    size_t nreserving;
+    const char **resource_names; /* interned, by id */
+    uint32_t nresources;
+    uint32_t resource_cap;
+    uint8_t capacity_changed; /* every queue must be re-evaluated */
+    uint8_t nodes_changed;    /* the set or the properties of Ready nodes changed */
+    uint64_t generation;      /* bumped by every change */
+    /* Scratch for admit.c: kept across passes to avoid reallocating. */
+    struct cache_node **eligible; /* Ready, schedulable nodes by name */
+    size_t neligible;
+    size_t nnodes_present;
+    uint32_t passes;
+};
+
+/* Creates an empty cache. */
+struct cache *cache_create(void);
+
+/* Frees the cache and everything in it; c may be NULL. */
+void cache_destroy(struct cache *c);
+
+/*
+ * Inserts or replaces an object from its API JSON (borrowed), keyed by
+ * metadata.namespace/metadata.name (nodes and queues: metadata.name).
+ * Returns 0, or -1 with err when the object lacks a name (it is then ignored).
+ * Fields that do not parse are taken as absent: the apiserver validated them.
+ */
+int cache_upsert_node(struct cache *c, const json_t *node, struct gang_error *err);
+int cache_upsert_pod(struct cache *c, const json_t *pod, struct gang_error *err);
+int cache_upsert_raycluster(struct cache *c, const json_t *raycluster, struct gang_error *err);
+int cache_upsert_queue(struct cache *c, const json_t *queue, struct gang_error *err);
+
+/* Removes an object by key; namespace_ is ignored for nodes and queues. Absent objects are fine. */
+void cache_delete_node(struct cache *c, const char *name);
+void cache_delete_pod(struct cache *c, const char *namespace_, const char *name);
+void cache_delete_raycluster(struct cache *c, const char *namespace_, const char *name);
+void cache_delete_queue(struct cache *c, const char *name);
+
+/*
+ * Removes the object a watch DELETED event carries (borrowed), by its kind:
+ * "Node", "Pod", "RayCluster" or "Queue". Returns 0, or -1 for another kind.
+ */
+int cache_delete_object(struct cache *c, const json_t *obj);
+
+/* Lookups; NULL when absent. */
+struct cache_node *cache_node_get(const struct cache *c, const char *name);
+struct cache_pod *cache_pod_get(const struct cache *c, const char *namespace_, const char *name);
+struct cache_pod *cache_pod_by_uid(const struct cache *c, const char *uid);
+struct cache_gang *cache_gang_get(const struct cache *c, const char *namespace_, const char *name);
+struct cache_queue *cache_queue_get(const struct cache *c, const char *name);
+
+/*
+ * Records that our gate was removed from pod (the patch succeeded or is in
+ * flight), before the watch shows it: the pod counts as admitted. The mark
+ * lasts until an upsert brings a resourceVersion other than the one marked.
+ */
+void cache_pod_mark_ungated(struct cache *c, struct cache_pod *pod);
+
+/* Likewise for the raygate.io/admitted-at annotation of gang's RayCluster; at is its value. */
+void cache_gang_mark_admitted(struct cache *c, struct cache_gang *gang, const char *at);
+
+/* A pod is live (a gang member) when neither terminating nor Succeeded/Failed. */
+int cache_pod_live(const struct cache_pod *pod);
+
+/* Our gate is present (and not marked removed). */
+int cache_pod_gated(const struct cache_pod *pod);
+
+/* The name of resource id (interned). */
+const char *cache_resource_name(const struct cache *c, uint32_t id);
+
+/* Marks every queue for re-evaluation by the next incremental pass (a periodic resync). */
+void cache_mark_all_dirty(struct cache *c);
+
+#endif

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Issue 4, walkthrough 3: the controller dies after recording an admission but
+# before all gates are removed (test-only fault switch). Restarted, it finishes
+# that gang first and over-admits nothing.
+. "$(dirname "$0")/lib.sh"
+e2e_setup
+gate_running() { [[ "$("$ROOT/hack/cluster.sh" status 2>/dev/null)" == *"raygate-gate"*"running"* ]]; }
+restore_gate() {
+	"$ROOT/hack/cluster.sh" stop raygate-gate >/dev/null 2>&1 || true
+	"$ROOT/hack/cluster.sh" start-gate >/dev/null 2>&1 || true
+}
+trap 'restore_gate; e2e_teardown' EXIT
+Q="restart-$RANDOM"
+make_queue "$Q" 4 6Gi
+
+"$ROOT/hack/cluster.sh" stop raygate-gate
+"$ROOT/hack/cluster.sh" start-gate --test-fault-exit-after-ungates 1
+sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" test-cluster-0 "$Q" | kc apply -n "$NS" -f - >/dev/null
+gate_down() { ! gate_running; }
+eventually 60 "the controller died mid-admission (fault switch)" gate_down
+grep -q "test fault: exiting after recording the admission" "$STATE/logs/raygate-gate.log" || fail "the gate exited for another reason"
+[[ -n "$(kc get raycluster -n "$NS" test-cluster-0 -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')" ]] ||
+	fail "the admission was not recorded before the gates were touched"
+pass "admission recorded before the crash"
+assert_eq "pods still gated after the crash" 2 "$(gated_count test-cluster-0)"
+
+# While the controller is down, a second gang of the same shape arrives: the
+# queue can hold only one of them.
+sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" test-cluster-1 "$Q" | kc apply -n "$NS" -f - >/dev/null
+three() { [[ "$(count_pods test-cluster-1)" == 3 ]]; }
+eventually 60 "test-cluster-1's 3 pods created" three
+
+"$ROOT/hack/cluster.sh" start-gate
+none_gated() { [[ "$(gated_count test-cluster-0)" == 0 ]]; }
+eventually 30 "restarted controller finished test-cluster-0" none_gated
+eventually 60 "test-cluster-0 Running" pods_are test-cluster-0 3 Running
+head="$(kc get pods -n "$NS" -l ray.io/cluster=test-cluster-1,ray.io/node-type=head -o jsonpath='{.items[0].metadata.name}')"
+eventually 10 "test-cluster-1 waits on the queue" describe_has "$head" "does not fit queue $Q"
+sleep 2
+assert_eq "test-cluster-1 not over-admitted" 3 "$(gated_count test-cluster-1)"

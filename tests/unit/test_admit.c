@@ -1,0 +1,492 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "admit.h"
+#include "cache.h"
+#include "fixtures.h"
+
+static const char *const kinds[] = {"queues", "nodes", "rayclusters", "pods"};
+
+static void upsert(struct cache *c, const char *kind, const json_t *obj)
+{
+    struct gang_error err;
+    int rc;
+    if (strcmp(kind, "queues") == 0)
+        rc = cache_upsert_queue(c, obj, &err);
+    else if (strcmp(kind, "nodes") == 0)
+        rc = cache_upsert_node(c, obj, &err);
+    else if (strcmp(kind, "rayclusters") == 0)
+        rc = cache_upsert_raycluster(c, obj, &err);
+    else
+        rc = cache_upsert_pod(c, obj, &err);
+    if (rc != 0)
+        fail_msg("upsert %s: %s", kind, err.message);
+}
+
+/* A cache holding a fixture's state; reverse loads pods first and every list backwards (watch events come in any order). */
+static struct cache *load(const json_t *fx, int reverse)
+{
+    struct cache *c = cache_create();
+    for (size_t k = 0; k < 4; k++) {
+        const char *kind = kinds[reverse ? 3 - k : k];
+        const json_t *arr = json_object_get(fx, kind);
+        size_t n = json_array_size(arr);
+        for (size_t i = 0; i < n; i++)
+            upsert(c, kind, json_array_get(arr, reverse ? n - 1 - i : i));
+    }
+    return c;
+}
+
+static char *decision_text(const struct admit_decision *d)
+{
+    json_t *pods = json_array();
+    for (size_t i = 0; i < d->npods; i++)
+        json_array_append_new(pods, json_string(d->pods[i].name));
+    json_t *j = json_pack("{s:s,s:s++,s:s,s:s,s:o}", "action", admit_action_name(d->action), "cluster", d->namespace_, "/",
+                          d->cluster, "reason", admit_reason_name(d->reason), "message", d->message ? d->message : "", "pods",
+                          pods);
+    char *s = fixture_dump(j);
+    json_decref(j);
+    return s;
+}
+
+/* Compares decisions [from, r->len) with the expected array: action, cluster and every field the fixture gives. */
+static void check_decisions(const char *what, const struct admit_result *r, size_t from, const json_t *want)
+{
+    size_t n = r->len - from;
+    for (size_t i = 0; i < n && i < json_array_size(want); i++) {
+        const struct admit_decision *d = &r->items[from + i];
+        const json_t *w = json_array_get(want, i);
+        char *got = decision_text(d);
+        char cluster[256];
+        snprintf(cluster, sizeof(cluster), "%s/%s", d->namespace_, d->cluster);
+        const char *wreason = json_string_value(json_object_get(w, "reason"));
+        const char *wmessage = json_string_value(json_object_get(w, "message"));
+        const json_t *wpods = json_object_get(w, "pods");
+        int ok = strcmp(admit_action_name(d->action), json_string_value(json_object_get(w, "action"))) == 0 &&
+                 strcmp(cluster, json_string_value(json_object_get(w, "cluster"))) == 0 &&
+                 (wreason == NULL || strcmp(admit_reason_name(d->reason), wreason) == 0) &&
+                 (wmessage == NULL || (d->message != NULL && strcmp(d->message, wmessage) == 0));
+        if (wpods != NULL) {
+            ok = ok && json_array_size(wpods) == d->npods;
+            for (size_t k = 0; ok && k < d->npods; k++)
+                ok = strcmp(d->pods[k].name, json_string_value(json_array_get(wpods, k))) == 0;
+        }
+        /* A wait always says why, in words. */
+        if ((d->action == ADMIT_ACTION_WAIT || d->action == ADMIT_ACTION_TAIL_WAIT) &&
+            (d->reason == ADMIT_REASON_NONE || d->message == NULL || d->message[0] == '\0'))
+            ok = 0;
+        if (!ok) {
+            char *ws = fixture_dump(w);
+            fail_msg("%s: decision %zu is\n  %s\nexpected\n  %s", what, i, got, ws);
+        }
+        free(got);
+    }
+    if (n != json_array_size(want)) {
+        char *extra = n > json_array_size(want) ? decision_text(&r->items[from + json_array_size(want)]) : strdup("-");
+        fail_msg("%s: %zu decisions, expected %zu (first extra: %s)", what, n, json_array_size(want), extra);
+    }
+}
+
+/* Every fixture in admit/: the decisions of a pass over its state, whatever order the objects came in. */
+static void test_fixtures(void **state)
+{
+    (void)state;
+    size_t n, total = 0;
+    char **files = fixture_list("admit", &n);
+    assert_true(n >= 25);
+    for (size_t i = 0; i < n; i++) {
+        json_t *fx = fixture_json(files[i]);
+        const json_t *want = json_object_get(fx, "decisions");
+        assert_true(json_is_array(want));
+        for (int reverse = 0; reverse < 2; reverse++) {
+            struct cache *c = load(fx, reverse);
+            struct admit_result r;
+            admit_result_init(&r);
+            char what[256];
+            snprintf(what, sizeof(what), "%s (%s)", files[i], reverse ? "reversed, full pass" : "incremental pass");
+            admit_pass(c, reverse ? ADMIT_PASS_FULL : 0, &r);
+            check_decisions(what, &r, 0, want);
+            /* Nothing changed: an incremental pass has nothing to look at and decides nothing. */
+            size_t len = r.len;
+            assert_int_equal(admit_pass(c, 0, &r), 0);
+            assert_int_equal(r.len, len);
+            admit_result_finish(&r);
+            cache_destroy(c);
+        }
+        total += json_array_size(want);
+        json_decref(fx);
+    }
+    assert_true(total >= 50);
+    fixture_list_free(files, n);
+}
+
+/* What the controller does with a decision it applied: record it in the cache. */
+static void apply(struct cache *c, const struct admit_result *r, size_t from)
+{
+    for (size_t i = from; i < r->len; i++) {
+        const struct admit_decision *d = &r->items[i];
+        if (d->action == ADMIT_ACTION_WAIT || d->action == ADMIT_ACTION_TAIL_WAIT)
+            continue;
+        if (d->action == ADMIT_ACTION_ADMIT)
+            cache_gang_mark_admitted(c, cache_gang_get(c, d->namespace_, d->cluster), "2024-05-01T11:00:00Z");
+        for (size_t k = 0; k < d->npods; k++)
+            cache_pod_mark_ungated(c, cache_pod_get(c, d->namespace_, d->pods[k].name));
+    }
+}
+
+static const json_t *find_object(const json_t *fx, const char *kind, const char *name)
+{
+    size_t i;
+    const json_t *obj;
+    json_array_foreach(json_object_get(fx, kind), i, obj)
+    {
+        if (strcmp(json_string_value(json_object_get(json_object_get(obj, "metadata"), "name")), name) == 0)
+            return obj;
+    }
+    fail_msg("%s %s not in fixture", kind, name);
+    return NULL;
+}
+
+/* The pod as the watch shows it once the scheduler bound it: ungated, on node, Running, a new resourceVersion. */
+static json_t *bound(const json_t *pod, const char *node, const char *rv)
+{
+    json_t *p = json_deep_copy(pod);
+    json_t *spec = json_object_get(p, "spec");
+    json_object_del(spec, "schedulingGates");
+    json_object_set_new(spec, "nodeName", json_string(node));
+    json_object_set_new(json_object_get(p, "metadata"), "resourceVersion", json_string(rv));
+    json_object_set_new(json_object_get(p, "status"), "phase", json_string("Running"));
+    return p;
+}
+
+/* Issue 4, walkthrough 1, step by step: admitted pods keep their share until they are gone, then the next gang goes. */
+static void test_walkthrough(void **state)
+{
+    (void)state;
+    json_t *fx = fixture_json("admit/queue-walkthrough.json");
+    struct cache *c = load(fx, 0);
+    struct admit_result r;
+    admit_result_init(&r);
+    struct gang_error err;
+
+    assert_int_equal(admit_pass(c, 0, &r), 2);
+    assert_int_equal(r.items[0].action, ADMIT_ACTION_ADMIT);
+    assert_int_equal(r.items[1].action, ADMIT_ACTION_WAIT);
+    assert_int_equal(admit_reason_changed(c, &r.items[0]), 1);
+    assert_int_equal(admit_reason_changed(c, &r.items[1]), 1);
+    apply(c, &r, 0);
+    struct cache_gang *g0 = cache_gang_get(c, "default", "test-cluster-0");
+    assert_non_null(g0);
+    assert_true(g0->admitted);
+    /* Three admitted pods wait for the scheduler and reserve their room. */
+    assert_int_equal(c->nreserving, 3);
+
+    /* The marks changed test-cluster-0's queue: it is looked at again, decides nothing new, and the wait is no news. */
+    size_t from = r.len;
+    assert_int_equal(admit_pass(c, 0, &r), 1);
+    assert_int_equal(r.items[from].action, ADMIT_ACTION_WAIT);
+    assert_string_equal(r.items[from].message, r.items[1].message);
+    assert_int_equal(admit_reason_changed(c, &r.items[from]), 0);
+
+    /* The watch catches up: the apiserver's copy of the cluster carries the annotation; the scheduler binds the pods. */
+    json_t *rc0 = json_deep_copy(find_object(fx, "rayclusters", "test-cluster-0"));
+    json_object_set_new(json_object_get(rc0, "metadata"), "annotations",
+                        json_pack("{s:s}", "raygate.io/admitted-at", "2024-05-01T11:00:00Z"));
+    json_object_set_new(json_object_get(rc0, "metadata"), "resourceVersion", json_string("900"));
+    assert_int_equal(cache_upsert_raycluster(c, rc0, &err), 0);
+    const char *names[] = {"test-cluster-0-head", "test-cluster-0-worker-worker-a", "test-cluster-0-worker-worker-b"};
+    for (size_t i = 0; i < 3; i++) {
+        json_t *p = bound(find_object(fx, "pods", names[i]), "node-1", "901");
+        assert_int_equal(cache_upsert_pod(c, p, &err), 0);
+        json_decref(p);
+    }
+    assert_int_equal(c->nreserving, 0);
+    assert_int_equal(cache_node_get(c, "node-1")->used_pods, 3);
+    from = r.len;
+    admit_pass(c, 0, &r);
+    assert_int_equal(r.len - from, 1);
+    assert_int_equal(r.items[from].reason, ADMIT_REASON_QUEUE_CAPACITY);
+
+    /* Deleting the RayCluster is not enough: its pods, terminating, still hold the queue. */
+    cache_delete_raycluster(c, "default", "test-cluster-0");
+    assert_non_null(cache_gang_get(c, "default", "test-cluster-0"));
+    from = r.len;
+    admit_pass(c, 0, &r);
+    assert_int_equal(r.len - from, 1);
+    assert_int_equal(r.items[from].action, ADMIT_ACTION_WAIT);
+    assert_string_equal(r.items[from].message, r.items[1].message);
+
+    /* Once they are gone, test-cluster-1 is admitted with all its pods at once. */
+    for (size_t i = 0; i < 3; i++)
+        cache_delete_pod(c, "default", names[i]);
+    assert_null(cache_gang_get(c, "default", "test-cluster-0"));
+    assert_int_equal(cache_node_get(c, "node-1")->used_pods, 0);
+    from = r.len;
+    admit_pass(c, 0, &r);
+    assert_int_equal(r.len - from, 1);
+    assert_int_equal(r.items[from].action, ADMIT_ACTION_ADMIT);
+    assert_string_equal(r.items[from].cluster, "test-cluster-1");
+    assert_int_equal(r.items[from].npods, 3);
+    assert_string_equal(r.items[from].message, "admitted by queue kuberay-test-queue; scheduling gates removed from 3 pods");
+    assert_string_equal(r.items[from].gang, "ray-test-cluster-1-pg");
+
+    json_decref(rc0);
+    admit_result_finish(&r);
+    cache_destroy(c);
+    json_decref(fx);
+}
+
+/* An event in one queue re-evaluates that queue only; a node added re-evaluates all. */
+static void test_incremental(void **state)
+{
+    (void)state;
+    json_t *fx = fixture_json("admit/queue-closed.json");
+    struct cache *c = load(fx, 0);
+    struct admit_result r;
+    struct gang_error err;
+    admit_result_init(&r);
+    admit_pass(c, 0, &r);
+    assert_int_equal(r.queues_evaluated, 2);
+    assert_int_equal(r.gangs_evaluated, 2);
+    apply(c, &r, 0);
+    admit_pass(c, 0, &r); /* open-queue, dirty from the marks */
+    admit_result_finish(&r);
+
+    /* A pod of a cluster in the Closed queue: only that queue is looked at. */
+    json_t *p = json_deep_copy(find_object(fx, "pods", "test-cluster-1-head"));
+    json_object_set_new(json_object_get(p, "metadata"), "resourceVersion", json_string("999"));
+    assert_int_equal(cache_upsert_pod(c, p, &err), 0);
+    admit_result_init(&r);
+    admit_pass(c, 0, &r);
+    assert_int_equal(r.queues_evaluated, 1);
+    assert_int_equal(r.gangs_evaluated, 1);
+    assert_int_equal(r.len, 1);
+    assert_int_equal(r.items[0].reason, ADMIT_REASON_QUEUE_CLOSED);
+    admit_result_finish(&r);
+
+    /* The queue opens: its gang is admitted. */
+    json_t *q = json_deep_copy(find_object(fx, "queues", "kuberay-test-queue"));
+    json_object_set_new(json_object_get(q, "status"), "state", json_string("Open"));
+    assert_int_equal(cache_upsert_queue(c, q, &err), 0);
+    admit_result_init(&r);
+    admit_pass(c, 0, &r);
+    assert_int_equal(r.queues_evaluated, 1);
+    assert_int_equal(r.len, 1);
+    assert_int_equal(r.items[0].action, ADMIT_ACTION_ADMIT);
+    admit_result_finish(&r);
+
+    /* The same queue again (same content): nothing to do. */
+    assert_int_equal(cache_upsert_queue(c, q, &err), 0);
+    admit_result_init(&r);
+    assert_int_equal(admit_pass(c, 0, &r), 0);
+    assert_int_equal(r.queues_evaluated, 0);
+    admit_result_finish(&r);
+
+    /* A new node may make room for anyone: every queue is looked at. */
+    json_t *node = json_deep_copy(find_object(fx, "nodes", "node-1"));
+    json_object_set_new(json_object_get(node, "metadata"), "name", json_string("node-2"));
+    assert_int_equal(cache_upsert_node(c, node, &err), 0);
+    admit_result_init(&r);
+    admit_pass(c, 0, &r);
+    assert_int_equal(r.queues_evaluated, 2);
+    admit_result_finish(&r);
+    /* A node's heartbeat that changes nothing we use does not. */
+    assert_int_equal(cache_upsert_node(c, node, &err), 0);
+    admit_result_init(&r);
+    admit_pass(c, 0, &r);
+    assert_int_equal(r.queues_evaluated, 0);
+    admit_result_finish(&r);
+
+    json_decref(node);
+    json_decref(q);
+    json_decref(p);
+    cache_destroy(c);
+    json_decref(fx);
+}
+
+/* GLUE, walkthrough 2: a node with 2 GPUs appears and the gang is admitted. */
+static void test_node_added(void **state)
+{
+    (void)state;
+    json_t *fx = fixture_json("admit/nodes-fragmentation.json");
+    struct cache *c = load(fx, 0);
+    struct admit_result r;
+    struct gang_error err;
+    admit_result_init(&r);
+    admit_pass(c, 0, &r);
+    assert_int_equal(r.len, 1);
+    assert_int_equal(r.items[0].reason, ADMIT_REASON_NODES);
+    for (int i = 3; i <= 4; i++) {
+        json_t *node = json_deep_copy(find_object(fx, "nodes", "gpu-node-1"));
+        char name[32];
+        snprintf(name, sizeof(name), "gpu-node-%d", i);
+        json_object_set_new(json_object_get(node, "metadata"), "name", json_string(name));
+        json_object_set_new(json_object_get(json_object_get(node, "status"), "allocatable"), "nvidia.com/gpu", json_string("2"));
+        assert_int_equal(cache_upsert_node(c, node, &err), 0);
+        json_decref(node);
+        admit_pass(c, 0, &r);
+    }
+    /* One node: the second worker still has nowhere to go; two: admitted. */
+    assert_int_equal(r.len, 3);
+    assert_int_equal(r.items[1].action, ADMIT_ACTION_WAIT);
+    assert_non_null(strstr(r.items[1].message, "after placing 1 other pod of the gang"));
+    assert_int_equal(r.items[2].action, ADMIT_ACTION_ADMIT);
+    assert_int_equal(r.items[2].npods, 3);
+    admit_result_finish(&r);
+    cache_destroy(c);
+    json_decref(fx);
+}
+
+/* Events only when the reason changes: never once per pass. */
+static void test_reason_changed(void **state)
+{
+    (void)state;
+    json_t *fx = fixture_json("admit/pods-incomplete.json");
+    struct cache *c = load(fx, 0);
+    struct admit_result r;
+    admit_result_init(&r);
+    admit_pass(c, ADMIT_PASS_FULL, &r);
+    admit_pass(c, ADMIT_PASS_FULL, &r);
+    assert_int_equal(r.len, 8);
+    const struct admit_decision *first = &r.items[0], *again = &r.items[4];
+    assert_int_equal(first->action, ADMIT_ACTION_WAIT);
+    assert_string_equal(first->cluster, "incomplete");
+    assert_string_equal(again->cluster, "incomplete");
+    assert_int_equal(admit_reason_changed(c, first), 1);
+    assert_int_equal(admit_reason_changed(c, again), 0);
+
+    /* Another message with the same reason code is news too (a different shortfall). */
+    struct admit_decision d = *first;
+    d.message = "waiting for pods: 1 of 3 created";
+    assert_int_equal(admit_reason_changed(c, &d), 1);
+    assert_int_equal(admit_reason_changed(c, &d), 0);
+    /* The tail keeps its own record. */
+    d.action = ADMIT_ACTION_TAIL_WAIT;
+    assert_int_equal(admit_reason_changed(c, &d), 1);
+    assert_int_equal(admit_reason_changed(c, first), 1);
+    /* Admission forgets the reason: waiting again later is reported. */
+    d.action = ADMIT_ACTION_ADMIT;
+    assert_int_equal(admit_reason_changed(c, &d), 1);
+    assert_int_equal(admit_reason_changed(c, first), 1);
+    /* A gang that is gone: nothing to report. */
+    d.cluster = "no-such-cluster";
+    assert_int_equal(admit_reason_changed(c, &d), 0);
+    admit_result_finish(&r);
+    cache_destroy(c);
+    json_decref(fx);
+}
+
+/* The ungate patch keeps foreign gates and carries the resourceVersion; a mark survives a stale watch event only. */
+static void test_ungate_patch_and_marks(void **state)
+{
+    (void)state;
+    json_t *fx = fixture_json("admit/queue-walkthrough.json");
+    json_t *pod = json_object_get(fx, "pods");
+    json_t *head = json_array_get(pod, 0);
+    json_array_append_new(json_object_get(json_object_get(head, "spec"), "schedulingGates"),
+                          json_pack("{s:s}", "name", "example.com/quota"));
+    struct cache *c = load(fx, 0);
+    struct admit_result r;
+    struct gang_error err;
+    admit_result_init(&r);
+    admit_pass(c, 0, &r);
+    assert_int_equal(r.items[0].action, ADMIT_ACTION_ADMIT);
+    assert_string_equal(r.items[0].pods[0].name, "test-cluster-0-head");
+    json_t *patch = admit_ungate_patch(&r.items[0].pods[0]);
+    json_t *want = json_loads("{\"metadata\":{\"resourceVersion\":\"102\"},\"spec\":{\"schedulingGates\":[{\"name\":\"example.com/quota\"}]}}",
+                              0, NULL);
+    assert_non_null(want);
+    if (!json_equal(patch, want)) {
+        char *s = fixture_dump(patch);
+        fail_msg("patch %s", s);
+    }
+    json_decref(patch);
+    json_decref(want);
+    patch = admit_ungate_patch(&r.items[0].pods[1]);
+    assert_int_equal(json_array_size(json_object_get(json_object_get(patch, "spec"), "schedulingGates")), 0);
+    json_decref(patch);
+
+    struct cache_pod *p = cache_pod_get(c, "default", "test-cluster-0-head");
+    assert_true(cache_pod_gated(p));
+    cache_pod_mark_ungated(c, p);
+    assert_false(cache_pod_gated(p));
+    /* The watch delivers the version we had: still ungated as far as we know. */
+    assert_int_equal(cache_upsert_pod(c, head, &err), 0);
+    p = cache_pod_get(c, "default", "test-cluster-0-head");
+    assert_false(cache_pod_gated(p));
+    /* A newer version that still has the gate (our patch lost a race): gated again. */
+    json_t *newer = json_deep_copy(head);
+    json_object_set_new(json_object_get(newer, "metadata"), "resourceVersion", json_string("555"));
+    assert_int_equal(cache_upsert_pod(c, newer, &err), 0);
+    p = cache_pod_get(c, "default", "test-cluster-0-head");
+    assert_true(cache_pod_gated(p));
+    assert_int_equal(p->nforeign_gates, 1);
+    assert_string_equal(p->foreign_gates[0], "example.com/quota");
+
+    /* Likewise for the admitted-at mark on the RayCluster. */
+    struct cache_gang *g = cache_gang_get(c, "default", "test-cluster-0");
+    cache_gang_mark_admitted(c, g, "2024-05-01T11:00:00Z");
+    assert_int_equal(cache_upsert_raycluster(c, find_object(fx, "rayclusters", "test-cluster-0"), &err), 0);
+    assert_true(cache_gang_get(c, "default", "test-cluster-0")->admitted);
+    json_t *rc = json_deep_copy(find_object(fx, "rayclusters", "test-cluster-0"));
+    json_object_set_new(json_object_get(rc, "metadata"), "resourceVersion", json_string("556"));
+    assert_int_equal(cache_upsert_raycluster(c, rc, &err), 0);
+    assert_false(cache_gang_get(c, "default", "test-cluster-0")->admitted);
+
+    json_decref(rc);
+    json_decref(newer);
+    admit_result_finish(&r);
+    cache_destroy(c);
+    json_decref(fx);
+}
+
+/* The tail: once admitted one pod of it, the next pass goes on with the next one. */
+static void test_tail_progress(void **state)
+{
+    (void)state;
+    json_t *fx = fixture_json("admit/tail-queue.json");
+    struct cache *c = load(fx, 0);
+    struct admit_result r;
+    struct gang_error err;
+    admit_result_init(&r);
+    admit_pass(c, 0, &r);
+    assert_int_equal(r.len, 2);
+    assert_int_equal(r.items[0].action, ADMIT_ACTION_TAIL_ADMIT);
+    apply(c, &r, 0);
+    /* The queue grows to 5 cpu: worker-c, then worker-d, follow. */
+    json_t *q = json_deep_copy(find_object(fx, "queues", "kuberay-test-queue"));
+    json_object_set_new(json_object_get(json_object_get(q, "spec"), "capability"), "cpu", json_string("5"));
+    assert_int_equal(cache_upsert_queue(c, q, &err), 0);
+    size_t from = r.len;
+    admit_pass(c, 0, &r);
+    assert_int_equal(r.len - from, 2);
+    assert_int_equal(r.items[from].action, ADMIT_ACTION_TAIL_ADMIT);
+    assert_string_equal(r.items[from].pods[0].name, "scaled-worker-c");
+    assert_int_equal(r.items[from + 1].action, ADMIT_ACTION_TAIL_ADMIT);
+    assert_string_equal(r.items[from + 1].pods[0].name, "scaled-worker-d");
+    json_decref(q);
+    admit_result_finish(&r);
+    cache_destroy(c);
+    json_decref(fx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fixtures),
+        cmocka_unit_test(test_walkthrough),
+        cmocka_unit_test(test_incremental),
+        cmocka_unit_test(test_node_added),
+        cmocka_unit_test(test_reason_changed),
+        cmocka_unit_test(test_ungate_patch_and_marks),
+        cmocka_unit_test(test_tail_progress),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
