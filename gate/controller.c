@@ -433,8 +433,11 @@ static void wait_events(struct controller *c, struct event_list *l, const struct
     char *key = gang_key(d);
     json_t *entry = json_object_get(c->told, key);
     const char *told_msg = json_string_value(json_object_get(entry, "message"));
-    if (changed || entry == NULL || told_msg == NULL || strcmp(told_msg, d->message) != 0) {
-        entry = json_pack("{s:s, s:{}}", "message", d->message, "pods");
+    /* "waiting for pods: 1 of 3", "2 of 3"...: one story, told once. */
+    int same_story = entry != NULL && d->reason == ADMIT_REASON_PODS &&
+                     json_integer_value(json_object_get(entry, "reason")) == ADMIT_REASON_PODS;
+    if (!same_story && (changed || entry == NULL || told_msg == NULL || strcmp(told_msg, d->message) != 0)) {
+        entry = json_pack("{s:s, s:i, s:{}}", "message", d->message, "reason", (json_int_t)d->reason, "pods");
         json_object_set_new(c->told, key, entry);
         struct events_object rc = {"ray.io/v1", "RayCluster", d->namespace_, d->cluster, d->cluster_uid};
         events_add(l, &rc, "Warning", "GangWaiting", d->message, now, c->instance);

@@ -239,6 +239,14 @@ cmd_up() {
 		--profiling=false --v 1
 	wait_until 90 "kube-apiserver /readyz" api_ready || { tail -30 "$LOGS/kube-apiserver.log"; die "kube-apiserver did not become ready"; }
 
+	# CRDs before the controller-manager: its garbage collector discovers the
+	# resources it must watch at start (then only every 30 s), and deleting a
+	# RayCluster must delete its pods at once.
+	# KubeRay's CRDs are too large for client-side apply annotations.
+	kc apply --server-side --force-conflicts -f "$(kuberay_crd_dir)" >/dev/null
+	kc apply --server-side --force-conflicts -f "$ROOT/manifests/crds/" >/dev/null
+	wait_until 60 "CRDs established" crds_established || die "CRDs were not established"
+
 	start kube-controller-manager "$K8S_BIN/kube-controller-manager" \
 		--kubeconfig "$KUBECONFIG" --authentication-kubeconfig "$KUBECONFIG" --authorization-kubeconfig "$KUBECONFIG" \
 		--bind-address 127.0.0.1 --secure-port "$KCM_PORT" --leader-elect=false \
@@ -253,10 +261,6 @@ cmd_up() {
 		--node-ip 127.0.0.1 --node-lease-duration-seconds 40 --cidr 10.244.0.1/16 \
 		--server-address "127.0.0.1:$KWOK_PORT"
 
-	# CRDs: KubeRay's are too large for client-side apply annotations.
-	kc apply --server-side --force-conflicts -f "$(kuberay_crd_dir)" >/dev/null
-	kc apply --server-side --force-conflicts -f "$ROOT/manifests/crds/" >/dev/null
-	wait_until 60 "CRDs established" crds_established || die "CRDs were not established"
 
 	start kuberay-operator "$KUBERAY_BIN/ray-operator" \
 		--kubeconfig "$KUBECONFIG" \

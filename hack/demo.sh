@@ -44,20 +44,47 @@ done
 show kubectl get pods -n "$NS" -o wide
 ((n == 3)) || { echo "expected 3 Running pods, saw $n" >&2; exit 1; }
 
-narrate "A Volcano-style queue (4 CPUs, 6Gi) and test-cluster-0, labelled volcano.sh/queue-name: kuberay-test-queue"
-show kubectl apply -f "$ROOT/samples/queue-kuberay-test-queue.yaml"
-show kubectl apply -n "$NS" -f "$ROOT/samples/raycluster-test-cluster-0.yaml"
+wait_pods() { # cluster count [phase]
+	local c="$1" want="$2" phase="${3:-}" n
+	for _ in $(seq 1 300); do
+		if [[ -n "$phase" ]]; then
+			n="$(kubectl get pods -n "$NS" -l "ray.io/cluster=$c" --field-selector "status.phase=$phase" -o name | wc -l)"
+		else
+			n="$(kubectl get pods -n "$NS" -l "ray.io/cluster=$c" -o name | wc -l)"
+		fi
+		((n == want)) && return 0
+		sleep 0.2
+	done
+	echo "expected $want pods of $c${phase:+ $phase}, saw $n" >&2
+	return 1
+}
 
-narrate "raygate's webhook wrote the gang's PodGroup metadata into the RayCluster"
-printf '\033[36m$ %s\033[0m\n' "kubectl get raycluster test-cluster-0 -o json | jq '.metadata.annotations'"
+narrate "Gang admission, as in the KubeRay + Volcano guide. First a queue with room for 4 CPUs and 6Gi:"
+show kubectl apply -f "$ROOT/samples/queue-kuberay-test-queue.yaml"
+
+narrate "test-cluster-0 (head 1 CPU/2Gi + 2 workers 1 CPU/1Gi = cpu 3, memory 4Gi), labelled volcano.sh/queue-name: kuberay-test-queue"
+show kubectl apply -n "$NS" -f "$ROOT/samples/raycluster-test-cluster-0.yaml"
+narrate "raygate's webhook wrote the gang's PodGroup metadata into it:"
+printf '\033[36m$ %s\033[0m\n' "kubectl get raycluster test-cluster-0 -o json | jq .metadata.annotations"
 kubectl get raycluster -n "$NS" test-cluster-0 -o json |
 	jq '.metadata.annotations | with_entries(select(.key | startswith("raygate.io/") or startswith("scheduling.k8s.io/")))'
-
-narrate "Every pod KubeRay creates for it is held at creation by the scheduling gate raygate.io/gang"
-for _ in $(seq 1 150); do
-	n="$(kubectl get pods -n "$NS" -l ray.io/cluster=test-cluster-0 -o name | wc -l)"
-	((n == 3)) && break
-	sleep 0.2
-done
+narrate "Its pods were created behind the scheduling gate raygate.io/gang, and the gate controller removed all 3 gates at once: the queue admits the whole gang"
+wait_pods test-cluster-0 3 Running
 show kubectl get pods -n "$NS" -l ray.io/cluster=test-cluster-0 -o wide
-show kubectl get pods -n "$NS" -l ray.io/cluster=test-cluster-0 -o jsonpath='{range .items[*]}{.metadata.name}{"  gates: "}{.spec.schedulingGates[*].name}{"\n"}{end}'
+
+narrate "test-cluster-1, the same shape: the queue has only cpu 1 and memory 2Gi left, so the whole gang waits - no pod is placed"
+sed 's/test-cluster-0/test-cluster-1/' "$ROOT/samples/raycluster-test-cluster-0.yaml" | kubectl apply -n "$NS" -f -
+wait_pods test-cluster-1 3
+sleep 1
+show kubectl get pods -n "$NS" -l ray.io/cluster=test-cluster-1 -o wide
+head="$(kubectl get pods -n "$NS" -l ray.io/cluster=test-cluster-1,ray.io/node-type=head -o jsonpath='{.items[0].metadata.name}')"
+narrate "kubectl describe pod tells the user why:"
+printf '\033[36m$ %s\033[0m\n' "kubectl describe pod $head | tail -n 4"
+kubectl describe pod -n "$NS" "$head" | tail -n 4
+
+narrate "Delete test-cluster-0: its room goes back to the queue, and test-cluster-1's gang is admitted whole"
+show kubectl delete raycluster -n "$NS" test-cluster-0
+wait_pods test-cluster-1 3 Running
+show kubectl get pods -n "$NS" -o wide
+printf '\033[36m$ %s\033[0m\n' "kubectl describe raycluster test-cluster-1 | tail -n 3"
+kubectl describe raycluster -n "$NS" test-cluster-1 | tail -n 3
