@@ -743,6 +743,9 @@ static size_t run_batch(struct kube_client *c, struct kube_batch_item *items, co
         }
         if (done == n)
             break;
+        /* A slot freed up and fresh items wait: start them now, not after the next poll wakes. */
+        if (running < concurrency && next_fresh < n)
+            continue;
         long timeout = 1000;
         if (waiting > 0) {
             now = now_ms();
