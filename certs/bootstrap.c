@@ -9,7 +9,10 @@
 #include <openssl/x509.h>
 
 #include "certfiles.h"
+#include "kube.h"
+#include "kubeconfig.h"
 #include "log.h"
+#include "util.h"
 
 #define ATTEMPTS 5
 
@@ -26,6 +29,25 @@ static int valid_object_name(const char *s)
     return 1;
 }
 
+/*
+ * One API call: 0 with *status and *response (new, may be NULL) whenever the
+ * apiserver answered, whatever the code; -1 (logged) when it did not.
+ */
+static int api_call(struct kube_client *api, const char *method, const char *path, const char *content_type, json_t *body,
+                    long *status, json_t **response)
+{
+    struct kube_response r;
+    kube_response_init(&r);
+    kube_request(api, method, path, content_type, body, &r);
+    *status = r.status;
+    *response = r.body;
+    r.body = NULL;
+    if (r.status == 0)
+        log_errorf("%s", r.message);
+    kube_response_finish(&r);
+    return *status != 0 ? 0 : -1;
+}
+
 /* The apiserver's Status message, or a placeholder. Borrowed from response. */
 static const char *status_message(json_t *response)
 {
@@ -38,7 +60,7 @@ static char *secret_value(json_t *secret, const char *key)
 {
     const char *b64 = json_string_value(json_object_get(json_object_get(secret, "data"), key));
     size_t len;
-    return b64 != NULL ? (char *)certgen_base64_decode(b64, strlen(b64), &len) : NULL;
+    return b64 != NULL ? util_base64_decode(b64, strlen(b64), &len) : NULL;
 }
 
 /* Returns 0 if the Secret's four values exist and are usable per opts; fills *set in any case that returns 0. */
@@ -109,7 +131,7 @@ static void secret_set_data(json_t *secret, const struct certfiles_set *set)
     const char *keys[] = {"ca.crt", "ca.key", "tls.crt", "tls.key"};
     const char *values[] = {set->ca_crt, set->ca_key, set->tls_crt, set->tls_key};
     for (size_t i = 0; i < 4; i++) {
-        char *b64 = certgen_base64_encode((const unsigned char *)values[i], strlen(values[i]));
+        char *b64 = util_base64_encode(values[i], strlen(values[i]));
         json_object_set_new(data, keys[i], json_string(b64));
         free(b64);
     }
@@ -117,21 +139,19 @@ static void secret_set_data(json_t *secret, const struct certfiles_set *set)
 }
 
 /* Step 1: makes sure the Secret holds a usable set, and returns it in *set. */
-static int ensure_secret(struct incluster *api, const struct bootstrap_options *opts, struct certfiles_set *set)
+static int ensure_secret(struct kube_client *api, const struct bootstrap_options *opts, struct certfiles_set *set)
 {
     char path[1024];
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", opts->namespace_, opts->secret);
 
     for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
-        struct incluster_error ierr = {{0}};
         struct certgen_error cerr = {{0}};
         json_t *secret = NULL, *answer = NULL;
         struct certfiles_set old = {0};
         long status = 0;
         int done = 0, fatal = 0;
 
-        if (incluster_request(api, "GET", path, NULL, NULL, &status, &secret, &ierr) != 0) {
-            log_errorf("%s", ierr.message);
+        if (api_call(api, "GET", path, NULL, NULL, &status, &secret) != 0) {
             return -1;
         }
         if (status == 200 && secret_usable(secret, opts, &old, &cerr) == 0) {
@@ -173,8 +193,7 @@ static int ensure_secret(struct incluster *api, const struct bootstrap_options *
             method = "PUT";
         }
         secret_set_data(secret, set);
-        if (incluster_request(api, method, post_path, NULL, secret, &status, &answer, &ierr) != 0) {
-            log_errorf("%s", ierr.message);
+        if (api_call(api, method, post_path, NULL, secret, &status, &answer) != 0) {
             fatal = 1;
         } else if (status == 200 || status == 201) {
             log_infof("%s Secret %s/%s: stored new certificates", method, opts->namespace_, opts->secret);
@@ -198,20 +217,18 @@ static int ensure_secret(struct incluster *api, const struct bootstrap_options *
 }
 
 /* Step 2: every webhook's clientConfig.caBundle = base64(ca.crt). */
-static int patch_ca_bundle(struct incluster *api, const struct bootstrap_options *opts, const char *ca_crt)
+static int patch_ca_bundle(struct kube_client *api, const struct bootstrap_options *opts, const char *ca_crt)
 {
     char path[1024];
     snprintf(path, sizeof(path), "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/%s", opts->webhook_config);
-    char *bundle = certgen_base64_encode((const unsigned char *)ca_crt, strlen(ca_crt));
+    char *bundle = util_base64_encode(ca_crt, strlen(ca_crt));
     int rc = -1;
 
     for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
-        struct incluster_error ierr = {{0}};
         json_t *config = NULL, *answer = NULL;
         long status = 0;
 
-        if (incluster_request(api, "GET", path, NULL, NULL, &status, &config, &ierr) != 0) {
-            log_errorf("%s", ierr.message);
+        if (api_call(api, "GET", path, NULL, NULL, &status, &config) != 0) {
             goto out;
         }
         if (status != 200) {
@@ -248,10 +265,9 @@ static int patch_ca_bundle(struct incluster *api, const struct bootstrap_options
             rc = 0;
             goto out;
         }
-        int sent = incluster_request(api, "PATCH", path, "application/json-patch+json", patch, &status, &answer, &ierr);
+        int sent = api_call(api, "PATCH", path, "application/json-patch+json", patch, &status, &answer);
         json_decref(patch);
         if (sent != 0) {
-            log_errorf("%s", ierr.message);
             goto out;
         }
         if (status == 200) {
@@ -275,17 +291,39 @@ out:
 
 int bootstrap_run(const struct bootstrap_options *opts)
 {
-    struct incluster_error ierr = {{0}};
     struct certfiles_set set = {0};
-    struct incluster *api = NULL;
+    struct kube_client *api = NULL;
+    struct kubeconfig cfg;
+    struct kubeconfig_error kerr = {{0}};
+    struct kube_error kube_err = {{0}};
     int rc = -1;
 
     if (!valid_object_name(opts->namespace_) || !valid_object_name(opts->secret) || !valid_object_name(opts->webhook_config)) {
         log_errorf("bootstrap: --namespace, --secret and --webhook-config must be Kubernetes object names");
         return -1;
     }
-    if ((api = incluster_create(&opts->api, &ierr)) == NULL) {
-        log_errorf("bootstrap: %s", ierr.message);
+    kubeconfig_init(&cfg);
+    if (opts->api.server != NULL) {
+        cfg.server = util_strdup(opts->api.server);
+        cfg.token_file = util_strdup(opts->api.token_file != NULL ? opts->api.token_file : KUBECONFIG_SA_DIR "/token");
+        cfg.ca_file = util_strdup(opts->api.ca_file != NULL ? opts->api.ca_file : KUBECONFIG_SA_DIR "/ca.crt");
+    } else if (kubeconfig_load_incluster(NULL, &cfg, &kerr) != 0) {
+        log_errorf("bootstrap: %s (outside a pod, use --server)", kerr.message);
+        return -1;
+    } else {
+        if (opts->api.token_file != NULL) {
+            free(cfg.token_file);
+            cfg.token_file = util_strdup(opts->api.token_file);
+        }
+        if (opts->api.ca_file != NULL) {
+            free(cfg.ca_file);
+            cfg.ca_file = util_strdup(opts->api.ca_file);
+        }
+    }
+    api = kube_client_create(&cfg, NULL, &kube_err);
+    kubeconfig_finish(&cfg);
+    if (api == NULL) {
+        log_errorf("bootstrap: %s", kube_err.message);
         return -1;
     }
     if (ensure_secret(api, opts, &set) != 0)
@@ -303,6 +341,6 @@ int bootstrap_run(const struct bootstrap_options *opts)
     rc = 0;
 out:
     certfiles_set_finish(&set);
-    incluster_destroy(api);
+    kube_client_destroy(api);
     return rc;
 }

@@ -18,7 +18,6 @@
 #define RAYGATE_BOOTSTRAP_H
 
 #include "certgen.h"
-#include "incluster.h"
 
 struct bootstrap_options {
     const char *namespace_;
@@ -28,7 +27,16 @@ struct bootstrap_options {
     int ca_days;                /* validity of a new CA */
     long refresh_seconds;       /* regenerate when less validity than this remains */
     const char *dir;            /* if not NULL, also write the four PEM files there */
-    struct incluster_options api;
+    /*
+     * The API server: in a pod, all NULL (the service account's in-cluster
+     * config); elsewhere --server, and the token and CA files if they are not
+     * the service account's.
+     */
+    struct {
+        const char *server;
+        const char *token_file;
+        const char *ca_file;
+    } api;
 };
 
 /* Runs both steps. Returns 0, or -1 after logging why. */

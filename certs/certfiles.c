@@ -1,4 +1,5 @@
 #include "certfiles.h"
+#include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -104,22 +105,10 @@ int certfiles_write(const char *dir, const struct certfiles_set *set, struct cer
 char *certfiles_read(const char *dir, const char *name, size_t *len)
 {
     char path[4096];
+    size_t n;
     snprintf(path, sizeof(path), "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    char *buf = malloc(MAX_FILE_BYTES + 1);
-    if (buf == NULL)
-        abort();
-    size_t n = fread(buf, 1, MAX_FILE_BYTES + 1, f);
-    int bad = ferror(f) || n > MAX_FILE_BYTES;
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    if (len != NULL)
+    char *buf = util_read_file(path, MAX_FILE_BYTES, &n);
+    if (buf != NULL && len != NULL)
         *len = n;
     return buf;
 }

@@ -1,4 +1,5 @@
 #include "certgen.h"
+#include "util.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -23,21 +24,15 @@
 /* Formats the message, then appends the first queued OpenSSL error (if any) and clears the queue. */
 __attribute__((format(printf, 2, 3))) static void set_err(struct certgen_error *err, const char *fmt, ...)
 {
-    char ssl[160] = "";
-    unsigned long e = ERR_get_error();
-    if (e != 0)
-        ERR_error_string_n(e, ssl, sizeof(ssl));
-    ERR_clear_error();
-    if (err == NULL)
+    if (err == NULL) {
+        ERR_clear_error();
         return;
+    }
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(err->message, sizeof(err->message), fmt, ap);
     va_end(ap);
-    if (ssl[0] != '\0') {
-        size_t n = strlen(err->message);
-        snprintf(err->message + n, sizeof(err->message) - n, " (%s)", ssl);
-    }
+    util_append_openssl_error(err->message, sizeof(err->message));
 }
 
 void certgen_pair_finish(struct certgen_pair *pair)
@@ -400,42 +395,3 @@ EVP_PKEY *certgen_key_from_pem(const char *pem, size_t len)
     return key;
 }
 
-char *certgen_base64_encode(const unsigned char *data, size_t len)
-{
-    if (len > (size_t)INT_MAX / 4 * 3 - 3)
-        return NULL;
-    char *out = malloc(4 * ((len + 2) / 3) + 1);
-    if (out == NULL)
-        abort();
-    EVP_EncodeBlock((unsigned char *)out, data, (int)len);
-    return out;
-}
-
-unsigned char *certgen_base64_decode(const char *text, size_t text_len, size_t *len)
-{
-    if (text == NULL || text_len % 4 != 0 || text_len > INT_MAX)
-        return NULL;
-    for (size_t i = 0; i < text_len; i++) {
-        char c = text[i];
-        int ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/' ||
-                 (c == '=' && i >= text_len - 2 && (i == text_len - 1 || text[text_len - 1] == '='));
-        if (!ok)
-            return NULL;
-    }
-    unsigned char *out = malloc(text_len / 4 * 3 + 1);
-    if (out == NULL)
-        abort();
-    int n = EVP_DecodeBlock(out, (const unsigned char *)text, (int)text_len);
-    if (n < 0) {
-        free(out);
-        return NULL;
-    }
-    /* EVP_DecodeBlock counts the padding as zero bytes. */
-    if (text_len > 0 && text[text_len - 1] == '=')
-        n--;
-    if (text_len > 1 && text[text_len - 2] == '=')
-        n--;
-    out[n] = '\0';
-    *len = (size_t)n;
-    return out;
-}

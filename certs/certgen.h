@@ -75,13 +75,6 @@ char *certgen_key_pem(EVP_PKEY *key, size_t *len);
 X509 *certgen_cert_from_pem(const char *pem, size_t len);
 EVP_PKEY *certgen_key_from_pem(const char *pem, size_t len);
 
-/* Standard base64 (RFC 4648, padded) on one line. Returns a new string (caller frees). */
-char *certgen_base64_encode(const unsigned char *data, size_t len);
 
-/*
- * Decodes standard padded base64 (no whitespace). Returns a new buffer of *len
- * bytes plus a NUL (caller frees), or NULL if text is not valid base64.
- */
-unsigned char *certgen_base64_decode(const char *text, size_t text_len, size_t *len);
 
 #endif

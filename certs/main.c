@@ -21,6 +21,7 @@
 #include "certfiles.h"
 #include "certgen.h"
 #include "log.h"
+#include "util.h"
 
 #define MAX_NAMES 32
 
@@ -46,7 +47,7 @@ struct args {
     const char *dns[MAX_NAMES], *ips[MAX_NAMES];
     size_t ndns, nips;
     int days, ca_days, refresh_days, new_ca;
-    struct incluster_options api;
+    const char *api_server, *api_token_file, *api_ca_file;
 };
 
 static int parse_int(const char *flag, const char *s, int min, int *out)
@@ -150,13 +151,13 @@ static int parse_args(int argc, char **argv, struct args *a)
             a->service = optarg;
             break;
         case OPT_SERVER:
-            a->api.server = optarg;
+            a->api_server = optarg;
             break;
         case OPT_TOKEN_FILE:
-            a->api.token_file = optarg;
+            a->api_token_file = optarg;
             break;
         case OPT_CA_FILE:
-            a->api.ca_file = optarg;
+            a->api_ca_file = optarg;
             break;
         case OPT_LOG_LEVEL: {
             enum log_level level;
@@ -234,7 +235,7 @@ static int cmd_ca_bundle(struct args *a)
         return 1;
     }
     X509_free(x);
-    char *b64 = certgen_base64_encode((const unsigned char *)pem, len);
+    char *b64 = util_base64_encode(pem, len);
     free(pem);
     int rc = puts(b64) >= 0 && fflush(stdout) == 0 ? 0 : 1;
     free(b64);
@@ -269,7 +270,7 @@ static int cmd_bootstrap(struct args *a)
         .ca_days = a->ca_days,
         .refresh_seconds = (long)a->refresh_days * 86400L,
         .dir = a->dir,
-        .api = a->api,
+        .api = {a->api_server, a->api_token_file, a->api_ca_file},
     };
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
         log_errorf("bootstrap: curl_global_init failed");

@@ -14,6 +14,7 @@
 #include "cache.h"
 #include "events.h"
 #include "log.h"
+#include "util.h"
 
 enum watch_kind {
     WATCH_PODS,
@@ -52,13 +53,6 @@ struct controller {
     unsigned synced; /* bit per watch_kind */
     int changed;     /* an event arrived since the last pass */
     struct watch_ctx watch_ctx[WATCH_COUNT];
-
-    /*
-     * Controller thread only: for each waiting gang ("ns/cluster"), the reason
-     * last reported and the pods already told it, {"message": s, "pods":
-     * {uid: true}}, so a pod that joins a waiting gang is told once too.
-     */
-    json_t *told;
 
     /* metrics (families borrowed from reg) */
     struct metrics_family *m_admitted;
@@ -147,9 +141,7 @@ static void on_watch(void *arg, enum kube_watch_event ev, json_t *object)
 struct controller *controller_create(struct kube_client *client, struct metrics_registry *reg,
                                      const struct controller_options *opts)
 {
-    struct controller *c = calloc(1, sizeof(*c));
-    if (c == NULL)
-        abort();
+    struct controller *c = util_calloc(1, sizeof(*c));
     c->client = client;
     c->reg = reg;
     c->opts = *opts;
@@ -157,12 +149,11 @@ struct controller *controller_create(struct kube_client *client, struct metrics_
         c->opts.resync_ms = 30000;
     if (c->opts.debounce_ms < 0)
         c->opts.debounce_ms = 0;
-    c->instance = strdup(opts->instance != NULL ? opts->instance : "raygate-gate");
+    c->instance = util_strdup(opts->instance != NULL ? opts->instance : "raygate-gate");
     c->opts.instance = c->instance;
     c->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     c->cache = cache_create();
-    c->told = json_object();
-    if (c->wake_fd < 0 || c->cache == NULL || c->instance == NULL) {
+    if (c->wake_fd < 0 || c->cache == NULL) {
         controller_destroy(c);
         return NULL;
     }
@@ -223,7 +214,6 @@ void controller_destroy(struct controller *c)
         return;
     kube_watcher_destroy(c->watcher);
     cache_destroy(c->cache);
-    json_decref(c->told);
     if (c->wake_fd >= 0)
         close(c->wake_fd);
     pthread_mutex_destroy(&c->mu);
@@ -235,12 +225,7 @@ void controller_destroy(struct controller *c)
 
 static char *pod_path(const char *ns, const char *name)
 {
-    size_t n = strlen(ns) + strlen(name) + 40;
-    char *p = malloc(n);
-    if (p == NULL)
-        abort();
-    snprintf(p, n, "/api/v1/namespaces/%s/pods/%s", ns, name);
-    return p;
+    return util_strdupf("/api/v1/namespaces/%s/pods/%s", ns, name);
 }
 
 /* The gates of a pod (borrowed JSON) other than ours, as [{"name":...}] (new); *ours set if ours is there. */
@@ -268,12 +253,10 @@ static json_t *gates_without_ours(const json_t *pod, int *ours)
  */
 static size_t ungate_pods(struct controller *c, const char *ns, const struct admit_pod *pods, size_t n, int *ok)
 {
-    struct kube_batch_item *items = calloc(n > 0 ? n : 1, sizeof(*items));
-    json_t **patches = calloc(n > 0 ? n : 1, sizeof(*patches));
-    char **paths = calloc(n > 0 ? n : 1, sizeof(*paths));
-    size_t *idx = calloc(n > 0 ? n : 1, sizeof(*idx));
-    if (items == NULL || patches == NULL || paths == NULL || idx == NULL)
-        abort();
+    struct kube_batch_item *items = util_calloc(n, sizeof(*items));
+    json_t **patches = util_calloc(n, sizeof(*patches));
+    char **paths = util_calloc(n, sizeof(*paths));
+    size_t *idx = util_calloc(n, sizeof(*idx));
     for (size_t i = 0; i < n; i++) {
         ok[i] = 0;
         paths[i] = pod_path(ns, pods[i].name);
@@ -364,11 +347,9 @@ static void events_add(struct event_list *l, const struct events_object *obj, co
 {
     if (l->len == l->cap) {
         l->cap = l->cap ? l->cap * 2 : 16;
-        l->items = realloc(l->items, l->cap * sizeof(*l->items));
-        if (l->items == NULL)
-            abort();
+        l->items = util_realloc(l->items, l->cap * sizeof(*l->items));
     }
-    l->items[l->len].ns = strdup(obj->namespace_);
+    l->items[l->len].ns = util_strdup(obj->namespace_);
     l->items[l->len].event = events_build(obj, type, reason, message, now, instance);
     l->len++;
 }
@@ -377,16 +358,10 @@ static void events_post(struct controller *c, struct event_list *l)
 {
     if (l->len == 0)
         return;
-    struct kube_batch_item *items = calloc(l->len, sizeof(*items));
-    char **paths = calloc(l->len, sizeof(*paths));
-    if (items == NULL || paths == NULL)
-        abort();
+    struct kube_batch_item *items = util_calloc(l->len, sizeof(*items));
+    char **paths = util_calloc(l->len, sizeof(*paths));
     for (size_t i = 0; i < l->len; i++) {
-        size_t n = strlen(l->items[i].ns) + 32;
-        paths[i] = malloc(n);
-        if (paths[i] == NULL)
-            abort();
-        snprintf(paths[i], n, "/api/v1/namespaces/%s/events", l->items[i].ns);
+        paths[i] = util_strdupf("/api/v1/namespaces/%s/events", l->items[i].ns);
         items[i] = (struct kube_batch_item){.method = "POST", .path = paths[i], .body = l->items[i].event};
     }
     size_t failed = kube_batch(c->client, items, l->len, 32);
@@ -412,84 +387,33 @@ static void events_list_finish(struct event_list *l)
     free(l->items);
 }
 
-static char *gang_key(const struct admit_decision *d)
-{
-    size_t n = strlen(d->namespace_) + strlen(d->cluster) + 2;
-    char *k = malloc(n);
-    if (k == NULL)
-        abort();
-    snprintf(k, n, "%s/%s", d->namespace_, d->cluster);
-    return k;
-}
-
 /*
- * Warning events for a waiting gang (under the lock): on the RayCluster and
- * every gated pod when the reason changed (changed) or was never told, else
- * only on gated pods that joined since.
+ * Warning events for a waiting gang (under the lock): on the RayCluster when
+ * its reason changed (changed), and on every gated pod not yet told the
+ * current reason (all of them after a change; a pod that joins later, once).
  */
 static void wait_events(struct controller *c, struct event_list *l, const struct admit_decision *d, int changed,
                         const char *now)
 {
-    char *key = gang_key(d);
-    json_t *entry = json_object_get(c->told, key);
-    const char *told_msg = json_string_value(json_object_get(entry, "message"));
-    /* "waiting for pods: 1 of 3", "2 of 3"...: one story, told once. */
-    int same_story = entry != NULL && d->reason == ADMIT_REASON_PODS &&
-                     json_integer_value(json_object_get(entry, "reason")) == ADMIT_REASON_PODS;
-    if (!same_story && (changed || entry == NULL || told_msg == NULL || strcmp(told_msg, d->message) != 0)) {
-        entry = json_pack("{s:s, s:i, s:{}}", "message", d->message, "reason", (json_int_t)d->reason, "pods");
-        json_object_set_new(c->told, key, entry);
+    if (changed) {
         struct events_object rc = {"ray.io/v1", "RayCluster", d->namespace_, d->cluster, d->cluster_uid};
         events_add(l, &rc, "Warning", "GangWaiting", d->message, now, c->instance);
         log_infof("gang %s/%s waits: %s", d->namespace_, d->gang, d->message);
     }
-    json_t *told_pods = json_object_get(entry, "pods");
     struct cache_gang *g = cache_gang_get(c->cache, d->namespace_, d->cluster);
     for (struct cache_pod *p = g != NULL ? g->pods : NULL; p != NULL; p = p->gang_next) {
-        if (!cache_pod_live(p) || !cache_pod_gated(p) || json_object_get(told_pods, p->uid) != NULL)
+        if (!cache_pod_live(p) || !cache_pod_gated(p) || (p->flags & CACHE_POD_TOLD))
             continue;
-        json_object_set_new(told_pods, p->uid, json_true());
+        cache_pod_mark_told(p);
         struct events_object po = {"v1", "Pod", p->namespace_, p->name, p->uid};
         events_add(l, &po, "Warning", "GangWaiting", d->message, now, c->instance);
-    }
-    free(key);
-}
-
-static void forget_told(struct controller *c, const struct admit_decision *d)
-{
-    char *key = gang_key(d);
-    json_object_del(c->told, key);
-    free(key);
-}
-
-/* Drops what was told to gangs that are gone (under the lock). */
-static void prune_told(struct controller *c)
-{
-    const char *key;
-    json_t *v;
-    void *tmp;
-    json_object_foreach_safe(c->told, tmp, key, v)
-    {
-        const char *slash = strchr(key, '/');
-        if (slash == NULL)
-            continue;
-        char ns[256];
-        size_t n = (size_t)(slash - key) < sizeof(ns) - 1 ? (size_t)(slash - key) : sizeof(ns) - 1;
-        memcpy(ns, key, n);
-        ns[n] = '\0';
-        if (cache_gang_get(c->cache, ns, slash + 1) == NULL)
-            json_object_del(c->told, key);
     }
 }
 
 /* Records raygate.io/admitted-at on the RayCluster. Returns 0, 1 if it is gone, -1 on error. */
 static int record_admission(struct controller *c, const struct admit_decision *d, const char *at)
 {
-    size_t n = strlen(d->namespace_) + strlen(d->cluster) + 64;
-    char *path = malloc(n);
-    if (path == NULL)
-        abort();
-    snprintf(path, n, "/apis/ray.io/v1/namespaces/%s/rayclusters/%s", d->namespace_, d->cluster);
+    char *path = util_strdupf("/apis/ray.io/v1/namespaces/%s/rayclusters/%s", d->namespace_, d->cluster);
     json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", CACHE_ANNOTATION_ADMITTED, at);
     if (d->cluster_uid != NULL) /* never stamp a new RayCluster of the same name */
         json_object_set_new(json_object_get(patch, "metadata"), "uid", json_string(d->cluster_uid));
@@ -545,8 +469,6 @@ static int carry_out(struct controller *c, struct admit_result *res, const int *
             }
             continue;
         }
-        if (d->action == ADMIT_ACTION_ADMIT || d->action == ADMIT_ACTION_FINISH)
-            forget_told(c, d);
 
         long long t0 = now_ms(CLOCK_MONOTONIC);
         if (d->action == ADMIT_ACTION_ADMIT) {
@@ -575,9 +497,7 @@ static int carry_out(struct controller *c, struct admit_result *res, const int *
                       d->namespace_, d->cluster, k, n);
             _exit(3);
         }
-        int *ok = calloc(n > 0 ? n : 1, sizeof(*ok));
-        if (ok == NULL)
-            abort();
+        int *ok = util_calloc(n, sizeof(*ok));
         size_t failed = ungate_pods(c, d->namespace_, d->pods, n, ok);
         retry |= failed > 0;
         double secs = (double)(now_ms(CLOCK_MONOTONIC) - t0) / 1000.0;
@@ -652,7 +572,6 @@ void controller_run(struct controller *c)
         }
         if (now >= next_resync || (retry_at >= 0 && now >= retry_at)) {
             cache_mark_all_dirty(c->cache);
-            prune_told(c);
             flags |= ADMIT_PASS_FULL;
             next_resync = now + c->opts.resync_ms;
             retry_at = -1;
@@ -664,17 +583,13 @@ void controller_run(struct controller *c)
         c->changed = 0;
         struct admit_result res;
         admit_result_init(&res);
-        long long p0 = now_ms(CLOCK_MONOTONIC);
         struct timespec a, b;
         clock_gettime(CLOCK_MONOTONIC, &a);
         admit_pass(c->cache, flags, &res);
         clock_gettime(CLOCK_MONOTONIC, &b);
-        (void)p0;
         metrics_histogram_observe(c->m_pass_seconds, NULL,
                                   (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9);
-        int *report = calloc(res.len > 0 ? res.len : 1, sizeof(*report));
-        if (report == NULL)
-            abort();
+        int *report = util_calloc(res.len, sizeof(*report));
         for (size_t i = 0; i < res.len; i++)
             report[i] = admit_reason_changed(c->cache, &res.items[i]);
         pthread_mutex_unlock(&c->mu);

@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "mutate.h"
+#include "util.h"
 
 __attribute__((format(printf, 2, 3))) static int fail(struct admission_error *err, const char *format, ...)
 {
@@ -46,12 +47,8 @@ static json_t *encode_patch(const json_t *patch)
     char *text = json_dumps(patch, JSON_COMPACT);
     if (text == NULL)
         abort();
-    size_t n = strlen(text);
-    unsigned char *b64 = malloc(4 * ((n + 2) / 3) + 1);
-    if (b64 == NULL)
-        abort();
-    EVP_EncodeBlock(b64, (const unsigned char *)text, (int)n);
-    json_t *s = json_string((const char *)b64);
+    char *b64 = util_base64_encode(text, strlen(text));
+    json_t *s = json_string(b64);
     free(b64);
     free(text);
     return s;

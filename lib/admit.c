@@ -9,83 +9,14 @@
 
 #include "quantity.h"
 #include "resources.h"
+#include "util.h"
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (p == NULL)
-        abort(); /* out of memory aborts, as everywhere in raygate */
-    return p;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (p == NULL)
-        abort();
-    return p;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (q == NULL)
-        abort();
-    return q;
-}
-
-static char *xstrdup(const char *s)
-{
-    if (s == NULL)
-        return NULL;
-    size_t n = strlen(s) + 1;
-    char *d = xmalloc(n);
-    memcpy(d, s, n);
-    return d;
-}
-
-/* ---- growing strings for messages ---- */
-
-struct sb {
-    char *s;
-    size_t len, cap;
-};
-
-__attribute__((format(printf, 2, 3))) static void sb_printf(struct sb *b, const char *format, ...)
-{
-    va_list ap;
-    for (;;) {
-        size_t room = b->cap - b->len;
-        va_start(ap, format);
-        int n = vsnprintf(b->s != NULL ? b->s + b->len : NULL, room, format, ap);
-        va_end(ap);
-        if (n < 0)
-            abort();
-        if ((size_t)n < room) {
-            b->len += (size_t)n;
-            return;
-        }
-        b->cap = (b->cap + (size_t)n + 1) * 2;
-        b->s = xrealloc(b->s, b->cap);
-    }
-}
-
-static char *sb_take(struct sb *b)
-{
-    if (b->s == NULL)
-        return xstrdup("");
-    char *s = b->s;
-    b->s = NULL;
-    b->len = b->cap = 0;
-    return s;
-}
-
-static void sb_quantity(struct sb *b, const char *resource, int64_t value, uint8_t format)
+static void sb_quantity(struct util_buf *b, const char *resource, int64_t value, uint8_t format)
 {
     char buf[QUANTITY_FORMAT_MAX];
     struct quantity q = {value < 0 ? 0 : value, (enum quantity_format)format};
     quantity_format(&q, resources_unit(resource), buf, sizeof(buf));
-    sb_printf(b, "%s", buf);
+    util_buf_printf(b, "%s", buf);
 }
 
 static const char *plural(int64_t n, const char *one, const char *many)
@@ -257,7 +188,7 @@ static int cmp_weighed(const void *pa, const void *pb)
 
 static void sort_larger_first(const struct pass *p, struct cache_pod **pods, size_t n)
 {
-    struct weighed *ws = xcalloc(n, sizeof(*ws));
+    struct weighed *ws = util_calloc(n, sizeof(*ws));
     for (size_t i = 0; i < n; i++) {
         const struct cache_rl *req = pods[i]->request;
         ws[i].pod = pods[i];
@@ -413,7 +344,7 @@ static struct shape *shape_get(struct pass *p, const struct cache_pod *pod)
     }
     if (p->nshapes == p->capshapes) {
         p->capshapes = p->capshapes ? p->capshapes * 2 : 16;
-        p->shapes = xrealloc(p->shapes, p->capshapes * sizeof(*p->shapes));
+        p->shapes = util_realloc(p->shapes, p->capshapes * sizeof(*p->shapes));
     }
     struct shape *s = &p->shapes[p->nshapes++];
     memset(s, 0, sizeof(*s));
@@ -429,7 +360,7 @@ static char *describe_no_fit(struct pass *p, const struct cache_pod *pod)
     const struct cache_rl *req = pod->request;
     size_t selector = 0, taints = 0, matching = 0;
     uint32_t nitems = req != NULL ? req->len : 0;
-    int64_t *best = xcalloc(nitems, sizeof(*best));
+    int64_t *best = util_calloc(nitems, sizeof(*best));
     int64_t best_pods = 0;
     for (uint32_t k = 0; k < nitems; k++)
         best[k] = INT64_MIN;
@@ -453,64 +384,64 @@ static char *describe_no_fit(struct pass *p, const struct cache_pod *pod)
             best_pods = p->free_pods[i];
     }
 
-    struct sb b = {0};
+    struct util_buf b = {0};
     if (matching == 0) {
         size_t not_ready = c->nnodes_present - p->nn;
         const char *sep = ": ";
         if (p->nn == 0 && not_ready == 0)
-            sb_printf(&b, ": there are no nodes");
+            util_buf_printf(&b, ": there are no nodes");
         if (not_ready > 0) {
-            sb_printf(&b, "%s%zu %s not Ready or unschedulable", sep, not_ready, plural((int64_t)not_ready, "node is", "nodes are"));
+            util_buf_printf(&b, "%s%zu %s not Ready or unschedulable", sep, not_ready, plural((int64_t)not_ready, "node is", "nodes are"));
             sep = ", ";
         }
         if (selector > 0) {
-            sb_printf(&b, "%s%zu %s not match its node selector or affinity", sep, selector,
+            util_buf_printf(&b, "%s%zu %s not match its node selector or affinity", sep, selector,
                       plural((int64_t)selector, "node does", "nodes do"));
             sep = ", ";
         }
         if (taints > 0)
-            sb_printf(&b, "%s%zu %s a taint it does not tolerate", sep, taints, plural((int64_t)taints, "node has", "nodes have"));
+            util_buf_printf(&b, "%s%zu %s a taint it does not tolerate", sep, taints, plural((int64_t)taints, "node has", "nodes have"));
         free(best);
-        return sb_take(&b);
+        return util_buf_take(&b);
     }
 
     size_t nshort = best_pods < 1;
     for (uint32_t k = 0; k < nitems; k++)
         nshort += best[k] < req->items[k].value;
     if (nshort == 0) {
-        sb_printf(&b, " (");
+        util_buf_printf(&b, " (");
         for (uint32_t k = 0; k < nitems; k++) {
             const char *name = cache_resource_name(c, req->items[k].id);
-            sb_printf(&b, "%s%s ", k ? ", " : "", name);
+            util_buf_printf(&b, "%s%s ", k ? ", " : "", name);
             sb_quantity(&b, name, req->items[k].value, req->items[k].format);
         }
-        sb_printf(&b, "): no node has all of it free at once");
+        util_buf_printf(&b, "): no node has all of it free at once");
         free(best);
-        return sb_take(&b);
+        return util_buf_take(&b);
     }
     /* The resources no single node has enough of, with the most any one node has. */
-    struct sb most = {0};
+    struct util_buf most = {0};
     const char *sep = "";
-    sb_printf(&b, " (");
+    util_buf_printf(&b, " (");
     for (uint32_t k = 0; k < nitems; k++) {
         if (best[k] >= req->items[k].value)
             continue;
         const char *name = cache_resource_name(c, req->items[k].id);
-        sb_printf(&b, "%s%s ", sep, name);
+        util_buf_printf(&b, "%s%s ", sep, name);
         sb_quantity(&b, name, req->items[k].value, req->items[k].format);
         if (nshort > 1)
-            sb_printf(&most, "%s%s ", sep, name);
+            util_buf_printf(&most, "%s%s ", sep, name);
         sb_quantity(&most, name, best[k], req->items[k].format);
         sep = ", ";
     }
     if (best_pods < 1) {
-        sb_printf(&b, "%spods 1", sep);
-        sb_printf(&most, "%s%s0", sep, nshort > 1 ? "pods " : "");
+        util_buf_printf(&b, "%spods 1", sep);
+        util_buf_printf(&most, "%s%s0", sep, nshort > 1 ? "pods " : "");
     }
-    sb_printf(&b, "): at most %s free on one node", most.s);
-    free(most.s);
+    util_buf_printf(&b, "): at most %s free on one node", most.data);
+    util_buf_finish(&most);
     free(best);
-    return sb_take(&b);
+    return util_buf_take(&b);
 }
 
 /* The first node at or after start that takes pod, or SIZE_MAX. */
@@ -550,7 +481,7 @@ static size_t place(struct pass *p, struct cache_pod **pods, size_t n, char **wh
                     s->stamp = p->commits;
                 }
                 s->failed = 1;
-                *why = xstrdup(s->message);
+                *why = util_strdup(s->message);
             } else {
                 *why = tentative_why;
             }
@@ -560,7 +491,7 @@ static size_t place(struct pass *p, struct cache_pod **pods, size_t n, char **wh
             s->start = at;
         if (p->nlog == p->caplog) {
             p->caplog = p->caplog ? p->caplog * 2 : 64;
-            p->log = xrealloc(p->log, p->caplog * sizeof(*p->log));
+            p->log = util_realloc(p->log, p->caplog * sizeof(*p->log));
         }
         p->log[p->nlog].node = (uint32_t)at;
         p->log[p->nlog].req = pods[i]->request;
@@ -626,7 +557,7 @@ static void queue_add(const struct pass *p, struct cache_queue *q, const int64_t
 static int queue_fits(struct pass *p, const struct cache_queue *q, const int64_t *need, const struct resources *formats,
                       char **why)
 {
-    struct sb b = {0};
+    struct util_buf b = {0};
     for (uint32_t k = 0; q->capability != NULL && k < q->capability->len; k++) {
         const struct cache_res *cap = &q->capability->items[k];
         int64_t n = need[cap->id];
@@ -634,19 +565,19 @@ static int queue_fits(struct pass *p, const struct cache_queue *q, const int64_t
             continue;
         const char *name = cache_resource_name(p->c, cap->id);
         const struct quantity *fq = formats != NULL ? resources_get(formats, name) : NULL;
-        sb_printf(&b, "%s%s needs ", b.len ? "; " : "", name);
+        util_buf_printf(&b, "%s%s needs ", b.len ? "; " : "", name);
         sb_quantity(&b, name, n, fq != NULL ? (uint8_t)fq->format : cap->format);
-        sb_printf(&b, ", ");
+        util_buf_printf(&b, ", ");
         sb_quantity(&b, name, cap->value - q->held[cap->id], cap->format);
-        sb_printf(&b, " of ");
+        util_buf_printf(&b, " of ");
         sb_quantity(&b, name, cap->value, cap->format);
-        sb_printf(&b, " free");
+        util_buf_printf(&b, " free");
     }
     if (b.len == 0) {
-        free(b.s);
+        util_buf_finish(&b);
         return 1;
     }
-    *why = sb_take(&b);
+    *why = util_buf_take(&b);
     return 0;
 }
 
@@ -658,56 +589,56 @@ static struct admit_decision *decide(struct pass *p, enum admit_action action, e
     struct admit_result *r = p->out;
     if (r->len == r->cap) {
         r->cap = r->cap ? r->cap * 2 : 16;
-        r->items = xrealloc(r->items, r->cap * sizeof(*r->items));
+        r->items = util_realloc(r->items, r->cap * sizeof(*r->items));
     }
     struct admit_decision *d = &r->items[r->len++];
     memset(d, 0, sizeof(*d));
     d->action = action;
     d->reason = reason;
-    d->namespace_ = xstrdup(w->g->namespace_);
-    d->cluster = xstrdup(w->g->name);
-    d->cluster_uid = xstrdup(w->g->uid);
-    struct sb b = {0};
-    sb_printf(&b, "ray-%s-pg", w->g->name);
-    d->gang = sb_take(&b);
-    d->queue = xstrdup(w->g->queue != NULL ? w->g->queue->name : NULL);
+    d->namespace_ = util_strdup(w->g->namespace_);
+    d->cluster = util_strdup(w->g->name);
+    d->cluster_uid = util_strdup(w->g->uid);
+    struct util_buf b = {0};
+    util_buf_printf(&b, "ray-%s-pg", w->g->name);
+    d->gang = util_buf_take(&b);
+    d->queue = util_strdup(w->g->queue != NULL ? w->g->queue->name : NULL);
     d->message = message;
     return d;
 }
 
 static void decision_add_pod(struct admit_decision *d, const struct cache_pod *pod)
 {
-    d->pods = xrealloc(d->pods, (d->npods + 1) * sizeof(*d->pods));
+    d->pods = util_realloc(d->pods, (d->npods + 1) * sizeof(*d->pods));
     struct admit_pod *ap = &d->pods[d->npods++];
-    ap->name = xstrdup(pod->name);
-    ap->uid = xstrdup(pod->uid);
-    ap->resource_version = xstrdup(pod->resource_version);
+    ap->name = util_strdup(pod->name);
+    ap->uid = util_strdup(pod->uid);
+    ap->resource_version = util_strdup(pod->resource_version);
     ap->keep_gates = json_array();
     for (uint32_t i = 0; i < pod->nforeign_gates; i++)
         json_array_append_new(ap->keep_gates, json_pack("{s:s}", "name", pod->foreign_gates[i]));
 }
 
 /* "ray-x-pg (3 pods; cpu 3, memory 4Gi)" */
-static void sb_gang(struct sb *b, const struct cache_gang *g)
+static void sb_gang(struct util_buf *b, const struct cache_gang *g)
 {
-    sb_printf(b, "ray-%s-pg (%" PRId64 " %s", g->name, g->min_member, plural(g->min_member, "pod", "pods"));
+    util_buf_printf(b, "ray-%s-pg (%" PRId64 " %s", g->name, g->min_member, plural(g->min_member, "pod", "pods"));
     const char *sep = "; ";
     for (size_t i = 0; i < g->min_resources.len; i++) {
         const struct resource *r = &g->min_resources.items[i];
         if (r->quantity.value == 0)
             continue;
-        sb_printf(b, "%s%s ", sep, r->name);
+        util_buf_printf(b, "%s%s ", sep, r->name);
         sb_quantity(b, r->name, r->quantity.value, (uint8_t)r->quantity.format);
         sep = ", ";
     }
-    sb_printf(b, ")");
+    util_buf_printf(b, ")");
 }
 
-static void sb_request(struct sb *b, const struct cache *c, const struct cache_rl *req)
+static void sb_request(struct util_buf *b, const struct cache *c, const struct cache_rl *req)
 {
     for (uint32_t k = 0; req != NULL && k < req->len; k++) {
         const char *name = cache_resource_name(c, req->items[k].id);
-        sb_printf(b, "%s%s ", k ? ", " : "", name);
+        util_buf_printf(b, "%s%s ", k ? ", " : "", name);
         sb_quantity(b, name, req->items[k].value, req->items[k].format);
     }
 }
@@ -721,7 +652,7 @@ static void wait_msg(struct pass *p, const struct work *w, enum admit_reason rea
     va_start(ap, format);
     int n = vsnprintf(NULL, 0, format, ap);
     va_end(ap);
-    char *s = xmalloc((size_t)n + 1);
+    char *s = util_malloc((size_t)n + 1);
     va_start(ap, format);
     vsnprintf(s, (size_t)n + 1, format, ap);
     va_end(ap);
@@ -736,15 +667,15 @@ static int queue_closed(const struct cache_queue *q)
 /* A queue that is missing or closed: the reason (and message in *why), else NONE. */
 static enum admit_reason queue_unusable(const struct cache_queue *q, char **why)
 {
-    struct sb b = {0};
+    struct util_buf b = {0};
     if (!q->present) {
-        sb_printf(&b, "queue %s does not exist", q->name);
-        *why = sb_take(&b);
+        util_buf_printf(&b, "queue %s does not exist", q->name);
+        *why = util_buf_take(&b);
         return ADMIT_REASON_QUEUE_MISSING;
     }
     if (queue_closed(q)) {
-        sb_printf(&b, "queue %s is %s", q->name, q->state);
-        *why = sb_take(&b);
+        util_buf_printf(&b, "queue %s is %s", q->name, q->state);
+        *why = util_buf_take(&b);
         return ADMIT_REASON_QUEUE_CLOSED;
     }
     return ADMIT_REASON_NONE;
@@ -769,18 +700,18 @@ static void admit_tail(struct pass *p, struct work *w)
             continue;
         char *why = NULL;
         enum admit_reason reason = queue_unusable(q, &why);
-        struct sb b = {0};
+        struct util_buf b = {0};
         if (reason == ADMIT_REASON_NONE) {
             gang_hold(p, w->g, NULL, p->hold_a);
             gang_hold(p, w->g, pod, p->hold_b);
             for (uint32_t k = 0; k < p->nres; k++)
                 p->hold_b[k] -= p->hold_a[k];
             if (!queue_fits(p, q, p->hold_b, NULL, &why)) {
-                sb_printf(&b, "pod %s (", pod->name);
+                util_buf_printf(&b, "pod %s (", pod->name);
                 sb_request(&b, p->c, pod->request);
-                sb_printf(&b, ") does not fit queue %s: %s", q->name, why);
+                util_buf_printf(&b, ") does not fit queue %s: %s", q->name, why);
                 free(why);
-                why = sb_take(&b);
+                why = util_buf_take(&b);
                 reason = ADMIT_REASON_QUEUE_CAPACITY;
             }
         }
@@ -788,9 +719,9 @@ static void admit_tail(struct pass *p, struct work *w)
             char *nodes = NULL;
             struct cache_pod *one[1] = {pod};
             if (pod->node == NULL && place(p, one, 1, &nodes) == 0) {
-                sb_printf(&b, "no node fits pod %s%s", pod->name, nodes);
+                util_buf_printf(&b, "no node fits pod %s%s", pod->name, nodes);
                 free(nodes);
-                why = sb_take(&b);
+                why = util_buf_take(&b);
                 reason = ADMIT_REASON_NODES;
             } else {
                 commit(p);
@@ -804,9 +735,9 @@ static void admit_tail(struct pass *p, struct work *w)
         queue_add(p, q, p->hold_b, 1);
         pod->pass_mark = p->epoch;
         w->ungated++;
-        sb_printf(&b, "pod %s admitted by queue %s beyond the gang's %" PRId64 " %s", pod->name, q->name, w->g->min_member,
+        util_buf_printf(&b, "pod %s admitted by queue %s beyond the gang's %" PRId64 " %s", pod->name, q->name, w->g->min_member,
                   plural(w->g->min_member, "pod", "pods"));
-        struct admit_decision *d = decide(p, ADMIT_ACTION_TAIL_ADMIT, ADMIT_REASON_NONE, w, sb_take(&b));
+        struct admit_decision *d = decide(p, ADMIT_ACTION_TAIL_ADMIT, ADMIT_REASON_NONE, w, util_buf_take(&b));
         decision_add_pod(d, pod);
     }
 }
@@ -833,10 +764,10 @@ static void evaluate_admitted(struct pass *p, struct work *w)
         gang_hold(p, w->g, NULL, p->hold_a);
         queue_add(p, q, p->hold_a, 1);
         if (d != NULL) {
-            struct sb b = {0};
-            sb_printf(&b, "admitted by queue %s earlier; scheduling gates removed from %zu %s", q->name, d->npods,
+            struct util_buf b = {0};
+            util_buf_printf(&b, "admitted by queue %s earlier; scheduling gates removed from %zu %s", q->name, d->npods,
                       plural((int64_t)d->npods, "pod", "pods"));
-            d->message = sb_take(&b);
+            d->message = util_buf_take(&b);
         }
     }
     admit_tail(p, w);
@@ -865,16 +796,16 @@ static void evaluate_pending(struct pass *p, struct work *w)
         return;
     }
 
-    struct sb b = {0};
+    struct util_buf b = {0};
     memset(p->hold_a, 0, p->nres * sizeof(*p->hold_a));
     for (uint32_t k = 0; g->min_rl != NULL && k < g->min_rl->len; k++)
         p->hold_a[g->min_rl->items[k].id] = g->min_rl->items[k].value;
     if (!queue_fits(p, q, p->hold_a, &g->min_resources, &why)) {
-        sb_printf(&b, "gang ");
+        util_buf_printf(&b, "gang ");
         sb_gang(&b, g);
-        sb_printf(&b, " does not fit queue %s: %s", q->name, why);
+        util_buf_printf(&b, " does not fit queue %s: %s", q->name, why);
         free(why);
-        decide(p, ADMIT_ACTION_WAIT, ADMIT_REASON_QUEUE_CAPACITY, w, sb_take(&b));
+        decide(p, ADMIT_ACTION_WAIT, ADMIT_REASON_QUEUE_CAPACITY, w, util_buf_take(&b));
         if (q->dequeue == CACHE_DEQUEUE_FIFO)
             q->blocker = g;
         return;
@@ -882,7 +813,7 @@ static void evaluate_pending(struct pass *p, struct work *w)
 
     /* The gang proper is its first minMember pods; later ones are its tail. */
     size_t ncore = (size_t)g->min_member, nplace = 0;
-    struct cache_pod **unbound = xcalloc(ncore, sizeof(*unbound));
+    struct cache_pod **unbound = util_calloc(ncore, sizeof(*unbound));
     for (size_t i = 0; i < ncore; i++) {
         if (w->live[i]->node == NULL)
             unbound[nplace++] = w->live[i];
@@ -890,14 +821,14 @@ static void evaluate_pending(struct pass *p, struct work *w)
     sort_larger_first(p, unbound, nplace);
     size_t failed = place(p, unbound, nplace, &why);
     if (failed < nplace) {
-        sb_printf(&b, "gang ");
+        util_buf_printf(&b, "gang ");
         sb_gang(&b, g);
-        sb_printf(&b, " does not fit the nodes: no node fits pod %s%s", unbound[failed]->name, why);
+        util_buf_printf(&b, " does not fit the nodes: no node fits pod %s%s", unbound[failed]->name, why);
         if (failed > 0)
-            sb_printf(&b, " after placing %zu other %s of the gang", failed, plural((int64_t)failed, "pod", "pods"));
+            util_buf_printf(&b, " after placing %zu other %s of the gang", failed, plural((int64_t)failed, "pod", "pods"));
         free(why);
         free(unbound);
-        decide(p, ADMIT_ACTION_WAIT, ADMIT_REASON_NODES, w, sb_take(&b));
+        decide(p, ADMIT_ACTION_WAIT, ADMIT_REASON_NODES, w, util_buf_take(&b));
         if (q->dequeue == CACHE_DEQUEUE_FIFO)
             q->blocker = g;
         return;
@@ -913,9 +844,9 @@ static void evaluate_pending(struct pass *p, struct work *w)
             admit_pod(p, w, pod, 0); /* placed above */
         }
     }
-    sb_printf(&b, "admitted by queue %s; scheduling gates removed from %zu %s", q->name, d->npods,
+    util_buf_printf(&b, "admitted by queue %s; scheduling gates removed from %zu %s", q->name, d->npods,
               plural((int64_t)d->npods, "pod", "pods"));
-    d->message = sb_take(&b);
+    d->message = util_buf_take(&b);
     w->admitted = 1;
     gang_hold(p, g, NULL, p->hold_a);
     queue_add(p, q, p->hold_a, 1);
@@ -927,7 +858,7 @@ static void evaluate_pending(struct pass *p, struct work *w)
 static void build_eligible(struct cache *c)
 {
     free(c->eligible);
-    c->eligible = xcalloc(c->nodes.len, sizeof(*c->eligible));
+    c->eligible = util_calloc(c->nodes.len, sizeof(*c->eligible));
     c->neligible = 0;
     for (size_t i = 0; i < c->nodes.nbuckets; i++) {
         for (struct cache_hnode *h = c->nodes.buckets[i]; h != NULL; h = h->next) {
@@ -944,8 +875,8 @@ static void init_free(struct pass *p)
 {
     struct cache *c = p->c;
     p->nn = c->neligible;
-    p->free = xcalloc(p->nn * p->nres, sizeof(*p->free));
-    p->free_pods = xcalloc(p->nn, sizeof(*p->free_pods));
+    p->free = util_calloc(p->nn * p->nres, sizeof(*p->free));
+    p->free_pods = util_calloc(p->nn, sizeof(*p->free_pods));
     for (size_t i = 0; i < p->nn; i++) {
         const struct cache_node *n = c->eligible[i];
         int64_t *f = p->free + i * p->nres;
@@ -976,8 +907,8 @@ size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out)
     p.nres = c->nresources;
     p.cpu = find_resource(c, "cpu");
     p.memory = find_resource(c, "memory");
-    p.hold_a = xcalloc(p.nres, sizeof(*p.hold_a));
-    p.hold_b = xcalloc(p.nres, sizeof(*p.hold_b));
+    p.hold_a = util_calloc(p.nres, sizeof(*p.hold_a));
+    p.hold_b = util_calloc(p.nres, sizeof(*p.hold_b));
     size_t before = out->len;
 
     if (c->nodes_changed || c->eligible == NULL)
@@ -985,7 +916,7 @@ size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out)
     init_free(&p);
 
     /* Admitted pods the scheduler has not bound yet keep their room, whatever is decided next. */
-    struct cache_pod **resv = xcalloc(c->nreserving, sizeof(*resv));
+    struct cache_pod **resv = util_calloc(c->nreserving, sizeof(*resv));
     size_t nresv = 0;
     for (struct cache_pod *pod = c->reserving; pod != NULL; pod = pod->resv_next)
         resv[nresv++] = pod;
@@ -1007,7 +938,7 @@ size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out)
             q->dirty = 0;
             out->queues_evaluated++;
             if (q->nheld < p.nres) {
-                q->held = xrealloc(q->held, p.nres * sizeof(*q->held));
+                q->held = util_realloc(q->held, p.nres * sizeof(*q->held));
                 q->nheld = p.nres;
             }
             memset(q->held, 0, q->nheld * sizeof(*q->held));
@@ -1026,8 +957,8 @@ size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out)
     c->capacity_changed = 0;
 
     /* Every gang of those queues, in one order. */
-    struct work *works = xcalloc(ngangs, sizeof(*works));
-    struct cache_pod **pods = xcalloc(npods, sizeof(*pods));
+    struct work *works = util_calloc(ngangs, sizeof(*works));
+    struct cache_pod **pods = util_calloc(npods, sizeof(*pods));
     size_t nworks = 0, used = 0;
     for (struct cache_gang *g = c->all_gangs; g != NULL; g = g->all_next) {
         if (!g->present || g->queue == NULL || g->queue->pass_mark != p.epoch)
@@ -1081,16 +1012,22 @@ int admit_reason_changed(struct cache *c, const struct admit_decision *d)
     int *reason = d->action == ADMIT_ACTION_TAIL_WAIT || d->action == ADMIT_ACTION_TAIL_ADMIT ? &g->tail_reason
                                                                                                 : &g->last_reason;
     char **message = reason == &g->tail_reason ? &g->tail_message : &g->last_message;
+    int waiting = d->action == ADMIT_ACTION_WAIT || d->action == ADMIT_ACTION_TAIL_WAIT;
+    /* Not news: the same reason and message, or another count of "waiting for pods: n of m created". */
+    if (waiting && *reason == (int)d->reason && *message != NULL && d->message != NULL &&
+        (strcmp(*message, d->message) == 0 || d->reason == ADMIT_REASON_PODS))
+        return 0;
+    if (reason == &g->last_reason) /* a new story for the gang: every pod is to be told again */
+        for (struct cache_pod *p = g->pods; p != NULL; p = p->gang_next)
+            p->flags &= (uint8_t)~CACHE_POD_TOLD;
     if (d->action != ADMIT_ACTION_WAIT && d->action != ADMIT_ACTION_TAIL_WAIT) {
         *reason = 0;
         free(*message);
         *message = NULL;
         return 1;
     }
-    if (*reason == (int)d->reason && *message != NULL && d->message != NULL && strcmp(*message, d->message) == 0)
-        return 0;
     *reason = (int)d->reason;
     free(*message);
-    *message = xstrdup(d->message);
+    *message = util_strdup(d->message);
     return 1;
 }

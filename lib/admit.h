@@ -116,9 +116,13 @@ size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out);
 /*
  * Whether d's reason differs from the last one recorded for its gang (WAIT) or
  * for its gang's autoscaling tail (TAIL_WAIT), recording it: the controller
- * emits a GangWaiting Event only when this returns 1. ADMIT and FINISH forget
- * the gang's reason, TAIL_ADMIT the tail's, and return 1. Returns 0 when the
- * gang is no longer cached.
+ * emits a GangWaiting Event on the RayCluster only when this returns 1.
+ * Another count of "waiting for pods" is not a new reason. When the gang's
+ * reason changes, CACHE_POD_TOLD is cleared on its pods, so that each gated
+ * pod is told the new reason once (the controller marks it with
+ * cache_pod_mark_told()). ADMIT and FINISH forget the gang's reason,
+ * TAIL_ADMIT the tail's, and return 1. Returns 0 when the gang is no longer
+ * cached.
  */
 int admit_reason_changed(struct cache *c, const struct admit_decision *d);
 

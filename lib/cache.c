@@ -1,44 +1,11 @@
 #include "cache.h"
+#include "util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (p == NULL)
-        abort(); /* out of memory aborts, as everywhere in raygate */
-    return p;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (p == NULL)
-        abort();
-    return p;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (q == NULL)
-        abort();
-    return q;
-}
-
-static char *xstrdup(const char *s)
-{
-    if (s == NULL)
-        return NULL;
-    size_t n = strlen(s) + 1;
-    char *d = xmalloc(n);
-    memcpy(d, s, n);
-    return d;
-}
 
 static int streq(const char *a, const char *b)
 {
@@ -71,7 +38,7 @@ static uint64_t hash_str(uint64_t h, const char *s)
 static void htab_init(struct cache_htab *t)
 {
     t->nbuckets = 16;
-    t->buckets = xcalloc(t->nbuckets, sizeof(*t->buckets));
+    t->buckets = util_calloc(t->nbuckets, sizeof(*t->buckets));
     t->len = 0;
 }
 
@@ -91,7 +58,7 @@ static void htab_insert(struct cache_htab *t, struct cache_hnode *n)
 {
     if (t->len >= t->nbuckets) {
         size_t nb = t->nbuckets * 2;
-        struct cache_hnode **b = xcalloc(nb, sizeof(*b));
+        struct cache_hnode **b = util_calloc(nb, sizeof(*b));
         for (size_t i = 0; i < t->nbuckets; i++) {
             struct cache_hnode *e = t->buckets[i], *next;
             for (; e != NULL; e = next) {
@@ -142,7 +109,7 @@ static const char *intern(struct cache *c, const char *s)
         }
     }
     size_t len = strlen(s);
-    struct atom *a = xmalloc(sizeof(*a) + len + 1);
+    struct atom *a = util_malloc(sizeof(*a) + len + 1);
     memcpy(a->s, s, len + 1);
     a->refs = 1;
     a->node.hash = h;
@@ -178,7 +145,7 @@ static uint32_t resource_id(struct cache *c, const char *name)
     }
     if (c->nresources == c->resource_cap) {
         c->resource_cap = c->resource_cap ? c->resource_cap * 2 : 8;
-        c->resource_names = xrealloc(c->resource_names, c->resource_cap * sizeof(*c->resource_names));
+        c->resource_names = util_realloc(c->resource_names, c->resource_cap * sizeof(*c->resource_names));
     }
     c->resource_names[c->nresources] = intern(c, name);
     return c->nresources++;
@@ -219,7 +186,7 @@ static int rl_equal(const struct cache_rl *rl, const struct cache_res *items, ui
  */
 static const struct cache_rl *rl_intern(struct cache *c, const struct resources *r, int keep_zero, const char *skip)
 {
-    struct cache_res *items = xcalloc(r->len, sizeof(*items));
+    struct cache_res *items = util_calloc(r->len, sizeof(*items));
     uint32_t len = 0;
     for (size_t i = 0; i < r->len; i++) {
         if ((r->items[i].quantity.value == 0 && !keep_zero) || streq(r->items[i].name, skip))
@@ -241,7 +208,7 @@ static const struct cache_rl *rl_intern(struct cache *c, const struct resources 
             goto out;
         }
     }
-    struct cache_rl *rl = xmalloc(sizeof(*rl) + len * sizeof(rl->items[0]));
+    struct cache_rl *rl = util_malloc(sizeof(*rl) + len * sizeof(rl->items[0]));
     rl->refs = 1;
     rl->len = len;
     memcpy(rl->items, items, len * sizeof(items[0]));
@@ -354,14 +321,14 @@ static void parse_exprs(struct cache *c, const json_t *arr, int fields, struct c
         }
         if (code == 255)
             code = CACHE_OP_IN; /* unknown operator: with no values it matches nothing, as the scheduler would not */
-        term->exprs = xrealloc(term->exprs, (term->len + 1) * sizeof(*term->exprs));
+        term->exprs = util_realloc(term->exprs, (term->len + 1) * sizeof(*term->exprs));
         struct cache_expr *x = &term->exprs[term->len++];
         x->key = intern(c, key);
         x->op = code;
         x->field_name = fields != 0;
         const json_t *values = json_object_get(req, "values");
         x->nvalues = 0;
-        x->values = xcalloc(json_array_size(values), sizeof(*x->values));
+        x->values = util_calloc(json_array_size(values), sizeof(*x->values));
         for (size_t v = 0; v < json_array_size(values); v++) {
             const char *s = json_string_value(json_array_get(values, v));
             if (s != NULL)
@@ -374,10 +341,10 @@ static void parse_exprs(struct cache *c, const json_t *arr, int fields, struct c
 static struct cache_sched *sched_build(struct cache *c, const json_t *selector, const json_t *terms,
                                        const json_t *tolerations)
 {
-    struct cache_sched *s = xcalloc(1, sizeof(*s));
+    struct cache_sched *s = util_calloc(1, sizeof(*s));
     const char *k;
     const json_t *v;
-    s->selector = xcalloc(json_object_size(selector), sizeof(*s->selector));
+    s->selector = util_calloc(json_object_size(selector), sizeof(*s->selector));
     json_object_foreach((json_t *)selector, k, v)
     {
         if (!json_is_string(v))
@@ -386,14 +353,14 @@ static struct cache_sched *sched_build(struct cache *c, const json_t *selector, 
         s->selector[s->nselector].value = intern(c, json_string_value(v));
         s->nselector++;
     }
-    s->terms = xcalloc(json_array_size(terms), sizeof(*s->terms));
+    s->terms = util_calloc(json_array_size(terms), sizeof(*s->terms));
     for (size_t i = 0; i < json_array_size(terms); i++) {
         const json_t *t = json_array_get(terms, i);
         struct cache_term *term = &s->terms[s->nterms++];
         parse_exprs(c, json_object_get(t, "matchExpressions"), 0, term);
         parse_exprs(c, json_object_get(t, "matchFields"), 1, term);
     }
-    s->tolerations = xcalloc(json_array_size(tolerations), sizeof(*s->tolerations));
+    s->tolerations = util_calloc(json_array_size(tolerations), sizeof(*s->tolerations));
     for (size_t i = 0; i < json_array_size(tolerations); i++) {
         const json_t *t = json_array_get(tolerations, i);
         struct cache_toleration *tol = &s->tolerations[s->ntolerations++];
@@ -460,7 +427,7 @@ static const struct cache_sched *sched_intern(struct cache *c, const json_t *spe
 
 struct cache *cache_create(void)
 {
-    struct cache *c = xcalloc(1, sizeof(*c));
+    struct cache *c = util_calloc(1, sizeof(*c));
     htab_init(&c->strings);
     htab_init(&c->rls);
     htab_init(&c->scheds);
@@ -497,7 +464,7 @@ static struct cache_node *node_ref(struct cache *c, const char *name)
     struct cache_node *node = cache_node_get(c, name);
     if (node != NULL)
         return node;
-    node = xcalloc(1, sizeof(*node));
+    node = util_calloc(1, sizeof(*node));
     node->name = intern(c, name);
     node->alloc_pods = INT64_MAX;
     node->by_name.hash = key_hash(NULL, name);
@@ -583,9 +550,9 @@ int cache_upsert_node(struct cache *c, const json_t *obj, struct gang_error *err
     const json_t *labels = json_object_get(meta, "labels");
     const char *k;
     const json_t *v;
-    fresh.labels = xcalloc(json_object_size(labels), sizeof(*fresh.labels));
+    fresh.labels = util_calloc(json_object_size(labels), sizeof(*fresh.labels));
     /* Sorted keys keep the comparison with the previous version order-independent. */
-    const char **keys = xcalloc(json_object_size(labels), sizeof(*keys));
+    const char **keys = util_calloc(json_object_size(labels), sizeof(*keys));
     size_t nkeys = 0;
     json_object_foreach((json_t *)labels, k, v)
     {
@@ -609,7 +576,7 @@ int cache_upsert_node(struct cache *c, const json_t *obj, struct gang_error *err
     const json_t *spec = json_object_get(obj, "spec");
     fresh.unschedulable = json_is_true(json_object_get(spec, "unschedulable"));
     const json_t *taints = json_object_get(spec, "taints");
-    fresh.taints = xcalloc(json_array_size(taints), sizeof(*fresh.taints));
+    fresh.taints = util_calloc(json_array_size(taints), sizeof(*fresh.taints));
     for (size_t i = 0; i < json_array_size(taints); i++) {
         const json_t *t = json_array_get(taints, i);
         uint8_t effect = parse_effect(json_string_value(json_object_get(t, "effect")));
@@ -679,7 +646,7 @@ static void node_grow_used(struct cache_node *node, uint32_t n)
 {
     if (node->nused >= n)
         return;
-    node->used = xrealloc(node->used, n * sizeof(*node->used));
+    node->used = util_realloc(node->used, n * sizeof(*node->used));
     memset(node->used + node->nused, 0, (n - node->nused) * sizeof(*node->used));
     node->nused = n;
 }
@@ -713,7 +680,7 @@ static struct cache_queue *queue_ref(struct cache *c, const char *name)
     struct cache_queue *q = cache_queue_get(c, name);
     if (q != NULL)
         return q;
-    q = xcalloc(1, sizeof(*q));
+    q = util_calloc(1, sizeof(*q));
     q->name = intern(c, name);
     q->dirty = 1;
     q->by_name.hash = key_hash(NULL, name);
@@ -802,7 +769,7 @@ static struct cache_gang *gang_ref(struct cache *c, const char *ns, const char *
     struct cache_gang *g = cache_gang_get(c, ns, name);
     if (g != NULL)
         return g;
-    g = xcalloc(1, sizeof(*g));
+    g = util_calloc(1, sizeof(*g));
     g->namespace_ = intern(c, ns != NULL ? ns : "");
     g->name = intern(c, name);
     resources_init(&g->min_resources);
@@ -1033,8 +1000,9 @@ int cache_upsert_pod(struct cache *c, const json_t *obj, struct gang_error *err)
     struct cache_pod *pod = cache_pod_get(c, ns, name);
     struct cache_node *old_counted = NULL;
     const struct cache_rl *old_request = NULL;
-    int keep_mark = 0;
+    int keep_mark = 0, told = 0;
     if (pod != NULL) {
+        told = (pod->flags & CACHE_POD_TOLD) && strcmp(pod->uid, uid) == 0;
         old_counted = pod->counted;
         if (old_counted != NULL && pod->request != NULL) {
             old_request = pod->request;
@@ -1046,7 +1014,7 @@ int cache_upsert_pod(struct cache *c, const json_t *obj, struct gang_error *err)
         htab_remove(&c->pods_uid, &pod->by_uid);
         pod_release_fields(c, pod);
     } else {
-        pod = xcalloc(1, sizeof(*pod));
+        pod = util_calloc(1, sizeof(*pod));
         pod->by_name.hash = key_hash(ns, name);
         htab_insert(&c->pods, &pod->by_name);
     }
@@ -1056,7 +1024,7 @@ int cache_upsert_pod(struct cache *c, const json_t *obj, struct gang_error *err)
     }
 
     size_t ln = strlen(name), lu = strlen(uid), lr = strlen(rv);
-    pod->strings = xmalloc(ln + lu + lr + 3);
+    pod->strings = util_malloc(ln + lu + lr + 3);
     memcpy(pod->strings, name, ln + 1);
     memcpy(pod->strings + ln + 1, uid, lu + 1);
     memcpy(pod->strings + ln + lu + 2, rv, lr + 1);
@@ -1078,6 +1046,8 @@ int cache_upsert_pod(struct cache *c, const json_t *obj, struct gang_error *err)
         pod->flags |= CACHE_POD_DELETING;
     if (keep_mark)
         pod->flags |= CACHE_POD_MARKED_UNGATED;
+    if (told)
+        pod->flags |= CACHE_POD_TOLD;
 
     const json_t *spec = json_object_get(obj, "spec");
     const json_t *gates = json_object_get(spec, "schedulingGates");
@@ -1088,7 +1058,7 @@ int cache_upsert_pod(struct cache *c, const json_t *obj, struct gang_error *err)
         if (strcmp(gate, CACHE_GATE_NAME) == 0) {
             pod->flags |= CACHE_POD_GATED;
         } else {
-            pod->foreign_gates = xrealloc(pod->foreign_gates, (pod->nforeign_gates + 1) * sizeof(*pod->foreign_gates));
+            pod->foreign_gates = util_realloc(pod->foreign_gates, (pod->nforeign_gates + 1) * sizeof(*pod->foreign_gates));
             pod->foreign_gates[pod->nforeign_gates++] = intern(c, gate);
         }
     }
@@ -1156,10 +1126,15 @@ void cache_delete_pod(struct cache *c, const char *namespace_, const char *name)
         pod_remove(c, pod);
 }
 
+void cache_pod_mark_told(struct cache_pod *pod)
+{
+    pod->flags |= CACHE_POD_TOLD;
+}
+
 void cache_pod_mark_ungated(struct cache *c, struct cache_pod *pod)
 {
     free(pod->mark_rv);
-    pod->mark_rv = xstrdup(pod->resource_version);
+    pod->mark_rv = util_strdup(pod->resource_version);
     pod->flags |= CACHE_POD_MARKED_UNGATED;
     if (pod->gang != NULL)
         queue_dirty(c, pod->gang->queue);
@@ -1197,13 +1172,13 @@ int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct gang_erro
         free(g->admit_mark_rv);
         g->admit_mark_rv = NULL;
     }
-    char *at = xstrdup(admitted_at);
+    char *at = util_strdup(admitted_at);
     free(g->admitted_at);
     g->admitted_at = at;
 
     gang_clear_cluster(c, g);
-    g->uid = xstrdup(json_string_value(json_object_get(meta, "uid")));
-    g->resource_version = xstrdup(rv);
+    g->uid = util_strdup(json_string_value(json_object_get(meta, "uid")));
+    g->resource_version = util_strdup(rv);
     g->priority_class = intern_member(c, labels, CACHE_LABEL_PRIORITY);
     g->created = parse_time(json_string_value(json_object_get(meta, "creationTimestamp")));
 
@@ -1221,7 +1196,7 @@ int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct gang_erro
     } else {
         g->spec_ok = 0;
         g->min_member = 0;
-        g->spec_error = xstrdup(gerr.message);
+        g->spec_error = util_strdup(gerr.message);
     }
     gang_spec_finish(&spec);
 
@@ -1242,8 +1217,8 @@ int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct gang_erro
 void cache_gang_mark_admitted(struct cache *c, struct cache_gang *g, const char *at)
 {
     free(g->admit_mark_rv);
-    g->admit_mark_rv = xstrdup(g->resource_version != NULL ? g->resource_version : "");
-    char *copy = xstrdup(at != NULL ? at : "");
+    g->admit_mark_rv = util_strdup(g->resource_version != NULL ? g->resource_version : "");
+    char *copy = util_strdup(at != NULL ? at : "");
     free(g->admitted_at);
     g->admitted_at = copy;
     g->admitted = 1;

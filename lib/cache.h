@@ -168,6 +168,7 @@ enum {
     CACHE_POD_DELETING = 1 << 1,       /* metadata.deletionTimestamp is set */
     CACHE_POD_MARKED_UNGATED = 1 << 2, /* cache_pod_mark_ungated() until the watch shows a new version */
     CACHE_POD_BAD_REQUEST = 1 << 3,    /* its request did not parse; counted as empty */
+    CACHE_POD_TOLD = 1 << 4,           /* its gang's current wait reason was reported on it (cache_pod_mark_told) */
 };
 
 struct cache_gang;
@@ -319,6 +320,13 @@ struct cache_queue *cache_queue_get(const struct cache *c, const char *name);
  * lasts until an upsert brings a resourceVersion other than the one marked.
  */
 void cache_pod_mark_ungated(struct cache *c, struct cache_pod *pod);
+
+/*
+ * Records that the gang's current wait reason was reported on pod (an Event).
+ * Kept across updates of the same pod; admit_reason_changed() clears it on
+ * every pod of the gang when the reason changes.
+ */
+void cache_pod_mark_told(struct cache_pod *pod);
 
 /* Likewise for the raygate.io/admitted-at annotation of gang's RayCluster; at is its value. */
 void cache_gang_mark_admitted(struct cache *c, struct cache_gang *gang, const char *at);

@@ -1,19 +1,11 @@
 #include "gang.h"
+#include "util.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #define PATH_MAX_LEN 192
-
-/* snprintf that may truncate: paths and messages are cut, never overflowed. */
-__attribute__((format(printf, 3, 4))) static void fmt(char *buf, size_t size, const char *format, ...)
-{
-    va_list ap;
-    va_start(ap, format);
-    vsnprintf(buf, size, format, ap);
-    va_end(ap);
-}
 
 void gang_spec_init(struct gang_spec *spec)
 {
@@ -31,13 +23,13 @@ void gang_spec_finish(struct gang_spec *spec)
 
 static int fail(struct gang_error *err, const char *path, const char *what)
 {
-    fmt(err->message, sizeof(err->message), "%s: %s", path, what);
+    util_format(err->message, sizeof(err->message), "%s: %s", path, what);
     return -1;
 }
 
 static int fail_resources(struct gang_error *err, const struct resources_error *rerr)
 {
-    fmt(err->message, sizeof(err->message), "%s", rerr->message);
+    util_format(err->message, sizeof(err->message), "%s", rerr->message);
     return -1;
 }
 
@@ -51,7 +43,7 @@ static int optional_object(const json_t *parent, const char *key, const char *pa
         return 0;
     if (!json_is_object(v)) {
         char p[PATH_MAX_LEN];
-        fmt(p, sizeof(p), "%s.%s", path, key);
+        util_format(p, sizeof(p), "%s.%s", path, key);
         return fail(err, p, "must be an object");
     }
     *out = v;
@@ -72,10 +64,10 @@ static int container_resources(const json_t *resources, const char *path, struct
         return 0;
     if (!json_is_object(resources))
         return fail(err, path, "must be an object");
-    fmt(p, sizeof(p), "%s.requests", path);
+    util_format(p, sizeof(p), "%s.requests", path);
     if (resources_parse(out, json_object_get(resources, "requests"), p, RESOURCES_NONNEGATIVE, &rerr) != 0)
         goto fail_parse;
-    fmt(p, sizeof(p), "%s.limits", path);
+    util_format(p, sizeof(p), "%s.limits", path);
     if (resources_parse(&limits, json_object_get(resources, "limits"), p, RESOURCES_NONNEGATIVE, &rerr) != 0)
         goto fail_parse;
     for (size_t i = 0; i < limits.len; i++) {
@@ -98,7 +90,7 @@ static int container_request(const json_t *container, const char *path, struct r
     char p[PATH_MAX_LEN];
     if (!json_is_object(container))
         return fail(err, path, "must be an object");
-    fmt(p, sizeof(p), "%s.resources", path);
+    util_format(p, sizeof(p), "%s.resources", path);
     return container_resources(json_object_get(container, "resources"), p, out, err);
 }
 
@@ -111,7 +103,7 @@ static int optional_array(const json_t *parent, const char *key, const char *pat
         return 0;
     if (!json_is_array(v)) {
         char p[PATH_MAX_LEN];
-        fmt(p, sizeof(p), "%s.%s", path, key);
+        util_format(p, sizeof(p), "%s.%s", path, key);
         return fail(err, p, "must be an array");
     }
     *out = v;
@@ -144,7 +136,7 @@ static int pod_request(const json_t *spec, const char *path, const struct resour
         goto out;
 
     for (size_t i = 0; i < json_array_size(containers); i++) {
-        fmt(p, sizeof(p), "%s.containers[%zu]", path, i);
+        util_format(p, sizeof(p), "%s.containers[%zu]", path, i);
         if (container_request(json_array_get(containers, i), p, &c, err) != 0)
             goto out;
         if (resources_add_scaled(&reqs, &c, 1, &rerr) != 0)
@@ -155,7 +147,7 @@ static int pod_request(const json_t *spec, const char *path, const struct resour
 
     for (size_t i = 0; i < json_array_size(init_containers); i++) {
         const json_t *ic = json_array_get(init_containers, i);
-        fmt(p, sizeof(p), "%s.initContainers[%zu]", path, i);
+        util_format(p, sizeof(p), "%s.initContainers[%zu]", path, i);
         if (container_request(ic, p, &c, err) != 0)
             goto out;
         v = json_object_get(ic, "restartPolicy");
@@ -173,7 +165,7 @@ static int pod_request(const json_t *spec, const char *path, const struct resour
     }
     resources_max(&reqs, &init_reqs);
 
-    fmt(p, sizeof(p), "%s.overhead", path);
+    util_format(p, sizeof(p), "%s.overhead", path);
     if (resources_parse(&overhead, json_object_get(spec, "overhead"), p, RESOURCES_NONNEGATIVE, &rerr) != 0) {
         fail_resources(err, &rerr);
         goto out;
@@ -186,7 +178,7 @@ static int pod_request(const json_t *spec, const char *path, const struct resour
     goto out;
 
 fail_sum:
-    fmt(err->message, sizeof(err->message), "%s: pod request of %s", path, rerr.message);
+    util_format(err->message, sizeof(err->message), "%s: pod request of %s", path, rerr.message);
 out:
     resources_finish(&overhead);
     resources_finish(&tmp);
@@ -208,7 +200,7 @@ static int read_count(const json_t *obj, const char *key, const char *path, int6
 {
     const json_t *v = json_object_get(obj, key);
     char p[PATH_MAX_LEN];
-    fmt(p, sizeof(p), "%s.%s", path, key);
+    util_format(p, sizeof(p), "%s.%s", path, key);
     if (v == NULL || json_is_null(v)) {
         *out = def;
         return 0;
@@ -230,11 +222,11 @@ static int template_spec(const json_t *group, const char *path, const json_t **s
 {
     const json_t *template;
     char p[PATH_MAX_LEN];
-    fmt(p, sizeof(p), "%s.template", path);
+    util_format(p, sizeof(p), "%s.template", path);
     template = json_object_get(group, "template");
     if (!json_is_object(template))
         return fail(err, p, "must be an object");
-    fmt(spec_path, size, "%s.spec", p);
+    util_format(spec_path, size, "%s.spec", p);
     *spec = json_object_get(template, "spec");
     return 0;
 }
@@ -290,7 +282,7 @@ int gang_from_raycluster(const json_t *raycluster, struct gang_spec *out, struct
     for (size_t i = 0; i < json_array_size(workers); i++) {
         const json_t *group = json_array_get(workers, i);
         int64_t min, max, replicas, hosts;
-        fmt(path, sizeof(path), "spec.workerGroupSpecs[%zu]", i);
+        util_format(path, sizeof(path), "spec.workerGroupSpecs[%zu]", i);
         if (!json_is_object(group)) {
             fail(err, path, "must be an object");
             goto out;
@@ -327,7 +319,7 @@ int gang_from_raycluster(const json_t *raycluster, struct gang_spec *out, struct
     goto out;
 
 fail_sum:
-    fmt(err->message, sizeof(err->message), "minResources.%s", rerr.message);
+    util_format(err->message, sizeof(err->message), "minResources.%s", rerr.message);
 out:
     if (rc != 0)
         gang_spec_finish(out);

@@ -1,18 +1,11 @@
 #include "jsonpatch.h"
+#include "util.h"
 
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (p == NULL)
-        abort();
-    return p;
-}
 
 __attribute__((format(printf, 2, 3))) static json_t *fail(struct jsonpatch_error *err, const char *format, ...)
 {
@@ -28,7 +21,7 @@ char *jsonpatch_pointer_join(const char *base, const char *token)
     size_t blen = strlen(base), n = blen + 2;
     for (const char *c = token; *c != '\0'; c++)
         n += (*c == '~' || *c == '/') ? 2 : 1;
-    char *s = xmalloc(n), *o = s + blen;
+    char *s = util_malloc(n), *o = s + blen;
     memcpy(s, base, blen);
     *o++ = '/';
     for (const char *c = token; *c != '\0'; c++) {
@@ -75,7 +68,7 @@ static char **split(const char *pointer, size_t *count)
     for (const char *c = pointer; *c != '\0'; c++)
         n += *c == '/';
     /* The token pointers, then the characters of all tokens. */
-    char **tokens = xmalloc((n + 1) * sizeof(char *) + len + 1);
+    char **tokens = util_malloc((n + 1) * sizeof(char *) + len + 1);
     char *o = (char *)(tokens + n + 1);
     size_t t = 0;
     for (const char *c = pointer; *c != '\0';) {
@@ -301,7 +294,7 @@ static int compare_keys(const void *a, const void *b)
 static const char **sorted_keys(const json_t *obj, size_t *count)
 {
     size_t n = json_object_size(obj), i = 0;
-    const char **keys = xmalloc(n * sizeof(*keys));
+    const char **keys = util_malloc(n * sizeof(*keys));
     const char *key;
     json_t *v;
     json_object_foreach((json_t *)obj, key, v)

@@ -14,46 +14,13 @@
 
 #include "log.h"
 #include "watchstream.h"
+#include "util.h"
 
 #define MAX_TOKEN_BYTES 16384
 #define POOL_MAX_IDLE 8
 #define DEFAULT_CONCURRENCY 64
 
 /* --- small helpers ------------------------------------------------------------ */
-
-__attribute__((format(printf, 3, 4))) static void fmt(char *buf, size_t size, const char *f, ...)
-{
-    va_list ap;
-    va_start(ap, f);
-    vsnprintf(buf, size, f, ap);
-    va_end(ap);
-}
-
-static char *xstrdup(const char *s)
-{
-    char *p = strdup(s);
-    if (p == NULL)
-        abort();
-    return p;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n, size);
-    if (p == NULL)
-        abort();
-    return p;
-}
-
-static void wipe_free(char *s)
-{
-    if (s == NULL)
-        return;
-    volatile char *p = s;
-    while (*p != '\0')
-        *p++ = '\0';
-    free(s);
-}
 
 static int64_t now_ms(void)
 {
@@ -80,57 +47,29 @@ static uint64_t rng_seed(const void *salt)
     return s;
 }
 
-/* A growable byte buffer. */
-struct buf {
-    char *data;
-    size_t len, cap;
-};
-
-static void buf_append(struct buf *b, const char *s, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap != 0 ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->data, cap);
-        if (p == NULL)
-            abort();
-        b->data = p;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->len, s, n);
-    b->len += n;
-    b->data[b->len] = '\0';
-}
-
-static void buf_puts(struct buf *b, const char *s)
-{
-    buf_append(b, s, strlen(s));
-}
-
 /* Appends s percent-encoded as a query value. */
-static void buf_put_escaped(struct buf *b, const char *s)
+static void buf_put_escaped(struct util_buf *b, const char *s)
 {
     static const char hex[] = "0123456789ABCDEF";
     for (; *s != '\0'; s++) {
         unsigned char ch = (unsigned char)*s;
         if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '.' ||
             ch == '_' || ch == '~') {
-            buf_append(b, (const char *)&ch, 1);
+            util_buf_append(b, (const char *)&ch, 1);
         } else {
             char e[3] = {'%', hex[ch >> 4], hex[ch & 15]};
-            buf_append(b, e, 3);
+            util_buf_append(b, e, 3);
         }
     }
 }
 
-static void buf_param(struct buf *b, const char *name, const char *value)
+static void buf_param(struct util_buf *b, const char *name, const char *value)
 {
     if (value == NULL)
         return;
-    buf_puts(b, strchr(b->data, '?') != NULL ? "&" : "?");
-    buf_puts(b, name);
-    buf_puts(b, "=");
+    util_buf_puts(b, strchr(b->data, '?') != NULL ? "&" : "?");
+    util_buf_puts(b, name);
+    util_buf_puts(b, "=");
     buf_put_escaped(b, value);
 }
 
@@ -224,19 +163,18 @@ static void curl_init_once(void)
 /* Reads a bearer token file: one line; trailing whitespace dropped. NULL with err. */
 static char *read_token(const char *path, struct kube_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        fmt(err->message, sizeof(err->message), "cannot open token file %s: %s", path, strerror(errno));
+    size_t n;
+    char *b = util_read_file(path, MAX_TOKEN_BYTES + 2, &n);
+    if (b == NULL) {
+        util_format(err->message, sizeof(err->message), "cannot read token file %s: %s", path, strerror(errno));
         return NULL;
     }
-    char *b = xcalloc(1, MAX_TOKEN_BYTES + 2);
-    size_t n = fread(b, 1, MAX_TOKEN_BYTES + 1, f);
-    fclose(f);
+    size_t size = n;
     while (n > 0 && (b[n - 1] == '\n' || b[n - 1] == '\r' || b[n - 1] == ' ' || b[n - 1] == '\t'))
         b[--n] = '\0';
     if (n == 0 || n > MAX_TOKEN_BYTES || memchr(b, '\0', n) != NULL || strpbrk(b, "\r\n") != NULL) {
-        fmt(err->message, sizeof(err->message), "token file %s is empty, too large or not one line", path);
-        wipe_free(b);
+        util_format(err->message, sizeof(err->message), "token file %s is empty, too large or not one line", path);
+        util_wipe_free(b, size);
         return NULL;
     }
     return b;
@@ -252,7 +190,7 @@ static void token_reload_locked(struct kube_client *c)
         log_warnf("keeping the previous token: %s", err.message);
         return;
     }
-    wipe_free(c->token);
+    util_wipe_free(c->token, (size_t)-1);
     c->token = t;
 }
 
@@ -262,7 +200,7 @@ static char *token_get(struct kube_client *c)
     pthread_mutex_lock(&c->lock);
     if (c->cfg.token_file != NULL && now_ms() - c->token_read_at >= c->opt.token_reread_ms)
         token_reload_locked(c);
-    char *t = c->token != NULL ? xstrdup(c->token) : NULL;
+    char *t = c->token != NULL ? util_strdup(c->token) : NULL;
     pthread_mutex_unlock(&c->lock);
     return t;
 }
@@ -284,16 +222,16 @@ struct kube_client *kube_client_create(const struct kubeconfig *cfg, const struc
 {
     pthread_once(&curl_once, curl_init_once);
     if (cfg->server == NULL) {
-        fmt(err->message, sizeof(err->message), "kube client: no server configured");
+        util_format(err->message, sizeof(err->message), "kube client: no server configured");
         return NULL;
     }
 #if LIBCURL_VERSION_NUM < 0x074d00
     if (cfg->ca_data != NULL || cfg->client_cert_data != NULL || cfg->client_key_data != NULL) {
-        fmt(err->message, sizeof(err->message), "kube client: -data certificates need libcurl >= 7.77");
+        util_format(err->message, sizeof(err->message), "kube client: -data certificates need libcurl >= 7.77");
         return NULL;
     }
 #endif
-    struct kube_client *c = xcalloc(1, sizeof(*c));
+    struct kube_client *c = util_calloc(1, sizeof(*c));
     pthread_mutex_init(&c->lock, NULL);
     kubeconfig_init(&c->cfg);
     kubeconfig_copy(&c->cfg, cfg);
@@ -324,7 +262,7 @@ struct kube_client *kube_client_create(const struct kubeconfig *cfg, const struc
         o->watch_timeout_max_s = o->watch_timeout_min_s > 600 ? o->watch_timeout_min_s : 600;
     if (o->list_page_size == 0)
         o->list_page_size = 500;
-    o->user_agent = xstrdup(o->user_agent != NULL ? o->user_agent : "raygate");
+    o->user_agent = util_strdup(o->user_agent != NULL ? o->user_agent : "raygate");
     if (o->metrics != NULL)
         c->metrics = *o->metrics;
     o->metrics = NULL;
@@ -341,7 +279,7 @@ struct kube_client *kube_client_create(const struct kubeconfig *cfg, const struc
         c->token_read_at = now_ms();
     }
     if (c->token == NULL && c->cfg.token != NULL)
-        c->token = xstrdup(c->cfg.token);
+        c->token = util_strdup(c->cfg.token);
     return c;
 fail:
     kube_client_destroy(c);
@@ -354,7 +292,7 @@ void kube_client_destroy(struct kube_client *c)
         return;
     for (size_t i = 0; i < c->pool_len; i++)
         curl_multi_cleanup(c->pool[i]);
-    wipe_free(c->token);
+    util_wipe_free(c->token, (size_t)-1);
     free((char *)c->opt.user_agent);
     kubeconfig_finish(&c->cfg);
     pthread_mutex_destroy(&c->lock);
@@ -397,7 +335,7 @@ static void count_request(struct kube_client *c, const char *verb, long status)
     if (c->metrics.requests == NULL)
         return;
     char code[24];
-    fmt(code, sizeof(code), "%ld", status);
+    util_format(code, sizeof(code), "%ld", status);
     const char *labels[] = {verb, code};
     metrics_counter_add(c->metrics.requests, labels, 1);
 }
@@ -417,7 +355,7 @@ struct xfer {
 
     long status;
     long retry_after_ms;
-    struct buf body;
+    struct util_buf body;
     int too_large;
 
     /* Watch streams: a 200 body goes to ws instead of body. */
@@ -458,7 +396,7 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *ud)
         x->too_large = 1;
         return 0;
     }
-    buf_append(&x->body, p, n);
+    util_buf_append(&x->body, p, n);
     return n;
 }
 
@@ -469,7 +407,7 @@ static void xfer_reset(struct xfer *x)
     curl_slist_free_all(x->headers);
     free(x->url);
     free(x->payload);
-    wipe_free(x->token);
+    util_wipe_free(x->token, (size_t)-1);
     free(x->body.data);
     struct kube_client *c = x->c;
     struct watchstream *ws = x->ws;
@@ -505,7 +443,7 @@ static void xfer_prepare(struct xfer *x, const char *method, const char *verb, c
     x->url = malloc(n);
     if (x->url == NULL)
         abort();
-    fmt(x->url, n, "%s%s", c->cfg.server, url_path);
+    util_format(x->url, n, "%s%s", c->cfg.server, url_path);
 
     CURL *e = x->easy = curl_easy_init();
     if (e == NULL)
@@ -514,7 +452,7 @@ static void xfer_prepare(struct xfer *x, const char *method, const char *verb, c
     x->headers = curl_slist_append(x->headers, "Expect:");
     if (payload != NULL) {
         char ct[128];
-        fmt(ct, sizeof(ct), "Content-Type: %s", content_type != NULL ? content_type : "application/json");
+        util_format(ct, sizeof(ct), "Content-Type: %s", content_type != NULL ? content_type : "application/json");
         x->headers = curl_slist_append(x->headers, ct);
     }
     if ((x->token = token_get(c)) != NULL) {
@@ -522,9 +460,9 @@ static void xfer_prepare(struct xfer *x, const char *method, const char *verb, c
         char *auth = malloc(an);
         if (auth == NULL)
             abort();
-        fmt(auth, an, "Authorization: Bearer %s", x->token);
+        util_format(auth, an, "Authorization: Bearer %s", x->token);
         x->headers = curl_slist_append(x->headers, auth);
-        wipe_free(auth);
+        util_wipe_free(auth, (size_t)-1);
     }
     if (x->headers == NULL)
         abort();
@@ -596,7 +534,7 @@ static void xfer_result(struct xfer *x, CURLcode cc, const char *path, struct ku
     resp->status = status;
     if (cc != CURLE_OK) {
         const char *why = x->too_large ? "response too large" : x->errbuf[0] != '\0' ? x->errbuf : curl_easy_strerror(cc);
-        fmt(resp->message, sizeof(resp->message), "%s %.160s: %s", x->method, path, why);
+        util_format(resp->message, sizeof(resp->message), "%s %.160s: %s", x->method, path, why);
         return;
     }
     if (x->body.len > 0)
@@ -604,7 +542,7 @@ static void xfer_result(struct xfer *x, CURLcode cc, const char *path, struct ku
     if (status < 200 || status > 299) {
         const char *msg = json_string_value(json_object_get(resp->body, "message"));
         const char *reason = json_string_value(json_object_get(resp->body, "reason"));
-        fmt(resp->message, sizeof(resp->message), "%s %.160s: %ld%s%s: %s", x->method, path, status, reason != NULL ? " " : "",
+        util_format(resp->message, sizeof(resp->message), "%s %.160s: %ld%s%s: %s", x->method, path, status, reason != NULL ? " " : "",
             reason != NULL ? reason : "", msg != NULL ? msg : "no Status message");
     }
 }
@@ -689,7 +627,7 @@ static size_t run_batch(struct kube_client *c, struct kube_batch_item *items, co
     if (concurrency == 0)
         concurrency = DEFAULT_CONCURRENCY;
     CURLM *m = pool_get(c);
-    struct slot *slots = xcalloc(n, sizeof(*slots));
+    struct slot *slots = util_calloc(n, sizeof(*slots));
     uint64_t rng = rng_seed(slots);
     size_t next_fresh = 0, running = 0, waiting = 0, done = 0, failed = 0;
     for (size_t i = 0; i < n; i++) {
@@ -825,10 +763,10 @@ void kube_list_result_finish(struct kube_list_result *r)
 /* Builds path?limit=..&continue=..&labelSelector=..&fieldSelector=.. into a new string. */
 static char *list_url(const char *path, unsigned limit, const char *cont, const char *label_selector, const char *field_selector)
 {
-    struct buf b = {0};
+    struct util_buf b = {0};
     char lim[24];
-    fmt(lim, sizeof(lim), "%u", limit);
-    buf_puts(&b, path);
+    util_format(lim, sizeof(lim), "%u", limit);
+    util_buf_puts(&b, path);
     buf_param(&b, "limit", lim);
     buf_param(&b, "continue", cont);
     buf_param(&b, "labelSelector", label_selector);
@@ -856,7 +794,7 @@ int kube_list(struct kube_client *c, const char *path, const struct kube_list_op
         json_t *page = json_object_get(resp->body, "items");
         json_t *meta = json_object_get(resp->body, "metadata");
         if (!json_is_array(page) && !json_is_null(page) && page != NULL) {
-            fmt(resp->message, sizeof(resp->message), "GET %.160s: the answer is not a list", path);
+            util_format(resp->message, sizeof(resp->message), "GET %.160s: the answer is not a list", path);
             break;
         }
         if (json_is_array(page))
@@ -864,9 +802,9 @@ int kube_list(struct kube_client *c, const char *path, const struct kube_list_op
         const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
         const char *next = json_string_value(json_object_get(meta, "continue"));
         free(out->resource_version);
-        out->resource_version = rv != NULL ? xstrdup(rv) : NULL;
+        out->resource_version = rv != NULL ? util_strdup(rv) : NULL;
         free(cont);
-        cont = next != NULL && next[0] != '\0' ? xstrdup(next) : NULL;
+        cont = next != NULL && next[0] != '\0' ? util_strdup(next) : NULL;
         if (cont == NULL) {
             rc = 0;
             break;
@@ -928,7 +866,7 @@ struct kube_watcher {
 static void set_str(char **dst, const char *src)
 {
     free(*dst);
-    *dst = src != NULL ? xstrdup(src) : NULL;
+    *dst = src != NULL ? util_strdup(src) : NULL;
 }
 
 static void count_restart(struct watch *wt, const char *reason)
@@ -954,7 +892,7 @@ static char *object_key(json_t *obj)
     char *k = malloc(n);
     if (k == NULL)
         abort();
-    fmt(k, n, "%s/%s", ns, name);
+    util_format(k, n, "%s/%s", ns, name);
     return k;
 }
 
@@ -1047,7 +985,7 @@ static int on_stream_event(void *arg, const struct watchstream_event *ev)
     case WATCHSTREAM_ERROR:
     case WATCHSTREAM_EXPIRED:
         *(ev->type == WATCHSTREAM_EXPIRED ? &wt->stream_expired : &wt->stream_error) = 1;
-        fmt(wt->stream_message, sizeof(wt->stream_message), "ERROR event %ld: %.150s", ev->code, ev->message);
+        util_format(wt->stream_message, sizeof(wt->stream_message), "ERROR event %ld: %.150s", ev->code, ev->message);
         return 1;
     }
     if (ev->resource_version != NULL && ev->resource_version[0] != '\0')
@@ -1082,9 +1020,9 @@ static void start_request(struct watch *wt)
         long span = c->opt.watch_timeout_max_s - c->opt.watch_timeout_min_s + 1;
         long timeout_s = c->opt.watch_timeout_min_s + (long)(rng_next(&wt->w->rng) % (uint64_t)span);
         char ts[24];
-        fmt(ts, sizeof(ts), "%ld", timeout_s);
-        struct buf b = {0};
-        buf_puts(&b, wt->path);
+        util_format(ts, sizeof(ts), "%ld", timeout_s);
+        struct util_buf b = {0};
+        util_buf_puts(&b, wt->path);
         buf_param(&b, "watch", "1");
         buf_param(&b, "allowWatchBookmarks", "true");
         buf_param(&b, "resourceVersion", wt->rv);
@@ -1269,14 +1207,14 @@ static void *watcher_main(void *arg)
 
 struct kube_watcher *kube_watcher_create(struct kube_client *c, struct kube_error *err)
 {
-    struct kube_watcher *w = xcalloc(1, sizeof(*w));
+    struct kube_watcher *w = util_calloc(1, sizeof(*w));
     w->c = c;
     w->multi = multi_new();
     w->rng = rng_seed(w);
     pthread_mutex_init(&w->lock, NULL);
     int rc = pthread_create(&w->thread, NULL, watcher_main, w);
     if (rc != 0) {
-        fmt(err->message, sizeof(err->message), "cannot start the watcher thread: %s", strerror(rc));
+        util_format(err->message, sizeof(err->message), "cannot start the watcher thread: %s", strerror(rc));
         curl_multi_cleanup(w->multi);
         pthread_mutex_destroy(&w->lock);
         free(w);
@@ -1288,13 +1226,13 @@ struct kube_watcher *kube_watcher_create(struct kube_client *c, struct kube_erro
 int kube_watch_start(struct kube_watcher *w, const struct kube_watch_spec *spec, struct kube_error *err)
 {
     if (spec->name == NULL || spec->path == NULL || spec->path[0] != '/' || strchr(spec->path, '?') != NULL || spec->fn == NULL) {
-        fmt(err->message, sizeof(err->message), "watch: name, fn and a path starting with '/' without a query are required");
+        util_format(err->message, sizeof(err->message), "watch: name, fn and a path starting with '/' without a query are required");
         return -1;
     }
-    struct watch *wt = xcalloc(1, sizeof(*wt));
+    struct watch *wt = util_calloc(1, sizeof(*wt));
     wt->w = w;
-    wt->name = xstrdup(spec->name);
-    wt->path = xstrdup(spec->path);
+    wt->name = util_strdup(spec->name);
+    wt->path = util_strdup(spec->path);
     set_str(&wt->label_selector, spec->label_selector);
     set_str(&wt->field_selector, spec->field_selector);
     wt->fn = spec->fn;

@@ -1,4 +1,5 @@
 #include "kubeconfig.h"
+#include "util.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -19,34 +20,6 @@ __attribute__((format(printf, 2, 3))) static void set_err(struct kubeconfig_erro
     va_end(ap);
 }
 
-static char *xstrdup(const char *s)
-{
-    char *p = strdup(s);
-    if (p == NULL)
-        abort();
-    return p;
-}
-
-static char *xmemdup(const char *s, size_t len)
-{
-    char *p = malloc(len + 1);
-    if (p == NULL)
-        abort();
-    memcpy(p, s, len);
-    p[len] = '\0';
-    return p;
-}
-
-static void wipe_free(char *p, size_t len)
-{
-    if (p == NULL)
-        return;
-    volatile char *v = p;
-    for (size_t i = 0; i < len; i++)
-        v[i] = '\0';
-    free(p);
-}
-
 void kubeconfig_init(struct kubeconfig *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
@@ -64,23 +37,23 @@ void kubeconfig_finish(struct kubeconfig *cfg)
     free(cfg->ca_file);
     free(cfg->ca_data);
     if (cfg->token != NULL)
-        wipe_free(cfg->token, strlen(cfg->token));
+        util_wipe_free(cfg->token, strlen(cfg->token));
     free(cfg->token_file);
     free(cfg->client_cert_file);
     free(cfg->client_cert_data);
     free(cfg->client_key_file);
-    wipe_free(cfg->client_key_data, cfg->client_key_data_len);
+    util_wipe_free(cfg->client_key_data, cfg->client_key_data_len);
     kubeconfig_init(cfg);
 }
 
 static char *dup_or_null(const char *s)
 {
-    return s == NULL ? NULL : xstrdup(s);
+    return s == NULL ? NULL : util_strdup(s);
 }
 
 static char *memdup_or_null(const char *s, size_t len)
 {
-    return s == NULL ? NULL : xmemdup(s, len);
+    return s == NULL ? NULL : util_memdup(s, len);
 }
 
 void kubeconfig_copy(struct kubeconfig *dst, const struct kubeconfig *src)
@@ -103,58 +76,6 @@ void kubeconfig_copy(struct kubeconfig *dst, const struct kubeconfig *src)
     dst->client_key_file = dup_or_null(src->client_key_file);
     dst->client_key_data = memdup_or_null(src->client_key_data, src->client_key_data_len);
     dst->client_key_data_len = src->client_key_data_len;
-}
-
-static int b64_value(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+')
-        return 62;
-    if (c == '/')
-        return 63;
-    return -1;
-}
-
-char *kubeconfig_base64_decode(const char *in, size_t len, size_t *out_len)
-{
-    char *out = malloc(len / 4 * 3 + 4);
-    if (out == NULL)
-        abort();
-    size_t n = 0, pad = 0;
-    unsigned acc = 0, bits = 0, digits = 0;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)in[i];
-        if (c == '\r' || c == '\n')
-            continue;
-        if (c == '=') {
-            pad++;
-            continue;
-        }
-        int v = b64_value(c);
-        if (v < 0 || pad > 0) /* a digit after padding is not base64 */
-            goto fail;
-        acc = (acc << 6) | (unsigned)v;
-        bits += 6;
-        digits++;
-        if (bits >= 8) {
-            bits -= 8;
-            out[n++] = (char)((acc >> bits) & 0xff);
-        }
-    }
-    /* A lone trailing digit carries no whole byte; padding must complete the quantum. */
-    if (digits % 4 == 1 || pad > 2 || (pad > 0 && (digits + pad) % 4 != 0))
-        goto fail;
-    out[n] = '\0';
-    *out_len = n;
-    return out;
-fail:
-    free(out);
-    return NULL;
 }
 
 /* --- the YAML tree --------------------------------------------------------- */
@@ -259,14 +180,10 @@ static int get_path(const struct doc *d, const yaml_node_t *map, const char *key
     if (v == NULL)
         return 0;
     if (v[0] == '/' || d->base_dir == NULL || d->base_dir[0] == '\0') {
-        *out = xstrdup(v);
+        *out = util_strdup(v);
         return 0;
     }
-    size_t n = strlen(d->base_dir) + strlen(v) + 2;
-    *out = malloc(n);
-    if (*out == NULL)
-        abort();
-    snprintf(*out, n, "%s%s%s", d->base_dir, d->base_dir[strlen(d->base_dir) - 1] == '/' ? "" : "/", v);
+    *out = util_strdupf("%s%s%s", d->base_dir, d->base_dir[strlen(d->base_dir) - 1] == '/' ? "" : "/", v);
     return 0;
 }
 
@@ -280,7 +197,7 @@ static int get_base64(const struct doc *d, const yaml_node_t *map, const char *k
         return -1;
     if (v == NULL)
         return 0;
-    if ((*out = kubeconfig_base64_decode(v, strlen(v), out_len)) == NULL) {
+    if ((*out = util_base64_decode(v, strlen(v), out_len)) == NULL) {
         set_err(err, "%s.%s: invalid base64", where, key);
         return -1;
     }
@@ -332,7 +249,7 @@ static int parse_cluster(const struct doc *d, const yaml_node_t *cl, struct kube
         set_err(err, "%s.server: \"%.64s\" must start with https:// or http://", where, server);
         return -1;
     }
-    out->server = xstrdup(server);
+    out->server = util_strdup(server);
     size_t n = strlen(out->server);
     while (n > 0 && out->server[n - 1] == '/')
         out->server[--n] = '\0';
@@ -370,7 +287,7 @@ static int parse_user(const struct doc *d, const yaml_node_t *u, struct kubeconf
     const char *token;
     if (get_string(d, u, "token", where, &token, err) != 0)
         return -1;
-    out->token = token != NULL ? xstrdup(token) : NULL;
+    out->token = token != NULL ? util_strdup(token) : NULL;
     if (get_path(d, u, "tokenFile", where, &out->token_file, err) != 0 ||
         get_path(d, u, "client-certificate", where, &out->client_cert_file, err) != 0 ||
         get_base64(d, u, "client-certificate-data", where, &out->client_cert_data, &out->client_cert_data_len, err) != 0 ||
@@ -417,7 +334,7 @@ static int parse_root(const struct doc *d, const char *context, struct kubeconfi
             return -1;
         }
     }
-    out->context = xstrdup(context);
+    out->context = util_strdup(context);
     yaml_node_t *ctx = find_named(d, root, "contexts", "context", context, err);
     if (ctx == NULL)
         return -1;
@@ -431,13 +348,13 @@ static int parse_root(const struct doc *d, const char *context, struct kubeconfi
         set_err(err, "%s.cluster: missing", where);
         return -1;
     }
-    out->namespace = ns != NULL ? xstrdup(ns) : NULL;
-    out->cluster = xstrdup(cluster);
+    out->namespace = ns != NULL ? util_strdup(ns) : NULL;
+    out->cluster = util_strdup(cluster);
     yaml_node_t *cl = find_named(d, root, "clusters", "cluster", cluster, err);
     if (cl == NULL || parse_cluster(d, cl, out, err) != 0)
         return -1;
     if (user != NULL) { /* a context without a user is anonymous */
-        out->user = xstrdup(user);
+        out->user = util_strdup(user);
         yaml_node_t *u = find_named(d, root, "users", "user", user, err);
         if (u == NULL || parse_user(d, u, out, err) != 0)
             return -1;
@@ -474,24 +391,9 @@ int kubeconfig_parse(const char *buf, size_t len, const char *base_dir, const ch
 /* Reads a whole (small) file into a new NUL-terminated buffer. */
 static char *read_file(const char *path, size_t max, size_t *len, struct kubeconfig_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        set_err(err, "cannot open %s: %s", path, strerror(errno));
-        return NULL;
-    }
-    char *buf = malloc(max + 1);
+    char *buf = util_read_file(path, max, len);
     if (buf == NULL)
-        abort();
-    size_t n = fread(buf, 1, max + 1, f);
-    int failed = ferror(f);
-    fclose(f);
-    if (failed || n > max) {
-        set_err(err, "cannot read %s: %s", path, failed ? "read error" : "file too large");
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    *len = n;
+        set_err(err, "cannot read %s: %s", path, errno == EFBIG ? "file too large" : strerror(errno));
     return buf;
 }
 
@@ -501,7 +403,7 @@ int kubeconfig_load_file(const char *path, const char *context, struct kubeconfi
     char *buf = read_file(path, KUBECONFIG_MAX_BYTES, &len, err);
     if (buf == NULL)
         return -1;
-    char *dir = xstrdup(path);
+    char *dir = util_strdup(path);
     char *slash = strrchr(dir, '/');
     if (slash == NULL)
         strcpy(dir, ".");
@@ -586,7 +488,7 @@ int kubeconfig_load(const char *path, const char *context, struct kubeconfig *ou
     const char *env = getenv("KUBECONFIG");
     if (env != NULL && env[0] != '\0') {
         const char *colon = strchr(env, ':');
-        char *first = colon != NULL ? xmemdup(env, (size_t)(colon - env)) : xstrdup(env);
+        char *first = colon != NULL ? util_memdup(env, (size_t)(colon - env)) : util_strdup(env);
         int rc = kubeconfig_load_file(first, context, out, err);
         free(first);
         return rc;

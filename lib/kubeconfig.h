@@ -97,11 +97,5 @@ int kubeconfig_load_incluster(const char *sa_dir, struct kubeconfig *out, struct
  */
 int kubeconfig_load(const char *path, const char *context, struct kubeconfig *out, struct kubeconfig_error *err);
 
-/*
- * Decodes standard base64 (padding optional, CR/LF ignored) of len bytes into
- * a new NUL-terminated buffer (caller frees) and sets *out_len. Returns NULL
- * if the input is not base64.
- */
-char *kubeconfig_base64_decode(const char *in, size_t len, size_t *out_len);
 
 #endif

@@ -1,4 +1,5 @@
 #include "metrics.h"
+#include "util.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -41,26 +42,9 @@ struct metrics_registry {
     struct metrics_family *families, **families_tail;
 };
 
-/* Out of memory aborts (see STYLE.md): a metrics registry cannot degrade usefully. */
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n == 0 ? 1 : n, size == 0 ? 1 : size);
-    if (p == NULL)
-        abort();
-    return p;
-}
-
-static char *xstrdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *p = xcalloc(n, 1);
-    memcpy(p, s, n);
-    return p;
-}
-
 struct metrics_registry *metrics_registry_create(void)
 {
-    struct metrics_registry *reg = xcalloc(1, sizeof(*reg));
+    struct metrics_registry *reg = util_calloc(1, sizeof(*reg));
     if (pthread_mutex_init(&reg->mu, NULL) != 0)
         abort();
     reg->families_tail = &reg->families;
@@ -169,18 +153,18 @@ static struct metrics_family *family_create(struct metrics_registry *reg, enum f
         if (strcmp(f->name, name) == 0)
             goto out;
     }
-    fam = xcalloc(1, sizeof(*fam));
+    fam = util_calloc(1, sizeof(*fam));
     fam->reg = reg;
     fam->type = type;
-    fam->name = xstrdup(name);
-    fam->help = xstrdup(help != NULL ? help : "");
+    fam->name = util_strdup(name);
+    fam->help = util_strdup(help != NULL ? help : "");
     fam->nlabels = nlabels;
-    fam->labels = xcalloc(nlabels, sizeof(char *));
+    fam->labels = util_calloc(nlabels, sizeof(char *));
     for (size_t i = 0; i < nlabels; i++)
-        fam->labels[i] = xstrdup(label_names[i]);
+        fam->labels[i] = util_strdup(label_names[i]);
     if (type == FAMILY_HISTOGRAM) {
         fam->nbounds = nbounds;
-        fam->bounds = xcalloc(nbounds, sizeof(double));
+        fam->bounds = util_calloc(nbounds, sizeof(double));
         if (nbounds > 0)
             memcpy(fam->bounds, bounds, nbounds * sizeof(double));
     }
@@ -220,12 +204,12 @@ static struct series *series_get(struct metrics_family *fam, const char *const *
         if (i == fam->nlabels)
             return s;
     }
-    struct series *s = xcalloc(1, sizeof(*s));
-    s->values = xcalloc(fam->nlabels, sizeof(char *));
+    struct series *s = util_calloc(1, sizeof(*s));
+    s->values = util_calloc(fam->nlabels, sizeof(char *));
     for (size_t i = 0; i < fam->nlabels; i++)
-        s->values[i] = xstrdup(label_values[i]);
+        s->values[i] = util_strdup(label_values[i]);
     if (fam->type == FAMILY_HISTOGRAM)
-        s->buckets = xcalloc(fam->nbounds + 1, sizeof(uint64_t));
+        s->buckets = util_calloc(fam->nbounds + 1, sizeof(uint64_t));
     *fam->series_tail = s;
     fam->series_tail = &s->next;
     return s;
@@ -291,45 +275,18 @@ int metrics_histogram_observe(struct metrics_family *fam, const char *const *lab
     return 0;
 }
 
-struct buf {
-    char *data;
-    size_t len, cap;
-};
-
-static void buf_put(struct buf *b, const char *s, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap == 0 ? 1024 : b->cap;
-        while (b->len + n + 1 > cap)
-            cap *= 2;
-        char *p = realloc(b->data, cap);
-        if (p == NULL)
-            abort();
-        b->data = p;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->len, s, n);
-    b->len += n;
-    b->data[b->len] = '\0';
-}
-
-static void buf_puts(struct buf *b, const char *s)
-{
-    buf_put(b, s, strlen(s));
-}
-
 /* Escapes backslash and newline (HELP) and also double quotes (label values). */
-static void buf_put_escaped(struct buf *b, const char *s, int quotes)
+static void buf_put_escaped(struct util_buf *b, const char *s, int quotes)
 {
     for (const char *p = s; *p != '\0'; p++) {
         if (*p == '\\')
-            buf_puts(b, "\\\\");
+            util_buf_puts(b, "\\\\");
         else if (*p == '\n')
-            buf_puts(b, "\\n");
+            util_buf_puts(b, "\\n");
         else if (*p == '"' && quotes)
-            buf_puts(b, "\\\"");
+            util_buf_puts(b, "\\\"");
         else
-            buf_put(b, p, 1);
+            util_buf_append(b, p, 1);
     }
 }
 
@@ -352,54 +309,54 @@ static void format_double(char *out, size_t size, double v)
 }
 
 /* {a="x",b="y"} with an optional extra le label; nothing when there are no labels at all. */
-static void put_labels(struct buf *b, const struct metrics_family *fam, const struct series *s, const char *le)
+static void put_labels(struct util_buf *b, const struct metrics_family *fam, const struct series *s, const char *le)
 {
     if (fam->nlabels == 0 && le == NULL)
         return;
-    buf_puts(b, "{");
+    util_buf_puts(b, "{");
     for (size_t i = 0; i < fam->nlabels; i++) {
         if (i > 0)
-            buf_puts(b, ",");
-        buf_puts(b, fam->labels[i]);
-        buf_puts(b, "=\"");
+            util_buf_puts(b, ",");
+        util_buf_puts(b, fam->labels[i]);
+        util_buf_puts(b, "=\"");
         buf_put_escaped(b, s->values[i], 1);
-        buf_puts(b, "\"");
+        util_buf_puts(b, "\"");
     }
     if (le != NULL) {
         if (fam->nlabels > 0)
-            buf_puts(b, ",");
-        buf_puts(b, "le=\"");
-        buf_puts(b, le);
-        buf_puts(b, "\"");
+            util_buf_puts(b, ",");
+        util_buf_puts(b, "le=\"");
+        util_buf_puts(b, le);
+        util_buf_puts(b, "\"");
     }
-    buf_puts(b, "}");
+    util_buf_puts(b, "}");
 }
 
-static void put_sample(struct buf *b, const struct metrics_family *fam, const char *suffix, const struct series *s, const char *le,
+static void put_sample(struct util_buf *b, const struct metrics_family *fam, const char *suffix, const struct series *s, const char *le,
                        const char *value)
 {
-    buf_puts(b, fam->name);
-    buf_puts(b, suffix);
+    util_buf_puts(b, fam->name);
+    util_buf_puts(b, suffix);
     put_labels(b, fam, s, le);
-    buf_puts(b, " ");
-    buf_puts(b, value);
-    buf_puts(b, "\n");
+    util_buf_puts(b, " ");
+    util_buf_puts(b, value);
+    util_buf_puts(b, "\n");
 }
 
-static void render_family(struct buf *b, const struct metrics_family *fam)
+static void render_family(struct util_buf *b, const struct metrics_family *fam)
 {
     static const char *const type_names[] = {"counter", "gauge", "histogram"};
     char num[64], le[64];
 
-    buf_puts(b, "# HELP ");
-    buf_puts(b, fam->name);
-    buf_puts(b, " ");
+    util_buf_puts(b, "# HELP ");
+    util_buf_puts(b, fam->name);
+    util_buf_puts(b, " ");
     buf_put_escaped(b, fam->help, 0);
-    buf_puts(b, "\n# TYPE ");
-    buf_puts(b, fam->name);
-    buf_puts(b, " ");
-    buf_puts(b, type_names[fam->type]);
-    buf_puts(b, "\n");
+    util_buf_puts(b, "\n# TYPE ");
+    util_buf_puts(b, fam->name);
+    util_buf_puts(b, " ");
+    util_buf_puts(b, type_names[fam->type]);
+    util_buf_puts(b, "\n");
 
     for (const struct series *s = fam->series; s != NULL; s = s->next) {
         switch (fam->type) {
@@ -434,8 +391,8 @@ static void render_family(struct buf *b, const struct metrics_family *fam)
 
 char *metrics_render(struct metrics_registry *reg, size_t *len)
 {
-    struct buf b = {0};
-    buf_put(&b, "", 0);
+    struct util_buf b = {0};
+    util_buf_append(&b, "", 0);
     if (reg != NULL) {
         pthread_mutex_lock(&reg->mu);
         for (const struct metrics_family *fam = reg->families; fam != NULL; fam = fam->next)

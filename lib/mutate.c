@@ -8,14 +8,7 @@
 
 #include "gang.h"
 #include "jsonpatch.h"
-
-__attribute__((format(printf, 3, 4))) static void fmt(char *buf, size_t size, const char *format, ...)
-{
-    va_list ap;
-    va_start(ap, format);
-    vsnprintf(buf, size, format, ap);
-    va_end(ap);
-}
+#include "util.h"
 
 void mutate_result_init(struct mutate_result *r)
 {
@@ -67,7 +60,7 @@ static void mutate_template(json_t *template, const char *path, const char *queu
     if (have != NULL && strcmp(have, queue) != 0) {
         /* Pods of one gang must sit in one queue: the cluster's label wins. */
         char text[320];
-        fmt(text, sizeof(text), "%s: queue label \"%s\" replaced by the RayCluster's queue \"%s\"", path, have, queue);
+        util_format(text, sizeof(text), "%s: queue label \"%s\" replaced by the RayCluster's queue \"%s\"", path, have, queue);
         add_warning(out, text);
     }
     json_object_set_new(labels, MUTATE_LABEL_QUEUE, json_string(queue));
@@ -95,7 +88,7 @@ int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struc
         return 0;
     gang_spec_init(&gang);
     if (gang_from_raycluster(raycluster, &gang, &gerr) != 0) {
-        fmt(err->message, sizeof(err->message), "%s", gerr.message);
+        util_format(err->message, sizeof(err->message), "%s", gerr.message);
         goto out;
     }
 
@@ -106,14 +99,14 @@ int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struc
         group = malloc(n);
         if (group == NULL)
             abort();
-        fmt(group, n, "ray-%s-pg", name);
+        util_format(group, n, "ray-%s-pg", name);
     }
     const char *priority = nonempty_string(labels, MUTATE_LABEL_PRIORITY);
 
     copy = json_deep_copy(raycluster);
     json_t *annotations = ensure_object(ensure_object(copy, "metadata"), "annotations");
     char member[24];
-    fmt(member, sizeof(member), "%" PRId64, gang.min_member);
+    util_format(member, sizeof(member), "%" PRId64, gang.min_member);
     min_resources = resources_to_string(&gang.min_resources);
     json_object_set_new(annotations, MUTATE_ANNOTATION_MIN_MEMBER, json_string(member));
     json_object_set_new(annotations, MUTATE_ANNOTATION_MIN_RESOURCES, json_string(min_resources));
@@ -127,7 +120,7 @@ int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struc
     json_t *workers = json_object_get(spec, "workerGroupSpecs");
     for (size_t i = 0; i < json_array_size(workers); i++) {
         char path[64];
-        fmt(path, sizeof(path), "spec.workerGroupSpecs[%zu].template", i);
+        util_format(path, sizeof(path), "spec.workerGroupSpecs[%zu].template", i);
         mutate_template(json_object_get(json_array_get(workers, i), "template"), path, queue, group, priority, out);
     }
 
@@ -181,11 +174,11 @@ int mutate_pod(const json_t *pod, struct mutate_result *out, struct mutate_error
             jsonpatch_append(patch, "add", "/spec/schedulingGates/-", json_pack("{s:s}", "name", MUTATE_GATE_NAME));
     } else {
         json_decref(patch);
-        fmt(err->message, sizeof(err->message), "spec.schedulingGates: must be a list");
+        util_format(err->message, sizeof(err->message), "spec.schedulingGates: must be a list");
         return -1;
     }
 
-    fmt(group, sizeof(group), "ray-%s-pg", cluster);
+    util_format(group, sizeof(group), "ray-%s-pg", cluster);
     const json_t *annotations = json_object_get(meta, "annotations");
     if (!json_is_object(annotations)) {
         jsonpatch_append(patch, "add", "/metadata/annotations", json_pack("{s:s}", MUTATE_ANNOTATION_GROUP, group));

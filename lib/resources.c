@@ -1,25 +1,10 @@
 #include "resources.h"
+#include "util.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n);
-    if (q == NULL && n != 0)
-        abort(); /* out of memory aborts, as everywhere in raygate */
-    return q;
-}
-
-static char *xstrdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = xrealloc(NULL, n);
-    memcpy(d, s, n);
-    return d;
-}
 
 void resources_init(struct resources *r)
 {
@@ -79,10 +64,10 @@ static struct quantity *slot(struct resources *r, const char *name)
         return &r->items[i].quantity;
     if (r->len == r->cap) {
         r->cap = r->cap ? r->cap * 2 : 4;
-        r->items = xrealloc(r->items, r->cap * sizeof(*r->items));
+        r->items = util_realloc(r->items, r->cap * sizeof(*r->items));
     }
     memmove(&r->items[i + 1], &r->items[i], (r->len - i) * sizeof(*r->items));
-    r->items[i].name = xstrdup(name);
+    r->items[i].name = util_strdup(name);
     r->items[i].quantity.value = 0;
     r->items[i].quantity.format = QUANTITY_DECIMAL_SI;
     r->len++;
@@ -159,7 +144,7 @@ int resources_parse(struct resources *out, const json_t *obj, const char *path, 
             text++;
             len--;
         }
-        char *trimmed = xrealloc(NULL, len + 1);
+        char *trimmed = util_realloc(NULL, len + 1);
         memcpy(trimmed, text, len);
         trimmed[len] = '\0';
         struct quantity q;

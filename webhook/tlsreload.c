@@ -13,6 +13,7 @@
 #include <openssl/x509.h>
 
 #include "log.h"
+#include "util.h"
 
 #define MAX_PEM_BYTES (1u << 20)
 
@@ -36,19 +37,11 @@ struct tlsreload {
 
 __attribute__((format(printf, 2, 3))) static void set_err(struct tlsreload_error *err, const char *fmt, ...)
 {
-    char ssl[160] = "";
-    unsigned long e = ERR_peek_last_error();
-    if (e != 0)
-        ERR_error_string_n(e, ssl, sizeof(ssl));
-    ERR_clear_error();
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(err->message, sizeof(err->message), fmt, ap);
     va_end(ap);
-    if (ssl[0] != '\0') {
-        size_t n = strlen(err->message);
-        snprintf(err->message + n, sizeof(err->message) - n, " (%s)", ssl);
-    }
+    util_append_openssl_error(err->message, sizeof(err->message));
 }
 
 static int no_passphrase(char *buf, int size, int rwflag, void *u)
@@ -150,31 +143,11 @@ fail:
     return NULL;
 }
 
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    char *buf = malloc(MAX_PEM_BYTES + 1);
-    if (buf == NULL)
-        abort();
-    size_t n = fread(buf, 1, MAX_PEM_BYTES + 1, f);
-    int bad = ferror(f) || n > MAX_PEM_BYTES;
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
 /* Both files and a hash of both (length-prefixed so that moving bytes between them changes it). */
 static int read_pair(const struct tlsreload *r, char **cert, size_t *cert_len, char **key, size_t *key_len, unsigned char *hash)
 {
-    *cert = read_file(r->cert_path, cert_len);
-    *key = read_file(r->key_path, key_len);
+    *cert = util_read_file(r->cert_path, MAX_PEM_BYTES, cert_len);
+    *key = util_read_file(r->key_path, MAX_PEM_BYTES, key_len);
     if (*cert == NULL || *key == NULL)
         goto fail;
     EVP_MD_CTX *md = EVP_MD_CTX_new();

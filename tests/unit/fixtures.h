@@ -12,6 +12,8 @@
 
 #include <jansson.h>
 
+#include "util.h"
+
 /* Returns a new (malloc'd) absolute path of rel under the fixture root; aborts without it. */
 static inline char *fixture_path(const char *rel)
 {
@@ -24,6 +26,19 @@ static inline char *fixture_path(const char *rel)
     char *p = malloc(n);
     snprintf(p, n, "%s/%s", root, rel);
     return p;
+}
+
+/* Reads a fixture file whole into a new NUL-terminated buffer and sets *len; aborts if it cannot. */
+static inline char *fixture_read(const char *rel, size_t *len)
+{
+    char *p = fixture_path(rel);
+    char *buf = util_read_file(p, (size_t)64 << 20, len);
+    if (buf == NULL) {
+        fprintf(stderr, "cannot read fixture %s\n", p);
+        abort();
+    }
+    free(p);
+    return buf;
 }
 
 /* Loads a JSON fixture (path relative to the root); returns a new reference, aborts on error. */
@@ -88,6 +103,19 @@ static inline void fixture_list_free(char **names, size_t count)
 static inline char *fixture_dump(const json_t *j)
 {
     return j == NULL ? strdup("(null)") : json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+}
+
+/*
+ * Fails the running cmocka test unless got equals want, showing both.
+ * where and what (may be NULL) say which case and which part.
+ * (Include cmocka.h before this header.)
+ */
+static inline void fixture_check_json(const char *where, const char *what, const json_t *got, const json_t *want)
+{
+    if (got != NULL && json_equal(got, want))
+        return;
+    char *g = fixture_dump(got), *w = fixture_dump(want);
+    fail_msg("%s%s%s: got %s, expected %s", where, what != NULL ? ": " : "", what != NULL ? what : "", g, w);
 }
 
 #endif

@@ -13,14 +13,6 @@
 #include "fixtures.h"
 #include "jsonpatch.h"
 
-static void check_json(const char *where, const char *what, const json_t *got, const json_t *want)
-{
-    if (!json_equal(got, want)) {
-        char *g = fixture_dump(got), *w = fixture_dump(want);
-        fail_msg("%s: %s: got %s, expected %s", where, what, g, w);
-    }
-}
-
 /* Returns the patch carried by a response (new reference), checking its encoding. */
 static json_t *decode_patch(const char *file, const char *b64)
 {
@@ -69,7 +61,7 @@ static void run_fixture(const char *file, size_t *ok, size_t *errors)
     assert_string_equal(json_string_value(json_object_get(response, "kind")), "AdmissionReview");
     assert_true(json_is_object(resp));
     assert_string_equal(json_string_value(json_object_get(resp, "uid")), json_string_value(json_object_get(request, "uid")));
-    check_json(file, "allowed", json_object_get(resp, "allowed"), json_object_get(c, "allowed"));
+    fixture_check_json(file, "allowed", json_object_get(resp, "allowed"), json_object_get(c, "allowed"));
 
     json_t *want_info = json_object_get(c, "info");
     assert_string_equal(info.kind, json_string_value(json_object_get(want_info, "kind")));
@@ -77,11 +69,11 @@ static void run_fixture(const char *file, size_t *ok, size_t *errors)
     assert_string_equal(info.result, json_string_value(json_object_get(want_info, "result")));
 
     if (json_object_get(c, "warnings") != NULL)
-        check_json(file, "warnings", json_object_get(resp, "warnings"), json_object_get(c, "warnings"));
+        fixture_check_json(file, "warnings", json_object_get(resp, "warnings"), json_object_get(c, "warnings"));
     else
         assert_null(json_object_get(resp, "warnings"));
     if (json_object_get(c, "status") != NULL)
-        check_json(file, "status", json_object_get(resp, "status"), json_object_get(c, "status"));
+        fixture_check_json(file, "status", json_object_get(resp, "status"), json_object_get(c, "status"));
     else
         assert_null(json_object_get(resp, "status"));
 
@@ -99,7 +91,7 @@ static void run_fixture(const char *file, size_t *ok, size_t *errors)
         json_t *patched = jsonpatch_apply(json_object_get(request, "object"), patch, &perr);
         if (patched == NULL)
             fail_msg("%s: patch does not apply: %s", file, perr.message);
-        check_json(file, "patched object", patched, json_object_get(c, "expectedObject"));
+        fixture_check_json(file, "patched object", patched, json_object_get(c, "expectedObject"));
         json_decref(patched);
         json_decref(patch);
     }

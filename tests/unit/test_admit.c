@@ -362,9 +362,21 @@ static void test_reason_changed(void **state)
     assert_int_equal(admit_reason_changed(c, first), 1);
     assert_int_equal(admit_reason_changed(c, again), 0);
 
-    /* Another message with the same reason code is news too (a different shortfall). */
+    /* Another count of the same story is not news... */
     struct admit_decision d = *first;
+    assert_int_equal(d.reason, ADMIT_REASON_PODS);
     d.message = "waiting for pods: 1 of 3 created";
+    assert_int_equal(admit_reason_changed(c, &d), 0);
+    /* ...another message under another reason is, and the pods are to be told again. */
+    struct cache_gang *g = cache_gang_get(c, first->namespace_, first->cluster);
+    assert_non_null(g->pods);
+    cache_pod_mark_told(g->pods);
+    assert_true(g->pods->flags & CACHE_POD_TOLD);
+    d.reason = ADMIT_REASON_QUEUE_CAPACITY;
+    d.message = "gang ray-incomplete-pg does not fit queue q: cpu needs 3, 1 of 4 free";
+    assert_int_equal(admit_reason_changed(c, &d), 1);
+    assert_false(g->pods->flags & CACHE_POD_TOLD);
+    d.message = "gang ray-incomplete-pg does not fit queue q: cpu needs 3, 2 of 4 free";
     assert_int_equal(admit_reason_changed(c, &d), 1);
     assert_int_equal(admit_reason_changed(c, &d), 0);
     /* The tail keeps its own record. */
@@ -378,6 +390,20 @@ static void test_reason_changed(void **state)
     /* A gang that is gone: nothing to report. */
     d.cluster = "no-such-cluster";
     assert_int_equal(admit_reason_changed(c, &d), 0);
+
+    /* Being told survives an update of the same pod (a status change), not a new pod of that name. */
+    json_t *pj = json_deep_copy(json_array_get(json_object_get(fx, "pods"), 0));
+    json_t *meta = json_object_get(pj, "metadata");
+    const char *ns = json_string_value(json_object_get(meta, "namespace")), *name = json_string_value(json_object_get(meta, "name"));
+    struct gang_error gerr;
+    cache_pod_mark_told(cache_pod_get(c, ns, name));
+    json_object_set_new(meta, "resourceVersion", json_string("999999"));
+    assert_int_equal(cache_upsert_pod(c, pj, &gerr), 0);
+    assert_true(cache_pod_get(c, ns, name)->flags & CACHE_POD_TOLD);
+    json_object_set_new(meta, "uid", json_string("another-uid"));
+    assert_int_equal(cache_upsert_pod(c, pj, &gerr), 0);
+    assert_false(cache_pod_get(c, ns, name)->flags & CACHE_POD_TOLD);
+    json_decref(pj);
     admit_result_finish(&r);
     cache_destroy(c);
     json_decref(fx);

@@ -174,30 +174,6 @@ static void test_invalid_requests(void **state)
     assert_int_equal(certgen_ca_create("", 10, &out, &err), -1);
 }
 
-/* RFC 4648 section 10 vectors, both ways, and rejected encodings. */
-static void test_base64(void **state)
-{
-    (void)state;
-    const char *plain[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar"};
-    const char *coded[] = {"", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"};
-    for (size_t i = 0; i < 7; i++) {
-        char *s = certgen_base64_encode((const unsigned char *)plain[i], strlen(plain[i]));
-        assert_string_equal(s, coded[i]);
-        free(s);
-        size_t n = 99;
-        unsigned char *d = certgen_base64_decode(coded[i], strlen(coded[i]), &n);
-        assert_non_null(d);
-        assert_int_equal(n, strlen(plain[i]));
-        assert_memory_equal(d, plain[i], n);
-        free(d);
-    }
-    const char *bad[] = {"Zg=", "Zm9*", "Z=g=", "Zm9v\n", "=Zm9"};
-    for (size_t i = 0; i < 5; i++) {
-        size_t n;
-        assert_null(certgen_base64_decode(bad[i], strlen(bad[i]), &n));
-    }
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -208,7 +184,6 @@ int main(void)
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_pem_round_trip),
         cmocka_unit_test(test_invalid_requests),
-        cmocka_unit_test(test_base64),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -13,10 +13,7 @@
 static void check_resources(const char *file, const struct resources *got, const json_t *want)
 {
     json_t *g = resources_to_json(got);
-    if (!json_equal(g, want)) {
-        char *gs = fixture_dump(g), *ws = fixture_dump(want);
-        fail_msg("%s: got %s, expected %s", file, gs, ws);
-    }
+    fixture_check_json(file, NULL, g, want);
     json_decref(g);
 }
 

@@ -10,14 +10,6 @@
 #include "fixtures.h"
 #include "jsonpatch.h"
 
-static void check_json(const char *where, const json_t *got, const json_t *want)
-{
-    if (got == NULL || !json_equal(got, want)) {
-        char *g = fixture_dump(got), *w = fixture_dump(want);
-        fail_msg("%s: got %s, expected %s", where, g, w);
-    }
-}
-
 static void test_apply_cases(void **state)
 {
     (void)state;
@@ -41,7 +33,7 @@ static void test_apply_cases(void **state)
         } else {
             if (got == NULL)
                 fail_msg("%s: %s", comment, err.message);
-            check_json(comment, got, json_object_get(c, "expected"));
+            fixture_check_json(comment, NULL, got, json_object_get(c, "expected"));
         }
         /* The input is never modified. */
         char *after = fixture_dump(doc);
@@ -65,12 +57,12 @@ static void test_diff_cases(void **state)
         const char *comment = json_string_value(json_object_get(c, "comment"));
         json_t *from = json_object_get(c, "from"), *to = json_object_get(c, "to");
         json_t *patch = jsonpatch_diff(from, to);
-        check_json(comment, patch, json_object_get(c, "patch"));
+        fixture_check_json(comment, NULL, patch, json_object_get(c, "patch"));
         struct jsonpatch_error err;
         json_t *applied = jsonpatch_apply(from, patch, &err);
         if (applied == NULL)
             fail_msg("%s: diff does not apply: %s", comment, err.message);
-        check_json(comment, applied, to);
+        fixture_check_json(comment, NULL, applied, to);
         json_decref(applied);
         json_decref(patch);
     }

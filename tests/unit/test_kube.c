@@ -686,7 +686,7 @@ static void test_token_reread(void **state)
     cfg.token_file = strdup(path);
     struct kube_error err;
     assert_null(kube_client_create(&cfg, NULL, &err));
-    assert_non_null(strstr(err.message, "cannot open token file"));
+    assert_non_null(strstr(err.message, "cannot read token file"));
     kubeconfig_finish(&cfg);
     rmdir(dir);
     kube_response_finish(&r);

@@ -13,14 +13,6 @@
 
 typedef int (*mutate_fn)(const json_t *, struct mutate_result *, struct mutate_error *);
 
-static void check_json(const char *where, const char *what, const json_t *got, const json_t *want)
-{
-    if (!json_equal(got, want)) {
-        char *g = fixture_dump(got), *w = fixture_dump(want);
-        fail_msg("%s: %s: got %s, expected %s", where, what, g, w);
-    }
-}
-
 /*
  * One fixture: "object" in; then "deny" (the message), "noPatch", or "expected"
  * (the object the patch must produce), optionally the exact "patch" and "warnings".
@@ -49,12 +41,12 @@ static void run_fixture(const char *file, mutate_fn fn, size_t *patched, size_t 
     if (rc != 0)
         fail_msg("%s: denied: %s", file, err.message);
     if (want_warnings != NULL)
-        check_json(file, "warnings", r.warnings, want_warnings);
+        fixture_check_json(file, "warnings", r.warnings, want_warnings);
     else if (r.warnings != NULL)
-        check_json(file, "warnings", r.warnings, json_null());
+        fixture_check_json(file, "warnings", r.warnings, json_null());
     if (json_is_true(json_object_get(c, "noPatch"))) {
         if (r.patch != NULL)
-            check_json(file, "patch", r.patch, json_null());
+            fixture_check_json(file, "patch", r.patch, json_null());
         goto done;
     }
 
@@ -64,19 +56,19 @@ static void run_fixture(const char *file, mutate_fn fn, size_t *patched, size_t 
         fail_msg("%s: no patch, expected one", file);
     assert_true(json_array_size(r.patch) > 0);
     if (json_object_get(c, "patch") != NULL)
-        check_json(file, "patch", r.patch, json_object_get(c, "patch"));
+        fixture_check_json(file, "patch", r.patch, json_object_get(c, "patch"));
     struct jsonpatch_error perr;
     json_t *applied = jsonpatch_apply(object, r.patch, &perr);
     if (applied == NULL)
         fail_msg("%s: patch does not apply: %s", file, perr.message);
-    check_json(file, "patched object", applied, expected);
+    fixture_check_json(file, "patched object", applied, expected);
 
     /* Idempotent: the patched object needs nothing more, and raises no warning. */
     struct mutate_result again;
     mutate_result_init(&again);
     assert_int_equal(fn(applied, &again, &err), 0);
     if (again.patch != NULL)
-        check_json(file, "second patch", again.patch, json_null());
+        fixture_check_json(file, "second patch", again.patch, json_null());
     assert_null(again.warnings);
     mutate_result_finish(&again);
     json_decref(applied);

@@ -10,14 +10,6 @@
 #include "fixtures.h"
 #include "resources.h"
 
-static void check_json(const char *where, const json_t *got, const json_t *want)
-{
-    if (!json_equal(got, want)) {
-        char *g = fixture_dump(got), *w = fixture_dump(want);
-        fail_msg("%s: got %s, expected %s", where, g, w);
-    }
-}
-
 static void test_parse_cases(void **state)
 {
     (void)state;
@@ -46,7 +38,7 @@ static void test_parse_cases(void **state)
         if (rc != 0)
             fail_msg("%s: %s", comment, err.message);
         json_t *got = resources_to_json(&r);
-        check_json(comment, got, json_object_get(c, "expect"));
+        fixture_check_json(comment, NULL, got, json_object_get(c, "expect"));
         json_decref(got);
         const char *text = json_string_value(json_object_get(c, "expectText"));
         if (text != NULL) {
@@ -102,7 +94,7 @@ static void test_arithmetic_cases(void **state)
             if (rc != 0)
                 fail_msg("%s: %s", comment, err.message);
             json_t *got = resources_to_json(&acc);
-            check_json(comment, got, json_object_get(c, "expect"));
+            fixture_check_json(comment, NULL, got, json_object_get(c, "expect"));
             json_decref(got);
         }
         resources_finish(&term);

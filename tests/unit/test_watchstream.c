@@ -38,24 +38,6 @@ static int record(void *arg, const struct watchstream_event *ev)
     return r->stop_after != 0 && json_array_size(r->events) >= r->stop_after;
 }
 
-static char *read_all(const char *rel, size_t *len)
-{
-    char *p = fixture_path(rel);
-    FILE *f = fopen(p, "rb");
-    if (f == NULL)
-        fail_msg("cannot open %s", p);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    free(p);
-    *len = (size_t)n;
-    return buf;
-}
-
 /*
  * Feeds data in chunks of chunk bytes (0: pseudo-random sizes 1..300 from
  * seed) and ends the stream. Returns the events seen; *error gets the
@@ -105,7 +87,7 @@ static void test_fixtures(void **state)
         char rel[512];
         snprintf(rel, sizeof(rel), "%sl", files[i]);
         size_t len;
-        char *data = read_all(rel, &len);
+        char *data = fixture_read(rel, &len);
         const char *want_error = json_string_value(json_object_get(want, "error"));
         for (size_t k = 0; k < sizeof(chunks) / sizeof(chunks[0]); k++) {
             char error[256];
@@ -185,7 +167,7 @@ static void test_stop_and_reset(void **state)
 {
     (void)state;
     size_t len;
-    char *data = read_all("watchstream/basic.jsonl", &len);
+    char *data = fixture_read("watchstream/basic.jsonl", &len);
     struct recorder r = {.events = json_array(), .stop_after = 2};
     struct watchstream ws;
     struct watchstream_error err;

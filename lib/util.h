@@ -1,0 +1,78 @@
+/*
+ * util: the small helpers every raygate module uses, written once.
+ *
+ * Memory: out of memory aborts (STYLE.md), so the allocators never return
+ * NULL. Strings: a growable buffer. Files: bounded whole-file reads. Base64:
+ * OpenSSL's codec, with the leniency Kubernetes data needs.
+ */
+#ifndef RAYGATE_UTIL_H
+#define RAYGATE_UTIL_H
+
+#include <stddef.h>
+
+/* malloc/calloc/realloc that abort on failure; a size of 0 is fine. */
+void *util_malloc(size_t n);
+void *util_calloc(size_t n, size_t size);
+void *util_realloc(void *p, size_t n);
+
+/* A new copy of s (caller frees), or NULL if s is NULL. */
+char *util_strdup(const char *s);
+
+/*
+ * snprintf into a fixed buffer where cutting is intended (error messages,
+ * field paths): the text is truncated, never overflowed, always terminated.
+ */
+void util_format(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* A new string formatted like printf (caller frees). */
+char *util_strdupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A new NUL-terminated copy of s[0..n) (caller frees). */
+char *util_memdup(const char *s, size_t n);
+
+/* Overwrites the first n bytes of p (or up to its NUL if n is (size_t)-1), then frees it. Accepts NULL. For secrets. */
+void util_wipe_free(char *p, size_t n);
+
+/*
+ * A growable string. Zero-initialise it ({0}); data is NUL-terminated once
+ * anything was appended. util_buf_take() hands the string to the caller,
+ * util_buf_finish() drops it.
+ */
+struct util_buf {
+    char *data;
+    size_t len, cap;
+};
+
+void util_buf_append(struct util_buf *b, const void *s, size_t n);
+void util_buf_puts(struct util_buf *b, const char *s);
+void util_buf_printf(struct util_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Returns the string (never NULL: "" when empty; caller frees) and resets b. */
+char *util_buf_take(struct util_buf *b);
+void util_buf_finish(struct util_buf *b);
+
+/*
+ * Reads the whole file at path into a new NUL-terminated buffer (caller
+ * frees) and sets *len. Returns NULL with errno set when it cannot be read,
+ * or with errno EFBIG when it holds more than max bytes.
+ */
+char *util_read_file(const char *path, size_t max, size_t *len);
+
+/*
+ * Appends " (<OpenSSL's reason>)" for the earliest error queued on this
+ * thread, if any, to the NUL-terminated msg of size bytes, and clears the
+ * queue. For error messages after a failed OpenSSL call.
+ */
+void util_append_openssl_error(char *msg, size_t size);
+
+/* Standard base64 of data[0..len), one line, padded (caller frees). */
+char *util_base64_encode(const void *data, size_t len);
+
+/*
+ * Decodes standard base64 into a new NUL-terminated buffer (caller frees),
+ * setting *out_len. CR and LF are skipped and padding is optional (as in
+ * kubeconfig data); anything else outside the alphabet, or a malformed end,
+ * gives NULL.
+ */
+char *util_base64_decode(const char *in, size_t len, size_t *out_len);
+
+#endif

@@ -1,0 +1,120 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+static void check_decode(const char *in, const char *want, size_t want_len)
+{
+    size_t len = 99;
+    char *out = util_base64_decode(in, strlen(in), &len);
+    if (want == NULL) {
+        if (out != NULL)
+            fail_msg("\"%s\" decoded, expected an error", in);
+        return;
+    }
+    if (out == NULL)
+        fail_msg("\"%s\" did not decode", in);
+    assert_int_equal(len, want_len);
+    assert_memory_equal(out, want, len);
+    assert_int_equal(out[len], '\0');
+    free(out);
+}
+
+/* RFC 4648 section 10 vectors both ways; the leniency kubeconfig data needs; and what is refused. */
+static void test_base64(void **state)
+{
+    (void)state;
+    const char *plain[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar"};
+    const char *coded[] = {"", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"};
+    for (size_t i = 0; i < 7; i++) {
+        char *s = util_base64_encode(plain[i], strlen(plain[i]));
+        assert_string_equal(s, coded[i]);
+        free(s);
+        check_decode(coded[i], plain[i], strlen(plain[i]));
+    }
+    check_decode("Zm9vYg", "foob", 4); /* padding optional */
+    check_decode("Zm9v\nYmFy\r\n", "foobar", 6);
+    check_decode("+/+/", "\xfb\xff\xbf", 3);
+    const char *bad[] = {"Z", "Zm9v=", "Zg=a", "Zg===", "Zm 9v", "Zm9v-_", "Zg=", "Zm9*", "Z=g=", "=Zm9"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        check_decode(bad[i], NULL, 0);
+}
+
+static void test_buf(void **state)
+{
+    (void)state;
+    struct util_buf b = {0};
+    char *empty = util_buf_take(&b);
+    assert_string_equal(empty, "");
+    free(empty);
+    util_buf_puts(&b, "gang ");
+    for (int i = 0; i < 200; i++) /* past the first allocation */
+        util_buf_printf(&b, "%d,", i % 10);
+    util_buf_append(&b, "xyz", 2);
+    assert_int_equal(b.len, 5 + 400 + 2);
+    assert_int_equal(strlen(b.data), b.len);
+    char *s = util_buf_take(&b);
+    assert_memory_equal(s, "gang 0,1,", 9);
+    assert_string_equal(s + strlen(s) - 4, "9,xy");
+    assert_null(b.data);
+    free(s);
+}
+
+static void test_read_file(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/raygate-test-util-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    char big[40000];
+    for (size_t i = 0; i < sizeof(big); i++)
+        big[i] = (char)('a' + i % 26);
+    assert_int_equal(write(fd, big, sizeof(big)), (ssize_t)sizeof(big));
+    close(fd);
+
+    size_t len = 0;
+    char *got = util_read_file(path, sizeof(big), &len);
+    assert_non_null(got);
+    assert_int_equal(len, sizeof(big));
+    assert_memory_equal(got, big, len);
+    assert_int_equal(got[len], '\0');
+    free(got);
+
+    errno = 0;
+    assert_null(util_read_file(path, sizeof(big) - 1, &len));
+    assert_int_equal(errno, EFBIG);
+    unlink(path);
+    assert_null(util_read_file(path, 100, &len));
+    assert_int_equal(errno, ENOENT);
+}
+
+static void test_strings(void **state)
+{
+    (void)state;
+    assert_null(util_strdup(NULL));
+    char *d = util_memdup("abcdef", 3);
+    assert_string_equal(d, "abc");
+    free(d);
+    util_wipe_free(util_strdup("secret"), (size_t)-1);
+    util_wipe_free(NULL, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_base64),
+        cmocka_unit_test(test_buf),
+        cmocka_unit_test(test_read_file),
+        cmocka_unit_test(test_strings),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
