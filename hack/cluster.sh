@@ -214,7 +214,6 @@ cmd_up() {
 	bash "$here/build-upstream.sh" >/dev/null 2>&1 || bash "$here/build-upstream.sh"
 	command -v etcd >/dev/null || die "etcd not found: run hack/deps.sh"
 	mkdir -p "$STATE" "$PIDS" "$LOGS"
-	echo "$raygate" >"$STATE/raygate-enabled"
 	make_pki
 	write_kubeconfig
 

@@ -49,17 +49,12 @@ void util_format(char *buf, size_t size, const char *fmt, ...)
 
 char *util_strdupf(const char *fmt, ...)
 {
+    struct util_buf b = {0};
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    util_buf_vprintf(&b, fmt, ap);
     va_end(ap);
-    if (n < 0)
-        abort();
-    char *p = util_malloc((size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(p, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    return p;
+    return util_buf_take(&b);
 }
 
 char *util_memdup(const char *s, size_t n)
@@ -106,19 +101,25 @@ void util_buf_puts(struct util_buf *b, const char *s)
     util_buf_append(b, s, strlen(s));
 }
 
+void util_buf_vprintf(struct util_buf *b, const char *fmt, va_list ap)
+{
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    if (n < 0)
+        abort();
+    buf_reserve(b, (size_t)n);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, again);
+    va_end(again);
+    b->len += (size_t)n;
+}
+
 void util_buf_printf(struct util_buf *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    util_buf_vprintf(b, fmt, ap);
     va_end(ap);
-    if (n < 0)
-        abort();
-    buf_reserve(b, (size_t)n);
-    va_start(ap, fmt);
-    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
 }
 
 char *util_buf_take(struct util_buf *b)

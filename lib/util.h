@@ -8,6 +8,7 @@
 #ifndef RAYGATE_UTIL_H
 #define RAYGATE_UTIL_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 /* malloc/calloc/realloc that abort on failure; a size of 0 is fine. */
@@ -46,6 +47,7 @@ struct util_buf {
 void util_buf_append(struct util_buf *b, const void *s, size_t n);
 void util_buf_puts(struct util_buf *b, const char *s);
 void util_buf_printf(struct util_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void util_buf_vprintf(struct util_buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* Returns the string (never NULL: "" when empty; caller frees) and resets b. */
 char *util_buf_take(struct util_buf *b);
 void util_buf_finish(struct util_buf *b);
