@@ -64,7 +64,7 @@ show kubectl apply -f "$ROOT/samples/queue-kuberay-test-queue.yaml"
 
 narrate "test-cluster-0 (head 1 CPU/2Gi + 2 workers 1 CPU/1Gi = cpu 3, memory 4Gi), labelled volcano.sh/queue-name: kuberay-test-queue"
 show kubectl apply -n "$NS" -f "$ROOT/samples/raycluster-test-cluster-0.yaml"
-narrate "raygate's webhook wrote the gang's PodGroup metadata into it:"
+narrate "raygate wrote into it the gang's PodGroup metadata (the webhook: min-member, min-resources, group name) and, once the gang fitted, the time it was admitted (the gate controller: admitted-at):"
 printf '\033[36m$ %s\033[0m\n' "kubectl get raycluster test-cluster-0 -o json | jq .metadata.annotations"
 kubectl get raycluster -n "$NS" test-cluster-0 -o json |
 	jq '.metadata.annotations | with_entries(select(.key | startswith("raygate.io/") or startswith("scheduling.k8s.io/")))'
