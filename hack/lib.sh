@@ -12,17 +12,21 @@ KUBECTL="$K8S_BIN/kubectl"
 BUILD="${RAYGATE_BUILD:-$ROOT/build}"
 
 # Ports, all on 127.0.0.1; moved off the defaults so a developer's own
-# cluster or a system etcd does not collide.
-ETCD_PORT="${RAYGATE_ETCD_PORT:-23790}"
-ETCD_PEER_PORT="${RAYGATE_ETCD_PEER_PORT:-23800}"
-APISERVER_PORT="${RAYGATE_APISERVER_PORT:-26443}"
-KCM_PORT="${RAYGATE_KCM_PORT:-20257}"
-SCHED_PORT="${RAYGATE_SCHED_PORT:-20259}"
-KWOK_PORT="${RAYGATE_KWOK_PORT:-20247}"
-KUBERAY_METRICS_PORT="${RAYGATE_KUBERAY_METRICS_PORT:-28080}"
-KUBERAY_HEALTH_PORT="${RAYGATE_KUBERAY_HEALTH_PORT:-28082}"
-WEBHOOK_PORT="${RAYGATE_WEBHOOK_PORT:-29443}"
-GATE_METRICS_PORT="${RAYGATE_GATE_METRICS_PORT:-29090}"
+# cluster or a system etcd does not collide. RAYGATE_PORT_OFFSET shifts them
+# all, so that several local clusters (each with its own RAYGATE_STATE) can
+# run side by side, e.g. one per git worktree.
+_po="${RAYGATE_PORT_OFFSET:-0}"
+[[ "$_po" =~ ^[0-9]+$ ]] && ((_po < 30000)) || { echo "RAYGATE_PORT_OFFSET must be a number below 30000" >&2; exit 2; }
+ETCD_PORT="${RAYGATE_ETCD_PORT:-$((23790 + _po))}"
+ETCD_PEER_PORT="${RAYGATE_ETCD_PEER_PORT:-$((23800 + _po))}"
+APISERVER_PORT="${RAYGATE_APISERVER_PORT:-$((26443 + _po))}"
+KCM_PORT="${RAYGATE_KCM_PORT:-$((20257 + _po))}"
+SCHED_PORT="${RAYGATE_SCHED_PORT:-$((20259 + _po))}"
+KWOK_PORT="${RAYGATE_KWOK_PORT:-$((20247 + _po))}"
+KUBERAY_METRICS_PORT="${RAYGATE_KUBERAY_METRICS_PORT:-$((28080 + _po))}"
+KUBERAY_HEALTH_PORT="${RAYGATE_KUBERAY_HEALTH_PORT:-$((28082 + _po))}"
+WEBHOOK_PORT="${RAYGATE_WEBHOOK_PORT:-$((29443 + _po))}"
+GATE_METRICS_PORT="${RAYGATE_GATE_METRICS_PORT:-$((29090 + _po))}"
 
 kc() { "$KUBECTL" "$@"; }
 
