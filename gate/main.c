@@ -1,7 +1,8 @@
 /*
  * raygate-gate: the gang gate controller.
  *
- *   raygate-gate [--kubeconfig FILE] [--context NAME] [--namespace NS] [--resync D] [--log-level L]
+ *   raygate-gate [--kubeconfig FILE] [--context NAME] [--namespace NS] [--metrics-addr ADDR]
+ *                [--resync D] [--log-level L]
  *
  * Without --kubeconfig it uses $KUBECONFIG, else the in-cluster config.
  */
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "controller.h"
+#include "httpd.h"
 #include "kube.h"
 #include "kubeconfig.h"
 #include "log.h"
@@ -27,12 +29,24 @@ static void on_signal(int sig)
         controller_stop(the_controller);
 }
 
+/* /readyz: ready once every watch delivered its initial list. */
+static int gate_ready(void *arg, char *why, size_t size)
+{
+    (void)arg;
+    if (the_controller != NULL && controller_synced(the_controller))
+        return 1;
+    snprintf(why, size, "caches not synced yet");
+    return 0;
+}
+
 static void usage(FILE *f)
 {
-    fputs("usage: raygate-gate [--kubeconfig FILE] [--context NAME] [--namespace NS] [--resync SECONDS]\n"
-          "                    [--log-level error|warn|info|debug] [--version]\n"
+    fputs("usage: raygate-gate [--kubeconfig FILE] [--context NAME] [--namespace NS] [--metrics-addr ADDR]\n"
+          "                    [--resync SECONDS] [--log-level error|warn|info|debug] [--version]\n"
           "  --kubeconfig FILE   default $KUBECONFIG, else the in-cluster service account\n"
           "  --namespace NS      the controller's own namespace (default raygate-system)\n"
+          "  --metrics-addr ADDR serve /metrics, /healthz and /readyz over HTTP on ADDR\n"
+          "                      (HOST:PORT, :PORT or [IPv6]:PORT; default: not served)\n"
           "  --resync SECONDS    full decision pass period (default 30)\n"
           "  --test-fault-exit-after-ungates N\n"
           "                      TEST ONLY: exit(3) after recording an admission and ungating N pods\n",
@@ -52,7 +66,7 @@ static int parse_long(const char *s, long *out)
 
 int main(int argc, char **argv)
 {
-    const char *kubeconfig_path = NULL, *context = NULL, *ns = "raygate-system";
+    const char *kubeconfig_path = NULL, *context = NULL, *ns = "raygate-system", *metrics_addr = NULL;
     long resync_s = 30, fault = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -70,6 +84,8 @@ int main(int argc, char **argv)
             kubeconfig_path = v;
         } else if (strcmp(a, "--context") == 0) {
             context = v;
+        } else if (strcmp(a, "--metrics-addr") == 0) {
+            metrics_addr = v;
         } else if (strcmp(a, "--namespace") == 0) {
             ns = v;
         } else if (strcmp(a, "--resync") == 0) {
@@ -101,6 +117,7 @@ int main(int argc, char **argv)
     struct kubeconfig_error kerr = {{0}};
     struct kube_error err = {{0}};
     struct kube_client *client = NULL;
+    struct httpd *httpd = NULL;
     struct metrics_registry *reg = metrics_registry_create();
     struct kube_metrics km;
     kubeconfig_init(&cfg);
@@ -128,6 +145,8 @@ int main(int argc, char **argv)
         log_errorf("cannot create the controller");
         goto out;
     }
+    if (metrics_addr != NULL && (httpd = httpd_start(metrics_addr, reg, gate_ready, NULL)) == NULL)
+        goto out;
     struct sigaction sa = {.sa_handler = on_signal};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
@@ -142,6 +161,7 @@ int main(int argc, char **argv)
     log_infof("raygate-gate stopping");
     rc = 0;
 out:
+    httpd_stop(httpd);
     controller_destroy(the_controller);
     kube_client_destroy(client);
     kubeconfig_finish(&cfg);

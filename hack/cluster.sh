@@ -188,7 +188,10 @@ start_webhook() {
 start_gate() {
 	local gate="$BUILD/gate/raygate-gate"
 	[[ -x "$gate" ]] || die "raygate is not built: meson setup build && meson compile -C build (or use --no-raygate)"
-	start raygate-gate "$gate" --kubeconfig "$KUBECONFIG" --namespace raygate-system "$@"
+	start raygate-gate "$gate" --kubeconfig "$KUBECONFIG" --namespace raygate-system \
+		--metrics-addr "127.0.0.1:$GATE_METRICS_PORT" "$@"
+	wait_until 20 "raygate gate /healthz" curl -sf --max-time 2 "http://127.0.0.1:$GATE_METRICS_PORT/healthz" ||
+		{ tail -20 "$LOGS/raygate-gate.log"; die "raygate's gate controller did not start"; }
 }
 
 start_raygate() {

@@ -1,0 +1,33 @@
+/*
+ * httpd: the gate controller's plain-HTTP endpoint for Prometheus and kubelet
+ * probes, on h2o's evloop in a thread of its own.
+ *
+ *   GET /metrics   Prometheus text (lib/metrics.h)
+ *   GET /healthz   200 while the process runs
+ *   GET /readyz    200 once ready() says so (caches synced), else 503
+ *
+ * It never touches the controller's state except through ready().
+ */
+#ifndef RAYGATE_GATE_HTTPD_H
+#define RAYGATE_GATE_HTTPD_H
+
+#include "metrics.h"
+
+struct httpd;
+
+/*
+ * Returns non-zero when the program is ready; may write a one-line reason into
+ * why (size bytes) when it is not. Called on the httpd thread.
+ */
+typedef int (*httpd_ready_fn)(void *arg, char *why, size_t size);
+
+/*
+ * Binds addr (lib/listen.h forms) and starts serving reg (borrowed; must
+ * outlive the httpd). Returns the server, or NULL after logging why.
+ */
+struct httpd *httpd_start(const char *addr, struct metrics_registry *reg, httpd_ready_fn ready, void *ready_arg);
+
+/* Stops serving, joins the thread and frees everything. Accepts NULL. */
+void httpd_stop(struct httpd *h);
+
+#endif
