@@ -58,6 +58,8 @@ struct controller {
     struct metrics_family *m_admitted;
     struct metrics_family *m_pass_seconds;
     struct metrics_family *m_ungate_seconds;
+    struct metrics_family *m_wait_seconds;
+    long long woke_ms; /* monotonic ms when the current pass's first event arrived */
     struct metrics_family *m_decisions;
 };
 
@@ -171,6 +173,10 @@ struct controller *controller_create(struct kube_client *client, struct metrics_
     c->m_ungate_seconds = metrics_histogram_create(reg, "raygate_gate_removal_duration_seconds",
                                                    "Time from admission to all of a gang's gates removed.", 0, NULL,
                                                    ungate_buckets, sizeof(ungate_buckets) / sizeof(ungate_buckets[0]));
+    static const double wait_buckets[] = {0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600};
+    c->m_wait_seconds = metrics_histogram_create(reg, "raygate_gang_wait_duration_seconds",
+                                                 "Time from a gang being complete (all its pods created) to its admission.",
+                                                 0, NULL, wait_buckets, sizeof(wait_buckets) / sizeof(wait_buckets[0]));
     return c;
 }
 
@@ -479,9 +485,15 @@ static int carry_out(struct controller *c, struct admit_result *res, const int *
             }
             pthread_mutex_lock(&c->mu);
             struct cache_gang *g = cache_gang_get(c->cache, d->namespace_, d->cluster);
-            if (g != NULL)
+            long long since = c->woke_ms;
+            if (g != NULL) {
                 cache_gang_mark_admitted(c->cache, g, now);
+                if (g->complete_ms > 0)
+                    since = g->complete_ms;
+                g->complete_ms = 0;
+            }
             pthread_mutex_unlock(&c->mu);
+            metrics_histogram_observe(c->m_wait_seconds, NULL, (double)(now_ms(CLOCK_MONOTONIC) - since) / 1000.0);
             const char *ql[] = {d->queue != NULL ? d->queue : ""};
             metrics_counter_add(c->m_admitted, ql, 1);
         }
@@ -530,6 +542,20 @@ static int carry_out(struct controller *c, struct admit_result *res, const int *
     return retry ? -1 : 0;
 }
 
+/* Keeps gang->complete_ms: when a waiting gang was first seen with all its pods. Caller holds the lock. */
+static void note_complete(struct controller *c, const struct admit_decision *d, long long now)
+{
+    if (d->action != ADMIT_ACTION_WAIT)
+        return;
+    struct cache_gang *g = cache_gang_get(c->cache, d->namespace_, d->cluster);
+    if (g == NULL)
+        return;
+    if (d->reason == ADMIT_REASON_PODS || d->reason == ADMIT_REASON_INVALID)
+        g->complete_ms = 0;
+    else if (g->complete_ms == 0)
+        g->complete_ms = now;
+}
+
 void controller_run(struct controller *c)
 {
     long long next_resync = now_ms(CLOCK_MONOTONIC) + c->opts.resync_ms;
@@ -551,6 +577,7 @@ void controller_run(struct controller *c)
         uint64_t v;
         while (read(c->wake_fd, &v, sizeof(v)) > 0)
             ;
+        c->woke_ms = now_ms(CLOCK_MONOTONIC);
         if (c->stopping)
             break;
         /* Let a burst of watch events land before deciding. */
@@ -590,8 +617,10 @@ void controller_run(struct controller *c)
         metrics_histogram_observe(c->m_pass_seconds, NULL,
                                   (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9);
         int *report = util_calloc(res.len, sizeof(*report));
-        for (size_t i = 0; i < res.len; i++)
+        for (size_t i = 0; i < res.len; i++) {
             report[i] = admit_reason_changed(c->cache, &res.items[i]);
+            note_complete(c, &res.items[i], now);
+        }
         pthread_mutex_unlock(&c->mu);
 
         if (res.len > 0 && carry_out(c, &res, report) != 0)

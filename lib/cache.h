@@ -251,6 +251,9 @@ struct cache_gang {
     char *last_message;
     int tail_reason;
     char *tail_message;
+    /* Set by the controller: its monotonic ms when a pass first found the gang
+       complete but waiting; 0 while incomplete or not yet seen waiting. */
+    int64_t complete_ms;
 };
 
 struct cache {

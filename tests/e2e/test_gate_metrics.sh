@@ -27,7 +27,7 @@ pass "test-cluster-0 admitted"
 text="$(curl -sf --max-time 5 "$base/metrics")"
 grep -q '^# TYPE raygate_gangs_admitted_total counter$' <<<"$text" || fail "no TYPE line for raygate_gangs_admitted_total"
 assert_eq "raygate_gangs_admitted_total{queue=\"$Q\"}" 1 "$(sample "raygate_gangs_admitted_total{queue=\"$Q\"}")"
-for h in raygate_admission_pass_duration_seconds raygate_gate_removal_duration_seconds; do
+for h in raygate_admission_pass_duration_seconds raygate_gate_removal_duration_seconds raygate_gang_wait_duration_seconds; do
 	n="$(sample "${h}_count")"
 	[[ -n "$n" && "$n" -ge 1 ]] || fail "$h has no observations (count '$n')"
 	inf="$(sample "${h}_bucket{le=\"+Inf\"}")"
