@@ -42,7 +42,8 @@ struct controller_options {
      */
     long fault_exit_after_ungates;
     const char *instance; /* reportingInstance of Events (copied) */
-    struct leader *leader; /* borrowed, not started yet; NULL: always act. Destroy it before the controller. */
+    /* Leader election (borrowed, not started yet); NULL: always act. Destroy it before the controller. */
+    struct leader *leader;
 };
 
 /* Creates a controller using client (borrowed, must outlive it) and reg (borrowed). NULL on failure. */

@@ -209,11 +209,9 @@ static void *run(void *arg)
             wait += (long long)((double)wait * 1.2 * (double)(random32() % 1000) / 1000.0);
         }
         if (change > 0)
-            log_infof("leader election: leading as %s (lease %s, %ld transitions)", l->identity, l->path,
-                      l->le.record.transitions);
+            log_infof("leader election: leading as %s (lease %s, %ld transitions)", l->identity, l->path, l->le.record.transitions);
         else if (change < 0)
-            log_warnf("leader election: no longer leading (lease %s not renewed in time or taken over): writing nothing",
-                      l->path);
+            log_warnf("leader election: no longer leading (lease %s not renewed in time or taken over): writing nothing", l->path);
         if (change != 0 && l->notify != NULL) {
             pthread_mutex_unlock(&l->mu);
             l->notify(l->notify_arg);
@@ -265,7 +263,7 @@ void leader_stop(struct leader *l)
     enum lease_action_kind kind = lease_elector_release(&l->le, &now, &a);
     pthread_mutex_unlock(&l->mu);
     if (kind != LEASE_ACTION_NONE && write_lease(l, &a) == 0)
-        log_infof("leader election: released lease %s", l->path);
+        log_infof("leader election: %s released lease %s", l->identity, l->path);
     lease_action_finish(&a);
 }
 

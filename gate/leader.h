@@ -28,12 +28,12 @@
 struct leader;
 
 struct leader_options {
-    const char *namespace_;  /* the Lease's namespace (the controller's) */
-    const char *name;        /* the Lease's name, e.g. "raygate-gate" */
-    const char *identity;    /* NULL: "<hostname>_<8 random hex digits>" */
-    long duration_ms;        /* 0: LEASE_DEFAULT_DURATION_MS */
-    long renew_deadline_ms;  /* 0: LEASE_DEFAULT_RENEW_DEADLINE_MS */
-    long retry_period_ms;    /* 0: LEASE_DEFAULT_RETRY_PERIOD_MS */
+    const char *namespace_;             /* the Lease's namespace (the controller's) */
+    const char *name;                   /* the Lease's name, e.g. "raygate-gate" */
+    const char *identity;               /* NULL: "<hostname>_<8 random hex digits>" */
+    long duration_ms;                   /* 0: LEASE_DEFAULT_DURATION_MS */
+    long renew_deadline_ms;             /* 0: LEASE_DEFAULT_RENEW_DEADLINE_MS */
+    long retry_period_ms;               /* 0: LEASE_DEFAULT_RETRY_PERIOD_MS */
     const struct kube_metrics *metrics; /* borrowed, may be NULL: the client's request counts */
 };
 

@@ -70,7 +70,8 @@ int lease_record_parse(const json_t *lease, struct lease_record *rec)
     const json_t *spec = json_object_get(lease, "spec");
     if (spec != NULL && !json_is_null(spec) && !json_is_object(spec))
         goto fail;
-    if (spec_string(spec, "holderIdentity", &rec->holder) != 0 || spec_integer(spec, "leaseDurationSeconds", &rec->duration_s) != 0 ||
+    if (spec_string(spec, "holderIdentity", &rec->holder) != 0 ||
+        spec_integer(spec, "leaseDurationSeconds", &rec->duration_s) != 0 ||
         spec_string(spec, "acquireTime", &rec->acquire_time) != 0 || spec_string(spec, "renewTime", &rec->renew_time) != 0 ||
         spec_integer(spec, "leaseTransitions", &rec->transitions) != 0)
         goto fail;
@@ -85,9 +86,8 @@ fail:
 
 int lease_record_equal(const struct lease_record *a, const struct lease_record *b)
 {
-    return strcmp(a->holder, b->holder) == 0 && a->duration_s == b->duration_s &&
-           strcmp(a->acquire_time, b->acquire_time) == 0 && strcmp(a->renew_time, b->renew_time) == 0 &&
-           a->transitions == b->transitions;
+    return strcmp(a->holder, b->holder) == 0 && a->duration_s == b->duration_s && strcmp(a->acquire_time, b->acquire_time) == 0 &&
+           strcmp(a->renew_time, b->renew_time) == 0 && a->transitions == b->transitions;
 }
 
 char *lease_microtime(long long unix_us, char *buf, size_t size)
@@ -160,16 +160,16 @@ static int lease_valid(const struct lease_elector *le, long long now_ms)
  * so its metadata, resourceVersion included, and any spec field we do not
  * own are kept) or, when base is NULL, a CREATE of a new Lease. Steals rec's strings.
  */
-static void make_action(const struct lease_elector *le, const struct lease_time *now, const json_t *base,
-                        struct lease_record *rec, struct lease_action *out)
+static void make_action(const struct lease_elector *le, const struct lease_time *now, const json_t *base, struct lease_record *rec,
+                        struct lease_action *out)
 {
     json_t *body;
     if (base != NULL) {
         body = json_deep_copy(base);
         out->kind = LEASE_ACTION_UPDATE;
     } else {
-        body = json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion", "coordination.k8s.io/v1", "kind", "Lease", "metadata",
-                         "name", le->name, "namespace", le->namespace_);
+        body = json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion", "coordination.k8s.io/v1", "kind", "Lease", "metadata", "name",
+                         le->name, "namespace", le->namespace_);
         out->kind = LEASE_ACTION_CREATE;
     }
     json_t *spec = json_object_get(body, "spec");

@@ -389,9 +389,8 @@ static void test_conflict_then_reread(void **state)
     attempt(&le, &s, 2000);
     assert_int_equal(s.writes, before + 1);
     assert_true(lease_elector_leading(&le, 2000 + 9999));
-    assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(s.lease, "metadata"), "labels"),
-                                                          "touched")),
-                        "yes");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(json_object_get(s.lease, "metadata"), "labels"), "touched")), "yes");
     assert_int_equal(spec_int(s.lease, "leaseTransitions"), 0);
     lease_elector_finish(&le);
     json_decref(s.lease);
