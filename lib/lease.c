@@ -219,7 +219,13 @@ enum lease_action_kind lease_elector_try(struct lease_elector *le, const struct 
 {
     lease_action_finish(out);
     if (lease == NULL) {
-        /* None exists: create it (the server refuses a second create with 409). */
+        /*
+         * None exists: create it (the server refuses a second create with
+         * 409). A leader whose Lease vanished (deleted by hand) cannot tell
+         * whether another candidate is creating it right now: it stops
+         * leading until its own create succeeds. (client-go keeps leading.)
+         */
+        le->leading = 0;
         struct lease_record rec;
         new_record(le, now, &rec);
         make_action(le, now, NULL, &rec, out);

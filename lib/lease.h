@@ -33,7 +33,8 @@
  * Stricter than client-go, where a leader acts until its renew deadline ends
  * the renew loop: here a leader leads (lease_elector_leading) only while its
  * last successful write was sent less than the renew deadline ago, and stops at
- * once when it reads a record that names another holder. The write's time is
+ * once when it reads a record that names another holder or finds the Lease
+ * gone (deleted by hand, it could be recreated by anyone). The write's time is
  * taken before the request is sent, so a candidate that sees our record later
  * waits a full lease duration from a later instant: with lease duration >
  * renew deadline, two electors never lead at the same time as long as the
@@ -124,7 +125,8 @@ enum lease_action_kind lease_elector_try_fast(struct lease_elector *le, const st
  * observed (the observed time moves only if the record changed) and decides:
  * CREATE when there is none; NONE while another holder's lease is valid;
  * otherwise UPDATE to take or renew it. Reading a valid record that names
- * another holder ends our leadership at once. Returns out->kind.
+ * another holder, or finding no Lease, ends our leadership at once (until a
+ * write of ours succeeds). Returns out->kind.
  */
 enum lease_action_kind lease_elector_try(struct lease_elector *le, const struct lease_time *now, const json_t *lease,
                                          struct lease_action *out);

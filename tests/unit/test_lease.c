@@ -371,6 +371,46 @@ static void test_loss_on_other_holder(void **state)
     json_decref(s.lease);
 }
 
+/*
+ * The Lease deleted under a leader: it stops leading at once (a candidate may
+ * be creating it this very moment), and leads again only if its own create wins.
+ */
+static void test_lease_deleted_under_leader(void **state)
+{
+    (void)state;
+    struct fake_server s = {0};
+    struct lease_elector a, b;
+    init_elector(&a, "gate-a_1");
+    init_elector(&b, "gate-b_2");
+    attempt(&a, &s, 0);
+    assert_true(lease_elector_leading(&a, 0));
+    json_decref(s.lease);
+    s.lease = NULL;
+    /* The candidate sees it gone first and creates it. */
+    attempt(&b, &s, 500);
+    assert_true(lease_elector_leading(&b, 500));
+    /* a's fast path fails (its resourceVersion is gone); the read finds b's record. */
+    attempt(&a, &s, 2000);
+    assert_false(lease_elector_leading(&a, 2000));
+
+    /* Deleted again: a finds nothing, stops leading before creating, and its create wins. */
+    json_decref(s.lease);
+    s.lease = NULL;
+    struct lease_action act;
+    lease_action_init(&act);
+    struct lease_time t = at(3000);
+    assert_int_equal(lease_elector_try(&b, &t, NULL, &act), LEASE_ACTION_CREATE);
+    assert_false(lease_elector_leading(&b, 3000));
+    json_t *reply = fake_write(&s, &act);
+    lease_elector_done(&b, &act, reply);
+    json_decref(reply);
+    assert_true(lease_elector_leading(&b, 3000));
+    lease_action_finish(&act);
+    lease_elector_finish(&a);
+    lease_elector_finish(&b);
+    json_decref(s.lease);
+}
+
 /* The fast path's update on a stale resourceVersion fails (409); the slow path re-reads and renews. */
 static void test_conflict_then_reread(void **state)
 {
@@ -541,6 +581,7 @@ int main(void)
         cmocka_unit_test(test_renew_fast_path),
         cmocka_unit_test(test_loss_at_renew_deadline),
         cmocka_unit_test(test_loss_on_other_holder),
+        cmocka_unit_test(test_lease_deleted_under_leader),
         cmocka_unit_test(test_conflict_then_reread),
         cmocka_unit_test(test_release_and_takeover),
         cmocka_unit_test(test_take_released),
