@@ -61,6 +61,7 @@ struct controller {
     struct metrics_family *m_wait_seconds;
     long long woke_ms; /* monotonic ms when the current pass's first event arrived */
     struct metrics_family *m_decisions;
+    struct metrics_family *m_leader;
 };
 
 static long long now_ms(clockid_t clk)
@@ -75,6 +76,18 @@ static void wake(struct controller *c)
     uint64_t one = 1;
     ssize_t n = write(c->wake_fd, &one, sizeof(one));
     (void)n;
+}
+
+/* Whether this process may write to the cluster now (asked before every write). */
+static int may_write(struct controller *c)
+{
+    return c->opts.leader == NULL || leader_is_leading(c->opts.leader);
+}
+
+/* The leader's notification (its thread): leadership changed, look again. */
+static void on_leadership(void *arg)
+{
+    wake(arg);
 }
 
 static const char *obj_str(const json_t *obj, const char *field)
@@ -173,6 +186,13 @@ struct controller *controller_create(struct kube_client *client, struct metrics_
     c->m_ungate_seconds = metrics_histogram_create(reg, "raygate_gate_removal_duration_seconds",
                                                    "Time from admission to all of a gang's gates removed.", 0, NULL,
                                                    ungate_buckets, sizeof(ungate_buckets) / sizeof(ungate_buckets[0]));
+    c->m_leader = metrics_gauge_create(reg, "raygate_leader",
+                                       "1 while this controller acts on the cluster (it holds the leader election lease, "
+                                       "or runs without leader election), else 0.",
+                                       0, NULL);
+    metrics_gauge_set(c->m_leader, NULL, c->opts.leader == NULL ? 1 : 0);
+    if (c->opts.leader != NULL)
+        leader_set_notify(c->opts.leader, on_leadership, c);
     static const double wait_buckets[] = {0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600};
     c->m_wait_seconds = metrics_histogram_create(reg, "raygate_gang_wait_duration_seconds",
                                                  "Time from a gang being complete (all its pods created) to its admission.",
@@ -272,7 +292,7 @@ static size_t ungate_pods(struct controller *c, const char *ns, const struct adm
     for (size_t i = 0; i < n; i++)
         idx[i] = i;
 
-    for (int round = 0; pending > 0 && round < 6; round++) {
+    for (int round = 0; pending > 0 && round < 6 && may_write(c); round++) {
         for (size_t k = 0; k < pending; k++) {
             size_t i = idx[k];
             items[k] = (struct kube_batch_item){
@@ -362,7 +382,7 @@ static void events_add(struct event_list *l, const struct events_object *obj, co
 
 static void events_post(struct controller *c, struct event_list *l)
 {
-    if (l->len == 0)
+    if (l->len == 0 || !may_write(c))
         return;
     struct kube_batch_item *items = util_calloc(l->len, sizeof(*items));
     char **paths = util_calloc(l->len, sizeof(*paths));
@@ -458,6 +478,10 @@ static int carry_out(struct controller *c, struct admit_result *res, const int *
 
     for (size_t i = 0; i < res->len; i++) {
         struct admit_decision *d = &res->items[i];
+        if (!may_write(c)) {
+            log_warnf("not leading any more: %zu decisions of this pass abandoned", res->len - i);
+            break;
+        }
         count_decision(c, d);
         if (d->action == ADMIT_ACTION_WAIT) {
             pthread_mutex_lock(&c->mu);
@@ -478,7 +502,7 @@ static int carry_out(struct controller *c, struct admit_result *res, const int *
 
         long long t0 = now_ms(CLOCK_MONOTONIC);
         if (d->action == ADMIT_ACTION_ADMIT) {
-            int r = record_admission(c, d, now);
+            int r = may_write(c) ? record_admission(c, d, now) : 1;
             if (r != 0) {
                 retry |= r < 0;
                 continue;
@@ -561,6 +585,7 @@ void controller_run(struct controller *c)
     long long next_resync = now_ms(CLOCK_MONOTONIC) + c->opts.resync_ms;
     long long retry_at = -1;
     int was_synced = 0;
+    int was_leading = c->opts.leader == NULL, lead_pass = 0;
 
     while (!c->stopping) {
         long long now = now_ms(CLOCK_MONOTONIC);
@@ -568,6 +593,8 @@ void controller_run(struct controller *c)
         if (retry_at >= 0 && retry_at < until)
             until = retry_at;
         int timeout = until > now ? (int)(until - now) : 0;
+        if (!was_leading)
+            timeout = -1; /* nothing to do on a timer: the leader wakes us when we lead */
         struct pollfd pfd = {.fd = c->wake_fd, .events = POLLIN};
         int pr = poll(&pfd, 1, timeout);
         if (pr < 0 && errno != EINTR) {
@@ -584,6 +611,17 @@ void controller_run(struct controller *c)
         if (pr > 0 && c->opts.debounce_ms > 0)
             usleep((useconds_t)c->opts.debounce_ms * 1000);
 
+        /* Caches stay warm either way; only a leader decides and writes. */
+        int leading = may_write(c);
+        if (leading != was_leading) {
+            metrics_gauge_set(c->m_leader, NULL, leading);
+            log_infof(leading ? "leading: full pass, then acting on events" : "not leading: writing nothing");
+            was_leading = leading;
+            lead_pass = leading;
+        }
+        if (!leading)
+            continue;
+
         now = now_ms(CLOCK_MONOTONIC);
         unsigned flags = 0;
         pthread_mutex_lock(&c->mu);
@@ -597,11 +635,12 @@ void controller_run(struct controller *c)
             was_synced = 1;
             flags |= ADMIT_PASS_FULL;
         }
-        if (now >= next_resync || (retry_at >= 0 && now >= retry_at)) {
+        if (now >= next_resync || (retry_at >= 0 && now >= retry_at) || lead_pass) {
             cache_mark_all_dirty(c->cache);
             flags |= ADMIT_PASS_FULL;
             next_resync = now + c->opts.resync_ms;
             retry_at = -1;
+            lead_pass = 0;
         }
         if (!c->changed && !(flags & ADMIT_PASS_FULL)) {
             pthread_mutex_unlock(&c->mu);

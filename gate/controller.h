@@ -14,11 +14,20 @@
  * Gate removal is a JSON merge patch carrying the pod's resourceVersion and the
  * remaining gates; on 409 the pod is read again and the patch recomputed; a
  * gate already gone, or a pod gone, is success.
+ *
+ * With leader election (options.leader), nothing is written unless the
+ * leader says this process leads, asked again before every write: a
+ * non-leader keeps its caches warm and decides nothing; a leader that loses
+ * the lease abandons the rest of its pass at once; on becoming leader it runs
+ * a full pass from the cache (the API's state: admitted-at annotations, gates).
+ * The gauge raygate_leader is 1 while this process acts (always, without
+ * leader election), else 0.
  */
 #ifndef RAYGATE_GATE_CONTROLLER_H
 #define RAYGATE_GATE_CONTROLLER_H
 
 #include "kube.h"
+#include "leader.h"
 #include "metrics.h"
 
 struct controller;
@@ -33,6 +42,8 @@ struct controller_options {
      */
     long fault_exit_after_ungates;
     const char *instance; /* reportingInstance of Events (copied) */
+    /* Leader election (borrowed, not started yet); NULL: always act. Destroy it before the controller. */
+    struct leader *leader;
 };
 
 /* Creates a controller using client (borrowed, must outlive it) and reg (borrowed). NULL on failure. */

@@ -3,6 +3,8 @@
  *
  *   raygate-gate [--kubeconfig FILE] [--context NAME] [--namespace NS] [--metrics-addr ADDR]
  *                [--resync D] [--log-level L]
+ *                [--leader-elect [--leader-elect-lease-duration S] [--leader-elect-renew-deadline S]
+ *                 [--leader-elect-retry-period S]]
  *
  * Without --kubeconfig it uses $KUBECONFIG, else the in-cluster config.
  */
@@ -17,6 +19,8 @@
 #include "httpd.h"
 #include "kube.h"
 #include "kubeconfig.h"
+#include "leader.h"
+#include "lease.h"
 #include "log.h"
 #include "metrics.h"
 
@@ -48,6 +52,10 @@ static void usage(FILE *f)
           "  --metrics-addr ADDR serve /metrics, /healthz and /readyz over HTTP on ADDR\n"
           "                      (HOST:PORT, :PORT or [IPv6]:PORT; default: not served)\n"
           "  --resync SECONDS    full decision pass period (default 30)\n"
+          "  --leader-elect      act only while holding the Lease raygate-gate in NS (for several replicas)\n"
+          "  --leader-elect-lease-duration SECONDS   (default 15)\n"
+          "  --leader-elect-renew-deadline SECONDS   (default 10)\n"
+          "  --leader-elect-retry-period SECONDS     (default 2)\n"
           "  --test-fault-exit-after-ungates N\n"
           "                      TEST ONLY: exit(3) after recording an admission and ungating N pods\n",
           f);
@@ -68,6 +76,9 @@ int main(int argc, char **argv)
 {
     const char *kubeconfig_path = NULL, *context = NULL, *ns = "raygate-system", *metrics_addr = NULL;
     long resync_s = 30, fault = -1;
+    int leader_elect = 0;
+    long le_lease_s = LEASE_DEFAULT_DURATION_MS / 1000, le_renew_s = LEASE_DEFAULT_RENEW_DEADLINE_MS / 1000,
+         le_retry_s = LEASE_DEFAULT_RETRY_PERIOD_MS / 1000;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -77,6 +88,9 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             return 0;
+        } else if (strcmp(a, "--leader-elect") == 0) {
+            leader_elect = 1;
+            continue;
         } else if (v == NULL) {
             usage(stderr);
             return 2;
@@ -91,6 +105,19 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--resync") == 0) {
             if (parse_long(v, &resync_s) != 0 || resync_s == 0) {
                 fprintf(stderr, "raygate-gate: --resync takes a number of seconds\n");
+                return 2;
+            }
+        } else if (strncmp(a, "--leader-elect-", 15) == 0) {
+            long *dst = strcmp(a + 15, "lease-duration") == 0   ? &le_lease_s
+                        : strcmp(a + 15, "renew-deadline") == 0 ? &le_renew_s
+                        : strcmp(a + 15, "retry-period") == 0   ? &le_retry_s
+                                                                : NULL;
+            if (dst == NULL) {
+                usage(stderr);
+                return 2;
+            }
+            if (parse_long(v, dst) != 0 || *dst == 0) {
+                fprintf(stderr, "raygate-gate: %s takes a number of seconds\n", a);
                 return 2;
             }
         } else if (strcmp(a, "--test-fault-exit-after-ungates") == 0) {
@@ -118,6 +145,7 @@ int main(int argc, char **argv)
     struct kube_error err = {{0}};
     struct kube_client *client = NULL;
     struct httpd *httpd = NULL;
+    struct leader *leader = NULL;
     struct metrics_registry *reg = metrics_registry_create();
     struct kube_metrics km;
     kubeconfig_init(&cfg);
@@ -134,11 +162,27 @@ int main(int argc, char **argv)
     }
     char host[256] = "raygate-gate";
     gethostname(host, sizeof(host) - 1);
+    if (leader_elect) {
+        struct leader_options lo = {
+            .namespace_ = ns,
+            .name = "raygate-gate",
+            .duration_ms = le_lease_s * 1000,
+            .renew_deadline_ms = le_renew_s * 1000,
+            .retry_period_ms = le_retry_s * 1000,
+            .metrics = &km,
+        };
+        leader = leader_create(&cfg, &lo, &err);
+        if (leader == NULL) {
+            log_errorf("%s", err.message);
+            goto out;
+        }
+    }
     struct controller_options opts = {
         .resync_ms = resync_s * 1000,
         .debounce_ms = 5,
         .fault_exit_after_ungates = fault,
         .instance = host,
+        .leader = leader,
     };
     the_controller = controller_create(client, reg, &opts);
     if (the_controller == NULL) {
@@ -156,12 +200,17 @@ int main(int argc, char **argv)
         log_errorf("watches: %s", err.message);
         goto out;
     }
+    if (leader != NULL && leader_start(leader) != 0) {
+        log_errorf("cannot start the leader election thread");
+        goto out;
+    }
     log_infof("raygate-gate %s started (namespace %s, resync %lds)", RAYGATE_VERSION, ns, resync_s);
     controller_run(the_controller);
     log_infof("raygate-gate stopping");
     rc = 0;
 out:
     httpd_stop(httpd);
+    leader_destroy(leader); /* releases the Lease if held: the other replica takes over at once */
     controller_destroy(the_controller);
     kube_client_destroy(client);
     kubeconfig_finish(&cfg);

@@ -8,7 +8,9 @@
 #   hack/cluster.sh down | status | env
 #   hack/cluster.sh add-node NAME [--node-capacity ...] [--label k=v]...   (used by tests)
 #   hack/cluster.sh restart COMPONENT | stop COMPONENT [SIGNAL]              (used by tests)
-#   hack/cluster.sh start-gate [ARGS...]                                    (used by tests)
+#   hack/cluster.sh start-gate [--name raygate-gate-X] [ARGS...]            (used by tests)
+#     --name runs another gate controller as its own component (pid, log
+#     .cluster/logs/raygate-gate-X.log); status, stop and down include it.
 #
 # State (kubeconfig, PKI, logs, pids) lives in .cluster/ (RAYGATE_STATE).
 set -euo pipefail
@@ -33,6 +35,16 @@ pid_of() { # component -> pid if its recorded process is alive
 }
 
 running() { pid_of "$1" >/dev/null; }
+
+# COMPONENTS, then any other component started (extra gate instances), in start order.
+all_components() {
+	local c
+	printf '%s\n' "${COMPONENTS[@]}"
+	[[ -f "$STATE/components" ]] || return 0
+	while read -r c; do
+		[[ " ${COMPONENTS[*]} " == *" $c "* ]] || printf '%s\n' "$c"
+	done <"$STATE/components"
+}
 
 # start COMPONENT BINARY ARGS...: runs it detached, logs to .cluster/logs.
 start() {
@@ -183,11 +195,24 @@ start_webhook() {
 	register_webhook
 }
 
-# start_gate [EXTRA ARGS...]: the gate controller from build/ (tests pass
-# test-only flags here, e.g. --test-fault-exit-after-ungates N).
+# start_gate [--name COMPONENT] [EXTRA ARGS...]: the gate controller from
+# build/ (tests pass flags here, e.g. --leader-elect or the test-only
+# --test-fault-exit-after-ungates N). COMPONENT (default raygate-gate) names a
+# further instance: raygate-gate-<suffix>.
 start_gate() {
-	local gate="$BUILD/gate/raygate-gate"
+	local gate="$BUILD/gate/raygate-gate" name=raygate-gate
+	if [[ "${1:-}" == --name ]]; then
+		name="${2:-}"; shift 2 || die "--name takes a component name"
+		[[ "$name" =~ ^raygate-gate(-[a-z0-9]+)?$ ]] || die "a gate instance is named raygate-gate or raygate-gate-<suffix>, not '$name'"
+	fi
 	[[ -x "$gate" ]] || die "raygate is not built: meson setup build && meson compile -C build (or use --no-raygate)"
+	# The namespace of the leader election Lease.
+	kc get namespace raygate-system >/dev/null 2>&1 || kc create namespace raygate-system >/dev/null
+	if [[ "$name" != raygate-gate ]]; then
+		# A further instance serves metrics only where its ARGS say (--metrics-addr).
+		start "$name" "$gate" --kubeconfig "$KUBECONFIG" --namespace raygate-system "$@"
+		return
+	fi
 	start raygate-gate "$gate" --kubeconfig "$KUBECONFIG" --namespace raygate-system \
 		--metrics-addr "127.0.0.1:$GATE_METRICS_PORT" "$@"
 	wait_until 20 "raygate gate /healthz" curl -sf --max-time 2 "http://127.0.0.1:$GATE_METRICS_PORT/healthz" ||
@@ -301,22 +326,25 @@ nodes_ready() {
 }
 
 cmd_down() {
-	local i
-	for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do stop "${COMPONENTS[$i]}"; done
+	local i all
+	mapfile -t all < <(all_components)
+	for ((i = ${#all[@]} - 1; i >= 0; i--)); do stop "${all[$i]}"; done
 	rm -rf "$STATE"
 	say "cluster down"
 }
 
 cmd_status() {
 	local c pid rc=0
-	for c in "${COMPONENTS[@]}"; do
+	for c in $(all_components); do
 		if pid="$(pid_of "$c")"; then
 			printf '%-24s running (pid %s)\n' "$c" "$pid"
 		elif ! grep -qx "$c" "$STATE/components" 2>/dev/null; then
 			printf '%-24s not started\n' "$c"
 			[[ "$c" == raygate-* ]] || rc=1
 		else
-			printf '%-24s stopped\n' "$c"; rc=1
+			printf '%-24s stopped\n' "$c"
+			# Further gate instances come and go with the tests.
+			[[ " ${COMPONENTS[*]} " != *" $c "* ]] || rc=1
 		fi
 	done
 	if api_ready 2>/dev/null; then

@@ -16,7 +16,11 @@ BUILD="${RAYGATE_BUILD:-$ROOT/build}"
 # all, so that several local clusters (each with its own RAYGATE_STATE) can
 # run side by side, e.g. one per git worktree.
 _po="${RAYGATE_PORT_OFFSET:-0}"
-[[ "$_po" =~ ^[0-9]+$ ]] && ((_po < 30000)) || { echo "RAYGATE_PORT_OFFSET must be a number below 30000" >&2; exit 2; }
+# Offsets are multiples of 100 up to 900: the base ports differ by 2 to 9,000,
+# and e.g. an offset of 3000 would put one cluster's apiserver on another's
+# webhook port.
+[[ "$_po" =~ ^[0-9]+$ ]] && ((_po % 100 == 0 && _po <= 900)) ||
+	{ echo "RAYGATE_PORT_OFFSET must be one of 0, 100, 200, ..., 900" >&2; exit 2; }
 ETCD_PORT="${RAYGATE_ETCD_PORT:-$((23790 + _po))}"
 ETCD_PEER_PORT="${RAYGATE_ETCD_PEER_PORT:-$((23800 + _po))}"
 APISERVER_PORT="${RAYGATE_APISERVER_PORT:-$((26443 + _po))}"

@@ -35,6 +35,7 @@ for h in raygate_admission_pass_duration_seconds raygate_gate_removal_duration_s
 done
 grep -Eq '^raygate_kube_requests_total\{.*code="200".*\} [1-9]' <<<"$text" || fail "no successful API request counted"
 pass "API requests counted by verb and code"
+assert_eq "raygate_leader (acting; this gate runs without leader election)" 1 "$(sample raygate_leader)"
 
 # A second controller whose apiserver is unreachable: alive, never ready.
 port2=$((GATE_METRICS_PORT + 7))
@@ -42,7 +43,7 @@ bad="$(mktemp)"
 sed -E "s#server: https://127.0.0.1:[0-9]+#server: https://127.0.0.1:1#" "$KUBECONFIG" >"$bad"
 "$BUILD/gate/raygate-gate" --kubeconfig "$bad" --metrics-addr "127.0.0.1:$port2" --log-level error 2>/dev/null &
 pid2=$!
-trap 'kill $pid2 2>/dev/null; rm -f "$bad"; e2e_teardown' EXIT
+trap 'kill $pid2 2>/dev/null || true; rm -f "$bad"; e2e_teardown' EXIT
 eventually 10 "second gate's /healthz answers" bash -c "[[ \$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$port2/healthz) == 200 ]]"
 sleep 1
 assert_eq "second gate's /readyz before its caches sync" 503 "$(code "http://127.0.0.1:$port2/readyz")"
