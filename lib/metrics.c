@@ -334,6 +334,11 @@ static void format_double(char *out, size_t size, double v)
         snprintf(out, size, v > 0 ? "+Inf" : "-Inf");
         return;
     }
+    /* Whole numbers as integers: "%g" at its shortest writes 10 as "1e+01". */
+    if (v > -1e15 && v < 1e15 && v == (double)(long long)v) {
+        snprintf(out, size, "%.0f", v);
+        return;
+    }
     for (int prec = 1; prec <= 17; prec++) {
         snprintf(out, size, "%.*g", prec, v);
         if (strtod(out, NULL) == v)

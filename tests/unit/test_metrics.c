@@ -178,6 +178,13 @@ static void test_remove_series(void **state)
     assert_int_equal(sample_value(text, "q_alloc{queue=\"a\",resource=\"cpu\"}"), 5);
     assert_true(strstr(text, "queue=\"c\"") < strstr(text, "queue=\"a\""));
     free(text);
+    /* Whole numbers print as integers (not "1e+01"), fractions at their shortest. */
+    assert_int_equal(metrics_gauge_set(g, c_cpu, 10), 0);
+    assert_int_equal(metrics_gauge_set(g, a_cpu, 0.25), 0);
+    text = metrics_render(reg, NULL);
+    assert_non_null(strstr(text, "q_alloc{queue=\"c\",resource=\"cpu\"} 10\n"));
+    assert_non_null(strstr(text, "q_alloc{queue=\"a\",resource=\"cpu\"} 0.25\n"));
+    free(text);
     assert_int_equal(metrics_remove(g, NULL), 2);
     assert_int_equal(metrics_remove(NULL, NULL), -1);
     metrics_registry_destroy(reg);
