@@ -290,7 +290,10 @@ json_t *podgroup_trim(const json_t *pg)
     static const char *const top_keys[] = {"spec", "status"};
     json_t *out = pick(pg, top_keys, NKEYS(top_keys));
     json_object_set_new(out, "metadata", pick(json_object_get(pg, "metadata"), meta_keys, NKEYS(meta_keys)));
-    return out;
+    /* A copy that shares nothing with pg: the controller keeps it on another thread than the watch's. */
+    json_t *copy = json_deep_copy(out);
+    json_decref(out);
+    return copy;
 }
 
 enum podgroup_write podgroup_sync(const struct podgroup_gang *g, const json_t *observed, const char *now, json_t **body)

@@ -104,7 +104,8 @@ enum podgroup_write {
  */
 enum podgroup_write podgroup_sync(const struct podgroup_gang *g, const json_t *observed, const char *now, json_t **body);
 
-/* The parts of a PodGroup (borrowed) that podgroup_sync reads, as a new object: what the controller keeps. */
+/* The parts of a PodGroup (borrowed) that podgroup_sync reads, as a new object sharing nothing with it: what the controller keeps.
+ */
 json_t *podgroup_trim(const json_t *podgroup);
 
 /* ---- Queue status ---- */
