@@ -254,11 +254,26 @@ static void drop_failed(json_t *map)
     }
 }
 
+/* Whether a refusal (a Status, borrowed) is the namespace's deletion: its RayClusters are going too. */
+static int namespace_terminating(const json_t *status)
+{
+    size_t i;
+    const json_t *cause;
+    json_array_foreach(json_object_get(json_object_get(status, "details"), "causes"), i, cause)
+    {
+        const char *type = json_string_value(json_object_get(cause, "reason")); /* StatusCause.Type */
+        if (type != NULL && strcmp(type, "NamespaceTerminating") == 0)
+            return 1;
+    }
+    return 0;
+}
+
 /*
  * The outcome of a status write (statuswriter's thread). Success: the answer is
  * what the API shows now. A PodGroup gone under a patch is created again; one
- * that already exists on create arrives by the watch. Other failures are
- * logged and tried again at the next resync.
+ * that already exists on create arrives by the watch; none is created in a
+ * namespace being deleted. Other failures are logged and tried again at the
+ * next resync.
  */
 static void on_written(void *arg, const struct statuswriter_result *r)
 {
@@ -280,7 +295,8 @@ static void on_written(void *arg, const struct statuswriter_result *r)
         int ok = r->rc == 0 && json_is_object(r->body);
         int gone = r->status == 404 && strcmp(r->method, "PATCH") == 0;
         int exists = r->status == 409 && strcmp(r->method, "POST") == 0;
-        expected_done(c->pg_expected, key, r->seq, !ok && !gone && !exists);
+        int terminating = r->status == 403 && namespace_terminating(r->body);
+        expected_done(c->pg_expected, key, r->seq, !ok && !gone && !exists && !terminating);
         if (ok) {
             record_podgroup(c, KUBE_WATCH_MODIFIED, r->body);
             log_debugf("wrote PodGroup %s (%s)", key, strcmp(r->method, "POST") == 0 ? "created" : "patched");
@@ -290,6 +306,8 @@ static void on_written(void *arg, const struct statuswriter_result *r)
             c->changed = again = 1;
         } else if (exists) {
             log_debugf("PodGroup %s exists already: the watch will show it", key);
+        } else if (terminating) {
+            log_debugf("PodGroup %s not written: its namespace is being deleted", key);
         } else {
             log_warnf("PodGroup %s not written: %s", key, r->message);
         }
@@ -616,9 +634,15 @@ static void events_post(struct controller *c, struct event_list *l)
         paths[i] = util_strdupf("/api/v1/namespaces/%s/events", l->items[i].ns);
         items[i] = (struct kube_batch_item){.method = "POST", .path = paths[i], .body = l->items[i].event};
     }
-    size_t failed = kube_batch(c->client, items, l->len, 32);
+    kube_batch(c->client, items, l->len, 32);
+    /* An event in a namespace being deleted has nobody to tell. */
+    size_t failed = 0, first = 0;
+    for (size_t i = 0; i < l->len; i++) {
+        if (items[i].rc != 0 && !(items[i].resp.status == 403 && namespace_terminating(items[i].resp.body)) && failed++ == 0)
+            first = i;
+    }
     if (failed > 0)
-        log_warnf("%zu of %zu events not recorded (first: %s)", failed, l->len, items[0].resp.message);
+        log_warnf("%zu of %zu events not recorded (first: %s)", failed, l->len, items[first].resp.message);
     for (size_t i = 0; i < l->len; i++) {
         kube_response_finish(&items[i].resp);
         free(paths[i]);
