@@ -131,8 +131,10 @@ static void record_podgroup(struct controller *c, enum kube_watch_event ev, cons
     if (ev == KUBE_WATCH_DELETED) {
         /* Not the deletion of an older object of that name that our copy has replaced. */
         const char *uid = obj_str(obj, "uid"), *old_uid = obj_str(old, "uid");
-        if (old != NULL && (uid == NULL || old_uid == NULL || strcmp(uid, old_uid) == 0))
+        if (old != NULL && (uid == NULL || old_uid == NULL || strcmp(uid, old_uid) == 0)) {
             json_object_del(c->pgs, key);
+            json_object_del(c->pg_expected, key); /* what we expected of it is moot: compare with nothing */
+        }
     } else if (old == NULL || !rv_older(obj_str(obj, "resourceVersion"), obj_str(old, "resourceVersion"))) {
         json_object_set_new(c->pgs, key, podgroup_trim(obj));
     }
@@ -421,8 +423,8 @@ static int apply_discovery(struct controller *c, struct kube_error *err)
     unsigned flags = 0;
     int known = discover(c, &flags) == 0;
     pthread_mutex_lock(&c->mu);
-    if (!known)
-        flags = c->crds | PODGROUP_CRD_QUEUES;
+    if (!known) /* as before, else as both Volcano's Queue CRD and ours are */
+        flags = c->crds | PODGROUP_CRD_QUEUES | PODGROUP_CRD_QUEUES_STATUS;
     unsigned was = c->crds;
     int first = !c->discovered;
     c->crds = flags;
