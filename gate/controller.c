@@ -13,7 +13,10 @@
 #include "admit.h"
 #include "cache.h"
 #include "events.h"
+#include "jsonpatch.h"
 #include "log.h"
+#include "podgroup.h"
+#include "statuswriter.h"
 #include "util.h"
 
 enum watch_kind {
@@ -21,8 +24,14 @@ enum watch_kind {
     WATCH_NODES,
     WATCH_RAYCLUSTERS,
     WATCH_QUEUES,
+    WATCH_PODGROUPS,
     WATCH_COUNT,
 };
+
+/* The watches decisions need; the PodGroup watch only feeds status writes. */
+#define DECISION_WATCHES ((1u << WATCH_PODS) | (1u << WATCH_NODES) | (1u << WATCH_RAYCLUSTERS) | (1u << WATCH_QUEUES))
+
+#define VOLCANO_API "/apis/" PODGROUP_GROUP_VERSION
 
 static const struct {
     const char *name;
@@ -31,7 +40,8 @@ static const struct {
     [WATCH_PODS] = {"pods", "/api/v1/pods"},
     [WATCH_NODES] = {"nodes", "/api/v1/nodes"},
     [WATCH_RAYCLUSTERS] = {"rayclusters", "/apis/ray.io/v1/rayclusters"},
-    [WATCH_QUEUES] = {"queues", "/apis/scheduling.volcano.sh/v1beta1/queues"},
+    [WATCH_QUEUES] = {"queues", VOLCANO_API "/queues"},
+    [WATCH_PODGROUPS] = {"podgroups", VOLCANO_API "/podgroups"},
 };
 
 struct watch_ctx {
@@ -50,9 +60,22 @@ struct controller {
 
     pthread_mutex_t mu; /* guards everything below */
     struct cache *cache;
-    unsigned synced; /* bit per watch_kind */
-    int changed;     /* an event arrived since the last pass */
+    unsigned synced;  /* bit per watch_kind (set too for a watch not started: its CRD is not installed) */
+    unsigned started; /* bit per watch_kind */
+    int changed;      /* an event arrived since the last pass */
     struct watch_ctx watch_ctx[WATCH_COUNT];
+
+    /* Volcano status (podgroup.h). What the API showed last, and what our queued or in-flight writes will make it. */
+    unsigned crds;          /* PODGROUP_CRD_* found by discovery */
+    int discovered;         /* discovery answered at least once */
+    int status_full;        /* the next status sync looks at every gang and queue */
+    json_t *pgs;            /* "ns/name" -> trimmed PodGroup (podgroup_trim), from the watch and our writes */
+    json_t *pg_expected;    /* "ns/name" -> {"seq": n, "obj": trimmed PodGroup as our queued write leaves it} */
+    json_t *pg_dirty;       /* "ns/name" -> true: the PodGroup changed; look at its gang after the next pass */
+    json_t *queue_status;   /* queue name -> {"rv": resourceVersion, "status": {...}} */
+    json_t *queue_expected; /* queue name -> {"seq": n, "status": {...}} */
+    struct podgroup_metrics *qmetrics;
+    struct statuswriter *writer;
 
     /* metrics (families borrowed from reg) */
     struct metrics_family *m_admitted;
@@ -85,6 +108,11 @@ static int may_write(struct controller *c)
 }
 
 /* The leader's notification (its thread): leadership changed, look again. */
+static int writer_may_write(void *arg)
+{
+    return may_write(arg);
+}
+
 static void on_leadership(void *arg)
 {
     wake(arg);
@@ -93,6 +121,65 @@ static void on_leadership(void *arg)
 static const char *obj_str(const json_t *obj, const char *field)
 {
     return json_string_value(json_object_get(json_object_get(obj, "metadata"), field));
+}
+
+/*
+ * Whether resourceVersion a is older than b. They are etcd revisions in
+ * practice; what does not parse as one is never older (the newer copy wins).
+ */
+static int rv_older(const char *a, const char *b)
+{
+    if (a == NULL || b == NULL || a[0] == '\0' || b[0] == '\0')
+        return 0;
+    char *ea, *eb;
+    unsigned long long x = strtoull(a, &ea, 10), y = strtoull(b, &eb, 10);
+    return *ea == '\0' && *eb == '\0' && x < y;
+}
+
+/* A PodGroup from the watch or a write's answer (borrowed); under the lock. Only ray-<cluster>-pg ones are kept. */
+static void record_podgroup(struct controller *c, enum kube_watch_event ev, const json_t *obj)
+{
+    const char *ns = obj_str(obj, "namespace"), *name = obj_str(obj, "name");
+    char *cluster = podgroup_cluster_of(name);
+    if (cluster == NULL || ns == NULL) {
+        free(cluster);
+        return;
+    }
+    free(cluster);
+    char *key = util_strdupf("%s/%s", ns, name);
+    json_t *old = json_object_get(c->pgs, key);
+    if (ev == KUBE_WATCH_DELETED) {
+        /* Not the deletion of an older object of that name that our copy has replaced. */
+        const char *uid = obj_str(obj, "uid"), *old_uid = obj_str(old, "uid");
+        if (old != NULL && (uid == NULL || old_uid == NULL || strcmp(uid, old_uid) == 0)) {
+            json_object_del(c->pgs, key);
+            json_object_del(c->pg_expected, key); /* what we expected of it is moot: compare with nothing */
+        }
+    } else if (old == NULL || !rv_older(obj_str(obj, "resourceVersion"), obj_str(old, "resourceVersion"))) {
+        json_object_set_new(c->pgs, key, podgroup_trim(obj));
+    }
+    json_object_set_new(c->pg_dirty, key, json_true());
+    free(key);
+}
+
+/* A Queue's status (obj borrowed), to write only what differs from it; under the lock. */
+static void record_queue_status(struct controller *c, enum kube_watch_event ev, const json_t *obj)
+{
+    const char *name = obj_str(obj, "name");
+    if (name == NULL)
+        return;
+    if (ev == KUBE_WATCH_DELETED) {
+        json_object_del(c->queue_status, name);
+        json_object_del(c->queue_expected, name);
+        return;
+    }
+    const char *rv = obj_str(obj, "resourceVersion");
+    json_t *old = json_object_get(c->queue_status, name);
+    if (old != NULL && rv_older(rv, json_string_value(json_object_get(old, "rv"))))
+        return;
+    json_t *status = json_object_get(obj, "status");
+    json_object_set_new(c->queue_status, name,
+                        json_pack("{s:s?,s:o}", "rv", rv, "status", status != NULL ? json_deep_copy(status) : json_null()));
 }
 
 /* Runs on the watcher thread. object borrowed. */
@@ -108,6 +195,10 @@ static void on_watch(void *arg, enum kube_watch_event ev, json_t *object)
         if (!(c->synced & (1u << w->kind)))
             log_infof("watch %s synced", watch_specs[w->kind].name);
         c->synced |= 1u << w->kind;
+        if (w->kind == WATCH_PODGROUPS)
+            c->status_full = 1; /* every PodGroup is known now: compare them all */
+    } else if (w->kind == WATCH_PODGROUPS) {
+        record_podgroup(c, ev, object);
     } else if (ev == KUBE_WATCH_DELETED) {
         const char *ns = obj_str(object, "namespace"), *name = obj_str(object, "name");
         if (name != NULL) {
@@ -123,7 +214,9 @@ static void on_watch(void *arg, enum kube_watch_event ev, json_t *object)
                 break;
             case WATCH_QUEUES:
                 cache_delete_queue(c->cache, name);
+                record_queue_status(c, ev, object);
                 break;
+            case WATCH_PODGROUPS:
             case WATCH_COUNT:
                 break;
             }
@@ -141,7 +234,9 @@ static void on_watch(void *arg, enum kube_watch_event ev, json_t *object)
             break;
         case WATCH_QUEUES:
             rc = cache_upsert_queue(c->cache, object, &err);
+            record_queue_status(c, ev, object);
             break;
+        case WATCH_PODGROUPS:
         case WATCH_COUNT:
             break;
         }
@@ -151,6 +246,97 @@ static void on_watch(void *arg, enum kube_watch_event ev, json_t *object)
     if (rc != 0)
         log_warnf("watch %s: object ignored: %s", watch_specs[w->kind].name, err.message);
     wake(c);
+}
+
+/*
+ * What our write of key (in map, seq) is expected to leave: forgotten once the
+ * write is done (the API's answer or the watch say what is there), or, after a
+ * failure, kept and marked failed, so that the same write is not tried again
+ * at every pass but at the next resync (drop_failed).
+ */
+static void expected_done(json_t *map, const char *key, uint64_t seq, int failed)
+{
+    json_t *exp = json_object_get(map, key);
+    if (exp == NULL || (uint64_t)json_integer_value(json_object_get(exp, "seq")) != seq)
+        return; /* a later write of key is queued */
+    if (failed)
+        json_object_set_new(exp, "failed", json_true());
+    else
+        json_object_del(map, key);
+}
+
+static void drop_failed(json_t *map)
+{
+    const char *key;
+    json_t *exp, *tmp;
+    json_object_foreach_safe(map, tmp, key, exp)
+    {
+        if (json_is_true(json_object_get(exp, "failed")))
+            json_object_del(map, key);
+    }
+}
+
+/* Whether a refusal (a Status, borrowed) is the namespace's deletion: its RayClusters are going too. */
+static int namespace_terminating(const json_t *status)
+{
+    size_t i;
+    const json_t *cause;
+    json_array_foreach(json_object_get(json_object_get(status, "details"), "causes"), i, cause)
+    {
+        const char *type = json_string_value(json_object_get(cause, "reason")); /* StatusCause.Type */
+        if (type != NULL && strcmp(type, "NamespaceTerminating") == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * The outcome of a status write (statuswriter's thread). Success: the answer is
+ * what the API shows now. A PodGroup gone under a patch is created again; one
+ * that already exists on create arrives by the watch; none is created in a
+ * namespace being deleted. Other failures are logged and tried again at the
+ * next resync.
+ */
+static void on_written(void *arg, const struct statuswriter_result *r)
+{
+    struct controller *c = arg;
+    int again = 0;
+    pthread_mutex_lock(&c->mu);
+    if (strncmp(r->key, "queue:", 6) == 0) {
+        const char *name = r->key + 6;
+        int ok = r->rc == 0 && json_is_object(r->body);
+        expected_done(c->queue_expected, name, r->seq, !ok);
+        if (ok) {
+            record_queue_status(c, KUBE_WATCH_MODIFIED, r->body);
+            log_debugf("wrote Queue %s status", name);
+        } else {
+            log_warnf("Queue %s status not written: %s", name, r->message);
+        }
+    } else {
+        const char *key = strchr(r->key, ':') + 1; /* "pg:ns/name", "pgstatus:ns/name" */
+        int ok = r->rc == 0 && json_is_object(r->body);
+        int gone = r->status == 404 && strcmp(r->method, "PATCH") == 0;
+        int exists = r->status == 409 && strcmp(r->method, "POST") == 0;
+        int terminating = r->status == 403 && namespace_terminating(r->body);
+        expected_done(c->pg_expected, key, r->seq, !ok && !gone && !exists && !terminating);
+        if (ok) {
+            record_podgroup(c, KUBE_WATCH_MODIFIED, r->body);
+            log_debugf("wrote PodGroup %s (%s)", key, strcmp(r->method, "POST") == 0 ? "created" : "patched");
+        } else if (gone) {
+            json_object_del(c->pgs, key);
+            json_object_set_new(c->pg_dirty, key, json_true());
+            c->changed = again = 1;
+        } else if (exists) {
+            log_debugf("PodGroup %s exists already: the watch will show it", key);
+        } else if (terminating) {
+            log_debugf("PodGroup %s not written: its namespace is being deleted", key);
+        } else {
+            log_warnf("PodGroup %s not written: %s", key, r->message);
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (again)
+        wake(c);
 }
 
 struct controller *controller_create(struct kube_client *client, struct metrics_registry *reg,
@@ -197,7 +383,100 @@ struct controller *controller_create(struct kube_client *client, struct metrics_
     c->m_wait_seconds = metrics_histogram_create(reg, "raygate_gang_wait_duration_seconds",
                                                  "Time from a gang being complete (all its pods created) to its admission.",
                                                  0, NULL, wait_buckets, sizeof(wait_buckets) / sizeof(wait_buckets[0]));
+    static const char *const queue_reason[] = {"queue", "reason"}, *const queue_resource[] = {"queue", "resource"};
+    c->qmetrics = podgroup_metrics_create(
+        metrics_gauge_create(reg, "raygate_gangs_pending", "Gangs not admitted, by queue and reason.", 2, queue_reason),
+        metrics_gauge_create(reg, "raygate_queue_allocated",
+                             "What the queue's admitted gangs hold, by resource (cpu in cores, others in base units).", 2,
+                             queue_resource),
+        metrics_gauge_create(reg, "raygate_queue_capability", "The queue's capability, by resource (cpu in cores, others in base units).",
+                             2, queue_resource));
+    c->pgs = json_object();
+    c->pg_expected = json_object();
+    c->pg_dirty = json_object();
+    c->queue_status = json_object();
+    c->queue_expected = json_object();
+    c->writer = statuswriter_create(client, writer_may_write, on_written, c);
+    if (c->writer == NULL) {
+        controller_destroy(c);
+        return NULL;
+    }
     return c;
+}
+
+static int start_watch(struct controller *c, enum watch_kind k, struct kube_error *err)
+{
+    c->watch_ctx[k].c = c;
+    c->watch_ctx[k].kind = k;
+    struct kube_watch_spec spec = {
+        .name = watch_specs[k].name,
+        .path = watch_specs[k].path,
+        .fn = on_watch,
+        .arg = &c->watch_ctx[k],
+    };
+    if (kube_watch_start(c->watcher, &spec, err) != 0)
+        return -1;
+    c->started |= 1u << k;
+    return 0;
+}
+
+/*
+ * Which of Volcano's CRDs the apiserver serves (GET /apis/scheduling.volcano.sh/v1beta1).
+ * Returns 0 with *flags (PODGROUP_CRD_*; 0 when the group is not served), or -1 when it did not answer.
+ */
+static int discover(struct controller *c, unsigned *flags)
+{
+    struct kube_response r;
+    kube_response_init(&r);
+    int out = 0;
+    if (kube_get(c->client, VOLCANO_API, &r) == 0) {
+        *flags = podgroup_discovery(r.body);
+    } else if (r.status == 404) {
+        *flags = 0;
+    } else {
+        log_warnf("discovery of %s: %s", VOLCANO_API, r.message);
+        out = -1;
+    }
+    kube_response_finish(&r);
+    return out;
+}
+
+/*
+ * Discovery, and the watches it allows. A CRD that is not installed is said
+ * once, and again only if that changes. Without the Queue CRD no queue exists
+ * (its watch counts as synced, every gang waits for its queue); without the
+ * PodGroup CRD no PodGroup is written. When discovery does not answer, the
+ * Queue watch is started anyway (its list retries) and PodGroups wait for the
+ * next try. Controller thread (or before it runs).
+ */
+static int apply_discovery(struct controller *c, struct kube_error *err)
+{
+    unsigned flags = 0;
+    int known = discover(c, &flags) == 0;
+    pthread_mutex_lock(&c->mu);
+    if (!known) /* as before, else as both Volcano's Queue CRD and ours are */
+        flags = c->crds | PODGROUP_CRD_QUEUES | PODGROUP_CRD_QUEUES_STATUS;
+    unsigned was = c->crds;
+    int first = !c->discovered;
+    c->crds = flags;
+    c->discovered |= known;
+    if (!(flags & PODGROUP_CRD_QUEUES))
+        c->synced |= 1u << WATCH_QUEUES;
+    pthread_mutex_unlock(&c->mu);
+    if (known && (first || ((was ^ flags) & PODGROUP_CRD_QUEUES)))
+        log_infof((flags & PODGROUP_CRD_QUEUES) ? "Queue CRD (queues.scheduling.volcano.sh) found"
+                                                : "Queue CRD (queues.scheduling.volcano.sh) is not installed: no queue exists, so "
+                                                  "every gang waits for its queue, and no Queue status is written");
+    if (known && (first || ((was ^ flags) & PODGROUP_CRD_PODGROUPS)))
+        log_infof((flags & PODGROUP_CRD_PODGROUPS)
+                      ? "PodGroup CRD (podgroups.scheduling.volcano.sh) found: writing PodGroups"
+                      : "PodGroup CRD (podgroups.scheduling.volcano.sh) is not installed: PodGroups are not written");
+    if ((flags & PODGROUP_CRD_QUEUES) && !(c->started & (1u << WATCH_QUEUES)) && start_watch(c, WATCH_QUEUES, err) != 0)
+        return -1;
+    if ((flags & PODGROUP_CRD_PODGROUPS) && !(c->started & (1u << WATCH_PODGROUPS)) &&
+        start_watch(c, WATCH_PODGROUPS, err) != 0)
+        return -1;
+    return 0;
 }
 
 int controller_start(struct controller *c, struct kube_error *err)
@@ -205,25 +484,16 @@ int controller_start(struct controller *c, struct kube_error *err)
     c->watcher = kube_watcher_create(c->client, err);
     if (c->watcher == NULL)
         return -1;
-    for (int k = 0; k < WATCH_COUNT; k++) {
-        c->watch_ctx[k].c = c;
-        c->watch_ctx[k].kind = (enum watch_kind)k;
-        struct kube_watch_spec spec = {
-            .name = watch_specs[k].name,
-            .path = watch_specs[k].path,
-            .fn = on_watch,
-            .arg = &c->watch_ctx[k],
-        };
-        if (kube_watch_start(c->watcher, &spec, err) != 0)
-            return -1;
-    }
-    return 0;
+    if (start_watch(c, WATCH_PODS, err) != 0 || start_watch(c, WATCH_NODES, err) != 0 ||
+        start_watch(c, WATCH_RAYCLUSTERS, err) != 0)
+        return -1;
+    return apply_discovery(c, err);
 }
 
 int controller_synced(struct controller *c)
 {
     pthread_mutex_lock(&c->mu);
-    int s = c->synced == (1u << WATCH_COUNT) - 1;
+    int s = (c->synced & DECISION_WATCHES) == DECISION_WATCHES;
     pthread_mutex_unlock(&c->mu);
     return s;
 }
@@ -239,6 +509,13 @@ void controller_destroy(struct controller *c)
     if (c == NULL)
         return;
     kube_watcher_destroy(c->watcher);
+    statuswriter_destroy(c->writer);
+    podgroup_metrics_destroy(c->qmetrics);
+    json_decref(c->pgs);
+    json_decref(c->pg_expected);
+    json_decref(c->pg_dirty);
+    json_decref(c->queue_status);
+    json_decref(c->queue_expected);
     cache_destroy(c->cache);
     if (c->wake_fd >= 0)
         close(c->wake_fd);
@@ -390,9 +667,15 @@ static void events_post(struct controller *c, struct event_list *l)
         paths[i] = util_strdupf("/api/v1/namespaces/%s/events", l->items[i].ns);
         items[i] = (struct kube_batch_item){.method = "POST", .path = paths[i], .body = l->items[i].event};
     }
-    size_t failed = kube_batch(c->client, items, l->len, 32);
+    kube_batch(c->client, items, l->len, 32);
+    /* An event in a namespace being deleted has nobody to tell. */
+    size_t failed = 0, first = 0;
+    for (size_t i = 0; i < l->len; i++) {
+        if (items[i].rc != 0 && !(items[i].resp.status == 403 && namespace_terminating(items[i].resp.body)) && failed++ == 0)
+            first = i;
+    }
     if (failed > 0)
-        log_warnf("%zu of %zu events not recorded (first: %s)", failed, l->len, items[0].resp.message);
+        log_warnf("%zu of %zu events not recorded (first: %s)", failed, l->len, items[first].resp.message);
     for (size_t i = 0; i < l->len; i++) {
         kube_response_finish(&items[i].resp);
         free(paths[i]);
@@ -580,6 +863,150 @@ static void note_complete(struct controller *c, const struct admit_decision *d, 
         g->complete_ms = now;
 }
 
+/* ------------------------------------------------------------ Volcano status */
+
+struct sync_ctx {
+    struct controller *c;
+    uint32_t epoch; /* the pass just run: the queues it evaluated are to be looked at */
+    int full;       /* every queue */
+    int podgroups;  /* PodGroups may be written */
+    int queues;     /* Queue status may be written */
+    char now[32];
+    size_t npodgroups, nqueues, nwrites; /* compared, and writes queued (for the debug log) */
+};
+
+/* Brings gang g's PodGroup up to date (under the lock): a write is queued only when something differs. */
+static void sync_podgroup(struct sync_ctx *x, struct cache_gang *g)
+{
+    struct controller *c = x->c;
+    char *name = podgroup_name(g->name);
+    char *key = util_strdupf("%s/%s", g->namespace_, name);
+    json_t *exp = json_object_get(json_object_get(c->pg_expected, key), "obj");
+    const json_t *observed = exp != NULL ? exp : json_object_get(c->pgs, key);
+    struct podgroup_gang pg;
+    podgroup_gang_from_cache(g, &pg);
+    json_t *body = NULL;
+    enum podgroup_write w = podgroup_sync(&pg, observed, x->now, &body);
+    x->npodgroups++;
+    x->nwrites += w == PODGROUP_WRITE_CREATE || w == PODGROUP_WRITE_PATCH;
+    char *wkey = util_strdupf("pg:%s", key);
+    char *path = NULL;
+    json_t *expect = NULL;
+    uint64_t seq = 0;
+    if (w == PODGROUP_WRITE_CREATE) {
+        expect = podgroup_trim(body);
+        path = util_strdupf(VOLCANO_API "/namespaces/%s/podgroups", g->namespace_);
+        seq = statuswriter_submit(c->writer, wkey, "POST", path, NULL, body);
+    } else if (w == PODGROUP_WRITE_PATCH) {
+        expect = jsonpatch_merge_apply(observed, body);
+        path = util_strdupf(VOLCANO_API "/namespaces/%s/podgroups/%s", g->namespace_, name);
+        const char *merge = kube_patch_content_type(KUBE_PATCH_MERGE);
+        if ((c->crds & PODGROUP_CRD_PODGROUPS_STATUS) && json_object_get(body, "status") != NULL) {
+            /* A PodGroup CRD with a status subresource takes status only there. */
+            char *skey = util_strdupf("pgstatus:%s", key), *spath = util_strdupf("%s/status", path);
+            seq = statuswriter_submit(c->writer, skey, "PATCH", spath, merge,
+                                      json_pack("{s:O}", "status", json_object_get(body, "status")));
+            json_object_del(body, "status");
+            free(skey);
+            free(spath);
+        }
+        if (json_object_size(body) > 0)
+            seq = statuswriter_submit(c->writer, wkey, "PATCH", path, merge, body);
+        else
+            json_decref(body);
+    } else if (w == PODGROUP_WRITE_FOREIGN) {
+        log_debugf("PodGroup %s belongs to an earlier RayCluster %s: left to the garbage collector", key, g->name);
+    }
+    if (expect != NULL)
+        json_object_set_new(c->pg_expected, key, json_pack("{s:I,s:o}", "seq", (json_int_t)seq, "obj", expect));
+    free(path);
+    free(wkey);
+    free(key);
+    free(name);
+}
+
+/* One queue (cache_foreach_queue): its gangs' PodGroups, its status and its gauges, if the pass looked at it. */
+static void sync_queue(struct cache_queue *q, void *arg)
+{
+    struct sync_ctx *x = arg;
+    struct controller *c = x->c;
+    if (!x->full && q->pass_mark != x->epoch)
+        return;
+    for (struct cache_gang *g = q->gangs; x->podgroups && g != NULL; g = g->queue_next) {
+        if (podgroup_wanted(g))
+            sync_podgroup(x, g);
+    }
+    struct podgroup_queue_status st;
+    struct resources_error err;
+    podgroup_queue_status_init(&st);
+    if (podgroup_queue_status(c->cache, q, &st, &err) != 0) {
+        log_warnf("queue %s: status not computed: %s", q->name, err.message);
+        podgroup_queue_status_finish(&st);
+        return;
+    }
+    podgroup_metrics_queue(c->qmetrics, c->cache, q, &st);
+    x->nqueues++;
+    if (x->queues && q->present) {
+        json_t *exp = json_object_get(c->queue_expected, q->name);
+        const json_t *observed = exp != NULL ? json_object_get(exp, "status")
+                                             : json_object_get(json_object_get(c->queue_status, q->name), "status");
+        json_t *patch = podgroup_queue_patch(observed, &st);
+        if (patch != NULL) {
+            json_t *expect = jsonpatch_merge_apply(observed, json_object_get(patch, "status"));
+            char *key = util_strdupf("queue:%s", q->name);
+            char *path = util_strdupf(VOLCANO_API "/queues/%s%s", q->name, (c->crds & PODGROUP_CRD_QUEUES_STATUS) ? "/status" : "");
+            uint64_t seq = statuswriter_submit(c->writer, key, "PATCH", path, kube_patch_content_type(KUBE_PATCH_MERGE), patch);
+            json_object_set_new(c->queue_expected, q->name, json_pack("{s:I,s:o}", "seq", (json_int_t)seq, "status", expect));
+            x->nwrites++;
+            free(path);
+            free(key);
+        }
+    }
+    podgroup_queue_status_finish(&st);
+}
+
+/*
+ * After a pass and its gate removals: the PodGroups of the gangs of the
+ * queues it evaluated (and of PodGroups that changed), those queues' status
+ * and gauges. Writes are queued for the status writer, never waited for.
+ * resync: a periodic full pass, when failed writes are tried again.
+ */
+static void sync_status(struct controller *c, int resync)
+{
+    struct sync_ctx x = {.c = c};
+    events_timestamp(time(NULL), x.now, sizeof(x.now));
+    pthread_mutex_lock(&c->mu);
+    if (resync) { /* writes that failed are tried again */
+        drop_failed(c->pg_expected);
+        drop_failed(c->queue_expected);
+    }
+    x.epoch = c->cache->passes;
+    x.full = c->status_full;
+    x.podgroups = (c->crds & PODGROUP_CRD_PODGROUPS) && (c->synced & (1u << WATCH_PODGROUPS));
+    x.queues = (c->crds & PODGROUP_CRD_QUEUES) && (c->synced & (1u << WATCH_QUEUES));
+    cache_foreach_queue(c->cache, sync_queue, &x);
+    const char *key;
+    json_t *v;
+    json_object_foreach(c->pg_dirty, key, v)
+    {
+        const char *slash = strchr(key, '/');
+        char *ns = slash != NULL ? util_memdup(key, (size_t)(slash - key)) : NULL;
+        char *cluster = slash != NULL ? podgroup_cluster_of(slash + 1) : NULL;
+        struct cache_gang *g = cluster != NULL ? cache_gang_get(c->cache, ns, cluster) : NULL;
+        if (x.podgroups && g != NULL && podgroup_wanted(g))
+            sync_podgroup(&x, g);
+        free(cluster);
+        free(ns);
+    }
+    json_object_clear(c->pg_dirty);
+    podgroup_metrics_sweep(c->qmetrics, c->cache);
+    if (x.podgroups)
+        c->status_full = 0;
+    pthread_mutex_unlock(&c->mu);
+    if (x.npodgroups > 0 || x.nqueues > 0)
+        log_debugf("status: %zu PodGroups and %zu queues compared, %zu writes queued", x.npodgroups, x.nqueues, x.nwrites);
+}
+
 void controller_run(struct controller *c)
 {
     long long next_resync = now_ms(CLOCK_MONOTONIC) + c->opts.resync_ms;
@@ -624,8 +1051,14 @@ void controller_run(struct controller *c)
 
         now = now_ms(CLOCK_MONOTONIC);
         unsigned flags = 0;
+        /* A CRD installed since the last look: start using it. */
+        if (now >= next_resync && (!c->discovered || !(c->crds & PODGROUP_CRD_PODGROUPS) || !(c->crds & PODGROUP_CRD_QUEUES))) {
+            struct kube_error err = {{0}};
+            if (apply_discovery(c, &err) != 0)
+                log_warnf("watch: %s", err.message);
+        }
         pthread_mutex_lock(&c->mu);
-        int synced = c->synced == (1u << WATCH_COUNT) - 1;
+        int synced = (c->synced & DECISION_WATCHES) == DECISION_WATCHES;
         if (!synced) {
             pthread_mutex_unlock(&c->mu);
             continue;
@@ -666,5 +1099,7 @@ void controller_run(struct controller *c)
             retry_at = now_ms(CLOCK_MONOTONIC) + 1000;
         free(report);
         admit_result_finish(&res);
+        if (may_write(c))
+            sync_status(c, (flags & ADMIT_PASS_FULL) != 0);
     }
 }

@@ -15,6 +15,16 @@
  * remaining gates; on 409 the pod is read again and the patch recomputed; a
  * gate already gone, or a pod gone, is success.
  *
+ * After the gates, the Volcano-compatible status (lib/podgroup.h): the
+ * PodGroups of the gangs of the queues the pass evaluated (and of PodGroups
+ * the watch showed changed), and those Queues' status and gauges, compared
+ * with what the API showed last (the PodGroup and Queue watches, and the
+ * answers to our writes) and queued for the status writer (statuswriter.h)
+ * only when something differs. Discovery says which of Volcano's CRDs exist:
+ * without the PodGroup CRD no PodGroup is written, without the Queue CRD no
+ * queue exists; either is said once in the log, looked for again at each
+ * resync, and used from the moment it appears.
+ *
  * With leader election (options.leader), nothing is written unless the
  * leader says this process leads, asked again before every write: a
  * non-leader keeps its caches warm and decides nothing; a leader that loses

@@ -72,6 +72,21 @@ narrate "Its pods were created behind the scheduling gate raygate.io/gang, and t
 wait_pods test-cluster-0 3 Running
 show kubectl get pods -n "$NS" -l ray.io/cluster=test-cluster-0 -o wide
 
+# wait_pg PODGROUP PHASE: until the gate controller has written that phase.
+wait_pg() {
+	for _ in $(seq 1 100); do
+		[[ "$(kubectl get podgroup -n "$NS" "$1" -o jsonpath='{.status.phase}' 2>/dev/null)" == "$2" ]] && return 0
+		sleep 0.2
+	done
+	echo "PodGroup $1 is not $2" >&2
+	return 1
+}
+narrate "As with Volcano, the gang is a PodGroup (written by the gate controller, owned by the RayCluster): phase Running, condition Scheduled"
+wait_pg ray-test-cluster-0-pg Running
+show kubectl get podgroup -n "$NS" ray-test-cluster-0-pg -o yaml
+narrate "And the queue shows 1 running gang and what it holds of the capability:"
+show kubectl get queue kuberay-test-queue -o yaml
+
 narrate "test-cluster-1, the same shape: the queue has only cpu 1 and memory 2Gi left, so the whole gang waits - no pod is placed"
 sed 's/test-cluster-0/test-cluster-1/' "$ROOT/samples/raycluster-test-cluster-0.yaml" | kubectl apply -n "$NS" -f -
 wait_pods test-cluster-1 3
@@ -81,6 +96,11 @@ head="$(kubectl get pods -n "$NS" -l ray.io/cluster=test-cluster-1,ray.io/node-t
 narrate "kubectl describe pod tells the user why:"
 printf '\033[36m$ %s\033[0m\n' "kubectl describe pod $head | tail -n 4"
 kubectl describe pod -n "$NS" "$head" | tail -n 4
+narrate "So does its PodGroup: phase Pending, condition Unschedulable with reason NotEnoughResources and the same message"
+wait_pg ray-test-cluster-1-pg Pending
+show kubectl get podgroup -n "$NS" ray-test-cluster-1-pg -o yaml
+narrate "The queue: 1 running, 1 pending"
+show kubectl get queue kuberay-test-queue
 
 narrate "Delete test-cluster-0: its room goes back to the queue, and test-cluster-1's gang is admitted whole"
 show kubectl delete raycluster -n "$NS" test-cluster-0
@@ -88,3 +108,8 @@ wait_pods test-cluster-1 3 Running
 show kubectl get pods -n "$NS" -o wide
 printf '\033[36m$ %s\033[0m\n' "kubectl describe raycluster test-cluster-1 | tail -n 3"
 kubectl describe raycluster -n "$NS" test-cluster-1 | tail -n 3
+narrate "test-cluster-0's PodGroup went with its RayCluster (garbage collection); test-cluster-1's is now Running: Unschedulable turned False, Scheduled True"
+wait_pg ray-test-cluster-1-pg Running
+show kubectl get podgroup -n "$NS"
+show kubectl get podgroup -n "$NS" ray-test-cluster-1-pg -o yaml
+show kubectl get queue kuberay-test-queue -o yaml

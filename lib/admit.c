@@ -520,15 +520,19 @@ static void reserve(struct pass *p, struct cache_pod *pod)
 
 /* ---- queue capability ---- */
 
+/* Whether pod counts in what its gang holds, given whether it is admitted (ungated): until it has finished. */
+static int pod_holds(const struct cache_pod *pod, int ungated)
+{
+    return ungated && pod->phase != CACHE_PHASE_SUCCEEDED && pod->phase != CACHE_PHASE_FAILED;
+}
+
 /* What g holds in its queue (dense, into out): the larger of minResources and its ungated pods' requests; 0 once they are gone. */
 static void gang_hold(const struct pass *p, const struct cache_gang *g, const struct cache_pod *extra, int64_t *out)
 {
     memset(out, 0, p->nres * sizeof(*out));
     size_t pods = 0;
     for (const struct cache_pod *pod = g->pods; pod != NULL; pod = pod->gang_next) {
-        if (pod->phase == CACHE_PHASE_SUCCEEDED || pod->phase == CACHE_PHASE_FAILED)
-            continue;
-        if (!pod_ungated(p, pod) && pod != extra)
+        if (!pod_holds(pod, pod_ungated(p, pod) || pod == extra))
             continue;
         pods++;
         for (uint32_t k = 0; pod->request != NULL && k < pod->request->len; k++)
@@ -541,6 +545,44 @@ static void gang_hold(const struct pass *p, const struct cache_gang *g, const st
         if (r->value > out[r->id])
             out[r->id] = r->value;
     }
+}
+
+int admit_gang_hold(const struct cache *c, const struct cache_gang *g, struct resources *out, struct resources_error *err)
+{
+    resources_finish(out);
+    size_t pods = 0;
+    for (const struct cache_pod *pod = g->pods; pod != NULL; pod = pod->gang_next) {
+        if (!pod_holds(pod, !cache_pod_gated(pod)))
+            continue;
+        pods++;
+        for (uint32_t k = 0; pod->request != NULL && k < pod->request->len; k++) {
+            const struct cache_res *r = &pod->request->items[k];
+            const char *name = cache_resource_name(c, r->id);
+            const struct quantity *cur = resources_get(out, name);
+            struct quantity sum = cur != NULL ? *cur : (struct quantity){0, (enum quantity_format)r->format};
+            struct quantity add = {r->value, (enum quantity_format)r->format};
+            if (quantity_add(&sum, &add) != 0) {
+                util_format(err->message, sizeof(err->message), "gang ray-%s-pg: %s: the requests of its pods overflow", g->name,
+                            name);
+                return -1;
+            }
+            resources_set(out, name, &sum);
+        }
+    }
+    if (pods == 0) {
+        resources_finish(out);
+        return 0;
+    }
+    for (uint32_t k = 0; g->min_rl != NULL && k < g->min_rl->len; k++) {
+        const struct cache_res *r = &g->min_rl->items[k];
+        const char *name = cache_resource_name(c, r->id);
+        const struct quantity *cur = resources_get(out, name);
+        if (cur == NULL || r->value > cur->value) {
+            struct quantity q = {r->value, (enum quantity_format)r->format};
+            resources_set(out, name, &q);
+        }
+    }
+    return 0;
 }
 
 static void queue_add(const struct pass *p, struct cache_queue *q, const int64_t *v, int sign)
@@ -1015,8 +1057,13 @@ int admit_reason_changed(struct cache *c, const struct admit_decision *d)
     int waiting = d->action == ADMIT_ACTION_WAIT || d->action == ADMIT_ACTION_TAIL_WAIT;
     /* Not news: the same reason and message, or another count of "waiting for pods: n of m created". */
     if (waiting && *reason == (int)d->reason && *message != NULL && d->message != NULL &&
-        (strcmp(*message, d->message) == 0 || d->reason == ADMIT_REASON_PODS))
+        (strcmp(*message, d->message) == 0 || d->reason == ADMIT_REASON_PODS)) {
+        if (strcmp(*message, d->message) != 0) { /* not news, but the PodGroup condition shows the current count */
+            free(*message);
+            *message = util_strdup(d->message);
+        }
         return 0;
+    }
     if (reason == &g->last_reason) /* a new story for the gang: every pod is to be told again */
         for (struct cache_pod *p = g->pods; p != NULL; p = p->gang_next)
             p->flags &= (uint8_t)~CACHE_POD_TOLD;

@@ -44,6 +44,7 @@
 #include <jansson.h>
 
 #include "cache.h"
+#include "resources.h"
 
 enum admit_action {
     ADMIT_ACTION_ADMIT = 1,
@@ -117,7 +118,8 @@ size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out);
  * Whether d's reason differs from the last one recorded for its gang (WAIT) or
  * for its gang's autoscaling tail (TAIL_WAIT), recording it: the controller
  * emits a GangWaiting Event on the RayCluster only when this returns 1.
- * Another count of "waiting for pods" is not a new reason. When the gang's
+ * Another count of "waiting for pods" is not a new reason (its message is
+ * still recorded: the gang's PodGroup shows the current one). When the gang's
  * reason changes, CACHE_POD_TOLD is cleared on its pods, so that each gated
  * pod is told the new reason once (the controller marks it with
  * cache_pod_mark_told()). ADMIT and FINISH forget the gang's reason,
@@ -125,6 +127,17 @@ size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out);
  * cached.
  */
 int admit_reason_changed(struct cache *c, const struct admit_decision *d);
+
+/*
+ * What gang g holds of its queue's capability, outside a pass (after the
+ * controller recorded what it did): once any of its admitted pods (ungated)
+ * has not finished, per resource the larger of its minResources and the
+ * requests of those pods; nothing once they are gone. This is what a pass
+ * charges an admitted gang with. out must be initialised; it is overwritten
+ * (quantity formats are the requests' or minResources'). Returns 0, or -1 with
+ * err when a sum overflows.
+ */
+int admit_gang_hold(const struct cache *c, const struct cache_gang *g, struct resources *out, struct resources_error *err);
 
 /*
  * The JSON merge patch that removes our gate from p (new reference):

@@ -1261,6 +1261,14 @@ int cache_delete_object(struct cache *c, const json_t *obj)
     return 0;
 }
 
+void cache_foreach_queue(const struct cache *c, void (*fn)(struct cache_queue *q, void *arg), void *arg)
+{
+    for (size_t i = 0; i < c->queues.nbuckets; i++) {
+        for (struct cache_hnode *h = c->queues.buckets[i]; h != NULL; h = h->next)
+            fn(CONTAINER_OF(h, struct cache_queue, by_name), arg);
+    }
+}
+
 void cache_mark_all_dirty(struct cache *c)
 {
     c->capacity_changed = 1;

@@ -343,6 +343,9 @@ int cache_pod_gated(const struct cache_pod *pod);
 /* The name of resource id (interned). */
 const char *cache_resource_name(const struct cache *c, uint32_t id);
 
+/* Calls fn for every cached queue (present, or named by a gang), in no particular order. fn must not change c. */
+void cache_foreach_queue(const struct cache *c, void (*fn)(struct cache_queue *q, void *arg), void *arg);
+
 /* Marks every queue for re-evaluation by the next incremental pass (a periodic resync). */
 void cache_mark_all_dirty(struct cache *c);
 

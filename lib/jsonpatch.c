@@ -352,3 +352,51 @@ json_t *jsonpatch_diff(const json_t *from, const json_t *to)
     diff(patch, "", from, to);
     return patch;
 }
+
+static void merge_diff(json_t *out, const json_t *from, const json_t *to)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)from, key, v)
+    {
+        if (json_object_get(to, key) == NULL)
+            json_object_set_new(out, key, json_null());
+    }
+    json_object_foreach((json_t *)to, key, v)
+    {
+        const json_t *old = json_object_get(from, key);
+        if (old != NULL && json_equal(old, v))
+            continue;
+        if (json_is_object(old) && json_is_object(v)) {
+            json_t *sub = json_object();
+            merge_diff(sub, old, v);
+            json_object_set_new(out, key, sub);
+        } else {
+            json_object_set_new(out, key, json_deep_copy(v));
+        }
+    }
+}
+
+json_t *jsonpatch_merge_diff(const json_t *from, const json_t *to)
+{
+    json_t *out = json_object();
+    merge_diff(out, json_is_object(from) ? from : NULL, to);
+    return out;
+}
+
+json_t *jsonpatch_merge_apply(const json_t *doc, const json_t *patch)
+{
+    if (!json_is_object(patch))
+        return json_deep_copy(patch);
+    json_t *out = json_is_object(doc) ? json_deep_copy(doc) : json_object();
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)patch, key, v)
+    {
+        if (json_is_null(v))
+            json_object_del(out, key);
+        else
+            json_object_set_new(out, key, jsonpatch_merge_apply(json_object_get(out, key), v));
+    }
+    return out;
+}

@@ -1,5 +1,7 @@
 /*
- * jsonpatch: RFC 6902 JSON Patch documents and RFC 6901 JSON Pointers.
+ * jsonpatch: RFC 6902 JSON Patch documents and RFC 6901 JSON Pointers, and
+ * RFC 7386 JSON merge patches (what the controller sends to the apiserver for
+ * objects it owns fields of).
  *
  * Building: a patch is a JSON array of operation objects; the helpers append
  * operations and escape pointer tokens ("~" is "~0", "/" is "~1"). Applying
@@ -50,5 +52,21 @@ json_t *jsonpatch_apply(const json_t *doc, const json_t *patch, struct jsonpatch
  * order, arrays of equal length element by element, anything else replaced.
  */
 json_t *jsonpatch_diff(const json_t *from, const json_t *to);
+
+/*
+ * Returns a new RFC 7386 merge patch (a JSON object, empty when nothing
+ * differs) that turns the object from into the object to (both borrowed):
+ * members only in from become null, members only in to are copied, objects on
+ * both sides are recursed into, anything else that differs is replaced whole
+ * (arrays included, as merge patches do). A null inside to cannot be expressed
+ * and is not supported. from may be NULL (everything in to is added).
+ */
+json_t *jsonpatch_merge_diff(const json_t *from, const json_t *to);
+
+/*
+ * Applies the RFC 7386 merge patch (borrowed) to a copy of doc (borrowed, may
+ * be NULL) and returns the result as a new reference.
+ */
+json_t *jsonpatch_merge_apply(const json_t *doc, const json_t *patch);
 
 #endif

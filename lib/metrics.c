@@ -60,14 +60,19 @@ static void free_strings(char **v, size_t n)
     free(v);
 }
 
+static void series_free(const struct metrics_family *fam, struct series *s)
+{
+    free_strings(s->values, fam->nlabels);
+    free(s->buckets);
+    free(s);
+}
+
 static void family_destroy(struct metrics_family *fam)
 {
     struct series *s = fam->series;
     while (s != NULL) {
         struct series *next = s->next;
-        free_strings(s->values, fam->nlabels);
-        free(s->buckets);
-        free(s);
+        series_free(fam, s);
         s = next;
     }
     free_strings(fam->labels, fam->nlabels);
@@ -275,6 +280,34 @@ int metrics_histogram_observe(struct metrics_family *fam, const char *const *lab
     return 0;
 }
 
+int metrics_remove(struct metrics_family *fam, const char *const *label_values)
+{
+    if (fam == NULL)
+        return -1;
+    int removed = 0;
+    pthread_mutex_lock(&fam->reg->mu);
+    struct series **pp = &fam->series;
+    while (*pp != NULL) {
+        struct series *s = *pp;
+        size_t i = 0;
+        while (label_values != NULL && i < fam->nlabels && (label_values[i] == NULL || strcmp(s->values[i], label_values[i]) == 0))
+            i++;
+        if (label_values != NULL && i < fam->nlabels) {
+            pp = &s->next;
+            continue;
+        }
+        *pp = s->next;
+        series_free(fam, s);
+        removed++;
+    }
+    /* The tail pointer follows the last series left. */
+    fam->series_tail = &fam->series;
+    while (*fam->series_tail != NULL)
+        fam->series_tail = &(*fam->series_tail)->next;
+    pthread_mutex_unlock(&fam->reg->mu);
+    return removed;
+}
+
 /* Escapes backslash and newline (HELP) and also double quotes (label values). */
 static void buf_put_escaped(struct util_buf *b, const char *s, int quotes)
 {
@@ -299,6 +332,11 @@ static void format_double(char *out, size_t size, double v)
     }
     if (isinf(v)) {
         snprintf(out, size, v > 0 ? "+Inf" : "-Inf");
+        return;
+    }
+    /* Whole numbers as integers: "%g" at its shortest writes 10 as "1e+01". */
+    if (v > -1e15 && v < 1e15 && v == (double)(long long)v) {
+        snprintf(out, size, "%.0f", v);
         return;
     }
     for (int prec = 1; prec <= 17; prec++) {

@@ -55,6 +55,15 @@ int metrics_gauge_add(struct metrics_family *fam, const char *const *label_value
 int metrics_histogram_observe(struct metrics_family *fam, const char *const *label_values, double value);
 
 /*
+ * Removes the series whose label values match label_values (the family's
+ * nlabels strings, in label order; a NULL entry matches any value; NULL
+ * matches every series), so that what no longer exists (a deleted queue) is
+ * no longer exported. Returns the number of series removed, or -1 if fam is
+ * NULL.
+ */
+int metrics_remove(struct metrics_family *fam, const char *const *label_values);
+
+/*
  * Renders every family as Prometheus text (# HELP, # TYPE and samples; a
  * histogram has _bucket{le=...} cumulative counts, _sum and _count).
  * Returns a new NUL-terminated string (caller frees) and sets *len if len is

@@ -214,9 +214,34 @@ static void test_walkthrough(void **state)
     assert_int_equal(r.len - from, 1);
     assert_int_equal(r.items[from].reason, ADMIT_REASON_QUEUE_CAPACITY);
 
+    /* What the gang holds, as the Queue's status.allocated shows it. */
+    struct resources held;
+    struct resources_error rerr;
+    resources_init(&held);
+    assert_int_equal(admit_gang_hold(c, g0, &held, &rerr), 0);
+    char *hs = resources_to_string(&held);
+    assert_string_equal(hs, "{\"cpu\":\"3\",\"memory\":\"4Gi\"}");
+    free(hs);
+    /* test-cluster-1 holds nothing: none of its pods is admitted. */
+    assert_int_equal(admit_gang_hold(c, cache_gang_get(c, "default", "test-cluster-1"), &held, &rerr), 0);
+    assert_int_equal(held.len, 0);
+
     /* Deleting the RayCluster is not enough: its pods, terminating, still hold the queue. */
     cache_delete_raycluster(c, "default", "test-cluster-0");
     assert_non_null(cache_gang_get(c, "default", "test-cluster-0"));
+    g0 = cache_gang_get(c, "default", "test-cluster-0");
+    assert_int_equal(admit_gang_hold(c, g0, &held, &rerr), 0);
+    assert_int_equal(held.len, 2);
+    /* One pod finished: the gang still holds at least its minResources. */
+    json_t *done = bound(find_object(fx, "pods", "test-cluster-0-head"), "node-1", "902");
+    json_object_set_new(json_object_get(done, "status"), "phase", json_string("Succeeded"));
+    assert_int_equal(cache_upsert_pod(c, done, &err), 0);
+    json_decref(done);
+    assert_int_equal(admit_gang_hold(c, g0, &held, &rerr), 0);
+    hs = resources_to_string(&held);
+    assert_string_equal(hs, "{\"cpu\":\"3\",\"memory\":\"4Gi\"}");
+    free(hs);
+    resources_finish(&held);
     from = r.len;
     admit_pass(c, 0, &r);
     assert_int_equal(r.len - from, 1);
@@ -367,8 +392,10 @@ static void test_reason_changed(void **state)
     assert_int_equal(d.reason, ADMIT_REASON_PODS);
     d.message = "waiting for pods: 1 of 3 created";
     assert_int_equal(admit_reason_changed(c, &d), 0);
-    /* ...another message under another reason is, and the pods are to be told again. */
+    /* ...though the count is kept, for the PodGroup's condition. */
     struct cache_gang *g = cache_gang_get(c, first->namespace_, first->cluster);
+    assert_string_equal(g->last_message, "waiting for pods: 1 of 3 created");
+    /* ...another message under another reason is, and the pods are to be told again. */
     assert_non_null(g->pods);
     cache_pod_mark_told(g->pods);
     assert_true(g->pods->flags & CACHE_POD_TOLD);

@@ -39,6 +39,12 @@ static int64_t used(const struct cache *c, const char *node, const char *resourc
     return 0;
 }
 
+static void note_queue(struct cache_queue *q, void *arg)
+{
+    json_t *seen = arg;
+    json_object_set_new(seen, q->name, json_integer(json_integer_value(json_object_get(seen, q->name)) + 1));
+}
+
 /* Node usage follows every pod bound to it, Ray or not, and drops when a pod terminates or goes. */
 static void test_node_usage(void **state)
 {
@@ -135,6 +141,18 @@ static void test_lookups(void **state)
     assert_non_null(g->queue);
     assert_string_equal(g->queue->name, "kuberay-test-queue");
     assert_false(g->queue->present);
+
+    /* Every queue is visited once: the placeholder of a queue a gang names, and a present one. */
+    assert_int_equal(cache_upsert_queue(c, json_array_get(json_object_get(fx, "queues"), 0), &err), 0);
+    json_t *other_q = json_pack("{s:{s:s}}", "metadata", "name", "other-queue");
+    assert_int_equal(cache_upsert_queue(c, other_q, &err), 0);
+    json_decref(other_q);
+    json_t *seen = json_object();
+    cache_foreach_queue(c, note_queue, seen);
+    assert_int_equal(json_object_size(seen), 2);
+    assert_int_equal(json_integer_value(json_object_get(seen, "kuberay-test-queue")), 1);
+    assert_int_equal(json_integer_value(json_object_get(seen, "other-queue")), 1);
+    json_decref(seen);
 
     json_t *again = json_deep_copy(head);
     json_object_set_new(json_object_get(again, "metadata"), "uid", json_string("new-uid"));

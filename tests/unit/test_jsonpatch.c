@@ -69,6 +69,51 @@ static void test_diff_cases(void **state)
     json_decref(cases);
 }
 
+/* RFC 7386: the diff is the expected merge patch, and applying it to from gives to. */
+static void test_merge_cases(void **state)
+{
+    (void)state;
+    json_t *cases = fixture_json("jsonpatch/merge.json");
+    size_t i;
+    json_t *c;
+    assert_true(json_array_size(cases) >= 8);
+    json_array_foreach(cases, i, c)
+    {
+        const char *comment = json_string_value(json_object_get(c, "comment"));
+        json_t *from = json_object_get(c, "from"), *to = json_object_get(c, "to");
+        json_t *patch = jsonpatch_merge_diff(from, to);
+        fixture_check_json(comment, NULL, patch, json_object_get(c, "patch"));
+        json_t *applied = jsonpatch_merge_apply(from, patch);
+        fixture_check_json(comment, NULL, applied, to);
+        json_decref(applied);
+        json_decref(patch);
+    }
+    json_decref(cases);
+}
+
+/* RFC 7386's own example, applied. */
+static void test_merge_apply_rfc(void **state)
+{
+    (void)state;
+    json_t *doc = json_loads("{\"title\":\"Goodbye!\",\"author\":{\"givenName\":\"John\",\"familyName\":\"Doe\"},"
+                             "\"tags\":[\"example\",\"sample\"],\"content\":\"This will be unchanged\"}",
+                             0, NULL);
+    json_t *patch = json_loads("{\"title\":\"Hello!\",\"phoneNumber\":\"+01-123-456-7890\",\"author\":{\"familyName\":null},"
+                               "\"tags\":[\"example\"]}",
+                               0, NULL);
+    json_t *want = json_loads("{\"title\":\"Hello!\",\"author\":{\"givenName\":\"John\"},\"tags\":[\"example\"],"
+                              "\"content\":\"This will be unchanged\",\"phoneNumber\":\"+01-123-456-7890\"}",
+                              0, NULL);
+    json_t *got = jsonpatch_merge_apply(doc, patch);
+    assert_true(json_equal(got, want));
+    /* The input is left alone. */
+    assert_string_equal(json_string_value(json_object_get(doc, "title")), "Goodbye!");
+    json_decref(got);
+    json_decref(doc);
+    json_decref(patch);
+    json_decref(want);
+}
+
 static void test_pointer_join(void **state)
 {
     (void)state;
@@ -129,6 +174,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_apply_cases),
         cmocka_unit_test(test_diff_cases),
+        cmocka_unit_test(test_merge_cases),
+        cmocka_unit_test(test_merge_apply_rfc),
         cmocka_unit_test(test_pointer_join),
         cmocka_unit_test(test_get),
     };

@@ -149,6 +149,47 @@ static void test_wrong_updates_rejected(void **state)
     metrics_registry_destroy(reg);
 }
 
+/* Removing series: exact label values, wildcards, and new series still append after a removal at the tail. */
+static void test_remove_series(void **state)
+{
+    (void)state;
+    struct metrics_registry *reg = metrics_registry_create();
+    const char *names[] = {"queue", "resource"};
+    struct metrics_family *g = metrics_gauge_create(reg, "q_alloc", "q", 2, names);
+    const char *a_cpu[] = {"a", "cpu"}, *a_mem[] = {"a", "memory"}, *b_cpu[] = {"b", "cpu"}, *c_cpu[] = {"c", "cpu"};
+    assert_int_equal(metrics_gauge_set(g, a_cpu, 1), 0);
+    assert_int_equal(metrics_gauge_set(g, b_cpu, 2), 0);
+    assert_int_equal(metrics_gauge_set(g, a_mem, 3), 0);
+    const char *any_a[] = {"a", NULL};
+    assert_int_equal(metrics_remove(g, any_a), 2);
+    assert_int_equal(metrics_remove(g, any_a), 0);
+    char *text = metrics_render(reg, NULL);
+    assert_int_equal(sample_value(text, "q_alloc{queue=\"a\",resource=\"cpu\"}"), -1);
+    assert_int_equal(sample_value(text, "q_alloc{queue=\"a\",resource=\"memory\"}"), -1);
+    assert_int_equal(sample_value(text, "q_alloc{queue=\"b\",resource=\"cpu\"}"), 2);
+    free(text);
+    /* b was the tail: removing it and adding c must keep the list whole. */
+    assert_int_equal(metrics_remove(g, b_cpu), 1);
+    assert_int_equal(metrics_gauge_set(g, c_cpu, 4), 0);
+    assert_int_equal(metrics_gauge_set(g, a_cpu, 5), 0);
+    text = metrics_render(reg, NULL);
+    assert_int_equal(sample_value(text, "q_alloc{queue=\"b\",resource=\"cpu\"}"), -1);
+    assert_int_equal(sample_value(text, "q_alloc{queue=\"c\",resource=\"cpu\"}"), 4);
+    assert_int_equal(sample_value(text, "q_alloc{queue=\"a\",resource=\"cpu\"}"), 5);
+    assert_true(strstr(text, "queue=\"c\"") < strstr(text, "queue=\"a\""));
+    free(text);
+    /* Whole numbers print as integers (not "1e+01"), fractions at their shortest. */
+    assert_int_equal(metrics_gauge_set(g, c_cpu, 10), 0);
+    assert_int_equal(metrics_gauge_set(g, a_cpu, 0.25), 0);
+    text = metrics_render(reg, NULL);
+    assert_non_null(strstr(text, "q_alloc{queue=\"c\",resource=\"cpu\"} 10\n"));
+    assert_non_null(strstr(text, "q_alloc{queue=\"a\",resource=\"cpu\"} 0.25\n"));
+    free(text);
+    assert_int_equal(metrics_remove(g, NULL), 2);
+    assert_int_equal(metrics_remove(NULL, NULL), -1);
+    metrics_registry_destroy(reg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -156,6 +197,7 @@ int main(void)
         cmocka_unit_test(test_histogram_bounds_inclusive),
         cmocka_unit_test(test_invalid_definitions_rejected),
         cmocka_unit_test(test_wrong_updates_rejected),
+        cmocka_unit_test(test_remove_series),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,169 @@
+#include "statuswriter.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonpatch.h"
+#include "util.h"
+
+struct item {
+    char *key;
+    char *method;
+    char *path;
+    const char *content_type; /* a constant */
+    json_t *body;             /* owned */
+    uint64_t seq;
+};
+
+struct statuswriter {
+    struct kube_client *client;
+    statuswriter_may_write_fn may_write;
+    statuswriter_done_fn done;
+    void *arg;
+    pthread_t thread;
+    pthread_mutex_t mu; /* guards everything below */
+    pthread_cond_t cond;
+    int stopping;
+    uint64_t seq;
+    struct item *queued;
+    size_t len, cap;
+};
+
+static void item_finish(struct item *it)
+{
+    free(it->key);
+    free(it->method);
+    free(it->path);
+    json_decref(it->body);
+}
+
+static void *run(void *arg)
+{
+    struct statuswriter *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (w->len == 0 && !w->stopping)
+            pthread_cond_wait(&w->cond, &w->mu);
+        if (w->stopping)
+            break;
+        struct item *batch = w->queued;
+        size_t n = w->len;
+        w->queued = NULL;
+        w->len = w->cap = 0;
+        pthread_mutex_unlock(&w->mu);
+
+        struct kube_batch_item *items = util_calloc(n, sizeof(*items));
+        for (size_t i = 0; i < n; i++) {
+            items[i] = (struct kube_batch_item){
+                .method = batch[i].method,
+                .path = batch[i].path,
+                .content_type = batch[i].content_type,
+                .body = batch[i].body,
+            };
+        }
+        if (w->may_write == NULL || w->may_write(w->arg)) {
+            kube_batch(w->client, items, n, 32);
+        } else {
+            for (size_t i = 0; i < n; i++) {
+                items[i].rc = -1;
+                snprintf(items[i].resp.message, sizeof(items[i].resp.message), "not leading: write dropped");
+            }
+        }
+        for (size_t i = 0; i < n; i++) {
+            struct statuswriter_result r = {
+                .key = batch[i].key,
+                .method = batch[i].method,
+                .seq = batch[i].seq,
+                .rc = items[i].rc,
+                .status = items[i].resp.status,
+                .body = items[i].resp.body,
+                .message = items[i].resp.message,
+            };
+            w->done(w->arg, &r);
+            kube_response_finish(&items[i].resp);
+            item_finish(&batch[i]);
+        }
+        free(items);
+        free(batch);
+        pthread_mutex_lock(&w->mu);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+struct statuswriter *statuswriter_create(struct kube_client *client, statuswriter_may_write_fn may_write,
+                                        statuswriter_done_fn done, void *arg)
+{
+    struct statuswriter *w = util_calloc(1, sizeof(*w));
+    w->client = client;
+    w->may_write = may_write;
+    w->done = done;
+    w->arg = arg;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cond, NULL);
+    if (pthread_create(&w->thread, NULL, run, w) != 0) {
+        pthread_cond_destroy(&w->cond);
+        pthread_mutex_destroy(&w->mu);
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+uint64_t statuswriter_submit(struct statuswriter *w, const char *key, const char *method, const char *path,
+                             const char *content_type, json_t *body)
+{
+    struct item it = {
+        .key = util_strdup(key),
+        .method = util_strdup(method),
+        .path = util_strdup(path),
+        .content_type = content_type,
+        .body = body,
+    };
+    pthread_mutex_lock(&w->mu);
+    it.seq = ++w->seq;
+    size_t i = 0;
+    while (i < w->len && strcmp(w->queued[i].key, key) != 0)
+        i++;
+    if (i < w->len && strcmp(w->queued[i].method, "POST") == 0 && strcmp(method, "PATCH") == 0) {
+        /* The object is not created yet: create it as patched (a patch alone would find nothing). */
+        json_t *merged = jsonpatch_merge_apply(w->queued[i].body, body);
+        item_finish(&it);
+        it = w->queued[i];
+        json_decref(it.body);
+        it.body = merged;
+        it.seq = w->seq;
+    } else if (i < w->len) {
+        item_finish(&w->queued[i]);
+    } else {
+        if (w->len == w->cap) {
+            w->cap = w->cap ? w->cap * 2 : 16;
+            w->queued = util_realloc(w->queued, w->cap * sizeof(*w->queued));
+        }
+        w->len++;
+    }
+    w->queued[i] = it;
+    uint64_t seq = it.seq;
+    pthread_cond_signal(&w->cond);
+    pthread_mutex_unlock(&w->mu);
+    return seq;
+}
+
+void statuswriter_destroy(struct statuswriter *w)
+{
+    if (w == NULL)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->stopping = 1;
+    pthread_cond_signal(&w->cond);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->thread, NULL);
+    for (size_t i = 0; i < w->len; i++)
+        item_finish(&w->queued[i]);
+    free(w->queued);
+    pthread_cond_destroy(&w->cond);
+    pthread_mutex_destroy(&w->mu);
+    free(w);
+}

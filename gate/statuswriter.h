@@ -1,0 +1,60 @@
+/*
+ * statuswriter: the gate controller's writes of PodGroups and Queue status,
+ * on their own thread so that they never hold up a decision pass or the
+ * removal of gates (a slow or failing write only delays other status).
+ *
+ * Writes are keyed ("pg:<ns>/<name>", "queue:<name>"): a write submitted
+ * while another of the same key is still queued replaces it (only the latest
+ * state matters), except that a merge patch of an object whose creation is
+ * still queued is merged into the creation; queued writes go out together,
+ * concurrently (kube_batch), and a batch starts when the last one is done, so
+ * writes of one key never overtake each other.
+ * After each write the done callback runs on the writer's thread.
+ */
+#ifndef RAYGATE_GATE_STATUSWRITER_H
+#define RAYGATE_GATE_STATUSWRITER_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "kube.h"
+
+struct statuswriter;
+
+/* The outcome of one write, for the done callback; everything is borrowed for the call. */
+struct statuswriter_result {
+    const char *key;
+    const char *method;
+    uint64_t seq;        /* the number statuswriter_submit returned */
+    int rc;              /* 0: the answer was 2xx */
+    long status;         /* HTTP status; 0 without an answer */
+    json_t *body;        /* the answer's object, or NULL */
+    const char *message; /* the failure, one line */
+};
+
+typedef void (*statuswriter_done_fn)(void *arg, const struct statuswriter_result *r);
+
+/* Asked before each batch: 0 (not leading) drops the batch, reported to done as failed writes. */
+typedef int (*statuswriter_may_write_fn)(void *arg);
+
+/*
+ * Starts the writer thread on client (borrowed; must outlive it); may_write
+ * (NULL: always) and done are called on that thread with arg. Returns NULL if
+ * the thread cannot start.
+ */
+struct statuswriter *statuswriter_create(struct kube_client *client, statuswriter_may_write_fn may_write,
+                                        statuswriter_done_fn done, void *arg);
+
+/*
+ * Queues a write of body (stolen) with method to path (content_type NULL:
+ * application/json), replacing a queued write of the same key. Any thread;
+ * never blocks on the network. Returns the write's sequence number (> 0).
+ */
+uint64_t statuswriter_submit(struct statuswriter *w, const char *key, const char *method, const char *path,
+                             const char *content_type, json_t *body);
+
+/* Stops the thread after the batch in flight (queued writes are dropped) and frees it; accepts NULL. */
+void statuswriter_destroy(struct statuswriter *w);
+
+#endif

@@ -1,0 +1,577 @@
+#include "podgroup.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "jsonpatch.h"
+#include "quantity.h"
+#include "util.h"
+
+#define COND_UNSCHEDULABLE "Unschedulable"
+#define COND_SCHEDULED "Scheduled"
+
+static int streq(const char *a, const char *b)
+{
+    if (a == NULL || b == NULL)
+        return a == b;
+    return strcmp(a, b) == 0;
+}
+
+/* ---- the gang ---- */
+
+int podgroup_wanted(const struct cache_gang *g)
+{
+    return g->present && g->queue != NULL;
+}
+
+void podgroup_gang_from_cache(const struct cache_gang *g, struct podgroup_gang *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->namespace_ = g->namespace_;
+    out->cluster = g->name;
+    out->cluster_uid = g->uid;
+    out->queue = g->queue != NULL ? g->queue->name : NULL;
+    out->priority_class = g->priority_class;
+    out->spec_ok = g->spec_ok;
+    out->min_member = g->min_member;
+    out->min_resources = &g->min_resources;
+    out->admitted = g->admitted;
+    out->admitted_at = g->admitted_at;
+    out->reason = (enum admit_reason)g->last_reason;
+    out->message = g->last_message;
+    for (const struct cache_pod *p = g->pods; p != NULL; p = p->gang_next) {
+        if (p->phase == CACHE_PHASE_RUNNING && !(p->flags & CACHE_POD_DELETING))
+            out->running++;
+        else if (p->phase == CACHE_PHASE_SUCCEEDED)
+            out->succeeded++;
+        else if (p->phase == CACHE_PHASE_FAILED)
+            out->failed++;
+    }
+}
+
+enum podgroup_phase podgroup_phase_of(const struct podgroup_gang *g)
+{
+    if (!g->admitted)
+        return PODGROUP_PHASE_PENDING;
+    return g->running >= g->min_member ? PODGROUP_PHASE_RUNNING : PODGROUP_PHASE_INQUEUE;
+}
+
+const char *podgroup_phase_name(enum podgroup_phase phase)
+{
+    switch (phase) {
+    case PODGROUP_PHASE_PENDING:
+        return "Pending";
+    case PODGROUP_PHASE_INQUEUE:
+        return "Inqueue";
+    case PODGROUP_PHASE_RUNNING:
+        return "Running";
+    }
+    return "Pending";
+}
+
+char *podgroup_name(const char *cluster)
+{
+    return util_strdupf("ray-%s-pg", cluster);
+}
+
+char *podgroup_cluster_of(const char *name)
+{
+    size_t n = name != NULL ? strlen(name) : 0;
+    if (n <= 7 || strncmp(name, "ray-", 4) != 0 || strcmp(name + n - 3, "-pg") != 0)
+        return NULL;
+    return util_memdup(name + 4, n - 7);
+}
+
+/* ---- conditions ---- */
+
+/*
+ * A transition's ID: derived from what identifies the transition (the
+ * RayCluster's uid, the condition, its new status and time) so that the same
+ * transition computed twice gets the same ID. UUID-shaped (RFC 9562 version 8).
+ */
+static json_t *transition_id(const char *uid, const char *type, const char *status, const char *time)
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    struct util_buf b = {0};
+    util_buf_printf(&b, "%s/%s/%s/%s", uid != NULL ? uid : "", type, status, time);
+    if (EVP_Digest(b.data, b.len, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen < 16)
+        abort();
+    util_buf_finish(&b);
+    md[6] = (unsigned char)((md[6] & 0x0f) | 0x80);
+    md[8] = (unsigned char)((md[8] & 0x3f) | 0x80);
+    char s[37];
+    snprintf(s, sizeof(s), "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", md[0], md[1], md[2], md[3],
+             md[4], md[5], md[6], md[7], md[8], md[9], md[10], md[11], md[12], md[13], md[14], md[15]);
+    return json_string(s);
+}
+
+enum want_kind {
+    WANT_KEEP = 0,       /* leave the condition as it is, or absent */
+    WANT_SET,            /* set it, adding it if absent */
+    WANT_SET_IF_PRESENT, /* set it only if present */
+};
+
+struct want {
+    enum want_kind kind;
+    const char *type;
+    const char *status;
+    const char *reason;
+    const char *message; /* NULL: none */
+    const char *time;    /* when the status changes */
+};
+
+static json_t *new_condition(const struct podgroup_gang *g, const struct want *w)
+{
+    json_t *c = json_object();
+    json_object_set_new(c, "lastTransitionTime", json_string(w->time));
+    if (w->message != NULL && w->message[0] != '\0')
+        json_object_set_new(c, "message", json_string(w->message));
+    json_object_set_new(c, "reason", json_string(w->reason));
+    json_object_set_new(c, "status", json_string(w->status));
+    json_object_set_new(c, "transitionID", transition_id(g->cluster_uid, w->type, w->status, w->time));
+    json_object_set_new(c, "type", json_string(w->type));
+    return c;
+}
+
+/* cond (borrowed) brought to w: its time and ID stay when the status does. New reference. */
+static json_t *update_condition(const struct podgroup_gang *g, const json_t *cond, const struct want *w)
+{
+    if (!streq(json_string_value(json_object_get(cond, "status")), w->status))
+        return new_condition(g, w);
+    json_t *c = json_deep_copy(cond);
+    json_object_set_new(c, "reason", json_string(w->reason));
+    if (w->message != NULL && w->message[0] != '\0')
+        json_object_set_new(c, "message", json_string(w->message));
+    else
+        json_object_del(c, "message");
+    return c;
+}
+
+static const char *unschedulable_reason(enum admit_reason r)
+{
+    switch (r) {
+    case ADMIT_REASON_PODS:
+        return "NotEnoughTasks";
+    case ADMIT_REASON_QUEUE_MISSING:
+        return "QueueNotFound";
+    case ADMIT_REASON_QUEUE_CLOSED:
+        return "QueueClosed";
+    case ADMIT_REASON_INVALID:
+        return "InvalidSpec";
+    case ADMIT_REASON_NONE:
+    case ADMIT_REASON_BLOCKED:
+    case ADMIT_REASON_QUEUE_CAPACITY:
+    case ADMIT_REASON_NODES:
+        break;
+    }
+    return "NotEnoughResources";
+}
+
+/* The conditions array (new) for g, from the observed one (borrowed, may be NULL). */
+static json_t *conditions(const struct podgroup_gang *g, const json_t *observed, const char *now, char *scheduled_message)
+{
+    const char *admitted_at = g->admitted_at != NULL && g->admitted_at[0] != '\0' ? g->admitted_at : now;
+    struct want wants[2] = {
+        {WANT_KEEP, COND_UNSCHEDULABLE, NULL, NULL, NULL, now},
+        {WANT_KEEP, COND_SCHEDULED, NULL, NULL, NULL, now},
+    };
+    if (g->admitted) {
+        wants[0] = (struct want){WANT_SET_IF_PRESENT, COND_UNSCHEDULABLE, "False", "GangAdmitted", NULL, admitted_at};
+        wants[1] = (struct want){WANT_SET, COND_SCHEDULED, "True", PODGROUP_REASON_SCHEDULED, scheduled_message, admitted_at};
+    } else {
+        if (g->reason != ADMIT_REASON_NONE)
+            wants[0] = (struct want){WANT_SET, COND_UNSCHEDULABLE, "True", unschedulable_reason(g->reason), g->message, now};
+        wants[1] = (struct want){WANT_SET_IF_PRESENT, COND_SCHEDULED, "False", "NotAdmitted", NULL, now};
+    }
+    json_t *out = json_array();
+    int done[2] = {0, 0};
+    size_t i;
+    const json_t *cond;
+    json_array_foreach(observed, i, cond)
+    {
+        const char *type = json_string_value(json_object_get(cond, "type"));
+        int k = streq(type, COND_UNSCHEDULABLE) ? 0 : streq(type, COND_SCHEDULED) ? 1 : -1;
+        if (k < 0 || wants[k].kind == WANT_KEEP) {
+            json_array_append(out, (json_t *)cond);
+            continue;
+        }
+        if (done[k])
+            continue; /* a duplicate of a type we keep: one of each */
+        done[k] = 1;
+        json_array_append_new(out, update_condition(g, cond, &wants[k]));
+    }
+    for (int k = 0; k < 2; k++) {
+        if (wants[k].kind == WANT_SET && !done[k])
+            json_array_append_new(out, new_condition(g, &wants[k]));
+    }
+    return out;
+}
+
+/* ---- the object ---- */
+
+static json_t *desired_spec(const struct podgroup_gang *g)
+{
+    json_t *spec = json_object();
+    if (g->spec_ok) {
+        json_object_set_new(spec, "minMember", json_integer(g->min_member > INT32_MAX ? INT32_MAX : g->min_member));
+        json_t *mr = json_object();
+        for (size_t i = 0; g->min_resources != NULL && i < g->min_resources->len; i++) {
+            const struct resource *r = &g->min_resources->items[i];
+            if (r->quantity.value == 0)
+                continue;
+            char buf[QUANTITY_FORMAT_MAX];
+            quantity_format(&r->quantity, resources_unit(r->name), buf, sizeof(buf));
+            json_object_set_new(mr, r->name, json_string(buf));
+        }
+        if (json_object_size(mr) > 0)
+            json_object_set_new(spec, "minResources", mr);
+        else
+            json_decref(mr);
+    }
+    if (g->queue != NULL)
+        json_object_set_new(spec, "queue", json_string(g->queue));
+    if (g->priority_class != NULL)
+        json_object_set_new(spec, "priorityClassName", json_string(g->priority_class));
+    return spec;
+}
+
+static void set_count(json_t *obj, const char *key, int64_t n)
+{
+    if (n > 0)
+        json_object_set_new(obj, key, json_integer(n > INT32_MAX ? INT32_MAX : n));
+}
+
+static json_t *desired_status(const struct podgroup_gang *g, const json_t *observed_status, const char *now)
+{
+    json_t *st = json_object();
+    char *scheduled = util_strdupf("admitted by queue %s", g->queue != NULL ? g->queue : "");
+    json_t *conds = conditions(g, json_object_get(observed_status, "conditions"), now, scheduled);
+    free(scheduled);
+    if (json_array_size(conds) > 0)
+        json_object_set_new(st, "conditions", conds);
+    else
+        json_decref(conds);
+    set_count(st, "failed", g->failed);
+    json_object_set_new(st, "phase", json_string(podgroup_phase_name(podgroup_phase_of(g))));
+    set_count(st, "running", g->running);
+    set_count(st, "succeeded", g->succeeded);
+    return st;
+}
+
+/* The members of obj (borrowed) named in keys, as a new object. */
+static json_t *pick(const json_t *obj, const char *const *keys, size_t n)
+{
+    json_t *out = json_object();
+    for (size_t i = 0; i < n; i++) {
+        json_t *v = json_object_get(obj, keys[i]);
+        if (v != NULL)
+            json_object_set(out, keys[i], v);
+    }
+    return out;
+}
+
+static const char *const spec_keys[] = {"minMember", "minResources", "priorityClassName", "queue"};
+static const char *const status_keys[] = {"conditions", "failed", "phase", "running", "succeeded"};
+#define NKEYS(a) (sizeof(a) / sizeof((a)[0]))
+
+static json_t *owner_ref(const struct podgroup_gang *g)
+{
+    return json_pack("{s:s,s:s,s:s,s:s,s:b}", "apiVersion", "ray.io/v1", "kind", "RayCluster", "name", g->cluster, "uid",
+                     g->cluster_uid, "controller", 1);
+}
+
+json_t *podgroup_trim(const json_t *pg)
+{
+    static const char *const meta_keys[] = {"name", "namespace", "ownerReferences", "resourceVersion", "uid"};
+    static const char *const top_keys[] = {"spec", "status"};
+    json_t *out = pick(pg, top_keys, NKEYS(top_keys));
+    json_object_set_new(out, "metadata", pick(json_object_get(pg, "metadata"), meta_keys, NKEYS(meta_keys)));
+    /* A copy that shares nothing with pg: the controller keeps it on another thread than the watch's. */
+    json_t *copy = json_deep_copy(out);
+    json_decref(out);
+    return copy;
+}
+
+enum podgroup_write podgroup_sync(const struct podgroup_gang *g, const json_t *observed, const char *now, json_t **body)
+{
+    *body = NULL;
+    if (g->cluster_uid == NULL || g->cluster_uid[0] == '\0')
+        return PODGROUP_WRITE_NONE; /* a PodGroup nobody owns would never be collected */
+    const json_t *obs_status = json_object_get(observed, "status");
+    json_t *spec = desired_spec(g);
+    json_t *status = desired_status(g, obs_status, now);
+
+    if (observed == NULL) {
+        char *name = podgroup_name(g->cluster);
+        *body =
+            json_pack("{s:s,s:s,s:{s:s,s:s,s:[o]},s:o,s:o}", "apiVersion", PODGROUP_GROUP_VERSION, "kind", "PodGroup", "metadata",
+                      "name", name, "namespace", g->namespace_, "ownerReferences", owner_ref(g), "spec", spec, "status", status);
+        free(name);
+        return PODGROUP_WRITE_CREATE;
+    }
+
+    /* Ours, someone else's, or nobody's (adopted). */
+    const json_t *refs = json_object_get(json_object_get(observed, "metadata"), "ownerReferences");
+    int ours = 0, foreign = 0;
+    size_t i;
+    const json_t *ref;
+    json_array_foreach(refs, i, ref)
+    {
+        if (streq(json_string_value(json_object_get(ref, "uid")), g->cluster_uid))
+            ours = 1;
+        else if (json_is_true(json_object_get(ref, "controller")))
+            foreign = 1;
+    }
+    if (!ours && foreign) {
+        json_decref(spec);
+        json_decref(status);
+        return PODGROUP_WRITE_FOREIGN;
+    }
+
+    json_t *from = json_object(), *to = json_object();
+    json_object_set_new(from, "spec", pick(json_object_get(observed, "spec"), spec_keys, NKEYS(spec_keys)));
+    json_object_set_new(from, "status", pick(obs_status, status_keys, NKEYS(status_keys)));
+    json_object_set_new(to, "spec", spec);
+    json_object_set_new(to, "status", status);
+    json_t *patch = jsonpatch_merge_diff(from, to);
+    json_decref(from);
+    json_decref(to);
+    if (!ours) {
+        json_t *all = json_is_array(refs) ? json_deep_copy(refs) : json_array();
+        json_array_append_new(all, owner_ref(g));
+        json_object_set_new(patch, "metadata", json_pack("{s:o}", "ownerReferences", all));
+    }
+    if (json_object_size(patch) == 0) {
+        json_decref(patch);
+        return PODGROUP_WRITE_NONE;
+    }
+    *body = patch;
+    return PODGROUP_WRITE_PATCH;
+}
+
+/* ---- Queue status ---- */
+
+void podgroup_queue_status_init(struct podgroup_queue_status *st)
+{
+    memset(st, 0, sizeof(*st));
+    resources_init(&st->allocated);
+}
+
+void podgroup_queue_status_finish(struct podgroup_queue_status *st)
+{
+    if (st == NULL)
+        return;
+    resources_finish(&st->allocated);
+    st->running = st->inqueue = st->pending = 0;
+}
+
+int podgroup_queue_status(const struct cache *c, const struct cache_queue *q, struct podgroup_queue_status *st,
+                          struct resources_error *err)
+{
+    podgroup_queue_status_finish(st);
+    struct resources held;
+    resources_init(&held);
+    int rc = 0;
+    for (const struct cache_gang *g = q->gangs; g != NULL && rc == 0; g = g->queue_next) {
+        if (podgroup_wanted(g)) {
+            struct podgroup_gang pg;
+            podgroup_gang_from_cache(g, &pg);
+            switch (podgroup_phase_of(&pg)) {
+            case PODGROUP_PHASE_PENDING:
+                st->pending++;
+                break;
+            case PODGROUP_PHASE_INQUEUE:
+                st->inqueue++;
+                break;
+            case PODGROUP_PHASE_RUNNING:
+                st->running++;
+                break;
+            }
+        }
+        /* A gang whose RayCluster is gone still holds its share until its pods are. */
+        if (!g->admitted)
+            continue;
+        if (admit_gang_hold(c, g, &held, err) != 0 || resources_add_scaled(&st->allocated, &held, 1, err) != 0)
+            rc = -1;
+    }
+    resources_finish(&held);
+    return rc;
+}
+
+json_t *podgroup_queue_patch(const json_t *observed_status, const struct podgroup_queue_status *st)
+{
+    static const char *const keys[] = {"allocated", "inqueue", "pending", "running"};
+    json_t *from = pick(observed_status, keys, NKEYS(keys));
+    json_t *to = json_object();
+    json_t *alloc = json_object();
+    for (size_t i = 0; i < st->allocated.len; i++) {
+        const struct resource *r = &st->allocated.items[i];
+        if (r->quantity.value == 0)
+            continue;
+        char buf[QUANTITY_FORMAT_MAX];
+        quantity_format(&r->quantity, resources_unit(r->name), buf, sizeof(buf));
+        json_object_set_new(alloc, r->name, json_string(buf));
+    }
+    json_object_set_new(to, "allocated", alloc);
+    set_count(to, "inqueue", st->inqueue);
+    set_count(to, "pending", st->pending);
+    set_count(to, "running", st->running);
+    const char *state = json_string_value(json_object_get(observed_status, "state"));
+    if (state == NULL || state[0] == '\0')
+        json_object_set_new(to, "state", json_string("Open"));
+    json_t *patch = jsonpatch_merge_diff(from, to);
+    json_decref(from);
+    json_decref(to);
+    if (json_object_size(patch) == 0) {
+        json_decref(patch);
+        return NULL;
+    }
+    return json_pack("{s:o}", "status", patch);
+}
+
+/* ---- discovery ---- */
+
+unsigned podgroup_discovery(const json_t *resource_list)
+{
+    static const struct {
+        const char *name;
+        unsigned flag;
+    } known[] = {
+        {"podgroups", PODGROUP_CRD_PODGROUPS},
+        {"podgroups/status", PODGROUP_CRD_PODGROUPS_STATUS},
+        {"queues", PODGROUP_CRD_QUEUES},
+        {"queues/status", PODGROUP_CRD_QUEUES_STATUS},
+    };
+    unsigned flags = 0;
+    size_t i;
+    const json_t *r;
+    json_array_foreach(json_object_get(resource_list, "resources"), i, r)
+    {
+        const char *name = json_string_value(json_object_get(r, "name"));
+        for (size_t k = 0; k < NKEYS(known); k++) {
+            if (streq(name, known[k].name))
+                flags |= known[k].flag;
+        }
+    }
+    return flags;
+}
+
+/* ---- metrics ---- */
+
+static const char *const reason_tokens[] = {
+    [ADMIT_REASON_NONE] = "unknown",
+    [ADMIT_REASON_QUEUE_MISSING] = "queue_missing",
+    [ADMIT_REASON_QUEUE_CLOSED] = "queue_closed",
+    [ADMIT_REASON_INVALID] = "invalid",
+    [ADMIT_REASON_PODS] = "incomplete",
+    [ADMIT_REASON_BLOCKED] = "fifo_blocked",
+    [ADMIT_REASON_QUEUE_CAPACITY] = "queue_capability",
+    [ADMIT_REASON_NODES] = "node_fit",
+};
+#define NTOKENS NKEYS(reason_tokens)
+
+const char *podgroup_reason_token(enum admit_reason reason)
+{
+    return (size_t)reason < NTOKENS ? reason_tokens[reason] : "unknown";
+}
+
+struct podgroup_metrics {
+    struct metrics_family *pending, *allocated, *capability;
+    json_t *queues; /* owned: {queue: {"allocated": {resource: true}, "capability": {resource: true}}}: the series set */
+};
+
+struct podgroup_metrics *podgroup_metrics_create(struct metrics_family *pending, struct metrics_family *allocated,
+                                                 struct metrics_family *capability)
+{
+    struct podgroup_metrics *m = util_calloc(1, sizeof(*m));
+    m->pending = pending;
+    m->allocated = allocated;
+    m->capability = capability;
+    m->queues = json_object();
+    return m;
+}
+
+void podgroup_metrics_destroy(struct podgroup_metrics *m)
+{
+    if (m == NULL)
+        return;
+    json_decref(m->queues);
+    free(m);
+}
+
+static double gauge_value(const char *resource, int64_t v)
+{
+    return resources_unit(resource) == QUANTITY_UNIT_MILLI ? (double)v / 1000.0 : (double)v;
+}
+
+/* Removes fam's series {queue, resource} for each resource in old (borrowed) not in now (borrowed). */
+static void remove_gone(struct metrics_family *fam, const char *queue, const json_t *old, const json_t *now)
+{
+    const char *res;
+    json_t *v;
+    json_object_foreach((json_t *)old, res, v)
+    {
+        if (json_object_get(now, res) == NULL) {
+            const char *labels[] = {queue, res};
+            metrics_remove(fam, labels);
+        }
+    }
+}
+
+void podgroup_metrics_queue(struct podgroup_metrics *m, const struct cache *c, const struct cache_queue *q,
+                            const struct podgroup_queue_status *st)
+{
+    int64_t pending[NTOKENS] = {0};
+    for (const struct cache_gang *g = q->gangs; g != NULL; g = g->queue_next) {
+        if (podgroup_wanted(g) && !g->admitted)
+            pending[(size_t)g->last_reason < NTOKENS ? (size_t)g->last_reason : 0]++;
+    }
+    for (size_t k = 0; k < NTOKENS; k++) {
+        const char *labels[] = {q->name, reason_tokens[k]};
+        metrics_gauge_set(m->pending, labels, (double)pending[k]);
+    }
+
+    json_t *cap = json_object(), *alloc = json_object();
+    for (uint32_t k = 0; q->present && q->capability != NULL && k < q->capability->len; k++) {
+        const char *res = cache_resource_name(c, q->capability->items[k].id);
+        const char *labels[] = {q->name, res};
+        metrics_gauge_set(m->capability, labels, gauge_value(res, q->capability->items[k].value));
+        json_object_set_new(cap, res, json_true());
+        json_object_set_new(alloc, res, json_true());
+    }
+    for (size_t i = 0; i < st->allocated.len; i++)
+        json_object_set_new(alloc, st->allocated.items[i].name, json_true());
+    const char *res;
+    json_t *v;
+    json_object_foreach(alloc, res, v)
+    {
+        const struct quantity *qty = resources_get(&st->allocated, res);
+        const char *labels[] = {q->name, res};
+        metrics_gauge_set(m->allocated, labels, qty != NULL ? gauge_value(res, qty->value) : 0.0);
+    }
+
+    json_t *old = json_object_get(m->queues, q->name);
+    remove_gone(m->capability, q->name, json_object_get(old, "capability"), cap);
+    remove_gone(m->allocated, q->name, json_object_get(old, "allocated"), alloc);
+    json_object_set_new(m->queues, q->name, json_pack("{s:o,s:o}", "allocated", alloc, "capability", cap));
+}
+
+void podgroup_metrics_sweep(struct podgroup_metrics *m, const struct cache *c)
+{
+    const char *name;
+    json_t *v, *tmp;
+    json_object_foreach_safe(m->queues, tmp, name, v)
+    {
+        if (cache_queue_get(c, name) != NULL)
+            continue;
+        const char *labels[] = {name, NULL};
+        metrics_remove(m->pending, labels);
+        metrics_remove(m->allocated, labels);
+        metrics_remove(m->capability, labels);
+        json_object_del(m->queues, name);
+    }
+}

@@ -1,0 +1,178 @@
+/*
+ * podgroup: the Volcano-compatible status raygate keeps, as pure functions of
+ * the cache (cache.h) and of what the API last showed: a PodGroup
+ * (scheduling.volcano.sh/v1beta1) per gang, the status of every Queue, and the
+ * Prometheus gauges that mirror them. No I/O: the controller reads the
+ * objects and writes what these functions return.
+ *
+ * PodGroup "ray-<cluster>-pg", in the RayCluster's namespace and controlled by
+ * it (ownerReference, so that the garbage collector deletes it with the
+ * RayCluster):
+ * - spec: minMember, minResources (zero quantities left out), queue and
+ *   priorityClassName (the ray.io/priority-class-name label), from the gang;
+ * - status.phase: Pending while not admitted, Inqueue once admitted, Running
+ *   once minMember of its pods are Running;
+ * - status.conditions, of Volcano's two types:
+ *   - Unschedulable "True" while the gang waits, reason NotEnoughResources
+ *     (the queue or the nodes are short, or a fifo queue's head blocks it),
+ *     NotEnoughTasks (pods are missing), QueueNotFound, QueueClosed or
+ *     InvalidSpec, message the wait reason the gang's Events carry; "False"
+ *     (reason GangAdmitted) once admitted;
+ *   - Scheduled "True" once admitted (reason Volcano's "tasks in the gang are
+ *     ready to be scheduled", at the admission time recorded on the
+ *     RayCluster), "False" if an admission is withdrawn;
+ *   lastTransitionTime and transitionID change only when a condition's status
+ *   does; conditions of other types are kept as they are;
+ * - status.running, succeeded, failed: the gang's pods by phase (terminating
+ *   pods are not running); zero counts are left out, as Volcano leaves them.
+ *
+ * Queue status: running, inqueue and pending count the queue's PodGroups in
+ * those phases (zero counts left out), allocated is what its admitted gangs
+ * hold (admit_gang_hold: what admission charges them with); state is set to
+ * Open only when it is empty. Other fields are left alone.
+ */
+#ifndef RAYGATE_PODGROUP_H
+#define RAYGATE_PODGROUP_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "admit.h"
+#include "cache.h"
+#include "metrics.h"
+#include "resources.h"
+
+#define PODGROUP_GROUP_VERSION "scheduling.volcano.sh/v1beta1"
+#define PODGROUP_REASON_SCHEDULED "tasks in the gang are ready to be scheduled"
+
+enum podgroup_phase {
+    PODGROUP_PHASE_PENDING = 0,
+    PODGROUP_PHASE_INQUEUE,
+    PODGROUP_PHASE_RUNNING,
+};
+
+/* What a PodGroup shows of a gang. Strings are borrowed. */
+struct podgroup_gang {
+    const char *namespace_;
+    const char *cluster;        /* the RayCluster's name */
+    const char *cluster_uid;    /* its uid; NULL: unknown, no PodGroup is written */
+    const char *queue;          /* NULL: none */
+    const char *priority_class; /* NULL: none */
+    int spec_ok;                /* minMember and minResources are known */
+    int64_t min_member;
+    const struct resources *min_resources; /* NULL: none */
+    int admitted;
+    const char *admitted_at;            /* RFC 3339 admission time, or NULL */
+    enum admit_reason reason;           /* why it waits (not admitted); NONE: no decision yet */
+    const char *message;                /* the wait message, or NULL */
+    int64_t running, succeeded, failed; /* pods by phase */
+};
+
+/* Whether a cached gang has a PodGroup: its RayCluster is cached and names a queue. */
+int podgroup_wanted(const struct cache_gang *g);
+
+/* Fills out from a cached gang; strings are borrowed from the cache (valid until its next change). */
+void podgroup_gang_from_cache(const struct cache_gang *g, struct podgroup_gang *out);
+
+enum podgroup_phase podgroup_phase_of(const struct podgroup_gang *g);
+
+/* "Pending", "Inqueue", "Running". */
+const char *podgroup_phase_name(enum podgroup_phase phase);
+
+/* "ray-<cluster>-pg" (new string). */
+char *podgroup_name(const char *cluster);
+
+/* The RayCluster name in a PodGroup name "ray-<cluster>-pg" (new string), or NULL for another name. */
+char *podgroup_cluster_of(const char *name);
+
+enum podgroup_write {
+    PODGROUP_WRITE_NONE = 0, /* the PodGroup is as it should be */
+    PODGROUP_WRITE_CREATE,   /* *body: the whole object to POST */
+    PODGROUP_WRITE_PATCH,    /* *body: a JSON merge patch of raygate's fields */
+    PODGROUP_WRITE_FOREIGN,  /* controlled by another owner (an earlier RayCluster of that name, being
+                                garbage-collected): left alone */
+};
+
+/*
+ * What to write so that the PodGroup shows g, given the PodGroup the API
+ * showed last (borrowed; NULL when there is none). now (RFC 3339) stamps the
+ * conditions whose status changes, except admission's, stamped with
+ * g->admitted_at. Sets *body to a new reference for CREATE and PATCH, NULL
+ * otherwise. A patch carries only what differs: spec and status fields named
+ * above, and metadata.ownerReferences when ours is missing.
+ */
+enum podgroup_write podgroup_sync(const struct podgroup_gang *g, const json_t *observed, const char *now, json_t **body);
+
+/* The parts of a PodGroup (borrowed) that podgroup_sync reads, as a new object sharing nothing with it: what the controller keeps.
+ */
+json_t *podgroup_trim(const json_t *podgroup);
+
+/* ---- Queue status ---- */
+
+struct podgroup_queue_status {
+    int64_t running, inqueue, pending; /* PodGroups by phase */
+    struct resources allocated;
+};
+
+void podgroup_queue_status_init(struct podgroup_queue_status *st);
+void podgroup_queue_status_finish(struct podgroup_queue_status *st);
+
+/*
+ * Computes the status of queue q of cache c into st (initialised; it is
+ * overwritten). Returns 0, or -1 with err when a sum overflows.
+ */
+int podgroup_queue_status(const struct cache *c, const struct cache_queue *q, struct podgroup_queue_status *st,
+                          struct resources_error *err);
+
+/*
+ * The JSON merge patch {"status": {...}} (new) that turns the Queue status the
+ * API showed last (borrowed; NULL when none) into st, or NULL when nothing
+ * differs.
+ */
+json_t *podgroup_queue_patch(const json_t *observed_status, const struct podgroup_queue_status *st);
+
+/* ---- discovery ---- */
+
+enum {
+    PODGROUP_CRD_PODGROUPS = 1 << 0,
+    PODGROUP_CRD_PODGROUPS_STATUS = 1 << 1, /* a status subresource (Volcano's PodGroup has none) */
+    PODGROUP_CRD_QUEUES = 1 << 2,
+    PODGROUP_CRD_QUEUES_STATUS = 1 << 3,
+};
+
+/* The PODGROUP_CRD_* flags of the resources an APIResourceList (borrowed: GET /apis/scheduling.volcano.sh/v1beta1) names. */
+unsigned podgroup_discovery(const json_t *resource_list);
+
+/* ---- metrics ---- */
+
+/*
+ * The short, stable token of why a gang waits, for the reason label:
+ * queue_missing, queue_closed, invalid, incomplete, fifo_blocked,
+ * queue_capability, node_fit; "unknown" before its first decision.
+ */
+const char *podgroup_reason_token(enum admit_reason reason);
+
+struct podgroup_metrics;
+
+/*
+ * Keeps three gauge families (borrowed, created by the caller):
+ *   pending{queue,reason}       gangs not admitted, by podgroup_reason_token (every token, zeros included)
+ *   allocated{queue,resource}   status.allocated, for every resource allocated or in the capability
+ *   capability{queue,resource}  spec.capability
+ * cpu in cores, everything else in its base unit. Returns a new object.
+ */
+struct podgroup_metrics *podgroup_metrics_create(struct metrics_family *pending, struct metrics_family *allocated,
+                                                 struct metrics_family *capability);
+
+/* Frees it (not the families, nor their series); accepts NULL. */
+void podgroup_metrics_destroy(struct podgroup_metrics *m);
+
+/* Sets queue q's series from c and its status st, removing those of resources it no longer has. */
+void podgroup_metrics_queue(struct podgroup_metrics *m, const struct cache *c, const struct cache_queue *q,
+                            const struct podgroup_queue_status *st);
+
+/* Removes every series of the queues set before that c no longer holds. */
+void podgroup_metrics_sweep(struct podgroup_metrics *m, const struct cache *c);
+
+#endif
