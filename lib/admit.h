@@ -17,10 +17,18 @@
  * - FINISH: an admitted gang with fewer than minMember ungated live pods and
  *   gated ones (a restart mid-admission, KubeRay replacing a pod): remove our
  *   gate from the listed pods, no capacity check.
- * - TAIL_ADMIT / TAIL_WAIT: pods of an admitted gang beyond minMember (the
+ * - TAIL_ADMIT / TAIL_WAIT: pods of an admitted gang beyond its members (the
  *   autoscaler's) are admitted one at a time in creation order by the same
  *   queue and node checks; the first that does not fit waits, and those behind
- *   it wait with it.
+ *   it wait with it: one TAIL_WAIT lists them all, each with its own message.
+ *
+ * A gang's members are its head and, per worker group, as many of the group's
+ * pods as minMember counts (ray.io/node-type and ray.io/group labels; ungated
+ * pods first, then in creation order), not the first minMember pods created.
+ * An admitted gang holds in its queue the larger of its minResources and its
+ * members' requests, plus its ungated tail's requests: a tail pod deleted
+ * (the gang shrinking) gives its share back at once, a member being replaced
+ * does not.
  * - WAIT: with a reason and a message for Events.
  *
  * Order: gangs of every evaluated queue are taken together by priority (the
@@ -64,12 +72,13 @@ enum admit_reason {
     ADMIT_REASON_NODES,          /* "... does not fit the nodes: no node fits pod ..." */
 };
 
-/* A pod to ungate (or, for TAIL_WAIT, the pod that waits). */
+/* A pod to ungate (or, for TAIL_WAIT, a pod that waits). */
 struct admit_pod {
     char *name;
     char *uid;
     char *resource_version;
     json_t *keep_gates; /* new: the pod's spec.schedulingGates without ours ([{"name": ...}]) */
+    char *message;      /* TAIL_WAIT: why this pod waits (owned); otherwise NULL */
 };
 
 struct admit_decision {
@@ -118,9 +127,10 @@ size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out);
  * for its gang's autoscaling tail (TAIL_WAIT), recording it: the controller
  * emits a GangWaiting Event on the RayCluster only when this returns 1.
  * Another count of "waiting for pods" is not a new reason. When the gang's
- * reason changes, CACHE_POD_TOLD is cleared on its pods, so that each gated
- * pod is told the new reason once (the controller marks it with
- * cache_pod_mark_told()). ADMIT and FINISH forget the gang's reason,
+ * (or its tail's) reason changes, CACHE_POD_TOLD is cleared on its pods, so
+ * that each gated pod is told the new reason once (the controller marks it
+ * with cache_pod_mark_told()); a pod that was not told yet (one that joined
+ * since) is told even when the reason is no news. ADMIT and FINISH forget the gang's reason,
  * TAIL_ADMIT the tail's, and return 1. Returns 0 when the gang is no longer
  * cached.
  */
