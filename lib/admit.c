@@ -639,6 +639,22 @@ static void gang_hold(const struct pass *p, const struct cache_gang *g, const st
         out[k] += tail[k];
 }
 
+/*
+ * What the ungated, unfinished pods of a gang that is not admitted request (dense, into out). Its RayCluster
+ * was deleted and created again under the same name while the old one's admitted pods still terminate, or
+ * its pods were created before raygate: either way they use the queue's share until they are gone.
+ */
+static void ungated_requests(const struct pass *p, const struct cache_gang *g, int64_t *out)
+{
+    memset(out, 0, p->nres * sizeof(*out));
+    for (const struct cache_pod *pod = g->pods; pod != NULL; pod = pod->gang_next) {
+        if (pod->phase == CACHE_PHASE_SUCCEEDED || pod->phase == CACHE_PHASE_FAILED || pod_ungated(p, pod) == 0)
+            continue;
+        for (uint32_t k = 0; pod->request != NULL && k < pod->request->len; k++)
+            out[pod->request->items[k].id] += pod->request->items[k].value;
+    }
+}
+
 static void queue_add(const struct pass *p, struct cache_queue *q, const int64_t *v, int sign)
 {
     for (uint32_t k = 0; k < p->nres; k++)
@@ -945,6 +961,8 @@ static void evaluate_pending(struct pass *p, struct work *w)
     commit(p);
     free(unbound);
 
+    ungated_requests(p, g, p->hold_a); /* what it held unadmitted, before its members count as ungated */
+    queue_add(p, q, p->hold_a, -1);
     struct admit_decision *d = decide(p, ADMIT_ACTION_ADMIT, ADMIT_REASON_NONE, w, NULL);
     for (size_t i = 0; i < ncore; i++) {
         struct cache_pod *pod = w->live[i];
@@ -1097,10 +1115,11 @@ size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out)
             }
             memset(q->held, 0, q->nheld * sizeof(*q->held));
             for (struct cache_gang *g = q->gangs; g != NULL; g = g->queue_next) {
-                if (g->admitted) {
+                if (g->admitted)
                     gang_hold(&p, g, NULL, p.hold_a);
-                    queue_add(&p, q, p.hold_a, 1);
-                }
+                else
+                    ungated_requests(&p, g, p.hold_a);
+                queue_add(&p, q, p.hold_a, 1);
             }
         }
     }

@@ -7,8 +7,10 @@
  * - ADMIT: a pending gang that is complete (>= minMember live pods), whose
  *   queue exists and is Open, whose minResources fit the queue's capability
  *   (listed resources only; admitted gangs of the queue hold the larger of
- *   their minResources and their ungated pods' requests, until their pods are
- *   gone), and whose first minMember pods (creation order) all fit on Ready,
+ *   their minResources and their members' requests plus their tail's, until
+ *   their pods are gone; a gang not admitted holds what its ungated pods
+ *   request, e.g. the terminating pods of a RayCluster deleted and created
+ *   again under the same name), and whose first minMember pods (creation order) all fit on Ready,
  *   schedulable nodes pod by pod, larger pods first (nodeSelector, required
  *   node affinity, NoSchedule/NoExecute taints, allocatable "pods"). Free room
  *   on a node is allocatable - requests of the pods bound to it - what admitted
