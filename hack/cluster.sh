@@ -8,7 +8,7 @@
 #   hack/cluster.sh down | status | env
 #   hack/cluster.sh add-node NAME [--node-capacity ...] [--label k=v]...   (used by tests)
 #   hack/cluster.sh restart COMPONENT | stop COMPONENT [SIGNAL]              (used by tests)
-#   hack/cluster.sh start-gate [ARGS...]                                    (used by tests)
+#   hack/cluster.sh start-gate [ARGS...] | start-webhook                    (used by tests)
 #
 # State (kubeconfig, PKI, logs, pids) lives in .cluster/ (RAYGATE_STATE).
 set -euo pipefail
@@ -363,5 +363,6 @@ add-node) shift; cmd_add_node "$@" ;;
 restart) shift; cmd_restart "$@" ;;
 stop) shift; cmd_stop "$@" ;;
 start-gate) shift; start_gate "$@" ;;
+start-webhook) start_webhook ;;
 *) usage ;;
 esac

@@ -150,7 +150,7 @@ pod_events() {
 }
 
 # pod_told POD TEXT: a GangWaiting Event on the pod says TEXT
-pod_told() { pod_events "$1" | grep -qF -- "$2"; }
+pod_told() { pod_events "$1" | grep -F -- "$2" >/dev/null; }
 
 describe_has() { # pod text
 	kc describe pod -n "$NS" "$1" | grep -F -- "$2" >/dev/null

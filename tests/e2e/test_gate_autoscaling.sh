@@ -61,7 +61,7 @@ none_gated() { [[ "$(gated_count auto)" == 0 ]]; }
 eventually 30 "with cpu 4, the last worker admitted" none_gated
 eventually 60 "all 4 pods Running" pods_are auto 4 Running
 pod_admitted_told() { kc get events -n "$NS" --field-selector "involvedObject.name=$1,reason=GangAdmitted" -o json |
-	jq -r '.items[].message' | grep -qF "pod $1 admitted by queue $Q beyond the gang's 2 pods"; }
+	jq -r '.items[].message' | grep -F "pod $1 admitted by queue $Q beyond the gang's 2 pods" >/dev/null; }
 eventually 10 "$second's GangAdmitted event says it came beyond the gang" pod_admitted_told "$second"
 
 # Shrinking gives the tail's share back: another cluster (cpu 1) waits on the
