@@ -38,7 +38,7 @@ e2e_teardown() {
 }
 
 fail() { say "FAIL: $*"; exit 1; }
-pass() { say "ok: $*"; }
+pass() { say "ok: $* [${SECONDS}s]"; }
 
 # assert_eq WHAT EXPECTED ACTUAL
 assert_eq() {
