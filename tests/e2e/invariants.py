@@ -17,6 +17,14 @@ stderr and one JSON line each in --violations:
                      seconds: its live head, or fewer than the members of a
                      worker group (its minReplicas shape) that exist, gated.
 
+With --settled it instead checks once, on a quiet cluster, that every gang
+that fits is admitted (fault drill 7), and exits 1 naming those that are not:
+
+  fitting-gang-waits a complete gang that is not admitted fits its queue's free
+                     capability and the nodes (first fit, larger pods first),
+                     and is not behind a fifo queue's head gang that does not
+                     fit; or an admitted gang's first gated tail pod fits.
+
 Pods are listed before RayClusters, so an annotation written before a pod was
 ungated (what raygate does) is always seen. Pods whose RayCluster (by owner
 uid) is gone are not judged. A managed RayCluster is one labelled
@@ -140,6 +148,36 @@ def scheduled_at(pod):
         if c.get("type") == "PodScheduled" and c.get("status") == "True":
             return ts(c.get("lastTransitionTime"))
     return None
+
+
+def priority(pods):
+    return max([p["spec"].get("priority") or 0 for p in pods] or [0])
+
+
+def min_resources(rc):
+    raw = (rc["metadata"].get("annotations") or {}).get("raygate.io/min-resources")
+    return {k: quantity(v) for k, v in json.loads(raw).items()} if raw else None
+
+
+def fits(need, free):
+    return all(v <= free.get(k, v) for k, v in need.items() if v > 0)
+
+
+def place(pods, nodes):
+    """First fit, larger pods first (cpu, then memory), over nodes sorted by name; nodes: [[name, free]]."""
+    trial = [[n, dict(f)] for n, f in nodes]
+    for req in sorted(pods, key=lambda r: (-r.get("cpu", 0), -r.get("memory", 0))):
+        for _, free in trial:
+            if fits(req, free) and free.get("pods", 1) >= 1:
+                for k, v in req.items():
+                    if k in free:
+                        free[k] -= v
+                if "pods" in free:
+                    free["pods"] -= 1
+                break
+        else:
+            return False
+    return True
 
 
 def fmt(v):
@@ -278,6 +316,98 @@ class Checker:
                 self.violate(("partial", uid), "partly-ungated", "admitted RayCluster %s/%s partly ungated for over %ss (%s)" %
                              (rc["metadata"]["namespace"], rc["metadata"]["name"], self.args.grace, "; ".join(short)))
 
+    def settled(self):
+        """One check on a quiet cluster: every gang that fits is admitted. Returns the number of findings."""
+        pods = self.api.get("/api/v1/pods")["items"]
+        rcs = self.api.get("/apis/ray.io/v1%s/rayclusters" % ("/namespaces/" + self.args.namespace if self.args.namespace else ""))["items"]
+        queues = {q["metadata"]["name"]: q for q in self.api.get("/apis/scheduling.volcano.sh/v1beta1/queues")["items"]}
+        nodes = []
+        for n in sorted(self.api.get("/api/v1/nodes")["items"], key=lambda n: n["metadata"]["name"]):
+            ready = any(c["type"] == "Ready" and c["status"] == "True" for c in n["status"].get("conditions") or [])
+            if ready and not n["spec"].get("unschedulable"):
+                nodes.append([n["metadata"]["name"], {k: quantity(v) for k, v in n["status"]["allocatable"].items()}])
+        free_node = dict((name, free) for name, free in nodes)
+        for p in pods:
+            node = p["spec"].get("nodeName")
+            if node in free_node and not finished(p):
+                for k, v in pod_request(p["spec"]).items():
+                    if k in free_node[node]:
+                        free_node[node][k] -= v
+                if "pods" in free_node[node]:
+                    free_node[node]["pods"] -= 1
+        by_owner = {}
+        for p in pods:
+            by_owner.setdefault(owner_uid(p), []).append(p)
+        held, waiting, tails = {}, {}, {}
+        findings = 0
+        for rc in rcs:
+            meta = rc["metadata"]
+            q = (meta.get("labels") or {}).get(QUEUE_LABEL)
+            if not q:
+                continue
+            mine = [p for p in by_owner.get(meta["uid"], []) if not finished(p)]
+            ungated = {}
+            for p in mine:
+                if not gated(p):
+                    add(ungated, pod_request(p["spec"]))
+            minres = min_resources(rc) or {}
+            if (meta.get("annotations") or {}).get(ADMITTED):
+                h = held.setdefault(q, {})
+                for k in set(minres) | set(ungated):
+                    h[k] = h.get(k, 0) + max(minres.get(k, 0), ungated.get(k, 0))
+                gated_tail = sorted([p for p in mine if gated(p) and live(p)],
+                                    key=lambda p: (p["metadata"]["creationTimestamp"], p["metadata"]["name"]))
+                if gated_tail:
+                    tails.setdefault(q, []).append((rc, gated_tail[0]))
+                continue
+            add(held.setdefault(q, {}), ungated)
+            live_pods = [p for p in mine if live(p)]
+            shape = group_shape(rc)
+            roles = {}
+            for p in live_pods:
+                labels = p["metadata"].get("labels") or {}
+                role = "head" if labels.get("ray.io/node-type") == "head" else labels.get("ray.io/group")
+                roles.setdefault(role, []).append(p)
+            need = dict(shape, head=1)
+            if any(len(roles.get(r, [])) < n for r, n in need.items()):
+                continue  # incomplete: waits for its pods
+            members = []
+            for r, n in need.items():
+                members += sorted(roles[r], key=lambda p: (p["metadata"]["creationTimestamp"], p["metadata"]["name"]))[:n]
+            waiting.setdefault(q, []).append((-priority(live_pods), meta["creationTimestamp"], meta["namespace"], meta["name"],
+                                               minres, [pod_request(p["spec"]) for p in members]))
+        node_list = [[n, free_node[n]] for n, _ in nodes]
+        for q, gangs in waiting.items():
+            queue = queues.get(q)
+            if queue is None or (queue.get("status") or {}).get("state") in ("Closed", "Closing"):
+                continue
+            cap = {k: quantity(v) for k, v in ((queue.get("spec") or {}).get("capability") or {}).items()}
+            free = {k: v - held.get(q, {}).get(k, 0) for k, v in cap.items()}
+            fifo = (queue.get("spec") or {}).get("dequeueStrategy") == "fifo"
+            for _, created, ns, name, minres, members in sorted(gangs):
+                ok = fits(minres, free) and place(members, node_list)
+                if ok:
+                    findings += 1
+                    print("SETTLED CHECK FAILED [fitting-gang-waits]: RayCluster %s/%s (queue %s%s) fits (needs %s; free %s) but is not admitted" %
+                          (ns, name, q, ", fifo" if fifo else "", {k: fmt(v) for k, v in minres.items()},
+                           {k: fmt(v) for k, v in free.items()}), file=sys.stderr, flush=True)
+                if fifo:
+                    break  # the head gang: those behind it wait for it, fitting or not
+        for q, items in tails.items():
+            queue = queues.get(q)
+            cap = {k: quantity(v) for k, v in ((queue or {}).get("spec") or {}).get("capability", {}).items()}
+            free = {k: v - held.get(q, {}).get(k, 0) for k, v in cap.items()}
+            for rc, pod in items:
+                req = pod_request(pod["spec"])
+                if fits(req, free) and place([req], node_list):
+                    findings += 1
+                    print("SETTLED CHECK FAILED [fitting-gang-waits]: tail pod %s of admitted RayCluster %s fits queue %s but is gated" %
+                          (pod["metadata"]["name"], rc["metadata"]["name"], q), file=sys.stderr, flush=True)
+        n_admitted = sum(1 for rc in rcs if (rc["metadata"].get("annotations") or {}).get(ADMITTED))
+        print("settled: %d RayClusters, %d admitted, %d complete and waiting, %d findings" %
+              (len(rcs), n_admitted, sum(len(g) for g in waiting.values()), findings), file=sys.stderr, flush=True)
+        return findings
+
     def status(self):
         with open(self.args.status + ".tmp", "w") as f:
             json.dump({"polls": self.polls, "errors": self.errors, "violations": self.violations, "t": time.time()}, f)
@@ -310,9 +440,15 @@ def main():
     ap.add_argument("--interval", type=float, default=0.5)
     ap.add_argument("--grace", type=float, default=5.0, help="seconds an admitted gang may stay partly ungated")
     ap.add_argument("--duration", type=float, default=0, help="stop after this many seconds (default: at SIGTERM)")
-    ap.add_argument("--violations", required=True, help="file to append violations to (JSON lines)")
-    ap.add_argument("--status", required=True)
-    return Checker(ap.parse_args()).run()
+    ap.add_argument("--violations", default=os.devnull, help="file to append violations to (JSON lines)")
+    ap.add_argument("--status", default=os.devnull)
+    ap.add_argument("--settled", action="store_true", help="check once that every gang that fits is admitted, and exit")
+    args = ap.parse_args()
+    if args.settled:
+        return 1 if Checker(args).settled() else 0
+    if args.violations == os.devnull or args.status == os.devnull:
+        ap.error("--violations and --status are required unless --settled")
+    return Checker(args).run()
 
 
 if __name__ == "__main__":

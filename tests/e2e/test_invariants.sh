@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The fault drills' invariant checker (invariants.py) can fail: with the gate
 # controller stopped, we break each invariant by hand and expect the checker
-# to name it. A checker that never fires proves nothing.
+# to name it, and its settled check (drill 7) to name a gang that fits but
+# waits. A checker that never fires proves nothing.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 gate_running() { [[ "$("$ROOT/hack/cluster.sh" status 2>/dev/null)" == *"raygate-gate"*"running"* ]]; }
@@ -26,6 +27,11 @@ assert_eq "gated" "3 3 3" "$(gated_count a) $(gated_count b) $(gated_count c)"
 sleep 2
 [[ ! -s "$INV_DIR/violations" ]] || { cat "$INV_DIR/violations" >&2; fail "violations before anything was broken"; }
 pass "no violation while everything waits"
+# The churn drill's final check: a (cpu 3) fits the empty queue (cpu 4) but nobody admits it.
+settled_out="$(python3 "$ROOT/tests/e2e/invariants.py" --server "https://127.0.0.1:$APISERVER_PORT" --token "$STATE/pki/admin.token" \
+	--ca "$STATE/pki/ca.crt" --namespace "$NS" --settled 2>&1)" && fail "the settled check passed with a fitting gang waiting: $settled_out"
+[[ "$settled_out" == *"fitting-gang-waits]: RayCluster $NS/a "* ]] || fail "the settled check did not name a: $settled_out"
+pass "settled check: fitting-gang-waits (a fits but waits)"
 
 # a: ungated and bound without admission.
 for p in $(kc get pods -n "$NS" -l ray.io/cluster=a -o name); do ungate "${p#pod/}"; done
