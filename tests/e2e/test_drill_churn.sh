@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Issue 7, fault drill 7: churn. For RAYGATE_CHURN_SECONDS (default 60 here;
-# the issue's 5 minutes is RAYGATE_CHURN_SECONDS=300, see the README of the
-# tests), RayClusters of random shapes (head, 0-2 worker groups of 0-3
+# Issue 7, fault drill 7: churn. For RAYGATE_CHURN_SECONDS (default 60, to
+# keep the e2e suite short; the issue's 5 minutes is RAYGATE_CHURN_SECONDS=300),
+# RayClusters of random shapes (head, 0-2 worker groups of 0-3
 # replicas, a third of them autoscaling, some with a priority) are created and
 # deleted against 3 queues of random capability and dequeue strategy, whose
 # capability also grows now and then; autoscaling clusters are scaled up. The
