@@ -18,7 +18,8 @@ stderr and one JSON line each in --violations:
                      worker group (its minReplicas shape) that exist, gated.
 
 With --settled it instead checks once, on a quiet cluster, that every gang
-that fits is admitted (fault drill 7), and exits 1 naming those that are not:
+that fits is admitted (fault drill 7), and exits 3 naming those that are not
+(any other failure of the check itself exits 1):
 
   fitting-gang-waits a complete gang that is not admitted fits its queue's free
                      capability and the nodes (first fit, larger pods first),
@@ -373,7 +374,7 @@ class Checker:
                 continue  # incomplete: waits for its pods
             members = []
             for r, n in need.items():
-                members += sorted(roles[r], key=lambda p: (p["metadata"]["creationTimestamp"], p["metadata"]["name"]))[:n]
+                members += sorted(roles.get(r, []), key=lambda p: (p["metadata"]["creationTimestamp"], p["metadata"]["name"]))[:n]
             waiting.setdefault(q, []).append((-priority(live_pods), meta["creationTimestamp"], meta["namespace"], meta["name"],
                                                minres, [pod_request(p["spec"]) for p in members]))
         node_list = [[n, free_node[n]] for n, _ in nodes]
@@ -445,7 +446,7 @@ def main():
     ap.add_argument("--settled", action="store_true", help="check once that every gang that fits is admitted, and exit")
     args = ap.parse_args()
     if args.settled:
-        return 1 if Checker(args).settled() else 0
+        return 3 if Checker(args).settled() else 0
     if args.violations == os.devnull or args.status == os.devnull:
         ap.error("--violations and --status are required unless --settled")
     return Checker(args).run()

@@ -55,6 +55,19 @@ eventually() {
 	pass "$what"
 }
 
+# control_plane_settled: after an apiserver restart, kube-controller-manager's
+# informers come back with a backoff; the tests that follow need it working. A
+# fresh namespace getting its default service account is the sign.
+control_plane_settled() {
+	local probe="e2e-settle-$RANDOM"
+	kc create namespace "$probe" >/dev/null || fail "cannot create namespace $probe"
+	probe_sa() { kc get serviceaccount -n "$probe" default; }
+	wait_until 180 "kube-controller-manager serving again (namespace $probe's default service account)" probe_sa ||
+		{ kc delete namespace "$probe" --wait=false >/dev/null 2>&1; fail "kube-controller-manager did not recover"; }
+	kc delete namespace "$probe" --wait=false >/dev/null 2>&1 || true
+	pass "kube-controller-manager serves again"
+}
+
 # pods of a Ray cluster: name phase node, one per line
 ray_pods() {
 	kc get pods -n "$NS" -l "ray.io/cluster=$1" \

@@ -95,3 +95,4 @@ eventually 120 "the scheduler bound d's 3 pods" d_bound
 assert_eq "c's admission not recorded again" "$c_at" "$(admitted_at c)"
 [[ -n "$b_at" ]] || fail "b had no admitted-at"
 inv_stop
+control_plane_settled

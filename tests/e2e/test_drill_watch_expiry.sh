@@ -104,3 +104,4 @@ inv_assert "invariants held through the expiry"
 
 restart_api
 inv_stop
+control_plane_settled

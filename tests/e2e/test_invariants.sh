@@ -28,8 +28,10 @@ sleep 2
 [[ ! -s "$INV_DIR/violations" ]] || { cat "$INV_DIR/violations" >&2; fail "violations before anything was broken"; }
 pass "no violation while everything waits"
 # The churn drill's final check: a (cpu 3) fits the empty queue (cpu 4) but nobody admits it.
+rc=0
 settled_out="$(python3 "$ROOT/tests/e2e/invariants.py" --server "https://127.0.0.1:$APISERVER_PORT" --token "$STATE/pki/admin.token" \
-	--ca "$STATE/pki/ca.crt" --namespace "$NS" --settled 2>&1)" && fail "the settled check passed with a fitting gang waiting: $settled_out"
+	--ca "$STATE/pki/ca.crt" --namespace "$NS" --settled 2>&1)" || rc=$?
+assert_eq "settled check's exit status (3: findings)" 3 "$rc"
 [[ "$settled_out" == *"fitting-gang-waits]: RayCluster $NS/a "* ]] || fail "the settled check did not name a: $settled_out"
 pass "settled check: fitting-gang-waits (a fits but waits)"
 
