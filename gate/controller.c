@@ -773,13 +773,20 @@ static int carry_out(struct controller *c, struct admit_result *res, const int *
             continue;
         }
         if (d->action == ADMIT_ACTION_TAIL_WAIT) {
-            if (report[i]) {
-                log_infof("gang %s/%s: autoscaled pod waits: %s", d->namespace_, d->gang, d->message);
-                for (size_t k = 0; k < d->npods; k++) {
-                    struct events_object po = {"v1", "Pod", d->namespace_, d->pods[k].name, d->pods[k].uid};
-                    events_add(&events, &po, "Warning", "GangWaiting", d->message, now, c->instance);
-                }
+            if (report[i])
+                log_infof("gang %s/%s: autoscaled pods wait: %s", d->namespace_, d->gang, d->message);
+            /* Each waiting pod is told why, once per story: the first one why it does not fit, the others whom they wait behind. */
+            pthread_mutex_lock(&c->mu);
+            for (size_t k = 0; k < d->npods; k++) {
+                struct cache_pod *p = cache_pod_by_uid(c->cache, d->pods[k].uid);
+                if (p == NULL || (p->flags & CACHE_POD_TOLD))
+                    continue;
+                cache_pod_mark_told(p);
+                struct events_object po = {"v1", "Pod", d->namespace_, d->pods[k].name, d->pods[k].uid};
+                events_add(&events, &po, "Warning", "GangWaiting", d->pods[k].message != NULL ? d->pods[k].message : d->message,
+                           now, c->instance);
             }
+            pthread_mutex_unlock(&c->mu);
             continue;
         }
 

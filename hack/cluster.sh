@@ -7,8 +7,8 @@
 #   hack/cluster.sh up [--nodes N] [--node-capacity cpu=8,memory=32Gi[,nvidia.com/gpu=2,...]] [--no-raygate]
 #   hack/cluster.sh down | status | env
 #   hack/cluster.sh add-node NAME [--node-capacity ...] [--label k=v]...   (used by tests)
-#   hack/cluster.sh restart COMPONENT | stop COMPONENT [SIGNAL]              (used by tests)
-#   hack/cluster.sh start-gate [--name raygate-gate-X] [ARGS...]            (used by tests)
+#   hack/cluster.sh restart COMPONENT [EXTRA-ARG...] | stop COMPONENT [SIGNAL] (used by tests)
+#   hack/cluster.sh start-gate [--name raygate-gate-X] [ARGS...] | start-webhook (used by tests)
 #     --name runs another gate controller as its own component (pid, log
 #     .cluster/logs/raygate-gate-X.log); status, stop and down include it.
 #
@@ -57,6 +57,8 @@ start() {
 	setsid "$@" >>"$LOGS/$name.log" 2>&1 </dev/null &
 	echo $! >"$PIDS/$name.pid"
 	echo "$1" >"$PIDS/$name.cmd"
+	# The arguments it was first started with: what restart starts it with again.
+	[[ -f "$PIDS/$name.args" ]] || printf '%s\0' "$@" >"$PIDS/$name.args"
 	grep -qx "$name" "$STATE/components" 2>/dev/null || echo "$name" >>"$STATE/components"
 }
 
@@ -376,13 +378,21 @@ cmd_stop() {
 	stop "$c" "${2:-TERM}"
 }
 
+# restart COMPONENT [EXTRA-ARG...]: stops it and starts it again with the
+# arguments it was first started with, plus EXTRA-ARGs (for this run only: a
+# later restart without them drops them again).
 cmd_restart() {
-	local c="${1:?component}"
+	local c="${1:?component}"; shift
 	[[ -f "$PIDS/$c.pid" ]] || die "$c is not running"
 	local -a args
-	mapfile -d '' -t args <"/proc/$(cat "$PIDS/$c.pid")/cmdline"
+	if [[ -f "$PIDS/$c.args" ]]; then
+		mapfile -d '' -t args <"$PIDS/$c.args"
+	else
+		mapfile -d '' -t args <"/proc/$(cat "$PIDS/$c.pid")/cmdline"
+		printf '%s\0' "${args[@]}" >"$PIDS/$c.args"
+	fi
 	stop "$c"
-	start "$c" "${args[@]}"
+	start "$c" "${args[@]}" "$@"
 }
 
 case "${1:-}" in
@@ -394,5 +404,6 @@ add-node) shift; cmd_add_node "$@" ;;
 restart) shift; cmd_restart "$@" ;;
 stop) shift; cmd_stop "$@" ;;
 start-gate) shift; start_gate "$@" ;;
+start-webhook) start_webhook ;;
 *) usage ;;
 esac

@@ -42,6 +42,7 @@ void admit_result_finish(struct admit_result *r)
             free(d->pods[j].uid);
             free(d->pods[j].resource_version);
             json_decref(d->pods[j].keep_gates);
+            free(d->pods[j].message);
         }
         free(d->pods);
         free(d->namespace_);
@@ -123,8 +124,9 @@ struct placed {
 struct work {
     struct cache_gang *g;
     int32_t priority;
-    struct cache_pod **live; /* creation order */
+    struct cache_pod **live; /* the gang's members (its core), then its tail; creation order within each */
     size_t nlive;
+    size_t ncore;   /* members found: live[0..ncore) */
     size_t ungated; /* live pods without our gate */
     int admitted;   /* in the cache, or by this pass */
 };
@@ -142,7 +144,7 @@ struct pass {
     struct placed *log; /* tentative placements */
     size_t nlog, caplog;
     size_t commits;
-    int64_t *hold_a, *hold_b; /* nres each */
+    int64_t *hold_a, *hold_b, *hold_tail; /* nres each */
     uint32_t cpu, memory;     /* resource ids, or UINT32_MAX */
 };
 
@@ -165,16 +167,99 @@ static int cmp_created(const void *pa, const void *pb)
     return cmp_names(a->namespace_, a->name, b->namespace_, b->name);
 }
 
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+/* A pod's place in its gang's shape: 0 the head, 1 + i worker group i, ROLE_EXTRA a worker of a group
+ * the shape counts no pods of (minReplicas 0, suspended), ROLE_UNKNOWN a pod its labels do not place. */
+enum { ROLE_EXTRA = -1, ROLE_UNKNOWN = -2 };
+
+static int pod_role(const struct cache_gang *g, const struct cache_pod *pod)
+{
+    if (pod->node_type == NULL)
+        return ROLE_UNKNOWN;
+    if (strcmp(pod->node_type, "head") == 0)
+        return 0;
+    if (pod->group == NULL)
+        return ROLE_UNKNOWN;
+    for (uint32_t i = 0; i < g->ngroups; i++) {
+        if (g->groups[i].name != NULL && pod->group == g->groups[i].name) /* both interned */
+            return 1 + (int)i;
+    }
+    return ROLE_EXTRA;
+}
+
+/*
+ * Puts the gang's members first in w->live (live is in creation order, and
+ * each part stays so) and sets w->ncore. The members are the head and, per
+ * worker group, as many of its pods as minMember counts for it (gang.h),
+ * told apart by their ray.io/node-type and ray.io/group labels; never merely
+ * the first pods created: KubeRay creates them in the same second, and a
+ * worker whose name sorts before the head's must not take the head's place.
+ * Ungated pods are taken first (an admitted gang keeps the members it has),
+ * then gated ones. Pods the labels do not place fill the slots left.
+ */
+static void order_core(const struct pass *p, struct work *w)
+{
+    const struct cache_gang *g = w->g;
+    w->ncore = 0;
+    if (w->nlive == 0 || g->min_member <= 0) {
+        for (size_t i = 0; i < w->nlive; i++)
+            w->live[i]->tail_mark = p->epoch;
+        return;
+    }
+    int64_t *need = util_calloc((size_t)g->ngroups + 1, sizeof(*need));
+    int *role = util_calloc(w->nlive, sizeof(*role));
+    uint8_t *member = util_calloc(w->nlive, sizeof(*member));
+    int64_t left = 1;
+    need[0] = 1;
+    for (uint32_t i = 0; i < g->ngroups; i++) {
+        need[1 + i] = g->groups[i].pods;
+        left = sat_add(left, g->groups[i].pods);
+    }
+    for (size_t i = 0; i < w->nlive; i++)
+        role[i] = pod_role(g, w->live[i]);
+    for (int unknown = 0; unknown < 2; unknown++) {
+        for (int ungated = 1; ungated >= 0; ungated--) {
+            for (size_t i = 0; i < w->nlive && left > 0; i++) {
+                if (member[i] || pod_ungated(p, w->live[i]) != ungated)
+                    continue;
+                if (unknown ? role[i] != ROLE_UNKNOWN : (role[i] < 0 || need[role[i]] == 0))
+                    continue;
+                if (!unknown)
+                    need[role[i]]--;
+                member[i] = 1;
+                left--;
+                w->ncore++;
+            }
+        }
+    }
+    /* Stable partition: members, then the rest (the tail). */
+    struct cache_pod **sorted = util_calloc(w->nlive, sizeof(*sorted));
+    size_t k = 0;
+    for (int pass = 1; pass >= 0; pass--) {
+        for (size_t i = 0; i < w->nlive; i++) {
+            if (member[i] != pass)
+                continue;
+            sorted[k++] = w->live[i];
+            if (!pass)
+                w->live[i]->tail_mark = p->epoch;
+        }
+    }
+    memcpy(w->live, sorted, w->nlive * sizeof(*sorted));
+    free(sorted);
+    free(member);
+    free(role);
+    free(need);
+}
+
 /* A pod with its weights for "larger first": extended resources (GPUs) dominate, then cpu, then memory. */
 struct weighed {
     struct cache_pod *pod;
     int64_t w[3];
 };
-
-static int64_t sat_add(int64_t a, int64_t b)
-{
-    return a > INT64_MAX - b ? INT64_MAX : a + b;
-}
 
 static int cmp_weighed(const void *pa, const void *pb)
 {
@@ -526,17 +611,26 @@ static int pod_holds(const struct cache_pod *pod, int ungated)
     return ungated && pod->phase != CACHE_PHASE_SUCCEEDED && pod->phase != CACHE_PHASE_FAILED;
 }
 
-/* What g holds in its queue (dense, into out): the larger of minResources and its ungated pods' requests; 0 once they are gone. */
+/*
+ * What g holds in its queue (dense, into out), counting extra as ungated: the
+ * larger of minResources and its members' requests (with its terminating pods'),
+ * plus the requests of its ungated tail (pods beyond its members, order_core());
+ * 0 once its ungated pods are gone. minResources stays held for a member being
+ * replaced, so that its replacement needs no room the tail took meanwhile.
+ */
 static void gang_hold(const struct pass *p, const struct cache_gang *g, const struct cache_pod *extra, int64_t *out)
 {
+    int64_t *tail = p->hold_tail;
     memset(out, 0, p->nres * sizeof(*out));
+    memset(tail, 0, p->nres * sizeof(*tail));
     size_t pods = 0;
     for (const struct cache_pod *pod = g->pods; pod != NULL; pod = pod->gang_next) {
         if (!pod_holds(pod, pod_ungated(p, pod) || pod == extra))
             continue;
         pods++;
+        int64_t *sum = cache_pod_live(pod) && pod->tail_mark == p->epoch ? tail : out;
         for (uint32_t k = 0; pod->request != NULL && k < pod->request->len; k++)
-            out[pod->request->items[k].id] += pod->request->items[k].value;
+            sum[pod->request->items[k].id] += pod->request->items[k].value;
     }
     if (pods == 0)
         return;
@@ -544,6 +638,24 @@ static void gang_hold(const struct pass *p, const struct cache_gang *g, const st
         const struct cache_res *r = &g->min_rl->items[k];
         if (r->value > out[r->id])
             out[r->id] = r->value;
+    }
+    for (uint32_t k = 0; k < p->nres; k++)
+        out[k] += tail[k];
+}
+
+/*
+ * What the ungated, unfinished pods of a gang that is not admitted request (dense, into out). Its RayCluster
+ * was deleted and created again under the same name while the old one's admitted pods still terminate, or
+ * its pods were created before raygate: either way they use the queue's share until they are gone.
+ */
+static void ungated_requests(const struct pass *p, const struct cache_gang *g, int64_t *out)
+{
+    memset(out, 0, p->nres * sizeof(*out));
+    for (const struct cache_pod *pod = g->pods; pod != NULL; pod = pod->gang_next) {
+        if (pod->phase == CACHE_PHASE_SUCCEEDED || pod->phase == CACHE_PHASE_FAILED || pod_ungated(p, pod) == 0)
+            continue;
+        for (uint32_t k = 0; pod->request != NULL && k < pod->request->len; k++)
+            out[pod->request->items[k].id] += pod->request->items[k].value;
     }
 }
 
@@ -656,6 +768,7 @@ static void decision_add_pod(struct admit_decision *d, const struct cache_pod *p
     ap->uid = util_strdup(pod->uid);
     ap->resource_version = util_strdup(pod->resource_version);
     ap->keep_gates = json_array();
+    ap->message = NULL;
     for (uint32_t i = 0; i < pod->nforeign_gates; i++)
         json_array_append_new(ap->keep_gates, json_pack("{s:s}", "name", pod->foreign_gates[i]));
 }
@@ -772,7 +885,18 @@ static void admit_tail(struct pass *p, struct work *w)
         if (reason != ADMIT_REASON_NONE) {
             struct admit_decision *d = decide(p, ADMIT_ACTION_TAIL_WAIT, reason, w, why);
             decision_add_pod(d, pod);
-            return; /* those behind it wait with it */
+            d->pods[0].message = util_strdup(why);
+            /* Those behind it wait with it, and are told so. */
+            for (size_t j = i + 1; j < w->nlive; j++) {
+                struct cache_pod *behind = w->live[j];
+                if (pod_ungated(p, behind))
+                    continue;
+                decision_add_pod(d, behind);
+                d->pods[d->npods - 1].message =
+                    util_strdupf("waiting behind pod %s (autoscaled pods are admitted one at a time, in creation order): %s",
+                                 pod->name, why);
+            }
+            return;
         }
         queue_add(p, q, p->hold_b, 1);
         pod->pass_mark = p->epoch;
@@ -788,12 +912,14 @@ static void admit_tail(struct pass *p, struct work *w)
 static void evaluate_admitted(struct pass *p, struct work *w)
 {
     struct cache_queue *q = w->g->queue;
-    int64_t need = w->g->min_member - (int64_t)w->ungated;
+    size_t need = 0;
+    for (size_t i = 0; i < w->ncore; i++)
+        need += !pod_ungated(p, w->live[i]);
     struct admit_decision *d = NULL;
     if (need > 0) {
         gang_hold(p, w->g, NULL, p->hold_a);
         queue_add(p, q, p->hold_a, -1);
-        for (size_t i = 0; i < w->nlive && need > 0; i++) {
+        for (size_t i = 0; i < w->ncore; i++) {
             struct cache_pod *pod = w->live[i];
             if (pod_ungated(p, pod))
                 continue;
@@ -801,7 +927,6 @@ static void evaluate_admitted(struct pass *p, struct work *w)
                 d = decide(p, ADMIT_ACTION_FINISH, ADMIT_REASON_NONE, w, NULL);
             decision_add_pod(d, pod);
             admit_pod(p, w, pod, 1);
-            need--;
         }
         gang_hold(p, w->g, NULL, p->hold_a);
         queue_add(p, q, p->hold_a, 1);
@@ -829,8 +954,8 @@ static void evaluate_pending(struct pass *p, struct work *w)
         wait_msg(p, w, ADMIT_REASON_INVALID, "invalid RayCluster: %s", g->spec_error != NULL ? g->spec_error : "");
         return;
     }
-    if ((int64_t)w->nlive < g->min_member) {
-        wait_msg(p, w, ADMIT_REASON_PODS, "waiting for pods: %zu of %" PRId64 " created", w->nlive, g->min_member);
+    if ((int64_t)w->ncore < g->min_member) {
+        wait_msg(p, w, ADMIT_REASON_PODS, "waiting for pods: %zu of %" PRId64 " created", w->ncore, g->min_member);
         return;
     }
     if (q->blocker != NULL) {
@@ -878,6 +1003,8 @@ static void evaluate_pending(struct pass *p, struct work *w)
     commit(p);
     free(unbound);
 
+    ungated_requests(p, g, p->hold_a); /* what it held unadmitted, before its members count as ungated */
+    queue_add(p, q, p->hold_a, -1);
     struct admit_decision *d = decide(p, ADMIT_ACTION_ADMIT, ADMIT_REASON_NONE, w, NULL);
     for (size_t i = 0; i < ncore; i++) {
         struct cache_pod *pod = w->live[i];
@@ -951,6 +1078,7 @@ size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out)
     p.memory = find_resource(c, "memory");
     p.hold_a = util_calloc(p.nres, sizeof(*p.hold_a));
     p.hold_b = util_calloc(p.nres, sizeof(*p.hold_b));
+    p.hold_tail = util_calloc(p.nres, sizeof(*p.hold_tail));
     size_t before = out->len;
 
     if (c->nodes_changed || c->eligible == NULL)
@@ -967,7 +1095,7 @@ size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out)
         reserve(&p, resv[i]);
     free(resv);
 
-    /* The queues to evaluate, with what their admitted gangs hold. */
+    /* The queues to evaluate. */
     int all = (flags & ADMIT_PASS_FULL) || c->capacity_changed;
     size_t ngangs = 0, npods = 0;
     for (size_t i = 0; i < c->queues.nbuckets; i++) {
@@ -979,16 +1107,7 @@ size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out)
             q->blocker = NULL;
             q->dirty = 0;
             out->queues_evaluated++;
-            if (q->nheld < p.nres) {
-                q->held = util_realloc(q->held, p.nres * sizeof(*q->held));
-                q->nheld = p.nres;
-            }
-            memset(q->held, 0, q->nheld * sizeof(*q->held));
             for (struct cache_gang *g = q->gangs; g != NULL; g = g->queue_next) {
-                if (g->admitted) {
-                    gang_hold(&p, g, NULL, p.hold_a);
-                    queue_add(&p, q, p.hold_a, 1);
-                }
                 if (g->present) {
                     ngangs++;
                     npods += g->npods;
@@ -1022,8 +1141,30 @@ size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out)
         }
         used += w->nlive;
         qsort(w->live, w->nlive, sizeof(*w->live), cmp_created);
+        order_core(&p, w);
     }
     qsort(works, nworks, sizeof(*works), cmp_work);
+
+    /* What the admitted gangs of those queues hold (their tails known now). */
+    for (size_t i = 0; i < c->queues.nbuckets; i++) {
+        for (struct cache_hnode *h = c->queues.buckets[i]; h != NULL; h = h->next) {
+            struct cache_queue *q = (struct cache_queue *)(void *)((char *)h - offsetof(struct cache_queue, by_name));
+            if (q->pass_mark != p.epoch)
+                continue;
+            if (q->nheld < p.nres) {
+                q->held = util_realloc(q->held, p.nres * sizeof(*q->held));
+                q->nheld = p.nres;
+            }
+            memset(q->held, 0, q->nheld * sizeof(*q->held));
+            for (struct cache_gang *g = q->gangs; g != NULL; g = g->queue_next) {
+                if (g->admitted)
+                    gang_hold(&p, g, NULL, p.hold_a);
+                else
+                    ungated_requests(&p, g, p.hold_a);
+                queue_add(&p, q, p.hold_a, 1);
+            }
+        }
+    }
     out->gangs_evaluated += nworks;
 
     for (size_t i = 0; i < nworks; i++) {
@@ -1043,6 +1184,7 @@ size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out)
     free(p.free_pods);
     free(p.hold_a);
     free(p.hold_b);
+    free(p.hold_tail);
     return out->len - before;
 }
 
@@ -1064,9 +1206,10 @@ int admit_reason_changed(struct cache *c, const struct admit_decision *d)
         }
         return 0;
     }
-    if (reason == &g->last_reason) /* a new story for the gang: every pod is to be told again */
-        for (struct cache_pod *p = g->pods; p != NULL; p = p->gang_next)
-            p->flags &= (uint8_t)~CACHE_POD_TOLD;
+    /* A new story for the gang (or its tail, whose pods are the only gated ones once it is admitted): every pod is
+     * to be told again. */
+    for (struct cache_pod *p = g->pods; p != NULL; p = p->gang_next)
+        p->flags &= (uint8_t)~CACHE_POD_TOLD;
     if (d->action != ADMIT_ACTION_WAIT && d->action != ADMIT_ACTION_TAIL_WAIT) {
         *reason = 0;
         free(*message);

@@ -7,8 +7,10 @@
  * - ADMIT: a pending gang that is complete (>= minMember live pods), whose
  *   queue exists and is Open, whose minResources fit the queue's capability
  *   (listed resources only; admitted gangs of the queue hold the larger of
- *   their minResources and their ungated pods' requests, until their pods are
- *   gone), and whose first minMember pods (creation order) all fit on Ready,
+ *   their minResources and their members' requests plus their tail's, until
+ *   their pods are gone; a gang not admitted holds what its ungated pods
+ *   request, e.g. the terminating pods of a RayCluster deleted and created
+ *   again under the same name), and whose first minMember pods (creation order) all fit on Ready,
  *   schedulable nodes pod by pod, larger pods first (nodeSelector, required
  *   node affinity, NoSchedule/NoExecute taints, allocatable "pods"). Free room
  *   on a node is allocatable - requests of the pods bound to it - what admitted
@@ -17,10 +19,18 @@
  * - FINISH: an admitted gang with fewer than minMember ungated live pods and
  *   gated ones (a restart mid-admission, KubeRay replacing a pod): remove our
  *   gate from the listed pods, no capacity check.
- * - TAIL_ADMIT / TAIL_WAIT: pods of an admitted gang beyond minMember (the
+ * - TAIL_ADMIT / TAIL_WAIT: pods of an admitted gang beyond its members (the
  *   autoscaler's) are admitted one at a time in creation order by the same
  *   queue and node checks; the first that does not fit waits, and those behind
- *   it wait with it.
+ *   it wait with it: one TAIL_WAIT lists them all, each with its own message.
+ *
+ * A gang's members are its head and, per worker group, as many of the group's
+ * pods as minMember counts (ray.io/node-type and ray.io/group labels; ungated
+ * pods first, then in creation order), not the first minMember pods created.
+ * An admitted gang holds in its queue the larger of its minResources and its
+ * members' requests, plus its ungated tail's requests: a tail pod deleted
+ * (the gang shrinking) gives its share back at once, a member being replaced
+ * does not.
  * - WAIT: with a reason and a message for Events.
  *
  * Order: gangs of every evaluated queue are taken together by priority (the
@@ -65,12 +75,13 @@ enum admit_reason {
     ADMIT_REASON_NODES,          /* "... does not fit the nodes: no node fits pod ..." */
 };
 
-/* A pod to ungate (or, for TAIL_WAIT, the pod that waits). */
+/* A pod to ungate (or, for TAIL_WAIT, a pod that waits). */
 struct admit_pod {
     char *name;
     char *uid;
     char *resource_version;
     json_t *keep_gates; /* new: the pod's spec.schedulingGates without ours ([{"name": ...}]) */
+    char *message;      /* TAIL_WAIT: why this pod waits (owned); otherwise NULL */
 };
 
 struct admit_decision {
@@ -120,9 +131,10 @@ size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out);
  * emits a GangWaiting Event on the RayCluster only when this returns 1.
  * Another count of "waiting for pods" is not a new reason (its message is
  * still recorded: the gang's PodGroup shows the current one). When the gang's
- * reason changes, CACHE_POD_TOLD is cleared on its pods, so that each gated
- * pod is told the new reason once (the controller marks it with
- * cache_pod_mark_told()). ADMIT and FINISH forget the gang's reason,
+ * (or its tail's) reason changes, CACHE_POD_TOLD is cleared on its pods, so
+ * that each gated pod is told the new reason once (the controller marks it
+ * with cache_pod_mark_told()); a pod that was not told yet (one that joined
+ * since) is told even when the reason is no news. ADMIT and FINISH forget the gang's reason,
  * TAIL_ADMIT the tail's, and return 1. Returns 0 when the gang is no longer
  * cached.
  */

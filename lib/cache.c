@@ -821,6 +821,15 @@ static void gang_clear_cluster(struct cache *c, struct cache_gang *g)
     g->priority_class = NULL;
 }
 
+static void gang_clear_groups(struct cache *c, struct cache_gang *g)
+{
+    for (uint32_t i = 0; i < g->ngroups; i++)
+        unintern(c, g->groups[i].name);
+    free(g->groups);
+    g->groups = NULL;
+    g->ngroups = 0;
+}
+
 static void gang_maybe_free(struct cache *c, struct cache_gang *g)
 {
     if (g->present || g->npods > 0)
@@ -838,6 +847,7 @@ static void gang_maybe_free(struct cache *c, struct cache_gang *g)
     free(g->admit_mark_rv);
     free(g->last_message);
     free(g->tail_message);
+    gang_clear_groups(c, g);
     resources_finish(&g->min_resources);
     rl_release(c, g->min_rl);
     unintern(c, g->namespace_);
@@ -1188,9 +1198,19 @@ int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct gang_erro
     rl_release(c, g->min_rl);
     g->min_rl = NULL;
     resources_finish(&g->min_resources);
+    gang_clear_groups(c, g);
     if (gang_from_raycluster(obj, &spec, &gerr) == 0) {
         g->spec_ok = 1;
         g->min_member = spec.min_member;
+        g->groups = util_calloc(spec.ngroups, sizeof(*g->groups));
+        for (size_t i = 0; i < spec.ngroups; i++) {
+            if (spec.groups[i].pods == 0)
+                continue;
+            const char *gname = spec.groups[i].name;
+            g->groups[g->ngroups].name = gname != NULL && gname[0] != '\0' ? intern(c, gname) : NULL;
+            g->groups[g->ngroups].pods = spec.groups[i].pods;
+            g->ngroups++;
+        }
         resources_copy(&g->min_resources, &spec.min_resources);
         g->min_rl = rl_intern(c, &spec.min_resources, 0, NULL);
     } else {

@@ -192,6 +192,7 @@ struct cache_pod {
     uint8_t flags;
     uint8_t reserving;                       /* on the reserving list */
     uint32_t pass_mark;                      /* admit.c scratch: pass that admitted it */
+    uint32_t tail_mark;                      /* admit.c scratch: pass that found it beyond its gang's members */
     int32_t priority;                        /* spec.priority */
     int64_t created;                         /* metadata.creationTimestamp, Unix seconds */
     struct cache_node *node;                 /* spec.nodeName's node, or NULL when unbound */
@@ -223,6 +224,12 @@ struct cache_queue {
     const struct cache_gang *blocker; /* fifo: the complete gang that did not fit */
 };
 
+/* A worker group's share of a gang: its pods counted in minMember. */
+struct cache_group {
+    const char *name; /* interned groupName (the pods' ray.io/group label), or NULL */
+    int64_t pods;
+};
+
 struct cache_gang {
     struct cache_hnode by_name;
     struct cache_gang *all_prev, *all_next;     /* every gang */
@@ -244,6 +251,8 @@ struct cache_gang {
     const char *priority_class; /* interned ray.io/priority-class-name label, or NULL */
     int64_t created;            /* creationTimestamp, Unix seconds */
     int64_t min_member;
+    struct cache_group *groups;        /* owned: the gang's shape besides its head (see gang.h) */
+    uint32_t ngroups;
     struct resources min_resources;    /* for messages, formats kept */
     const struct cache_rl *min_rl;     /* the same, interned; NULL when empty */
     /* The last reasons reported (see admit_reason_changed()). */

@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define PATH_MAX_LEN 192
@@ -11,6 +12,8 @@ void gang_spec_init(struct gang_spec *spec)
 {
     spec->min_member = 0;
     resources_init(&spec->min_resources);
+    spec->groups = NULL;
+    spec->ngroups = 0;
 }
 
 void gang_spec_finish(struct gang_spec *spec)
@@ -18,6 +21,11 @@ void gang_spec_finish(struct gang_spec *spec)
     if (spec == NULL)
         return;
     resources_finish(&spec->min_resources);
+    for (size_t i = 0; i < spec->ngroups; i++)
+        free(spec->groups[i].name);
+    free(spec->groups);
+    spec->groups = NULL;
+    spec->ngroups = 0;
     spec->min_member = 0;
 }
 
@@ -279,6 +287,8 @@ int gang_from_raycluster(const json_t *raycluster, struct gang_spec *out, struct
 
     if (optional_array(spec, "workerGroupSpecs", "spec", &workers, err) != 0)
         goto out;
+    if (json_array_size(workers) > 0)
+        out->groups = util_calloc(json_array_size(workers), sizeof(*out->groups));
     for (size_t i = 0; i < json_array_size(workers); i++) {
         const json_t *group = json_array_get(workers, i);
         int64_t min, max, replicas, hosts;
@@ -296,6 +306,8 @@ int gang_from_raycluster(const json_t *raycluster, struct gang_spec *out, struct
         if (template_spec(group, path, &pod_spec, spec_path, sizeof(spec_path), err) != 0 ||
             pod_request(pod_spec, spec_path, NULL, &request, err) != 0)
             goto out;
+        struct gang_group *gg = &out->groups[out->ngroups++];
+        gg->name = util_strdup(json_string_value(json_object_get(group, "groupName")));
         if (json_is_true(json_object_get(group, "suspend")))
             continue;
         if (autoscaling)
@@ -307,6 +319,7 @@ int gang_from_raycluster(const json_t *raycluster, struct gang_spec *out, struct
         else if (replicas > max)
             replicas = max;
         int64_t pods = replicas * hosts; /* both <= 2^31-1: no overflow */
+        gg->pods = pods;
         if (__builtin_add_overflow(members, pods, &members)) {
             fail(err, path, "pod count overflows");
             goto out;

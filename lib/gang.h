@@ -13,7 +13,10 @@
  * - worker group: 0 pods when suspended; else replicas x numOfHosts, replicas
  *   being minReplicas under autoscaling and otherwise replicas clamped to
  *   [minReplicas, maxReplicas] (maxReplicas when minReplicas > maxReplicas);
- * - minMember = 1 + worker pods; minResources = head + sum of worker pods.
+ * - minMember = 1 + worker pods; minResources = head + sum of worker pods;
+ * - the gang's shape: the head plus, per worker group, its pods counted in
+ *   minMember. The gate controller takes the gang's members by this shape (the
+ *   head and each group's first pods), never simply the first pods created.
  */
 #ifndef RAYGATE_GANG_H
 #define RAYGATE_GANG_H
@@ -24,16 +27,24 @@
 
 #include "resources.h"
 
+/* One worker group's share of the gang. */
+struct gang_group {
+    char *name;   /* owned: spec.workerGroupSpecs[i].groupName, or NULL when it is not a string */
+    int64_t pods; /* replicas x numOfHosts counted in minMember; 0 when suspended */
+};
+
 struct gang_spec {
     int64_t min_member;
     struct resources min_resources;
+    struct gang_group *groups; /* owned: one per spec.workerGroupSpecs entry, in order */
+    size_t ngroups;
 };
 
 struct gang_error {
     char message[320]; /* one line, names the field: "spec.workerGroupSpecs[0].minReplicas: must not be negative" */
 };
 
-/* Initialises an empty spec (min_member 0) in caller-owned storage. */
+/* Initialises an empty spec (min_member 0, no groups) in caller-owned storage. */
 void gang_spec_init(struct gang_spec *spec);
 
 /* Releases the spec's memory; spec may be NULL. */

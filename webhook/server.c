@@ -18,6 +18,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "tlsreload.h"
+#include "util.h"
 
 enum phase {
     PHASE_SERVING,
@@ -229,11 +230,28 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     return 0;
 }
 
+/*
+ * One accepted connection. h2o keeps the SSL_CTX pointer it was handed at
+ * accept and calls SSL_new() with it only once the client's first bytes
+ * arrive, without a reference of its own: a certificate reload in between
+ * would free that context under it (a use-after-free that killed the webhook
+ * when a rotation met a connection still waiting for its ClientHello). So each
+ * connection holds a reference to the context it was accepted with until h2o
+ * closes it.
+ */
+struct conn {
+    struct server *server;
+    SSL_CTX *ssl_ctx; /* referenced */
+};
+
 static void on_connection_close(void *data)
 {
-    struct server *s = data;
+    struct conn *c = data;
+    struct server *s = c->server;
     s->nconns--;
     metrics_gauge_set(s->m_conns, NULL, (double)s->nconns);
+    SSL_CTX_free(c->ssl_ctx);
+    free(c);
 }
 
 static void on_accept(h2o_socket_t *listener, const char *err)
@@ -248,10 +266,14 @@ static void on_accept(h2o_socket_t *listener, const char *err)
         h2o_socket_t *sock = h2o_evloop_socket_accept(listener);
         if (sock == NULL)
             return;
+        struct conn *c = util_malloc(sizeof(*c));
+        c->server = s;
+        c->ssl_ctx = s->accept_ctx.ssl_ctx;
+        SSL_CTX_up_ref(c->ssl_ctx);
         s->nconns++;
         metrics_gauge_set(s->m_conns, NULL, (double)s->nconns);
         sock->on_close.cb = on_connection_close;
-        sock->on_close.data = s;
+        sock->on_close.data = c;
         h2o_accept(&s->accept_ctx, sock);
     }
 }
@@ -314,7 +336,7 @@ static void poll_certificate(struct server *s)
 {
     int rc = tlsreload_poll(s->tls);
     if (rc == 1) {
-        /* Only new connections read accept_ctx.ssl_ctx; live SSL objects keep the old context alive. */
+        /* Only new connections read accept_ctx.ssl_ctx; those accepted before hold the old one (struct conn). */
         s->accept_ctx.ssl_ctx = tlsreload_current(s->tls);
         const char *labels[] = {"success"};
         metrics_counter_add(s->m_reloads, labels, 1);

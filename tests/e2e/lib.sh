@@ -23,12 +23,15 @@ e2e_setup() {
 
 e2e_teardown() {
 	local rc=$?
+	inv_kill
 	if ((rc != 0)); then
 		say "--- $E2E_NAME failed; state of $NS:"
 		kc get rayclusters,pods -n "$NS" -o wide 2>&1 | sed 's/^/    /' >&2 || true
 		kc get events -n "$NS" --sort-by .lastTimestamp 2>&1 | tail -20 | sed 's/^/    /' >&2 || true
 	fi
 	if [[ -n "$NS" && -z "${E2E_KEEP:-}" ]]; then
+		# RayClusters first: a namespace controller that lost discovery (an apiserver restart) may leave them behind.
+		kc delete rayclusters -n "$NS" --all --wait=false >/dev/null 2>&1 || true
 		kc delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
 		local q
 		for q in "${E2E_QUEUES[@]}"; do kc delete queue "$q" --wait=false >/dev/null 2>&1 || true; done
@@ -37,7 +40,7 @@ e2e_teardown() {
 }
 
 fail() { say "FAIL: $*"; exit 1; }
-pass() { say "ok: $*"; }
+pass() { say "ok: $* [${SECONDS}s]"; }
 
 # assert_eq WHAT EXPECTED ACTUAL
 assert_eq() {
@@ -50,6 +53,19 @@ eventually() {
 	local limit="$1" what="$2"; shift 2
 	wait_until "$limit" "$what" "$@" || fail "$what (not within ${limit}s)"
 	pass "$what"
+}
+
+# control_plane_settled: after an apiserver restart, kube-controller-manager's
+# informers come back with a backoff; the tests that follow need it working. A
+# fresh namespace getting its default service account is the sign.
+control_plane_settled() {
+	local probe="e2e-settle-$RANDOM"
+	kc create namespace "$probe" >/dev/null || fail "cannot create namespace $probe"
+	probe_sa() { kc get serviceaccount -n "$probe" default; }
+	wait_until 180 "kube-controller-manager serving again (namespace $probe's default service account)" probe_sa ||
+		{ kc delete namespace "$probe" --wait=false >/dev/null 2>&1; fail "kube-controller-manager did not recover"; }
+	kc delete namespace "$probe" --wait=false >/dev/null 2>&1 || true
+	pass "kube-controller-manager serves again"
 }
 
 # pods of a Ray cluster: name phase node, one per line
@@ -67,6 +83,9 @@ count_pods() { # cluster [phase]
 	fi
 }
 
+# pods_running_count CLUSTER N: exactly N of its pods Running
+pods_running_count() { [[ "$(count_pods "$1" Running)" == "$2" ]]; }
+
 # pods_are CLUSTER N PHASE: exactly N pods, all in PHASE
 pods_are() {
 	[[ "$(count_pods "$1")" == "$2" && "$(count_pods "$1" "$3")" == "$2" ]]
@@ -83,9 +102,9 @@ sample_cluster() {
 	sed -e "s/name: test-cluster-0/name: $2/" -e "s/volcano.sh\/queue-name: .*/volcano.sh\/queue-name: $3/" "$1"
 }
 
-# make_queue NAME CPU MEMORY [extra capability lines as k: v]
+# make_queue NAME CPU MEMORY [DEQUEUE_STRATEGY]: a Queue (fifo or traverse; unset by default)
 make_queue() {
-	local name="$1" cpu="$2" mem="$3"
+	local name="$1" cpu="$2" mem="$3" strategy="${4:-}"
 	kc apply -f - >/dev/null <<-YAML
 		apiVersion: scheduling.volcano.sh/v1beta1
 		kind: Queue
@@ -93,6 +112,7 @@ make_queue() {
 		spec:
 		  weight: 1
 		  capability: {cpu: "$cpu", memory: "$mem"}
+		  ${strategy:+dequeueStrategy: $strategy}
 	YAML
 	E2E_QUEUES+=("$name")
 }
@@ -117,6 +137,38 @@ all_or_none_watch() {
 	return 1
 }
 
+# head_pod CLUSTER: the name of the Ray cluster's head pod
+head_pod() {
+	kc get pods -n "$NS" -l "ray.io/cluster=$1,ray.io/node-type=head" -o jsonpath='{.items[0].metadata.name}'
+}
+
+# ungated_pods CLUSTER: names of its pods without raygate.io/gang, one per line
+ungated_pods() {
+	kc get pods -n "$NS" -l "ray.io/cluster=$1" -o json |
+		jq -r '.items[] | select([.spec.schedulingGates[]?.name] | index("raygate.io/gang") | not) | .metadata.name'
+}
+
+# stays SECONDS DESCRIPTION COMMAND...: COMMAND keeps succeeding for the whole time (polled every 0.5 s).
+stays() {
+	local limit="$1" what="$2"; shift 2
+	local deadline=$((SECONDS + limit))
+	while ((SECONDS < deadline)); do
+		"$@" >/dev/null 2>&1 || fail "$what (broke within ${limit}s)"
+		sleep 0.5
+	done
+	pass "$what (for ${limit}s)"
+}
+
+# pod_events POD: the messages of the GangWaiting Events on the pod, one per line
+pod_events() {
+	kc get events -n "$NS" --field-selector "involvedObject.name=$1,reason=GangWaiting" -o json | jq -r '.items[].message'
+}
+
+# pod_told POD TEXT: a GangWaiting Event on the pod says TEXT
+pod_told() { pod_events "$1" | grep -F -- "$2" >/dev/null; }
+
 describe_has() { # pod text
 	kc describe pod -n "$NS" "$1" | grep -F -- "$2" >/dev/null
 }
+
+. "$_e2e_here/invariants.sh"

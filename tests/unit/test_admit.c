@@ -45,12 +45,14 @@ static struct cache *load(const json_t *fx, int reverse)
 
 static char *decision_text(const struct admit_decision *d)
 {
-    json_t *pods = json_array();
-    for (size_t i = 0; i < d->npods; i++)
+    json_t *pods = json_array(), *messages = json_array();
+    for (size_t i = 0; i < d->npods; i++) {
         json_array_append_new(pods, json_string(d->pods[i].name));
-    json_t *j = json_pack("{s:s,s:s++,s:s,s:s,s:o}", "action", admit_action_name(d->action), "cluster", d->namespace_, "/",
+        json_array_append_new(messages, d->pods[i].message ? json_string(d->pods[i].message) : json_null());
+    }
+    json_t *j = json_pack("{s:s,s:s++,s:s,s:s,s:o,s:o}", "action", admit_action_name(d->action), "cluster", d->namespace_, "/",
                           d->cluster, "reason", admit_reason_name(d->reason), "message", d->message ? d->message : "", "pods",
-                          pods);
+                          pods, "podMessages", messages);
     char *s = fixture_dump(j);
     json_decref(j);
     return s;
@@ -77,6 +79,17 @@ static void check_decisions(const char *what, const struct admit_result *r, size
             ok = ok && json_array_size(wpods) == d->npods;
             for (size_t k = 0; ok && k < d->npods; k++)
                 ok = strcmp(d->pods[k].name, json_string_value(json_array_get(wpods, k))) == 0;
+        }
+        /* podMessages: why each pod of a tail-wait waits. */
+        const json_t *wpm = json_object_get(w, "podMessages");
+        if (wpm != NULL) {
+            ok = ok && json_array_size(wpm) == d->npods;
+            for (size_t k = 0; ok && k < d->npods; k++)
+                ok = d->pods[k].message != NULL && strcmp(d->pods[k].message, json_string_value(json_array_get(wpm, k))) == 0;
+        }
+        if (d->action == ADMIT_ACTION_TAIL_WAIT) {
+            for (size_t k = 0; k < d->npods; k++)
+                ok = ok && d->pods[k].message != NULL && d->pods[k].message[0] != '\0';
         }
         /* A wait always says why, in words. */
         if ((d->action == ADMIT_ACTION_WAIT || d->action == ADMIT_ACTION_TAIL_WAIT) &&
@@ -530,6 +543,95 @@ static void test_tail_progress(void **state)
     json_decref(fx);
 }
 
+/* The pod as the watch shows it once deleted: deletionTimestamp set, a new resourceVersion. */
+static json_t *terminating(const json_t *pod, const char *rv)
+{
+    json_t *p = json_deep_copy(pod);
+    json_object_set_new(json_object_get(p, "metadata"), "deletionTimestamp", json_string("2024-05-01T11:00:00Z"));
+    json_object_set_new(json_object_get(p, "metadata"), "resourceVersion", json_string(rv));
+    return p;
+}
+
+/* Sets the cpu request and limit of a pod spec's first container. */
+static void set_first_cpu(json_t *pod_spec, const char *cpu)
+{
+    json_t *res = json_object_get(json_array_get(json_object_get(pod_spec, "containers"), 0), "resources");
+    json_object_set_new(json_object_get(res, "requests"), "cpu", json_string(cpu));
+    json_object_set_new(json_object_get(res, "limits"), "cpu", json_string(cpu));
+}
+
+/* A gang shrinking gives back its tail's share once the pods are gone, not while they terminate; its members' share stays. */
+static void test_tail_release(void **state)
+{
+    (void)state;
+    json_t *fx = fixture_json("admit/tail-release.json");
+    struct cache *c = load(fx, 0);
+    struct admit_result r;
+    struct gang_error err;
+    admit_result_init(&r);
+    admit_pass(c, 0, &r);
+    assert_int_equal(r.len, 1);
+    assert_int_equal(r.items[0].reason, ADMIT_REASON_QUEUE_CAPACITY);
+
+    /* The autoscaler scales down by 1: worker-c terminates, still running, still held. */
+    json_t *t = terminating(find_object(fx, "pods", "scaled-worker-worker-c"), "990");
+    assert_int_equal(cache_upsert_pod(c, t, &err), 0);
+    json_decref(t);
+    size_t from = r.len;
+    admit_pass(c, 0, &r);
+    assert_int_equal(r.len - from, 1);
+    assert_int_equal(r.items[from].action, ADMIT_ACTION_WAIT);
+    assert_string_equal(r.items[from].message, r.items[0].message);
+
+    /* Gone: next (cpu 2) fits in the 2 given back. */
+    cache_delete_pod(c, "default", "scaled-worker-worker-c");
+    from = r.len;
+    admit_pass(c, 0, &r);
+    assert_int_equal(r.len - from, 1);
+    assert_int_equal(r.items[from].action, ADMIT_ACTION_ADMIT);
+    assert_string_equal(r.items[from].cluster, "next");
+    apply(c, &r, from);
+
+    /* The autoscaler's scale-down may delete a member (worker-a): worker-b, of the same group, takes its place, and
+     * the gang's share falls to max(2, head + worker-b) = 2. A 1-cpu gang that waited on the full queue follows. */
+    json_t *one = json_deep_copy(find_object(fx, "rayclusters", "next"));
+    json_t *one_pod = json_deep_copy(find_object(fx, "pods", "next-head"));
+    json_object_set_new(json_object_get(one, "metadata"), "name", json_string("one"));
+    json_object_set_new(json_object_get(one, "metadata"), "uid", json_string("00000000-0000-0000-0000-000000000999"));
+    set_first_cpu(json_object_get(json_object_get(json_object_get(json_object_get(one, "spec"), "headGroupSpec"), "template"), "spec"), "1");
+    json_object_set_new(json_object_get(one_pod, "metadata"), "name", json_string("one-head"));
+    json_object_set_new(json_object_get(one_pod, "metadata"), "uid", json_string("00000000-0000-0000-0000-000000000998"));
+    json_object_set_new(json_object_get(json_object_get(one_pod, "metadata"), "labels"), "ray.io/cluster", json_string("one"));
+    set_first_cpu(json_object_get(one_pod, "spec"), "1");
+    assert_int_equal(cache_upsert_raycluster(c, one, &err), 0);
+    assert_int_equal(cache_upsert_pod(c, one_pod, &err), 0);
+    from = r.len;
+    admit_pass(c, 0, &r);
+    assert_int_equal(r.len - from, 1);
+    assert_string_equal(r.items[from].message, "gang ray-one-pg (1 pod; cpu 1, memory 1Gi) does not fit queue kuberay-test-queue: "
+                                                "cpu needs 1, 0 of 5 free");
+    cache_delete_pod(c, "default", "scaled-worker-worker-a");
+    from = r.len;
+    admit_pass(c, 0, &r);
+    assert_int_equal(r.len - from, 1);
+    assert_int_equal(r.items[from].action, ADMIT_ACTION_ADMIT);
+    assert_string_equal(r.items[from].cluster, "one");
+    apply(c, &r, from);
+
+    /* Nothing is left over: the queue is full again (scaled 2 + next 2 + one 1), and the gang without worker-a
+     * is still whole (nothing to finish). */
+    from = r.len;
+    admit_pass(c, ADMIT_PASS_FULL, &r);
+    for (size_t i = from; i < r.len; i++)
+        assert_int_not_equal(r.items[i].action, ADMIT_ACTION_FINISH);
+
+    json_decref(one);
+    json_decref(one_pod);
+    admit_result_finish(&r);
+    cache_destroy(c);
+    json_decref(fx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -540,6 +642,7 @@ int main(void)
         cmocka_unit_test(test_reason_changed),
         cmocka_unit_test(test_ungate_patch_and_marks),
         cmocka_unit_test(test_tail_progress),
+        cmocka_unit_test(test_tail_release),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

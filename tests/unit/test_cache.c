@@ -138,6 +138,10 @@ static void test_lookups(void **state)
     assert_int_equal(cache_upsert_raycluster(c, json_array_get(json_object_get(fx, "rayclusters"), 0), &err), 0);
     assert_true(g->present);
     assert_int_equal(g->min_member, 3);
+    /* Its shape: the head and 2 of group "worker", the name interned like the pods' ray.io/group label. */
+    assert_int_equal(g->ngroups, 1);
+    assert_string_equal(g->groups[0].name, "worker");
+    assert_int_equal(g->groups[0].pods, 2);
     assert_non_null(g->queue);
     assert_string_equal(g->queue->name, "kuberay-test-queue");
     assert_false(g->queue->present);

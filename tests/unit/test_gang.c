@@ -17,6 +17,18 @@ static void check_resources(const char *file, const struct resources *got, const
     json_decref(g);
 }
 
+/* The gang's shape: want is [[groupName or null, pods], ...] in spec order (NULL: not checked). */
+static void check_groups(const char *file, const struct gang_spec *spec, const json_t *want)
+{
+    if (want == NULL)
+        return;
+    json_t *got = json_array();
+    for (size_t i = 0; i < spec->ngroups; i++)
+        json_array_append_new(got, json_pack("[s?I]", spec->groups[i].name, (json_int_t)spec->groups[i].pods));
+    fixture_check_json(file, NULL, got, want);
+    json_decref(got);
+}
+
 static void check_error(const char *file, int rc, const char *message, const char *want)
 {
     if (rc != -1)
@@ -29,7 +41,7 @@ static void check_error(const char *file, int rc, const char *message, const cha
 static void test_fixtures(void **state)
 {
     (void)state;
-    size_t n, clusters = 0, pods = 0, errors = 0;
+    size_t n, clusters = 0, pods = 0, errors = 0, groups = 0;
     char **files = fixture_list("gang", &n);
     assert_true(n >= 20);
     for (size_t i = 0; i < n; i++) {
@@ -53,6 +65,8 @@ static void test_fixtures(void **state)
                 if (spec.min_member != want_member)
                     fail_msg("%s: minMember %lld, expected %lld", files[i], (long long)spec.min_member, (long long)want_member);
                 check_resources(files[i], &spec.min_resources, json_object_get(c, "minResources"));
+                check_groups(files[i], &spec, json_object_get(c, "groups"));
+                groups += json_object_get(c, "groups") != NULL;
             }
             gang_spec_finish(&spec);
             clusters++;
@@ -76,6 +90,7 @@ static void test_fixtures(void **state)
     assert_true(clusters >= 10);
     assert_true(pods >= 5);
     assert_true(errors >= 8);
+    assert_true(groups >= 4);
     fixture_list_free(files, n);
 }
 

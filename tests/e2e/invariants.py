@@ -1,0 +1,456 @@
+#!/usr/bin/env python3
+"""raygate's invariant checker for the e2e fault drills (issue 7).
+
+Polls the apiserver (pods, RayClusters, Queues; one HTTPS connection, standard
+library only) and reports every violation of what raygate promises, loudly on
+stderr and one JSON line each in --violations:
+
+  bound-unadmitted   a pod of a managed RayCluster is bound to a node while the
+                     cluster has no raygate.io/admitted-at, or was scheduled
+                     before that time (its PodScheduled condition is older);
+  ungated-unadmitted a live pod of a managed RayCluster lost our gate while the
+                     cluster has no raygate.io/admitted-at;
+  admitted-twice     raygate.io/admitted-at of one RayCluster (uid) changed;
+  over-capability    the ungated, unfinished pods of a queue request more of a
+                     resource than the queue's capability lists;
+  partly-ungated     an admitted gang stays partly ungated longer than --grace
+                     seconds: its live head, or fewer than the members of a
+                     worker group (its minReplicas shape) that exist, gated.
+
+With --settled it instead checks once, on a quiet cluster, that every gang
+that fits is admitted (fault drill 7), and exits 3 naming those that are not
+(any other failure of the check itself exits 1):
+
+  fitting-gang-waits a complete gang that is not admitted fits its queue's free
+                     capability and the nodes (first fit, larger pods first),
+                     and is not behind a fifo queue's head gang that does not
+                     fit; or an admitted gang's first gated tail pod fits.
+
+Pods are listed before RayClusters, so an annotation written before a pod was
+ungated (what raygate does) is always seen. Pods whose RayCluster (by owner
+uid) is gone are not judged. A managed RayCluster is one labelled
+volcano.sh/queue-name. --status gets {"polls", "errors", "violations", "t"}
+after every poll, so the caller can tell that the checker ran.
+"""
+import argparse
+import http.client
+import json
+import os
+import re
+import signal
+import ssl
+import sys
+import time
+from datetime import datetime, timezone
+from fractions import Fraction
+
+GATE = "raygate.io/gang"
+ADMITTED = "raygate.io/admitted-at"
+QUEUE_LABEL = "volcano.sh/queue-name"
+
+SUFFIXES = {"": 1, "m": Fraction(1, 1000), "u": Fraction(1, 10**6), "n": Fraction(1, 10**9),
+            "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
+            "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+QUANTITY = re.compile(r"^([+-]?[0-9.]+)(?:[eE]([+-]?[0-9]+))?([a-zA-Z]*)$")
+
+
+def quantity(s):
+    m = QUANTITY.match(str(s).strip())
+    if not m or m.group(3) not in SUFFIXES:
+        raise ValueError("bad quantity %r" % s)
+    v = Fraction(m.group(1)) * SUFFIXES[m.group(3)]
+    if m.group(2):
+        v *= Fraction(10) ** int(m.group(2))
+    return v
+
+
+def add(into, res, scale=1):
+    for k, v in res.items():
+        into[k] = into.get(k, 0) + v * scale
+
+
+def container_request(c):
+    r = c.get("resources") or {}
+    out = {k: quantity(v) for k, v in (r.get("limits") or {}).items()}
+    out.update({k: quantity(v) for k, v in (r.get("requests") or {}).items()})
+    return out
+
+
+def pod_request(spec):
+    """kube-scheduler's effective request (sidecars, init containers, overhead)."""
+    total, sidecars, init = {}, {}, {}
+    for c in spec.get("containers") or []:
+        add(total, container_request(c))
+    for c in spec.get("initContainers") or []:
+        req = container_request(c)
+        if c.get("restartPolicy") == "Always":
+            add(total, req)
+            add(sidecars, req)
+            cand = dict(sidecars)
+        else:
+            cand = dict(req)
+            add(cand, sidecars)
+        for k, v in cand.items():
+            init[k] = max(init.get(k, 0), v)
+    for k, v in init.items():
+        total[k] = max(total.get(k, 0), v)
+    add(total, {k: quantity(v) for k, v in (spec.get("overhead") or {}).items()})
+    return total
+
+
+def group_shape(rc):
+    """{groupName: pods counted in minMember} (gang.h's arithmetic)."""
+    spec = rc.get("spec") or {}
+    autoscaling = spec.get("enableInTreeAutoscaling") is True
+    shape = {}
+    for g in spec.get("workerGroupSpecs") or []:
+        mn = g.get("minReplicas") or 0
+        mx = g.get("maxReplicas")
+        mx = 2**31 - 1 if mx is None else mx
+        r = g.get("replicas")
+        r = mn if r is None else r
+        if g.get("suspend") is True:
+            r = 0
+        elif autoscaling:
+            r = mn
+        elif mn > mx:
+            r = mx
+        else:
+            r = min(max(r, mn), mx)
+        shape[g.get("groupName")] = r * (g.get("numOfHosts") or 1)
+    return shape
+
+
+def ts(s):
+    return datetime.strptime(s, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc) if s else None
+
+
+def gated(pod):
+    return any(g.get("name") == GATE for g in (pod["spec"].get("schedulingGates") or []))
+
+
+def finished(pod):
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
+def live(pod):
+    return not finished(pod) and not pod["metadata"].get("deletionTimestamp")
+
+
+def owner_uid(pod):
+    for o in pod["metadata"].get("ownerReferences") or []:
+        if o.get("kind") == "RayCluster":
+            return o.get("uid")
+    return None
+
+
+def scheduled_at(pod):
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "PodScheduled" and c.get("status") == "True":
+            return ts(c.get("lastTransitionTime"))
+    return None
+
+
+def priority(pods):
+    return max([p["spec"].get("priority") or 0 for p in pods] or [0])
+
+
+def min_resources(rc):
+    raw = (rc["metadata"].get("annotations") or {}).get("raygate.io/min-resources")
+    return {k: quantity(v) for k, v in json.loads(raw).items()} if raw else None
+
+
+def fits(need, free):
+    return all(v <= free.get(k, v) for k, v in need.items() if v > 0)
+
+
+def place(pods, nodes):
+    """First fit, larger pods first (cpu, then memory), over nodes sorted by name; nodes: [[name, free]]."""
+    trial = [[n, dict(f)] for n, f in nodes]
+    for req in sorted(pods, key=lambda r: (-r.get("cpu", 0), -r.get("memory", 0))):
+        for _, free in trial:
+            if fits(req, free) and free.get("pods", 1) >= 1:
+                for k, v in req.items():
+                    if k in free:
+                        free[k] -= v
+                if "pods" in free:
+                    free["pods"] -= 1
+                break
+        else:
+            return False
+    return True
+
+
+def fmt(v):
+    return str(v.numerator) if v.denominator == 1 else "%.3f" % float(v)
+
+
+class Api:
+    def __init__(self, server, token, ca):
+        m = re.match(r"https://([^:/]+):(\d+)", server)
+        self.host, self.port = m.group(1), int(m.group(2))
+        self.token = token
+        self.ctx = ssl.create_default_context(cafile=ca)
+        self.conn = None
+
+    def get(self, path):
+        for attempt in range(2):
+            try:
+                if self.conn is None:
+                    self.conn = http.client.HTTPSConnection(self.host, self.port, context=self.ctx, timeout=10)
+                self.conn.request("GET", path, headers={"Authorization": "Bearer " + self.token, "Accept": "application/json"})
+                r = self.conn.getresponse()
+                body = r.read()
+                if r.status != 200:
+                    raise IOError("GET %s: HTTP %d" % (path, r.status))
+                return json.loads(body)
+            except (OSError, http.client.HTTPException, ValueError):
+                if self.conn is not None:
+                    self.conn.close()
+                self.conn = None
+                if attempt == 1:
+                    raise
+        return None
+
+
+class Checker:
+    def __init__(self, args):
+        self.args = args
+        self.api = Api(args.server, open(args.token).read().strip(), args.ca)
+        self.reported = set()
+        self.admitted_at = {}  # RayCluster uid -> first admitted-at seen
+        self.partial_since = {}  # RayCluster uid -> monotonic time first seen partly ungated
+        self.polls = self.errors = self.violations = 0
+
+    def violate(self, key, kind, message):
+        if key in self.reported:
+            return
+        self.reported.add(key)
+        self.violations += 1
+        line = json.dumps({"t": datetime.now(timezone.utc).isoformat(), "kind": kind, "message": message})
+        print("INVARIANT VIOLATED [%s]: %s" % (kind, message), file=sys.stderr, flush=True)
+        with open(self.args.violations, "a") as f:
+            f.write(line + "\n")
+
+    def lists(self):
+        sel = "labelSelector=ray.io%2Fcluster%2Cvolcano.sh%2Fqueue-name"
+        if self.args.namespace:
+            ns = "/namespaces/" + self.args.namespace
+        else:
+            ns = ""
+        pods = self.api.get("/api/v1%s/pods?%s" % (ns, sel))["items"]
+        rcs = self.api.get("/apis/ray.io/v1%s/rayclusters" % ns)["items"]
+        queues = self.api.get("/apis/scheduling.volcano.sh/v1beta1/queues")["items"]
+        return pods, rcs, queues
+
+    def check(self, pods, rcs, queues):
+        now = time.monotonic()
+        by_uid = {}
+        for rc in rcs:
+            meta = rc["metadata"]
+            if not (meta.get("labels") or {}).get(QUEUE_LABEL):
+                continue
+            by_uid[meta["uid"]] = rc
+            at = (meta.get("annotations") or {}).get(ADMITTED)
+            if at:
+                first = self.admitted_at.setdefault(meta["uid"], at)
+                if first != at:
+                    self.violate(("twice", meta["uid"]), "admitted-twice", "RayCluster %s/%s admitted at %s, then again at %s" %
+                                 (meta["namespace"], meta["name"], first, at))
+
+        per_rc = {}
+        held = {}  # queue -> {resource: amount}
+        for pod in pods:
+            meta = pod["metadata"]
+            name = "%s/%s" % (meta["namespace"], meta["name"])
+            ungated = not gated(pod)
+            if ungated and not finished(pod):
+                add(held.setdefault(meta["labels"][QUEUE_LABEL], {}), pod_request(pod["spec"]))
+            rc = by_uid.get(owner_uid(pod))
+            if rc is None:
+                continue
+            per_rc.setdefault(rc["metadata"]["uid"], []).append(pod)
+            at = ts((rc["metadata"].get("annotations") or {}).get(ADMITTED))
+            node = pod["spec"].get("nodeName")
+            if node and at is None:
+                self.violate(("bound", meta["uid"]), "bound-unadmitted",
+                             "pod %s is bound to %s but RayCluster %s has no %s" % (name, node, rc["metadata"]["name"], ADMITTED))
+            elif node and scheduled_at(pod) is not None and scheduled_at(pod) < at:
+                self.violate(("bound", meta["uid"]), "bound-unadmitted", "pod %s was scheduled at %s, before its RayCluster's %s %s" %
+                             (name, scheduled_at(pod).isoformat(), ADMITTED, at.isoformat()))
+            if ungated and live(pod) and at is None:
+                self.violate(("ungated", meta["uid"]), "ungated-unadmitted",
+                             "pod %s has no %s gate but RayCluster %s has no %s" % (name, GATE, rc["metadata"]["name"], ADMITTED))
+
+        for q in queues:
+            cap = (q.get("spec") or {}).get("capability") or {}
+            used = held.get(q["metadata"]["name"], {})
+            for res, v in cap.items():
+                if used.get(res, 0) > quantity(v):
+                    self.violate(("cap", q["metadata"]["name"], res, fmt(used[res])), "over-capability",
+                                 "queue %s: its ungated pods request %s %s, capability %s" % (q["metadata"]["name"], res, fmt(used[res]), v))
+
+        for uid, rc in by_uid.items():
+            if not (rc["metadata"].get("annotations") or {}).get(ADMITTED):
+                self.partial_since.pop(uid, None)
+                continue
+            shape = group_shape(rc)
+            short = []
+            roles = {}
+            for pod in per_rc.get(uid, []):
+                if not live(pod):
+                    continue
+                labels = pod["metadata"].get("labels") or {}
+                role = "head" if labels.get("ray.io/node-type") == "head" else labels.get("ray.io/group")
+                n = roles.setdefault(role, [0, 0])
+                n[0] += 1
+                n[1] += 0 if gated(pod) else 1
+            for role, (exist, ungated) in roles.items():
+                need = 1 if role == "head" else shape.get(role, 0)
+                if ungated < min(need, exist):
+                    short.append("%s: %d of %d members ungated" % (role, ungated, min(need, exist)))
+            if not short:
+                self.partial_since.pop(uid, None)
+                continue
+            since = self.partial_since.setdefault(uid, now)
+            if now - since > self.args.grace:
+                self.violate(("partial", uid), "partly-ungated", "admitted RayCluster %s/%s partly ungated for over %ss (%s)" %
+                             (rc["metadata"]["namespace"], rc["metadata"]["name"], self.args.grace, "; ".join(short)))
+
+    def settled(self):
+        """One check on a quiet cluster: every gang that fits is admitted. Returns the number of findings."""
+        pods = self.api.get("/api/v1/pods")["items"]
+        rcs = self.api.get("/apis/ray.io/v1%s/rayclusters" % ("/namespaces/" + self.args.namespace if self.args.namespace else ""))["items"]
+        queues = {q["metadata"]["name"]: q for q in self.api.get("/apis/scheduling.volcano.sh/v1beta1/queues")["items"]}
+        nodes = []
+        for n in sorted(self.api.get("/api/v1/nodes")["items"], key=lambda n: n["metadata"]["name"]):
+            ready = any(c["type"] == "Ready" and c["status"] == "True" for c in n["status"].get("conditions") or [])
+            if ready and not n["spec"].get("unschedulable"):
+                nodes.append([n["metadata"]["name"], {k: quantity(v) for k, v in n["status"]["allocatable"].items()}])
+        free_node = dict((name, free) for name, free in nodes)
+        for p in pods:
+            node = p["spec"].get("nodeName")
+            if node in free_node and not finished(p):
+                for k, v in pod_request(p["spec"]).items():
+                    if k in free_node[node]:
+                        free_node[node][k] -= v
+                if "pods" in free_node[node]:
+                    free_node[node]["pods"] -= 1
+        by_owner = {}
+        for p in pods:
+            by_owner.setdefault(owner_uid(p), []).append(p)
+        held, waiting, tails = {}, {}, {}
+        findings = 0
+        for rc in rcs:
+            meta = rc["metadata"]
+            q = (meta.get("labels") or {}).get(QUEUE_LABEL)
+            if not q:
+                continue
+            mine = [p for p in by_owner.get(meta["uid"], []) if not finished(p)]
+            ungated = {}
+            for p in mine:
+                if not gated(p):
+                    add(ungated, pod_request(p["spec"]))
+            minres = min_resources(rc) or {}
+            if (meta.get("annotations") or {}).get(ADMITTED):
+                h = held.setdefault(q, {})
+                for k in set(minres) | set(ungated):
+                    h[k] = h.get(k, 0) + max(minres.get(k, 0), ungated.get(k, 0))
+                gated_tail = sorted([p for p in mine if gated(p) and live(p)],
+                                    key=lambda p: (p["metadata"]["creationTimestamp"], p["metadata"]["name"]))
+                if gated_tail:
+                    tails.setdefault(q, []).append((rc, gated_tail[0]))
+                continue
+            add(held.setdefault(q, {}), ungated)
+            live_pods = [p for p in mine if live(p)]
+            shape = group_shape(rc)
+            roles = {}
+            for p in live_pods:
+                labels = p["metadata"].get("labels") or {}
+                role = "head" if labels.get("ray.io/node-type") == "head" else labels.get("ray.io/group")
+                roles.setdefault(role, []).append(p)
+            need = dict(shape, head=1)
+            if any(len(roles.get(r, [])) < n for r, n in need.items()):
+                continue  # incomplete: waits for its pods
+            members = []
+            for r, n in need.items():
+                members += sorted(roles.get(r, []), key=lambda p: (p["metadata"]["creationTimestamp"], p["metadata"]["name"]))[:n]
+            waiting.setdefault(q, []).append((-priority(live_pods), meta["creationTimestamp"], meta["namespace"], meta["name"],
+                                               minres, [pod_request(p["spec"]) for p in members]))
+        node_list = [[n, free_node[n]] for n, _ in nodes]
+        for q, gangs in waiting.items():
+            queue = queues.get(q)
+            if queue is None or (queue.get("status") or {}).get("state") in ("Closed", "Closing"):
+                continue
+            cap = {k: quantity(v) for k, v in ((queue.get("spec") or {}).get("capability") or {}).items()}
+            free = {k: v - held.get(q, {}).get(k, 0) for k, v in cap.items()}
+            fifo = (queue.get("spec") or {}).get("dequeueStrategy") == "fifo"
+            for _, created, ns, name, minres, members in sorted(gangs):
+                ok = fits(minres, free) and place(members, node_list)
+                if ok:
+                    findings += 1
+                    print("SETTLED CHECK FAILED [fitting-gang-waits]: RayCluster %s/%s (queue %s%s) fits (needs %s; free %s) but is not admitted" %
+                          (ns, name, q, ", fifo" if fifo else "", {k: fmt(v) for k, v in minres.items()},
+                           {k: fmt(v) for k, v in free.items()}), file=sys.stderr, flush=True)
+                if fifo:
+                    break  # the head gang: those behind it wait for it, fitting or not
+        for q, items in tails.items():
+            queue = queues.get(q)
+            cap = {k: quantity(v) for k, v in ((queue or {}).get("spec") or {}).get("capability", {}).items()}
+            free = {k: v - held.get(q, {}).get(k, 0) for k, v in cap.items()}
+            for rc, pod in items:
+                req = pod_request(pod["spec"])
+                if fits(req, free) and place([req], node_list):
+                    findings += 1
+                    print("SETTLED CHECK FAILED [fitting-gang-waits]: tail pod %s of admitted RayCluster %s fits queue %s but is gated" %
+                          (pod["metadata"]["name"], rc["metadata"]["name"], q), file=sys.stderr, flush=True)
+        n_admitted = sum(1 for rc in rcs if (rc["metadata"].get("annotations") or {}).get(ADMITTED))
+        print("settled: %d RayClusters, %d admitted, %d complete and waiting, %d findings" %
+              (len(rcs), n_admitted, sum(len(g) for g in waiting.values()), findings), file=sys.stderr, flush=True)
+        return findings
+
+    def status(self):
+        with open(self.args.status + ".tmp", "w") as f:
+            json.dump({"polls": self.polls, "errors": self.errors, "violations": self.violations, "t": time.time()}, f)
+        os.replace(self.args.status + ".tmp", self.args.status)
+
+    def run(self):
+        stop = []
+        signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+        deadline = time.monotonic() + self.args.duration if self.args.duration else None
+        while not stop and (deadline is None or time.monotonic() < deadline):
+            t0 = time.monotonic()
+            try:
+                self.check(*self.lists())
+                self.polls += 1
+            except (OSError, http.client.HTTPException, ValueError, KeyError, TypeError) as e:
+                self.errors += 1
+                if self.errors % 20 == 1:
+                    print("invariants: poll failed (%s); the apiserver may be restarting" % e, file=sys.stderr, flush=True)
+            self.status()
+            time.sleep(max(0.0, self.args.interval - (time.monotonic() - t0)))
+        return 1 if self.violations else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--server", required=True)
+    ap.add_argument("--token", required=True, help="file with a bearer token")
+    ap.add_argument("--ca", required=True)
+    ap.add_argument("--namespace", default="", help="only this namespace's pods and RayClusters (default: all)")
+    ap.add_argument("--interval", type=float, default=0.5)
+    ap.add_argument("--grace", type=float, default=5.0, help="seconds an admitted gang may stay partly ungated")
+    ap.add_argument("--duration", type=float, default=0, help="stop after this many seconds (default: at SIGTERM)")
+    ap.add_argument("--violations", default=os.devnull, help="file to append violations to (JSON lines)")
+    ap.add_argument("--status", default=os.devnull)
+    ap.add_argument("--settled", action="store_true", help="check once that every gang that fits is admitted, and exit")
+    args = ap.parse_args()
+    if args.settled:
+        return 3 if Checker(args).settled() else 0
+    if args.violations == os.devnull or args.status == os.devnull:
+        ap.error("--violations and --status are required unless --settled")
+    return Checker(args).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

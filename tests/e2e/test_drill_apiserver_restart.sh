@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Issue 7, fault drill 3: kube-apiserver restarted (twice: once at rest, once
+# just as a gang's room appears). The gate controller reconnects, relists
+# every watch (the new apiserver's watch cache answers its old
+# resourceVersions with 410), and carries on: nothing is admitted twice,
+# nothing that waits is admitted by mistake, and what fits afterwards is
+# admitted whole. The invariant checker runs throughout (it cannot poll while
+# the apiserver is away: those polls count as failed, not as passed).
+#
+# kube-controller-manager's garbage collector takes about a minute to resume
+# after an apiserver restart (its discovery failed during the outage), so the
+# pods of a deleted RayCluster are deleted here by hand: the drill is about
+# raygate, not about the garbage collector.
+. "$(dirname "$0")/lib.sh"
+e2e_setup
+api_up() { kc get --raw /readyz >/dev/null 2>&1; }
+restore_api() { api_up || "$ROOT/hack/cluster.sh" restart kube-apiserver >/dev/null 2>&1 || true; }
+trap 'restore_api; e2e_teardown' EXIT
+Q="apirestart-$RANDOM"
+make_queue "$Q" 4 16Gi
+inv_start --grace 10
+admitted_at() { kc get raycluster -n "$NS" "$1" -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}'; }
+gate_log_from() { echo $(($(wc -l <"$STATE/logs/raygate-gate.log") + 1)); }
+relisted() { # FROM-LINE WATCH...: every WATCH relisted after FROM-LINE
+	local from="$1" w; shift
+	for w in "$@"; do
+		tail -n "+$from" "$STATE/logs/raygate-gate.log" | grep "watch $w: .*relisting" >/dev/null || return 1
+	done
+}
+restart_api() {
+	local t0=$SECONDS
+	"$ROOT/hack/cluster.sh" restart kube-apiserver
+	wait_until 90 "kube-apiserver /readyz" api_up || fail "kube-apiserver did not come back"
+	pass "kube-apiserver restarted and ready in $((SECONDS - t0))s"
+}
+
+sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" a "$Q" | kc apply -n "$NS" -f - >/dev/null
+all_or_none_watch a 3 60 || fail "a was not admitted"
+sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" b "$Q" | kc apply -n "$NS" -f - >/dev/null
+three_b() { [[ "$(count_pods b)" == 3 ]]; }
+eventually 120 "KubeRay created b's 3 pods" three_b
+eventually 10 "b waits on the queue" describe_has "$(head_pod b)" "does not fit queue $Q: cpu needs 3, 1 of 4 free"
+a_at="$(admitted_at a)"
+
+# 1. At rest.
+from="$(gate_log_from)"
+restart_api
+eventually 60 "the gate relisted pods, nodes, rayclusters and queues" relisted "$from" pods nodes rayclusters queues
+b_waits() { [[ "$(gated_count b)" == 3 && -z "$(admitted_at b)" ]]; }
+stays 5 "after the relist b still waits whole" b_waits
+assert_eq "a's admission not recorded again" "$a_at" "$(admitted_at a)"
+assert_eq "a's pods still ungated" 0 "$(gated_count a)"
+inv_assert "invariants held across the first restart"
+
+delete_cluster() { # NAME: the RayCluster and (for the garbage collector) its pods
+	kc delete raycluster -n "$NS" "$1" --wait=false >/dev/null
+	kc delete pods -n "$NS" -l "ray.io/cluster=$1" --wait=false >/dev/null
+}
+
+# It carries on: room for b appears, then a small gang fills the rest.
+delete_cluster a
+all_or_none_watch b 3 120 || fail "b was not admitted after a was deleted"
+pass "b admitted after the restart, once a is gone"
+kc apply -n "$NS" -f - >/dev/null <<YAML
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {name: c, labels: {volcano.sh/queue-name: $Q}}
+spec:
+  rayVersion: "2.9.0"
+  headGroupSpec:
+    rayStartParams: {}
+    template:
+      spec:
+        containers:
+        - {name: ray-head, image: "rayproject/ray:2.9.0", resources: {requests: {cpu: "1", memory: 1Gi}}}
+  workerGroupSpecs: []
+YAML
+all_or_none_watch c 1 120 || fail "c was not admitted"
+sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" d "$Q" | kc apply -n "$NS" -f - >/dev/null
+three_d() { [[ "$(count_pods d)" == 3 ]]; }
+eventually 120 "KubeRay created d's 3 pods" three_d
+eventually 10 "d waits on the full queue" describe_has "$(head_pod d)" "does not fit queue $Q: cpu needs 3, 0 of 4 free"
+b_at="$(admitted_at b)" c_at="$(admitted_at c)"
+
+# 2. Just as room for d appears: b's deletion goes in, the apiserver goes down.
+from="$(gate_log_from)"
+kc delete raycluster -n "$NS" b --wait=false >/dev/null
+restart_api
+kc delete pods -n "$NS" -l ray.io/cluster=b --wait=false >/dev/null
+eventually 60 "the gate relisted again" relisted "$from" pods rayclusters
+all_or_none_watch d 3 120 || fail "d was not admitted after b was deleted across the restart"
+pass "d admitted whole across the restart"
+d_bound() { [[ "$(kc get pods -n "$NS" -l ray.io/cluster=d -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c .)" == 3 ]]; }
+eventually 120 "the scheduler bound d's 3 pods" d_bound
+assert_eq "c's admission not recorded again" "$c_at" "$(admitted_at c)"
+[[ -n "$b_at" ]] || fail "b had no admitted-at"
+inv_stop
+control_plane_settled

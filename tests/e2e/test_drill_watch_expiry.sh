@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Issue 7, fault drill 4: watch expiry. The gate controller is frozen
+# (SIGSTOP) and its watch connections cut (the apiserver restarts); meanwhile
+# a RayCluster and its pods are deleted, a queue and clusters are created, and
+# etcd is compacted past what the controller has seen. When it resumes, its
+# watches get 410 Gone ("The resourceVersion for the provided watch is too
+# old"): it relists, learns what it missed (deletions included) and decides
+# correctly.
+#
+# The apiserver runs with --watch-cache=false for this drill (restored after):
+# with its watch cache, an old resourceVersion is answered from memory, or
+# refused because the cache is new, whatever etcd kept; without it, a watch
+# goes to etcd, so the 410 is etcd's compaction. The connections must be cut
+# before the changes: a frozen process's sockets keep receiving, and it would
+# read the changes from there on resuming. kube-controller-manager's garbage
+# collector is slow after an apiserver restart, so pods of deleted clusters
+# are deleted by hand.
+. "$(dirname "$0")/lib.sh"
+e2e_setup
+api_up() { kc get --raw /readyz >/dev/null 2>&1; }
+gate_pid() { cat "$STATE/pids/raygate-gate.pid"; }
+api_without_cache() { tr '\0' ' ' <"/proc/$(cat "$STATE/pids/kube-apiserver.pid")/cmdline" 2>/dev/null | grep -- '--watch-cache=false' >/dev/null; }
+restore() { # on any exit: the gate running, the apiserver with its usual arguments
+	kill -CONT "$(gate_pid)" 2>/dev/null || true
+	if api_without_cache || ! api_up; then
+		"$ROOT/hack/cluster.sh" restart kube-apiserver >/dev/null 2>&1 || true
+		wait_until 120 "kube-apiserver /readyz" api_up || true
+	fi
+}
+trap 'restore; e2e_teardown' EXIT
+restart_api() { # EXTRA-ARGS...
+	local t0=$SECONDS
+	"$ROOT/hack/cluster.sh" restart kube-apiserver "$@"
+	wait_until 120 "kube-apiserver /readyz" api_up || fail "kube-apiserver did not come back"
+	pass "kube-apiserver restarted ${*:-with its usual arguments}, ready in $((SECONDS - t0))s"
+}
+etcd_revision() {
+	ETCDCTL_API=3 etcdctl --endpoints "http://127.0.0.1:$ETCD_PORT" endpoint status -w json | jq '.[0].Status.header.revision'
+}
+gate_log_from() { echo $(($(wc -l <"$STATE/logs/raygate-gate.log") + 1)); }
+expired_relist() { # FROM-LINE WATCH...: each WATCH got 410 from etcd and relisted after FROM-LINE
+	local from="$1" w; shift
+	for w in "$@"; do
+		tail -n "+$from" "$STATE/logs/raygate-gate.log" |
+			grep "watch $w: ERROR event 410: The resourceVersion for the provided watch is too old.*relisting" >/dev/null || return 1
+	done
+}
+head_only() { # NAME QUEUE CPU
+	kc apply -n "$NS" -f - >/dev/null <<-YAML
+		apiVersion: ray.io/v1
+		kind: RayCluster
+		metadata: {name: $1, labels: {volcano.sh/queue-name: $2}}
+		spec:
+		  rayVersion: "2.9.0"
+		  headGroupSpec:
+		    rayStartParams: {}
+		    template:
+		      spec:
+		        containers:
+		        - {name: ray-head, image: "rayproject/ray:2.9.0", resources: {requests: {cpu: "$3", memory: 1Gi}}}
+		  workerGroupSpecs: []
+	YAML
+}
+
+restart_api --watch-cache=false
+Q="expiry-$RANDOM"
+Q2="expiry2-$RANDOM"
+make_queue "$Q" 4 16Gi
+E2E_QUEUES+=("$Q2")
+inv_start --grace 10
+
+sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" a "$Q" | kc apply -n "$NS" -f - >/dev/null
+all_or_none_watch a 3 120 || fail "a was not admitted"
+sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" b "$Q" | kc apply -n "$NS" -f - >/dev/null
+three_b() { [[ "$(count_pods b)" == 3 ]]; }
+eventually 120 "KubeRay created b's 3 pods" three_b
+eventually 10 "b waits on the queue" describe_has "$(head_pod b)" "does not fit queue $Q: cpu needs 3, 1 of 4 free"
+
+# The controller stops at this point, and its connections are cut.
+from="$(gate_log_from)"
+kill -STOP "$(gate_pid)"
+pass "gate controller frozen (SIGSTOP)"
+restart_api --watch-cache=false
+kc delete raycluster -n "$NS" a --wait=true >/dev/null
+kc delete pods -n "$NS" -l ray.io/cluster=a --wait=false >/dev/null
+a_gone() { [[ "$(count_pods a)" == 0 ]]; }
+eventually 120 "a and its pods are gone" a_gone
+make_queue "$Q2" 2 8Gi
+head_only c "$Q2" 1
+head_only e "$Q" 1
+ce() { [[ "$(count_pods c)" == 1 && "$(count_pods e)" == 1 ]]; }
+eventually 120 "c (new queue $Q2) and e ($Q) created, gated" ce
+assert_eq "nothing admitted while the controller is frozen" "3 1 1" "$(gated_count b) $(gated_count c) $(gated_count e)"
+rev="$(etcd_revision)"
+ETCDCTL_API=3 etcdctl --endpoints "http://127.0.0.1:$ETCD_PORT" compact "$rev" >/dev/null
+pass "etcd compacted at revision $rev"
+kill -CONT "$(gate_pid)"
+pass "gate controller resumed (SIGCONT)"
+
+eventually 90 "every watch got 410 (compacted) and relisted" expired_relist "$from" pods nodes rayclusters queues
+all_or_none_watch b 3 120 || fail "b was not admitted: the controller missed a's deletion"
+pass "b admitted: the relist told the controller that a and its pods are gone"
+all_or_none_watch e 1 60 || fail "e was not admitted"
+all_or_none_watch c 1 60 || fail "c was not admitted in the queue created while the controller was frozen"
+pass "e and c (queue $Q2, created meanwhile) admitted"
+inv_assert "invariants held through the expiry"
+
+restart_api
+inv_stop
+control_plane_settled

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The fault drills' invariant checker (invariants.py) can fail: with the gate
+# controller stopped, we break each invariant by hand and expect the checker
+# to name it, and its settled check (drill 7) to name a gang that fits but
+# waits. A checker that never fires proves nothing.
+. "$(dirname "$0")/lib.sh"
+e2e_setup
+gate_running() { [[ "$("$ROOT/hack/cluster.sh" status 2>/dev/null)" == *"raygate-gate"*"running"* ]]; }
+restore_gate() { gate_running || "$ROOT/hack/cluster.sh" start-gate >/dev/null 2>&1 || true; }
+trap 'restore_gate; e2e_teardown' EXIT
+Q="inv-$RANDOM"
+make_queue "$Q" 4 16Gi
+inv_start --grace 2
+"$ROOT/hack/cluster.sh" stop raygate-gate
+
+ungate() { # POD
+	kc patch pod -n "$NS" "$1" --type json -p '[{"op":"remove","path":"/spec/schedulingGates"}]' >/dev/null
+}
+saw() { grep -q "\"kind\": \"$1\"" "$INV_DIR/violations"; }
+
+sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" a "$Q" | kc apply -n "$NS" -f - >/dev/null
+sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" b "$Q" | kc apply -n "$NS" -f - >/dev/null
+sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" c "$Q" | kc apply -n "$NS" -f - >/dev/null
+nine() { [[ "$(count_pods a)$(count_pods b)$(count_pods c)" == 333 ]]; }
+eventually 60 "KubeRay created the 9 pods (all gated: no controller)" nine
+assert_eq "gated" "3 3 3" "$(gated_count a) $(gated_count b) $(gated_count c)"
+sleep 2
+[[ ! -s "$INV_DIR/violations" ]] || { cat "$INV_DIR/violations" >&2; fail "violations before anything was broken"; }
+pass "no violation while everything waits"
+# The churn drill's final check: a (cpu 3) fits the empty queue (cpu 4) but nobody admits it.
+rc=0
+settled_out="$(python3 "$ROOT/tests/e2e/invariants.py" --server "https://127.0.0.1:$APISERVER_PORT" --token "$STATE/pki/admin.token" \
+	--ca "$STATE/pki/ca.crt" --namespace "$NS" --settled 2>&1)" || rc=$?
+assert_eq "settled check's exit status (3: findings)" 3 "$rc"
+[[ "$settled_out" == *"fitting-gang-waits]: RayCluster $NS/a "* ]] || fail "the settled check did not name a: $settled_out"
+pass "settled check: fitting-gang-waits (a fits but waits)"
+
+# a: ungated and bound without admission.
+for p in $(kc get pods -n "$NS" -l ray.io/cluster=a -o name); do ungate "${p#pod/}"; done
+eventually 20 "checker: ungated-unadmitted" saw ungated-unadmitted
+eventually 30 "checker: bound-unadmitted" saw bound-unadmitted
+# b as well: 6 cpu ungated in a queue of 4.
+for p in $(kc get pods -n "$NS" -l ray.io/cluster=b -o name); do ungate "${p#pod/}"; done
+eventually 20 "checker: over-capability" saw over-capability
+# c: admitted by hand, only its head ungated: partly ungated beyond the grace.
+kc annotate raycluster -n "$NS" c raygate.io/admitted-at=2020-01-01T00:00:00Z >/dev/null
+ungate "$(head_pod c)"
+eventually 20 "checker: partly-ungated" saw partly-ungated
+# and recorded a second time.
+kc annotate raycluster -n "$NS" c --overwrite raygate.io/admitted-at=2020-01-01T00:00:09Z >/dev/null
+eventually 20 "checker: admitted-twice" saw admitted-twice
+inv_kill
