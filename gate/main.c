@@ -54,7 +54,7 @@ int main(int argc, char **argv)
 {
     const char *kubeconfig_path = NULL, *context = NULL, *ns = "raygate-system";
     long resync_s = 30, fault = -1;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--version") == 0) {
@@ -93,7 +93,6 @@ int main(int argc, char **argv)
             usage(stderr);
             return 2;
         }
-        i++;
     }
 
     int rc = 1;
