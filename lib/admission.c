@@ -18,10 +18,8 @@ __attribute__((format(printf, 2, 3))) static int fail(struct admission_error *er
     va_start(ap, format);
     vsnprintf(err->message, sizeof(err->message), format, ap);
     va_end(ap);
-    /* One line, whatever the parser said. */
-    for (char *c = err->message; *c != '\0'; c++)
-        if (*c == '\n' || *c == '\r')
-            *c = ' ';
+    /* One line of valid UTF-8, whatever the parser quoted from the body. */
+    util_one_line(err->message);
     return -1;
 }
 

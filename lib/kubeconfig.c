@@ -18,6 +18,8 @@ __attribute__((format(printf, 2, 3))) static void set_err(struct kubeconfig_erro
     va_start(ap, fmt);
     vsnprintf(err->message, sizeof(err->message), fmt, ap);
     va_end(ap);
+    /* Field values are user text: one line (a folded YAML scalar carries newlines; found by fuzz_kubeconfig). */
+    util_one_line(err->message);
 }
 
 void kubeconfig_init(struct kubeconfig *cfg)

@@ -61,6 +61,7 @@ static void mutate_template(json_t *template, const char *path, const char *queu
         /* Pods of one gang must sit in one queue: the cluster's label wins. */
         char text[320];
         util_format(text, sizeof(text), "%s: queue label \"%s\" replaced by the RayCluster's queue \"%s\"", path, have, queue);
+        util_one_line(text);
         add_warning(out, text);
     }
     json_object_set_new(labels, MUTATE_LABEL_QUEUE, json_string(queue));
@@ -89,6 +90,7 @@ int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struc
     gang_spec_init(&gang);
     if (gang_from_raycluster(raycluster, &gang, &gerr) != 0) {
         util_format(err->message, sizeof(err->message), "%s", gerr.message);
+        util_one_line(err->message); /* field names come from the object: a key may hold a newline */
         goto out;
     }
 
