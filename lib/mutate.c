@@ -148,7 +148,6 @@ int mutate_pod(const json_t *pod, struct mutate_result *out, struct mutate_error
     const json_t *spec = json_object_get(pod, "spec");
     const char *cluster = nonempty_string(labels, MUTATE_LABEL_CLUSTER);
     const char *scheduler = json_string_value(json_object_get(spec, "schedulerName"));
-    char group[320];
 
     if (cluster == NULL || nonempty_string(labels, MUTATE_LABEL_QUEUE) == NULL || !json_is_object(spec))
         return 0;
@@ -180,7 +179,8 @@ int mutate_pod(const json_t *pod, struct mutate_result *out, struct mutate_error
         return -1;
     }
 
-    util_format(group, sizeof(group), "ray-%s-pg", cluster);
+    /* The whole name, however long: a cut one would name another group than the RayCluster's. */
+    char *group = util_strdupf("ray-%s-pg", cluster);
     const json_t *annotations = json_object_get(meta, "annotations");
     if (!json_is_object(annotations)) {
         jsonpatch_append(patch, "add", "/metadata/annotations", json_pack("{s:s}", MUTATE_ANNOTATION_GROUP, group));
@@ -189,6 +189,7 @@ int mutate_pod(const json_t *pod, struct mutate_result *out, struct mutate_error
         jsonpatch_append(patch, "add", path, json_string(group));
         free(path);
     }
+    free(group);
 
     if (json_array_size(patch) == 0)
         json_decref(patch);

@@ -78,17 +78,27 @@ static json_t *decode_patch(const json_t *resp, struct reviewcheck_error *why)
     return patch;
 }
 
-/* A patched Pod: raygate's gate exactly once, and the group-name annotation. */
-static int check_pod(const json_t *pod, struct reviewcheck_error *why)
+static size_t count_gates(const json_t *pod)
 {
     const json_t *gates = json_object_get(json_object_get(pod, "spec"), "schedulingGates");
-    size_t i, ours = 0;
+    size_t i, n = 0;
     const json_t *g;
-    if (!json_is_array(gates))
+    json_array_foreach(gates, i, g) n += is_string(g, "name", MUTATE_GATE_NAME);
+    return n;
+}
+
+/*
+ * A patched Pod: raygate's gate, never added beside one already there (a pod
+ * that came with it twice keeps its two: the apiserver refuses the duplicate),
+ * and the group-name annotation.
+ */
+static int check_pod(const json_t *before, const json_t *pod, struct reviewcheck_error *why)
+{
+    size_t had = count_gates(before), has = count_gates(pod);
+    if (!json_is_array(json_object_get(json_object_get(pod, "spec"), "schedulingGates")))
         return fail(why, "patched pod has no spec.schedulingGates list");
-    json_array_foreach(gates, i, g) ours += is_string(g, "name", MUTATE_GATE_NAME);
-    if (ours != 1)
-        return fail(why, "patched pod has raygate's gate %zu times", ours);
+    if (has == 0 || (has != 1 && has != had))
+        return fail(why, "patched pod has raygate's gate %zu times (it came with %zu)", has, had);
     const json_t *ann = json_object_get(json_object_get(pod, "metadata"), "annotations");
     if (!json_is_string(json_object_get(ann, MUTATE_ANNOTATION_GROUP)))
         return fail(why, "patched pod has no %s annotation", MUTATE_ANNOTATION_GROUP);
@@ -213,7 +223,7 @@ int reviewcheck_answer(const char *body, size_t len, int rc, const json_t *respo
         fail(why, "patched object is not an object");
         goto out;
     }
-    if (strcmp(info->kind, "Pod") == 0 && check_pod(result, why) != 0)
+    if (strcmp(info->kind, "Pod") == 0 && check_pod(json_object_get(request, "object"), result, why) != 0)
         goto out;
     if (check_idempotent(review, result, why) != 0)
         goto out;

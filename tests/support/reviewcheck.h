@@ -12,7 +12,8 @@
  *   operations that applies (RFC 6902, as the apiserver does) to
  *   request.object and yields an object that, admitted again, is allowed with
  *   no further patch (the mutation is complete and idempotent). A patched Pod
- *   carries raygate's scheduling gate once and the group-name annotation.
+ *   carries raygate's scheduling gate (added only when absent) and the
+ *   group-name annotation.
  */
 #ifndef RAYGATE_TEST_REVIEWCHECK_H
 #define RAYGATE_TEST_REVIEWCHECK_H
