@@ -6,8 +6,8 @@
  *   GET  /readyz    200 while accepting, 503 once shutdown started
  *   GET  /metrics   Prometheus text (lib/metrics.h)
  *
- * One thread, one event loop. TLS only (a plaintext request on the port fails
- * the handshake and is closed); the certificate is reloaded from disk by
+ * One thread, one event loop. TLS only: a plain HTTP request on the port is
+ * answered "400 this port speaks TLS" and closed; the certificate is reloaded from disk by
  * tlsreload. server_request_stop() starts a graceful shutdown: /readyz turns
  * 503, after shutdown_delay the listener closes, HTTP/2 connections get
  * GOAWAY, HTTP/1 responses carry "Connection: close", and server_run()

@@ -1,0 +1,126 @@
+"""Starts build/webhook/raygate-webhook on a free loopback port with fresh
+certificates (from build/certs/raygate-certs, as hack/cluster.sh does), for
+the tests in tests/local. Python 3 standard library only.
+
+    with Webhook(build, extra_args=["--request-timeout", "3s"]) as wh:
+        wh.url("/healthz"), wh.ca, wh.port, wh.alive(), wh.healthy(), wh.rss_peak_kib()
+"""
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+
+def say(*args):
+    print(*args, flush=True)
+
+
+def fail(msg):
+    print("FAIL: " + msg, flush=True)
+    sys.exit(1)
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Webhook:
+    def __init__(self, build, extra_args=(), wrapper=()):
+        self.build = build
+        self.dir = tempfile.mkdtemp(prefix="raygate-local-")
+        self.ca = os.path.join(self.dir, "ca.crt")
+        self.port = free_port()
+        self.log = os.path.join(self.dir, "webhook.log")
+        certs = os.path.join(build, "certs", "raygate-certs")
+        subprocess.run([certs, "generate", "--dir", self.dir, "--dns", "localhost", "--ip", "127.0.0.1"],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.args = list(wrapper) + [os.path.join(build, "webhook", "raygate-webhook"),
+                                     "--addr", "127.0.0.1:%d" % self.port,
+                                     "--cert", os.path.join(self.dir, "tls.crt"),
+                                     "--key", os.path.join(self.dir, "tls.key")] + list(extra_args)
+        self.proc = None
+
+    def __enter__(self):
+        self.logf = open(self.log, "wb")
+        self.proc = subprocess.Popen(self.args, stdout=self.logf, stderr=subprocess.STDOUT)
+        deadline = time.time() + (60 if len(self.args) > 7 and "valgrind" in self.args[0] else 10)
+        while not self.healthy():
+            if self.proc.poll() is not None or time.time() > deadline:
+                self.dump_log()
+                fail("the webhook did not start")
+            time.sleep(0.1)
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def stop(self, timeout=30):
+        """SIGTERM, wait; returns the exit code."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                self.dump_log()
+                fail("the webhook did not stop within %ds of SIGTERM" % timeout)
+        self.logf.close()
+        rc = self.proc.returncode
+        self.proc = None
+        return rc
+
+    def dump_log(self, lines=30):
+        try:
+            with open(self.log, "rb") as f:
+                tail = f.read().decode(errors="replace").splitlines()[-lines:]
+            say("--- webhook log (last %d lines):" % lines)
+            for line in tail:
+                say("    " + line)
+        except OSError:
+            pass
+
+    def url(self, path):
+        return "https://127.0.0.1:%d%s" % (self.port, path)
+
+    def ssl_context(self, alpn=("http/1.1",)):
+        ctx = ssl.create_default_context(cafile=self.ca)
+        if alpn:
+            ctx.set_alpn_protocols(list(alpn))
+        return ctx
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def healthy(self, timeout=2):
+        try:
+            with urllib.request.urlopen(self.url("/healthz"), timeout=timeout, context=self.ssl_context()) as r:
+                return r.status == 200 and r.read() == b"ok\n"
+        except (OSError, ssl.SSLError):
+            return False
+
+    def metric(self, name):
+        with urllib.request.urlopen(self.url("/metrics"), timeout=5, context=self.ssl_context()) as r:
+            for line in r.read().decode().splitlines():
+                if line.startswith(name + " ") or line.startswith(name + "{"):
+                    return float(line.rsplit(" ", 1)[1])
+        return None
+
+    def status(self, key):
+        """A field of /proc/PID/status in kiB (VmRSS, VmHWM)."""
+        with open("/proc/%d/status" % self.proc.pid) as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+        return None
