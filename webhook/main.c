@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "log.h"
 #include "server.h"
@@ -69,6 +70,22 @@ static int parse_size(const char *flag, const char *s, size_t *out)
     }
     *out = (size_t)v;
     return 0;
+}
+
+/*
+ * Every open connection is a descriptor: raise the soft limit to the hard one
+ * (often 1024 -> 1048576 in a container), so that a burst of connections
+ * (1,000 idle ones in tests/local/test_slow_clients.py) cannot exhaust it.
+ */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rlim_t was = rl.rlim_cur;
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+            log_infof("open file limit raised from %llu to %llu", (unsigned long long)was, (unsigned long long)rl.rlim_cur);
+    }
 }
 
 static int set_log_level(const char *name)
@@ -204,6 +221,7 @@ int main(int argc, char **argv)
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = SIG_IGN;
     sigaction(SIGPIPE, &sa, NULL);
+    raise_fd_limit();
 
     if ((running = server_create(&cfg)) == NULL)
         return 1;

@@ -2,7 +2,8 @@
 """Slow and abusive clients against the real webhook binary: 1,000 idle TLS
 connections (HTTP/1.1 and HTTP/2), 200 connections that never start the TLS
 handshake, and slowloris senders (HTTP/1.1 headers, and an HTTP/1.1 body,
-one byte every 0.3 s). While they are all open, normal AdmissionReview
+one byte every 0.3 s), the webhook started with a soft limit of 1,024 open
+files (it raises it). While they are all open, normal AdmissionReview
 requests must still be answered quickly; then the timeouts must close every
 one of them: the silent ones after --handshake-timeout, the idle and the slow
 ones after --request-timeout, whatever they trickle.
@@ -70,7 +71,8 @@ def count_open(socks):
     return sum(1 for s in socks if not closed_by_peer(s))
 
 
-with Webhook(build, ["--handshake-timeout", "%ds" % HANDSHAKE_S, "--request-timeout", "%ds" % REQUEST_S]) as wh:
+# Started with a soft limit of 1,024 descriptors: the webhook must raise it itself to hold 1,240 connections.
+with Webhook(build, ["--handshake-timeout", "%ds" % HANDSHAKE_S, "--request-timeout", "%ds" % REQUEST_S], nofile_soft=1024) as wh:
     base_code, base_time = normal_request(wh)
     if base_code != 200:
         fail("a normal request on an idle webhook: HTTP %d" % base_code)

@@ -6,6 +6,7 @@ the tests in tests/local. Python 3 standard library only.
         wh.url("/healthz"), wh.ca, wh.port, wh.alive(), wh.healthy(), wh.rss_peak_kib()
 """
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -33,8 +34,10 @@ def free_port():
 
 
 class Webhook:
-    def __init__(self, build, extra_args=(), wrapper=()):
+    def __init__(self, build, extra_args=(), wrapper=(), nofile_soft=None):
+        """nofile_soft: start the webhook with this soft open-file limit (as a container might)."""
         self.build = build
+        self.nofile_soft = nofile_soft
         self.dir = tempfile.mkdtemp(prefix="raygate-local-")
         self.ca = os.path.join(self.dir, "ca.crt")
         self.port = free_port()
@@ -50,7 +53,11 @@ class Webhook:
 
     def __enter__(self):
         self.logf = open(self.log, "wb")
-        self.proc = subprocess.Popen(self.args, stdout=self.logf, stderr=subprocess.STDOUT)
+        def limit():
+            if self.nofile_soft is not None:
+                hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+                resource.setrlimit(resource.RLIMIT_NOFILE, (min(self.nofile_soft, hard), hard))
+        self.proc = subprocess.Popen(self.args, stdout=self.logf, stderr=subprocess.STDOUT, preexec_fn=limit)
         deadline = time.time() + (60 if len(self.args) > 7 and "valgrind" in self.args[0] else 10)
         while not self.healthy():
             if self.proc.poll() is not None or time.time() > deadline:
