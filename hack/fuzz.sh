@@ -33,6 +33,8 @@ rm -rf "$seeds"
 python3 "$ROOT/tests/fuzz/seeds.py" "$ROOT/tests/fixtures" "$seeds"
 
 total=0 failed=()
+results="$FUZZ_BUILD/fuzz-results.json" # one JSON line per harness, read by hack/test.sh's summary
+: >"$results"
 for h in "${harnesses[@]}"; do
 	corpus="$FUZZ_BUILD/fuzz-corpus/$h" artifacts="$FUZZ_BUILD/fuzz-artifacts"
 	log="$FUZZ_BUILD/fuzz-logs/$h.log"
@@ -50,6 +52,8 @@ for h in "${harnesses[@]}"; do
 	execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)"
 	execs="${execs:-0}"
 	total=$((total + execs))
+	printf '{"name": "fuzz_%s", "result": "%s", "executions": %s, "seconds": %s}\n' "$h" \
+		"$( ((rc == 0)) && echo OK || echo FAIL)" "$execs" "$secs" >>"$results"
 	if ((rc != 0)); then
 		failed+=("$h")
 		printf 'fuzz: %-12s FAILED (exit %d) after %s executions; log %s\n' "$h" "$rc" "$execs" "$log"

@@ -212,7 +212,8 @@ def run_body_limit(wh):
     grew = wh.status("VmHWM") - before
     if sent >= 256 and not line.startswith("HTTP/1.1 413"):
         fail("256 MiB streamed: %r, expected 413" % line)
-    if grew > 96 * 1024:
+    # Under ASan freed memory sits in quarantine: the growth says nothing there.
+    if grew > 96 * 1024 and os.environ.get("RAYGATE_SANITIZED") != "1":
         fail("256 MiB streamed: peak memory grew by %d MiB (the body was buffered)" % (grew // 1024))
     check_alive(wh, "body limit")
     say("ok: 1 GiB declared -> 413 at once; streamed chunked: refused after %d MiB (%s), peak memory +%d MiB"

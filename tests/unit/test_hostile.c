@@ -42,11 +42,17 @@ static char *case_body(const json_t *c, size_t *len)
     return buf;
 }
 
-static void check_case(const json_t *c)
+/* Returns 0 when the case was checked, 1 when skipped (a body over 4 MiB under valgrind: minutes, not seconds). */
+static int check_case(const json_t *c)
 {
     const char *name = json_string_value(json_object_get(c, "name"));
     size_t len;
     char *body = case_body(c, &len);
+    const char *vg = getenv("RAYGATE_UNDER_VALGRIND");
+    if (vg != NULL && strcmp(vg, "1") == 0 && len > (4u << 20)) {
+        free(body);
+        return 1;
+    }
     json_t *response = NULL, *patched = NULL;
     struct admission_info info;
     struct admission_error err;
@@ -100,6 +106,7 @@ done:
     json_decref(patched);
     json_decref(response);
     free(body);
+    return 0;
 }
 
 static void test_catalogue(void **state)
@@ -107,12 +114,15 @@ static void test_catalogue(void **state)
     (void)state;
     json_t *all = fixture_json("hostile/cases.json");
     const json_t *cases = json_object_get(all, "cases");
-    size_t i, errors = 0, denials = 0, patches = 0;
+    size_t i, errors = 0, denials = 0, patches = 0, skipped = 0;
     const json_t *c;
     assert_true(json_array_size(cases) >= 40);
     json_array_foreach(cases, i, c)
     {
-        check_case(c);
+        if (check_case(c)) {
+            skipped++;
+            continue;
+        }
         errors += json_object_get(c, "http") != NULL;
         denials += json_is_false(json_object_get(c, "allowed"));
         patches += json_is_true(json_object_get(c, "patched"));
@@ -121,6 +131,9 @@ static void test_catalogue(void **state)
     assert_true(errors >= 10);
     assert_true(denials >= 10);
     assert_true(patches >= 10);
+    assert_true(skipped <= 2);
+    if (skipped > 0)
+        print_message("hostile: %zu cases over 4 MiB skipped under valgrind (RAYGATE_UNDER_VALGRIND=1)\n", skipped);
     json_decref(all);
 }
 
