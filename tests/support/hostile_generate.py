@@ -8,7 +8,7 @@ import json
 import os
 import sys
 
-LIMIT = 16 << 20  # the webhook's default --max-body-bytes
+LIMIT = 8 << 20  # the webhook's default --max-body-bytes
 
 
 def review(kind, obj):
@@ -38,11 +38,13 @@ def deep_nesting():
     return body.replace('"y"', "[" * depth + "]" * depth).encode()
 
 
-def worker_groups():
+def worker_groups(n, volumes=0):
     head = {"template": {"spec": {"containers": [{"name": "h", "resources": {"requests": {"cpu": "1"}}}]}}}
     workers = [{"groupName": "w%d" % i, "replicas": 1, "minReplicas": 0, "maxReplicas": 1,
                 "template": {"spec": {"containers": [{"name": "w", "resources": {"requests": {"cpu": "100m"}}}]}}}
-               for i in range(10000)]
+               for i in range(n)]
+    if volumes:
+        workers[0]["template"]["spec"]["volumes"] = [{}] * volumes
     rc = {"apiVersion": "ray.io/v1", "kind": "RayCluster",
           "metadata": {"name": "c1", "namespace": "ns", "labels": {"volcano.sh/queue-name": "q"}},
           "spec": {"headGroupSpec": head, "workerGroupSpecs": workers}}
@@ -51,9 +53,13 @@ def worker_groups():
 
 GENERATORS = {
     "deep-nesting": deep_nesting,
-    "worker-groups": worker_groups,
+    "worker-groups": lambda: worker_groups(10000),
+    "worker-groups-5000": lambda: worker_groups(5000),
+    "empty-objects-3mb": lambda: worker_groups(1, volumes=(3 << 20) // 4),
     "under-limit": lambda: padded_pod(LIMIT - 1),
     "over-limit": lambda: padded_pod(LIMIT + 1),
+    "over-16mib": lambda: padded_pod((16 << 20) + 1),
+    "commas-in-string": lambda: json.dumps(review("Pod", pod({"note": '\\",{[' * 100000}))).encode(),
 }
 
 cases, out = sys.argv[1], sys.argv[2]

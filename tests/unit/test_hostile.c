@@ -131,7 +131,7 @@ static void test_catalogue(void **state)
     assert_true(errors >= 10);
     assert_true(denials >= 10);
     assert_true(patches >= 10);
-    assert_true(skipped <= 2);
+    assert_true(skipped <= 3);
     if (skipped > 0)
         print_message("hostile: %zu cases over 4 MiB skipped under valgrind (RAYGATE_UNDER_VALGRIND=1)\n", skipped);
     json_decref(all);
