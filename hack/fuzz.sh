@@ -52,8 +52,9 @@ for h in "${harnesses[@]}"; do
 	execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)"
 	execs="${execs:-0}"
 	total=$((total + execs))
-	printf '{"name": "fuzz_%s", "result": "%s", "executions": %s, "seconds": %s}\n' "$h" \
-		"$( ((rc == 0)) && echo OK || echo FAIL)" "$execs" "$secs" >>"$results"
+	result=OK
+	((rc == 0)) || result=FAIL
+	printf '{"name": "fuzz_%s", "result": "%s", "executions": %s, "seconds": %s}\n' "$h" "$result" "$execs" "$secs" >>"$results"
 	if ((rc != 0)); then
 		failed+=("$h")
 		printf 'fuzz: %-12s FAILED (exit %d) after %s executions; log %s\n' "$h" "$rc" "$execs" "$log"
