@@ -23,9 +23,9 @@ struct server_config {
     const char *addr;              /* "127.0.0.1:9443", ":9443" (all interfaces), "[::1]:9443" */
     const char *cert_path;         /* PEM: leaf then intermediates */
     const char *key_path;          /* PEM private key */
-    size_t max_body_bytes;         /* larger request bodies get 413 */
+    size_t max_body_bytes;         /* larger bodies: 413 over HTTP/1.1, stream reset (REFUSED_STREAM) over HTTP/2 (h2o 2.2.5) */
     uint64_t request_timeout_ms;   /* HTTP/1 request (and keep-alive idle) timeout; HTTP/2 idle timeout */
-    uint64_t handshake_timeout_ms; /* TLS handshake */
+    uint64_t handshake_timeout_ms; /* TLS handshake; also the wait for a new connection's first byte */
     uint64_t reload_interval_ms;   /* how often the certificate files are checked */
     uint64_t shutdown_delay_ms;    /* keep accepting (not ready) this long after a stop request */
     uint64_t shutdown_timeout_ms;  /* then wait at most this long for open connections */
