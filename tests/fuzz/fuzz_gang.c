@@ -14,12 +14,12 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond)                                                                                                            \
-    do {                                                                                                                       \
-        if (!(cond)) {                                                                                                         \
-            fprintf(stderr, "%s:%d: %s fails\n", __FILE__, __LINE__, #cond);                                                  \
-            abort();                                                                                                           \
-        }                                                                                                                      \
+#define CHECK(cond)                                                                                                                \
+    do {                                                                                                                           \
+        if (!(cond)) {                                                                                                             \
+            fprintf(stderr, "%s:%d: %s fails\n", __FILE__, __LINE__, #cond);                                                       \
+            abort();                                                                                                               \
+        }                                                                                                                          \
     } while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -15,12 +15,12 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond)                                                                                                            \
-    do {                                                                                                                       \
-        if (!(cond)) {                                                                                                         \
-            fprintf(stderr, "%s:%d: %s fails for \"%s\"\n", __FILE__, __LINE__, #cond, s);                                   \
-            abort();                                                                                                           \
-        }                                                                                                                      \
+#define CHECK(cond)                                                                                                                \
+    do {                                                                                                                           \
+        if (!(cond)) {                                                                                                             \
+            fprintf(stderr, "%s:%d: %s fails for \"%s\"\n", __FILE__, __LINE__, #cond, s);                                         \
+            abort();                                                                                                               \
+        }                                                                                                                          \
     } while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -155,7 +155,8 @@ int reviewcheck_answer(const char *body, size_t len, int rc, const json_t *respo
         fail(why, "answer is not an AdmissionReview v1 response");
         goto out;
     }
-    if (!json_equal(json_object_get(resp, "uid"), json_object_get(request, "uid")) || !json_is_string(json_object_get(resp, "uid"))) {
+    if (!json_equal(json_object_get(resp, "uid"), json_object_get(request, "uid")) ||
+        !json_is_string(json_object_get(resp, "uid"))) {
         fail(why, "response.uid is not the request's");
         goto out;
     }
@@ -180,7 +181,8 @@ int reviewcheck_answer(const char *body, size_t len, int rc, const json_t *respo
     }
     if (json_is_false(allowed)) {
         const json_t *status = json_object_get(resp, "status");
-        if (json_integer_value(json_object_get(status, "code")) != 400 || json_string_length(json_object_get(status, "message")) == 0) {
+        if (json_integer_value(json_object_get(status, "code")) != 400 ||
+            json_string_length(json_object_get(status, "message")) == 0) {
             fail(why, "a denial without status {code 400, message}");
             goto out;
         }

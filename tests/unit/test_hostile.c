@@ -147,8 +147,8 @@ static void test_checker_catches(void **state)
     struct admission_error err = {0, ""};
     struct reviewcheck_error why;
     /* "remove" of a path the object lacks: the apiserver would fail the pod's creation. */
-    json_t *bad_patch = json_pack("{s:s,s:s,s:{s:s,s:b,s:s,s:s}}", "apiVersion", "admission.k8s.io/v1", "kind",
-                                  "AdmissionReview", "response", "uid", "u", "allowed", 1, "patchType", "JSONPatch", "patch",
+    json_t *bad_patch = json_pack("{s:s,s:s,s:{s:s,s:b,s:s,s:s}}", "apiVersion", "admission.k8s.io/v1", "kind", "AdmissionReview",
+                                  "response", "uid", "u", "allowed", 1, "patchType", "JSONPatch", "patch",
                                   "W3sib3AiOiJyZW1vdmUiLCJwYXRoIjoiL3NwZWMvbm9kZU5hbWUifV0=");
     assert_int_equal(reviewcheck_answer(body, strlen(body), 0, bad_patch, &info, &err, NULL, &why), -1);
     assert_non_null(strstr(why.message, "does not apply"));
