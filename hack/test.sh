@@ -27,6 +27,7 @@ SAN_BUILD="${RAYGATE_SAN_BUILD:-$ROOT/build-san}"
 FUZZ_BUILD="${RAYGATE_FUZZ_BUILD:-$ROOT/build-fuzz}"
 export RAYGATE_FUZZ_BUILD="$FUZZ_BUILD"
 rm -f "$BUILD/meson-logs/unit.json" "$BUILD/meson-logs/local.json" "$BUILD/meson-logs/valgrind.json" \
+	"$BUILD/meson-logs/valgrind-webhook.json" \
 	"$BUILD/meson-logs/e2e.json" "$SAN_BUILD/meson-logs/san-unit.json" "$SAN_BUILD/meson-logs/san-local.json" \
 	"$FUZZ_BUILD/fuzz-results.json"
 
@@ -58,7 +59,7 @@ else
 	rc=1
 fi
 
-step "unit tests under valgrind"
+step "unit tests and the webhook binary under valgrind"
 bash "$here/valgrind.sh" "$BUILD" || rc=1
 
 step "fuzzing: a short pass of each harness"
@@ -85,7 +86,8 @@ fi
 
 step "summary"
 logs=("$BUILD/meson-logs/unit.json" "$BUILD/meson-logs/local.json" "$SAN_BUILD/meson-logs/san-unit.json"
-	"$SAN_BUILD/meson-logs/san-local.json" "$BUILD/meson-logs/valgrind.json" "$FUZZ_BUILD/fuzz-results.json")
+	"$SAN_BUILD/meson-logs/san-local.json" "$BUILD/meson-logs/valgrind.json" "$BUILD/meson-logs/valgrind-webhook.json"
+	"$FUZZ_BUILD/fuzz-results.json")
 ((unit_only)) || logs+=("$BUILD/meson-logs/e2e.json")
 python3 - "${logs[@]}" <<'PY' || true
 import json, os, sys
