@@ -26,7 +26,7 @@ step() { printf '\n==> %s\n' "$*"; }
 SAN_BUILD="${RAYGATE_SAN_BUILD:-$ROOT/build-san}"
 FUZZ_BUILD="${RAYGATE_FUZZ_BUILD:-$ROOT/build-fuzz}"
 export RAYGATE_FUZZ_BUILD="$FUZZ_BUILD"
-rm -f "$BUILD/meson-logs/unit.json" "$BUILD/meson-logs/local.json" "$BUILD/meson-logs/valgrind.json" \
+rm -f "$BUILD/meson-logs/unit.json" "$BUILD/meson-logs/local.json" "$BUILD/meson-logs/valgrind-valgrind.json" \
 	"$BUILD/meson-logs/valgrind-webhook.json" \
 	"$BUILD/meson-logs/e2e.json" "$SAN_BUILD/meson-logs/san-unit.json" "$SAN_BUILD/meson-logs/san-local.json" \
 	"$FUZZ_BUILD/fuzz-results.json"
@@ -86,7 +86,7 @@ fi
 
 step "summary"
 logs=("$BUILD/meson-logs/unit.json" "$BUILD/meson-logs/local.json" "$SAN_BUILD/meson-logs/san-unit.json"
-	"$SAN_BUILD/meson-logs/san-local.json" "$BUILD/meson-logs/valgrind.json" "$BUILD/meson-logs/valgrind-webhook.json"
+	"$SAN_BUILD/meson-logs/san-local.json" "$BUILD/meson-logs/valgrind-valgrind.json" "$BUILD/meson-logs/valgrind-webhook.json"
 	"$FUZZ_BUILD/fuzz-results.json")
 ((unit_only)) || logs+=("$BUILD/meson-logs/e2e.json")
 python3 - "${logs[@]}" <<'PY' || true

@@ -16,6 +16,7 @@ build="${1:-$BUILD}"
 command -v valgrind >/dev/null || die "valgrind is not installed (hack/deps.sh)"
 meson compile -C "$build" >/dev/null
 rc=0
+# meson names the log <logbase>-<wrapper>: valgrind-valgrind.json
 RAYGATE_UNDER_VALGRIND=1 nice -n 10 meson test -C "$build" --suite unit --print-errorlogs --logbase valgrind \
 	--timeout-multiplier 10 \
 	--wrapper "valgrind --quiet --error-exitcode=1 --leak-check=full --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible" || rc=1
