@@ -58,8 +58,8 @@ for h in "${harnesses[@]}"; do
 	if ((rc != 0)); then
 		failed+=("$h")
 		printf 'fuzz: %-12s FAILED (exit %d) after %s executions; log %s\n' "$h" "$rc" "$execs" "$log"
-		grep -E '^(==[0-9]+==ERROR|SUMMARY|.*fails|admission contract)' "$log" | head -5 | sed 's/^/    /'
-		ls -t "$artifacts"/"$h"-* 2>/dev/null | head -1 | sed 's/^/    input: /'
+		{ grep -E '^(==[0-9]+==ERROR|SUMMARY|.*fails|admission contract)' "$log" | head -5 | sed 's/^/    /'; } || true
+		{ ls -t "$artifacts"/"$h"-* 2>/dev/null | head -1 | sed 's/^/    input: /'; } || true
 	else
 		printf 'fuzz: %-12s %10s executions in %ss, corpus %s inputs\n' "$h" "$execs" "$secs" "$(ls "$corpus" | wc -l)"
 	fi
