@@ -136,7 +136,7 @@ int main(int argc, char **argv)
             usage(stderr);
             return 2;
         }
-        i++;
+        i++; /* the option's value */
     }
 
     int rc = 1;

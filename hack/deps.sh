@@ -9,7 +9,7 @@ pkgs=(
 	# local control plane and tests
 	etcd-server etcd-client openssl curl jq bc procps iproute2 psmisc python3
 	# benchmarks and reliability tooling
-	wrk valgrind clang
+	wrk valgrind clang libclang-rt-14-dev python3 python3-yaml
 )
 missing=()
 for p in "${pkgs[@]}"; do

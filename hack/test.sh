@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # The test command: installs what is needed, builds the upstream programs
-# (cached) and raygate, runs the unit suite and the e2e suite against a real
-# local control plane, and exits non-zero on any failure.
+# (cached) and raygate, runs the unit suite and the local suite (the webhook
+# binary on loopback: hostile input over TLS, slow clients), the same two
+# suites in an AddressSanitizer+UndefinedBehaviorSanitizer build (build-san),
+# the unit suite under valgrind, a short pass of every libFuzzer harness
+# (build-fuzz, RAYGATE_FUZZ_SECONDS each, default 10), and the e2e suite
+# against a real local control plane; exits non-zero on any failure.
 #
-#   hack/test.sh [--unit-only] [--keep-cluster]
+#   hack/test.sh [--unit-only] [--keep-cluster]     (--unit-only: everything but e2e)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$here/lib.sh"
@@ -19,7 +23,13 @@ done
 
 step() { printf '\n==> %s\n' "$*"; }
 
-rm -f "$BUILD/meson-logs/unit.json" "$BUILD/meson-logs/e2e.json"
+SAN_BUILD="${RAYGATE_SAN_BUILD:-$ROOT/build-san}"
+FUZZ_BUILD="${RAYGATE_FUZZ_BUILD:-$ROOT/build-fuzz}"
+export RAYGATE_FUZZ_BUILD="$FUZZ_BUILD"
+rm -f "$BUILD/meson-logs/unit.json" "$BUILD/meson-logs/local.json" "$BUILD/meson-logs/valgrind-valgrind.json" \
+	"$BUILD/meson-logs/valgrind-webhook.json" \
+	"$BUILD/meson-logs/e2e.json" "$SAN_BUILD/meson-logs/san-unit.json" "$SAN_BUILD/meson-logs/san-local.json" \
+	"$FUZZ_BUILD/fuzz-results.json"
 
 step "dependencies"
 bash "$here/deps.sh"
@@ -33,6 +43,27 @@ meson compile -C "$BUILD"
 rc=0
 step "unit tests"
 meson test -C "$BUILD" --suite unit --print-errorlogs --logbase unit || rc=1
+
+step "local tests (the webhook binary on loopback)"
+meson test -C "$BUILD" --suite local --print-errorlogs --logbase local || rc=1
+
+step "sanitizer build (ASan+UBSan): unit and local tests"
+if [[ ! -f "$SAN_BUILD/build.ninja" ]]; then
+	meson setup "$SAN_BUILD" "$ROOT" -Dsanitize=true >/dev/null
+fi
+if nice -n 10 meson compile -C "$SAN_BUILD" >/dev/null; then
+	meson test -C "$SAN_BUILD" --suite unit --print-errorlogs --logbase san-unit || rc=1
+	meson test -C "$SAN_BUILD" --suite local --print-errorlogs --logbase san-local || rc=1
+else
+	say "sanitizer build: FAILED to compile"
+	rc=1
+fi
+
+step "unit tests and the webhook binary under valgrind"
+bash "$here/valgrind.sh" "$BUILD" || rc=1
+
+step "fuzzing: a short pass of each harness"
+bash "$here/fuzz.sh" "${RAYGATE_FUZZ_SECONDS:-10}" || rc=1
 
 if ((unit_only == 0)); then
 	step "upstream programs (cached in $RAYGATE_CACHE)"
@@ -54,7 +85,9 @@ if ((unit_only == 0)); then
 fi
 
 step "summary"
-logs=("$BUILD/meson-logs/unit.json")
+logs=("$BUILD/meson-logs/unit.json" "$BUILD/meson-logs/local.json" "$SAN_BUILD/meson-logs/san-unit.json"
+	"$SAN_BUILD/meson-logs/san-local.json" "$BUILD/meson-logs/valgrind-valgrind.json" "$BUILD/meson-logs/valgrind-webhook.json"
+	"$FUZZ_BUILD/fuzz-results.json")
 ((unit_only)) || logs+=("$BUILD/meson-logs/e2e.json")
 python3 - "${logs[@]}" <<'PY' || true
 import json, os, sys

@@ -18,10 +18,8 @@ __attribute__((format(printf, 2, 3))) static int fail(struct admission_error *er
     va_start(ap, format);
     vsnprintf(err->message, sizeof(err->message), format, ap);
     va_end(ap);
-    /* One line, whatever the parser said. */
-    for (char *c = err->message; *c != '\0'; c++)
-        if (*c == '\n' || *c == '\r')
-            *c = ' ';
+    /* One line of valid UTF-8, whatever the parser quoted from the body. */
+    util_one_line(err->message);
     return -1;
 }
 
@@ -54,6 +52,31 @@ static json_t *encode_patch(const json_t *patch)
     return s;
 }
 
+/*
+ * An upper bound of the number of JSON values in body[0..len), without
+ * parsing: every value but a container's first follows a ',', and each
+ * container adds one. Stops counting past limit.
+ */
+static size_t count_values(const char *body, size_t len, size_t limit)
+{
+    size_t n = 1;
+    int in_string = 0;
+    for (size_t i = 0; i < len && n <= limit; i++) {
+        char c = body[i];
+        if (in_string) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_string = 0;
+        } else if (c == '"') {
+            in_string = 1;
+        } else if (c == ',' || c == '{' || c == '[') {
+            n++;
+        }
+    }
+    return n;
+}
+
 int admission_handle(const char *body, size_t len, json_t **response, struct admission_info *info,
                      struct admission_error *err)
 {
@@ -69,6 +92,8 @@ int admission_handle(const char *body, size_t len, json_t **response, struct adm
     info->result = "error";
     mutate_result_init(&result);
 
+    if (count_values(body, len, ADMISSION_MAX_JSON_VALUES) > ADMISSION_MAX_JSON_VALUES)
+        return fail(err, "body holds more than %d JSON values", ADMISSION_MAX_JSON_VALUES);
     /* Duplicate keys are refused: we must not read a different object than the apiserver wrote. */
     review = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
     if (review == NULL)

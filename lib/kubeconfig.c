@@ -18,6 +18,8 @@ __attribute__((format(printf, 2, 3))) static void set_err(struct kubeconfig_erro
     va_start(ap, fmt);
     vsnprintf(err->message, sizeof(err->message), fmt, ap);
     va_end(ap);
+    /* Field values are user text: one line (a folded YAML scalar carries newlines; found by fuzz_kubeconfig). */
+    util_one_line(err->message);
 }
 
 void kubeconfig_init(struct kubeconfig *cfg)
@@ -245,8 +247,14 @@ static int parse_cluster(const struct doc *d, const yaml_node_t *cl, struct kube
         set_err(err, "%s.server: missing", where);
         return -1;
     }
-    if (strncmp(server, "https://", 8) != 0 && strncmp(server, "http://", 7) != 0) {
+    size_t scheme = strncmp(server, "https://", 8) == 0 ? 8 : strncmp(server, "http://", 7) == 0 ? 7 : 0;
+    if (scheme == 0) {
         set_err(err, "%s.server: \"%.64s\" must start with https:// or http://", where, server);
+        return -1;
+    }
+    /* "https://" or "https:///path" would leave curl without a host (found by fuzz_kubeconfig). */
+    if (server[scheme] == '\0' || server[scheme] == '/') {
+        set_err(err, "%s.server: \"%.64s\" names no host", where, server);
         return -1;
     }
     out->server = util_strdup(server);

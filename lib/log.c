@@ -1,4 +1,5 @@
 #include "log.h"
+#include "util.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -133,6 +134,8 @@ void log_write(enum log_level level, const char *file, int line, const char *fmt
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    /* Messages quote user input: keep every line valid UTF-8 (and one line) whatever it held or where it was cut. */
+    util_one_line(msg);
     snprintf(src, sizeof(src), "%s:%d", file, line);
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);

@@ -3,7 +3,8 @@
  *
  * Every line is one JSON object on stderr:
  *   {"ts":"2026-11-21T19:31:15.123Z","level":"info","src":"gate/main.c:42","msg":"..."}
- * Use the level macros; they stamp file:line and are printf-checked.
+ * Use the level macros; they stamp file:line and are printf-checked. A message
+ * is made one line of valid UTF-8 (util_one_line): it may quote user input.
  * Never log a token, a key or a Secret's data.
  */
 #ifndef RAYGATE_LOG_H

@@ -61,6 +61,7 @@ static void mutate_template(json_t *template, const char *path, const char *queu
         /* Pods of one gang must sit in one queue: the cluster's label wins. */
         char text[320];
         util_format(text, sizeof(text), "%s: queue label \"%s\" replaced by the RayCluster's queue \"%s\"", path, have, queue);
+        util_one_line(text);
         add_warning(out, text);
     }
     json_object_set_new(labels, MUTATE_LABEL_QUEUE, json_string(queue));
@@ -89,6 +90,7 @@ int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struc
     gang_spec_init(&gang);
     if (gang_from_raycluster(raycluster, &gang, &gerr) != 0) {
         util_format(err->message, sizeof(err->message), "%s", gerr.message);
+        util_one_line(err->message); /* field names come from the object: a key may hold a newline */
         goto out;
     }
 
@@ -146,7 +148,6 @@ int mutate_pod(const json_t *pod, struct mutate_result *out, struct mutate_error
     const json_t *spec = json_object_get(pod, "spec");
     const char *cluster = nonempty_string(labels, MUTATE_LABEL_CLUSTER);
     const char *scheduler = json_string_value(json_object_get(spec, "schedulerName"));
-    char group[320];
 
     if (cluster == NULL || nonempty_string(labels, MUTATE_LABEL_QUEUE) == NULL || !json_is_object(spec))
         return 0;
@@ -178,7 +179,8 @@ int mutate_pod(const json_t *pod, struct mutate_result *out, struct mutate_error
         return -1;
     }
 
-    util_format(group, sizeof(group), "ray-%s-pg", cluster);
+    /* The whole name, however long: a cut one would name another group than the RayCluster's. */
+    char *group = util_strdupf("ray-%s-pg", cluster);
     const json_t *annotations = json_object_get(meta, "annotations");
     if (!json_is_object(annotations)) {
         jsonpatch_append(patch, "add", "/metadata/annotations", json_pack("{s:s}", MUTATE_ANNOTATION_GROUP, group));
@@ -187,6 +189,7 @@ int mutate_pod(const json_t *pod, struct mutate_result *out, struct mutate_error
         jsonpatch_append(patch, "add", path, json_string(group));
         free(path);
     }
+    free(group);
 
     if (json_array_size(patch) == 0)
         json_decref(patch);

@@ -39,12 +39,73 @@ char *util_strdup(const char *s)
     return s != NULL ? util_memdup(s, strlen(s)) : NULL;
 }
 
+/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 when none starts there. */
+static size_t utf8_sequence(const unsigned char *s, size_t n)
+{
+    size_t len;
+    unsigned lo = 0x80, hi = 0xBF; /* the second byte's range (RFC 3629 table) */
+    if (n == 0)
+        return 0;
+    if (s[0] < 0x80)
+        return 1;
+    if (s[0] >= 0xC2 && s[0] <= 0xDF)
+        len = 2;
+    else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
+        len = 3;
+        if (s[0] == 0xE0)
+            lo = 0xA0; /* no overlong forms */
+        if (s[0] == 0xED)
+            hi = 0x9F; /* no surrogates */
+    } else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
+        len = 4;
+        if (s[0] == 0xF0)
+            lo = 0x90;
+        if (s[0] == 0xF4)
+            hi = 0x8F; /* nothing above U+10FFFF */
+    } else
+        return 0;
+    if (n < len || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    return len;
+}
+
 void util_format(char *buf, size_t size, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, size, fmt, ap);
+    int n = vsnprintf(buf, size, fmt, ap);
     va_end(ap);
+    if (n < 0 || size == 0 || (size_t)n < size)
+        return;
+    /* Cut: drop a multi-byte character the cut split, so valid UTF-8 stays valid (jansson refuses the rest). */
+    size_t len = size - 1, start = len;
+    while (start > 0 && len - start < 3 && ((unsigned char)buf[start - 1] & 0xC0) == 0x80)
+        start--;
+    if (start > 0 && (unsigned char)buf[start - 1] >= 0xC0)
+        start--;
+    else
+        return;
+    if (utf8_sequence((const unsigned char *)buf + start, len - start) == 0)
+        buf[start] = '\0';
+}
+
+void util_one_line(char *s)
+{
+    unsigned char *p = (unsigned char *)s;
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n;) {
+        size_t len = utf8_sequence(p + i, n - i);
+        if (len == 0) {
+            p[i++] = '?';
+        } else {
+            if (len == 1 && (p[i] < 0x20 || p[i] == 0x7F))
+                p[i] = ' ';
+            i += len;
+        }
+    }
 }
 
 char *util_strdupf(const char *fmt, ...)

@@ -21,9 +21,18 @@ char *util_strdup(const char *s);
 
 /*
  * snprintf into a fixed buffer where cutting is intended (error messages,
- * field paths): the text is truncated, never overflowed, always terminated.
+ * field paths): the text is truncated, never overflowed, always terminated,
+ * and a multi-byte UTF-8 character split by the cut is dropped whole.
  */
 void util_format(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/*
+ * Makes the NUL-terminated s one printable line of valid UTF-8, in place and
+ * keeping its length: control characters become ' ', bytes that are not part
+ * of a valid UTF-8 sequence become '?'. For messages built from user input
+ * (AdmissionReview status messages, kubeconfig errors).
+ */
+void util_one_line(char *s);
 
 /* A new string formatted like printf (caller frees). */
 char *util_strdupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

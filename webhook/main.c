@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "log.h"
 #include "server.h"
@@ -26,7 +27,8 @@ static void usage(FILE *out)
           "                           (env RAYGATE_WEBHOOK_ADDR; default :9443)\n"
           "  --cert FILE              PEM certificate chain, leaf first (env RAYGATE_WEBHOOK_CERT)\n"
           "  --key FILE               PEM private key (env RAYGATE_WEBHOOK_KEY)\n"
-          "  --max-body-bytes N       larger request bodies get 413 (default 16777216)\n"
+          "  --max-body-bytes N       larger request bodies get 413 (default 8388608: the apiserver sends at most\n"
+          "                           a 3 MiB object and a 1.5 MiB old one)\n"
           "  --request-timeout D      HTTP request / keep-alive idle timeout (default 10s)\n"
           "  --handshake-timeout D    TLS handshake timeout (default 5s)\n"
           "  --reload-interval D      how often the certificate files are checked (default 1s)\n"
@@ -69,6 +71,22 @@ static int parse_size(const char *flag, const char *s, size_t *out)
     }
     *out = (size_t)v;
     return 0;
+}
+
+/*
+ * Every open connection is a descriptor: raise the soft limit to the hard one
+ * (often 1024 -> 1048576 in a container), so that a burst of connections
+ * (1,000 idle ones in tests/local/test_slow_clients.py) cannot exhaust it.
+ */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rlim_t was = rl.rlim_cur;
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+            log_infof("open file limit raised from %llu to %llu", (unsigned long long)was, (unsigned long long)rl.rlim_cur);
+    }
 }
 
 static int set_log_level(const char *name)
@@ -129,7 +147,9 @@ int main(int argc, char **argv)
         .addr = env_or("RAYGATE_WEBHOOK_ADDR", ":9443"),
         .cert_path = env_or("RAYGATE_WEBHOOK_CERT", NULL),
         .key_path = env_or("RAYGATE_WEBHOOK_KEY", NULL),
-        .max_body_bytes = 16u << 20,
+        /* An AdmissionReview holds at most a 3 MiB object (the apiserver's request limit) and its old version
+           (1.5 MiB in etcd): 8 MiB is room enough, and bounds memory (a 16 MiB body peaked at 80 MiB RSS). */
+        .max_body_bytes = 8u << 20,
         .request_timeout_ms = 10000,
         .handshake_timeout_ms = 5000,
         .reload_interval_ms = 1000,
@@ -204,6 +224,7 @@ int main(int argc, char **argv)
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = SIG_IGN;
     sigaction(SIGPIPE, &sa, NULL);
+    raise_fd_limit();
 
     if ((running = server_create(&cfg)) == NULL)
         return 1;

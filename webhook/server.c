@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -254,6 +255,110 @@ static void on_connection_close(void *data)
     free(c);
 }
 
+/*
+ * A new connection before TLS: its first byte says whether the client speaks
+ * TLS (a handshake record, 0x16) or plain HTTP (a method's capital letter). A
+ * plain request gets a plain "400 this port speaks TLS" instead of a dropped
+ * connection, so that a misconfigured client (http:// in a webhook's URL, a
+ * curl without https) reads why. Until that byte arrives the connection waits
+ * at most the handshake timeout.
+ */
+struct first_bytes {
+    struct server *server;
+    h2o_socket_t *sock;
+    h2o_timeout_entry_t timeout;
+    int answered; /* plain HTTP: the 400 is sent, draining until the client closes */
+};
+
+#define PLAINTEXT_BODY "this port speaks TLS only: use https:// instead\n"
+#define PLAINTEXT_BODY_LEN "48"
+_Static_assert(sizeof(PLAINTEXT_BODY) - 1 == 48, "PLAINTEXT_BODY_LEN is the body's length");
+static const char plaintext_answer[] = "HTTP/1.1 400 Bad Request\r\n"
+                                       "Content-Type: text/plain; charset=utf-8\r\n"
+                                       "Content-Length: " PLAINTEXT_BODY_LEN "\r\n"
+                                       "Connection: close\r\n"
+                                       "\r\n" PLAINTEXT_BODY;
+
+static void first_bytes_close(struct first_bytes *fb)
+{
+    if (h2o_timeout_is_linked(&fb->timeout))
+        h2o_timeout_unlink(&fb->timeout);
+    h2o_socket_close(fb->sock);
+    free(fb);
+}
+
+static void on_first_bytes_timeout(h2o_timeout_entry_t *entry)
+{
+    struct first_bytes *fb = (struct first_bytes *)((char *)entry - offsetof(struct first_bytes, timeout));
+    first_bytes_close(fb);
+}
+
+/* Reads and drops what the client sent; returns 1 at end of stream or on an error. */
+static int drain(int fd)
+{
+    char buf[4096];
+    for (int i = 0; i < 16; i++) {
+        ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+            return 1;
+        if (n < 0)
+            return 0;
+    }
+    return 0;
+}
+
+static void on_first_bytes(h2o_socket_t *sock, const char *err)
+{
+    struct first_bytes *fb = sock->data;
+    struct server *s = fb->server;
+    int fd = h2o_socket_get_fd(sock);
+    unsigned char first;
+
+    if (err != NULL) {
+        first_bytes_close(fb);
+        return;
+    }
+    if (fb->answered) {
+        if (drain(fd))
+            first_bytes_close(fb);
+        return;
+    }
+    ssize_t n = recv(fd, &first, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return;
+    if (n <= 0) {
+        first_bytes_close(fb);
+        return;
+    }
+    if (first < 'A' || first > 'Z') {
+        /* TLS (or garbage, which the handshake refuses): h2o takes over, with its own handshake timeout. */
+        h2o_timeout_unlink(&fb->timeout);
+        h2o_socket_read_stop(sock);
+        h2o_socket_dont_read(sock, 0);
+        sock->data = NULL;
+        free(fb);
+        /* h2o keeps a plain pointer to the SSL_CTX until the handshake starts: the connection holds a reference
+           to it, so that a certificate reload meanwhile cannot free it under the connection. */
+        struct conn *c = sock->on_close.data;
+        c->ssl_ctx = s->accept_ctx.ssl_ctx;
+        SSL_CTX_up_ref(c->ssl_ctx);
+        h2o_accept(&s->accept_ctx, sock);
+        return;
+    }
+    /* Plain HTTP: read the request (so that closing does not reset it), answer, and wait for the client to close. */
+    int eof = drain(fd);
+    ssize_t w = send(fd, plaintext_answer, sizeof(plaintext_answer) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+    const char *labels[] = {"other", "400"};
+    metrics_counter_add(s->m_http, labels, 1);
+    log_debugf("plain HTTP on the TLS port: answered 400");
+    if (eof || w != (ssize_t)sizeof(plaintext_answer) - 1) {
+        first_bytes_close(fb);
+        return;
+    }
+    shutdown(fd, SHUT_WR);
+    fb->answered = 1;
+}
+
 static void on_accept(h2o_socket_t *listener, const char *err)
 {
     struct server *s = listener->data;
@@ -268,13 +373,19 @@ static void on_accept(h2o_socket_t *listener, const char *err)
             return;
         struct conn *c = util_malloc(sizeof(*c));
         c->server = s;
-        c->ssl_ctx = s->accept_ctx.ssl_ctx;
-        SSL_CTX_up_ref(c->ssl_ctx);
+        c->ssl_ctx = NULL; /* referenced when h2o takes over (on_first_bytes) */
         s->nconns++;
         metrics_gauge_set(s->m_conns, NULL, (double)s->nconns);
         sock->on_close.cb = on_connection_close;
         sock->on_close.data = c;
-        h2o_accept(&s->accept_ctx, sock);
+        struct first_bytes *fb = util_calloc(1, sizeof(*fb));
+        fb->server = s;
+        fb->sock = sock;
+        fb->timeout.cb = on_first_bytes_timeout;
+        sock->data = fb;
+        h2o_timeout_link(s->ctx.loop, &s->ctx.handshake_timeout, &fb->timeout);
+        h2o_socket_dont_read(sock, 1);
+        h2o_socket_read_start(sock, on_first_bytes);
     }
 }
 

@@ -6,8 +6,8 @@
  *   GET  /readyz    200 while accepting, 503 once shutdown started
  *   GET  /metrics   Prometheus text (lib/metrics.h)
  *
- * One thread, one event loop. TLS only (a plaintext request on the port fails
- * the handshake and is closed); the certificate is reloaded from disk by
+ * One thread, one event loop. TLS only: a plain HTTP request on the port is
+ * answered "400 this port speaks TLS" and closed; the certificate is reloaded from disk by
  * tlsreload. server_request_stop() starts a graceful shutdown: /readyz turns
  * 503, after shutdown_delay the listener closes, HTTP/2 connections get
  * GOAWAY, HTTP/1 responses carry "Connection: close", and server_run()
@@ -23,9 +23,9 @@ struct server_config {
     const char *addr;              /* "127.0.0.1:9443", ":9443" (all interfaces), "[::1]:9443" */
     const char *cert_path;         /* PEM: leaf then intermediates */
     const char *key_path;          /* PEM private key */
-    size_t max_body_bytes;         /* larger request bodies get 413 */
+    size_t max_body_bytes;         /* larger bodies: 413 over HTTP/1.1, stream reset (REFUSED_STREAM) over HTTP/2 (h2o 2.2.5) */
     uint64_t request_timeout_ms;   /* HTTP/1 request (and keep-alive idle) timeout; HTTP/2 idle timeout */
-    uint64_t handshake_timeout_ms; /* TLS handshake */
+    uint64_t handshake_timeout_ms; /* TLS handshake; also the wait for a new connection's first byte */
     uint64_t reload_interval_ms;   /* how often the certificate files are checked */
     uint64_t shutdown_delay_ms;    /* keep accepting (not ready) this long after a stop request */
     uint64_t shutdown_timeout_ms;  /* then wait at most this long for open connections */

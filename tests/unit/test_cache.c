@@ -220,6 +220,9 @@ static void test_memory_per_pod(void **state)
     (void)state;
 /* glibc's heap statistics; AddressSanitizer's allocator bypasses them. */
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33) && !defined(__SANITIZE_ADDRESS__)
+    /* Under valgrind (or any allocator replacing glibc's) the statistics stay zero: nothing to measure. */
+    if (mallinfo2().uordblks == 0)
+        skip();
     json_t *fx = fixture_json("admit/queue-walkthrough.json");
     json_t *tmpl = json_array_get(json_object_get(fx, "pods"), 1);
     json_t *node = json_array_get(json_object_get(fx, "nodes"), 0);

@@ -25,6 +25,7 @@
 
 #include "fixtures.h"
 #include "kube.h"
+#include "log.h"
 
 /* Failsafe for waits on the client: only reached when a test is failing. */
 #define WAIT_LIMIT_S 20
@@ -693,6 +694,60 @@ static void test_token_reread(void **state)
     fake_stop(f);
 }
 
+/*
+ * No token reaches the log: everything the client logs at debug level while
+ * tokens are refused, re-read, missing and retried is captured from stderr
+ * and searched for the tokens' text.
+ */
+static void test_no_token_in_logs(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/raygate-test-kube-XXXXXX", path[128], logpath[160];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/token", dir);
+    snprintf(logpath, sizeof(logpath), "%s/stderr", dir);
+    int saved = dup(STDERR_FILENO);
+    FILE *capture = fopen(logpath, "w+");
+    assert_non_null(capture);
+    assert_true(dup2(fileno(capture), STDERR_FILENO) >= 0);
+    log_set_level(LOG_LEVEL_DEBUG);
+
+    struct fake *f = fake_start(token_handler, "Bearer s3cr3t-never-sent");
+    /* The token file is missing: the client falls back on the kubeconfig's token, and says so. */
+    struct kube_client *c = client_for(f, "s3cr3t-kubeconfig-token", path, NULL);
+    struct kube_response r;
+    kube_response_init(&r);
+    assert_int_equal(kube_get(c, "/api/v1/namespaces", &r), -1); /* 401; the re-read fails: logged */
+    write_file(path, "s3cr3t-file-token\n");
+    assert_int_equal(kube_get(c, "/api/v1/namespaces", &r), -1); /* 401 with the file's token */
+    struct kube_batch_item items[3];
+    for (size_t i = 0; i < 3; i++)
+        items[i] = (struct kube_batch_item){.method = "PATCH", .path = "/api/v1/namespaces/ray/pods/x",
+                                            .content_type = kube_patch_content_type(KUBE_PATCH_MERGE)};
+    kube_batch(c, items, 3, 2);
+    for (size_t i = 0; i < 3; i++)
+        kube_response_finish(&items[i].resp);
+    kube_client_destroy(c);
+    fake_stop(f);
+    kube_response_finish(&r);
+
+    fflush(stderr);
+    assert_true(dup2(saved, STDERR_FILENO) >= 0);
+    close(saved);
+    log_set_level(LOG_LEVEL_INFO);
+    size_t len;
+    char *text = util_read_file(logpath, 1 << 20, &len);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "using the kubeconfig's token")); /* the capture captured */
+    if (strstr(text, "s3cr3t") != NULL)
+        fail_msg("a token reached the log:\n%s", text);
+    free(text);
+    fclose(capture);
+    unlink(logpath);
+    unlink(path);
+    rmdir(dir);
+}
+
 /* --- batches ---------------------------------------------------------------------- */
 
 #define BATCH_N 200
@@ -1117,6 +1172,7 @@ int main(void)
         cmocka_unit_test(test_no_server),
         cmocka_unit_test(test_retry_after),
         cmocka_unit_test(test_token_reread),
+        cmocka_unit_test(test_no_token_in_logs),
         cmocka_unit_test(test_batch),
         cmocka_unit_test(test_watch),
         cmocka_unit_test(test_watch_gone_relists),

@@ -93,6 +93,8 @@ static void test_fixtures(void **state)
                 fail_msg("%s: parsed, expected error \"%s\"", yaml_rel, want_error);
             if (strstr(err.message, want_error) == NULL)
                 fail_msg("%s: message \"%s\", expected \"%s\"", yaml_rel, err.message, want_error);
+            if (strpbrk(err.message, "\r\n\t") != NULL)
+                fail_msg("%s: message \"%s\" is not one line", yaml_rel, err.message);
             assert_empty(yaml_rel, &cfg);
             errors++;
         } else {

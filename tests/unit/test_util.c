@@ -108,6 +108,32 @@ static void test_strings(void **state)
     util_wipe_free(NULL, 0);
 }
 
+/* A cut never leaves half a UTF-8 character: jansson would refuse the message (an empty AdmissionReview status). */
+static void test_format_cut(void **state)
+{
+    (void)state;
+    char buf[6];
+    util_format(buf, sizeof(buf), "%s", "ab\xc3\xa9\xc3\xa9"); /* "abéé": the second é is cut after its first byte */
+    assert_string_equal(buf, "ab\xc3\xa9");
+    util_format(buf, sizeof(buf), "%s", "a\xe2\x82\xac\xe2\x82\xac"); /* "a€€" */
+    assert_string_equal(buf, "a\xe2\x82\xac");
+    util_format(buf, sizeof(buf), "%s", "abcd\xf0\x9f\x98\x80"); /* 4-byte character cut after one byte */
+    assert_string_equal(buf, "abcd");
+    util_format(buf, sizeof(buf), "%s", "ab\xe2\x82\xac"); /* fits exactly: kept */
+    assert_string_equal(buf, "ab\xe2\x82\xac");
+    util_format(buf, sizeof(buf), "%s", "abcdefgh"); /* ASCII: plain truncation */
+    assert_string_equal(buf, "abcde");
+}
+
+static void test_one_line(void **state)
+{
+    (void)state;
+    char s[] = "a\nb\r\tc\x7f \xc3\xa9 \xff \xc3 \xed\xa0\x80 \xe2\x82\xac";
+    util_one_line(s);
+    /* newline, CR, tab, DEL -> space; é and € kept; 0xff, a lone lead byte and a surrogate -> '?' per byte */
+    assert_string_equal(s, "a b  c  \xc3\xa9 ? ? ??? \xe2\x82\xac");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -115,6 +141,8 @@ int main(void)
         cmocka_unit_test(test_buf),
         cmocka_unit_test(test_read_file),
         cmocka_unit_test(test_strings),
+        cmocka_unit_test(test_format_cut),
+        cmocka_unit_test(test_one_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

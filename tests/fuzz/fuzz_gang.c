@@ -1,0 +1,67 @@
+/*
+ * libFuzzer harness: lib/gang's arithmetic on a RayCluster (JSON input). A
+ * computed gang has at least one member and no negative resource, and its
+ * canonical resource text parses back to the same list; the head's pod
+ * request is never more than the whole gang's. An error names a field.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gang.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define CHECK(cond)                                                                                                                \
+    do {                                                                                                                           \
+        if (!(cond)) {                                                                                                             \
+            fprintf(stderr, "%s:%d: %s fails\n", __FILE__, __LINE__, #cond);                                                       \
+            abort();                                                                                                               \
+        }                                                                                                                          \
+    } while (0)
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    json_t *rc_json = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);
+    if (rc_json == NULL)
+        return 0;
+    struct gang_spec gang;
+    struct gang_error err;
+    struct resources head, back;
+    struct resources_error rerr;
+    gang_spec_init(&gang);
+    resources_init(&head);
+    resources_init(&back);
+
+    if (gang_from_raycluster(rc_json, &gang, &err) != 0) {
+        CHECK(err.message[0] != '\0' && strstr(err.message, ": ") != NULL);
+        CHECK(gang.min_member == 0 && gang.min_resources.len == 0);
+    } else {
+        CHECK(gang.min_member >= 1);
+        for (size_t i = 0; i < gang.min_resources.len; i++)
+            CHECK(gang.min_resources.items[i].quantity.value >= 0);
+        json_t *j = resources_to_json(&gang.min_resources);
+        CHECK(resources_parse(&back, j, "minResources", RESOURCES_NONNEGATIVE, &rerr) == 0);
+        CHECK(back.len == gang.min_resources.len);
+        for (size_t i = 0; i < back.len; i++)
+            CHECK(back.items[i].quantity.value == gang.min_resources.items[i].quantity.value);
+        json_decref(j);
+
+        const json_t *head_spec = json_object_get(
+            json_object_get(json_object_get(json_object_get(rc_json, "spec"), "headGroupSpec"), "template"), "spec");
+        if (!json_is_true(json_object_get(json_object_get(rc_json, "spec"), "enableInTreeAutoscaling")) &&
+            gang_pod_request(head_spec, &head, &err) == 0) {
+            for (size_t i = 0; i < head.len; i++) {
+                const struct quantity *total = resources_get(&gang.min_resources, head.items[i].name);
+                CHECK(head.items[i].quantity.value == 0 || (total != NULL && total->value >= head.items[i].quantity.value));
+            }
+        }
+    }
+    resources_finish(&back);
+    resources_finish(&head);
+    gang_spec_finish(&gang);
+    json_decref(rc_json);
+    return 0;
+}

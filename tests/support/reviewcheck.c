@@ -1,0 +1,250 @@
+#include "reviewcheck.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonpatch.h"
+#include "mutate.h"
+#include "util.h"
+
+__attribute__((format(printf, 2, 3))) static int fail(struct reviewcheck_error *why, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why->message, sizeof(why->message), fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int is_string(const json_t *obj, const char *key, const char *want)
+{
+    const char *s = json_string_value(json_object_get(obj, key));
+    return s != NULL && strcmp(s, want) == 0;
+}
+
+static int check_error(int rc, const json_t *response, const struct admission_info *info, const struct admission_error *err,
+                       struct reviewcheck_error *why)
+{
+    if (response != NULL)
+        return fail(why, "an HTTP error with a response");
+    if (err->http_status != 400)
+        return fail(why, "HTTP error status %d, want 400", err->http_status);
+    if (err->message[0] == '\0' || strchr(err->message, '\n') != NULL || strchr(err->message, '\r') != NULL)
+        return fail(why, "HTTP error message empty or not one line: \"%s\"", err->message);
+    if (strcmp(info->result, "error") != 0)
+        return fail(why, "HTTP error with result \"%s\"", info->result);
+    (void)rc;
+    return 0;
+}
+
+/* The JSON Patch carried by resp (new reference), checked for form. */
+static json_t *decode_patch(const json_t *resp, struct reviewcheck_error *why)
+{
+    const char *b64 = json_string_value(json_object_get(resp, "patch"));
+    size_t n, len;
+    if (!is_string(resp, "patchType", "JSONPatch")) {
+        fail(why, "patch without patchType JSONPatch");
+        return NULL;
+    }
+    if (b64 == NULL || (n = strlen(b64)) == 0 || n % 4 != 0 || strpbrk(b64, "\r\n") != NULL) {
+        fail(why, "patch is not one line of padded base64");
+        return NULL;
+    }
+    char *raw = util_base64_decode(b64, n, &len);
+    if (raw == NULL) {
+        fail(why, "patch is not base64");
+        return NULL;
+    }
+    json_error_t jerr;
+    json_t *patch = json_loadb(raw, len, JSON_REJECT_DUPLICATES, &jerr);
+    free(raw);
+    if (!json_is_array(patch) || json_array_size(patch) == 0) {
+        json_decref(patch);
+        fail(why, "patch is not a non-empty JSON array (%s)", jerr.text);
+        return NULL;
+    }
+    size_t i;
+    json_t *op;
+    json_array_foreach(patch, i, op)
+    {
+        if (!is_string(op, "op", "add") && !is_string(op, "op", "remove") && !is_string(op, "op", "replace")) {
+            json_decref(patch);
+            fail(why, "patch operation %zu is not add, remove or replace", i);
+            return NULL;
+        }
+    }
+    return patch;
+}
+
+static size_t count_gates(const json_t *pod)
+{
+    const json_t *gates = json_object_get(json_object_get(pod, "spec"), "schedulingGates");
+    size_t i, n = 0;
+    const json_t *g;
+    json_array_foreach(gates, i, g) n += is_string(g, "name", MUTATE_GATE_NAME);
+    return n;
+}
+
+/*
+ * A patched Pod: raygate's gate, never added beside one already there (a pod
+ * that came with it twice keeps its two: the apiserver refuses the duplicate),
+ * and the group-name annotation.
+ */
+static int check_pod(const json_t *before, const json_t *pod, struct reviewcheck_error *why)
+{
+    size_t had = count_gates(before), has = count_gates(pod);
+    if (!json_is_array(json_object_get(json_object_get(pod, "spec"), "schedulingGates")))
+        return fail(why, "patched pod has no spec.schedulingGates list");
+    if (has == 0 || (has != 1 && has != had))
+        return fail(why, "patched pod has raygate's gate %zu times (it came with %zu)", has, had);
+    const json_t *ann = json_object_get(json_object_get(pod, "metadata"), "annotations");
+    if (!json_is_string(json_object_get(ann, MUTATE_ANNOTATION_GROUP)))
+        return fail(why, "patched pod has no %s annotation", MUTATE_ANNOTATION_GROUP);
+    return 0;
+}
+
+/* Admits review with request.object replaced by object: it must be allowed with no patch. */
+static int check_idempotent(const json_t *review, const json_t *object, struct reviewcheck_error *why)
+{
+    json_t *again = json_deep_copy(review);
+    json_object_set(json_object_get(again, "request"), "object", (json_t *)object);
+    char *text = json_dumps(again, JSON_COMPACT);
+    json_decref(again);
+    if (text == NULL)
+        return fail(why, "cannot encode the patched review");
+    json_t *response = NULL;
+    struct admission_info info;
+    struct admission_error err;
+    int rc = admission_handle(text, strlen(text), &response, &info, &err);
+    free(text);
+    int bad = 0;
+    if (rc != 0)
+        bad = fail(why, "patched object: HTTP %d %s", err.http_status, err.message);
+    else if (!json_is_true(json_object_get(json_object_get(response, "response"), "allowed")))
+        bad = fail(why, "patched object is denied");
+    else if (json_object_get(json_object_get(response, "response"), "patch") != NULL)
+        bad = fail(why, "patched object is patched again (not idempotent)");
+    json_decref(response);
+    return bad;
+}
+
+int reviewcheck_answer(const char *body, size_t len, int rc, const json_t *response, const struct admission_info *info,
+                       const struct admission_error *err, json_t **patched, struct reviewcheck_error *why)
+{
+    json_t *review = NULL, *patch = NULL, *result = NULL;
+    int bad = -1;
+
+    if (patched != NULL)
+        *patched = NULL;
+    if (rc != 0 && rc != -1)
+        return fail(why, "admission_handle returned %d", rc);
+    if (rc == -1)
+        return check_error(rc, response, info, err, why);
+
+    review = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL);
+    const json_t *request = json_object_get(review, "request");
+    const json_t *resp = json_object_get(response, "response");
+    if (request == NULL) {
+        fail(why, "answered a body without a request");
+        goto out;
+    }
+    if (!is_string(response, "apiVersion", "admission.k8s.io/v1") || !is_string(response, "kind", "AdmissionReview") ||
+        !json_is_object(resp)) {
+        fail(why, "answer is not an AdmissionReview v1 response");
+        goto out;
+    }
+    if (!json_equal(json_object_get(resp, "uid"), json_object_get(request, "uid")) ||
+        !json_is_string(json_object_get(resp, "uid"))) {
+        fail(why, "response.uid is not the request's");
+        goto out;
+    }
+    const json_t *allowed = json_object_get(resp, "allowed");
+    if (!json_is_boolean(allowed)) {
+        fail(why, "response.allowed is not a boolean");
+        goto out;
+    }
+    const json_t *warnings = json_object_get(resp, "warnings");
+    if (warnings != NULL) {
+        size_t i;
+        const json_t *w;
+        if (!json_is_array(warnings) || json_array_size(warnings) == 0) {
+            fail(why, "warnings is not a non-empty list");
+            goto out;
+        }
+        json_array_foreach(warnings, i, w) if (json_string_length(w) == 0)
+        {
+            fail(why, "warning %zu is not a non-empty string", i);
+            goto out;
+        }
+    }
+    if (json_is_false(allowed)) {
+        const json_t *status = json_object_get(resp, "status");
+        if (json_integer_value(json_object_get(status, "code")) != 400 ||
+            json_string_length(json_object_get(status, "message")) == 0) {
+            fail(why, "a denial without status {code 400, message}");
+            goto out;
+        }
+        if (json_object_get(resp, "patch") != NULL || json_object_get(resp, "patchType") != NULL) {
+            fail(why, "a denial with a patch");
+            goto out;
+        }
+        if (strcmp(info->result, "denied") != 0) {
+            fail(why, "a denial with result \"%s\"", info->result);
+            goto out;
+        }
+        bad = 0;
+        goto out;
+    }
+    if (json_object_get(resp, "status") != NULL) {
+        fail(why, "allowed with a status");
+        goto out;
+    }
+    if (json_object_get(resp, "patch") == NULL && json_object_get(resp, "patchType") == NULL) {
+        if (strcmp(info->result, "allowed") != 0) {
+            fail(why, "allowed without patch, result \"%s\"", info->result);
+            goto out;
+        }
+        bad = 0;
+        goto out;
+    }
+    if (strcmp(info->result, "patched") != 0) {
+        fail(why, "a patch with result \"%s\"", info->result);
+        goto out;
+    }
+    if ((patch = decode_patch(resp, why)) == NULL)
+        goto out;
+    struct jsonpatch_error perr;
+    result = jsonpatch_apply(json_object_get(request, "object"), patch, &perr);
+    if (result == NULL) {
+        fail(why, "patch does not apply: %s", perr.message);
+        goto out;
+    }
+    if (!json_is_object(result)) {
+        fail(why, "patched object is not an object");
+        goto out;
+    }
+    if (strcmp(info->kind, "Pod") == 0 && check_pod(json_object_get(request, "object"), result, why) != 0)
+        goto out;
+    if (check_idempotent(review, result, why) != 0)
+        goto out;
+    bad = 0;
+    if (patched != NULL) {
+        *patched = result;
+        result = NULL;
+    }
+
+out:
+    json_decref(result);
+    json_decref(patch);
+    json_decref(review);
+    return bad;
+}
+
+int reviewcheck_run(const char *body, size_t len, int *rc, json_t **response, struct admission_info *info,
+                    struct admission_error *err, json_t **patched, struct reviewcheck_error *why)
+{
+    *rc = admission_handle(body, len, response, info, err);
+    return reviewcheck_answer(body, len, *rc, *response, info, err, patched, why);
+}
