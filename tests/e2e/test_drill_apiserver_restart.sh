@@ -87,7 +87,12 @@ from="$(gate_log_from)"
 kc delete raycluster -n "$NS" b --wait=false >/dev/null
 restart_api
 kc delete pods -n "$NS" -l ray.io/cluster=b --wait=false >/dev/null
-eventually 60 "the gate relisted again" relisted "$from" pods rayclusters
+# Each watch either relisted (410: its resourceVersion predates the new
+# apiserver's watch cache) or resumed from a resourceVersion still current:
+# both are correct, and which one happens depends on timing. What matters is
+# that the streams were cut and that the gate acts on what happened meanwhile.
+cut() { tail -n "+$from" "$STATE/logs/raygate-gate.log" | grep "watch pods: stream failed" >/dev/null; }
+eventually 60 "the gate's watches were cut by the restart" cut
 all_or_none_watch d 3 120 || fail "d was not admitted after b was deleted across the restart"
 pass "d admitted whole across the restart"
 d_bound() { [[ "$(kc get pods -n "$NS" -l ray.io/cluster=d -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c .)" == 3 ]]; }
