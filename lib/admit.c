@@ -137,6 +137,15 @@ struct pass {
     size_t nn;          /* eligible nodes */
     int64_t *free;      /* nn x nres */
     int64_t *free_pods; /* nn */
+    /*
+     * Max trees over the nodes' free room, one per resource and one for pods
+     * (dimension nres): tree[d * 2 * leaves + k], leaf k of node i at k = leaves + i,
+     * a parent holds the larger of its children. A first-fit search skips every
+     * subtree without room, so placing a pod costs about log(nodes), not nodes.
+     */
+    size_t leaves;
+    int64_t *tree;
+    size_t ntainted; /* eligible nodes with a NoSchedule or NoExecute taint */
     struct shape *shapes;
     size_t nshapes, capshapes;
     struct placed *log; /* tentative placements */
@@ -203,7 +212,18 @@ static void sort_larger_first(const struct pass *p, struct cache_pod **pods, siz
                 ws[i].w[0] = sat_add(ws[i].w[0], r->value);
         }
     }
-    qsort(ws, n, sizeof(*ws), cmp_weighed);
+    if (n > 32) {
+        qsort(ws, n, sizeof(*ws), cmp_weighed);
+    } else {
+        /* A gang's few unbound pods, mostly of one or two shapes: insertion sort beats qsort's overhead. */
+        for (size_t i = 1; i < n; i++) {
+            struct weighed x = ws[i];
+            size_t j = i;
+            for (; j > 0 && cmp_weighed(&ws[j - 1], &x) > 0; j--)
+                ws[j] = ws[j - 1];
+            ws[j] = x;
+        }
+    }
     for (size_t i = 0; i < n; i++)
         pods[i] = ws[i].pod;
     free(ws);
@@ -328,12 +348,49 @@ static int room_for(const struct pass *p, size_t i, const struct cache_rl *req)
     return 1;
 }
 
+static int64_t *tree_dim(const struct pass *p, uint32_t d)
+{
+    return p->tree + (size_t)d * 2 * p->leaves;
+}
+
+/* Node i's free room of dimension d changed: fix the maxima above its leaf. */
+static void tree_update(struct pass *p, uint32_t d, size_t i)
+{
+    int64_t *t = tree_dim(p, d);
+    size_t k = p->leaves + i;
+    t[k] = d < p->nres ? p->free[i * p->nres + d] : p->free_pods[i];
+    for (k >>= 1; k >= 1; k >>= 1) {
+        int64_t m = t[2 * k] > t[2 * k + 1] ? t[2 * k] : t[2 * k + 1];
+        if (t[k] == m)
+            break;
+        t[k] = m;
+    }
+}
+
+static void tree_build(struct pass *p)
+{
+    p->leaves = 1;
+    while (p->leaves < p->nn)
+        p->leaves *= 2;
+    p->tree = util_calloc((size_t)(p->nres + 1) * 2 * p->leaves, sizeof(*p->tree));
+    for (uint32_t d = 0; d <= p->nres; d++) {
+        int64_t *t = tree_dim(p, d);
+        for (size_t k = 0; k < p->leaves; k++)
+            t[p->leaves + k] = k >= p->nn ? -1 : d < p->nres ? p->free[k * p->nres + d] : p->free_pods[k];
+        for (size_t k = p->leaves - 1; k >= 1; k--)
+            t[k] = t[2 * k] > t[2 * k + 1] ? t[2 * k] : t[2 * k + 1];
+    }
+}
+
 static void take(struct pass *p, size_t i, const struct cache_rl *req, int sign)
 {
     int64_t *f = p->free + i * p->nres;
-    for (uint32_t k = 0; req != NULL && k < req->len; k++)
+    for (uint32_t k = 0; req != NULL && k < req->len; k++) {
         f[req->items[k].id] -= sign * req->items[k].value;
+        tree_update(p, req->items[k].id, i);
+    }
     p->free_pods[i] -= sign;
+    tree_update(p, p->nres, i);
 }
 
 static struct shape *shape_get(struct pass *p, const struct cache_pod *pod)
@@ -364,7 +421,16 @@ static char *describe_no_fit(struct pass *p, const struct cache_pod *pod)
     int64_t best_pods = 0;
     for (uint32_t k = 0; k < nitems; k++)
         best[k] = INT64_MIN;
-    for (size_t i = 0; i < p->nn; i++) {
+    if (pod->sched == NULL && p->ntainted == 0 && p->nn > 0) {
+        /* Every node matches: the most free room of each resource is at the root of its tree. */
+        matching = p->nn;
+        for (uint32_t k = 0; k < nitems; k++)
+            best[k] = tree_dim(p, req->items[k].id)[1];
+        best_pods = tree_dim(p, p->nres)[1];
+        if (best_pods < 0)
+            best_pods = 0;
+    }
+    for (size_t i = 0; i < p->nn && matching == 0; i++) {
         const struct cache_node *n = c->eligible[i];
         if (!selector_matches(n, pod->sched)) {
             selector++;
@@ -444,15 +510,36 @@ static char *describe_no_fit(struct pass *p, const struct cache_pod *pod)
     return util_buf_take(&b);
 }
 
+/* Whether subtree k (of the trees) may hold a node with room for req: every needed maximum suffices. */
+static int subtree_may_fit(const struct pass *p, size_t k, const struct cache_rl *req)
+{
+    if (tree_dim(p, p->nres)[k] < 1)
+        return 0;
+    for (uint32_t j = 0; req != NULL && j < req->len; j++) {
+        if (tree_dim(p, req->items[j].id)[k] < req->items[j].value)
+            return 0;
+    }
+    return 1;
+}
+
+/* The first node at or after start in subtree k (covering nodes [lo, lo + width)) that takes pod, or SIZE_MAX. */
+static size_t find_in(struct pass *p, const struct cache_pod *pod, size_t start, size_t k, size_t lo, size_t width)
+{
+    if (lo + width <= start || lo >= p->nn || !subtree_may_fit(p, k, pod->request))
+        return SIZE_MAX;
+    if (width == 1) {
+        const struct cache_node *n = p->c->eligible[lo];
+        return room_for(p, lo, pod->request) && selector_matches(n, pod->sched) && taints_tolerated(n, pod->sched) ? lo
+                                                                                                                : SIZE_MAX;
+    }
+    size_t at = find_in(p, pod, start, 2 * k, lo, width / 2);
+    return at != SIZE_MAX ? at : find_in(p, pod, start, 2 * k + 1, lo + width / 2, width / 2);
+}
+
 /* The first node at or after start that takes pod, or SIZE_MAX. */
 static size_t find_node(struct pass *p, const struct cache_pod *pod, size_t start)
 {
-    for (size_t i = start; i < p->nn; i++) {
-        const struct cache_node *n = p->c->eligible[i];
-        if (room_for(p, i, pod->request) && selector_matches(n, pod->sched) && taints_tolerated(n, pod->sched))
-            return i;
-    }
-    return SIZE_MAX;
+    return p->nn == 0 ? SIZE_MAX : find_in(p, pod, start, 1, 0, p->leaves);
 }
 
 /*
@@ -547,6 +634,7 @@ static void queue_add(const struct pass *p, struct cache_queue *q, const int64_t
 {
     for (uint32_t k = 0; k < p->nres; k++)
         q->held[k] += sign * v[k];
+    q->held_gen++;
 }
 
 /*
@@ -618,10 +706,10 @@ static void decision_add_pod(struct admit_decision *d, const struct cache_pod *p
         json_array_append_new(ap->keep_gates, json_pack("{s:s}", "name", pod->foreign_gates[i]));
 }
 
-/* "ray-x-pg (3 pods; cpu 3, memory 4Gi)" */
-static void sb_gang(struct util_buf *b, const struct cache_gang *g)
+/* " (3 pods; cpu 3, memory 4Gi)", what follows a gang's name */
+static void sb_gang_size(struct util_buf *b, const struct cache_gang *g)
 {
-    util_buf_printf(b, "ray-%s-pg (%" PRId64 " %s", g->name, g->min_member, plural(g->min_member, "pod", "pods"));
+    util_buf_printf(b, " (%" PRId64 " %s", g->min_member, plural(g->min_member, "pod", "pods"));
     const char *sep = "; ";
     for (size_t i = 0; i < g->min_resources.len; i++) {
         const struct resource *r = &g->min_resources.items[i];
@@ -632,6 +720,13 @@ static void sb_gang(struct util_buf *b, const struct cache_gang *g)
         sep = ", ";
     }
     util_buf_printf(b, ")");
+}
+
+/* "ray-x-pg (3 pods; cpu 3, memory 4Gi)" */
+static void sb_gang(struct util_buf *b, const struct cache_gang *g)
+{
+    util_buf_printf(b, "ray-%s-pg", g->name);
+    sb_gang_size(b, g);
 }
 
 static void sb_request(struct util_buf *b, const struct cache *c, const struct cache_rl *req)
@@ -800,11 +895,21 @@ static void evaluate_pending(struct pass *p, struct work *w)
     memset(p->hold_a, 0, p->nres * sizeof(*p->hold_a));
     for (uint32_t k = 0; g->min_rl != NULL && k < g->min_rl->len; k++)
         p->hold_a[g->min_rl->items[k].id] = g->min_rl->items[k].value;
-    if (!queue_fits(p, q, p->hold_a, &g->min_resources, &why)) {
-        util_buf_printf(&b, "gang ");
-        sb_gang(&b, g);
-        util_buf_printf(&b, " does not fit queue %s: %s", q->name, why);
-        free(why);
+    /* Most waiting gangs of a queue are alike and wait on the same shortage: their message is formatted once. */
+    int same = q->memo_text != NULL && q->memo_rl == g->min_rl && q->memo_member == g->min_member && q->memo_gen == q->held_gen;
+    if (same || !queue_fits(p, q, p->hold_a, &g->min_resources, &why)) {
+        if (!same) {
+            struct util_buf m = {0};
+            sb_gang_size(&m, g);
+            util_buf_printf(&m, " does not fit queue %s: %s", q->name, why);
+            free(why);
+            free(q->memo_text);
+            q->memo_text = util_buf_take(&m);
+            q->memo_rl = g->min_rl;
+            q->memo_member = g->min_member;
+            q->memo_gen = q->held_gen;
+        }
+        util_buf_printf(&b, "gang ray-%s-pg%s", g->name, q->memo_text);
         decide(p, ADMIT_ACTION_WAIT, ADMIT_REASON_QUEUE_CAPACITY, w, util_buf_take(&b));
         if (q->dequeue == CACHE_DEQUEUE_FIFO)
             q->blocker = g;
@@ -885,7 +990,9 @@ static void init_free(struct pass *p)
         for (uint32_t k = 0; k < n->nused && k < p->nres; k++)
             f[k] -= n->used[k];
         p->free_pods[i] = n->alloc_pods - n->used_pods;
+        p->ntainted += n->ntaints > 0;
     }
+    tree_build(p);
 }
 
 static uint32_t find_resource(const struct cache *c, const char *name)
@@ -935,6 +1042,8 @@ size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out)
                 continue;
             q->pass_mark = p.epoch;
             q->blocker = NULL;
+            free(q->memo_text);
+            q->memo_text = NULL;
             q->dirty = 0;
             out->queues_evaluated++;
             if (q->nheld < p.nres) {
@@ -978,8 +1087,7 @@ size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out)
                 w->priority = pod->priority;
             first = 0;
         }
-        used += w->nlive;
-        qsort(w->live, w->nlive, sizeof(*w->live), cmp_created);
+        used += w->nlive; /* in creation order: the cache keeps each gang's pods so */
     }
     qsort(works, nworks, sizeof(*works), cmp_work);
     out->gangs_evaluated += nworks;
@@ -999,6 +1107,7 @@ size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out)
     free(p.log);
     free(p.free);
     free(p.free_pods);
+    free(p.tree);
     free(p.hold_a);
     free(p.hold_b);
     return out->len - before;

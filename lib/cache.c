@@ -697,6 +697,7 @@ static void queue_maybe_free(struct cache *c, struct cache_queue *q)
     unintern(c, q->state);
     rl_release(c, q->capability);
     free(q->held);
+    free(q->memo_text);
     free(q);
 }
 
@@ -942,6 +943,8 @@ static void pod_detach(struct cache *c, struct cache_pod *pod)
             g->pods = pod->gang_next;
         if (pod->gang_next != NULL)
             pod->gang_next->gang_prev = pod->gang_prev;
+        else
+            g->pods_tail = pod->gang_prev;
         pod->gang_prev = pod->gang_next = NULL;
         g->npods--;
         pod->gang = NULL;
@@ -980,6 +983,36 @@ static uint8_t parse_phase(const char *s)
     if (streq(s, "Failed"))
         return CACHE_PHASE_FAILED;
     return CACHE_PHASE_PENDING;
+}
+
+/* Creation order, then name: the order admission takes a gang's pods in. */
+static int pod_before(const struct cache_pod *a, const struct cache_pod *b)
+{
+    if (a->created != b->created)
+        return a->created < b->created;
+    return strcmp(a->name, b->name) < 0;
+}
+
+/*
+ * Links pod into g's list in order. Pods mostly arrive in creation order, so
+ * the place is found walking back from the newest: the decision pass then
+ * reads every gang in order without sorting it.
+ */
+static void gang_insert_pod(struct cache_gang *g, struct cache_pod *pod)
+{
+    struct cache_pod *after = g->pods_tail;
+    while (after != NULL && pod_before(pod, after))
+        after = after->gang_prev;
+    pod->gang_prev = after;
+    pod->gang_next = after != NULL ? after->gang_next : g->pods;
+    if (pod->gang_next != NULL)
+        pod->gang_next->gang_prev = pod;
+    else
+        g->pods_tail = pod;
+    if (after != NULL)
+        after->gang_next = pod;
+    else
+        g->pods = pod;
 }
 
 int cache_upsert_pod(struct cache *c, const json_t *obj, struct gang_error *err)
@@ -1093,11 +1126,7 @@ int cache_upsert_pod(struct cache *c, const json_t *obj, struct gang_error *err)
     if (pod->cluster != NULL) {
         struct cache_gang *g = gang_ref(c, ns, pod->cluster);
         pod->gang = g;
-        pod->gang_prev = NULL;
-        pod->gang_next = g->pods;
-        if (g->pods != NULL)
-            g->pods->gang_prev = pod;
-        g->pods = pod;
+        gang_insert_pod(g, pod);
         g->npods++;
         queue_dirty(c, g->queue);
     }

@@ -221,6 +221,12 @@ struct cache_queue {
     uint32_t nheld;
     uint32_t pass_mark;               /* pass that selected it */
     const struct cache_gang *blocker; /* fifo: the complete gang that did not fit */
+    uint32_t held_gen;                /* bumped whenever held changes */
+    /* The last "does not fit the queue" text after the gang's name, for gangs of this size while held is unchanged. */
+    char *memo_text;
+    const struct cache_rl *memo_rl;
+    int64_t memo_member;
+    uint32_t memo_gen;
 };
 
 struct cache_gang {
@@ -229,7 +235,8 @@ struct cache_gang {
     struct cache_gang *queue_prev, *queue_next; /* the gangs of its queue */
     const char *namespace_;                     /* interned */
     const char *name;                           /* interned RayCluster name */
-    struct cache_pod *pods;                     /* pods labelled with the cluster, any state */
+    struct cache_pod *pods;      /* pods labelled with the cluster, any state, oldest first (then by name) */
+    struct cache_pod *pods_tail; /* the newest */
     size_t npods;
     struct cache_queue *queue; /* its queue label's queue; kept after the cluster is deleted */
     /* The RayCluster, while present. */
