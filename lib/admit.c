@@ -38,9 +38,7 @@ void admit_result_finish(struct admit_result *r)
     for (size_t i = 0; i < r->len; i++) {
         struct admit_decision *d = &r->items[i];
         for (size_t j = 0; j < d->npods; j++) {
-            free(d->pods[j].name);
-            free(d->pods[j].uid);
-            free(d->pods[j].resource_version);
+            free(d->pods[j].name); /* and uid, resource_version */
             json_decref(d->pods[j].keep_gates);
         }
         free(d->pods);
@@ -97,8 +95,8 @@ const char *admit_reason_name(enum admit_reason reason)
 
 json_t *admit_ungate_patch(const struct admit_pod *p)
 {
-    return json_pack("{s:{s:s},s:{s:O}}", "metadata", "resourceVersion", p->resource_version, "spec", "schedulingGates",
-                     p->keep_gates);
+    return json_pack("{s:{s:s},s:{s:o}}", "metadata", "resourceVersion", p->resource_version, "spec", "schedulingGates",
+                     p->keep_gates != NULL ? json_incref(p->keep_gates) : json_array());
 }
 
 /* ---- the pass ---- */
@@ -128,6 +126,53 @@ struct work {
     size_t ungated; /* live pods without our gate */
     int admitted;   /* in the cache, or by this pass */
 };
+
+/* Buffers a pass needs, kept in the cache between passes: big ones would otherwise be mapped and faulted in anew each time. */
+enum scratch_kind {
+    SCRATCH_FREE,
+    SCRATCH_FREE_PODS,
+    SCRATCH_TREE,
+    SCRATCH_RESV,
+    SCRATCH_WORKS,
+    SCRATCH_PODS,
+    SCRATCH_WEIGHED,
+    SCRATCH_UNBOUND,
+    SCRATCH_COUNT,
+};
+
+struct scratch {
+    void *buf[SCRATCH_COUNT];
+    size_t cap[SCRATCH_COUNT];
+};
+
+static void scratch_free(void *arg)
+{
+    struct scratch *s = arg;
+    for (int i = 0; i < SCRATCH_COUNT; i++)
+        free(s->buf[i]);
+    free(s);
+}
+
+/* Buffer kind of at least n * size bytes, zeroed if zero; its contents are the caller's until the next call for that kind. */
+static void *scratch(struct cache *c, enum scratch_kind kind, size_t n, size_t size, int zero)
+{
+    struct scratch *s = c->admit_scratch;
+    if (s == NULL) {
+        s = util_calloc(1, sizeof(*s));
+        c->admit_scratch = s;
+        c->admit_scratch_free = scratch_free;
+    }
+    size_t bytes = n * size;
+    if (bytes > s->cap[kind]) {
+        size_t cap = s->cap[kind] * 2 > bytes ? s->cap[kind] * 2 : bytes;
+        free(s->buf[kind]);
+        s->buf[kind] = util_malloc(cap);
+        s->cap[kind] = cap;
+    }
+    if (zero && bytes > 0)
+        memset(s->buf[kind], 0, bytes);
+    return s->buf[kind];
+}
 
 struct pass {
     struct cache *c;
@@ -197,7 +242,7 @@ static int cmp_weighed(const void *pa, const void *pb)
 
 static void sort_larger_first(const struct pass *p, struct cache_pod **pods, size_t n)
 {
-    struct weighed *ws = util_calloc(n, sizeof(*ws));
+    struct weighed *ws = scratch(p->c, SCRATCH_WEIGHED, n, sizeof(*ws), 1);
     for (size_t i = 0; i < n; i++) {
         const struct cache_rl *req = pods[i]->request;
         ws[i].pod = pods[i];
@@ -226,7 +271,6 @@ static void sort_larger_first(const struct pass *p, struct cache_pod **pods, siz
     }
     for (size_t i = 0; i < n; i++)
         pods[i] = ws[i].pod;
-    free(ws);
 }
 
 static int cmp_work(const void *pa, const void *pb)
@@ -372,7 +416,7 @@ static void tree_build(struct pass *p)
     p->leaves = 1;
     while (p->leaves < p->nn)
         p->leaves *= 2;
-    p->tree = util_calloc((size_t)(p->nres + 1) * 2 * p->leaves, sizeof(*p->tree));
+    p->tree = scratch(p->c, SCRATCH_TREE, (size_t)(p->nres + 1) * 2 * p->leaves, sizeof(*p->tree), 0);
     for (uint32_t d = 0; d <= p->nres; d++) {
         int64_t *t = tree_dim(p, d);
         for (size_t k = 0; k < p->leaves; k++)
@@ -539,7 +583,14 @@ static size_t find_in(struct pass *p, const struct cache_pod *pod, size_t start,
 /* The first node at or after start that takes pod, or SIZE_MAX. */
 static size_t find_node(struct pass *p, const struct cache_pod *pod, size_t start)
 {
-    return p->nn == 0 ? SIZE_MAX : find_in(p, pod, start, 1, 0, p->leaves);
+    /* Nodes fill in order, so the fit is mostly at or just after start: look there before descending the trees. */
+    size_t near = start + 8 < p->nn ? start + 8 : p->nn;
+    for (size_t i = start; i < near; i++) {
+        const struct cache_node *n = p->c->eligible[i];
+        if (room_for(p, i, pod->request) && selector_matches(n, pod->sched) && taints_tolerated(n, pod->sched))
+            return i;
+    }
+    return near >= p->nn ? SIZE_MAX : find_in(p, pod, near, 1, 0, p->leaves);
 }
 
 /*
@@ -687,7 +738,9 @@ static struct admit_decision *decide(struct pass *p, enum admit_action action, e
     d->cluster = util_strdup(w->g->name);
     d->cluster_uid = util_strdup(w->g->uid);
     struct util_buf b = {0};
-    util_buf_printf(&b, "ray-%s-pg", w->g->name);
+    util_buf_puts(&b, "ray-");
+    util_buf_puts(&b, w->g->name);
+    util_buf_puts(&b, "-pg");
     d->gang = util_buf_take(&b);
     d->queue = util_strdup(w->g->queue != NULL ? w->g->queue->name : NULL);
     d->message = message;
@@ -696,12 +749,19 @@ static struct admit_decision *decide(struct pass *p, enum admit_action action, e
 
 static void decision_add_pod(struct admit_decision *d, const struct cache_pod *pod)
 {
-    d->pods = util_realloc(d->pods, (d->npods + 1) * sizeof(*d->pods));
+    if (d->npods == d->pods_cap) {
+        d->pods_cap = d->pods_cap ? d->pods_cap * 2 : 8;
+        d->pods = util_realloc(d->pods, d->pods_cap * sizeof(*d->pods));
+    }
     struct admit_pod *ap = &d->pods[d->npods++];
-    ap->name = util_strdup(pod->name);
-    ap->uid = util_strdup(pod->uid);
-    ap->resource_version = util_strdup(pod->resource_version);
-    ap->keep_gates = json_array();
+    size_t ln = strlen(pod->name) + 1, lu = strlen(pod->uid) + 1, lr = strlen(pod->resource_version) + 1;
+    ap->name = util_malloc(ln + lu + lr);
+    ap->uid = ap->name + ln;
+    ap->resource_version = ap->uid + lu;
+    memcpy(ap->name, pod->name, ln);
+    memcpy(ap->uid, pod->uid, lu);
+    memcpy(ap->resource_version, pod->resource_version, lr);
+    ap->keep_gates = pod->nforeign_gates > 0 ? json_array() : NULL;
     for (uint32_t i = 0; i < pod->nforeign_gates; i++)
         json_array_append_new(ap->keep_gates, json_pack("{s:s}", "name", pod->foreign_gates[i]));
 }
@@ -909,7 +969,10 @@ static void evaluate_pending(struct pass *p, struct work *w)
             q->memo_member = g->min_member;
             q->memo_gen = q->held_gen;
         }
-        util_buf_printf(&b, "gang ray-%s-pg%s", g->name, q->memo_text);
+        util_buf_puts(&b, "gang ray-");
+        util_buf_puts(&b, g->name);
+        util_buf_puts(&b, "-pg");
+        util_buf_puts(&b, q->memo_text);
         decide(p, ADMIT_ACTION_WAIT, ADMIT_REASON_QUEUE_CAPACITY, w, util_buf_take(&b));
         if (q->dequeue == CACHE_DEQUEUE_FIFO)
             q->blocker = g;
@@ -918,7 +981,7 @@ static void evaluate_pending(struct pass *p, struct work *w)
 
     /* The gang proper is its first minMember pods; later ones are its tail. */
     size_t ncore = (size_t)g->min_member, nplace = 0;
-    struct cache_pod **unbound = util_calloc(ncore, sizeof(*unbound));
+    struct cache_pod **unbound = scratch(p->c, SCRATCH_UNBOUND, ncore, sizeof(*unbound), 0);
     for (size_t i = 0; i < ncore; i++) {
         if (w->live[i]->node == NULL)
             unbound[nplace++] = w->live[i];
@@ -932,14 +995,12 @@ static void evaluate_pending(struct pass *p, struct work *w)
         if (failed > 0)
             util_buf_printf(&b, " after placing %zu other %s of the gang", failed, plural((int64_t)failed, "pod", "pods"));
         free(why);
-        free(unbound);
         decide(p, ADMIT_ACTION_WAIT, ADMIT_REASON_NODES, w, util_buf_take(&b));
         if (q->dequeue == CACHE_DEQUEUE_FIFO)
             q->blocker = g;
         return;
     }
     commit(p);
-    free(unbound);
 
     struct admit_decision *d = decide(p, ADMIT_ACTION_ADMIT, ADMIT_REASON_NONE, w, NULL);
     for (size_t i = 0; i < ncore; i++) {
@@ -980,8 +1041,8 @@ static void init_free(struct pass *p)
 {
     struct cache *c = p->c;
     p->nn = c->neligible;
-    p->free = util_calloc(p->nn * p->nres, sizeof(*p->free));
-    p->free_pods = util_calloc(p->nn, sizeof(*p->free_pods));
+    p->free = scratch(c, SCRATCH_FREE, p->nn * p->nres, sizeof(*p->free), 1);
+    p->free_pods = scratch(c, SCRATCH_FREE_PODS, p->nn, sizeof(*p->free_pods), 0);
     for (size_t i = 0; i < p->nn; i++) {
         const struct cache_node *n = c->eligible[i];
         int64_t *f = p->free + i * p->nres;
@@ -1023,14 +1084,13 @@ size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out)
     init_free(&p);
 
     /* Admitted pods the scheduler has not bound yet keep their room, whatever is decided next. */
-    struct cache_pod **resv = util_calloc(c->nreserving, sizeof(*resv));
+    struct cache_pod **resv = scratch(c, SCRATCH_RESV, c->nreserving, sizeof(*resv), 0);
     size_t nresv = 0;
     for (struct cache_pod *pod = c->reserving; pod != NULL; pod = pod->resv_next)
         resv[nresv++] = pod;
     sort_larger_first(&p, resv, nresv);
     for (size_t i = 0; i < nresv; i++)
         reserve(&p, resv[i]);
-    free(resv);
 
     /* The queues to evaluate, with what their admitted gangs hold. */
     int all = (flags & ADMIT_PASS_FULL) || c->capacity_changed;
@@ -1066,8 +1126,8 @@ size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out)
     c->capacity_changed = 0;
 
     /* Every gang of those queues, in one order. */
-    struct work *works = util_calloc(ngangs, sizeof(*works));
-    struct cache_pod **pods = util_calloc(npods, sizeof(*pods));
+    struct work *works = scratch(c, SCRATCH_WORKS, ngangs, sizeof(*works), 1);
+    struct cache_pod **pods = scratch(c, SCRATCH_PODS, npods, sizeof(*pods), 0);
     size_t nworks = 0, used = 0;
     for (struct cache_gang *g = c->all_gangs; g != NULL; g = g->all_next) {
         if (!g->present || g->queue == NULL || g->queue->pass_mark != p.epoch)
@@ -1099,15 +1159,10 @@ size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out)
             evaluate_pending(&p, &works[i]);
     }
 
-    free(works);
-    free(pods);
     for (size_t i = 0; i < p.nshapes; i++)
         free(p.shapes[i].message);
     free(p.shapes);
     free(p.log);
-    free(p.free);
-    free(p.free_pods);
-    free(p.tree);
     free(p.hold_a);
     free(p.hold_b);
     return out->len - before;

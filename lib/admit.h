@@ -64,12 +64,12 @@ enum admit_reason {
     ADMIT_REASON_NODES,          /* "... does not fit the nodes: no node fits pod ..." */
 };
 
-/* A pod to ungate (or, for TAIL_WAIT, the pod that waits). */
+/* A pod to ungate (or, for TAIL_WAIT, the pod that waits). The three strings share one allocation, owned by name. */
 struct admit_pod {
     char *name;
     char *uid;
     char *resource_version;
-    json_t *keep_gates; /* new: the pod's spec.schedulingGates without ours ([{"name": ...}]) */
+    json_t *keep_gates; /* new: the pod's spec.schedulingGates without ours ([{"name": ...}]); NULL when none */
 };
 
 struct admit_decision {
@@ -83,6 +83,7 @@ struct admit_decision {
     char *message;     /* WAIT/TAIL_WAIT: the reason; otherwise the Normal event text */
     struct admit_pod *pods;
     size_t npods;
+    size_t pods_cap;
 };
 
 struct admit_result {

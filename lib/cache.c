@@ -1323,6 +1323,8 @@ void cache_destroy(struct cache *c)
         unintern(c, c->resource_names[i]);
     free(c->resource_names);
     free(c->eligible);
+    if (c->admit_scratch_free != NULL)
+        c->admit_scratch_free(c->admit_scratch);
     htab_finish(&c->strings);
     htab_finish(&c->rls);
     htab_finish(&c->scheds);

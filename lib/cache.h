@@ -283,6 +283,8 @@ struct cache {
     size_t neligible;
     size_t nnodes_present;
     uint32_t passes;
+    void *admit_scratch;                        /* admit.c's buffers, kept across passes */
+    void (*admit_scratch_free)(void *scratch); /* called by cache_destroy() */
 };
 
 /* Creates an empty cache. */
