@@ -42,11 +42,7 @@ void admit_result_finish(struct admit_result *r)
             json_decref(d->pods[j].keep_gates);
         }
         free(d->pods);
-        free(d->namespace_);
-        free(d->cluster);
-        free(d->cluster_uid);
-        free(d->gang);
-        free(d->queue);
+        free(d->namespace_); /* and cluster, cluster_uid, gang, queue */
         free(d->message);
     }
     free(r->items);
@@ -174,6 +170,16 @@ static void *scratch(struct cache *c, enum scratch_kind kind, size_t n, size_t s
     return s->buf[kind];
 }
 
+/* The last gang that did not fit the nodes: its pods' shapes, in placement order, and the outcome. */
+struct gang_memo {
+    const struct cache_rl **req;
+    const struct cache_sched **sched;
+    size_t n, cap;
+    size_t failed;  /* index of the pod that fit nowhere */
+    size_t commits; /* p->commits when it failed */
+    char *why;      /* place()'s text, or NULL when no memo */
+};
+
 struct pass {
     struct cache *c;
     struct admit_result *out;
@@ -197,6 +203,10 @@ struct pass {
     size_t nlog, caplog;
     size_t commits;
     int64_t *hold_a, *hold_b; /* nres each */
+    struct gang_memo fail_memo;
+    char *size_text;          /* gang_size_text() memo */
+    const struct cache_rl *size_rl;
+    int64_t size_member;
     uint32_t cpu, memory;     /* resource ids, or UINT32_MAX */
 };
 
@@ -639,6 +649,42 @@ static size_t place(struct pass *p, struct cache_pod **pods, size_t n, char **wh
     return n;
 }
 
+/*
+ * place() for a gang's pods, remembering the last failure: a gang whose pods
+ * have the same shapes in the same order, with no placement committed since,
+ * fails the same way (a failure leaves the free room as it found it), so it is
+ * not placed again. Alike gangs waiting on full nodes then cost no search.
+ */
+static size_t place_gang(struct pass *p, struct cache_pod **pods, size_t n, char **why)
+{
+    struct gang_memo *m = &p->fail_memo;
+    int same = m->why != NULL && m->commits == p->commits && m->n == n;
+    for (size_t i = 0; same && i < n; i++)
+        same = m->req[i] == pods[i]->request && m->sched[i] == pods[i]->sched;
+    if (same) {
+        *why = util_strdup(m->why);
+        return m->failed;
+    }
+    size_t failed = place(p, pods, n, why);
+    if (failed < n) {
+        free(m->why);
+        if (n > m->cap) {
+            m->cap = n;
+            m->req = util_realloc(m->req, n * sizeof(*m->req));
+            m->sched = util_realloc(m->sched, n * sizeof(*m->sched));
+        }
+        for (size_t i = 0; i < n; i++) {
+            m->req[i] = pods[i]->request;
+            m->sched[i] = pods[i]->sched;
+        }
+        m->n = n;
+        m->failed = failed;
+        m->commits = p->commits;
+        m->why = util_strdup(*why);
+    }
+    return failed;
+}
+
 static void commit(struct pass *p)
 {
     if (p->nlog > 0)
@@ -734,16 +780,22 @@ static struct admit_decision *decide(struct pass *p, enum admit_action action, e
     memset(d, 0, sizeof(*d));
     d->action = action;
     d->reason = reason;
-    d->namespace_ = util_strdup(w->g->namespace_);
-    d->cluster = util_strdup(w->g->name);
-    d->cluster_uid = util_strdup(w->g->uid);
-    struct util_buf b = {0};
-    util_buf_puts(&b, "ray-");
-    util_buf_puts(&b, w->g->name);
-    util_buf_puts(&b, "-pg");
-    d->gang = util_buf_take(&b);
-    d->queue = util_strdup(w->g->queue != NULL ? w->g->queue->name : NULL);
+    /* One allocation for the five names, owned by namespace_. */
+    const char *uid = w->g->uid, *queue = w->g->queue != NULL ? w->g->queue->name : NULL;
+    size_t lns = strlen(w->g->namespace_) + 1, lname = strlen(w->g->name) + 1;
+    size_t luid = uid != NULL ? strlen(uid) + 1 : 0, lq = queue != NULL ? strlen(queue) + 1 : 0;
+    char *block = util_malloc(lns + lname + luid + (lname + 7) + lq); /* "ray-" name "-pg" NUL */
+    d->namespace_ = memcpy(block, w->g->namespace_, lns);
+    d->cluster = memcpy(block + lns, w->g->name, lname);
+    d->cluster_uid = uid != NULL ? memcpy(block + lns + lname, uid, luid) : NULL;
+    d->gang = block + lns + lname + luid;
+    memcpy(d->gang, "ray-", 4);
+    memcpy(d->gang + 4, w->g->name, lname - 1);
+    memcpy(d->gang + 4 + lname - 1, "-pg", 4);
+    d->queue = queue != NULL ? memcpy(d->gang + lname + 7, queue, lq) : NULL;
     d->message = message;
+    if (reason == ADMIT_REASON_NODES)
+        cache_gang_set_node_wait(p->c, w->g, 1);
     return d;
 }
 
@@ -782,11 +834,18 @@ static void sb_gang_size(struct util_buf *b, const struct cache_gang *g)
     util_buf_printf(b, ")");
 }
 
-/* "ray-x-pg (3 pods; cpu 3, memory 4Gi)" */
-static void sb_gang(struct util_buf *b, const struct cache_gang *g)
+/* sb_gang_size's text for g (borrowed, valid until the next call): gangs of one size, one formatting per pass. */
+static const char *gang_size_text(struct pass *p, const struct cache_gang *g)
 {
-    util_buf_printf(b, "ray-%s-pg", g->name);
-    sb_gang_size(b, g);
+    if (p->size_text == NULL || p->size_rl != g->min_rl || p->size_member != g->min_member) {
+        struct util_buf b = {0};
+        sb_gang_size(&b, g);
+        free(p->size_text);
+        p->size_text = util_buf_take(&b);
+        p->size_rl = g->min_rl;
+        p->size_member = g->min_member;
+    }
+    return p->size_text;
 }
 
 static void sb_request(struct util_buf *b, const struct cache *c, const struct cache_rl *req)
@@ -960,7 +1019,7 @@ static void evaluate_pending(struct pass *p, struct work *w)
     if (same || !queue_fits(p, q, p->hold_a, &g->min_resources, &why)) {
         if (!same) {
             struct util_buf m = {0};
-            sb_gang_size(&m, g);
+            util_buf_puts(&m, gang_size_text(p, g));
             util_buf_printf(&m, " does not fit queue %s: %s", q->name, why);
             free(why);
             free(q->memo_text);
@@ -987,11 +1046,15 @@ static void evaluate_pending(struct pass *p, struct work *w)
             unbound[nplace++] = w->live[i];
     }
     sort_larger_first(p, unbound, nplace);
-    size_t failed = place(p, unbound, nplace, &why);
+    size_t failed = place_gang(p, unbound, nplace, &why);
     if (failed < nplace) {
-        util_buf_printf(&b, "gang ");
-        sb_gang(&b, g);
-        util_buf_printf(&b, " does not fit the nodes: no node fits pod %s%s", unbound[failed]->name, why);
+        util_buf_puts(&b, "gang ray-");
+        util_buf_puts(&b, g->name);
+        util_buf_puts(&b, "-pg");
+        util_buf_puts(&b, gang_size_text(p, g));
+        util_buf_puts(&b, " does not fit the nodes: no node fits pod ");
+        util_buf_puts(&b, unbound[failed]->name);
+        util_buf_puts(&b, why);
         if (failed > 0)
             util_buf_printf(&b, " after placing %zu other %s of the gang", failed, plural((int64_t)failed, "pod", "pods"));
         free(why);
@@ -1065,6 +1128,29 @@ static uint32_t find_resource(const struct cache *c, const char *name)
     return UINT32_MAX;
 }
 
+/* Marks q evaluated by this pass and computes what its admitted gangs hold (only read against a capability). */
+static void select_queue(struct pass *p, struct cache_queue *q)
+{
+    q->pass_mark = p->epoch;
+    q->blocker = NULL;
+    free(q->memo_text);
+    q->memo_text = NULL;
+    p->out->queues_evaluated++;
+    if (q->nheld < p->nres) {
+        q->held = util_realloc(q->held, p->nres * sizeof(*q->held));
+        q->nheld = p->nres;
+    }
+    memset(q->held, 0, q->nheld * sizeof(*q->held));
+    if (q->capability == NULL)
+        return;
+    for (struct cache_gang *g = q->gangs; g != NULL; g = g->queue_next) {
+        if (g->admitted) {
+            gang_hold(p, g, NULL, p->hold_a);
+            queue_add(p, q, p->hold_a, 1);
+        }
+    }
+}
+
 size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out)
 {
     struct pass p;
@@ -1092,31 +1178,29 @@ size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out)
     for (size_t i = 0; i < nresv; i++)
         reserve(&p, resv[i]);
 
-    /* The queues to evaluate, with what their admitted gangs hold. */
-    int all = (flags & ADMIT_PASS_FULL) || c->capacity_changed;
+    /*
+     * The gangs to evaluate: every gang of a queue whose objects changed (or of
+     * every queue in a full pass); and, when room may have appeared on the nodes,
+     * the gangs that last waited on node room, wherever they are. A gang waiting
+     * on its unchanged queue, or for pods, would wait again: more room on the
+     * nodes changes nothing for it. A fifo queue is taken whole, since its
+     * blocker decides for those behind it.
+     */
+    int all = (flags & ADMIT_PASS_FULL) != 0, grew = c->capacity_changed;
     size_t ngangs = 0, npods = 0;
     for (size_t i = 0; i < c->queues.nbuckets; i++) {
         for (struct cache_hnode *h = c->queues.buckets[i]; h != NULL; h = h->next) {
             struct cache_queue *q = (struct cache_queue *)(void *)((char *)h - offsetof(struct cache_queue, by_name));
-            if (!all && !q->dirty)
+            int whole = all || q->dirty || (grew && q->node_waiters > 0 && q->dequeue == CACHE_DEQUEUE_FIFO);
+            if (!whole && !(grew && q->node_waiters > 0))
                 continue;
-            q->pass_mark = p.epoch;
-            q->blocker = NULL;
-            free(q->memo_text);
-            q->memo_text = NULL;
-            q->dirty = 0;
-            out->queues_evaluated++;
-            if (q->nheld < p.nres) {
-                q->held = util_realloc(q->held, p.nres * sizeof(*q->held));
-                q->nheld = p.nres;
+            select_queue(&p, q);
+            if (whole) {
+                q->full_mark = p.epoch;
+                q->dirty = 0;
             }
-            memset(q->held, 0, q->nheld * sizeof(*q->held));
             for (struct cache_gang *g = q->gangs; g != NULL; g = g->queue_next) {
-                if (g->admitted) {
-                    gang_hold(&p, g, NULL, p.hold_a);
-                    queue_add(&p, q, p.hold_a, 1);
-                }
-                if (g->present) {
+                if (g->present && (whole || g->node_wait)) {
                     ngangs++;
                     npods += g->npods;
                 }
@@ -1125,30 +1209,40 @@ size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out)
     }
     c->capacity_changed = 0;
 
-    /* Every gang of those queues, in one order. */
     struct work *works = scratch(c, SCRATCH_WORKS, ngangs, sizeof(*works), 1);
     struct cache_pod **pods = scratch(c, SCRATCH_PODS, npods, sizeof(*pods), 0);
     size_t nworks = 0, used = 0;
-    for (struct cache_gang *g = c->all_gangs; g != NULL; g = g->all_next) {
-        if (!g->present || g->queue == NULL || g->queue->pass_mark != p.epoch)
-            continue;
-        struct work *w = &works[nworks++];
-        w->g = g;
-        w->live = pods + used;
-        w->admitted = g->admitted;
-        int first = 1;
-        for (struct cache_pod *pod = g->pods; pod != NULL; pod = pod->gang_next) {
-            if (!cache_pod_live(pod))
+    for (size_t i = 0; i < c->queues.nbuckets; i++) {
+        for (struct cache_hnode *h = c->queues.buckets[i]; h != NULL; h = h->next) {
+            struct cache_queue *q = (struct cache_queue *)(void *)((char *)h - offsetof(struct cache_queue, by_name));
+            if (q->pass_mark != p.epoch)
                 continue;
-            w->live[w->nlive++] = pod;
-            if (!cache_pod_gated(pod))
-                w->ungated++;
-            if (first || pod->priority > w->priority)
-                w->priority = pod->priority;
-            first = 0;
+            int whole = q->full_mark == p.epoch;
+            for (struct cache_gang *g = q->gangs; g != NULL; g = g->queue_next) {
+                if (!g->present || !(whole || g->node_wait))
+                    continue;
+                struct work *w = &works[nworks++];
+                w->g = g;
+                w->live = pods + used;
+                w->admitted = g->admitted;
+                int first = 1;
+                for (struct cache_pod *pod = g->pods; pod != NULL; pod = pod->gang_next) {
+                    if (!cache_pod_live(pod))
+                        continue;
+                    w->live[w->nlive++] = pod;
+                    if (!cache_pod_gated(pod))
+                        w->ungated++;
+                    if (first || pod->priority > w->priority)
+                        w->priority = pod->priority;
+                    first = 0;
+                }
+                used += w->nlive; /* in creation order: the cache keeps each gang's pods so */
+            }
         }
-        used += w->nlive; /* in creation order: the cache keeps each gang's pods so */
     }
+    /* Each evaluated gang gets a new verdict: forget the old one's node wait. */
+    for (size_t i = 0; i < nworks; i++)
+        cache_gang_set_node_wait(c, works[i].g, 0);
     qsort(works, nworks, sizeof(*works), cmp_work);
     out->gangs_evaluated += nworks;
 
@@ -1165,6 +1259,10 @@ size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out)
     free(p.log);
     free(p.hold_a);
     free(p.hold_b);
+    free(p.size_text);
+    free(p.fail_memo.why);
+    free(p.fail_memo.req);
+    free(p.fail_memo.sched);
     return out->len - before;
 }
 

@@ -30,11 +30,15 @@
  * that does not fit; traverse (the default) goes on. Incomplete gangs never
  * block.
  *
- * Incremental: a pass evaluates only queues marked dirty by the cache (their
- * objects changed) unless capacity may have grown (a node changed, a bound pod
- * or a reservation went away) or ADMIT_PASS_FULL is given. A queue that is not
- * evaluated would decide nothing new: its gangs all waited and nothing they
- * wait for improved (a node-fit message may then be stale, never a verdict).
+ * Incremental: unless ADMIT_PASS_FULL is given, a pass evaluates every gang
+ * of the queues marked dirty by the cache (their objects changed) and, when
+ * room may have appeared on the nodes (a node changed, a bound pod or a
+ * reservation went away), the gangs whose last verdict waited on node room
+ * (all gangs of such a gang's queue if it is fifo). A gang that is not
+ * evaluated would decide nothing new: it waited on its unchanged queue, for
+ * pods, or on nodes that gained no room (a message may then be stale, never a
+ * verdict). The work of a pass after one event is thus bounded by the gangs
+ * that event concerns, not by the cluster.
  */
 #ifndef RAYGATE_ADMIT_H
 #define RAYGATE_ADMIT_H
@@ -72,6 +76,7 @@ struct admit_pod {
     json_t *keep_gates; /* new: the pod's spec.schedulingGates without ours ([{"name": ...}]); NULL when none */
 };
 
+/* The strings namespace_ to queue share one allocation, owned by namespace_. */
 struct admit_decision {
     enum admit_action action;
     enum admit_reason reason;

@@ -783,10 +783,37 @@ static struct cache_gang *gang_ref(struct cache *c, const char *ns, const char *
     return g;
 }
 
+void cache_gang_set_node_wait(struct cache *c, struct cache_gang *g, int on)
+{
+    if ((on != 0) == g->node_wait)
+        return;
+    if (on) {
+        g->nw_prev = NULL;
+        g->nw_next = c->node_waiters;
+        if (c->node_waiters != NULL)
+            c->node_waiters->nw_prev = g;
+        c->node_waiters = g;
+        if (g->queue != NULL)
+            g->queue->node_waiters++;
+    } else {
+        if (g->nw_prev != NULL)
+            g->nw_prev->nw_next = g->nw_next;
+        else
+            c->node_waiters = g->nw_next;
+        if (g->nw_next != NULL)
+            g->nw_next->nw_prev = g->nw_prev;
+        g->nw_prev = g->nw_next = NULL;
+        if (g->queue != NULL)
+            g->queue->node_waiters--;
+    }
+    g->node_wait = on != 0;
+}
+
 static void gang_set_queue(struct cache *c, struct cache_gang *g, struct cache_queue *q)
 {
     if (g->queue == q)
         return;
+    cache_gang_set_node_wait(c, g, 0); /* a verdict in another queue says nothing here */
     struct cache_queue *old = g->queue;
     if (old != NULL) {
         if (g->queue_prev != NULL)
@@ -826,6 +853,7 @@ static void gang_maybe_free(struct cache *c, struct cache_gang *g)
 {
     if (g->present || g->npods > 0)
         return;
+    cache_gang_set_node_wait(c, g, 0);
     gang_set_queue(c, g, NULL);
     htab_remove(&c->gangs, &g->by_name);
     if (g->all_prev != NULL)
@@ -1292,6 +1320,10 @@ int cache_delete_object(struct cache *c, const json_t *obj)
 
 void cache_mark_all_dirty(struct cache *c)
 {
+    for (size_t i = 0; i < c->queues.nbuckets; i++) {
+        for (struct cache_hnode *n = c->queues.buckets[i]; n != NULL; n = n->next)
+            CONTAINER_OF(n, struct cache_queue, by_name)->dirty = 1;
+    }
     c->capacity_changed = 1;
 }
 
