@@ -26,6 +26,17 @@ static const char *plural(int64_t n, const char *one, const char *many)
 
 /* ---- the result ---- */
 
+/*
+ * The result's strings come from chunks that never move: a pass names tens of
+ * thousands of pods, and one malloc (and free) each would be a good part of it.
+ */
+struct admit_chunk {
+    struct admit_chunk *next;
+    size_t used, size;
+    char data[];
+};
+
+
 void admit_result_init(struct admit_result *r)
 {
     memset(r, 0, sizeof(*r));
@@ -37,16 +48,35 @@ void admit_result_finish(struct admit_result *r)
         return;
     for (size_t i = 0; i < r->len; i++) {
         struct admit_decision *d = &r->items[i];
-        for (size_t j = 0; j < d->npods; j++) {
-            free(d->pods[j].name); /* and uid, resource_version */
+        for (size_t j = 0; j < d->npods; j++)
             json_decref(d->pods[j].keep_gates);
-        }
         free(d->pods);
-        free(d->namespace_); /* and cluster, cluster_uid, gang, queue */
         free(d->message);
     }
     free(r->items);
+    while (r->strings != NULL) {
+        struct admit_chunk *next = r->strings->next;
+        free(r->strings);
+        r->strings = next;
+    }
     admit_result_init(r);
+}
+
+/* n bytes that live as long as r. */
+static char *result_alloc(struct admit_result *r, size_t n)
+{
+    struct admit_chunk *ch = r->strings;
+    if (ch == NULL || ch->size - ch->used < n) {
+        size_t size = n > 65536 ? n : 65536;
+        ch = util_malloc(sizeof(*ch) + size);
+        ch->next = r->strings;
+        ch->used = 0;
+        ch->size = size;
+        r->strings = ch;
+    }
+    char *p = ch->data + ch->used;
+    ch->used += n;
+    return p;
 }
 
 const char *admit_action_name(enum admit_action action)
@@ -784,7 +814,7 @@ static struct admit_decision *decide(struct pass *p, enum admit_action action, e
     const char *uid = w->g->uid, *queue = w->g->queue != NULL ? w->g->queue->name : NULL;
     size_t lns = strlen(w->g->namespace_) + 1, lname = strlen(w->g->name) + 1;
     size_t luid = uid != NULL ? strlen(uid) + 1 : 0, lq = queue != NULL ? strlen(queue) + 1 : 0;
-    char *block = util_malloc(lns + lname + luid + (lname + 7) + lq); /* "ray-" name "-pg" NUL */
+    char *block = result_alloc(r, lns + lname + luid + (lname + 7) + lq); /* "ray-" name "-pg" NUL */
     d->namespace_ = memcpy(block, w->g->namespace_, lns);
     d->cluster = memcpy(block + lns, w->g->name, lname);
     d->cluster_uid = uid != NULL ? memcpy(block + lns + lname, uid, luid) : NULL;
@@ -799,7 +829,7 @@ static struct admit_decision *decide(struct pass *p, enum admit_action action, e
     return d;
 }
 
-static void decision_add_pod(struct admit_decision *d, const struct cache_pod *pod)
+static void decision_add_pod(struct admit_result *r, struct admit_decision *d, const struct cache_pod *pod)
 {
     if (d->npods == d->pods_cap) {
         d->pods_cap = d->pods_cap ? d->pods_cap * 2 : 8;
@@ -807,7 +837,7 @@ static void decision_add_pod(struct admit_decision *d, const struct cache_pod *p
     }
     struct admit_pod *ap = &d->pods[d->npods++];
     size_t ln = strlen(pod->name) + 1, lu = strlen(pod->uid) + 1, lr = strlen(pod->resource_version) + 1;
-    ap->name = util_malloc(ln + lu + lr);
+    ap->name = result_alloc(r, ln + lu + lr);
     ap->uid = ap->name + ln;
     ap->resource_version = ap->uid + lu;
     memcpy(ap->name, pod->name, ln);
@@ -943,7 +973,7 @@ static void admit_tail(struct pass *p, struct work *w)
         }
         if (reason != ADMIT_REASON_NONE) {
             struct admit_decision *d = decide(p, ADMIT_ACTION_TAIL_WAIT, reason, w, why);
-            decision_add_pod(d, pod);
+            decision_add_pod(p->out, d, pod);
             return; /* those behind it wait with it */
         }
         queue_add(p, q, p->hold_b, 1);
@@ -952,7 +982,7 @@ static void admit_tail(struct pass *p, struct work *w)
         util_buf_printf(&b, "pod %s admitted by queue %s beyond the gang's %" PRId64 " %s", pod->name, q->name, w->g->min_member,
                   plural(w->g->min_member, "pod", "pods"));
         struct admit_decision *d = decide(p, ADMIT_ACTION_TAIL_ADMIT, ADMIT_REASON_NONE, w, util_buf_take(&b));
-        decision_add_pod(d, pod);
+        decision_add_pod(p->out, d, pod);
     }
 }
 
@@ -971,7 +1001,7 @@ static void evaluate_admitted(struct pass *p, struct work *w)
                 continue;
             if (d == NULL)
                 d = decide(p, ADMIT_ACTION_FINISH, ADMIT_REASON_NONE, w, NULL);
-            decision_add_pod(d, pod);
+            decision_add_pod(p->out, d, pod);
             admit_pod(p, w, pod, 1);
             need--;
         }
@@ -1069,7 +1099,7 @@ static void evaluate_pending(struct pass *p, struct work *w)
     for (size_t i = 0; i < ncore; i++) {
         struct cache_pod *pod = w->live[i];
         if (!pod_ungated(p, pod)) {
-            decision_add_pod(d, pod);
+            decision_add_pod(p->out, d, pod);
             admit_pod(p, w, pod, 0); /* placed above */
         }
     }

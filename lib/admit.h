@@ -68,7 +68,7 @@ enum admit_reason {
     ADMIT_REASON_NODES,          /* "... does not fit the nodes: no node fits pod ..." */
 };
 
-/* A pod to ungate (or, for TAIL_WAIT, the pod that waits). The three strings share one allocation, owned by name. */
+/* A pod to ungate (or, for TAIL_WAIT, the pod that waits). Its strings belong to the result. */
 struct admit_pod {
     char *name;
     char *uid;
@@ -76,7 +76,7 @@ struct admit_pod {
     json_t *keep_gates; /* new: the pod's spec.schedulingGates without ours ([{"name": ...}]); NULL when none */
 };
 
-/* The strings namespace_ to queue share one allocation, owned by namespace_. */
+/* A decision; namespace_ to queue belong to the result, message to the decision. */
 struct admit_decision {
     enum admit_action action;
     enum admit_reason reason;
@@ -91,10 +91,13 @@ struct admit_decision {
     size_t pods_cap;
 };
 
+struct admit_chunk;
+
 struct admit_result {
     struct admit_decision *items;
     size_t len;
     size_t cap;
+    struct admit_chunk *strings; /* where the names of decisions and pods live, freed with the result */
     /* What the pass looked at (for tests and metrics). */
     size_t queues_evaluated;
     size_t gangs_evaluated;
