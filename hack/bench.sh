@@ -85,9 +85,11 @@ now() { date +%s.%N; }
 
 build() {
 	say "building raygate and the benchmark programs (release) in $BENCH_BUILD"
+	local opts=(-Dbench=true -Dtests=false -Dbuildtype=release -Dsanitize=false)
 	if [[ ! -f "$BENCH_BUILD/build.ninja" ]]; then
-		meson setup "$BENCH_BUILD" -Dbench=true -Dtests=false -Dbuildtype=release >"$WORK/meson-setup.log" ||
-			{ cat "$WORK/meson-setup.log"; die "meson setup failed"; }
+		meson setup "$BENCH_BUILD" "${opts[@]}" >"$WORK/meson-setup.log" || { cat "$WORK/meson-setup.log"; die "meson setup failed"; }
+	else
+		meson configure "$BENCH_BUILD" "${opts[@]}" >"$WORK/meson-setup.log" || { cat "$WORK/meson-setup.log"; die "meson configure failed"; }
 	fi
 	meson compile -C "$BENCH_BUILD" >"$WORK/meson-compile.log" || { tail -30 "$WORK/meson-compile.log"; die "build failed"; }
 }
