@@ -496,20 +496,26 @@ report_md() {
 
 # ------------------------------------------------------------------ main
 
-LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
-build
-part webhook && bench_webhook
-part admit && bench_admit
-part e2e && bench_e2e
+main() {
+	LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
+	build
+	part webhook && bench_webhook
+	part admit && bench_admit
+	part e2e && bench_e2e
+	
+	mkdir -p "$OUT"
+	json="$OUT/$STAMP.json"
+	jq -s --arg date "$(date -u +%Y-%m-%dT%H:%MZ)" --argjson machine "$(machine_json)" --argjson versions "$(versions_json)" \
+		--arg command "hack/bench.sh${ARGS:+ $ARGS}" --argjson runs "$RUNS" --arg note "${BENCH_NOTE:-}" '
+		(map(to_entries[]) | from_entries) as $parts |
+		{date: $date, command: $command, runs: $runs, machine: ($machine + (if $note != "" then {note: $note} else {} end)),
+		 versions: $versions} + $parts' \
+		<(for f in "$WORK"/part-*.json; do jq -c --arg k "$(basename "$f" .json | sed 's/^part-//')" '{($k): .}' "$f"; done) >"$json"
+	report_md "$json" >"$OUT/$STAMP.md"
+	cat "$OUT/$STAMP.md"
+	say "results: $json and $OUT/$STAMP.md"
+}
 
-mkdir -p "$OUT"
-json="$OUT/$STAMP.json"
-jq -s --arg date "$(date -u +%Y-%m-%dT%H:%MZ)" --argjson machine "$(machine_json)" --argjson versions "$(versions_json)" \
-	--arg command "hack/bench.sh${ARGS:+ $ARGS}" --argjson runs "$RUNS" --arg note "${BENCH_NOTE:-}" '
-	(map(to_entries[]) | from_entries) as $parts |
-	{date: $date, command: $command, runs: $runs, machine: ($machine + (if $note != "" then {note: $note} else {} end)),
-	 versions: $versions} + $parts' \
-	<(for f in "$WORK"/part-*.json; do jq -c --arg k "$(basename "$f" .json | sed 's/^part-//')" '{($k): .}' "$f"; done) >"$json"
-report_md "$json" >"$OUT/$STAMP.md"
-cat "$OUT/$STAMP.md"
-say "results: $json and $OUT/$STAMP.md"
+# Everything above is definitions: bash has read the whole file before main runs, so editing it meanwhile is harmless.
+main
+exit
