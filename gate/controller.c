@@ -391,6 +391,10 @@ static void events_list_finish(struct event_list *l)
  * Warning events for a waiting gang (under the lock): on the RayCluster when
  * its reason changed (changed), and on every gated pod not yet told the
  * current reason (all of them after a change; a pod that joins later, once).
+ * "Waiting for pods" is not told to the pods: it is how every gang starts
+ * while KubeRay creates them, usually for well under a second, and one Event
+ * per pod for it was a third of the apiserver writes a gang cost (see
+ * hack/bench.sh); the RayCluster's Event says it.
  */
 static void wait_events(struct controller *c, struct event_list *l, const struct admit_decision *d, int changed,
                         const char *now)
@@ -400,6 +404,8 @@ static void wait_events(struct controller *c, struct event_list *l, const struct
         events_add(l, &rc, "Warning", "GangWaiting", d->message, now, c->instance);
         log_infof("gang %s/%s waits: %s", d->namespace_, d->gang, d->message);
     }
+    if (d->reason == ADMIT_REASON_PODS)
+        return;
     struct cache_gang *g = cache_gang_get(c->cache, d->namespace_, d->cluster);
     for (struct cache_pod *p = g != NULL ? g->pods : NULL; p != NULL; p = p->gang_next) {
         if (!cache_pod_live(p) || !cache_pod_gated(p) || (p->flags & CACHE_POD_TOLD))
@@ -512,9 +518,11 @@ static int carry_out(struct controller *c, struct admit_result *res, const int *
         }
         if (report[i] && d->action != ADMIT_ACTION_FINISH) {
             struct events_object rc = {"ray.io/v1", "RayCluster", d->namespace_, d->cluster, d->cluster_uid};
+            /* A gang's admission is told once, on its RayCluster (each pod then gets the scheduler's Scheduled Event);
+               a pod admitted beyond the gang (TAIL_ADMIT) is told on itself, having no other record. */
             if (d->action == ADMIT_ACTION_ADMIT)
                 events_add(&events, &rc, "Normal", "GangAdmitted", d->message, now, c->instance);
-            for (size_t k = 0; k < n; k++) {
+            for (size_t k = 0; k < n && d->action == ADMIT_ACTION_TAIL_ADMIT; k++) {
                 struct events_object po = {"v1", "Pod", d->namespace_, d->pods[k].name, d->pods[k].uid};
                 if (ok[k])
                     events_add(&events, &po, "Normal", "GangAdmitted", d->message, now, c->instance);
