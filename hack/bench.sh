@@ -347,6 +347,15 @@ scrape_webhook_histogram() {
 			reduce .[] as $x ({}; .[$x[0]][$x[1]] += ($x[2] | tonumber))'
 }
 
+# raygate's own raygate_webhook_request_duration_seconds buckets (from its /metrics), as {kind: {le: count}}.
+scrape_raygate_histogram() {
+	curl -s --max-time 5 --cacert "$STATE/raygate-certs/ca.crt" "https://127.0.0.1:$WEBHOOK_PORT/metrics" |
+		awk '/^raygate_webhook_request_duration_seconds_bucket\{/' |
+		sed -E 's/.*kind="([^"]+)".*le="([^"]+)"\} ([0-9.e+]+)$/\1 \2 \3/' |
+		jq -R -s -c 'split("\n") | map(select(length > 0) | split(" ")) |
+			reduce .[] as $x ({}; .[$x[0]][$x[1]] += ($x[2] | tonumber))'
+}
+
 bench_e2e() {
 	local before after
 	if bash "$here/cluster.sh" status >/dev/null 2>&1; then
@@ -361,6 +370,8 @@ bench_e2e() {
 	queue bench-room
 
 	before="$(scrape_webhook_histogram)"
+	local own_before own_after
+	own_before="$(scrape_raygate_histogram)"
 	local r v with="[]" without="[]" gates="[]" t_run secs
 	for ((r = 1; r <= RUNS; r++)); do
 		for v in $( ((r % 2)) && echo "raygate none" || echo "none raygate"); do
@@ -387,9 +398,10 @@ bench_e2e() {
 		kc delete queue "bench-gang-q-$r" >/dev/null
 	done
 	after="$(scrape_webhook_histogram)"
+	own_after="$(scrape_raygate_histogram)"
 
 	jq -nc --argjson with "$with" --argjson without "$without" --argjson gates "$gates" --argjson big "$big" \
-		--argjson before "$before" --argjson after "$after" --argjson nodes "$E2E_NODES" --argjson clusters "$E2E_CLUSTERS" \
+		--argjson before "$before" --argjson after "$after" --argjson own_before "$own_before" --argjson own_after "$own_after" --argjson nodes "$E2E_NODES" --argjson clusters "$E2E_CLUSTERS" \
 		--argjson gang "$E2E_GANG" '
 		def st: sort as $s | ($s | length) as $n |
 			{median: (if $n == 0 then null elif $n % 2 == 1 then $s[($n - 1) / 2] else ($s[$n / 2 - 1] + $s[$n / 2]) / 2 end),
@@ -403,13 +415,15 @@ bench_e2e() {
 			if $hit.value.le == infinite then $lo.le
 			else $lo.le + ($hit.value.le - $lo.le) * (($rank - $lo.c) / (($hit.value.c - $lo.c) | if . == 0 then 1 else . end)) end end;
 		($after | with_entries(.key as $w | .value |= with_entries(.value -= ((($before[$w]) // {})[.key] // 0)))) as $d |
+		($own_after | with_entries(.key as $w | .value |= with_entries(.value -= ((($own_before[$w]) // {})[.key] // 0)))) as $o |
 		{setup: {nodes: $nodes, clusters: $clusters, pods_per_cluster: 10, gang_pods: $gang},
 		 many: {with_raygate_s: ($with | st), without_raygate_s: ($without | st),
 		        ratio: (if ($without | length) > 0 and ($with | length) > 0 then (($with | st).median / ($without | st).median) else null end)},
 		 gate_removal_s: {n: ($gates | length), p50: ($gates | pct(50)), p99: ($gates | pct(99)), max: ($gates | max)},
 		 big_gang: {admissible_to_ungated_s: ($big | map(.admissible_to_ungated_s) | st),
 		            controller_ungate_s: ($big | map(.controller_ungate_s) | st)},
-		 apiserver_webhook_latency_s: ($d | with_entries(.value |= {count: (.["+Inf"] // 0), p50: hq(0.5), p99: hq(0.99)}))}' | save e2e
+		 apiserver_webhook_latency_s: ($d | with_entries(.value |= {count: (.["+Inf"] // 0), p50: hq(0.5), p99: hq(0.99)})),
+		 raygate_webhook_handling_s: ($o | with_entries(.value |= {count: (.["+Inf"] // 0), p50: hq(0.5), p99: hq(0.99)}))}' | save e2e
 }
 
 # ------------------------------------------------------------------ report
@@ -490,6 +504,7 @@ report_md() {
 		"| of which the controller’s gate removal | \($e.big_gang.controller_ungate_s | fig(r2)) s |",
 		"| gate removal per gang (\($e.gate_removal_s.n) gangs of 10, from the gate’s log) | p50 \($e.gate_removal_s.p50 | r3) s, p99 \($e.gate_removal_s.p99 | r3) s |",
 		($e.apiserver_webhook_latency_s | to_entries[] | "| apiserver admission latency, webhook \(.key) (\(.value.count) calls) | p50 \(.value.p50 | r3 ) s, p99 \(.value.p99 | r3) s |"),
+		($e.raygate_webhook_handling_s // {} | to_entries[] | select(.value.count > 0) | "| raygate’s own handling of a \(.key) review (its histogram, \(.value.count) requests) | p50 \(.value.p50 * 1000 | r3) ms, p99 \(.value.p99 * 1000 | r3) ms |"),
 		"") else empty end)
 	' "$1"
 }
