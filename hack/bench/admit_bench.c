@@ -109,10 +109,10 @@ static json_t *node_json(long i)
     char name[32], zone[16];
     snprintf(name, sizeof(name), "node-%05ld", i);
     snprintf(zone, sizeof(zone), "zone-%ld", i % 3);
-    return json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s,s:s}},s:{},s:{s:{s:s,s:s,s:s},s:[{s:s,s:s}]}}", "apiVersion", "v1", "kind",
-                     "Node", "metadata", "name", name, "labels", "kubernetes.io/hostname", name, "topology.kubernetes.io/zone",
-                     zone, "node.kubernetes.io/instance-type", "bench-32", "spec", "status", "allocatable", "cpu", "32",
-                     "memory", "128Gi", "pods", "110", "conditions", "type", "Ready", "status", "True");
+    return json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s,s:s}},s:{},s:{s:{s:s,s:s,s:s},s:[{s:s,s:s}]}}", "apiVersion", "v1", "kind", "Node",
+                     "metadata", "name", name, "labels", "kubernetes.io/hostname", name, "topology.kubernetes.io/zone", zone,
+                     "node.kubernetes.io/instance-type", "bench-32", "spec", "status", "allocatable", "cpu", "32", "memory",
+                     "128Gi", "pods", "110", "conditions", "type", "Ready", "status", "True");
 }
 
 static json_t *queue_json(const struct opts *o, long q)
@@ -125,8 +125,8 @@ static json_t *queue_json(const struct opts *o, long q)
         long long cpu = (long long)o->nodes * 32 * 8 / 10 / o->queues;
         json_object_set_new(spec, "capability", json_pack("{s:I}", "cpu", (json_int_t)cpu));
     }
-    return json_pack("{s:s,s:s,s:{s:s},s:o,s:{s:s}}", "apiVersion", "scheduling.volcano.sh/v1beta1", "kind", "Queue",
-                     "metadata", "name", name, "spec", spec, "status", "state", "Open");
+    return json_pack("{s:s,s:s,s:{s:s},s:o,s:{s:s}}", "apiVersion", "scheduling.volcano.sh/v1beta1", "kind", "Queue", "metadata",
+                     "name", name, "spec", spec, "status", "state", "Open");
 }
 
 static const char *gang_queue(const struct opts *o, long g, char *buf, size_t size)
@@ -138,8 +138,8 @@ static const char *gang_queue(const struct opts *o, long g, char *buf, size_t si
 static json_t *template_json(const char *cpu, const char *memory)
 {
     return json_pack("{s:{s:[{s:s,s:s,s:{s:{s:s,s:s},s:{s:s,s:s}}}]}}", "spec", "containers", "name", "ray", "image",
-                     "rayproject/ray:2.9.0", "resources", "requests", "cpu", cpu, "memory", memory, "limits", "cpu", cpu,
-                     "memory", memory);
+                     "rayproject/ray:2.9.0", "resources", "requests", "cpu", cpu, "memory", memory, "limits", "cpu", cpu, "memory",
+                     memory);
 }
 
 static json_t *raycluster_json(const struct opts *o, long g, int admitted)
@@ -148,13 +148,13 @@ static json_t *raycluster_json(const struct opts *o, long g, int admitted)
     snprintf(name, sizeof(name), "rc-%06ld", g);
     uid(id, sizeof(id), 'c', g);
     timestamp(g, ts, sizeof(ts));
-    json_t *rc = json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:s,s:s,s:{s:s}},s:{s:{s:{},s:o},s:[{s:s,s:I,s:I,s:I,s:{},s:o}]}}",
-                           "apiVersion", "ray.io/v1", "kind", "RayCluster", "metadata", "name", name, "namespace", "bench",
-                           "uid", id, "resourceVersion", "1", "creationTimestamp", ts, "labels", "volcano.sh/queue-name",
-                           gang_queue(o, g, queue, sizeof(queue)), "spec", "headGroupSpec", "rayStartParams", "template",
-                           template_json("2", "4Gi"), "workerGroupSpecs", "groupName", "w", "replicas",
-                           (json_int_t)(o->pods - 1), "minReplicas", (json_int_t)(o->pods - 1), "maxReplicas",
-                           (json_int_t)(o->pods - 1), "rayStartParams", "template", template_json("4", "8Gi"));
+    json_t *rc =
+        json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:s,s:s,s:{s:s}},s:{s:{s:{},s:o},s:[{s:s,s:I,s:I,s:I,s:{},s:o}]}}", "apiVersion",
+                  "ray.io/v1", "kind", "RayCluster", "metadata", "name", name, "namespace", "bench", "uid", id, "resourceVersion",
+                  "1", "creationTimestamp", ts, "labels", "volcano.sh/queue-name", gang_queue(o, g, queue, sizeof(queue)), "spec",
+                  "headGroupSpec", "rayStartParams", "template", template_json("2", "4Gi"), "workerGroupSpecs", "groupName", "w",
+                  "replicas", (json_int_t)(o->pods - 1), "minReplicas", (json_int_t)(o->pods - 1), "maxReplicas",
+                  (json_int_t)(o->pods - 1), "rayStartParams", "template", template_json("4", "8Gi"));
     if (admitted)
         json_object_set_new(json_object_get(rc, "metadata"), "annotations",
                             json_pack("{s:s}", "raygate.io/admitted-at", "2024-06-01T00:00:00Z"));
@@ -180,11 +180,10 @@ static json_t *pod_json(const struct opts *o, long g, long k, const char *node, 
         "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace", "bench", "uid", id, "resourceVersion", rv,
         "creationTimestamp", ts, "labels", "ray.io/cluster", cluster, "volcano.sh/queue-name",
         gang_queue(o, g, queue, sizeof(queue)), "ray.io/node-type", k == 0 ? "head" : "worker", "ray.io/group",
-        k == 0 ? "headgroup" : "w", "ray.io/is-ray-node", "yes", "app.kubernetes.io/created-by", "kuberay-operator",
-        "annotations", "scheduling.k8s.io/group-name", group, "spec", "containers", "name", "ray", "image",
-        "rayproject/ray:2.9.0", "resources", "requests", "cpu", cpu, "memory", memory, "limits", "cpu", cpu, "memory",
-        memory, "schedulerName", "default-scheduler", "restartPolicy", "Never", "priority", 0, "status", "phase", "Pending",
-        "qosClass", "Guaranteed");
+        k == 0 ? "headgroup" : "w", "ray.io/is-ray-node", "yes", "app.kubernetes.io/created-by", "kuberay-operator", "annotations",
+        "scheduling.k8s.io/group-name", group, "spec", "containers", "name", "ray", "image", "rayproject/ray:2.9.0", "resources",
+        "requests", "cpu", cpu, "memory", memory, "limits", "cpu", cpu, "memory", memory, "schedulerName", "default-scheduler",
+        "restartPolicy", "Never", "priority", 0, "status", "phase", "Pending", "qosClass", "Guaranteed");
     json_t *spec = json_object_get(pod, "spec");
     if (node != NULL) {
         json_object_set_new(spec, "nodeName", json_string(node));
@@ -329,8 +328,7 @@ static json_t *counts(const struct admit_result *r)
         }
     }
     return json_pack("{s:I,s:I,s:I,s:I,s:o}", "queues_evaluated", (json_int_t)r->queues_evaluated, "gangs_evaluated",
-                     (json_int_t)r->gangs_evaluated, "admit", (json_int_t)admit, "admit_pods", (json_int_t)pods, "wait",
-                     waits);
+                     (json_int_t)r->gangs_evaluated, "admit", (json_int_t)admit, "admit_pods", (json_int_t)pods, "wait", waits);
 }
 
 static void usage(void)
@@ -343,9 +341,9 @@ int main(int argc, char **argv)
 {
     struct opts o = {10000, -1, 100, 10, 5};
     static const struct option options[] = {
-        {"gangs", required_argument, NULL, 'g'}, {"nodes", required_argument, NULL, 'n'},
+        {"gangs", required_argument, NULL, 'g'},  {"nodes", required_argument, NULL, 'n'},
         {"queues", required_argument, NULL, 'q'}, {"pods-per-gang", required_argument, NULL, 'p'},
-        {"runs", required_argument, NULL, 'r'},  {NULL, 0, NULL, 0},
+        {"runs", required_argument, NULL, 'r'},   {NULL, 0, NULL, 0},
     };
     int ch;
     while ((ch = getopt_long(argc, argv, "", options, NULL)) != -1) {
@@ -502,13 +500,12 @@ int main(int argc, char **argv)
 
     json_t *out = json_pack(
         "{s:{s:I,s:I,s:I,s:I,s:I},s:f,s:f,s:f,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "config", "gangs",
-        (json_int_t)o.gangs, "nodes", (json_int_t)o.nodes, "queues", (json_int_t)o.queues, "pods_per_gang",
-        (json_int_t)o.pods, "runs", (json_int_t)o.runs, "load_ms", load_ms, "load_pods_ms", load_pods_ms, "bytes_per_pod",
-        bytes_per_pod, "bound_pods", (json_int_t)nbound, "full_pass_ms", full, "full_pass_counts", first_counts,
-        "steady_full_pass_ms", steady, "steady_full_pass_counts", steady_counts, "pod_created_ms", created,
-        "pod_created_pass_ms", created_pass, "pod_created_counts", created_counts, "pending_gang_deleted_ms", del_pending,
-        "pending_gang_deleted_counts", del_pending_counts, "running_gang_deleted_ms", del_running,
-        "running_gang_deleted_counts", del_running_counts);
+        (json_int_t)o.gangs, "nodes", (json_int_t)o.nodes, "queues", (json_int_t)o.queues, "pods_per_gang", (json_int_t)o.pods,
+        "runs", (json_int_t)o.runs, "load_ms", load_ms, "load_pods_ms", load_pods_ms, "bytes_per_pod", bytes_per_pod, "bound_pods",
+        (json_int_t)nbound, "full_pass_ms", full, "full_pass_counts", first_counts, "steady_full_pass_ms", steady,
+        "steady_full_pass_counts", steady_counts, "pod_created_ms", created, "pod_created_pass_ms", created_pass,
+        "pod_created_counts", created_counts, "pending_gang_deleted_ms", del_pending, "pending_gang_deleted_counts",
+        del_pending_counts, "running_gang_deleted_ms", del_running, "running_gang_deleted_counts", del_running_counts);
     if (out == NULL)
         die("cannot build the result");
     char *text = json_dumps(out, JSON_COMPACT);

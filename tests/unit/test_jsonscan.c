@@ -25,8 +25,13 @@ static void test_accepts(void **state)
 {
     (void)state;
     static const char *const ok[] = {
-        "{}", " \t\r\n{ } \n", "{\"a\":1}", "{\"a\":-0.5,\"b\":[true,false,null,\"x\"],\"c\":{\"d\":[]}}",
-        "{\"s\":\"with \\\"escapes\\\" \\\\ \\/ \\b\\f\\n\\r\\t\"}", "{\"\":0}", "{\"a\":123456789012345}",
+        "{}",
+        " \t\r\n{ } \n",
+        "{\"a\":1}",
+        "{\"a\":-0.5,\"b\":[true,false,null,\"x\"],\"c\":{\"d\":[]}}",
+        "{\"s\":\"with \\\"escapes\\\" \\\\ \\/ \\b\\f\\n\\r\\t\"}",
+        "{\"\":0}",
+        "{\"a\":123456789012345}",
         "{\"a\":[[[[[]]]]]}",
     };
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
@@ -39,10 +44,32 @@ static void test_declines(void **state)
 {
     (void)state;
     static const char *const bad[] = {
-        "", "[]", "\"x\"", "1", "{", "{\"a\"}", "{\"a\":}", "{\"a\":1,}", "{\"a\":1} x", "{\"a\":1}{}", "{a:1}",
-        "{\"a\":01}", "{\"a\":1.}", "{\"a\":-}", "{\"a\":1e5}", "{\"a\":1234567890123456}", "{\"a\":tru}", "{\"a\":nul}",
-        "{\"a\":\"\\u0041\"}", "{\"a\":\"\\x\"}", "{\"a\":\"tab\there\"}", "{\"a\":\"\xc3\xa9\"}", "{\"a\":1,\"a\":2}",
-        "{\"b\\/\":1}", "{\"a\":[1 2]}", "{\"a\":\"unterminated}",
+        "",
+        "[]",
+        "\"x\"",
+        "1",
+        "{",
+        "{\"a\"}",
+        "{\"a\":}",
+        "{\"a\":1,}",
+        "{\"a\":1} x",
+        "{\"a\":1}{}",
+        "{a:1}",
+        "{\"a\":01}",
+        "{\"a\":1.}",
+        "{\"a\":-}",
+        "{\"a\":1e5}",
+        "{\"a\":1234567890123456}",
+        "{\"a\":tru}",
+        "{\"a\":nul}",
+        "{\"a\":\"\\u0041\"}",
+        "{\"a\":\"\\x\"}",
+        "{\"a\":\"tab\there\"}",
+        "{\"a\":\"\xc3\xa9\"}",
+        "{\"a\":1,\"a\":2}",
+        "{\"b\\/\":1}",
+        "{\"a\":[1 2]}",
+        "{\"a\":\"unterminated}",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         if (scans(bad[i]))
@@ -79,7 +106,8 @@ static void test_declines(void **state)
 static void test_tokens(void **state)
 {
     (void)state;
-    const char *text = "{\"kind\":\"Pod\",\"spec\":{\"gates\":[{\"name\":\"g\"},{\"name\":\"h\"}],\"n\":-2.5},\"e\":\"a\\nb\",\"z\":null}";
+    const char *text =
+        "{\"kind\":\"Pod\",\"spec\":{\"gates\":[{\"name\":\"g\"},{\"name\":\"h\"}],\"n\":-2.5},\"e\":\"a\\nb\",\"z\":null}";
     struct jsonscan s;
     jsonscan_init(&s);
     assert_int_equal(jsonscan_parse(&s, text, strlen(text)), 0);
