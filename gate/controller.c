@@ -549,21 +549,28 @@ static json_t *gates_without_ours(const json_t *pod, int *ours)
     return keep;
 }
 
+/* A pod to ungate; ok is set to 1 once it is free of our gate (or gone). */
+struct ungate_job {
+    const char *ns;
+    const struct admit_pod *pod;
+    int ok;
+};
+
 /*
- * Removes our gate from the n pods of namespace ns, concurrently. ok[i] is set
- * to 1 for each pod now free of our gate (or gone). Returns the number that
- * failed.
+ * Removes our gate from the n pods of jobs, concurrently (the gangs of a whole
+ * pass in one batch: one round trip for all, not one per gang). Returns the
+ * number that failed.
  */
-static size_t ungate_pods(struct controller *c, const char *ns, const struct admit_pod *pods, size_t n, int *ok)
+static size_t ungate_jobs(struct controller *c, struct ungate_job *jobs, size_t n)
 {
     struct kube_batch_item *items = util_calloc(n, sizeof(*items));
     json_t **patches = util_calloc(n, sizeof(*patches));
     char **paths = util_calloc(n, sizeof(*paths));
     size_t *idx = util_calloc(n, sizeof(*idx));
     for (size_t i = 0; i < n; i++) {
-        ok[i] = 0;
-        paths[i] = pod_path(ns, pods[i].name);
-        patches[i] = admit_ungate_patch(&pods[i]);
+        jobs[i].ok = 0;
+        paths[i] = pod_path(jobs[i].ns, jobs[i].pod->name);
+        patches[i] = admit_ungate_patch(jobs[i].pod);
     }
     size_t pending = n, failed = 0;
     for (size_t i = 0; i < n; i++)
@@ -585,7 +592,7 @@ static size_t ungate_pods(struct controller *c, const char *ns, const struct adm
             size_t i = idx[k];
             long st = items[k].resp.status;
             if (items[k].rc == 0 || st == 404) {
-                ok[i] = 1;
+                jobs[i].ok = 1;
             } else if (st == 409 && round < 5) {
                 /* The pod changed since we read it: read it again, recompute. */
                 struct kube_response r;
@@ -594,12 +601,12 @@ static size_t ungate_pods(struct controller *c, const char *ns, const struct adm
                     int ours;
                     json_t *keep = gates_without_ours(r.body, &ours);
                     if (!ours) {
-                        ok[i] = 1;
+                        jobs[i].ok = 1;
                         json_decref(keep);
                     } else {
                         struct admit_pod fresh = {
-                            .name = pods[i].name,
-                            .uid = pods[i].uid,
+                            .name = jobs[i].pod->name,
+                            .uid = jobs[i].pod->uid,
                             .resource_version = (char *)obj_str(r.body, "resourceVersion"),
                             .keep_gates = keep,
                         };
@@ -609,20 +616,20 @@ static size_t ungate_pods(struct controller *c, const char *ns, const struct adm
                         idx[retry++] = i;
                     }
                 } else if (r.status == 404) {
-                    ok[i] = 1;
+                    jobs[i].ok = 1;
                 } else {
-                    log_warnf("ungate %s/%s: %s", ns, pods[i].name, r.message);
+                    log_warnf("ungate %s/%s: %s", jobs[i].ns, jobs[i].pod->name, r.message);
                 }
                 kube_response_finish(&r);
             } else {
-                log_warnf("ungate %s/%s: %s", ns, pods[i].name, items[k].resp.message);
+                log_warnf("ungate %s/%s: %s", jobs[i].ns, jobs[i].pod->name, items[k].resp.message);
             }
             kube_response_finish(&items[k].resp);
         }
         pending = retry;
     }
     for (size_t i = 0; i < n; i++) {
-        if (!ok[i])
+        if (!jobs[i].ok)
             failed++;
         json_decref(patches[i]);
         free(paths[i]);
@@ -699,7 +706,9 @@ static void events_list_finish(struct event_list *l)
 /*
  * Warning events for a waiting gang (under the lock): on the RayCluster when
  * its reason changed (changed), and on every gated pod not yet told the
- * current reason (all of them after a change; a pod that joins later, once).
+ * current reason (all of them after a change; a pod that joins later, once),
+ * "waiting for pods" included: when KubeRay cannot create a pod (a quota, a
+ * bad template), the gated pods that exist say why they wait.
  */
 static void wait_events(struct controller *c, struct event_list *l, const struct admit_decision *d, int changed,
                         const char *now)
@@ -719,26 +728,41 @@ static void wait_events(struct controller *c, struct event_list *l, const struct
     }
 }
 
-/* Records raygate.io/admitted-at on the RayCluster. Returns 0, 1 if it is gone, -1 on error. */
-static int record_admission(struct controller *c, const struct admit_decision *d, const char *at)
+/*
+ * Records raygate.io/admitted-at on the RayClusters of the n ADMIT decisions
+ * ds, concurrently. out[i]: 0 recorded, 1 the RayCluster is gone (or is
+ * another one of that name), -1 failed (logged).
+ */
+static void record_admissions(struct controller *c, struct admit_decision *const *ds, size_t n, const char *at, int *out)
 {
-    char *path = util_strdupf("/apis/ray.io/v1/namespaces/%s/rayclusters/%s", d->namespace_, d->cluster);
-    json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", CACHE_ANNOTATION_ADMITTED, at);
-    if (d->cluster_uid != NULL) /* never stamp a new RayCluster of the same name */
-        json_object_set_new(json_object_get(patch, "metadata"), "uid", json_string(d->cluster_uid));
-    struct kube_response r;
-    kube_response_init(&r);
-    int rc = kube_patch(c->client, path, KUBE_PATCH_MERGE, patch, &r);
-    int out = 0;
-    if (rc != 0) {
-        out = (r.status == 404 || r.status == 409) ? 1 : -1;
-        if (out < 0)
-            log_warnf("record admission of %s/%s: %s", d->namespace_, d->cluster, r.message);
+    struct kube_batch_item *items = util_calloc(n, sizeof(*items));
+    json_t **patches = util_calloc(n, sizeof(*patches));
+    char **paths = util_calloc(n, sizeof(*paths));
+    for (size_t i = 0; i < n; i++) {
+        paths[i] = util_strdupf("/apis/ray.io/v1/namespaces/%s/rayclusters/%s", ds[i]->namespace_, ds[i]->cluster);
+        patches[i] = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", CACHE_ANNOTATION_ADMITTED, at);
+        if (ds[i]->cluster_uid != NULL) /* never stamp a new RayCluster of the same name */
+            json_object_set_new(json_object_get(patches[i], "metadata"), "uid", json_string(ds[i]->cluster_uid));
+        items[i] = (struct kube_batch_item){
+            .method = "PATCH",
+            .path = paths[i],
+            .content_type = kube_patch_content_type(KUBE_PATCH_MERGE),
+            .body = patches[i],
+        };
     }
-    kube_response_finish(&r);
-    json_decref(patch);
-    free(path);
-    return out;
+    kube_batch(c->client, items, n, 64);
+    for (size_t i = 0; i < n; i++) {
+        long st = items[i].resp.status;
+        out[i] = items[i].rc == 0 ? 0 : (st == 404 || st == 409) ? 1 : -1;
+        if (out[i] < 0)
+            log_warnf("record admission of %s/%s: %s", ds[i]->namespace_, ds[i]->cluster, items[i].resp.message);
+        kube_response_finish(&items[i].resp);
+        json_decref(patches[i]);
+        free(paths[i]);
+    }
+    free(items);
+    free(patches);
+    free(paths);
 }
 
 static void count_decision(struct controller *c, const struct admit_decision *d)
@@ -758,6 +782,8 @@ static int carry_out(struct controller *c, struct admit_result *res, const int *
     char now[32];
     events_timestamp(time(NULL), now, sizeof(now));
     int retry = 0;
+    struct admit_decision **acts = util_calloc(res->len + 1, sizeof(*acts)); /* ADMIT, FINISH, TAIL_ADMIT */
+    size_t nacts = 0;
 
     for (size_t i = 0; i < res->len; i++) {
         struct admit_decision *d = &res->items[i];
@@ -790,67 +816,118 @@ static int carry_out(struct controller *c, struct admit_result *res, const int *
             continue;
         }
 
-        long long t0 = now_ms(CLOCK_MONOTONIC);
-        if (d->action == ADMIT_ACTION_ADMIT) {
-            int r = may_write(c) ? record_admission(c, d, now) : 1;
-            if (r != 0) {
-                retry |= r < 0;
-                continue;
-            }
-            pthread_mutex_lock(&c->mu);
-            struct cache_gang *g = cache_gang_get(c->cache, d->namespace_, d->cluster);
-            long long since = c->woke_ms;
-            if (g != NULL) {
-                cache_gang_mark_admitted(c->cache, g, now);
-                if (g->complete_ms > 0)
-                    since = g->complete_ms;
-                g->complete_ms = 0;
-            }
-            pthread_mutex_unlock(&c->mu);
-            metrics_histogram_observe(c->m_wait_seconds, NULL, (double)(now_ms(CLOCK_MONOTONIC) - since) / 1000.0);
-            const char *ql[] = {d->queue != NULL ? d->queue : ""};
-            metrics_counter_add(c->m_admitted, ql, 1);
-        }
+        acts[nacts++] = d;
+    }
 
-        size_t n = d->npods;
-        if (d->action == ADMIT_ACTION_ADMIT && c->opts.fault_exit_after_ungates >= 0) {
+    /*
+     * The pass's admissions, ungates and tail admissions together: every
+     * RayCluster's admission recorded in one concurrent batch, then every gate
+     * in one more (a pass admitting 50 gangs costs two round trips, not 100).
+     * A gang's record still precedes its gates (crash-consistent, see
+     * controller.h).
+     */
+    long long t0 = now_ms(CLOCK_MONOTONIC);
+    struct admit_decision **admits = util_calloc(nacts + 1, sizeof(*admits));
+    int *recorded = util_calloc(nacts + 1, sizeof(*recorded)); /* by index in acts: 0 go on, else skip */
+    size_t nadmits = 0, njobs = 0;
+    for (size_t i = 0; i < nacts; i++) {
+        if (acts[i]->action == ADMIT_ACTION_ADMIT)
+            admits[nadmits++] = acts[i];
+    }
+    int *rec = util_calloc(nadmits + 1, sizeof(*rec));
+    if (nadmits > 0 && may_write(c))
+        record_admissions(c, admits, nadmits, now, rec);
+    else
+        for (size_t i = 0; i < nadmits; i++)
+            rec[i] = 1; /* not leading any more: not recorded, nothing ungated */
+    for (size_t i = 0, a = 0; i < nacts; i++) {
+        struct admit_decision *d = acts[i];
+        if (d->action != ADMIT_ACTION_ADMIT)
+            continue;
+        int r = rec[a++];
+        recorded[i] = r;
+        if (r != 0) {
+            retry |= r < 0;
+            continue;
+        }
+        pthread_mutex_lock(&c->mu);
+        struct cache_gang *g = cache_gang_get(c->cache, d->namespace_, d->cluster);
+        long long since = c->woke_ms;
+        if (g != NULL) {
+            cache_gang_mark_admitted(c->cache, g, now);
+            if (g->complete_ms > 0)
+                since = g->complete_ms;
+            g->complete_ms = 0;
+        }
+        pthread_mutex_unlock(&c->mu);
+        metrics_histogram_observe(c->m_wait_seconds, NULL, (double)(now_ms(CLOCK_MONOTONIC) - since) / 1000.0);
+        const char *ql[] = {d->queue != NULL ? d->queue : ""};
+        metrics_counter_add(c->m_admitted, ql, 1);
+        if (c->opts.fault_exit_after_ungates >= 0) {
             /* Test-only: die mid-admission, after the record and some gates. */
+            size_t n = d->npods;
             size_t k = (size_t)c->opts.fault_exit_after_ungates < n ? (size_t)c->opts.fault_exit_after_ungates : n;
-            int ok1;
-            for (size_t j = 0; j < k; j++)
-                ungate_pods(c, d->namespace_, &d->pods[j], 1, &ok1);
+            for (size_t j = 0; j < k; j++) {
+                struct ungate_job one = {d->namespace_, &d->pods[j], 0};
+                ungate_jobs(c, &one, 1);
+            }
             log_warnf("test fault: exiting after recording the admission of %s/%s and ungating %zu of %zu pods",
                       d->namespace_, d->cluster, k, n);
             _exit(3);
         }
-        int *ok = util_calloc(n, sizeof(*ok));
-        size_t failed = ungate_pods(c, d->namespace_, d->pods, n, ok);
-        retry |= failed > 0;
-        double secs = (double)(now_ms(CLOCK_MONOTONIC) - t0) / 1000.0;
+    }
+    for (size_t i = 0; i < nacts; i++)
+        njobs += recorded[i] == 0 ? acts[i]->npods : 0;
+    struct ungate_job *jobs = util_calloc(njobs + 1, sizeof(*jobs));
+    size_t j = 0;
+    for (size_t i = 0; i < nacts; i++) {
+        for (size_t k = 0; recorded[i] == 0 && k < acts[i]->npods; k++)
+            jobs[j++] = (struct ungate_job){acts[i]->namespace_, &acts[i]->pods[k], 0};
+    }
+    if (njobs > 0)
+        retry |= ungate_jobs(c, jobs, njobs) > 0;
+    double secs = (double)(now_ms(CLOCK_MONOTONIC) - t0) / 1000.0;
+
+    j = 0;
+    for (size_t i = 0; i < nacts; i++) {
+        struct admit_decision *d = acts[i];
+        if (recorded[i] != 0)
+            continue;
+        struct ungate_job *mine = &jobs[j];
+        size_t n = d->npods, failed = 0;
+        j += n;
+        for (size_t k = 0; k < n; k++)
+            failed += !mine[k].ok;
         if (d->action == ADMIT_ACTION_ADMIT && failed == 0)
             metrics_histogram_observe(c->m_ungate_seconds, NULL, secs);
 
         pthread_mutex_lock(&c->mu);
         for (size_t k = 0; k < n; k++) {
-            struct cache_pod *p = ok[k] ? cache_pod_by_uid(c->cache, d->pods[k].uid) : NULL;
+            struct cache_pod *p = mine[k].ok ? cache_pod_by_uid(c->cache, d->pods[k].uid) : NULL;
             if (p != NULL)
                 cache_pod_mark_ungated(c->cache, p);
         }
-        if (report[i] && d->action != ADMIT_ACTION_FINISH) {
+        if (report[d - res->items] && d->action != ADMIT_ACTION_FINISH) {
             struct events_object rc = {"ray.io/v1", "RayCluster", d->namespace_, d->cluster, d->cluster_uid};
+            /* A gang's admission is told once, on its RayCluster (each pod then gets the scheduler's Scheduled Event);
+               a pod admitted beyond the gang (TAIL_ADMIT) is told on itself, having no other record. */
             if (d->action == ADMIT_ACTION_ADMIT)
                 events_add(&events, &rc, "Normal", "GangAdmitted", d->message, now, c->instance);
-            for (size_t k = 0; k < n; k++) {
+            for (size_t k = 0; k < n && d->action == ADMIT_ACTION_TAIL_ADMIT; k++) {
                 struct events_object po = {"v1", "Pod", d->namespace_, d->pods[k].name, d->pods[k].uid};
-                if (ok[k])
+                if (mine[k].ok)
                     events_add(&events, &po, "Normal", "GangAdmitted", d->message, now, c->instance);
             }
         }
         pthread_mutex_unlock(&c->mu);
         log_infof("%s %s/%s (queue %s): gates removed from %zu of %zu pods in %.3f s", admit_action_name(d->action),
                   d->namespace_, d->gang, d->queue != NULL ? d->queue : "", n - failed, n, secs);
-        free(ok);
     }
+    free(jobs);
+    free(rec);
+    free(recorded);
+    free(admits);
+    free(acts);
     events_post(c, &events);
     events_list_finish(&events);
     return retry ? -1 : 0;

@@ -7,10 +7,13 @@
  * resync, and carries the decisions out:
  * - ADMIT: record raygate.io/admitted-at on the RayCluster first, then remove
  *   our gate from all the gang's pods concurrently (crash-consistent: after a
- *   restart, an admitted RayCluster with gated pods is finished first);
- * - FINISH / TAIL_ADMIT: remove our gate from the listed pods;
+ *   restart, an admitted RayCluster with gated pods is finished first); a
+ *   Normal Event on the RayCluster;
+ * - FINISH / TAIL_ADMIT: remove our gate from the listed pods (TAIL_ADMIT: a
+ *   Normal Event on each);
  * - WAIT / TAIL_WAIT: a Warning Event on the RayCluster and its gated pods,
- *   only when the gang's reason changed.
+ *   only when the gang's reason changed ("waiting for pods": on the RayCluster
+ *   only).
  * Gate removal is a JSON merge patch carrying the pod's resourceVersion and the
  * remaining gates; on 409 the pod is read again and the patch recomputed; a
  * gate already gone, or a pod gone, is success.

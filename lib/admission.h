@@ -48,4 +48,21 @@ struct admission_error {
 int admission_handle(const char *body, size_t len, json_t **response, struct admission_info *info,
                      struct admission_error *err);
 
+/*
+ * admission_handle() followed by json_dumps(JSON_COMPACT): the answer as text,
+ * a new string (caller frees) of *text_len bytes. The same bytes either way,
+ * but a Pod CREATE (nearly every request: one per Ray pod) is answered from a
+ * scan of the body (lib/jsonscan.h) instead of a jansson tree, which costs
+ * several times less; bodies the scan declines go through admission_handle().
+ * Returns 0, or -1 with err as admission_handle() (*text is then NULL).
+ */
+int admission_respond(const char *body, size_t len, char **text, size_t *text_len, struct admission_info *info,
+                      struct admission_error *err);
+
+/*
+ * The fast path alone, for tests: returns 1 and the answer when it handled the
+ * body, 0 when it declined (admission_handle() must decide).
+ */
+int admission_respond_pod_fast(const char *body, size_t len, char **text, size_t *text_len, struct admission_info *info);
+
 #endif

@@ -26,6 +26,17 @@ static const char *plural(int64_t n, const char *one, const char *many)
 
 /* ---- the result ---- */
 
+/*
+ * The result's strings come from chunks that never move: a pass names tens of
+ * thousands of pods, and one malloc (and free) each would be a good part of it.
+ */
+struct admit_chunk {
+    struct admit_chunk *next;
+    size_t used, size;
+    char data[];
+};
+
+
 void admit_result_init(struct admit_result *r)
 {
     memset(r, 0, sizeof(*r));
@@ -38,22 +49,36 @@ void admit_result_finish(struct admit_result *r)
     for (size_t i = 0; i < r->len; i++) {
         struct admit_decision *d = &r->items[i];
         for (size_t j = 0; j < d->npods; j++) {
-            free(d->pods[j].name);
-            free(d->pods[j].uid);
-            free(d->pods[j].resource_version);
             json_decref(d->pods[j].keep_gates);
             free(d->pods[j].message);
         }
         free(d->pods);
-        free(d->namespace_);
-        free(d->cluster);
-        free(d->cluster_uid);
-        free(d->gang);
-        free(d->queue);
         free(d->message);
     }
     free(r->items);
+    while (r->strings != NULL) {
+        struct admit_chunk *next = r->strings->next;
+        free(r->strings);
+        r->strings = next;
+    }
     admit_result_init(r);
+}
+
+/* n bytes that live as long as r. */
+static char *result_alloc(struct admit_result *r, size_t n)
+{
+    struct admit_chunk *ch = r->strings;
+    if (ch == NULL || ch->size - ch->used < n) {
+        size_t size = n > 65536 ? n : 65536;
+        ch = util_malloc(sizeof(*ch) + size);
+        ch->next = r->strings;
+        ch->used = 0;
+        ch->size = size;
+        r->strings = ch;
+    }
+    char *p = ch->data + ch->used;
+    ch->used += n;
+    return p;
 }
 
 const char *admit_action_name(enum admit_action action)
@@ -98,8 +123,8 @@ const char *admit_reason_name(enum admit_reason reason)
 
 json_t *admit_ungate_patch(const struct admit_pod *p)
 {
-    return json_pack("{s:{s:s},s:{s:O}}", "metadata", "resourceVersion", p->resource_version, "spec", "schedulingGates",
-                     p->keep_gates);
+    return json_pack("{s:{s:s},s:{s:o}}", "metadata", "resourceVersion", p->resource_version, "spec", "schedulingGates",
+                     p->keep_gates != NULL ? json_incref(p->keep_gates) : json_array());
 }
 
 /* ---- the pass ---- */
@@ -131,6 +156,63 @@ struct work {
     int admitted;   /* in the cache, or by this pass */
 };
 
+/* Buffers a pass needs, kept in the cache between passes: big ones would otherwise be mapped and faulted in anew each time. */
+enum scratch_kind {
+    SCRATCH_FREE,
+    SCRATCH_FREE_PODS,
+    SCRATCH_TREE,
+    SCRATCH_RESV,
+    SCRATCH_WORKS,
+    SCRATCH_PODS,
+    SCRATCH_WEIGHED,
+    SCRATCH_UNBOUND,
+    SCRATCH_COUNT,
+};
+
+struct scratch {
+    void *buf[SCRATCH_COUNT];
+    size_t cap[SCRATCH_COUNT];
+};
+
+static void scratch_free(void *arg)
+{
+    struct scratch *s = arg;
+    for (int i = 0; i < SCRATCH_COUNT; i++)
+        free(s->buf[i]);
+    free(s);
+}
+
+/* Buffer kind of at least n * size bytes, zeroed if zero; its contents are the caller's until the next call for that kind. */
+static void *scratch(struct cache *c, enum scratch_kind kind, size_t n, size_t size, int zero)
+{
+    struct scratch *s = c->admit_scratch;
+    if (s == NULL) {
+        s = util_calloc(1, sizeof(*s));
+        c->admit_scratch = s;
+        c->admit_scratch_free = scratch_free;
+    }
+    size_t bytes = n * size;
+    if (bytes > s->cap[kind]) {
+        size_t cap = s->cap[kind] * 2 > bytes ? s->cap[kind] * 2 : bytes;
+        free(s->buf[kind]);
+        s->buf[kind] = util_malloc(cap);
+        s->cap[kind] = cap;
+    }
+    if (zero && bytes > 0)
+        memset(s->buf[kind], 0, bytes);
+    return s->buf[kind];
+}
+
+/* The last gang that did not fit the nodes: its pods' shapes, in placement order, and the outcome. */
+struct gang_memo {
+    const struct cache_rl **req;
+    const struct cache_sched **sched;
+    size_t n, cap;
+    size_t failed;  /* index of the pod that fit nowhere */
+    size_t commits; /* p->commits when it failed */
+    char *why;      /* place()'s text, or NULL when no memo */
+};
+
 struct pass {
     struct cache *c;
     struct admit_result *out;
@@ -139,12 +221,25 @@ struct pass {
     size_t nn;          /* eligible nodes */
     int64_t *free;      /* nn x nres */
     int64_t *free_pods; /* nn */
+    /*
+     * Max trees over the nodes' free room, one per resource and one for pods
+     * (dimension nres): tree[d * 2 * leaves + k], leaf k of node i at k = leaves + i,
+     * a parent holds the larger of its children. A first-fit search skips every
+     * subtree without room, so placing a pod costs about log(nodes), not nodes.
+     */
+    size_t leaves;
+    int64_t *tree;
+    size_t ntainted; /* eligible nodes with a NoSchedule or NoExecute taint */
     struct shape *shapes;
     size_t nshapes, capshapes;
     struct placed *log; /* tentative placements */
     size_t nlog, caplog;
     size_t commits;
     int64_t *hold_a, *hold_b, *hold_tail; /* nres each */
+    struct gang_memo fail_memo;
+    char *size_text;          /* gang_size_text() memo */
+    const struct cache_rl *size_rl;
+    int64_t size_member;
     uint32_t cpu, memory;     /* resource ids, or UINT32_MAX */
 };
 
@@ -273,7 +368,7 @@ static int cmp_weighed(const void *pa, const void *pb)
 
 static void sort_larger_first(const struct pass *p, struct cache_pod **pods, size_t n)
 {
-    struct weighed *ws = util_calloc(n, sizeof(*ws));
+    struct weighed *ws = scratch(p->c, SCRATCH_WEIGHED, n, sizeof(*ws), 1);
     for (size_t i = 0; i < n; i++) {
         const struct cache_rl *req = pods[i]->request;
         ws[i].pod = pods[i];
@@ -288,10 +383,20 @@ static void sort_larger_first(const struct pass *p, struct cache_pod **pods, siz
                 ws[i].w[0] = sat_add(ws[i].w[0], r->value);
         }
     }
-    qsort(ws, n, sizeof(*ws), cmp_weighed);
+    if (n > 32) {
+        qsort(ws, n, sizeof(*ws), cmp_weighed);
+    } else {
+        /* A gang's few unbound pods, mostly of one or two shapes: insertion sort beats qsort's overhead. */
+        for (size_t i = 1; i < n; i++) {
+            struct weighed x = ws[i];
+            size_t j = i;
+            for (; j > 0 && cmp_weighed(&ws[j - 1], &x) > 0; j--)
+                ws[j] = ws[j - 1];
+            ws[j] = x;
+        }
+    }
     for (size_t i = 0; i < n; i++)
         pods[i] = ws[i].pod;
-    free(ws);
 }
 
 static int cmp_work(const void *pa, const void *pb)
@@ -413,12 +518,49 @@ static int room_for(const struct pass *p, size_t i, const struct cache_rl *req)
     return 1;
 }
 
+static int64_t *tree_dim(const struct pass *p, uint32_t d)
+{
+    return p->tree + (size_t)d * 2 * p->leaves;
+}
+
+/* Node i's free room of dimension d changed: fix the maxima above its leaf. */
+static void tree_update(struct pass *p, uint32_t d, size_t i)
+{
+    int64_t *t = tree_dim(p, d);
+    size_t k = p->leaves + i;
+    t[k] = d < p->nres ? p->free[i * p->nres + d] : p->free_pods[i];
+    for (k >>= 1; k >= 1; k >>= 1) {
+        int64_t m = t[2 * k] > t[2 * k + 1] ? t[2 * k] : t[2 * k + 1];
+        if (t[k] == m)
+            break;
+        t[k] = m;
+    }
+}
+
+static void tree_build(struct pass *p)
+{
+    p->leaves = 1;
+    while (p->leaves < p->nn)
+        p->leaves *= 2;
+    p->tree = scratch(p->c, SCRATCH_TREE, (size_t)(p->nres + 1) * 2 * p->leaves, sizeof(*p->tree), 0);
+    for (uint32_t d = 0; d <= p->nres; d++) {
+        int64_t *t = tree_dim(p, d);
+        for (size_t k = 0; k < p->leaves; k++)
+            t[p->leaves + k] = k >= p->nn ? -1 : d < p->nres ? p->free[k * p->nres + d] : p->free_pods[k];
+        for (size_t k = p->leaves - 1; k >= 1; k--)
+            t[k] = t[2 * k] > t[2 * k + 1] ? t[2 * k] : t[2 * k + 1];
+    }
+}
+
 static void take(struct pass *p, size_t i, const struct cache_rl *req, int sign)
 {
     int64_t *f = p->free + i * p->nres;
-    for (uint32_t k = 0; req != NULL && k < req->len; k++)
+    for (uint32_t k = 0; req != NULL && k < req->len; k++) {
         f[req->items[k].id] -= sign * req->items[k].value;
+        tree_update(p, req->items[k].id, i);
+    }
     p->free_pods[i] -= sign;
+    tree_update(p, p->nres, i);
 }
 
 static struct shape *shape_get(struct pass *p, const struct cache_pod *pod)
@@ -449,7 +591,16 @@ static char *describe_no_fit(struct pass *p, const struct cache_pod *pod)
     int64_t best_pods = 0;
     for (uint32_t k = 0; k < nitems; k++)
         best[k] = INT64_MIN;
-    for (size_t i = 0; i < p->nn; i++) {
+    if (pod->sched == NULL && p->ntainted == 0 && p->nn > 0) {
+        /* Every node matches: the most free room of each resource is at the root of its tree. */
+        matching = p->nn;
+        for (uint32_t k = 0; k < nitems; k++)
+            best[k] = tree_dim(p, req->items[k].id)[1];
+        best_pods = tree_dim(p, p->nres)[1];
+        if (best_pods < 0)
+            best_pods = 0;
+    }
+    for (size_t i = 0; i < p->nn && matching == 0; i++) {
         const struct cache_node *n = c->eligible[i];
         if (!selector_matches(n, pod->sched)) {
             selector++;
@@ -529,15 +680,43 @@ static char *describe_no_fit(struct pass *p, const struct cache_pod *pod)
     return util_buf_take(&b);
 }
 
+/* Whether subtree k (of the trees) may hold a node with room for req: every needed maximum suffices. */
+static int subtree_may_fit(const struct pass *p, size_t k, const struct cache_rl *req)
+{
+    if (tree_dim(p, p->nres)[k] < 1)
+        return 0;
+    for (uint32_t j = 0; req != NULL && j < req->len; j++) {
+        if (tree_dim(p, req->items[j].id)[k] < req->items[j].value)
+            return 0;
+    }
+    return 1;
+}
+
+/* The first node at or after start in subtree k (covering nodes [lo, lo + width)) that takes pod, or SIZE_MAX. */
+static size_t find_in(struct pass *p, const struct cache_pod *pod, size_t start, size_t k, size_t lo, size_t width)
+{
+    if (lo + width <= start || lo >= p->nn || !subtree_may_fit(p, k, pod->request))
+        return SIZE_MAX;
+    if (width == 1) {
+        const struct cache_node *n = p->c->eligible[lo];
+        return room_for(p, lo, pod->request) && selector_matches(n, pod->sched) && taints_tolerated(n, pod->sched) ? lo
+                                                                                                                : SIZE_MAX;
+    }
+    size_t at = find_in(p, pod, start, 2 * k, lo, width / 2);
+    return at != SIZE_MAX ? at : find_in(p, pod, start, 2 * k + 1, lo + width / 2, width / 2);
+}
+
 /* The first node at or after start that takes pod, or SIZE_MAX. */
 static size_t find_node(struct pass *p, const struct cache_pod *pod, size_t start)
 {
-    for (size_t i = start; i < p->nn; i++) {
+    /* Nodes fill in order, so the fit is mostly at or just after start: look there before descending the trees. */
+    size_t near = start + 8 < p->nn ? start + 8 : p->nn;
+    for (size_t i = start; i < near; i++) {
         const struct cache_node *n = p->c->eligible[i];
         if (room_for(p, i, pod->request) && selector_matches(n, pod->sched) && taints_tolerated(n, pod->sched))
             return i;
     }
-    return SIZE_MAX;
+    return near >= p->nn ? SIZE_MAX : find_in(p, pod, near, 1, 0, p->leaves);
 }
 
 /*
@@ -584,6 +763,42 @@ static size_t place(struct pass *p, struct cache_pod **pods, size_t n, char **wh
         take(p, at, pods[i]->request, 1);
     }
     return n;
+}
+
+/*
+ * place() for a gang's pods, remembering the last failure: a gang whose pods
+ * have the same shapes in the same order, with no placement committed since,
+ * fails the same way (a failure leaves the free room as it found it), so it is
+ * not placed again. Alike gangs waiting on full nodes then cost no search.
+ */
+static size_t place_gang(struct pass *p, struct cache_pod **pods, size_t n, char **why)
+{
+    struct gang_memo *m = &p->fail_memo;
+    int same = m->why != NULL && m->commits == p->commits && m->n == n;
+    for (size_t i = 0; same && i < n; i++)
+        same = m->req[i] == pods[i]->request && m->sched[i] == pods[i]->sched;
+    if (same) {
+        *why = util_strdup(m->why);
+        return m->failed;
+    }
+    size_t failed = place(p, pods, n, why);
+    if (failed < n) {
+        free(m->why);
+        if (n > m->cap) {
+            m->cap = n;
+            m->req = util_realloc(m->req, n * sizeof(*m->req));
+            m->sched = util_realloc(m->sched, n * sizeof(*m->sched));
+        }
+        for (size_t i = 0; i < n; i++) {
+            m->req[i] = pods[i]->request;
+            m->sched[i] = pods[i]->sched;
+        }
+        m->n = n;
+        m->failed = failed;
+        m->commits = p->commits;
+        m->why = util_strdup(*why);
+    }
+    return failed;
 }
 
 static void commit(struct pass *p)
@@ -701,6 +916,7 @@ static void queue_add(const struct pass *p, struct cache_queue *q, const int64_t
 {
     for (uint32_t k = 0; k < p->nres; k++)
         q->held[k] += sign * v[k];
+    q->held_gen++;
 }
 
 /*
@@ -749,34 +965,49 @@ static struct admit_decision *decide(struct pass *p, enum admit_action action, e
     memset(d, 0, sizeof(*d));
     d->action = action;
     d->reason = reason;
-    d->namespace_ = util_strdup(w->g->namespace_);
-    d->cluster = util_strdup(w->g->name);
-    d->cluster_uid = util_strdup(w->g->uid);
-    struct util_buf b = {0};
-    util_buf_printf(&b, "ray-%s-pg", w->g->name);
-    d->gang = util_buf_take(&b);
-    d->queue = util_strdup(w->g->queue != NULL ? w->g->queue->name : NULL);
+    /* One allocation for the five names, owned by namespace_. */
+    const char *uid = w->g->uid, *queue = w->g->queue != NULL ? w->g->queue->name : NULL;
+    size_t lns = strlen(w->g->namespace_) + 1, lname = strlen(w->g->name) + 1;
+    size_t luid = uid != NULL ? strlen(uid) + 1 : 0, lq = queue != NULL ? strlen(queue) + 1 : 0;
+    char *block = result_alloc(r, lns + lname + luid + (lname + 7) + lq); /* "ray-" name "-pg" NUL */
+    d->namespace_ = memcpy(block, w->g->namespace_, lns);
+    d->cluster = memcpy(block + lns, w->g->name, lname);
+    d->cluster_uid = uid != NULL ? memcpy(block + lns + lname, uid, luid) : NULL;
+    d->gang = block + lns + lname + luid;
+    memcpy(d->gang, "ray-", 4);
+    memcpy(d->gang + 4, w->g->name, lname - 1);
+    memcpy(d->gang + 4 + lname - 1, "-pg", 4);
+    d->queue = queue != NULL ? memcpy(d->gang + lname + 7, queue, lq) : NULL;
     d->message = message;
+    if (reason == ADMIT_REASON_NODES)
+        cache_gang_set_node_wait(p->c, w->g, 1);
     return d;
 }
 
-static void decision_add_pod(struct admit_decision *d, const struct cache_pod *pod)
+static void decision_add_pod(struct admit_result *r, struct admit_decision *d, const struct cache_pod *pod)
 {
-    d->pods = util_realloc(d->pods, (d->npods + 1) * sizeof(*d->pods));
+    if (d->npods == d->pods_cap) {
+        d->pods_cap = d->pods_cap ? d->pods_cap * 2 : 8;
+        d->pods = util_realloc(d->pods, d->pods_cap * sizeof(*d->pods));
+    }
     struct admit_pod *ap = &d->pods[d->npods++];
-    ap->name = util_strdup(pod->name);
-    ap->uid = util_strdup(pod->uid);
-    ap->resource_version = util_strdup(pod->resource_version);
-    ap->keep_gates = json_array();
+    size_t ln = strlen(pod->name) + 1, lu = strlen(pod->uid) + 1, lr = strlen(pod->resource_version) + 1;
+    ap->name = result_alloc(r, ln + lu + lr);
+    ap->uid = ap->name + ln;
+    ap->resource_version = ap->uid + lu;
+    memcpy(ap->name, pod->name, ln);
+    memcpy(ap->uid, pod->uid, lu);
+    memcpy(ap->resource_version, pod->resource_version, lr);
+    ap->keep_gates = pod->nforeign_gates > 0 ? json_array() : NULL;
     ap->message = NULL;
     for (uint32_t i = 0; i < pod->nforeign_gates; i++)
         json_array_append_new(ap->keep_gates, json_pack("{s:s}", "name", pod->foreign_gates[i]));
 }
 
-/* "ray-x-pg (3 pods; cpu 3, memory 4Gi)" */
-static void sb_gang(struct util_buf *b, const struct cache_gang *g)
+/* " (3 pods; cpu 3, memory 4Gi)", what follows a gang's name */
+static void sb_gang_size(struct util_buf *b, const struct cache_gang *g)
 {
-    util_buf_printf(b, "ray-%s-pg (%" PRId64 " %s", g->name, g->min_member, plural(g->min_member, "pod", "pods"));
+    util_buf_printf(b, " (%" PRId64 " %s", g->min_member, plural(g->min_member, "pod", "pods"));
     const char *sep = "; ";
     for (size_t i = 0; i < g->min_resources.len; i++) {
         const struct resource *r = &g->min_resources.items[i];
@@ -787,6 +1018,20 @@ static void sb_gang(struct util_buf *b, const struct cache_gang *g)
         sep = ", ";
     }
     util_buf_printf(b, ")");
+}
+
+/* sb_gang_size's text for g (borrowed, valid until the next call): gangs of one size, one formatting per pass. */
+static const char *gang_size_text(struct pass *p, const struct cache_gang *g)
+{
+    if (p->size_text == NULL || p->size_rl != g->min_rl || p->size_member != g->min_member) {
+        struct util_buf b = {0};
+        sb_gang_size(&b, g);
+        free(p->size_text);
+        p->size_text = util_buf_take(&b);
+        p->size_rl = g->min_rl;
+        p->size_member = g->min_member;
+    }
+    return p->size_text;
 }
 
 static void sb_request(struct util_buf *b, const struct cache *c, const struct cache_rl *req)
@@ -884,14 +1129,14 @@ static void admit_tail(struct pass *p, struct work *w)
         }
         if (reason != ADMIT_REASON_NONE) {
             struct admit_decision *d = decide(p, ADMIT_ACTION_TAIL_WAIT, reason, w, why);
-            decision_add_pod(d, pod);
-            d->pods[0].message = util_strdup(why);
+            decision_add_pod(p->out, d, pod);
+            d->pods[d->npods - 1].message = util_strdup(why);
             /* Those behind it wait with it, and are told so. */
             for (size_t j = i + 1; j < w->nlive; j++) {
                 struct cache_pod *behind = w->live[j];
                 if (pod_ungated(p, behind))
                     continue;
-                decision_add_pod(d, behind);
+                decision_add_pod(p->out, d, behind);
                 d->pods[d->npods - 1].message =
                     util_strdupf("waiting behind pod %s (autoscaled pods are admitted one at a time, in creation order): %s",
                                  pod->name, why);
@@ -904,7 +1149,7 @@ static void admit_tail(struct pass *p, struct work *w)
         util_buf_printf(&b, "pod %s admitted by queue %s beyond the gang's %" PRId64 " %s", pod->name, q->name, w->g->min_member,
                   plural(w->g->min_member, "pod", "pods"));
         struct admit_decision *d = decide(p, ADMIT_ACTION_TAIL_ADMIT, ADMIT_REASON_NONE, w, util_buf_take(&b));
-        decision_add_pod(d, pod);
+        decision_add_pod(p->out, d, pod);
     }
 }
 
@@ -925,7 +1170,7 @@ static void evaluate_admitted(struct pass *p, struct work *w)
                 continue;
             if (d == NULL)
                 d = decide(p, ADMIT_ACTION_FINISH, ADMIT_REASON_NONE, w, NULL);
-            decision_add_pod(d, pod);
+            decision_add_pod(p->out, d, pod);
             admit_pod(p, w, pod, 1);
         }
         gang_hold(p, w->g, NULL, p->hold_a);
@@ -967,11 +1212,24 @@ static void evaluate_pending(struct pass *p, struct work *w)
     memset(p->hold_a, 0, p->nres * sizeof(*p->hold_a));
     for (uint32_t k = 0; g->min_rl != NULL && k < g->min_rl->len; k++)
         p->hold_a[g->min_rl->items[k].id] = g->min_rl->items[k].value;
-    if (!queue_fits(p, q, p->hold_a, &g->min_resources, &why)) {
-        util_buf_printf(&b, "gang ");
-        sb_gang(&b, g);
-        util_buf_printf(&b, " does not fit queue %s: %s", q->name, why);
-        free(why);
+    /* Most waiting gangs of a queue are alike and wait on the same shortage: their message is formatted once. */
+    int same = q->memo_text != NULL && q->memo_rl == g->min_rl && q->memo_member == g->min_member && q->memo_gen == q->held_gen;
+    if (same || !queue_fits(p, q, p->hold_a, &g->min_resources, &why)) {
+        if (!same) {
+            struct util_buf m = {0};
+            util_buf_puts(&m, gang_size_text(p, g));
+            util_buf_printf(&m, " does not fit queue %s: %s", q->name, why);
+            free(why);
+            free(q->memo_text);
+            q->memo_text = util_buf_take(&m);
+            q->memo_rl = g->min_rl;
+            q->memo_member = g->min_member;
+            q->memo_gen = q->held_gen;
+        }
+        util_buf_puts(&b, "gang ray-");
+        util_buf_puts(&b, g->name);
+        util_buf_puts(&b, "-pg");
+        util_buf_puts(&b, q->memo_text);
         decide(p, ADMIT_ACTION_WAIT, ADMIT_REASON_QUEUE_CAPACITY, w, util_buf_take(&b));
         if (q->dequeue == CACHE_DEQUEUE_FIFO)
             q->blocker = g;
@@ -980,28 +1238,30 @@ static void evaluate_pending(struct pass *p, struct work *w)
 
     /* The gang proper is its first minMember pods; later ones are its tail. */
     size_t ncore = (size_t)g->min_member, nplace = 0;
-    struct cache_pod **unbound = util_calloc(ncore, sizeof(*unbound));
+    struct cache_pod **unbound = scratch(p->c, SCRATCH_UNBOUND, ncore, sizeof(*unbound), 0);
     for (size_t i = 0; i < ncore; i++) {
         if (w->live[i]->node == NULL)
             unbound[nplace++] = w->live[i];
     }
     sort_larger_first(p, unbound, nplace);
-    size_t failed = place(p, unbound, nplace, &why);
+    size_t failed = place_gang(p, unbound, nplace, &why);
     if (failed < nplace) {
-        util_buf_printf(&b, "gang ");
-        sb_gang(&b, g);
-        util_buf_printf(&b, " does not fit the nodes: no node fits pod %s%s", unbound[failed]->name, why);
+        util_buf_puts(&b, "gang ray-");
+        util_buf_puts(&b, g->name);
+        util_buf_puts(&b, "-pg");
+        util_buf_puts(&b, gang_size_text(p, g));
+        util_buf_puts(&b, " does not fit the nodes: no node fits pod ");
+        util_buf_puts(&b, unbound[failed]->name);
+        util_buf_puts(&b, why);
         if (failed > 0)
             util_buf_printf(&b, " after placing %zu other %s of the gang", failed, plural((int64_t)failed, "pod", "pods"));
         free(why);
-        free(unbound);
         decide(p, ADMIT_ACTION_WAIT, ADMIT_REASON_NODES, w, util_buf_take(&b));
         if (q->dequeue == CACHE_DEQUEUE_FIFO)
             q->blocker = g;
         return;
     }
     commit(p);
-    free(unbound);
 
     ungated_requests(p, g, p->hold_a); /* what it held unadmitted, before its members count as ungated */
     queue_add(p, q, p->hold_a, -1);
@@ -1009,7 +1269,7 @@ static void evaluate_pending(struct pass *p, struct work *w)
     for (size_t i = 0; i < ncore; i++) {
         struct cache_pod *pod = w->live[i];
         if (!pod_ungated(p, pod)) {
-            decision_add_pod(d, pod);
+            decision_add_pod(p->out, d, pod);
             admit_pod(p, w, pod, 0); /* placed above */
         }
     }
@@ -1044,8 +1304,8 @@ static void init_free(struct pass *p)
 {
     struct cache *c = p->c;
     p->nn = c->neligible;
-    p->free = util_calloc(p->nn * p->nres, sizeof(*p->free));
-    p->free_pods = util_calloc(p->nn, sizeof(*p->free_pods));
+    p->free = scratch(c, SCRATCH_FREE, p->nn * p->nres, sizeof(*p->free), 1);
+    p->free_pods = scratch(c, SCRATCH_FREE_PODS, p->nn, sizeof(*p->free_pods), 0);
     for (size_t i = 0; i < p->nn; i++) {
         const struct cache_node *n = c->eligible[i];
         int64_t *f = p->free + i * p->nres;
@@ -1054,7 +1314,9 @@ static void init_free(struct pass *p)
         for (uint32_t k = 0; k < n->nused && k < p->nres; k++)
             f[k] -= n->used[k];
         p->free_pods[i] = n->alloc_pods - n->used_pods;
+        p->ntainted += n->ntaints > 0;
     }
+    tree_build(p);
 }
 
 static uint32_t find_resource(const struct cache *c, const char *name)
@@ -1064,6 +1326,22 @@ static uint32_t find_resource(const struct cache *c, const char *name)
             return i;
     }
     return UINT32_MAX;
+}
+
+/* Marks q evaluated by this pass and computes what its admitted gangs hold (only read against a capability). */
+static void select_queue(struct pass *p, struct cache_queue *q)
+{
+    q->pass_mark = p->epoch;
+    q->blocker = NULL;
+    free(q->memo_text);
+    q->memo_text = NULL;
+    p->out->queues_evaluated++;
+    if (q->nheld < p->nres) {
+        q->held = util_realloc(q->held, p->nres * sizeof(*q->held));
+        q->nheld = p->nres;
+    }
+    memset(q->held, 0, q->nheld * sizeof(*q->held));
+    /* What its gangs hold is summed once the pass knows their tails (admit_pass). */
 }
 
 size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out)
@@ -1086,29 +1364,37 @@ size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out)
     init_free(&p);
 
     /* Admitted pods the scheduler has not bound yet keep their room, whatever is decided next. */
-    struct cache_pod **resv = util_calloc(c->nreserving, sizeof(*resv));
+    struct cache_pod **resv = scratch(c, SCRATCH_RESV, c->nreserving, sizeof(*resv), 0);
     size_t nresv = 0;
     for (struct cache_pod *pod = c->reserving; pod != NULL; pod = pod->resv_next)
         resv[nresv++] = pod;
     sort_larger_first(&p, resv, nresv);
     for (size_t i = 0; i < nresv; i++)
         reserve(&p, resv[i]);
-    free(resv);
 
-    /* The queues to evaluate. */
-    int all = (flags & ADMIT_PASS_FULL) || c->capacity_changed;
+    /*
+     * The gangs to evaluate: every gang of a queue whose objects changed (or of
+     * every queue in a full pass); and, when room may have appeared on the nodes,
+     * the gangs that last waited on node room, wherever they are. A gang waiting
+     * on its unchanged queue, or for pods, would wait again: more room on the
+     * nodes changes nothing for it. A fifo queue is taken whole, since its
+     * blocker decides for those behind it.
+     */
+    int all = (flags & ADMIT_PASS_FULL) != 0, grew = c->capacity_changed;
     size_t ngangs = 0, npods = 0;
     for (size_t i = 0; i < c->queues.nbuckets; i++) {
         for (struct cache_hnode *h = c->queues.buckets[i]; h != NULL; h = h->next) {
             struct cache_queue *q = (struct cache_queue *)(void *)((char *)h - offsetof(struct cache_queue, by_name));
-            if (!all && !q->dirty)
+            int whole = all || q->dirty || (grew && q->node_waiters > 0 && q->dequeue == CACHE_DEQUEUE_FIFO);
+            if (!whole && !(grew && q->node_waiters > 0))
                 continue;
-            q->pass_mark = p.epoch;
-            q->blocker = NULL;
-            q->dirty = 0;
-            out->queues_evaluated++;
+            select_queue(&p, q);
+            if (whole) {
+                q->full_mark = p.epoch;
+                q->dirty = 0;
+            }
             for (struct cache_gang *g = q->gangs; g != NULL; g = g->queue_next) {
-                if (g->present) {
+                if (g->present && (whole || g->node_wait)) {
                     ngangs++;
                     npods += g->npods;
                 }
@@ -1117,32 +1403,41 @@ size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out)
     }
     c->capacity_changed = 0;
 
-    /* Every gang of those queues, in one order. */
-    struct work *works = util_calloc(ngangs, sizeof(*works));
-    struct cache_pod **pods = util_calloc(npods, sizeof(*pods));
+    struct work *works = scratch(c, SCRATCH_WORKS, ngangs, sizeof(*works), 1);
+    struct cache_pod **pods = scratch(c, SCRATCH_PODS, npods, sizeof(*pods), 0);
     size_t nworks = 0, used = 0;
-    for (struct cache_gang *g = c->all_gangs; g != NULL; g = g->all_next) {
-        if (!g->present || g->queue == NULL || g->queue->pass_mark != p.epoch)
-            continue;
-        struct work *w = &works[nworks++];
-        w->g = g;
-        w->live = pods + used;
-        w->admitted = g->admitted;
-        int first = 1;
-        for (struct cache_pod *pod = g->pods; pod != NULL; pod = pod->gang_next) {
-            if (!cache_pod_live(pod))
+    for (size_t i = 0; i < c->queues.nbuckets; i++) {
+        for (struct cache_hnode *h = c->queues.buckets[i]; h != NULL; h = h->next) {
+            struct cache_queue *q = (struct cache_queue *)(void *)((char *)h - offsetof(struct cache_queue, by_name));
+            if (q->pass_mark != p.epoch)
                 continue;
-            w->live[w->nlive++] = pod;
-            if (!cache_pod_gated(pod))
-                w->ungated++;
-            if (first || pod->priority > w->priority)
-                w->priority = pod->priority;
-            first = 0;
+            int whole = q->full_mark == p.epoch;
+            for (struct cache_gang *g = q->gangs; g != NULL; g = g->queue_next) {
+                if (!g->present || !(whole || g->node_wait))
+                    continue;
+                struct work *w = &works[nworks++];
+                w->g = g;
+                w->live = pods + used;
+                w->admitted = g->admitted;
+                int first = 1;
+                for (struct cache_pod *pod = g->pods; pod != NULL; pod = pod->gang_next) {
+                    if (!cache_pod_live(pod))
+                        continue;
+                    w->live[w->nlive++] = pod;
+                    if (!cache_pod_gated(pod))
+                        w->ungated++;
+                    if (first || pod->priority > w->priority)
+                        w->priority = pod->priority;
+                    first = 0;
+                }
+                used += w->nlive; /* in creation order: the cache keeps each gang's pods so */
+                order_core(&p, w);
+            }
         }
-        used += w->nlive;
-        qsort(w->live, w->nlive, sizeof(*w->live), cmp_created);
-        order_core(&p, w);
     }
+    /* Each evaluated gang gets a new verdict: forget the old one's node wait. */
+    for (size_t i = 0; i < nworks; i++)
+        cache_gang_set_node_wait(c, works[i].g, 0);
     qsort(works, nworks, sizeof(*works), cmp_work);
 
     /* What the admitted gangs of those queues hold (their tails known now). */
@@ -1174,17 +1469,17 @@ size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out)
             evaluate_pending(&p, &works[i]);
     }
 
-    free(works);
-    free(pods);
     for (size_t i = 0; i < p.nshapes; i++)
         free(p.shapes[i].message);
     free(p.shapes);
     free(p.log);
-    free(p.free);
-    free(p.free_pods);
     free(p.hold_a);
     free(p.hold_b);
     free(p.hold_tail);
+    free(p.size_text);
+    free(p.fail_memo.why);
+    free(p.fail_memo.req);
+    free(p.fail_memo.sched);
     return out->len - before;
 }
 

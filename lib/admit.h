@@ -40,11 +40,15 @@
  * that does not fit; traverse (the default) goes on. Incomplete gangs never
  * block.
  *
- * Incremental: a pass evaluates only queues marked dirty by the cache (their
- * objects changed) unless capacity may have grown (a node changed, a bound pod
- * or a reservation went away) or ADMIT_PASS_FULL is given. A queue that is not
- * evaluated would decide nothing new: its gangs all waited and nothing they
- * wait for improved (a node-fit message may then be stale, never a verdict).
+ * Incremental: unless ADMIT_PASS_FULL is given, a pass evaluates every gang
+ * of the queues marked dirty by the cache (their objects changed) and, when
+ * room may have appeared on the nodes (a node changed, a bound pod or a
+ * reservation went away), the gangs whose last verdict waited on node room
+ * (all gangs of such a gang's queue if it is fifo). A gang that is not
+ * evaluated would decide nothing new: it waited on its unchanged queue, for
+ * pods, or on nodes that gained no room (a message may then be stale, never a
+ * verdict). The work of a pass after one event is thus bounded by the gangs
+ * that event concerns, not by the cluster.
  */
 #ifndef RAYGATE_ADMIT_H
 #define RAYGATE_ADMIT_H
@@ -75,15 +79,16 @@ enum admit_reason {
     ADMIT_REASON_NODES,          /* "... does not fit the nodes: no node fits pod ..." */
 };
 
-/* A pod to ungate (or, for TAIL_WAIT, a pod that waits). */
+/* A pod to ungate (or, for TAIL_WAIT, a pod that waits). Its names belong to the result. */
 struct admit_pod {
     char *name;
     char *uid;
     char *resource_version;
-    json_t *keep_gates; /* new: the pod's spec.schedulingGates without ours ([{"name": ...}]) */
+    json_t *keep_gates; /* new: the pod's spec.schedulingGates without ours ([{"name": ...}]); NULL when none */
     char *message;      /* TAIL_WAIT: why this pod waits (owned); otherwise NULL */
 };
 
+/* A decision; namespace_ to queue belong to the result, message to the decision. */
 struct admit_decision {
     enum admit_action action;
     enum admit_reason reason;
@@ -95,12 +100,16 @@ struct admit_decision {
     char *message;     /* WAIT/TAIL_WAIT: the reason; otherwise the Normal event text */
     struct admit_pod *pods;
     size_t npods;
+    size_t pods_cap;
 };
+
+struct admit_chunk;
 
 struct admit_result {
     struct admit_decision *items;
     size_t len;
     size_t cap;
+    struct admit_chunk *strings; /* where the names of decisions and pods live, freed with the result */
     /* What the pass looked at (for tests and metrics). */
     size_t queues_evaluated;
     size_t gangs_evaluated;

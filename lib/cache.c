@@ -697,6 +697,7 @@ static void queue_maybe_free(struct cache *c, struct cache_queue *q)
     unintern(c, q->state);
     rl_release(c, q->capability);
     free(q->held);
+    free(q->memo_text);
     free(q);
 }
 
@@ -782,10 +783,37 @@ static struct cache_gang *gang_ref(struct cache *c, const char *ns, const char *
     return g;
 }
 
+void cache_gang_set_node_wait(struct cache *c, struct cache_gang *g, int on)
+{
+    if ((on != 0) == g->node_wait)
+        return;
+    if (on) {
+        g->nw_prev = NULL;
+        g->nw_next = c->node_waiters;
+        if (c->node_waiters != NULL)
+            c->node_waiters->nw_prev = g;
+        c->node_waiters = g;
+        if (g->queue != NULL)
+            g->queue->node_waiters++;
+    } else {
+        if (g->nw_prev != NULL)
+            g->nw_prev->nw_next = g->nw_next;
+        else
+            c->node_waiters = g->nw_next;
+        if (g->nw_next != NULL)
+            g->nw_next->nw_prev = g->nw_prev;
+        g->nw_prev = g->nw_next = NULL;
+        if (g->queue != NULL)
+            g->queue->node_waiters--;
+    }
+    g->node_wait = on != 0;
+}
+
 static void gang_set_queue(struct cache *c, struct cache_gang *g, struct cache_queue *q)
 {
     if (g->queue == q)
         return;
+    cache_gang_set_node_wait(c, g, 0); /* a verdict in another queue says nothing here */
     struct cache_queue *old = g->queue;
     if (old != NULL) {
         if (g->queue_prev != NULL)
@@ -834,6 +862,7 @@ static void gang_maybe_free(struct cache *c, struct cache_gang *g)
 {
     if (g->present || g->npods > 0)
         return;
+    cache_gang_set_node_wait(c, g, 0);
     gang_set_queue(c, g, NULL);
     htab_remove(&c->gangs, &g->by_name);
     if (g->all_prev != NULL)
@@ -952,6 +981,8 @@ static void pod_detach(struct cache *c, struct cache_pod *pod)
             g->pods = pod->gang_next;
         if (pod->gang_next != NULL)
             pod->gang_next->gang_prev = pod->gang_prev;
+        else
+            g->pods_tail = pod->gang_prev;
         pod->gang_prev = pod->gang_next = NULL;
         g->npods--;
         pod->gang = NULL;
@@ -990,6 +1021,36 @@ static uint8_t parse_phase(const char *s)
     if (streq(s, "Failed"))
         return CACHE_PHASE_FAILED;
     return CACHE_PHASE_PENDING;
+}
+
+/* Creation order, then name: the order admission takes a gang's pods in. */
+static int pod_before(const struct cache_pod *a, const struct cache_pod *b)
+{
+    if (a->created != b->created)
+        return a->created < b->created;
+    return strcmp(a->name, b->name) < 0;
+}
+
+/*
+ * Links pod into g's list in order. Pods mostly arrive in creation order, so
+ * the place is found walking back from the newest: the decision pass then
+ * reads every gang in order without sorting it.
+ */
+static void gang_insert_pod(struct cache_gang *g, struct cache_pod *pod)
+{
+    struct cache_pod *after = g->pods_tail;
+    while (after != NULL && pod_before(pod, after))
+        after = after->gang_prev;
+    pod->gang_prev = after;
+    pod->gang_next = after != NULL ? after->gang_next : g->pods;
+    if (pod->gang_next != NULL)
+        pod->gang_next->gang_prev = pod;
+    else
+        g->pods_tail = pod;
+    if (after != NULL)
+        after->gang_next = pod;
+    else
+        g->pods = pod;
 }
 
 int cache_upsert_pod(struct cache *c, const json_t *obj, struct gang_error *err)
@@ -1103,11 +1164,7 @@ int cache_upsert_pod(struct cache *c, const json_t *obj, struct gang_error *err)
     if (pod->cluster != NULL) {
         struct cache_gang *g = gang_ref(c, ns, pod->cluster);
         pod->gang = g;
-        pod->gang_prev = NULL;
-        pod->gang_next = g->pods;
-        if (g->pods != NULL)
-            g->pods->gang_prev = pod;
-        g->pods = pod;
+        gang_insert_pod(g, pod);
         g->npods++;
         queue_dirty(c, g->queue);
     }
@@ -1291,6 +1348,10 @@ void cache_foreach_queue(const struct cache *c, void (*fn)(struct cache_queue *q
 
 void cache_mark_all_dirty(struct cache *c)
 {
+    for (size_t i = 0; i < c->queues.nbuckets; i++) {
+        for (struct cache_hnode *n = c->queues.buckets[i]; n != NULL; n = n->next)
+            CONTAINER_OF(n, struct cache_queue, by_name)->dirty = 1;
+    }
     c->capacity_changed = 1;
 }
 
@@ -1322,6 +1383,8 @@ void cache_destroy(struct cache *c)
         unintern(c, c->resource_names[i]);
     free(c->resource_names);
     free(c->eligible);
+    if (c->admit_scratch_free != NULL)
+        c->admit_scratch_free(c->admit_scratch);
     htab_finish(&c->strings);
     htab_finish(&c->rls);
     htab_finish(&c->scheds);

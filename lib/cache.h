@@ -221,7 +221,15 @@ struct cache_queue {
     int64_t *held;   /* dense by resource id: what admitted gangs hold */
     uint32_t nheld;
     uint32_t pass_mark;               /* pass that selected it */
+    uint32_t full_mark;               /* pass that selected all its gangs, not only those waiting on nodes */
+    size_t node_waiters;              /* its gangs on the cache's node_waiters list */
     const struct cache_gang *blocker; /* fifo: the complete gang that did not fit */
+    uint32_t held_gen;                /* bumped whenever held changes */
+    /* The last "does not fit the queue" text after the gang's name, for gangs of this size while held is unchanged. */
+    char *memo_text;
+    const struct cache_rl *memo_rl;
+    int64_t memo_member;
+    uint32_t memo_gen;
 };
 
 /* A worker group's share of a gang: its pods counted in minMember. */
@@ -234,9 +242,12 @@ struct cache_gang {
     struct cache_hnode by_name;
     struct cache_gang *all_prev, *all_next;     /* every gang */
     struct cache_gang *queue_prev, *queue_next; /* the gangs of its queue */
+    struct cache_gang *nw_prev, *nw_next;       /* the cache's list of gangs waiting on node room */
+    uint8_t node_wait;                          /* on that list (cache_gang_set_node_wait) */
     const char *namespace_;                     /* interned */
     const char *name;                           /* interned RayCluster name */
-    struct cache_pod *pods;                     /* pods labelled with the cluster, any state */
+    struct cache_pod *pods;      /* pods labelled with the cluster, any state, oldest first (then by name) */
+    struct cache_pod *pods_tail; /* the newest */
     size_t npods;
     struct cache_queue *queue; /* its queue label's queue; kept after the cluster is deleted */
     /* The RayCluster, while present. */
@@ -275,6 +286,7 @@ struct cache {
     struct cache_htab gangs;
     struct cache_htab queues;
     struct cache_gang *all_gangs;
+    struct cache_gang *node_waiters; /* gangs whose last verdict waited on node room */
     struct cache_pod *reserving; /* admitted, live, ungated, unbound pods */
     size_t nreserving;
     const char **resource_names; /* interned, by id */
@@ -288,6 +300,8 @@ struct cache {
     size_t neligible;
     size_t nnodes_present;
     uint32_t passes;
+    void *admit_scratch;                        /* admit.c's buffers, kept across passes */
+    void (*admit_scratch_free)(void *scratch); /* called by cache_destroy() */
 };
 
 /* Creates an empty cache. */
@@ -342,6 +356,13 @@ void cache_pod_mark_told(struct cache_pod *pod);
 
 /* Likewise for the raygate.io/admitted-at annotation of gang's RayCluster; at is its value. */
 void cache_gang_mark_admitted(struct cache *c, struct cache_gang *gang, const char *at);
+
+/*
+ * Records whether the last pass that evaluated g left it (or its autoscaling
+ * tail) waiting on node room: only such gangs can change their verdict when
+ * room appears on the nodes while their queue is unchanged. Used by admit.c.
+ */
+void cache_gang_set_node_wait(struct cache *c, struct cache_gang *g, int on);
 
 /* A pod is live (a gang member) when neither terminating nor Succeeded/Failed. */
 int cache_pod_live(const struct cache_pod *pod);

@@ -32,14 +32,18 @@ static const char *nonempty_string(const json_t *obj, const char *key)
     return s != NULL && s[0] != '\0' ? s : NULL;
 }
 
-/* obj[key] as an object, replacing an absent, null or ill-typed member by {} (borrowed). */
+/*
+ * obj[key] as an object of obj's own (borrowed), replacing an absent, null or
+ * ill-typed member by {}. The copy being mutated shares every subtree it does
+ * not change with the original (copy on write: each object on the way to a
+ * change is copied shallowly), so that jsonpatch_diff() finds the unchanged
+ * parts equal by pointer instead of comparing them value by value.
+ */
 static json_t *ensure_object(json_t *obj, const char *key)
 {
     json_t *v = json_object_get(obj, key);
-    if (!json_is_object(v)) {
-        v = json_object();
-        json_object_set_new(obj, key, v);
-    }
+    v = json_is_object(v) ? json_copy(v) : json_object();
+    json_object_set_new(obj, key, v);
     return v;
 }
 
@@ -105,7 +109,7 @@ int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struc
     }
     const char *priority = nonempty_string(labels, MUTATE_LABEL_PRIORITY);
 
-    copy = json_deep_copy(raycluster);
+    copy = json_copy((json_t *)raycluster); /* shallow: see ensure_object() */
     json_t *annotations = ensure_object(ensure_object(copy, "metadata"), "annotations");
     char member[24];
     util_format(member, sizeof(member), "%" PRId64, gang.min_member);
@@ -116,14 +120,20 @@ int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struc
         json_object_set_new(annotations, MUTATE_ANNOTATION_GROUP, json_string(group));
 
     /* gang_from_raycluster checked that spec, the head and every worker template are objects. */
-    json_t *spec = json_object_get(copy, "spec");
-    mutate_template(json_object_get(json_object_get(spec, "headGroupSpec"), "template"), "spec.headGroupSpec.template",
-                    queue, group, priority, out);
+    json_t *spec = ensure_object(copy, "spec");
+    mutate_template(ensure_object(ensure_object(spec, "headGroupSpec"), "template"), "spec.headGroupSpec.template", queue,
+                    group, priority, out);
     json_t *workers = json_object_get(spec, "workerGroupSpecs");
+    if (json_is_array(workers)) {
+        workers = json_copy(workers);
+        json_object_set_new(spec, "workerGroupSpecs", workers);
+    }
     for (size_t i = 0; i < json_array_size(workers); i++) {
         char path[64];
+        json_t *worker = json_copy(json_array_get(workers, i));
+        json_array_set_new(workers, i, worker);
         util_format(path, sizeof(path), "spec.workerGroupSpecs[%zu].template", i);
-        mutate_template(json_object_get(json_array_get(workers, i), "template"), path, queue, group, priority, out);
+        mutate_template(ensure_object(worker, "template"), path, queue, group, priority, out);
     }
 
     out->patch = jsonpatch_diff(raycluster, copy);

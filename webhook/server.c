@@ -142,7 +142,7 @@ static double seconds_since(const struct timeval *start)
     return d < 0 ? 0 : d;
 }
 
-/* The whole webhook: body -> admission_handle -> response. */
+/* The whole webhook: body -> admission_respond -> response. */
 static void handle_mutate(struct server *s, h2o_req_t *req)
 {
     if (!method_is(req, "POST")) {
@@ -159,11 +159,12 @@ static void handle_mutate(struct server *s, h2o_req_t *req)
         return;
     }
 
-    json_t *response = NULL;
+    char *text = NULL;
+    size_t text_len = 0;
     struct admission_info info = {"other", "unknown", "error"};
     struct admission_error err = {0, ""};
     const char *body = req->entity.base != NULL ? req->entity.base : "";
-    int rc = admission_handle(body, req->entity.len, &response, &info, &err);
+    int rc = admission_respond(body, req->entity.len, &text, &text_len, &info, &err);
     const char *labels[] = {info.kind, info.operation, info.result};
     metrics_counter_add(s->m_requests, labels, 1);
 
@@ -174,16 +175,8 @@ static void handle_mutate(struct server *s, h2o_req_t *req)
         log_warnf("POST /mutate: %d: %s", status, err.message);
         respond_text(s, req, "/mutate", status, "Bad Request", line);
     } else {
-        /* response: new reference from admission_handle, released here. */
-        char *text = json_dumps(response, JSON_COMPACT);
-        json_decref(response);
-        if (text == NULL) {
-            log_errorf("POST /mutate: cannot encode the AdmissionReview response");
-            respond_text(s, req, "/mutate", 500, "Internal Server Error", "cannot encode the response\n");
-        } else {
-            respond(s, req, "/mutate", 200, "OK", "application/json", text, strlen(text));
-            free(text);
-        }
+        respond(s, req, "/mutate", 200, "OK", "application/json", text, text_len);
+        free(text);
     }
     if (!h2o_timeval_is_null(&req->timestamps.request_begin_at)) {
         double d = seconds_since(&req->timestamps.request_begin_at);

@@ -134,11 +134,132 @@ static void test_length_respected(void **state)
     assert_null(response);
 }
 
+/*
+ * body through admission_respond() and through admission_handle() + json_dumps():
+ * the same answer, byte for byte, or the same error. Counts the bodies the
+ * Pod fast path answered itself.
+ */
+static void check_same_answer(const char *what, const char *body, size_t len, size_t *fast)
+{
+    char *text = NULL, *fast_text = NULL;
+    size_t text_len = 0, fast_len = 0;
+    struct admission_info info = {0}, want_info = {0}, fast_info = {0};
+    struct admission_error err = {0, {0}}, want_err = {0, {0}};
+    json_t *response = NULL;
+    int want_rc = admission_handle(body, len, &response, &want_info, &want_err);
+    int rc = admission_respond(body, len, &text, &text_len, &info, &err);
+    if (admission_respond_pod_fast(body, len, &fast_text, &fast_len, &fast_info)) {
+        (*fast)++;
+        if (want_rc != 0)
+            fail_msg("%s: the fast path answered a body the jansson path refuses (%s)", what, want_err.message);
+        assert_string_equal(fast_info.kind, "Pod");
+        free(fast_text);
+    }
+    assert_int_equal(rc, want_rc);
+    assert_string_equal(info.kind, want_info.kind);
+    assert_string_equal(info.operation, want_info.operation);
+    assert_string_equal(info.result, want_info.result);
+    if (rc != 0) {
+        assert_null(text);
+        assert_string_equal(err.message, want_err.message);
+        return;
+    }
+    char *want = json_dumps(response, JSON_COMPACT);
+    if (strcmp(text, want) != 0)
+        fail_msg("%s: answers differ:\n  fast    %s\n  jansson %s", what, text, want);
+    assert_int_equal(text_len, strlen(want));
+    free(want);
+    free(text);
+    json_decref(response);
+}
+
+/* A Pod CREATE AdmissionReview around object (borrowed), as text (caller frees); indent 0: compact. */
+static char *pod_review(const json_t *object, int indent)
+{
+    json_t *review = json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s,s:s},s:s,s:O}}", "apiVersion", "admission.k8s.io/v1", "kind",
+                               "AdmissionReview", "request", "uid", "8d1c2b3a-6393-11e8-b7cc-42010a800002", "kind", "group",
+                               "", "version", "v1", "kind", "Pod", "operation", "CREATE", "object", object);
+    char *text = json_dumps(review, indent ? JSON_INDENT(indent) : JSON_COMPACT);
+    json_decref(review);
+    return text;
+}
+
+/* admission_respond answers every fixture as admission_handle does, and answers most Pod CREATEs itself. */
+static void test_respond_same_answer(void **state)
+{
+    (void)state;
+    size_t n, fast = 0, bodies = 0;
+    char **files = fixture_list("admission", &n);
+    for (size_t i = 0; i < n; i++) {
+        json_t *c = fixture_json(files[i]);
+        const char *raw = json_string_value(json_object_get(c, "body"));
+        char *body = raw != NULL ? strdup(raw) : json_dumps(json_object_get(c, "review"), JSON_COMPACT);
+        check_same_answer(files[i], body, strlen(body), &fast);
+        bodies++;
+        free(body);
+        json_decref(c);
+    }
+    fixture_list_free(files, n);
+
+    /* Every pod of the mutation fixtures, compact and indented, as the apiserver could send it. */
+    files = fixture_list("mutate/pod", &n);
+    size_t fast_before = fast;
+    for (size_t i = 0; i < n; i++) {
+        json_t *c = fixture_json(files[i]);
+        for (int indent = 0; indent <= 2; indent += 2) {
+            char *body = pod_review(json_object_get(c, "object"), indent);
+            check_same_answer(files[i], body, strlen(body), &fast);
+            bodies++;
+            free(body);
+        }
+        json_decref(c);
+    }
+    fixture_list_free(files, n);
+    assert_true(fast - fast_before >= 2 * (n - 1)); /* all but the denied one */
+
+    size_t len;
+    char *body = fixture_read("bench/pod-review.json", &len);
+    size_t before = fast;
+    check_same_answer("bench/pod-review.json", body, len, &fast);
+    assert_int_equal(fast, before + 1);
+    free(body);
+
+    /* What the scan declines goes to jansson, which decides: escapes that decode to our names, duplicates, odd numbers. */
+    static const char *const tricky[] = {
+        "{\"metadata\":{\"labels\":{\"ray.io/cluster\":\"c\\u0031\",\"volcano.sh/queue-name\":\"q\"}},\"spec\":{}}",
+        "{\"metadata\":{\"labels\":{\"ray.io/cluster\":\"c1\",\"volcano.sh/queue-name\":\"q\"}},"
+        "\"spec\":{\"schedulingGates\":[{\"name\":\"raygate.io\\/gang\"}]}}",
+        "{\"metadata\":{\"labels\":{\"ray.io/cluster\":\"c1\",\"volcano.sh/queue-name\":\"q\"},"
+        "\"annotations\":{\"scheduling.k8s.io\\/group-name\":\"x\"}},\"spec\":{}}",
+        "{\"metadata\":{\"labels\":{\"ray.io/cluster\":\"c1\",\"ray.io/cluster\":\"c2\",\"volcano.sh/queue-name\":\"q\"}},\"spec\":{}}",
+        "{\"metadata\":{\"labels\":{\"ray.io/cluster\":\"c1\",\"volcano.sh/queue-name\":\"q\"}},\"spec\":{\"priority\":1e999}}",
+        "{\"metadata\":{\"labels\":{\"ray.io/cluster\":\"c1\",\"volcano.sh/queue-name\":\"q\"}},\"spec\":{\"schedulingGates\":{}}}",
+        "{\"metadata\":{\"labels\":{\"ray.io/cluster\":\"c1\",\"volcano.sh/queue-name\":\"q\"}},\"spec\":{\"schedulerName\":\"x\\ty\"}}",
+        "{\"metadata\":{\"labels\":{\"ray.io/cluster\":\"c\u00e9\",\"volcano.sh/queue-name\":\"q\"}},\"spec\":{}}",
+    };
+    for (size_t i = 0; i < sizeof(tricky) / sizeof(tricky[0]); i++) {
+        char review[1024];
+        snprintf(review, sizeof(review),
+                 "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u1\","
+                 "\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\",\"object\":%s}}",
+                 tricky[i]);
+        char *fast_text = NULL;
+        size_t fast_len;
+        struct admission_info info;
+        if (admission_respond_pod_fast(review, strlen(review), &fast_text, &fast_len, &info))
+            fail_msg("tricky body %zu: the fast path should decline it", i);
+        check_same_answer(review, review, strlen(review), &fast);
+        bodies++;
+    }
+    assert_true(bodies >= 40);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixtures),
         cmocka_unit_test(test_length_respected),
+        cmocka_unit_test(test_respond_same_answer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

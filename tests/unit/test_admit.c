@@ -327,13 +327,14 @@ static void test_incremental(void **state)
     assert_int_equal(r.queues_evaluated, 0);
     admit_result_finish(&r);
 
-    /* A new node may make room for anyone: every queue is looked at. */
+    /* A new node makes room, but no gang waits on node room: nothing to look at (see test_node_waiters). */
     json_t *node = json_deep_copy(find_object(fx, "nodes", "node-1"));
     json_object_set_new(json_object_get(node, "metadata"), "name", json_string("node-2"));
     assert_int_equal(cache_upsert_node(c, node, &err), 0);
     admit_result_init(&r);
     admit_pass(c, 0, &r);
-    assert_int_equal(r.queues_evaluated, 2);
+    assert_int_equal(r.queues_evaluated, 0);
+    assert_int_equal(r.gangs_evaluated, 0);
     admit_result_finish(&r);
     /* A node's heartbeat that changes nothing we use does not. */
     assert_int_equal(cache_upsert_node(c, node, &err), 0);
@@ -378,6 +379,61 @@ static void test_node_added(void **state)
     assert_int_equal(r.items[2].action, ADMIT_ACTION_ADMIT);
     assert_int_equal(r.items[2].npods, 3);
     admit_result_finish(&r);
+    cache_destroy(c);
+    json_decref(fx);
+}
+
+/* Room on the nodes: only gangs that waited on node room are looked at again, and they decide as a full pass would. */
+static void test_node_waiters(void **state)
+{
+    (void)state;
+    json_t *fx = fixture_json("admit/incremental-node-waiters.json");
+    struct cache *c = load(fx, 0);
+    struct admit_result r;
+    struct gang_error err;
+    admit_result_init(&r);
+    admit_pass(c, 0, &r);
+    assert_int_equal(r.len, 2);
+    admit_result_finish(&r);
+
+    /* A second node: big-a (waiting on nodes) is evaluated and admitted; wait-b (waiting on its queue) is not looked at. */
+    json_t *node = json_deep_copy(find_object(fx, "nodes", "node-1"));
+    json_object_set_new(json_object_get(node, "metadata"), "name", json_string("node-2"));
+    assert_int_equal(cache_upsert_node(c, node, &err), 0);
+    admit_result_init(&r);
+    admit_pass(c, 0, &r);
+    assert_int_equal(r.queues_evaluated, 1);
+    assert_int_equal(r.gangs_evaluated, 1);
+    assert_int_equal(r.len, 1);
+    assert_int_equal(r.items[0].action, ADMIT_ACTION_ADMIT);
+    assert_string_equal(r.items[0].cluster, "big-a");
+    /* A full pass over the same state agrees: big-a admitted, wait-b still waits on its queue. */
+    struct admit_result full;
+    admit_result_init(&full);
+    admit_pass(c, ADMIT_PASS_FULL, &full);
+    assert_int_equal(full.len, 2);
+    assert_int_equal(full.items[0].action, ADMIT_ACTION_ADMIT);
+    assert_string_equal(full.items[0].cluster, "big-a");
+    assert_int_equal(full.items[1].reason, ADMIT_REASON_QUEUE_CAPACITY);
+    admit_result_finish(&full);
+    apply(c, &r, 0);
+    admit_result_finish(&r);
+    admit_result_init(&r);
+    admit_pass(c, 0, &r); /* queue-a, dirty from the marks */
+    assert_int_equal(r.len, 0);
+    admit_result_finish(&r);
+
+    /* run-b's pod is gone: room in queue-b and on node-1; its queue changed, so wait-b is looked at and admitted. */
+    cache_delete_pod(c, "default", "run-b-head");
+    admit_result_init(&r);
+    admit_pass(c, 0, &r);
+    assert_int_equal(r.queues_evaluated, 1);
+    assert_int_equal(r.len, 1);
+    assert_int_equal(r.items[0].action, ADMIT_ACTION_ADMIT);
+    assert_string_equal(r.items[0].cluster, "wait-b");
+    admit_result_finish(&r);
+
+    json_decref(node);
     cache_destroy(c);
     json_decref(fx);
 }
@@ -639,6 +695,7 @@ int main(void)
         cmocka_unit_test(test_walkthrough),
         cmocka_unit_test(test_incremental),
         cmocka_unit_test(test_node_added),
+        cmocka_unit_test(test_node_waiters),
         cmocka_unit_test(test_reason_changed),
         cmocka_unit_test(test_ungate_patch_and_marks),
         cmocka_unit_test(test_tail_progress),

@@ -1,0 +1,536 @@
+#!/usr/bin/env bash
+# raygate's benchmarks (issue 6); not part of the tests.
+#
+#   hack/bench.sh [--quick] [--parts webhook,admit,e2e] [--runs N] [--duration S]
+#                 [--admit-sizes "1000 10000 100000"] [--e2e-nodes N] [--e2e-clusters N]
+#                 [--e2e-gang N] [--out DIR]
+#
+# 1. webhook: wrk over TLS with keep-alive (16 connections) POSTs fixed
+#    AdmissionReviews (tests/fixtures/bench: a KubeRay worker pod, a RayCluster)
+#    to raygate-webhook, to the limit (hack/bench/limit.c: the same h2o and TLS
+#    setup answering a constant AdmissionReview without parsing) and, for the
+#    pod, to the peer (hack/bench/peer: controller-runtime's webhook doing the
+#    same mutation). All three are pinned to the last CPU, wrk to the others,
+#    on adjacent ports; runs alternate between them. Peak RSS is VmHWM.
+# 2. admit: hack/bench/admit_bench.c, lib/cache + lib/admit in process, at
+#    each size of --admit-sizes gangs (10 pods each, 100 queues, nodes = gangs/2).
+# 3. e2e: a local control plane with --e2e-nodes nodes (hack/cluster.sh at
+#    RAYGATE_PORT_OFFSET): --e2e-clusters RayClusters x 10 pods created at once
+#    into a queue with room for all, time to all pods bound, with raygate and
+#    without it (webhook unregistered, gate stopped: what --no-raygate runs),
+#    alternating; a gang of --e2e-gang pods, time from admissible to all gates
+#    removed; the apiserver's admission webhook latency for raygate's webhooks.
+#
+# Every figure is the median of --runs runs (default 5) with min and max.
+# Results: DIR/<date>.md and .json (default bench/results; --quick runs are
+# named <date>-quick). --quick: short runs and small sizes, to try the script.
+# Environment: BENCH_RUNS, BENCH_DURATION, RAYGATE_PORT_OFFSET, RAYGATE_CACHE.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$here/lib.sh"
+
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2; }
+ARGS="$*"
+
+RUNS="${BENCH_RUNS:-5}"
+DURATION="${BENCH_DURATION:-10}"
+CONNECTIONS=16
+PARTS="webhook,admit,e2e"
+ADMIT_SIZES="1000 10000 100000"
+E2E_NODES=500
+E2E_CLUSTERS=200
+E2E_GANG=1000
+OUT="$ROOT/bench/results"
+QUICK=0
+while (($#)); do
+	case "$1" in
+	--quick) QUICK=1; RUNS=3; DURATION=2; ADMIT_SIZES="1000 10000"; E2E_NODES=20; E2E_CLUSTERS=10; E2E_GANG=50; shift ;;
+	--parts) PARTS="$2"; shift 2 ;;
+	--runs) RUNS="$2"; shift 2 ;;
+	--duration) DURATION="$2"; shift 2 ;;
+	--admit-sizes) ADMIT_SIZES="$2"; shift 2 ;;
+	--e2e-nodes) E2E_NODES="$2"; shift 2 ;;
+	--e2e-clusters) E2E_CLUSTERS="$2"; shift 2 ;;
+	--e2e-gang) E2E_GANG="$2"; shift 2 ;;
+	--out) OUT="$2"; shift 2 ;;
+	*) usage ;;
+	esac
+done
+[[ "$RUNS" =~ ^[1-9][0-9]*$ && "$DURATION" =~ ^[1-9][0-9]*$ ]] || die "--runs and --duration take positive numbers"
+part() { [[ ",$PARTS," == *",$1,"* ]]; }
+
+BENCH_BUILD="${RAYGATE_BENCH_BUILD:-$ROOT/build-bench}"
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/raygate-bench.XXXXXX")"
+STAMP="$(date -u +%Y-%m-%d-%H%M)"
+((QUICK)) && STAMP="$STAMP-quick"
+PIDS_STARTED=()
+CLUSTER_STARTED=0
+
+cleanup() {
+	local pid
+	for pid in "${PIDS_STARTED[@]}"; do kill "$pid" 2>/dev/null || true; done
+	if ((CLUSTER_STARTED)); then bash "$here/cluster.sh" down >/dev/null 2>&1 || true; fi
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# ------------------------------------------------------------------ helpers
+
+# save NAME: stdin (JSON) becomes part NAME of the results.
+save() { cat >"$WORK/part-$1.json"; }
+
+now() { date +%s.%N; }
+
+# ------------------------------------------------------------------ build
+
+build() {
+	say "building raygate and the benchmark programs (release) in $BENCH_BUILD"
+	local opts=(-Dbench=true -Dtests=false -Dbuildtype=release -Dsanitize=false)
+	if [[ ! -f "$BENCH_BUILD/build.ninja" ]]; then
+		meson setup "$BENCH_BUILD" "${opts[@]}" >"$WORK/meson-setup.log" || { cat "$WORK/meson-setup.log"; die "meson setup failed"; }
+	else
+		meson configure "$BENCH_BUILD" "${opts[@]}" >"$WORK/meson-setup.log" || { cat "$WORK/meson-setup.log"; die "meson configure failed"; }
+	fi
+	meson compile -C "$BENCH_BUILD" >"$WORK/meson-compile.log" || { tail -30 "$WORK/meson-compile.log"; die "build failed"; }
+}
+
+# The peer, built through the Go module proxy once per source version, cached in RAYGATE_CACHE.
+build_peer() {
+	local src="$ROOT/hack/bench/peer" hash
+	hash="$(cat "$src/go.mod" "$src/go.sum" "$src/main.go" | sha256sum | cut -c1-16)"
+	PEER="$RAYGATE_CACHE/bench-peer-$hash"
+	if [[ ! -x "$PEER" ]]; then
+		say "building the controller-runtime peer (Go) into $PEER"
+		mkdir -p "$RAYGATE_CACHE"
+		(cd "$src" && go build -trimpath -o "$PEER.tmp" .) && mv "$PEER.tmp" "$PEER"
+	fi
+}
+
+# ------------------------------------------------------------------ 1. webhook
+
+NCPU="$(nproc)"
+SERVER_CPU=$((NCPU - 1))
+if ((NCPU > 1)); then WRK_CPUS="0-$((NCPU - 2))"; WRK_THREADS=$((NCPU - 1)); else WRK_CPUS=0; WRK_THREADS=1; fi
+BENCH_PORT=$((29600 + ${RAYGATE_PORT_OFFSET:-0}))
+
+https_ready() { curl -s --max-time 2 --cacert "$WORK/certs/ca.crt" -o /dev/null "https://127.0.0.1:$1/$2"; }
+
+# start_server NAME PORT ARGS...: pinned to SERVER_CPU; sets SERVER_PID.
+start_server() {
+	local name="$1" port="$2"; shift 2
+	taskset -c "$SERVER_CPU" "$@" >"$WORK/$name.log" 2>&1 &
+	SERVER_PID=$!
+	PIDS_STARTED+=("$SERVER_PID")
+	wait_until 20 "$name on port $port" https_ready "$port" healthz || { cat "$WORK/$name.log"; die "$name did not start"; }
+}
+
+vmhwm_kb() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status"; }
+
+# wrk_run PORT BODY SECONDS: one wrk run; prints {rps, p50_us, p99_us, p999_us}.
+wrk_run() {
+	local out line
+	out="$(BODY_FILE="$2" taskset -c "$WRK_CPUS" wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"$3"s --latency \
+		-s "$ROOT/hack/bench/post.lua" "https://127.0.0.1:$1/mutate" 2>&1)" || { echo "$out" >&2; die "wrk failed"; }
+	line="$(grep '^RESULT ' <<<"$out")" || { echo "$out" >&2; die "wrk printed no RESULT"; }
+	# RESULT rps=.. p50_us=.. p99_us=.. p999_us=.. errors=.. non2xx=..
+	local -A r
+	local kv
+	for kv in ${line#RESULT }; do r[${kv%%=*}]="${kv#*=}"; done
+	((r[errors] == 0 && r[non2xx] == 0)) || { echo "$out" >&2; die "wrk saw ${r[errors]} errors and ${r[non2xx]} non-2xx answers on port $1"; }
+	jq -nc --argjson rps "${r[rps]}" --argjson p50 "${r[p50_us]}" --argjson p99 "${r[p99_us]}" --argjson p999 "${r[p999_us]}" \
+		'{rps: $rps, p50_us: $p50, p99_us: $p99, p999_us: $p999}'
+}
+
+bench_webhook() {
+	build_peer
+	mkdir -p "$WORK/certs"
+	"$BENCH_BUILD/certs/raygate-certs" generate --dir "$WORK/certs" --dns localhost --ip 127.0.0.1 >/dev/null 2>&1
+	local pod="$ROOT/tests/fixtures/bench/pod-review.json" rc="$ROOT/tests/fixtures/bench/raycluster-large-review.json"
+	local p_rg=$BENCH_PORT p_limit=$((BENCH_PORT + 1)) p_peer=$((BENCH_PORT + 2))
+
+	start_server raygate "$p_rg" "$BENCH_BUILD/webhook/raygate-webhook" --addr "127.0.0.1:$p_rg" \
+		--cert "$WORK/certs/tls.crt" --key "$WORK/certs/tls.key"
+	local pid_rg=$SERVER_PID
+	start_server peer "$p_peer" "$PEER" --host 127.0.0.1 --port "$p_peer" --cert-dir "$WORK/certs"
+	local pid_peer=$SERVER_PID
+	# The peer's /healthz is not served by controller-runtime's webhook server: ready above means "answers HTTPS".
+
+	local body kind results="[]" rss_limit=0
+	for kind in pod raycluster; do
+		[[ $kind == pod ]] && body="$pod" || body="$rc"
+		# The limit answers what raygate answers for this body, byte for byte.
+		curl -sf --cacert "$WORK/certs/ca.crt" -H 'Content-Type: application/json' --data-binary @"$body" \
+			"https://127.0.0.1:$p_rg/mutate" >"$WORK/response-$kind.json" || die "raygate did not answer the $kind review"
+		jq -e '.response.allowed == true and .response.patchType == "JSONPatch"' "$WORK/response-$kind.json" >/dev/null ||
+			die "raygate's answer to the $kind review is not an allowed JSONPatch"
+		start_server limit "$p_limit" "$BENCH_BUILD/hack/bench/bench-limit" --addr "127.0.0.1:$p_limit" \
+			--cert "$WORK/certs/tls.crt" --key "$WORK/certs/tls.key" --response "$WORK/response-$kind.json"
+		local pid_limit=$SERVER_PID
+		local servers=("raygate:$p_rg" "limit:$p_limit")
+		if [[ $kind == pod ]]; then
+			curl -sf --cacert "$WORK/certs/ca.crt" -H 'Content-Type: application/json' --data-binary @"$body" \
+				"https://127.0.0.1:$p_peer/mutate" | jq -e '.response.patch | @base64d | fromjson |
+					any(.path == "/spec/schedulingGates" and .value[0].name == "raygate.io/gang")' >/dev/null ||
+				die "the peer does not gate the pod"
+			servers+=("peer:$p_peer")
+		fi
+		local s name port r
+		for s in "${servers[@]}"; do wrk_run "${s#*:}" "$body" 1 >/dev/null; done # warm-up
+		for ((r = 1; r <= RUNS; r++)); do
+			for s in "${servers[@]}"; do
+				name="${s%%:*}" port="${s#*:}"
+				say "webhook $kind: $name run $r/$RUNS (${DURATION}s)"
+				results="$(jq -c --arg k "$kind" --arg s "$name" --argjson m "$(wrk_run "$port" "$body" "$DURATION")" \
+					'. + [$m + {body: $k, server: $s}]' <<<"$results")"
+			done
+		done
+		local hwm
+		hwm="$(vmhwm_kb "$pid_limit")"
+		((hwm > rss_limit)) && rss_limit=$hwm
+		kill "$pid_limit"
+		wait "$pid_limit" 2>/dev/null || true
+	done
+	local rss_rg rss_peer
+	rss_rg="$(vmhwm_kb "$pid_rg")" rss_peer="$(vmhwm_kb "$pid_peer")"
+	kill "$pid_rg" "$pid_peer"
+
+	jq -c --argjson rg "$rss_rg" --argjson limit "$rss_limit" --argjson peer "$rss_peer" \
+		--arg pod_bytes "$(wc -c <"$pod")" --arg rc_bytes "$(wc -c <"$rc")" \
+		--argjson conns "$CONNECTIONS" --argjson dur "$DURATION" --arg scpu "$SERVER_CPU" --arg wcpu "$WRK_CPUS" '
+		def st: sort as $s | ($s | length) as $n |
+			{median: (if $n % 2 == 1 then $s[($n - 1) / 2] else ($s[$n / 2 - 1] + $s[$n / 2]) / 2 end),
+			 min: $s[0], max: $s[-1], n: $n, samples: .};
+		def fig($b; $s): map(select(.body == $b and .server == $s)) |
+			if length == 0 then null else
+			{rps: map(.rps) | st, p50_us: map(.p50_us) | st, p99_us: map(.p99_us) | st, p999_us: map(.p999_us) | st} end;
+		{setup: {connections: $conns, duration_s: $dur, server_cpu: $scpu, wrk_cpus: $wcpu,
+		         body_bytes: {pod: ($pod_bytes | tonumber), raycluster: ($rc_bytes | tonumber)}},
+		 pod: {raygate: fig("pod"; "raygate"), limit: fig("pod"; "limit"), peer: fig("pod"; "peer")},
+		 raycluster: {raygate: fig("raycluster"; "raygate"), limit: fig("raycluster"; "limit")},
+		 rss_kb: {raygate: $rg, limit: $limit, peer: $peer}}' <<<"$results" | save webhook
+}
+
+# ------------------------------------------------------------------ 2. admit
+
+bench_admit() {
+	local g all="[]"
+	for g in $ADMIT_SIZES; do
+		say "admit: $g gangs of 10 pods, $RUNS runs"
+		all="$(jq -c --argjson r "$("$BENCH_BUILD/hack/bench/admit_bench" --gangs "$g" --runs "$RUNS")" '. + [$r]' <<<"$all")"
+	done
+	jq -c '
+		def st: sort as $s | ($s | length) as $n |
+			{median: (if $n % 2 == 1 then $s[($n - 1) / 2] else ($s[$n / 2 - 1] + $s[$n / 2]) / 2 end),
+			 min: $s[0], max: $s[-1], n: $n};
+		def both: {wall: (.wall | st), cpu: (.cpu | st)};
+		map({config, bytes_per_pod, load_ms,
+		     full_pass_ms: (.full_pass_ms | both), full_pass_counts,
+		     steady_full_pass_ms: (.steady_full_pass_ms | both), steady_full_pass_counts,
+		     pod_created_ms: (.pod_created_ms | both), pod_created_counts,
+		     pending_gang_deleted_ms: (.pending_gang_deleted_ms | both), pending_gang_deleted_counts,
+		     running_gang_deleted_ms: (.running_gang_deleted_ms | both), running_gang_deleted_counts})' <<<"$all" | save admit
+}
+
+# ------------------------------------------------------------------ 3. e2e
+
+WEBHOOK_CONFIG="$WORK/webhook-configuration.json"
+
+raygate_on() {
+	kc apply -f "$WEBHOOK_CONFIG" >/dev/null
+	bash "$here/cluster.sh" start-gate >/dev/null
+}
+
+raygate_off() {
+	kc delete mutatingwebhookconfiguration raygate --ignore-not-found >/dev/null
+	bash "$here/cluster.sh" stop raygate-gate >/dev/null
+}
+
+# raycluster NAME QUEUE PODS: a RayCluster of a head and PODS-1 workers, small requests.
+raycluster() {
+	cat <<YAML
+---
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {name: $1, labels: {volcano.sh/queue-name: $2}}
+spec:
+  headGroupSpec:
+    rayStartParams: {}
+    template: {spec: {containers: [{name: ray-head, image: rayproject/ray:2.9.0, resources: {requests: {cpu: 10m, memory: 16Mi}}}]}}
+  workerGroupSpecs:
+  - groupName: w
+    replicas: $(($3 - 1))
+    minReplicas: $(($3 - 1))
+    maxReplicas: $(($3 - 1))
+    rayStartParams: {}
+    template: {spec: {containers: [{name: ray-worker, image: rayproject/ray:2.9.0, resources: {requests: {cpu: 10m, memory: 16Mi}}}]}}
+YAML
+}
+
+queue() {
+	kc apply -f - >/dev/null <<YAML
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: $1}
+spec: {capability: {cpu: 100000}}
+YAML
+}
+
+bound_pods() { kc get pods -n "$1" --field-selector spec.nodeName!= -o name 2>/dev/null | wc -l; }
+
+delete_namespace() {
+	kc delete namespace "$1" --wait=false >/dev/null 2>&1 || true
+	local deadline=$((SECONDS + 600))
+	while kc get namespace "$1" >/dev/null 2>&1; do
+		((SECONDS < deadline)) || die "namespace $1 was not deleted in 10 minutes"
+		sleep 1
+	done
+}
+
+# One run of "CLUSTERS RayClusters x 10 pods at once": prints seconds from the first create to all pods bound.
+many_clusters() {
+	local ns="$1" want=$((E2E_CLUSTERS * 10)) i t0 t1
+	kc create namespace "$ns" >/dev/null
+	for ((i = 0; i < E2E_CLUSTERS; i++)); do raycluster "rc-$i" bench-room 10; done >"$WORK/many.yaml"
+	t0="$(now)"
+	kc apply -n "$ns" -f "$WORK/many.yaml" >/dev/null
+	local deadline=$((SECONDS + 900))
+	until (($(bound_pods "$ns") >= want)); do
+		((SECONDS < deadline)) || die "$ns: $want pods were not bound in 15 minutes"
+		sleep 0.25
+	done
+	t1="$(now)"
+	echo "$t1 - $t0" | bc -l
+}
+
+# The gate's "gates removed" log lines written after epoch second $1, as {action, gang, pods, seconds, at}.
+gate_ungates_since() {
+	jq -R -c --argjson since "$1" 'fromjson? | select(.msg | test("^(admit|finish) .*: gates removed from [0-9]+ of [0-9]+ pods in ")) |
+		(.ts | sub("\\.[0-9]+Z$"; "Z") | fromdateiso8601) as $s | (.ts | capture("\\.(?<ms>[0-9]+)Z$").ms | tonumber / 1000) as $ms |
+		select($s + $ms >= $since) |
+		(.msg | capture("^(?<action>[a-z]+) (?<gang>[^ ]+) .*gates removed from (?<ok>[0-9]+) of (?<n>[0-9]+) pods in (?<secs>[0-9.]+) s")) as $m |
+		{action: $m.action, gang: $m.gang, pods: ($m.n | tonumber), seconds: ($m.secs | tonumber), at: ($s + $ms)}' \
+		"$STATE/logs/raygate-gate.log" 2>/dev/null || true
+}
+
+# One gang of E2E_GANG pods waiting for a queue that does not exist: prints {admissible_to_ungated_s, controller_ungate_s}.
+big_gang() {
+	local ns="$1" q="$2" n="$E2E_GANG" t0 deadline
+	kc create namespace "$ns" >/dev/null
+	raycluster big "$q" "$n" | kc apply -n "$ns" -f - >/dev/null
+	deadline=$((SECONDS + 900))
+	until [[ "$(kc get pods -n "$ns" -l ray.io/cluster=big -o name | wc -l)" == "$n" ]]; do
+		((SECONDS < deadline)) || die "KubeRay did not create $n pods"
+		sleep 1
+	done
+	local gated
+	gated="$(kc get pods -n "$ns" -l ray.io/cluster=big -o jsonpath='{range .items[*]}{.spec.schedulingGates[*].name}{"\n"}{end}' | grep -c raygate.io/gang || true)"
+	[[ "$gated" == "$n" ]] || die "only $gated of $n pods are gated"
+	sleep 2 # let the controller's waiting pass and its Events settle
+	t0="$(now)"
+	queue "$q"
+	local line="" deadline2=$((SECONDS + 300))
+	until [[ -n "$line" ]]; do
+		((SECONDS < deadline2)) || die "the gang $ns/big was not admitted in 5 minutes"
+		sleep 0.2
+		line="$(gate_ungates_since "$t0" | jq -c --arg g "$ns/ray-big-pg" 'select(.gang == $g and .action == "admit")' | head -1)"
+	done
+	gated="$(kc get pods -n "$ns" -l ray.io/cluster=big -o jsonpath='{range .items[*]}{.spec.schedulingGates[*].name}{"\n"}{end}' | grep -c raygate.io/gang || true)"
+	[[ "$gated" == 0 ]] || die "$gated pods of $ns/big are still gated after the controller reported the gang ungated"
+	jq -c --argjson t0 "$t0" '{admissible_to_ungated_s: (.at - $t0), controller_ungate_s: .seconds}' <<<"$line"
+}
+
+# apiserver_admission_webhook_admission_duration_seconds buckets for raygate's webhooks, as {name: {le: count}}.
+scrape_webhook_histogram() {
+	kc get --raw /metrics | awk '/^apiserver_admission_webhook_admission_duration_seconds_bucket\{/ && /name="[a-z]+\.raygate\.io"/' |
+		sed -E 's/.*name="([^"]+)".*le="([^"]+)"\} ([0-9.e+]+)$/\1 \2 \3/' |
+		jq -R -s -c 'split("\n") | map(select(length > 0) | split(" ")) |
+			reduce .[] as $x ({}; .[$x[0]][$x[1]] += ($x[2] | tonumber))'
+}
+
+# raygate's own raygate_webhook_request_duration_seconds buckets (from its /metrics), as {kind: {le: count}}.
+scrape_raygate_histogram() {
+	curl -s --max-time 5 --cacert "$STATE/raygate-certs/ca.crt" "https://127.0.0.1:$WEBHOOK_PORT/metrics" |
+		awk '/^raygate_webhook_request_duration_seconds_bucket\{/' |
+		sed -E 's/.*kind="([^"]+)".*le="([^"]+)"\} ([0-9.e+]+)$/\1 \2 \3/' |
+		jq -R -s -c 'split("\n") | map(select(length > 0) | split(" ")) |
+			reduce .[] as $x ({}; .[$x[0]][$x[1]] += ($x[2] | tonumber))'
+}
+
+bench_e2e() {
+	local before after
+	if bash "$here/cluster.sh" status >/dev/null 2>&1; then
+		die "a local cluster already runs in $STATE (RAYGATE_PORT_OFFSET=${RAYGATE_PORT_OFFSET:-0}): take it down first"
+	fi
+	say "e2e: starting a local control plane with $E2E_NODES nodes (raygate from $BENCH_BUILD)"
+	CLUSTER_STARTED=1
+	RAYGATE_BUILD="$BENCH_BUILD" bash "$here/cluster.sh" up --nodes "$E2E_NODES" >"$WORK/cluster-up.log" 2>&1 ||
+		{ tail -30 "$WORK/cluster-up.log"; die "cluster up failed"; }
+	export RAYGATE_BUILD="$BENCH_BUILD"
+	kc get mutatingwebhookconfiguration raygate -o json | jq 'del(.metadata.resourceVersion, .metadata.uid, .metadata.creationTimestamp, .metadata.generation, .metadata.managedFields)' >"$WEBHOOK_CONFIG"
+	queue bench-room
+
+	before="$(scrape_webhook_histogram)"
+	local own_before own_after
+	own_before="$(scrape_raygate_histogram)"
+	local r v with="[]" without="[]" gates="[]" t_run secs
+	for ((r = 1; r <= RUNS; r++)); do
+		for v in $( ((r % 2)) && echo "raygate none" || echo "none raygate"); do
+			if [[ $v == raygate ]]; then raygate_on; else raygate_off; fi
+			say "e2e: $E2E_CLUSTERS RayClusters x 10 pods, ${v/none/without raygate}, run $r/$RUNS"
+			t_run="$(now)"
+			secs="$(many_clusters "bench-many-$r-$v")"
+			if [[ $v == raygate ]]; then
+				with="$(jq -c --argjson s "$secs" '. + [$s]' <<<"$with")"
+				gates="$(jq -c -s --argjson prev "$gates" '$prev + map(select(.action == "admit") | .seconds)' < <(gate_ungates_since "$t_run"))"
+			else
+				without="$(jq -c --argjson s "$secs" '. + [$s]' <<<"$without")"
+			fi
+			delete_namespace "bench-many-$r-$v"
+		done
+	done
+	raygate_on
+	local big="[]" b
+	for ((r = 1; r <= RUNS; r++)); do
+		say "e2e: one gang of $E2E_GANG pods, run $r/$RUNS"
+		b="$(big_gang "bench-gang-$r" "bench-gang-q-$r")"
+		big="$(jq -c --argjson b "$b" '. + [$b]' <<<"$big")"
+		delete_namespace "bench-gang-$r"
+		kc delete queue "bench-gang-q-$r" >/dev/null
+	done
+	after="$(scrape_webhook_histogram)"
+	own_after="$(scrape_raygate_histogram)"
+
+	jq -nc --argjson with "$with" --argjson without "$without" --argjson gates "$gates" --argjson big "$big" \
+		--argjson before "$before" --argjson after "$after" --argjson own_before "$own_before" --argjson own_after "$own_after" --argjson nodes "$E2E_NODES" --argjson clusters "$E2E_CLUSTERS" \
+		--argjson gang "$E2E_GANG" '
+		def st: sort as $s | ($s | length) as $n |
+			{median: (if $n == 0 then null elif $n % 2 == 1 then $s[($n - 1) / 2] else ($s[$n / 2 - 1] + $s[$n / 2]) / 2 end),
+			 min: $s[0], max: $s[-1], n: $n, samples: .};
+		def pct($p): sort as $s | if ($s | length) == 0 then null else $s[((($s | length) * $p / 100) | ceil) - 1] end;
+		# histogram_quantile over cumulative buckets {le: count}, linear within a bucket, as Prometheus does.
+		def hq($q): to_entries | map({le: (if .key == "+Inf" then infinite else (.key | tonumber) end), c: .value}) | sort_by(.le) as $b |
+			($b[-1].c) as $total | if $total == 0 then null else ($q * $total) as $rank |
+			(first($b | to_entries[] | select(.value.c >= $rank))) as $hit |
+			(if $hit.key == 0 then {le: 0, c: 0} else $b[$hit.key - 1] end) as $lo |
+			if $hit.value.le == infinite then $lo.le
+			else $lo.le + ($hit.value.le - $lo.le) * (($rank - $lo.c) / (($hit.value.c - $lo.c) | if . == 0 then 1 else . end)) end end;
+		($after | with_entries(.key as $w | .value |= with_entries(.value -= ((($before[$w]) // {})[.key] // 0)))) as $d |
+		($own_after | with_entries(.key as $w | .value |= with_entries(.value -= ((($own_before[$w]) // {})[.key] // 0)))) as $o |
+		{setup: {nodes: $nodes, clusters: $clusters, pods_per_cluster: 10, gang_pods: $gang},
+		 many: {with_raygate_s: ($with | st), without_raygate_s: ($without | st),
+		        ratio: (if ($without | length) > 0 and ($with | length) > 0 then (($with | st).median / ($without | st).median) else null end)},
+		 gate_removal_s: {n: ($gates | length), p50: ($gates | pct(50)), p99: ($gates | pct(99)), max: ($gates | max)},
+		 big_gang: {admissible_to_ungated_s: ($big | map(.admissible_to_ungated_s) | st),
+		            controller_ungate_s: ($big | map(.controller_ungate_s) | st)},
+		 apiserver_webhook_latency_s: ($d | with_entries(.value |= {count: (.["+Inf"] // 0), p50: hq(0.5), p99: hq(0.99)})),
+		 raygate_webhook_handling_s: ($o | with_entries(.value |= {count: (.["+Inf"] // 0), p50: hq(0.5), p99: hq(0.99)}))}' | save e2e
+}
+
+# ------------------------------------------------------------------ report
+
+machine_json() {
+	jq -nc --arg model "$(lscpu | sed -n 's/^Model name: *//p' | head -1)" --argjson cores "$NCPU" \
+		--arg kernel "$(uname -r)" --arg mem "$(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)" \
+		--arg load_start "$LOAD_START" --arg load_end "$(cut -d' ' -f1-3 /proc/loadavg)" \
+		'{cores: $cores, model: $model, memory: $mem, kernel: $kernel, load_average_start: $load_start, load_average_end: $load_end}'
+}
+
+versions_json() {
+	jq -nc --arg raygate "$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)" \
+		--arg h2o "$(pkg-config --modversion libh2o-evloop)" --arg openssl "$(pkg-config --modversion openssl)" \
+		--arg jansson "$(pkg-config --modversion jansson)" --arg wrk "$(wrk -v 2>&1 | head -1 | awk '{print $2}')" \
+		--arg go "$(go env GOVERSION 2>/dev/null || echo none)" \
+		--arg cr "$(sed -n 's/^\tsigs.k8s.io\/controller-runtime \(v[^ ]*\)$/\1/p' "$ROOT/hack/bench/peer/go.mod")" \
+		--arg k8s "$K8S_VERSION" --arg kwok "$KWOK_VERSION" --arg kuberay "$KUBERAY_VERSION" --arg cc "$(cc --version | head -1)" \
+		'{raygate: $raygate, compiler: $cc, buildtype: "release", h2o: $h2o, openssl: $openssl, jansson: $jansson, wrk: $wrk,
+		  go: $go, controller_runtime: $cr, kubernetes: $k8s, kwok: $kwok, kuberay: $kuberay}'
+}
+
+# The Markdown report (also printed) from the results JSON.
+report_md() {
+	jq -r '
+		def r1: if . == null then "–" else (. * 10 | round / 10 | tostring) end;
+		def r2: if . == null then "–" else (. * 100 | round / 100 | tostring) end;
+		def r3: if . == null then "–" else (. * 1000 | round / 1000 | tostring) end;
+		def k: if . == null then "–" else (. | round | tostring) end;
+		def fig(f): if . == null then "–" else "\(.median | f) (\(.min | f)–\(.max | f))" end;
+		def ms: if . == null then "–" else (. / 1000 | r3) end;
+		def ok(c): if c then "met" else "**not met**" end;
+		"# raygate benchmarks, \(.date)\n",
+		"Machine: \(.machine.cores) cores, \(.machine.model), \(.machine.memory), Linux \(.machine.kernel); load average \(.machine.load_average_start) at the start, \(.machine.load_average_end) at the end.",
+		(if .machine.note then "\n**\(.machine.note)**" else empty end),
+		"\nVersions: raygate \(.versions.raygate) (\(.versions.buildtype), \(.versions.compiler)), h2o \(.versions.h2o), OpenSSL \(.versions.openssl), jansson \(.versions.jansson), wrk \(.versions.wrk), Go \(.versions.go), controller-runtime \(.versions.controller_runtime), Kubernetes \(.versions.kubernetes), kwok \(.versions.kwok), KubeRay \(.versions.kuberay).",
+		"\nCommand: `\(.command)`. Each figure: median of \(.runs) runs (min–max).\n",
+		(if .webhook then (.webhook as $w |
+		"## 1. Webhook: throughput and latency\n",
+		"wrk, TLS, keep-alive, \($w.setup.connections) connections, \($w.setup.duration_s) s per run; servers pinned to CPU \($w.setup.server_cpu), wrk to CPU \($w.setup.wrk_cpus). Bodies: KubeRay worker pod \($w.setup.body_bytes.pod) B, RayCluster \($w.setup.body_bytes.raycluster) B.\n",
+		"| body | server | req/s | p50 ms | p99 ms | p99.9 ms |",
+		"|---|---|---|---|---|---|",
+		(["pod", "raycluster"][] as $b | ["raygate", "limit", "peer"][] as $s | $w[$b][$s] | select(. != null) |
+			"| \($b) | \($s) | \(.rps | fig(k)) | \(.p50_us | fig(ms)) | \(.p99_us | fig(ms)) | \(.p999_us | fig(ms)) |"),
+		"\nPeak RSS (VmHWM): raygate \($w.rss_kb.raygate / 1024 | r1) MB, limit \($w.rss_kb.limit / 1024 | r1) MB, peer \($w.rss_kb.peer / 1024 | r1) MB.\n",
+		"| target | measured | |",
+		"|---|---|---|",
+		"| raygate ≥ 60% of the limit’s req/s (pod) | \(($w.pod.raygate.rps.median / $w.pod.limit.rps.median * 100) | r1)% | \(ok($w.pod.raygate.rps.median >= 0.6 * $w.pod.limit.rps.median)) |",
+		"| raygate ≥ 60% of the limit’s req/s (RayCluster) | \(($w.raycluster.raygate.rps.median / $w.raycluster.limit.rps.median * 100) | r1)% | \(ok($w.raycluster.raygate.rps.median >= 0.6 * $w.raycluster.limit.rps.median)) |",
+		"| raygate p99 ≤ 1 ms (pod, RayCluster) | \($w.pod.raygate.p99_us.median | ms), \($w.raycluster.raygate.p99_us.median | ms) ms | \(ok($w.pod.raygate.p99_us.median <= 1000 and $w.raycluster.raygate.p99_us.median <= 1000)) |",
+		"| raygate ≥ 3× the peer’s req/s (pod) | \(($w.pod.raygate.rps.median / $w.pod.peer.rps.median) | r2)× | \(ok($w.pod.raygate.rps.median >= 3 * $w.pod.peer.rps.median)) |",
+		"| raygate RSS ≤ 20 MB | \($w.rss_kb.raygate / 1024 | r1) MB | \(ok($w.rss_kb.raygate <= 20 * 1024)) |",
+		"") else empty end),
+		(if .admit then (.admit as $a |
+		"## 2. Admission decisions at scale (in process)\n",
+		"lib/cache + lib/admit on synthetic objects: gangs of 10 pods in 100 queues, nodes = gangs/2 (cpu 32, memory 128Gi); four queues in five capped at 80% of their share. Times in ms, thread CPU time (wall time in the JSON).\n",
+		"| gangs | nodes | full pass (pending) | decisions | full pass (steady) | pod created | pending gang deleted | running gang deleted | bytes/pod |",
+		"|---|---|---|---|---|---|---|---|---|",
+		($a[] | "| \(.config.gangs) | \(.config.nodes) | \(.full_pass_ms.cpu | fig(r2)) | \(.full_pass_counts.admit) admit, \(.full_pass_counts.wait | to_entries | map("\(.value) \(.key)") | join(", ")) | \(.steady_full_pass_ms.cpu | fig(r2)) | \(.pod_created_ms.cpu | fig(r3)) | \(.pending_gang_deleted_ms.cpu | fig(r3)) | \(.running_gang_deleted_ms.cpu | fig(r3)) | \(.bytes_per_pod | k) |"),
+		"",
+		($a | map(select(.config.gangs == 10000))[0] // null | if . == null then empty else
+		"| target (10,000 gangs, 5,000 nodes) | measured | |",
+		"|---|---|---|",
+		"| one full pass ≤ 20 ms | \(.full_pass_ms.cpu.median | r2) ms | \(ok(.full_pass_ms.cpu.median <= 20)) |",
+		"| one pod created ≤ 1 ms | \(.pod_created_ms.cpu.median | r3) ms | \(ok(.pod_created_ms.cpu.median <= 1)) |",
+		"| one gang deleted ≤ 1 ms (pending; running) | \(.pending_gang_deleted_ms.cpu.median | r3) ms; \(.running_gang_deleted_ms.cpu.median | r3) ms | \(ok(.pending_gang_deleted_ms.cpu.median <= 1 and .running_gang_deleted_ms.cpu.median <= 1)) |",
+		"| memory per cached pod ≤ 1 KB | \(.bytes_per_pod | k) B | \(ok(.bytes_per_pod <= 1024)) |",
+		"" end)) else empty end),
+		(if .e2e then (.e2e as $e |
+		"## 3. End to end on the local control plane\n",
+		"\($e.setup.nodes) kwok nodes; \($e.setup.clusters) RayClusters × \($e.setup.pods_per_cluster) pods created at once into a queue with room for all; one gang of \($e.setup.gang_pods) pods.\n",
+		"| measure | median (min–max) |",
+		"|---|---|",
+		"| first create → all pods bound, with raygate | \($e.many.with_raygate_s | fig(r2)) s |",
+		"| first create → all pods bound, without raygate | \($e.many.without_raygate_s | fig(r2)) s |",
+		"| ratio with / without (target ≤ 1.25) | \($e.many.ratio | r2) \(ok(($e.many.ratio // 99) <= 1.25)) |",
+		"| gang of \($e.setup.gang_pods): admissible → all gates removed (target ≤ 2 s) | \($e.big_gang.admissible_to_ungated_s | fig(r2)) s \(ok(($e.big_gang.admissible_to_ungated_s.median // 99) <= 2)) |",
+		"| of which the controller’s gate removal | \($e.big_gang.controller_ungate_s | fig(r2)) s |",
+		"| gate removal per gang (\($e.gate_removal_s.n) gangs of 10, from the gate’s log) | p50 \($e.gate_removal_s.p50 | r3) s, p99 \($e.gate_removal_s.p99 | r3) s |",
+		($e.apiserver_webhook_latency_s | to_entries[] | "| apiserver admission latency, webhook \(.key) (\(.value.count) calls) | p50 \(.value.p50 | r3 ) s, p99 \(.value.p99 | r3) s |"),
+		($e.raygate_webhook_handling_s // {} | to_entries[] | select(.value.count > 0) | "| raygate’s own handling of a \(.key) review (its histogram, \(.value.count) requests) | p50 \(.value.p50 * 1000 | r3) ms, p99 \(.value.p99 * 1000 | r3) ms |"),
+		"") else empty end)
+	' "$1"
+}
+
+# ------------------------------------------------------------------ main
+
+main() {
+	LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
+	build
+	part webhook && bench_webhook
+	part admit && bench_admit
+	part e2e && bench_e2e
+	
+	mkdir -p "$OUT"
+	json="$OUT/$STAMP.json"
+	jq -s --arg date "$(date -u +%Y-%m-%dT%H:%MZ)" --argjson machine "$(machine_json)" --argjson versions "$(versions_json)" \
+		--arg command "hack/bench.sh${ARGS:+ $ARGS}" --argjson runs "$RUNS" --arg note "${BENCH_NOTE:-}" '
+		(map(to_entries[]) | from_entries) as $parts |
+		{date: $date, command: $command, runs: $runs, machine: ($machine + (if $note != "" then {note: $note} else {} end)),
+		 versions: $versions} + $parts' \
+		<(for f in "$WORK"/part-*.json; do jq -c --arg k "$(basename "$f" .json | sed 's/^part-//')" '{($k): .}' "$f"; done) >"$json"
+	report_md "$json" >"$OUT/$STAMP.md"
+	cat "$OUT/$STAMP.md"
+	say "results: $json and $OUT/$STAMP.md"
+}
+
+# Everything above is definitions: bash has read the whole file before main runs, so editing it meanwhile is harmless.
+main
+exit

@@ -1,0 +1,521 @@
+/*
+ * admit_bench: the gate controller's decision code (lib/cache + lib/admit) at
+ * scale, in process, on synthetic objects shaped like the API's.
+ *
+ *   admit_bench [--gangs N] [--nodes N] [--queues N] [--pods-per-gang N] [--runs N]
+ *
+ * The cluster: NODES Ready nodes (cpu 32, memory 128Gi, pods 110; default
+ * gangs/2, so the mix stays the same at every size), QUEUES queues, GANGS
+ * RayClusters of PODS pods (a head of cpu 2 / 4Gi, workers of cpu 4 / 8Gi),
+ * every pod created and gated, spread round-robin over the queues. Four queues
+ * in five have a capability of 80% of their share of the nodes' cpu, so most
+ * of their gangs wait on the queue; every fifth queue is unlimited, so its
+ * gangs compete for nodes until no node has room.
+ *
+ * Measured (each RUNS times; raw samples in milliseconds, wall and thread CPU time):
+ * - full_pass_ms: admit_pass(ADMIT_PASS_FULL) over the pending state (the pass
+ *   does not change what the cache models, so every run sees the same state);
+ * - then the first pass's decisions are carried out as the controller and the
+ *   scheduler would (admitted-at, gates removed, pods bound to nodes) and, in
+ *   that steady state:
+ *   - steady_full_pass_ms: a full pass (the periodic resync);
+ *   - pod_created_ms: one new pod of a pending RayCluster arrives (upsert),
+ *     then the incremental pass the controller runs;
+ *   - pending_gang_deleted_ms: a pending RayCluster and its pods are deleted
+ *     (1 + PODS watch events, one pass);
+ *   - running_gang_deleted_ms: the same for an admitted gang whose pods run
+ *     (the room it frees may admit waiting gangs);
+ * - bytes_per_pod: heap (mallinfo2) held by the cache per pending pod, measured
+ *   over inserting every pod.
+ * Prints one JSON object on stdout.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "admit.h"
+#include "cache.h"
+
+struct opts {
+    long gangs, nodes, queues, pods, runs;
+};
+
+static double clock_ms(clockid_t clk)
+{
+    struct timespec ts;
+    clock_gettime(clk, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static double now_ms(void)
+{
+    return clock_ms(CLOCK_MONOTONIC);
+}
+
+/*
+ * A measured stretch: wall time, and this thread's CPU time (the same on an
+ * idle core; on a shared machine it leaves out the time other programs had
+ * the core).
+ */
+struct span {
+    double wall, cpu;
+};
+
+static struct span span_start(void)
+{
+    return (struct span){now_ms(), clock_ms(CLOCK_THREAD_CPUTIME_ID)};
+}
+
+/* Appends the time since s to samples {"wall": [...], "cpu": [...]}. */
+static void span_add(json_t *samples, struct span s)
+{
+    double cpu = clock_ms(CLOCK_THREAD_CPUTIME_ID) - s.cpu, wall = now_ms() - s.wall;
+    json_array_append_new(json_object_get(samples, "wall"), json_real(wall));
+    json_array_append_new(json_object_get(samples, "cpu"), json_real(cpu));
+}
+
+static void die(const char *what)
+{
+    fprintf(stderr, "admit_bench: %s\n", what);
+    exit(1);
+}
+
+static void check(int rc, const struct gang_error *err)
+{
+    if (rc != 0)
+        die(err->message);
+}
+
+/* "2024-05-01T10:00:00Z" plus s seconds (s < 10 days). */
+static void timestamp(long s, char *buf, size_t size)
+{
+    unsigned long u = (unsigned long)s % (10 * 86400);
+    snprintf(buf, size, "2024-05-%02luT%02lu:%02lu:%02luZ", 1 + u / 86400, (u / 3600) % 24, (u / 60) % 60, u % 60);
+}
+
+static void uid(char *buf, size_t size, char kind, long n)
+{
+    snprintf(buf, size, "%c0000000-0000-4000-8000-%012ld", kind, n);
+}
+
+static json_t *node_json(long i)
+{
+    char name[32], zone[16];
+    snprintf(name, sizeof(name), "node-%05ld", i);
+    snprintf(zone, sizeof(zone), "zone-%ld", i % 3);
+    return json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s,s:s}},s:{},s:{s:{s:s,s:s,s:s},s:[{s:s,s:s}]}}", "apiVersion", "v1", "kind", "Node",
+                     "metadata", "name", name, "labels", "kubernetes.io/hostname", name, "topology.kubernetes.io/zone", zone,
+                     "node.kubernetes.io/instance-type", "bench-32", "spec", "status", "allocatable", "cpu", "32", "memory",
+                     "128Gi", "pods", "110", "conditions", "type", "Ready", "status", "True");
+}
+
+static json_t *queue_json(const struct opts *o, long q)
+{
+    char name[32];
+    snprintf(name, sizeof(name), "queue-%03ld", q);
+    json_t *spec = json_object();
+    if (q % 5 != 4) {
+        /* 80% of this queue's share of the nodes' cpu. */
+        long long cpu = (long long)o->nodes * 32 * 8 / 10 / o->queues;
+        json_object_set_new(spec, "capability", json_pack("{s:I}", "cpu", (json_int_t)cpu));
+    }
+    return json_pack("{s:s,s:s,s:{s:s},s:o,s:{s:s}}", "apiVersion", "scheduling.volcano.sh/v1beta1", "kind", "Queue", "metadata",
+                     "name", name, "spec", spec, "status", "state", "Open");
+}
+
+static const char *gang_queue(const struct opts *o, long g, char *buf, size_t size)
+{
+    snprintf(buf, size, "queue-%03ld", g % o->queues);
+    return buf;
+}
+
+static json_t *template_json(const char *cpu, const char *memory)
+{
+    return json_pack("{s:{s:[{s:s,s:s,s:{s:{s:s,s:s},s:{s:s,s:s}}}]}}", "spec", "containers", "name", "ray", "image",
+                     "rayproject/ray:2.9.0", "resources", "requests", "cpu", cpu, "memory", memory, "limits", "cpu", cpu, "memory",
+                     memory);
+}
+
+static json_t *raycluster_json(const struct opts *o, long g, int admitted)
+{
+    char name[32], id[48], ts[48], queue[32];
+    snprintf(name, sizeof(name), "rc-%06ld", g);
+    uid(id, sizeof(id), 'c', g);
+    timestamp(g, ts, sizeof(ts));
+    json_t *rc =
+        json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:s,s:s,s:{s:s}},s:{s:{s:{},s:o},s:[{s:s,s:I,s:I,s:I,s:{},s:o}]}}", "apiVersion",
+                  "ray.io/v1", "kind", "RayCluster", "metadata", "name", name, "namespace", "bench", "uid", id, "resourceVersion",
+                  "1", "creationTimestamp", ts, "labels", "volcano.sh/queue-name", gang_queue(o, g, queue, sizeof(queue)), "spec",
+                  "headGroupSpec", "rayStartParams", "template", template_json("2", "4Gi"), "workerGroupSpecs", "groupName", "w",
+                  "replicas", (json_int_t)(o->pods - 1), "minReplicas", (json_int_t)(o->pods - 1), "maxReplicas",
+                  (json_int_t)(o->pods - 1), "rayStartParams", "template", template_json("4", "8Gi"));
+    if (admitted)
+        json_object_set_new(json_object_get(rc, "metadata"), "annotations",
+                            json_pack("{s:s}", "raygate.io/admitted-at", "2024-06-01T00:00:00Z"));
+    return rc;
+}
+
+/* Pod k of gang g, as KubeRay creates it and the webhook gates it; bound to node when node is not NULL. */
+static json_t *pod_json(const struct opts *o, long g, long k, const char *node, const char *rv)
+{
+    char name[80], id[48], ts[48], cluster[32], queue[32], group[48];
+    snprintf(cluster, sizeof(cluster), "rc-%06ld", g);
+    if (k == 0)
+        snprintf(name, sizeof(name), "%s-head-x7k2p", cluster);
+    else
+        snprintf(name, sizeof(name), "%s-w-worker-%05ld", cluster, k);
+    snprintf(group, sizeof(group), "ray-%s-pg", cluster);
+    uid(id, sizeof(id), 'p', g * 1000 + k);
+    timestamp(g, ts, sizeof(ts));
+    const char *cpu = k == 0 ? "2" : "4", *memory = k == 0 ? "4Gi" : "8Gi";
+    json_t *pod = json_pack(
+        "{s:s,s:s,s:{s:s,s:s,s:s,s:s,s:s,s:{s:s,s:s,s:s,s:s,s:s,s:s},s:{s:s}},"
+        "s:{s:[{s:s,s:s,s:{s:{s:s,s:s},s:{s:s,s:s}}}],s:s,s:s,s:i},s:{s:s,s:s}}",
+        "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace", "bench", "uid", id, "resourceVersion", rv,
+        "creationTimestamp", ts, "labels", "ray.io/cluster", cluster, "volcano.sh/queue-name",
+        gang_queue(o, g, queue, sizeof(queue)), "ray.io/node-type", k == 0 ? "head" : "worker", "ray.io/group",
+        k == 0 ? "headgroup" : "w", "ray.io/is-ray-node", "yes", "app.kubernetes.io/created-by", "kuberay-operator", "annotations",
+        "scheduling.k8s.io/group-name", group, "spec", "containers", "name", "ray", "image", "rayproject/ray:2.9.0", "resources",
+        "requests", "cpu", cpu, "memory", memory, "limits", "cpu", cpu, "memory", memory, "schedulerName", "default-scheduler",
+        "restartPolicy", "Never", "priority", 0, "status", "phase", "Pending", "qosClass", "Guaranteed");
+    json_t *spec = json_object_get(pod, "spec");
+    if (node != NULL) {
+        json_object_set_new(spec, "nodeName", json_string(node));
+        json_object_set_new(json_object_get(pod, "status"), "phase", json_string("Running"));
+    } else {
+        json_object_set_new(spec, "schedulingGates", json_pack("[{s:s}]", "name", "raygate.io/gang"));
+    }
+    return pod;
+}
+
+static void upsert_pod(struct cache *c, const struct opts *o, long g, long k, const char *node, const char *rv)
+{
+    struct gang_error err;
+    json_t *pod = pod_json(o, g, k, node, rv);
+    check(cache_upsert_pod(c, pod, &err), &err);
+    json_decref(pod);
+}
+
+static void upsert_raycluster(struct cache *c, const struct opts *o, long g, int admitted)
+{
+    struct gang_error err;
+    json_t *rc = raycluster_json(o, g, admitted);
+    check(cache_upsert_raycluster(c, rc, &err), &err);
+    json_decref(rc);
+}
+
+static void delete_gang(struct cache *c, const struct opts *o, long g)
+{
+    char cluster[32], name[80];
+    snprintf(cluster, sizeof(cluster), "rc-%06ld", g);
+    cache_delete_raycluster(c, "bench", cluster);
+    for (long k = 0; k < o->pods; k++) {
+        if (k == 0)
+            snprintf(name, sizeof(name), "%s-head-x7k2p", cluster);
+        else
+            snprintf(name, sizeof(name), "%s-w-worker-%05ld", cluster, k);
+        cache_delete_pod(c, "bench", name);
+    }
+}
+
+/* One pass, timed into samples (NULL: not timed); keeps the decisions in last (NULL: drops them). */
+static void timed_pass(struct cache *c, unsigned flags, json_t *samples, struct admit_result *last)
+{
+    struct admit_result r;
+    admit_result_init(&r);
+    struct span t = span_start();
+    admit_pass(c, flags, &r);
+    if (samples != NULL)
+        span_add(samples, t);
+    if (last != NULL) {
+        admit_result_finish(last);
+        *last = r;
+    } else {
+        admit_result_finish(&r);
+    }
+}
+
+/*
+ * The scheduler's part: first fit by node name, larger pods first, as admit.c
+ * places them, so that every admitted pod finds the node admit_pass found.
+ * start[shape] skips nodes that cannot take the shape (room only shrinks
+ * between frees).
+ */
+struct fit {
+    long nnodes;
+    int64_t *cpu, *mem, *pods;
+    long start[2];
+};
+
+static long fit_place(struct fit *f, int head)
+{
+    int64_t cpu = head ? 2000 : 4000, mem = head ? 4LL << 30 : 8LL << 30;
+    for (long i = f->start[head]; i < f->nnodes; i++) {
+        if (f->cpu[i] >= cpu && f->mem[i] >= mem && f->pods[i] >= 1) {
+            f->cpu[i] -= cpu;
+            f->mem[i] -= mem;
+            f->pods[i]--;
+            f->start[head] = i;
+            return i;
+        }
+    }
+    return -1;
+}
+
+static void fit_free(struct fit *f, const struct cache_pod *p)
+{
+    if (p->node == NULL)
+        return;
+    long i = strtol(p->node->name + 5, NULL, 10);
+    int head = strstr(p->name, "-head-") != NULL;
+    f->cpu[i] += head ? 2000 : 4000;
+    f->mem[i] += head ? 4LL << 30 : 8LL << 30;
+    f->pods[i]++;
+    f->start[0] = f->start[1] = 0;
+}
+
+/* What the controller and the scheduler do with a pass's admissions: admitted-at, gates off, pods bound. Returns pods bound. */
+static long carry_out(struct cache *c, const struct opts *o, struct fit *fit, const struct admit_result *res,
+                      unsigned char *running)
+{
+    long nbound = 0;
+    for (size_t i = 0; i < res->len; i++) {
+        const struct admit_decision *d = &res->items[i];
+        if (d->action != ADMIT_ACTION_ADMIT)
+            continue;
+        long g = strtol(d->cluster + 3, NULL, 10);
+        running[g] = 1;
+        cache_gang_mark_admitted(c, cache_gang_get(c, d->namespace_, d->cluster), "2024-06-01T00:00:00Z");
+        upsert_raycluster(c, o, g, 1);
+        for (long j = 1; j <= o->pods; j++) {
+            long k = j % o->pods; /* workers, then the head: larger first */
+            long n = fit_place(fit, k == 0);
+            if (n < 0)
+                die("the bench's scheduler found no node for an admitted pod");
+            char node[32];
+            snprintf(node, sizeof(node), "node-%05ld", n);
+            upsert_pod(c, o, g, k, node, "3");
+            nbound++;
+        }
+    }
+    return nbound;
+}
+
+static json_t *samples(void)
+{
+    return json_pack("{s:[],s:[]}", "wall", "cpu");
+}
+
+/* What a pass decided: gangs admitted (and their pods) and waits by reason. */
+static json_t *counts(const struct admit_result *r)
+{
+    size_t admit = 0, pods = 0;
+    json_t *waits = json_object();
+    for (size_t i = 0; i < r->len; i++) {
+        const struct admit_decision *d = &r->items[i];
+        if (d->action == ADMIT_ACTION_ADMIT) {
+            admit++;
+            pods += d->npods;
+        } else if (d->action == ADMIT_ACTION_WAIT) {
+            const char *reason = admit_reason_name(d->reason);
+            json_object_set_new(waits, reason, json_integer(json_integer_value(json_object_get(waits, reason)) + 1));
+        }
+    }
+    return json_pack("{s:I,s:I,s:I,s:I,s:o}", "queues_evaluated", (json_int_t)r->queues_evaluated, "gangs_evaluated",
+                     (json_int_t)r->gangs_evaluated, "admit", (json_int_t)admit, "admit_pods", (json_int_t)pods, "wait", waits);
+}
+
+static void usage(void)
+{
+    fputs("usage: admit_bench [--gangs N] [--nodes N] [--queues N] [--pods-per-gang N] [--runs N]\n", stderr);
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o = {10000, -1, 100, 10, 5};
+    static const struct option options[] = {
+        {"gangs", required_argument, NULL, 'g'},  {"nodes", required_argument, NULL, 'n'},
+        {"queues", required_argument, NULL, 'q'}, {"pods-per-gang", required_argument, NULL, 'p'},
+        {"runs", required_argument, NULL, 'r'},   {NULL, 0, NULL, 0},
+    };
+    int ch;
+    while ((ch = getopt_long(argc, argv, "", options, NULL)) != -1) {
+        long v = optarg != NULL ? strtol(optarg, NULL, 10) : 0;
+        switch (ch) {
+        case 'g':
+            o.gangs = v;
+            break;
+        case 'n':
+            o.nodes = v;
+            break;
+        case 'q':
+            o.queues = v;
+            break;
+        case 'p':
+            o.pods = v;
+            break;
+        case 'r':
+            o.runs = v;
+            break;
+        default:
+            usage();
+        }
+    }
+    if (o.nodes < 0)
+        o.nodes = o.gangs / 2;
+    if (o.gangs < 4 || o.nodes < 1 || o.queues < 1 || o.pods < 2 || o.runs < 1 || o.gangs > 900000 || o.pods > 999)
+        usage();
+
+    struct cache *c = cache_create();
+    struct gang_error err;
+    double t0 = now_ms();
+    for (long i = 0; i < o.nodes; i++) {
+        json_t *n = node_json(i);
+        check(cache_upsert_node(c, n, &err), &err);
+        json_decref(n);
+    }
+    for (long q = 0; q < o.queues; q++) {
+        json_t *j = queue_json(&o, q);
+        check(cache_upsert_queue(c, j, &err), &err);
+        json_decref(j);
+    }
+    for (long g = 0; g < o.gangs; g++)
+        upsert_raycluster(c, &o, g, 0);
+    struct mallinfo2 m0 = mallinfo2();
+    double t1 = now_ms();
+    for (long g = 0; g < o.gangs; g++) {
+        for (long k = 0; k < o.pods; k++)
+            upsert_pod(c, &o, g, k, NULL, "2");
+    }
+    double load_pods_ms = now_ms() - t1;
+    struct mallinfo2 m1 = mallinfo2();
+    double load_ms = now_ms() - t0;
+    long npods = o.gangs * o.pods;
+    double bytes_per_pod = ((double)m1.uordblks - (double)m0.uordblks) / (double)npods;
+
+    /* The pending state: the pass sees the same cache every run. */
+    json_t *full = samples();
+    struct admit_result first;
+    admit_result_init(&first);
+    timed_pass(c, ADMIT_PASS_FULL, NULL, NULL); /* warm-up */
+    for (long r = 0; r < o.runs; r++)
+        timed_pass(c, ADMIT_PASS_FULL, full, &first);
+    json_t *first_counts = counts(&first);
+
+    /* Carry the decisions out; the scheduler binds the admitted pods. */
+    struct fit fit = {o.nodes, calloc((size_t)o.nodes, 8), calloc((size_t)o.nodes, 8), calloc((size_t)o.nodes, 8), {0, 0}};
+    for (long i = 0; i < o.nodes; i++) {
+        fit.cpu[i] = 32000;
+        fit.mem[i] = 128LL << 30;
+        fit.pods[i] = 110;
+    }
+    unsigned char *running = calloc((size_t)o.gangs + 1, 1);
+    long nbound = carry_out(c, &o, &fit, &first, running);
+    admit_result_finish(&first);
+    timed_pass(c, 0, NULL, NULL); /* settles what the binds changed */
+
+    json_t *steady = samples();
+    struct admit_result last;
+    admit_result_init(&last);
+    for (long r = 0; r < o.runs; r++)
+        timed_pass(c, ADMIT_PASS_FULL, steady, &last);
+    json_t *steady_counts = counts(&last);
+
+    /* Single events in the steady state. Pick a pending gang and a running one. */
+    long pending = -1, run = -1;
+    for (long g = 0; g < o.gangs && (pending < 0 || run < 0); g++) {
+        if (running[g] && run < 0)
+            run = g;
+        if (!running[g] && pending < 0 && g % o.queues % 5 != 4)
+            pending = g;
+    }
+    if (pending < 0 || run < 0)
+        die("no pending or no running gang to delete: choose more gangs");
+
+    json_t *created = samples(), *created_pass = samples();
+    json_t *created_counts = NULL;
+    long extra = o.gangs; /* a new RayCluster whose pods arrive one by one */
+    upsert_raycluster(c, &o, extra, 0);
+    timed_pass(c, 0, NULL, NULL);
+    for (long r = 0; r < o.runs; r++) {
+        struct span a = span_start();
+        upsert_pod(c, &o, extra, 1 + r % (o.pods - 1), NULL, "2");
+        timed_pass(c, 0, created_pass, &last);
+        span_add(created, a);
+        if (created_counts == NULL)
+            created_counts = counts(&last);
+        /* Back to the same state, unmeasured. */
+        char name[64];
+        snprintf(name, sizeof(name), "rc-%06ld-w-worker-%05ld", extra, 1 + r % (o.pods - 1));
+        cache_delete_pod(c, "bench", name);
+        timed_pass(c, 0, NULL, NULL);
+    }
+
+    json_t *del_pending = samples(), *del_running = samples();
+    json_t *del_pending_counts = NULL, *del_running_counts = NULL;
+    for (long r = 0; r < o.runs; r++) {
+        struct span a = span_start();
+        delete_gang(c, &o, pending);
+        timed_pass(c, 0, NULL, &last);
+        span_add(del_pending, a);
+        if (del_pending_counts == NULL)
+            del_pending_counts = counts(&last);
+        upsert_raycluster(c, &o, pending, 0);
+        for (long k = 0; k < o.pods; k++)
+            upsert_pod(c, &o, pending, k, NULL, "2");
+        timed_pass(c, 0, NULL, NULL);
+    }
+    for (long r = 0; r < o.runs; r++) {
+        /* A different running gang each run: the room it frees may admit another gang, which is carried out too. */
+        while (run < o.gangs && !running[run])
+            run++;
+        if (run >= o.gangs)
+            die("not enough running gangs for the runs");
+        char cluster[32];
+        snprintf(cluster, sizeof(cluster), "rc-%06ld", run);
+        struct cache_gang *g = cache_gang_get(c, "bench", cluster);
+        if (g == NULL)
+            die("running gang not cached");
+        for (const struct cache_pod *p = g->pods; p != NULL; p = p->gang_next)
+            fit_free(&fit, p);
+        struct span a = span_start();
+        delete_gang(c, &o, run);
+        timed_pass(c, 0, NULL, &last);
+        span_add(del_running, a);
+        if (del_running_counts == NULL)
+            del_running_counts = counts(&last);
+        running[run] = 0;
+        run++;
+        carry_out(c, &o, &fit, &last, running);
+        timed_pass(c, 0, NULL, NULL);
+    }
+    admit_result_finish(&last);
+
+    json_t *out = json_pack(
+        "{s:{s:I,s:I,s:I,s:I,s:I},s:f,s:f,s:f,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "config", "gangs",
+        (json_int_t)o.gangs, "nodes", (json_int_t)o.nodes, "queues", (json_int_t)o.queues, "pods_per_gang", (json_int_t)o.pods,
+        "runs", (json_int_t)o.runs, "load_ms", load_ms, "load_pods_ms", load_pods_ms, "bytes_per_pod", bytes_per_pod, "bound_pods",
+        (json_int_t)nbound, "full_pass_ms", full, "full_pass_counts", first_counts, "steady_full_pass_ms", steady,
+        "steady_full_pass_counts", steady_counts, "pod_created_ms", created, "pod_created_pass_ms", created_pass,
+        "pod_created_counts", created_counts, "pending_gang_deleted_ms", del_pending, "pending_gang_deleted_counts",
+        del_pending_counts, "running_gang_deleted_ms", del_running, "running_gang_deleted_counts", del_running_counts);
+    if (out == NULL)
+        die("cannot build the result");
+    char *text = json_dumps(out, JSON_COMPACT);
+    puts(text);
+    free(text);
+    json_decref(out);
+    free(running);
+    free(fit.cpu);
+    free(fit.mem);
+    free(fit.pods);
+    cache_destroy(c);
+    return 0;
+}

@@ -1,0 +1,279 @@
+#include "jsonscan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+void jsonscan_init(struct jsonscan *s)
+{
+    memset(s, 0, sizeof(*s));
+}
+
+void jsonscan_finish(struct jsonscan *s)
+{
+    if (s == NULL)
+        return;
+    free(s->tokens);
+    jsonscan_init(s);
+}
+
+struct cursor {
+    struct jsonscan *s;
+    const unsigned char *p;
+    size_t pos, end;
+};
+
+static void skip_ws(struct cursor *c)
+{
+    while (c->pos < c->end && (c->p[c->pos] == ' ' || c->p[c->pos] == '\n' || c->p[c->pos] == '\r' || c->p[c->pos] == '\t'))
+        c->pos++;
+}
+
+static long push(struct cursor *c, enum jsonscan_type type, size_t start)
+{
+    struct jsonscan *s = c->s;
+    if (s->len == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 256;
+        s->tokens = util_realloc(s->tokens, s->cap * sizeof(*s->tokens));
+    }
+    struct jsonscan_token *t = &s->tokens[s->len];
+    memset(t, 0, sizeof(*t));
+    t->type = (uint8_t)type;
+    t->start = (uint32_t)start;
+    return (long)s->len++;
+}
+
+static long scan_string(struct cursor *c)
+{
+    size_t start = ++c->pos; /* after the quote */
+    int escaped = 0;
+    for (;;) {
+        if (c->pos >= c->end)
+            return -1;
+        unsigned char ch = c->p[c->pos];
+        if (ch == '"')
+            break;
+        if (ch < 0x20 || ch >= 0x80)
+            return -1; /* control characters are invalid; UTF-8 is left to jansson's decoder */
+        if (ch == '\\') {
+            if (c->pos + 1 >= c->end || strchr("\"\\/bfnrt", c->p[c->pos + 1]) == NULL || c->p[c->pos + 1] == '\0')
+                return -1; /* \u (and anything else) is left to jansson */
+            escaped = 1;
+            c->pos += 2;
+            continue;
+        }
+        c->pos++;
+    }
+    long t = push(c, JSONSCAN_STRING, start);
+    c->s->tokens[t].len = (uint32_t)(c->pos - start);
+    c->s->tokens[t].escaped = (uint8_t)escaped;
+    c->s->tokens[t].next = (uint32_t)c->s->len;
+    c->pos++; /* the closing quote */
+    return t;
+}
+
+static int is_digit(unsigned char ch)
+{
+    return ch >= '0' && ch <= '9';
+}
+
+/* -?(0|[1-9][0-9]*)(\.[0-9]+)? of at most 15 characters: what jansson reads without overflow. */
+static long scan_number(struct cursor *c)
+{
+    size_t start = c->pos;
+    if (c->pos < c->end && c->p[c->pos] == '-')
+        c->pos++;
+    if (c->pos >= c->end || !is_digit(c->p[c->pos]))
+        return -1;
+    if (c->p[c->pos] == '0') {
+        c->pos++;
+    } else {
+        while (c->pos < c->end && is_digit(c->p[c->pos]))
+            c->pos++;
+    }
+    if (c->pos < c->end && c->p[c->pos] == '.') {
+        c->pos++;
+        if (c->pos >= c->end || !is_digit(c->p[c->pos]))
+            return -1;
+        while (c->pos < c->end && is_digit(c->p[c->pos]))
+            c->pos++;
+    }
+    if (c->pos < c->end && (c->p[c->pos] == 'e' || c->p[c->pos] == 'E'))
+        return -1; /* exponents may overflow a double: jansson's call */
+    if (c->pos - start > 15)
+        return -1;
+    long t = push(c, JSONSCAN_NUMBER, start);
+    c->s->tokens[t].len = (uint32_t)(c->pos - start);
+    c->s->tokens[t].next = (uint32_t)c->s->len;
+    return t;
+}
+
+static long scan_literal(struct cursor *c, const char *word, enum jsonscan_type type)
+{
+    size_t n = strlen(word);
+    if (c->end - c->pos < n || memcmp(c->p + c->pos, word, n) != 0)
+        return -1;
+    long t = push(c, type, c->pos);
+    c->s->tokens[t].len = (uint32_t)n;
+    c->s->tokens[t].next = (uint32_t)c->s->len;
+    c->pos += n;
+    return t;
+}
+
+struct key {
+    const char *p;
+    uint32_t len;
+};
+
+static int cmp_key(const void *a, const void *b)
+{
+    const struct key *x = a, *y = b;
+    if (x->len != y->len)
+        return x->len < y->len ? -1 : 1;
+    return memcmp(x->p, y->p, x->len);
+}
+
+/* Whether object obj has two members of one name (keys carry no escapes: raw bytes are the names). */
+static int has_duplicates(const struct jsonscan *s, long obj)
+{
+    uint32_t n = s->tokens[obj].count;
+    if (n < 2)
+        return 0;
+    struct key small[16], *keys = n <= 16 ? small : util_malloc(n * sizeof(*keys));
+    long i = obj + 1;
+    for (uint32_t k = 0; k < n; k++) {
+        keys[k].p = s->text + s->tokens[i].start;
+        keys[k].len = s->tokens[i].len;
+        i = (long)s->tokens[i + 1].next;
+    }
+    int dup = 0;
+    if (n <= 16) {
+        for (uint32_t a = 0; a < n && !dup; a++)
+            for (uint32_t b = a + 1; b < n && !dup; b++)
+                dup = cmp_key(&keys[a], &keys[b]) == 0;
+    } else {
+        qsort(keys, n, sizeof(*keys), cmp_key);
+        for (uint32_t a = 1; a < n && !dup; a++)
+            dup = cmp_key(&keys[a - 1], &keys[a]) == 0;
+        free(keys);
+    }
+    return dup;
+}
+
+static long scan_value(struct cursor *c, int depth);
+
+static long scan_container(struct cursor *c, int depth, int object)
+{
+    if (depth >= JSONSCAN_MAX_DEPTH)
+        return -1;
+    long t = push(c, object ? JSONSCAN_OBJECT : JSONSCAN_ARRAY, c->pos);
+    unsigned char close = object ? '}' : ']';
+    uint32_t count = 0;
+    c->pos++;
+    skip_ws(c);
+    if (c->pos < c->end && c->p[c->pos] == close) {
+        c->pos++;
+    } else {
+        for (;;) {
+            if (object) {
+                skip_ws(c);
+                if (c->pos >= c->end || c->p[c->pos] != '"')
+                    return -1;
+                long k = scan_string(c);
+                if (k < 0 || c->s->tokens[k].escaped)
+                    return -1; /* a key with escapes: jansson compares decoded names */
+                skip_ws(c);
+                if (c->pos >= c->end || c->p[c->pos] != ':')
+                    return -1;
+                c->pos++;
+            }
+            if (scan_value(c, depth + 1) < 0)
+                return -1;
+            count++;
+            skip_ws(c);
+            if (c->pos >= c->end)
+                return -1;
+            if (c->p[c->pos] == ',') {
+                c->pos++;
+                continue;
+            }
+            if (c->p[c->pos] != close)
+                return -1;
+            c->pos++;
+            break;
+        }
+    }
+    struct jsonscan_token *tok = &c->s->tokens[t];
+    tok->count = count;
+    tok->len = (uint32_t)(c->pos - tok->start);
+    tok->next = (uint32_t)c->s->len;
+    if (object && has_duplicates(c->s, t))
+        return -1;
+    return t;
+}
+
+static long scan_value(struct cursor *c, int depth)
+{
+    skip_ws(c);
+    if (c->pos >= c->end)
+        return -1;
+    switch (c->p[c->pos]) {
+    case '{':
+        return scan_container(c, depth, 1);
+    case '[':
+        return scan_container(c, depth, 0);
+    case '"':
+        return scan_string(c);
+    case 't':
+        return scan_literal(c, "true", JSONSCAN_TRUE);
+    case 'f':
+        return scan_literal(c, "false", JSONSCAN_FALSE);
+    case 'n':
+        return scan_literal(c, "null", JSONSCAN_NULL);
+    default:
+        return scan_number(c);
+    }
+}
+
+int jsonscan_parse(struct jsonscan *s, const char *text, size_t len)
+{
+    s->text = text;
+    s->len = 0;
+    if (len > UINT32_MAX)
+        return -1;
+    struct cursor c = {s, (const unsigned char *)text, 0, len};
+    skip_ws(&c);
+    if (c.pos >= c.end || c.p[c.pos] != '{')
+        return -1;
+    if (scan_value(&c, 0) != 0)
+        return -1;
+    skip_ws(&c);
+    return c.pos == c.end ? 0 : -1;
+}
+
+int jsonscan_type(const struct jsonscan *s, long i)
+{
+    return i < 0 || (size_t)i >= s->len ? 0 : s->tokens[i].type;
+}
+
+int jsonscan_string_is(const struct jsonscan *s, long i, const char *value)
+{
+    if (jsonscan_type(s, i) != JSONSCAN_STRING || s->tokens[i].escaped)
+        return 0;
+    size_t n = strlen(value);
+    return s->tokens[i].len == n && memcmp(s->text + s->tokens[i].start, value, n) == 0;
+}
+
+long jsonscan_get(const struct jsonscan *s, long obj, const char *key)
+{
+    if (jsonscan_type(s, obj) != JSONSCAN_OBJECT)
+        return -1;
+    long i = obj + 1;
+    for (uint32_t k = 0; k < s->tokens[obj].count; k++) {
+        if (jsonscan_string_is(s, i, key))
+            return i + 1;
+        i = (long)s->tokens[i + 1].next;
+    }
+    return -1;
+}

@@ -1,0 +1,187 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "fixtures.h"
+#include "jsonscan.h"
+
+static int scans(const char *text)
+{
+    struct jsonscan s;
+    jsonscan_init(&s);
+    int rc = jsonscan_parse(&s, text, strlen(text));
+    jsonscan_finish(&s);
+    return rc == 0;
+}
+
+static void test_accepts(void **state)
+{
+    (void)state;
+    static const char *const ok[] = {
+        "{}",
+        " \t\r\n{ } \n",
+        "{\"a\":1}",
+        "{\"a\":-0.5,\"b\":[true,false,null,\"x\"],\"c\":{\"d\":[]}}",
+        "{\"s\":\"with \\\"escapes\\\" \\\\ \\/ \\b\\f\\n\\r\\t\"}",
+        "{\"\":0}",
+        "{\"a\":123456789012345}",
+        "{\"a\":[[[[[]]]]]}",
+    };
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        if (!scans(ok[i]))
+            fail_msg("declined %s", ok[i]);
+    }
+}
+
+static void test_declines(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "",
+        "[]",
+        "\"x\"",
+        "1",
+        "{",
+        "{\"a\"}",
+        "{\"a\":}",
+        "{\"a\":1,}",
+        "{\"a\":1} x",
+        "{\"a\":1}{}",
+        "{a:1}",
+        "{\"a\":01}",
+        "{\"a\":1.}",
+        "{\"a\":-}",
+        "{\"a\":1e5}",
+        "{\"a\":1234567890123456}",
+        "{\"a\":tru}",
+        "{\"a\":nul}",
+        "{\"a\":\"\\u0041\"}",
+        "{\"a\":\"\\x\"}",
+        "{\"a\":\"tab\there\"}",
+        "{\"a\":\"\xc3\xa9\"}",
+        "{\"a\":1,\"a\":2}",
+        "{\"b\\/\":1}",
+        "{\"a\":[1 2]}",
+        "{\"a\":\"unterminated}",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        if (scans(bad[i]))
+            fail_msg("accepted %s", bad[i]);
+    }
+    /* Duplicates are found in objects of any size and depth. */
+    char big[4096];
+    size_t n = (size_t)snprintf(big, sizeof(big), "{\"x\":{");
+    for (int i = 0; i < 40; i++)
+        n += (size_t)snprintf(big + n, sizeof(big) - n, "\"k%d\":%d,", i, i);
+    snprintf(big + n, sizeof(big) - n, "\"k7\":0}}");
+    assert_false(scans(big));
+    big[n - 1] = '}';
+    big[n] = '}';
+    big[n + 1] = '\0';
+    assert_true(scans(big));
+    /* Nesting deeper than JSONSCAN_MAX_DEPTH. */
+    char deep[2 * JSONSCAN_MAX_DEPTH + 16];
+    n = 0;
+    deep[n++] = '{';
+    deep[n++] = '"';
+    deep[n++] = 'a';
+    deep[n++] = '"';
+    deep[n++] = ':';
+    for (int i = 0; i < JSONSCAN_MAX_DEPTH; i++)
+        deep[n++] = '[';
+    for (int i = 0; i < JSONSCAN_MAX_DEPTH; i++)
+        deep[n++] = ']';
+    deep[n++] = '}';
+    deep[n] = '\0';
+    assert_false(scans(deep));
+}
+
+static void test_tokens(void **state)
+{
+    (void)state;
+    const char *text =
+        "{\"kind\":\"Pod\",\"spec\":{\"gates\":[{\"name\":\"g\"},{\"name\":\"h\"}],\"n\":-2.5},\"e\":\"a\\nb\",\"z\":null}";
+    struct jsonscan s;
+    jsonscan_init(&s);
+    assert_int_equal(jsonscan_parse(&s, text, strlen(text)), 0);
+    assert_int_equal(jsonscan_type(&s, 0), JSONSCAN_OBJECT);
+    assert_int_equal(s.tokens[0].count, 4);
+    assert_int_equal(s.tokens[0].next, s.len);
+    assert_true(jsonscan_string_is(&s, jsonscan_get(&s, 0, "kind"), "Pod"));
+    long spec = jsonscan_get(&s, 0, "spec");
+    assert_int_equal(jsonscan_type(&s, spec), JSONSCAN_OBJECT);
+    long gates = jsonscan_get(&s, spec, "gates");
+    assert_int_equal(jsonscan_type(&s, gates), JSONSCAN_ARRAY);
+    assert_int_equal(s.tokens[gates].count, 2);
+    long second = (long)s.tokens[gates + 1].next;
+    assert_true(jsonscan_string_is(&s, jsonscan_get(&s, second, "name"), "h"));
+    long num = jsonscan_get(&s, spec, "n");
+    assert_int_equal(jsonscan_type(&s, num), JSONSCAN_NUMBER);
+    assert_memory_equal(text + s.tokens[num].start, "-2.5", 4);
+    long e = jsonscan_get(&s, 0, "e");
+    assert_true(s.tokens[e].escaped);
+    assert_false(jsonscan_string_is(&s, e, "a\\nb")); /* escaped text is never compared raw */
+    assert_int_equal(jsonscan_type(&s, jsonscan_get(&s, 0, "z")), JSONSCAN_NULL);
+    assert_int_equal(jsonscan_get(&s, 0, "missing"), -1);
+    assert_int_equal(jsonscan_get(&s, gates, "name"), -1); /* not an object */
+    assert_int_equal(jsonscan_type(&s, -1), 0);
+    jsonscan_finish(&s);
+}
+
+/* Never more than jansson: every byte-level mutation of a real AdmissionReview the scan accepts, jansson accepts too. */
+static void test_subset_of_jansson(void **state)
+{
+    (void)state;
+    size_t len;
+    char *body = fixture_read("bench/pod-review.json", &len);
+    char *copy = malloc(len);
+    static const char subst[] = "{}[]\",:\\ 0-.ea\x01\x80";
+    unsigned seed = 12345;
+    size_t accepted = 0, declined = 0;
+    struct jsonscan s;
+    jsonscan_init(&s);
+    for (int round = 0; round < 4000; round++) {
+        memcpy(copy, body, len);
+        int flips = 1 + round % 3;
+        for (int f = 0; f < flips; f++) {
+            seed = seed * 1103515245u + 12345u;
+            size_t at = (seed >> 8) % len;
+            seed = seed * 1103515245u + 12345u;
+            copy[at] = subst[(seed >> 8) % (sizeof(subst) - 1)];
+        }
+        if (jsonscan_parse(&s, copy, len) != 0) {
+            declined++;
+            continue;
+        }
+        accepted++;
+        json_error_t err;
+        json_t *j = json_loadb(copy, len, JSON_REJECT_DUPLICATES, &err);
+        if (j == NULL)
+            fail_msg("round %d: scanned, but jansson says: %s (line %d, column %d)", round, err.text, err.line, err.column);
+        json_decref(j);
+    }
+    /* Both outcomes happened: the property was exercised. */
+    assert_true(accepted > 100);
+    assert_true(declined > 100);
+    jsonscan_finish(&s);
+    free(copy);
+    free(body);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_accepts),
+        cmocka_unit_test(test_declines),
+        cmocka_unit_test(test_tokens),
+        cmocka_unit_test(test_subset_of_jansson),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
