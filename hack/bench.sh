@@ -24,7 +24,10 @@
 # Every figure is the median of --runs runs (default 5) with min and max.
 # Results: DIR/<date>.md and .json (default bench/results; --quick runs are
 # named <date>-quick). --quick: short runs and small sizes, to try the script.
-# Environment: BENCH_RUNS, BENCH_DURATION, RAYGATE_PORT_OFFSET, RAYGATE_CACHE.
+# Environment: BENCH_RUNS, BENCH_DURATION, RAYGATE_PORT_OFFSET, RAYGATE_CACHE;
+# BENCH_NOTE, a line printed in bold under the machine (e.g. that it was loaded).
+# Needs what hack/deps.sh installs (wrk among it) and Go (the peer and the
+# upstream programs, built once into RAYGATE_CACHE).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$here/lib.sh"
@@ -512,6 +515,7 @@ report_md() {
 # ------------------------------------------------------------------ main
 
 main() {
+	bash "$here/deps.sh" >/dev/null
 	LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
 	build
 	part webhook && bench_webhook
