@@ -9,39 +9,8 @@
 
 #include "admit.h"
 #include "cache.h"
+#include "cachefixture.h"
 #include "fixtures.h"
-
-static const char *const kinds[] = {"queues", "nodes", "rayclusters", "pods"};
-
-static void upsert(struct cache *c, const char *kind, const json_t *obj)
-{
-    struct gang_error err;
-    int rc;
-    if (strcmp(kind, "queues") == 0)
-        rc = cache_upsert_queue(c, obj, &err);
-    else if (strcmp(kind, "nodes") == 0)
-        rc = cache_upsert_node(c, obj, &err);
-    else if (strcmp(kind, "rayclusters") == 0)
-        rc = cache_upsert_raycluster(c, obj, &err);
-    else
-        rc = cache_upsert_pod(c, obj, &err);
-    if (rc != 0)
-        fail_msg("upsert %s: %s", kind, err.message);
-}
-
-/* A cache holding a fixture's state; reverse loads pods first and every list backwards (watch events come in any order). */
-static struct cache *load(const json_t *fx, int reverse)
-{
-    struct cache *c = cache_create();
-    for (size_t k = 0; k < 4; k++) {
-        const char *kind = kinds[reverse ? 3 - k : k];
-        const json_t *arr = json_object_get(fx, kind);
-        size_t n = json_array_size(arr);
-        for (size_t i = 0; i < n; i++)
-            upsert(c, kind, json_array_get(arr, reverse ? n - 1 - i : i));
-    }
-    return c;
-}
 
 static char *decision_text(const struct admit_decision *d)
 {
@@ -119,7 +88,7 @@ static void test_fixtures(void **state)
         const json_t *want = json_object_get(fx, "decisions");
         assert_true(json_is_array(want));
         for (int reverse = 0; reverse < 2; reverse++) {
-            struct cache *c = load(fx, reverse);
+            struct cache *c = cachefixture_load(fx, reverse);
             struct admit_result r;
             admit_result_init(&r);
             char what[256];
@@ -184,7 +153,7 @@ static void test_walkthrough(void **state)
 {
     (void)state;
     json_t *fx = fixture_json("admit/queue-walkthrough.json");
-    struct cache *c = load(fx, 0);
+    struct cache *c = cachefixture_load(fx, 0);
     struct admit_result r;
     admit_result_init(&r);
     struct gang_error err;
@@ -286,7 +255,7 @@ static void test_incremental(void **state)
 {
     (void)state;
     json_t *fx = fixture_json("admit/queue-closed.json");
-    struct cache *c = load(fx, 0);
+    struct cache *c = cachefixture_load(fx, 0);
     struct admit_result r;
     struct gang_error err;
     admit_result_init(&r);
@@ -355,7 +324,7 @@ static void test_node_added(void **state)
 {
     (void)state;
     json_t *fx = fixture_json("admit/nodes-fragmentation.json");
-    struct cache *c = load(fx, 0);
+    struct cache *c = cachefixture_load(fx, 0);
     struct admit_result r;
     struct gang_error err;
     admit_result_init(&r);
@@ -388,7 +357,7 @@ static void test_node_waiters(void **state)
 {
     (void)state;
     json_t *fx = fixture_json("admit/incremental-node-waiters.json");
-    struct cache *c = load(fx, 0);
+    struct cache *c = cachefixture_load(fx, 0);
     struct admit_result r;
     struct gang_error err;
     admit_result_init(&r);
@@ -443,7 +412,7 @@ static void test_reason_changed(void **state)
 {
     (void)state;
     json_t *fx = fixture_json("admit/pods-incomplete.json");
-    struct cache *c = load(fx, 0);
+    struct cache *c = cachefixture_load(fx, 0);
     struct admit_result r;
     admit_result_init(&r);
     admit_pass(c, ADMIT_PASS_FULL, &r);
@@ -514,7 +483,7 @@ static void test_ungate_patch_and_marks(void **state)
     json_t *head = json_array_get(pod, 0);
     json_array_append_new(json_object_get(json_object_get(head, "spec"), "schedulingGates"),
                           json_pack("{s:s}", "name", "example.com/quota"));
-    struct cache *c = load(fx, 0);
+    struct cache *c = cachefixture_load(fx, 0);
     struct admit_result r;
     struct gang_error err;
     admit_result_init(&r);
@@ -574,7 +543,7 @@ static void test_tail_progress(void **state)
 {
     (void)state;
     json_t *fx = fixture_json("admit/tail-queue.json");
-    struct cache *c = load(fx, 0);
+    struct cache *c = cachefixture_load(fx, 0);
     struct admit_result r;
     struct gang_error err;
     admit_result_init(&r);
@@ -621,7 +590,7 @@ static void test_tail_release(void **state)
 {
     (void)state;
     json_t *fx = fixture_json("admit/tail-release.json");
-    struct cache *c = load(fx, 0);
+    struct cache *c = cachefixture_load(fx, 0);
     struct admit_result r;
     struct gang_error err;
     admit_result_init(&r);

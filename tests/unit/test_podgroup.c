@@ -10,6 +10,7 @@
 
 #include "admit.h"
 #include "cache.h"
+#include "cachefixture.h"
 #include "fixtures.h"
 #include "jsonpatch.h"
 #include "metrics.h"
@@ -190,36 +191,6 @@ static void test_discovery(void **state)
 
 /* ---- from the cache ---- */
 
-static void upsert(struct cache *c, const char *kind, const json_t *obj)
-{
-    struct gang_error err;
-    int rc;
-    if (strcmp(kind, "queues") == 0)
-        rc = cache_upsert_queue(c, obj, &err);
-    else if (strcmp(kind, "nodes") == 0)
-        rc = cache_upsert_node(c, obj, &err);
-    else if (strcmp(kind, "rayclusters") == 0)
-        rc = cache_upsert_raycluster(c, obj, &err);
-    else
-        rc = cache_upsert_pod(c, obj, &err);
-    if (rc != 0)
-        fail_msg("upsert %s: %s", kind, err.message);
-}
-
-static struct cache *load(const json_t *fx)
-{
-    static const char *const kinds[] = {"queues", "nodes", "rayclusters", "pods"};
-    struct cache *c = cache_create();
-    for (size_t k = 0; k < 4; k++) {
-        size_t i;
-        json_t *obj;
-        json_array_foreach(json_object_get(fx, kinds[k]), i, obj)
-        {
-            upsert(c, kinds[k], obj);
-        }
-    }
-    return c;
-}
 
 /* One pass, carried out as the controller does: reasons recorded, admissions and gates marked. */
 static void pass(struct cache *c, const char *now)
@@ -347,7 +318,7 @@ static void test_queue_status(void **state)
         char where[512];
         snprintf(where, sizeof(where), "%s (%s)", str(cs, "comment"), str(cs, "state"));
         json_t *fx = fixture_json(str(cs, "state"));
-        struct cache *c = load(fx);
+        struct cache *c = cachefixture_load(fx, 0);
         pass(c, "2024-05-01T11:00:00Z");
         struct gauges gs;
         gauges_init(&gs);
@@ -382,7 +353,7 @@ static void test_walkthrough(void **state)
     (void)state;
     json_t *wt = fixture_json("podgroup/walkthrough.json");
     json_t *fx = fixture_json(str(wt, "state"));
-    struct cache *c = load(fx);
+    struct cache *c = cachefixture_load(fx, 0);
     struct gauges gs;
     gauges_init(&gs);
     json_t *observed = json_object(); /* "ns/name" -> the PodGroup as written */
