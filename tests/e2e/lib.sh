@@ -102,6 +102,39 @@ sample_cluster() {
 	sed -e "s/name: test-cluster-0/name: $2/" -e "s/volcano.sh\/queue-name: .*/volcano.sh\/queue-name: $3/" "$1"
 }
 
+api_up() { kc get --raw /readyz >/dev/null 2>&1; }
+
+# restart_api [EXTRA-ARG...]: restarts kube-apiserver (with its arguments plus
+# the extra ones) and waits until it is ready again
+restart_api() {
+	local t0=$SECONDS
+	"$ROOT/hack/cluster.sh" restart kube-apiserver "$@"
+	wait_until 120 "kube-apiserver /readyz" api_up || fail "kube-apiserver did not come back"
+	pass "kube-apiserver restarted ${*:-with its usual arguments}, ready in $((SECONDS - t0))s"
+}
+
+# gate_log_from: the number of the gate log's next line (for tail -n +N)
+gate_log_from() { echo $(($(wc -l <"$STATE/logs/raygate-gate.log") + 1)); }
+
+# head_only_cluster NAME QUEUE [CPU]: creates a RayCluster of one head pod
+# (CPU, default 1, and 1Gi) and no workers in the test's namespace, in QUEUE
+head_only_cluster() {
+	kc apply -n "$NS" -f - >/dev/null <<-YAML
+		apiVersion: ray.io/v1
+		kind: RayCluster
+		metadata: {name: $1, labels: {volcano.sh/queue-name: $2}}
+		spec:
+		  rayVersion: "2.9.0"
+		  headGroupSpec:
+		    rayStartParams: {}
+		    template:
+		      spec:
+		        containers:
+		        - {name: ray-head, image: "rayproject/ray:2.9.0", resources: {requests: {cpu: "${3:-1}", memory: 1Gi}}}
+		  workerGroupSpecs: []
+	YAML
+}
+
 # make_queue NAME CPU MEMORY [DEQUEUE_STRATEGY]: a Queue (fifo or traverse; unset by default)
 make_queue() {
 	local name="$1" cpu="$2" mem="$3" strategy="${4:-}"

@@ -13,25 +13,17 @@
 # raygate, not about the garbage collector.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
-api_up() { kc get --raw /readyz >/dev/null 2>&1; }
 restore_api() { api_up || "$ROOT/hack/cluster.sh" restart kube-apiserver >/dev/null 2>&1 || true; }
 trap 'restore_api; e2e_teardown' EXIT
 Q="apirestart-$RANDOM"
 make_queue "$Q" 4 16Gi
 inv_start --grace 10
 admitted_at() { kc get raycluster -n "$NS" "$1" -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}'; }
-gate_log_from() { echo $(($(wc -l <"$STATE/logs/raygate-gate.log") + 1)); }
 relisted() { # FROM-LINE WATCH...: every WATCH relisted after FROM-LINE
 	local from="$1" w; shift
 	for w in "$@"; do
 		tail -n "+$from" "$STATE/logs/raygate-gate.log" | grep "watch $w: .*relisting" >/dev/null || return 1
 	done
-}
-restart_api() {
-	local t0=$SECONDS
-	"$ROOT/hack/cluster.sh" restart kube-apiserver
-	wait_until 90 "kube-apiserver /readyz" api_up || fail "kube-apiserver did not come back"
-	pass "kube-apiserver restarted and ready in $((SECONDS - t0))s"
 }
 
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" a "$Q" | kc apply -n "$NS" -f - >/dev/null
@@ -61,20 +53,7 @@ delete_cluster() { # NAME: the RayCluster and (for the garbage collector) its po
 delete_cluster a
 all_or_none_watch b 3 120 || fail "b was not admitted after a was deleted"
 pass "b admitted after the restart, once a is gone"
-kc apply -n "$NS" -f - >/dev/null <<YAML
-apiVersion: ray.io/v1
-kind: RayCluster
-metadata: {name: c, labels: {volcano.sh/queue-name: $Q}}
-spec:
-  rayVersion: "2.9.0"
-  headGroupSpec:
-    rayStartParams: {}
-    template:
-      spec:
-        containers:
-        - {name: ray-head, image: "rayproject/ray:2.9.0", resources: {requests: {cpu: "1", memory: 1Gi}}}
-  workerGroupSpecs: []
-YAML
+head_only_cluster c "$Q"
 all_or_none_watch c 1 120 || fail "c was not admitted"
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" d "$Q" | kc apply -n "$NS" -f - >/dev/null
 three_d() { [[ "$(count_pods d)" == 3 ]]; }

@@ -17,7 +17,6 @@
 # are deleted by hand.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
-api_up() { kc get --raw /readyz >/dev/null 2>&1; }
 gate_pid() { cat "$STATE/pids/raygate-gate.pid"; }
 api_without_cache() { tr '\0' ' ' <"/proc/$(cat "$STATE/pids/kube-apiserver.pid")/cmdline" 2>/dev/null | grep -- '--watch-cache=false' >/dev/null; }
 restore() { # on any exit: the gate running, the apiserver with its usual arguments
@@ -28,16 +27,9 @@ restore() { # on any exit: the gate running, the apiserver with its usual argume
 	fi
 }
 trap 'restore; e2e_teardown' EXIT
-restart_api() { # EXTRA-ARGS...
-	local t0=$SECONDS
-	"$ROOT/hack/cluster.sh" restart kube-apiserver "$@"
-	wait_until 120 "kube-apiserver /readyz" api_up || fail "kube-apiserver did not come back"
-	pass "kube-apiserver restarted ${*:-with its usual arguments}, ready in $((SECONDS - t0))s"
-}
 etcd_revision() {
 	ETCDCTL_API=3 etcdctl --endpoints "http://127.0.0.1:$ETCD_PORT" endpoint status -w json | jq '.[0].Status.header.revision'
 }
-gate_log_from() { echo $(($(wc -l <"$STATE/logs/raygate-gate.log") + 1)); }
 expired_relist() { # FROM-LINE WATCH...: each WATCH got 410 from etcd and relisted after FROM-LINE
 	local from="$1" w; shift
 	for w in "$@"; do
@@ -45,23 +37,6 @@ expired_relist() { # FROM-LINE WATCH...: each WATCH got 410 from etcd and relist
 			grep "watch $w: ERROR event 410: The resourceVersion for the provided watch is too old.*relisting" >/dev/null || return 1
 	done
 }
-head_only() { # NAME QUEUE CPU
-	kc apply -n "$NS" -f - >/dev/null <<-YAML
-		apiVersion: ray.io/v1
-		kind: RayCluster
-		metadata: {name: $1, labels: {volcano.sh/queue-name: $2}}
-		spec:
-		  rayVersion: "2.9.0"
-		  headGroupSpec:
-		    rayStartParams: {}
-		    template:
-		      spec:
-		        containers:
-		        - {name: ray-head, image: "rayproject/ray:2.9.0", resources: {requests: {cpu: "$3", memory: 1Gi}}}
-		  workerGroupSpecs: []
-	YAML
-}
-
 restart_api --watch-cache=false
 Q="expiry-$RANDOM"
 Q2="expiry2-$RANDOM"
@@ -86,8 +61,8 @@ kc delete pods -n "$NS" -l ray.io/cluster=a --wait=false >/dev/null
 a_gone() { [[ "$(count_pods a)" == 0 ]]; }
 eventually 120 "a and its pods are gone" a_gone
 make_queue "$Q2" 2 8Gi
-head_only c "$Q2" 1
-head_only e "$Q" 1
+head_only_cluster c "$Q2"
+head_only_cluster e "$Q"
 ce() { [[ "$(count_pods c)" == 1 && "$(count_pods e)" == 1 ]]; }
 eventually 120 "c (new queue $Q2) and e ($Q) created, gated" ce
 assert_eq "nothing admitted while the controller is frozen" "3 1 1" "$(gated_count b) $(gated_count c) $(gated_count e)"

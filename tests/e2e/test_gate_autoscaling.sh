@@ -66,24 +66,7 @@ eventually 10 "$second's GangAdmitted event says it came beyond the gang" pod_ad
 
 # Shrinking gives the tail's share back: another cluster (cpu 1) waits on the
 # full queue until the autoscaler (here: us) scales auto down by one worker.
-kc apply -n "$NS" -f - >/dev/null <<YAML
-apiVersion: ray.io/v1
-kind: RayCluster
-metadata:
-  name: next
-  labels: {volcano.sh/queue-name: $Q}
-spec:
-  rayVersion: "2.9.0"
-  headGroupSpec:
-    rayStartParams: {}
-    template:
-      spec:
-        containers:
-        - name: ray-head
-          image: rayproject/ray:2.9.0
-          resources: {requests: {cpu: "1", memory: 1Gi}}
-  workerGroupSpecs: []
-YAML
+head_only_cluster next "$Q"
 one_pod() { [[ "$(count_pods next)" == 1 ]]; }
 eventually 60 "KubeRay created next's pod" one_pod
 eventually 10 "next waits on the full queue" describe_has "$(head_pod next)" "does not fit queue $Q: cpu needs 1, 0 of 4 free"

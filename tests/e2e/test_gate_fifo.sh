@@ -13,27 +13,6 @@ make_queue "$QT" 4 16Gi
 assert_eq "queue $QF's dequeueStrategy" fifo "$(kc get queue "$QF" -o jsonpath='{.spec.dequeueStrategy}')"
 inv_start
 
-small_cluster() { # NAME QUEUE: a head-only cluster of cpu 1
-	kc apply -n "$NS" -f - >/dev/null <<-YAML
-		apiVersion: ray.io/v1
-		kind: RayCluster
-		metadata:
-		  name: $1
-		  labels: {volcano.sh/queue-name: $2}
-		spec:
-		  rayVersion: "2.9.0"
-		  headGroupSpec:
-		    rayStartParams: {}
-		    template:
-		      spec:
-		        containers:
-		        - name: ray-head
-		          image: rayproject/ray:2.9.0
-		          resources: {requests: {cpu: "1", memory: 1Gi}}
-		  workerGroupSpecs: []
-	YAML
-}
-
 for s in f t; do
 	q="$QF"; [[ $s == t ]] && q="$QT"
 	sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" "$s-filler" "$q" | kc apply -n "$NS" -f - >/dev/null
@@ -51,8 +30,8 @@ eventually 60 "KubeRay created both big gangs' pods" bigs
 eventually 10 "f-big waits on the queue" describe_has "$(head_pod f-big)" "does not fit queue $QF: cpu needs 3, 1 of 4 free"
 eventually 10 "t-big waits on the queue" describe_has "$(head_pod t-big)" "does not fit queue $QT: cpu needs 3, 1 of 4 free"
 sleep 1.5 # creationTimestamp has 1 s resolution: the small ones come strictly after
-small_cluster f-small "$QF"
-small_cluster t-small "$QT"
+head_only_cluster f-small "$QF"
+head_only_cluster t-small "$QT"
 smalls() { [[ "$(count_pods f-small)" == 1 && "$(count_pods t-small)" == 1 ]]; }
 eventually 60 "KubeRay created both small gangs' pods" smalls
 
