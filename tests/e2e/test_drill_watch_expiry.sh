@@ -65,7 +65,11 @@ head_only_cluster c "$Q2"
 head_only_cluster e "$Q"
 ce() { [[ "$(count_pods c)" == 1 && "$(count_pods e)" == 1 ]]; }
 eventually 120 "c (new queue $Q2) and e ($Q) created, gated" ce
-assert_eq "nothing admitted while the controller is frozen" "3 1 1" "$(gated_count b) $(gated_count c) $(gated_count e)"
+# Every pod of b, c and e still gated. (Counted as pods without the gate, not
+# as exact gated counts: after the apiserver restart KubeRay, relisting under
+# load, has been seen to create b's pods a second time before deleting them.)
+ungated() { echo $(($(count_pods "$1") - $(gated_count "$1"))); }
+assert_eq "nothing admitted while the controller is frozen (ungated pods of b, c, e)" "0 0 0" "$(ungated b) $(ungated c) $(ungated e)"
 rev="$(etcd_revision)"
 ETCDCTL_API=3 etcdctl --endpoints "http://127.0.0.1:$ETCD_PORT" compact "$rev" >/dev/null
 pass "etcd compacted at revision $rev"
