@@ -17,6 +17,7 @@
 #include "log.h"
 #include "podgroup.h"
 #include "statuswriter.h"
+#include "ungate.h"
 #include "util.h"
 
 enum watch_kind {
@@ -82,6 +83,8 @@ struct controller {
     struct metrics_family *m_pass_seconds;
     struct metrics_family *m_ungate_seconds;
     struct metrics_family *m_wait_seconds;
+    struct metrics_family *m_spread_seconds;
+    struct ungate_spread *spread; /* gangs whose admission left gates behind */
     long long woke_ms; /* monotonic ms when the current pass's first event arrived */
     struct metrics_family *m_decisions;
     struct metrics_family *m_leader;
@@ -383,6 +386,12 @@ struct controller *controller_create(struct kube_client *client, struct metrics_
     c->m_wait_seconds = metrics_histogram_create(reg, "raygate_gang_wait_duration_seconds",
                                                  "Time from a gang being complete (all its pods created) to its admission.",
                                                  0, NULL, wait_buckets, sizeof(wait_buckets) / sizeof(wait_buckets[0]));
+    static const double spread_buckets[] = {0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 30, 60};
+    c->m_spread_seconds = metrics_histogram_create(reg, "raygate_gang_ungate_spread_seconds",
+                                                   "Time from a gang's first scheduling gate removed to its last (the gang is partly "
+                                                   "released meanwhile).",
+                                                   0, NULL, spread_buckets, sizeof(spread_buckets) / sizeof(spread_buckets[0]));
+    c->spread = ungate_spread_create();
     static const char *const queue_reason[] = {"queue", "reason"}, *const queue_resource[] = {"queue", "resource"};
     c->qmetrics = podgroup_metrics_create(
         metrics_gauge_create(reg, "raygate_gangs_pending", "Gangs not admitted, by queue and reason.", 2, queue_reason),
@@ -511,6 +520,7 @@ void controller_destroy(struct controller *c)
     kube_watcher_destroy(c->watcher);
     statuswriter_destroy(c->writer);
     podgroup_metrics_destroy(c->qmetrics);
+    ungate_spread_destroy(c->spread);
     json_decref(c->pgs);
     json_decref(c->pg_expected);
     json_decref(c->pg_dirty);
@@ -526,119 +536,32 @@ void controller_destroy(struct controller *c)
 
 /* ------------------------------------------------------------------ actions */
 
-static char *pod_path(const char *ns, const char *name)
+/* The pass's ungates (ungate.h), stopped early when this process may not write any more. */
+static int ungate_may_write(void *arg)
 {
-    return util_strdupf("/api/v1/namespaces/%s/pods/%s", ns, name);
+    struct controller *c = arg;
+    return !c->stopping && may_write(c);
 }
 
-/* The gates of a pod (borrowed JSON) other than ours, as [{"name":...}] (new); *ours set if ours is there. */
-static json_t *gates_without_ours(const json_t *pod, int *ours)
-{
-    json_t *keep = json_array();
-    *ours = 0;
-    size_t i;
-    json_t *g;
-    json_array_foreach(json_object_get(json_object_get(pod, "spec"), "schedulingGates"), i, g)
-    {
-        const char *name = json_string_value(json_object_get(g, "name"));
-        if (name != NULL && strcmp(name, CACHE_GATE_NAME) == 0)
-            *ours = 1;
-        else
-            json_array_append(keep, g);
-    }
-    return keep;
-}
-
-/* A pod to ungate; ok is set to 1 once it is free of our gate (or gone). */
-struct ungate_job {
-    const char *ns;
-    const struct admit_pod *pod;
-    int ok;
-};
-
-/*
- * Removes our gate from the n pods of jobs, concurrently (the gangs of a whole
- * pass in one batch: one round trip for all, not one per gang). Returns the
- * number that failed.
- */
 static size_t ungate_jobs(struct controller *c, struct ungate_job *jobs, size_t n)
 {
-    struct kube_batch_item *items = util_calloc(n, sizeof(*items));
-    json_t **patches = util_calloc(n, sizeof(*patches));
-    char **paths = util_calloc(n, sizeof(*paths));
-    size_t *idx = util_calloc(n, sizeof(*idx));
-    for (size_t i = 0; i < n; i++) {
-        jobs[i].ok = 0;
-        paths[i] = pod_path(jobs[i].ns, jobs[i].pod->name);
-        patches[i] = admit_ungate_patch(jobs[i].pod);
-    }
-    size_t pending = n, failed = 0;
-    for (size_t i = 0; i < n; i++)
-        idx[i] = i;
+    struct ungate_options o = {.may_write = ungate_may_write, .arg = c};
+    return ungate_pods(c->client, jobs, n, &o);
+}
 
-    for (int round = 0; pending > 0 && round < 6 && may_write(c); round++) {
-        for (size_t k = 0; k < pending; k++) {
-            size_t i = idx[k];
-            items[k] = (struct kube_batch_item){
-                .method = "PATCH",
-                .path = paths[i],
-                .content_type = kube_patch_content_type(KUBE_PATCH_MERGE),
-                .body = patches[i],
-            };
-        }
-        kube_batch(c->client, items, pending, 64);
-        size_t retry = 0;
-        for (size_t k = 0; k < pending; k++) {
-            size_t i = idx[k];
-            long st = items[k].resp.status;
-            if (items[k].rc == 0 || st == 404) {
-                jobs[i].ok = 1;
-            } else if (st == 409 && round < 5) {
-                /* The pod changed since we read it: read it again, recompute. */
-                struct kube_response r;
-                kube_response_init(&r);
-                if (kube_get(c->client, paths[i], &r) == 0) {
-                    int ours;
-                    json_t *keep = gates_without_ours(r.body, &ours);
-                    if (!ours) {
-                        jobs[i].ok = 1;
-                        json_decref(keep);
-                    } else {
-                        struct admit_pod fresh = {
-                            .name = jobs[i].pod->name,
-                            .uid = jobs[i].pod->uid,
-                            .resource_version = (char *)obj_str(r.body, "resourceVersion"),
-                            .keep_gates = keep,
-                        };
-                        json_decref(patches[i]);
-                        patches[i] = admit_ungate_patch(&fresh);
-                        json_decref(keep);
-                        idx[retry++] = i;
-                    }
-                } else if (r.status == 404) {
-                    jobs[i].ok = 1;
-                } else {
-                    log_warnf("ungate %s/%s: %s", jobs[i].ns, jobs[i].pod->name, r.message);
-                }
-                kube_response_finish(&r);
-            } else {
-                log_warnf("ungate %s/%s: %s", jobs[i].ns, jobs[i].pod->name, items[k].resp.message);
-            }
-            kube_response_finish(&items[k].resp);
-        }
-        pending = retry;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (!jobs[i].ok)
-            failed++;
-        json_decref(patches[i]);
-        free(paths[i]);
-    }
-    free(items);
-    free(patches);
-    free(paths);
-    free(idx);
-    return failed;
+/* The spread of a gang's gate removals (ungate_spread_note), observed once the gang has none left; logged over a second. */
+static void note_spread(struct controller *c, const struct admit_decision *d, const struct ungate_job *jobs)
+{
+    if (d->action != ADMIT_ACTION_ADMIT && d->action != ADMIT_ACTION_FINISH)
+        return;
+    long long ms = ungate_spread_note(c->spread, d->namespace_, d->cluster, d->action == ADMIT_ACTION_ADMIT, jobs, d->npods,
+                                      now_ms(CLOCK_MONOTONIC));
+    if (ms < 0)
+        return;
+    metrics_histogram_observe(c->m_spread_seconds, NULL, (double)ms / 1000.0);
+    if (ms > 1000)
+        log_warnf("gang %s/%s: %.3f s from its first gate removed to its last (partly released meanwhile)", d->namespace_,
+                  d->gang, (double)ms / 1000.0);
 }
 
 /* One Event to post. */
@@ -868,7 +791,7 @@ static int carry_out(struct controller *c, struct admit_result *res, const int *
             size_t n = d->npods;
             size_t k = (size_t)c->opts.fault_exit_after_ungates < n ? (size_t)c->opts.fault_exit_after_ungates : n;
             for (size_t j = 0; j < k; j++) {
-                struct ungate_job one = {d->namespace_, &d->pods[j], 0};
+                struct ungate_job one = {d->namespace_, &d->pods[j], 0, -1};
                 ungate_jobs(c, &one, 1);
             }
             log_warnf("test fault: exiting after recording the admission of %s/%s and ungating %zu of %zu pods",
@@ -882,7 +805,7 @@ static int carry_out(struct controller *c, struct admit_result *res, const int *
     size_t j = 0;
     for (size_t i = 0; i < nacts; i++) {
         for (size_t k = 0; recorded[i] == 0 && k < acts[i]->npods; k++)
-            jobs[j++] = (struct ungate_job){acts[i]->namespace_, &acts[i]->pods[k], 0};
+            jobs[j++] = (struct ungate_job){acts[i]->namespace_, &acts[i]->pods[k], 0, -1};
     }
     if (njobs > 0)
         retry |= ungate_jobs(c, jobs, njobs) > 0;
@@ -900,6 +823,7 @@ static int carry_out(struct controller *c, struct admit_result *res, const int *
             failed += !mine[k].ok;
         if (d->action == ADMIT_ACTION_ADMIT && failed == 0)
             metrics_histogram_observe(c->m_ungate_seconds, NULL, secs);
+        note_spread(c, d, mine);
 
         pthread_mutex_lock(&c->mu);
         for (size_t k = 0; k < n; k++) {
