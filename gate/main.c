@@ -3,19 +3,20 @@
  *
  *   raygate-gate [--kubeconfig FILE] [--context NAME] [--namespace NS] [--metrics-addr ADDR]
  *                [--resync D] [--log-level L]
- *                [--leader-elect [--leader-elect-lease-duration S] [--leader-elect-renew-deadline S]
- *                 [--leader-elect-retry-period S]]
+ *                [--leader-elect [--leader-elect-lease-duration D] [--leader-elect-renew-deadline D]
+ *                 [--leader-elect-retry-period D]]
+ *
+ * The flags, their defaults and bounds: parse_flags (raygate-gate --help).
  *
  * Without --kubeconfig it uses $KUBECONFIG, else the in-cluster config.
  */
-#include <errno.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "controller.h"
+#include "flags.h"
 #include "httpd.h"
 #include "kube.h"
 #include "kubeconfig.h"
@@ -23,6 +24,8 @@
 #include "lease.h"
 #include "log.h"
 #include "metrics.h"
+
+extern char **environ;
 
 static struct controller *the_controller;
 
@@ -43,177 +46,199 @@ static int gate_ready(void *arg, char *why, size_t size)
     return 0;
 }
 
-static void usage(FILE *f)
+/* The command line: every flag, its default and its bound are in parse_flags' table. */
+struct gate_flags {
+    const char *kubeconfig, *context, *namespace_, *metrics_addr;
+    int64_t resync_ms;
+    int leader_elect;
+    int64_t lease_duration_ms, renew_deadline_ms, retry_period_ms;
+    int64_t fault_exit_after_ungates; /* -1: off */
+    int log_level;
+};
+
+/* Lease timings as client-go wants them: retry period < renew deadline < lease duration (whole seconds). */
+static int check_leader_flags(const struct flags_program *p, const struct gate_flags *f)
 {
-    fputs("usage: raygate-gate [--kubeconfig FILE] [--context NAME] [--namespace NS] [--metrics-addr ADDR]\n"
-          "                    [--resync SECONDS] [--log-level error|warn|info|debug] [--version]\n"
-          "  --kubeconfig FILE   default $KUBECONFIG, else the in-cluster service account\n"
-          "  --namespace NS      the controller's own namespace (default raygate-system)\n"
-          "  --metrics-addr ADDR serve /metrics, /healthz and /readyz over HTTP on ADDR\n"
-          "                      (HOST:PORT, :PORT or [IPv6]:PORT; default: not served)\n"
-          "  --resync SECONDS    full decision pass period (default 30)\n"
-          "  --leader-elect      act only while holding the Lease raygate-gate in NS (for several replicas)\n"
-          "  --leader-elect-lease-duration SECONDS   (default 15)\n"
-          "  --leader-elect-renew-deadline SECONDS   (default 10)\n"
-          "  --leader-elect-retry-period SECONDS     (default 2)\n"
-          "  --test-fault-exit-after-ungates N\n"
-          "                      TEST ONLY: exit(3) after recording an admission and ungating N pods\n",
-          f);
+    char a[FLAGS_DURATION_MAX], b[FLAGS_DURATION_MAX];
+    if (f->lease_duration_ms % FLAGS_SECOND != 0) {
+        flags_format_duration(f->lease_duration_ms, a, sizeof(a));
+        return flags_fail(p, "--leader-elect-lease-duration: %s is not whole seconds (a Lease holds seconds)", a);
+    }
+    if (f->renew_deadline_ms >= f->lease_duration_ms) {
+        flags_format_duration(f->renew_deadline_ms, a, sizeof(a));
+        flags_format_duration(f->lease_duration_ms, b, sizeof(b));
+        return flags_fail(p, "--leader-elect-renew-deadline (%s) must be shorter than --leader-elect-lease-duration (%s)", a, b);
+    }
+    if (f->retry_period_ms >= f->renew_deadline_ms) {
+        flags_format_duration(f->retry_period_ms, a, sizeof(a));
+        flags_format_duration(f->renew_deadline_ms, b, sizeof(b));
+        return flags_fail(p, "--leader-elect-retry-period (%s) must be shorter than --leader-elect-renew-deadline (%s)", a, b);
+    }
+    return -1;
 }
 
-static int parse_long(const char *s, long *out)
+/* Parses the command line into f (which holds the defaults); returns -1 to go on, else the exit status. */
+static int parse_flags(int argc, char **argv, struct gate_flags *f)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < 0)
+    const struct flag table[] = {
+        FLAG_STRING("kubeconfig", "FILE", &f->kubeconfig, "default $KUBECONFIG, else the in-cluster service account"),
+        FLAG_STRING("context", "NAME", &f->context, "the kubeconfig context (default its current-context)"),
+        FLAG_STRING("namespace", "NS", &f->namespace_, "the controller's own namespace (its Lease)"),
+        FLAG_STRING("metrics-addr", "ADDR", &f->metrics_addr,
+                    "serve /metrics, /healthz and /readyz over HTTP on HOST:PORT, :PORT or [IPv6]:PORT (default: not served)"),
+        FLAG_DURATION("resync", &f->resync_ms, FLAGS_SECOND, 24 * FLAGS_HOUR, "full decision pass period"),
+        FLAG_CHOICE("log-level", "LEVEL", log_level_names, &f->log_level, "error, warn, info or debug"),
+        FLAG_BOOL("leader-elect", &f->leader_elect, "act only while holding the Lease raygate-gate in NS (for several replicas)"),
+        FLAG_DURATION("leader-elect-lease-duration", &f->lease_duration_ms, FLAGS_SECOND, FLAGS_HOUR,
+                      "how long a Lease holds without renewal (whole seconds)"),
+        FLAG_DURATION("leader-elect-renew-deadline", &f->renew_deadline_ms, 100 * FLAGS_MILLISECOND, FLAGS_HOUR,
+                      "the leader steps down when it could not renew this long"),
+        FLAG_DURATION("leader-elect-retry-period", &f->retry_period_ms, 100 * FLAGS_MILLISECOND, FLAGS_HOUR,
+                      "between attempts to acquire or renew"),
+        FLAG_INT("test-fault-exit-after-ungates", "N", &f->fault_exit_after_ungates, 0, 1000000,
+                 "TEST ONLY: exit(3) after recording an admission and ungating N pods"),
+    };
+    const struct flags_program p = {
+        .name = "raygate-gate",
+        .synopsis = "raygate-gate [flags]   (the gang gate controller)",
+        .epilog = "durations: 500ms, 30s, 10m, 1h, 1m30s\n",
+        .flags = table,
+        .nflags = sizeof(table) / sizeof(table[0]),
+    };
+    int rc = flags_handle(&p, RAYGATE_VERSION, argc, argv, environ);
+    if (rc >= 0)
+        return rc;
+    log_set_level((enum log_level)f->log_level);
+    return check_leader_flags(&p, f);
+}
+
+/* What main starts, released in reverse order by gate_finish. */
+struct gate {
+    struct kubeconfig cfg;
+    struct metrics_registry *reg;
+    struct kube_metrics km;
+    struct kube_client *client;
+    struct leader *leader;
+    struct httpd *httpd;
+    char host[256];
+};
+
+static int connect_api(struct gate *g, const struct gate_flags *f)
+{
+    struct kubeconfig_error kerr = {{0}};
+    struct kube_error err = {{0}};
+    if (kubeconfig_load(f->kubeconfig, f->context, &g->cfg, &kerr) != 0) {
+        log_errorf("kubeconfig: %s", kerr.message);
         return -1;
-    *out = v;
+    }
+    kube_metrics_register(g->reg, &g->km);
+    struct kube_client_options copts = {.metrics = &g->km};
+    if ((g->client = kube_client_create(&g->cfg, &copts, &err)) == NULL) {
+        log_errorf("kubernetes client: %s", err.message);
+        return -1;
+    }
     return 0;
 }
 
-int main(int argc, char **argv)
+static int create_leader(struct gate *g, const struct gate_flags *f)
 {
-    const char *kubeconfig_path = NULL, *context = NULL, *ns = "raygate-system", *metrics_addr = NULL;
-    long resync_s = 30, fault = -1;
-    int leader_elect = 0;
-    long le_lease_s = LEASE_DEFAULT_DURATION_MS / 1000, le_renew_s = LEASE_DEFAULT_RENEW_DEADLINE_MS / 1000,
-         le_retry_s = LEASE_DEFAULT_RETRY_PERIOD_MS / 1000;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--version") == 0) {
-            puts("raygate-gate " RAYGATE_VERSION);
-            return 0;
-        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(a, "--leader-elect") == 0) {
-            leader_elect = 1;
-            continue;
-        } else if (v == NULL) {
-            usage(stderr);
-            return 2;
-        } else if (strcmp(a, "--kubeconfig") == 0) {
-            kubeconfig_path = v;
-        } else if (strcmp(a, "--context") == 0) {
-            context = v;
-        } else if (strcmp(a, "--metrics-addr") == 0) {
-            metrics_addr = v;
-        } else if (strcmp(a, "--namespace") == 0) {
-            ns = v;
-        } else if (strcmp(a, "--resync") == 0) {
-            if (parse_long(v, &resync_s) != 0 || resync_s == 0) {
-                fprintf(stderr, "raygate-gate: --resync takes a number of seconds\n");
-                return 2;
-            }
-        } else if (strncmp(a, "--leader-elect-", 15) == 0) {
-            long *dst = strcmp(a + 15, "lease-duration") == 0   ? &le_lease_s
-                        : strcmp(a + 15, "renew-deadline") == 0 ? &le_renew_s
-                        : strcmp(a + 15, "retry-period") == 0   ? &le_retry_s
-                                                                : NULL;
-            if (dst == NULL) {
-                usage(stderr);
-                return 2;
-            }
-            if (parse_long(v, dst) != 0 || *dst == 0) {
-                fprintf(stderr, "raygate-gate: %s takes a number of seconds\n", a);
-                return 2;
-            }
-        } else if (strcmp(a, "--test-fault-exit-after-ungates") == 0) {
-            if (parse_long(v, &fault) != 0) {
-                fprintf(stderr, "raygate-gate: --test-fault-exit-after-ungates takes a count\n");
-                return 2;
-            }
-        } else if (strcmp(a, "--log-level") == 0) {
-            enum log_level l;
-            if (log_level_parse(v, &l) != 0) {
-                fprintf(stderr, "raygate-gate: unknown log level %s\n", v);
-                return 2;
-            }
-            log_set_level(l);
-        } else {
-            usage(stderr);
-            return 2;
-        }
-        i++; /* the option's value */
-    }
-
-    int rc = 1;
-    struct kubeconfig cfg;
-    struct kubeconfig_error kerr = {{0}};
     struct kube_error err = {{0}};
-    struct kube_client *client = NULL;
-    struct httpd *httpd = NULL;
-    struct leader *leader = NULL;
-    struct metrics_registry *reg = metrics_registry_create();
-    struct kube_metrics km;
-    kubeconfig_init(&cfg);
-    if (kubeconfig_load(kubeconfig_path, context, &cfg, &kerr) != 0) {
-        log_errorf("kubeconfig: %s", kerr.message);
-        goto out;
-    }
-    kube_metrics_register(reg, &km);
-    struct kube_client_options copts = {.metrics = &km};
-    client = kube_client_create(&cfg, &copts, &err);
-    if (client == NULL) {
-        log_errorf("kubernetes client: %s", err.message);
-        goto out;
-    }
-    char host[256] = "raygate-gate";
-    gethostname(host, sizeof(host) - 1);
-    if (leader_elect) {
-        struct leader_options lo = {
-            .namespace_ = ns,
-            .name = "raygate-gate",
-            .duration_ms = le_lease_s * 1000,
-            .renew_deadline_ms = le_renew_s * 1000,
-            .retry_period_ms = le_retry_s * 1000,
-            .metrics = &km,
-        };
-        leader = leader_create(&cfg, &lo, &err);
-        if (leader == NULL) {
-            log_errorf("%s", err.message);
-            goto out;
-        }
-    }
-    struct controller_options opts = {
-        .resync_ms = resync_s * 1000,
-        .debounce_ms = 5,
-        .fault_exit_after_ungates = fault,
-        .instance = host,
-        .leader = leader,
+    struct leader_options lo = {
+        .namespace_ = f->namespace_,
+        .name = "raygate-gate",
+        .duration_ms = (long)f->lease_duration_ms,
+        .renew_deadline_ms = (long)f->renew_deadline_ms,
+        .retry_period_ms = (long)f->retry_period_ms,
+        .metrics = &g->km,
     };
-    the_controller = controller_create(client, reg, &opts);
-    if (the_controller == NULL) {
-        log_errorf("cannot create the controller");
-        goto out;
+    if ((g->leader = leader_create(&g->cfg, &lo, &err)) == NULL) {
+        log_errorf("%s", err.message);
+        return -1;
     }
-    if (metrics_addr != NULL && (httpd = httpd_start(metrics_addr, reg, gate_ready, NULL)) == NULL)
-        goto out;
+    return 0;
+}
+
+static int create_controller(struct gate *g, const struct gate_flags *f)
+{
+    struct controller_options opts = {
+        .resync_ms = (long)f->resync_ms,
+        .debounce_ms = 5,
+        .fault_exit_after_ungates = (long)f->fault_exit_after_ungates,
+        .instance = g->host,
+        .leader = g->leader,
+    };
+    if ((the_controller = controller_create(g->client, g->reg, &opts)) == NULL) {
+        log_errorf("cannot create the controller");
+        return -1;
+    }
+    return 0;
+}
+
+static void install_signals(void)
+{
     struct sigaction sa = {.sa_handler = on_signal};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+}
+
+/* Serves metrics, starts the watches and the election: then controller_run may run. */
+static int start(struct gate *g, const struct gate_flags *f)
+{
+    struct kube_error err = {{0}};
+    if (f->metrics_addr != NULL && (g->httpd = httpd_start(f->metrics_addr, g->reg, gate_ready, NULL)) == NULL)
+        return -1;
+    install_signals();
     if (controller_start(the_controller, &err) != 0) {
         log_errorf("watches: %s", err.message);
-        goto out;
+        return -1;
     }
-    if (leader != NULL && leader_start(leader) != 0) {
+    if (g->leader != NULL && leader_start(g->leader) != 0) {
         log_errorf("cannot start the leader election thread");
-        goto out;
+        return -1;
     }
-    log_infof("raygate-gate %s started (namespace %s, resync %lds)", RAYGATE_VERSION, ns, resync_s);
-    controller_run(the_controller);
-    log_infof("raygate-gate stopping");
-    rc = 0;
-out:
-    httpd_stop(httpd);
-    leader_destroy(leader); /* releases the Lease if held: the other replica takes over at once */
+    return 0;
+}
+
+static void gate_finish(struct gate *g)
+{
+    httpd_stop(g->httpd);
+    leader_destroy(g->leader); /* releases the Lease if held: the other replica takes over at once */
     controller_destroy(the_controller);
-    kube_client_destroy(client);
-    kubeconfig_finish(&cfg);
-    metrics_registry_destroy(reg);
+    kube_client_destroy(g->client);
+    kubeconfig_finish(&g->cfg);
+    metrics_registry_destroy(g->reg);
+}
+
+int main(int argc, char **argv)
+{
+    struct gate_flags f = {
+        .namespace_ = "raygate-system",
+        .resync_ms = 30 * FLAGS_SECOND,
+        .lease_duration_ms = LEASE_DEFAULT_DURATION_MS,
+        .renew_deadline_ms = LEASE_DEFAULT_RENEW_DEADLINE_MS,
+        .retry_period_ms = LEASE_DEFAULT_RETRY_PERIOD_MS,
+        .fault_exit_after_ungates = -1,
+        .log_level = LOG_LEVEL_INFO,
+    };
+    int rc = parse_flags(argc, argv, &f);
+    if (rc >= 0)
+        return rc;
+
+    struct gate g = {.reg = metrics_registry_create(), .host = "raygate-gate"};
+    kubeconfig_init(&g.cfg);
+    gethostname(g.host, sizeof(g.host) - 1);
+    rc = 1;
+    if (connect_api(&g, &f) == 0 && (!f.leader_elect || create_leader(&g, &f) == 0) && create_controller(&g, &f) == 0 &&
+        start(&g, &f) == 0) {
+        char resync[FLAGS_DURATION_MAX];
+        flags_format_duration(f.resync_ms, resync, sizeof(resync));
+        log_infof("raygate-gate %s started (namespace %s, resync %s)", RAYGATE_VERSION, f.namespace_, resync);
+        controller_run(the_controller);
+        log_infof("raygate-gate stopping");
+        rc = 0;
+    }
+    gate_finish(&g);
     return rc;
 }

@@ -8,7 +8,7 @@
 
 static enum log_level max_level = LOG_LEVEL_INFO;
 
-static const char *const level_names[] = {"error", "warn", "info", "debug"};
+const char *const log_level_names[] = {"error", "warn", "info", "debug", NULL};
 
 void log_set_level(enum log_level level)
 {
@@ -17,8 +17,8 @@ void log_set_level(enum log_level level)
 
 int log_level_parse(const char *name, enum log_level *level)
 {
-    for (size_t i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++) {
-        if (strcmp(name, level_names[i]) == 0) {
+    for (size_t i = 0; log_level_names[i] != NULL; i++) {
+        if (strcmp(name, log_level_names[i]) == 0) {
             *level = (enum log_level)i;
             return 0;
         }
@@ -101,7 +101,7 @@ size_t log_format_line(char *buf, size_t size, long long unix_ms, enum log_level
     put(&o, "{\"ts\":\"", 7);
     put(&o, ts, strlen(ts));
     put(&o, "\",\"level\":\"", 11);
-    put(&o, level_names[level], strlen(level_names[level]));
+    put(&o, log_level_names[level], strlen(log_level_names[level]));
     put(&o, "\",\"src\":\"", 9);
     put_escaped(&o, src);
     put(&o, "\",\"msg\":\"", 9);

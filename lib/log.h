@@ -20,6 +20,9 @@ enum log_level {
     LOG_LEVEL_DEBUG = 3,
 };
 
+/* The levels' names, indexed by enum log_level, NULL-terminated (for the --log-level flag). */
+extern const char *const log_level_names[];
+
 /* Sets the most verbose level that is printed (default LOG_LEVEL_INFO). */
 void log_set_level(enum log_level level);
 

@@ -23,7 +23,7 @@ served() { kc get --raw "/apis/scheduling.volcano.sh/v1beta1" | jq -e '.resource
 not_served() { ! served; }
 eventually 30 "podgroups no longer served" not_served
 from=$(($(wc -l <"$GATE_LOG") + 1))
-"$ROOT/hack/cluster.sh" start-gate --resync 2
+"$ROOT/hack/cluster.sh" start-gate --resync 2s
 log() { tail -n "+$from" "$GATE_LOG"; }
 synced() { log | grep -q '"caches synced: deciding"'; }
 eventually 30 "the gate decides without the PodGroup CRD" synced

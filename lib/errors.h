@@ -1,0 +1,21 @@
+/*
+ * errors: raygate's one error type, as jansson has json_error_t.
+ *
+ * A function that can fail takes a `struct error *err` last, returns 0 / -1
+ * (or a pointer / NULL), and on failure fills err->message with one readable
+ * line: what finally reaches a user in an AdmissionReview's status.message, an
+ * Event or a log line. Callers own the storage: `struct error err = {{0}};`.
+ */
+#ifndef RAYGATE_ERRORS_H
+#define RAYGATE_ERRORS_H
+
+#include <stdarg.h>
+
+struct error {
+    char message[320]; /* one line, names what is wrong ("spec.x: must not be negative") */
+};
+
+/* Sets err->message like printf (cut at a character boundary if long); err may be NULL. */
+void error_setf(struct error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif
