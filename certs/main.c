@@ -22,6 +22,7 @@
 #include "flags.h"
 #include "log.h"
 #include "util.h"
+#include "version.h"
 
 #define MAX_NAMES 32
 

@@ -24,6 +24,7 @@
 #include "lease.h"
 #include "log.h"
 #include "metrics.h"
+#include "version.h"
 
 extern char **environ;
 

@@ -15,6 +15,7 @@
 #include "log.h"
 #include "watchstream.h"
 #include "util.h"
+#include "version.h"
 
 #define MAX_TOKEN_BYTES 16384
 #define POOL_MAX_IDLE 8
@@ -262,7 +263,7 @@ struct kube_client *kube_client_create(const struct kubeconfig *cfg, const struc
         o->watch_timeout_max_s = o->watch_timeout_min_s > 600 ? o->watch_timeout_min_s : 600;
     if (o->list_page_size == 0)
         o->list_page_size = 500;
-    o->user_agent = util_strdup(o->user_agent != NULL ? o->user_agent : "raygate");
+    o->user_agent = util_strdup(o->user_agent != NULL ? o->user_agent : "raygate/" RAYGATE_VERSION);
     if (o->metrics != NULL)
         c->metrics = *o->metrics;
     o->metrics = NULL;

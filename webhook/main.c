@@ -16,6 +16,7 @@
 #include "flags.h"
 #include "log.h"
 #include "server.h"
+#include "version.h"
 
 extern char **environ;
 

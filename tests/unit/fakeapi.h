@@ -34,6 +34,7 @@ struct fake_req {
     char target[2048]; /* path and query */
     char auth[512];
     char content_type[128];
+    char user_agent[128];
     char *body;
     size_t body_len;
     int fd;
@@ -200,6 +201,8 @@ static inline int read_request(struct fake *f, int fd, char *buf, size_t cap, si
             sscanf(line + 14, " %511[^\r]", req->auth);
         else if (strncasecmp(line, "Content-Type:", 13) == 0)
             sscanf(line + 13, " %127[^\r]", req->content_type);
+        else if (strncasecmp(line, "User-Agent:", 11) == 0)
+            sscanf(line + 11, " %127[^\r]", req->user_agent);
     }
     while (*len < head_len + content_length) {
         if (*len + 1 >= cap)
@@ -234,8 +237,9 @@ static inline void *conn_main(void *p)
     struct fake_req req;
     while (read_request(f, fd, buf, cap, &len, &req) == 0) {
         pthread_mutex_lock(&f->lock);
-        json_array_append_new(f->log, json_pack("{s:s,s:s,s:s,s:s,s:s%}", "method", req.method, "target", req.target, "auth",
-                                                req.auth, "content_type", req.content_type, "body", req.body, req.body_len));
+        json_array_append_new(f->log, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s%}", "method", req.method, "target", req.target, "auth",
+                                                req.auth, "content_type", req.content_type, "user_agent", req.user_agent, "body",
+                                                req.body, req.body_len));
         f->received++;
         if (++f->inflight > f->max_inflight)
             f->max_inflight = f->inflight;

@@ -25,6 +25,7 @@
 #include "fixtures.h"
 #include "kube.h"
 #include "log.h"
+#include "version.h"
 
 /* Failsafe for waits on the client: only reached when a test is failing. */
 #define WAIT_LIMIT_S 20
@@ -118,6 +119,9 @@ static void test_requests(void **state)
     assert_string_equal(log_field(log, 1, "target"), "/api/v1/namespaces/ray/pods?limit=2&continue=c1"
                                                      "&labelSelector=app%20in%20%28x%2Cy%29&fieldSelector=spec.nodeName%3D");
     assert_string_equal(log_field(log, 2, "auth"), "Bearer tok");
+    /* kube.h's promise: the project's version, as meson.build says it. */
+    assert_string_equal(log_field(log, 0, "user_agent"), "raygate/" RAYGATE_VERSION);
+    assert_non_null(strchr(RAYGATE_VERSION, '.'));
     json_decref(log);
 
     /* Errors carry the status and the Status message. */
