@@ -43,13 +43,24 @@ size_t log_format_line(char *buf, size_t size, long long unix_ms, enum log_level
 /* Writes one line; use the macros below instead. */
 void log_write(enum log_level level, const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-#define log_errorf(...) log_write(LOG_LEVEL_ERROR, __FILE__, __LINE__, __VA_ARGS__)
-#define log_warnf(...) log_write(LOG_LEVEL_WARN, __FILE__, __LINE__, __VA_ARGS__)
-#define log_infof(...) log_write(LOG_LEVEL_INFO, __FILE__, __LINE__, __VA_ARGS__)
+/*
+ * The source file relative to the source root ("gate/main.c"): meson.build maps
+ * __FILE__'s prefix at compile time, or defines REL_SRC_DIR (the build
+ * directory's path to the source root) where the compiler has no prefix map.
+ */
+#ifdef REL_SRC_DIR
+#define LOG_FILE ((const char *)__FILE__ + sizeof(REL_SRC_DIR) - 1)
+#else
+#define LOG_FILE __FILE__
+#endif
+
+#define log_errorf(...) log_write(LOG_LEVEL_ERROR, LOG_FILE, __LINE__, __VA_ARGS__)
+#define log_warnf(...) log_write(LOG_LEVEL_WARN, LOG_FILE, __LINE__, __VA_ARGS__)
+#define log_infof(...) log_write(LOG_LEVEL_INFO, LOG_FILE, __LINE__, __VA_ARGS__)
 #define log_debugf(...)                                                                                                        \
     do {                                                                                                                       \
         if (log_enabled(LOG_LEVEL_DEBUG))                                                                                      \
-            log_write(LOG_LEVEL_DEBUG, __FILE__, __LINE__, __VA_ARGS__);                                                      \
+            log_write(LOG_LEVEL_DEBUG, LOG_FILE, __LINE__, __VA_ARGS__);                                                      \
     } while (0)
 
 #endif

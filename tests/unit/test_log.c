@@ -5,7 +5,10 @@
 #include <cmocka.h>
 
 #include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 
@@ -84,6 +87,52 @@ static void test_level_parse(void **state)
     log_set_level(LOG_LEVEL_INFO);
 }
 
+/* Runs fn with stderr (where log lines go) captured; returns what it wrote (caller frees). */
+static char *capture_stderr(void (*fn)(int *line), int *line)
+{
+    FILE *tmp = tmpfile();
+    assert_non_null(tmp);
+    int saved = dup(STDERR_FILENO);
+    assert_true(saved >= 0);
+    assert_true(dup2(fileno(tmp), STDERR_FILENO) >= 0);
+    fn(line);
+    assert_true(dup2(saved, STDERR_FILENO) >= 0);
+    close(saved);
+    long n = ftell(tmp) >= 0 ? (fseek(tmp, 0, SEEK_END), ftell(tmp)) : -1;
+    assert_true(n > 0);
+    char *out = calloc(1, (size_t)n + 1);
+    rewind(tmp);
+    assert_int_equal(fread(out, 1, (size_t)n, tmp), (size_t)n);
+    fclose(tmp);
+    return out;
+}
+
+static void log_here(int *line)
+{
+    *line = __LINE__ + 1;
+    log_warnf("where am I");
+}
+
+/*
+ * log.h promises "gate/main.c:42": the path from the source root, wherever the
+ * build directory is (meson names sources "../x.c" from build/, and
+ * "../../../elsewhere/raygate/x.c" from a build directory outside the tree).
+ * meson.build strips that prefix; without it this fails in any build directory.
+ */
+static void test_source_path_from_root(void **state)
+{
+    (void)state;
+    int line = 0;
+    char *out = capture_stderr(log_here, &line);
+    json_t *j = parse_line(out);
+    char want[64];
+    snprintf(want, sizeof(want), "tests/unit/test_log.c:%d", line);
+    assert_string_equal(json_string_value(json_object_get(j, "src")), want);
+    assert_string_equal(json_string_value(json_object_get(j, "msg")), "where am I");
+    json_decref(j);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -91,6 +140,7 @@ int main(void)
         cmocka_unit_test(test_format_escapes),
         cmocka_unit_test(test_format_truncates_validly),
         cmocka_unit_test(test_level_parse),
+        cmocka_unit_test(test_source_path_from_root),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
