@@ -1,0 +1,510 @@
+/*
+ * view: the rows of `kubectl raygate`, derived from what the gate controller
+ * wrote (see view.h). Pure.
+ */
+#include "view.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "quantity.h"
+#include "resources.h"
+#include "util.h"
+
+/* ---- small readers ---- */
+
+static const char *str(const json_t *obj, const char *key)
+{
+    return json_string_value(json_object_get(obj, key));
+}
+
+static const json_t *meta(const json_t *obj)
+{
+    return json_object_get(obj, "metadata");
+}
+
+static const char *annotation(const json_t *obj, const char *key)
+{
+    return str(json_object_get(meta(obj), "annotations"), key);
+}
+
+static const json_t *array_of(const json_t *snapshot, const char *key)
+{
+    const json_t *a = json_object_get(snapshot, key);
+    return json_is_array(a) ? a : NULL;
+}
+
+long long view_parse_time(const char *s)
+{
+    struct tm tm;
+    int n = 0;
+    memset(&tm, 0, sizeof(tm));
+    if (s == NULL ||
+        sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) !=
+            6 ||
+        n != 19)
+        return -1;
+    const char *end = s + n;
+    if (*end == '.') {
+        end++;
+        while (*end >= '0' && *end <= '9')
+            end++;
+    }
+    if (strcmp(end, "Z") != 0 || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31)
+        return -1;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    return (long long)timegm(&tm);
+}
+
+char *view_age(long long seconds, char *buf, size_t size)
+{
+    long long s = seconds < 0 ? 0 : seconds, m = s / 60, h = s / 3600, d = s / 86400;
+    if (s < 120)
+        snprintf(buf, size, "%llds", s);
+    else if (m < 10)
+        snprintf(buf, size, "%lldm%llds", m, s % 60);
+    else if (h < 3)
+        snprintf(buf, size, "%lldm", m);
+    else if (h < 8)
+        snprintf(buf, size, "%lldh%lldm", h, m % 60);
+    else if (h < 48)
+        snprintf(buf, size, "%lldh", h);
+    else if (d < 8)
+        snprintf(buf, size, "%lldd%lldh", d, h % 24);
+    else
+        snprintf(buf, size, "%lldd", d);
+    return buf;
+}
+
+/* The ownerReference with controller true (borrowed), or NULL. */
+static const json_t *controller_ref(const json_t *obj)
+{
+    size_t i;
+    const json_t *ref;
+    json_array_foreach(json_object_get(meta(obj), "ownerReferences"), i, ref)
+    {
+        if (json_is_true(json_object_get(ref, "controller")))
+            return ref;
+    }
+    return NULL;
+}
+
+/* "RayCluster", "RayJob", "legacy" for a gang's controller, or NULL when it is not a Ray object. */
+static const char *kind_of(const json_t *ref)
+{
+    const char *api = str(ref, "apiVersion"), *kind = str(ref, "kind");
+    if (api == NULL || kind == NULL)
+        return NULL;
+    if (strncmp(api, "cluster.ray.io/", 15) == 0 && strcmp(kind, "RayCluster") == 0)
+        return "legacy";
+    if (strncmp(api, "ray.io/", 7) == 0 && (strcmp(kind, "RayCluster") == 0 || strcmp(kind, "RayJob") == 0))
+        return kind;
+    return NULL;
+}
+
+/* The owner object (borrowed) with that uid, or NULL. */
+static const json_t *find_owner(const json_t *snapshot, const char *uid)
+{
+    size_t i;
+    const json_t *o;
+    json_array_foreach(array_of(snapshot, "owners"), i, o)
+    {
+        const char *u = str(meta(o), "uid");
+        if (uid != NULL && u != NULL && strcmp(u, uid) == 0)
+            return o;
+    }
+    return NULL;
+}
+
+/* The status condition of that type (borrowed), or NULL. */
+static const json_t *condition(const json_t *pg, const char *type)
+{
+    size_t i;
+    const json_t *c;
+    json_array_foreach(json_object_get(json_object_get(pg, "status"), "conditions"), i, c)
+    {
+        const char *t = str(c, "type");
+        if (t != NULL && strcmp(t, type) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+static int condition_true(const json_t *pg, const char *type)
+{
+    const char *s = str(condition(pg, type), "status");
+    return s != NULL && strcmp(s, "True") == 0;
+}
+
+static int pod_live(const json_t *pod)
+{
+    const char *phase = str(json_object_get(pod, "status"), "phase");
+    if (json_object_get(meta(pod), "deletionTimestamp") != NULL)
+        return 0;
+    return phase == NULL || (strcmp(phase, "Succeeded") != 0 && strcmp(phase, "Failed") != 0);
+}
+
+/* The pods of gang ns/pg: bound (live, on a node) and the highest spec.priority (*prio, *has_prio). */
+static long long count_pods(const json_t *pods, const char *ns, const char *pg, long long *prio, int *has_prio)
+{
+    size_t i;
+    const json_t *pod;
+    long long bound = 0;
+    json_array_foreach(pods, i, pod)
+    {
+        const char *pns = str(meta(pod), "namespace"), *group = annotation(pod, VIEW_ANNOTATION_GROUP);
+        if (pns == NULL || group == NULL || strcmp(pns, ns) != 0 || strcmp(group, pg) != 0 || !pod_live(pod))
+            continue;
+        const json_t *spec = json_object_get(pod, "spec");
+        const char *node = str(spec, "nodeName");
+        if (node != NULL && *node != '\0')
+            bound++;
+        const json_t *p = json_object_get(spec, "priority");
+        if (json_is_integer(p) && (!*has_prio || json_integer_value(p) > *prio)) {
+            *prio = json_integer_value(p);
+            *has_prio = 1;
+        }
+    }
+    return bound;
+}
+
+/* The value of PriorityClass name (NULL: none), as admission resolves it; 0 with *known 0 when classes are unknown. */
+static long long class_priority(const json_t *snapshot, const char *name, int *known)
+{
+    const json_t *classes = json_object_get(snapshot, "priorityClasses");
+    size_t i;
+    const json_t *pc;
+    long long global = 0;
+    *known = json_is_array(classes);
+    json_array_foreach(classes, i, pc)
+    {
+        const char *n = str(meta(pc), "name");
+        long long v = json_integer_value(json_object_get(pc, "value"));
+        if (name != NULL && n != NULL && strcmp(n, name) == 0)
+            return v;
+        if (json_is_true(json_object_get(pc, "globalDefault")))
+            global = v;
+    }
+    return global;
+}
+
+/* ---- the short reason ---- */
+
+/* The text after the first occurrence of needle in s (borrowed), or NULL. */
+static const char *after(const char *s, const char *needle)
+{
+    const char *p = s != NULL ? strstr(s, needle) : NULL;
+    return p != NULL ? p + strlen(needle) : NULL;
+}
+
+/* "queue q: cpu, memory" from "... does not fit queue q: cpu needs 3, 1 of 4 free; memory needs ..." */
+static char *short_capacity(const char *tail)
+{
+    struct util_buf b = {0};
+    const char *colon = strstr(tail, ": ");
+    if (colon == NULL)
+        return util_strdup(tail);
+    util_buf_append(&b, tail, (size_t)(colon - tail));
+    const char *sep = ": ", *p = colon + 2;
+    while (*p != '\0') {
+        const char *needs = strstr(p, " needs ");
+        const char *next = strstr(p, "; ");
+        if (needs == NULL || (next != NULL && needs > next))
+            break;
+        util_buf_puts(&b, sep);
+        util_buf_append(&b, p, (size_t)(needs - p));
+        sep = ", ";
+        if (next == NULL)
+            break;
+        p = next + 2;
+    }
+    util_buf_puts(&b, " short");
+    return util_buf_take(&b);
+}
+
+/* The shortened wait reason of a gang that is not admitted (new string). */
+static char *short_reason(const char *reason, const char *message)
+{
+    const char *t;
+    if (message == NULL)
+        return util_strdup(reason != NULL ? reason : "no decision yet");
+    if ((t = after(message, " does not fit queue ")) != NULL) {
+        char *q = util_strdupf("queue %s", t), *s = short_capacity(q);
+        free(q);
+        return s;
+    }
+    if ((t = after(message, " does not fit the nodes: no node fits pod ")) != NULL) {
+        size_t n = strcspn(t, " ");
+        return util_strdupf("nodes: no room for pod %.*s", (int)n, t);
+    }
+    if ((t = after(message, "waiting behind gang ")) != NULL)
+        return util_strdupf("behind %s (fifo)", t);
+    if ((t = after(message, "waiting for pods: ")) != NULL)
+        return util_strdupf("pods: %s", t);
+    if (strncmp(message, "invalid RayCluster", 18) == 0)
+        return util_strdup("invalid spec");
+    return util_strdup(message);
+}
+
+/* ---- one row ---- */
+
+static const char *state_of(const json_t *pg, const json_t *owner, long long now, long long *requeues, long long *requeue_at)
+{
+    const char *phase = str(json_object_get(pg, "status"), "phase");
+    const char *count = annotation(owner, VIEW_ANNOTATION_REQUEUE_COUNT);
+    *requeues = count != NULL ? strtoll(count, NULL, 10) : 0;
+    *requeue_at = view_parse_time(annotation(owner, VIEW_ANNOTATION_REQUEUE_AT));
+    if (phase != NULL && strcmp(phase, "Running") == 0)
+        return "Running";
+    if ((phase != NULL && strcmp(phase, "Inqueue") == 0) || condition_true(pg, "Scheduled"))
+        return "Admitted";
+    if (*requeue_at > now)
+        return "Backoff";
+    if (*requeues > 0)
+        return "Evicted";
+    return "Waiting";
+}
+
+int view_state_admitted(const char *state)
+{
+    return state != NULL && (strcmp(state, "Running") == 0 || strcmp(state, "Admitted") == 0);
+}
+
+static void set_str(json_t *row, const char *key, const char *value)
+{
+    json_object_set_new(row, key, value != NULL ? json_string(value) : json_null());
+}
+
+/* The priority of a gang into row: its pods' when known, else its class's. */
+static void set_priority(json_t *row, const json_t *snapshot, const char *class_name, int has_prio, long long prio)
+{
+    int known;
+    long long v = class_priority(snapshot, class_name, &known);
+    if (has_prio)
+        json_object_set_new(row, "priority", json_integer(prio));
+    else if (known)
+        json_object_set_new(row, "priority", json_integer(v));
+    else
+        json_object_set_new(row, "priority", json_null());
+}
+
+static void set_pods(json_t *row, const json_t *snapshot, const json_t *pg, const char *ns, const char *pgname)
+{
+    const json_t *pods = json_object_get(snapshot, "pods");
+    const json_t *spec = json_object_get(pg, "spec"), *status = json_object_get(pg, "status");
+    long long prio = 0;
+    int has_prio = 0;
+    long long bound;
+    const char *counted = "bound";
+    if (json_is_array(pods)) {
+        bound = count_pods(pods, ns, pgname, &prio, &has_prio);
+    } else {
+        bound = json_integer_value(json_object_get(status, "running"));
+        counted = "running";
+    }
+    json_object_set_new(row, "pods",
+                        json_pack("{s:I,s:I,s:s}", "bound", (json_int_t)bound, "min",
+                                  (json_int_t)json_integer_value(json_object_get(spec, "minMember")), "counted", counted));
+    set_priority(row, snapshot, str(spec, "priorityClassName"), has_prio, prio);
+}
+
+/* The row of PodGroup pg (borrowed), or NULL when it is not a Ray gang. New. */
+static json_t *gang_row(const json_t *snapshot, const json_t *pg, long long now)
+{
+    const json_t *ref = controller_ref(pg);
+    const char *kind = kind_of(ref), *ns = str(meta(pg), "namespace"), *pgname = str(meta(pg), "name");
+    if (kind == NULL || ns == NULL || pgname == NULL)
+        return NULL;
+    const json_t *owner = find_owner(snapshot, str(ref, "uid")), *spec = json_object_get(pg, "spec");
+    const json_t *unsched = condition(pg, "Unschedulable");
+    long long requeues, requeue_at;
+    const char *state = state_of(pg, owner, now, &requeues, &requeue_at);
+    const char *created = str(meta(owner != NULL ? owner : pg), "creationTimestamp");
+    json_t *row = json_object();
+    set_str(row, "namespace", ns);
+    set_str(row, "name", str(ref, "name"));
+    set_str(row, "kind", kind);
+    set_str(row, "podGroup", pgname);
+    set_str(row, "queue", str(spec, "queue"));
+    set_str(row, "priorityClassName", str(spec, "priorityClassName"));
+    set_str(row, "state", state);
+    set_pods(row, snapshot, pg, ns, pgname);
+    json_object_set_new(row, "position", json_null());
+    int waits = !view_state_admitted(state) && condition_true(pg, "Unschedulable");
+    set_str(row, "reason", waits ? str(unsched, "reason") : NULL);
+    set_str(row, "message", waits ? str(unsched, "message") : NULL);
+    json_object_set_new(row, "waitingFor", json_null());
+    if (!view_state_admitted(state)) {
+        char *s = short_reason(waits ? str(unsched, "reason") : NULL, waits ? str(unsched, "message") : NULL);
+        if (strcmp(state, "Backoff") == 0) {
+            char age[16], *b = util_strdupf("backoff, %s left; %s", view_age(requeue_at - now, age, sizeof(age)), s);
+            free(s);
+            s = b;
+        }
+        json_object_set_new(row, "waitingFor", json_string(s));
+        free(s);
+    }
+    json_object_set_new(row, "minResources", json_deep_copy(json_object_get(spec, "minResources")));
+    if (json_object_get(row, "minResources") == NULL)
+        json_object_set_new(row, "minResources", json_object());
+    set_str(row, "createdAt", created);
+    long long t = view_parse_time(created);
+    json_object_set_new(row, "ageSeconds", t >= 0 ? json_integer(now - t) : json_null());
+    set_str(row, "admittedAt", annotation(owner, VIEW_ANNOTATION_ADMITTED));
+    json_object_set_new(row, "requeueCount", json_integer(requeues));
+    set_str(row, "requeueAt", annotation(owner, VIEW_ANNOTATION_REQUEUE_AT));
+    return row;
+}
+
+/* ---- ordering ---- */
+
+static const char *row_str(const json_t *row, const char *key)
+{
+    const char *s = str(row, key);
+    return s != NULL ? s : "";
+}
+
+static int cmp_name(const json_t *a, const json_t *b)
+{
+    int c = strcmp(row_str(a, "namespace"), row_str(b, "namespace"));
+    return c != 0 ? c : strcmp(row_str(a, "name"), row_str(b, "name"));
+}
+
+static int by_name(const void *pa, const void *pb)
+{
+    return cmp_name(*(json_t *const *)pa, *(json_t *const *)pb);
+}
+
+/* The gate's order: priority descending, older first, then namespace/name. */
+static int by_queue_order(const void *pa, const void *pb)
+{
+    const json_t *a = *(json_t *const *)pa, *b = *(json_t *const *)pb;
+    json_int_t qa = json_integer_value(json_object_get(a, "priority")), qb = json_integer_value(json_object_get(b, "priority"));
+    if (qa != qb)
+        return qa > qb ? -1 : 1;
+    long long ta = view_parse_time(str(a, "createdAt")), tb = view_parse_time(str(b, "createdAt"));
+    if (ta != tb)
+        return ta < tb ? -1 : 1;
+    return cmp_name(a, b);
+}
+
+static int same_queue(const json_t *row, const char *queue)
+{
+    const char *q = str(row, "queue");
+    return q != NULL && strcmp(q, queue) == 0;
+}
+
+/* Sets "position" on every row of rows that is not admitted, per queue. */
+static void set_positions(json_t *rows)
+{
+    size_t n = json_array_size(rows), i, j;
+    json_t **order = util_calloc(n ? n : 1, sizeof(*order));
+    for (i = 0; i < n; i++) {
+        json_t *row = json_array_get(rows, i);
+        const char *q = str(row, "queue");
+        if (q == NULL || view_state_admitted(str(row, "state")) || json_is_integer(json_object_get(row, "position")))
+            continue;
+        size_t m = 0;
+        for (j = i; j < n; j++) {
+            json_t *other = json_array_get(rows, j);
+            if (same_queue(other, q) && !view_state_admitted(str(other, "state")))
+                order[m++] = other;
+        }
+        qsort(order, m, sizeof(*order), by_queue_order);
+        for (j = 0; j < m; j++)
+            json_object_set_new(order[j], "position", json_integer((json_int_t)j + 1));
+    }
+    free(order);
+}
+
+/* Every gang of the snapshot, positions set, sorted by namespace/name (new). */
+static json_t *all_gangs(const json_t *snapshot, long long now)
+{
+    json_t *rows = json_array();
+    size_t i;
+    const json_t *pg;
+    json_array_foreach(array_of(snapshot, "podGroups"), i, pg)
+    {
+        json_t *row = gang_row(snapshot, pg, now);
+        if (row != NULL)
+            json_array_append_new(rows, row);
+    }
+    set_positions(rows);
+    size_t n = json_array_size(rows);
+    json_t **sorted = util_calloc(n ? n : 1, sizeof(*sorted));
+    for (i = 0; i < n; i++)
+        sorted[i] = json_incref(json_array_get(rows, i));
+    qsort(sorted, n, sizeof(*sorted), by_name);
+    json_array_clear(rows);
+    for (i = 0; i < n; i++)
+        json_array_append_new(rows, sorted[i]);
+    free(sorted);
+    return rows;
+}
+
+json_t *view_gangs(const json_t *snapshot, long long now, const struct view_filter *f)
+{
+    json_t *all = all_gangs(snapshot, now), *out = json_array();
+    size_t i;
+    json_t *row;
+    json_array_foreach(all, i, row)
+    {
+        if (f != NULL && f->namespace_ != NULL && strcmp(row_str(row, "namespace"), f->namespace_) != 0)
+            continue;
+        if (f != NULL && f->queue != NULL && strcmp(row_str(row, "queue"), f->queue) != 0)
+            continue;
+        json_array_append(out, row);
+    }
+    json_decref(all);
+    return out;
+}
+
+/* ---- queues ---- */
+
+static json_t *copy_object(const json_t *obj)
+{
+    return json_is_object(obj) ? json_deep_copy(obj) : json_object();
+}
+
+static int by_row_name(const void *pa, const void *pb)
+{
+    return strcmp(row_str(*(json_t *const *)pa, "name"), row_str(*(json_t *const *)pb, "name"));
+}
+
+json_t *view_queues(const json_t *snapshot, const char *queue)
+{
+    size_t i, n = 0;
+    const json_t *q;
+    const json_t *queues = array_of(snapshot, "queues");
+    json_t **rows = util_calloc(json_array_size(queues) + 1, sizeof(*rows));
+    json_array_foreach(queues, i, q)
+    {
+        const char *name = str(meta(q), "name");
+        if (name == NULL || (queue != NULL && strcmp(name, queue) != 0))
+            continue;
+        const json_t *spec = json_object_get(q, "spec"), *status = json_object_get(q, "status");
+        const char *state = str(status, "state");
+        json_t *row = json_object();
+        set_str(row, "name", name);
+        set_str(row, "state", state != NULL ? state : "Open");
+        json_object_set_new(row, "capability", copy_object(json_object_get(spec, "capability")));
+        json_object_set_new(row, "deserved", copy_object(json_object_get(spec, "deserved")));
+        json_object_set_new(row, "allocated", copy_object(json_object_get(status, "allocated")));
+        json_object_set_new(row, "running", json_integer(json_integer_value(json_object_get(status, "running"))));
+        json_object_set_new(row, "pending", json_integer(json_integer_value(json_object_get(status, "pending"))));
+        json_object_set_new(row, "inqueue", json_integer(json_integer_value(json_object_get(status, "inqueue"))));
+        const json_t *w = json_object_get(spec, "weight");
+        json_object_set_new(row, "weight", json_is_integer(w) ? json_integer(json_integer_value(w)) : json_null());
+        rows[n++] = row;
+    }
+    qsort(rows, n, sizeof(*rows), by_row_name);
+    json_t *out = json_array();
+    for (i = 0; i < n; i++)
+        json_array_append_new(out, rows[i]);
+    free(rows);
+    return out;
+}

@@ -1,0 +1,79 @@
+/*
+ * view: what `kubectl raygate` shows, as pure functions of a snapshot of what
+ * the gate controller wrote. No I/O: cli/fetch.c reads the objects, these
+ * functions derive the rows, cli/output.c prints them.
+ *
+ * A snapshot is one JSON object (borrowed by every function here):
+ *   {
+ *     "queues":          [Queue, ...],           scheduling.volcano.sh/v1beta1
+ *     "podGroups":       [PodGroup, ...],        raygate's ray-<name>-pg
+ *     "owners":          [object, ...],          RayClusters (ray.io and cluster.ray.io) and RayJobs
+ *     "pods":            [Pod, ...] or null,     the gangs' pods; null when they cannot be read
+ *     "priorityClasses": [PriorityClass, ...] or null,
+ *     "events":          [Event, ...]            (why only) Events about the gang's owner
+ *   }
+ * Missing arrays count as empty. Times are unix seconds (now).
+ *
+ * A gang is a PodGroup controlled by a RayCluster (KIND "RayCluster"), a
+ * RayJob ("RayJob") or a legacy cluster.ray.io RayCluster ("legacy"). Its
+ * state:
+ * - Running: phase Running (minMember pods running);
+ * - Admitted: phase Inqueue, or condition Scheduled "True";
+ * - Backoff: not admitted, and its owner's raygate.io/requeue-at is later
+ *   than now (evicted, may not be admitted before then);
+ * - Evicted: not admitted, raygate.io/requeue-count > 0 (evicted, queued again);
+ * - Waiting: otherwise.
+ * Position (not admitted gangs only): its place among its queue's gangs that
+ * are not admitted, in the gate's order: priority descending, then older
+ * owner, then namespace/name. Priority: the highest spec.priority of its pods
+ * when pods are known, else its priorityClassName's value (a missing class,
+ * or none: the globalDefault class's value, else 0); null when neither can
+ * be read.
+ */
+#ifndef RAYGATE_CLI_VIEW_H
+#define RAYGATE_CLI_VIEW_H
+
+#include <jansson.h>
+
+#define VIEW_ANNOTATION_ADMITTED "raygate.io/admitted-at"
+#define VIEW_ANNOTATION_REQUEUE_COUNT "raygate.io/requeue-count"
+#define VIEW_ANNOTATION_REQUEUE_AT "raygate.io/requeue-at"
+#define VIEW_ANNOTATION_GROUP "scheduling.k8s.io/group-name"
+
+/* Which gangs to show. NULL strings: no filter. */
+struct view_filter {
+    const char *namespace_;
+    const char *queue;
+};
+
+/*
+ * The gangs of snapshot that pass f, sorted by namespace then name, as a new
+ * JSON array of rows:
+ *   {"namespace","name","kind","podGroup","queue","priority" (integer or null),
+ *    "priorityClassName" (or null),"state","pods":{"bound","min","counted"
+ *    ("bound", or "running" when pods could not be read: the PodGroup's
+ *    status.running)},"position" (integer or null),"reason" (condition reason
+ *    or null),"message" (full wait message or null),"waitingFor" (the short
+ *    reason, or null),"minResources","createdAt","ageSeconds","admittedAt",
+ *    "requeueCount","requeueAt"}
+ */
+json_t *view_gangs(const json_t *snapshot, long long now, const struct view_filter *f);
+
+/*
+ * The queues of snapshot (optionally only the one named queue), sorted by
+ * name, as a new JSON array of rows:
+ *   {"name","state","capability","deserved","allocated","running","pending","inqueue","weight"}
+ * capability/deserved/allocated are ResourceList objects (empty when unset).
+ */
+json_t *view_queues(const json_t *snapshot, const char *queue);
+
+/* Whether a row's state is Admitted or Running. */
+int view_state_admitted(const char *state);
+
+/* Parses an RFC 3339 UTC time ("2024-05-01T11:00:00Z", fractions allowed) into unix seconds; -1 if it is not one. */
+long long view_parse_time(const char *s);
+
+/* kubectl's short age: "45s", "3m20s", "5m", "2h10m", "3d4h", "400d". Writes into buf (size >= 16); returns buf. */
+char *view_age(long long seconds, char *buf, size_t size);
+
+#endif

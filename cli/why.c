@@ -1,0 +1,320 @@
+/*
+ * why: what a gang waits for and what would have to change (see why.h). Pure.
+ */
+#include "why.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quantity.h"
+#include "resources.h"
+#include "util.h"
+#include "view.h"
+
+static const char *str(const json_t *obj, const char *key)
+{
+    return json_string_value(json_object_get(obj, key));
+}
+
+static int streq(const char *a, const char *b)
+{
+    return a != NULL && b != NULL && strcmp(a, b) == 0;
+}
+
+/* The quantity of resource name in a ResourceList (borrowed); 0 when absent or invalid. */
+static struct quantity qty(const json_t *list, const char *name)
+{
+    struct quantity q = {0, QUANTITY_DECIMAL_SI};
+    struct quantity_error err;
+    const json_t *v = json_object_get(list, name);
+    if (json_is_string(v)) {
+        if (quantity_parse(json_string_value(v), resources_unit(name), &q, &err) != 0)
+            q.value = 0;
+    } else if (json_is_integer(v)) {
+        q.value = json_integer_value(v);
+        if (resources_unit(name) == QUANTITY_UNIT_MILLI)
+            q.value = q.value > INT64_MAX / 1000 ? INT64_MAX : q.value * 1000;
+    }
+    return q;
+}
+
+/* value formatted in name's unit with format fmt (a static buffer per slot). */
+static const char *fmt_q(const char *name, int64_t value, enum quantity_format fmt, int slot)
+{
+    static char bufs[3][QUANTITY_FORMAT_MAX];
+    struct quantity q = {value, fmt};
+    quantity_format(&q, resources_unit(name), bufs[slot], sizeof(bufs[slot]));
+    return bufs[slot];
+}
+
+/* "name (priority p)", namespace-qualified when it is not in ns. */
+static void put_gang(struct util_buf *b, const json_t *row, const char *ns)
+{
+    const json_t *p = json_object_get(row, "priority");
+    if (!streq(str(row, "namespace"), ns))
+        util_buf_printf(b, "%s/", str(row, "namespace"));
+    util_buf_puts(b, str(row, "name"));
+    if (json_is_integer(p))
+        util_buf_printf(b, " (priority %" JSON_INTEGER_FORMAT ")", json_integer_value(p));
+}
+
+/* Admitted gangs first to give way: lowest priority, then newest. */
+static int by_release_order(const void *pa, const void *pb)
+{
+    const json_t *a = *(json_t *const *)pa, *b = *(json_t *const *)pb;
+    json_int_t qa = json_integer_value(json_object_get(a, "priority")), qb = json_integer_value(json_object_get(b, "priority"));
+    if (qa != qb)
+        return qa < qb ? -1 : 1;
+    long long ta = view_parse_time(str(a, "createdAt")), tb = view_parse_time(str(b, "createdAt"));
+    if (ta != tb)
+        return ta > tb ? -1 : 1;
+    int c = strcmp(str(a, "namespace"), str(b, "namespace"));
+    return c != 0 ? c : strcmp(str(a, "name"), str(b, "name"));
+}
+
+/* The admitted gangs of queue among rows, in release order: a new array of borrowed rows (free it). */
+static const json_t **admitted_in(const json_t *rows, const char *queue, size_t *n)
+{
+    const json_t **out = util_calloc(json_array_size(rows) + 1, sizeof(*out));
+    size_t i;
+    const json_t *row;
+    *n = 0;
+    json_array_foreach(rows, i, row)
+    {
+        if (streq(str(row, "queue"), queue) && view_state_admitted(str(row, "state")))
+            out[(*n)++] = row;
+    }
+    qsort(out, *n, sizeof(*out), by_release_order);
+    return out;
+}
+
+/* " 2 more when a (priority 0) and b (priority 1) end", covering short of resource name. */
+static void put_release(struct util_buf *b, const json_t *rows, const json_t *gang, const char *name, int64_t shortfall,
+                        enum quantity_format fmt)
+{
+    size_t n, k, used = 0;
+    const char *ns = str(gang, "namespace");
+    const json_t **adm = admitted_in(rows, str(gang, "queue"), &n);
+    int64_t freed = 0;
+    for (k = 0; k < n && freed < shortfall; k++) {
+        struct quantity q = qty(json_object_get(adm[k], "minResources"), name);
+        if (q.value <= 0)
+            continue;
+        adm[used++] = adm[k];
+        freed = q.value > INT64_MAX - freed ? INT64_MAX : freed + q.value;
+    }
+    if (used == 0) {
+        util_buf_printf(b, "; %s more must be freed (no admitted gang of the queue holds %s)", fmt_q(name, shortfall, fmt, 0),
+                        name);
+        free(adm);
+        return;
+    }
+    if (freed >= shortfall)
+        util_buf_printf(b, "; %s more when ", fmt_q(name, shortfall, fmt, 0));
+    else
+        util_buf_printf(b, "; %s more: %s when ", fmt_q(name, shortfall, fmt, 0), fmt_q(name, freed, fmt, 1));
+    for (k = 0; k < used; k++) {
+        util_buf_puts(b, k == 0 ? "" : k + 1 == used ? " and " : ", ");
+        put_gang(b, adm[k], ns);
+    }
+    util_buf_puts(b, used == 1 ? " ends" : " end");
+    if (freed < shortfall)
+        util_buf_printf(b, ", %s held outside the queue's admitted gangs", fmt_q(name, shortfall - freed, fmt, 2));
+    free(adm);
+}
+
+/* One line per resource of the gang's minResources its queue is short of. */
+static void explain_capacity(json_t *lines, const json_t *rows, const json_t *gang, const json_t *queue)
+{
+    const json_t *need = json_object_get(gang, "minResources"), *v;
+    const json_t *cap = json_object_get(json_object_get(queue, "spec"), "capability");
+    const json_t *alloc = json_object_get(json_object_get(queue, "status"), "allocated");
+    const char *name, *qname = str(gang, "queue");
+    size_t before = json_array_size(lines);
+    json_object_foreach((json_t *)need, name, v)
+    {
+        struct quantity n = qty(need, name), c = qty(cap, name), a = qty(alloc, name);
+        if (json_object_get(cap, name) == NULL || n.value <= 0)
+            continue; /* only listed resources are checked */
+        int64_t free_ = c.value > a.value ? c.value - a.value : 0;
+        if (n.value <= free_)
+            continue;
+        struct util_buf b = {0};
+        util_buf_printf(&b, "needs %s %s", name, fmt_q(name, n.value, n.format, 0));
+        if (n.value > c.value) {
+            util_buf_printf(&b, "; the capability of queue %s is %s: it must grow to at least %s", qname,
+                            fmt_q(name, c.value, c.format, 1), fmt_q(name, n.value, n.format, 2));
+        } else {
+            util_buf_printf(&b, "; %s free in queue %s", fmt_q(name, free_, n.format, 1), qname);
+            put_release(&b, rows, gang, name, n.value - free_, n.format);
+        }
+        json_array_append_new(lines, json_string(b.data));
+        util_buf_finish(&b);
+    }
+    if (json_array_size(lines) == before)
+        json_array_append_new(lines, json_string("the queue's status shows room now: the gate controller decides again on its "
+                                                 "next pass (the message above is from its last one)"));
+}
+
+static const json_t *find_queue(const json_t *snapshot, const char *name)
+{
+    size_t i;
+    const json_t *q;
+    json_array_foreach(json_object_get(snapshot, "queues"), i, q)
+    {
+        if (streq(str(json_object_get(q, "metadata"), "name"), name))
+            return q;
+    }
+    return NULL;
+}
+
+static void add_line(json_t *lines, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void add_line(json_t *lines, const char *fmt, ...)
+{
+    struct util_buf b = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    util_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    json_array_append_new(lines, json_string(b.data));
+    util_buf_finish(&b);
+}
+
+/* What a gang that is not admitted waits for, by its condition's reason and message. */
+static void explain_wait(json_t *lines, const json_t *snapshot, const json_t *rows, const json_t *gang)
+{
+    const char *reason = str(gang, "reason"), *msg = str(gang, "message"), *q = str(gang, "queue");
+    const char *t;
+    if (msg == NULL) {
+        add_line(lines, "the gate controller has not decided on it yet (is raygate-gate running?)");
+    } else if (strstr(msg, " does not fit queue ") != NULL) {
+        explain_capacity(lines, rows, gang, find_queue(snapshot, q));
+    } else if ((t = strstr(msg, " does not fit the nodes: ")) != NULL) {
+        add_line(lines, "queue %s has room, the nodes do not:%s; room appears when pods on the nodes end or nodes are added", q,
+                 t + strlen(" does not fit the nodes:"));
+    } else if ((t = strstr(msg, "waiting behind gang ")) != NULL) {
+        add_line(lines, "queue %s is fifo: %s must be admitted (or deleted) first", q, t + strlen("waiting behind gang "));
+    } else if ((t = strstr(msg, "waiting for pods: ")) != NULL) {
+        long long have = 0, want = 0;
+        if (sscanf(t, "waiting for pods: %lld of %lld", &have, &want) == 2)
+            add_line(lines, "its operator has created %lld of its %lld pods; it is considered once all exist", have, want);
+        else
+            add_line(lines, "%s", msg);
+    } else if (streq(reason, "QueueNotFound")) {
+        add_line(lines, "queue %s does not exist: create it (kubectl get queues.scheduling.volcano.sh)", q);
+    } else if (streq(reason, "QueueClosed")) {
+        add_line(lines, "queue %s is closed: it must be opened", q);
+    } else if (streq(reason, "InvalidSpec")) {
+        add_line(lines, "its spec must be fixed: %s", msg);
+    } else {
+        add_line(lines, "%s", msg);
+    }
+}
+
+static void explain_state(json_t *lines, const json_t *snapshot, const json_t *rows, const json_t *gang, long long now)
+{
+    const char *state = str(gang, "state"), *at = str(gang, "admittedAt");
+    const json_t *pods = json_object_get(gang, "pods");
+    json_int_t bound = json_integer_value(json_object_get(pods, "bound")), min = json_integer_value(json_object_get(pods, "min"));
+    json_int_t requeues = json_integer_value(json_object_get(gang, "requeueCount"));
+    char age[16];
+    if (view_state_admitted(state)) {
+        add_line(lines, "admitted by queue %s%s%s; %" JSON_INTEGER_FORMAT " of %" JSON_INTEGER_FORMAT " pods %s%s",
+                 str(gang, "queue"), at != NULL ? " at " : "", at != NULL ? at : "", bound, min, str(pods, "counted"),
+                 streq(state, "Running") ? "; nothing has to change" : ": kube-scheduler places them");
+        return;
+    }
+    if (streq(state, "Backoff")) {
+        long long until = view_parse_time(str(gang, "requeueAt"));
+        add_line(lines, "evicted %" JSON_INTEGER_FORMAT " %s; it may not be admitted again before %s (in %s)", requeues,
+                 requeues == 1 ? "time" : "times", str(gang, "requeueAt"), view_age(until - now, age, sizeof(age)));
+    } else if (streq(state, "Evicted")) {
+        add_line(lines, "evicted %" JSON_INTEGER_FORMAT " %s and queued again", requeues, requeues == 1 ? "time" : "times");
+    }
+    explain_wait(lines, snapshot, rows, gang);
+}
+
+/* The gangs before gang in its queue's order (new array of new references). */
+static json_t *ahead_of(const json_t *rows, const json_t *gang)
+{
+    json_t *out = json_array();
+    json_int_t pos = json_integer_value(json_object_get(gang, "position"));
+    for (json_int_t p = 1; p < pos; p++) {
+        size_t i;
+        json_t *row;
+        json_array_foreach(rows, i, row)
+        {
+            if (streq(str(row, "queue"), str(gang, "queue")) && json_integer_value(json_object_get(row, "position")) == p)
+                json_array_append(out, row);
+        }
+    }
+    return out;
+}
+
+static long long event_time(const json_t *e)
+{
+    const char *keys[] = {"lastTimestamp", "eventTime", "firstTimestamp"};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        long long t = view_parse_time(str(e, keys[i]));
+        if (t >= 0)
+            return t;
+    }
+    return view_parse_time(str(json_object_get(e, "metadata"), "creationTimestamp"));
+}
+
+static int by_event_time(const void *pa, const void *pb)
+{
+    long long a = event_time(*(json_t *const *)pa), b = event_time(*(json_t *const *)pb);
+    return a < b ? -1 : a > b;
+}
+
+/* The snapshot's Events about the gang's owner, oldest first, the last 10 (new). */
+static json_t *events_of(const json_t *snapshot, const json_t *gang, long long now)
+{
+    const json_t *events = json_object_get(snapshot, "events"), *e;
+    const json_t **sel = util_calloc(json_array_size(events) + 1, sizeof(*sel));
+    size_t i, n = 0;
+    json_array_foreach(events, i, e)
+    {
+        const json_t *io = json_object_get(e, "involvedObject");
+        if (streq(str(io, "name"), str(gang, "name")) && streq(str(io, "namespace"), str(gang, "namespace")))
+            sel[n++] = e;
+    }
+    qsort(sel, n, sizeof(*sel), by_event_time);
+    json_t *out = json_array();
+    for (i = n > 10 ? n - 10 : 0; i < n; i++) {
+        long long t = event_time(sel[i]);
+        json_int_t count = json_integer_value(json_object_get(sel[i], "count"));
+        json_array_append_new(out, json_pack("{s:s?,s:s?,s:s?,s:o,s:I}", "type", str(sel[i], "type"), "reason",
+                                             str(sel[i], "reason"), "message", str(sel[i], "message"), "ageSeconds",
+                                             t >= 0 ? json_integer(now - t) : json_null(), "count", count > 0 ? count : 1));
+    }
+    free(sel);
+    return out;
+}
+
+json_t *why_explain(const json_t *snapshot, long long now, const char *ns, const char *name)
+{
+    json_t *rows = view_gangs(snapshot, now, NULL), *row, *gang = NULL;
+    size_t i;
+    json_array_foreach(rows, i, row)
+    {
+        if (streq(str(row, "namespace"), ns) && (streq(str(row, "name"), name) || streq(str(row, "podGroup"), name))) {
+            gang = row;
+            break;
+        }
+    }
+    if (gang == NULL) {
+        json_decref(rows);
+        return NULL;
+    }
+    json_t *lines = json_array();
+    explain_state(lines, snapshot, rows, gang, now);
+    json_t *out = json_pack("{s:O,s:o,s:o,s:o}", "gang", gang, "explanation", lines, "ahead", ahead_of(rows, gang), "events",
+                            events_of(snapshot, gang, now));
+    json_decref(rows);
+    return out;
+}
