@@ -101,6 +101,12 @@ wait_pg ray-test-cluster-1-pg Pending
 show kubectl get podgroup -n "$NS" ray-test-cluster-1-pg -o yaml
 narrate "The queue: 1 running, 1 pending"
 show kubectl get queue kuberay-test-queue
+narrate "kubectl raygate (the plugin build/cli/kubectl-raygate, found by kubectl on PATH) shows every gang: its state, pods bound, place in its queue and what it waits for"
+export PATH="$BUILD/cli:$PATH"
+show kubectl raygate gangs -n "$NS"
+show kubectl raygate queues kuberay-test-queue
+narrate "and why test-cluster-1 waits, with what would have to change:"
+show kubectl raygate why test-cluster-1 -n "$NS"
 
 narrate "Delete test-cluster-0: its room goes back to the queue, and test-cluster-1's gang is admitted whole"
 show kubectl delete raycluster -n "$NS" test-cluster-0
@@ -110,6 +116,7 @@ printf '\033[36m$ %s\033[0m\n' "kubectl describe raycluster test-cluster-1 | tai
 kubectl describe raycluster -n "$NS" test-cluster-1 | tail -n 3
 narrate "test-cluster-0's PodGroup went with its RayCluster (garbage collection); test-cluster-1's is now Running: Unschedulable turned False, Scheduled True"
 wait_pg ray-test-cluster-1-pg Running
+show kubectl raygate gangs -n "$NS"
 show kubectl get podgroup -n "$NS"
 show kubectl get podgroup -n "$NS" ray-test-cluster-1-pg -o yaml
 show kubectl get queue kuberay-test-queue -o yaml
