@@ -11,7 +11,6 @@
  * and -n/--namespace are read here. Exit status: 0, 1 when the API cannot be
  * read or the gang does not exist, 2 for a bad flag or command.
  */
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "errors.h"
 #include "fetch.h"
+#include "flags.h"
 #include "kube.h"
 #include "kubeconfig.h"
 #include "output.h"
@@ -31,131 +32,161 @@
 #define RAYGATE_VERSION "dev"
 #endif
 
-enum format { FORMAT_TABLE, FORMAT_WIDE, FORMAT_JSON, FORMAT_YAML };
+enum format { FORMAT_TABLE, FORMAT_JSON, FORMAT_YAML, FORMAT_WIDE };
+static const char *const formats[] = {"table", "json", "yaml", "wide", NULL};
 
 struct args {
     const char *command;
     const char *name; /* queues' QUEUE, why's NAME */
     const char *kubeconfig, *context, *namespace_, *queue;
     int all_namespaces;
-    enum format format;
+    int format; /* enum format */
 };
 
-static void usage(FILE *f)
-{
-    fputs("usage: kubectl raygate COMMAND [flags]\n"
-          "\n"
-          "Commands:\n"
-          "  queues [QUEUE]   the queues: capability, what their admitted gangs hold, gangs by phase\n"
-          "  gangs            the gangs: state, pods bound, position in the queue, what they wait for\n"
-          "  why NAME         why gang NAME (its RayCluster, RayJob or PodGroup name) waits, and what would have to change\n"
-          "\n"
-          "Flags:\n"
-          "  -n, --namespace NS    the namespace (default: the context's, else default)\n"
-          "  -A, --all-namespaces  gangs of every namespace\n"
-          "      --queue Q         gangs of queue Q only\n"
-          "  -o, --output FORMAT   json, yaml or wide\n"
-          "      --kubeconfig FILE default $KUBECONFIG, else ~/.kube/config, else in-cluster\n"
-          "      --context NAME    the kubeconfig context\n"
-          "  -h, --help            this text\n"
-          "      --version         the version\n",
-          f);
-}
+/* kubectl's short flags, as the long ones lib/flags reads (writable storage: getopt_long takes char **). */
+static char long_namespace[] = "--namespace", long_all[] = "--all-namespaces", long_output[] = "--output", long_help[] = "--help";
+static const struct {
+    char letter;
+    char *flag;
+    int takes_value;
+} shorts[] = {{'n', long_namespace, 1}, {'A', long_all, 0}, {'o', long_output, 1}, {'h', long_help, 0}};
 
-/* A usage error: message naming the flag or argument, exit status 2. */
-static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The flags (long form; values point into argv) and the positional arguments of argv, apart. */
+struct split {
+    char **flagv;
+    int flagc;
+    const char *pos[3];
+    int npos;
+};
 
-static int bad(const char *fmt, ...)
+/* 1 when flag name[0..len) takes a value, 0 when not, -1 when there is no such flag. */
+static int takes_value(const struct flag *table, size_t n, const char *name, size_t len)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("kubectl-raygate: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputs(" (kubectl raygate --help)\n", stderr);
-    return 2;
-}
-
-static int parse_format(const char *v, enum format *out)
-{
-    static const struct {
-        const char *name;
-        enum format format;
-    } formats[] = {{"json", FORMAT_JSON}, {"yaml", FORMAT_YAML}, {"wide", FORMAT_WIDE}};
-    for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
-        if (strcmp(v, formats[i].name) == 0) {
-            *out = formats[i].format;
-            return 0;
-        }
+    for (size_t i = 0; i < n; i++) {
+        if (strlen(table[i].name) == len && strncmp(table[i].name, name, len) == 0)
+            return table[i].kind != FLAG_KIND_BOOL;
     }
+    return (len == 4 && strncmp(name, "help", 4) == 0) || (len == 7 && strncmp(name, "version", 7) == 0) ? 0 : -1;
+}
+
+/* One short flag argv[*i] ("-n NS", "-nNS", "-n=NS", "-A") in its long form. Returns 0, or -1 with err. */
+static int split_short(struct split *s, int argc, char **argv, int *i, struct error *err)
+{
+    char *a = argv[*i];
+    for (size_t k = 0; k < sizeof(shorts) / sizeof(shorts[0]); k++) {
+        if (a[1] != shorts[k].letter || (!shorts[k].takes_value && a[2] != '\0'))
+            continue;
+        s->flagv[s->flagc++] = shorts[k].flag;
+        if (shorts[k].takes_value && a[2] != '\0')
+            s->flagv[s->flagc++] = a[2] == '=' ? a + 3 : a + 2;
+        else if (shorts[k].takes_value && *i + 1 < argc)
+            s->flagv[s->flagc++] = argv[++*i];
+        return 0;
+    }
+    error_setf(err, "unknown flag %.*s (see --help)", (int)strcspn(a, "="), a);
     return -1;
 }
 
-/* Returns 0, 2 for a usage error (reported), or 3 for --help/--version (printed). */
-static int parse_args(int argc, char **argv, struct args *a)
+/* Splits argv: lib/flags refuses positional arguments, and reads long flags only. Returns 0, or -1 with err. */
+static int split_args(const struct flag *table, size_t n, int argc, char **argv, struct split *s, struct error *err)
 {
-    static const struct option longopts[] = {
-        {"namespace", required_argument, NULL, 'n'},
-        {"all-namespaces", no_argument, NULL, 'A'},
-        {"queue", required_argument, NULL, 'q'},
-        {"output", required_argument, NULL, 'o'},
-        {"kubeconfig", required_argument, NULL, 'k'},
-        {"context", required_argument, NULL, 'c'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0},
-    };
-    int opt;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":n:Aq:o:h", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'n':
-            a->namespace_ = optarg;
-            break;
-        case 'A':
-            a->all_namespaces = 1;
-            break;
-        case 'q':
-            a->queue = optarg;
-            break;
-        case 'o':
-            if (parse_format(optarg, &a->format) != 0)
-                return bad("-o/--output: unknown format \"%s\" (json, yaml, wide)", optarg);
-            break;
-        case 'k':
-            a->kubeconfig = optarg;
-            break;
-        case 'c':
-            a->context = optarg;
-            break;
-        case 'h':
-            usage(stdout);
-            return 3;
-        case 'V':
-            printf("kubectl-raygate %s\n", RAYGATE_VERSION);
-            return 3;
-        case ':':
-            return bad("flag %s needs a value", argv[optind - 1]);
-        default:
-            return bad("unknown flag %s", argv[optind - 1]);
+    int rest = 0;
+    s->flagv = util_calloc((size_t)argc + 1, sizeof(*s->flagv));
+    s->flagv[s->flagc++] = argv[0];
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (rest || a[0] != '-' || a[1] == '\0') {
+            if (s->npos == (int)(sizeof(s->pos) / sizeof(s->pos[0]))) {
+                error_setf(err, "unexpected argument \"%s\" (see --help)", a);
+                return -1;
+            }
+            s->pos[s->npos++] = a;
+        } else if (strcmp(a, "--") == 0) {
+            rest = 1;
+        } else if (a[1] == '-') {
+            size_t len = strcspn(a + 2, "=");
+            int value = takes_value(table, n, a + 2, len);
+            if (value < 0) { /* lib/flags would take a prefix of a flag that needs a value for a missing value */
+                error_setf(err, "unknown flag %.*s (see --help)", (int)len + 2, a);
+                return -1;
+            }
+            s->flagv[s->flagc++] = argv[i];
+            if (a[2 + len] == '\0' && value && i + 1 < argc)
+                s->flagv[s->flagc++] = argv[++i];
+        } else if (split_short(s, argc, argv, &i, err) != 0) {
+            return -1;
         }
     }
-    if (optind >= argc)
-        return bad("%s", "a command is needed: queues, gangs or why");
-    a->command = argv[optind++];
-    if (strcmp(a->command, "queues") != 0 && strcmp(a->command, "gangs") != 0 && strcmp(a->command, "why") != 0)
-        return bad("unknown command \"%s\" (queues, gangs, why)", a->command);
-    if (optind < argc)
-        a->name = argv[optind++];
-    if (optind < argc)
-        return bad("unexpected argument \"%s\"", argv[optind]);
-    if (strcmp(a->command, "why") == 0 && a->name == NULL)
-        return bad("%s", "why needs the gang's NAME");
-    if (strcmp(a->command, "gangs") == 0 && a->name != NULL)
-        return bad("unexpected argument \"%s\" (gangs takes --queue and -n)", a->name);
-    if (strcmp(a->command, "why") == 0 && a->format == FORMAT_WIDE)
-        return bad("%s", "-o wide is for queues and gangs");
     return 0;
+}
+
+static void split_finish(struct split *s)
+{
+    free(s->flagv);
+}
+
+static struct flags_program program_of(const struct flag *table, size_t n)
+{
+    struct flags_program p = {
+        .name = "kubectl-raygate",
+        .synopsis = "kubectl raygate queues [QUEUE] [-o json|yaml|wide]\n"
+                    "       kubectl raygate gangs [-n NS | -A] [--queue Q] [-o json|yaml|wide]\n"
+                    "       kubectl raygate why NAME [-n NS] [-o json|yaml]",
+        .epilog = "Commands:\n"
+                  "  queues [QUEUE]  the queues: capability, what their admitted gangs hold, gangs by phase\n"
+                  "  gangs           the gangs: state, pods bound, position in the queue, what they wait for\n"
+                  "  why NAME        why gang NAME (its RayCluster, RayJob or PodGroup name) is in its state,\n"
+                  "                  and what would have to change\n"
+                  "Short flags: -n (--namespace), -A (--all-namespaces), -o (--output), -h (--help).\n"
+                  "Reads only what raygate's gate controller writes: the ClusterRole raygate-viewer\n"
+                  "(manifests/cli-viewer.yaml) is all it needs.\n",
+        .flags = table,
+        .nflags = n,
+    };
+    return p;
+}
+
+/* Checks the command and its arguments; returns 0, or an exit status (reported). */
+static int check_command(const struct flags_program *p, struct args *a, const struct split *s)
+{
+    if (s->npos == 0)
+        return flags_fail(p, "a command is needed: queues, gangs or why (see --help)");
+    a->command = s->pos[0];
+    a->name = s->npos > 1 ? s->pos[1] : NULL;
+    if (strcmp(a->command, "queues") != 0 && strcmp(a->command, "gangs") != 0 && strcmp(a->command, "why") != 0)
+        return flags_fail(p, "unknown command \"%s\" (queues, gangs, why)", a->command);
+    if (s->npos > 2 || (strcmp(a->command, "gangs") == 0 && a->name != NULL))
+        return flags_fail(p, "unexpected argument \"%s\" (see --help)", s->pos[s->npos - 1]);
+    if (strcmp(a->command, "why") == 0 && a->name == NULL)
+        return flags_fail(p, "why needs the gang's NAME");
+    if (strcmp(a->command, "why") == 0 && a->format == FORMAT_WIDE)
+        return flags_fail(p, "--output wide is for queues and gangs");
+    return 0;
+}
+
+/* Returns -1 to go on, or the exit status (0 after --help and --version, 2 after a bad flag or command). */
+static int parse_args(int argc, char **argv, struct args *a)
+{
+    const struct flag table[] = {
+        FLAG_STRING("namespace", "NS", &a->namespace_, "the namespace (default: the context's, else default)"),
+        FLAG_BOOL("all-namespaces", &a->all_namespaces, "gangs of every namespace"),
+        FLAG_STRING("queue", "Q", &a->queue, "gangs of queue Q only"),
+        FLAG_CHOICE("output", "FORMAT", formats, &a->format, "table, json, yaml or wide"),
+        FLAG_STRING("kubeconfig", "FILE", &a->kubeconfig, "default $KUBECONFIG, else ~/.kube/config, else in-cluster"),
+        FLAG_STRING("context", "NAME", &a->context, "the kubeconfig context"),
+    };
+    size_t n = sizeof(table) / sizeof(table[0]);
+    struct flags_program p = program_of(table, n);
+    struct split s = {0};
+    struct error err = {{0}};
+    int rc = split_args(table, n, argc, argv, &s, &err) != 0 ? flags_fail(&p, "%s", err.message)
+                                                             : flags_handle(&p, RAYGATE_VERSION, s.flagc, s.flagv, NULL);
+    if (rc < 0) {
+        rc = check_command(&p, a, &s);
+        rc = rc == 0 ? -1 : rc;
+    }
+    split_finish(&s);
+    return rc;
 }
 
 /* Prints b to stdout (and frees it); returns 0, or 1 if stdout fails. */
@@ -240,8 +271,8 @@ int main(int argc, char **argv)
 {
     struct args a = {0};
     int rc = parse_args(argc, argv, &a);
-    if (rc != 0)
-        return rc == 3 ? 0 : rc;
+    if (rc >= 0)
+        return rc;
     struct kubeconfig cfg;
     struct kubeconfig_error kerr = {{0}};
     struct kube_error err = {{0}};

@@ -80,8 +80,8 @@ expect_exit() { # STATUS TEXT ARGS...
 	pass "kubectl raygate $*: exit $want, says '$text'"
 }
 expect_exit 2 "unknown flag --bogus" gangs --bogus
-expect_exit 2 "-o/--output: unknown format \"xml\"" gangs -o xml
-expect_exit 2 "flag --queue needs a value" gangs --queue
+expect_exit 2 "--output: \"xml\" is not one of table, json, yaml, wide" gangs -o xml
+expect_exit 2 "--queue needs a value" gangs --queue
 expect_exit 2 "unknown command \"gang\"" gang
 expect_exit 2 "why needs the gang's NAME" why
 expect_exit 1 "no gang nope in namespace $NS" why nope -n "$NS"
