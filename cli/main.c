@@ -211,7 +211,9 @@ static int print_value(const json_t *v, const struct args *a, unsigned flags,
             return 1;
         }
     } else {
-        table(&b, v, flags | (a->format == FORMAT_WIDE ? OUTPUT_WIDE : 0));
+        /* A list's table shows its items; -o json/yaml the whole list, as kubectl's List. */
+        const json_t *items = json_object_get(v, "items");
+        table(&b, items != NULL ? items : v, flags | (a->format == FORMAT_WIDE ? OUTPUT_WIDE : 0));
     }
     return emit(&b);
 }

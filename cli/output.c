@@ -276,7 +276,7 @@ void output_why(struct util_buf *b, const json_t *why, unsigned flags)
         json_array_foreach(json_object_get(why, "events"), i, v)
         {
             char *age = age_cell(v);
-            util_buf_printf(b, "  %-6s %-8s %-16s %s\n", age, str(v, "type") ? str(v, "type") : "-",
+            util_buf_printf(b, "  %-6s %-8s %-18s %s\n", age, str(v, "type") ? str(v, "type") : "-",
                             str(v, "reason") ? str(v, "reason") : "-", str(v, "message") ? str(v, "message") : "");
             free(age);
         }
