@@ -25,12 +25,10 @@
 #include "kubeconfig.h"
 #include "output.h"
 #include "util.h"
+#include "version.h"
 #include "view.h"
 #include "why.h"
 
-#ifndef RAYGATE_VERSION
-#define RAYGATE_VERSION "dev"
-#endif
 
 enum format { FORMAT_TABLE, FORMAT_JSON, FORMAT_YAML, FORMAT_WIDE };
 static const char *const formats[] = {"table", "json", "yaml", "wide", NULL};
