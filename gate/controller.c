@@ -61,6 +61,7 @@ struct controller {
 
     pthread_mutex_t mu; /* guards everything below */
     struct cache *cache;
+    struct admit *admit; /* the decision state of cache */
     unsigned synced;  /* bit per watch_kind (set too for a watch not started: its CRD is not installed) */
     unsigned started; /* bit per watch_kind */
     int changed;      /* an event arrived since the last pass */
@@ -357,6 +358,7 @@ struct controller *controller_create(struct kube_client *client, struct metrics_
     c->opts.instance = c->instance;
     c->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     c->cache = cache_create();
+    c->admit = admit_create(c->cache);
     if (c->wake_fd < 0 || c->cache == NULL) {
         controller_destroy(c);
         return NULL;
@@ -526,6 +528,7 @@ void controller_destroy(struct controller *c)
     json_decref(c->pg_dirty);
     json_decref(c->queue_status);
     json_decref(c->queue_expected);
+    admit_destroy(c->admit);
     cache_destroy(c->cache);
     if (c->wake_fd >= 0)
         close(c->wake_fd);
@@ -780,7 +783,7 @@ static int carry_out(struct controller *c, struct admit_result *res, const int *
             cache_gang_mark_admitted(c->cache, g, now);
             if (g->complete_ms > 0)
                 since = g->complete_ms;
-            g->complete_ms = 0;
+            cache_gang_set_complete_ms(c->cache, g, 0);
         }
         pthread_mutex_unlock(&c->mu);
         metrics_histogram_observe(c->m_wait_seconds, NULL, (double)(now_ms(CLOCK_MONOTONIC) - since) / 1000.0);
@@ -866,17 +869,16 @@ static void note_complete(struct controller *c, const struct admit_decision *d, 
     if (g == NULL)
         return;
     if (d->reason == ADMIT_REASON_PODS || d->reason == ADMIT_REASON_INVALID)
-        g->complete_ms = 0;
+        cache_gang_set_complete_ms(c->cache, g, 0);
     else if (g->complete_ms == 0)
-        g->complete_ms = now;
+        cache_gang_set_complete_ms(c->cache, g, now);
 }
 
 /* ------------------------------------------------------------ Volcano status */
 
 struct sync_ctx {
     struct controller *c;
-    uint32_t epoch; /* the pass just run: the queues it evaluated are to be looked at */
-    int full;       /* every queue */
+    int full;       /* every queue, else those the pass just run evaluated */
     int podgroups;  /* PodGroups may be written */
     int queues;     /* Queue status may be written */
     char now[32];
@@ -933,13 +935,10 @@ static void sync_podgroup(struct sync_ctx *x, struct cache_gang *g)
     free(name);
 }
 
-/* One queue (cache_foreach_queue): its gangs' PodGroups, its status and its gauges, if the pass looked at it. */
-static void sync_queue(struct cache_queue *q, void *arg)
+/* One queue: its gangs' PodGroups, its status and its gauges. */
+static void sync_queue(struct sync_ctx *x, struct cache_queue *q)
 {
-    struct sync_ctx *x = arg;
     struct controller *c = x->c;
-    if (!x->full && q->pass_mark != x->epoch)
-        return;
     for (struct cache_gang *g = q->gangs; x->podgroups && g != NULL; g = g->queue_next) {
         if (podgroup_wanted(g))
             sync_podgroup(x, g);
@@ -974,12 +973,12 @@ static void sync_queue(struct cache_queue *q, void *arg)
 }
 
 /*
- * After a pass and its gate removals: the PodGroups of the gangs of the
+ * After a pass (res) and its gate removals: the PodGroups of the gangs of the
  * queues it evaluated (and of PodGroups that changed), those queues' status
  * and gauges. Writes are queued for the status writer, never waited for.
  * resync: a periodic full pass, when failed writes are tried again.
  */
-static void sync_status(struct controller *c, int resync)
+static void sync_status(struct controller *c, const struct admit_result *res, int resync)
 {
     struct sync_ctx x = {.c = c};
     events_timestamp(time(NULL), x.now, sizeof(x.now));
@@ -988,11 +987,19 @@ static void sync_status(struct controller *c, int resync)
         drop_failed(c->pg_expected);
         drop_failed(c->queue_expected);
     }
-    x.epoch = c->cache->passes;
     x.full = c->status_full;
     x.podgroups = (c->crds & PODGROUP_CRD_PODGROUPS) && (c->synced & (1u << WATCH_PODGROUPS));
     x.queues = (c->crds & PODGROUP_CRD_QUEUES) && (c->synced & (1u << WATCH_QUEUES));
-    cache_foreach_queue(c->cache, sync_queue, &x);
+    struct cache_queue *q;
+    if (x.full) {
+        cache_queue_for_each(q, c->cache)
+            sync_queue(&x, q);
+    } else {
+        for (size_t i = 0; i < res->queues_evaluated; i++) {
+            if ((q = cache_queue_get(c->cache, res->queues[i])) != NULL)
+                sync_queue(&x, q);
+        }
+    }
     const char *key;
     json_t *v;
     json_object_foreach(c->pg_dirty, key, v)
@@ -1092,7 +1099,7 @@ void controller_run(struct controller *c)
         admit_result_init(&res);
         struct timespec a, b;
         clock_gettime(CLOCK_MONOTONIC, &a);
-        admit_pass(c->cache, flags, &res);
+        admit_pass(c->admit, flags, &res);
         clock_gettime(CLOCK_MONOTONIC, &b);
         metrics_histogram_observe(c->m_pass_seconds, NULL,
                                   (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9);
@@ -1106,8 +1113,8 @@ void controller_run(struct controller *c)
         if (res.len > 0 && carry_out(c, &res, report) != 0)
             retry_at = now_ms(CLOCK_MONOTONIC) + 1000;
         free(report);
-        admit_result_finish(&res);
         if (may_write(c))
-            sync_status(c, (flags & ADMIT_PASS_FULL) != 0);
+            sync_status(c, &res, (flags & ADMIT_PASS_FULL) != 0);
+        admit_result_finish(&res);
     }
 }

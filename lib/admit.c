@@ -56,6 +56,7 @@ void admit_result_finish(struct admit_result *r)
         free(d->message);
     }
     free(r->items);
+    free(r->queues);
     while (r->strings != NULL) {
         struct admit_chunk *next = r->strings->next;
         free(r->strings);
@@ -145,9 +146,27 @@ struct placed {
     const struct cache_rl *req;
 };
 
+/*
+ * What a pass knows of a queue it evaluates: the pass's own state, not the
+ * cache's (cache.h), gone with the pass.
+ */
+struct qstate {
+    struct cache_queue *q;
+    int whole;                        /* all its gangs are evaluated, not only those waiting on node room */
+    int64_t *held;                    /* dense by resource id: what admitted gangs hold */
+    uint32_t held_gen;                /* bumped whenever held changes */
+    const struct cache_gang *blocker; /* fifo: the complete gang that did not fit */
+    /* The last "does not fit the queue" text after the gang's name, for gangs of this size while held is unchanged. */
+    char *memo_text;
+    const struct cache_rl *memo_rl;
+    int64_t memo_member;
+    uint32_t memo_gen;
+};
+
 /* A gang being evaluated. */
 struct work {
     struct cache_gang *g;
+    struct qstate *qs; /* its queue's */
     int32_t priority;
     struct cache_pod **live; /* the gang's members (its core), then its tail; creation order within each */
     size_t nlive;
@@ -166,31 +185,41 @@ enum scratch_kind {
     SCRATCH_PODS,
     SCRATCH_WEIGHED,
     SCRATCH_UNBOUND,
+    SCRATCH_HELD,
+    SCRATCH_MARK_KEYS,
+    SCRATCH_MARK_BITS,
     SCRATCH_COUNT,
 };
 
-struct scratch {
+/* The decision state kept across passes (admit.h). */
+struct admit {
+    struct cache *c;
+    struct cache_node **eligible; /* Ready, schedulable nodes by name */
+    size_t neligible;
     void *buf[SCRATCH_COUNT];
     size_t cap[SCRATCH_COUNT];
 };
 
-static void scratch_free(void *arg)
+struct admit *admit_create(struct cache *c)
 {
-    struct scratch *s = arg;
+    struct admit *a = util_calloc(1, sizeof(*a));
+    a->c = c;
+    return a;
+}
+
+void admit_destroy(struct admit *a)
+{
+    if (a == NULL)
+        return;
     for (int i = 0; i < SCRATCH_COUNT; i++)
-        free(s->buf[i]);
-    free(s);
+        free(a->buf[i]);
+    free(a->eligible);
+    free(a);
 }
 
 /* Buffer kind of at least n * size bytes, zeroed if zero; its contents are the caller's until the next call for that kind. */
-static void *scratch(struct cache *c, enum scratch_kind kind, size_t n, size_t size, int zero)
+static void *scratch(struct admit *s, enum scratch_kind kind, size_t n, size_t size, int zero)
 {
-    struct scratch *s = c->admit_scratch;
-    if (s == NULL) {
-        s = util_calloc(1, sizeof(*s));
-        c->admit_scratch = s;
-        c->admit_scratch_free = scratch_free;
-    }
     size_t bytes = n * size;
     if (bytes > s->cap[kind]) {
         size_t cap = s->cap[kind] * 2 > bytes ? s->cap[kind] * 2 : bytes;
@@ -213,11 +242,32 @@ struct gang_memo {
     char *why;      /* place()'s text, or NULL when no memo */
 };
 
+/*
+ * What a pass found of pods, by pointer (open addressing): the pass's own
+ * marks, not the cache's. Only the live pods of the gangs it evaluates are
+ * marked; their gang carries the union of their marks, so that a gang without
+ * any costs no lookup per pod.
+ */
+enum {
+    MARK_ADMITTED = 1 << 0, /* a pod this pass admitted */
+    MARK_TAIL = 1 << 1,     /* a pod beyond its gang's members (order_core) */
+};
+
+struct marks {
+    const void **keys;
+    uint8_t *bits;
+    size_t mask; /* slots - 1, slots a power of two at least twice the objects that may be marked */
+};
+
 struct pass {
+    struct admit *a;
     struct cache *c;
     struct admit_result *out;
-    uint32_t epoch;
     uint32_t nres;
+    struct qstate *queues; /* the queues this pass evaluates */
+    size_t nqueues;
+    struct marks marks;
+    struct cache_node **nodes; /* the eligible nodes, a->eligible */
     size_t nn;          /* eligible nodes */
     int64_t *free;      /* nn x nres */
     int64_t *free_pods; /* nn */
@@ -243,9 +293,60 @@ struct pass {
     uint32_t cpu, memory;     /* resource ids, or UINT32_MAX */
 };
 
+static size_t mark_slot(const struct marks *m, const void *key)
+{
+    uint64_t h = (uint64_t)(uintptr_t)key;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    size_t i = (size_t)h & m->mask;
+    while (m->keys[i] != NULL && m->keys[i] != key)
+        i = (i + 1) & m->mask;
+    return i;
+}
+
+/* The pass's marks on a pod or gang (MARK_*), 0 when none. */
+static unsigned marks_of(const struct pass *p, const void *key)
+{
+    size_t i = mark_slot(&p->marks, key);
+    return p->marks.keys[i] == key ? p->marks.bits[i] : 0;
+}
+
+static unsigned pod_marks(const struct pass *p, const struct cache_pod *pod)
+{
+    return marks_of(p, pod);
+}
+
+static void mark(struct pass *p, const void *key, unsigned bits)
+{
+    size_t i = mark_slot(&p->marks, key);
+    if (p->marks.keys[i] == NULL) {
+        p->marks.keys[i] = key;
+        p->marks.bits[i] = 0;
+    }
+    p->marks.bits[i] |= (uint8_t)bits;
+}
+
+static void pod_mark(struct pass *p, const struct cache_pod *pod, unsigned bits)
+{
+    mark(p, pod, bits);
+    mark(p, pod->gang, bits);
+}
+
+/* Room for the marks of up to n pods and gangs. */
+static void marks_init(struct pass *p, size_t n)
+{
+    size_t slots = 16;
+    while (slots < 2 * n)
+        slots *= 2;
+    p->marks.keys = scratch(p->a, SCRATCH_MARK_KEYS, slots, sizeof(*p->marks.keys), 1);
+    p->marks.bits = scratch(p->a, SCRATCH_MARK_BITS, slots, sizeof(*p->marks.bits), 0);
+    p->marks.mask = slots - 1;
+}
+
 static int pod_ungated(const struct pass *p, const struct cache_pod *pod)
 {
-    return !cache_pod_gated(pod) || pod->pass_mark == p->epoch;
+    return !cache_pod_gated(pod) || (pod_marks(p, pod) & MARK_ADMITTED);
 }
 
 static int cmp_names(const char *ns_a, const char *a, const char *ns_b, const char *b)
@@ -296,13 +397,13 @@ static int pod_role(const struct cache_gang *g, const struct cache_pod *pod)
  * Ungated pods are taken first (an admitted gang keeps the members it has),
  * then gated ones. Pods the labels do not place fill the slots left.
  */
-static void order_core(const struct pass *p, struct work *w)
+static void order_core(struct pass *p, struct work *w)
 {
     const struct cache_gang *g = w->g;
     w->ncore = 0;
     if (w->nlive == 0 || g->min_member <= 0) {
         for (size_t i = 0; i < w->nlive; i++)
-            w->live[i]->tail_mark = p->epoch;
+            pod_mark(p, w->live[i], MARK_TAIL);
         return;
     }
     int64_t *need = util_calloc((size_t)g->ngroups + 1, sizeof(*need));
@@ -319,7 +420,7 @@ static void order_core(const struct pass *p, struct work *w)
     for (int unknown = 0; unknown < 2; unknown++) {
         for (int ungated = 1; ungated >= 0; ungated--) {
             for (size_t i = 0; i < w->nlive && left > 0; i++) {
-                if (member[i] || pod_ungated(p, w->live[i]) != ungated)
+                if (member[i] || (!cache_pod_gated(w->live[i])) != ungated) /* nothing is admitted yet this pass */
                     continue;
                 if (unknown ? role[i] != ROLE_UNKNOWN : (role[i] < 0 || need[role[i]] == 0))
                     continue;
@@ -340,7 +441,7 @@ static void order_core(const struct pass *p, struct work *w)
                 continue;
             sorted[k++] = w->live[i];
             if (!pass)
-                w->live[i]->tail_mark = p->epoch;
+                pod_mark(p, w->live[i], MARK_TAIL);
         }
     }
     memcpy(w->live, sorted, w->nlive * sizeof(*sorted));
@@ -368,7 +469,7 @@ static int cmp_weighed(const void *pa, const void *pb)
 
 static void sort_larger_first(const struct pass *p, struct cache_pod **pods, size_t n)
 {
-    struct weighed *ws = scratch(p->c, SCRATCH_WEIGHED, n, sizeof(*ws), 1);
+    struct weighed *ws = scratch(p->a, SCRATCH_WEIGHED, n, sizeof(*ws), 1);
     for (size_t i = 0; i < n; i++) {
         const struct cache_rl *req = pods[i]->request;
         ws[i].pod = pods[i];
@@ -542,7 +643,7 @@ static void tree_build(struct pass *p)
     p->leaves = 1;
     while (p->leaves < p->nn)
         p->leaves *= 2;
-    p->tree = scratch(p->c, SCRATCH_TREE, (size_t)(p->nres + 1) * 2 * p->leaves, sizeof(*p->tree), 0);
+    p->tree = scratch(p->a, SCRATCH_TREE, (size_t)(p->nres + 1) * 2 * p->leaves, sizeof(*p->tree), 0);
     for (uint32_t d = 0; d <= p->nres; d++) {
         int64_t *t = tree_dim(p, d);
         for (size_t k = 0; k < p->leaves; k++)
@@ -601,7 +702,7 @@ static char *describe_no_fit(struct pass *p, const struct cache_pod *pod)
             best_pods = 0;
     }
     for (size_t i = 0; i < p->nn && matching == 0; i++) {
-        const struct cache_node *n = c->eligible[i];
+        const struct cache_node *n = p->nodes[i];
         if (!selector_matches(n, pod->sched)) {
             selector++;
             continue;
@@ -698,7 +799,7 @@ static size_t find_in(struct pass *p, const struct cache_pod *pod, size_t start,
     if (lo + width <= start || lo >= p->nn || !subtree_may_fit(p, k, pod->request))
         return SIZE_MAX;
     if (width == 1) {
-        const struct cache_node *n = p->c->eligible[lo];
+        const struct cache_node *n = p->nodes[lo];
         return room_for(p, lo, pod->request) && selector_matches(n, pod->sched) && taints_tolerated(n, pod->sched) ? lo
                                                                                                                 : SIZE_MAX;
     }
@@ -712,7 +813,7 @@ static size_t find_node(struct pass *p, const struct cache_pod *pod, size_t star
     /* Nodes fill in order, so the fit is mostly at or just after start: look there before descending the trees. */
     size_t near = start + 8 < p->nn ? start + 8 : p->nn;
     for (size_t i = start; i < near; i++) {
-        const struct cache_node *n = p->c->eligible[i];
+        const struct cache_node *n = p->nodes[i];
         if (room_for(p, i, pod->request) && selector_matches(n, pod->sched) && taints_tolerated(n, pod->sched))
             return i;
     }
@@ -839,11 +940,13 @@ static void gang_hold(const struct pass *p, const struct cache_gang *g, const st
     memset(out, 0, p->nres * sizeof(*out));
     memset(tail, 0, p->nres * sizeof(*tail));
     size_t pods = 0;
+    int marked = marks_of(p, g) != 0;
     for (const struct cache_pod *pod = g->pods; pod != NULL; pod = pod->gang_next) {
-        if (!pod_holds(pod, pod_ungated(p, pod) || pod == extra))
+        unsigned marks = marked ? pod_marks(p, pod) : 0;
+        if (!pod_holds(pod, !cache_pod_gated(pod) || (marks & MARK_ADMITTED) || pod == extra))
             continue;
         pods++;
-        int64_t *sum = cache_pod_live(pod) && pod->tail_mark == p->epoch ? tail : out;
+        int64_t *sum = cache_pod_live(pod) && (marks & MARK_TAIL) ? tail : out;
         for (uint32_t k = 0; pod->request != NULL && k < pod->request->len; k++)
             sum[pod->request->items[k].id] += pod->request->items[k].value;
     }
@@ -866,8 +969,10 @@ static void gang_hold(const struct pass *p, const struct cache_gang *g, const st
 static void ungated_requests(const struct pass *p, const struct cache_gang *g, int64_t *out)
 {
     memset(out, 0, p->nres * sizeof(*out));
+    int marked = (marks_of(p, g) & MARK_ADMITTED) != 0;
     for (const struct cache_pod *pod = g->pods; pod != NULL; pod = pod->gang_next) {
-        if (pod->phase == CACHE_PHASE_SUCCEEDED || pod->phase == CACHE_PHASE_FAILED || pod_ungated(p, pod) == 0)
+        int ungated = !cache_pod_gated(pod) || (marked && (pod_marks(p, pod) & MARK_ADMITTED));
+        if (pod->phase == CACHE_PHASE_SUCCEEDED || pod->phase == CACHE_PHASE_FAILED || !ungated)
             continue;
         for (uint32_t k = 0; pod->request != NULL && k < pod->request->len; k++)
             out[pod->request->items[k].id] += pod->request->items[k].value;
@@ -912,11 +1017,11 @@ int admit_gang_hold(const struct cache *c, const struct cache_gang *g, struct re
     return 0;
 }
 
-static void queue_add(const struct pass *p, struct cache_queue *q, const int64_t *v, int sign)
+static void queue_add(const struct pass *p, struct qstate *qs, const int64_t *v, int sign)
 {
     for (uint32_t k = 0; k < p->nres; k++)
-        q->held[k] += sign * v[k];
-    q->held_gen++;
+        qs->held[k] += sign * v[k];
+    qs->held_gen++;
 }
 
 /*
@@ -924,21 +1029,21 @@ static void queue_add(const struct pass *p, struct cache_queue *q, const int64_t
  * capability; returns 1 if it fits, else 0 with "cpu needs 3, 1 of 4 free; ..."
  * in *why (new). formats gives the format of each needed amount (NULL: the capability's).
  */
-static int queue_fits(struct pass *p, const struct cache_queue *q, const int64_t *need, const struct resources *formats,
-                      char **why)
+static int queue_fits(struct pass *p, const struct qstate *qs, const int64_t *need, const struct resources *formats, char **why)
 {
+    const struct cache_queue *q = qs->q;
     struct util_buf b = {0};
     for (uint32_t k = 0; q->capability != NULL && k < q->capability->len; k++) {
         const struct cache_res *cap = &q->capability->items[k];
         int64_t n = need[cap->id];
-        if (n <= 0 || q->held[cap->id] <= cap->value - n)
+        if (n <= 0 || qs->held[cap->id] <= cap->value - n)
             continue;
         const char *name = cache_resource_name(p->c, cap->id);
         const struct quantity *fq = formats != NULL ? resources_get(formats, name) : NULL;
         util_buf_printf(&b, "%s%s needs ", b.len ? "; " : "", name);
         sb_quantity(&b, name, n, fq != NULL ? (uint8_t)fq->format : cap->format);
         util_buf_printf(&b, ", ");
-        sb_quantity(&b, name, cap->value - q->held[cap->id], cap->format);
+        sb_quantity(&b, name, cap->value - qs->held[cap->id], cap->format);
         util_buf_printf(&b, " of ");
         sb_quantity(&b, name, cap->value, cap->format);
         util_buf_printf(&b, " free");
@@ -1084,7 +1189,7 @@ static enum admit_reason queue_unusable(const struct cache_queue *q, char **why)
 /* Marks pod admitted by this pass and reserves its room. */
 static void admit_pod(struct pass *p, struct work *w, struct cache_pod *pod, int place_it)
 {
-    pod->pass_mark = p->epoch;
+    pod_mark(p, pod, MARK_ADMITTED);
     w->ungated++;
     if (place_it && pod->node == NULL)
         reserve(p, pod);
@@ -1093,7 +1198,8 @@ static void admit_pod(struct pass *p, struct work *w, struct cache_pod *pod, int
 /* Pods beyond the gang's minMember, one at a time in creation order. */
 static void admit_tail(struct pass *p, struct work *w)
 {
-    struct cache_queue *q = w->g->queue;
+    struct qstate *qs = w->qs;
+    struct cache_queue *q = qs->q;
     for (size_t i = 0; i < w->nlive; i++) {
         struct cache_pod *pod = w->live[i];
         if (pod_ungated(p, pod))
@@ -1106,7 +1212,7 @@ static void admit_tail(struct pass *p, struct work *w)
             gang_hold(p, w->g, pod, p->hold_b);
             for (uint32_t k = 0; k < p->nres; k++)
                 p->hold_b[k] -= p->hold_a[k];
-            if (!queue_fits(p, q, p->hold_b, NULL, &why)) {
+            if (!queue_fits(p, qs, p->hold_b, NULL, &why)) {
                 util_buf_printf(&b, "pod %s (", pod->name);
                 sb_request(&b, p->c, pod->request);
                 util_buf_printf(&b, ") does not fit queue %s: %s", q->name, why);
@@ -1143,8 +1249,8 @@ static void admit_tail(struct pass *p, struct work *w)
             }
             return;
         }
-        queue_add(p, q, p->hold_b, 1);
-        pod->pass_mark = p->epoch;
+        queue_add(p, qs, p->hold_b, 1);
+        pod_mark(p, pod, MARK_ADMITTED);
         w->ungated++;
         util_buf_printf(&b, "pod %s admitted by queue %s beyond the gang's %" PRId64 " %s", pod->name, q->name, w->g->min_member,
                   plural(w->g->min_member, "pod", "pods"));
@@ -1156,14 +1262,14 @@ static void admit_tail(struct pass *p, struct work *w)
 /* An admitted gang: replace missing members at once, then its tail. */
 static void evaluate_admitted(struct pass *p, struct work *w)
 {
-    struct cache_queue *q = w->g->queue;
+    struct cache_queue *q = w->qs->q;
     size_t need = 0;
     for (size_t i = 0; i < w->ncore; i++)
         need += !pod_ungated(p, w->live[i]);
     struct admit_decision *d = NULL;
     if (need > 0) {
         gang_hold(p, w->g, NULL, p->hold_a);
-        queue_add(p, q, p->hold_a, -1);
+        queue_add(p, w->qs, p->hold_a, -1);
         for (size_t i = 0; i < w->ncore; i++) {
             struct cache_pod *pod = w->live[i];
             if (pod_ungated(p, pod))
@@ -1174,7 +1280,7 @@ static void evaluate_admitted(struct pass *p, struct work *w)
             admit_pod(p, w, pod, 1);
         }
         gang_hold(p, w->g, NULL, p->hold_a);
-        queue_add(p, q, p->hold_a, 1);
+        queue_add(p, w->qs, p->hold_a, 1);
         if (d != NULL) {
             struct util_buf b = {0};
             util_buf_printf(&b, "admitted by queue %s earlier; scheduling gates removed from %zu %s", q->name, d->npods,
@@ -1185,129 +1291,166 @@ static void evaluate_admitted(struct pass *p, struct work *w)
     admit_tail(p, w);
 }
 
-static void evaluate_pending(struct pass *p, struct work *w)
+/* A pending gang that cannot be weighed yet (its queue unusable, its spec invalid, pods missing, a fifo blocker): decides WAIT and
+ * returns 1. */
+static int pending_not_ready(struct pass *p, const struct work *w)
 {
-    struct cache_gang *g = w->g;
-    struct cache_queue *q = g->queue;
+    const struct cache_gang *g = w->g;
+    const struct qstate *qs = w->qs;
     char *why = NULL;
-    enum admit_reason unusable = queue_unusable(q, &why);
+    enum admit_reason unusable = queue_unusable(qs->q, &why);
     if (unusable != ADMIT_REASON_NONE) {
         decide(p, ADMIT_ACTION_WAIT, unusable, w, why);
-        return;
+        return 1;
     }
     if (!g->spec_ok) {
         wait_msg(p, w, ADMIT_REASON_INVALID, "invalid RayCluster: %s", g->spec_error != NULL ? g->spec_error : "");
-        return;
+        return 1;
     }
     if ((int64_t)w->ncore < g->min_member) {
         wait_msg(p, w, ADMIT_REASON_PODS, "waiting for pods: %zu of %" PRId64 " created", w->ncore, g->min_member);
-        return;
+        return 1;
     }
-    if (q->blocker != NULL) {
-        wait_msg(p, w, ADMIT_REASON_BLOCKED, "queue %s is fifo: waiting behind gang ray-%s-pg", q->name, q->blocker->name);
-        return;
+    if (qs->blocker != NULL) {
+        wait_msg(p, w, ADMIT_REASON_BLOCKED, "queue %s is fifo: waiting behind gang ray-%s-pg", qs->q->name, qs->blocker->name);
+        return 1;
     }
+    return 0;
+}
 
-    struct util_buf b = {0};
+/* A fifo queue stops at its first complete gang that does not fit. */
+static void block_queue(struct qstate *qs, const struct cache_gang *g)
+{
+    if (qs->q->dequeue == CACHE_DEQUEUE_FIFO)
+        qs->blocker = g;
+}
+
+/* Whether g's minResources fit its queue; if not, decides WAIT and returns 0. */
+static int pending_fits_queue(struct pass *p, const struct work *w)
+{
+    const struct cache_gang *g = w->g;
+    struct qstate *qs = w->qs;
+    char *why = NULL;
     memset(p->hold_a, 0, p->nres * sizeof(*p->hold_a));
     for (uint32_t k = 0; g->min_rl != NULL && k < g->min_rl->len; k++)
         p->hold_a[g->min_rl->items[k].id] = g->min_rl->items[k].value;
     /* Most waiting gangs of a queue are alike and wait on the same shortage: their message is formatted once. */
-    int same = q->memo_text != NULL && q->memo_rl == g->min_rl && q->memo_member == g->min_member && q->memo_gen == q->held_gen;
-    if (same || !queue_fits(p, q, p->hold_a, &g->min_resources, &why)) {
-        if (!same) {
-            struct util_buf m = {0};
-            util_buf_puts(&m, gang_size_text(p, g));
-            util_buf_printf(&m, " does not fit queue %s: %s", q->name, why);
-            free(why);
-            free(q->memo_text);
-            q->memo_text = util_buf_take(&m);
-            q->memo_rl = g->min_rl;
-            q->memo_member = g->min_member;
-            q->memo_gen = q->held_gen;
-        }
-        util_buf_puts(&b, "gang ray-");
-        util_buf_puts(&b, g->name);
-        util_buf_puts(&b, "-pg");
-        util_buf_puts(&b, q->memo_text);
-        decide(p, ADMIT_ACTION_WAIT, ADMIT_REASON_QUEUE_CAPACITY, w, util_buf_take(&b));
-        if (q->dequeue == CACHE_DEQUEUE_FIFO)
-            q->blocker = g;
-        return;
+    int same =
+        qs->memo_text != NULL && qs->memo_rl == g->min_rl && qs->memo_member == g->min_member && qs->memo_gen == qs->held_gen;
+    if (!same && queue_fits(p, qs, p->hold_a, &g->min_resources, &why))
+        return 1;
+    if (!same) {
+        struct util_buf m = {0};
+        util_buf_puts(&m, gang_size_text(p, g));
+        util_buf_printf(&m, " does not fit queue %s: %s", qs->q->name, why);
+        free(why);
+        free(qs->memo_text);
+        qs->memo_text = util_buf_take(&m);
+        qs->memo_rl = g->min_rl;
+        qs->memo_member = g->min_member;
+        qs->memo_gen = qs->held_gen;
     }
+    struct util_buf b = {0};
+    util_buf_puts(&b, "gang ray-");
+    util_buf_puts(&b, g->name);
+    util_buf_puts(&b, "-pg");
+    util_buf_puts(&b, qs->memo_text);
+    decide(p, ADMIT_ACTION_WAIT, ADMIT_REASON_QUEUE_CAPACITY, w, util_buf_take(&b));
+    block_queue(qs, g);
+    return 0;
+}
 
-    /* The gang proper is its first minMember pods; later ones are its tail. */
+/* Places the gang's unbound members (its first minMember live pods) for good; if they do not fit, decides WAIT and returns 0. */
+static int pending_fits_nodes(struct pass *p, const struct work *w)
+{
+    const struct cache_gang *g = w->g;
     size_t ncore = (size_t)g->min_member, nplace = 0;
-    struct cache_pod **unbound = scratch(p->c, SCRATCH_UNBOUND, ncore, sizeof(*unbound), 0);
+    struct cache_pod **unbound = scratch(p->a, SCRATCH_UNBOUND, ncore, sizeof(*unbound), 0);
     for (size_t i = 0; i < ncore; i++) {
         if (w->live[i]->node == NULL)
             unbound[nplace++] = w->live[i];
     }
     sort_larger_first(p, unbound, nplace);
+    char *why = NULL;
     size_t failed = place_gang(p, unbound, nplace, &why);
-    if (failed < nplace) {
-        util_buf_puts(&b, "gang ray-");
-        util_buf_puts(&b, g->name);
-        util_buf_puts(&b, "-pg");
-        util_buf_puts(&b, gang_size_text(p, g));
-        util_buf_puts(&b, " does not fit the nodes: no node fits pod ");
-        util_buf_puts(&b, unbound[failed]->name);
-        util_buf_puts(&b, why);
-        if (failed > 0)
-            util_buf_printf(&b, " after placing %zu other %s of the gang", failed, plural((int64_t)failed, "pod", "pods"));
-        free(why);
-        decide(p, ADMIT_ACTION_WAIT, ADMIT_REASON_NODES, w, util_buf_take(&b));
-        if (q->dequeue == CACHE_DEQUEUE_FIFO)
-            q->blocker = g;
-        return;
+    if (failed == nplace) {
+        commit(p);
+        return 1;
     }
-    commit(p);
+    struct util_buf b = {0};
+    util_buf_puts(&b, "gang ray-");
+    util_buf_puts(&b, g->name);
+    util_buf_puts(&b, "-pg");
+    util_buf_puts(&b, gang_size_text(p, g));
+    util_buf_puts(&b, " does not fit the nodes: no node fits pod ");
+    util_buf_puts(&b, unbound[failed]->name);
+    util_buf_puts(&b, why);
+    if (failed > 0)
+        util_buf_printf(&b, " after placing %zu other %s of the gang", failed, plural((int64_t)failed, "pod", "pods"));
+    free(why);
+    decide(p, ADMIT_ACTION_WAIT, ADMIT_REASON_NODES, w, util_buf_take(&b));
+    block_queue(w->qs, g);
+    return 0;
+}
 
+/* ADMIT: the gang's members are placed; ungate them, charge the queue, then look at its tail. */
+static void admit_gang(struct pass *p, struct work *w)
+{
+    struct cache_gang *g = w->g;
+    struct qstate *qs = w->qs;
     ungated_requests(p, g, p->hold_a); /* what it held unadmitted, before its members count as ungated */
-    queue_add(p, q, p->hold_a, -1);
+    queue_add(p, qs, p->hold_a, -1);
     struct admit_decision *d = decide(p, ADMIT_ACTION_ADMIT, ADMIT_REASON_NONE, w, NULL);
-    for (size_t i = 0; i < ncore; i++) {
+    for (size_t i = 0; i < (size_t)g->min_member; i++) {
         struct cache_pod *pod = w->live[i];
         if (!pod_ungated(p, pod)) {
             decision_add_pod(p->out, d, pod);
-            admit_pod(p, w, pod, 0); /* placed above */
+            admit_pod(p, w, pod, 0); /* placed by pending_fits_nodes() */
         }
     }
-    util_buf_printf(&b, "admitted by queue %s; scheduling gates removed from %zu %s", q->name, d->npods,
-              plural((int64_t)d->npods, "pod", "pods"));
+    struct util_buf b = {0};
+    util_buf_printf(&b, "admitted by queue %s; scheduling gates removed from %zu %s", qs->q->name, d->npods,
+                    plural((int64_t)d->npods, "pod", "pods"));
     d->message = util_buf_take(&b);
     w->admitted = 1;
     gang_hold(p, g, NULL, p->hold_a);
-    queue_add(p, q, p->hold_a, 1);
+    queue_add(p, qs, p->hold_a, 1);
     admit_tail(p, w);
+}
+
+/* A gang not admitted yet: the checks in order (admit.h), the first that fails decides WAIT. */
+static void evaluate_pending(struct pass *p, struct work *w)
+{
+    if (pending_not_ready(p, w) || !pending_fits_queue(p, w) || !pending_fits_nodes(p, w))
+        return;
+    admit_gang(p, w);
 }
 
 /* ---- setup ---- */
 
-static void build_eligible(struct cache *c)
+/* The Ready, schedulable nodes, sorted by name, again (the nodes changed). */
+static void build_eligible(struct admit *a)
 {
-    free(c->eligible);
-    c->eligible = util_calloc(c->nodes.len, sizeof(*c->eligible));
-    c->neligible = 0;
-    for (size_t i = 0; i < c->nodes.nbuckets; i++) {
-        for (struct cache_hnode *h = c->nodes.buckets[i]; h != NULL; h = h->next) {
-            struct cache_node *n = (struct cache_node *)(void *)((char *)h - offsetof(struct cache_node, by_name));
-            if (n->present && n->ready && !n->unschedulable)
-                c->eligible[c->neligible++] = n;
-        }
+    struct cache *c = a->c;
+    free(a->eligible);
+    a->eligible = util_calloc(c->nodes.len, sizeof(*a->eligible));
+    a->neligible = 0;
+    struct cache_node *n;
+    cache_node_for_each(n, c) {
+        if (n->present && n->ready && !n->unschedulable)
+            a->eligible[a->neligible++] = n;
     }
-    qsort(c->eligible, c->neligible, sizeof(*c->eligible), cmp_node_name);
-    c->nodes_changed = 0;
+    qsort(a->eligible, a->neligible, sizeof(*a->eligible), cmp_node_name);
 }
 
 static void init_free(struct pass *p)
 {
-    struct cache *c = p->c;
-    p->nn = c->neligible;
-    p->free = scratch(c, SCRATCH_FREE, p->nn * p->nres, sizeof(*p->free), 1);
-    p->free_pods = scratch(c, SCRATCH_FREE_PODS, p->nn, sizeof(*p->free_pods), 0);
+    p->nodes = p->a->eligible;
+    p->nn = p->a->neligible;
+    p->free = scratch(p->a, SCRATCH_FREE, p->nn * p->nres, sizeof(*p->free), 1);
+    p->free_pods = scratch(p->a, SCRATCH_FREE_PODS, p->nn, sizeof(*p->free_pods), 0);
     for (size_t i = 0; i < p->nn; i++) {
-        const struct cache_node *n = c->eligible[i];
+        const struct cache_node *n = p->nodes[i];
         int64_t *f = p->free + i * p->nres;
         for (uint32_t k = 0; n->allocatable != NULL && k < n->allocatable->len; k++)
             f[n->allocatable->items[k].id] = n->allocatable->items[k].value;
@@ -1328,158 +1471,194 @@ static uint32_t find_resource(const struct cache *c, const char *name)
     return UINT32_MAX;
 }
 
-/* Marks q evaluated by this pass and computes what its admitted gangs hold (only read against a capability). */
-static void select_queue(struct pass *p, struct cache_queue *q)
+static void pass_init(struct pass *p, struct admit *a, struct admit_result *out)
 {
-    q->pass_mark = p->epoch;
-    q->blocker = NULL;
-    free(q->memo_text);
-    q->memo_text = NULL;
-    p->out->queues_evaluated++;
-    if (q->nheld < p->nres) {
-        q->held = util_realloc(q->held, p->nres * sizeof(*q->held));
-        q->nheld = p->nres;
-    }
-    memset(q->held, 0, q->nheld * sizeof(*q->held));
-    /* What its gangs hold is summed once the pass knows their tails (admit_pass). */
+    memset(p, 0, sizeof(*p));
+    p->a = a;
+    p->c = a->c;
+    p->out = out;
+    p->nres = p->c->nresources;
+    p->cpu = find_resource(p->c, "cpu");
+    p->memory = find_resource(p->c, "memory");
+    p->hold_a = util_calloc(p->nres, sizeof(*p->hold_a));
+    p->hold_b = util_calloc(p->nres, sizeof(*p->hold_b));
+    p->hold_tail = util_calloc(p->nres, sizeof(*p->hold_tail));
 }
 
-size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out)
+static void pass_finish(struct pass *p)
 {
-    struct pass p;
-    memset(&p, 0, sizeof(p));
-    p.c = c;
-    p.out = out;
-    p.epoch = ++c->passes;
-    p.nres = c->nresources;
-    p.cpu = find_resource(c, "cpu");
-    p.memory = find_resource(c, "memory");
-    p.hold_a = util_calloc(p.nres, sizeof(*p.hold_a));
-    p.hold_b = util_calloc(p.nres, sizeof(*p.hold_b));
-    p.hold_tail = util_calloc(p.nres, sizeof(*p.hold_tail));
-    size_t before = out->len;
+    for (size_t i = 0; i < p->nshapes; i++)
+        free(p->shapes[i].message);
+    for (size_t i = 0; i < p->nqueues; i++)
+        free(p->queues[i].memo_text);
+    free(p->queues);
+    free(p->shapes);
+    free(p->log);
+    free(p->hold_a);
+    free(p->hold_b);
+    free(p->hold_tail);
+    free(p->size_text);
+    free(p->fail_memo.why);
+    free(p->fail_memo.req);
+    free(p->fail_memo.sched);
+}
 
-    if (c->nodes_changed || c->eligible == NULL)
-        build_eligible(c);
-    init_free(&p);
-
-    /* Admitted pods the scheduler has not bound yet keep their room, whatever is decided next. */
-    struct cache_pod **resv = scratch(c, SCRATCH_RESV, c->nreserving, sizeof(*resv), 0);
+/* Admitted pods the scheduler has not bound yet keep their room, whatever is decided next. */
+static void reserve_admitted(struct pass *p)
+{
+    struct cache_pod **resv = scratch(p->a, SCRATCH_RESV, p->c->nreserving, sizeof(*resv), 0);
     size_t nresv = 0;
-    for (struct cache_pod *pod = c->reserving; pod != NULL; pod = pod->resv_next)
+    for (struct cache_pod *pod = p->c->reserving; pod != NULL; pod = pod->resv_next)
         resv[nresv++] = pod;
-    sort_larger_first(&p, resv, nresv);
+    sort_larger_first(p, resv, nresv);
     for (size_t i = 0; i < nresv; i++)
-        reserve(&p, resv[i]);
+        reserve(p, resv[i]);
+}
 
-    /*
-     * The gangs to evaluate: every gang of a queue whose objects changed (or of
-     * every queue in a full pass); and, when room may have appeared on the nodes,
-     * the gangs that last waited on node room, wherever they are. A gang waiting
-     * on its unchanged queue, or for pods, would wait again: more room on the
-     * nodes changes nothing for it. A fifo queue is taken whole, since its
-     * blocker decides for those behind it.
-     */
-    int all = (flags & ADMIT_PASS_FULL) != 0, grew = c->capacity_changed;
-    size_t ngangs = 0, npods = 0;
-    for (size_t i = 0; i < c->queues.nbuckets; i++) {
-        for (struct cache_hnode *h = c->queues.buckets[i]; h != NULL; h = h->next) {
-            struct cache_queue *q = (struct cache_queue *)(void *)((char *)h - offsetof(struct cache_queue, by_name));
-            int whole = all || q->dirty || (grew && q->node_waiters > 0 && q->dequeue == CACHE_DEQUEUE_FIFO);
-            if (!whole && !(grew && q->node_waiters > 0))
-                continue;
-            select_queue(&p, q);
-            if (whole) {
-                q->full_mark = p.epoch;
-                q->dirty = 0;
-            }
-            for (struct cache_gang *g = q->gangs; g != NULL; g = g->queue_next) {
-                if (g->present && (whole || g->node_wait)) {
-                    ngangs++;
-                    npods += g->npods;
-                }
+/* Whether the pass evaluates gang g of a selected queue. */
+static int gang_selected(const struct qstate *qs, const struct cache_gang *g)
+{
+    return g->present && (qs->whole || g->node_wait);
+}
+
+/* Records that the pass evaluates q (whole: all its gangs, else those waiting on node room), in the result too. */
+static void select_queue(struct pass *p, struct cache_queue *q, int whole)
+{
+    if (p->nqueues % 16 == 0)
+        p->queues = util_realloc(p->queues, (p->nqueues + 16) * sizeof(*p->queues));
+    struct qstate *qs = &p->queues[p->nqueues++];
+    memset(qs, 0, sizeof(*qs));
+    qs->q = q;
+    qs->whole = whole;
+    if (whole)
+        cache_queue_mark_clean(p->c, q);
+    struct admit_result *r = p->out;
+    if (r->queues_evaluated == r->queues_cap) {
+        r->queues_cap = r->queues_cap ? r->queues_cap * 2 : 16;
+        r->queues = util_realloc(r->queues, r->queues_cap * sizeof(*r->queues));
+    }
+    size_t len = strlen(q->name) + 1;
+    r->queues[r->queues_evaluated++] = memcpy(result_alloc(r, len), q->name, len);
+}
+
+/*
+ * The queues to evaluate: every gang of a queue whose objects changed (or of
+ * every queue in a full pass); and, when room may have appeared on the nodes,
+ * the gangs that last waited on node room, wherever they are. A gang waiting
+ * on its unchanged queue, or for pods, would wait again: more room on the
+ * nodes changes nothing for it. A fifo queue is taken whole, since its
+ * blocker decides for those behind it. Sets each queue's held (zero), and
+ * *npods to the pods of the gangs to evaluate; returns how many gangs.
+ */
+static size_t select_queues(struct pass *p, int all, int grew, size_t *npods)
+{
+    struct cache_queue *q;
+    cache_queue_for_each(q, p->c) {
+        int whole = all || q->dirty || (grew && q->node_waiters > 0 && q->dequeue == CACHE_DEQUEUE_FIFO);
+        if (whole || (grew && q->node_waiters > 0))
+            select_queue(p, q, whole);
+    }
+    int64_t *held = scratch(p->a, SCRATCH_HELD, p->nqueues * p->nres + 1, sizeof(*held), 1);
+    size_t ngangs = 0;
+    *npods = 0;
+    for (size_t i = 0; i < p->nqueues; i++) {
+        struct qstate *qs = &p->queues[i];
+        qs->held = held + i * p->nres;
+        struct cache_gang *g;
+        cache_queue_for_each_gang(g, qs->q) {
+            if (gang_selected(qs, g)) {
+                ngangs++;
+                *npods += g->npods;
             }
         }
     }
-    c->capacity_changed = 0;
+    return ngangs;
+}
 
-    struct work *works = scratch(c, SCRATCH_WORKS, ngangs, sizeof(*works), 1);
-    struct cache_pod **pods = scratch(c, SCRATCH_PODS, npods, sizeof(*pods), 0);
+/* Fills w for gang g: its live pods (into live, in creation order), priority, and members. */
+static void collect_work(struct pass *p, struct work *w, struct qstate *qs, struct cache_gang *g, struct cache_pod **live)
+{
+    w->g = g;
+    w->qs = qs;
+    w->live = live;
+    w->admitted = g->admitted;
+    int first = 1;
+    struct cache_pod *pod;
+    cache_gang_for_each_pod(pod, g) {
+        if (!cache_pod_live(pod))
+            continue;
+        w->live[w->nlive++] = pod;
+        if (!cache_pod_gated(pod))
+            w->ungated++;
+        if (first || pod->priority > w->priority)
+            w->priority = pod->priority;
+        first = 0;
+    }
+    order_core(p, w);
+}
+
+/* The gangs the selected queues evaluate (ngangs of them, npods pods), in the order they are decided. */
+static struct work *collect_works(struct pass *p, size_t ngangs, size_t npods)
+{
+    struct work *works = scratch(p->a, SCRATCH_WORKS, ngangs, sizeof(*works), 1);
+    struct cache_pod **pods = scratch(p->a, SCRATCH_PODS, npods, sizeof(*pods), 0);
+    marks_init(p, npods + ngangs);
     size_t nworks = 0, used = 0;
-    for (size_t i = 0; i < c->queues.nbuckets; i++) {
-        for (struct cache_hnode *h = c->queues.buckets[i]; h != NULL; h = h->next) {
-            struct cache_queue *q = (struct cache_queue *)(void *)((char *)h - offsetof(struct cache_queue, by_name));
-            if (q->pass_mark != p.epoch)
+    for (size_t i = 0; i < p->nqueues; i++) {
+        struct cache_gang *g;
+        cache_queue_for_each_gang(g, p->queues[i].q) {
+            if (!gang_selected(&p->queues[i], g))
                 continue;
-            int whole = q->full_mark == p.epoch;
-            for (struct cache_gang *g = q->gangs; g != NULL; g = g->queue_next) {
-                if (!g->present || !(whole || g->node_wait))
-                    continue;
-                struct work *w = &works[nworks++];
-                w->g = g;
-                w->live = pods + used;
-                w->admitted = g->admitted;
-                int first = 1;
-                for (struct cache_pod *pod = g->pods; pod != NULL; pod = pod->gang_next) {
-                    if (!cache_pod_live(pod))
-                        continue;
-                    w->live[w->nlive++] = pod;
-                    if (!cache_pod_gated(pod))
-                        w->ungated++;
-                    if (first || pod->priority > w->priority)
-                        w->priority = pod->priority;
-                    first = 0;
-                }
-                used += w->nlive; /* in creation order: the cache keeps each gang's pods so */
-                order_core(&p, w);
-            }
+            struct work *w = &works[nworks++];
+            collect_work(p, w, &p->queues[i], g, pods + used);
+            used += w->nlive; /* in creation order: the cache keeps each gang's pods so */
         }
     }
     /* Each evaluated gang gets a new verdict: forget the old one's node wait. */
     for (size_t i = 0; i < nworks; i++)
-        cache_gang_set_node_wait(c, works[i].g, 0);
+        cache_gang_set_node_wait(p->c, works[i].g, 0);
     qsort(works, nworks, sizeof(*works), cmp_work);
+    return works;
+}
 
-    /* What the admitted gangs of those queues hold (their tails known now). */
-    for (size_t i = 0; i < c->queues.nbuckets; i++) {
-        for (struct cache_hnode *h = c->queues.buckets[i]; h != NULL; h = h->next) {
-            struct cache_queue *q = (struct cache_queue *)(void *)((char *)h - offsetof(struct cache_queue, by_name));
-            if (q->pass_mark != p.epoch)
-                continue;
-            if (q->nheld < p.nres) {
-                q->held = util_realloc(q->held, p.nres * sizeof(*q->held));
-                q->nheld = p.nres;
-            }
-            memset(q->held, 0, q->nheld * sizeof(*q->held));
-            for (struct cache_gang *g = q->gangs; g != NULL; g = g->queue_next) {
-                if (g->admitted)
-                    gang_hold(&p, g, NULL, p.hold_a);
-                else
-                    ungated_requests(&p, g, p.hold_a);
-                queue_add(&p, q, p.hold_a, 1);
-            }
+/* What the admitted gangs of the selected queues hold (their tails known now), and the others' ungated pods. */
+static void sum_held(struct pass *p)
+{
+    for (size_t i = 0; i < p->nqueues; i++) {
+        struct cache_gang *g;
+        cache_queue_for_each_gang(g, p->queues[i].q) {
+            if (g->admitted)
+                gang_hold(p, g, NULL, p->hold_a);
+            else
+                ungated_requests(p, g, p->hold_a);
+            queue_add(p, &p->queues[i], p->hold_a, 1);
         }
     }
-    out->gangs_evaluated += nworks;
+}
 
-    for (size_t i = 0; i < nworks; i++) {
+size_t admit_pass(struct admit *a, unsigned flags, struct admit_result *out)
+{
+    struct pass p;
+    pass_init(&p, a, out);
+    size_t before = out->len;
+    unsigned changes = cache_take_changes(a->c);
+    if ((changes & CACHE_CHANGED_NODES) || a->eligible == NULL)
+        build_eligible(a);
+    init_free(&p);
+    reserve_admitted(&p);
+
+    size_t npods;
+    size_t ngangs = select_queues(&p, (flags & ADMIT_PASS_FULL) != 0, (changes & CACHE_CHANGED_CAPACITY) != 0, &npods);
+    struct work *works = collect_works(&p, ngangs, npods);
+    sum_held(&p);
+    out->gangs_evaluated += ngangs;
+    for (size_t i = 0; i < ngangs; i++) {
         if (works[i].admitted)
             evaluate_admitted(&p, &works[i]);
         else
             evaluate_pending(&p, &works[i]);
     }
-
-    for (size_t i = 0; i < p.nshapes; i++)
-        free(p.shapes[i].message);
-    free(p.shapes);
-    free(p.log);
-    free(p.hold_a);
-    free(p.hold_b);
-    free(p.hold_tail);
-    free(p.size_text);
-    free(p.fail_memo.why);
-    free(p.fail_memo.req);
-    free(p.fail_memo.sched);
+    pass_finish(&p);
     return out->len - before;
 }
 
@@ -1488,31 +1667,23 @@ int admit_reason_changed(struct cache *c, const struct admit_decision *d)
     struct cache_gang *g = cache_gang_get(c, d->namespace_, d->cluster);
     if (g == NULL)
         return 0;
-    int *reason = d->action == ADMIT_ACTION_TAIL_WAIT || d->action == ADMIT_ACTION_TAIL_ADMIT ? &g->tail_reason
-                                                                                                : &g->last_reason;
-    char **message = reason == &g->tail_reason ? &g->tail_message : &g->last_message;
+    int tail = d->action == ADMIT_ACTION_TAIL_WAIT || d->action == ADMIT_ACTION_TAIL_ADMIT;
+    int reason = tail ? g->tail_reason : g->last_reason;
+    const char *message = tail ? g->tail_message : g->last_message;
     int waiting = d->action == ADMIT_ACTION_WAIT || d->action == ADMIT_ACTION_TAIL_WAIT;
     /* Not news: the same reason and message, or another count of "waiting for pods: n of m created". */
-    if (waiting && *reason == (int)d->reason && *message != NULL && d->message != NULL &&
-        (strcmp(*message, d->message) == 0 || d->reason == ADMIT_REASON_PODS)) {
-        if (strcmp(*message, d->message) != 0) { /* not news, but the PodGroup condition shows the current count */
-            free(*message);
-            *message = util_strdup(d->message);
-        }
+    if (waiting && reason == (int)d->reason && message != NULL && d->message != NULL &&
+        (strcmp(message, d->message) == 0 || d->reason == ADMIT_REASON_PODS)) {
+        if (strcmp(message, d->message) != 0) /* not news, but the PodGroup condition shows the current count */
+            cache_gang_set_reason(c, g, tail, reason, d->message);
         return 0;
     }
     /* A new story for the gang (or its tail, whose pods are the only gated ones once it is admitted): every pod is
      * to be told again. */
-    for (struct cache_pod *p = g->pods; p != NULL; p = p->gang_next)
-        p->flags &= (uint8_t)~CACHE_POD_TOLD;
-    if (d->action != ADMIT_ACTION_WAIT && d->action != ADMIT_ACTION_TAIL_WAIT) {
-        *reason = 0;
-        free(*message);
-        *message = NULL;
-        return 1;
-    }
-    *reason = (int)d->reason;
-    free(*message);
-    *message = util_strdup(d->message);
+    cache_gang_clear_told(c, g);
+    if (waiting)
+        cache_gang_set_reason(c, g, tail, (int)d->reason, d->message);
+    else
+        cache_gang_set_reason(c, g, tail, 0, NULL);
     return 1;
 }

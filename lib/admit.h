@@ -109,15 +109,31 @@ struct admit_result {
     struct admit_decision *items;
     size_t len;
     size_t cap;
-    struct admit_chunk *strings; /* where the names of decisions and pods live, freed with the result */
-    /* What the pass looked at (for tests and metrics). */
-    size_t queues_evaluated;
+    struct admit_chunk *strings; /* where the names of decisions, pods and queues live, freed with the result */
+    /* What the pass looked at: the queues it evaluated (their gangs' PodGroups and their status may change), by name. */
+    char **queues;
+    size_t queues_evaluated; /* the length of queues */
+    size_t queues_cap;
     size_t gangs_evaluated;
 };
 
 enum {
     ADMIT_PASS_FULL = 1 << 0, /* evaluate every queue, dirty or not */
 };
+
+/*
+ * The decision state of one cache, kept across passes: the pass's buffers
+ * and the eligible nodes sorted by name (rebuilt when the cache says the nodes
+ * changed). What a pass computes of queues and pods lives in the pass, never
+ * in the cache (cache.h). Pure: no I/O, no threads, no clock.
+ */
+struct admit;
+
+/* Creates the decision state for cache c (borrowed; it must outlive the state, and is the only cache used with it). */
+struct admit *admit_create(struct cache *c);
+
+/* Frees a; a may be NULL. */
+void admit_destroy(struct admit *a);
 
 /* Initialises an empty result in caller-owned storage. */
 void admit_result_init(struct admit_result *r);
@@ -126,13 +142,16 @@ void admit_result_init(struct admit_result *r);
 void admit_result_finish(struct admit_result *r);
 
 /*
- * Runs one decision pass over c and appends the decisions to out (initialised
- * by the caller), in the order they were taken. The pass does not change what
- * c models: the controller reports what it did with cache_gang_mark_admitted()
- * and cache_pod_mark_ungated(). It clears the dirty marks of the queues it
- * evaluated. Returns the number of decisions added.
+ * Runs one decision pass over a's cache and appends the decisions to out
+ * (initialised by the caller), in the order they were taken, and the names of
+ * the queues it evaluated to out->queues. The pass does not change what the
+ * cache models: the controller reports what it did with
+ * cache_gang_mark_admitted() and cache_pod_mark_ungated(). It takes the
+ * cache's changes (cache_take_changes), clears the dirty marks of the queues
+ * it evaluated whole, and records which gangs wait on node room
+ * (cache_gang_set_node_wait). Returns the number of decisions added.
  */
-size_t admit_pass(struct cache *c, unsigned flags, struct admit_result *out);
+size_t admit_pass(struct admit *a, unsigned flags, struct admit_result *out);
 
 /*
  * Whether d's reason differs from the last one recorded for its gang (WAIT) or

@@ -77,6 +77,18 @@ static void htab_insert(struct cache_htab *t, struct cache_hnode *n)
     t->len++;
 }
 
+/* The entry after n (NULL: the first), bucket by bucket; NULL after the last. */
+static struct cache_hnode *htab_next(const struct cache_htab *t, const struct cache_hnode *n)
+{
+    if (n != NULL && n->next != NULL)
+        return n->next;
+    for (size_t i = n != NULL ? (n->hash & (t->nbuckets - 1)) + 1 : 0; i < t->nbuckets; i++) {
+        if (t->buckets[i] != NULL)
+            return t->buckets[i];
+    }
+    return NULL;
+}
+
 static void htab_remove(struct cache_htab *t, struct cache_hnode *n)
 {
     struct cache_hnode **pp = &t->buckets[n->hash & (t->nbuckets - 1)];
@@ -696,8 +708,6 @@ static void queue_maybe_free(struct cache *c, struct cache_queue *q)
     unintern(c, q->name);
     unintern(c, q->state);
     rl_release(c, q->capability);
-    free(q->held);
-    free(q->memo_text);
     free(q);
 }
 
@@ -1340,19 +1350,84 @@ int cache_delete_object(struct cache *c, const json_t *obj)
 
 void cache_foreach_queue(const struct cache *c, void (*fn)(struct cache_queue *q, void *arg), void *arg)
 {
-    for (size_t i = 0; i < c->queues.nbuckets; i++) {
-        for (struct cache_hnode *h = c->queues.buckets[i]; h != NULL; h = h->next)
-            fn(CONTAINER_OF(h, struct cache_queue, by_name), arg);
-    }
+    struct cache_queue *q;
+    cache_queue_for_each(q, c)
+        fn(q, arg);
+}
+
+struct cache_queue *cache_queue_first(const struct cache *c)
+{
+    struct cache_hnode *h = htab_next(&c->queues, NULL);
+    return h != NULL ? CONTAINER_OF(h, struct cache_queue, by_name) : NULL;
+}
+
+struct cache_queue *cache_queue_next(const struct cache *c, const struct cache_queue *q)
+{
+    struct cache_hnode *h = htab_next(&c->queues, &q->by_name);
+    return h != NULL ? CONTAINER_OF(h, struct cache_queue, by_name) : NULL;
+}
+
+struct cache_node *cache_node_first(const struct cache *c)
+{
+    struct cache_hnode *h = htab_next(&c->nodes, NULL);
+    return h != NULL ? CONTAINER_OF(h, struct cache_node, by_name) : NULL;
+}
+
+struct cache_node *cache_node_next(const struct cache *c, const struct cache_node *n)
+{
+    struct cache_hnode *h = htab_next(&c->nodes, &n->by_name);
+    return h != NULL ? CONTAINER_OF(h, struct cache_node, by_name) : NULL;
 }
 
 void cache_mark_all_dirty(struct cache *c)
 {
-    for (size_t i = 0; i < c->queues.nbuckets; i++) {
-        for (struct cache_hnode *n = c->queues.buckets[i]; n != NULL; n = n->next)
-            CONTAINER_OF(n, struct cache_queue, by_name)->dirty = 1;
-    }
+    struct cache_queue *q;
+    cache_queue_for_each(q, c)
+        q->dirty = 1;
     c->capacity_changed = 1;
+}
+
+unsigned cache_take_changes(struct cache *c)
+{
+    unsigned changes = (c->capacity_changed ? CACHE_CHANGED_CAPACITY : 0u) | (c->nodes_changed ? CACHE_CHANGED_NODES : 0u);
+    c->capacity_changed = 0;
+    c->nodes_changed = 0;
+    return changes;
+}
+
+void cache_queue_mark_clean(struct cache *c, struct cache_queue *q)
+{
+    (void)c;
+    q->dirty = 0;
+}
+
+void cache_gang_set_reason(struct cache *c, struct cache_gang *g, int tail, int reason, const char *message)
+{
+    (void)c;
+    char *copy = util_strdup(message);
+    if (tail) {
+        g->tail_reason = reason;
+        free(g->tail_message);
+        g->tail_message = copy;
+    } else {
+        g->last_reason = reason;
+        free(g->last_message);
+        g->last_message = copy;
+    }
+}
+
+void cache_gang_clear_told(struct cache *c, struct cache_gang *g)
+{
+    (void)c;
+    struct cache_pod *p;
+    cache_gang_for_each_pod(p, g)
+        p->flags &= (uint8_t)~CACHE_POD_TOLD;
+}
+
+void cache_gang_set_complete_ms(struct cache *c, struct cache_gang *g, int64_t ms)
+{
+    (void)c;
+    g->complete_ms = ms;
 }
 
 void cache_destroy(struct cache *c)
@@ -1382,9 +1457,6 @@ void cache_destroy(struct cache *c)
     for (uint32_t i = 0; i < c->nresources; i++)
         unintern(c, c->resource_names[i]);
     free(c->resource_names);
-    free(c->eligible);
-    if (c->admit_scratch_free != NULL)
-        c->admit_scratch_free(c->admit_scratch);
     htab_finish(&c->strings);
     htab_finish(&c->rls);
     htab_finish(&c->scheds);

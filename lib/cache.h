@@ -24,8 +24,12 @@
  *   refer to that does not exist.
  *
  * The structs are public so that admit.c and the controller can read them;
- * only cache.c writes them. Pointers into the cache stay valid until the next
- * upsert, delete or cache_destroy().
+ * only cache.c writes them: other modules change the cache through the
+ * functions below and walk it with its iterators (cache_queue_for_each(),
+ * cache_node_for_each(), cache_queue_for_each_gang(), cache_gang_for_each_pod()),
+ * and keep their own state beside it (admit.h: a pass's state is struct
+ * admit's). Pointers into the cache stay valid until the next upsert, delete
+ * or cache_destroy().
  */
 #ifndef RAYGATE_CACHE_H
 #define RAYGATE_CACHE_H
@@ -191,8 +195,6 @@ struct cache_pod {
     uint8_t phase;                           /* enum cache_phase */
     uint8_t flags;
     uint8_t reserving;                       /* on the reserving list */
-    uint32_t pass_mark;                      /* admit.c scratch: pass that admitted it */
-    uint32_t tail_mark;                      /* admit.c scratch: pass that found it beyond its gang's members */
     int32_t priority;                        /* spec.priority */
     int64_t created;                         /* metadata.creationTimestamp, Unix seconds */
     struct cache_node *node;                 /* spec.nodeName's node, or NULL when unbound */
@@ -212,24 +214,12 @@ struct cache_queue {
     const char *name; /* interned */
     uint8_t present;
     uint8_t dequeue;  /* enum cache_dequeue */
-    uint8_t dirty;    /* its decisions may have changed since the last pass */
+    uint8_t dirty;    /* its decisions may have changed since the last pass (cache_queue_mark_clean) */
     const char *state; /* interned status.state; NULL or "" is Open */
     const struct cache_rl *capability; /* NULL: unlimited */
     struct cache_gang *gangs;          /* gangs naming this queue */
     size_t ngangs;
-    /* admit.c scratch, valid during a pass. */
-    int64_t *held;   /* dense by resource id: what admitted gangs hold */
-    uint32_t nheld;
-    uint32_t pass_mark;               /* pass that selected it */
-    uint32_t full_mark;               /* pass that selected all its gangs, not only those waiting on nodes */
-    size_t node_waiters;              /* its gangs on the cache's node_waiters list */
-    const struct cache_gang *blocker; /* fifo: the complete gang that did not fit */
-    uint32_t held_gen;                /* bumped whenever held changes */
-    /* The last "does not fit the queue" text after the gang's name, for gangs of this size while held is unchanged. */
-    char *memo_text;
-    const struct cache_rl *memo_rl;
-    int64_t memo_member;
-    uint32_t memo_gen;
+    size_t node_waiters; /* its gangs on the cache's node_waiters list */
 };
 
 /* A worker group's share of a gang: its pods counted in minMember. */
@@ -266,13 +256,13 @@ struct cache_gang {
     uint32_t ngroups;
     struct resources min_resources;    /* for messages, formats kept */
     const struct cache_rl *min_rl;     /* the same, interned; NULL when empty */
-    /* The last reasons reported (see admit_reason_changed()). */
+    /* The last reasons reported (admit_reason_changed(), through cache_gang_set_reason()). */
     int last_reason;
     char *last_message;
     int tail_reason;
     char *tail_message;
-    /* Set by the controller: its monotonic ms when a pass first found the gang
-       complete but waiting; 0 while incomplete or not yet seen waiting. */
+    /* The controller's monotonic ms when a pass first found the gang complete
+       but waiting; 0 while incomplete or not yet seen waiting (cache_gang_set_complete_ms). */
     int64_t complete_ms;
 };
 
@@ -292,16 +282,10 @@ struct cache {
     const char **resource_names; /* interned, by id */
     uint32_t nresources;
     uint32_t resource_cap;
-    uint8_t capacity_changed; /* every queue must be re-evaluated */
-    uint8_t nodes_changed;    /* the set or the properties of Ready nodes changed */
+    uint8_t capacity_changed; /* room may have appeared on the nodes (cache_take_changes) */
+    uint8_t nodes_changed;    /* the set or the properties of Ready nodes changed (cache_take_changes) */
     uint64_t generation;      /* bumped by every change */
-    /* Scratch for admit.c: kept across passes to avoid reallocating. */
-    struct cache_node **eligible; /* Ready, schedulable nodes by name */
-    size_t neligible;
-    size_t nnodes_present;
-    uint32_t passes;
-    void *admit_scratch;                        /* admit.c's buffers, kept across passes */
-    void (*admit_scratch_free)(void *scratch); /* called by cache_destroy() */
+    size_t nnodes_present;    /* nodes whose Node object is cached */
 };
 
 /* Creates an empty cache. */
@@ -376,7 +360,48 @@ const char *cache_resource_name(const struct cache *c, uint32_t id);
 /* Calls fn for every cached queue (present, or named by a gang), in no particular order. fn must not change c. */
 void cache_foreach_queue(const struct cache *c, void (*fn)(struct cache_queue *q, void *arg), void *arg);
 
+/*
+ * Iterators, in no particular order; the cache must not change while one runs:
+ *   struct cache_queue *q;
+ *   cache_queue_for_each(q, c) { ... }
+ * cache_queue_first/next and cache_node_first/next return NULL after the last.
+ */
+struct cache_queue *cache_queue_first(const struct cache *c);
+struct cache_queue *cache_queue_next(const struct cache *c, const struct cache_queue *q);
+struct cache_node *cache_node_first(const struct cache *c);
+struct cache_node *cache_node_next(const struct cache *c, const struct cache_node *n);
+
+#define cache_queue_for_each(q, c) for ((q) = cache_queue_first(c); (q) != NULL; (q) = cache_queue_next((c), (q)))
+#define cache_node_for_each(n, c) for ((n) = cache_node_first(c); (n) != NULL; (n) = cache_node_next((c), (n)))
+/* The gangs naming queue q, and the pods of gang g (oldest first). */
+#define cache_queue_for_each_gang(g, q) for ((g) = (q)->gangs; (g) != NULL; (g) = (g)->queue_next)
+#define cache_gang_for_each_pod(p, g) for ((p) = (g)->pods; (p) != NULL; (p) = (p)->gang_next)
+
 /* Marks every queue for re-evaluation by the next incremental pass (a periodic resync). */
 void cache_mark_all_dirty(struct cache *c);
+
+enum {
+    CACHE_CHANGED_CAPACITY = 1 << 0, /* room may have appeared on the nodes */
+    CACHE_CHANGED_NODES = 1 << 1,    /* the set or the properties of the nodes changed */
+};
+
+/* What changed since the last call (CACHE_CHANGED_*; both after cache_create()), and forgets it. */
+unsigned cache_take_changes(struct cache *c);
+
+/* Clears q's dirty mark: a pass evaluated all its gangs. */
+void cache_queue_mark_clean(struct cache *c, struct cache_queue *q);
+
+/*
+ * Records the last reason reported for g (tail: for its autoscaling tail):
+ * reason (enum admit_reason) and a copy of message (NULL: none). Used by
+ * admit_reason_changed().
+ */
+void cache_gang_set_reason(struct cache *c, struct cache_gang *g, int tail, int reason, const char *message);
+
+/* Clears CACHE_POD_TOLD on every pod of g: its story changed, each is to be told again. */
+void cache_gang_clear_told(struct cache *c, struct cache_gang *g);
+
+/* Sets g->complete_ms (the controller's bookkeeping; see struct cache_gang). */
+void cache_gang_set_complete_ms(struct cache *c, struct cache_gang *g, int64_t ms);
 
 #endif

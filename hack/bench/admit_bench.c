@@ -225,12 +225,12 @@ static void delete_gang(struct cache *c, const struct opts *o, long g)
 }
 
 /* One pass, timed into samples (NULL: not timed); keeps the decisions in last (NULL: drops them). */
-static void timed_pass(struct cache *c, unsigned flags, json_t *samples, struct admit_result *last)
+static void timed_pass(struct admit *a, unsigned flags, json_t *samples, struct admit_result *last)
 {
     struct admit_result r;
     admit_result_init(&r);
     struct span t = span_start();
-    admit_pass(c, flags, &r);
+    admit_pass(a, flags, &r);
     if (samples != NULL)
         span_add(samples, t);
     if (last != NULL) {
@@ -374,6 +374,7 @@ int main(int argc, char **argv)
         usage();
 
     struct cache *c = cache_create();
+    struct admit *adm = admit_create(c);
     struct gang_error err;
     double t0 = now_ms();
     for (long i = 0; i < o.nodes; i++) {
@@ -404,9 +405,9 @@ int main(int argc, char **argv)
     json_t *full = samples();
     struct admit_result first;
     admit_result_init(&first);
-    timed_pass(c, ADMIT_PASS_FULL, NULL, NULL); /* warm-up */
+    timed_pass(adm, ADMIT_PASS_FULL, NULL, NULL); /* warm-up */
     for (long r = 0; r < o.runs; r++)
-        timed_pass(c, ADMIT_PASS_FULL, full, &first);
+        timed_pass(adm, ADMIT_PASS_FULL, full, &first);
     json_t *first_counts = counts(&first);
 
     /* Carry the decisions out; the scheduler binds the admitted pods. */
@@ -419,13 +420,13 @@ int main(int argc, char **argv)
     unsigned char *running = calloc((size_t)o.gangs + 1, 1);
     long nbound = carry_out(c, &o, &fit, &first, running);
     admit_result_finish(&first);
-    timed_pass(c, 0, NULL, NULL); /* settles what the binds changed */
+    timed_pass(adm, 0, NULL, NULL); /* settles what the binds changed */
 
     json_t *steady = samples();
     struct admit_result last;
     admit_result_init(&last);
     for (long r = 0; r < o.runs; r++)
-        timed_pass(c, ADMIT_PASS_FULL, steady, &last);
+        timed_pass(adm, ADMIT_PASS_FULL, steady, &last);
     json_t *steady_counts = counts(&last);
 
     /* Single events in the steady state. Pick a pending gang and a running one. */
@@ -443,11 +444,11 @@ int main(int argc, char **argv)
     json_t *created_counts = NULL;
     long extra = o.gangs; /* a new RayCluster whose pods arrive one by one */
     upsert_raycluster(c, &o, extra, 0);
-    timed_pass(c, 0, NULL, NULL);
+    timed_pass(adm, 0, NULL, NULL);
     for (long r = 0; r < o.runs; r++) {
         struct span a = span_start();
         upsert_pod(c, &o, extra, 1 + r % (o.pods - 1), NULL, "2");
-        timed_pass(c, 0, created_pass, &last);
+        timed_pass(adm, 0, created_pass, &last);
         span_add(created, a);
         if (created_counts == NULL)
             created_counts = counts(&last);
@@ -455,7 +456,7 @@ int main(int argc, char **argv)
         char name[64];
         snprintf(name, sizeof(name), "rc-%06ld-w-worker-%05ld", extra, 1 + r % (o.pods - 1));
         cache_delete_pod(c, "bench", name);
-        timed_pass(c, 0, NULL, NULL);
+        timed_pass(adm, 0, NULL, NULL);
     }
 
     json_t *del_pending = samples(), *del_running = samples();
@@ -463,14 +464,14 @@ int main(int argc, char **argv)
     for (long r = 0; r < o.runs; r++) {
         struct span a = span_start();
         delete_gang(c, &o, pending);
-        timed_pass(c, 0, NULL, &last);
+        timed_pass(adm, 0, NULL, &last);
         span_add(del_pending, a);
         if (del_pending_counts == NULL)
             del_pending_counts = counts(&last);
         upsert_raycluster(c, &o, pending, 0);
         for (long k = 0; k < o.pods; k++)
             upsert_pod(c, &o, pending, k, NULL, "2");
-        timed_pass(c, 0, NULL, NULL);
+        timed_pass(adm, 0, NULL, NULL);
     }
     for (long r = 0; r < o.runs; r++) {
         /* A different running gang each run: the room it frees may admit another gang, which is carried out too. */
@@ -487,14 +488,14 @@ int main(int argc, char **argv)
             fit_free(&fit, p);
         struct span a = span_start();
         delete_gang(c, &o, run);
-        timed_pass(c, 0, NULL, &last);
+        timed_pass(adm, 0, NULL, &last);
         span_add(del_running, a);
         if (del_running_counts == NULL)
             del_running_counts = counts(&last);
         running[run] = 0;
         run++;
         carry_out(c, &o, &fit, &last, running);
-        timed_pass(c, 0, NULL, NULL);
+        timed_pass(adm, 0, NULL, NULL);
     }
     admit_result_finish(&last);
 
@@ -516,6 +517,7 @@ int main(int argc, char **argv)
     free(fit.cpu);
     free(fit.mem);
     free(fit.pods);
+    admit_destroy(adm);
     cache_destroy(c);
     return 0;
 }

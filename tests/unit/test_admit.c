@@ -89,17 +89,19 @@ static void test_fixtures(void **state)
         assert_true(json_is_array(want));
         for (int reverse = 0; reverse < 2; reverse++) {
             struct cache *c = cachefixture_load(fx, reverse);
+            struct admit *a = admit_create(c);
             struct admit_result r;
             admit_result_init(&r);
             char what[256];
             snprintf(what, sizeof(what), "%s (%s)", files[i], reverse ? "reversed, full pass" : "incremental pass");
-            admit_pass(c, reverse ? ADMIT_PASS_FULL : 0, &r);
+            admit_pass(a, reverse ? ADMIT_PASS_FULL : 0, &r);
             check_decisions(what, &r, 0, want);
             /* Nothing changed: an incremental pass has nothing to look at and decides nothing. */
             size_t len = r.len;
-            assert_int_equal(admit_pass(c, 0, &r), 0);
+            assert_int_equal(admit_pass(a, 0, &r), 0);
             assert_int_equal(r.len, len);
             admit_result_finish(&r);
+            admit_destroy(a);
             cache_destroy(c);
         }
         total += json_array_size(want);
@@ -154,11 +156,12 @@ static void test_walkthrough(void **state)
     (void)state;
     json_t *fx = fixture_json("admit/queue-walkthrough.json");
     struct cache *c = cachefixture_load(fx, 0);
+    struct admit *a = admit_create(c);
     struct admit_result r;
     admit_result_init(&r);
     struct gang_error err;
 
-    assert_int_equal(admit_pass(c, 0, &r), 2);
+    assert_int_equal(admit_pass(a, 0, &r), 2);
     assert_int_equal(r.items[0].action, ADMIT_ACTION_ADMIT);
     assert_int_equal(r.items[1].action, ADMIT_ACTION_WAIT);
     assert_int_equal(admit_reason_changed(c, &r.items[0]), 1);
@@ -172,7 +175,7 @@ static void test_walkthrough(void **state)
 
     /* The marks changed test-cluster-0's queue: it is looked at again, decides nothing new, and the wait is no news. */
     size_t from = r.len;
-    assert_int_equal(admit_pass(c, 0, &r), 1);
+    assert_int_equal(admit_pass(a, 0, &r), 1);
     assert_int_equal(r.items[from].action, ADMIT_ACTION_WAIT);
     assert_string_equal(r.items[from].message, r.items[1].message);
     assert_int_equal(admit_reason_changed(c, &r.items[from]), 0);
@@ -192,7 +195,7 @@ static void test_walkthrough(void **state)
     assert_int_equal(c->nreserving, 0);
     assert_int_equal(cache_node_get(c, "node-1")->used_pods, 3);
     from = r.len;
-    admit_pass(c, 0, &r);
+    admit_pass(a, 0, &r);
     assert_int_equal(r.len - from, 1);
     assert_int_equal(r.items[from].reason, ADMIT_REASON_QUEUE_CAPACITY);
 
@@ -225,7 +228,7 @@ static void test_walkthrough(void **state)
     free(hs);
     resources_finish(&held);
     from = r.len;
-    admit_pass(c, 0, &r);
+    admit_pass(a, 0, &r);
     assert_int_equal(r.len - from, 1);
     assert_int_equal(r.items[from].action, ADMIT_ACTION_WAIT);
     assert_string_equal(r.items[from].message, r.items[1].message);
@@ -236,7 +239,7 @@ static void test_walkthrough(void **state)
     assert_null(cache_gang_get(c, "default", "test-cluster-0"));
     assert_int_equal(cache_node_get(c, "node-1")->used_pods, 0);
     from = r.len;
-    admit_pass(c, 0, &r);
+    admit_pass(a, 0, &r);
     assert_int_equal(r.len - from, 1);
     assert_int_equal(r.items[from].action, ADMIT_ACTION_ADMIT);
     assert_string_equal(r.items[from].cluster, "test-cluster-1");
@@ -246,6 +249,7 @@ static void test_walkthrough(void **state)
 
     json_decref(rc0);
     admit_result_finish(&r);
+    admit_destroy(a);
     cache_destroy(c);
     json_decref(fx);
 }
@@ -256,14 +260,15 @@ static void test_incremental(void **state)
     (void)state;
     json_t *fx = fixture_json("admit/queue-closed.json");
     struct cache *c = cachefixture_load(fx, 0);
+    struct admit *a = admit_create(c);
     struct admit_result r;
     struct gang_error err;
     admit_result_init(&r);
-    admit_pass(c, 0, &r);
+    admit_pass(a, 0, &r);
     assert_int_equal(r.queues_evaluated, 2);
     assert_int_equal(r.gangs_evaluated, 2);
     apply(c, &r, 0);
-    admit_pass(c, 0, &r); /* open-queue, dirty from the marks */
+    admit_pass(a, 0, &r); /* open-queue, dirty from the marks */
     admit_result_finish(&r);
 
     /* A pod of a cluster in the Closed queue: only that queue is looked at. */
@@ -271,7 +276,7 @@ static void test_incremental(void **state)
     json_object_set_new(json_object_get(p, "metadata"), "resourceVersion", json_string("999"));
     assert_int_equal(cache_upsert_pod(c, p, &err), 0);
     admit_result_init(&r);
-    admit_pass(c, 0, &r);
+    admit_pass(a, 0, &r);
     assert_int_equal(r.queues_evaluated, 1);
     assert_int_equal(r.gangs_evaluated, 1);
     assert_int_equal(r.len, 1);
@@ -283,7 +288,7 @@ static void test_incremental(void **state)
     json_object_set_new(json_object_get(q, "status"), "state", json_string("Open"));
     assert_int_equal(cache_upsert_queue(c, q, &err), 0);
     admit_result_init(&r);
-    admit_pass(c, 0, &r);
+    admit_pass(a, 0, &r);
     assert_int_equal(r.queues_evaluated, 1);
     assert_int_equal(r.len, 1);
     assert_int_equal(r.items[0].action, ADMIT_ACTION_ADMIT);
@@ -292,7 +297,7 @@ static void test_incremental(void **state)
     /* The same queue again (same content): nothing to do. */
     assert_int_equal(cache_upsert_queue(c, q, &err), 0);
     admit_result_init(&r);
-    assert_int_equal(admit_pass(c, 0, &r), 0);
+    assert_int_equal(admit_pass(a, 0, &r), 0);
     assert_int_equal(r.queues_evaluated, 0);
     admit_result_finish(&r);
 
@@ -301,20 +306,21 @@ static void test_incremental(void **state)
     json_object_set_new(json_object_get(node, "metadata"), "name", json_string("node-2"));
     assert_int_equal(cache_upsert_node(c, node, &err), 0);
     admit_result_init(&r);
-    admit_pass(c, 0, &r);
+    admit_pass(a, 0, &r);
     assert_int_equal(r.queues_evaluated, 0);
     assert_int_equal(r.gangs_evaluated, 0);
     admit_result_finish(&r);
     /* A node's heartbeat that changes nothing we use does not. */
     assert_int_equal(cache_upsert_node(c, node, &err), 0);
     admit_result_init(&r);
-    admit_pass(c, 0, &r);
+    admit_pass(a, 0, &r);
     assert_int_equal(r.queues_evaluated, 0);
     admit_result_finish(&r);
 
     json_decref(node);
     json_decref(q);
     json_decref(p);
+    admit_destroy(a);
     cache_destroy(c);
     json_decref(fx);
 }
@@ -325,10 +331,11 @@ static void test_node_added(void **state)
     (void)state;
     json_t *fx = fixture_json("admit/nodes-fragmentation.json");
     struct cache *c = cachefixture_load(fx, 0);
+    struct admit *a = admit_create(c);
     struct admit_result r;
     struct gang_error err;
     admit_result_init(&r);
-    admit_pass(c, 0, &r);
+    admit_pass(a, 0, &r);
     assert_int_equal(r.len, 1);
     assert_int_equal(r.items[0].reason, ADMIT_REASON_NODES);
     for (int i = 3; i <= 4; i++) {
@@ -339,7 +346,7 @@ static void test_node_added(void **state)
         json_object_set_new(json_object_get(json_object_get(node, "status"), "allocatable"), "nvidia.com/gpu", json_string("2"));
         assert_int_equal(cache_upsert_node(c, node, &err), 0);
         json_decref(node);
-        admit_pass(c, 0, &r);
+        admit_pass(a, 0, &r);
     }
     /* One node: the second worker still has nowhere to go; two: admitted. */
     assert_int_equal(r.len, 3);
@@ -348,6 +355,7 @@ static void test_node_added(void **state)
     assert_int_equal(r.items[2].action, ADMIT_ACTION_ADMIT);
     assert_int_equal(r.items[2].npods, 3);
     admit_result_finish(&r);
+    admit_destroy(a);
     cache_destroy(c);
     json_decref(fx);
 }
@@ -358,10 +366,11 @@ static void test_node_waiters(void **state)
     (void)state;
     json_t *fx = fixture_json("admit/incremental-node-waiters.json");
     struct cache *c = cachefixture_load(fx, 0);
+    struct admit *a = admit_create(c);
     struct admit_result r;
     struct gang_error err;
     admit_result_init(&r);
-    admit_pass(c, 0, &r);
+    admit_pass(a, 0, &r);
     assert_int_equal(r.len, 2);
     admit_result_finish(&r);
 
@@ -370,7 +379,7 @@ static void test_node_waiters(void **state)
     json_object_set_new(json_object_get(node, "metadata"), "name", json_string("node-2"));
     assert_int_equal(cache_upsert_node(c, node, &err), 0);
     admit_result_init(&r);
-    admit_pass(c, 0, &r);
+    admit_pass(a, 0, &r);
     assert_int_equal(r.queues_evaluated, 1);
     assert_int_equal(r.gangs_evaluated, 1);
     assert_int_equal(r.len, 1);
@@ -379,7 +388,7 @@ static void test_node_waiters(void **state)
     /* A full pass over the same state agrees: big-a admitted, wait-b still waits on its queue. */
     struct admit_result full;
     admit_result_init(&full);
-    admit_pass(c, ADMIT_PASS_FULL, &full);
+    admit_pass(a, ADMIT_PASS_FULL, &full);
     assert_int_equal(full.len, 2);
     assert_int_equal(full.items[0].action, ADMIT_ACTION_ADMIT);
     assert_string_equal(full.items[0].cluster, "big-a");
@@ -388,14 +397,14 @@ static void test_node_waiters(void **state)
     apply(c, &r, 0);
     admit_result_finish(&r);
     admit_result_init(&r);
-    admit_pass(c, 0, &r); /* queue-a, dirty from the marks */
+    admit_pass(a, 0, &r); /* queue-a, dirty from the marks */
     assert_int_equal(r.len, 0);
     admit_result_finish(&r);
 
     /* run-b's pod is gone: room in queue-b and on node-1; its queue changed, so wait-b is looked at and admitted. */
     cache_delete_pod(c, "default", "run-b-head");
     admit_result_init(&r);
-    admit_pass(c, 0, &r);
+    admit_pass(a, 0, &r);
     assert_int_equal(r.queues_evaluated, 1);
     assert_int_equal(r.len, 1);
     assert_int_equal(r.items[0].action, ADMIT_ACTION_ADMIT);
@@ -403,6 +412,7 @@ static void test_node_waiters(void **state)
     admit_result_finish(&r);
 
     json_decref(node);
+    admit_destroy(a);
     cache_destroy(c);
     json_decref(fx);
 }
@@ -413,10 +423,11 @@ static void test_reason_changed(void **state)
     (void)state;
     json_t *fx = fixture_json("admit/pods-incomplete.json");
     struct cache *c = cachefixture_load(fx, 0);
+    struct admit *a = admit_create(c);
     struct admit_result r;
     admit_result_init(&r);
-    admit_pass(c, ADMIT_PASS_FULL, &r);
-    admit_pass(c, ADMIT_PASS_FULL, &r);
+    admit_pass(a, ADMIT_PASS_FULL, &r);
+    admit_pass(a, ADMIT_PASS_FULL, &r);
     assert_int_equal(r.len, 8);
     const struct admit_decision *first = &r.items[0], *again = &r.items[4];
     assert_int_equal(first->action, ADMIT_ACTION_WAIT);
@@ -470,6 +481,7 @@ static void test_reason_changed(void **state)
     assert_false(cache_pod_get(c, ns, name)->flags & CACHE_POD_TOLD);
     json_decref(pj);
     admit_result_finish(&r);
+    admit_destroy(a);
     cache_destroy(c);
     json_decref(fx);
 }
@@ -484,10 +496,11 @@ static void test_ungate_patch_and_marks(void **state)
     json_array_append_new(json_object_get(json_object_get(head, "spec"), "schedulingGates"),
                           json_pack("{s:s}", "name", "example.com/quota"));
     struct cache *c = cachefixture_load(fx, 0);
+    struct admit *a = admit_create(c);
     struct admit_result r;
     struct gang_error err;
     admit_result_init(&r);
-    admit_pass(c, 0, &r);
+    admit_pass(a, 0, &r);
     assert_int_equal(r.items[0].action, ADMIT_ACTION_ADMIT);
     assert_string_equal(r.items[0].pods[0].name, "test-cluster-0-head");
     json_t *patch = admit_ungate_patch(&r.items[0].pods[0]);
@@ -534,6 +547,7 @@ static void test_ungate_patch_and_marks(void **state)
     json_decref(rc);
     json_decref(newer);
     admit_result_finish(&r);
+    admit_destroy(a);
     cache_destroy(c);
     json_decref(fx);
 }
@@ -544,10 +558,11 @@ static void test_tail_progress(void **state)
     (void)state;
     json_t *fx = fixture_json("admit/tail-queue.json");
     struct cache *c = cachefixture_load(fx, 0);
+    struct admit *a = admit_create(c);
     struct admit_result r;
     struct gang_error err;
     admit_result_init(&r);
-    admit_pass(c, 0, &r);
+    admit_pass(a, 0, &r);
     assert_int_equal(r.len, 2);
     assert_int_equal(r.items[0].action, ADMIT_ACTION_TAIL_ADMIT);
     apply(c, &r, 0);
@@ -556,7 +571,7 @@ static void test_tail_progress(void **state)
     json_object_set_new(json_object_get(json_object_get(q, "spec"), "capability"), "cpu", json_string("5"));
     assert_int_equal(cache_upsert_queue(c, q, &err), 0);
     size_t from = r.len;
-    admit_pass(c, 0, &r);
+    admit_pass(a, 0, &r);
     assert_int_equal(r.len - from, 2);
     assert_int_equal(r.items[from].action, ADMIT_ACTION_TAIL_ADMIT);
     assert_string_equal(r.items[from].pods[0].name, "scaled-worker-c");
@@ -564,6 +579,7 @@ static void test_tail_progress(void **state)
     assert_string_equal(r.items[from + 1].pods[0].name, "scaled-worker-d");
     json_decref(q);
     admit_result_finish(&r);
+    admit_destroy(a);
     cache_destroy(c);
     json_decref(fx);
 }
@@ -591,10 +607,11 @@ static void test_tail_release(void **state)
     (void)state;
     json_t *fx = fixture_json("admit/tail-release.json");
     struct cache *c = cachefixture_load(fx, 0);
+    struct admit *a = admit_create(c);
     struct admit_result r;
     struct gang_error err;
     admit_result_init(&r);
-    admit_pass(c, 0, &r);
+    admit_pass(a, 0, &r);
     assert_int_equal(r.len, 1);
     assert_int_equal(r.items[0].reason, ADMIT_REASON_QUEUE_CAPACITY);
 
@@ -603,7 +620,7 @@ static void test_tail_release(void **state)
     assert_int_equal(cache_upsert_pod(c, t, &err), 0);
     json_decref(t);
     size_t from = r.len;
-    admit_pass(c, 0, &r);
+    admit_pass(a, 0, &r);
     assert_int_equal(r.len - from, 1);
     assert_int_equal(r.items[from].action, ADMIT_ACTION_WAIT);
     assert_string_equal(r.items[from].message, r.items[0].message);
@@ -611,7 +628,7 @@ static void test_tail_release(void **state)
     /* Gone: next (cpu 2) fits in the 2 given back. */
     cache_delete_pod(c, "default", "scaled-worker-worker-c");
     from = r.len;
-    admit_pass(c, 0, &r);
+    admit_pass(a, 0, &r);
     assert_int_equal(r.len - from, 1);
     assert_int_equal(r.items[from].action, ADMIT_ACTION_ADMIT);
     assert_string_equal(r.items[from].cluster, "next");
@@ -631,13 +648,13 @@ static void test_tail_release(void **state)
     assert_int_equal(cache_upsert_raycluster(c, one, &err), 0);
     assert_int_equal(cache_upsert_pod(c, one_pod, &err), 0);
     from = r.len;
-    admit_pass(c, 0, &r);
+    admit_pass(a, 0, &r);
     assert_int_equal(r.len - from, 1);
     assert_string_equal(r.items[from].message, "gang ray-one-pg (1 pod; cpu 1, memory 1Gi) does not fit queue kuberay-test-queue: "
                                                 "cpu needs 1, 0 of 5 free");
     cache_delete_pod(c, "default", "scaled-worker-worker-a");
     from = r.len;
-    admit_pass(c, 0, &r);
+    admit_pass(a, 0, &r);
     assert_int_equal(r.len - from, 1);
     assert_int_equal(r.items[from].action, ADMIT_ACTION_ADMIT);
     assert_string_equal(r.items[from].cluster, "one");
@@ -646,13 +663,14 @@ static void test_tail_release(void **state)
     /* Nothing is left over: the queue is full again (scaled 2 + next 2 + one 1), and the gang without worker-a
      * is still whole (nothing to finish). */
     from = r.len;
-    admit_pass(c, ADMIT_PASS_FULL, &r);
+    admit_pass(a, ADMIT_PASS_FULL, &r);
     for (size_t i = from; i < r.len; i++)
         assert_int_not_equal(r.items[i].action, ADMIT_ACTION_FINISH);
 
     json_decref(one);
     json_decref(one_pod);
     admit_result_finish(&r);
+    admit_destroy(a);
     cache_destroy(c);
     json_decref(fx);
 }

@@ -69,12 +69,12 @@ static void test_node_usage(void **state)
     assert_int_equal(cache_node_get(c, "node-a")->used_pods, 1);
 
     /* web-1 finishes: its cpu is free again, and capacity is marked as grown. */
-    c->capacity_changed = 0;
+    cache_take_changes(c);
     json_t *done = json_deep_copy(fixture_pod(fx, "web-1"));
     json_object_set_new(json_object_get(done, "status"), "phase", json_string("Succeeded"));
     assert_int_equal(cache_upsert_pod(c, done, &err), 0);
     assert_int_equal(used(c, "node-a", "cpu"), 0);
-    assert_true(c->capacity_changed);
+    assert_true(cache_take_changes(c) & CACHE_CHANGED_CAPACITY);
     /* Back to Running (a test of accounting, not of kubelet): counted once, not twice. */
     assert_int_equal(cache_upsert_pod(c, fixture_pod(fx, "web-1"), &err), 0);
     assert_int_equal(cache_upsert_pod(c, fixture_pod(fx, "web-1"), &err), 0);

@@ -197,7 +197,9 @@ static void pass(struct cache *c, const char *now)
 {
     struct admit_result r;
     admit_result_init(&r);
-    admit_pass(c, ADMIT_PASS_FULL, &r);
+    struct admit *a = admit_create(c);
+    admit_pass(a, ADMIT_PASS_FULL, &r);
+    admit_destroy(a);
     for (size_t i = 0; i < r.len; i++) {
         const struct admit_decision *d = &r.items[i];
         admit_reason_changed(c, d);
