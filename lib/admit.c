@@ -19,6 +19,16 @@ static void sb_quantity(struct util_buf *b, const char *resource, int64_t value,
     util_buf_printf(b, "%s", buf);
 }
 
+/* "cpu 2, memory 4Gi": a resource list */
+static void sb_request(struct util_buf *b, const struct cache *c, const struct cache_rl *req)
+{
+    for (uint32_t k = 0; req != NULL && k < req->len; k++) {
+        const char *name = cache_resource_name(c, req->items[k].id);
+        util_buf_printf(b, "%s%s ", k ? ", " : "", name);
+        sb_quantity(b, name, req->items[k].value, req->items[k].format);
+    }
+}
+
 static const char *plural(int64_t n, const char *one, const char *many)
 {
     return n == 1 ? one : many;
@@ -681,103 +691,120 @@ static struct shape *shape_get(struct pass *p, const struct cache_pod *pod)
     return s;
 }
 
-/* Why pod fits no node, after "no node fits pod NAME" (against the current free room). */
-static char *describe_no_fit(struct pass *p, const struct cache_pod *pod)
+/* The nodes pod could go to, and the most free room of each resource it requests on any one of them. */
+struct no_fit {
+    size_t selector, taints, matching; /* nodes its selector or affinity rules out, whose taints it does not tolerate, the rest */
+    int64_t *best;                     /* by item of pod->request: the most free on a matching node (INT64_MIN: none) */
+    int64_t best_pods;
+};
+
+static void no_fit_survey(const struct pass *p, const struct cache_pod *pod, struct no_fit *nf)
 {
-    struct cache *c = p->c;
     const struct cache_rl *req = pod->request;
-    size_t selector = 0, taints = 0, matching = 0;
     uint32_t nitems = req != NULL ? req->len : 0;
-    int64_t *best = util_calloc(nitems, sizeof(*best));
-    int64_t best_pods = 0;
+    memset(nf, 0, sizeof(*nf));
+    nf->best = util_calloc(nitems, sizeof(*nf->best));
     for (uint32_t k = 0; k < nitems; k++)
-        best[k] = INT64_MIN;
+        nf->best[k] = INT64_MIN;
     if (pod->sched == NULL && p->ntainted == 0 && p->nn > 0) {
         /* Every node matches: the most free room of each resource is at the root of its tree. */
-        matching = p->nn;
+        nf->matching = p->nn;
         for (uint32_t k = 0; k < nitems; k++)
-            best[k] = tree_dim(p, req->items[k].id)[1];
-        best_pods = tree_dim(p, p->nres)[1];
-        if (best_pods < 0)
-            best_pods = 0;
+            nf->best[k] = tree_dim(p, req->items[k].id)[1];
+        nf->best_pods = tree_dim(p, p->nres)[1];
+        if (nf->best_pods < 0)
+            nf->best_pods = 0;
     }
-    for (size_t i = 0; i < p->nn && matching == 0; i++) {
+    for (size_t i = 0; i < p->nn && nf->matching == 0; i++) {
         const struct cache_node *n = p->nodes[i];
         if (!selector_matches(n, pod->sched)) {
-            selector++;
+            nf->selector++;
             continue;
         }
         if (!taints_tolerated(n, pod->sched)) {
-            taints++;
+            nf->taints++;
             continue;
         }
-        matching++;
+        nf->matching++;
         const int64_t *f = p->free + i * p->nres;
         for (uint32_t k = 0; k < nitems; k++) {
-            if (f[req->items[k].id] > best[k])
-                best[k] = f[req->items[k].id];
+            if (f[req->items[k].id] > nf->best[k])
+                nf->best[k] = f[req->items[k].id];
         }
-        if (p->free_pods[i] > best_pods)
-            best_pods = p->free_pods[i];
+        if (p->free_pods[i] > nf->best_pods)
+            nf->best_pods = p->free_pods[i];
     }
+}
 
-    struct util_buf b = {0};
-    if (matching == 0) {
-        size_t not_ready = c->nnodes_present - p->nn;
-        const char *sep = ": ";
-        if (p->nn == 0 && not_ready == 0)
-            util_buf_printf(&b, ": there are no nodes");
-        if (not_ready > 0) {
-            util_buf_printf(&b, "%s%zu %s not Ready or unschedulable", sep, not_ready, plural((int64_t)not_ready, "node is", "nodes are"));
-            sep = ", ";
-        }
-        if (selector > 0) {
-            util_buf_printf(&b, "%s%zu %s not match its node selector or affinity", sep, selector,
-                      plural((int64_t)selector, "node does", "nodes do"));
-            sep = ", ";
-        }
-        if (taints > 0)
-            util_buf_printf(&b, "%s%zu %s a taint it does not tolerate", sep, taints, plural((int64_t)taints, "node has", "nodes have"));
-        free(best);
-        return util_buf_take(&b);
-    }
-
-    size_t nshort = best_pods < 1;
-    for (uint32_t k = 0; k < nitems; k++)
-        nshort += best[k] < req->items[k].value;
-    if (nshort == 0) {
-        util_buf_printf(&b, " (");
-        for (uint32_t k = 0; k < nitems; k++) {
-            const char *name = cache_resource_name(c, req->items[k].id);
-            util_buf_printf(&b, "%s%s ", k ? ", " : "", name);
-            sb_quantity(&b, name, req->items[k].value, req->items[k].format);
-        }
-        util_buf_printf(&b, "): no node has all of it free at once");
-        free(best);
-        return util_buf_take(&b);
-    }
-    /* The resources no single node has enough of, with the most any one node has. */
-    struct util_buf most = {0};
-    const char *sep = "";
-    util_buf_printf(&b, " (");
-    for (uint32_t k = 0; k < nitems; k++) {
-        if (best[k] >= req->items[k].value)
-            continue;
-        const char *name = cache_resource_name(c, req->items[k].id);
-        util_buf_printf(&b, "%s%s ", sep, name);
-        sb_quantity(&b, name, req->items[k].value, req->items[k].format);
-        if (nshort > 1)
-            util_buf_printf(&most, "%s%s ", sep, name);
-        sb_quantity(&most, name, best[k], req->items[k].format);
+/* No node matches: why not, node by node. */
+static void sb_no_match(struct util_buf *b, const struct pass *p, const struct no_fit *nf)
+{
+    size_t not_ready = p->c->nnodes_present - p->nn;
+    const char *sep = ": ";
+    if (p->nn == 0 && not_ready == 0)
+        util_buf_printf(b, ": there are no nodes");
+    if (not_ready > 0) {
+        util_buf_printf(b, "%s%zu %s not Ready or unschedulable", sep, not_ready,
+                        plural((int64_t)not_ready, "node is", "nodes are"));
         sep = ", ";
     }
-    if (best_pods < 1) {
-        util_buf_printf(&b, "%spods 1", sep);
+    if (nf->selector > 0) {
+        util_buf_printf(b, "%s%zu %s not match its node selector or affinity", sep, nf->selector,
+                        plural((int64_t)nf->selector, "node does", "nodes do"));
+        sep = ", ";
+    }
+    if (nf->taints > 0)
+        util_buf_printf(b, "%s%zu %s a taint it does not tolerate", sep, nf->taints,
+                        plural((int64_t)nf->taints, "node has", "nodes have"));
+}
+
+/* Nodes match, none has room: the resources no single node has enough of, with the most any one has (nshort of them). */
+static void sb_shortage(struct util_buf *b, const struct cache *c, const struct cache_rl *req, const struct no_fit *nf,
+                        size_t nshort)
+{
+    struct util_buf most = {0};
+    const char *sep = "";
+    util_buf_printf(b, " (");
+    for (uint32_t k = 0; req != NULL && k < req->len; k++) {
+        if (nf->best[k] >= req->items[k].value)
+            continue;
+        const char *name = cache_resource_name(c, req->items[k].id);
+        util_buf_printf(b, "%s%s ", sep, name);
+        sb_quantity(b, name, req->items[k].value, req->items[k].format);
+        if (nshort > 1)
+            util_buf_printf(&most, "%s%s ", sep, name);
+        sb_quantity(&most, name, nf->best[k], req->items[k].format);
+        sep = ", ";
+    }
+    if (nf->best_pods < 1) {
+        util_buf_printf(b, "%spods 1", sep);
         util_buf_printf(&most, "%s%s0", sep, nshort > 1 ? "pods " : "");
     }
-    util_buf_printf(&b, "): at most %s free on one node", most.data);
+    util_buf_printf(b, "): at most %s free on one node", most.data);
     util_buf_finish(&most);
-    free(best);
+}
+
+/* Why pod fits no node, after "no node fits pod NAME" (against the current free room). */
+static char *describe_no_fit(struct pass *p, const struct cache_pod *pod)
+{
+    const struct cache_rl *req = pod->request;
+    uint32_t nitems = req != NULL ? req->len : 0;
+    struct no_fit nf;
+    no_fit_survey(p, pod, &nf);
+    struct util_buf b = {0};
+    size_t nshort = nf.best_pods < 1;
+    for (uint32_t k = 0; k < nitems; k++)
+        nshort += nf.best[k] < req->items[k].value;
+    if (nf.matching == 0) {
+        sb_no_match(&b, p, &nf);
+    } else if (nshort == 0) {
+        util_buf_printf(&b, " (");
+        sb_request(&b, p->c, req);
+        util_buf_printf(&b, "): no node has all of it free at once");
+    } else {
+        sb_shortage(&b, p->c, req, &nf, nshort);
+    }
+    free(nf.best);
     return util_buf_take(&b);
 }
 
@@ -1137,15 +1164,6 @@ static const char *gang_size_text(struct pass *p, const struct cache_gang *g)
         p->size_member = g->min_member;
     }
     return p->size_text;
-}
-
-static void sb_request(struct util_buf *b, const struct cache *c, const struct cache_rl *req)
-{
-    for (uint32_t k = 0; req != NULL && k < req->len; k++) {
-        const char *name = cache_resource_name(c, req->items[k].id);
-        util_buf_printf(b, "%s%s ", k ? ", " : "", name);
-        sb_quantity(b, name, req->items[k].value, req->items[k].format);
-    }
 }
 
 static void wait_msg(struct pass *p, const struct work *w, enum admit_reason reason, const char *format, ...)

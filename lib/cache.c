@@ -1063,34 +1063,29 @@ static void gang_insert_pod(struct cache_gang *g, struct cache_pod *pod)
         g->pods = pod;
 }
 
-int cache_upsert_pod(struct cache *c, const json_t *obj, struct gang_error *err)
-{
-    const char *ns, *name;
-    const json_t *meta = metadata_name(obj, &ns, &name, err);
-    if (meta == NULL)
-        return -1;
-    if (ns == NULL)
-        ns = "";
-    const char *uid = json_string_value(json_object_get(meta, "uid"));
-    const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
-    if (uid == NULL)
-        uid = "";
-    if (rv == NULL)
-        rv = "";
+/* What an upsert keeps of a pod's previous version. */
+struct pod_prev {
+    struct cache_node *counted;     /* the node its usage was counted on, or NULL */
+    const struct cache_rl *request; /* its request while counted: a reference, released by pod_attach() */
+    int keep_mark;                  /* CACHE_POD_MARKED_UNGATED stands: the version marked */
+    int told;                       /* CACHE_POD_TOLD stands: the same pod (uid) */
+};
 
+/* The pod cached as ns/name, detached and emptied (what stands of it in *prev), else a new one. */
+static struct cache_pod *pod_reuse(struct cache *c, const char *ns, const char *name, const char *uid, const char *rv,
+                                   struct pod_prev *prev)
+{
+    memset(prev, 0, sizeof(*prev));
     struct cache_pod *pod = cache_pod_get(c, ns, name);
-    struct cache_node *old_counted = NULL;
-    const struct cache_rl *old_request = NULL;
-    int keep_mark = 0, told = 0;
     if (pod != NULL) {
-        told = (pod->flags & CACHE_POD_TOLD) && strcmp(pod->uid, uid) == 0;
-        old_counted = pod->counted;
-        if (old_counted != NULL && pod->request != NULL) {
-            old_request = pod->request;
-            ((struct cache_rl *)(uintptr_t)old_request)->refs++; /* compared below */
+        prev->told = (pod->flags & CACHE_POD_TOLD) && strcmp(pod->uid, uid) == 0;
+        prev->counted = pod->counted;
+        if (prev->counted != NULL && pod->request != NULL) {
+            prev->request = pod->request;
+            ((struct cache_rl *)(uintptr_t)prev->request)->refs++; /* compared by pod_attach() */
         }
-        keep_mark = (pod->flags & CACHE_POD_MARKED_UNGATED) && pod->mark_rv != NULL && strcmp(pod->mark_rv, rv) == 0 &&
-                    strcmp(pod->uid, uid) == 0;
+        prev->keep_mark = (pod->flags & CACHE_POD_MARKED_UNGATED) && pod->mark_rv != NULL && strcmp(pod->mark_rv, rv) == 0 &&
+                          strcmp(pod->uid, uid) == 0;
         pod_detach(c, pod);
         htab_remove(&c->pods_uid, &pod->by_uid);
         pod_release_fields(c, pod);
@@ -1099,11 +1094,16 @@ int cache_upsert_pod(struct cache *c, const json_t *obj, struct gang_error *err)
         pod->by_name.hash = key_hash(ns, name);
         htab_insert(&c->pods, &pod->by_name);
     }
-    if (!keep_mark) {
+    if (!prev->keep_mark) {
         free(pod->mark_rv);
         pod->mark_rv = NULL;
     }
+    return pod;
+}
 
+/* Sets pod's name, uid and resourceVersion (one allocation) and indexes it by uid. */
+static void pod_set_names(struct cache *c, struct cache_pod *pod, const char *name, const char *uid, const char *rv)
+{
     size_t ln = strlen(name), lu = strlen(uid), lr = strlen(rv);
     pod->strings = util_malloc(ln + lu + lr + 3);
     memcpy(pod->strings, name, ln + 1);
@@ -1114,7 +1114,11 @@ int cache_upsert_pod(struct cache *c, const json_t *obj, struct gang_error *err)
     pod->resource_version = pod->strings + ln + lu + 2;
     pod->by_uid.hash = hash_str(HASH_SEED, pod->uid);
     htab_insert(&c->pods_uid, &pod->by_uid);
+}
 
+/* Namespace, labels, creation time and flags, from metadata (borrowed). */
+static void pod_parse_meta(struct cache *c, struct cache_pod *pod, const char *ns, const json_t *meta, const struct pod_prev *prev)
+{
     pod->namespace_ = intern(c, ns);
     const json_t *labels = json_object_get(meta, "labels");
     pod->cluster = intern_member(c, labels, CACHE_LABEL_CLUSTER);
@@ -1125,11 +1129,15 @@ int cache_upsert_pod(struct cache *c, const json_t *obj, struct gang_error *err)
     pod->flags = 0;
     if (json_object_get(meta, "deletionTimestamp") != NULL && !json_is_null(json_object_get(meta, "deletionTimestamp")))
         pod->flags |= CACHE_POD_DELETING;
-    if (keep_mark)
+    if (prev->keep_mark)
         pod->flags |= CACHE_POD_MARKED_UNGATED;
-    if (told)
+    if (prev->told)
         pod->flags |= CACHE_POD_TOLD;
+}
 
+/* Scheduling gates, priority, phase, request and scheduling constraints, from the pod (borrowed). */
+static void pod_parse_spec(struct cache *c, struct cache_pod *pod, const json_t *obj)
+{
     const json_t *spec = json_object_get(obj, "spec");
     const json_t *gates = json_object_get(spec, "schedulingGates");
     for (size_t i = 0; i < json_array_size(gates); i++) {
@@ -1156,8 +1164,12 @@ int cache_upsert_pod(struct cache *c, const json_t *obj, struct gang_error *err)
         pod->flags |= CACHE_POD_BAD_REQUEST;
     resources_finish(&req);
     pod->sched = sched_intern(c, spec);
+}
 
-    const char *node_name = json_string_value(json_object_get(spec, "nodeName"));
+/* Binds pod to its node (spec.nodeName, obj borrowed), counting its usage there, and to its gang. */
+static void pod_attach(struct cache *c, struct cache_pod *pod, const char *ns, const json_t *obj, struct pod_prev *prev)
+{
+    const char *node_name = json_string_value(json_object_get(json_object_get(obj, "spec"), "nodeName"));
     if (node_name != NULL && node_name[0] != '\0') {
         pod->node = node_ref(c, node_name);
         pod->node->bound++;
@@ -1167,9 +1179,10 @@ int cache_upsert_pod(struct cache *c, const json_t *obj, struct gang_error *err)
         }
     }
     /* Usage that went down or moved may make room for a waiting gang. */
-    if (old_counted != NULL && (old_counted != pod->counted || old_request != pod->request))
+    if (prev->counted != NULL && (prev->counted != pod->counted || prev->request != pod->request))
         c->capacity_changed = 1;
-    rl_release(c, old_request);
+    rl_release(c, prev->request);
+    prev->request = NULL;
 
     if (pod->cluster != NULL) {
         struct cache_gang *g = gang_ref(c, ns, pod->cluster);
@@ -1179,6 +1192,29 @@ int cache_upsert_pod(struct cache *c, const json_t *obj, struct gang_error *err)
         queue_dirty(c, g->queue);
     }
     update_reserving(c, pod);
+}
+
+int cache_upsert_pod(struct cache *c, const json_t *obj, struct gang_error *err)
+{
+    const char *ns, *name;
+    const json_t *meta = metadata_name(obj, &ns, &name, err);
+    if (meta == NULL)
+        return -1;
+    if (ns == NULL)
+        ns = "";
+    const char *uid = json_string_value(json_object_get(meta, "uid"));
+    const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
+    if (uid == NULL)
+        uid = "";
+    if (rv == NULL)
+        rv = "";
+
+    struct pod_prev prev;
+    struct cache_pod *pod = pod_reuse(c, ns, name, uid, rv, &prev);
+    pod_set_names(c, pod, name, uid, rv);
+    pod_parse_meta(c, pod, ns, meta, &prev);
+    pod_parse_spec(c, pod, obj);
+    pod_attach(c, pod, ns, obj, &prev);
     c->generation++;
     return 0;
 }
