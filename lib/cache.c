@@ -548,22 +548,13 @@ static const json_t *metadata_name(const json_t *obj, const char **ns, const cha
     return meta;
 }
 
-int cache_upsert_node(struct cache *c, const json_t *obj, struct gang_error *err)
+/* A node's labels (metadata.labels, borrowed) into fresh, sorted by key: the comparison with the previous version is then
+ * order-independent. */
+static void node_parse_labels(struct cache *c, struct cache_node *fresh, const json_t *labels)
 {
-    const char *ns, *name;
-    const json_t *meta = metadata_name(obj, &ns, &name, err);
-    if (meta == NULL)
-        return -1;
-    struct cache_node *node = node_ref(c, name);
-    struct cache_node fresh;
-    memset(&fresh, 0, sizeof(fresh));
-    fresh.alloc_pods = INT64_MAX;
-
-    const json_t *labels = json_object_get(meta, "labels");
     const char *k;
     const json_t *v;
-    fresh.labels = util_calloc(json_object_size(labels), sizeof(*fresh.labels));
-    /* Sorted keys keep the comparison with the previous version order-independent. */
+    fresh->labels = util_calloc(json_object_size(labels), sizeof(*fresh->labels));
     const char **keys = util_calloc(json_object_size(labels), sizeof(*keys));
     size_t nkeys = 0;
     json_object_foreach((json_t *)labels, k, v)
@@ -579,45 +570,66 @@ int cache_upsert_node(struct cache *c, const json_t *obj, struct gang_error *err
         }
     }
     for (size_t i = 0; i < nkeys; i++) {
-        fresh.labels[i].key = intern(c, keys[i]);
-        fresh.labels[i].value = intern(c, json_string_value(json_object_get(labels, keys[i])));
+        fresh->labels[i].key = intern(c, keys[i]);
+        fresh->labels[i].value = intern(c, json_string_value(json_object_get(labels, keys[i])));
     }
-    fresh.nlabels = (uint32_t)nkeys;
+    fresh->nlabels = (uint32_t)nkeys;
     free(keys);
+}
 
-    const json_t *spec = json_object_get(obj, "spec");
-    fresh.unschedulable = json_is_true(json_object_get(spec, "unschedulable"));
+/* spec.unschedulable and the NoSchedule/NoExecute taints, from spec (borrowed). */
+static void node_parse_spec(struct cache *c, struct cache_node *fresh, const json_t *spec)
+{
+    fresh->unschedulable = json_is_true(json_object_get(spec, "unschedulable"));
     const json_t *taints = json_object_get(spec, "taints");
-    fresh.taints = util_calloc(json_array_size(taints), sizeof(*fresh.taints));
+    fresh->taints = util_calloc(json_array_size(taints), sizeof(*fresh->taints));
     for (size_t i = 0; i < json_array_size(taints); i++) {
         const json_t *t = json_array_get(taints, i);
         uint8_t effect = parse_effect(json_string_value(json_object_get(t, "effect")));
         const char *key = json_string_value(json_object_get(t, "key"));
         if (effect == CACHE_EFFECT_ANY || key == NULL)
             continue; /* PreferNoSchedule does not keep a pod off */
-        struct cache_taint *taint = &fresh.taints[fresh.ntaints++];
+        struct cache_taint *taint = &fresh->taints[fresh->ntaints++];
         taint->key = intern(c, key);
         taint->value = intern_member(c, t, "value");
         taint->effect = effect;
     }
+}
 
-    const json_t *status = json_object_get(obj, "status");
+/* Allocatable (with its "pods") and the Ready condition, from status (borrowed). */
+static void node_parse_status(struct cache *c, struct cache_node *fresh, const json_t *status)
+{
     struct resources alloc;
     struct resources_error rerr;
     resources_init(&alloc);
     if (resources_parse(&alloc, json_object_get(status, "allocatable"), "status.allocatable", 0, &rerr) == 0) {
         const struct quantity *pods = resources_get(&alloc, "pods");
         if (pods != NULL)
-            fresh.alloc_pods = pods->value;
-        fresh.allocatable = rl_intern(c, &alloc, 0, "pods");
+            fresh->alloc_pods = pods->value;
+        fresh->allocatable = rl_intern(c, &alloc, 0, "pods");
     }
     resources_finish(&alloc);
     const json_t *conds = json_object_get(status, "conditions");
     for (size_t i = 0; i < json_array_size(conds); i++) {
         const json_t *cond = json_array_get(conds, i);
         if (streq(json_string_value(json_object_get(cond, "type")), "Ready"))
-            fresh.ready = streq(json_string_value(json_object_get(cond, "status")), "True");
+            fresh->ready = streq(json_string_value(json_object_get(cond, "status")), "True");
     }
+}
+
+int cache_upsert_node(struct cache *c, const json_t *obj, struct gang_error *err)
+{
+    const char *ns, *name;
+    const json_t *meta = metadata_name(obj, &ns, &name, err);
+    if (meta == NULL)
+        return -1;
+    struct cache_node *node = node_ref(c, name);
+    struct cache_node fresh;
+    memset(&fresh, 0, sizeof(fresh));
+    fresh.alloc_pods = INT64_MAX;
+    node_parse_labels(c, &fresh, json_object_get(meta, "labels"));
+    node_parse_spec(c, &fresh, json_object_get(obj, "spec"));
+    node_parse_status(c, &fresh, json_object_get(obj, "status"));
 
     int changed = !node->present || !same_node_props(node, &fresh);
     node_clear(c, node);
