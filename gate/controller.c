@@ -13,6 +13,7 @@
 #include "admit.h"
 #include "cache.h"
 #include "events.h"
+#include "fault.h"
 #include "jsonpatch.h"
 #include "log.h"
 #include "podgroup.h"
@@ -359,6 +360,7 @@ struct controller *controller_create(struct kube_client *client, struct metrics_
     c->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     c->cache = cache_create();
     c->admit = admit_create(c->cache);
+    fault_arm(FAULT_AFTER_RECORD, opts->fault_exit_after_ungates);
     if (c->wake_fd < 0 || c->cache == NULL) {
         controller_destroy(c);
         return NULL;
@@ -654,21 +656,50 @@ static void wait_events(struct controller *c, struct event_list *l, const struct
     }
 }
 
+/* A decision that removes gates (ADMIT, FINISH, TAIL_ADMIT), and what became of it. */
+struct act {
+    struct admit_decision *d;
+    int report;              /* its reason changed (admit_reason_changed): tell it */
+    int skip;                /* an ADMIT not recorded: 1 its RayCluster is gone, -1 the record failed; its gates stay */
+    struct ungate_job *jobs; /* its d->npods pods, in the pass's batch */
+};
+
+/* One pass's decisions being carried out. */
+struct carry {
+    struct controller *c;
+    char now[32]; /* Event and admitted-at timestamp */
+    struct event_list events;
+    struct act *acts;
+    size_t nacts;
+    struct ungate_job *jobs;
+    size_t njobs;
+    int retry; /* something failed that a pass soon should try again */
+};
+
 /*
- * Records raygate.io/admitted-at on the RayClusters of the n ADMIT decisions
- * ds, concurrently. out[i]: 0 recorded, 1 the RayCluster is gone (or is
- * another one of that name), -1 failed (logged).
+ * Records raygate.io/admitted-at on the RayClusters of the ADMIT acts,
+ * concurrently, setting their skip: 0 recorded, 1 the RayCluster is gone (or
+ * is another one of that name), -1 failed (logged). Not leading any more:
+ * nothing is recorded, every ADMIT is skipped.
  */
-static void record_admissions(struct controller *c, struct admit_decision *const *ds, size_t n, const char *at, int *out)
+static void record_admissions(struct carry *x)
 {
-    struct kube_batch_item *items = util_calloc(n, sizeof(*items));
-    json_t **patches = util_calloc(n, sizeof(*patches));
-    char **paths = util_calloc(n, sizeof(*paths));
+    struct controller *c = x->c;
+    struct kube_batch_item *items = util_calloc(x->nacts + 1, sizeof(*items));
+    json_t **patches = util_calloc(x->nacts + 1, sizeof(*patches));
+    char **paths = util_calloc(x->nacts + 1, sizeof(*paths));
+    struct act **admits = util_calloc(x->nacts + 1, sizeof(*admits));
+    size_t n = 0;
+    for (size_t i = 0; i < x->nacts; i++) {
+        if (x->acts[i].d->action == ADMIT_ACTION_ADMIT)
+            admits[n++] = &x->acts[i];
+    }
     for (size_t i = 0; i < n; i++) {
-        paths[i] = util_strdupf("/apis/ray.io/v1/namespaces/%s/rayclusters/%s", ds[i]->namespace_, ds[i]->cluster);
-        patches[i] = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", CACHE_ANNOTATION_ADMITTED, at);
-        if (ds[i]->cluster_uid != NULL) /* never stamp a new RayCluster of the same name */
-            json_object_set_new(json_object_get(patches[i], "metadata"), "uid", json_string(ds[i]->cluster_uid));
+        const struct admit_decision *d = admits[i]->d;
+        paths[i] = util_strdupf("/apis/ray.io/v1/namespaces/%s/rayclusters/%s", d->namespace_, d->cluster);
+        patches[i] = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", CACHE_ANNOTATION_ADMITTED, x->now);
+        if (d->cluster_uid != NULL) /* never stamp a new RayCluster of the same name */
+            json_object_set_new(json_object_get(patches[i], "metadata"), "uid", json_string(d->cluster_uid));
         items[i] = (struct kube_batch_item){
             .method = "PATCH",
             .path = paths[i],
@@ -676,16 +707,20 @@ static void record_admissions(struct controller *c, struct admit_decision *const
             .body = patches[i],
         };
     }
-    kube_batch(c->client, items, n, 64);
+    int leading = n > 0 && may_write(c);
+    if (leading)
+        kube_batch(c->client, items, n, 64);
     for (size_t i = 0; i < n; i++) {
         long st = items[i].resp.status;
-        out[i] = items[i].rc == 0 ? 0 : (st == 404 || st == 409) ? 1 : -1;
-        if (out[i] < 0)
-            log_warnf("record admission of %s/%s: %s", ds[i]->namespace_, ds[i]->cluster, items[i].resp.message);
+        struct act *a = admits[i];
+        a->skip = !leading ? 1 : items[i].rc == 0 ? 0 : (st == 404 || st == 409) ? 1 : -1;
+        if (a->skip < 0)
+            log_warnf("record admission of %s/%s: %s", a->d->namespace_, a->d->cluster, items[i].resp.message);
         kube_response_finish(&items[i].resp);
         json_decref(patches[i]);
         free(paths[i]);
     }
+    free(admits);
     free(items);
     free(patches);
     free(paths);
@@ -697,20 +732,30 @@ static void count_decision(struct controller *c, const struct admit_decision *d)
     metrics_counter_add(c->m_decisions, labels, 1);
 }
 
-/*
- * Carries out one pass's decisions. Called without the lock; takes it for the
- * cache lookups and marks. Returns -1 if something failed and should be
- * retried soon.
- */
-static int carry_out(struct controller *c, struct admit_result *res, const int *report)
+/* TAIL_WAIT: each waiting pod is told why, once per story: the first one why it does not fit, the others whom they wait behind. */
+static void tail_wait_events(struct carry *x, const struct admit_decision *d, int report)
 {
-    struct event_list events = {0};
-    char now[32];
-    events_timestamp(time(NULL), now, sizeof(now));
-    int retry = 0;
-    struct admit_decision **acts = util_calloc(res->len + 1, sizeof(*acts)); /* ADMIT, FINISH, TAIL_ADMIT */
-    size_t nacts = 0;
+    struct controller *c = x->c;
+    if (report)
+        log_infof("gang %s/%s: autoscaled pods wait: %s", d->namespace_, d->gang, d->message);
+    pthread_mutex_lock(&c->mu);
+    for (size_t k = 0; k < d->npods; k++) {
+        struct cache_pod *p = cache_pod_by_uid(c->cache, d->pods[k].uid);
+        if (p == NULL || (p->flags & CACHE_POD_TOLD))
+            continue;
+        cache_pod_mark_told(p);
+        struct events_object po = {"v1", "Pod", d->namespace_, d->pods[k].name, d->pods[k].uid};
+        events_add(&x->events, &po, "Warning", "GangWaiting", d->pods[k].message != NULL ? d->pods[k].message : d->message, x->now,
+                   c->instance);
+    }
+    pthread_mutex_unlock(&c->mu);
+}
 
+/* Counts every decision and tells the waits (their Events); the others become x->acts. Stops when not leading any more. */
+static void sort_decisions(struct carry *x, struct admit_result *res, const int *report)
+{
+    struct controller *c = x->c;
+    x->acts = util_calloc(res->len + 1, sizeof(*x->acts));
     for (size_t i = 0; i < res->len; i++) {
         struct admit_decision *d = &res->items[i];
         if (!may_write(c)) {
@@ -720,144 +765,144 @@ static int carry_out(struct controller *c, struct admit_result *res, const int *
         count_decision(c, d);
         if (d->action == ADMIT_ACTION_WAIT) {
             pthread_mutex_lock(&c->mu);
-            wait_events(c, &events, d, report[i], now);
+            wait_events(c, &x->events, d, report[i], x->now);
             pthread_mutex_unlock(&c->mu);
-            continue;
+        } else if (d->action == ADMIT_ACTION_TAIL_WAIT) {
+            tail_wait_events(x, d, report[i]);
+        } else {
+            x->acts[x->nacts++] = (struct act){.d = d, .report = report[i]};
         }
-        if (d->action == ADMIT_ACTION_TAIL_WAIT) {
-            if (report[i])
-                log_infof("gang %s/%s: autoscaled pods wait: %s", d->namespace_, d->gang, d->message);
-            /* Each waiting pod is told why, once per story: the first one why it does not fit, the others whom they wait behind. */
-            pthread_mutex_lock(&c->mu);
-            for (size_t k = 0; k < d->npods; k++) {
-                struct cache_pod *p = cache_pod_by_uid(c->cache, d->pods[k].uid);
-                if (p == NULL || (p->flags & CACHE_POD_TOLD))
-                    continue;
-                cache_pod_mark_told(p);
-                struct events_object po = {"v1", "Pod", d->namespace_, d->pods[k].name, d->pods[k].uid};
-                events_add(&events, &po, "Warning", "GangWaiting", d->pods[k].message != NULL ? d->pods[k].message : d->message,
-                           now, c->instance);
-            }
-            pthread_mutex_unlock(&c->mu);
-            continue;
-        }
-
-        acts[nacts++] = d;
     }
+}
 
-    /*
-     * The pass's admissions, ungates and tail admissions together: every
-     * RayCluster's admission recorded in one concurrent batch, then every gate
-     * in one more (a pass admitting 50 gangs costs two round trips, not 100).
-     * A gang's record still precedes its gates (crash-consistent, see
-     * controller.h).
-     */
+/*
+ * Test-only fault point (fault.h): when FAULT_AFTER_RECORD is armed, die
+ * mid-admission, after d's record and its first gates, as a crash would.
+ */
+static void fault_after_record(struct controller *c, const struct admit_decision *d)
+{
+    long ungates;
+    if (!fault_armed(FAULT_AFTER_RECORD, &ungates))
+        return;
+    size_t n = d->npods, k = (size_t)ungates < n ? (size_t)ungates : n;
+    for (size_t j = 0; j < k; j++) {
+        struct ungate_job one = {d->namespace_, &d->pods[j], 0, -1};
+        ungate_jobs(c, &one, 1);
+    }
+    fault_exit(FAULT_AFTER_RECORD, "exiting after recording the admission of %s/%s and ungating %zu of %zu pods", d->namespace_,
+               d->cluster, k, n);
+}
+
+/* An ADMIT recorded: the cache knows it at once, and its wait (from complete to admitted) is observed. */
+static void note_admitted(struct carry *x, const struct admit_decision *d)
+{
+    struct controller *c = x->c;
+    pthread_mutex_lock(&c->mu);
+    struct cache_gang *g = cache_gang_get(c->cache, d->namespace_, d->cluster);
+    long long since = c->woke_ms;
+    if (g != NULL) {
+        cache_gang_mark_admitted(c->cache, g, x->now);
+        if (g->complete_ms > 0)
+            since = g->complete_ms;
+        cache_gang_set_complete_ms(c->cache, g, 0);
+    }
+    pthread_mutex_unlock(&c->mu);
+    metrics_histogram_observe(c->m_wait_seconds, NULL, (double)(now_ms(CLOCK_MONOTONIC) - since) / 1000.0);
+    const char *ql[] = {d->queue != NULL ? d->queue : ""};
+    metrics_counter_add(c->m_admitted, ql, 1);
+    fault_after_record(c, d);
+}
+
+/* Every gate of the acts not skipped, in one batch (ungate.h). */
+static void remove_gates(struct carry *x)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < x->nacts; i++)
+        n += x->acts[i].skip == 0 ? x->acts[i].d->npods : 0;
+    x->jobs = util_calloc(n + 1, sizeof(*x->jobs));
+    for (size_t i = 0; i < x->nacts; i++) {
+        struct act *a = &x->acts[i];
+        if (a->skip != 0)
+            continue;
+        a->jobs = x->jobs + x->njobs;
+        for (size_t k = 0; k < a->d->npods; k++)
+            x->jobs[x->njobs++] = (struct ungate_job){a->d->namespace_, &a->d->pods[k], 0, -1};
+    }
+    if (x->njobs > 0)
+        x->retry |= ungate_jobs(x->c, x->jobs, x->njobs) > 0;
+}
+
+/* What one act's gates came to: metrics, the cache's marks, its Normal Events, the log. secs: the batch's duration. */
+static void report_act(struct carry *x, const struct act *a, double secs)
+{
+    struct controller *c = x->c;
+    const struct admit_decision *d = a->d;
+    size_t n = d->npods, failed = 0;
+    for (size_t k = 0; k < n; k++)
+        failed += !a->jobs[k].ok;
+    if (d->action == ADMIT_ACTION_ADMIT && failed == 0)
+        metrics_histogram_observe(c->m_ungate_seconds, NULL, secs);
+    note_spread(c, d, a->jobs);
+
+    pthread_mutex_lock(&c->mu);
+    for (size_t k = 0; k < n; k++) {
+        struct cache_pod *p = a->jobs[k].ok ? cache_pod_by_uid(c->cache, d->pods[k].uid) : NULL;
+        if (p != NULL)
+            cache_pod_mark_ungated(c->cache, p);
+    }
+    if (a->report && d->action != ADMIT_ACTION_FINISH) {
+        struct events_object rc = {"ray.io/v1", "RayCluster", d->namespace_, d->cluster, d->cluster_uid};
+        /* A gang's admission is told once, on its RayCluster (each pod then gets the scheduler's Scheduled Event);
+           a pod admitted beyond the gang (TAIL_ADMIT) is told on itself, having no other record. */
+        if (d->action == ADMIT_ACTION_ADMIT)
+            events_add(&x->events, &rc, "Normal", "GangAdmitted", d->message, x->now, c->instance);
+        for (size_t k = 0; k < n && d->action == ADMIT_ACTION_TAIL_ADMIT; k++) {
+            struct events_object po = {"v1", "Pod", d->namespace_, d->pods[k].name, d->pods[k].uid};
+            if (a->jobs[k].ok)
+                events_add(&x->events, &po, "Normal", "GangAdmitted", d->message, x->now, c->instance);
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    log_infof("%s %s/%s (queue %s): gates removed from %zu of %zu pods in %.3f s", admit_action_name(d->action), d->namespace_,
+              d->gang, d->queue != NULL ? d->queue : "", n - failed, n, secs);
+}
+
+/*
+ * Carries out one pass's decisions (report[i]: decision i's reason changed).
+ * Called without the lock; takes it for the cache lookups and marks. Returns
+ * -1 if something failed and should be retried soon.
+ *
+ * The pass's admissions, ungates and tail admissions together: every
+ * RayCluster's admission recorded in one concurrent batch, then every gate in
+ * one more (a pass admitting 50 gangs costs two round trips, not 100). A
+ * gang's record still precedes its gates (crash-consistent, see
+ * controller.h).
+ */
+static int carry_out(struct controller *c, struct admit_result *res, const int *report)
+{
+    struct carry x = {.c = c};
+    events_timestamp(time(NULL), x.now, sizeof(x.now));
+    sort_decisions(&x, res, report);
+
     long long t0 = now_ms(CLOCK_MONOTONIC);
-    struct admit_decision **admits = util_calloc(nacts + 1, sizeof(*admits));
-    int *recorded = util_calloc(nacts + 1, sizeof(*recorded)); /* by index in acts: 0 go on, else skip */
-    size_t nadmits = 0, njobs = 0;
-    for (size_t i = 0; i < nacts; i++) {
-        if (acts[i]->action == ADMIT_ACTION_ADMIT)
-            admits[nadmits++] = acts[i];
+    record_admissions(&x);
+    for (size_t i = 0; i < x.nacts; i++) {
+        if (x.acts[i].d->action == ADMIT_ACTION_ADMIT && x.acts[i].skip == 0)
+            note_admitted(&x, x.acts[i].d);
+        x.retry |= x.acts[i].skip < 0;
     }
-    int *rec = util_calloc(nadmits + 1, sizeof(*rec));
-    if (nadmits > 0 && may_write(c))
-        record_admissions(c, admits, nadmits, now, rec);
-    else
-        for (size_t i = 0; i < nadmits; i++)
-            rec[i] = 1; /* not leading any more: not recorded, nothing ungated */
-    for (size_t i = 0, a = 0; i < nacts; i++) {
-        struct admit_decision *d = acts[i];
-        if (d->action != ADMIT_ACTION_ADMIT)
-            continue;
-        int r = rec[a++];
-        recorded[i] = r;
-        if (r != 0) {
-            retry |= r < 0;
-            continue;
-        }
-        pthread_mutex_lock(&c->mu);
-        struct cache_gang *g = cache_gang_get(c->cache, d->namespace_, d->cluster);
-        long long since = c->woke_ms;
-        if (g != NULL) {
-            cache_gang_mark_admitted(c->cache, g, now);
-            if (g->complete_ms > 0)
-                since = g->complete_ms;
-            cache_gang_set_complete_ms(c->cache, g, 0);
-        }
-        pthread_mutex_unlock(&c->mu);
-        metrics_histogram_observe(c->m_wait_seconds, NULL, (double)(now_ms(CLOCK_MONOTONIC) - since) / 1000.0);
-        const char *ql[] = {d->queue != NULL ? d->queue : ""};
-        metrics_counter_add(c->m_admitted, ql, 1);
-        if (c->opts.fault_exit_after_ungates >= 0) {
-            /* Test-only: die mid-admission, after the record and some gates. */
-            size_t n = d->npods;
-            size_t k = (size_t)c->opts.fault_exit_after_ungates < n ? (size_t)c->opts.fault_exit_after_ungates : n;
-            for (size_t j = 0; j < k; j++) {
-                struct ungate_job one = {d->namespace_, &d->pods[j], 0, -1};
-                ungate_jobs(c, &one, 1);
-            }
-            log_warnf("test fault: exiting after recording the admission of %s/%s and ungating %zu of %zu pods",
-                      d->namespace_, d->cluster, k, n);
-            _exit(3);
-        }
-    }
-    for (size_t i = 0; i < nacts; i++)
-        njobs += recorded[i] == 0 ? acts[i]->npods : 0;
-    struct ungate_job *jobs = util_calloc(njobs + 1, sizeof(*jobs));
-    size_t j = 0;
-    for (size_t i = 0; i < nacts; i++) {
-        for (size_t k = 0; recorded[i] == 0 && k < acts[i]->npods; k++)
-            jobs[j++] = (struct ungate_job){acts[i]->namespace_, &acts[i]->pods[k], 0, -1};
-    }
-    if (njobs > 0)
-        retry |= ungate_jobs(c, jobs, njobs) > 0;
+    remove_gates(&x);
     double secs = (double)(now_ms(CLOCK_MONOTONIC) - t0) / 1000.0;
-
-    j = 0;
-    for (size_t i = 0; i < nacts; i++) {
-        struct admit_decision *d = acts[i];
-        if (recorded[i] != 0)
-            continue;
-        struct ungate_job *mine = &jobs[j];
-        size_t n = d->npods, failed = 0;
-        j += n;
-        for (size_t k = 0; k < n; k++)
-            failed += !mine[k].ok;
-        if (d->action == ADMIT_ACTION_ADMIT && failed == 0)
-            metrics_histogram_observe(c->m_ungate_seconds, NULL, secs);
-        note_spread(c, d, mine);
-
-        pthread_mutex_lock(&c->mu);
-        for (size_t k = 0; k < n; k++) {
-            struct cache_pod *p = mine[k].ok ? cache_pod_by_uid(c->cache, d->pods[k].uid) : NULL;
-            if (p != NULL)
-                cache_pod_mark_ungated(c->cache, p);
-        }
-        if (report[d - res->items] && d->action != ADMIT_ACTION_FINISH) {
-            struct events_object rc = {"ray.io/v1", "RayCluster", d->namespace_, d->cluster, d->cluster_uid};
-            /* A gang's admission is told once, on its RayCluster (each pod then gets the scheduler's Scheduled Event);
-               a pod admitted beyond the gang (TAIL_ADMIT) is told on itself, having no other record. */
-            if (d->action == ADMIT_ACTION_ADMIT)
-                events_add(&events, &rc, "Normal", "GangAdmitted", d->message, now, c->instance);
-            for (size_t k = 0; k < n && d->action == ADMIT_ACTION_TAIL_ADMIT; k++) {
-                struct events_object po = {"v1", "Pod", d->namespace_, d->pods[k].name, d->pods[k].uid};
-                if (mine[k].ok)
-                    events_add(&events, &po, "Normal", "GangAdmitted", d->message, now, c->instance);
-            }
-        }
-        pthread_mutex_unlock(&c->mu);
-        log_infof("%s %s/%s (queue %s): gates removed from %zu of %zu pods in %.3f s", admit_action_name(d->action),
-                  d->namespace_, d->gang, d->queue != NULL ? d->queue : "", n - failed, n, secs);
+    for (size_t i = 0; i < x.nacts; i++) {
+        if (x.acts[i].skip == 0)
+            report_act(&x, &x.acts[i], secs);
     }
-    free(jobs);
-    free(rec);
-    free(recorded);
-    free(admits);
-    free(acts);
-    events_post(c, &events);
-    events_list_finish(&events);
-    return retry ? -1 : 0;
+
+    free(x.jobs);
+    free(x.acts);
+    events_post(c, &x.events);
+    events_list_finish(&x.events);
+    return x.retry ? -1 : 0;
 }
 
 /* Keeps gang->complete_ms: when a waiting gang was first seen with all its pods. Caller holds the lock. */
@@ -1022,96 +1067,133 @@ static void sync_status(struct controller *c, const struct admit_result *res, in
         log_debugf("status: %zu PodGroups and %zu queues compared, %zu writes queued", x.npodgroups, x.nqueues, x.nwrites);
 }
 
+/* The controller thread's loop state. */
+struct run_state {
+    long long next_resync; /* CLOCK_MONOTONIC ms of the next periodic full pass */
+    long long retry_at;    /* an earlier full pass, after a failure; -1: none */
+    int was_synced;        /* the decision watches had all synced */
+    int was_leading;
+    int lead_pass; /* just became leader: the next pass is full */
+};
+
+/* Sleeps until an event wakes the controller or a timer is due; returns 0, or -1 to stop. */
+static int wait_for_work(struct controller *c, const struct run_state *rs)
+{
+    long long now = now_ms(CLOCK_MONOTONIC);
+    long long until = rs->next_resync;
+    if (rs->retry_at >= 0 && rs->retry_at < until)
+        until = rs->retry_at;
+    int timeout = until > now ? (int)(until - now) : 0;
+    if (!rs->was_leading)
+        timeout = -1; /* nothing to do on a timer: the leader wakes us when we lead */
+    struct pollfd pfd = {.fd = c->wake_fd, .events = POLLIN};
+    int pr = poll(&pfd, 1, timeout);
+    if (pr < 0 && errno != EINTR) {
+        log_errorf("poll: %s", strerror(errno));
+        return -1;
+    }
+    uint64_t v;
+    while (read(c->wake_fd, &v, sizeof(v)) > 0)
+        ;
+    c->woke_ms = now_ms(CLOCK_MONOTONIC);
+    if (c->stopping)
+        return -1;
+    /* Let a burst of watch events land before deciding. */
+    if (pr > 0 && c->opts.debounce_ms > 0)
+        usleep((useconds_t)c->opts.debounce_ms * 1000);
+    return 0;
+}
+
+/* Whether this process acts now. Caches stay warm either way; only a leader decides and writes. */
+static int check_leading(struct controller *c, struct run_state *rs)
+{
+    int leading = may_write(c);
+    if (leading != rs->was_leading) {
+        metrics_gauge_set(c->m_leader, NULL, leading);
+        log_infof(leading ? "leading: full pass, then acting on events" : "not leading: writing nothing");
+        rs->was_leading = leading;
+        rs->lead_pass = leading;
+    }
+    return leading;
+}
+
+/*
+ * Under the lock: whether a pass is due now (the decision watches synced, and
+ * something changed or a full pass is due), with its flags.
+ */
+static int pass_due(struct controller *c, struct run_state *rs, long long now, unsigned *flags)
+{
+    *flags = 0;
+    if ((c->synced & DECISION_WATCHES) != DECISION_WATCHES)
+        return 0;
+    if (!rs->was_synced) {
+        log_infof("caches synced: deciding");
+        rs->was_synced = 1;
+        *flags |= ADMIT_PASS_FULL;
+    }
+    if (now >= rs->next_resync || (rs->retry_at >= 0 && now >= rs->retry_at) || rs->lead_pass) {
+        cache_mark_all_dirty(c->cache);
+        *flags |= ADMIT_PASS_FULL;
+        rs->next_resync = now + c->opts.resync_ms;
+        rs->retry_at = -1;
+        rs->lead_pass = 0;
+    }
+    return c->changed || (*flags & ADMIT_PASS_FULL);
+}
+
+/*
+ * Under the lock: one decision pass into res, timed, and what the controller
+ * keeps of its decisions (reasons, completeness). Returns, per decision,
+ * whether its reason changed (new array).
+ */
+static int *run_pass(struct controller *c, unsigned flags, long long now, struct admit_result *res)
+{
+    c->changed = 0;
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    admit_pass(c->admit, flags, res);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    metrics_histogram_observe(c->m_pass_seconds, NULL, (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9);
+    int *report = util_calloc(res->len + 1, sizeof(*report));
+    for (size_t i = 0; i < res->len; i++) {
+        report[i] = admit_reason_changed(c->cache, &res->items[i]);
+        note_complete(c, &res->items[i], now);
+    }
+    return report;
+}
+
 void controller_run(struct controller *c)
 {
-    long long next_resync = now_ms(CLOCK_MONOTONIC) + c->opts.resync_ms;
-    long long retry_at = -1;
-    int was_synced = 0;
-    int was_leading = c->opts.leader == NULL, lead_pass = 0;
-
+    struct run_state rs = {
+        .next_resync = now_ms(CLOCK_MONOTONIC) + c->opts.resync_ms,
+        .retry_at = -1,
+        .was_leading = c->opts.leader == NULL,
+    };
     while (!c->stopping) {
-        long long now = now_ms(CLOCK_MONOTONIC);
-        long long until = next_resync;
-        if (retry_at >= 0 && retry_at < until)
-            until = retry_at;
-        int timeout = until > now ? (int)(until - now) : 0;
-        if (!was_leading)
-            timeout = -1; /* nothing to do on a timer: the leader wakes us when we lead */
-        struct pollfd pfd = {.fd = c->wake_fd, .events = POLLIN};
-        int pr = poll(&pfd, 1, timeout);
-        if (pr < 0 && errno != EINTR) {
-            log_errorf("poll: %s", strerror(errno));
+        if (wait_for_work(c, &rs) != 0)
             break;
-        }
-        uint64_t v;
-        while (read(c->wake_fd, &v, sizeof(v)) > 0)
-            ;
-        c->woke_ms = now_ms(CLOCK_MONOTONIC);
-        if (c->stopping)
-            break;
-        /* Let a burst of watch events land before deciding. */
-        if (pr > 0 && c->opts.debounce_ms > 0)
-            usleep((useconds_t)c->opts.debounce_ms * 1000);
-
-        /* Caches stay warm either way; only a leader decides and writes. */
-        int leading = may_write(c);
-        if (leading != was_leading) {
-            metrics_gauge_set(c->m_leader, NULL, leading);
-            log_infof(leading ? "leading: full pass, then acting on events" : "not leading: writing nothing");
-            was_leading = leading;
-            lead_pass = leading;
-        }
-        if (!leading)
+        if (!check_leading(c, &rs))
             continue;
-
-        now = now_ms(CLOCK_MONOTONIC);
-        unsigned flags = 0;
+        long long now = now_ms(CLOCK_MONOTONIC);
         /* A CRD installed since the last look: start using it. */
-        if (now >= next_resync && (!c->discovered || !(c->crds & PODGROUP_CRD_PODGROUPS) || !(c->crds & PODGROUP_CRD_QUEUES))) {
+        if (now >= rs.next_resync && (!c->discovered || !(c->crds & PODGROUP_CRD_PODGROUPS) || !(c->crds & PODGROUP_CRD_QUEUES))) {
             struct kube_error err = {{0}};
             if (apply_discovery(c, &err) != 0)
                 log_warnf("watch: %s", err.message);
         }
+        unsigned flags;
         pthread_mutex_lock(&c->mu);
-        int synced = (c->synced & DECISION_WATCHES) == DECISION_WATCHES;
-        if (!synced) {
+        if (!pass_due(c, &rs, now, &flags)) {
             pthread_mutex_unlock(&c->mu);
             continue;
         }
-        if (!was_synced) {
-            log_infof("caches synced: deciding");
-            was_synced = 1;
-            flags |= ADMIT_PASS_FULL;
-        }
-        if (now >= next_resync || (retry_at >= 0 && now >= retry_at) || lead_pass) {
-            cache_mark_all_dirty(c->cache);
-            flags |= ADMIT_PASS_FULL;
-            next_resync = now + c->opts.resync_ms;
-            retry_at = -1;
-            lead_pass = 0;
-        }
-        if (!c->changed && !(flags & ADMIT_PASS_FULL)) {
-            pthread_mutex_unlock(&c->mu);
-            continue;
-        }
-        c->changed = 0;
         struct admit_result res;
         admit_result_init(&res);
-        struct timespec a, b;
-        clock_gettime(CLOCK_MONOTONIC, &a);
-        admit_pass(c->admit, flags, &res);
-        clock_gettime(CLOCK_MONOTONIC, &b);
-        metrics_histogram_observe(c->m_pass_seconds, NULL,
-                                  (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9);
-        int *report = util_calloc(res.len, sizeof(*report));
-        for (size_t i = 0; i < res.len; i++) {
-            report[i] = admit_reason_changed(c->cache, &res.items[i]);
-            note_complete(c, &res.items[i], now);
-        }
+        int *report = run_pass(c, flags, now, &res);
         pthread_mutex_unlock(&c->mu);
 
         if (res.len > 0 && carry_out(c, &res, report) != 0)
-            retry_at = now_ms(CLOCK_MONOTONIC) + 1000;
+            rs.retry_at = now_ms(CLOCK_MONOTONIC) + 1000;
         free(report);
         if (may_write(c))
             sync_status(c, &res, (flags & ADMIT_PASS_FULL) != 0);

@@ -49,9 +49,9 @@ struct controller_options {
     long resync_ms;   /* periodic full pass (default 30000) */
     long debounce_ms; /* events within this window share one pass (default 5) */
     /*
-     * Test-only fault switch (e2e restart drill): after recording an admission
-     * and removing the gate from this many pods of the gang, exit the process
-     * with status 3, as a crash would. -1: off.
+     * Test-only fault switch (e2e restart drill; fault.h, FAULT_AFTER_RECORD):
+     * after recording an admission and removing the gate from this many pods
+     * of the gang, exit the process with status 3, as a crash would. -1: off.
      */
     long fault_exit_after_ungates;
     const char *instance; /* reportingInstance of Events (copied) */
