@@ -10,6 +10,7 @@
 #include "jsonscan.h"
 #include "log.h"
 #include "mutate.h"
+#include "rayjob.h"
 #include "util.h"
 
 __attribute__((format(printf, 2, 3))) static int fail(struct admission_error *err, const char *format, ...)
@@ -130,17 +131,20 @@ int admission_handle(const char *body, size_t len, json_t **response, struct adm
     int update = op != NULL && strcmp(op, "UPDATE") == 0;
     int is_raycluster = string_is(kind, "group", "ray.io") && string_is(kind, "kind", "RayCluster") &&
                         (string_is(kind, "version", "v1") || string_is(kind, "version", "v1alpha1"));
+    int is_rayjob = string_is(kind, "group", "ray.io") && string_is(kind, "kind", "RayJob") && string_is(kind, "version", "v1");
     int is_pod = string_is(kind, "group", "") && string_is(kind, "version", "v1") && string_is(kind, "kind", "Pod");
     info->operation = operation_name(op);
-    info->kind = is_raycluster ? "RayCluster" : is_pod ? "Pod" : "other";
+    info->kind = is_raycluster ? "RayCluster" : is_rayjob ? "RayJob" : is_pod ? "Pod" : "other";
 
-    if (whole && ((is_raycluster && (create || update)) || (is_pod && create))) {
+    if (whole && (((is_raycluster || is_rayjob) && (create || update)) || (is_pod && create))) {
         object = json_object_get(request, "object");
         if (!json_is_object(object)) {
             fail(err, "request.object must be an object");
             goto out;
         }
-        int decided = is_raycluster ? mutate_raycluster(object, &result, &merr) : mutate_pod(object, &result, &merr);
+        int decided = is_raycluster ? mutate_raycluster(object, &result, &merr)
+                      : is_rayjob   ? rayjob_mutate(object, &result, &merr)
+                                    : mutate_pod(object, &result, &merr);
         denied = decided != 0;
     }
 

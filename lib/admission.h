@@ -25,7 +25,7 @@
 
 /* What was decided, for metrics and logs. Strings are static. */
 struct admission_info {
-    const char *kind;      /* "RayCluster", "Pod" or "other" */
+    const char *kind;      /* "RayCluster", "RayJob", "Pod" or "other" */
     const char *operation; /* "CREATE", "UPDATE", ... or "unknown" */
     const char *result;    /* "patched", "allowed", "denied" or "error" */
 };

@@ -1,4 +1,5 @@
 #include "cache.h"
+#include "rayjob.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -1314,7 +1315,7 @@ int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct gang_erro
     g->min_rl = NULL;
     resources_finish(&g->min_resources);
     gang_clear_groups(c, g);
-    if (gang_from_raycluster(obj, &spec, &gerr) == 0) {
+    if (rayjob_raycluster_gang(obj, &spec, &gerr) == 0) { /* a RayJob's submitter included */
         g->spec_ok = 1;
         g->min_member = spec.min_member;
         g->groups = util_calloc(spec.ngroups, sizeof(*g->groups));

@@ -8,6 +8,7 @@
 
 #include "gang.h"
 #include "jsonpatch.h"
+#include "rayjob.h"
 #include "util.h"
 
 void mutate_result_init(struct mutate_result *r)
@@ -32,14 +33,8 @@ static const char *nonempty_string(const json_t *obj, const char *key)
     return s != NULL && s[0] != '\0' ? s : NULL;
 }
 
-/*
- * obj[key] as an object of obj's own (borrowed), replacing an absent, null or
- * ill-typed member by {}. The copy being mutated shares every subtree it does
- * not change with the original (copy on write: each object on the way to a
- * change is copied shallowly), so that jsonpatch_diff() finds the unchanged
- * parts equal by pointer instead of comparing them value by value.
- */
-static json_t *ensure_object(json_t *obj, const char *key)
+/* Copy on write: each object on the way to a change is copied shallowly. */
+json_t *mutate_own_object(json_t *obj, const char *key)
 {
     json_t *v = json_object_get(obj, key);
     v = json_is_object(v) ? json_copy(v) : json_object();
@@ -54,28 +49,47 @@ static void add_warning(struct mutate_result *out, const char *text)
     json_array_append_new(out->warnings, json_string(text));
 }
 
-/* The changes one pod template (borrowed, in the copy being mutated) needs. */
-static void mutate_template(json_t *template, const char *path, const char *queue, const char *group,
-                            const char *priority, struct mutate_result *out)
+void mutate_pod_template(json_t *template, const char *path, const char *owner, const char *queue, const char *group,
+                         const char *priority, struct mutate_result *out)
 {
-    json_t *meta = ensure_object(template, "metadata");
-    json_t *labels = ensure_object(meta, "labels");
+    json_t *meta = mutate_own_object(template, "metadata");
+    json_t *labels = mutate_own_object(meta, "labels");
     const char *have = json_string_value(json_object_get(labels, MUTATE_LABEL_QUEUE));
     if (have != NULL && strcmp(have, queue) != 0) {
         /* Pods of one gang must sit in one queue: the cluster's label wins. */
         char text[320];
-        util_format(text, sizeof(text), "%s: queue label \"%s\" replaced by the RayCluster's queue \"%s\"", path, have, queue);
+        util_format(text, sizeof(text), "%s: queue label \"%s\" replaced by the %s's queue \"%s\"", path, have, owner, queue);
         util_one_line(text);
         add_warning(out, text);
     }
     json_object_set_new(labels, MUTATE_LABEL_QUEUE, json_string(queue));
     if (group != NULL)
-        json_object_set_new(ensure_object(meta, "annotations"), MUTATE_ANNOTATION_GROUP, json_string(group));
+        json_object_set_new(mutate_own_object(meta, "annotations"), MUTATE_ANNOTATION_GROUP, json_string(group));
     if (priority != NULL) {
         /* The apiserver resolves a pod's priority before webhooks see the pod: it must come from the template. */
-        json_t *spec = ensure_object(template, "spec");
+        json_t *spec = mutate_own_object(template, "spec");
         if (nonempty_string(spec, "priorityClassName") == NULL)
             json_object_set_new(spec, "priorityClassName", json_string(priority));
+    }
+}
+
+void mutate_cluster_templates(json_t *spec, const char *path, const char *owner, const char *queue, const char *group,
+                              const char *priority, struct mutate_result *out)
+{
+    char p[192];
+    util_format(p, sizeof(p), "%s.headGroupSpec.template", path);
+    mutate_pod_template(mutate_own_object(mutate_own_object(spec, "headGroupSpec"), "template"), p, owner, queue, group, priority,
+                        out);
+    json_t *workers = json_object_get(spec, "workerGroupSpecs");
+    if (json_is_array(workers)) {
+        workers = json_copy(workers);
+        json_object_set_new(spec, "workerGroupSpecs", workers);
+    }
+    for (size_t i = 0; i < json_array_size(workers); i++) {
+        json_t *worker = json_copy(json_array_get(workers, i));
+        json_array_set_new(workers, i, worker);
+        util_format(p, sizeof(p), "%s.workerGroupSpecs[%zu].template", path, i);
+        mutate_pod_template(mutate_own_object(worker, "template"), p, owner, queue, group, priority, out);
     }
 }
 
@@ -92,7 +106,7 @@ int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struc
     if (queue == NULL)
         return 0;
     gang_spec_init(&gang);
-    if (gang_from_raycluster(raycluster, &gang, &gerr) != 0) {
+    if (rayjob_raycluster_gang(raycluster, &gang, &gerr) != 0) {
         util_format(err->message, sizeof(err->message), "%s", gerr.message);
         util_one_line(err->message); /* field names come from the object: a key may hold a newline */
         goto out;
@@ -109,8 +123,8 @@ int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struc
     }
     const char *priority = nonempty_string(labels, MUTATE_LABEL_PRIORITY);
 
-    copy = json_copy((json_t *)raycluster); /* shallow: see ensure_object() */
-    json_t *annotations = ensure_object(ensure_object(copy, "metadata"), "annotations");
+    copy = json_copy((json_t *)raycluster); /* shallow: see mutate_own_object() */
+    json_t *annotations = mutate_own_object(mutate_own_object(copy, "metadata"), "annotations");
     char member[24];
     util_format(member, sizeof(member), "%" PRId64, gang.min_member);
     min_resources = resources_to_string(&gang.min_resources);
@@ -120,21 +134,7 @@ int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struc
         json_object_set_new(annotations, MUTATE_ANNOTATION_GROUP, json_string(group));
 
     /* gang_from_raycluster checked that spec, the head and every worker template are objects. */
-    json_t *spec = ensure_object(copy, "spec");
-    mutate_template(ensure_object(ensure_object(spec, "headGroupSpec"), "template"), "spec.headGroupSpec.template", queue,
-                    group, priority, out);
-    json_t *workers = json_object_get(spec, "workerGroupSpecs");
-    if (json_is_array(workers)) {
-        workers = json_copy(workers);
-        json_object_set_new(spec, "workerGroupSpecs", workers);
-    }
-    for (size_t i = 0; i < json_array_size(workers); i++) {
-        char path[64];
-        json_t *worker = json_copy(json_array_get(workers, i));
-        json_array_set_new(workers, i, worker);
-        util_format(path, sizeof(path), "spec.workerGroupSpecs[%zu].template", i);
-        mutate_template(ensure_object(worker, "template"), path, queue, group, priority, out);
-    }
+    mutate_cluster_templates(mutate_own_object(copy, "spec"), "spec", "RayCluster", queue, group, priority, out);
 
     out->patch = jsonpatch_diff(raycluster, copy);
     if (json_array_size(out->patch) == 0) {

@@ -2,7 +2,8 @@
  * mutate: what the admission webhook changes, as pure functions of one object.
  *
  * RayCluster (CREATE and UPDATE), when it has a non-empty volcano.sh/queue-name
- * label: the annotations raygate.io/min-member, raygate.io/min-resources and
+ * label: the annotations raygate.io/min-member, raygate.io/min-resources (for
+ * a RayJob's RayCluster with its submitter, rayjob.h) and
  * (when metadata.name is known) scheduling.k8s.io/group-name on the cluster;
  * on the head and every worker template the queue label, the group-name
  * annotation and, from the cluster's ray.io/priority-class-name label, a
@@ -57,5 +58,33 @@ int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struc
  * pod is malformed where we must change it (spec.schedulingGates not a list).
  */
 int mutate_pod(const json_t *pod, struct mutate_result *out, struct mutate_error *err);
+
+/* ---- building blocks, shared with the RayJob mutation (rayjob.h) ---- */
+
+/*
+ * obj[key] as an object of obj's own (borrowed), replacing an absent, null or
+ * ill-typed member by {}: obj is a shallow copy being mutated, and so is the
+ * member returned. The copy shares every subtree it does not change with the
+ * original (copy on write), so that jsonpatch_diff() finds the unchanged parts
+ * equal by pointer instead of comparing them value by value.
+ */
+json_t *mutate_own_object(json_t *obj, const char *key);
+
+/*
+ * What one pod template (borrowed, owned by the copy being mutated) needs: the
+ * queue label (a different one is replaced, with a warning naming path and the
+ * owner's kind), the group-name annotation when group is not NULL, and
+ * spec.priorityClassName from priority (may be NULL) when the template has none.
+ */
+void mutate_pod_template(json_t *template, const char *path, const char *owner, const char *queue, const char *group,
+                         const char *priority, struct mutate_result *out);
+
+/*
+ * mutate_pod_template() on the head and every worker template of a RayCluster
+ * spec (borrowed, owned by the copy being mutated; its templates were checked
+ * to be objects by the gang arithmetic). path names spec in warnings.
+ */
+void mutate_cluster_templates(json_t *spec, const char *path, const char *owner, const char *queue, const char *group,
+                              const char *priority, struct mutate_result *out);
 
 #endif

@@ -5,7 +5,8 @@
 
 admission:   the AdmissionReview bodies of fixtures/admission, fixtures/bench and
              fixtures/hostile (the small ones), and every mutate fixture object
-             wrapped in a CREATE review of its kind
+             (fixtures/mutate, fixtures/rayjob/mutate) wrapped in a CREATE review
+             of its kind
 gang:        the RayCluster objects of fixtures/gang and fixtures/mutate/raycluster
 kubeconfig:  fixtures/kubeconfig/*.yaml as they are
 quantity:    each input of fixtures/quantity/parse.txt, once per unit (first byte)
@@ -30,7 +31,7 @@ def put(harness, name, data):
 
 
 def review(kind, obj, uid):
-    group, version = ("ray.io", "v1") if kind == "RayCluster" else ("", "v1")
+    group, version = ("ray.io", "v1") if kind in ("RayCluster", "RayJob") else ("", "v1")
     return json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
                        "request": {"uid": uid, "kind": {"group": group, "version": version, "kind": kind},
                                    "operation": "CREATE", "object": obj}})
@@ -48,10 +49,10 @@ for path in sorted(glob.glob(os.path.join(fixtures, "bench", "*.json"))):
 for path in sorted(glob.glob(os.path.join(fixtures, "hostile", "bodies", "*"))):
     if os.path.getsize(path) <= 64 << 10:
         put("admission", "hostile-" + base(path), open(path, "rb").read())
-for kind, sub in (("Pod", "pod"), ("RayCluster", "raycluster")):
-    for path in sorted(glob.glob(os.path.join(fixtures, "mutate", sub, "*.json"))):
+for kind, sub in (("Pod", "mutate/pod"), ("RayCluster", "mutate/raycluster"), ("RayJob", "rayjob/mutate")):
+    for path in sorted(glob.glob(os.path.join(fixtures, sub, "*.json"))):
         c = json.load(open(path))
-        put("admission", "mutate-" + sub + "-" + base(path), review(kind, c["object"], base(path)))
+        put("admission", "mutate-" + kind.lower() + "-" + base(path), review(kind, c["object"], base(path)))
         if kind == "RayCluster":
             put("gang", "mutate-" + base(path), json.dumps(c["object"]))
 

@@ -1,0 +1,367 @@
+#include "rayjob.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonpatch.h"
+#include "util.h"
+
+void rayjob_gang_init(struct rayjob_gang *g)
+{
+    g->mode = RAYJOB_MODE_K8S_JOB;
+    g->selector = 0;
+    g->suspended = 0;
+    gang_spec_init(&g->cluster);
+    g->has_submitter = 0;
+    resources_init(&g->submitter);
+    g->min_member = 0;
+    resources_init(&g->min_resources);
+}
+
+void rayjob_gang_finish(struct rayjob_gang *g)
+{
+    if (g == NULL)
+        return;
+    gang_spec_finish(&g->cluster);
+    resources_finish(&g->submitter);
+    resources_finish(&g->min_resources);
+    rayjob_gang_init(g);
+}
+
+static const char *nonempty_string(const json_t *obj, const char *key)
+{
+    const char *s = json_string_value(json_object_get(obj, key));
+    return s != NULL && s[0] != '\0' ? s : NULL;
+}
+
+/*
+ * A message of gang.h about a RayCluster ("spec.headGroupSpec...") or a pod
+ * spec ("spec.containers...") as a path in the RayJob: "spec." becomes prefix.
+ */
+static int fail_under(struct error *err, const char *prefix, const char *message)
+{
+    if (strncmp(message, "spec.", 5) == 0)
+        error_setf(err, "%s.%s", prefix, message + 5);
+    else if (strncmp(message, "spec:", 5) == 0)
+        error_setf(err, "%s%s", prefix, message + 4);
+    else
+        error_setf(err, "%s: %s", prefix, message);
+    util_one_line(err->message); /* field names come from the object: a key may hold a newline */
+    return -1;
+}
+
+/* KubeRay's default submitter container (common.GetDefaultSubmitterContainer); image may be NULL. New reference. */
+static json_t *default_submitter_container(const char *image)
+{
+    json_t *c = json_pack("{s:s, s:{s:{s:s, s:s}, s:{s:s, s:s}}}", "name", RAYJOB_SUBMITTER_CONTAINER, "resources", "limits", "cpu",
+                          "1", "memory", "1Gi", "requests", "cpu", "500m", "memory", "200Mi");
+    if (c == NULL)
+        abort();
+    if (image != NULL)
+        json_object_set_new(c, "image", json_string(image));
+    return c;
+}
+
+/* The head's first container's image (borrowed), or NULL. */
+static const char *head_image(const json_t *cluster_spec)
+{
+    const json_t *spec = json_object_get(json_object_get(json_object_get(cluster_spec, "headGroupSpec"), "template"), "spec");
+    return nonempty_string(json_array_get(json_object_get(spec, "containers"), 0), "image");
+}
+
+static int read_mode(const json_t *spec, enum rayjob_mode *out, struct error *err)
+{
+    static const char *const names[] = {"K8sJobMode", "HTTPMode", "InteractiveMode", "SidecarMode"};
+    const json_t *v = json_object_get(spec, "submissionMode");
+    *out = RAYJOB_MODE_K8S_JOB;
+    if (v == NULL || json_is_null(v) || (json_is_string(v) && json_string_length(v) == 0))
+        return 0;
+    if (!json_is_string(v)) {
+        error_setf(err, "spec.submissionMode: must be a string");
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (strcmp(json_string_value(v), names[i]) == 0) {
+            *out = (enum rayjob_mode)i;
+            return 0;
+        }
+    }
+    error_setf(err, "spec.submissionMode: must be one of K8sJobMode, HTTPMode, InteractiveMode, SidecarMode");
+    return -1;
+}
+
+/*
+ * The RayCluster KubeRay makes of spec.rayClusterSpec (borrowed) as a new
+ * object {"spec": ...} sharing what it does not change: in SidecarMode the
+ * submitter container appended to the head's containers.
+ */
+static json_t *cluster_of(const json_t *cluster_spec, enum rayjob_mode mode)
+{
+    json_t *cluster = json_object();
+    json_object_set_new(cluster, "spec", json_copy((json_t *)cluster_spec));
+    if (mode != RAYJOB_MODE_SIDECAR)
+        return cluster;
+    json_t *spec = json_object_get(cluster, "spec");
+    json_t *head = json_object_get(spec, "headGroupSpec");
+    json_t *template = json_object_get(head, "template");
+    json_t *pod = json_object_get(template, "spec");
+    if (!json_is_object(head) || !json_is_object(template) || !json_is_object(pod))
+        return cluster; /* gang_from_raycluster names what is wrong */
+    pod = mutate_own_object(mutate_own_object(mutate_own_object(spec, "headGroupSpec"), "template"), "spec");
+    json_t *containers = json_object_get(pod, "containers");
+    containers = json_is_array(containers) ? json_copy(containers) : json_array();
+    json_array_append_new(containers, default_submitter_container(head_image(cluster_spec)));
+    json_object_set_new(pod, "containers", containers);
+    return cluster;
+}
+
+/* The submitter pod's request in K8sJobMode: spec.submitterPodTemplate's, else the default container's. */
+static int submitter_request(const json_t *spec, struct resources *out, struct error *err)
+{
+    struct gang_error gerr;
+    const json_t *template = json_object_get(spec, "submitterPodTemplate");
+    json_t *pod_spec;
+    int rc;
+
+    if (template == NULL || json_is_null(template)) {
+        pod_spec = json_pack("{s:[o]}", "containers", default_submitter_container(NULL));
+    } else if (!json_is_object(template)) {
+        error_setf(err, "spec.submitterPodTemplate: must be an object");
+        return -1;
+    } else {
+        pod_spec = json_incref(json_object_get(template, "spec"));
+        if (!json_is_object(pod_spec)) {
+            json_decref(pod_spec);
+            error_setf(err, "spec.submitterPodTemplate.spec: must be an object");
+            return -1;
+        }
+    }
+    rc = gang_pod_request(pod_spec, out, &gerr);
+    json_decref(pod_spec);
+    if (rc != 0)
+        return fail_under(err, "spec.submitterPodTemplate.spec", gerr.message);
+    return 0;
+}
+
+int rayjob_gang_from(const json_t *rayjob, struct rayjob_gang *out, struct error *err)
+{
+    struct gang_error gerr;
+    struct resources_error rerr;
+    const json_t *spec = json_object_get(rayjob, "spec");
+    const json_t *selector, *cluster_spec;
+    json_t *cluster;
+    int rc;
+
+    rayjob_gang_finish(out);
+    if (!json_is_object(spec)) {
+        error_setf(err, "spec: must be an object");
+        return -1;
+    }
+    if (read_mode(spec, &out->mode, err) != 0)
+        return -1;
+    out->suspended = json_is_true(json_object_get(spec, "suspend"));
+    selector = json_object_get(spec, "clusterSelector");
+    if (selector != NULL && !json_is_null(selector) && !json_is_object(selector)) {
+        error_setf(err, "spec.clusterSelector: must be an object");
+        return -1;
+    }
+    if (json_object_size(selector) > 0) {
+        out->selector = 1;
+        return 0;
+    }
+    cluster_spec = json_object_get(spec, "rayClusterSpec");
+    if (!json_is_object(cluster_spec)) {
+        error_setf(err, "spec.rayClusterSpec: must be an object (or spec.clusterSelector set)");
+        return -1;
+    }
+    cluster = cluster_of(cluster_spec, out->mode);
+    rc = gang_from_raycluster(cluster, &out->cluster, &gerr);
+    json_decref(cluster);
+    if (rc != 0)
+        goto fail_cluster;
+    out->min_member = out->cluster.min_member;
+    resources_copy(&out->min_resources, &out->cluster.min_resources);
+    if (out->mode == RAYJOB_MODE_K8S_JOB) {
+        out->has_submitter = 1;
+        if (submitter_request(spec, &out->submitter, err) != 0)
+            goto fail;
+        if (resources_add_scaled(&out->min_resources, &out->submitter, 1, &rerr) != 0) {
+            error_setf(err, "minResources.%s", rerr.message);
+            goto fail;
+        }
+    }
+    return 0;
+
+fail_cluster:
+    fail_under(err, "spec.rayClusterSpec", gerr.message);
+fail:
+    rayjob_gang_finish(out);
+    return -1;
+}
+
+/* The submitter template of the copy being mutated (K8sJobMode), KubeRay's default written out when absent. */
+static int own_submitter_template(json_t *spec, json_t **out, struct mutate_error *err)
+{
+    json_t *template = json_object_get(spec, "submitterPodTemplate");
+    if (json_is_object(template)) {
+        *out = mutate_own_object(spec, "submitterPodTemplate");
+        return 0;
+    }
+    const char *image = head_image(json_object_get(spec, "rayClusterSpec"));
+    if (image == NULL) {
+        /* KubeRay takes the default submitter's image from there; without one the job could never start. */
+        util_format(err->message, sizeof(err->message),
+                    "spec.rayClusterSpec.headGroupSpec.template.spec.containers[0].image: must be set (the default submitter "
+                    "runs the head's image)");
+        return -1;
+    }
+    template = json_pack("{s:{s:[o], s:s}}", "spec", "containers", default_submitter_container(image), "restartPolicy", "Never");
+    json_object_set_new(spec, "submitterPodTemplate", template);
+    *out = template;
+    return 0;
+}
+
+/* The annotations on the RayJob (in the copy being mutated). */
+static void set_annotations(json_t *copy, const struct rayjob_gang *g, const char *group)
+{
+    json_t *annotations = mutate_own_object(mutate_own_object(copy, "metadata"), "annotations");
+    char member[24];
+    util_format(member, sizeof(member), "%" PRId64, g->min_member);
+    char *min_resources = resources_to_string(&g->min_resources);
+    json_object_set_new(annotations, MUTATE_ANNOTATION_MIN_MEMBER, json_string(member));
+    json_object_set_new(annotations, MUTATE_ANNOTATION_MIN_RESOURCES, json_string(min_resources));
+    free(min_resources);
+    if (g->has_submitter) {
+        char *submitter = resources_to_string(&g->submitter);
+        json_object_set_new(annotations, RAYJOB_ANNOTATION_SUBMITTER, json_string(submitter));
+        free(submitter);
+    } else {
+        json_object_del(annotations, RAYJOB_ANNOTATION_SUBMITTER);
+    }
+    if (group != NULL)
+        json_object_set_new(annotations, MUTATE_ANNOTATION_GROUP, json_string(group));
+}
+
+int rayjob_mutate(const json_t *rayjob, struct mutate_result *out, struct mutate_error *err)
+{
+    struct rayjob_gang g;
+    struct error gerr = {{0}};
+    const json_t *labels = json_object_get(json_object_get(rayjob, "metadata"), "labels");
+    const char *queue = nonempty_string(labels, MUTATE_LABEL_QUEUE);
+    const char *priority = nonempty_string(labels, MUTATE_LABEL_PRIORITY);
+    const char *name = nonempty_string(json_object_get(rayjob, "metadata"), "name");
+    char *group = NULL;
+    json_t *copy = NULL;
+    int rc = -1;
+
+    if (queue == NULL)
+        return 0;
+    rayjob_gang_init(&g);
+    if (rayjob_gang_from(rayjob, &g, &gerr) != 0) {
+        util_format(err->message, sizeof(err->message), "%s", gerr.message);
+        goto out;
+    }
+    if (g.selector) {
+        out->warnings = json_pack("[s]", "spec.clusterSelector: this RayJob runs on an existing RayCluster, which raygate gates "
+                                         "as its own gang when it has a queue label; the RayJob itself is not gated");
+        rc = 0;
+        goto out;
+    }
+    /* With generateName only, the name (and so the group) is not known yet. */
+    group = name != NULL ? util_strdupf("ray-%s-pg", name) : NULL;
+
+    copy = json_copy((json_t *)rayjob); /* shallow: see mutate_own_object() */
+    set_annotations(copy, &g, group);
+    json_t *spec = mutate_own_object(copy, "spec");
+    mutate_cluster_templates(mutate_own_object(spec, "rayClusterSpec"), "spec.rayClusterSpec", "RayJob", queue, group, priority,
+                             out);
+    if (g.has_submitter) {
+        json_t *template;
+        if (own_submitter_template(spec, &template, err) != 0)
+            goto out;
+        mutate_pod_template(template, "spec.submitterPodTemplate", "RayJob", queue, group, priority, out);
+        json_object_set_new(mutate_own_object(mutate_own_object(template, "metadata"), "labels"), RAYJOB_LABEL_SUBMITTER,
+                            json_string("true"));
+    }
+
+    out->patch = jsonpatch_diff(rayjob, copy);
+    if (json_array_size(out->patch) == 0) {
+        json_decref(out->patch);
+        out->patch = NULL;
+    }
+    rc = 0;
+
+out:
+    if (rc != 0) {
+        json_decref(out->warnings);
+        out->warnings = NULL;
+    }
+    json_decref(copy);
+    free(group);
+    rayjob_gang_finish(&g);
+    return rc;
+}
+
+int rayjob_cluster_submitter(const json_t *raycluster, struct resources *out, struct error *err)
+{
+    const json_t *meta = json_object_get(raycluster, "metadata");
+    const char *origin = json_string_value(json_object_get(json_object_get(meta, "labels"), RAYJOB_LABEL_ORIGIN_CRD));
+    const char *text = json_string_value(json_object_get(json_object_get(meta, "annotations"), RAYJOB_ANNOTATION_SUBMITTER));
+    struct resources_error rerr;
+    json_error_t jerr;
+    int rc;
+
+    resources_finish(out);
+    if (origin == NULL || strcmp(origin, "RayJob") != 0 || text == NULL)
+        return 0;
+    json_t *list = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+    if (!json_is_object(list)) {
+        json_decref(list);
+        error_setf(err, "metadata.annotations[%s]: must be a JSON object of quantities", RAYJOB_ANNOTATION_SUBMITTER);
+        return -1;
+    }
+    rc = resources_parse(out, list, "metadata.annotations[" RAYJOB_ANNOTATION_SUBMITTER "]", RESOURCES_NONNEGATIVE, &rerr);
+    json_decref(list);
+    if (rc != 0) {
+        error_setf(err, "%s", rerr.message);
+        util_one_line(err->message);
+        resources_finish(out);
+    }
+    return rc;
+}
+
+int rayjob_raycluster_gang(const json_t *raycluster, struct gang_spec *out, struct gang_error *err)
+{
+    struct resources submitter;
+    struct resources_error rerr;
+    struct error serr;
+    int rc = -1;
+
+    resources_init(&submitter);
+    if (gang_from_raycluster(raycluster, out, err) != 0)
+        goto out;
+    if (rayjob_cluster_submitter(raycluster, &submitter, &serr) != 0) {
+        util_format(err->message, sizeof(err->message), "%s", serr.message);
+        goto out;
+    }
+    if (resources_add_scaled(&out->min_resources, &submitter, 1, &rerr) != 0) {
+        util_format(err->message, sizeof(err->message), "minResources.%s", rerr.message);
+        goto out;
+    }
+    rc = 0;
+out:
+    if (rc != 0)
+        gang_spec_finish(out);
+    resources_finish(&submitter);
+    return rc;
+}
+
+const char *rayjob_submitter_of(const json_t *pod)
+{
+    const json_t *labels = json_object_get(json_object_get(pod, "metadata"), "labels");
+    const char *marker = json_string_value(json_object_get(labels, RAYJOB_LABEL_SUBMITTER));
+    if (marker == NULL || strcmp(marker, "true") != 0)
+        return NULL;
+    return nonempty_string(labels, RAYJOB_LABEL_JOB_NAME);
+}

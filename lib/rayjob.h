@@ -1,0 +1,118 @@
+/*
+ * rayjob: a RayJob (ray.io/v1) as one gang, as pure functions of the object.
+ *
+ * KubeRay v1.5 (rayjob_controller.go) runs a RayJob on a RayCluster it creates
+ * from spec.rayClusterSpec, named <rayjob>-<5 random characters> (a new one per
+ * retry), carrying every RayJob label and annotation plus
+ * ray.io/originated-from-crd=RayJob and ray.io/originated-from-cr-name=<rayjob>.
+ * How the job is submitted (spec.submissionMode) decides what else runs:
+ * - K8sJobMode (the default): a submitter pod, from a batch Job named like the
+ *   RayJob that KubeRay creates once the cluster is Ready; its template is
+ *   spec.submitterPodTemplate, else KubeRay's default (one container
+ *   "ray-job-submitter" with the head's image, requests 500m CPU / 200Mi memory,
+ *   limits 1 CPU / 1Gi);
+ * - SidecarMode: that default container inside the head pod (the RayCluster's
+ *   head template carries it, so the cluster's own gang counts it);
+ * - HTTPMode, InteractiveMode: no submitter pod.
+ * spec.clusterSelector runs the job on an existing RayCluster instead: such a
+ * RayJob is not a gang of its own (its cluster is one, if queued), and raygate
+ * neither mutates it nor counts its submitter.
+ *
+ * The gang (as KubeRay's Volcano integration sizes its PodGroup ray-<rayjob>-pg):
+ * minMember is the cluster's (the submitter starts only once the cluster is
+ * Ready: counting it would deadlock); minResources is the cluster's plus the
+ * submitter's, so that the queue holds the submitter's share from admission.
+ */
+#ifndef RAYGATE_RAYJOB_H
+#define RAYGATE_RAYJOB_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "errors.h"
+#include "gang.h"
+#include "mutate.h"
+#include "resources.h"
+
+#define RAYJOB_LABEL_ORIGIN_CRD "ray.io/originated-from-crd"
+#define RAYJOB_LABEL_ORIGIN_NAME "ray.io/originated-from-cr-name"
+#define RAYJOB_LABEL_JOB_NAME "batch.kubernetes.io/job-name"
+/* Marks the submitter pod template raygate mutated (the submitter pod carries no ray.io label). */
+#define RAYJOB_LABEL_SUBMITTER "raygate.io/rayjob-submitter"
+/* The submitter's request (compact JSON ResourceList), copied by KubeRay onto the RayJob's RayCluster. */
+#define RAYJOB_ANNOTATION_SUBMITTER "raygate.io/submitter-resources"
+#define RAYJOB_SUBMITTER_CONTAINER "ray-job-submitter"
+
+enum rayjob_mode {
+    RAYJOB_MODE_K8S_JOB = 0,
+    RAYJOB_MODE_HTTP,
+    RAYJOB_MODE_INTERACTIVE,
+    RAYJOB_MODE_SIDECAR,
+};
+
+struct rayjob_gang {
+    enum rayjob_mode mode;
+    int selector;                   /* spec.clusterSelector is set: no gang of its own, nothing else below is filled */
+    int suspended;                  /* spec.suspend */
+    struct gang_spec cluster;       /* the RayCluster KubeRay creates (SidecarMode: the submitter in its head) */
+    int has_submitter;              /* K8sJobMode: a submitter pod */
+    struct resources submitter;     /* its effective request (kube-scheduler's, as gang.h computes it) */
+    int64_t min_member;             /* the cluster's: the submitter is left out */
+    struct resources min_resources; /* the cluster's plus the submitter pod's */
+};
+
+/* Initialises an empty gang in caller-owned storage. */
+void rayjob_gang_init(struct rayjob_gang *g);
+
+/* Releases the gang's memory; g may be NULL. */
+void rayjob_gang_finish(struct rayjob_gang *g);
+
+/*
+ * Computes the gang of a RayJob object (borrowed). out must be initialised; it
+ * is overwritten. Returns 0, or -1 with err naming the field
+ * ("spec.rayClusterSpec.workerGroupSpecs[0].replicas: must not be negative",
+ * "spec.submitterPodTemplate.spec.containers[0].resources.requests.cpu: ...",
+ * "spec.submissionMode: ...") when the spec cannot be sized.
+ */
+int rayjob_gang_from(const json_t *rayjob, struct rayjob_gang *out, struct error *err);
+
+/*
+ * The webhook's decision on a RayJob (borrowed) on CREATE and UPDATE, when it
+ * has a non-empty volcano.sh/queue-name label and no clusterSelector (that one
+ * is allowed unchanged, with a warning): on the RayJob the annotations
+ * raygate.io/min-member, raygate.io/min-resources (submitter included), in
+ * K8sJobMode raygate.io/submitter-resources, and (name known)
+ * scheduling.k8s.io/group-name ray-<rayjob>-pg; on every template of
+ * spec.rayClusterSpec what mutate_pod_template() sets; in K8sJobMode the
+ * submitter template (KubeRay's default written out when absent, so that the
+ * submitter pod carries the queue) gets the same plus the label
+ * raygate.io/rayjob-submitter=true. out must be initialised and empty.
+ * Returns 0 (allowed; patch and warnings set when any), or -1 with err.
+ */
+int rayjob_mutate(const json_t *rayjob, struct mutate_result *out, struct mutate_error *err);
+
+/*
+ * The submitter's request a RayCluster (borrowed) made for a RayJob carries
+ * (its raygate.io/submitter-resources annotation, copied from the RayJob), into
+ * out, which must be initialised and is overwritten (left empty for any other
+ * RayCluster). Returns 0, or -1 with err when the annotation does not parse.
+ */
+int rayjob_cluster_submitter(const json_t *raycluster, struct resources *out, struct error *err);
+
+/*
+ * gang_from_raycluster() (same contract), plus, for a RayCluster made for a
+ * RayJob, rayjob_cluster_submitter()'s request in out->min_resources: the
+ * webhook's annotations and the gate controller's queue share of such a
+ * cluster count the submitter pod that will join it once it is Ready.
+ */
+int rayjob_raycluster_gang(const json_t *raycluster, struct gang_spec *out, struct gang_error *err);
+
+/*
+ * The RayJob a pod (borrowed) is the submitter of: the batch Job's name (KubeRay
+ * names it after the RayJob) when the pod carries raygate's submitter label,
+ * else NULL. Borrowed from pod.
+ */
+const char *rayjob_submitter_of(const json_t *pod);
+
+#endif
