@@ -404,29 +404,10 @@ bench_e2e() {
 	own_after="$(scrape_raygate_histogram)"
 
 	jq -nc --argjson with "$with" --argjson without "$without" --argjson gates "$gates" --argjson big "$big" \
-		--argjson before "$before" --argjson after "$after" --argjson own_before "$own_before" --argjson own_after "$own_after" --argjson nodes "$E2E_NODES" --argjson clusters "$E2E_CLUSTERS" \
-		--argjson gang "$E2E_GANG" '
-		def st: sort as $s | ($s | length) as $n |
-			{median: (if $n == 0 then null elif $n % 2 == 1 then $s[($n - 1) / 2] else ($s[$n / 2 - 1] + $s[$n / 2]) / 2 end),
-			 min: $s[0], max: $s[-1], n: $n, samples: .};
-		def pct($p): sort as $s | if ($s | length) == 0 then null else $s[((($s | length) * $p / 100) | ceil) - 1] end;
-		# histogram_quantile over cumulative buckets {le: count}, linear within a bucket, as Prometheus does.
-		def hq($q): to_entries | map({le: (if .key == "+Inf" then infinite else (.key | tonumber) end), c: .value}) | sort_by(.le) as $b |
-			($b[-1].c) as $total | if $total == 0 then null else ($q * $total) as $rank |
-			(first($b | to_entries[] | select(.value.c >= $rank))) as $hit |
-			(if $hit.key == 0 then {le: 0, c: 0} else $b[$hit.key - 1] end) as $lo |
-			if $hit.value.le == infinite then $lo.le
-			else $lo.le + ($hit.value.le - $lo.le) * (($rank - $lo.c) / (($hit.value.c - $lo.c) | if . == 0 then 1 else . end)) end end;
-		($after | with_entries(.key as $w | .value |= with_entries(.value -= ((($before[$w]) // {})[.key] // 0)))) as $d |
-		($own_after | with_entries(.key as $w | .value |= with_entries(.value -= ((($own_before[$w]) // {})[.key] // 0)))) as $o |
-		{setup: {nodes: $nodes, clusters: $clusters, pods_per_cluster: 10, gang_pods: $gang},
-		 many: {with_raygate_s: ($with | st), without_raygate_s: ($without | st),
-		        ratio: (if ($without | length) > 0 and ($with | length) > 0 then (($with | st).median / ($without | st).median) else null end)},
-		 gate_removal_s: {n: ($gates | length), p50: ($gates | pct(50)), p99: ($gates | pct(99)), max: ($gates | max)},
-		 big_gang: {admissible_to_ungated_s: ($big | map(.admissible_to_ungated_s) | st),
-		            controller_ungate_s: ($big | map(.controller_ungate_s) | st)},
-		 apiserver_webhook_latency_s: ($d | with_entries(.value |= {count: (.["+Inf"] // 0), p50: hq(0.5), p99: hq(0.99)})),
-		 raygate_webhook_handling_s: ($o | with_entries(.value |= {count: (.["+Inf"] // 0), p50: hq(0.5), p99: hq(0.99)}))}' | save e2e
+		--argjson before "$before" --argjson after "$after" --argjson own_before "$own_before" --argjson own_after "$own_after" \
+		--argjson nodes "$E2E_NODES" --argjson clusters "$E2E_CLUSTERS" --argjson gang "$E2E_GANG" \
+		'{$with, $without, $gates, $big, $before, $after, $own_before, $own_after, $nodes, $clusters, $gang}' |
+		jq -c -f "$here/bench/e2e_summary.jq" | save e2e
 }
 
 # ------------------------------------------------------------------ report
@@ -451,65 +432,7 @@ versions_json() {
 
 # The Markdown report (also printed) from the results JSON.
 report_md() {
-	jq -r '
-		def r1: if . == null then "–" else (. * 10 | round / 10 | tostring) end;
-		def r2: if . == null then "–" else (. * 100 | round / 100 | tostring) end;
-		def r3: if . == null then "–" else (. * 1000 | round / 1000 | tostring) end;
-		def k: if . == null then "–" else (. | round | tostring) end;
-		def fig(f): if . == null then "–" else "\(.median | f) (\(.min | f)–\(.max | f))" end;
-		def ms: if . == null then "–" else (. / 1000 | r3) end;
-		def ok(c): if c then "met" else "**not met**" end;
-		"# raygate benchmarks, \(.date)\n",
-		"Machine: \(.machine.cores) cores, \(.machine.model), \(.machine.memory), Linux \(.machine.kernel); load average \(.machine.load_average_start) at the start, \(.machine.load_average_end) at the end.",
-		(if .machine.note then "\n**\(.machine.note)**" else empty end),
-		"\nVersions: raygate \(.versions.raygate) (\(.versions.buildtype), \(.versions.compiler)), h2o \(.versions.h2o), OpenSSL \(.versions.openssl), jansson \(.versions.jansson), wrk \(.versions.wrk), Go \(.versions.go), controller-runtime \(.versions.controller_runtime), Kubernetes \(.versions.kubernetes), kwok \(.versions.kwok), KubeRay \(.versions.kuberay).",
-		"\nCommand: `\(.command)`. Each figure: median of \(.runs) runs (min–max).\n",
-		(if .webhook then (.webhook as $w |
-		"## 1. Webhook: throughput and latency\n",
-		"wrk, TLS, keep-alive, \($w.setup.connections) connections, \($w.setup.duration_s) s per run; servers pinned to CPU \($w.setup.server_cpu), wrk to CPU \($w.setup.wrk_cpus). Bodies: KubeRay worker pod \($w.setup.body_bytes.pod) B, RayCluster \($w.setup.body_bytes.raycluster) B.\n",
-		"| body | server | req/s | p50 ms | p99 ms | p99.9 ms |",
-		"|---|---|---|---|---|---|",
-		(["pod", "raycluster"][] as $b | ["raygate", "limit", "peer"][] as $s | $w[$b][$s] | select(. != null) |
-			"| \($b) | \($s) | \(.rps | fig(k)) | \(.p50_us | fig(ms)) | \(.p99_us | fig(ms)) | \(.p999_us | fig(ms)) |"),
-		"\nPeak RSS (VmHWM): raygate \($w.rss_kb.raygate / 1024 | r1) MB, limit \($w.rss_kb.limit / 1024 | r1) MB, peer \($w.rss_kb.peer / 1024 | r1) MB.\n",
-		"| target | measured | |",
-		"|---|---|---|",
-		"| raygate ≥ 60% of the limit’s req/s (pod) | \(($w.pod.raygate.rps.median / $w.pod.limit.rps.median * 100) | r1)% | \(ok($w.pod.raygate.rps.median >= 0.6 * $w.pod.limit.rps.median)) |",
-		"| raygate ≥ 60% of the limit’s req/s (RayCluster) | \(($w.raycluster.raygate.rps.median / $w.raycluster.limit.rps.median * 100) | r1)% | \(ok($w.raycluster.raygate.rps.median >= 0.6 * $w.raycluster.limit.rps.median)) |",
-		"| raygate p99 ≤ 1 ms (pod, RayCluster) | \($w.pod.raygate.p99_us.median | ms), \($w.raycluster.raygate.p99_us.median | ms) ms | \(ok($w.pod.raygate.p99_us.median <= 1000 and $w.raycluster.raygate.p99_us.median <= 1000)) |",
-		"| raygate ≥ 3× the peer’s req/s (pod) | \(($w.pod.raygate.rps.median / $w.pod.peer.rps.median) | r2)× | \(ok($w.pod.raygate.rps.median >= 3 * $w.pod.peer.rps.median)) |",
-		"| raygate RSS ≤ 20 MB | \($w.rss_kb.raygate / 1024 | r1) MB | \(ok($w.rss_kb.raygate <= 20 * 1024)) |",
-		"") else empty end),
-		(if .admit then (.admit as $a |
-		"## 2. Admission decisions at scale (in process)\n",
-		"lib/cache + lib/admit on synthetic objects: gangs of 10 pods in 100 queues, nodes = gangs/2 (cpu 32, memory 128Gi); four queues in five capped at 80% of their share. Times in ms, thread CPU time (wall time in the JSON).\n",
-		"| gangs | nodes | full pass (pending) | decisions | full pass (steady) | pod created | pending gang deleted | running gang deleted | bytes/pod |",
-		"|---|---|---|---|---|---|---|---|---|",
-		($a[] | "| \(.config.gangs) | \(.config.nodes) | \(.full_pass_ms.cpu | fig(r2)) | \(.full_pass_counts.admit) admit, \(.full_pass_counts.wait | to_entries | map("\(.value) \(.key)") | join(", ")) | \(.steady_full_pass_ms.cpu | fig(r2)) | \(.pod_created_ms.cpu | fig(r3)) | \(.pending_gang_deleted_ms.cpu | fig(r3)) | \(.running_gang_deleted_ms.cpu | fig(r3)) | \(.bytes_per_pod | k) |"),
-		"",
-		($a | map(select(.config.gangs == 10000))[0] // null | if . == null then empty else
-		"| target (10,000 gangs, 5,000 nodes) | measured | |",
-		"|---|---|---|",
-		"| one full pass ≤ 20 ms | \(.full_pass_ms.cpu.median | r2) ms | \(ok(.full_pass_ms.cpu.median <= 20)) |",
-		"| one pod created ≤ 1 ms | \(.pod_created_ms.cpu.median | r3) ms | \(ok(.pod_created_ms.cpu.median <= 1)) |",
-		"| one gang deleted ≤ 1 ms (pending; running) | \(.pending_gang_deleted_ms.cpu.median | r3) ms; \(.running_gang_deleted_ms.cpu.median | r3) ms | \(ok(.pending_gang_deleted_ms.cpu.median <= 1 and .running_gang_deleted_ms.cpu.median <= 1)) |",
-		"| memory per cached pod ≤ 1 KB | \(.bytes_per_pod | k) B | \(ok(.bytes_per_pod <= 1024)) |",
-		"" end)) else empty end),
-		(if .e2e then (.e2e as $e |
-		"## 3. End to end on the local control plane\n",
-		"\($e.setup.nodes) kwok nodes; \($e.setup.clusters) RayClusters × \($e.setup.pods_per_cluster) pods created at once into a queue with room for all; one gang of \($e.setup.gang_pods) pods.\n",
-		"| measure | median (min–max) |",
-		"|---|---|",
-		"| first create → all pods bound, with raygate | \($e.many.with_raygate_s | fig(r2)) s |",
-		"| first create → all pods bound, without raygate | \($e.many.without_raygate_s | fig(r2)) s |",
-		"| ratio with / without (target ≤ 1.25) | \($e.many.ratio | r2) \(ok(($e.many.ratio // 99) <= 1.25)) |",
-		"| gang of \($e.setup.gang_pods): admissible → all gates removed (target ≤ 2 s) | \($e.big_gang.admissible_to_ungated_s | fig(r2)) s \(ok(($e.big_gang.admissible_to_ungated_s.median // 99) <= 2)) |",
-		"| of which the controller’s gate removal | \($e.big_gang.controller_ungate_s | fig(r2)) s |",
-		"| gate removal per gang (\($e.gate_removal_s.n) gangs of 10, from the gate’s log) | p50 \($e.gate_removal_s.p50 | r3) s, p99 \($e.gate_removal_s.p99 | r3) s |",
-		($e.apiserver_webhook_latency_s | to_entries[] | "| apiserver admission latency, webhook \(.key) (\(.value.count) calls) | p50 \(.value.p50 | r3 ) s, p99 \(.value.p99 | r3) s |"),
-		($e.raygate_webhook_handling_s // {} | to_entries[] | select(.value.count > 0) | "| raygate’s own handling of a \(.key) review (its histogram, \(.value.count) requests) | p50 \(.value.p50 * 1000 | r3) ms, p99 \(.value.p99 * 1000 | r3) ms |"),
-		"") else empty end)
-	' "$1"
+	jq -r -f "$here/bench/report.jq" "$1"
 }
 
 # ------------------------------------------------------------------ main
