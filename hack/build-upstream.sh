@@ -18,6 +18,7 @@ build_k8s() {
 	for p in "${progs[@]}"; do [[ -x "$K8S_BIN/$p" ]] || missing+=("$p"); done
 	if ((${#missing[@]} == 0)); then log "kubernetes $K8S_VERSION: cached"; return; fi
 	log "kubernetes $K8S_VERSION: building ${missing[*]}"
+	log "(compiling Kubernetes from source takes several minutes; it happens once: later runs reuse $K8S_BIN)"
 	local v="${K8S_VERSION#v}" major minor pkg ld
 	major="${v%%.*}"; minor="${v#*.}"; minor="${minor%%.*}"
 	pkg=k8s.io/component-base/version

@@ -241,7 +241,8 @@ cmd_up() {
 	done
 	[[ "$nodes" =~ ^[0-9]+$ ]] || die "--nodes takes a number"
 	local t0=$SECONDS
-	bash "$here/build-upstream.sh" >/dev/null 2>&1 || bash "$here/build-upstream.sh"
+	# Quiet when everything is built; on a new machine it shows the build (several minutes, once).
+	bash "$here/build-upstream.sh" 2>&1 | sed -u '/: cached$/d; /^build-upstream: all upstream programs present$/d' >&2
 	command -v etcd >/dev/null || die "etcd not found: run hack/deps.sh"
 	mkdir -p "$STATE" "$PIDS" "$LOGS"
 	make_pki

@@ -18,6 +18,9 @@ bash "$here/deps.sh"
 [[ -f "$BUILD/build.ninja" ]] || meson setup "$BUILD" "$ROOT" >/dev/null
 meson compile -C "$BUILD" >/dev/null
 
+if [[ ! -x "$K8S_BIN/kube-apiserver" || ! -x "$KWOK_BIN/kwok" || ! -x "$KUBERAY_BIN/ray-operator" ]]; then
+	narrate "First run on this machine: building Kubernetes $K8S_VERSION, kwok and KubeRay from source into $RAYGATE_CACHE. This takes several minutes and happens once: later runs reuse them"
+fi
 narrate "Starting a real control plane on 127.0.0.1 (etcd, kube-apiserver, controller-manager, scheduler, kwok nodes, KubeRay)"
 "$here/cluster.sh" up
 show kubectl get nodes
@@ -35,29 +38,20 @@ cleanup() {
 trap cleanup EXIT
 
 narrate "A RayCluster with a head and two workers; KubeRay creates its pods and kube-scheduler binds them to kwok nodes"
-show kubectl apply -n "$NS" -f "$ROOT/samples/raycluster-plain.yaml"
-for _ in $(seq 1 150); do
-	n="$(kubectl get pods -n "$NS" -l ray.io/cluster=plain-cluster --field-selector status.phase=Running -o name | wc -l)"
-	((n == 3)) && break
-	sleep 0.2
-done
-show kubectl get pods -n "$NS" -o wide
-((n == 3)) || { echo "expected 3 Running pods, saw $n" >&2; exit 1; }
-
-wait_pods() { # cluster count [phase]
-	local c="$1" want="$2" phase="${3:-}" n
-	for _ in $(seq 1 300); do
-		if [[ -n "$phase" ]]; then
-			n="$(kubectl get pods -n "$NS" -l "ray.io/cluster=$c" --field-selector "status.phase=$phase" -o name | wc -l)"
-		else
-			n="$(kubectl get pods -n "$NS" -l "ray.io/cluster=$c" -o name | wc -l)"
-		fi
-		((n == want)) && return 0
-		sleep 0.2
-	done
-	echo "expected $want pods of $c${phase:+ $phase}, saw $n" >&2
-	return 1
+# pods_are CLUSTER COUNT [PHASE]: true when the Ray cluster has COUNT pods (in PHASE).
+pods_are() {
+	local c="$1" want="$2" phase="${3:-}"
+	[[ "$(kubectl get pods -n "$NS" -l "ray.io/cluster=$c" ${phase:+--field-selector "status.phase=$phase"} -o name | wc -l)" == "$want" ]]
 }
+# wait_pods CLUSTER COUNT [PHASE]: until it does (60 s).
+wait_pods() { wait_until 60 "$2 pods of $1${3:+ $3}" pods_are "$@"; }
+# wait_pg PODGROUP PHASE: until the gate controller has written that phase (20 s).
+pg_is() { [[ "$(kubectl get podgroup -n "$NS" "$1" -o jsonpath='{.status.phase}' 2>/dev/null)" == "$2" ]]; }
+wait_pg() { wait_until 20 "PodGroup $1 $2" pg_is "$@"; }
+
+show kubectl apply -n "$NS" -f "$ROOT/samples/raycluster-plain.yaml"
+wait_pods plain-cluster 3 Running || { show kubectl get pods -n "$NS" -o wide; exit 1; }
+show kubectl get pods -n "$NS" -o wide
 
 narrate "Gang admission, as in the KubeRay + Volcano guide. First a queue with room for 4 CPUs and 6Gi:"
 show kubectl apply -f "$ROOT/samples/queue-kuberay-test-queue.yaml"
@@ -72,15 +66,6 @@ narrate "Its pods were created behind the scheduling gate raygate.io/gang, and t
 wait_pods test-cluster-0 3 Running
 show kubectl get pods -n "$NS" -l ray.io/cluster=test-cluster-0 -o wide
 
-# wait_pg PODGROUP PHASE: until the gate controller has written that phase.
-wait_pg() {
-	for _ in $(seq 1 100); do
-		[[ "$(kubectl get podgroup -n "$NS" "$1" -o jsonpath='{.status.phase}' 2>/dev/null)" == "$2" ]] && return 0
-		sleep 0.2
-	done
-	echo "PodGroup $1 is not $2" >&2
-	return 1
-}
 narrate "As with Volcano, the gang is a PodGroup (written by the gate controller, owned by the RayCluster): phase Running, condition Scheduled"
 wait_pg ray-test-cluster-0-pg Running
 show kubectl get podgroup -n "$NS" ray-test-cluster-0-pg -o yaml
