@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fit.h"
 #include "quantity.h"
 #include "resources.h"
 #include "util.h"
@@ -17,16 +18,6 @@ static void sb_quantity(struct util_buf *b, const char *resource, int64_t value,
     struct quantity q = {value < 0 ? 0 : value, (enum quantity_format)format};
     quantity_format(&q, resources_unit(resource), buf, sizeof(buf));
     util_buf_printf(b, "%s", buf);
-}
-
-/* "cpu 2, memory 4Gi": a resource list */
-static void sb_request(struct util_buf *b, const struct cache *c, const struct cache_rl *req)
-{
-    for (uint32_t k = 0; req != NULL && k < req->len; k++) {
-        const char *name = cache_resource_name(c, req->items[k].id);
-        util_buf_printf(b, "%s%s ", k ? ", " : "", name);
-        sb_quantity(b, name, req->items[k].value, req->items[k].format);
-    }
 }
 
 static const char *plural(int64_t n, const char *one, const char *many)
@@ -140,22 +131,6 @@ json_t *admit_ungate_patch(const struct admit_pod *p)
 
 /* ---- the pass ---- */
 
-/* A pod shape (request, constraints) seen in this pass. Free room only shrinks during a pass, so a node
- * that could not hold a shape never will until the pass ends, and a shape that fit nowhere never fits. */
-struct shape {
-    const struct cache_rl *req;
-    const struct cache_sched *sched;
-    size_t start;  /* nodes before it do not fit the shape */
-    int failed;    /* fits no node */
-    size_t stamp;  /* commits when message was written */
-    char *message; /* what follows "no node fits pod NAME" */
-};
-
-struct placed {
-    uint32_t node;
-    const struct cache_rl *req;
-};
-
 /*
  * What a pass knows of a queue it evaluates: the pass's own state, not the
  * cache's (cache.h), gone with the pass.
@@ -187,13 +162,9 @@ struct work {
 
 /* Buffers a pass needs, kept in the cache between passes: big ones would otherwise be mapped and faulted in anew each time. */
 enum scratch_kind {
-    SCRATCH_FREE,
-    SCRATCH_FREE_PODS,
-    SCRATCH_TREE,
     SCRATCH_RESV,
     SCRATCH_WORKS,
     SCRATCH_PODS,
-    SCRATCH_WEIGHED,
     SCRATCH_UNBOUND,
     SCRATCH_HELD,
     SCRATCH_MARK_KEYS,
@@ -204,8 +175,7 @@ enum scratch_kind {
 /* The decision state kept across passes (admit.h). */
 struct admit {
     struct cache *c;
-    struct cache_node **eligible; /* Ready, schedulable nodes by name */
-    size_t neligible;
+    struct fit *fit; /* the nodes' free room */
     void *buf[SCRATCH_COUNT];
     size_t cap[SCRATCH_COUNT];
 };
@@ -214,6 +184,7 @@ struct admit *admit_create(struct cache *c)
 {
     struct admit *a = util_calloc(1, sizeof(*a));
     a->c = c;
+    a->fit = fit_create(c);
     return a;
 }
 
@@ -223,7 +194,7 @@ void admit_destroy(struct admit *a)
         return;
     for (int i = 0; i < SCRATCH_COUNT; i++)
         free(a->buf[i]);
-    free(a->eligible);
+    fit_destroy(a->fit);
     free(a);
 }
 
@@ -241,16 +212,6 @@ static void *scratch(struct admit *s, enum scratch_kind kind, size_t n, size_t s
         memset(s->buf[kind], 0, bytes);
     return s->buf[kind];
 }
-
-/* The last gang that did not fit the nodes: its pods' shapes, in placement order, and the outcome. */
-struct gang_memo {
-    const struct cache_rl **req;
-    const struct cache_sched **sched;
-    size_t n, cap;
-    size_t failed;  /* index of the pod that fit nowhere */
-    size_t commits; /* p->commits when it failed */
-    char *why;      /* place()'s text, or NULL when no memo */
-};
 
 /*
  * What a pass found of pods, by pointer (open addressing): the pass's own
@@ -277,30 +238,11 @@ struct pass {
     struct qstate *queues; /* the queues this pass evaluates */
     size_t nqueues;
     struct marks marks;
-    struct cache_node **nodes; /* the eligible nodes, a->eligible */
-    size_t nn;          /* eligible nodes */
-    int64_t *free;      /* nn x nres */
-    int64_t *free_pods; /* nn */
-    /*
-     * Max trees over the nodes' free room, one per resource and one for pods
-     * (dimension nres): tree[d * 2 * leaves + k], leaf k of node i at k = leaves + i,
-     * a parent holds the larger of its children. A first-fit search skips every
-     * subtree without room, so placing a pod costs about log(nodes), not nodes.
-     */
-    size_t leaves;
-    int64_t *tree;
-    size_t ntainted; /* eligible nodes with a NoSchedule or NoExecute taint */
-    struct shape *shapes;
-    size_t nshapes, capshapes;
-    struct placed *log; /* tentative placements */
-    size_t nlog, caplog;
-    size_t commits;
+    struct fit *fit;                      /* the nodes' free room (fit.h), a->fit */
     int64_t *hold_a, *hold_b, *hold_tail; /* nres each */
-    struct gang_memo fail_memo;
-    char *size_text;          /* gang_size_text() memo */
+    char *size_text;                      /* gang_size_text() memo */
     const struct cache_rl *size_rl;
     int64_t size_member;
-    uint32_t cpu, memory;     /* resource ids, or UINT32_MAX */
 };
 
 static size_t mark_slot(const struct marks *m, const void *key)
@@ -363,14 +305,6 @@ static int cmp_names(const char *ns_a, const char *a, const char *ns_b, const ch
 {
     int r = strcmp(ns_a, ns_b);
     return r != 0 ? r : strcmp(a, b);
-}
-
-static int cmp_created(const void *pa, const void *pb)
-{
-    const struct cache_pod *a = *(const struct cache_pod *const *)pa, *b = *(const struct cache_pod *const *)pb;
-    if (a->created != b->created)
-        return a->created < b->created ? -1 : 1;
-    return cmp_names(a->namespace_, a->name, b->namespace_, b->name);
 }
 
 static int64_t sat_add(int64_t a, int64_t b)
@@ -461,55 +395,6 @@ static void order_core(struct pass *p, struct work *w)
     free(need);
 }
 
-/* A pod with its weights for "larger first": extended resources (GPUs) dominate, then cpu, then memory. */
-struct weighed {
-    struct cache_pod *pod;
-    int64_t w[3];
-};
-
-static int cmp_weighed(const void *pa, const void *pb)
-{
-    const struct weighed *a = pa, *b = pb;
-    for (int i = 0; i < 3; i++) {
-        if (a->w[i] != b->w[i])
-            return a->w[i] > b->w[i] ? -1 : 1;
-    }
-    return cmp_created(&a->pod, &b->pod);
-}
-
-static void sort_larger_first(const struct pass *p, struct cache_pod **pods, size_t n)
-{
-    struct weighed *ws = scratch(p->a, SCRATCH_WEIGHED, n, sizeof(*ws), 1);
-    for (size_t i = 0; i < n; i++) {
-        const struct cache_rl *req = pods[i]->request;
-        ws[i].pod = pods[i];
-        for (uint32_t k = 0; req != NULL && k < req->len; k++) {
-            const struct cache_res *r = &req->items[k];
-            const char *name = cache_resource_name(p->c, r->id);
-            if (r->id == p->cpu)
-                ws[i].w[1] = r->value;
-            else if (r->id == p->memory)
-                ws[i].w[2] = r->value;
-            else if (strcmp(name, "ephemeral-storage") != 0 && strncmp(name, "hugepages-", 10) != 0)
-                ws[i].w[0] = sat_add(ws[i].w[0], r->value);
-        }
-    }
-    if (n > 32) {
-        qsort(ws, n, sizeof(*ws), cmp_weighed);
-    } else {
-        /* A gang's few unbound pods, mostly of one or two shapes: insertion sort beats qsort's overhead. */
-        for (size_t i = 1; i < n; i++) {
-            struct weighed x = ws[i];
-            size_t j = i;
-            for (; j > 0 && cmp_weighed(&ws[j - 1], &x) > 0; j--)
-                ws[j] = ws[j - 1];
-            ws[j] = x;
-        }
-    }
-    for (size_t i = 0; i < n; i++)
-        pods[i] = ws[i].pod;
-}
-
 static int cmp_work(const void *pa, const void *pb)
 {
     const struct work *a = pa, *b = pb;
@@ -518,432 +403,6 @@ static int cmp_work(const void *pa, const void *pb)
     if (a->g->created != b->g->created)
         return a->g->created < b->g->created ? -1 : 1;
     return cmp_names(a->g->namespace_, a->g->name, b->g->namespace_, b->g->name);
-}
-
-static int cmp_node_name(const void *pa, const void *pb)
-{
-    const struct cache_node *a = *(const struct cache_node *const *)pa, *b = *(const struct cache_node *const *)pb;
-    return strcmp(a->name, b->name);
-}
-
-/* ---- node fit ---- */
-
-static const char *node_label(const struct cache_node *n, const char *key)
-{
-    for (uint32_t i = 0; i < n->nlabels; i++) {
-        if (n->labels[i].key == key)
-            return n->labels[i].value;
-    }
-    return NULL;
-}
-
-static int parse_int(const char *s, long long *out)
-{
-    char *end;
-    errno = 0;
-    *out = strtoll(s, &end, 10);
-    return errno == 0 && end != s && *end == '\0';
-}
-
-static int expr_matches(const struct cache_node *n, const struct cache_expr *x)
-{
-    const char *v = x->field_name ? (strcmp(x->key, "metadata.name") == 0 ? n->name : NULL) : node_label(n, x->key);
-    int in = 0;
-    for (uint32_t i = 0; i < x->nvalues && v != NULL; i++) {
-        /* Interned, except a node name against values: compare text. */
-        if (x->values[i] == v || strcmp(x->values[i], v) == 0)
-            in = 1;
-    }
-    long long a, b;
-    switch (x->op) {
-    case CACHE_OP_IN:
-        return in;
-    case CACHE_OP_NOT_IN:
-        return !in;
-    case CACHE_OP_EXISTS:
-        return v != NULL;
-    case CACHE_OP_DOES_NOT_EXIST:
-        return v == NULL;
-    case CACHE_OP_GT:
-    case CACHE_OP_LT:
-        if (v == NULL || x->nvalues != 1 || !parse_int(v, &a) || !parse_int(x->values[0], &b))
-            return 0;
-        return x->op == CACHE_OP_GT ? a > b : a < b;
-    }
-    return 0;
-}
-
-static int selector_matches(const struct cache_node *n, const struct cache_sched *s)
-{
-    if (s == NULL)
-        return 1;
-    for (uint32_t i = 0; i < s->nselector; i++) {
-        if (node_label(n, s->selector[i].key) != s->selector[i].value)
-            return 0;
-    }
-    if (s->nterms == 0)
-        return 1;
-    for (uint32_t t = 0; t < s->nterms; t++) {
-        const struct cache_term *term = &s->terms[t];
-        int ok = term->len > 0; /* an empty term matches no node */
-        for (uint32_t e = 0; e < term->len && ok; e++)
-            ok = expr_matches(n, &term->exprs[e]);
-        if (ok)
-            return 1;
-    }
-    return 0;
-}
-
-static int tolerates(const struct cache_toleration *tol, const struct cache_taint *taint)
-{
-    if (tol->effect != CACHE_EFFECT_ANY && tol->effect != taint->effect)
-        return 0;
-    if (tol->key == NULL)
-        return tol->exists; /* empty key with Exists tolerates everything */
-    if (tol->key != taint->key)
-        return 0;
-    return tol->exists || tol->value == taint->value;
-}
-
-static int taints_tolerated(const struct cache_node *n, const struct cache_sched *s)
-{
-    for (uint32_t i = 0; i < n->ntaints; i++) {
-        int ok = 0;
-        for (uint32_t j = 0; s != NULL && j < s->ntolerations && !ok; j++)
-            ok = tolerates(&s->tolerations[j], &n->taints[i]);
-        if (!ok)
-            return 0;
-    }
-    return 1;
-}
-
-static int room_for(const struct pass *p, size_t i, const struct cache_rl *req)
-{
-    if (p->free_pods[i] < 1)
-        return 0;
-    const int64_t *f = p->free + i * p->nres;
-    for (uint32_t k = 0; req != NULL && k < req->len; k++) {
-        if (f[req->items[k].id] < req->items[k].value)
-            return 0;
-    }
-    return 1;
-}
-
-static int64_t *tree_dim(const struct pass *p, uint32_t d)
-{
-    return p->tree + (size_t)d * 2 * p->leaves;
-}
-
-/* Node i's free room of dimension d changed: fix the maxima above its leaf. */
-static void tree_update(struct pass *p, uint32_t d, size_t i)
-{
-    int64_t *t = tree_dim(p, d);
-    size_t k = p->leaves + i;
-    t[k] = d < p->nres ? p->free[i * p->nres + d] : p->free_pods[i];
-    for (k >>= 1; k >= 1; k >>= 1) {
-        int64_t m = t[2 * k] > t[2 * k + 1] ? t[2 * k] : t[2 * k + 1];
-        if (t[k] == m)
-            break;
-        t[k] = m;
-    }
-}
-
-static void tree_build(struct pass *p)
-{
-    p->leaves = 1;
-    while (p->leaves < p->nn)
-        p->leaves *= 2;
-    p->tree = scratch(p->a, SCRATCH_TREE, (size_t)(p->nres + 1) * 2 * p->leaves, sizeof(*p->tree), 0);
-    for (uint32_t d = 0; d <= p->nres; d++) {
-        int64_t *t = tree_dim(p, d);
-        for (size_t k = 0; k < p->leaves; k++)
-            t[p->leaves + k] = k >= p->nn ? -1 : d < p->nres ? p->free[k * p->nres + d] : p->free_pods[k];
-        for (size_t k = p->leaves - 1; k >= 1; k--)
-            t[k] = t[2 * k] > t[2 * k + 1] ? t[2 * k] : t[2 * k + 1];
-    }
-}
-
-static void take(struct pass *p, size_t i, const struct cache_rl *req, int sign)
-{
-    int64_t *f = p->free + i * p->nres;
-    for (uint32_t k = 0; req != NULL && k < req->len; k++) {
-        f[req->items[k].id] -= sign * req->items[k].value;
-        tree_update(p, req->items[k].id, i);
-    }
-    p->free_pods[i] -= sign;
-    tree_update(p, p->nres, i);
-}
-
-static struct shape *shape_get(struct pass *p, const struct cache_pod *pod)
-{
-    for (size_t i = 0; i < p->nshapes; i++) {
-        if (p->shapes[i].req == pod->request && p->shapes[i].sched == pod->sched)
-            return &p->shapes[i];
-    }
-    if (p->nshapes == p->capshapes) {
-        p->capshapes = p->capshapes ? p->capshapes * 2 : 16;
-        p->shapes = util_realloc(p->shapes, p->capshapes * sizeof(*p->shapes));
-    }
-    struct shape *s = &p->shapes[p->nshapes++];
-    memset(s, 0, sizeof(*s));
-    s->req = pod->request;
-    s->sched = pod->sched;
-    return s;
-}
-
-/* The nodes pod could go to, and the most free room of each resource it requests on any one of them. */
-struct no_fit {
-    size_t selector, taints, matching; /* nodes its selector or affinity rules out, whose taints it does not tolerate, the rest */
-    int64_t *best;                     /* by item of pod->request: the most free on a matching node (INT64_MIN: none) */
-    int64_t best_pods;
-};
-
-static void no_fit_survey(const struct pass *p, const struct cache_pod *pod, struct no_fit *nf)
-{
-    const struct cache_rl *req = pod->request;
-    uint32_t nitems = req != NULL ? req->len : 0;
-    memset(nf, 0, sizeof(*nf));
-    nf->best = util_calloc(nitems, sizeof(*nf->best));
-    for (uint32_t k = 0; k < nitems; k++)
-        nf->best[k] = INT64_MIN;
-    if (pod->sched == NULL && p->ntainted == 0 && p->nn > 0) {
-        /* Every node matches: the most free room of each resource is at the root of its tree. */
-        nf->matching = p->nn;
-        for (uint32_t k = 0; k < nitems; k++)
-            nf->best[k] = tree_dim(p, req->items[k].id)[1];
-        nf->best_pods = tree_dim(p, p->nres)[1];
-        if (nf->best_pods < 0)
-            nf->best_pods = 0;
-    }
-    for (size_t i = 0; i < p->nn && nf->matching == 0; i++) {
-        const struct cache_node *n = p->nodes[i];
-        if (!selector_matches(n, pod->sched)) {
-            nf->selector++;
-            continue;
-        }
-        if (!taints_tolerated(n, pod->sched)) {
-            nf->taints++;
-            continue;
-        }
-        nf->matching++;
-        const int64_t *f = p->free + i * p->nres;
-        for (uint32_t k = 0; k < nitems; k++) {
-            if (f[req->items[k].id] > nf->best[k])
-                nf->best[k] = f[req->items[k].id];
-        }
-        if (p->free_pods[i] > nf->best_pods)
-            nf->best_pods = p->free_pods[i];
-    }
-}
-
-/* No node matches: why not, node by node. */
-static void sb_no_match(struct util_buf *b, const struct pass *p, const struct no_fit *nf)
-{
-    size_t not_ready = p->c->nnodes_present - p->nn;
-    const char *sep = ": ";
-    if (p->nn == 0 && not_ready == 0)
-        util_buf_printf(b, ": there are no nodes");
-    if (not_ready > 0) {
-        util_buf_printf(b, "%s%zu %s not Ready or unschedulable", sep, not_ready,
-                        plural((int64_t)not_ready, "node is", "nodes are"));
-        sep = ", ";
-    }
-    if (nf->selector > 0) {
-        util_buf_printf(b, "%s%zu %s not match its node selector or affinity", sep, nf->selector,
-                        plural((int64_t)nf->selector, "node does", "nodes do"));
-        sep = ", ";
-    }
-    if (nf->taints > 0)
-        util_buf_printf(b, "%s%zu %s a taint it does not tolerate", sep, nf->taints,
-                        plural((int64_t)nf->taints, "node has", "nodes have"));
-}
-
-/* Nodes match, none has room: the resources no single node has enough of, with the most any one has (nshort of them). */
-static void sb_shortage(struct util_buf *b, const struct cache *c, const struct cache_rl *req, const struct no_fit *nf,
-                        size_t nshort)
-{
-    struct util_buf most = {0};
-    const char *sep = "";
-    util_buf_printf(b, " (");
-    for (uint32_t k = 0; req != NULL && k < req->len; k++) {
-        if (nf->best[k] >= req->items[k].value)
-            continue;
-        const char *name = cache_resource_name(c, req->items[k].id);
-        util_buf_printf(b, "%s%s ", sep, name);
-        sb_quantity(b, name, req->items[k].value, req->items[k].format);
-        if (nshort > 1)
-            util_buf_printf(&most, "%s%s ", sep, name);
-        sb_quantity(&most, name, nf->best[k], req->items[k].format);
-        sep = ", ";
-    }
-    if (nf->best_pods < 1) {
-        util_buf_printf(b, "%spods 1", sep);
-        util_buf_printf(&most, "%s%s0", sep, nshort > 1 ? "pods " : "");
-    }
-    util_buf_printf(b, "): at most %s free on one node", most.data);
-    util_buf_finish(&most);
-}
-
-/* Why pod fits no node, after "no node fits pod NAME" (against the current free room). */
-static char *describe_no_fit(struct pass *p, const struct cache_pod *pod)
-{
-    const struct cache_rl *req = pod->request;
-    uint32_t nitems = req != NULL ? req->len : 0;
-    struct no_fit nf;
-    no_fit_survey(p, pod, &nf);
-    struct util_buf b = {0};
-    size_t nshort = nf.best_pods < 1;
-    for (uint32_t k = 0; k < nitems; k++)
-        nshort += nf.best[k] < req->items[k].value;
-    if (nf.matching == 0) {
-        sb_no_match(&b, p, &nf);
-    } else if (nshort == 0) {
-        util_buf_printf(&b, " (");
-        sb_request(&b, p->c, req);
-        util_buf_printf(&b, "): no node has all of it free at once");
-    } else {
-        sb_shortage(&b, p->c, req, &nf, nshort);
-    }
-    free(nf.best);
-    return util_buf_take(&b);
-}
-
-/* Whether subtree k (of the trees) may hold a node with room for req: every needed maximum suffices. */
-static int subtree_may_fit(const struct pass *p, size_t k, const struct cache_rl *req)
-{
-    if (tree_dim(p, p->nres)[k] < 1)
-        return 0;
-    for (uint32_t j = 0; req != NULL && j < req->len; j++) {
-        if (tree_dim(p, req->items[j].id)[k] < req->items[j].value)
-            return 0;
-    }
-    return 1;
-}
-
-/* The first node at or after start in subtree k (covering nodes [lo, lo + width)) that takes pod, or SIZE_MAX. */
-static size_t find_in(struct pass *p, const struct cache_pod *pod, size_t start, size_t k, size_t lo, size_t width)
-{
-    if (lo + width <= start || lo >= p->nn || !subtree_may_fit(p, k, pod->request))
-        return SIZE_MAX;
-    if (width == 1) {
-        const struct cache_node *n = p->nodes[lo];
-        return room_for(p, lo, pod->request) && selector_matches(n, pod->sched) && taints_tolerated(n, pod->sched) ? lo
-                                                                                                                : SIZE_MAX;
-    }
-    size_t at = find_in(p, pod, start, 2 * k, lo, width / 2);
-    return at != SIZE_MAX ? at : find_in(p, pod, start, 2 * k + 1, lo + width / 2, width / 2);
-}
-
-/* The first node at or after start that takes pod, or SIZE_MAX. */
-static size_t find_node(struct pass *p, const struct cache_pod *pod, size_t start)
-{
-    /* Nodes fill in order, so the fit is mostly at or just after start: look there before descending the trees. */
-    size_t near = start + 8 < p->nn ? start + 8 : p->nn;
-    for (size_t i = start; i < near; i++) {
-        const struct cache_node *n = p->nodes[i];
-        if (room_for(p, i, pod->request) && selector_matches(n, pod->sched) && taints_tolerated(n, pod->sched))
-            return i;
-    }
-    return near >= p->nn ? SIZE_MAX : find_in(p, pod, near, 1, 0, p->leaves);
-}
-
-/*
- * Places pods (sorted larger first) one by one, tentatively. Returns n when all
- * fit (placements stay; call commit()), else the index of the first that fits
- * nowhere, with every placement undone and *why set (new string).
- */
-static size_t place(struct pass *p, struct cache_pod **pods, size_t n, char **why)
-{
-    size_t mark = p->nlog;
-    for (size_t i = 0; i < n; i++) {
-        struct shape *s = shape_get(p, pods[i]);
-        int tentative = p->nlog > mark;
-        size_t at = s->failed ? SIZE_MAX : find_node(p, pods[i], s->start);
-        if (at == SIZE_MAX) {
-            /* The message speaks of the nodes with this gang's earlier pods on them. */
-            char *tentative_why = tentative ? describe_no_fit(p, pods[i]) : NULL;
-            while (p->nlog > mark) {
-                p->nlog--;
-                take(p, p->log[p->nlog].node, p->log[p->nlog].req, -1);
-            }
-            if (!tentative) {
-                if (!s->failed || s->stamp != p->commits) {
-                    free(s->message);
-                    s->message = describe_no_fit(p, pods[i]);
-                    s->stamp = p->commits;
-                }
-                s->failed = 1;
-                *why = util_strdup(s->message);
-            } else {
-                *why = tentative_why;
-            }
-            return i;
-        }
-        if (!tentative)
-            s->start = at;
-        if (p->nlog == p->caplog) {
-            p->caplog = p->caplog ? p->caplog * 2 : 64;
-            p->log = util_realloc(p->log, p->caplog * sizeof(*p->log));
-        }
-        p->log[p->nlog].node = (uint32_t)at;
-        p->log[p->nlog].req = pods[i]->request;
-        p->nlog++;
-        take(p, at, pods[i]->request, 1);
-    }
-    return n;
-}
-
-/*
- * place() for a gang's pods, remembering the last failure: a gang whose pods
- * have the same shapes in the same order, with no placement committed since,
- * fails the same way (a failure leaves the free room as it found it), so it is
- * not placed again. Alike gangs waiting on full nodes then cost no search.
- */
-static size_t place_gang(struct pass *p, struct cache_pod **pods, size_t n, char **why)
-{
-    struct gang_memo *m = &p->fail_memo;
-    int same = m->why != NULL && m->commits == p->commits && m->n == n;
-    for (size_t i = 0; same && i < n; i++)
-        same = m->req[i] == pods[i]->request && m->sched[i] == pods[i]->sched;
-    if (same) {
-        *why = util_strdup(m->why);
-        return m->failed;
-    }
-    size_t failed = place(p, pods, n, why);
-    if (failed < n) {
-        free(m->why);
-        if (n > m->cap) {
-            m->cap = n;
-            m->req = util_realloc(m->req, n * sizeof(*m->req));
-            m->sched = util_realloc(m->sched, n * sizeof(*m->sched));
-        }
-        for (size_t i = 0; i < n; i++) {
-            m->req[i] = pods[i]->request;
-            m->sched[i] = pods[i]->sched;
-        }
-        m->n = n;
-        m->failed = failed;
-        m->commits = p->commits;
-        m->why = util_strdup(*why);
-    }
-    return failed;
-}
-
-static void commit(struct pass *p)
-{
-    if (p->nlog > 0)
-        p->commits++;
-    p->nlog = 0;
-}
-
-/* Places one pod for good when it fits somewhere (an admitted pod's reservation); else nothing. */
-static void reserve(struct pass *p, struct cache_pod *pod)
-{
-    char *why = NULL;
-    struct cache_pod *one[1] = {pod};
-    if (place(p, one, 1, &why) == 1)
-        commit(p);
-    free(why);
 }
 
 /* ---- queue capability ---- */
@@ -1210,7 +669,7 @@ static void admit_pod(struct pass *p, struct work *w, struct cache_pod *pod, int
     pod_mark(p, pod, MARK_ADMITTED);
     w->ungated++;
     if (place_it && pod->node == NULL)
-        reserve(p, pod);
+        fit_reserve(p->fit, pod);
 }
 
 /* Pods beyond the gang's minMember, one at a time in creation order. */
@@ -1232,7 +691,7 @@ static void admit_tail(struct pass *p, struct work *w)
                 p->hold_b[k] -= p->hold_a[k];
             if (!queue_fits(p, qs, p->hold_b, NULL, &why)) {
                 util_buf_printf(&b, "pod %s (", pod->name);
-                sb_request(&b, p->c, pod->request);
+                fit_request_text(&b, p->c, pod->request);
                 util_buf_printf(&b, ") does not fit queue %s: %s", q->name, why);
                 free(why);
                 why = util_buf_take(&b);
@@ -1242,13 +701,13 @@ static void admit_tail(struct pass *p, struct work *w)
         if (reason == ADMIT_REASON_NONE) {
             char *nodes = NULL;
             struct cache_pod *one[1] = {pod};
-            if (pod->node == NULL && place(p, one, 1, &nodes) == 0) {
+            if (pod->node == NULL && fit_place(p->fit, one, 1, &nodes) == 0) {
                 util_buf_printf(&b, "no node fits pod %s%s", pod->name, nodes);
                 free(nodes);
                 why = util_buf_take(&b);
                 reason = ADMIT_REASON_NODES;
             } else {
-                commit(p);
+                fit_commit(p->fit);
             }
         }
         if (reason != ADMIT_REASON_NONE) {
@@ -1388,11 +847,11 @@ static int pending_fits_nodes(struct pass *p, const struct work *w)
         if (w->live[i]->node == NULL)
             unbound[nplace++] = w->live[i];
     }
-    sort_larger_first(p, unbound, nplace);
+    fit_sort_larger_first(p->fit, unbound, nplace);
     char *why = NULL;
-    size_t failed = place_gang(p, unbound, nplace, &why);
+    size_t failed = fit_place_gang(p->fit, unbound, nplace, &why);
     if (failed == nplace) {
-        commit(p);
+        fit_commit(p->fit);
         return 1;
     }
     struct util_buf b = {0};
@@ -1446,49 +905,6 @@ static void evaluate_pending(struct pass *p, struct work *w)
 
 /* ---- setup ---- */
 
-/* The Ready, schedulable nodes, sorted by name, again (the nodes changed). */
-static void build_eligible(struct admit *a)
-{
-    struct cache *c = a->c;
-    free(a->eligible);
-    a->eligible = util_calloc(c->nodes.len, sizeof(*a->eligible));
-    a->neligible = 0;
-    struct cache_node *n;
-    cache_node_for_each(n, c) {
-        if (n->present && n->ready && !n->unschedulable)
-            a->eligible[a->neligible++] = n;
-    }
-    qsort(a->eligible, a->neligible, sizeof(*a->eligible), cmp_node_name);
-}
-
-static void init_free(struct pass *p)
-{
-    p->nodes = p->a->eligible;
-    p->nn = p->a->neligible;
-    p->free = scratch(p->a, SCRATCH_FREE, p->nn * p->nres, sizeof(*p->free), 1);
-    p->free_pods = scratch(p->a, SCRATCH_FREE_PODS, p->nn, sizeof(*p->free_pods), 0);
-    for (size_t i = 0; i < p->nn; i++) {
-        const struct cache_node *n = p->nodes[i];
-        int64_t *f = p->free + i * p->nres;
-        for (uint32_t k = 0; n->allocatable != NULL && k < n->allocatable->len; k++)
-            f[n->allocatable->items[k].id] = n->allocatable->items[k].value;
-        for (uint32_t k = 0; k < n->nused && k < p->nres; k++)
-            f[k] -= n->used[k];
-        p->free_pods[i] = n->alloc_pods - n->used_pods;
-        p->ntainted += n->ntaints > 0;
-    }
-    tree_build(p);
-}
-
-static uint32_t find_resource(const struct cache *c, const char *name)
-{
-    for (uint32_t i = 0; i < c->nresources; i++) {
-        if (strcmp(c->resource_names[i], name) == 0)
-            return i;
-    }
-    return UINT32_MAX;
-}
-
 static void pass_init(struct pass *p, struct admit *a, struct admit_result *out)
 {
     memset(p, 0, sizeof(*p));
@@ -1496,8 +912,7 @@ static void pass_init(struct pass *p, struct admit *a, struct admit_result *out)
     p->c = a->c;
     p->out = out;
     p->nres = p->c->nresources;
-    p->cpu = find_resource(p->c, "cpu");
-    p->memory = find_resource(p->c, "memory");
+    p->fit = a->fit;
     p->hold_a = util_calloc(p->nres, sizeof(*p->hold_a));
     p->hold_b = util_calloc(p->nres, sizeof(*p->hold_b));
     p->hold_tail = util_calloc(p->nres, sizeof(*p->hold_tail));
@@ -1505,20 +920,14 @@ static void pass_init(struct pass *p, struct admit *a, struct admit_result *out)
 
 static void pass_finish(struct pass *p)
 {
-    for (size_t i = 0; i < p->nshapes; i++)
-        free(p->shapes[i].message);
+    fit_end(p->fit);
     for (size_t i = 0; i < p->nqueues; i++)
         free(p->queues[i].memo_text);
     free(p->queues);
-    free(p->shapes);
-    free(p->log);
     free(p->hold_a);
     free(p->hold_b);
     free(p->hold_tail);
     free(p->size_text);
-    free(p->fail_memo.why);
-    free(p->fail_memo.req);
-    free(p->fail_memo.sched);
 }
 
 /* Admitted pods the scheduler has not bound yet keep their room, whatever is decided next. */
@@ -1528,9 +937,9 @@ static void reserve_admitted(struct pass *p)
     size_t nresv = 0;
     for (struct cache_pod *pod = p->c->reserving; pod != NULL; pod = pod->resv_next)
         resv[nresv++] = pod;
-    sort_larger_first(p, resv, nresv);
+    fit_sort_larger_first(p->fit, resv, nresv);
     for (size_t i = 0; i < nresv; i++)
-        reserve(p, resv[i]);
+        fit_reserve(p->fit, resv[i]);
 }
 
 /* Whether the pass evaluates gang g of a selected queue. */
@@ -1660,9 +1069,9 @@ size_t admit_pass(struct admit *a, unsigned flags, struct admit_result *out)
     pass_init(&p, a, out);
     size_t before = out->len;
     unsigned changes = cache_take_changes(a->c);
-    if ((changes & CACHE_CHANGED_NODES) || a->eligible == NULL)
-        build_eligible(a);
-    init_free(&p);
+    if (changes & CACHE_CHANGED_NODES)
+        fit_nodes_changed(a->fit);
+    fit_begin(a->fit);
     reserve_admitted(&p);
 
     size_t npods;

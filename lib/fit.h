@@ -1,0 +1,70 @@
+/*
+ * fit: the nodes' free room during a decision pass (admit.h), and first-fit
+ * placement of pods on it, as kube-scheduler would place them: Ready,
+ * schedulable nodes only; nodeSelector, required node affinity,
+ * NoSchedule/NoExecute taints and tolerations; allocatable "pods".
+ *
+ * Free room on a node is its allocatable minus the requests of the pods bound
+ * to it (cache.h), minus what the pass placed since fit_begin(). A placement
+ * is tentative until fit_commit(); one that fails is undone whole. Nodes are
+ * tried in name order, each pod on the first node that takes it; max trees
+ * over the free room make that about log(nodes) per pod.
+ *
+ * Pure: no I/O, no threads, no clock. The cache must not change between
+ * fit_begin() and fit_end().
+ */
+#ifndef RAYGATE_FIT_H
+#define RAYGATE_FIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache.h"
+#include "util.h"
+
+struct fit;
+
+/* Creates the placement state of cache c (borrowed; it must outlive f). */
+struct fit *fit_create(const struct cache *c);
+
+/* Frees f; f may be NULL. */
+void fit_destroy(struct fit *f);
+
+/* The set or the properties of the nodes changed (CACHE_CHANGED_NODES): the next fit_begin() looks at them again. */
+void fit_nodes_changed(struct fit *f);
+
+/* A pass begins: the free room of every Ready, schedulable node, nothing placed. */
+void fit_begin(struct fit *f);
+
+/* The pass ends: what it placed is forgotten (the buffers are kept for the next). */
+void fit_end(struct fit *f);
+
+/* Sorts pods larger first: extended resources (GPUs) dominate, then cpu, then memory; then creation order. */
+void fit_sort_larger_first(struct fit *f, struct cache_pod **pods, size_t n);
+
+/*
+ * Places pods (sorted larger first) one by one, tentatively. Returns n when
+ * all fit (the placements stay; fit_commit() them), else the index of the
+ * first that fits nowhere, every placement of this call undone, and *why set
+ * (new string): what follows "no node fits pod NAME", e.g. " (cpu 4): at most
+ * 2 free on one node".
+ */
+size_t fit_place(struct fit *f, struct cache_pod **pods, size_t n, char **why);
+
+/*
+ * fit_place() for a gang's pods, remembering the last failure: a gang whose
+ * pods have the same shapes in the same order, with nothing committed since,
+ * fails the same way without being placed again.
+ */
+size_t fit_place_gang(struct fit *f, struct cache_pod **pods, size_t n, char **why);
+
+/* Makes the tentative placements final. */
+void fit_commit(struct fit *f);
+
+/* Places one pod for good when it fits somewhere (an admitted pod's reservation); else nothing. */
+void fit_reserve(struct fit *f, struct cache_pod *pod);
+
+/* "cpu 2, memory 4Gi": a resource list, as messages write it. */
+void fit_request_text(struct util_buf *b, const struct cache *c, const struct cache_rl *req);
+
+#endif
