@@ -11,7 +11,7 @@
  *   their pods are gone; a gang not admitted holds what its ungated pods
  *   request, e.g. the terminating pods of a RayCluster deleted and created
  *   again under the same name), and whose first minMember pods (creation order) all fit on Ready,
- *   schedulable nodes pod by pod, larger pods first (nodeSelector, required
+ *   schedulable nodes pod by pod, larger pods first (fit.h; nodeSelector, required
  *   node affinity, NoSchedule/NoExecute taints, allocatable "pods"). Free room
  *   on a node is allocatable - requests of the pods bound to it - what admitted
  *   but unbound pods reserve. The controller records raygate.io/admitted-at,

@@ -355,7 +355,8 @@ static void no_fit_survey(const struct fit *f, const struct cache_pod *pod, stru
     nf->best = util_calloc(nitems, sizeof(*nf->best));
     for (uint32_t k = 0; k < nitems; k++)
         nf->best[k] = INT64_MIN;
-    if (pod->sched == NULL && f->ntainted == 0 && f->nn > 0) {
+    int every = pod->sched == NULL && f->ntainted == 0 && f->nn > 0;
+    if (every) {
         /* Every node matches: the most free room of each resource is at the root of its tree. */
         nf->matching = f->nn;
         for (uint32_t k = 0; k < nitems; k++)
@@ -364,7 +365,7 @@ static void no_fit_survey(const struct fit *f, const struct cache_pod *pod, stru
         if (nf->best_pods < 0)
             nf->best_pods = 0;
     }
-    for (size_t i = 0; i < f->nn && nf->matching == 0; i++) {
+    for (size_t i = 0; i < f->nn && !every; i++) {
         const struct cache_node *n = f->nodes[i];
         if (!selector_matches(n, pod->sched)) {
             nf->selector++;
