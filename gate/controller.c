@@ -934,7 +934,7 @@ struct sync_ctx {
 static void sync_podgroup(struct sync_ctx *x, struct cache_gang *g)
 {
     struct controller *c = x->c;
-    char *name = podgroup_name(g->name);
+    char *name = podgroup_name(cache_gang_group(g));
     char *key = util_strdupf("%s/%s", g->namespace_, name);
     json_t *exp = json_object_get(json_object_get(c->pg_expected, key), "obj");
     const json_t *observed = exp != NULL ? exp : json_object_get(c->pgs, key);

@@ -480,8 +480,8 @@ int admit_gang_hold(const struct cache *c, const struct cache_gang *g, struct re
             struct quantity sum = cur != NULL ? *cur : (struct quantity){0, (enum quantity_format)r->format};
             struct quantity add = {r->value, (enum quantity_format)r->format};
             if (quantity_add(&sum, &add) != 0) {
-                util_format(err->message, sizeof(err->message), "gang ray-%s-pg: %s: the requests of its pods overflow", g->name,
-                            name);
+                util_format(err->message, sizeof(err->message), "gang ray-%s-pg: %s: the requests of its pods overflow",
+                            cache_gang_group(g), name);
                 return -1;
             }
             resources_set(out, name, &sum);
@@ -789,7 +789,8 @@ static int pending_not_ready(struct pass *p, const struct work *w)
         return 1;
     }
     if (qs->blocker != NULL) {
-        wait_msg(p, w, ADMIT_REASON_BLOCKED, "queue %s is fifo: waiting behind gang ray-%s-pg", qs->q->name, qs->blocker->name);
+        wait_msg(p, w, ADMIT_REASON_BLOCKED, "queue %s is fifo: waiting behind gang ray-%s-pg", qs->q->name,
+                     cache_gang_group(qs->blocker));
         return 1;
     }
     return 0;
@@ -829,7 +830,7 @@ static int pending_fits_queue(struct pass *p, const struct work *w)
     }
     struct util_buf b = {0};
     util_buf_puts(&b, "gang ray-");
-    util_buf_puts(&b, g->name);
+    util_buf_puts(&b, cache_gang_group(g));
     util_buf_puts(&b, "-pg");
     util_buf_puts(&b, qs->memo_text);
     decide(p, ADMIT_ACTION_WAIT, ADMIT_REASON_QUEUE_CAPACITY, w, util_buf_take(&b));
@@ -856,7 +857,7 @@ static int pending_fits_nodes(struct pass *p, const struct work *w)
     }
     struct util_buf b = {0};
     util_buf_puts(&b, "gang ray-");
-    util_buf_puts(&b, g->name);
+    util_buf_puts(&b, cache_gang_group(g));
     util_buf_puts(&b, "-pg");
     util_buf_puts(&b, gang_size_text(p, g));
     util_buf_puts(&b, " does not fit the nodes: no node fits pod ");

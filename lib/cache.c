@@ -868,8 +868,10 @@ static void gang_clear_cluster(struct cache *c, struct cache_gang *g)
     free(g->resource_version);
     free(g->spec_error);
     unintern(c, g->priority_class);
-    g->uid = g->resource_version = g->spec_error = NULL;
-    g->priority_class = NULL;
+    unintern(c, g->owner_name);
+    free(g->owner_uid);
+    g->uid = g->resource_version = g->spec_error = g->owner_uid = NULL;
+    g->priority_class = g->owner_name = NULL;
 }
 
 static void gang_clear_groups(struct cache *c, struct cache_gang *g)
@@ -1306,6 +1308,11 @@ int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct gang_erro
     g->uid = util_strdup(json_string_value(json_object_get(meta, "uid")));
     g->resource_version = util_strdup(rv);
     g->priority_class = intern_member(c, labels, CACHE_LABEL_PRIORITY);
+    const char *owner, *owner_uid;
+    if (rayjob_owner_of(obj, &owner, &owner_uid)) {
+        g->owner_name = intern(c, owner);
+        g->owner_uid = util_strdup(owner_uid);
+    }
     g->created = parse_time(json_string_value(json_object_get(meta, "creationTimestamp")));
 
     struct gang_spec spec;

@@ -250,6 +250,8 @@ struct cache_gang {
     char *admit_mark_rv; /* owned: resourceVersion when marked admitted */
     char *spec_error;    /* owned: why the gang arithmetic failed, or NULL */
     const char *priority_class; /* interned ray.io/priority-class-name label, or NULL */
+    const char *owner_name;     /* interned: the RayJob it was made for (rayjob_owner_of), or NULL */
+    char *owner_uid;            /* owned: that RayJob's uid, or NULL */
     int64_t created;            /* creationTimestamp, Unix seconds */
     int64_t min_member;
     struct cache_group *groups;        /* owned: the gang's shape besides its head (see gang.h) */
@@ -347,6 +349,12 @@ void cache_gang_mark_admitted(struct cache *c, struct cache_gang *gang, const ch
  * room appears on the nodes while their queue is unchanged. Used by admit.c.
  */
 void cache_gang_set_node_wait(struct cache *c, struct cache_gang *g, int on);
+
+/* What the gang's PodGroup is named after (ray-<it>-pg): its RayJob's name for a RayJob's RayCluster, else its own. */
+static inline const char *cache_gang_group(const struct cache_gang *g)
+{
+    return g->owner_name != NULL ? g->owner_name : g->name;
+}
 
 /* A pod is live (a gang member) when neither terminating nor Succeeded/Failed. */
 int cache_pod_live(const struct cache_pod *pod);

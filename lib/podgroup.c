@@ -33,6 +33,8 @@ void podgroup_gang_from_cache(const struct cache_gang *g, struct podgroup_gang *
     out->namespace_ = g->namespace_;
     out->cluster = g->name;
     out->cluster_uid = g->uid;
+    out->rayjob = g->owner_name;
+    out->rayjob_uid = g->owner_uid;
     out->queue = g->queue != NULL ? g->queue->name : NULL;
     out->priority_class = g->priority_class;
     out->spec_ok = g->spec_ok;
@@ -50,6 +52,17 @@ void podgroup_gang_from_cache(const struct cache_gang *g, struct podgroup_gang *
         else if (p->phase == CACHE_PHASE_FAILED)
             out->failed++;
     }
+}
+
+/* The PodGroup's owner: the RayJob the cluster was made for, else the cluster. */
+static int by_rayjob(const struct podgroup_gang *g)
+{
+    return g->rayjob != NULL && g->rayjob_uid != NULL;
+}
+
+static const char *owner_uid(const struct podgroup_gang *g)
+{
+    return by_rayjob(g) ? g->rayjob_uid : g->cluster_uid;
 }
 
 enum podgroup_phase podgroup_phase_of(const struct podgroup_gang *g)
@@ -132,7 +145,7 @@ static json_t *new_condition(const struct podgroup_gang *g, const struct want *w
         json_object_set_new(c, "message", json_string(w->message));
     json_object_set_new(c, "reason", json_string(w->reason));
     json_object_set_new(c, "status", json_string(w->status));
-    json_object_set_new(c, "transitionID", transition_id(g->cluster_uid, w->type, w->status, w->time));
+    json_object_set_new(c, "transitionID", transition_id(owner_uid(g), w->type, w->status, w->time));
     json_object_set_new(c, "type", json_string(w->type));
     return c;
 }
@@ -280,8 +293,8 @@ static const char *const status_keys[] = {"conditions", "failed", "phase", "runn
 
 static json_t *owner_ref(const struct podgroup_gang *g)
 {
-    return json_pack("{s:s,s:s,s:s,s:s,s:b}", "apiVersion", "ray.io/v1", "kind", "RayCluster", "name", g->cluster, "uid",
-                     g->cluster_uid, "controller", 1);
+    return json_pack("{s:s,s:s,s:s,s:s,s:b}", "apiVersion", "ray.io/v1", "kind", by_rayjob(g) ? "RayJob" : "RayCluster", "name",
+                     by_rayjob(g) ? g->rayjob : g->cluster, "uid", owner_uid(g), "controller", 1);
 }
 
 json_t *podgroup_trim(const json_t *pg)
@@ -299,14 +312,14 @@ json_t *podgroup_trim(const json_t *pg)
 enum podgroup_write podgroup_sync(const struct podgroup_gang *g, const json_t *observed, const char *now, json_t **body)
 {
     *body = NULL;
-    if (g->cluster_uid == NULL || g->cluster_uid[0] == '\0')
+    if (owner_uid(g) == NULL || owner_uid(g)[0] == '\0')
         return PODGROUP_WRITE_NONE; /* a PodGroup nobody owns would never be collected */
     const json_t *obs_status = json_object_get(observed, "status");
     json_t *spec = desired_spec(g);
     json_t *status = desired_status(g, obs_status, now);
 
     if (observed == NULL) {
-        char *name = podgroup_name(g->cluster);
+        char *name = podgroup_name(by_rayjob(g) ? g->rayjob : g->cluster);
         *body =
             json_pack("{s:s,s:s,s:{s:s,s:s,s:[o]},s:o,s:o}", "apiVersion", PODGROUP_GROUP_VERSION, "kind", "PodGroup", "metadata",
                       "name", name, "namespace", g->namespace_, "ownerReferences", owner_ref(g), "spec", spec, "status", status);
@@ -321,7 +334,7 @@ enum podgroup_write podgroup_sync(const struct podgroup_gang *g, const json_t *o
     const json_t *ref;
     json_array_foreach(refs, i, ref)
     {
-        if (streq(json_string_value(json_object_get(ref, "uid")), g->cluster_uid))
+        if (streq(json_string_value(json_object_get(ref, "uid")), owner_uid(g)))
             ours = 1;
         else if (json_is_true(json_object_get(ref, "controller")))
             foreign = 1;

@@ -7,7 +7,9 @@
  *
  * PodGroup "ray-<cluster>-pg", in the RayCluster's namespace and controlled by
  * it (ownerReference, so that the garbage collector deletes it with the
- * RayCluster):
+ * RayCluster); for a RayJob's RayCluster "ray-<rayjob>-pg", controlled by the
+ * RayJob (as KubeRay's Volcano integration names it), so that it is kept across
+ * the RayClusters KubeRay makes for the job and none is named after them:
  * - spec: minMember, minResources (zero quantities left out), queue and
  *   priorityClassName (the ray.io/priority-class-name label), from the gang;
  * - status.phase: Pending while not admitted, Inqueue once admitted, Running
@@ -57,6 +59,8 @@ struct podgroup_gang {
     const char *namespace_;
     const char *cluster;        /* the RayCluster's name */
     const char *cluster_uid;    /* its uid; NULL: unknown, no PodGroup is written */
+    const char *rayjob;         /* the RayJob it was made for (rayjob.h), or NULL: then the PodGroup is */
+    const char *rayjob_uid;     /* ray-<rayjob>-pg, owned by the RayJob (uid not NULL), not the cluster's */
     const char *queue;          /* NULL: none */
     const char *priority_class; /* NULL: none */
     int spec_ok;                /* minMember and minResources are known */
@@ -80,7 +84,7 @@ enum podgroup_phase podgroup_phase_of(const struct podgroup_gang *g);
 /* "Pending", "Inqueue", "Running". */
 const char *podgroup_phase_name(enum podgroup_phase phase);
 
-/* "ray-<cluster>-pg" (new string). */
+/* "ray-<cluster>-pg" (new string): cluster is a RayCluster's name, or a RayJob's (cache_gang_group()). */
 char *podgroup_name(const char *cluster);
 
 /* The RayCluster name in a PodGroup name "ray-<cluster>-pg" (new string), or NULL for another name. */

@@ -357,6 +357,33 @@ out:
     return rc;
 }
 
+int rayjob_owner_of(const json_t *raycluster, const char **name, const char **uid)
+{
+    const json_t *meta = json_object_get(raycluster, "metadata");
+    const json_t *labels = json_object_get(meta, "labels"), *ref;
+    const char *origin = json_string_value(json_object_get(labels, RAYJOB_LABEL_ORIGIN_CRD));
+    const char *job = nonempty_string(labels, RAYJOB_LABEL_ORIGIN_NAME);
+    size_t i;
+
+    *name = *uid = NULL;
+    if (origin == NULL || strcmp(origin, "RayJob") != 0 || job == NULL)
+        return 0;
+    json_array_foreach(json_object_get(meta, "ownerReferences"), i, ref)
+    {
+        const char *kind = json_string_value(json_object_get(ref, "kind"));
+        const char *api = json_string_value(json_object_get(ref, "apiVersion"));
+        const char *ref_name = json_string_value(json_object_get(ref, "name"));
+        const char *ref_uid = nonempty_string(ref, "uid");
+        if (!json_is_true(json_object_get(ref, "controller")) || kind == NULL || strcmp(kind, "RayJob") != 0 || api == NULL ||
+            strcmp(api, "ray.io/v1") != 0 || ref_name == NULL || strcmp(ref_name, job) != 0 || ref_uid == NULL)
+            continue;
+        *name = job;
+        *uid = ref_uid;
+        return 1;
+    }
+    return 0;
+}
+
 const char *rayjob_submitter_of(const json_t *pod)
 {
     const json_t *labels = json_object_get(json_object_get(pod, "metadata"), "labels");

@@ -109,6 +109,17 @@ int rayjob_cluster_submitter(const json_t *raycluster, struct resources *out, st
 int rayjob_raycluster_gang(const json_t *raycluster, struct gang_spec *out, struct gang_error *err);
 
 /*
+ * The RayJob a RayCluster (borrowed) was made for: returns 1 and sets *name and
+ * *uid (borrowed from raycluster) when its labels say
+ * ray.io/originated-from-crd=RayJob, ray.io/originated-from-cr-name=<name> and
+ * an ownerReference with controller true names that RayJob (kind RayJob,
+ * ray.io/v1) with a uid; else returns 0. Such a cluster's gang is the RayJob's:
+ * its PodGroup is ray-<rayjob>-pg, owned by the RayJob, kept across the
+ * RayClusters KubeRay makes for it (retries, suspend and resume).
+ */
+int rayjob_owner_of(const json_t *raycluster, const char **name, const char **uid);
+
+/*
  * The RayJob a pod (borrowed) is the submitter of: the batch Job's name (KubeRay
  * names it after the RayJob) when the pod carries raygate's submitter label,
  * else NULL. Borrowed from pod.

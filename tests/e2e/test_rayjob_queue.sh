@@ -11,6 +11,8 @@
 #   once the first RayJob is deleted.
 # - A queue with room for the cluster (cpu 3) but not its submitter: the job
 #   waits and its PodGroup says why.
+# - Each job has one PodGroup, ray-<rayjob>-pg, owned by the RayJob; none is
+#   named after the RayCluster KubeRay made for it.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 Q="rj-$RANDOM"
@@ -41,7 +43,7 @@ bound_pods() { # CLUSTER: its pods with a node
 none_bound() { [[ "$(bound_pods "$1")" == 0 ]] && no_submitter "$2"; }
 allocated() { kc get queue "$1" -o json | jq -cS '.status.allocated // {}'; }
 is() { [[ "$("${@:1:$#-1}")" == "${!#}" ]]; } # is CMD... EXPECTED
-# pg_message CLUSTER: the Unschedulable condition's message on the cluster's PodGroup
+# pg_message JOB: the Unschedulable condition's message on the RayJob's PodGroup
 pg_message() {
 	kc get podgroup -n "$NS" "ray-$1-pg" -o json 2>/dev/null |
 		jq -r '.status.conditions[]? | select(.type == "Unschedulable" and .status == "True") | .message'
@@ -68,13 +70,21 @@ created="$(submitter job-a | awk 'NR == 1 {print $3}')"
 	fail "job-a's submitter was created at $created, before its cluster's admission at $admitted_at"
 pass "job-a's submitter created ($created) after the admission ($admitted_at)"
 eventually 20 "queue $Q's allocated includes the submitter" is allocated "$Q" '{"cpu":"3500m","memory":"4296Mi"}'
+pg_owner() { kc get podgroup -n "$NS" "$1" -o json 2>/dev/null | jq -r '.metadata.ownerReferences[] | "\(.kind) \(.name) \(.uid) \(.controller)"'; }
+eventually 20 "PodGroup ray-job-a-pg exists" kc get podgroup -n "$NS" ray-job-a-pg
+assert_eq "ray-job-a-pg's owner" "RayJob job-a $(kc get rayjob -n "$NS" job-a -o jsonpath='{.metadata.uid}') true" "$(pg_owner ray-job-a-pg)"
+assert_eq "ray-job-a-pg's minMember and minResources" '3 {"cpu":"3500m","memory":"4296Mi"}' \
+	"$(kc get podgroup -n "$NS" ray-job-a-pg -o json | jq -cr '"\(.spec.minMember) \(.spec.minResources | tojson)"')"
+eventually 20 "ray-job-a-pg phase Running" is kc get podgroup -n "$NS" ray-job-a-pg -o 'jsonpath={.status.phase}' Running
+kc get podgroup -n "$NS" "ray-$CA-pg" >/dev/null 2>&1 && fail "a PodGroup ray-$CA-pg exists for job-a's RayCluster"
+pass "no PodGroup named after job-a's RayCluster $CA"
 
 # --- The second job waits whole: its cluster's pods gated, none bound, no submitter.
 sample_job job-b "$Q"
 eventually 30 "KubeRay created job-b's RayCluster" has_cluster job-b
 CB="$(cluster_of job-b)"
 eventually 30 "$CB's 3 pods created, all gated" is gated_count "$CB" 3
-eventually 20 "$CB's PodGroup says it does not fit queue $Q" pg_says "$CB" "does not fit queue $Q: cpu needs 3500m, 1500m of 5 free"
+eventually 20 "ray-job-b-pg says it does not fit queue $Q" pg_says job-b "gang ray-job-b-pg (3 pods; cpu 3500m, memory 4296Mi) does not fit queue $Q: cpu needs 3500m, 1500m of 5 free"
 stays 10 "job-b waits whole: none of its pods bound, no submitter" none_bound "$CB" job-b
 inv_assert "while job-b waits"
 
@@ -91,7 +101,11 @@ make_queue "$Q2" 3 8Gi
 sample_job job-c "$Q2"
 eventually 30 "KubeRay created job-c's RayCluster" has_cluster job-c
 CC="$(cluster_of job-c)"
-eventually 30 "$CC's PodGroup says the submitter does not fit" pg_says "$CC" "does not fit queue $Q2: cpu needs 3500m, 3 of 3 free"
-say "    $(pg_message "$CC")"
+eventually 30 "ray-job-c-pg says the submitter does not fit" pg_says job-c "does not fit queue $Q2: cpu needs 3500m, 3 of 3 free"
+say "    $(pg_message job-c)"
 stays 8 "job-c waits whole: none of its pods bound, no submitter" none_bound "$CC" job-c
+for c in "$CB" "$CC"; do
+	kc get podgroup -n "$NS" "ray-$c-pg" >/dev/null 2>&1 && fail "a PodGroup ray-$c-pg exists for a RayJob's RayCluster"
+done
+pass "no PodGroup named after $CB or $CC"
 inv_stop

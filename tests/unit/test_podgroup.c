@@ -51,6 +51,8 @@ static void gang_from_json(const json_t *j, struct gang_holder *h)
     h->g.namespace_ = str(j, "namespace");
     h->g.cluster = str(j, "cluster");
     h->g.cluster_uid = str(j, "uid");
+    h->g.rayjob = str(j, "rayjob");
+    h->g.rayjob_uid = str(j, "rayjobUid");
     h->g.queue = str(j, "queue");
     h->g.priority_class = str(j, "priorityClass");
     h->g.spec_ok = json_object_get(j, "specOk") == NULL || json_is_true(json_object_get(j, "specOk"));

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache.h"
 #include "fixtures.h"
 #include "mutatefixture.h"
 #include "rayjob.h"
@@ -126,6 +127,64 @@ static void test_submitter_of(void **state)
     json_decref(c);
 }
 
+static void test_owner_of(void **state)
+{
+    (void)state;
+    json_t *c = fixture_json("rayjob/owner-of.json");
+    json_t *cases = json_object_get(c, "cases"), *k;
+    size_t i, found = 0;
+    assert_true(json_array_size(cases) >= 9);
+    json_array_foreach(cases, i, k)
+    {
+        const char *name = "x", *uid = "x";
+        const char *what = json_string_value(json_object_get(k, "comment"));
+        int got = rayjob_owner_of(json_object_get(k, "object"), &name, &uid);
+        json_t *want = json_object_get(k, "expected");
+        if (json_is_null(want)) {
+            if (got != 0 || name != NULL || uid != NULL)
+                fail_msg("%s: %d %s %s, expected none", what, got, name, uid);
+            continue;
+        }
+        if (got != 1 || name == NULL || uid == NULL || strcmp(name, json_string_value(json_object_get(want, "name"))) != 0 ||
+            strcmp(uid, json_string_value(json_object_get(want, "uid"))) != 0)
+            fail_msg("%s: %d %s %s", what, got, name != NULL ? name : "-", uid != NULL ? uid : "-");
+        found++;
+    }
+    assert_int_equal(found, 2);
+    json_decref(c);
+}
+
+/*
+ * The gate controller's cache of a RayJob's RayCluster: the gang is named after
+ * the RayJob (its PodGroup ray-<rayjob>-pg) and holds the submitter's share.
+ */
+static void test_cache_gang(void **state)
+{
+    (void)state;
+    json_t *c = fixture_json("mutate/raycluster/rayjob-origin-submitter.json");
+    json_t *cluster = json_object_get(c, "expected");
+    struct cache *cache = cache_create();
+    struct gang_error err;
+    assert_int_equal(cache_upsert_raycluster(cache, cluster, &err), 0);
+    struct cache_gang *g = cache_gang_get(cache, "default", "rayjob-sample-x7k2p");
+    assert_non_null(g);
+    assert_string_equal(cache_gang_group(g), "rayjob-sample");
+    assert_string_equal(g->owner_uid, "9d1c");
+    assert_int_equal(g->min_member, 2);
+    char *size = resources_to_string(&g->min_resources);
+    assert_string_equal(size, "{\"cpu\":\"2500m\",\"memory\":\"3272Mi\"}");
+    free(size);
+    /* The same cluster without its RayJob's controller reference is a gang of its own. */
+    json_object_del(json_object_get(cluster, "metadata"), "ownerReferences");
+    json_object_set_new(json_object_get(cluster, "metadata"), "resourceVersion", json_string("2"));
+    assert_int_equal(cache_upsert_raycluster(cache, cluster, &err), 0);
+    g = cache_gang_get(cache, "default", "rayjob-sample-x7k2p");
+    assert_string_equal(cache_gang_group(g), "rayjob-sample-x7k2p");
+    assert_null(g->owner_uid);
+    cache_destroy(cache);
+    json_decref(c);
+}
+
 /*
  * The RayCluster KubeRay makes of a mutated RayJob (its labels, annotations and
  * spec.rayClusterSpec) needs from mutate_raycluster only its own group: the
@@ -195,9 +254,13 @@ static void test_cluster_of_mutated_rayjob(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mutate_fixtures),           cmocka_unit_test(test_gang_fixtures),
-        cmocka_unit_test(test_cluster_submitter),         cmocka_unit_test(test_submitter_of),
+        cmocka_unit_test(test_mutate_fixtures),
+        cmocka_unit_test(test_gang_fixtures),
+        cmocka_unit_test(test_cluster_submitter),
+        cmocka_unit_test(test_submitter_of),
         cmocka_unit_test(test_cluster_of_mutated_rayjob),
+        cmocka_unit_test(test_owner_of),
+        cmocka_unit_test(test_cache_gang),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
