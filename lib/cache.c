@@ -1277,22 +1277,17 @@ static void gang_update_reserving(struct cache *c, struct cache_gang *g)
         update_reserving(c, p);
 }
 
-int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct gang_error *err)
+/*
+ * The raygate.io/admitted-at annotation of metadata (borrowed) into
+ * g->admitted_at. Our own admission stands until the watch brings a version
+ * newer than the one we marked (cache_gang_mark_admitted).
+ */
+static void gang_parse_admitted(struct cache_gang *g, const json_t *meta)
 {
-    const char *ns, *name;
-    const json_t *meta = metadata_name(obj, &ns, &name, err);
-    if (meta == NULL)
-        return -1;
-    if (ns == NULL)
-        ns = "";
-    struct cache_gang *g = gang_ref(c, ns, name);
     const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
-    const json_t *labels = json_object_get(meta, "labels");
     const char *admitted_at = json_string_value(json_object_get(json_object_get(meta, "annotations"), CACHE_ANNOTATION_ADMITTED));
     if (admitted_at != NULL && admitted_at[0] == '\0')
         admitted_at = NULL;
-
-    /* Our own admission stands until the watch brings a version newer than the one we marked. */
     if (admitted_at == NULL && g->admit_mark_rv != NULL && rv != NULL && strcmp(g->admit_mark_rv, rv) == 0 &&
         g->admitted_at != NULL) {
         admitted_at = g->admitted_at;
@@ -1303,18 +1298,11 @@ int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct gang_erro
     char *at = util_strdup(admitted_at);
     free(g->admitted_at);
     g->admitted_at = at;
+}
 
-    gang_clear_cluster(c, g);
-    g->uid = util_strdup(json_string_value(json_object_get(meta, "uid")));
-    g->resource_version = util_strdup(rv);
-    g->priority_class = intern_member(c, labels, CACHE_LABEL_PRIORITY);
-    const char *owner, *owner_uid;
-    if (rayjob_owner_of(obj, &owner, &owner_uid)) {
-        g->owner_name = intern(c, owner);
-        g->owner_uid = util_strdup(owner_uid);
-    }
-    g->created = parse_time(json_string_value(json_object_get(meta, "creationTimestamp")));
-
+/* The gang arithmetic of the RayCluster (borrowed; a RayJob's submitter included): minMember, groups, minResources. */
+static void gang_parse_spec(struct cache *c, struct cache_gang *g, const json_t *obj)
+{
     struct gang_spec spec;
     struct gang_error gerr;
     gang_spec_init(&spec);
@@ -1322,7 +1310,7 @@ int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct gang_erro
     g->min_rl = NULL;
     resources_finish(&g->min_resources);
     gang_clear_groups(c, g);
-    if (rayjob_raycluster_gang(obj, &spec, &gerr) == 0) { /* a RayJob's submitter included */
+    if (rayjob_raycluster_gang(obj, &spec, &gerr) == 0) {
         g->spec_ok = 1;
         g->min_member = spec.min_member;
         g->groups = util_calloc(spec.ngroups, sizeof(*g->groups));
@@ -1342,6 +1330,31 @@ int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct gang_erro
         g->spec_error = util_strdup(gerr.message);
     }
     gang_spec_finish(&spec);
+}
+
+int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct gang_error *err)
+{
+    const char *ns, *name;
+    const json_t *meta = metadata_name(obj, &ns, &name, err);
+    if (meta == NULL)
+        return -1;
+    if (ns == NULL)
+        ns = "";
+    struct cache_gang *g = gang_ref(c, ns, name);
+    const json_t *labels = json_object_get(meta, "labels");
+    gang_parse_admitted(g, meta);
+
+    gang_clear_cluster(c, g);
+    g->uid = util_strdup(json_string_value(json_object_get(meta, "uid")));
+    g->resource_version = util_strdup(json_string_value(json_object_get(meta, "resourceVersion")));
+    g->priority_class = intern_member(c, labels, CACHE_LABEL_PRIORITY);
+    const char *owner, *owner_uid;
+    if (rayjob_owner_of(obj, &owner, &owner_uid)) {
+        g->owner_name = intern(c, owner);
+        g->owner_uid = util_strdup(owner_uid);
+    }
+    g->created = parse_time(json_string_value(json_object_get(meta, "creationTimestamp")));
+    gang_parse_spec(c, g, obj);
 
     const char *queue = json_string_value(json_object_get(labels, CACHE_LABEL_QUEUE));
     gang_set_queue(c, g, queue != NULL && queue[0] != '\0' ? queue_ref(c, queue) : NULL);
