@@ -14,7 +14,8 @@ log() { printf 'build-upstream: %s\n' "$*" >&2; }
 command -v go >/dev/null || { log "go not found (Go 1.24+ is needed to build the upstream programs)"; exit 1; }
 
 build_k8s() {
-	local progs=(kube-apiserver kube-controller-manager kube-scheduler kubectl) missing=() p
+	# kubelet and kube-proxy: the real node of `hack/cluster.sh up --real-node`.
+	local progs=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy) missing=() p
 	for p in "${progs[@]}"; do [[ -x "$K8S_BIN/$p" ]] || missing+=("$p"); done
 	if ((${#missing[@]} == 0)); then log "kubernetes $K8S_VERSION: cached"; return; fi
 	log "kubernetes $K8S_VERSION: building ${missing[*]}"
@@ -57,7 +58,21 @@ build_kuberay() {
 	mv "$KUBERAY_BIN/ray-operator.tmp" "$KUBERAY_BIN/ray-operator"
 }
 
+# helm (Debian 12 has none): the chart's lint and template in the unit suite, and
+# `helm install` on the real-node cluster.
+build_helm() {
+	if [[ -x "$HELM_BIN/helm" ]]; then log "helm $HELM_VERSION: cached"; return; fi
+	log "helm $HELM_VERSION: building"
+	mkdir -p "$HELM_BIN"
+	# As helm's Makefile: the Kubernetes version it assumes without a cluster
+	# (helm template, lint) is that of its client-go (v0.33: 1.33).
+	local ld="-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean" p
+	for p in pkg/lint/rules pkg/chartutil; do ld+=" -X helm.sh/helm/v3/$p.k8sVersionMajor=1 -X helm.sh/helm/v3/$p.k8sVersionMinor=33"; done
+	GOBIN="$HELM_BIN" go install -trimpath -ldflags "$ld" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+}
+
 build_k8s
+build_helm
 go_install kwok "$KWOK_VERSION" "$KWOK_BIN" sigs.k8s.io/kwok/cmd/kwok
 build_kuberay
 # The CRDs come from the module cache; make sure the module is there.

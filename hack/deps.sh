@@ -8,6 +8,8 @@ pkgs=(
 	libh2o-evloop-dev libssl-dev libjansson-dev libcurl4-openssl-dev libyaml-dev libcmocka-dev
 	# local control plane and tests
 	etcd-server etcd-client openssl curl jq bc procps iproute2 psmisc python3
+	# the image (hack/image.sh) and the real node (hack/cluster.sh up --real-node)
+	umoci containerd runc containernetworking-plugins iptables kmod util-linux
 	# benchmarks and reliability tooling
 	wrk valgrind clang libclang-rt-14-dev python3 python3-yaml
 )
@@ -29,5 +31,9 @@ $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # other ports, but stop the system one so it does not hold resources.
 if command -v systemctl >/dev/null && systemctl is-active --quiet etcd 2>/dev/null; then
 	$SUDO systemctl disable --now etcd || true
+fi
+# Likewise Debian's containerd: the real node runs its own (hack/real-node.sh).
+if command -v systemctl >/dev/null && systemctl is-active --quiet containerd 2>/dev/null; then
+	$SUDO systemctl disable --now containerd || true
 fi
 echo "deps: done"
