@@ -5,6 +5,10 @@
 # and gate controller from build/.
 #
 #   hack/cluster.sh up [--nodes N] [--node-capacity cpu=8,memory=32Gi[,nvidia.com/gpu=2,...]] [--no-raygate]
+#                      [--real-node]
+#     --real-node adds a real node (containerd, kubelet, kube-proxy; hack/real-node.sh)
+#     and installs raygate in-cluster from its image (kubectl apply -k
+#     hack/real-node-overlay) instead of starting the host binaries.
 #   hack/cluster.sh down | status | env
 #   hack/cluster.sh add-node NAME [--node-capacity ...] [--label k=v]...   (used by tests)
 #   hack/cluster.sh restart COMPONENT [EXTRA-ARG...] | stop COMPONENT [SIGNAL] (used by tests)
@@ -16,6 +20,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$here/lib.sh"
+. "$here/real-node.sh"
 
 PIDS="$STATE/pids"
 LOGS="$STATE/logs"
@@ -228,7 +233,7 @@ start_raygate() {
 
 # ---------------------------------------------------------------- up
 cmd_up() {
-	local nodes=4 capacity="cpu=8,memory=32Gi" raygate=1
+	local nodes=4 capacity="cpu=8,memory=32Gi" raygate=1 real_node=0
 	while (($#)); do
 		case "$1" in
 		--nodes) nodes="$2"; shift 2 ;;
@@ -236,6 +241,7 @@ cmd_up() {
 		--node-capacity) capacity="$2"; shift 2 ;;
 		--node-capacity=*) capacity="${1#*=}"; shift ;;
 		--no-raygate) raygate=0; shift ;;
+		--real-node) real_node=1; shift ;;
 		*) usage ;;
 		esac
 	done
@@ -247,6 +253,11 @@ cmd_up() {
 	mkdir -p "$STATE" "$PIDS" "$LOGS"
 	make_pki
 	write_kubeconfig
+	local api_extra=()
+	if ((real_node)); then
+		real_node_prepare
+		mapfile -d '' -t api_extra < <(real_node_apiserver_args)
+	fi
 
 	start etcd "$(command -v etcd)" --name raygate-local --data-dir "$STATE/etcd" \
 		--listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
@@ -266,7 +277,7 @@ cmd_up() {
 		--authorization-mode Node,RBAC --allow-privileged=true \
 		--enable-priority-and-fairness=false \
 		--max-requests-inflight 2000 --max-mutating-requests-inflight 1000 \
-		--profiling=false --v 1
+		--profiling=false --v 1 "${api_extra[@]}"
 	wait_until 90 "kube-apiserver /readyz" api_ready || { tail -30 "$LOGS/kube-apiserver.log"; die "kube-apiserver did not become ready"; }
 
 	# CRDs before the controller-manager: its garbage collector discovers the
@@ -311,7 +322,12 @@ cmd_up() {
 	wait_until 60 "KubeRay operator readyz" curl -sf "http://127.0.0.1:$KUBERAY_HEALTH_PORT/readyz" ||
 		{ tail -30 "$LOGS/kuberay-operator.log"; die "the KubeRay operator is not ready"; }
 
-	if ((raygate)); then start_raygate; fi
+	if ((real_node)); then real_node_start; fi
+	if ((raygate && real_node)); then
+		real_node_install_raygate
+	elif ((raygate)); then
+		start_raygate
+	fi
 	say "cluster up in $((SECONDS - t0))s: $nodes nodes ($capacity); export KUBECONFIG=$KUBECONFIG"
 }
 
@@ -331,6 +347,7 @@ nodes_ready() {
 cmd_down() {
 	local i all
 	mapfile -t all < <(all_components)
+	real_node_down
 	for ((i = ${#all[@]} - 1; i >= 0; i--)); do stop "${all[$i]}"; done
 	rm -rf "$STATE"
 	say "cluster down"
