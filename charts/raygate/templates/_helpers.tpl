@@ -1,0 +1,63 @@
+{{/* The image of all three programs. */}}
+{{- define "raygate.image" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end }}
+
+{{/* Labels of a component: raygate.labels (dict "name" NAME "root" $) */}}
+{{- define "raygate.labels" -}}
+{{- $l := dict "app.kubernetes.io/part-of" "raygate" }}
+{{- if .name }}{{ $_ := set $l "app.kubernetes.io/name" .name }}{{ end }}
+{{- toYaml (merge $l .root.Values.commonLabels) }}
+{{- end }}
+
+{{/* metadata.labels for objects that carry only commonLabels (none by default). */}}
+{{- define "raygate.commonLabels" -}}
+{{- with .Values.commonLabels }}
+labels:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/* The hardened container securityContext every container uses. */}}
+{{- define "raygate.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+capabilities: {drop: [ALL]}
+{{- end }}
+
+{{/* The pod securityContext: non-root uid 65532, seccomp RuntimeDefault. */}}
+{{- define "raygate.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 65532
+runAsGroup: 65532
+seccompProfile: {type: RuntimeDefault}
+{{- end }}
+
+{{/* Pull policy and secrets. */}}
+{{- define "raygate.pullPolicy" -}}
+{{- with .Values.image.pullPolicy }}
+imagePullPolicy: {{ . }}
+{{- end }}
+{{- end }}
+
+{{- define "raygate.pullSecrets" -}}
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/* Spread a component's replicas over nodes unless affinity is given: raygate.affinity (dict "name" NAME "affinity" VALUE) */}}
+{{- define "raygate.affinity" -}}
+{{- if .affinity }}
+{{- toYaml .affinity }}
+{{- else }}
+podAntiAffinity:
+  preferredDuringSchedulingIgnoredDuringExecution:
+  - weight: 100
+    podAffinityTerm:
+      topologyKey: kubernetes.io/hostname
+      labelSelector:
+        matchLabels: {app.kubernetes.io/name: {{ .name }}}
+{{- end }}
+{{- end }}
