@@ -8,6 +8,7 @@
 #include <openssl/evp.h>
 
 #include "jsonscan.h"
+#include "legacy.h"
 #include "log.h"
 #include "mutate.h"
 #include "rayjob.h"
@@ -129,8 +130,9 @@ int admission_handle(const char *body, size_t len, json_t **response, struct adm
     int whole = sub == NULL || sub[0] == '\0'; /* status and other subresources are not ours */
     int create = op != NULL && strcmp(op, "CREATE") == 0;
     int update = op != NULL && strcmp(op, "UPDATE") == 0;
-    int is_raycluster = string_is(kind, "group", "ray.io") && string_is(kind, "kind", "RayCluster") &&
-                        (string_is(kind, "version", "v1") || string_is(kind, "version", "v1alpha1"));
+    int is_kuberay = string_is(kind, "group", "ray.io") && (string_is(kind, "version", "v1") || string_is(kind, "version", "v1alpha1"));
+    int is_legacy = string_is(kind, "group", LEGACY_GROUP) && string_is(kind, "version", "v1");
+    int is_raycluster = (is_kuberay || is_legacy) && string_is(kind, "kind", "RayCluster");
     int is_rayjob = string_is(kind, "group", "ray.io") && string_is(kind, "kind", "RayJob") && string_is(kind, "version", "v1");
     int is_pod = string_is(kind, "group", "") && string_is(kind, "version", "v1") && string_is(kind, "kind", "Pod");
     info->operation = operation_name(op);
@@ -200,6 +202,8 @@ static int pod_patch(const struct jsonscan *s, long object, struct util_buf *pat
     long cluster = jsonscan_get(s, labels, MUTATE_LABEL_CLUSTER);
     long queue = jsonscan_get(s, labels, MUTATE_LABEL_QUEUE);
     long spec = jsonscan_get(s, object, "spec");
+    if (!nonempty(s, cluster) && jsonscan_get(s, labels, LEGACY_LABEL_CLUSTER) >= 0)
+        return 0; /* the legacy operator's pod: mutate_pod reads its label */
     if (!nonempty(s, cluster) || !nonempty(s, queue) || jsonscan_type(s, spec) != JSONSCAN_OBJECT)
         return 1;
     if (nonempty(s, jsonscan_get(s, spec, "nodeName")))

@@ -84,8 +84,7 @@ static int type_request(const json_t *type, size_t i, struct resources *req, str
 }
 
 /* Pod type i: its name (borrowed) and the workers it counts, at most *left (the cluster's maxWorkers left). */
-static int type_workers(const json_t *type, size_t i, int64_t *left, const char **name, int64_t *workers,
-                        struct gang_error *err)
+static int type_workers(const json_t *type, size_t i, int64_t *left, const char **name, int64_t *workers, struct gang_error *err)
 {
     char path[48];
     int64_t min, max;

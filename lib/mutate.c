@@ -8,6 +8,7 @@
 
 #include "gang.h"
 #include "jsonpatch.h"
+#include "legacy.h"
 #include "rayjob.h"
 #include "util.h"
 
@@ -93,6 +94,20 @@ void mutate_cluster_templates(json_t *spec, const char *path, const char *owner,
     }
 }
 
+/* The legacy operator's templates: every pod type's podConfig (a whole Pod: metadata and spec, as a template). */
+static void mutate_pod_types(json_t *spec, const char *queue, const char *group, const char *priority, struct mutate_result *out)
+{
+    json_t *types = json_copy(json_object_get(spec, "podTypes"));
+    json_object_set_new(spec, "podTypes", types);
+    for (size_t i = 0; i < json_array_size(types); i++) {
+        char path[64];
+        json_t *type = json_copy(json_array_get(types, i));
+        json_array_set_new(types, i, type);
+        util_format(path, sizeof(path), "spec.podTypes[%zu].podConfig", i);
+        mutate_pod_template(mutate_own_object(type, "podConfig"), path, "RayCluster", queue, group, priority, out);
+    }
+}
+
 int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struct mutate_error *err)
 {
     struct gang_spec gang;
@@ -106,7 +121,8 @@ int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struc
     if (queue == NULL)
         return 0;
     gang_spec_init(&gang);
-    if (rayjob_raycluster_gang(raycluster, &gang, &gerr) != 0) {
+    int legacy = legacy_is_raycluster(raycluster);
+    if ((legacy ? legacy_gang_from_raycluster(raycluster, &gang, &gerr) : rayjob_raycluster_gang(raycluster, &gang, &gerr)) != 0) {
         util_format(err->message, sizeof(err->message), "%s", gerr.message);
         util_one_line(err->message); /* field names come from the object: a key may hold a newline */
         goto out;
@@ -134,7 +150,10 @@ int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struc
         json_object_set_new(annotations, MUTATE_ANNOTATION_GROUP, json_string(group));
 
     /* gang_from_raycluster checked that spec, the head and every worker template are objects. */
-    mutate_cluster_templates(mutate_own_object(copy, "spec"), "spec", "RayCluster", queue, group, priority, out);
+    if (legacy)
+        mutate_pod_types(mutate_own_object(copy, "spec"), queue, group, priority, out);
+    else
+        mutate_cluster_templates(mutate_own_object(copy, "spec"), "spec", "RayCluster", queue, group, priority, out);
 
     out->patch = jsonpatch_diff(raycluster, copy);
     if (json_array_size(out->patch) == 0) {
@@ -157,6 +176,8 @@ int mutate_pod(const json_t *pod, struct mutate_result *out, struct mutate_error
     const json_t *labels = json_object_get(meta, "labels");
     const json_t *spec = json_object_get(pod, "spec");
     const char *cluster = nonempty_string(labels, MUTATE_LABEL_CLUSTER);
+    if (cluster == NULL)
+        cluster = nonempty_string(labels, LEGACY_LABEL_CLUSTER); /* a pod of the legacy operator's node provider */
     const char *scheduler = json_string_value(json_object_get(spec, "schedulerName"));
 
     if (cluster == NULL || nonempty_string(labels, MUTATE_LABEL_QUEUE) == NULL || !json_is_object(spec))

@@ -10,7 +10,11 @@
  * spec.priorityClassName the template does not set. A template labelled with
  * another queue is set to the cluster's queue, with a warning.
  *
- * Pod (CREATE), when labelled ray.io/cluster and non-empty volcano.sh/queue-name,
+ * A legacy RayCluster (cluster.ray.io, legacy.h) likewise, its gang from
+ * legacy.h and its templates every spec.podTypes[].podConfig.
+ *
+ * Pod (CREATE), when labelled ray.io/cluster (or, from the legacy operator,
+ * ray-cluster-name) and non-empty volcano.sh/queue-name,
  * not bound (no spec.nodeName) and for the default scheduler: the scheduling
  * gate raygate.io/gang (other gates kept) and, if missing, the annotation
  * scheduling.k8s.io/group-name ray-<cluster>-pg. metadata.name is never used.

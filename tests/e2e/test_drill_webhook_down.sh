@@ -12,10 +12,10 @@ trap 'restore_webhook; e2e_teardown' EXIT
 Q="whdown-$RANDOM"
 make_queue "$Q" 8 16Gi
 
-# Both webhooks, as registered on this apiserver, fail closed.
-assert_eq "failurePolicy of the registered webhooks" "Fail Fail" \
+# Every webhook (RayClusters, pods, the legacy operator's pods), as registered on this apiserver, fails closed.
+assert_eq "failurePolicy of the registered webhooks" "Fail Fail Fail" \
 	"$(kc get mutatingwebhookconfiguration raygate -o jsonpath='{.webhooks[*].failurePolicy}')"
-assert_eq "failurePolicy in manifests/" "Fail Fail" \
+assert_eq "failurePolicy in manifests/" "Fail Fail Fail" \
 	"$(kc create --dry-run=client -o jsonpath='{.webhooks[*].failurePolicy}' -f "$ROOT/manifests/webhook-configuration.yaml")"
 inv_start
 

@@ -203,9 +203,10 @@ static void test_respond_same_answer(void **state)
 
     /* Every pod of the mutation fixtures, compact and indented, as the apiserver could send it. */
     files = fixture_list("mutate/pod", &n);
-    size_t fast_before = fast;
+    size_t fast_before = fast, legacy = 0;
     for (size_t i = 0; i < n; i++) {
         json_t *c = fixture_json(files[i]);
+        legacy += strstr(files[i], "/legacy-") != NULL; /* the legacy operator's pods go through jansson */
         for (int indent = 0; indent <= 2; indent += 2) {
             char *body = pod_review(json_object_get(c, "object"), indent);
             check_same_answer(files[i], body, strlen(body), &fast);
@@ -215,7 +216,8 @@ static void test_respond_same_answer(void **state)
         json_decref(c);
     }
     fixture_list_free(files, n);
-    assert_true(fast - fast_before >= 2 * (n - 1)); /* all but the denied one */
+    assert_true(legacy >= 3);
+    assert_true(fast - fast_before >= 2 * (n - 1 - legacy)); /* all but the denied one and the legacy ones */
 
     size_t len;
     char *body = fixture_read("bench/pod-review.json", &len);
