@@ -98,8 +98,22 @@ def pod_request(spec):
     return total
 
 
+def legacy_shape(rc):
+    """{pod type: workers counted in minMember} of a legacy cluster.ray.io RayCluster (legacy.h's arithmetic)."""
+    spec = rc.get("spec") or {}
+    left = spec.get("maxWorkers", 2**63 - 1)
+    shape = {}
+    for t in spec.get("podTypes") or []:
+        n = min(t.get("minWorkers") or 0, t.get("maxWorkers", 2**63 - 1), left)
+        left -= n
+        shape[t.get("name")] = n
+    return shape
+
+
 def group_shape(rc):
     """{groupName: pods counted in minMember} (gang.h's arithmetic)."""
+    if rc.get("apiVersion", "").startswith("cluster.ray.io/"):
+        return legacy_shape(rc)
     spec = rc.get("spec") or {}
     autoscaling = spec.get("enableInTreeAutoscaling") is True
     shape = {}
@@ -193,7 +207,8 @@ class Api:
         self.ctx = ssl.create_default_context(cafile=ca)
         self.conn = None
 
-    def get(self, path):
+    def get(self, path, missing_ok=False):
+        """The decoded body of GET path; None for a 404 when missing_ok (a CRD that is not installed)."""
         for attempt in range(2):
             try:
                 if self.conn is None:
@@ -201,6 +216,8 @@ class Api:
                 self.conn.request("GET", path, headers={"Authorization": "Bearer " + self.token, "Accept": "application/json"})
                 r = self.conn.getresponse()
                 body = r.read()
+                if r.status == 404 and missing_ok:
+                    return None
                 if r.status != 200:
                     raise IOError("GET %s: HTTP %d" % (path, r.status))
                 return json.loads(body)
@@ -240,6 +257,11 @@ class Checker:
             ns = ""
         pods = self.api.get("/api/v1%s/pods?%s" % (ns, sel))["items"]
         rcs = self.api.get("/apis/ray.io/v1%s/rayclusters" % ns)["items"]
+        # The legacy operator's clusters and pods (ray-cluster-name), when its CRD is installed.
+        legacy = self.api.get("/apis/cluster.ray.io/v1%s/rayclusters" % ns, missing_ok=True)
+        if legacy is not None:
+            rcs += [dict(rc, apiVersion="cluster.ray.io/v1") for rc in legacy["items"]]
+            pods += self.api.get("/api/v1%s/pods?labelSelector=ray-cluster-name%%2Cvolcano.sh%%2Fqueue-name" % ns)["items"]
         queues = self.api.get("/apis/scheduling.volcano.sh/v1beta1/queues")["items"]
         return pods, rcs, queues
 
@@ -301,7 +323,10 @@ class Checker:
                 if not live(pod):
                     continue
                 labels = pod["metadata"].get("labels") or {}
-                role = "head" if labels.get("ray.io/node-type") == "head" else labels.get("ray.io/group")
+                if "ray-cluster-name" in labels and "ray.io/cluster" not in labels:  # the legacy operator's pod
+                    role = "head" if labels.get("ray-node-type") == "head" else labels.get("ray-user-node-type")
+                else:
+                    role = "head" if labels.get("ray.io/node-type") == "head" else labels.get("ray.io/group")
                 n = roles.setdefault(role, [0, 0])
                 n[0] += 1
                 n[1] += 0 if gated(pod) else 1
@@ -367,7 +392,10 @@ class Checker:
             roles = {}
             for p in live_pods:
                 labels = p["metadata"].get("labels") or {}
-                role = "head" if labels.get("ray.io/node-type") == "head" else labels.get("ray.io/group")
+                if "ray-cluster-name" in labels and "ray.io/cluster" not in labels:  # the legacy operator's pod
+                    role = "head" if labels.get("ray-node-type") == "head" else labels.get("ray-user-node-type")
+                else:
+                    role = "head" if labels.get("ray.io/node-type") == "head" else labels.get("ray.io/group")
                 roles.setdefault(role, []).append(p)
             need = dict(shape, head=1)
             if any(len(roles.get(r, [])) < n for r, n in need.items()):
