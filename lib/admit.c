@@ -569,6 +569,7 @@ static struct admit_decision *decide(struct pass *p, enum admit_action action, e
     memcpy(d->gang + 4, w->g->name, lname - 1);
     memcpy(d->gang + 4 + lname - 1, "-pg", 4);
     d->queue = queue != NULL ? memcpy(d->gang + lname + 7, queue, lq) : NULL;
+    d->legacy = w->g->legacy;
     d->message = message;
     if (reason == ADMIT_REASON_NODES)
         cache_gang_set_node_wait(p->c, w->g, 1);
@@ -768,6 +769,16 @@ static void evaluate_admitted(struct pass *p, struct work *w)
     admit_tail(p, w);
 }
 
+/* Whether the gang's members include its head. */
+static int has_head(const struct work *w)
+{
+    for (size_t i = 0; i < w->ncore; i++) {
+        if (pod_role(w->g, w->live[i]) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 /* A pending gang that cannot be weighed yet (its queue unusable, its spec invalid, pods missing, a fifo blocker): decides WAIT and
  * returns 1. */
 static int pending_not_ready(struct pass *p, const struct work *w)
@@ -784,7 +795,12 @@ static int pending_not_ready(struct pass *p, const struct work *w)
         wait_msg(p, w, ADMIT_REASON_INVALID, "invalid RayCluster: %s", g->spec_error != NULL ? g->spec_error : "");
         return 1;
     }
-    if ((int64_t)w->ncore < g->min_member) {
+    if (g->legacy && !has_head(w)) {
+        wait_msg(p, w, ADMIT_REASON_PODS, "waiting for pods: %zu of %" PRId64 " created (the legacy operator creates the head first)",
+                 w->ncore, g->min_member);
+        return 1;
+    }
+    if (!g->legacy && (int64_t)w->ncore < g->min_member) {
         wait_msg(p, w, ADMIT_REASON_PODS, "waiting for pods: %zu of %" PRId64 " created", w->ncore, g->min_member);
         return 1;
     }
@@ -842,7 +858,7 @@ static int pending_fits_queue(struct pass *p, const struct work *w)
 static int pending_fits_nodes(struct pass *p, const struct work *w)
 {
     const struct cache_gang *g = w->g;
-    size_t ncore = (size_t)g->min_member, nplace = 0;
+    size_t ncore = w->ncore, nplace = 0; /* minMember; fewer for a legacy gang whose workers are still to come */
     struct cache_pod **unbound = scratch(p->a, SCRATCH_UNBOUND, ncore, sizeof(*unbound), 0);
     for (size_t i = 0; i < ncore; i++) {
         if (w->live[i]->node == NULL)
@@ -879,7 +895,7 @@ static void admit_gang(struct pass *p, struct work *w)
     ungated_requests(p, g, p->hold_a); /* what it held unadmitted, before its members count as ungated */
     queue_add(p, qs, p->hold_a, -1);
     struct admit_decision *d = decide(p, ADMIT_ACTION_ADMIT, ADMIT_REASON_NONE, w, NULL);
-    for (size_t i = 0; i < (size_t)g->min_member; i++) {
+    for (size_t i = 0; i < w->ncore; i++) {
         struct cache_pod *pod = w->live[i];
         if (!pod_ungated(p, pod)) {
             decision_add_pod(p->out, d, pod);

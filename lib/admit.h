@@ -24,6 +24,12 @@
  *   queue and node checks; the first that does not fit waits, and those behind
  *   it wait with it: one TAIL_WAIT lists them all, each with its own message.
  *
+ * A legacy operator's gang (legacy.h) is complete once its head exists: that
+ * operator creates the workers only after the head runs Ray. It is weighed
+ * like the others (its whole minResources against the queue, so it holds the
+ * share of the workers still to come; the pods that exist against the nodes),
+ * and its workers, members as they come, are ungated by FINISH.
+ *
  * A gang's members are its head and, per worker group, as many of the group's
  * pods as minMember counts (ray.io/node-type and ray.io/group labels; ungated
  * pods first, then in creation order), not the first minMember pods created.
@@ -94,6 +100,7 @@ struct admit_decision {
     enum admit_reason reason;
     char *namespace_;
     char *cluster;     /* RayCluster name */
+    int legacy;        /* the RayCluster is the legacy operator's (cluster.ray.io/v1, legacy.h), not KubeRay's */
     char *cluster_uid; /* may be NULL */
     char *gang;        /* "ray-<cluster>-pg" */
     char *queue;

@@ -1,4 +1,5 @@
 #include "cache.h"
+#include "legacy.h"
 #include "rayjob.h"
 #include "util.h"
 
@@ -1140,6 +1141,12 @@ static void pod_parse_meta(struct cache *c, struct cache_pod *pod, const char *n
     pod->queue = intern_member(c, labels, CACHE_LABEL_QUEUE);
     pod->node_type = intern_member(c, labels, CACHE_LABEL_NODE_TYPE);
     pod->group = intern_member(c, labels, CACHE_LABEL_GROUP);
+    const char *cluster, *kind, *type;
+    if (pod->cluster == NULL && legacy_pod_labels(labels, &cluster, &kind, &type)) { /* the legacy operator's pod */
+        pod->cluster = intern(c, cluster);
+        pod->node_type = kind != NULL ? intern(c, kind) : NULL;
+        pod->group = type != NULL ? intern(c, type) : NULL;
+    }
     pod->created = parse_time(json_string_value(json_object_get(meta, "creationTimestamp")));
     pod->flags = 0;
     if (json_object_get(meta, "deletionTimestamp") != NULL && !json_is_null(json_object_get(meta, "deletionTimestamp")))
@@ -1310,7 +1317,9 @@ static void gang_parse_spec(struct cache *c, struct cache_gang *g, const json_t 
     g->min_rl = NULL;
     resources_finish(&g->min_resources);
     gang_clear_groups(c, g);
-    if (rayjob_raycluster_gang(obj, &spec, &gerr) == 0) {
+    g->legacy = (uint8_t)legacy_is_raycluster(obj);
+    /* A RayJob's submitter included; the legacy operator's gang from its pod types. */
+    if ((g->legacy ? legacy_gang_from_raycluster(obj, &spec, &gerr) : rayjob_raycluster_gang(obj, &spec, &gerr)) == 0) {
         g->spec_ok = 1;
         g->min_member = spec.min_member;
         g->groups = util_calloc(spec.ngroups, sizeof(*g->groups));
