@@ -1,4 +1,5 @@
 #include "podgroup.h"
+#include "legacy.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,7 @@ void podgroup_gang_from_cache(const struct cache_gang *g, struct podgroup_gang *
     out->cluster_uid = g->uid;
     out->rayjob = g->owner_name;
     out->rayjob_uid = g->owner_uid;
+    out->legacy = g->legacy;
     out->queue = g->queue != NULL ? g->queue->name : NULL;
     out->priority_class = g->priority_class;
     out->spec_ok = g->spec_ok;
@@ -293,8 +295,9 @@ static const char *const status_keys[] = {"conditions", "failed", "phase", "runn
 
 static json_t *owner_ref(const struct podgroup_gang *g)
 {
-    return json_pack("{s:s,s:s,s:s,s:s,s:b}", "apiVersion", "ray.io/v1", "kind", by_rayjob(g) ? "RayJob" : "RayCluster", "name",
-                     by_rayjob(g) ? g->rayjob : g->cluster, "uid", owner_uid(g), "controller", 1);
+    return json_pack("{s:s,s:s,s:s,s:s,s:b}", "apiVersion", g->legacy ? LEGACY_API_VERSION : "ray.io/v1", "kind",
+                     by_rayjob(g) ? "RayJob" : "RayCluster", "name", by_rayjob(g) ? g->rayjob : g->cluster, "uid", owner_uid(g),
+                     "controller", 1);
 }
 
 json_t *podgroup_trim(const json_t *pg)

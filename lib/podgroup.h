@@ -7,7 +7,8 @@
  *
  * PodGroup "ray-<cluster>-pg", in the RayCluster's namespace and controlled by
  * it (ownerReference, so that the garbage collector deletes it with the
- * RayCluster); for a RayJob's RayCluster "ray-<rayjob>-pg", controlled by the
+ * RayCluster; KubeRay's ray.io/v1 or the legacy operator's cluster.ray.io/v1);
+ * for a RayJob's RayCluster "ray-<rayjob>-pg", controlled by the
  * RayJob (as KubeRay's Volcano integration names it), so that it is kept across
  * the RayClusters KubeRay makes for the job and none is named after them:
  * - spec: minMember, minResources (zero quantities left out), queue and
@@ -61,6 +62,7 @@ struct podgroup_gang {
     const char *cluster_uid;    /* its uid; NULL: unknown, no PodGroup is written */
     const char *rayjob;         /* the RayJob it was made for (rayjob.h), or NULL: then the PodGroup is */
     const char *rayjob_uid;     /* ray-<rayjob>-pg, owned by the RayJob (uid not NULL), not the cluster's */
+    int legacy;                 /* the RayCluster is the legacy operator's (cluster.ray.io/v1): the owner's apiVersion */
     const char *queue;          /* NULL: none */
     const char *priority_class; /* NULL: none */
     int spec_ok;                /* minMember and minResources are known */

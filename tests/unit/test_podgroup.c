@@ -53,6 +53,7 @@ static void gang_from_json(const json_t *j, struct gang_holder *h)
     h->g.cluster_uid = str(j, "uid");
     h->g.rayjob = str(j, "rayjob");
     h->g.rayjob_uid = str(j, "rayjobUid");
+    h->g.legacy = json_is_true(json_object_get(j, "legacy"));
     h->g.queue = str(j, "queue");
     h->g.priority_class = str(j, "priorityClass");
     h->g.spec_ok = json_object_get(j, "specOk") == NULL || json_is_true(json_object_get(j, "specOk"));
