@@ -15,6 +15,7 @@
 #include "events.h"
 #include "fault.h"
 #include "jsonpatch.h"
+#include "legacy.h"
 #include "log.h"
 #include "podgroup.h"
 #include "statuswriter.h"
@@ -27,6 +28,7 @@ enum watch_kind {
     WATCH_RAYCLUSTERS,
     WATCH_QUEUES,
     WATCH_PODGROUPS,
+    WATCH_LEGACY, /* the legacy operator's RayClusters (lib/legacy.h), when its CRD is installed */
     WATCH_COUNT,
 };
 
@@ -34,6 +36,7 @@ enum watch_kind {
 #define DECISION_WATCHES ((1u << WATCH_PODS) | (1u << WATCH_NODES) | (1u << WATCH_RAYCLUSTERS) | (1u << WATCH_QUEUES))
 
 #define VOLCANO_API "/apis/" PODGROUP_GROUP_VERSION
+#define LEGACY_API "/apis/" LEGACY_API_VERSION
 
 static const struct {
     const char *name;
@@ -44,7 +47,14 @@ static const struct {
     [WATCH_RAYCLUSTERS] = {"rayclusters", "/apis/ray.io/v1/rayclusters"},
     [WATCH_QUEUES] = {"queues", VOLCANO_API "/queues"},
     [WATCH_PODGROUPS] = {"podgroups", VOLCANO_API "/podgroups"},
+    [WATCH_LEGACY] = {"legacy-rayclusters", LEGACY_API "/rayclusters"},
 };
+
+/* The apiVersion of a decision's RayCluster: KubeRay's, or the legacy operator's. */
+static const char *rc_api_version(const struct admit_decision *d)
+{
+    return d->legacy ? LEGACY_API_VERSION : "ray.io/v1";
+}
 
 struct watch_ctx {
     struct controller *c;
@@ -215,6 +225,7 @@ static void on_watch(void *arg, enum kube_watch_event ev, json_t *object)
                 cache_delete_node(c->cache, name);
                 break;
             case WATCH_RAYCLUSTERS:
+            case WATCH_LEGACY:
                 cache_delete_raycluster(c->cache, ns != NULL ? ns : "", name);
                 break;
             case WATCH_QUEUES:
@@ -235,6 +246,7 @@ static void on_watch(void *arg, enum kube_watch_event ev, json_t *object)
             rc = cache_upsert_node(c->cache, object, &err);
             break;
         case WATCH_RAYCLUSTERS:
+        case WATCH_LEGACY:
             rc = cache_upsert_raycluster(c->cache, object, &err);
             break;
         case WATCH_QUEUES:
@@ -454,6 +466,40 @@ static int discover(struct controller *c, unsigned *flags)
     return out;
 }
 
+/* Whether an APIResourceList (borrowed) names resource. */
+static int resource_listed(const json_t *list, const char *resource)
+{
+    size_t i;
+    const json_t *r;
+    json_array_foreach(json_object_get(list, "resources"), i, r)
+    {
+        const char *name = json_string_value(json_object_get(r, "name"));
+        if (name != NULL && strcmp(name, resource) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * The legacy operator's RayCluster CRD (GET /apis/cluster.ray.io/v1): once it
+ * is served, its clusters are watched (and gated) like KubeRay's. Looked for at
+ * start and at every resync until found. Returns 0, or -1 with err when the
+ * watch cannot start.
+ */
+static int discover_legacy(struct controller *c, struct kube_error *err)
+{
+    if (c->started & (1u << WATCH_LEGACY))
+        return 0;
+    struct kube_response r;
+    kube_response_init(&r);
+    int served = kube_get(c->client, LEGACY_API, &r) == 0 && resource_listed(r.body, "rayclusters");
+    kube_response_finish(&r);
+    if (!served)
+        return 0;
+    log_infof("legacy RayCluster CRD (rayclusters.cluster.ray.io) found: the legacy Ray operator's clusters are gated too");
+    return start_watch(c, WATCH_LEGACY, err);
+}
+
 /*
  * Discovery, and the watches it allows. A CRD that is not installed is said
  * once, and again only if that changes. Without the Queue CRD no queue exists
@@ -489,7 +535,7 @@ static int apply_discovery(struct controller *c, struct kube_error *err)
     if ((flags & PODGROUP_CRD_PODGROUPS) && !(c->started & (1u << WATCH_PODGROUPS)) &&
         start_watch(c, WATCH_PODGROUPS, err) != 0)
         return -1;
-    return 0;
+    return discover_legacy(c, err);
 }
 
 int controller_start(struct controller *c, struct kube_error *err)
@@ -642,7 +688,7 @@ static void wait_events(struct controller *c, struct event_list *l, const struct
                         const char *now)
 {
     if (changed) {
-        struct events_object rc = {"ray.io/v1", "RayCluster", d->namespace_, d->cluster, d->cluster_uid};
+        struct events_object rc = {rc_api_version(d), "RayCluster", d->namespace_, d->cluster, d->cluster_uid};
         events_add(l, &rc, "Warning", "GangWaiting", d->message, now, c->instance);
         log_infof("gang %s/%s waits: %s", d->namespace_, d->gang, d->message);
     }
@@ -696,7 +742,7 @@ static void record_admissions(struct carry *x)
     }
     for (size_t i = 0; i < n; i++) {
         const struct admit_decision *d = admits[i]->d;
-        paths[i] = util_strdupf("/apis/ray.io/v1/namespaces/%s/rayclusters/%s", d->namespace_, d->cluster);
+        paths[i] = util_strdupf("/apis/%s/namespaces/%s/rayclusters/%s", rc_api_version(d), d->namespace_, d->cluster);
         patches[i] = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", CACHE_ANNOTATION_ADMITTED, x->now);
         if (d->cluster_uid != NULL) /* never stamp a new RayCluster of the same name */
             json_object_set_new(json_object_get(patches[i], "metadata"), "uid", json_string(d->cluster_uid));
@@ -851,7 +897,7 @@ static void report_act(struct carry *x, const struct act *a, double secs)
             cache_pod_mark_ungated(c->cache, p);
     }
     if (a->report && d->action != ADMIT_ACTION_FINISH) {
-        struct events_object rc = {"ray.io/v1", "RayCluster", d->namespace_, d->cluster, d->cluster_uid};
+        struct events_object rc = {rc_api_version(d), "RayCluster", d->namespace_, d->cluster, d->cluster_uid};
         /* A gang's admission is told once, on its RayCluster (each pod then gets the scheduler's Scheduled Event);
            a pod admitted beyond the gang (TAIL_ADMIT) is told on itself, having no other record. */
         if (d->action == ADMIT_ACTION_ADMIT)
@@ -1176,7 +1222,8 @@ void controller_run(struct controller *c)
             continue;
         long long now = now_ms(CLOCK_MONOTONIC);
         /* A CRD installed since the last look: start using it. */
-        if (now >= rs.next_resync && (!c->discovered || !(c->crds & PODGROUP_CRD_PODGROUPS) || !(c->crds & PODGROUP_CRD_QUEUES))) {
+        if (now >= rs.next_resync && (!c->discovered || !(c->crds & PODGROUP_CRD_PODGROUPS) || !(c->crds & PODGROUP_CRD_QUEUES) ||
+                                      !(c->started & (1u << WATCH_LEGACY)))) {
             struct kube_error err = {{0}};
             if (apply_discovery(c, &err) != 0)
                 log_warnf("watch: %s", err.message);

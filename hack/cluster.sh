@@ -286,6 +286,9 @@ cmd_up() {
 	# KubeRay's CRDs are too large for client-side apply annotations.
 	kc apply --server-side --force-conflicts -f "$(kuberay_crd_dir)" >/dev/null
 	kc apply --server-side --force-conflicts -f "$ROOT/manifests/crds/" >/dev/null
+	# The legacy Ray operator's RayCluster (cluster.ray.io), for raygate's tests of it: from here on
+	# `kubectl get raycluster` is ambiguous, say rayclusters.ray.io or rayclusters.cluster.ray.io.
+	kc apply --server-side --force-conflicts -f "$ROOT/tests/e2e/legacy/cluster.ray.io_rayclusters.yaml" >/dev/null
 	wait_until 60 "CRDs established" crds_established || die "CRDs were not established"
 
 	start kube-controller-manager "$K8S_BIN/kube-controller-manager" \
