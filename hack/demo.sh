@@ -59,8 +59,8 @@ show kubectl apply -f "$ROOT/samples/queue-kuberay-test-queue.yaml"
 narrate "test-cluster-0 (head 1 CPU/2Gi + 2 workers 1 CPU/1Gi = cpu 3, memory 4Gi), labelled volcano.sh/queue-name: kuberay-test-queue"
 show kubectl apply -n "$NS" -f "$ROOT/samples/raycluster-test-cluster-0.yaml"
 narrate "raygate wrote into it the gang's PodGroup metadata (the webhook: min-member, min-resources, group name) and, once the gang fitted, the time it was admitted (the gate controller: admitted-at):"
-printf '\033[36m$ %s\033[0m\n' "kubectl get raycluster test-cluster-0 -o json | jq .metadata.annotations"
-kubectl get raycluster -n "$NS" test-cluster-0 -o json |
+printf '\033[36m$ %s\033[0m\n' "kubectl get rayclusters.ray.io test-cluster-0 -o json | jq .metadata.annotations"
+kubectl get rayclusters.ray.io -n "$NS" test-cluster-0 -o json |
 	jq '.metadata.annotations | with_entries(select(.key | startswith("raygate.io/") or startswith("scheduling.k8s.io/")))'
 narrate "Its pods were created behind the scheduling gate raygate.io/gang, and the gate controller removed all 3 gates at once: the queue admits the whole gang"
 wait_pods test-cluster-0 3 Running
@@ -94,11 +94,11 @@ narrate "and why test-cluster-1 waits, with what would have to change:"
 show kubectl raygate why test-cluster-1 -n "$NS"
 
 narrate "Delete test-cluster-0: its room goes back to the queue, and test-cluster-1's gang is admitted whole"
-show kubectl delete raycluster -n "$NS" test-cluster-0
+show kubectl delete rayclusters.ray.io -n "$NS" test-cluster-0
 wait_pods test-cluster-1 3 Running
 show kubectl get pods -n "$NS" -o wide
-printf '\033[36m$ %s\033[0m\n' "kubectl describe raycluster test-cluster-1 | tail -n 3"
-kubectl describe raycluster -n "$NS" test-cluster-1 | tail -n 3
+printf '\033[36m$ %s\033[0m\n' "kubectl describe rayclusters.ray.io test-cluster-1 | tail -n 3"
+kubectl describe rayclusters.ray.io -n "$NS" test-cluster-1 | tail -n 3
 narrate "test-cluster-0's PodGroup went with its RayCluster (garbage collection); test-cluster-1's is now Running: Unschedulable turned False, Scheduled True"
 wait_pg ray-test-cluster-1-pg Running
 show kubectl raygate gangs -n "$NS"

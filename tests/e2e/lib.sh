@@ -26,12 +26,12 @@ e2e_teardown() {
 	inv_kill
 	if ((rc != 0)); then
 		say "--- $E2E_NAME failed; state of $NS:"
-		kc get rayclusters,pods -n "$NS" -o wide 2>&1 | sed 's/^/    /' >&2 || true
+		kc get rayclusters.ray.io,pods -n "$NS" -o wide 2>&1 | sed 's/^/    /' >&2 || true
 		kc get events -n "$NS" --sort-by .lastTimestamp 2>&1 | tail -20 | sed 's/^/    /' >&2 || true
 	fi
 	if [[ -n "$NS" && -z "${E2E_KEEP:-}" ]]; then
 		# RayClusters first: a namespace controller that lost discovery (an apiserver restart) may leave them behind.
-		kc delete rayclusters -n "$NS" --all --wait=false >/dev/null 2>&1 || true
+		kc delete rayclusters.ray.io -n "$NS" --all --wait=false >/dev/null 2>&1 || true
 		kc delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
 		local q
 		for q in "${E2E_QUEUES[@]}"; do kc delete queue "$q" --wait=false >/dev/null 2>&1 || true; done

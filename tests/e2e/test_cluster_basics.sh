@@ -20,6 +20,6 @@ assert_eq "head pods" 1 "$head"
 workers="$(kc get pods -n "$NS" -l ray.io/cluster=plain-cluster,ray.io/node-type=worker -o name | wc -l)"
 assert_eq "worker pods" 2 "$workers"
 
-kc delete raycluster -n "$NS" plain-cluster --wait=true >/dev/null
+kc delete rayclusters.ray.io -n "$NS" plain-cluster --wait=true >/dev/null
 no_pods() { [[ "$(count_pods plain-cluster)" == 0 ]]; }
 eventually 60 "garbage collector removed the pods" no_pods

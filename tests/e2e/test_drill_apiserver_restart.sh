@@ -18,7 +18,7 @@ trap 'restore_api; e2e_teardown' EXIT
 Q="apirestart-$RANDOM"
 make_queue "$Q" 4 16Gi
 inv_start --grace 10
-admitted_at() { kc get raycluster -n "$NS" "$1" -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}'; }
+admitted_at() { kc get rayclusters.ray.io -n "$NS" "$1" -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}'; }
 relisted() { # FROM-LINE WATCH...: every WATCH relisted after FROM-LINE
 	local from="$1" w; shift
 	for w in "$@"; do
@@ -45,7 +45,7 @@ assert_eq "a's pods still ungated" 0 "$(gated_count a)"
 inv_assert "invariants held across the first restart"
 
 delete_cluster() { # NAME: the RayCluster and (for the garbage collector) its pods
-	kc delete raycluster -n "$NS" "$1" --wait=false >/dev/null
+	kc delete rayclusters.ray.io -n "$NS" "$1" --wait=false >/dev/null
 	kc delete pods -n "$NS" -l "ray.io/cluster=$1" --wait=false >/dev/null
 }
 
@@ -63,7 +63,7 @@ b_at="$(admitted_at b)" c_at="$(admitted_at c)"
 
 # 2. Just as room for d appears: b's deletion goes in, the apiserver goes down.
 from="$(gate_log_from)"
-kc delete raycluster -n "$NS" b --wait=false >/dev/null
+kc delete rayclusters.ray.io -n "$NS" b --wait=false >/dev/null
 restart_api
 kc delete pods -n "$NS" -l ray.io/cluster=b --wait=false >/dev/null
 # Each watch either relisted (410: its resourceVersion predates the new

@@ -68,7 +68,7 @@ while ((SECONDS < t_end)); do
 		LIVE+=("$name"); created=$((created + 1))
 	elif ((action < 16)); then
 		i=$((RANDOM % ${#LIVE[@]}))
-		kc delete raycluster -n "$NS" "${LIVE[i]}" --wait=false >/dev/null
+		kc delete rayclusters.ray.io -n "$NS" "${LIVE[i]}" --wait=false >/dev/null
 		LIVE=("${LIVE[@]:0:i}" "${LIVE[@]:i+1}"); deleted=$((deleted + 1))
 	elif ((action < 18)); then
 		i=$((RANDOM % 3))
@@ -79,8 +79,8 @@ while ((SECONDS < t_end)); do
 		grown=$((grown + 1))
 	else
 		c="$(pick "${LIVE[@]}")"
-		if [[ "$(kc get raycluster -n "$NS" "$c" -o json | jq -r '"\(.spec.enableInTreeAutoscaling)\(.spec.workerGroupSpecs[0].groupName // "")"')" == trueg0 ]]; then
-			kc patch raycluster -n "$NS" "$c" --type json \
+		if [[ "$(kc get rayclusters.ray.io -n "$NS" "$c" -o json | jq -r '"\(.spec.enableInTreeAutoscaling)\(.spec.workerGroupSpecs[0].groupName // "")"')" == trueg0 ]]; then
+			kc patch rayclusters.ray.io -n "$NS" "$c" --type json \
 				-p '[{"op":"replace","path":"/spec/workerGroupSpecs/0/replicas","value":3}]' >/dev/null && scaled=$((scaled + 1))
 		fi
 	fi
@@ -92,7 +92,7 @@ inv_assert "invariants held throughout the churn"
 
 # Quiet: every cluster's pods exist (KubeRay), nothing terminates, and nothing changed for 5 s.
 expected_pods() { # total pods KubeRay is to create for the clusters left
-	kc get rayclusters -n "$NS" -o json | jq '[.items[] | 1 + ([.spec.workerGroupSpecs[]? | .replicas // 0] | add // 0)] | add // 0'
+	kc get rayclusters.ray.io -n "$NS" -o json | jq '[.items[] | 1 + ([.spec.workerGroupSpecs[]? | .replicas // 0] | add // 0)] | add // 0'
 }
 snapshot() { kc get pods -n "$NS" -o json | jq -c '[.items[] | [.metadata.name, (.metadata.deletionTimestamp != null),
 	([.spec.schedulingGates[]?.name] | index("raygate.io/gang") != null)]] | sort'; }

@@ -45,14 +45,14 @@ pass "$B took over ${dt} ms after the leader was killed (bound ${limit} ms)"
 
 # admitted QUEUE: RayClusters of the queue carrying raygate.io/admitted-at
 admitted() {
-	kc get rayclusters -n "$NS" -l "volcano.sh/queue-name=$1" -o json |
+	kc get rayclusters.ray.io -n "$NS" -l "volcano.sh/queue-name=$1" -o json |
 		jq '[.items[] | select(.metadata.annotations["raygate.io/admitted-at"] != null)] | length'
 }
 # settled QUEUE N: N gangs of the queue admitted and fully ungated, the others complete and fully gated
 settled() {
 	local q="$1" want="$2" c n g open=0 waiting=0
 	[[ "$(admitted "$q")" == "$want" ]] || return 1
-	for c in $(kc get rayclusters -n "$NS" -l "volcano.sh/queue-name=$q" -o jsonpath='{.items[*].metadata.name}'); do
+	for c in $(kc get rayclusters.ray.io -n "$NS" -l "volcano.sh/queue-name=$q" -o jsonpath='{.items[*].metadata.name}'); do
 		n="$(count_pods "$c")" g="$(gated_count "$c")"
 		((n == 3)) || return 1
 		if ((g == 0)); then open=$((open + 1)); elif ((g == 3)); then waiting=$((waiting + 1)); else return 1; fi
@@ -63,7 +63,7 @@ eventually 90 "$QA: 4 gangs admitted, 2 waiting whole" settled "$QA" 4
 eventually 30 "$QB: 3 gangs admitted, 3 waiting whole" settled "$QB" 3
 running_admitted() {
 	local c
-	for c in $(kc get rayclusters -n "$NS" -o json | jq -r '.items[] | select(.metadata.annotations["raygate.io/admitted-at"] != null) | .metadata.name'); do
+	for c in $(kc get rayclusters.ray.io -n "$NS" -o json | jq -r '.items[] | select(.metadata.annotations["raygate.io/admitted-at"] != null) | .metadata.name'); do
 		pods_are "$c" 3 Running || return 1
 	done
 }
@@ -72,10 +72,10 @@ grep -F -- "admit $NS/" "$STATE/logs/raygate-gate-2.log" >/dev/null || fail "the
 pass "the new leader admitted $(grep -cF -- "admit $NS/" "$STATE/logs/raygate-gate-2.log") gangs, the old one $(grep -cF -- "admit $NS/" "$STATE/logs/raygate-gate.log")"
 
 # Pending work after the failover: room in QA goes to one waiting gang.
-victim="$(kc get rayclusters -n "$NS" -l "volcano.sh/queue-name=$QA" -o json |
+victim="$(kc get rayclusters.ray.io -n "$NS" -l "volcano.sh/queue-name=$QA" -o json |
 	jq -r '[.items[] | select(.metadata.annotations["raygate.io/admitted-at"] != null)][0].metadata.name')"
-kc delete raycluster -n "$NS" "$victim" --wait=false >/dev/null
-gone() { ! kc get raycluster -n "$NS" "$victim" >/dev/null 2>&1; }
+kc delete rayclusters.ray.io -n "$NS" "$victim" --wait=false >/dev/null
+gone() { ! kc get rayclusters.ray.io -n "$NS" "$victim" >/dev/null 2>&1; }
 eventually 60 "$victim deleted" gone
 eventually 60 "$QA: a waiting gang admitted in $victim's place (4 admitted, 1 waiting)" settled "$QA" 4
 sleep 2

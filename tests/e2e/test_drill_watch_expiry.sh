@@ -56,7 +56,7 @@ from="$(gate_log_from)"
 kill -STOP "$(gate_pid)"
 pass "gate controller frozen (SIGSTOP)"
 restart_api --watch-cache=false
-kc delete raycluster -n "$NS" a --wait=true >/dev/null
+kc delete rayclusters.ray.io -n "$NS" a --wait=true >/dev/null
 kc delete pods -n "$NS" -l ray.io/cluster=a --wait=false >/dev/null
 a_gone() { [[ "$(count_pods a)" == 0 ]]; }
 eventually 120 "a and its pods are gone" a_gone

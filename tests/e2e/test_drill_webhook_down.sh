@@ -35,7 +35,7 @@ say "    $out"
 [[ "$out" == *'failed calling webhook "rayclusters.raygate.io"'* && "$out" == *"connection refused"* ]] ||
 	fail "the error does not name the webhook and the cause: $out"
 pass "labelled RayCluster refused: failed calling webhook \"rayclusters.raygate.io\" (connection refused)"
-kc get raycluster -n "$NS" during >/dev/null 2>&1 && fail "RayCluster during exists"
+kc get rayclusters.ray.io -n "$NS" during >/dev/null 2>&1 && fail "RayCluster during exists"
 
 # A pod of a managed cluster, created directly: refused.
 out="$(kc run -n "$NS" sneaky --image=rayproject/ray:2.9.0 --restart=Never \

@@ -90,7 +90,7 @@ assert_eq "lease holder" "$B" "$(lease_holder)"
 "$ROOT/hack/cluster.sh" stop raygate-gate-2 KILL
 t_kill="$(now_ms)"
 # Work arriving while nobody leads: room in Q for test-cluster-1, in Q2 for test-cluster-3.
-kc delete raycluster -n "$NS" test-cluster-0 test-cluster-2 --wait=false >/dev/null
+kc delete rayclusters.ray.io -n "$NS" test-cluster-0 test-cluster-2 --wait=false >/dev/null
 deadline=$((SECONDS + LEASE_S + 20))
 while :; do
 	# Gates first, then the holder: the new leader writes the Lease before any gate.

@@ -57,7 +57,7 @@ PG0=ray-test-cluster-0-pg
 eventually 15 "$PG0 phase Running" is jqpg "$PG0" .status.phase Running
 say "$ kubectl get podgroup $PG0 -o yaml"
 kc get podgroup -n "$NS" "$PG0" -o yaml | sed 's/^/    /' >&2
-uid0="$(kc get raycluster -n "$NS" test-cluster-0 -o jsonpath='{.metadata.uid}')"
+uid0="$(kc get rayclusters.ray.io -n "$NS" test-cluster-0 -o jsonpath='{.metadata.uid}')"
 assert_eq "$PG0 minMember" 3 "$(jqpg "$PG0" .spec.minMember)"
 assert_eq "$PG0 minResources" '{"cpu":"3","memory":"4Gi"}' "$(pg "$PG0" | jq -cS .spec.minResources)"
 assert_eq "$PG0 queue" "$Q" "$(jqpg "$PG0" .spec.queue)"
@@ -93,7 +93,7 @@ ltt="$(jqpg "$PG1" '.status.conditions[] | select(.type == "Unschedulable") | .l
 sleep 1
 mark=$(($(wc -l <"$GATE_LOG") + 1))
 for i in 1 2 3; do
-	kc annotate raycluster -n "$NS" test-cluster-1 --overwrite "e2e.raygate.io/poke=$i" >/dev/null
+	kc annotate rayclusters.ray.io -n "$NS" test-cluster-1 --overwrite "e2e.raygate.io/poke=$i" >/dev/null
 	sleep 0.7
 done
 sleep 1
@@ -106,7 +106,7 @@ assert_eq "$PG1 Unschedulable lastTransitionTime kept" "$ltt" \
 	"$(jqpg "$PG1" '.status.conditions[] | select(.type == "Unschedulable") | .lastTransitionTime')"
 
 # --- test-cluster-0 deleted: its PodGroup goes with it; test-cluster-1 is admitted and runs.
-kc delete raycluster -n "$NS" test-cluster-0 >/dev/null
+kc delete rayclusters.ray.io -n "$NS" test-cluster-0 >/dev/null
 pg_gone() { ! kc get podgroup -n "$NS" "$PG0" >/dev/null 2>&1; }
 eventually 60 "$PG0 garbage-collected with its RayCluster" pg_gone
 eventually 60 "test-cluster-1's 3 pods Running" pods_are test-cluster-1 3 Running
@@ -122,7 +122,7 @@ say "$ kubectl get queue $Q -o yaml"
 kc get queue "$Q" -o yaml | sed 's/^/    /' >&2
 
 # --- A replica change: minMember and minResources follow the RayCluster.
-kc patch raycluster -n "$NS" test-cluster-1 --type json -p '[
+kc patch rayclusters.ray.io -n "$NS" test-cluster-1 --type json -p '[
 	{"op": "replace", "path": "/spec/workerGroupSpecs/0/replicas", "value": 1},
 	{"op": "replace", "path": "/spec/workerGroupSpecs/0/minReplicas", "value": 1}]' >/dev/null
 eventually 15 "$PG1 minMember 2" is jqpg "$PG1" .spec.minMember 2
@@ -134,7 +134,7 @@ eventually 60 "queue allocated follows the scale-down" is eval "queue | jq -cS .
 # finalizer holds the RayCluster so that the gate sees it while the namespace goes.
 NS2="${NS:0:50}-gone"
 kc create namespace "$NS2" >/dev/null
-release() { kc patch raycluster -n "$NS2" test-cluster-2 --type merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1 || true; }
+release() { kc patch rayclusters.ray.io -n "$NS2" test-cluster-2 --type merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1 || true; }
 trap 'release; kc delete namespace "$NS2" --wait=false >/dev/null 2>&1; restore_gate; e2e_teardown' EXIT
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" test-cluster-2 "$Q" |
 	sed 's/^metadata:/metadata:\n  finalizers: [e2e.raygate.io\/hold]/' | kc apply -n "$NS2" -f - >/dev/null

@@ -24,8 +24,8 @@ sed -e "s/name: urgent-cluster/name: high/" -e "s/volcano.sh\/queue-name: .*/vol
 	"$ROOT/samples/raycluster-priority.yaml" | kc apply -n "$NS" -f - >/dev/null
 two() { [[ "$(count_pods high)" == 2 ]]; }
 eventually 60 "KubeRay created high's 2 pods" two
-[[ "$(kc get raycluster -n "$NS" low -o jsonpath='{.metadata.creationTimestamp}')" < \
-	"$(kc get raycluster -n "$NS" high -o jsonpath='{.metadata.creationTimestamp}')" ]] || fail "high was not created after low"
+[[ "$(kc get rayclusters.ray.io -n "$NS" low -o jsonpath='{.metadata.creationTimestamp}')" < \
+	"$(kc get rayclusters.ray.io -n "$NS" high -o jsonpath='{.metadata.creationTimestamp}')" ]] || fail "high was not created after low"
 prios="$(kc get pods -n "$NS" -l ray.io/cluster=high -o jsonpath='{range .items[*]}{.spec.priorityClassName}={.spec.priority} {end}')"
 assert_eq "high's pods carry the priority the apiserver resolved" "ray-high=1000 ray-high=1000 " "$prios"
 assert_eq "low's pods have no priority" "0 0 0 " "$(kc get pods -n "$NS" -l ray.io/cluster=low -o jsonpath='{range .items[*]}{.spec.priority} {end}')"
@@ -36,18 +36,18 @@ both_gated() { [[ "$(gated_count low)" == 3 && "$(gated_count high)" == 2 ]]; }
 stays 3 "low and high both wait whole" both_gated
 
 # Room appears: the higher priority goes first, the older cluster stays behind.
-kc delete raycluster -n "$NS" filler >/dev/null
+kc delete rayclusters.ray.io -n "$NS" filler >/dev/null
 all_or_none_watch high 2 60 || fail "high was not admitted when room appeared"
 pass "high (priority 1000, created later) admitted first"
 eventually 60 "high's pods Running" pods_are high 2 Running
 low_waits() { [[ "$(gated_count low)" == 3 ]]; }
 stays 5 "low (older, priority 0) still waits whole" low_waits
 eventually 10 "low says why: 2 of 4 free now" describe_has "$(head_pod low)" "does not fit queue $Q: cpu needs 3, 2 of 4 free"
-hi_at="$(kc get raycluster -n "$NS" high -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')"
+hi_at="$(kc get rayclusters.ray.io -n "$NS" high -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')"
 [[ -n "$hi_at" ]] || fail "high has no raygate.io/admitted-at"
-assert_eq "low not admitted" "" "$(kc get raycluster -n "$NS" low -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')"
+assert_eq "low not admitted" "" "$(kc get rayclusters.ray.io -n "$NS" low -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')"
 
-kc delete raycluster -n "$NS" high >/dev/null
+kc delete rayclusters.ray.io -n "$NS" high >/dev/null
 all_or_none_watch low 3 60 || fail "low was not admitted after high was deleted"
 pass "low admitted once high is gone"
 eventually 60 "low's pods Running" pods_are low 3 Running

@@ -22,7 +22,7 @@ sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" test-cluster-0 "$Q
 gate_down() { ! gate_running; }
 eventually 60 "the controller died mid-admission (fault switch)" gate_down
 grep -q "test fault: exiting after recording the admission" "$STATE/logs/raygate-gate.log" || fail "the gate exited for another reason"
-admitted_at="$(kc get raycluster -n "$NS" test-cluster-0 -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')"
+admitted_at="$(kc get rayclusters.ray.io -n "$NS" test-cluster-0 -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')"
 [[ -n "$admitted_at" ]] || fail "the admission was not recorded before the gates were touched"
 pass "admission recorded before the crash"
 assert_eq "pods still gated after the crash" 2 "$(gated_count test-cluster-0)"
@@ -42,8 +42,8 @@ eventually 10 "test-cluster-1 waits on the queue" describe_has "$head" "does not
 sleep 2
 assert_eq "test-cluster-1 not over-admitted" 3 "$(gated_count test-cluster-1)"
 assert_eq "test-cluster-0's admission not recorded again" "$admitted_at" \
-	"$(kc get raycluster -n "$NS" test-cluster-0 -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')"
-kc delete raycluster -n "$NS" test-cluster-0 >/dev/null
+	"$(kc get rayclusters.ray.io -n "$NS" test-cluster-0 -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')"
+kc delete rayclusters.ray.io -n "$NS" test-cluster-0 >/dev/null
 all_or_none_watch test-cluster-1 3 60 || fail "test-cluster-1 was not admitted after test-cluster-0 was deleted"
 pass "test-cluster-1 admitted whole once test-cluster-0 is gone"
 inv_stop

@@ -11,10 +11,10 @@ sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" test-cluster-0 "$Q
 all_or_none_watch test-cluster-0 3 60 || fail "test-cluster-0 was not admitted"
 pass "test-cluster-0's 3 pods ungated together"
 eventually 60 "test-cluster-0's 3 pods Running" pods_are test-cluster-0 3 Running
-[[ -n "$(kc get raycluster -n "$NS" test-cluster-0 -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')" ]] ||
+[[ -n "$(kc get rayclusters.ray.io -n "$NS" test-cluster-0 -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')" ]] ||
 	fail "test-cluster-0 has no raygate.io/admitted-at"
 pass "admission recorded on the RayCluster"
-describe_rc() { kc describe raycluster -n "$NS" "$1" | grep -F -- "$2" >/dev/null; }
+describe_rc() { kc describe rayclusters.ray.io -n "$NS" "$1" | grep -F -- "$2" >/dev/null; }
 eventually 10 "GangAdmitted event on test-cluster-0" describe_rc test-cluster-0 "admitted by queue $Q; scheduling gates removed from 3 pods"
 
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" test-cluster-1 "$Q" | kc apply -n "$NS" -f - >/dev/null
@@ -34,7 +34,7 @@ events="$(kc get events -n "$NS" --field-selector "involvedObject.name=$head,rea
 	jq --arg m "$want" '[.items[] | select(.message == $m) | .count] | add')"
 assert_eq "one GangWaiting event for that reason (not one per pass)" 1 "$events"
 
-kc delete raycluster -n "$NS" test-cluster-0 >/dev/null
+kc delete rayclusters.ray.io -n "$NS" test-cluster-0 >/dev/null
 all_or_none_watch test-cluster-1 3 60 || fail "test-cluster-1 was not admitted after test-cluster-0 was deleted"
 pass "test-cluster-1's 3 pods ungated together"
 eventually 60 "test-cluster-1's 3 pods Running" pods_are test-cluster-1 3 Running

@@ -43,10 +43,10 @@ eventually 30 "checker: bound-unadmitted" saw bound-unadmitted
 for p in $(kc get pods -n "$NS" -l ray.io/cluster=b -o name); do ungate "${p#pod/}"; done
 eventually 20 "checker: over-capability" saw over-capability
 # c: admitted by hand, only its head ungated: partly ungated beyond the grace.
-kc annotate raycluster -n "$NS" c raygate.io/admitted-at=2020-01-01T00:00:00Z >/dev/null
+kc annotate rayclusters.ray.io -n "$NS" c raygate.io/admitted-at=2020-01-01T00:00:00Z >/dev/null
 ungate "$(head_pod c)"
 eventually 20 "checker: partly-ungated" saw partly-ungated
 # and recorded a second time.
-kc annotate raycluster -n "$NS" c --overwrite raygate.io/admitted-at=2020-01-01T00:00:09Z >/dev/null
+kc annotate rayclusters.ray.io -n "$NS" c --overwrite raygate.io/admitted-at=2020-01-01T00:00:09Z >/dev/null
 eventually 20 "checker: admitted-twice" saw admitted-twice
 inv_kill

@@ -15,15 +15,15 @@ Q="absent-$RANDOM"
 
 # --- RayCluster mutation
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" test-cluster-0 "$Q" | kc apply -n "$NS" -f - >/dev/null
-assert_eq "min-member annotation" 3 "$(jp raycluster test-cluster-0 '{.metadata.annotations.raygate\.io/min-member}')"
+assert_eq "min-member annotation" 3 "$(jp rayclusters.ray.io test-cluster-0 '{.metadata.annotations.raygate\.io/min-member}')"
 assert_eq "min-resources annotation" '{"cpu":"3","memory":"4Gi"}' \
-	"$(jp raycluster test-cluster-0 '{.metadata.annotations.raygate\.io/min-resources}')"
+	"$(jp rayclusters.ray.io test-cluster-0 '{.metadata.annotations.raygate\.io/min-resources}')"
 assert_eq "group-name annotation" ray-test-cluster-0-pg \
-	"$(jp raycluster test-cluster-0 '{.metadata.annotations.scheduling\.k8s\.io/group-name}')"
+	"$(jp rayclusters.ray.io test-cluster-0 '{.metadata.annotations.scheduling\.k8s\.io/group-name}')"
 assert_eq "head template queue label" "$Q" \
-	"$(jp raycluster test-cluster-0 '{.spec.headGroupSpec.template.metadata.labels.volcano\.sh/queue-name}')"
+	"$(jp rayclusters.ray.io test-cluster-0 '{.spec.headGroupSpec.template.metadata.labels.volcano\.sh/queue-name}')"
 assert_eq "worker template group annotation" ray-test-cluster-0-pg \
-	"$(jp raycluster test-cluster-0 '{.spec.workerGroupSpecs[0].template.metadata.annotations.scheduling\.k8s\.io/group-name}')"
+	"$(jp rayclusters.ray.io test-cluster-0 '{.spec.workerGroupSpecs[0].template.metadata.annotations.scheduling\.k8s\.io/group-name}')"
 
 # --- Pod mutation: every pod KubeRay creates is gated, none is bound.
 three_pods() { [[ "$(count_pods test-cluster-0)" == 3 ]]; }
@@ -39,9 +39,9 @@ assert_eq "pods shown SchedulingGated" "3" \
 assert_eq "pods bound to a node" "" "$(kc get pods -n "$NS" -l ray.io/cluster=test-cluster-0 -o jsonpath='{.items[*].spec.nodeName}')"
 
 # --- UPDATE recomputes: scale the workers to 3.
-kc patch raycluster -n "$NS" test-cluster-0 --type json \
+kc patch rayclusters.ray.io -n "$NS" test-cluster-0 --type json \
 	-p '[{"op":"replace","path":"/spec/workerGroupSpecs/0/replicas","value":3},{"op":"replace","path":"/spec/workerGroupSpecs/0/maxReplicas","value":3}]' >/dev/null
-assert_eq "min-member after scale-up" 4 "$(jp raycluster test-cluster-0 '{.metadata.annotations.raygate\.io/min-member}')"
+assert_eq "min-member after scale-up" 4 "$(jp rayclusters.ray.io test-cluster-0 '{.metadata.annotations.raygate\.io/min-member}')"
 
 # --- Our canonical quantities are the apiserver's: it normalises pod quantities.
 sed "s/QUEUE/$Q/" <<'YAML' | kc apply -n "$NS" -f - >/dev/null
@@ -68,7 +68,7 @@ spec:
         containers:
         - {name: ray-worker, image: rayproject/ray:2.9.0, resources: {requests: {cpu: 250m, memory: 1000Mi, ephemeral-storage: 500M}}}
 YAML
-ours="$(jp raycluster odd-quantities '{.metadata.annotations.raygate\.io/min-resources}')"
+ours="$(jp rayclusters.ray.io odd-quantities '{.metadata.annotations.raygate\.io/min-resources}')"
 [[ -n "$ours" ]] || fail "no min-resources on odd-quantities"
 # Hand the apiserver a non-canonical spelling of each of our sums (the value
 # in milli-units plus "m"); its canonical form must equal ours.
@@ -94,7 +94,7 @@ assert_eq "foreign gate kept beside ours" "example.com/other raygate.io/gang" "$
 # --- Priority class from the label lands in the templates and so in the pods.
 kc apply -f "$ROOT/samples/priorityclass-ray-high.yaml" >/dev/null
 sed "s/volcano.sh\/queue-name: .*/volcano.sh\/queue-name: $Q/" "$ROOT/samples/raycluster-priority.yaml" | kc apply -n "$NS" -f - >/dev/null
-assert_eq "template priorityClassName" ray-high "$(jp raycluster urgent-cluster '{.spec.headGroupSpec.template.spec.priorityClassName}')"
+assert_eq "template priorityClassName" ray-high "$(jp rayclusters.ray.io urgent-cluster '{.spec.headGroupSpec.template.spec.priorityClassName}')"
 two_pods() { [[ "$(count_pods urgent-cluster)" == 2 ]]; }
 eventually 60 "KubeRay created 2 pods for urgent-cluster" two_pods
 assert_eq "pod priority resolved" "1000 1000" "$(kc get pods -n "$NS" -l ray.io/cluster=urgent-cluster -o jsonpath='{.items[*].spec.priority}')"
@@ -123,7 +123,7 @@ pass "negative replicas denied naming the field"
 kc apply -n "$NS" -f "$ROOT/samples/raycluster-plain.yaml" >/dev/null
 eventually 60 "plain-cluster's 3 pods Running" pods_are plain-cluster 3 Running
 assert_eq "plain-cluster gates" "" "$(kc get pods -n "$NS" -l ray.io/cluster=plain-cluster -o jsonpath='{.items[*].spec.schedulingGates}')"
-assert_eq "plain-cluster annotations" "" "$(jp raycluster plain-cluster '{.metadata.annotations.raygate\.io/min-member}')"
+assert_eq "plain-cluster annotations" "" "$(jp rayclusters.ray.io plain-cluster '{.metadata.annotations.raygate\.io/min-member}')"
 
 # --- The manifests are valid for the apiserver.
 kc create namespace raygate-system --dry-run=client -o yaml | kc apply -f - >/dev/null
