@@ -26,7 +26,7 @@ sample_job() {
 }
 # cluster_of JOB: the name of the RayCluster KubeRay made for the RayJob (empty until then)
 cluster_of() {
-	kc get rayclusters -n "$NS" -l "ray.io/originated-from-cr-name=$1,ray.io/originated-from-crd=RayJob" \
+	kc get rayclusters.ray.io -n "$NS" -l "ray.io/originated-from-cr-name=$1,ray.io/originated-from-crd=RayJob" \
 		-o jsonpath='{.items[*].metadata.name}'
 }
 has_cluster() { [[ -n "$(cluster_of "$1")" ]]; }
@@ -64,7 +64,7 @@ all_or_none_watch "$CA" 3 90 || fail "$CA (job-a's cluster) was not admitted who
 pass "job-a's cluster $CA admitted whole"
 eventually 60 "$CA's 3 pods Running" pods_are "$CA" 3 Running
 eventually 60 "job-a's submitter created and bound once $CA is Ready" submitter_bound job-a
-admitted_at="$(kc get raycluster -n "$NS" "$CA" -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')"
+admitted_at="$(kc get rayclusters.ray.io -n "$NS" "$CA" -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')"
 created="$(submitter job-a | awk 'NR == 1 {print $3}')"
 [[ -n "$admitted_at" && ! "$created" < "$admitted_at" ]] ||
 	fail "job-a's submitter was created at $created, before its cluster's admission at $admitted_at"
