@@ -12,10 +12,12 @@ trap 'restore_webhook; e2e_teardown' EXIT
 Q="whdown-$RANDOM"
 make_queue "$Q" 8 16Gi
 
-# Every webhook (RayClusters, pods, the legacy operator's pods), as registered on this apiserver, fails closed.
-assert_eq "failurePolicy of the registered webhooks" "Fail Fail Fail" \
+# Every webhook (RayClusters, RayJobs, pods, the legacy operator's pods), as registered on this apiserver, fails closed.
+all_fail="$(kc create --dry-run=client -o json -f "$ROOT/manifests/webhook-configuration.yaml" | jq -r '[.webhooks[] | "Fail"] | join(" ")')"
+[[ "$all_fail" == "Fail Fail"* ]] || fail "manifests/webhook-configuration.yaml: fewer than two webhooks"
+assert_eq "failurePolicy of the registered webhooks" "$all_fail" \
 	"$(kc get mutatingwebhookconfiguration raygate -o jsonpath='{.webhooks[*].failurePolicy}')"
-assert_eq "failurePolicy in manifests/" "Fail Fail Fail" \
+assert_eq "failurePolicy in manifests/" "$all_fail" \
 	"$(kc create --dry-run=client -o jsonpath='{.webhooks[*].failurePolicy}' -f "$ROOT/manifests/webhook-configuration.yaml")"
 inv_start
 
