@@ -18,7 +18,7 @@ sample_job() {
 		"$ROOT/samples/rayjob-sample.yaml" | kc apply -n "$NS" -f - >/dev/null
 }
 cluster_of() {
-	kc get rayclusters -n "$NS" -l "ray.io/originated-from-cr-name=$1,ray.io/originated-from-crd=RayJob" \
+	kc get rayclusters.ray.io -n "$NS" -l "ray.io/originated-from-cr-name=$1,ray.io/originated-from-crd=RayJob" \
 		-o jsonpath='{.items[*].metadata.name}'
 }
 has_cluster() { [[ -n "$(cluster_of "$1")" ]]; }
