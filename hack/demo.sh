@@ -112,7 +112,7 @@ narrate "The webhook sized the RayJob: minMember 3 (the submitter starts only on
 printf '\033[36m$ %s\033[0m\n' "kubectl get rayjob rayjob-sample -o json | jq .metadata.annotations"
 kubectl get rayjob -n "$NS" rayjob-sample -o json |
 	jq '.metadata.annotations | with_entries(select(.key | startswith("raygate.io/") or startswith("scheduling.k8s.io/")))'
-rayjob_cluster() { kubectl get rayclusters -n "$NS" -l ray.io/originated-from-cr-name=rayjob-sample -o jsonpath='{.items[*].metadata.name}'; }
+rayjob_cluster() { kubectl get rayclusters.ray.io -n "$NS" -l ray.io/originated-from-cr-name=rayjob-sample -o jsonpath='{.items[*].metadata.name}'; }
 has_rayjob_cluster() { [[ -n "$(rayjob_cluster)" ]]; }
 wait_until 30 "KubeRay's RayCluster for rayjob-sample" has_rayjob_cluster
 job_cluster="$(rayjob_cluster)"
@@ -122,7 +122,7 @@ wait_pg ray-rayjob-sample-pg Pending
 show kubectl get pods -n "$NS" -l ray.io/cluster="$job_cluster" -o wide
 show kubectl get podgroup -n "$NS" ray-rayjob-sample-pg -o yaml
 narrate "Delete test-cluster-1: the job's cluster is admitted whole, and once it is Ready KubeRay starts the submitter, whose share the queue already holds"
-show kubectl delete raycluster -n "$NS" test-cluster-1
+show kubectl delete rayclusters.ray.io -n "$NS" test-cluster-1
 wait_pods "$job_cluster" 3 Running
 submitter_pod() { [[ -n "$(kubectl get pods -n "$NS" -l batch.kubernetes.io/job-name=rayjob-sample -o name)" ]]; }
 wait_until 60 "rayjob-sample's submitter pod" submitter_pod

@@ -15,7 +15,7 @@ for m in SidecarMode HTTPMode; do
 		-e "s/^spec:/spec:\n  submissionMode: $m/" "$ROOT/samples/rayjob-sample.yaml" | kc apply -n "$NS" -f - >/dev/null
 done
 cluster_of() {
-	kc get rayclusters -n "$NS" -l "ray.io/originated-from-cr-name=$1" -o jsonpath='{.items[*].metadata.name}'
+	kc get rayclusters.ray.io -n "$NS" -l "ray.io/originated-from-cr-name=$1" -o jsonpath='{.items[*].metadata.name}'
 }
 has_cluster() { [[ -n "$(cluster_of "$1")" ]]; }
 is() { [[ "$("${@:1:$#-1}")" == "${!#}" ]]; } # is CMD... EXPECTED
@@ -26,7 +26,7 @@ eventually 30 "KubeRay created job-httpmode's RayCluster" has_cluster job-httpmo
 CS="$(cluster_of job-sidecarmode)"
 CH="$(cluster_of job-httpmode)"
 assert_eq "$CS's head containers (KubeRay's sidecar submitter)" "ray-head,ray-job-submitter" \
-	"$(kc get raycluster -n "$NS" "$CS" -o json | jq -r '.spec.headGroupSpec.template.spec.containers | map(.name) | join(",")')"
+	"$(kc get rayclusters.ray.io -n "$NS" "$CS" -o json | jq -r '.spec.headGroupSpec.template.spec.containers | map(.name) | join(",")')"
 all_or_none_watch "$CS" 3 90 || fail "$CS was not admitted whole"
 all_or_none_watch "$CH" 3 90 || fail "$CH was not admitted whole"
 pass "both clusters admitted whole"

@@ -42,16 +42,16 @@ kc apply -n "$NS" -f - >/dev/null <<-YAML
 	          - {name: ray-worker, image: "rayproject/ray:2.46.0", resources: {requests: {cpu: "1", memory: 1Gi}}}
 YAML
 svc_cluster() {
-	kc get rayclusters -n "$NS" -l "ray.io/originated-from-cr-name=svc,ray.io/originated-from-crd=RayService" \
+	kc get rayclusters.ray.io -n "$NS" -l "ray.io/originated-from-cr-name=svc,ray.io/originated-from-crd=RayService" \
 		-o jsonpath='{.items[*].metadata.name}'
 }
 has_cluster() { [[ -n "$(svc_cluster)" ]]; }
 eventually 60 "KubeRay created the RayService's RayCluster" has_cluster
 C="$(svc_cluster)"
 assert_eq "$C's queue label (copied from the RayService)" "$Q" \
-	"$(kc get raycluster -n "$NS" "$C" -o jsonpath='{.metadata.labels.volcano\.sh/queue-name}')"
+	"$(kc get rayclusters.ray.io -n "$NS" "$C" -o jsonpath='{.metadata.labels.volcano\.sh/queue-name}')"
 assert_eq "$C sized by the webhook as a RayCluster" '3 {"cpu":"3","memory":"4Gi"}' \
-	"$(kc get raycluster -n "$NS" "$C" -o json | jq -r '.metadata.annotations | "\(.["raygate.io/min-member"]) \(.["raygate.io/min-resources"])"')"
+	"$(kc get rayclusters.ray.io -n "$NS" "$C" -o json | jq -r '.metadata.annotations | "\(.["raygate.io/min-member"]) \(.["raygate.io/min-resources"])"')"
 all_or_none_watch "$C" 3 90 || fail "the RayService's cluster $C was not admitted whole"
 pass "the RayService's cluster $C gated and admitted whole"
 eventually 60 "$C's 3 pods Running" pods_are "$C" 3 Running
