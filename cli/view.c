@@ -148,16 +148,29 @@ static int pod_live(const json_t *pod)
     return phase == NULL || (strcmp(phase, "Succeeded") != 0 && strcmp(phase, "Failed") != 0);
 }
 
-/* The pods of gang ns/pg: bound (live, on a node) and the highest spec.priority (*prio, *has_prio). */
-static long long count_pods(const json_t *pods, const char *ns, const char *pg, long long *prio, int *has_prio)
+/* Whether a pod is one of a Ray cluster's (KubeRay's or the legacy operator's), not e.g. a RayJob's submitter. */
+static int ray_node(const json_t *pod)
 {
-    size_t i;
-    const json_t *pod;
+    const json_t *labels = json_object_get(meta(pod), "labels");
+    return str(labels, "ray.io/cluster") != NULL || str(labels, "ray-cluster-name") != NULL;
+}
+
+/*
+ * The Ray pods of gang ns with group name in groups (borrowed strings: the
+ * PodGroup's, and a RayJob's clusters' "ray-<cluster>-pg"): bound (live, on a
+ * node) and the highest spec.priority (*prio, *has_prio).
+ */
+static long long count_pods(const json_t *pods, const char *ns, const json_t *groups, long long *prio, int *has_prio)
+{
+    size_t i, k;
+    const json_t *pod, *g;
     long long bound = 0;
     json_array_foreach(pods, i, pod)
     {
         const char *pns = str(meta(pod), "namespace"), *group = annotation(pod, VIEW_ANNOTATION_GROUP);
-        if (pns == NULL || group == NULL || strcmp(pns, ns) != 0 || strcmp(group, pg) != 0 || !pod_live(pod))
+        int ours = 0;
+        json_array_foreach(groups, k, g) ours |= group != NULL && strcmp(group, json_string_value(g)) == 0;
+        if (pns == NULL || !ours || strcmp(pns, ns) != 0 || !pod_live(pod) || !ray_node(pod))
             continue;
         const json_t *spec = json_object_get(pod, "spec");
         const char *node = str(spec, "nodeName");
@@ -292,7 +305,26 @@ static void set_priority(json_t *row, const json_t *snapshot, const char *class_
         json_object_set_new(row, "priority", json_null());
 }
 
-static void set_pods(json_t *row, const json_t *snapshot, const json_t *pg, const char *ns, const char *pgname)
+/* The RayClusters (borrowed) a RayJob with uid made, newest first, into a new array; their "ray-<name>-pg" into groups. */
+static json_t *job_clusters(const json_t *snapshot, const char *ns, const char *uid, json_t *groups)
+{
+    json_t *out = json_array();
+    size_t i;
+    const json_t *o;
+    json_array_foreach(array_of(snapshot, "owners"), i, o)
+    {
+        const json_t *ref = controller_ref(o);
+        const char *kind = str(ref, "kind"), *ouid = str(ref, "uid"), *ons = str(meta(o), "namespace");
+        if (kind == NULL || ouid == NULL || uid == NULL || ons == NULL || strcmp(kind, "RayJob") != 0 || strcmp(ouid, uid) != 0 ||
+            strcmp(ons, ns) != 0)
+            continue;
+        json_array_insert(out, 0, (json_t *)o);
+        json_array_append_new(groups, json_sprintf("ray-%s-pg", str(meta(o), "name")));
+    }
+    return out;
+}
+
+static void set_pods(json_t *row, const json_t *snapshot, const json_t *pg, const char *ns, const json_t *groups)
 {
     const json_t *pods = json_object_get(snapshot, "pods");
     const json_t *spec = json_object_get(pg, "spec"), *status = json_object_get(pg, "status");
@@ -301,7 +333,7 @@ static void set_pods(json_t *row, const json_t *snapshot, const json_t *pg, cons
     long long bound;
     const char *counted = "bound";
     if (json_is_array(pods)) {
-        bound = count_pods(pods, ns, pgname, &prio, &has_prio);
+        bound = count_pods(pods, ns, groups, &prio, &has_prio);
     } else {
         bound = json_integer_value(json_object_get(status, "running"));
         counted = "running";
@@ -332,7 +364,9 @@ static json_t *gang_row(const json_t *snapshot, const json_t *pg, long long now)
     set_str(row, "queue", str(spec, "queue"));
     set_str(row, "priorityClassName", str(spec, "priorityClassName"));
     set_str(row, "state", state);
-    set_pods(row, snapshot, pg, ns, pgname);
+    /* A RayJob's gang: its pods and its admission are its RayClusters'. */
+    json_t *groups = json_pack("[s]", pgname), *clusters = job_clusters(snapshot, ns, str(ref, "uid"), groups);
+    set_pods(row, snapshot, pg, ns, groups);
     json_object_set_new(row, "position", json_null());
     int waits = !view_state_admitted(state) && condition_true(pg, "Unschedulable");
     set_str(row, "reason", waits ? str(unsched, "reason") : NULL);
@@ -354,7 +388,12 @@ static json_t *gang_row(const json_t *snapshot, const json_t *pg, long long now)
     set_str(row, "createdAt", created);
     long long t = view_parse_time(created);
     json_object_set_new(row, "ageSeconds", t >= 0 ? json_integer(now - t) : json_null());
-    set_str(row, "admittedAt", annotation(owner, VIEW_ANNOTATION_ADMITTED));
+    const char *at = annotation(owner, VIEW_ANNOTATION_ADMITTED);
+    for (size_t k = 0; at == NULL && k < json_array_size(clusters); k++)
+        at = annotation(json_array_get(clusters, k), VIEW_ANNOTATION_ADMITTED);
+    set_str(row, "admittedAt", at);
+    json_decref(groups);
+    json_decref(clusters);
     json_object_set_new(row, "requeueCount", json_integer(requeues));
     set_str(row, "requeueAt", annotation(owner, VIEW_ANNOTATION_REQUEUE_AT));
     return row;
