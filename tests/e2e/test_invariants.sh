@@ -49,4 +49,15 @@ eventually 20 "checker: partly-ungated" saw partly-ungated
 # and recorded a second time.
 kc annotate rayclusters.ray.io -n "$NS" c --overwrite raygate.io/admitted-at=2020-01-01T00:00:09Z >/dev/null
 eventually 20 "checker: admitted-twice" saw admitted-twice
+# The legacy operator's gangs (cluster.ray.io; its pods labelled ray-cluster-name): the head the stand-in for its
+# node provider creates (tests/e2e/legacy), ungated without admission.
+sed -e "s/^  name: example-cluster2$/  name: l/" -e "s/volcano.sh\/queue-name: .*/volcano.sh\/queue-name: $Q/" \
+	"$ROOT/tests/e2e/legacy/example-cluster2.yaml" | kc apply -n "$NS" -f - >/dev/null
+python3 "$ROOT/tests/e2e/legacy/node_provider.py" --server "https://127.0.0.1:$APISERVER_PORT" --token "$STATE/pki/admin.token" \
+	--ca "$STATE/pki/ca.crt" --namespace "$NS" --head-timeout 0 l >/dev/null || true
+lhead="$(kc get pods -n "$NS" -l ray-cluster-name=l,ray-node-type=head -o jsonpath='{.items[0].metadata.name}')"
+[[ -n "$lhead" ]] || fail "the stand-in node provider created no head for l"
+ungate "$lhead"
+legacy_seen() { grep -q "pod $NS/$lhead has no raygate.io/gang gate but RayCluster l has no" "$INV_DIR/violations"; }
+eventually 20 "checker: ungated-unadmitted for the legacy head $lhead" legacy_seen
 inv_kill
