@@ -29,7 +29,6 @@
 #include "view.h"
 #include "why.h"
 
-
 enum format { FORMAT_TABLE, FORMAT_JSON, FORMAT_YAML, FORMAT_WIDE };
 static const char *const formats[] = {"table", "json", "yaml", "wide", NULL};
 
@@ -187,6 +186,23 @@ static int parse_args(int argc, char **argv, struct args *a)
     return rc;
 }
 
+/*
+ * What the plugin tells its user on stderr, one line each: "kubectl-raygate:
+ * <message>" (prefix "kubectl-raygate") or "warning: <message>". A user's
+ * terminal, not a log: lib/log's JSON lines are for the daemons.
+ */
+static void say(const char *prefix, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void say(const char *prefix, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: ", prefix);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
 /* Prints b to stdout (and frees it); returns 0, or 1 if stdout fails. */
 static int emit(struct util_buf *b)
 {
@@ -205,7 +221,7 @@ static int print_value(const json_t *v, const struct args *a, unsigned flags,
     } else if (a->format == FORMAT_YAML) {
         if (output_yaml(&b, v) != 0) {
             util_buf_finish(&b);
-            fputs("kubectl-raygate: cannot write YAML\n", stderr);
+            say("kubectl-raygate", "cannot write YAML");
             return 1;
         }
     } else {
@@ -229,7 +245,7 @@ static int run(struct kube_client *c, const struct args *a, const char *ns, unsi
                                 .namespace_ = strcmp(a->command, "gangs") == 0 && a->all_namespaces ? NULL : ns};
     json_t *snap = fetch_snapshot(c, &scope, &err), *v = NULL, *w;
     if (snap == NULL) {
-        fprintf(stderr, "kubectl-raygate: %s\n", err.message);
+        say("kubectl-raygate", "%s", err.message);
         return 1;
     }
     long long now = (long long)time(NULL);
@@ -242,7 +258,7 @@ static int run(struct kube_client *c, const struct args *a, const char *ns, unsi
         v = json_pack("{s:o}", "items", view_gangs(snap, now, &f));
         rc = print_value(v, a, flags, output_gangs_table);
     } else if ((w = why_explain(snap, now, ns, a->name)) == NULL) {
-        fprintf(stderr, "kubectl-raygate: no gang %s in namespace %s\n", a->name, ns);
+        say("kubectl-raygate", "no gang %s in namespace %s", a->name, ns);
         rc = 1;
     } else {
         fetch_events(c, snap, ns, json_string_value(json_object_get(json_object_get(w, "gang"), "name")));
@@ -252,7 +268,7 @@ static int run(struct kube_client *c, const struct args *a, const char *ns, unsi
     }
     size_t i;
     json_t *msg;
-    json_array_foreach(json_object_get(snap, "warnings"), i, msg) fprintf(stderr, "warning: %s\n", json_string_value(msg));
+    json_array_foreach(json_object_get(snap, "warnings"), i, msg) say("warning", "%s", json_string_value(msg));
     json_decref(v);
     json_decref(snap);
     return rc;
@@ -285,14 +301,14 @@ int main(int argc, char **argv)
             path = home_config;
     }
     if (kubeconfig_load(path, a.context, &cfg, &kerr) != 0) {
-        fprintf(stderr, "kubectl-raygate: kubeconfig: %s\n", kerr.message);
+        say("kubectl-raygate", "kubeconfig: %s", kerr.message);
         free(home_config);
         return 1;
     }
     struct kube_client_options opts = {.user_agent = "kubectl-raygate/" RAYGATE_VERSION, .max_retries = 2};
     struct kube_client *c = kube_client_create(&cfg, &opts, &err);
     if (c == NULL) {
-        fprintf(stderr, "kubectl-raygate: %s\n", err.message);
+        say("kubectl-raygate", "%s", err.message);
         rc = 1;
     } else {
         const char *ns = a.namespace_ != NULL ? a.namespace_ : cfg.namespace != NULL ? cfg.namespace : "default";
