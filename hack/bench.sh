@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # raygate's benchmarks (issue 6); not part of the tests.
 #
-#   hack/bench.sh [--quick] [--parts webhook,admit,e2e] [--runs N] [--duration S]
+#   hack/bench.sh [--quick] [--parts webhook,admit,e2e,peers] [--runs N] [--duration S]
 #                 [--admit-sizes "1000 10000 100000"] [--e2e-nodes N] [--e2e-clusters N]
 #                 [--e2e-gang N] [--out DIR]
 #
@@ -20,6 +20,12 @@
 #    without it (webhook unregistered, gate stopped: what --no-raygate runs),
 #    alternating; a gang of --e2e-gang pods, time from admissible to all gates
 #    removed; the apiserver's admission webhook latency for raygate's webhooks.
+# 4. peers (only when named in --parts; issue 16): raygate, Kueue,
+#    scheduler-plugins' coscheduling and no gang system, one at a time on the
+#    same local control plane, with the same Ray workloads: the guide's
+#    walkthrough, contention, flood, one big gang, autoscaling, and their cost
+#    (hack/bench/peers/run.sh; sizes --peers-contention 50, --peers-flood 200,
+#    --peers-gang 1000; --quick: 20, 20, 100; 3 runs unless --runs says more).
 #
 # Every figure is the median of --runs runs (default 5) with min and max.
 # Results: DIR/<date>.md and .json (default bench/results; --quick runs are
@@ -45,17 +51,22 @@ E2E_CLUSTERS=200
 E2E_GANG=1000
 OUT="$ROOT/bench/results"
 QUICK=0
+PEERS_ARGS=()
+RUNS_GIVEN=0
 while (($#)); do
 	case "$1" in
 	--quick) QUICK=1; RUNS=3; DURATION=2; ADMIT_SIZES="1000 10000"; E2E_NODES=20; E2E_CLUSTERS=10; E2E_GANG=50; shift ;;
 	--parts) PARTS="$2"; shift 2 ;;
-	--runs) RUNS="$2"; shift 2 ;;
+	--runs) RUNS="$2"; RUNS_GIVEN=1; shift 2 ;;
 	--duration) DURATION="$2"; shift 2 ;;
 	--admit-sizes) ADMIT_SIZES="$2"; shift 2 ;;
 	--e2e-nodes) E2E_NODES="$2"; shift 2 ;;
 	--e2e-clusters) E2E_CLUSTERS="$2"; shift 2 ;;
 	--e2e-gang) E2E_GANG="$2"; shift 2 ;;
 	--out) OUT="$2"; shift 2 ;;
+	--peers-contention) PEERS_ARGS+=(--contention "$2"); shift 2 ;;
+	--peers-flood) PEERS_ARGS+=(--flood "$2"); shift 2 ;;
+	--peers-gang) PEERS_ARGS+=(--gang "$2"); shift 2 ;;
 	*) usage ;;
 	esac
 done
@@ -410,6 +421,19 @@ bench_e2e() {
 		jq -c -f "$here/bench/e2e_summary.jq" | save e2e
 }
 
+# ------------------------------------------------------------------ 4. peers
+
+bench_peers() {
+	# 3 runs unless --runs says more: each run is every workload on every system.
+	local quick=() runs=3
+	((QUICK)) && quick=(--quick)
+	((RUNS_GIVEN && RUNS > 3)) && runs=$RUNS
+	RAYGATE_BUILD="$BENCH_BUILD" bash "$here/bench/peers/run.sh" "${quick[@]}" "${PEERS_ARGS[@]}" --runs "$runs" \
+		--out "$WORK/part-peers.json.tmp"
+	save peers <"$WORK/part-peers.json.tmp"
+	rm -f "$WORK/part-peers.json.tmp"
+}
+
 # ------------------------------------------------------------------ report
 
 machine_json() {
@@ -444,7 +468,8 @@ main() {
 	part webhook && bench_webhook
 	part admit && bench_admit
 	part e2e && bench_e2e
-	
+	part peers && bench_peers
+
 	mkdir -p "$OUT"
 	json="$OUT/$STAMP.json"
 	jq -s --arg date "$(date -u +%Y-%m-%dT%H:%MZ)" --argjson machine "$(machine_json)" --argjson versions "$(versions_json)" \
@@ -453,7 +478,7 @@ main() {
 		{date: $date, command: $command, runs: $runs, machine: ($machine + (if $note != "" then {note: $note} else {} end)),
 		 versions: $versions} + $parts' \
 		<(for f in "$WORK"/part-*.json; do jq -c --arg k "$(basename "$f" .json | sed 's/^part-//')" '{($k): .}' "$f"; done) >"$json"
-	report_md "$json" >"$OUT/$STAMP.md"
+	{ report_md "$json"; jq -r -f "$here/bench/peers/report.jq" "$json"; } >"$OUT/$STAMP.md"
 	cat "$OUT/$STAMP.md"
 	say "results: $json and $OUT/$STAMP.md"
 }

@@ -3,6 +3,12 @@
 # modules into ${RAYGATE_CACHE:-$HOME/.cache/raygate}/<name>-<version>/bin,
 # skipping what is already built. Go is used here only for these upstream
 # programs; raygate itself is C.
+#
+#   hack/build-upstream.sh [--peers kueue,coscheduling]
+#
+# --peers also builds the gang systems raygate is compared with (hack/bench.sh
+# --parts peers): Kueue's manager, and scheduler-plugins' scheduler (with the
+# Coscheduling plugin) and PodGroup controller.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$here/versions.sh"
@@ -71,6 +77,52 @@ build_helm() {
 	GOBIN="$HELM_BIN" go install -trimpath -ldflags "$ld" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
 }
 
+# build_wrapped NAME VERSION BINDIR WRAPPER LDFLAGS PACKAGE...: builds
+# PACKAGEs from the wrapper module hack/WRAPPER into BINDIR, named by their last
+# path element.
+build_wrapped() {
+	local name="$1" version="$2" bin="$3" wrapper="$here/$4" ld="$5" p missing=()
+	shift 5
+	for p in "$@"; do [[ -x "$bin/$(basename "$p")" ]] || missing+=("$p"); done
+	if ((${#missing[@]} == 0)); then log "$name $version: cached"; return; fi
+	log "$name $version: building ${missing[*]##*/}"
+	grep -q " $version\$" "$wrapper/go.mod" || { log "hack/$4/go.mod does not require $version"; exit 1; }
+	local tmp="$bin.tmp"
+	rm -rf "$tmp"; mkdir -p "$tmp" "$bin"
+	(cd "$wrapper" && nice -n 10 go build -mod=mod -trimpath -ldflags "-s -w $ld" -o "$tmp/" "${missing[@]}")
+	mv "$tmp"/* "$bin/"; rmdir "$tmp"
+}
+
+build_peers() {
+	local peer
+	for peer in ${1//,/ }; do
+		case "$peer" in
+		kueue)
+			build_wrapped kueue "$KUEUE_VERSION" "$KUEUE_BIN" upstream-peers-kueue \
+				"-X sigs.k8s.io/kueue/pkg/version.GitVersion=$KUEUE_VERSION" sigs.k8s.io/kueue/cmd/kueue
+			[[ -d "$(kueue_module_dir)/config/components/crd/bases" ]] || { log "Kueue's CRDs not found in $(kueue_module_dir)"; exit 1; }
+			;;
+		coscheduling)
+			# Built against the control plane's Kubernetes (the wrapper pins it), not the v1.33.5 of the release.
+			build_wrapped scheduler-plugins "$SCHEDPLUGINS_VERSION" "$SCHEDPLUGINS_BIN" upstream-peers-coscheduling \
+				"-X k8s.io/component-base/version.gitVersion=$SCHEDPLUGINS_VERSION" \
+				sigs.k8s.io/scheduler-plugins/cmd/scheduler sigs.k8s.io/scheduler-plugins/cmd/controller
+			[[ -f "$(schedplugins_module_dir)/manifests/coscheduling/crd.yaml" ]] || { log "the PodGroup CRD not found in $(schedplugins_module_dir)"; exit 1; }
+			;;
+		*) log "--peers takes kueue and/or coscheduling, not '$peer'"; exit 2 ;;
+		esac
+	done
+}
+
+PEERS=""
+while (($#)); do
+	case "$1" in
+	--peers) PEERS="${2:-}"; shift 2 || { log "--peers takes a list"; exit 2; } ;;
+	--peers=*) PEERS="${1#*=}"; shift ;;
+	*) log "unknown argument '$1' (usage: hack/build-upstream.sh [--peers kueue,coscheduling])"; exit 2 ;;
+	esac
+done
+
 build_k8s
 build_helm
 go_install kwok "$KWOK_VERSION" "$KWOK_BIN" sigs.k8s.io/kwok/cmd/kwok
@@ -80,4 +132,5 @@ if [[ ! -d "$(kuberay_crd_dir)" ]]; then
 	(cd /tmp && GOFLAGS=-mod=mod go mod download "github.com/ray-project/kuberay/ray-operator@$KUBERAY_VERSION")
 fi
 [[ -d "$(kuberay_crd_dir)" ]] || { log "KubeRay CRDs not found in $(kuberay_crd_dir)"; exit 1; }
+[[ -z "$PEERS" ]] || build_peers "$PEERS"
 log "all upstream programs present"

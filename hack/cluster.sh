@@ -4,11 +4,17 @@
 # fake nodes, the KubeRay operator, and (unless --no-raygate) raygate's webhook
 # and gate controller from build/.
 #
-#   hack/cluster.sh up [--nodes N] [--node-capacity cpu=8,memory=32Gi[,nvidia.com/gpu=2,...]] [--no-raygate]
-#                      [--real-node]
+#   hack/cluster.sh up [--nodes N] [--node-capacity cpu=8,memory=32Gi[,nvidia.com/gpu=2,...]]
+#                      [--gang raygate|kueue|coscheduling|none] [--no-raygate] [--real-node]
 #     --real-node adds a real node (containerd, kubelet, kube-proxy; hack/real-node.sh)
 #     and installs raygate in-cluster from its image (kubectl apply -k
 #     hack/real-node-overlay) instead of starting the host binaries.
+#     --gang picks the one gang system (default raygate; --no-raygate = --gang none).
+#     kueue: Kueue's manager (RayCluster and RayJob integrations, webhooks on
+#     127.0.0.1) and its CRDs; coscheduling: scheduler-plugins' scheduler, with
+#     the Coscheduling plugin, in place of kube-scheduler, its PodGroup CRD, and
+#     KubeRay started with --batch-scheduler=scheduler-plugins. Both are peers
+#     built by hack/build-upstream.sh for hack/bench.sh --parts peers.
 #   hack/cluster.sh down | status | env
 #   hack/cluster.sh add-node NAME [--node-capacity ...] [--label k=v]...   (used by tests)
 #   hack/cluster.sh restart COMPONENT [EXTRA-ARG...] | stop COMPONENT [SIGNAL] (used by tests)
@@ -231,26 +237,36 @@ start_raygate() {
 	start_gate
 }
 
+# ---------------------------------------------------------------- peers
+# The gang systems raygate is compared with (hack/bench.sh --parts peers).
+. "$here/bench/peers/gang.sh"
+
 # ---------------------------------------------------------------- up
 cmd_up() {
-	local nodes=4 capacity="cpu=8,memory=32Gi" raygate=1 real_node=0
+	local nodes=4 capacity="cpu=8,memory=32Gi" gang=raygate real_node=0
 	while (($#)); do
 		case "$1" in
 		--nodes) nodes="$2"; shift 2 ;;
 		--nodes=*) nodes="${1#*=}"; shift ;;
 		--node-capacity) capacity="$2"; shift 2 ;;
 		--node-capacity=*) capacity="${1#*=}"; shift ;;
-		--no-raygate) raygate=0; shift ;;
+		--no-raygate) gang=none; shift ;;
+		--gang) gang="${2:-}"; shift 2 || usage ;;
+		--gang=*) gang="${1#*=}"; shift ;;
 		--real-node) real_node=1; shift ;;
 		*) usage ;;
 		esac
 	done
 	[[ "$nodes" =~ ^[0-9]+$ ]] || die "--nodes takes a number"
+	case "$gang" in raygate | kueue | coscheduling | none) ;; *) say "--gang takes raygate, kueue, coscheduling or none, not '$gang'"; exit 2 ;; esac
 	local t0=$SECONDS
+	local peer_build=()
+	[[ "$gang" == kueue || "$gang" == coscheduling ]] && peer_build=(--peers "$gang")
 	# Quiet when everything is built; on a new machine it shows the build (several minutes, once).
-	bash "$here/build-upstream.sh" 2>&1 | sed -u '/: cached$/d; /^build-upstream: all upstream programs present$/d' >&2
+	bash "$here/build-upstream.sh" "${peer_build[@]}" 2>&1 | sed -u '/: cached$/d; /^build-upstream: all upstream programs present$/d' >&2
 	command -v etcd >/dev/null || die "etcd not found: run hack/deps.sh"
 	mkdir -p "$STATE" "$PIDS" "$LOGS"
+	echo "$gang" >"$STATE/gang"
 	make_pki
 	write_kubeconfig
 	local api_extra=()
@@ -289,6 +305,7 @@ cmd_up() {
 	# The legacy Ray operator's RayCluster (cluster.ray.io), for raygate's tests of it: from here on
 	# `kubectl get raycluster` is ambiguous, say rayclusters.ray.io or rayclusters.cluster.ray.io.
 	kc apply --server-side --force-conflicts -f "$ROOT/tests/e2e/legacy/cluster.ray.io_rayclusters.yaml" >/dev/null
+	peer_crds "$gang"
 	wait_until 60 "CRDs established" crds_established || die "CRDs were not established"
 
 	start kube-controller-manager "$K8S_BIN/kube-controller-manager" \
@@ -297,9 +314,13 @@ cmd_up() {
 		--service-account-private-key-file "$PKI/sa.key" --root-ca-file "$PKI/ca.crt" \
 		--use-service-account-credentials=false \
 		--kube-api-qps 500 --kube-api-burst 1000 --concurrent-gc-syncs 50 --profiling=false --v 1
-	start kube-scheduler "$K8S_BIN/kube-scheduler" \
-		--kubeconfig "$KUBECONFIG" --authentication-kubeconfig "$KUBECONFIG" --authorization-kubeconfig "$KUBECONFIG" \
-		--bind-address 127.0.0.1 --secure-port "$SCHED_PORT" --leader-elect=false --profiling=false --v 1
+	if [[ "$gang" == coscheduling ]]; then
+		start_coscheduling_scheduler
+	else
+		start kube-scheduler "$K8S_BIN/kube-scheduler" \
+			--kubeconfig "$KUBECONFIG" --authentication-kubeconfig "$KUBECONFIG" --authorization-kubeconfig "$KUBECONFIG" \
+			--bind-address 127.0.0.1 --secure-port "$SCHED_PORT" --leader-elect=false --profiling=false --v 1
+	fi
 	start kwok "$KWOK_BIN/kwok" --kubeconfig "$KUBECONFIG" \
 		--manage-all-nodes=false --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
 		--node-ip 127.0.0.1 --node-lease-duration-seconds 40 --cidr 10.244.0.1/16 \
@@ -309,7 +330,7 @@ cmd_up() {
 	start kuberay-operator "$KUBERAY_BIN/ray-operator" \
 		--kubeconfig "$KUBECONFIG" \
 		--metrics-addr "127.0.0.1:$KUBERAY_METRICS_PORT" --health-probe-bind-address "127.0.0.1:$KUBERAY_HEALTH_PORT" \
-		--enable-leader-election=false --enable-batch-scheduler=false
+		--enable-leader-election=false $(kuberay_batch_flag "$gang")
 
 	local i
 	for ((i = 0; i < nodes; i++)); do add_node "kwok-node-$i" "$capacity"; done
@@ -326,12 +347,15 @@ cmd_up() {
 		{ tail -30 "$LOGS/kuberay-operator.log"; die "the KubeRay operator is not ready"; }
 
 	if ((real_node)); then real_node_start; fi
-	if ((raygate && real_node)); then
+	if [[ "$gang" == raygate ]] && ((real_node)); then
 		real_node_install_raygate
-	elif ((raygate)); then
-		start_raygate
+	else
+		case "$gang" in
+		raygate) start_raygate ;;
+		kueue) start_kueue ;;
+		esac
 	fi
-	say "cluster up in $((SECONDS - t0))s: $nodes nodes ($capacity); export KUBECONFIG=$KUBECONFIG"
+	say "cluster up in $((SECONDS - t0))s: $nodes nodes ($capacity), gang system $gang; export KUBECONFIG=$KUBECONFIG"
 }
 
 crds_established() {

@@ -13,3 +13,12 @@ HELM_BIN="$RAYGATE_CACHE/helm-$HELM_VERSION/bin"
 kuberay_crd_dir() {
 	echo "$(go env GOMODCACHE)/github.com/ray-project/kuberay/ray-operator@$KUBERAY_VERSION/config/crd/bases"
 }
+# Peers raygate is compared with (hack/bench.sh --parts peers), built only by
+# hack/build-upstream.sh --peers (hack/cluster.sh up --gang kueue|coscheduling).
+KUEUE_VERSION=v0.13.10
+SCHEDPLUGINS_VERSION=v0.33.5
+KUEUE_BIN="$RAYGATE_CACHE/kueue-$KUEUE_VERSION/bin"
+SCHEDPLUGINS_BIN="$RAYGATE_CACHE/scheduler-plugins-$SCHEDPLUGINS_VERSION/bin"
+# Their modules in the Go module cache (CRDs, webhook manifests, scheduler configuration).
+kueue_module_dir() { echo "$(go env GOMODCACHE)/sigs.k8s.io/kueue@$KUEUE_VERSION"; }
+schedplugins_module_dir() { echo "$(go env GOMODCACHE)/sigs.k8s.io/scheduler-plugins@$SCHEDPLUGINS_VERSION"; }

@@ -1,0 +1,58 @@
+# The peers part's JSON from hack/bench/peers/run.sh's result lines
+# ({system, run, workload, load, result}, slurped): medians with min and max
+# per system, and every run's result.
+def st: map(select(. != null)) | sort as $s | ($s | length) as $n |
+	if $n == 0 then null else
+	{median: (if $n % 2 == 1 then $s[($n - 1) / 2] else ($s[$n / 2 - 1] + $s[$n / 2]) / 2 end),
+	 min: $s[0], max: $s[-1], n: $n} end;
+def ok: map(select(.result.error == null));
+def of($w): map(select(.workload == $w));
+
+. as $all |
+($systems | split(" ")) as $sys |
+{
+	setup: {nodes: $nodes, node_capacity: $cap, runs: $runs, quick: ($quick == 1), contention_clusters: $contention,
+	        contention_seed: $seed, flood_clusters: $flood, flood_pods_per_cluster: 10, gang_pods: $gang, systems: $sys},
+	versions: {kueue: $kueue, scheduler_plugins: $sp,
+	           volcano: "not run: the Go module proxy refuses volcano.sh/volcano here"},
+	by_system: ($sys | map(. as $s | {key: $s, value: ($all | map(select(.system == $s)) | {
+		load: map(.load),
+		errors: map(select(.result.error != null) | {workload, run, error: .result.error}),
+		walkthrough: (of("walkthrough") | ok | .[0].result // null),
+		autoscaling: (of("autoscaling") | ok | .[0].result // null),
+		contention: (of("contention") | ok | map(.result) | if length == 0 then null else {
+			pods: .[0].pods, ask_cpu: .[0].ask_cpu, node_cpu: .[0].node_cpu, ask_over_nodes: .[0].ask_over_nodes,
+			settled_s: map(.settled_s) | st, settled_runs: map(select(.settled)) | length,
+			full_end: map(.full_end) | st, partial_end: map(.partial_end) | st, partial_max: map(.partial_max) | st,
+			partial_cluster_s: map(.partial_cluster_s) | st, pending_end: map(.pending_end) | st,
+			useful_cpu_share: map(.useful_cpu_share) | st, cpu_in_partial_clusters: map(.cpu_in_partial_clusters) | st,
+			scheduler_attempts_per_pod: map(.cost.scheduler_attempts_per_pod) | st,
+			gang_cpu_s: map(.cost.gang_cpu_s) | st} end),
+		flood: (of("flood") | ok | map(.result) | if length == 0 then null else {
+			pods: (.[0].clusters * .[0].pods_per_cluster),
+			all_bound_s: map(.all_bound_s) | st, partial_max: map(.partial_max) | st,
+			requests_per_pod: (map(.cost.apiserver_requests_per_pod) | (map(keys) | add | unique) as $verbs |
+				. as $c | reduce $verbs[] as $v ({}; .[$v] = ($c | map(.[$v] // 0) | st))),
+			mutations_per_pod: map(.cost.apiserver_mutations_per_pod) | st,
+			etcd_writes_per_pod: map(.cost.etcd_writes_per_pod) | st,
+			gang_cpu_s: map(.cost.gang_cpu_s) | st, gang_hwm_kb: map(.cost.gang_hwm_kb) | st,
+			procs_cpu_s: (map(.cost.procs) | (map(keys) | add | unique) as $ps | . as $c |
+				reduce $ps[] as $p ({}; .[$p] = ($c | map(.[$p].cpu_s) | st))),
+			scheduler_attempts_per_pod: map(.cost.scheduler_attempts_per_pod) | st} end),
+		gang: (of("gang") | ok | map(.result) | if length == 0 then null else {
+			pods: .[0].pods,
+			admissible_to_all_bound_s: map(.admissible_to_all_bound_s) | st,
+			created_to_all_bound_s: map(.created_to_all_bound_s) | st,
+			gang_cpu_s: map(.cost.gang_cpu_s) | st,
+			scheduler_attempts_per_pod: map(.cost.scheduler_attempts_per_pod) | st} end)
+	})}) | from_entries),
+	runs: ($all | map(del(.result.samples?))),
+	contention_samples: ($all | of("contention") | ok | map({system, run, samples: .result.samples}))
+} |
+# Ratios to no gang system, of medians measured in this run.
+.by_system.none as $none |
+.ratios = (.by_system | with_entries(select(.key != "none") | .value |= {
+	flood_all_bound: (if .flood and $none.flood then .flood.all_bound_s.median / $none.flood.all_bound_s.median else null end),
+	gang_created_to_all_bound: (if .gang and $none.gang then .gang.created_to_all_bound_s.median / $none.gang.created_to_all_bound_s.median else null end),
+	gang_admissible_to_all_bound: (if .gang and $none.gang then .gang.admissible_to_all_bound_s.median / $none.gang.created_to_all_bound_s.median else null end)
+}))
