@@ -30,7 +30,7 @@ select(.peers) | .peers as $p | $p.setup as $s | $p.by_system as $b | ($s.system
 ($sys[] | . as $x | $b[$x] as $v | ($p.ratios[$x] // {}) as $q |
 	"| \($x | name) | \($v.flood.all_bound_s | fig(r1)) s | \($q.flood_all_bound | r2) | \($v.gang.admissible_to_all_bound_s | fig(r1)) s | \($v.gang.created_to_all_bound_s | fig(r1)) s | \($q.gang_created_to_all_bound | r2) | \($v.flood.requests_per_pod // {} | to_entries | map(select(.value.median > 0.05)) | map("\(.key) \(.value.median | r1)") | join(", ")) | \($v.flood.mutations_per_pod | fig(r1)) | \($v.flood.etcd_writes_per_pod | fig(r1)) | \(if $x == "none" then "–" else "\($v.flood.gang_cpu_s | fig(r1)) s" end) | \(if $x == "none" then "–" else "\($v.flood.gang_hwm_kb.max // null | if . == null then "–" else (. / 1024 | r1) + " MB" end)" end) | \($v.flood.scheduler_attempts_per_pod | fig(r2)) |"),
 "",
-"CPU seconds of the other processes over the flood (median): " + ($sys | map(. as $x | $b[$x].flood.procs_cpu_s // {} | "\($x | name): " + (to_entries | map("\(.key) \(.value.median | r1)") | join(", "))) | join("; ")) + ".\n",
+"Gang system: raygate’s webhook and gate controller, Kueue’s manager, scheduler-plugins’ PodGroup controller (coscheduling’s gang logic itself runs inside the scheduler: compare kube-scheduler below). CPU seconds of the other processes over the flood (median): " + ($sys | map(. as $x | $b[$x].flood.procs_cpu_s // {} | "\($x | name): " + (to_entries | map("\(.key) \(.value.median | r1)") | join(", "))) | join("; ")) + ".\n",
 "### Autoscaling RayCluster (head with the autoscaler, workers min 1, replicas 3, max 5; queue cpu 2)\n",
 "| system | accepted | gang size used | pods bound (queue cpu 2) | after the queue grows to cpu 4 |",
 "|---|---|---|---|---|",
