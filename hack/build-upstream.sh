@@ -103,9 +103,10 @@ build_peers() {
 			[[ -d "$(kueue_module_dir)/config/components/crd/bases" ]] || { log "Kueue's CRDs not found in $(kueue_module_dir)"; exit 1; }
 			;;
 		coscheduling)
-			# Built against the control plane's Kubernetes (the wrapper pins it), not the v1.33.5 of the release.
+			# Built against the control plane's Kubernetes (the wrapper pins it), not the v1.33.5 of the
+			# release, and stamped with its version: component-base checks it (emulation version).
 			build_wrapped scheduler-plugins "$SCHEDPLUGINS_VERSION" "$SCHEDPLUGINS_BIN" upstream-peers-coscheduling \
-				"-X k8s.io/component-base/version.gitVersion=$SCHEDPLUGINS_VERSION" \
+				"-X k8s.io/component-base/version.gitVersion=$K8S_VERSION" \
 				sigs.k8s.io/scheduler-plugins/cmd/scheduler sigs.k8s.io/scheduler-plugins/cmd/controller
 			[[ -f "$(schedplugins_module_dir)/manifests/coscheduling/crd.yaml" ]] || { log "the PodGroup CRD not found in $(schedplugins_module_dir)"; exit 1; }
 			;;

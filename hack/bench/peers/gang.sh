@@ -54,7 +54,7 @@ register_kueue_webhooks() {
 	bundle="$(base64 -w0 "$PKI/ca.crt")"
 	kc create --dry-run=client -o json -f "$(kueue_module_dir)/config/components/webhook/manifests.yaml" |
 		jq -c --arg base "https://127.0.0.1:$KUEUE_WEBHOOK_PORT" --arg ca "$bundle" '
-			.items[] | .metadata.name = "kueue-" + .metadata.name |
+			(if .kind == "List" then .items[] else . end) | .metadata.name = "kueue-" + .metadata.name |
 			.webhooks |= map(select(.name | test("^[mv](raycluster|rayjob|clusterqueue|cohort|resourceflavor|workload)\\.kb\\.io$")) |
 				.clientConfig = {url: ($base + .clientConfig.service.path), caBundle: $ca})' |
 		kc apply -f - >/dev/null

@@ -397,12 +397,15 @@ def cost(before, after, pods):
 # ------------------------------------------------------------------ 1. walkthrough
 
 
-def describe(kind, ns, name, lines=4):
-    """The Events part of kubectl describe (its last lines), as one string."""
+def describe(kind, ns, name):
+    """The Events of kubectl describe: (all rows, the one that says why it waits:
+    the last Warning, else the last row)."""
     out = subprocess.run([KUBECTL, "describe", kind, "-n", ns, name], capture_output=True, text=True).stdout
-    ev = out.split("Events:", 1)[1] if "Events:" in out else out
-    rows = [l.strip() for l in ev.strip().splitlines() if l.strip() and not l.strip().startswith(("Type", "----"))]
-    return " | ".join(re.sub(r"\s{2,}", "  ", r) for r in rows[-lines:]) or "(no events)"
+    ev = out.split("Events:", 1)[1] if "Events:" in out else ""
+    rows = [re.sub(r"\s{2,}", "  ", l.strip()) for l in ev.strip().splitlines()
+            if l.strip() and not l.strip().startswith(("Type", "----", "<none>"))]
+    warn = [r for r in rows if r.startswith("Warning")]
+    return rows, (warn[-1] if warn else rows[-1] if rows else "(no events)")
 
 
 def walkthrough(args):
@@ -432,16 +435,16 @@ def walkthrough(args):
                                            "held_whole": c1["bound"] == 0 and worst_partial == 0}
     rc1 = kube.get(rc_path(ns, "test-cluster-1"))
     out["cluster1_suspended"] = bool(rc1 and rc1["spec"].get("suspend"))
-    if c1["pods"]:
-        head = next((n for n, p in w.snapshot().items() if p["cluster"] == "test-cluster-1" and "-head-" in n), None)
-        out["describe"] = {"kind": "pod", "name": head, "events": describe("pod", ns, head) if head else ""}
-    else:
-        out["describe"] = {"kind": "raycluster", "name": "test-cluster-1", "events": describe("raycluster", ns, "test-cluster-1")}
+    head = next((n for n, p in w.snapshot().items() if p["cluster"] == "test-cluster-1" and "-head-" in n), None)
+    kind, name = ("pod", head) if head else ("raycluster", "test-cluster-1")
     if GANG == "kueue":
+        # Kueue holds the RayCluster suspended (no pods): its Workload says why.
         wl = kube.get(f"/apis/kueue.x-k8s.io/v1beta1/namespaces/{ns}/workloads")
-        conds = [c.get("message", "") for item in (wl or {}).get("items", []) if "test-cluster-1" in item["metadata"]["name"]
-                 for c in item.get("status", {}).get("conditions", []) if c["type"] == "QuotaReserved"]
-        out["kueue_workload_message"] = conds[0] if conds else ""
+        items = [i for i in (wl or {}).get("items", []) if "test-cluster-1" in i["metadata"]["name"]]
+        if items and not head:
+            kind, name = "workload", items[0]["metadata"]["name"]
+    rows, why = describe(kind, ns, name)
+    out["describe"] = {"kind": kind, "name": name, "why": why, "events": rows}
     t2 = time.time()
     kube.delete(rc_path(ns, "test-cluster-0"))
     ok = wait_for(lambda: by_cluster(w.snapshot()).get("test-cluster-1", {}).get("bound", 0) == 3, 90)
