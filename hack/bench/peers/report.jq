@@ -2,7 +2,7 @@
 def r1: if . == null then "–" else (. * 10 | round / 10 | tostring) end;
 def r2: if . == null then "–" else (. * 100 | round / 100 | tostring) end;
 def k: if . == null then "–" else (. | round | tostring) end;
-def fig(f): if . == null then "–" elif .min == .max then (.median | f) else "\(.median | f) (\(.min | f)–\(.max | f))" end;
+def fig(f): if . == null then "–" elif (.min | f) == (.max | f) then (.median | f) else "\(.median | f) (\(.min | f)–\(.max | f))" end;
 def name: {raygate: "raygate", kueue: "Kueue", coscheduling: "coscheduling", none: "no gang system"}[.] // .;
 def yn: if . == null then "–" elif . then "yes" else "no" end;
 
@@ -14,11 +14,11 @@ select(.peers) | .peers as $p | $p.setup as $s | $p.by_system as $b | ($s.system
 "| system | test-cluster-0 all bound | test-cluster-1 while test-cluster-0 runs | after test-cluster-0 is deleted | what `kubectl describe` shows for test-cluster-1 |",
 "|---|---|---|---|---|",
 ($sys[] | . as $x | $b[$x].walkthrough as $w | select($w != null) |
-	"| \($x | name) | \($w.cluster0_all_bound_s | r1) s | \(if $w.cluster1_while_cluster0_runs.held_whole then "held whole: \($w.cluster1_while_cluster0_runs.pods) pods, 0 bound\(if $w.cluster1_suspended then " (RayCluster suspended)" else "" end)" else "**not held**: \($w.cluster1_while_cluster0_runs.bound) of \($w.cluster1_while_cluster0_runs.pods) pods bound" end) | \(if $w.cluster1_while_cluster0_runs.held_whole then "all bound in \($w.cluster1_all_bound_after_delete_s | r1) s" else "–" end) | \($w.describe.kind) \($w.describe.name | sub("-[a-z0-9]{5}$"; "-…")): “\($w.describe.why | gsub("\\|"; "/") | .[0:300])” |"),
+	"| \($x | name) | \($w.cluster0_all_bound_s | r1) s | \(if $w.cluster1_while_cluster0_runs.held_whole then "held whole: \($w.cluster1_while_cluster0_runs.pods) pods, 0 bound\(if $w.cluster1_suspended then " (RayCluster suspended)" else "" end)" else "**not held**: \($w.cluster1_while_cluster0_runs.bound) of \($w.cluster1_while_cluster0_runs.pods) pods bound" end) | \(if $w.cluster1_while_cluster0_runs.held_whole then "all bound in \($w.cluster1_all_bound_after_delete_s | r1) s" else "–" end) | \($w.describe.kind) \($w.describe.name | sub("-[a-z0-9]{5}$"; "-…")): \(if $w.cluster1_while_cluster0_runs.held_whole then ($w.describe.events | map(select(startswith("Warning")) | sub("^Warning +[A-Za-z]+ +[0-9a-z]+ +"; "")) | unique | if length == 0 then [$w.describe.why] else . end) else [$w.describe.events[-1] // $w.describe.why | sub("^[A-Za-z]+ +[A-Za-z]+ +[0-9a-z]+ +"; "")] end | map("“" + (gsub("\\|"; "/") | .[0:300]) + "”") | join(" / ")) |"),
 "",
 "### Contention: \($s.contention_clusters) RayClusters of seeded random shapes (seed \($s.contention_seed)) asking \($b[$sys[0]].contention.ask_over_nodes // "–")× what the nodes hold, created at once\n",
-"Sampled every second until nothing changed for a while. A cluster is *partly placed* when some but not all of its pods are bound; *useful CPU* is the share of the nodes' CPU held by fully placed clusters.\n",
-"| system | partly placed at the end | partly placed at most | partly placed cluster-seconds | fully placed at the end | useful CPU | pods Pending at the end | settled after | scheduler attempts per pod |",
+"Sampled every second until nothing changed for \(if $s.quick then 15 else 30 end) s. A cluster is *partly placed* when some but not all of its pods are bound (for a moment, also while an admitted gang's pods are being bound one by one: *at the end* is what stays); *useful CPU* is the share of the nodes' CPU held by fully placed clusters. Kueue's waiting RayClusters are suspended and have no pods.\n",
+"| system | partly placed at the end | partly placed at most | partly placed cluster-seconds | fully placed at the end | useful CPU | pods not bound at the end | settled after | scheduler attempts per pod |",
 "|---|---|---|---|---|---|---|---|---|",
 ($sys[] | . as $x | $b[$x].contention as $c | select($c != null) |
 	"| \($x | name) | \($c.partial_end | fig(k)) | \($c.partial_max | fig(k)) | \($c.partial_cluster_s | fig(k)) | \($c.full_end | fig(k)) of \($s.contention_clusters) | \($c.useful_cpu_share | fig(. * 100 | r1))% | \($c.pending_end | fig(k)) | \($c.settled_s | fig(r1)) s\(if $c.settled_runs < $c.full_end.n then " (\($c.full_end.n - $c.settled_runs) runs still changing at the limit)" else "" end) | \($c.scheduler_attempts_per_pod | fig(r2)) |"),

@@ -22,7 +22,9 @@ def of($w): map(select(.workload == $w));
 		autoscaling: (of("autoscaling") | ok | .[0].result // null),
 		contention: (of("contention") | ok | map(.result) | if length == 0 then null else {
 			pods: .[0].pods, ask_cpu: .[0].ask_cpu, node_cpu: .[0].node_cpu, ask_over_nodes: .[0].ask_over_nodes,
-			settled_s: map(.settled_s) | st, settled_runs: map(select(.settled)) | length,
+			settled_s: map(.settled_s) | st,
+			# Settled: the last sample came a quiet period after the last change (not the time limit).
+			settled_runs: map(select(if .quiet then .settled else (.samples[-1].t - .settled_s) >= ((if $quick == 1 then 15 else 30 end) - 1.5) end)) | length,
 			full_end: map(.full_end) | st, partial_end: map(.partial_end) | st, partial_max: map(.partial_max) | st,
 			partial_cluster_s: map(.partial_cluster_s) | st, pending_end: map(.pending_end) | st,
 			useful_cpu_share: map(.useful_cpu_share) | st, cpu_in_partial_clusters: map(.cpu_in_partial_clusters) | st,

@@ -504,7 +504,11 @@ def contention(args):
         key = (tuple(sorted(full)), bound)
         if key != last_key:
             last_key, last_change = key, t
-        if t - last_change >= args.quiet or t >= args.limit:
+        if t - last_change >= args.quiet:
+            settled = True
+            break
+        if t >= args.limit:
+            settled = False
             break
     end = samples[-1]
     cl = by_cluster(w.snapshot())
@@ -520,7 +524,7 @@ def contention(args):
     out = {
         "clusters": args.clusters, "seed": args.seed, "pods": pods, "ask_cpu": total_cpu, "node_cpu": node_cpu,
         "ask_over_nodes": round(total_cpu / node_cpu, 2), "create_s": round(created_s, 2),
-        "settled_s": round(last_change, 1), "settled": end["t"] - last_change >= args.quiet,
+        "settled_s": round(last_change, 1), "settled": settled, "quiet": args.quiet, "limit": args.limit,
         "full_end": end["full"], "partial_end": end["partial"], "partial_max": max_partial,
         "partial_cluster_s": round(partial_cluster_s, 1), "pending_end": end["pending"], "bound_end": end["bound"],
         "cpu_in_full_clusters": full_cpu, "cpu_in_partial_clusters": bound_cpu_partial,
