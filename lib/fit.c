@@ -59,6 +59,7 @@ struct fit_shape {
 
 struct fit_placed {
     uint32_t node;
+    int32_t sign; /* 1: a pod placed; -1: a bound pod's room given back (fit_release) */
     const struct cache_rl *req;
 };
 
@@ -323,6 +324,20 @@ static void take(struct fit *f, size_t i, const struct cache_rl *req, int sign)
     tree_update(f, f->nres, i);
 }
 
+/* take() and remember it, to be undone. */
+static void log_take(struct fit *f, size_t i, const struct cache_rl *req, int sign)
+{
+    if (f->nlog == f->caplog) {
+        f->caplog = f->caplog ? f->caplog * 2 : 64;
+        f->log = util_realloc(f->log, f->caplog * sizeof(*f->log));
+    }
+    f->log[f->nlog].node = (uint32_t)i;
+    f->log[f->nlog].sign = sign;
+    f->log[f->nlog].req = req;
+    f->nlog++;
+    take(f, i, req, sign);
+}
+
 static struct fit_shape *shape_get(struct fit *f, const struct cache_pod *pod)
 {
     for (size_t i = 0; i < f->nshapes; i++) {
@@ -513,7 +528,7 @@ size_t fit_place(struct fit *f, struct cache_pod **pods, size_t n, char **why)
             char *tentative_why = tentative ? describe_no_fit(f, pods[i]) : NULL;
             while (f->nlog > mark) {
                 f->nlog--;
-                take(f, f->log[f->nlog].node, f->log[f->nlog].req, -1);
+                take(f, f->log[f->nlog].node, f->log[f->nlog].req, -f->log[f->nlog].sign);
             }
             if (!tentative) {
                 if (!s->failed || s->stamp != f->commits) {
@@ -530,14 +545,7 @@ size_t fit_place(struct fit *f, struct cache_pod **pods, size_t n, char **why)
         }
         if (!tentative)
             s->start = at;
-        if (f->nlog == f->caplog) {
-            f->caplog = f->caplog ? f->caplog * 2 : 64;
-            f->log = util_realloc(f->log, f->caplog * sizeof(*f->log));
-        }
-        f->log[f->nlog].node = (uint32_t)at;
-        f->log[f->nlog].req = pods[i]->request;
-        f->nlog++;
-        take(f, at, pods[i]->request, 1);
+        log_take(f, at, pods[i]->request, 1);
     }
     return n;
 }
@@ -593,6 +601,62 @@ void fit_reserve(struct fit *f, struct cache_pod *pod)
     if (fit_place(f, one, 1, &why) == 1)
         fit_commit(f);
     free(why);
+}
+
+size_t fit_mark(const struct fit *f)
+{
+    return f->nlog;
+}
+
+/* The pass's index of node n, or SIZE_MAX when n is not one of its nodes. */
+static size_t node_index(const struct fit *f, const struct cache_node *n)
+{
+    size_t lo = 0, hi = f->nn;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int r = strcmp(f->nodes[mid]->name, n->name);
+        if (r == 0)
+            return f->nodes[mid] == n ? mid : SIZE_MAX;
+        if (r < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return SIZE_MAX;
+}
+
+/* Free room grew: what the shapes and the memo remember of a smaller room no longer holds. */
+static void forget_failures(struct fit *f)
+{
+    for (size_t i = 0; i < f->nshapes; i++) {
+        f->shapes[i].start = 0;
+        f->shapes[i].failed = 0;
+    }
+    f->commits++; /* the memo and the shapes' messages were written for another room */
+}
+
+int fit_release(struct fit *f, const struct cache_pod *pod)
+{
+    if (pod->counted == NULL)
+        return 0;
+    size_t i = node_index(f, pod->counted);
+    if (i == SIZE_MAX)
+        return 0;
+    log_take(f, i, pod->request, -1);
+    forget_failures(f);
+    return 1;
+}
+
+void fit_undo(struct fit *f, size_t mark)
+{
+    int released = 0;
+    while (f->nlog > mark) {
+        f->nlog--;
+        released |= f->log[f->nlog].sign < 0;
+        take(f, f->log[f->nlog].node, f->log[f->nlog].req, -f->log[f->nlog].sign);
+    }
+    if (released)
+        f->commits++; /* messages written while the room was larger are stale */
 }
 
 /* ---- the pass ---- */

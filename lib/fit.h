@@ -58,6 +58,19 @@ size_t fit_place(struct fit *f, struct cache_pod **pods, size_t n, char **why);
  */
 size_t fit_place_gang(struct fit *f, struct cache_pod **pods, size_t n, char **why);
 
+/*
+ * Simulation (preempt.h: what if these pods were gone): fit_mark() notes
+ * where the tentative changes stand; fit_release() gives back, tentatively,
+ * the room of pod on the node it is counted on (cache_pod.counted) and
+ * returns 1, or returns 0 when that node is not one of the pass's (or the pod
+ * is counted on none); fit_undo() undoes every tentative placement and
+ * release since mark. What fit_place() remembers of failures is forgotten on
+ * a release (room grew). Never fit_commit() while releases are tentative.
+ */
+size_t fit_mark(const struct fit *f);
+int fit_release(struct fit *f, const struct cache_pod *pod);
+void fit_undo(struct fit *f, size_t mark);
+
 /* Makes the tentative placements final. */
 void fit_commit(struct fit *f);
 

@@ -3,7 +3,9 @@
  * each fixture holds nodes, pods and cases; a case is one pass (fit_begin to
  * fit_end) whose steps place pods tentatively ("place": the pods, "placed":
  * what fit_place returns, "why": its text when one does not fit), "commit",
- * "reserve" a pod, or "sort" pods larger first ("order"). "delete_nodes" are
+ * "reserve" a pod, "sort" pods larger first ("order"), "mark" the tentative
+ * changes, "release" a bound pod's room ("released": what fit_release
+ * returns) and "undo" back to the mark. "delete_nodes" are
  * deleted from the cache before the case's pass.
  */
 #include <setjmp.h>
@@ -35,6 +37,7 @@ static struct cache_pod **pods_named(const struct cache *c, const json_t *names,
 
 static void run_step(const char *where, struct cache *c, struct fit *f, const json_t *step)
 {
+    static size_t mark;
     size_t n;
     if (json_object_get(step, "place") != NULL) {
         struct cache_pod **pods = pods_named(c, json_object_get(step, "place"), &n);
@@ -54,6 +57,13 @@ static void run_step(const char *where, struct cache *c, struct fit *f, const js
         free(pods);
     } else if (json_is_true(json_object_get(step, "commit"))) {
         fit_commit(f);
+    } else if (json_is_true(json_object_get(step, "mark"))) {
+        mark = fit_mark(f);
+    } else if (json_object_get(step, "release") != NULL) {
+        int released = fit_release(f, cache_pod_get(c, "default", json_string_value(json_object_get(step, "release"))));
+        assert_int_equal(released, json_integer_value(json_object_get(step, "released")));
+    } else if (json_is_true(json_object_get(step, "undo"))) {
+        fit_undo(f, mark);
     } else if (json_object_get(step, "reserve") != NULL) {
         fit_reserve(f, cache_pod_get(c, "default", json_string_value(json_object_get(step, "reserve"))));
     } else if (json_object_get(step, "sort") != NULL) {

@@ -1,0 +1,397 @@
+#include "preempt.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quantity.h"
+#include "util.h"
+
+int preempt_policy_parse(const char *value, enum preempt_policy *out, struct error *err)
+{
+    *out = PREEMPT_POLICY_LOWER_PRIORITY;
+    if (value == NULL || strcmp(value, "LowerPriority") == 0)
+        return 0;
+    if (strcmp(value, "LowerOrNewerEqualPriority") == 0) {
+        *out = PREEMPT_POLICY_LOWER_OR_NEWER_EQUAL_PRIORITY;
+        return 0;
+    }
+    if (strcmp(value, "Never") == 0) {
+        *out = PREEMPT_POLICY_NEVER;
+        return 0;
+    }
+    error_setf(err, "%s: \"%s\" is not LowerPriority, LowerOrNewerEqualPriority or Never", PREEMPT_ANNOTATION_POLICY, value);
+    return -1;
+}
+
+const char *preempt_policy_name(enum preempt_policy policy)
+{
+    switch (policy) {
+    case PREEMPT_POLICY_LOWER_PRIORITY:
+        return "LowerPriority";
+    case PREEMPT_POLICY_LOWER_OR_NEWER_EQUAL_PRIORITY:
+        return "LowerOrNewerEqualPriority";
+    case PREEMPT_POLICY_NEVER:
+        return "Never";
+    }
+    return "";
+}
+
+const char *preempt_kind_name(enum preempt_kind kind)
+{
+    switch (kind) {
+    case PREEMPT_KIND_PREEMPT:
+        return "preempt";
+    case PREEMPT_KIND_RECLAIM:
+        return "reclaim";
+    case PREEMPT_KIND_NONE:
+        break;
+    }
+    return "";
+}
+
+int preempt_preemptable(const char *label, const char *annotation)
+{
+    /* Volcano reads the value as a boolean; "false" is what users write. */
+    return !(label != NULL && strcmp(label, "false") == 0) && !(annotation != NULL && strcmp(annotation, "false") == 0);
+}
+
+void preempt_result_init(struct preempt_result *r)
+{
+    memset(r, 0, sizeof(*r));
+}
+
+void preempt_result_finish(struct preempt_result *r)
+{
+    if (r == NULL)
+        return;
+    free(r->victims);
+    free(r->message);
+    memset(r, 0, sizeof(*r));
+}
+
+/* ---- one selection ---- */
+
+struct sel {
+    struct fit *f;
+    const struct preempt_input *in;
+    const struct preempt_preemptor *p;
+    const struct preempt_queue *q; /* the preemptor's */
+    enum preempt_kind kind;
+    size_t *cand; /* candidate gangs, in the order they are taken */
+    size_t ncand;
+    size_t *set; /* the set being tried */
+    size_t nset;
+    struct resources tmp;
+    struct error *err;
+    int failed; /* an overflow: no victims */
+};
+
+static int64_t res_value(const struct resources *r, const char *name)
+{
+    const struct quantity *q = r != NULL ? resources_get(r, name) : NULL;
+    return q != NULL ? q->value : 0;
+}
+
+/* s->tmp += r * factor; records an overflow. */
+static void add(struct sel *s, const struct resources *r, int64_t factor)
+{
+    struct resources_error rerr;
+    if (r != NULL && !s->failed && resources_add_scaled(&s->tmp, r, factor, &rerr) != 0) {
+        error_setf(s->err, "%s", rerr.message);
+        s->failed = 1;
+    }
+}
+
+/* s->tmp = queue qi's allocation without the set's victims in it. */
+static void queue_without_set(struct sel *s, size_t qi)
+{
+    resources_finish(&s->tmp);
+    add(s, s->in->queues[qi].allocated, 1);
+    for (size_t i = 0; i < s->nset; i++) {
+        const struct preempt_gang *g = &s->in->pool[s->set[i]];
+        if (g->queue == qi)
+            add(s, g->hold, -1);
+    }
+}
+
+/* Every resource limit lists holds s->tmp (listed resources only). */
+static int within(const struct sel *s, const struct resources *limit)
+{
+    for (size_t k = 0; limit != NULL && k < limit->len; k++) {
+        if (res_value(&s->tmp, limit->items[k].name) > limit->items[k].quantity.value)
+            return 0;
+    }
+    return 1;
+}
+
+/* The preemptor's queue admits it once the set is gone. */
+static int fits_queue(struct sel *s)
+{
+    queue_without_set(s, s->p->queue);
+    add(s, s->p->request, 1);
+    return !s->failed && within(s, s->q->capability);
+}
+
+/* Reclaim leaves every victim queue at or above its deserved in each deserved resource its victims hold. */
+static int keeps_deserved(struct sel *s)
+{
+    for (size_t i = 0; i < s->nset; i++) {
+        size_t qi = s->in->pool[s->set[i]].queue;
+        const struct resources *deserved = s->in->queues[qi].deserved;
+        queue_without_set(s, qi);
+        for (size_t k = 0; deserved != NULL && k < deserved->len; k++) {
+            const char *name = deserved->items[k].name;
+            int held = 0;
+            for (size_t j = 0; j < s->nset; j++)
+                held |= s->in->pool[s->set[j]].queue == qi && res_value(s->in->pool[s->set[j]].hold, name) > 0;
+            if (held && res_value(&s->tmp, name) < deserved->items[k].quantity.value)
+                return 0;
+        }
+    }
+    return !s->failed;
+}
+
+/* The preemptor's pods fit the nodes with the room of the set's pods given back. */
+static int fits_nodes(struct sel *s)
+{
+    size_t mark = fit_mark(s->f);
+    for (size_t i = 0; i < s->nset; i++) {
+        const struct preempt_gang *g = &s->in->pool[s->set[i]];
+        for (size_t j = 0; j < g->npods; j++)
+            fit_release(s->f, g->pods[j]);
+    }
+    char *why = NULL;
+    size_t placed = fit_place(s->f, s->p->pods, s->p->npods, &why);
+    free(why);
+    fit_undo(s->f, mark);
+    return placed == s->p->npods;
+}
+
+/* The set admits the preemptor (and, for reclaim, takes no queue below its deserved). */
+static int admits(struct sel *s)
+{
+    if (s->kind == PREEMPT_KIND_RECLAIM && !keeps_deserved(s))
+        return 0;
+    return fits_queue(s) && fits_nodes(s);
+}
+
+static int policy_allows(enum preempt_policy policy, const struct preempt_preemptor *p, const struct preempt_gang *g)
+{
+    switch (policy) {
+    case PREEMPT_POLICY_LOWER_PRIORITY:
+        return g->priority < p->priority;
+    case PREEMPT_POLICY_LOWER_OR_NEWER_EQUAL_PRIORITY:
+        return g->priority < p->priority || (g->priority == p->priority && g->created_ms > p->created_ms);
+    case PREEMPT_POLICY_NEVER:
+        break;
+    }
+    return 0;
+}
+
+static int is_named(const struct preempt_gang *g, const char *ns_name)
+{
+    size_t n = strlen(g->namespace_);
+    return ns_name != NULL && strncmp(ns_name, g->namespace_, n) == 0 && ns_name[n] == '/' && strcmp(ns_name + n + 1, g->name) == 0;
+}
+
+/* Whether gang i may be a victim of the selection's kind. */
+static int candidate(const struct sel *s, size_t i)
+{
+    const struct preempt_gang *g = &s->in->pool[i];
+    const struct preempt_preemptor *p = s->p;
+    if (!g->preemptable || g->evicting || is_named(g, p->preempted_by) || g->queue >= s->in->nqueues)
+        return 0;
+    if (strcmp(g->namespace_, p->namespace_) == 0 && strcmp(g->name, p->name) == 0)
+        return 0;
+    if (!policy_allows(s->q->policy, p, g))
+        return 0;
+    if (s->kind == PREEMPT_KIND_PREEMPT)
+        return g->queue == p->queue;
+    const struct preempt_queue *vq = &s->in->queues[g->queue];
+    return g->queue != p->queue && vq->deserved != NULL && vq->reclaimable;
+}
+
+/* A candidate with its gang, for sorting. */
+struct keyed {
+    size_t index;
+    const struct preempt_gang *g;
+};
+
+/* Lowest priority first, then the most recently admitted, then namespace/name. */
+static int cmp_candidates(const void *pa, const void *pb)
+{
+    const struct preempt_gang *a = ((const struct keyed *)pa)->g, *b = ((const struct keyed *)pb)->g;
+    if (a->priority != b->priority)
+        return a->priority < b->priority ? -1 : 1;
+    if (a->admitted_ms != b->admitted_ms)
+        return a->admitted_ms > b->admitted_ms ? -1 : 1;
+    int r = strcmp(a->namespace_, b->namespace_);
+    return r != 0 ? r : strcmp(a->name, b->name);
+}
+
+static void gather(struct sel *s)
+{
+    struct keyed *ks = util_calloc(s->in->npool + 1, sizeof(*ks));
+    s->ncand = 0;
+    for (size_t i = 0; i < s->in->npool; i++) {
+        if (candidate(s, i))
+            ks[s->ncand++] = (struct keyed){i, &s->in->pool[i]};
+    }
+    qsort(ks, s->ncand, sizeof(*ks), cmp_candidates);
+    for (size_t i = 0; i < s->ncand; i++)
+        s->cand[i] = ks[i].index;
+    free(ks);
+}
+
+/* A minimal set of candidates that admits the preemptor into s->set, or nset 0. */
+static void choose(struct sel *s)
+{
+    /* One victim, the first in order that suffices. */
+    for (size_t i = 0; i < s->ncand && !s->failed; i++) {
+        s->set[0] = s->cand[i];
+        s->nset = 1;
+        if (admits(s))
+            return;
+    }
+    /* Candidates in order until it fits; a reclaim candidate that would take its queue below deserved is passed over. */
+    s->nset = 0;
+    int fits = 0;
+    for (size_t i = 0; i < s->ncand && !fits && !s->failed; i++) {
+        s->set[s->nset++] = s->cand[i];
+        if (s->kind == PREEMPT_KIND_RECLAIM && !keeps_deserved(s)) {
+            s->nset--;
+            continue;
+        }
+        fits = fits_queue(s) && fits_nodes(s);
+    }
+    if (!fits || s->failed) {
+        s->nset = 0;
+        return;
+    }
+    /* Spare, highest priority and oldest first, each victim the preemptor fits without. */
+    for (size_t k = s->nset; k-- > 0 && !s->failed;) {
+        size_t spared = s->set[k];
+        memmove(&s->set[k], &s->set[k + 1], (s->nset - k - 1) * sizeof(*s->set));
+        s->nset--;
+        if (!admits(s)) {
+            memmove(&s->set[k + 1], &s->set[k], (s->nset - k) * sizeof(*s->set));
+            s->set[k] = spared;
+            s->nset++;
+        }
+    }
+}
+
+/* "cpu 4, memory 2Gi": what of r the queue lacks (s->tmp holds its use with the preemptor), else r whole. */
+static void needed_text(struct util_buf *b, const struct sel *s, const struct resources *r, int queue_short)
+{
+    const char *sep = "";
+    for (size_t k = 0; r != NULL && k < r->len; k++) {
+        const char *name = r->items[k].name;
+        struct quantity q = r->items[k].quantity;
+        if (queue_short) {
+            const struct quantity *cap = s->q->capability != NULL ? resources_get(s->q->capability, name) : NULL;
+            int64_t over = cap != NULL ? res_value(&s->tmp, name) - cap->value : 0;
+            if (over <= 0)
+                continue;
+            q.value = over < q.value ? over : q.value;
+        }
+        char buf[QUANTITY_FORMAT_MAX];
+        quantity_format(&q, resources_unit(name), buf, sizeof(buf));
+        util_buf_printf(b, "%s%s %s", sep, name, buf);
+        sep = ", ";
+    }
+}
+
+/* out->message once victims are chosen: what the preemptor lacks without them. */
+static char *needed_message(struct sel *s)
+{
+    size_t nset = s->nset;
+    s->nset = 0;
+    int queue_short = !fits_queue(s);
+    s->nset = nset;
+    struct util_buf b = {0};
+    needed_text(&b, s, s->p->request, queue_short);
+    if (b.len == 0)
+        util_buf_printf(&b, "room for %zu pods", s->p->npods);
+    util_buf_printf(&b, " needed%s", queue_short ? "" : " on the nodes");
+    return util_buf_take(&b);
+}
+
+/* Why no selection is possible before looking at candidates, or NULL. */
+static char *precondition(const struct sel *s)
+{
+    const struct preempt_preemptor *p = s->p;
+    if (p->evictions_in_flight)
+        return util_strdup("evictions it caused are still in progress");
+    if (s->q->policy == PREEMPT_POLICY_NEVER)
+        return util_strdupf("queue %s's preemption policy is Never", s->q->name);
+    return NULL;
+}
+
+/* Whether the preemptor's queue may reclaim for it: deserved set, its allocation plus the preemptor within it. */
+static int may_reclaim(struct sel *s)
+{
+    if (s->q->deserved == NULL)
+        return 0;
+    s->nset = 0;
+    queue_without_set(s, s->p->queue);
+    add(s, s->p->request, 1);
+    return !s->failed && within(s, s->q->deserved);
+}
+
+static void finish_result(struct sel *s, struct preempt_result *out)
+{
+    out->kind = s->kind;
+    out->nvictims = s->nset;
+    out->victims = util_calloc(s->nset + 1, sizeof(*out->victims));
+    memcpy(out->victims, s->set, s->nset * sizeof(*s->set));
+    out->message = needed_message(s);
+}
+
+int preempt_select(struct fit *f, const struct preempt_input *in, struct preempt_result *out, struct error *err)
+{
+    preempt_result_finish(out);
+    const struct preempt_preemptor *p = in->preemptor;
+    if (p->queue >= in->nqueues) {
+        out->message = util_strdup("its queue is unknown");
+        return 0;
+    }
+    struct sel s = {.f = f, .in = in, .p = p, .q = &in->queues[p->queue], .err = err};
+    resources_init(&s.tmp);
+    s.cand = util_calloc(in->npool + 1, sizeof(*s.cand));
+    s.set = util_calloc(in->npool + 1, sizeof(*s.set));
+    out->message = precondition(&s);
+    if (out->message == NULL && fits_queue(&s) && fits_nodes(&s))
+        out->message = util_strdup("it fits without evicting anything");
+    static const enum preempt_kind kinds[] = {PREEMPT_KIND_PREEMPT, PREEMPT_KIND_RECLAIM};
+    size_t ncandidates = 0;
+    for (size_t k = 0; k < 2 && out->message == NULL && !s.failed; k++) {
+        s.kind = kinds[k];
+        if (s.kind == PREEMPT_KIND_RECLAIM && !may_reclaim(&s))
+            break;
+        gather(&s);
+        ncandidates += s.ncand;
+        choose(&s);
+        if (s.nset > 0 && !s.failed)
+            finish_result(&s, out);
+    }
+    if (out->message == NULL && !s.failed)
+        out->message = util_strdup(ncandidates == 0 ? "no admitted gang it may preempt or reclaim"
+                                                    : "evicting every gang it may preempt or reclaim would not admit it");
+    int rc = s.failed ? -1 : 0;
+    if (s.failed)
+        preempt_result_finish(out);
+    resources_finish(&s.tmp);
+    free(s.cand);
+    free(s.set);
+    return rc;
+}
+
+char *preempt_victim_message(const struct preempt_input *in, const struct preempt_result *r)
+{
+    const struct preempt_preemptor *p = in->preemptor;
+    return util_strdupf("%s by gang %s/%s (priority %" PRId32 ") in queue %s: %s",
+                        r->kind == PREEMPT_KIND_RECLAIM ? "reclaimed" : "preempted", p->namespace_, p->name, p->priority,
+                        p->queue < in->nqueues ? in->queues[p->queue].name : "?", r->message != NULL ? r->message : "");
+}

@@ -1,0 +1,167 @@
+/*
+ * preempt: which admitted gangs to evict so that a waiting gang is admitted
+ * whole (preemption within a queue, reclaim across queues). Whole gangs only,
+ * and only when evicting them admits the preemptor. Pure: no I/O, no threads,
+ * no clock; the node room is simulated with fit.h in the caller's pass.
+ *
+ * Within a queue (kind PREEMPT): the candidates are the admitted gangs of the
+ * preemptor's queue that the queue's policy (annotation raygate.io/preemption)
+ * lets it evict:
+ * - LowerPriority (the default): strictly lower priority;
+ * - LowerOrNewerEqualPriority (Kueue's): lower priority, or equal priority
+ *   and created after the preemptor;
+ * - Never: none.
+ *
+ * Across queues (kind RECLAIM, tried when no PREEMPT set exists), Volcano's
+ * capacity plugin's deserved shares: the preemptor's queue has spec.deserved
+ * and its allocation plus the preemptor stays within it (every resource
+ * deserved lists), and already admits the preemptor by its capability. The
+ * candidates are the gangs of other queues that have spec.deserved, whose
+ * spec.reclaimable is not false, and that borrow: evicting the gang (with the
+ * victims already chosen in its queue) leaves its queue's allocation at or
+ * above its deserved in every deserved resource the gang holds (it never
+ * takes a queue below its deserved). The preemptor's queue's policy applies
+ * to their priority too (LowerPriority: strictly lower), and Never turns
+ * reclaim off as well. A queue without deserved neither reclaims nor is
+ * reclaimed from.
+ *
+ * Never a candidate: a gang whose RayCluster says volcano.sh/preemptable:
+ * "false" (label or annotation), a gang already being evicted (its share and
+ * its room are still held until its pods are gone), the gang that preempted
+ * the preemptor (a victim never evicts its preemptor back). A preemptor with
+ * evictions it caused still in flight causes no more.
+ *
+ * The set: candidates are taken lowest priority first, then the most recently
+ * admitted (least work lost), then namespace/name. The preemptor must then
+ * fit both its queue's capability (its allocation without the victims of the
+ * queue, plus the preemptor's request; listed resources only) and the nodes,
+ * pod by pod, with the room of the victims' pods given back (fit_release).
+ * The first single candidate that suffices is the set; when none does, the
+ * candidates are added in order until the preemptor fits, then each victim,
+ * highest priority and oldest first, is spared when the preemptor still fits
+ * without evicting it: a minimal set (no victim can be spared), the fewest
+ * when one suffices. When even every candidate does not make it fit, there
+ * are no victims.
+ *
+ * Conservative: the room a victim's admitted but unbound pods reserve is not
+ * counted as freed (fit.h does not say on which node a reservation sits), so
+ * a set that relies on it is not found; an eviction is never chosen that the
+ * simulation does not show admitting the preemptor.
+ */
+#ifndef RAYGATE_PREEMPT_H
+#define RAYGATE_PREEMPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache.h"
+#include "errors.h"
+#include "fit.h"
+#include "resources.h"
+
+#define PREEMPT_ANNOTATION_POLICY "raygate.io/preemption"         /* on a Queue */
+#define PREEMPT_LABEL_PREEMPTABLE "volcano.sh/preemptable"        /* label or annotation of a RayCluster: "false" */
+#define PREEMPT_ANNOTATION_PREEMPTED_BY "raygate.io/preempted-by" /* on a victim RayCluster: "ns/name" of its preemptor */
+
+enum preempt_policy {
+    PREEMPT_POLICY_LOWER_PRIORITY = 0,
+    PREEMPT_POLICY_LOWER_OR_NEWER_EQUAL_PRIORITY,
+    PREEMPT_POLICY_NEVER,
+};
+
+enum preempt_kind {
+    PREEMPT_KIND_NONE = 0,
+    PREEMPT_KIND_PREEMPT, /* victims of the preemptor's queue */
+    PREEMPT_KIND_RECLAIM, /* victims of queues above their deserved */
+};
+
+/*
+ * The policy an annotation value names (NULL: absent, the default):
+ * "LowerPriority", "LowerOrNewerEqualPriority", "Never". Returns 0, or -1
+ * with err naming the annotation for any other value (*out is then the
+ * default, and the controller reports it).
+ */
+int preempt_policy_parse(const char *value, enum preempt_policy *out, struct error *err);
+
+/* "LowerPriority", "LowerOrNewerEqualPriority", "Never". */
+const char *preempt_policy_name(enum preempt_policy policy);
+
+/* "preempt", "reclaim" (the metric's kind label); "" for NONE. */
+const char *preempt_kind_name(enum preempt_kind kind);
+
+/* Whether a RayCluster's volcano.sh/preemptable label or annotation value (borrowed; NULL: absent) lets it be a victim. */
+int preempt_preemptable(const char *label, const char *annotation);
+
+/* A queue. Everything borrowed. */
+struct preempt_queue {
+    const char *name;
+    enum preempt_policy policy;
+    const struct resources *capability; /* NULL: unlimited */
+    const struct resources *deserved;   /* NULL: none */
+    int reclaimable;                    /* spec.reclaimable is not false */
+    const struct resources *allocated;  /* what its gangs hold now, those being evicted included; NULL: nothing */
+};
+
+/* An admitted gang, a possible victim. Everything borrowed. */
+struct preempt_gang {
+    const char *namespace_, *name;
+    size_t queue; /* index into preempt_input.queues */
+    int32_t priority;
+    int64_t created_ms;            /* its RayCluster's creation */
+    int64_t admitted_ms;           /* its admission */
+    int preemptable;               /* 0: volcano.sh/preemptable "false" */
+    int evicting;                  /* being evicted: its pods are not gone yet */
+    const struct resources *hold;  /* what it holds of its queue (admit_gang_hold); NULL: nothing */
+    struct cache_pod *const *pods; /* its pods bound to nodes: their room is given back when it is gone */
+    size_t npods;
+};
+
+/* The complete waiting gang that does not fit. Everything borrowed. */
+struct preempt_preemptor {
+    const char *namespace_, *name;
+    size_t queue;
+    int32_t priority;
+    int64_t created_ms;
+    const char *preempted_by;        /* "ns/name" of the gang that last preempted it, or NULL */
+    int evictions_in_flight;         /* evictions it caused are not finished */
+    const struct resources *request; /* what it would hold of its queue (its minResources) */
+    struct cache_pod **pods;         /* its members to place, sorted larger first (fit_sort_larger_first) */
+    size_t npods;
+};
+
+struct preempt_input {
+    const struct preempt_queue *queues;
+    size_t nqueues;
+    const struct preempt_gang *pool; /* the admitted gangs, the possible victims */
+    size_t npool;
+    const struct preempt_preemptor *preemptor;
+};
+
+/* The choice. Initialise with preempt_result_init, release with preempt_result_finish. */
+struct preempt_result {
+    enum preempt_kind kind; /* NONE: no victims */
+    size_t *victims;        /* owned: indexes into preempt_input.pool, the order they were chosen in */
+    size_t nvictims;
+    char *message; /* owned: NONE: why not ("no gang of queue q with lower priority than 1000"); else what is needed ("cpu 4
+                      needed") */
+};
+
+void preempt_result_init(struct preempt_result *r);
+void preempt_result_finish(struct preempt_result *r);
+
+/*
+ * Chooses the victims for in->preemptor (see above), simulating on f, a
+ * pass begun with fit_begin() and holding what the pass placed so far;
+ * f's room is as it found it on return. out (initialised) is reset and
+ * filled. Returns 0, or -1 with err when a sum of resources overflows (out
+ * then has no victims).
+ */
+int preempt_select(struct fit *f, const struct preempt_input *in, struct preempt_result *out, struct error *err);
+
+/*
+ * The Preempted Event's message (new string): "preempted by gang ns/x
+ * (priority 1000) in queue q: cpu 4 needed" (reclaim: "reclaimed by ...").
+ */
+char *preempt_victim_message(const struct preempt_input *in, const struct preempt_result *r);
+
+#endif
