@@ -28,11 +28,12 @@ import sys
 import threading
 import time
 
-STATE = os.environ["RAYGATE_STATE"]
-GANG = os.environ["RAYGATE_GANG"]
-APISERVER_PORT = int(os.environ["RAYGATE_APISERVER_PORT"])
-ETCD_PORT = int(os.environ["RAYGATE_ETCD_PORT"])
-SCHED_PORT = int(os.environ["RAYGATE_SCHED_PORT"])
+# Read at start; the defaults only let tests/unit/test_peers_bench.py import the pure helpers.
+STATE = os.environ.get("RAYGATE_STATE", "")
+GANG = os.environ.get("RAYGATE_GANG", "none")
+APISERVER_PORT = int(os.environ.get("RAYGATE_APISERVER_PORT", "0"))
+ETCD_PORT = int(os.environ.get("RAYGATE_ETCD_PORT", "0"))
+SCHED_PORT = int(os.environ.get("RAYGATE_SCHED_PORT", "0"))
 KUBECTL = os.environ.get("KUBECTL", "kubectl")
 
 # The processes that are the gang system, by hack/cluster.sh component name.
