@@ -199,7 +199,9 @@ static void explain_wait(json_t *lines, const json_t *snapshot, const json_t *ro
         add_line(lines, "queue %s is fifo: %s must be admitted (or deleted) first", q, t + strlen("waiting behind gang "));
     } else if ((t = strstr(msg, "waiting for pods: ")) != NULL) {
         long long have = 0, want = 0;
-        if (sscanf(t, "waiting for pods: %lld of %lld", &have, &want) == 2)
+        if (streq(str(gang, "kind"), "legacy")) /* complete with its head: the workers come once it runs (admit.h) */
+            add_line(lines, "the legacy operator has not created its head pod yet; the gang is weighed once the head exists");
+        else if (sscanf(t, "waiting for pods: %lld of %lld", &have, &want) == 2)
             add_line(lines, "its operator has created %lld of its %lld pods; it is considered once all exist", have, want);
         else
             add_line(lines, "%s", msg);
