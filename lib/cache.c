@@ -1,5 +1,6 @@
 #include "cache.h"
 #include "legacy.h"
+#include "preempt.h"
 #include "rayjob.h"
 #include "util.h"
 
@@ -709,6 +710,7 @@ static struct cache_queue *queue_ref(struct cache *c, const char *name)
     q = util_calloc(1, sizeof(*q));
     q->name = intern(c, name);
     q->dirty = 1;
+    q->reclaimable = 1;
     q->by_name.hash = key_hash(NULL, name);
     htab_insert(&c->queues, &q->by_name);
     return q;
@@ -722,6 +724,8 @@ static void queue_maybe_free(struct cache *c, struct cache_queue *q)
     unintern(c, q->name);
     unintern(c, q->state);
     rl_release(c, q->capability);
+    rl_release(c, q->deserved);
+    unintern(c, q->preemption);
     free(q);
 }
 
@@ -730,6 +734,33 @@ static void queue_dirty(struct cache *c, struct cache_queue *q)
     if (q != NULL)
         q->dirty = 1;
     c->generation++;
+}
+
+/*
+ * What preemption reads of a Queue (borrowed; NULL: deleted): spec.deserved,
+ * spec.reclaimable, the raygate.io/preemption annotation. Returns whether it changed.
+ */
+static int queue_parse_preemption(struct cache *c, struct cache_queue *q, const json_t *obj)
+{
+    const json_t *spec = json_object_get(obj, "spec");
+    const json_t *annotations = json_object_get(json_object_get(obj, "metadata"), "annotations");
+    struct resources res;
+    struct resources_error rerr;
+    resources_init(&res);
+    const struct cache_rl *deserved = NULL;
+    const json_t *d = json_object_get(spec, "deserved");
+    if (d != NULL && resources_parse(&res, d, "spec.deserved", 0, &rerr) == 0)
+        deserved = rl_intern(c, &res, 1, NULL);
+    resources_finish(&res);
+    uint8_t reclaimable = !json_is_false(json_object_get(spec, "reclaimable"));
+    const char *preemption = intern_member(c, annotations, PREEMPT_ANNOTATION_POLICY);
+    int changed = q->deserved != deserved || q->reclaimable != reclaimable || q->preemption != preemption;
+    rl_release(c, q->deserved);
+    unintern(c, q->preemption);
+    q->deserved = deserved;
+    q->reclaimable = reclaimable;
+    q->preemption = preemption;
+    return changed;
 }
 
 int cache_upsert_queue(struct cache *c, const json_t *obj, struct gang_error *err)
@@ -751,6 +782,7 @@ int cache_upsert_queue(struct cache *c, const json_t *obj, struct gang_error *er
     const char *state = intern_member(c, json_object_get(obj, "status"), "state");
 
     int changed = !q->present || q->capability != capability || q->dequeue != dequeue || q->state != state;
+    changed |= queue_parse_preemption(c, q, obj);
     rl_release(c, q->capability);
     unintern(c, q->state);
     q->capability = capability;
@@ -772,6 +804,7 @@ void cache_delete_queue(struct cache *c, const char *name)
     q->capability = NULL;
     unintern(c, q->state);
     q->state = NULL;
+    queue_parse_preemption(c, q, NULL);
     queue_dirty(c, q);
     queue_maybe_free(c, q);
 }
@@ -797,6 +830,7 @@ static struct cache_gang *gang_ref(struct cache *c, const char *ns, const char *
     g = util_calloc(1, sizeof(*g));
     g->namespace_ = intern(c, ns != NULL ? ns : "");
     g->name = intern(c, name);
+    g->preemptable = 1;
     resources_init(&g->min_resources);
     g->by_name.hash = key_hash(ns, name);
     htab_insert(&c->gangs, &g->by_name);
@@ -871,6 +905,9 @@ static void gang_clear_cluster(struct cache *c, struct cache_gang *g)
     unintern(c, g->priority_class);
     unintern(c, g->owner_name);
     free(g->owner_uid);
+    free(g->preempted_by);
+    g->preempted_by = NULL;
+    g->preemptable = 1;
     g->uid = g->resource_version = g->spec_error = g->owner_uid = NULL;
     g->priority_class = g->owner_name = NULL;
 }
@@ -1307,6 +1344,15 @@ static void gang_parse_admitted(struct cache_gang *g, const json_t *meta)
     g->admitted_at = at;
 }
 
+/* What preemption reads of a RayCluster's metadata (borrowed): volcano.sh/preemptable, raygate.io/preempted-by. */
+static void gang_parse_preemption(struct cache_gang *g, const json_t *meta)
+{
+    const json_t *labels = json_object_get(meta, "labels"), *annotations = json_object_get(meta, "annotations");
+    g->preemptable = (uint8_t)preempt_preemptable(json_string_value(json_object_get(labels, PREEMPT_LABEL_PREEMPTABLE)),
+                                                  json_string_value(json_object_get(annotations, PREEMPT_LABEL_PREEMPTABLE)));
+    g->preempted_by = util_strdup(json_string_value(json_object_get(annotations, PREEMPT_ANNOTATION_PREEMPTED_BY)));
+}
+
 /* The gang arithmetic of the RayCluster (borrowed; a RayJob's submitter included): minMember, groups, minResources. */
 static void gang_parse_spec(struct cache *c, struct cache_gang *g, const json_t *obj)
 {
@@ -1363,6 +1409,7 @@ int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct gang_erro
         g->owner_uid = util_strdup(owner_uid);
     }
     g->created = parse_time(json_string_value(json_object_get(meta, "creationTimestamp")));
+    gang_parse_preemption(g, meta);
     gang_parse_spec(c, g, obj);
 
     const char *queue = json_string_value(json_object_get(labels, CACHE_LABEL_QUEUE));

@@ -220,6 +220,10 @@ struct cache_queue {
     struct cache_gang *gangs;          /* gangs naming this queue */
     size_t ngangs;
     size_t node_waiters; /* its gangs on the cache's node_waiters list */
+    /* Preemption and reclaim (preempt.h). */
+    const struct cache_rl *deserved; /* spec.deserved; NULL: none (it neither reclaims nor is reclaimed from) */
+    uint8_t reclaimable;             /* spec.reclaimable is not false */
+    const char *preemption;          /* interned annotation raygate.io/preemption (preempt_policy_parse), or NULL */
 };
 
 /* A worker group's share of a gang: its pods counted in minMember. */
@@ -267,6 +271,9 @@ struct cache_gang {
     /* The controller's monotonic ms when a pass first found the gang complete
        but waiting; 0 while incomplete or not yet seen waiting (cache_gang_set_complete_ms). */
     int64_t complete_ms;
+    /* Preemption (preempt.h), from the RayCluster while present. */
+    uint8_t preemptable; /* not volcano.sh/preemptable "false" (label or annotation) */
+    char *preempted_by;  /* owned annotation raygate.io/preempted-by ("ns/name" of its last preemptor), or NULL */
 };
 
 struct cache {

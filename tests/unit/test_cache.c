@@ -179,6 +179,63 @@ static void test_lookups(void **state)
     json_decref(fx);
 }
 
+/* What preemption reads: a Queue's spec.deserved, spec.reclaimable and raygate.io/preemption; a RayCluster's volcano.sh/preemptable
+ * and raygate.io/preempted-by. */
+static void test_preemption_fields(void **state)
+{
+    (void)state;
+    json_t *fx = fixture_json("admit/queue-walkthrough.json");
+    struct cache *c = cache_create();
+    struct gang_error err;
+    json_t *q = json_deep_copy(json_array_get(json_object_get(fx, "queues"), 0));
+    const char *qname = json_string_value(json_object_get(json_object_get(q, "metadata"), "name"));
+    assert_int_equal(cache_upsert_queue(c, q, &err), 0);
+    struct cache_queue *cq = cache_queue_get(c, qname);
+    assert_null(cq->deserved);
+    assert_true(cq->reclaimable);
+    assert_null(cq->preemption);
+    cache_queue_mark_clean(c, cq);
+    json_object_set_new(json_object_get(q, "spec"), "deserved", json_pack("{s:s, s:s}", "cpu", "2", "memory", "3Gi"));
+    json_object_set_new(json_object_get(q, "spec"), "reclaimable", json_false());
+    json_object_set_new(json_object_get(q, "metadata"), "annotations", json_pack("{s:s}", "raygate.io/preemption", "Never"));
+    assert_int_equal(cache_upsert_queue(c, q, &err), 0);
+    assert_true(cq->dirty); /* a change of policy is a change of the queue's decisions */
+    assert_non_null(cq->deserved);
+    assert_int_equal(cq->deserved->len, 2);
+    assert_false(cq->reclaimable);
+    assert_string_equal(cq->preemption, "Never");
+    /* A malformed deserved is none. */
+    json_object_set_new(json_object_get(q, "spec"), "deserved", json_pack("{s:s}", "cpu", "2x"));
+    assert_int_equal(cache_upsert_queue(c, q, &err), 0);
+    assert_null(cq->deserved);
+
+    json_t *rc = json_deep_copy(json_array_get(json_object_get(fx, "rayclusters"), 0));
+    const char *name = json_string_value(json_object_get(json_object_get(rc, "metadata"), "name"));
+    assert_int_equal(cache_upsert_raycluster(c, rc, &err), 0);
+    struct cache_gang *g = cache_gang_get(c, "default", name);
+    assert_true(g->preemptable);
+    assert_null(g->preempted_by);
+    json_t *meta = json_object_get(rc, "metadata");
+    json_object_set_new(meta, "annotations",
+                        json_pack("{s:s, s:s}", "volcano.sh/preemptable", "false", "raygate.io/preempted-by", "ns/x"));
+    assert_int_equal(cache_upsert_raycluster(c, rc, &err), 0);
+    assert_false(g->preemptable);
+    assert_string_equal(g->preempted_by, "ns/x");
+    json_object_del(meta, "annotations");
+    json_object_set_new(json_object_get(meta, "labels"), "volcano.sh/preemptable", json_string("false"));
+    assert_int_equal(cache_upsert_raycluster(c, rc, &err), 0);
+    assert_false(g->preemptable);
+    assert_null(g->preempted_by);
+    json_object_set_new(json_object_get(meta, "labels"), "volcano.sh/preemptable", json_string("true"));
+    assert_int_equal(cache_upsert_raycluster(c, rc, &err), 0);
+    assert_true(g->preemptable);
+
+    json_decref(rc);
+    json_decref(q);
+    cache_destroy(c);
+    json_decref(fx);
+}
+
 /* Pods of one group share their request and scheduling constraints; distinct constraints are distinct. */
 static void test_interning(void **state)
 {
@@ -270,6 +327,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_node_usage),
         cmocka_unit_test(test_lookups),
+        cmocka_unit_test(test_preemption_fields),
         cmocka_unit_test(test_interning),
         cmocka_unit_test(test_memory_per_pod),
     };
