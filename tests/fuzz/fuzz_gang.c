@@ -3,6 +3,9 @@
  * computed gang has at least one member and no negative resource, and its
  * canonical resource text parses back to the same list; the head's pod
  * request is never more than the whole gang's. An error names a field.
+ * The same input as a legacy operator's RayCluster (lib/legacy): a gang of at
+ * least its head, minMember 1 + the workers of its groups (one per pod type),
+ * non-negative resources; an error names a field and leaves nothing.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -11,6 +14,7 @@
 #include <string.h>
 
 #include "gang.h"
+#include "legacy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -21,6 +25,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
             abort();                                                                                                               \
         }                                                                                                                          \
     } while (0)
+
+static void check_legacy(const json_t *rc_json)
+{
+    struct gang_spec gang;
+    struct gang_error err;
+    gang_spec_init(&gang);
+    if (legacy_gang_from_raycluster(rc_json, &gang, &err) != 0) {
+        CHECK(err.message[0] != '\0' && strstr(err.message, ": ") != NULL);
+        CHECK(gang.min_member == 0 && gang.min_resources.len == 0 && gang.ngroups == 0);
+    } else {
+        int64_t workers = 0;
+        CHECK(gang.min_member >= 1);
+        CHECK(gang.ngroups == json_array_size(json_object_get(json_object_get(rc_json, "spec"), "podTypes")));
+        for (size_t i = 0; i < gang.ngroups; i++) {
+            CHECK(gang.groups[i].pods >= 0 && gang.groups[i].name != NULL);
+            workers += gang.groups[i].pods;
+        }
+        CHECK(gang.min_member == 1 + workers);
+        for (size_t i = 0; i < gang.min_resources.len; i++)
+            CHECK(gang.min_resources.items[i].quantity.value >= 0);
+    }
+    gang_spec_finish(&gang);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -62,6 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     resources_finish(&back);
     resources_finish(&head);
     gang_spec_finish(&gang);
+    check_legacy(rc_json);
     json_decref(rc_json);
     return 0;
 }

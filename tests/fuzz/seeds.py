@@ -7,7 +7,8 @@ admission:   the AdmissionReview bodies of fixtures/admission, fixtures/bench an
              fixtures/hostile (the small ones), and every mutate fixture object
              (fixtures/mutate, fixtures/rayjob/mutate) wrapped in a CREATE review
              of its kind
-gang:        the RayCluster objects of fixtures/gang and fixtures/mutate/raycluster
+gang:        the RayCluster objects of fixtures/gang, fixtures/legacy (the legacy
+             operator's) and fixtures/mutate/raycluster
 kubeconfig:  fixtures/kubeconfig/*.yaml as they are
 quantity:    each input of fixtures/quantity/parse.txt, once per unit (first byte)
 watchstream: fixtures/watchstream/*.jsonl behind the harness's two control bytes
@@ -56,6 +57,8 @@ for kind, sub in (("Pod", "mutate/pod"), ("RayCluster", "mutate/raycluster"), ("
         if kind == "RayCluster":
             put("gang", "mutate-" + base(path), json.dumps(c["object"]))
 
+for path in sorted(glob.glob(os.path.join(fixtures, "legacy", "*.json"))):
+    put("gang", "legacy-" + base(path), json.dumps(json.load(open(path))["raycluster"]))
 for path in sorted(glob.glob(os.path.join(fixtures, "gang", "*.json"))):
     c = json.load(open(path))
     if "raycluster" in c:
