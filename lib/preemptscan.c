@@ -1,0 +1,391 @@
+#include "preemptscan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "evict.h"
+#include "fit.h"
+#include "util.h"
+
+void preemptscan_result_init(struct preemptscan_result *r)
+{
+    memset(r, 0, sizeof(*r));
+}
+
+static void victim_finish(struct preemptscan_victim *v)
+{
+    free(v->namespace_);
+    free(v->cluster);
+    free(v->cluster_uid);
+    free(v->resource_version);
+    free(v->gang);
+    free(v->queue);
+    for (size_t i = 0; i < v->npods; i++) {
+        free(v->pods[i].name);
+        free(v->pods[i].uid);
+    }
+    free(v->pods);
+}
+
+void preemptscan_result_finish(struct preemptscan_result *r)
+{
+    if (r == NULL)
+        return;
+    for (size_t i = 0; i < r->nvictims; i++)
+        victim_finish(&r->victims[i]);
+    free(r->victims);
+    for (size_t i = 0; i < r->nnotes; i++)
+        free(r->notes[i]);
+    free(r->notes);
+    free(r->namespace_);
+    free(r->cluster);
+    free(r->gang);
+    free(r->queue);
+    free(r->victim_message);
+    free(r->preemptor_message);
+    memset(r, 0, sizeof(*r));
+}
+
+static void note(struct preemptscan_result *r, char *text_new)
+{
+    r->notes = util_realloc(r->notes, (r->nnotes + 1) * sizeof(*r->notes));
+    r->notes[r->nnotes++] = text_new;
+}
+
+/* ---- what the selection sees ---- */
+
+struct scan {
+    const struct cache *c;
+    struct preemptscan_result *out;
+    struct error *err;
+    struct cache_queue **cq; /* by index of queues */
+    struct preempt_queue *queues;
+    struct resources *qres; /* 3 per queue: capability, deserved, allocated */
+    size_t nq;
+    struct cache_gang **pg; /* by index of pool */
+    struct preempt_gang *pool;
+    struct resources *holds;
+    struct cache_pod ***bound;
+    size_t npool, cap;
+};
+
+/* out = rl's resources; NULL when rl is NULL. */
+static const struct resources *from_rl(const struct cache *c, const struct cache_rl *rl, struct resources *out)
+{
+    resources_init(out);
+    if (rl == NULL)
+        return NULL;
+    for (uint32_t k = 0; k < rl->len; k++) {
+        struct quantity q = {rl->items[k].value, (enum quantity_format)rl->items[k].format};
+        resources_set(out, cache_resource_name(c, rl->items[k].id), &q);
+    }
+    return out;
+}
+
+/* The highest spec.priority of g's live pods (admit.h's order); 0 without any. */
+static int32_t gang_priority(const struct cache_gang *g)
+{
+    int32_t prio = 0;
+    int first = 1;
+    const struct cache_pod *p;
+    cache_gang_for_each_pod(p, g) {
+        if (cache_pod_live(p) && (first || p->priority > prio)) {
+            prio = p->priority;
+            first = 0;
+        }
+    }
+    return prio;
+}
+
+/* Whether g has a live pod that is ungated or bound (one an eviction deletes). */
+static int has_pods_to_delete(const struct cache_gang *g)
+{
+    const struct cache_pod *p;
+    cache_gang_for_each_pod(p, g) {
+        if (cache_pod_live(p) && (!cache_pod_gated(p) || p->node != NULL))
+            return 1;
+    }
+    return 0;
+}
+
+static size_t queue_index(const struct scan *s, const struct cache_queue *q)
+{
+    for (size_t i = 0; i < s->nq; i++) {
+        if (s->cq[i] == q)
+            return i;
+    }
+    return SIZE_MAX;
+}
+
+static int build_queues(struct scan *s)
+{
+    struct cache_queue *q;
+    cache_queue_for_each(q, s->c)
+        s->nq++;
+    s->cq = util_calloc(s->nq + 1, sizeof(*s->cq));
+    s->queues = util_calloc(s->nq + 1, sizeof(*s->queues));
+    s->qres = util_calloc(3 * s->nq + 1, sizeof(*s->qres));
+    size_t i = 0;
+    cache_queue_for_each(q, s->c) {
+        struct preempt_queue *pq = &s->queues[i];
+        s->cq[i] = q;
+        pq->name = q->name;
+        struct error perr = {{0}};
+        if (preempt_policy_parse(q->preemption, &pq->policy, &perr) != 0)
+            note(s->out, util_strdupf("queue %s: %s", q->name, perr.message));
+        pq->capability = from_rl(s->c, q->present ? q->capability : NULL, &s->qres[3 * i]);
+        pq->deserved = from_rl(s->c, q->present ? q->deserved : NULL, &s->qres[3 * i + 1]);
+        pq->reclaimable = q->reclaimable;
+        struct resources hold;
+        struct resources_error rerr;
+        resources_init(&hold);
+        resources_init(&s->qres[3 * i + 2]);
+        struct cache_gang *g;
+        cache_queue_for_each_gang(g, q) {
+            if (admit_gang_hold(s->c, g, &hold, &rerr) != 0 || resources_add_scaled(&s->qres[3 * i + 2], &hold, 1, &rerr) != 0) {
+                error_setf(s->err, "%s", rerr.message);
+                resources_finish(&hold);
+                return -1;
+            }
+        }
+        resources_finish(&hold);
+        pq->allocated = &s->qres[3 * i + 2];
+        i++;
+    }
+    return 0;
+}
+
+/* Adds admitted gang g of queue qi to the pool. */
+static int pool_add(struct scan *s, struct cache_gang *g, size_t qi)
+{
+    if (s->npool == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 16;
+        s->pg = util_realloc(s->pg, s->cap * sizeof(*s->pg));
+        s->pool = util_realloc(s->pool, s->cap * sizeof(*s->pool));
+        s->holds = util_realloc(s->holds, s->cap * sizeof(*s->holds));
+        s->bound = util_realloc(s->bound, s->cap * sizeof(*s->bound));
+    }
+    size_t i = s->npool++;
+    struct preempt_gang *pg = &s->pool[i];
+    memset(pg, 0, sizeof(*pg));
+    s->pg[i] = g;
+    resources_init(&s->holds[i]);
+    s->bound[i] = util_calloc(g->npods + 1, sizeof(**s->bound));
+    pg->namespace_ = g->namespace_;
+    pg->name = g->name;
+    pg->queue = qi;
+    pg->priority = gang_priority(g);
+    pg->created_ms = g->created * 1000;
+    if (g->admitted_at == NULL || evict_parse_time(g->admitted_at, &pg->admitted_ms) != 0)
+        pg->admitted_ms = 0; /* unknown: taken as the oldest */
+    pg->preemptable = g->preemptable;
+    struct resources_error rerr;
+    if (admit_gang_hold(s->c, g, &s->holds[i], &rerr) != 0) {
+        error_setf(s->err, "%s", rerr.message);
+        return -1;
+    }
+    pg->hold = &s->holds[i];
+    struct cache_pod *p;
+    cache_gang_for_each_pod(p, g) {
+        if (p->counted != NULL)
+            s->bound[i][pg->npods++] = p;
+    }
+    pg->pods = s->bound[i];
+    return 0;
+}
+
+/* The possible victims: present, admitted gangs with a valid spec, not the legacy operator's (evictscan does not evict those
+ * either). */
+static int build_pool(struct scan *s)
+{
+    for (size_t qi = 0; qi < s->nq; qi++) {
+        struct cache_gang *g;
+        cache_queue_for_each_gang(g, s->cq[qi]) {
+            if (g->present && g->admitted && g->spec_ok && !g->legacy && pool_add(s, g, qi) != 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static void scan_finish(struct scan *s)
+{
+    for (size_t i = 0; i < 3 * s->nq; i++)
+        resources_finish(&s->qres[i]);
+    for (size_t i = 0; i < s->npool; i++) {
+        resources_finish(&s->holds[i]);
+        free(s->bound[i]);
+    }
+    free(s->cq);
+    free(s->queues);
+    free(s->qres);
+    free(s->pg);
+    free(s->pool);
+    free(s->holds);
+    free(s->bound);
+}
+
+/* ---- the preemptors ---- */
+
+/* A gang that names g's as its preemptor is not admitted and still has pods to delete. */
+static int any_in_flight(const struct cache *c)
+{
+    for (const struct cache_gang *g = c->all_gangs; g != NULL; g = g->all_next) {
+        if (g->preempted_by != NULL && !g->admitted && has_pods_to_delete(g))
+            return 1;
+    }
+    return 0;
+}
+
+struct candidate {
+    struct cache_gang *g;
+    int32_t priority;
+};
+
+/* Highest priority first, then the older RayCluster, then namespace/name. */
+static int cmp_preemptors(const void *pa, const void *pb)
+{
+    const struct candidate *a = pa, *b = pb;
+    if (a->priority != b->priority)
+        return a->priority > b->priority ? -1 : 1;
+    if (a->g->created != b->g->created)
+        return a->g->created < b->g->created ? -1 : 1;
+    int r = strcmp(a->g->namespace_, b->g->namespace_);
+    return r != 0 ? r : strcmp(a->g->name, b->g->name);
+}
+
+/* The gangs d left waiting on capacity or nodes, in the order they are weighed; *n of them (caller frees). */
+static struct candidate *preemptors(const struct cache *c, const struct admit_result *d, size_t *n)
+{
+    struct candidate *cs = util_calloc(d->len + 1, sizeof(*cs));
+    *n = 0;
+    for (size_t i = 0; i < d->len; i++) {
+        const struct admit_decision *x = &d->items[i];
+        if (x->action != ADMIT_ACTION_WAIT || (x->reason != ADMIT_REASON_QUEUE_CAPACITY && x->reason != ADMIT_REASON_NODES))
+            continue;
+        struct cache_gang *g = cache_gang_get(c, x->namespace_, x->cluster);
+        if (g == NULL || !g->present || g->admitted || !g->spec_ok || g->legacy || g->queue == NULL)
+            continue;
+        cs[(*n)++] = (struct candidate){g, gang_priority(g)};
+    }
+    qsort(cs, *n, sizeof(*cs), cmp_preemptors);
+    return cs;
+}
+
+static void victim_result(struct preemptscan_victim *v, const struct cache_gang *g, int32_t priority)
+{
+    memset(v, 0, sizeof(*v));
+    v->namespace_ = util_strdup(g->namespace_);
+    v->cluster = util_strdup(g->name);
+    v->cluster_uid = util_strdup(g->uid);
+    v->resource_version = util_strdup(g->resource_version);
+    v->gang = util_strdupf("ray-%s-pg", cache_gang_group(g));
+    v->queue = util_strdup(g->queue != NULL ? g->queue->name : "");
+    v->priority = priority;
+    v->pods = util_calloc(g->npods + 1, sizeof(*v->pods));
+    const struct cache_pod *p;
+    cache_gang_for_each_pod(p, g) {
+        if (cache_pod_live(p) && (!cache_pod_gated(p) || p->node != NULL)) {
+            v->pods[v->npods].name = util_strdup(p->name);
+            v->pods[v->npods].uid = util_strdup(p->uid);
+            v->npods++;
+        }
+    }
+}
+
+/* Fills s->out with the preemption r chose for g. */
+static void fill_result(struct scan *s, const struct preempt_input *in, const struct preempt_result *r, const struct cache_gang *g)
+{
+    struct preemptscan_result *out = s->out;
+    out->kind = r->kind;
+    out->namespace_ = util_strdup(g->namespace_);
+    out->cluster = util_strdup(g->name);
+    out->gang = util_strdupf("ray-%s-pg", cache_gang_group(g));
+    out->queue = util_strdup(g->queue->name);
+    out->priority = in->preemptor->priority;
+    out->victim_message = preempt_victim_message(in, r);
+    out->victims = util_calloc(r->nvictims + 1, sizeof(*out->victims));
+    struct util_buf b = {0};
+    util_buf_printf(&b, "%s ", r->kind == PREEMPT_KIND_RECLAIM ? "reclaiming from" : "preempting");
+    for (size_t i = 0; i < r->nvictims; i++) {
+        const struct preempt_gang *v = &in->pool[r->victims[i]];
+        victim_result(&out->victims[out->nvictims++], s->pg[r->victims[i]], v->priority);
+        util_buf_printf(&b, "%sgang %s/%s (priority %d) of queue %s", i ? ", " : "", v->namespace_, v->name, (int)v->priority,
+                        in->queues[v->queue].name);
+    }
+    util_buf_printf(&b, ": %s", r->message);
+    out->preemptor_message = util_buf_take(&b);
+}
+
+/* Weighs preemptor g on f; returns 1 when it found victims (s->out filled), 0 when not, -1 on overflow. */
+static int weigh(struct scan *s, struct fit *f, const struct candidate *cand)
+{
+    struct cache_gang *g = cand->g;
+    struct cache_pod **pods = util_calloc(g->npods + 1, sizeof(*pods));
+    struct preempt_preemptor p = {.namespace_ = g->namespace_, .name = g->name, .priority = cand->priority};
+    p.queue = queue_index(s, g->queue);
+    p.created_ms = g->created * 1000;
+    p.preempted_by = g->preempted_by;
+    p.request = &g->min_resources;
+    struct cache_pod *pod;
+    cache_gang_for_each_pod(pod, g) {
+        if (cache_pod_live(pod))
+            pods[p.npods++] = pod;
+    }
+    fit_sort_larger_first(f, pods, p.npods);
+    p.pods = pods;
+    struct preempt_input in = {s->queues, s->nq, s->pool, s->npool, &p};
+    struct preempt_result r;
+    preempt_result_init(&r);
+    int rc = preempt_select(f, &in, &r, s->err);
+    if (rc == 0 && r.kind != PREEMPT_KIND_NONE)
+        fill_result(s, &in, &r, g);
+    else if (rc == 0)
+        note(s->out, util_strdupf("gang %s/%s: %s", g->namespace_, g->name, r.message));
+    rc = rc != 0 ? -1 : r.kind != PREEMPT_KIND_NONE;
+    preempt_result_finish(&r);
+    free(pods);
+    return rc;
+}
+
+/* Admitted pods the scheduler has not bound yet keep their room, as in a pass (admit.c). */
+static void reserve_admitted(const struct cache *c, struct fit *f)
+{
+    struct cache_pod **resv = util_calloc(c->nreserving + 1, sizeof(*resv));
+    size_t n = 0;
+    for (struct cache_pod *pod = c->reserving; pod != NULL && n < c->nreserving; pod = pod->resv_next)
+        resv[n++] = pod;
+    fit_sort_larger_first(f, resv, n);
+    for (size_t i = 0; i < n; i++)
+        fit_reserve(f, resv[i]);
+    free(resv);
+}
+
+int preemptscan_run(const struct cache *c, const struct admit_result *d, struct preemptscan_result *out, struct error *err)
+{
+    preemptscan_result_finish(out);
+    size_t n;
+    struct candidate *cs = preemptors(c, d, &n);
+    if (n == 0 || any_in_flight(c)) {
+        if (n > 0)
+            note(out, util_strdup("a preemption is in flight: no other until its victims' pods are gone"));
+        free(cs);
+        return 0;
+    }
+    struct scan s = {.c = c, .out = out, .err = err};
+    int rc = build_queues(&s) != 0 || build_pool(&s) != 0 ? -1 : 0;
+    struct fit *f = fit_create(c);
+    fit_begin(f);
+    reserve_admitted(c, f);
+    for (size_t i = 0; i < n && rc == 0 && out->kind == PREEMPT_KIND_NONE; i++)
+        rc = weigh(&s, f, &cs[i]) < 0 ? -1 : 0;
+    fit_end(f);
+    fit_destroy(f);
+    scan_finish(&s);
+    free(cs);
+    if (rc != 0) {
+        preemptscan_result_finish(out);
+        return -1;
+    }
+    return 0;
+}

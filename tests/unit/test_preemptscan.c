@@ -1,0 +1,182 @@
+/*
+ * lib/preemptscan.c: preemption over the cache after a decision pass, on
+ * tests/fixtures/preemptscan/guide.json (the guide's queue, test-cluster-0
+ * admitted and running, test-cluster-1 of priority 1000 waiting), and
+ * variations of it made by upserting changed objects.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "admit.h"
+#include "cachefixture.h"
+#include "fixtures.h"
+#include "preemptscan.h"
+
+/* A pass over c, then a scan; out initialised by the caller. */
+static void pass_and_scan(struct cache *c, struct preemptscan_result *out)
+{
+    struct admit *a = admit_create(c);
+    struct admit_result d;
+    admit_result_init(&d);
+    admit_pass(a, ADMIT_PASS_FULL, &d);
+    struct error err = {{0}};
+    if (preemptscan_run(c, &d, out, &err) != 0)
+        fail_msg("preemptscan_run: %s", err.message);
+    admit_result_finish(&d);
+    admit_destroy(a);
+}
+
+static json_t *object(json_t *fx, const char *kind, size_t i)
+{
+    return json_deep_copy(json_array_get(json_object_get(fx, kind), i));
+}
+
+static void upsert_new(struct cache *c, const char *kind, json_t *obj_new)
+{
+    cachefixture_upsert(c, kind, obj_new);
+    json_decref(obj_new);
+}
+
+static int has_note(const struct preemptscan_result *r, const char *text)
+{
+    for (size_t i = 0; i < r->nnotes; i++) {
+        if (strstr(r->notes[i], text) != NULL)
+            return 1;
+    }
+    return 0;
+}
+
+static void test_guide(void **state)
+{
+    (void)state;
+    json_t *fx = fixture_json("preemptscan/guide.json");
+    struct cache *c = cachefixture_load(fx, 0);
+    struct preemptscan_result r;
+    preemptscan_result_init(&r);
+    pass_and_scan(c, &r);
+    assert_int_equal(r.kind, PREEMPT_KIND_PREEMPT);
+    assert_string_equal(r.cluster, "test-cluster-1");
+    assert_string_equal(r.gang, "ray-test-cluster-1-pg");
+    assert_int_equal(r.priority, 1000);
+    assert_int_equal(r.nvictims, 1);
+    assert_string_equal(r.victims[0].cluster, "test-cluster-0");
+    assert_string_equal(r.victims[0].resource_version, "101");
+    assert_int_equal(r.victims[0].npods, 3); /* whole: every pod of the gang */
+    assert_string_equal(r.victims[0].pods[0].name, "test-cluster-0-head");
+    assert_string_equal(
+        r.victim_message,
+        "preempted by gang default/test-cluster-1 (priority 1000) in queue kuberay-test-queue: cpu 2, memory 2Gi needed");
+    assert_string_equal(
+        r.preemptor_message,
+        "preempting gang default/test-cluster-0 (priority 0) of queue kuberay-test-queue: cpu 2, memory 2Gi needed");
+    preemptscan_result_finish(&r);
+    cache_destroy(c);
+    json_decref(fx);
+}
+
+/* test-cluster-0 says volcano.sh/preemptable: "false": no preemption, and the note says why. */
+static void test_not_preemptable(void **state)
+{
+    (void)state;
+    json_t *fx = fixture_json("preemptscan/guide.json");
+    struct cache *c = cachefixture_load(fx, 0);
+    json_t *rc = object(fx, "rayclusters", 0);
+    json_object_set_new(json_object_get(json_object_get(rc, "metadata"), "labels"), "volcano.sh/preemptable", json_string("false"));
+    upsert_new(c, "rayclusters", rc);
+    struct preemptscan_result r;
+    preemptscan_result_init(&r);
+    pass_and_scan(c, &r);
+    assert_int_equal(r.kind, PREEMPT_KIND_NONE);
+    assert_int_equal(r.nvictims, 0);
+    assert_true(has_note(&r, "gang default/test-cluster-1: no admitted gang it may preempt or reclaim"));
+    preemptscan_result_finish(&r);
+    cache_destroy(c);
+    json_decref(fx);
+}
+
+/* The queue's policy Never; a policy that does not parse is the default (and noted). */
+static void test_policy(void **state)
+{
+    (void)state;
+    json_t *fx = fixture_json("preemptscan/guide.json");
+    struct cache *c = cachefixture_load(fx, 0);
+    json_t *q = object(fx, "queues", 0);
+    json_object_set_new(json_object_get(q, "metadata"), "annotations", json_pack("{s:s}", "raygate.io/preemption", "Never"));
+    upsert_new(c, "queues", json_incref(q));
+    struct preemptscan_result r;
+    preemptscan_result_init(&r);
+    pass_and_scan(c, &r);
+    assert_int_equal(r.kind, PREEMPT_KIND_NONE);
+    assert_true(has_note(&r, "preemption policy is Never"));
+    json_object_set_new(json_object_get(q, "metadata"), "annotations", json_pack("{s:s}", "raygate.io/preemption", "Sometimes"));
+    upsert_new(c, "queues", q);
+    pass_and_scan(c, &r);
+    assert_int_equal(r.kind, PREEMPT_KIND_PREEMPT);
+    assert_true(has_note(&r, "queue kuberay-test-queue: raygate.io/preemption: \"Sometimes\" is not LowerPriority"));
+    preemptscan_result_finish(&r);
+    cache_destroy(c);
+    json_decref(fx);
+}
+
+/* Equal priority under LowerPriority: no preemption. */
+static void test_equal_priority(void **state)
+{
+    (void)state;
+    json_t *fx = fixture_json("preemptscan/guide.json");
+    struct cache *c = cachefixture_load(fx, 0);
+    for (size_t i = 3; i < 6; i++) {
+        json_t *p = object(fx, "pods", i);
+        json_object_set_new(json_object_get(p, "spec"), "priority", json_integer(0));
+        upsert_new(c, "pods", p);
+    }
+    struct preemptscan_result r;
+    preemptscan_result_init(&r);
+    pass_and_scan(c, &r);
+    assert_int_equal(r.kind, PREEMPT_KIND_NONE);
+    preemptscan_result_finish(&r);
+    cache_destroy(c);
+    json_decref(fx);
+}
+
+/* A preemption in flight (a victim not admitted whose pods are still there): no other. */
+static void test_in_flight(void **state)
+{
+    (void)state;
+    json_t *fx = fixture_json("preemptscan/guide.json");
+    struct cache *c = cachefixture_load(fx, 0);
+    json_t *rc = object(fx, "rayclusters", 0);
+    json_object_set_new(json_object_get(rc, "metadata"), "annotations",
+                        json_pack("{s:s}", "raygate.io/preempted-by", "default/test-cluster-1"));
+    upsert_new(c, "rayclusters", rc);
+    struct preemptscan_result r;
+    preemptscan_result_init(&r);
+    pass_and_scan(c, &r);
+    assert_int_equal(r.kind, PREEMPT_KIND_NONE);
+    assert_true(has_note(&r, "a preemption is in flight"));
+    /* Its pods gone: the way is clear again (nothing admitted to preempt, and the waiting gang fits). */
+    for (size_t i = 0; i < 3; i++)
+        cache_delete_pod(c, "default",
+                         json_string_value(
+                             json_object_get(json_object_get(json_array_get(json_object_get(fx, "pods"), i), "metadata"), "name")));
+    pass_and_scan(c, &r);
+    assert_int_equal(r.kind, PREEMPT_KIND_NONE);
+    assert_false(has_note(&r, "a preemption is in flight"));
+    preemptscan_result_finish(&r);
+    cache_destroy(c);
+    json_decref(fx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_guide),          cmocka_unit_test(test_not_preemptable), cmocka_unit_test(test_policy),
+        cmocka_unit_test(test_equal_priority), cmocka_unit_test(test_in_flight),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
