@@ -23,9 +23,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from webhook import Webhook, fail, say  # noqa: E402
 
 build, fixtures = sys.argv[1:3]
-# Long enough that a loaded machine (opening 1,000 TLS connections took 16.8 s at a load average of 20 on
+# Long enough that a loaded machine (opening 1,000 TLS connections took 16.8-26.4 s at a load average of 20 on
 # 2 cores) still has every connection open when the gauge is read; the timeouts are checked after that.
-HANDSHAKE_S, REQUEST_S = 10, 30
+HANDSHAKE_S, REQUEST_S = 10, 45
 IDLE, SILENT, SLOW = 1000, 200, 20
 FAST_LIMIT = 1.0  # seconds for a normal request while all of that is open
 
