@@ -48,6 +48,12 @@ grep -Eq "^$NS +test-cluster-1 +RayCluster +$Q +0 +Waiting +0/3 +1 +queue $Q: cp
 grep -Eq "^$NS +test-cluster-0 +RayCluster +$Q +0 +Running +3/3 +- +- " <<<"$table" || fail "gangs table has no running test-cluster-0 row"
 [[ "$table" != *$'\033'* ]] || fail "colour codes printed to a pipe"
 pass "gangs table: both gangs, no colour on a pipe"
+# On a terminal (script(1) gives it one), the states are coloured; NO_COLOR turns that off.
+on_tty="$(TERM=xterm script -qec "$KUBECTL raygate gangs -n $NS" /dev/null)"
+[[ "$on_tty" == *$'\033[33mWaiting\033[0m'* && "$on_tty" == *$'\033[32mRunning\033[0m'* ]] ||
+	fail "no coloured states on a terminal: $(cat -v <<<"$on_tty")"
+[[ "$(NO_COLOR=1 TERM=xterm script -qec "$KUBECTL raygate gangs -n $NS" /dev/null)" != *$'\033'* ]] || fail "colours despite NO_COLOR"
+pass "colours only on a terminal (and not with NO_COLOR)"
 
 other="$(kc raygate gangs -A --queue "$Q" -o json | jq -r '[.items[].name] | join(" ")')"
 assert_eq "gangs -A --queue" "test-cluster-0 test-cluster-1" "$other"
