@@ -37,11 +37,11 @@ lease_holder_pod() {
 	echo "${h%_*}"
 }
 
-# The webhook configuration goes to the Service, with a CA bundle.
+# Every webhook of the configuration goes to the Service, with a CA bundle.
 webhook_via_service() {
-	kc get mutatingwebhookconfiguration raygate -o json | jq -e '
-		[.webhooks[] | .clientConfig | select(.url == null and .service.name == "raygate-webhook"
-			and .service.namespace == "raygate-system" and (.caBundle // "") != "")] | length == 2' >/dev/null
+	kc get mutatingwebhookconfiguration raygate -o json | jq -e '(.webhooks | length) as $n | $n > 0 and
+		([.webhooks[] | .clientConfig | select(.url == null and .service.name == "raygate-webhook"
+			and .service.namespace == "raygate-system" and (.caBundle // "") != "")] | length) == $n' >/dev/null
 }
 
 installed_ready() {
@@ -53,10 +53,17 @@ installed_ready() {
 # uninstall_raygate: removes raygate (both ways of installing it) but its CRDs.
 uninstall_raygate() {
 	"$HELM" uninstall raygate -n "$RG_NS" --wait >/dev/null 2>&1 || true
+	# The cluster-scoped objects of manifests/ but the CRDs, by kind/name.
+	local objs
+	objs="$(kc kustomize "$OVERLAY" | kc create --dry-run=client -o json -f - | jq -r '(.items[]? // .)
+		| select(.metadata.namespace == null and (.kind | IN("Namespace", "CustomResourceDefinition") | not))
+		| "\(.kind)/\(.metadata.name)"')"
+	[[ -n "$objs" ]] || fail "no cluster-scoped objects found in $OVERLAY"
 	kc delete mutatingwebhookconfiguration raygate --ignore-not-found >/dev/null
 	kc delete namespace "$RG_NS" --ignore-not-found --wait=true --timeout 120s >/dev/null ||
 		fail "namespace $RG_NS was not deleted"
-	kc delete clusterrole,clusterrolebinding raygate-gate raygate-certs --ignore-not-found >/dev/null
+	# shellcheck disable=SC2086
+	kc delete $objs --ignore-not-found >/dev/null
 }
 
 install_kustomize() {

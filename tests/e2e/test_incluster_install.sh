@@ -34,7 +34,7 @@ say "MEASURE apply-to-accepted-ms=$((t_accepted - t0)) apply-to-gang-admitted-ms
 eventually 60 "raygate-certs Job Complete" kc wait -n "$RG_NS" --for=condition=Complete job/raygate-certs --timeout 1s
 eventually 120 "webhook: 2 pods Ready on $REAL_NODE_NAME (containerd)" ready_on_node raygate-webhook 2
 eventually 120 "gate: 2 pods Ready on $REAL_NODE_NAME (containerd)" ready_on_node raygate-gate 2
-eventually 10 "webhook configuration: both webhooks through the Service, with a CA bundle" webhook_via_service
+eventually 10 "webhook configuration: every webhook through the Service, with a CA bundle" webhook_via_service
 # The CA bundle is the CA of the Secret the Job wrote, which the webhook serves with.
 bundle="$(kc get mutatingwebhookconfiguration raygate -o jsonpath='{.webhooks[0].clientConfig.caBundle}')"
 secret_ca="$(kc get secret -n "$RG_NS" raygate-webhook-tls -o jsonpath='{.data.ca\.crt}')"
