@@ -1,0 +1,199 @@
+#include "evictor.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "evict.h"
+#include "log.h"
+#include "util.h"
+
+static long long mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void pause_ms(long long ms)
+{
+    struct timespec ts = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+int evictor_record(struct kube_client *k, const char *ns, const char *name, const char *uid, const json_t *patch, char *why,
+                   size_t why_size)
+{
+    json_t *body = json_deep_copy(patch);
+    if (uid != NULL) /* never touch a new RayCluster of the same name */
+        json_object_set_new(json_object_get(body, "metadata"), "uid", json_string(uid));
+    char *path = util_strdupf("/apis/ray.io/v1/namespaces/%s/rayclusters/%s", ns, name);
+    struct kube_batch_item it = {
+        .method = "PATCH",
+        .path = path,
+        .content_type = kube_patch_content_type(KUBE_PATCH_MERGE),
+        .body = body,
+    };
+    kube_batch(k, &it, 1, 1);
+    long st = it.resp.status;
+    int rc = it.rc == 0 ? 0 : (st == 404 || st == 409) ? 1 : -1;
+    if (rc != 0)
+        util_format(why, why_size, "%s", it.resp.message);
+    kube_response_finish(&it.resp);
+    json_decref(body);
+    free(path);
+    return rc;
+}
+
+/* What evictor_delete_pods keeps per pod. */
+struct attempt {
+    char *path;
+    json_t *precondition; /* owned: DeleteOptions with the uid */
+    unsigned hopeless;
+    int warned;
+    char why[320];
+};
+
+static int hopeless(long status)
+{
+    return status >= 400 && status < 500 && status != 408 && status != 429;
+}
+
+/* The DisruptionTarget conditions, one batch; best effort (a failure is logged, the deletion goes on). A pod found gone is done. */
+static void mark_pods(struct kube_client *k, struct evictor_pod *pods, struct attempt *tries, size_t n,
+                      const struct evictor_options *o)
+{
+    struct kube_batch_item *items = util_calloc(n + 1, sizeof(*items));
+    json_t **bodies = util_calloc(n + 1, sizeof(*bodies));
+    char **paths = util_calloc(n + 1, sizeof(*paths));
+    for (size_t i = 0; i < n; i++) {
+        bodies[i] = evict_disruption_patch(o->message, o->now);
+        if (pods[i].uid != NULL)
+            json_object_set_new(bodies[i], "metadata", json_pack("{s:s}", "uid", pods[i].uid));
+        paths[i] = util_strdupf("%s/status", tries[i].path);
+        items[i] = (struct kube_batch_item){
+            .method = "PATCH",
+            .path = paths[i],
+            .content_type = kube_patch_content_type(KUBE_PATCH_STRATEGIC),
+            .body = bodies[i],
+        };
+    }
+    kube_batch(k, items, n, o->concurrency);
+    size_t failed = 0, first = 0;
+    for (size_t i = 0; i < n; i++) {
+        long st = items[i].resp.status;
+        if (items[i].rc != 0 && (st == 404 || st == 409))
+            pods[i].done = 1; /* gone, or another pod of that name */
+        else if (items[i].rc != 0 && failed++ == 0)
+            first = i;
+        kube_response_finish(&items[i].resp);
+        json_decref(bodies[i]);
+        free(paths[i]);
+    }
+    if (failed > 0)
+        log_warnf("evict: DisruptionTarget not recorded on %zu of %zu pods (first: %s/%s); deleting them anyway", failed, n,
+                  pods[first].ns, pods[first].name);
+    free(items);
+    free(bodies);
+    free(paths);
+}
+
+/* One round of deletions of the pending pods idx[0..n). Fills retry; returns its length. *others: a failure to pause after. */
+static size_t delete_round(struct kube_client *k, struct evictor_pod *pods, struct attempt *tries, const size_t *idx, size_t n,
+                           const struct evictor_options *o, size_t *deleted, size_t *retry, int *others)
+{
+    struct kube_batch_item *items = util_calloc(n + 1, sizeof(*items));
+    for (size_t j = 0; j < n; j++)
+        items[j] = (struct kube_batch_item){.method = "DELETE", .path = tries[idx[j]].path, .body = tries[idx[j]].precondition};
+    kube_batch(k, items, n, o->concurrency);
+    size_t nretry = 0;
+    for (size_t j = 0; j < n; j++) {
+        size_t i = idx[j];
+        long st = items[j].resp.status;
+        if (items[j].rc == 0 || st == 404 || st == 409) {
+            pods[i].done = 1; /* deleted; gone; or a new pod of that name (uid precondition) */
+            *deleted += items[j].rc == 0;
+        } else {
+            *others = 1;
+            util_format(tries[i].why, sizeof(tries[i].why), "%s", items[j].resp.message);
+            if (!(hopeless(st) && ++tries[i].hopeless >= EVICTOR_HOPELESS_TRIES))
+                retry[nretry++] = i;
+            if (!tries[i].warned) {
+                tries[i].warned = 1;
+                log_warnf("evict: delete %s/%s: %s (retrying)", pods[i].ns, pods[i].name, items[j].resp.message);
+            }
+        }
+        kube_response_finish(&items[j].resp);
+    }
+    free(items);
+    return nretry;
+}
+
+/* The crash drill's fault point: with k deletions allowed, deletes only those (one at a time) and exits. */
+static void fault_exit(struct kube_client *k, struct evictor_pod *pods, struct attempt *tries, size_t n,
+                       const struct evictor_options *o)
+{
+    size_t limit = (size_t)o->fault_exit_after_deletes, deleted = 0;
+    for (size_t i = 0; i < n && deleted < limit; i++) {
+        size_t one = i, retry;
+        int others = 0;
+        delete_round(k, pods, tries, &one, 1, o, &deleted, &retry, &others);
+    }
+    log_warnf("test fault: exiting after recording an eviction and deleting %zu of %zu pods", deleted, n);
+    _exit(3);
+}
+
+size_t evictor_delete_pods(struct kube_client *k, struct evictor_pod *pods, size_t n, const struct evictor_options *o)
+{
+    struct evictor_options opt = *o;
+    opt.persist_ms = opt.persist_ms > 0 ? opt.persist_ms : EVICTOR_PERSIST_MS;
+    opt.step_ms = opt.step_ms > 0 ? opt.step_ms : EVICTOR_STEP_MS;
+    opt.concurrency = opt.concurrency > 0 ? opt.concurrency : 64;
+    struct attempt *tries = util_calloc(n + 1, sizeof(*tries));
+    size_t *idx = util_calloc(n + 1, sizeof(*idx)), *retry = util_calloc(n + 1, sizeof(*retry));
+    for (size_t i = 0; i < n; i++) {
+        pods[i].done = 0;
+        tries[i].path = util_strdupf("/api/v1/namespaces/%s/pods/%s", pods[i].ns, pods[i].name);
+        tries[i].precondition = json_pack("{s:s,s:s}", "apiVersion", "v1", "kind", "DeleteOptions");
+        if (pods[i].uid != NULL)
+            json_object_set_new(tries[i].precondition, "preconditions", json_pack("{s:s}", "uid", pods[i].uid));
+    }
+    long long start = mono_ms(), step = opt.step_ms;
+    if (n > 0 && (opt.may_write == NULL || opt.may_write(opt.arg)))
+        mark_pods(k, pods, tries, n, &opt);
+    size_t pending = 0, deleted = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!pods[i].done)
+            idx[pending++] = i;
+    }
+    if (opt.fault_exit_after_deletes >= 0 && pending > 0)
+        fault_exit(k, pods, tries, n, &opt);
+    while (pending > 0) {
+        if (opt.may_write != NULL && !opt.may_write(opt.arg))
+            break;
+        int others = 0;
+        pending = delete_round(k, pods, tries, idx, pending, &opt, &deleted, retry, &others);
+        memcpy(idx, retry, pending * sizeof(*idx));
+        long long left = opt.persist_ms - (mono_ms() - start);
+        if (pending == 0 || left <= 0)
+            break;
+        pause_ms(step < left ? step : left);
+        step = step * 2 < EVICTOR_STEP_MAX_MS ? step * 2 : EVICTOR_STEP_MAX_MS;
+    }
+    size_t notdone = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!pods[i].done) {
+            notdone++;
+            log_warnf("evict: delete %s/%s: gave up for now after %lld ms: %s", pods[i].ns, pods[i].name, mono_ms() - start,
+                      tries[i].why[0] != '\0' ? tries[i].why : "not leading any more");
+        }
+        json_decref(tries[i].precondition);
+        free(tries[i].path);
+    }
+    free(tries);
+    free(idx);
+    free(retry);
+    return notdone;
+}
