@@ -7,10 +7,19 @@ stderr and one JSON line each in --violations:
 
   bound-unadmitted   a pod of a managed RayCluster is bound to a node while the
                      cluster has no raygate.io/admitted-at, or was scheduled
-                     before that time (its PodScheduled condition is older);
+                     before that time (its PodScheduled condition is older),
+                     unless it is a leftover of an eviction (below);
   ungated-unadmitted a live pod of a managed RayCluster lost our gate while the
-                     cluster has no raygate.io/admitted-at;
-  admitted-twice     raygate.io/admitted-at of one RayCluster (uid) changed;
+                     cluster has no raygate.io/admitted-at, unless it is a
+                     leftover of an eviction;
+  admitted-twice     raygate.io/admitted-at of one RayCluster (uid) changed
+                     without an eviction in between (raygate.io/requeue-count
+                     grew, or raygate.io/evicted-at is not older than the
+                     earlier admission);
+  partly-evicted     an evicted gang (no admitted-at, raygate.io/evicted-at
+                     set) keeps pods bound or ungated (its leftovers, which
+                     raygate deletes) for longer than --evict-grace seconds
+                     after the checker first saw them: a gang evicted in part;
   over-capability    the ungated, unfinished pods of a queue request more of a
                      resource than the queue's capability lists;
   partly-ungated     an admitted gang stays partly ungated longer than --grace
@@ -18,8 +27,9 @@ stderr and one JSON line each in --violations:
                      worker group (its minReplicas shape) that exist, gated.
 
 With --settled it instead checks once, on a quiet cluster, that every gang
-that fits is admitted (fault drill 7), and exits 3 naming those that are not
-(any other failure of the check itself exits 1):
+that fits is admitted (fault drill 7; a gang in its requeue backoff or
+deactivated after evictions is not expected to be), and exits 3 naming those
+that are not (any other failure of the check itself exits 1):
 
   fitting-gang-waits a complete gang that is not admitted fits its queue's free
                      capability and the nodes (first fit, larger pods first),
@@ -46,6 +56,8 @@ from fractions import Fraction
 
 GATE = "raygate.io/gang"
 ADMITTED = "raygate.io/admitted-at"
+EVICTED = "raygate.io/evicted-at"
+REQUEUES = "raygate.io/requeue-count"
 QUEUE_LABEL = "volcano.sh/queue-name"
 
 SUFFIXES = {"": 1, "m": Fraction(1, 1000), "u": Fraction(1, 10**6), "n": Fraction(1, 10**9),
@@ -165,6 +177,23 @@ def scheduled_at(pod):
     return None
 
 
+def annotation(obj, key):
+    return (obj["metadata"].get("annotations") or {}).get(key)
+
+
+def evicted(rc):
+    """The RayCluster's eviction time when it is not admitted and has an eviction record, else None."""
+    return ts(annotation(rc, EVICTED)) if not annotation(rc, ADMITTED) else None
+
+
+def held_back(rc):
+    """Whether an evicted RayCluster may not be admitted now: its backoff runs, or it is deactivated (same generation)."""
+    if evicted(rc) is None or annotation(rc, "raygate.io/evicted-generation") != str(rc["metadata"].get("generation")):
+        return False
+    at = ts(annotation(rc, "raygate.io/requeue-at"))
+    return at is None or at > datetime.now(timezone.utc)
+
+
 def priority(pods):
     return max([p["spec"].get("priority") or 0 for p in pods] or [0])
 
@@ -235,7 +264,8 @@ class Checker:
         self.args = args
         self.api = Api(args.server, open(args.token).read().strip(), args.ca)
         self.reported = set()
-        self.admitted_at = {}  # RayCluster uid -> first admitted-at seen
+        self.admitted_at = {}  # RayCluster uid -> (admitted-at, requeue-count) last seen
+        self.leftover_since = {}  # RayCluster uid -> monotonic time its eviction leftovers were first seen
         self.partial_since = {}  # RayCluster uid -> monotonic time first seen partly ungated
         self.polls = self.errors = self.violations = 0
 
@@ -273,14 +303,19 @@ class Checker:
             if not (meta.get("labels") or {}).get(QUEUE_LABEL):
                 continue
             by_uid[meta["uid"]] = rc
-            at = (meta.get("annotations") or {}).get(ADMITTED)
+            at = annotation(rc, ADMITTED)
             if at:
-                first = self.admitted_at.setdefault(meta["uid"], at)
-                if first != at:
+                count = annotation(rc, REQUEUES) or "0"
+                first, first_count = self.admitted_at.setdefault(meta["uid"], (at, count))
+                ev = ts(annotation(rc, EVICTED))
+                requeued = count != first_count or (ev is not None and ev >= ts(first))
+                if first != at and not requeued:
                     self.violate(("twice", meta["uid"]), "admitted-twice", "RayCluster %s/%s admitted at %s, then again at %s" %
                                  (meta["namespace"], meta["name"], first, at))
+                self.admitted_at[meta["uid"]] = (at, count)
 
         per_rc = {}
+        leftovers = {}  # RayCluster uid -> names of its pods still bound or ungated after an eviction
         held = {}  # queue -> {resource: amount}
         for pod in pods:
             meta = pod["metadata"]
@@ -294,6 +329,9 @@ class Checker:
             per_rc.setdefault(rc["metadata"]["uid"], []).append(pod)
             at = ts((rc["metadata"].get("annotations") or {}).get(ADMITTED))
             node = pod["spec"].get("nodeName")
+            if at is None and evicted(rc) is not None and (node or ungated):
+                leftovers.setdefault(rc["metadata"]["uid"], []).append(meta["name"])
+                continue  # a leftover of an eviction: judged by partly-evicted below
             if node and at is None:
                 self.violate(("bound", meta["uid"]), "bound-unadmitted",
                              "pod %s is bound to %s but RayCluster %s has no %s" % (name, node, rc["metadata"]["name"], ADMITTED))
@@ -311,6 +349,18 @@ class Checker:
                 if used.get(res, 0) > quantity(v):
                     self.violate(("cap", q["metadata"]["name"], res, fmt(used[res])), "over-capability",
                                  "queue %s: its ungated pods request %s %s, capability %s" % (q["metadata"]["name"], res, fmt(used[res]), v))
+
+        for uid in list(self.leftover_since):
+            if uid not in leftovers:
+                del self.leftover_since[uid]
+        for uid, names in leftovers.items():
+            rc = by_uid[uid]
+            since = self.leftover_since.setdefault(uid, now)
+            if now - since > self.args.evict_grace:
+                self.violate(("evicted", uid, evicted(rc)), "partly-evicted",
+                             "evicted RayCluster %s/%s still has %d pods bound or ungated %ss after they were first seen (%s)" %
+                             (rc["metadata"]["namespace"], rc["metadata"]["name"], len(names), self.args.evict_grace,
+                              ", ".join(sorted(names)[:5])))
 
         for uid, rc in by_uid.items():
             if not (rc["metadata"].get("annotations") or {}).get(ADMITTED):
@@ -387,6 +437,8 @@ class Checker:
                     tails.setdefault(q, []).append((rc, gated_tail[0]))
                 continue
             add(held.setdefault(q, {}), ungated)
+            if held_back(rc):
+                continue  # in its requeue backoff, or deactivated: not to be admitted now
             live_pods = [p for p in mine if live(p)]
             shape = group_shape(rc)
             roles = {}
@@ -468,6 +520,8 @@ def main():
     ap.add_argument("--namespace", default="", help="only this namespace's pods and RayClusters (default: all)")
     ap.add_argument("--interval", type=float, default=0.5)
     ap.add_argument("--grace", type=float, default=5.0, help="seconds an admitted gang may stay partly ungated")
+    ap.add_argument("--evict-grace", type=float, default=10.0,
+                    help="seconds an evicted gang may keep pods bound or ungated (raygate deletes them)")
     ap.add_argument("--duration", type=float, default=0, help="stop after this many seconds (default: at SIGTERM)")
     ap.add_argument("--violations", default=os.devnull, help="file to append violations to (JSON lines)")
     ap.add_argument("--status", default=os.devnull)

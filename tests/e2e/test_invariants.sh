@@ -10,7 +10,7 @@ restore_gate() { gate_running || "$ROOT/hack/cluster.sh" start-gate >/dev/null 2
 trap 'restore_gate; e2e_teardown' EXIT
 Q="inv-$RANDOM"
 make_queue "$Q" 4 16Gi
-inv_start --grace 2
+inv_start --grace 2 --evict-grace 2
 "$ROOT/hack/cluster.sh" stop raygate-gate
 
 ungate() { # POD
@@ -60,4 +60,11 @@ lhead="$(kc get pods -n "$NS" -l ray-cluster-name=l,ray-node-type=head -o jsonpa
 ungate "$lhead"
 legacy_seen() { grep -q "pod $NS/$lhead has no raygate.io/gang gate but RayCluster l has no" "$INV_DIR/violations"; }
 eventually 20 "checker: ungated-unadmitted for the legacy head $lhead" legacy_seen
+# d: evicted (raygate.io/evicted-at, no admission), but its head left ungated: a gang evicted in part.
+sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" d "$Q" | kc apply -n "$NS" -f - >/dev/null
+three_d() { [[ "$(count_pods d)" == 3 ]]; }
+eventually 60 "KubeRay created d's 3 pods" three_d
+kc annotate rayclusters.ray.io -n "$NS" d raygate.io/evicted-at=2020-01-01T00:00:00Z raygate.io/requeue-count=1 >/dev/null
+ungate "$(head_pod d)"
+eventually 20 "checker: partly-evicted" saw partly-evicted
 inv_kill
