@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "flags.h"
 #include "util.h"
 
 /* Event messages are cut by the apiserver at 1 KiB; the list of late members stops before that. */
@@ -25,7 +26,7 @@ void evict_config_default(struct evict_config *cfg)
     };
 }
 
-int evict_config_check(const struct evict_config *cfg, struct evict_error *err)
+int evict_config_check(const struct evict_config *cfg, struct error *err)
 {
     const struct {
         const char *flag;
@@ -38,27 +39,27 @@ int evict_config_check(const struct evict_config *cfg, struct evict_error *err)
     };
     for (size_t i = 0; i < sizeof(durations) / sizeof(durations[0]); i++) {
         if (durations[i].v < 0 || durations[i].v > EVICT_DURATION_MAX_MS) {
-            util_format(err->message, sizeof(err->message), "%s: must be between 0 and 720h", durations[i].flag);
+            error_setf(err, "%s: must be between 0 and 720h", durations[i].flag);
             return -1;
         }
     }
     if (cfg->backoff_base_ms == 0) {
-        util_format(err->message, sizeof(err->message), "--requeue-backoff-base: must be more than 0");
+        error_setf(err, "--requeue-backoff-base: must be more than 0");
         return -1;
     }
     if (cfg->backoff_max_ms < cfg->backoff_base_ms) {
-        util_format(err->message, sizeof(err->message), "--requeue-backoff-max: must not be less than --requeue-backoff-base");
+        error_setf(err, "--requeue-backoff-max: must not be less than --requeue-backoff-base");
         return -1;
     }
     if (cfg->requeue_limit < 0) {
-        util_format(err->message, sizeof(err->message), "--requeue-limit: must not be negative");
+        error_setf(err, "--requeue-limit: must not be negative");
         return -1;
     }
     return 0;
 }
 
 int evict_config_for_queue(const struct evict_config *base, const char *placement_timeout, const char *pods_ready_timeout,
-                           struct evict_config *out, struct evict_error *err)
+                           struct evict_config *out, struct error *err)
 {
     *out = *base;
     int rc = 0;
@@ -74,11 +75,11 @@ int evict_config_for_queue(const struct evict_config *base, const char *placemen
         if (over[i].value == NULL)
             continue;
         int64_t ms;
-        if (evict_parse_duration(over[i].value, EVICT_DURATION_MAX_MS, &ms) == 0) {
+        struct error why = {{0}};
+        if (flags_parse_duration(over[i].value, 0, EVICT_DURATION_MAX_MS, &ms, &why) == 0) {
             *over[i].dst = ms;
         } else if (rc == 0) {
-            util_format(err->message, sizeof(err->message), "%s: \"%.64s\" is not a duration between 0 and 720h (e.g. \"5m\")",
-                        over[i].name, over[i].value);
+            error_setf(err, "Queue annotation %s: %s; the flag's value is used", over[i].name, why.message);
             util_one_line(err->message);
             rc = -1;
         }
@@ -86,69 +87,7 @@ int evict_config_for_queue(const struct evict_config *base, const char *placemen
     return rc;
 }
 
-/* ------------------------------------------------------------ durations and times */
-
-int evict_parse_duration(const char *s, int64_t max_ms, int64_t *ms)
-{
-    static const struct {
-        const char *unit;
-        int64_t ms;
-    } units[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}};
-    if (s == NULL || s[0] == '\0')
-        return -1;
-    if (strcmp(s, "0") == 0) {
-        *ms = 0;
-        return 0;
-    }
-    int64_t total = 0;
-    const char *p = s;
-    while (*p != '\0') {
-        if (*p < '0' || *p > '9')
-            return -1;
-        int64_t n = 0;
-        while (*p >= '0' && *p <= '9') {
-            if (n > (INT64_MAX - 9) / 10)
-                return -1;
-            n = n * 10 + (*p++ - '0');
-        }
-        size_t u = 0, nunits = sizeof(units) / sizeof(units[0]);
-        /* "ms" before "m": the longest unit that matches. */
-        while (u < nunits && strncmp(p, units[u].unit, strlen(units[u].unit)) != 0)
-            u++;
-        if (u == nunits)
-            return -1;
-        p += strlen(units[u].unit);
-        if (n > max_ms / units[u].ms)
-            return -1;
-        total += n * units[u].ms;
-        if (total > max_ms)
-            return -1;
-    }
-    *ms = total;
-    return 0;
-}
-
-char *evict_format_duration(int64_t ms, char *buf, size_t size)
-{
-    if (ms <= 0) {
-        util_format(buf, size, "0s");
-        return buf;
-    }
-    if (ms % 1000 != 0) {
-        util_format(buf, size, "%" PRId64 "ms", ms);
-        return buf;
-    }
-    int64_t s = ms / 1000, h = s / 3600, m = s / 60 % 60, sec = s % 60;
-    char hb[24] = "", mb[8] = "", sb[8] = "";
-    if (h > 0)
-        snprintf(hb, sizeof(hb), "%" PRId64 "h", h);
-    if (m > 0)
-        snprintf(mb, sizeof(mb), "%" PRId64 "m", m);
-    if (sec > 0)
-        snprintf(sb, sizeof(sb), "%" PRId64 "s", sec);
-    util_format(buf, size, "%s%s%s", hb, mb, sb);
-    return buf;
-}
+/* ------------------------------------------------------------ times */
 
 int evict_parse_time(const char *s, int64_t *ms)
 {
@@ -305,7 +244,7 @@ static int parse_count(const char *s, int64_t *out)
 }
 
 int evict_record_parse(const char *count, const char *requeue_at, const char *evicted_at, const char *generation,
-                       struct evict_record *out, struct evict_error *err)
+                       struct evict_record *out, struct error *err)
 {
     *out = (struct evict_record){0};
     struct evict_record r = {0};
@@ -319,7 +258,7 @@ int evict_record_parse(const char *count, const char *requeue_at, const char *ev
     else if (generation != NULL && parse_count(generation, &r.generation) != 0)
         bad = EVICT_ANNOTATION_EVICTED_GENERATION, value = generation;
     if (bad != NULL) {
-        util_format(err->message, sizeof(err->message), "%s: \"%.64s\" does not parse; the eviction record is ignored", bad, value);
+        error_setf(err, "%s: \"%.64s\" does not parse; the eviction record is ignored", bad, value);
         util_one_line(err->message);
         return -1;
     }
@@ -424,7 +363,7 @@ char *evict_message(const char *gang, const struct evict_gang *g, const struct e
     int placement = v->reason == EVICT_REASON_PLACEMENT_TIMEOUT;
     util_buf_printf(&b, "gang %s evicted: %zu of %zu members not %s within the %s timeout (%s): ", gang, v->nlate, g->nmembers,
                     placement ? "bound to a node" : "Ready", placement ? "placement" : "readiness",
-                    evict_format_duration(v->timeout_ms, timeout, sizeof(timeout)));
+                    (flags_format_duration(v->timeout_ms, timeout, sizeof(timeout)), timeout));
     size_t shown = 0;
     for (size_t i = 0; i < v->nlate; i++) {
         if (!append_member(&b, &g->members[v->late[i]], v->reason, shown == 0))

@@ -42,6 +42,8 @@
 
 #include <jansson.h>
 
+#include "errors.h"
+
 #define EVICT_ANNOTATION_PLACEMENT_TIMEOUT "raygate.io/placement-timeout"   /* on a Queue */
 #define EVICT_ANNOTATION_PODS_READY_TIMEOUT "raygate.io/pods-ready-timeout" /* on a Queue */
 #define EVICT_ANNOTATION_REQUEUE_COUNT "raygate.io/requeue-count"           /* on a RayCluster: times evicted */
@@ -58,10 +60,6 @@
 /* The largest timeout or backoff accepted (flags, annotations): 30 days. */
 #define EVICT_DURATION_MAX_MS (30LL * 24 * 3600 * 1000)
 
-struct evict_error {
-    char message[256]; /* one line, names the field: "raygate.io/placement-timeout: \"5x\": unknown unit \"x\"" */
-};
-
 struct evict_config {
     int64_t placement_timeout_ms;  /* 0: disabled */
     int64_t pods_ready_timeout_ms; /* 0: disabled */
@@ -77,27 +75,17 @@ void evict_config_default(struct evict_config *cfg);
  * Returns 0 when cfg is consistent (durations within 0..EVICT_DURATION_MAX_MS,
  * base > 0, max >= base, limit >= 0), or -1 with err naming the flag.
  */
-int evict_config_check(const struct evict_config *cfg, struct evict_error *err);
+int evict_config_check(const struct evict_config *cfg, struct error *err);
 
 /*
  * The configuration for a gang of a queue: base with the Queue's annotations
  * (values borrowed; NULL: absent) applied. An annotation that does not parse
- * as a duration ("90s", "5m", "1h30m"; "0" disables) within
- * EVICT_DURATION_MAX_MS is ignored (the flag's value is kept) and -1 is
- * returned with err naming it, for the controller to report; otherwise 0.
+ * as a duration (flags_parse_duration: "90s", "5m", "1h30m"; "0" disables)
+ * within EVICT_DURATION_MAX_MS is ignored (the flag's value is kept) and -1
+ * is returned with err naming it, for the controller to report; otherwise 0.
  */
 int evict_config_for_queue(const struct evict_config *base, const char *placement_timeout, const char *pods_ready_timeout,
-                           struct evict_config *out, struct evict_error *err);
-
-/*
- * Parses a duration as Kubernetes users write them: a sequence of decimal
- * integers with units ms, s, m, h ("500ms", "90s", "5m", "1h30m"), or "0".
- * Returns 0 and sets *ms, or -1 when malformed, negative or above max_ms.
- */
-int evict_parse_duration(const char *s, int64_t max_ms, int64_t *ms);
-
-/* Formats ms as the shortest such duration ("5m", "1h30m", "90s" is "1m30s", "1500ms", "0s") into buf (>= 32 bytes). */
-char *evict_format_duration(int64_t ms, char *buf, size_t size);
+                           struct evict_config *out, struct error *err);
 
 /* RFC 3339 UTC ("2026-11-23T15:04:05Z"; fractions are ignored) to Unix ms. Returns 0 and sets *ms, or -1 when malformed. */
 int evict_parse_time(const char *s, int64_t *ms);
@@ -173,7 +161,7 @@ struct evict_record {
  * never holds a gang back nor deletes a pod. Otherwise 0.
  */
 int evict_record_parse(const char *count, const char *requeue_at, const char *evicted_at, const char *generation,
-                       struct evict_record *out, struct evict_error *err);
+                       struct evict_record *out, struct error *err);
 
 /* The delay before re-admission after eviction number n (>= 1): min(max, base * 2^(n-1) + jitter), random uniform in 0..2^32-1. */
 int64_t evict_backoff_ms(const struct evict_config *cfg, int64_t n, uint32_t random);
