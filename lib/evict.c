@@ -243,11 +243,24 @@ static int parse_count(const char *s, int64_t *out)
     return 0;
 }
 
-int evict_record_parse(const char *count, const char *requeue_at, const char *evicted_at, const char *generation,
-                       struct evict_record *out, struct error *err)
+static enum evict_reason reason_of(const char *s)
+{
+    if (strcmp(s, evict_reason_name(EVICT_REASON_PLACEMENT_TIMEOUT)) == 0)
+        return EVICT_REASON_PLACEMENT_TIMEOUT;
+    if (strcmp(s, evict_reason_name(EVICT_REASON_PODS_READY_TIMEOUT)) == 0)
+        return EVICT_REASON_PODS_READY_TIMEOUT;
+    return EVICT_REASON_NONE;
+}
+
+int evict_record_parse(const json_t *annotations, struct evict_record *out, struct error *err)
 {
     *out = (struct evict_record){0};
     struct evict_record r = {0};
+    const char *count = json_string_value(json_object_get(annotations, EVICT_ANNOTATION_REQUEUE_COUNT));
+    const char *requeue_at = json_string_value(json_object_get(annotations, EVICT_ANNOTATION_REQUEUE_AT));
+    const char *evicted_at = json_string_value(json_object_get(annotations, EVICT_ANNOTATION_EVICTED_AT));
+    const char *generation = json_string_value(json_object_get(annotations, EVICT_ANNOTATION_EVICTED_GENERATION));
+    const char *reason = json_string_value(json_object_get(annotations, EVICT_ANNOTATION_EVICTED_REASON));
     const char *bad = NULL, *value = NULL;
     if (count != NULL && parse_count(count, &r.count) != 0)
         bad = EVICT_ANNOTATION_REQUEUE_COUNT, value = count;
@@ -257,8 +270,10 @@ int evict_record_parse(const char *count, const char *requeue_at, const char *ev
         bad = EVICT_ANNOTATION_EVICTED_AT, value = evicted_at;
     else if (generation != NULL && parse_count(generation, &r.generation) != 0)
         bad = EVICT_ANNOTATION_EVICTED_GENERATION, value = generation;
+    else if (reason != NULL && (r.reason = reason_of(reason)) == EVICT_REASON_NONE)
+        bad = EVICT_ANNOTATION_EVICTED_REASON, value = reason;
     if (bad != NULL) {
-        error_setf(err, "%s: \"%.64s\" does not parse; the eviction record is ignored", bad, value);
+        error_setf(err, "annotation %s: \"%.64s\" does not parse; the eviction record is ignored", bad, value);
         util_one_line(err->message);
         return -1;
     }
@@ -278,14 +293,15 @@ int64_t evict_backoff_ms(const struct evict_config *cfg, int64_t n, uint32_t ran
     return d + jitter < cfg->backoff_max_ms ? d + jitter : cfg->backoff_max_ms;
 }
 
-void evict_record_next(const struct evict_record *prev, const struct evict_config *cfg, int64_t generation, int64_t now_ms,
-                       uint32_t random, struct evict_record *out)
+void evict_record_next(const struct evict_record *prev, const struct evict_config *cfg, enum evict_reason reason,
+                       int64_t generation, int64_t now_ms, uint32_t random, struct evict_record *out)
 {
     int64_t count = prev->generation == generation ? prev->count : 0;
     if (count < INT64_MAX)
         count++;
     /* Whole seconds, as the annotations keep them: evicted-at not later than now, requeue-at not earlier than the backoff. */
-    *out = (struct evict_record){.count = count, .evicted_at_ms = now_ms - now_ms % 1000, .generation = generation};
+    *out = (struct evict_record){
+        .count = count, .evicted_at_ms = now_ms - now_ms % 1000, .generation = generation, .reason = (int)reason};
     if (cfg->requeue_limit == 0 || count < cfg->requeue_limit) {
         int64_t at = deadline(now_ms, evict_backoff_ms(cfg, count, random));
         out->requeue_at_ms = at % 1000 == 0 || at > INT64_MAX - 1000 ? at : at - at % 1000 + 1000;
@@ -303,6 +319,7 @@ json_t *evict_record_patch(const struct evict_record *rec, const char *admitted_
     json_object_set_new(ann, EVICT_ANNOTATION_EVICTED_AT,
                         json_string(evict_format_time(rec->evicted_at_ms, evicted, sizeof(evicted))));
     json_object_set_new(ann, EVICT_ANNOTATION_EVICTED_GENERATION, json_sprintf("%" PRId64, rec->generation));
+    json_object_set_new(ann, EVICT_ANNOTATION_EVICTED_REASON, json_string(evict_reason_name((enum evict_reason)rec->reason)));
     json_t *meta = json_pack("{s:o}", "annotations", ann);
     if (resource_version != NULL)
         json_object_set_new(meta, "resourceVersion", json_string(resource_version));

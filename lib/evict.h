@@ -50,6 +50,7 @@
 #define EVICT_ANNOTATION_REQUEUE_AT "raygate.io/requeue-at"                 /* RFC 3339: earliest re-admission */
 #define EVICT_ANNOTATION_EVICTED_AT "raygate.io/evicted-at"                 /* RFC 3339: the last eviction */
 #define EVICT_ANNOTATION_EVICTED_GENERATION "raygate.io/evicted-generation" /* metadata.generation then */
+#define EVICT_ANNOTATION_EVICTED_REASON "raygate.io/evicted-reason"         /* PlacementTimeout, PodsReadyTimeout */
 
 /* The reason of the DisruptionTarget condition on deleted pods (kube-scheduler writes PreemptionByScheduler). */
 #define EVICT_DISRUPTION_REASON "EvictionByRaygate"
@@ -152,32 +153,32 @@ struct evict_record {
     int64_t requeue_at_ms; /* requeue-at; 0: none (deactivated, or never evicted) */
     int64_t evicted_at_ms; /* evicted-at; 0: none */
     int64_t generation;    /* evicted-generation: metadata.generation at the last eviction */
+    int reason;            /* evicted-reason: enum evict_reason of the last eviction */
 };
 
 /*
- * Reads the record from the annotation values (borrowed; NULL: absent). A
- * value that does not parse (edited by hand) makes the whole record read as
- * never evicted, and -1 is returned with err naming it: a malformed record
- * never holds a gang back nor deletes a pod. Otherwise 0.
+ * Reads the record from a RayCluster's metadata.annotations (borrowed; NULL:
+ * none). A value that does not parse (edited by hand) makes the whole record
+ * read as never evicted, and -1 is returned with err naming it: a malformed
+ * record never holds a gang back nor deletes a pod. Otherwise 0.
  */
-int evict_record_parse(const char *count, const char *requeue_at, const char *evicted_at, const char *generation,
-                       struct evict_record *out, struct error *err);
+int evict_record_parse(const json_t *annotations, struct evict_record *out, struct error *err);
 
 /* The delay before re-admission after eviction number n (>= 1): min(max, base * 2^(n-1) + jitter), random uniform in 0..2^32-1. */
 int64_t evict_backoff_ms(const struct evict_config *cfg, int64_t n, uint32_t random);
 
 /*
- * The record after an eviction at now of a RayCluster at generation: the
+ * The record after an eviction for reason at now of a RayCluster at generation: the
  * count grows by one (from 0 when prev was written at another generation);
  * requeue_at is now + the backoff rounded up to a whole second, or 0 when
  * the count reaches the limit (deactivated); evicted_at is now rounded down.
  */
-void evict_record_next(const struct evict_record *prev, const struct evict_config *cfg, int64_t generation, int64_t now_ms,
-                       uint32_t random, struct evict_record *out);
+void evict_record_next(const struct evict_record *prev, const struct evict_config *cfg, enum evict_reason reason,
+                       int64_t generation, int64_t now_ms, uint32_t random, struct evict_record *out);
 
 /*
  * The JSON merge patch of an eviction (new reference): withdraws the
- * admission record (admitted_annotation: null) and writes the record's four
+ * admission record (admitted_annotation: null) and writes the record's five
  * annotations (requeue-at null when deactivated). With resource_version
  * (borrowed; NULL: none) the apiserver refuses it with 409 if the RayCluster
  * changed since.

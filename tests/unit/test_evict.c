@@ -255,7 +255,7 @@ static void test_requeue_limit_and_spec_change(void **state)
     /* Evictions 1 and 2 back off (60s, 120s); the third deactivates. */
     const int64_t backoff[] = {60 * S, 120 * S};
     for (int i = 0; i < 2; i++) {
-        evict_record_next(&r, &cfg, 1, now, 0, &next);
+        evict_record_next(&r, &cfg, EVICT_REASON_PLACEMENT_TIMEOUT, 1, now, 0, &next);
         assert_int_equal(next.count, i + 1);
         assert_int_equal(next.evicted_at_ms, now);
         assert_int_equal(next.requeue_at_ms, now + backoff[i]);
@@ -266,7 +266,7 @@ static void test_requeue_limit_and_spec_change(void **state)
         r = next;
         now += backoff[i] + 10 * MIN;
     }
-    evict_record_next(&r, &cfg, 1, now, 0, &next);
+    evict_record_next(&r, &cfg, EVICT_REASON_PLACEMENT_TIMEOUT, 1, now, 0, &next);
     assert_int_equal(next.count, 3);
     assert_int_equal(next.requeue_at_ms, 0);
     assert_int_equal(evict_hold(&cfg, &next, 1, now, &until), EVICT_HOLD_DEACTIVATED);
@@ -279,7 +279,7 @@ static void test_requeue_limit_and_spec_change(void **state)
     /* The user changes the spec (generation 2): admitted again at once, and the count starts over. */
     assert_int_equal(evict_hold(&cfg, &next, 2, now, &until), EVICT_HOLD_NONE);
     r = next;
-    evict_record_next(&r, &cfg, 2, now + HOUR, 0, &next);
+    evict_record_next(&r, &cfg, EVICT_REASON_PLACEMENT_TIMEOUT, 2, now + HOUR, 0, &next);
     assert_int_equal(next.count, 1);
     assert_int_equal(next.generation, 2);
     assert_int_equal(next.requeue_at_ms, now + HOUR + 60 * S);
@@ -294,7 +294,7 @@ static void test_requeue_limit_and_spec_change(void **state)
     cfg.requeue_limit = 0;
     r = (struct evict_record){0};
     for (int i = 0; i < 100; i++) {
-        evict_record_next(&r, &cfg, 1, now, 7, &next);
+        evict_record_next(&r, &cfg, EVICT_REASON_PLACEMENT_TIMEOUT, 1, now, 7, &next);
         assert_true(next.requeue_at_ms > now);
         r = next;
     }
@@ -309,7 +309,7 @@ static void test_requeue_at_whole_seconds(void **state)
     evict_config_default(&cfg);
     struct evict_record r = {0}, next;
     /* now = T0 + 0.4 s, backoff 60 s + jitter: requeue-at rounds up, evicted-at down. */
-    evict_record_next(&r, &cfg, 1, T0 + 400, UINT32_MAX / 3, &next);
+    evict_record_next(&r, &cfg, EVICT_REASON_PLACEMENT_TIMEOUT, 1, T0 + 400, UINT32_MAX / 3, &next);
     assert_int_equal(next.evicted_at_ms, T0);
     assert_int_equal(next.requeue_at_ms % 1000, 0);
     assert_true(next.requeue_at_ms >= T0 + 400 + 60 * S);
@@ -321,23 +321,20 @@ static void test_requeue_at_whole_seconds(void **state)
 static void test_record_patch_round_trip(void **state)
 {
     (void)state;
-    struct evict_record rec = {.count = 2, .requeue_at_ms = T0 + 120 * S, .evicted_at_ms = T0, .generation = 4};
+    struct evict_record rec = {
+        .count = 2, .requeue_at_ms = T0 + 120 * S, .evicted_at_ms = T0, .generation = 4, .reason = EVICT_REASON_PLACEMENT_TIMEOUT};
     json_t *p = evict_record_patch(&rec, "raygate.io/admitted-at", "812");
-    json_t *want =
-        json_pack("{s:{s:{s:n, s:s, s:s, s:s, s:s}, s:s}}", "metadata", "annotations", "raygate.io/admitted-at",
-                  "raygate.io/requeue-count", "2", "raygate.io/requeue-at", "2026-11-23T10:02:00Z", "raygate.io/evicted-at",
-                  "2026-11-23T10:00:00Z", "raygate.io/evicted-generation", "4", "resourceVersion", "812");
+    json_t *want = json_pack("{s:{s:{s:n, s:s, s:s, s:s, s:s, s:s}, s:s}}", "metadata", "annotations", "raygate.io/admitted-at",
+                             "raygate.io/requeue-count", "2", "raygate.io/requeue-at", "2026-11-23T10:02:00Z",
+                             "raygate.io/evicted-at", "2026-11-23T10:00:00Z", "raygate.io/evicted-generation", "4",
+                             "raygate.io/evicted-reason", "PlacementTimeout", "resourceVersion", "812");
     assert_true(json_equal(p, want));
     json_decref(want);
 
     const json_t *ann = json_object_get(json_object_get(p, "metadata"), "annotations");
     struct evict_record back;
     struct error err = {{0}};
-    assert_int_equal(evict_record_parse(json_string_value(json_object_get(ann, EVICT_ANNOTATION_REQUEUE_COUNT)),
-                                        json_string_value(json_object_get(ann, EVICT_ANNOTATION_REQUEUE_AT)),
-                                        json_string_value(json_object_get(ann, EVICT_ANNOTATION_EVICTED_AT)),
-                                        json_string_value(json_object_get(ann, EVICT_ANNOTATION_EVICTED_GENERATION)), &back, &err),
-                     0);
+    assert_int_equal(evict_record_parse(ann, &back, &err), 0);
     assert_memory_equal(&back, &rec, sizeof(rec));
     json_decref(p);
 
@@ -353,31 +350,32 @@ static void test_record_patch_round_trip(void **state)
 static void test_record_parse(void **state)
 {
     (void)state;
-    struct evict_record r;
-    struct error err = {{0}};
-    assert_int_equal(evict_record_parse(NULL, NULL, NULL, NULL, &r, &err), 0);
-    assert_int_equal(r.count, 0);
-    assert_int_equal(r.evicted_at_ms, 0);
-    assert_int_equal(evict_record_parse("1", "2026-11-23T10:01:00Z", "2026-11-23T10:00:00Z", "3", &r, &err), 0);
-    assert_int_equal(r.count, 1);
-    assert_int_equal(r.requeue_at_ms, T0 + MIN);
-    assert_int_equal(r.generation, 3);
-
-    /* Anything malformed: the record reads as never evicted (holds nothing back, deletes nothing), and says why. */
-    const char *bad[][4] = {
-        {"-1", NULL, "2026-11-23T10:00:00Z", "1"},  {"two", NULL, "2026-11-23T10:00:00Z", "1"},
-        {"1 ", NULL, "2026-11-23T10:00:00Z", "1"},  {"1", "tomorrow", "2026-11-23T10:00:00Z", "1"},
-        {"1", NULL, "2026-11-23 10:00:00", "1"},    {"1", NULL, "2026-11-23T10:00:00Z", "x"},
-        {"99999999999999999999", NULL, NULL, NULL}, {"1", "2026-13-23T10:00:00Z", NULL, NULL},
-    };
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        err.message[0] = '\0';
-        assert_int_equal(evict_record_parse(bad[i][0], bad[i][1], bad[i][2], bad[i][3], &r, &err), -1);
-        assert_int_equal(r.count, 0);
-        assert_int_equal(r.evicted_at_ms, 0);
-        assert_non_null(strstr(err.message, "raygate.io/"));
-        assert_int_equal(evict_pod_leftover(0, &r, 1, 0, 1), 0);
+    json_t *f = fixture_json("evict/records.json");
+    const json_t *cases = json_object_get(f, "cases");
+    assert_true(json_array_size(cases) >= 10);
+    for (size_t i = 0; i < json_array_size(cases); i++) {
+        const json_t *c = json_array_get(cases, i);
+        const char *name = json_string_value(json_object_get(c, "name"));
+        const char *error = json_string_value(json_object_get(c, "error"));
+        const json_t *want = json_object_get(c, "want");
+        struct evict_record r = {.count = 99};
+        struct error err = {{0}};
+        int rc = evict_record_parse(json_object_get(c, "annotations"), &r, &err);
+        if (error != NULL) {
+            /* Malformed: reads as never evicted (holds nothing back, deletes nothing), and says why. */
+            if (rc != -1 || strstr(err.message, error) == NULL || r.count != 0 || r.evicted_at_ms != 0)
+                fail_msg("%s: rc %d, \"%s\"", name, rc, err.message);
+            assert_int_equal(evict_pod_leftover(0, &r, 1, 0, 1), 0);
+            continue;
+        }
+        const char *reason = json_string_value(json_object_get(want, "reason"));
+        if (rc != 0 || r.count != json_integer_value(json_object_get(want, "count")) ||
+            r.requeue_at_ms != opt_time(want, "requeue_at") || r.evicted_at_ms != opt_time(want, "evicted_at") ||
+            r.generation != json_integer_value(json_object_get(want, "generation")) ||
+            strcmp(evict_reason_name((enum evict_reason)r.reason), reason != NULL ? reason : "") != 0)
+            fail_msg("%s: rc %d (%s), count %lld", name, rc, err.message, (long long)r.count);
     }
+    json_decref(f);
 }
 
 /* Queue annotations: durations as the flags take them (flags_parse_duration), within 0..720h; anything else is named and ignored.
@@ -499,7 +497,7 @@ static void test_messages(void **state)
     evict_verdict_init(&v);
     assert_int_equal(evict_check(&cfg, &g, T0 + 5 * MIN, &v), EVICT_REASON_PLACEMENT_TIMEOUT);
     struct evict_record r = {0}, next;
-    evict_record_next(&r, &cfg, 1, T0 + 5 * MIN, 0, &next);
+    evict_record_next(&r, &cfg, EVICT_REASON_PLACEMENT_TIMEOUT, 1, T0 + 5 * MIN, 0, &next);
     char *msg = evict_message("ray-x-pg", &g, &v, &cfg, &next);
     assert_string_equal(msg, "gang ray-x-pg evicted: 2 of 3 members not bound to a node within the placement timeout (5m): "
                              "x-worker-a (0/4 nodes are available: persistentvolumeclaim \"data\" not found.), x-worker-b; "
@@ -512,7 +510,7 @@ static void test_messages(void **state)
 
     /* Deactivated by this eviction. */
     cfg.requeue_limit = 1;
-    evict_record_next(&r, &cfg, 1, T0 + 5 * MIN, 0, &next);
+    evict_record_next(&r, &cfg, EVICT_REASON_PLACEMENT_TIMEOUT, 1, T0 + 5 * MIN, 0, &next);
     msg = evict_message("ray-x-pg", &g, &v, &cfg, &next);
     assert_non_null(strstr(msg, "; eviction 1 reached the requeue limit (1): deactivated until the RayCluster's spec changes"));
     free(msg);
@@ -541,7 +539,7 @@ static void test_message_bounded(void **state)
     assert_int_equal(evict_check(&cfg, &g, T0 + HOUR, &v), EVICT_REASON_PLACEMENT_TIMEOUT);
     assert_int_equal(v.nlate, N);
     struct evict_record r = {0}, next;
-    evict_record_next(&r, &cfg, 1, T0 + HOUR, 0, &next);
+    evict_record_next(&r, &cfg, EVICT_REASON_PLACEMENT_TIMEOUT, 1, T0 + HOUR, 0, &next);
     char *msg = evict_message("ray-big-pg", &g, &v, &cfg, &next);
     assert_true(strlen(msg) < 1024);
     assert_non_null(strstr(msg, "300 of 300 members"));

@@ -163,7 +163,11 @@ static json_t *fake_pod(struct fake *f, const char *name)
 
 static json_t *record_patch(const char *rv)
 {
-    struct evict_record rec = {.count = 1, .requeue_at_ms = 1795428060000LL, .evicted_at_ms = 1795428000000LL, .generation = 2};
+    struct evict_record rec = {.count = 1,
+                               .requeue_at_ms = 1795428060000LL,
+                               .evicted_at_ms = 1795428000000LL,
+                               .generation = 2,
+                               .reason = EVICT_REASON_PLACEMENT_TIMEOUT};
     return evict_record_patch(&rec, "raygate.io/admitted-at", rv);
 }
 
