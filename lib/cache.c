@@ -726,6 +726,8 @@ static void queue_maybe_free(struct cache *c, struct cache_queue *q)
     rl_release(c, q->capability);
     rl_release(c, q->deserved);
     unintern(c, q->preemption);
+    free(q->placement_timeout);
+    free(q->pods_ready_timeout);
     free(q);
 }
 
@@ -763,6 +765,15 @@ static int queue_parse_preemption(struct cache *c, struct cache_queue *q, const 
     return changed;
 }
 
+/* The eviction timeouts a Queue's annotations set (evict.h); NULL: none. Parsed where they are used. */
+static void queue_set_timeouts(struct cache_queue *q, const json_t *annotations)
+{
+    free(q->placement_timeout);
+    free(q->pods_ready_timeout);
+    q->placement_timeout = util_strdup(json_string_value(json_object_get(annotations, EVICT_ANNOTATION_PLACEMENT_TIMEOUT)));
+    q->pods_ready_timeout = util_strdup(json_string_value(json_object_get(annotations, EVICT_ANNOTATION_PODS_READY_TIMEOUT)));
+}
+
 int cache_upsert_queue(struct cache *c, const json_t *obj, struct gang_error *err)
 {
     const char *ns, *name;
@@ -783,6 +794,7 @@ int cache_upsert_queue(struct cache *c, const json_t *obj, struct gang_error *er
 
     int changed = !q->present || q->capability != capability || q->dequeue != dequeue || q->state != state;
     changed |= queue_parse_preemption(c, q, obj);
+    queue_set_timeouts(q, json_object_get(json_object_get(obj, "metadata"), "annotations"));
     rl_release(c, q->capability);
     unintern(c, q->state);
     q->capability = capability;
@@ -805,6 +817,7 @@ void cache_delete_queue(struct cache *c, const char *name)
     unintern(c, q->state);
     q->state = NULL;
     queue_parse_preemption(c, q, NULL);
+    queue_set_timeouts(q, NULL);
     queue_dirty(c, q);
     queue_maybe_free(c, q);
 }
@@ -902,6 +915,8 @@ static void gang_clear_cluster(struct cache *c, struct cache_gang *g)
     free(g->uid);
     free(g->resource_version);
     free(g->spec_error);
+    free(g->record_error);
+    g->record_error = NULL;
     unintern(c, g->priority_class);
     unintern(c, g->owner_name);
     free(g->owner_uid);
@@ -937,6 +952,7 @@ static void gang_maybe_free(struct cache *c, struct cache_gang *g)
     gang_clear_cluster(c, g);
     free(g->admitted_at);
     free(g->admit_mark_rv);
+    free(g->evict_mark_rv);
     free(g->last_message);
     free(g->tail_message);
     gang_clear_groups(c, g);
@@ -1064,6 +1080,8 @@ static void pod_release_fields(struct cache *c, struct cache_pod *pod)
     for (uint32_t i = 0; i < pod->nforeign_gates; i++)
         unintern(c, pod->foreign_gates[i]);
     free(pod->foreign_gates);
+    unintern(c, pod->unschedulable);
+    pod->unschedulable = NULL;
     rl_release(c, pod->request);
     sched_release(c, pod->sched);
     free(pod->strings);
@@ -1194,6 +1212,29 @@ static void pod_parse_meta(struct cache *c, struct cache_pod *pod, const char *n
         pod->flags |= CACHE_POD_TOLD;
 }
 
+/* What eviction (evict.h) reads of a pod's conditions: Ready, and PodScheduled's time or the scheduler's message. */
+static void pod_conditions(struct cache *c, struct cache_pod *pod, const json_t *conditions)
+{
+    pod->ready = 0;
+    pod->ready_changed = pod->scheduled_at = 0;
+    size_t i;
+    const json_t *cond;
+    json_array_foreach(conditions, i, cond)
+    {
+        const char *type = json_string_value(json_object_get(cond, "type"));
+        const char *status = json_string_value(json_object_get(cond, "status"));
+        int64_t at = parse_time(json_string_value(json_object_get(cond, "lastTransitionTime")));
+        if (streq(type, "Ready")) {
+            pod->ready = streq(status, "True");
+            pod->ready_changed = at;
+        } else if (streq(type, "PodScheduled") && streq(status, "True")) {
+            pod->scheduled_at = at;
+        } else if (streq(type, "PodScheduled") && streq(status, "False") && pod->unschedulable == NULL) {
+            pod->unschedulable = intern_member(c, cond, "message");
+        }
+    }
+}
+
 /* Scheduling gates, priority, phase, request and scheduling constraints, from the pod (borrowed). */
 static void pod_parse_spec(struct cache *c, struct cache_pod *pod, const json_t *obj)
 {
@@ -1213,6 +1254,7 @@ static void pod_parse_spec(struct cache *c, struct cache_pod *pod, const json_t 
     json_int_t prio = json_integer_value(json_object_get(spec, "priority"));
     pod->priority = prio > INT32_MAX ? INT32_MAX : prio < INT32_MIN ? INT32_MIN : (int32_t)prio;
     pod->phase = parse_phase(json_string_value(json_object_get(json_object_get(obj, "status"), "phase")));
+    pod_conditions(c, pod, json_object_get(json_object_get(obj, "status"), "conditions"));
 
     struct resources req;
     struct gang_error gerr;
@@ -1353,6 +1395,27 @@ static void gang_parse_preemption(struct cache_gang *g, const json_t *meta)
     g->preempted_by = util_strdup(json_string_value(json_object_get(annotations, PREEMPT_ANNOTATION_PREEMPTED_BY)));
 }
 
+/*
+ * The generation and eviction record (evict.h) of metadata (borrowed). Our
+ * own eviction stands until the watch brings a version newer than the one we
+ * marked (cache_gang_mark_evicted): meanwhile the gang is not admitted.
+ */
+static void gang_parse_eviction(struct cache_gang *g, const json_t *meta)
+{
+    const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
+    g->generation = json_integer_value(json_object_get(meta, "generation"));
+    if (g->evict_mark_rv != NULL && rv != NULL && strcmp(g->evict_mark_rv, rv) == 0) {
+        free(g->admitted_at);
+        g->admitted_at = NULL;
+        return;
+    }
+    free(g->evict_mark_rv);
+    g->evict_mark_rv = NULL;
+    struct error err = {{0}};
+    if (evict_record_parse(json_object_get(meta, "annotations"), &g->record, &err) != 0)
+        g->record_error = util_strdup(err.message);
+}
+
 /* The gang arithmetic of the RayCluster (borrowed; a RayJob's submitter included): minMember, groups, minResources. */
 static void gang_parse_spec(struct cache *c, struct cache_gang *g, const json_t *obj)
 {
@@ -1400,6 +1463,7 @@ int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct gang_erro
     gang_parse_admitted(g, meta);
 
     gang_clear_cluster(c, g);
+    gang_parse_eviction(g, meta);
     g->uid = util_strdup(json_string_value(json_object_get(meta, "uid")));
     g->resource_version = util_strdup(json_string_value(json_object_get(meta, "resourceVersion")));
     g->priority_class = intern_member(c, labels, CACHE_LABEL_PRIORITY);
@@ -1428,6 +1492,8 @@ int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct gang_erro
 
 void cache_gang_mark_admitted(struct cache *c, struct cache_gang *g, const char *at)
 {
+    free(g->evict_mark_rv);
+    g->evict_mark_rv = NULL;
     free(g->admit_mark_rv);
     g->admit_mark_rv = util_strdup(g->resource_version != NULL ? g->resource_version : "");
     char *copy = util_strdup(at != NULL ? at : "");
@@ -1435,6 +1501,23 @@ void cache_gang_mark_admitted(struct cache *c, struct cache_gang *g, const char 
     g->admitted_at = copy;
     g->admitted = 1;
     gang_update_reserving(c, g);
+    queue_dirty(c, g->queue);
+}
+
+void cache_gang_mark_evicted(struct cache *c, struct cache_gang *g, const struct evict_record *rec)
+{
+    free(g->evict_mark_rv);
+    g->evict_mark_rv = util_strdup(g->resource_version != NULL ? g->resource_version : "");
+    free(g->admit_mark_rv);
+    g->admit_mark_rv = NULL;
+    free(g->admitted_at);
+    g->admitted_at = NULL;
+    g->record = *rec;
+    if (g->admitted) {
+        g->admitted = 0;
+        c->capacity_changed = 1; /* its reservations are gone */
+        gang_update_reserving(c, g);
+    }
     queue_dirty(c, g->queue);
 }
 

@@ -39,6 +39,7 @@
 
 #include <jansson.h>
 
+#include "evict.h"
 #include "gang.h"
 #include "quantity.h"
 
@@ -197,6 +198,10 @@ struct cache_pod {
     uint8_t reserving;                       /* on the reserving list */
     int32_t priority;                        /* spec.priority */
     int64_t created;                         /* metadata.creationTimestamp, Unix seconds */
+    uint8_t ready;                           /* condition Ready is True */
+    int64_t ready_changed;                   /* condition Ready's lastTransitionTime, Unix seconds; 0: unknown */
+    int64_t scheduled_at;                    /* condition PodScheduled "True": its lastTransitionTime; 0: unknown */
+    const char *unschedulable;               /* interned message of condition PodScheduled "False", or NULL */
     struct cache_node *node;                 /* spec.nodeName's node, or NULL when unbound */
     struct cache_node *counted;              /* the node whose used includes this pod, or NULL */
     struct cache_gang *gang;                 /* gang of (namespace, cluster), or NULL */
@@ -217,6 +222,8 @@ struct cache_queue {
     uint8_t dirty;    /* its decisions may have changed since the last pass (cache_queue_mark_clean) */
     const char *state; /* interned status.state; NULL or "" is Open */
     const struct cache_rl *capability; /* NULL: unlimited */
+    char *placement_timeout;           /* owned annotation raygate.io/placement-timeout, or NULL (evict.h) */
+    char *pods_ready_timeout;          /* owned annotation raygate.io/pods-ready-timeout, or NULL */
     struct cache_gang *gangs;          /* gangs naming this queue */
     size_t ngangs;
     size_t node_waiters; /* its gangs on the cache's node_waiters list */
@@ -255,6 +262,10 @@ struct cache_gang {
     char *admit_mark_rv; /* owned: resourceVersion when marked admitted */
     char *spec_error;    /* owned: why the gang arithmetic failed, or NULL */
     const char *priority_class; /* interned ray.io/priority-class-name label, or NULL */
+    int64_t generation;         /* metadata.generation: bumped by every change of its spec */
+    struct evict_record record; /* its eviction record (raygate.io/requeue-count, ...), or all zero */
+    char *record_error;         /* owned: why the record's annotations did not parse (then it is all zero), or NULL */
+    char *evict_mark_rv;        /* owned: resourceVersion when marked evicted (cache_gang_mark_evicted) */
     const char *owner_name;     /* interned: the RayJob it was made for (rayjob_owner_of), or NULL */
     char *owner_uid;            /* owned: that RayJob's uid, or NULL */
     int64_t created;            /* creationTimestamp, Unix seconds */
@@ -350,6 +361,15 @@ void cache_pod_mark_told(struct cache_pod *pod);
 
 /* Likewise for the raygate.io/admitted-at annotation of gang's RayCluster; at is its value. */
 void cache_gang_mark_admitted(struct cache *c, struct cache_gang *gang, const char *at);
+
+/*
+ * Records that gang's eviction was written (evictor_record: the admission
+ * withdrawn, rec in its annotations) before the watch shows it: the gang is
+ * no longer admitted and has rec, until an upsert brings a resourceVersion
+ * other than the one marked. Its pods' reservations end; its ungated pods
+ * still count against its queue until they are gone.
+ */
+void cache_gang_mark_evicted(struct cache *c, struct cache_gang *gang, const struct evict_record *rec);
 
 /*
  * Records whether the last pass that evaluated g left it (or its autoscaling

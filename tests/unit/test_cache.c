@@ -236,6 +236,95 @@ static void test_preemption_fields(void **state)
     json_decref(fx);
 }
 
+/*
+ * What eviction (evict.h) reads: a pod's Ready and PodScheduled conditions, a
+ * Queue's timeout annotations, a RayCluster's generation and eviction record;
+ * and our own eviction standing until the watch brings a newer version.
+ */
+static void test_eviction_fields(void **state)
+{
+    (void)state;
+    json_t *fx = fixture_json("admit/queue-walkthrough.json");
+    struct cache *c = cache_create();
+    struct gang_error err;
+    json_t *pod = json_deep_copy(json_array_get(json_object_get(fx, "pods"), 1));
+    json_object_set_new(pod, "status",
+                        json_pack("{s:s,s:[{s:s,s:s,s:s,s:s},{s:s,s:s,s:s}]}", "phase", "Pending", "conditions", "type",
+                                  "PodScheduled", "status", "False", "reason", "Unschedulable", "message",
+                                  "0/4 nodes are available: persistentvolumeclaim \"data\" not found.", "type", "Ready", "status",
+                                  "False", "lastTransitionTime", "2026-11-23T10:00:00Z"));
+    assert_int_equal(cache_upsert_pod(c, pod, &err), 0);
+    struct cache_pod *p = cache_pod_get(c, "default", "test-cluster-0-worker-worker-a");
+    assert_string_equal(p->unschedulable, "0/4 nodes are available: persistentvolumeclaim \"data\" not found.");
+    assert_false(p->ready);
+    assert_int_equal(p->ready_changed, 1795428000);
+    assert_int_equal(p->scheduled_at, 0);
+    json_object_set_new(pod, "status",
+                        json_pack("{s:s,s:[{s:s,s:s,s:s},{s:s,s:s,s:s}]}", "phase", "Running", "conditions", "type", "PodScheduled",
+                                  "status", "True", "lastTransitionTime", "2026-11-23T10:01:00Z", "type", "Ready", "status", "True",
+                                  "lastTransitionTime", "2026-11-23T10:02:00Z"));
+    assert_int_equal(cache_upsert_pod(c, pod, &err), 0);
+    p = cache_pod_get(c, "default", "test-cluster-0-worker-worker-a");
+    assert_null(p->unschedulable);
+    assert_true(p->ready);
+    assert_int_equal(p->scheduled_at, 1795428060);
+    assert_int_equal(p->ready_changed, 1795428120);
+
+    json_t *q = json_deep_copy(json_array_get(json_object_get(fx, "queues"), 0));
+    json_object_set_new(json_object_get(q, "metadata"), "annotations",
+                        json_pack("{s:s,s:s}", "raygate.io/placement-timeout", "2m", "raygate.io/pods-ready-timeout", "soon"));
+    assert_int_equal(cache_upsert_queue(c, q, &err), 0);
+    struct cache_queue *cq = cache_queue_get(c, "kuberay-test-queue");
+    assert_string_equal(cq->placement_timeout, "2m");
+    assert_string_equal(cq->pods_ready_timeout, "soon");
+    json_object_del(json_object_get(q, "metadata"), "annotations");
+    assert_int_equal(cache_upsert_queue(c, q, &err), 0);
+    assert_null(cq->placement_timeout);
+
+    json_t *rc = json_deep_copy(json_array_get(json_object_get(fx, "rayclusters"), 0));
+    json_t *meta = json_object_get(rc, "metadata");
+    json_object_set_new(meta, "generation", json_integer(4));
+    json_object_set_new(meta, "resourceVersion", json_string("100"));
+    json_object_set_new(meta, "annotations", json_pack("{s:s}", "raygate.io/admitted-at", "2026-11-23T10:00:00Z"));
+    assert_int_equal(cache_upsert_raycluster(c, rc, &err), 0);
+    struct cache_gang *g = cache_gang_get(c, "default", "test-cluster-0");
+    assert_true(g->admitted);
+    assert_int_equal(g->generation, 4);
+    assert_int_equal(g->record.count, 0);
+
+    /* Evicted by us: not admitted at once, and the stale version (rv 100) does not bring the admission back. */
+    struct evict_record rec = {.count = 1, .requeue_at_ms = 1795428060000LL, .evicted_at_ms = 1795428000000LL, .generation = 4};
+    cache_gang_mark_evicted(c, g, &rec);
+    assert_false(g->admitted);
+    assert_int_equal(cache_upsert_raycluster(c, rc, &err), 0);
+    assert_false(g->admitted);
+    assert_null(g->admitted_at);
+    assert_int_equal(g->record.count, 1);
+    /* The watch's new version carries the record itself. */
+    json_object_set_new(meta, "resourceVersion", json_string("101"));
+    json_object_set_new(meta, "annotations",
+                        json_pack("{s:s,s:s,s:s,s:s,s:s}", "raygate.io/requeue-count", "1", "raygate.io/requeue-at",
+                                  "2026-11-23T10:01:00Z", "raygate.io/evicted-at", "2026-11-23T10:00:00Z",
+                                  "raygate.io/evicted-generation", "4", "raygate.io/evicted-reason", "PlacementTimeout"));
+    assert_int_equal(cache_upsert_raycluster(c, rc, &err), 0);
+    assert_false(g->admitted);
+    assert_int_equal(g->record.count, 1);
+    assert_int_equal(g->record.requeue_at_ms, 1795428060000LL);
+    assert_int_equal(g->record.reason, EVICT_REASON_PLACEMENT_TIMEOUT);
+    assert_null(g->record_error);
+    /* A record edited by hand into nonsense reads as none, and says why. */
+    json_object_set_new(json_object_get(meta, "annotations"), "raygate.io/requeue-count", json_string("many"));
+    assert_int_equal(cache_upsert_raycluster(c, rc, &err), 0);
+    assert_int_equal(g->record.count, 0);
+    assert_non_null(strstr(g->record_error, "raygate.io/requeue-count"));
+
+    json_decref(rc);
+    json_decref(q);
+    json_decref(pod);
+    cache_destroy(c);
+    json_decref(fx);
+}
+
 /* Pods of one group share their request and scheduling constraints; distinct constraints are distinct. */
 static void test_interning(void **state)
 {
@@ -327,6 +416,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_node_usage),
         cmocka_unit_test(test_lookups),
+        cmocka_unit_test(test_eviction_fields),
         cmocka_unit_test(test_preemption_fields),
         cmocka_unit_test(test_interning),
         cmocka_unit_test(test_memory_per_pod),
