@@ -119,6 +119,10 @@ const char *admit_reason_name(enum admit_reason reason)
         return "queue-capacity";
     case ADMIT_REASON_NODES:
         return "nodes";
+    case ADMIT_REASON_EVICTED:
+        return "evicted";
+    case ADMIT_REASON_DEACTIVATED:
+        return "deactivated";
     }
     return "";
 }
@@ -175,7 +179,9 @@ enum scratch_kind {
 /* The decision state kept across passes (admit.h). */
 struct admit {
     struct cache *c;
-    struct fit *fit; /* the nodes' free room */
+    struct fit *fit;           /* the nodes' free room */
+    struct evict_config evict; /* what holds evicted gangs back (admit_set_evict) */
+    int64_t now_ms;            /* the time of the next passes (admit_set_now) */
     void *buf[SCRATCH_COUNT];
     size_t cap[SCRATCH_COUNT];
 };
@@ -185,7 +191,18 @@ struct admit *admit_create(struct cache *c)
     struct admit *a = util_calloc(1, sizeof(*a));
     a->c = c;
     a->fit = fit_create(c);
+    evict_config_default(&a->evict);
     return a;
+}
+
+void admit_set_evict(struct admit *a, const struct evict_config *cfg)
+{
+    a->evict = *cfg;
+}
+
+void admit_set_now(struct admit *a, int64_t now_ms)
+{
+    a->now_ms = now_ms;
 }
 
 void admit_destroy(struct admit *a)
@@ -332,39 +349,36 @@ static int pod_role(const struct cache_gang *g, const struct cache_pod *pod)
 }
 
 /*
- * Puts the gang's members first in w->live (live is in creation order, and
- * each part stays so) and sets w->ncore. The members are the head and, per
- * worker group, as many of its pods as minMember counts for it (gang.h),
- * told apart by their ray.io/node-type and ray.io/group labels; never merely
- * the first pods created: KubeRay creates them in the same second, and a
- * worker whose name sorts before the head's must not take the head's place.
- * Ungated pods are taken first (an admitted gang keeps the members it has),
- * then gated ones. Pods the labels do not place fill the slots left.
+ * Puts the gang's members first in live[0..nlive) (live is in creation order,
+ * and each part stays so) and returns how many there are. The members are the
+ * head and, per worker group, as many of its pods as minMember counts for it
+ * (gang.h), told apart by their ray.io/node-type and ray.io/group labels;
+ * never merely the first pods created: KubeRay creates them in the same
+ * second, and a worker whose name sorts before the head's must not take the
+ * head's place. Ungated pods are taken first (an admitted gang keeps the
+ * members it has), then gated ones. Pods the labels do not place fill the
+ * slots left.
  */
-static void order_core(struct pass *p, struct work *w)
+static size_t members_first(const struct cache_gang *g, struct cache_pod **live, size_t nlive)
 {
-    const struct cache_gang *g = w->g;
-    w->ncore = 0;
-    if (w->nlive == 0 || g->min_member <= 0) {
-        for (size_t i = 0; i < w->nlive; i++)
-            pod_mark(p, w->live[i], MARK_TAIL);
-        return;
-    }
+    if (nlive == 0 || g->min_member <= 0)
+        return 0;
+    size_t ncore = 0;
     int64_t *need = util_calloc((size_t)g->ngroups + 1, sizeof(*need));
-    int *role = util_calloc(w->nlive, sizeof(*role));
-    uint8_t *member = util_calloc(w->nlive, sizeof(*member));
+    int *role = util_calloc(nlive, sizeof(*role));
+    uint8_t *member = util_calloc(nlive, sizeof(*member));
     int64_t left = 1;
     need[0] = 1;
     for (uint32_t i = 0; i < g->ngroups; i++) {
         need[1 + i] = g->groups[i].pods;
         left = sat_add(left, g->groups[i].pods);
     }
-    for (size_t i = 0; i < w->nlive; i++)
-        role[i] = pod_role(g, w->live[i]);
+    for (size_t i = 0; i < nlive; i++)
+        role[i] = pod_role(g, live[i]);
     for (int unknown = 0; unknown < 2; unknown++) {
         for (int ungated = 1; ungated >= 0; ungated--) {
-            for (size_t i = 0; i < w->nlive && left > 0; i++) {
-                if (member[i] || (!cache_pod_gated(w->live[i])) != ungated) /* nothing is admitted yet this pass */
+            for (size_t i = 0; i < nlive && left > 0; i++) {
+                if (member[i] || (!cache_pod_gated(live[i])) != ungated) /* nothing is admitted yet this pass */
                     continue;
                 if (unknown ? role[i] != ROLE_UNKNOWN : (role[i] < 0 || need[role[i]] == 0))
                     continue;
@@ -372,27 +386,46 @@ static void order_core(struct pass *p, struct work *w)
                     need[role[i]]--;
                 member[i] = 1;
                 left--;
-                w->ncore++;
+                ncore++;
             }
         }
     }
     /* Stable partition: members, then the rest (the tail). */
-    struct cache_pod **sorted = util_calloc(w->nlive, sizeof(*sorted));
+    struct cache_pod **sorted = util_calloc(nlive, sizeof(*sorted));
     size_t k = 0;
     for (int pass = 1; pass >= 0; pass--) {
-        for (size_t i = 0; i < w->nlive; i++) {
-            if (member[i] != pass)
-                continue;
-            sorted[k++] = w->live[i];
-            if (!pass)
-                pod_mark(p, w->live[i], MARK_TAIL);
+        for (size_t i = 0; i < nlive; i++) {
+            if (member[i] == pass)
+                sorted[k++] = live[i];
         }
     }
-    memcpy(w->live, sorted, w->nlive * sizeof(*sorted));
+    memcpy(live, sorted, nlive * sizeof(*sorted));
     free(sorted);
     free(member);
     free(role);
     free(need);
+    return ncore;
+}
+
+/* Puts the gang's members first in w->live (members_first), sets w->ncore, and marks the rest as its tail. */
+static void order_core(struct pass *p, struct work *w)
+{
+    w->ncore = members_first(w->g, w->live, w->nlive);
+    for (size_t i = w->ncore; i < w->nlive; i++)
+        pod_mark(p, w->live[i], MARK_TAIL);
+}
+
+size_t admit_gang_members(const struct cache_gang *g, struct cache_pod ***out)
+{
+    struct cache_pod **live = util_calloc(g->npods + 1, sizeof(*live));
+    size_t nlive = 0;
+    struct cache_pod *pod;
+    cache_gang_for_each_pod(pod, g) {
+        if (cache_pod_live(pod))
+            live[nlive++] = pod;
+    }
+    *out = live;
+    return members_first(g, live, nlive);
 }
 
 static int cmp_work(const void *pa, const void *pb)
@@ -779,6 +812,36 @@ static int has_head(const struct work *w)
     return 0;
 }
 
+/*
+ * An evicted gang (evict.h) waits while its old pods are being deleted, during
+ * its requeue backoff, and once deactivated: decides WAIT and returns 1.
+ */
+static int pending_held(struct pass *p, const struct work *w)
+{
+    const struct cache_gang *g = w->g;
+    if (g->record.count <= 0 && g->record.evicted_at_ms <= 0)
+        return 0;
+    size_t left = 0;
+    struct cache_pod *pod;
+    cache_gang_for_each_pod(pod, g) {
+        left += evict_pod_leftover(0, &g->record, cache_pod_live(pod), cache_pod_gated(pod), pod->node != NULL);
+    }
+    if (left > 0) {
+        wait_msg(p, w, ADMIT_REASON_EVICTED, "gang ray-%s-pg is being evicted: %zu of its pods still to be deleted",
+                 cache_gang_group(g), left);
+        return 1;
+    }
+    int64_t until = 0;
+    enum evict_hold hold = evict_hold(&p->a->evict, &g->record, g->generation, p->a->now_ms, &until);
+    if (hold == EVICT_HOLD_NONE)
+        return 0;
+    char gang[300];
+    util_format(gang, sizeof(gang), "ray-%s-pg", cache_gang_group(g));
+    decide(p, ADMIT_ACTION_WAIT, hold == EVICT_HOLD_BACKOFF ? ADMIT_REASON_EVICTED : ADMIT_REASON_DEACTIVATED, w,
+           evict_hold_message(gang, hold, &p->a->evict, &g->record));
+    return 1;
+}
+
 /* A pending gang that cannot be weighed yet (its queue unusable, its spec invalid, pods missing, a fifo blocker): decides WAIT and
  * returns 1. */
 static int pending_not_ready(struct pass *p, const struct work *w)
@@ -795,6 +858,8 @@ static int pending_not_ready(struct pass *p, const struct work *w)
         wait_msg(p, w, ADMIT_REASON_INVALID, "invalid RayCluster: %s", g->spec_error != NULL ? g->spec_error : "");
         return 1;
     }
+    if (pending_held(p, w))
+        return 1;
     if (g->legacy && !has_head(w)) {
         wait_msg(p, w, ADMIT_REASON_PODS, "waiting for pods: %zu of %" PRId64 " created (the legacy operator creates the head first)",
                  w->ncore, g->min_member);

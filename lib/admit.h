@@ -64,6 +64,7 @@
 #include <jansson.h>
 
 #include "cache.h"
+#include "evict.h"
 #include "resources.h"
 
 enum admit_action {
@@ -83,6 +84,8 @@ enum admit_reason {
     ADMIT_REASON_BLOCKED,        /* fifo queue, behind a gang that does not fit */
     ADMIT_REASON_QUEUE_CAPACITY, /* "... does not fit queue q: cpu needs 3, 1 of 4 free" */
     ADMIT_REASON_NODES,          /* "... does not fit the nodes: no node fits pod ..." */
+    ADMIT_REASON_EVICTED,        /* evicted (evict.h): its old pods are being deleted, or its requeue backoff runs */
+    ADMIT_REASON_DEACTIVATED,    /* evicted as often as the requeue limit allows, its spec unchanged since */
 };
 
 /* A pod to ungate (or, for TAIL_WAIT, a pod that waits). Its names belong to the result. */
@@ -142,6 +145,25 @@ struct admit *admit_create(struct cache *c);
 /* Frees a; a may be NULL. */
 void admit_destroy(struct admit *a);
 
+/*
+ * What holds an evicted gang back (evict.h), and the time (Unix ms) the next
+ * passes decide at. An evicted gang waits (ADMIT_REASON_EVICTED) while any of
+ * its live pods is ungated or bound (its eviction's leftovers, which the
+ * controller deletes) and until its requeue-at, or for good once deactivated
+ * (ADMIT_REASON_DEACTIVATED) until its RayCluster's spec changes. Defaults:
+ * evict_config_default(), time 0.
+ */
+void admit_set_evict(struct admit *a, const struct evict_config *cfg);
+void admit_set_now(struct admit *a, int64_t now_ms);
+
+/*
+ * The members of gang g as a pass picks them (the head and, per worker group,
+ * as many pods as minMember counts: ungated ones first, then by creation),
+ * among its live pods. Sets *out to a new array (caller frees) of g's live
+ * pods, members first, and returns how many members lead it.
+ */
+size_t admit_gang_members(const struct cache_gang *g, struct cache_pod ***out);
+
 /* Initialises an empty result in caller-owned storage. */
 void admit_result_init(struct admit_result *r);
 
@@ -196,7 +218,7 @@ json_t *admit_ungate_patch(const struct admit_pod *p);
 /* "admit", "finish", "wait", "tail-admit", "tail-wait". */
 const char *admit_action_name(enum admit_action action);
 
-/* "", "queue-missing", "queue-closed", "invalid", "pods", "blocked", "queue-capacity", "nodes". */
+/* "", "queue-missing", "queue-closed", "invalid", "pods", "blocked", "queue-capacity", "nodes", "evicted", "deactivated". */
 const char *admit_reason_name(enum admit_reason reason);
 
 #endif

@@ -1,6 +1,7 @@
 #include "podgroup.h"
 #include "legacy.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,8 @@
 
 #define COND_UNSCHEDULABLE "Unschedulable"
 #define COND_SCHEDULED "Scheduled"
+#define COND_EVICTED "Evicted"
+#define NWANTS 3
 
 static int streq(const char *a, const char *b)
 {
@@ -44,6 +47,7 @@ void podgroup_gang_from_cache(const struct cache_gang *g, struct podgroup_gang *
     out->min_resources = &g->min_resources;
     out->admitted = g->admitted;
     out->admitted_at = g->admitted_at;
+    out->record = &g->record;
     out->reason = (enum admit_reason)g->last_reason;
     out->message = g->last_message;
     for (const struct cache_pod *p = g->pods; p != NULL; p = p->gang_next) {
@@ -177,6 +181,10 @@ static const char *unschedulable_reason(enum admit_reason r)
         return "QueueClosed";
     case ADMIT_REASON_INVALID:
         return "InvalidSpec";
+    case ADMIT_REASON_EVICTED:
+        return "Evicted";
+    case ADMIT_REASON_DEACTIVATED:
+        return "Deactivated";
     case ADMIT_REASON_NONE:
     case ADMIT_REASON_BLOCKED:
     case ADMIT_REASON_QUEUE_CAPACITY:
@@ -186,13 +194,33 @@ static const char *unschedulable_reason(enum admit_reason r)
     return "NotEnoughResources";
 }
 
+/*
+ * The Evicted condition of a gang with an eviction record (evict.h): "True"
+ * while it is not admitted again, reason the eviction's, message (written into
+ * buf) when and how often; "False" (reason Readmitted) once admitted again.
+ */
+static struct want evicted_want(const struct podgroup_gang *g, const char *admitted_at, char *at, char *buf, size_t size)
+{
+    const struct evict_record *r = g->record;
+    if (r == NULL || r->evicted_at_ms <= 0)
+        return (struct want){WANT_KEEP, COND_EVICTED, NULL, NULL, NULL, NULL};
+    evict_format_time(r->evicted_at_ms, at, 32);
+    if (g->admitted)
+        return (struct want){WANT_SET_IF_PRESENT, COND_EVICTED, "False", "Readmitted", NULL, admitted_at};
+    const char *reason = evict_reason_name((enum evict_reason)r->reason);
+    util_format(buf, size, "evicted at %s (eviction %" PRId64 " since the RayCluster's spec last changed)", at, r->count);
+    return (struct want){WANT_SET, COND_EVICTED, "True", reason[0] != '\0' ? reason : "Evicted", buf, at};
+}
+
 /* The conditions array (new) for g, from the observed one (borrowed, may be NULL). */
 static json_t *conditions(const struct podgroup_gang *g, const json_t *observed, const char *now, char *scheduled_message)
 {
     const char *admitted_at = g->admitted_at != NULL && g->admitted_at[0] != '\0' ? g->admitted_at : now;
-    struct want wants[2] = {
+    char evicted_at[32], evicted_msg[160];
+    struct want wants[NWANTS] = {
         {WANT_KEEP, COND_UNSCHEDULABLE, NULL, NULL, NULL, now},
         {WANT_KEEP, COND_SCHEDULED, NULL, NULL, NULL, now},
+        evicted_want(g, admitted_at, evicted_at, evicted_msg, sizeof(evicted_msg)),
     };
     if (g->admitted) {
         wants[0] = (struct want){WANT_SET_IF_PRESENT, COND_UNSCHEDULABLE, "False", "GangAdmitted", NULL, admitted_at};
@@ -203,13 +231,15 @@ static json_t *conditions(const struct podgroup_gang *g, const json_t *observed,
         wants[1] = (struct want){WANT_SET_IF_PRESENT, COND_SCHEDULED, "False", "NotAdmitted", NULL, now};
     }
     json_t *out = json_array();
-    int done[2] = {0, 0};
+    int done[NWANTS] = {0};
     size_t i;
     const json_t *cond;
     json_array_foreach(observed, i, cond)
     {
         const char *type = json_string_value(json_object_get(cond, "type"));
-        int k = streq(type, COND_UNSCHEDULABLE) ? 0 : streq(type, COND_SCHEDULED) ? 1 : -1;
+        int k = -1;
+        for (int j = 0; j < NWANTS && k < 0; j++)
+            k = streq(type, wants[j].type) ? j : -1;
         if (k < 0 || wants[k].kind == WANT_KEEP) {
             json_array_append(out, (json_t *)cond);
             continue;
@@ -219,7 +249,7 @@ static json_t *conditions(const struct podgroup_gang *g, const json_t *observed,
         done[k] = 1;
         json_array_append_new(out, update_condition(g, cond, &wants[k]));
     }
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < NWANTS; k++) {
         if (wants[k].kind == WANT_SET && !done[k])
             json_array_append_new(out, new_condition(g, &wants[k]));
     }
@@ -487,6 +517,8 @@ static const char *const reason_tokens[] = {
     [ADMIT_REASON_BLOCKED] = "fifo_blocked",
     [ADMIT_REASON_QUEUE_CAPACITY] = "queue_capability",
     [ADMIT_REASON_NODES] = "node_fit",
+    [ADMIT_REASON_EVICTED] = "evicted",
+    [ADMIT_REASON_DEACTIVATED] = "deactivated",
 };
 #define NTOKENS NKEYS(reason_tokens)
 

@@ -24,6 +24,11 @@
  *   - Scheduled "True" once admitted (reason Volcano's "tasks in the gang are
  *     ready to be scheduled", at the admission time recorded on the
  *     RayCluster), "False" if an admission is withdrawn;
+ *   and raygate's own:
+ *   - Evicted "True" once raygate took the gang back (evict.h), reason
+ *     PlacementTimeout or PodsReadyTimeout, at the eviction's time, until it
+ *     is admitted again ("False", reason Readmitted); meanwhile Unschedulable
+ *     says Evicted (with until when it waits) or Deactivated;
  *   lastTransitionTime and transitionID change only when a condition's status
  *   does; conditions of other types are kept as they are;
  * - status.running, succeeded, failed: the gang's pods by phase (terminating
@@ -70,6 +75,7 @@ struct podgroup_gang {
     const struct resources *min_resources; /* NULL: none */
     int admitted;
     const char *admitted_at;            /* RFC 3339 admission time, or NULL */
+    const struct evict_record *record;  /* its eviction record (evict.h), or NULL */
     enum admit_reason reason;           /* why it waits (not admitted); NONE: no decision yet */
     const char *message;                /* the wait message, or NULL */
     int64_t running, succeeded, failed; /* pods by phase */

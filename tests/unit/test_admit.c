@@ -76,6 +76,20 @@ static void check_decisions(const char *what, const struct admit_result *r, size
     }
 }
 
+/* A fixture's "now" (RFC 3339) and "evict" ({"requeue_limit": n}), for its evicted gangs (evict.h). */
+static void fixture_clock(struct admit *a, const json_t *fx)
+{
+    int64_t now = 0;
+    const char *at = json_string_value(json_object_get(fx, "now"));
+    if (at != NULL)
+        assert_int_equal(evict_parse_time(at, &now), 0);
+    admit_set_now(a, now);
+    struct evict_config cfg;
+    evict_config_default(&cfg);
+    cfg.requeue_limit = json_integer_value(json_object_get(json_object_get(fx, "evict"), "requeue_limit"));
+    admit_set_evict(a, &cfg);
+}
+
 /* Every fixture in admit/: the decisions of a pass over its state, whatever order the objects came in. */
 static void test_fixtures(void **state)
 {
@@ -90,6 +104,7 @@ static void test_fixtures(void **state)
         for (int reverse = 0; reverse < 2; reverse++) {
             struct cache *c = cachefixture_load(fx, reverse);
             struct admit *a = admit_create(c);
+            fixture_clock(a, fx);
             struct admit_result r;
             admit_result_init(&r);
             char what[256];
