@@ -21,6 +21,7 @@
 struct gang_holder {
     struct podgroup_gang g;
     struct resources min;
+    struct evict_record record;
 };
 
 static const char *str(const json_t *obj, const char *key)
@@ -32,7 +33,7 @@ static enum admit_reason reason_named(const char *name)
 {
     if (name == NULL)
         return ADMIT_REASON_NONE;
-    for (int r = ADMIT_REASON_NONE; r <= ADMIT_REASON_NODES; r++) {
+    for (int r = ADMIT_REASON_NONE; r <= ADMIT_REASON_DEACTIVATED; r++) {
         if (strcmp(admit_reason_name((enum admit_reason)r), name) == 0)
             return (enum admit_reason)r;
     }
@@ -66,6 +67,14 @@ static void gang_from_json(const json_t *j, struct gang_holder *h)
     h->g.running = json_integer_value(json_object_get(j, "running"));
     h->g.succeeded = json_integer_value(json_object_get(j, "succeeded"));
     h->g.failed = json_integer_value(json_object_get(j, "failed"));
+    /* "record": the eviction record's annotations (evict.h). */
+    const json_t *rec = json_object_get(j, "record");
+    if (rec != NULL) {
+        struct error rerr = {{0}};
+        if (evict_record_parse(rec, &h->record, &rerr) != 0)
+            fail_msg("%s", rerr.message);
+        h->g.record = &h->record;
+    }
 }
 
 static const char *write_name(enum podgroup_write w)
