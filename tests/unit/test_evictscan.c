@@ -1,0 +1,201 @@
+/*
+ * lib/evictscan on the fixtures of tests/fixtures/evictscan/: cache states
+ * (cachefixture.h) scanned at given times. Each run says which gangs are
+ * evicted (reason, the pods to delete, the record, the message's start),
+ * whose eviction is finished (its leftover pods), when to look again, and
+ * which queue annotations were refused.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cachefixture.h"
+#include "evictscan.h"
+#include "fixtures.h"
+
+static int64_t opt_time(const json_t *obj, const char *key)
+{
+    const char *s = json_string_value(json_object_get(obj, key));
+    int64_t ms = 0;
+    if (s != NULL && evict_parse_time(s, &ms) != 0)
+        fail_msg("bad time %s", s);
+    return ms;
+}
+
+/* The run's flags: the defaults with "config" (durations as flags take them) applied. */
+static void run_config(const json_t *run, struct evict_config *cfg)
+{
+    struct evict_config base;
+    struct error err = {{0}};
+    evict_config_default(&base);
+    const json_t *j = json_object_get(run, "config");
+    if (evict_config_for_queue(&base, json_string_value(json_object_get(j, "placement_timeout")),
+                               json_string_value(json_object_get(j, "pods_ready_timeout")), cfg, &err) != 0)
+        fail_msg("%s", err.message);
+}
+
+/* Whether the entry's pods are exactly the names in want (order of the cache: creation, then name). */
+static void check_pods(const char *what, const struct evictscan_gang *e, const json_t *want)
+{
+    if (e->npods != json_array_size(want))
+        fail_msg("%s: %s has %zu pods to delete, expected %zu", what, e->cluster, e->npods, json_array_size(want));
+    for (size_t k = 0; k < e->npods; k++) {
+        if (strcmp(e->pods[k].name, json_string_value(json_array_get(want, k))) != 0)
+            fail_msg("%s: %s pod %zu is %s", what, e->cluster, k, e->pods[k].name);
+        if (strncmp(e->pods[k].uid, "uid-", 4) != 0)
+            fail_msg("%s: %s has no uid", what, e->pods[k].name);
+    }
+}
+
+static void check_evicted(const char *what, const struct evictscan_gang *e, const json_t *w)
+{
+    check_pods(what, e, json_object_get(w, "pods"));
+    if (strcmp(evict_reason_name(e->reason), json_string_value(json_object_get(w, "reason"))) != 0)
+        fail_msg("%s: %s evicted for %s", what, e->cluster, evict_reason_name(e->reason));
+    assert_int_equal(e->record.count, json_integer_value(json_object_get(w, "count")));
+    assert_int_equal(e->record.reason, e->reason);
+    assert_string_equal(e->resource_version, "10");
+    assert_true(strncmp(e->cluster_uid, "uid-", 4) == 0 && strcmp(e->cluster_uid + 4, e->cluster) == 0);
+    int64_t lo = opt_time(w, "requeue_at_min"), hi = opt_time(w, "requeue_at_max");
+    if ((lo > 0 && e->record.requeue_at_ms < lo) || (hi > 0 && e->record.requeue_at_ms > hi))
+        fail_msg("%s: %s requeue-at %lld out of bounds", what, e->cluster, (long long)e->record.requeue_at_ms);
+    const char *msg = json_string_value(json_object_get(w, "message"));
+    if (strncmp(e->message, msg, strlen(msg)) != 0)
+        fail_msg("%s: message\n  %s\nexpected to start\n  %s", what, e->message, msg);
+}
+
+static void check_run(const char *file, const json_t *run, const struct evictscan_result *r)
+{
+    char what[512];
+    snprintf(what, sizeof(what), "%s: %s", file, json_string_value(json_object_get(run, "comment")));
+    const json_t *want = json_object_get(run, "want");
+    const json_t *ev = json_object_get(want, "evict"), *fin = json_object_get(want, "finish");
+    size_t ne = 0, nf = 0;
+    for (size_t i = 0; i < r->len; i++) {
+        const struct evictscan_gang *e = &r->items[i];
+        if (e->reason != EVICT_REASON_NONE) {
+            if (ne >= json_array_size(ev))
+                fail_msg("%s: %s evicted unexpectedly:\n  %s", what, e->cluster, e->message);
+            const json_t *w = json_array_get(ev, ne++);
+            if (strcmp(e->cluster, json_string_value(json_object_get(w, "cluster"))) != 0)
+                fail_msg("%s: evicted %s", what, e->cluster);
+            check_evicted(what, e, w);
+        } else {
+            if (nf >= json_array_size(fin))
+                fail_msg("%s: %s's eviction finished unexpectedly", what, e->cluster);
+            const json_t *w = json_array_get(fin, nf++);
+            if (strcmp(e->cluster, json_string_value(json_object_get(w, "cluster"))) != 0)
+                fail_msg("%s: finished %s", what, e->cluster);
+            assert_null(e->message);
+            check_pods(what, e, json_object_get(w, "pods"));
+        }
+    }
+    if (ne != json_array_size(ev) || nf != json_array_size(fin))
+        fail_msg("%s: %zu evicted and %zu finished, expected %zu and %zu", what, ne, nf, json_array_size(ev), json_array_size(fin));
+    if (r->next_ms != opt_time(want, "next"))
+        fail_msg("%s: next %lld, expected %lld", what, (long long)r->next_ms, (long long)opt_time(want, "next"));
+    const json_t *warn = json_object_get(want, "warnings");
+    if (r->nwarnings != json_array_size(warn))
+        fail_msg("%s: %zu warnings (first: %s)", what, r->nwarnings, r->nwarnings > 0 ? r->warnings[0] : "-");
+    for (size_t i = 0; i < r->nwarnings; i++) {
+        const char *w = json_string_value(json_array_get(warn, i));
+        if (strncmp(r->warnings[i], w, strlen(w)) != 0)
+            fail_msg("%s: warning %s", what, r->warnings[i]);
+    }
+}
+
+static void test_fixtures(void **state)
+{
+    (void)state;
+    size_t n, runs = 0;
+    char **files = fixture_list("evictscan", &n);
+    assert_true(n >= 3);
+    for (size_t i = 0; i < n; i++) {
+        json_t *fx = fixture_json(files[i]);
+        for (int reverse = 0; reverse < 2; reverse++) {
+            struct cache *c = cachefixture_load(fx, reverse);
+            size_t k;
+            const json_t *run;
+            json_array_foreach(json_object_get(fx, "runs"), k, run)
+            {
+                struct evict_config cfg;
+                run_config(run, &cfg);
+                struct evictscan_result r;
+                evictscan_result_init(&r);
+                evictscan_run(c, &cfg, opt_time(run, "now"), opt_time(run, "floor"), (uint32_t)(k * 7919 + 1), &r);
+                check_run(files[i], run, &r);
+                evictscan_result_finish(&r);
+                runs++;
+            }
+            cache_destroy(c);
+        }
+        json_decref(fx);
+    }
+    assert_true(runs >= 14);
+    fixture_list_free(files, n);
+}
+
+/* The jitter: gangs evicted together get different requeue times from one random number, all within 60 s + 10%. */
+static void test_jitter_spreads_gangs(void **state)
+{
+    (void)state;
+    json_t *fx = fixture_json("evictscan/placement.json");
+    json_t *rcs = json_object_get(fx, "rayclusters"), *pods = json_object_get(fx, "pods");
+    /* Ten copies of "stuck" under other names. */
+    json_t *stuck = json_deep_copy(json_array_get(rcs, 0));
+    json_t *stuck_pods = json_array();
+    for (size_t i = 0; i < 3; i++)
+        json_array_append(stuck_pods, json_array_get(pods, i));
+    for (int g = 0; g < 10; g++) {
+        char name[32];
+        snprintf(name, sizeof(name), "stuck-%d", g);
+        json_t *rc = json_deep_copy(stuck);
+        json_object_set_new(json_object_get(rc, "metadata"), "name", json_string(name));
+        json_array_append_new(rcs, rc);
+        for (size_t i = 0; i < 3; i++) {
+            json_t *p = json_deep_copy(json_array_get(stuck_pods, i));
+            json_t *meta = json_object_get(p, "metadata");
+            char pname[48];
+            snprintf(pname, sizeof(pname), "%s-%zu", name, i);
+            json_object_set_new(meta, "name", json_string(pname));
+            json_object_set_new(meta, "uid", json_string(pname));
+            json_object_set_new(json_object_get(meta, "labels"), "ray.io/cluster", json_string(name));
+            json_array_append_new(pods, p);
+        }
+    }
+    struct cache *c = cachefixture_load(fx, 0);
+    struct evict_config cfg;
+    evict_config_default(&cfg);
+    struct evictscan_result r;
+    evictscan_result_init(&r);
+    int64_t now = 1795428300000LL; /* 10:05:00 */
+    assert_int_equal(evictscan_run(c, &cfg, now, 0, 12345, &r), 11);
+    int64_t lo = INT64_MAX, hi = 0;
+    for (size_t i = 0; i < r.len; i++) {
+        int64_t at = r.items[i].record.requeue_at_ms;
+        assert_true(at >= now + 60000 && at <= now + 66000);
+        lo = at < lo ? at : lo;
+        hi = at > hi ? at : hi;
+    }
+    assert_true(hi - lo >= 2000); /* spread, not one instant for all */
+    evictscan_result_finish(&r);
+    cache_destroy(c);
+    json_decref(stuck_pods);
+    json_decref(stuck);
+    json_decref(fx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fixtures),
+        cmocka_unit_test(test_jitter_spreads_gangs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
