@@ -13,6 +13,8 @@
 #include "admit.h"
 #include "cache.h"
 #include "events.h"
+#include "evictor.h"
+#include "evictscan.h"
 #include "fault.h"
 #include "jsonpatch.h"
 #include "legacy.h"
@@ -100,6 +102,11 @@ struct controller {
     long long woke_ms; /* monotonic ms when the current pass's first event arrived */
     struct metrics_family *m_decisions;
     struct metrics_family *m_leader;
+
+    /* Evictions (evictor.h); the controller thread's. */
+    struct evictor *evictor;
+    int64_t started_wall_ms; /* no eviction clock starts earlier (evictscan.h's floor) */
+    json_t *evict_warned;    /* the queue annotation warnings already logged (message -> true) */
 };
 
 static long long now_ms(clockid_t clk)
@@ -372,7 +379,12 @@ struct controller *controller_create(struct kube_client *client, struct metrics_
     c->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     c->cache = cache_create();
     c->admit = admit_create(c->cache);
+    admit_set_evict(c->admit, &c->opts.evict);
     fault_arm(FAULT_AFTER_RECORD, opts->fault_exit_after_ungates);
+    fault_arm(FAULT_AFTER_EVICT_RECORD, opts->fault_exit_after_evict_deletes);
+    c->evictor = evictor_create(client, reg, c->instance);
+    c->started_wall_ms = now_ms(CLOCK_REALTIME);
+    c->evict_warned = json_object();
     if (c->wake_fd < 0 || c->cache == NULL) {
         controller_destroy(c);
         return NULL;
@@ -571,6 +583,8 @@ void controller_destroy(struct controller *c)
     statuswriter_destroy(c->writer);
     podgroup_metrics_destroy(c->qmetrics);
     ungate_spread_destroy(c->spread);
+    evictor_destroy(c->evictor);
+    json_decref(c->evict_warned);
     json_decref(c->pgs);
     json_decref(c->pg_expected);
     json_decref(c->pg_dirty);
@@ -1119,8 +1133,79 @@ struct run_state {
     long long retry_at;    /* an earlier full pass, after a failure; -1: none */
     int was_synced;        /* the decision watches had all synced */
     int was_leading;
-    int lead_pass; /* just became leader: the next pass is full */
+    int lead_pass;        /* just became leader: the next pass is full */
+    long long evict_at;   /* CLOCK_MONOTONIC ms of the next deadline or requeue-at (evictscan); -1: none */
+    long long scan_after; /* an eviction scan due after passes (at most one a second); -1: none */
+    long long evict_last; /* when the last scan ran */
 };
+
+#define EVICT_SCAN_MIN_MS 1000 /* after passes, scans at most this often */
+
+/* evictor's hook: an eviction recorded; the cache knows it at once. */
+static void on_evicted(void *arg, const struct evictscan_gang *e)
+{
+    struct controller *c = arg;
+    pthread_mutex_lock(&c->mu);
+    struct cache_gang *g = cache_gang_get(c->cache, e->namespace_, e->cluster);
+    if (g != NULL && g->uid != NULL && e->cluster_uid != NULL && strcmp(g->uid, e->cluster_uid) == 0)
+        cache_gang_mark_evicted(c->cache, g, &e->record);
+    c->changed = 1;
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* The scan's complaints about queue annotations, each logged once. */
+static void log_evict_warnings(struct controller *c, const struct evictscan_result *r)
+{
+    for (size_t i = 0; i < r->nwarnings; i++) {
+        if (json_object_get(c->evict_warned, r->warnings[i]) != NULL)
+            continue;
+        json_object_set_new(c->evict_warned, r->warnings[i], json_true());
+        log_warnf("%s", r->warnings[i]);
+    }
+}
+
+/*
+ * Scans for evictions and carries them out when due: a deadline or a
+ * requeue-at came (then every queue is looked at again: a backoff may have
+ * ended), or a pass ran (passed) and the last scan is a second old.
+ */
+static void scan_evictions(struct controller *c, struct run_state *rs, int passed)
+{
+    long long mono = now_ms(CLOCK_MONOTONIC);
+    if (passed && rs->scan_after < 0)
+        rs->scan_after = rs->evict_last + EVICT_SCAN_MIN_MS;
+    int deadline = rs->evict_at >= 0 && mono >= rs->evict_at;
+    if ((!deadline && (rs->scan_after < 0 || mono < rs->scan_after)) || !may_write(c))
+        return;
+    int64_t wall = now_ms(CLOCK_REALTIME);
+    struct evictscan_result r;
+    evictscan_result_init(&r);
+    pthread_mutex_lock(&c->mu);
+    evictscan_run(c->cache, &c->opts.evict, wall, c->started_wall_ms, (uint32_t)wall ^ (uint32_t)(mono * 2654435761u), &r);
+    if (deadline) {
+        cache_mark_all_dirty(c->cache); /* a backoff that ended lets its gang be admitted */
+        c->changed = 1;
+    }
+    pthread_mutex_unlock(&c->mu);
+    rs->evict_last = mono;
+    rs->scan_after = -1;
+    rs->evict_at = r.next_ms > 0 ? mono + (r.next_ms - wall) : -1;
+    log_evict_warnings(c, &r);
+    long stop = -1;
+    if (!fault_armed(FAULT_AFTER_EVICT_RECORD, &stop))
+        stop = -1;
+    struct evictor_hooks h = {.may_write = writer_may_write, .evicted = on_evicted, .arg = c, .stop_after_deletes = stop};
+    char now[32];
+    events_timestamp(wall / 1000, now, sizeof(now));
+    long failed = r.len > 0 ? evictor_carry_out(c->evictor, &r, now, &h) : 0;
+    if (failed < 0)
+        fault_exit(FAULT_AFTER_EVICT_RECORD, "exiting after recording an eviction and deleting %ld of its pods", stop);
+    if (failed > 0)
+        rs->scan_after = mono + EVICT_SCAN_MIN_MS; /* try again soon */
+    if (deadline || r.len > 0)
+        wake(c); /* a pass looks at what changed */
+    evictscan_result_finish(&r);
+}
 
 /* Sleeps until an event wakes the controller or a timer is due; returns 0, or -1 to stop. */
 static int wait_for_work(struct controller *c, const struct run_state *rs)
@@ -1129,6 +1214,10 @@ static int wait_for_work(struct controller *c, const struct run_state *rs)
     long long until = rs->next_resync;
     if (rs->retry_at >= 0 && rs->retry_at < until)
         until = rs->retry_at;
+    if (rs->evict_at >= 0 && rs->evict_at < until)
+        until = rs->evict_at;
+    if (rs->scan_after >= 0 && rs->scan_after < until)
+        until = rs->scan_after;
     int timeout = until > now ? (int)(until - now) : 0;
     if (!rs->was_leading)
         timeout = -1; /* nothing to do on a timer: the leader wakes us when we lead */
@@ -1197,6 +1286,7 @@ static int *run_pass(struct controller *c, unsigned flags, long long now, struct
     c->changed = 0;
     struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
+    admit_set_now(c->admit, now_ms(CLOCK_REALTIME));
     admit_pass(c->admit, flags, res);
     clock_gettime(CLOCK_MONOTONIC, &b);
     metrics_histogram_observe(c->m_pass_seconds, NULL, (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9);
@@ -1214,6 +1304,8 @@ void controller_run(struct controller *c)
         .next_resync = now_ms(CLOCK_MONOTONIC) + c->opts.resync_ms,
         .retry_at = -1,
         .was_leading = c->opts.leader == NULL,
+        .evict_at = -1,
+        .scan_after = -1,
     };
     while (!c->stopping) {
         if (wait_for_work(c, &rs) != 0)
@@ -1232,6 +1324,8 @@ void controller_run(struct controller *c)
         pthread_mutex_lock(&c->mu);
         if (!pass_due(c, &rs, now, &flags)) {
             pthread_mutex_unlock(&c->mu);
+            if (rs.was_synced)
+                scan_evictions(c, &rs, 0);
             continue;
         }
         struct admit_result res;
@@ -1245,5 +1339,6 @@ void controller_run(struct controller *c)
         if (may_write(c))
             sync_status(c, &res, (flags & ADMIT_PASS_FULL) != 0);
         admit_result_finish(&res);
+        scan_evictions(c, &rs, 1);
     }
 }

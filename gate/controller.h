@@ -14,6 +14,14 @@
  * - WAIT / TAIL_WAIT: a Warning Event on the RayCluster and its gated pods,
  *   only when the gang's reason changed ("waiting for pods": on the RayCluster
  *   only).
+ * Evictions (evict.h, evictscan.h, evictor.h): after a pass (at most once a
+ * second) and whenever a placement or readiness deadline or a requeue-at
+ * comes, the cache is scanned; an admitted gang past its timeout has its
+ * admission withdrawn and its eviction recorded on the RayCluster first, then
+ * its pods get DisruptionTarget and are deleted (KubeRay creates them again,
+ * the webhook gates them); an evicted gang with pods still ungated or bound
+ * (a restart mid-eviction) has them deleted. A gang waits out its backoff in
+ * the passes (admit.h), which run again when its requeue-at comes.
  * Gate removal is a JSON merge patch carrying the pod's resourceVersion and the
  * remaining gates; on 409 the pod is read again and the patch recomputed; a
  * gate already gone, or a pod gone, is success.
@@ -39,6 +47,7 @@
 #ifndef RAYGATE_GATE_CONTROLLER_H
 #define RAYGATE_GATE_CONTROLLER_H
 
+#include "evict.h"
 #include "kube.h"
 #include "leader.h"
 #include "metrics.h"
@@ -54,6 +63,10 @@ struct controller_options {
      * of the gang, exit the process with status 3, as a crash would. -1: off.
      */
     long fault_exit_after_ungates;
+    /* Test-only (FAULT_AFTER_EVICT_RECORD): after recording an eviction and deleting this many of its pods, exit(3). -1: off. */
+    long fault_exit_after_evict_deletes;
+    /* Whole-gang eviction and requeue (evict.h): the flags' timeouts, backoff and limit. Must pass evict_config_check. */
+    struct evict_config evict;
     const char *instance; /* reportingInstance of Events (copied) */
     /* Leader election (borrowed, not started yet); NULL: always act. Destroy it before the controller. */
     struct leader *leader;

@@ -3,8 +3,9 @@
 #include <errno.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
+#include "cache.h"
+#include "events.h"
 #include "evict.h"
 #include "log.h"
 #include "util.h"
@@ -131,18 +132,16 @@ static size_t delete_round(struct kube_client *k, struct evictor_pod *pods, stru
     return nretry;
 }
 
-/* The crash drill's fault point: with k deletions allowed, deletes only those (one at a time) and exits. */
-static void fault_exit(struct kube_client *k, struct evictor_pod *pods, struct attempt *tries, size_t n,
-                       const struct evictor_options *o)
+/* The crash drill's fault point: deletes only the first `limit` pods still to delete, one at a time. */
+static void delete_some(struct kube_client *k, struct evictor_pod *pods, struct attempt *tries, const size_t *idx, size_t pending,
+                        size_t limit, const struct evictor_options *o)
 {
-    size_t limit = (size_t)o->fault_exit_after_deletes, deleted = 0;
-    for (size_t i = 0; i < n && deleted < limit; i++) {
-        size_t one = i, retry;
+    size_t deleted = 0;
+    for (size_t j = 0; j < pending && deleted < limit; j++) {
+        size_t retry;
         int others = 0;
-        delete_round(k, pods, tries, &one, 1, o, &deleted, &retry, &others);
+        delete_round(k, pods, tries, &idx[j], 1, o, &deleted, &retry, &others);
     }
-    log_warnf("test fault: exiting after recording an eviction and deleting %zu of %zu pods", deleted, n);
-    _exit(3);
 }
 
 size_t evictor_delete_pods(struct kube_client *k, struct evictor_pod *pods, size_t n, const struct evictor_options *o)
@@ -168,8 +167,10 @@ size_t evictor_delete_pods(struct kube_client *k, struct evictor_pod *pods, size
         if (!pods[i].done)
             idx[pending++] = i;
     }
-    if (opt.fault_exit_after_deletes >= 0 && pending > 0)
-        fault_exit(k, pods, tries, n, &opt);
+    if (opt.stop_after_deletes >= 0) {
+        delete_some(k, pods, tries, idx, pending, (size_t)opt.stop_after_deletes, &opt);
+        pending = 0;
+    }
     while (pending > 0) {
         if (opt.may_write != NULL && !opt.may_write(opt.arg))
             break;
@@ -196,4 +197,158 @@ size_t evictor_delete_pods(struct kube_client *k, struct evictor_pod *pods, size
     free(idx);
     free(retry);
     return notdone;
+}
+
+/* ------------------------------------------------------------------ carrying out a scan */
+
+struct evictor {
+    struct kube_client *k;
+    struct metrics_family *m_evicted;
+    char *instance;
+    json_t *sent; /* pod uid -> CLOCK_MONOTONIC ms its deletion was sent */
+};
+
+struct evictor *evictor_create(struct kube_client *k, struct metrics_registry *reg, const char *instance)
+{
+    struct evictor *e = util_calloc(1, sizeof(*e));
+    static const char *const labels[] = {"queue", "reason"};
+    e->k = k;
+    e->m_evicted = metrics_counter_create(reg, "raygate_gangs_evicted_total",
+                                          "Gangs taken back whole after a timeout (requeued), by queue and reason "
+                                          "(PlacementTimeout, PodsReadyTimeout).",
+                                          2, labels);
+    e->instance = util_strdup(instance);
+    e->sent = json_object();
+    return e;
+}
+
+void evictor_destroy(struct evictor *e)
+{
+    if (e == NULL)
+        return;
+    json_decref(e->sent);
+    free(e->instance);
+    free(e);
+}
+
+/* Posts the Events (new references, stolen) of one gang, in its namespace. */
+static void post_events_new(struct evictor *e, const char *ns, json_t **events, size_t n)
+{
+    struct kube_batch_item *items = util_calloc(n + 1, sizeof(*items));
+    char *path = util_strdupf("/api/v1/namespaces/%s/events", ns);
+    for (size_t i = 0; i < n; i++)
+        items[i] = (struct kube_batch_item){.method = "POST", .path = path, .body = events[i]};
+    size_t failed = kube_batch(e->k, items, n, 32);
+    if (failed > 0)
+        log_warnf("evict: %zu of %zu GangEvicted Events in %s not recorded", failed, n, ns);
+    for (size_t i = 0; i < n; i++) {
+        kube_response_finish(&items[i].resp);
+        json_decref(events[i]);
+    }
+    free(items);
+    free(path);
+}
+
+/* The GangEvicted Events of an eviction: on the RayCluster and on each of its pods. */
+static void tell(struct evictor *e, const struct evictscan_gang *g, const char *now)
+{
+    json_t **events = util_calloc(g->npods + 1, sizeof(*events));
+    struct events_object rc = {"ray.io/v1", "RayCluster", g->namespace_, g->cluster, g->cluster_uid};
+    events[0] = events_build(&rc, "Warning", "GangEvicted", g->message, now, e->instance);
+    for (size_t i = 0; i < g->npods; i++) {
+        struct events_object po = {"v1", "Pod", g->namespace_, g->pods[i].name, g->pods[i].uid};
+        events[1 + i] = events_build(&po, "Warning", "GangEvicted", g->message, now, e->instance);
+    }
+    post_events_new(e, g->namespace_, events, g->npods + 1);
+    free(events);
+}
+
+/* Step 1 and what follows it: 0 written (the cache marked, Events sent), else why not (logged). */
+static int record_one(struct evictor *e, const struct evictscan_gang *g, const char *now, const struct evictor_hooks *h)
+{
+    char why[320];
+    json_t *patch = evict_record_patch(&g->record, CACHE_ANNOTATION_ADMITTED, g->resource_version);
+    int rc = evictor_record(e->k, g->namespace_, g->cluster, g->cluster_uid, patch, why, sizeof(why));
+    json_decref(patch);
+    if (rc == 1) {
+        log_infof("evict: %s/%s changed or is gone since it was judged: judged again", g->namespace_, g->gang);
+        return 1;
+    }
+    if (rc < 0) {
+        log_warnf("evict: recording the eviction of %s/%s: %s", g->namespace_, g->gang, why);
+        return -1;
+    }
+    if (h->evicted != NULL)
+        h->evicted(h->arg, g);
+    const char *labels[] = {g->queue, evict_reason_name(g->reason)};
+    metrics_counter_add(e->m_evicted, labels, 1);
+    log_warnf("evict: %s", g->message);
+    tell(e, g, now);
+    return 0;
+}
+
+/* Step 2: deletes g's pods (those not sent lately when finishing); returns how many are not done. */
+static size_t delete_gang_pods(struct evictor *e, const struct evictscan_gang *g, const char *now, const struct evictor_hooks *h)
+{
+    long long mono = mono_ms();
+    struct evictor_pod *pods = util_calloc(g->npods + 1, sizeof(*pods));
+    size_t n = 0;
+    for (size_t i = 0; i < g->npods; i++) {
+        json_t *at = json_object_get(e->sent, g->pods[i].uid);
+        if (g->reason == EVICT_REASON_NONE && at != NULL && mono - json_integer_value(at) < EVICTOR_REDELETE_MS)
+            continue;
+        json_object_set_new(e->sent, g->pods[i].uid, json_integer(mono));
+        pods[n++] = (struct evictor_pod){g->namespace_, g->pods[i].name, g->pods[i].uid, 0};
+    }
+    char *finish = g->reason == EVICT_REASON_NONE
+                       ? util_strdupf("raygate finishes the eviction of gang %s: this pod was left behind", g->gang)
+                       : NULL;
+    struct evictor_options o = {
+        .message = finish != NULL ? finish : g->message,
+        .now = now,
+        .may_write = h->may_write,
+        .arg = h->arg,
+        .stop_after_deletes = h->stop_after_deletes,
+    };
+    size_t left = n > 0 ? evictor_delete_pods(e->k, pods, n, &o) : 0;
+    if (n > 0)
+        log_infof("evict: %s/%s: %zu of %zu pods deleted%s", g->namespace_, g->gang, n - left, n,
+                  finish != NULL ? " (finishing an earlier eviction)" : "");
+    free(finish);
+    free(pods);
+    return left;
+}
+
+/* Forgets deletions sent long ago. */
+static void forget_sent(struct evictor *e)
+{
+    long long mono = mono_ms();
+    const char *key;
+    json_t *v, *tmp;
+    json_object_foreach_safe(e->sent, tmp, key, v)
+    {
+        if (mono - json_integer_value(v) >= EVICTOR_REDELETE_MS)
+            json_object_del(e->sent, key);
+    }
+}
+
+long evictor_carry_out(struct evictor *e, const struct evictscan_result *r, const char *now, const struct evictor_hooks *h)
+{
+    long failed = 0;
+    forget_sent(e);
+    for (size_t i = 0; i < r->len; i++) {
+        const struct evictscan_gang *g = &r->items[i];
+        if (h->may_write != NULL && !h->may_write(h->arg))
+            break;
+        if (g->reason != EVICT_REASON_NONE) {
+            int rc = record_one(e, g, now, h);
+            failed += rc < 0;
+            if (rc != 0)
+                continue; /* not recorded: no pod is touched */
+        }
+        failed += delete_gang_pods(e, g, now, h) > 0;
+        if (h->stop_after_deletes >= 0 && g->reason != EVICT_REASON_NONE)
+            return -1;
+    }
+    return failed;
 }

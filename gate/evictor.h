@@ -17,6 +17,11 @@
  * A crash between the two leaves a RayCluster that is not admitted, with an
  * eviction record, and pods still ungated or bound: the restarted controller
  * finds them (evict_pod_leftover) and deletes them, so the eviction finishes.
+ *
+ * struct evictor carries out what one scan (evictscan.h) found, in that
+ * order, with what users see: a Warning Event GangEvicted on the RayCluster
+ * and on each pod (the scan's message: which members were late and why), the
+ * log, and the counter raygate_gangs_evicted_total{queue,reason}.
  */
 #ifndef RAYGATE_EVICTOR_H
 #define RAYGATE_EVICTOR_H
@@ -25,7 +30,9 @@
 
 #include <jansson.h>
 
+#include "evictscan.h"
 #include "kube.h"
+#include "metrics.h"
 
 #define EVICTOR_PERSIST_MS 30000 /* an apiserver restart fits in it */
 #define EVICTOR_STEP_MS 50       /* pause after a round with failures; doubles up to EVICTOR_STEP_MAX_MS */
@@ -48,9 +55,10 @@ struct evictor_options {
     int (*may_write)(void *arg); /* asked before every round; NULL: always */
     void *arg;
     size_t concurrency; /* 0: 64 */
-    /* Test-only fault switch (the crash drill): when >= 0, the process exits
-       (status 3) after this many pods were deleted. -1: off. */
-    long fault_exit_after_deletes;
+    /* For the crash drill's fault point (fault.h): when >= 0, only this many
+       pods are deleted, one at a time, and the call returns (the caller then
+       exits as a crash would). -1: all of them. */
+    long stop_after_deletes;
 };
 
 /*
@@ -68,5 +76,33 @@ int evictor_record(struct kube_client *k, const char *ns, const char *name, cons
  * logged).
  */
 size_t evictor_delete_pods(struct kube_client *k, struct evictor_pod *pods, size_t n, const struct evictor_options *o);
+
+/* What the controller lends the evictor. */
+struct evictor_hooks {
+    int (*may_write)(void *arg); /* asked before every write; NULL: always */
+    /* An eviction's record was written: the controller marks its cache (cache_gang_mark_evicted). */
+    void (*evicted)(void *arg, const struct evictscan_gang *g);
+    void *arg;
+    long stop_after_deletes; /* the crash drill (fault.h): see evictor_options; -1: off */
+};
+
+struct evictor;
+
+/* Creates an evictor writing through k (borrowed) and counting into reg (borrowed); instance: the Events' reportingInstance. */
+struct evictor *evictor_create(struct kube_client *k, struct metrics_registry *reg, const char *instance);
+void evictor_destroy(struct evictor *e);
+
+/*
+ * Carries out r's gangs: for an eviction (reason set) the record first, and
+ * only once it is written the Events and the pods' deletion; for an eviction
+ * to finish, the deletion of its leftover pods (a pod whose deletion this
+ * evictor sent in the last EVICTOR_REDELETE_MS is not sent again). now:
+ * RFC 3339. Returns the number of gangs for which something failed (to try
+ * again soon). With h->stop_after_deletes >= 0, stops after the first
+ * eviction's record and that many deletions, returning -1.
+ */
+long evictor_carry_out(struct evictor *e, const struct evictscan_result *r, const char *now, const struct evictor_hooks *h);
+
+#define EVICTOR_REDELETE_MS 15000
 
 #endif

@@ -28,6 +28,8 @@ const char *fault_point_name(enum fault_point point)
     switch (point) {
     case FAULT_AFTER_RECORD:
         return "after-record";
+    case FAULT_AFTER_EVICT_RECORD:
+        return "after-evict-record";
     case FAULT_COUNT:
         break;
     }

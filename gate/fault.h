@@ -4,7 +4,8 @@
  *
  * Compiled in always, so that the drills test the binary that ships; a point
  * does nothing unless armed, and only raygate-gate's
- * --test-fault-exit-after-ungates arms one (controller_create). Points are
+ * --test-fault-exit-after-ungates and --test-fault-exit-after-evict-deletes
+ * arm one (controller_create). Points are
  * armed before any thread starts and only read afterwards.
  */
 #ifndef RAYGATE_GATE_FAULT_H
@@ -14,6 +15,9 @@ enum fault_point {
     /* An admission recorded on its RayCluster, before its gates are removed;
        the argument: how many of its gates to remove before exiting. */
     FAULT_AFTER_RECORD = 0,
+    /* An eviction recorded on its RayCluster (admission withdrawn), before its
+       pods are deleted; the argument: how many of them to delete before exiting. */
+    FAULT_AFTER_EVICT_RECORD,
     FAULT_COUNT,
 };
 
@@ -23,7 +27,7 @@ void fault_arm(enum fault_point point, long arg);
 /* Whether point is armed; if so, *arg is its argument. */
 int fault_armed(enum fault_point point, long *arg);
 
-/* "after-record". */
+/* "after-record", "after-evict-record". */
 const char *fault_point_name(enum fault_point point);
 
 /*

@@ -3,6 +3,8 @@
  *
  *   raygate-gate [--kubeconfig FILE] [--context NAME] [--namespace NS] [--metrics-addr ADDR]
  *                [--resync D] [--log-level L]
+ *                [--placement-timeout D] [--pods-ready-timeout D] [--requeue-backoff-base D]
+ *                [--requeue-backoff-max D] [--requeue-limit N]
  *                [--leader-elect [--leader-elect-lease-duration D] [--leader-elect-renew-deadline D]
  *                 [--leader-elect-retry-period D]]
  *
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "controller.h"
+#include "evict.h"
 #include "flags.h"
 #include "httpd.h"
 #include "kube.h"
@@ -54,6 +57,8 @@ struct gate_flags {
     int leader_elect;
     int64_t lease_duration_ms, renew_deadline_ms, retry_period_ms;
     int64_t fault_exit_after_ungates; /* -1: off */
+    int64_t fault_exit_after_evict_deletes; /* -1: off */
+    struct evict_config evict;
     int log_level;
 };
 
@@ -96,8 +101,22 @@ static int parse_flags(int argc, char **argv, struct gate_flags *f)
                       "the leader steps down when it could not renew this long"),
         FLAG_DURATION("leader-elect-retry-period", &f->retry_period_ms, 100 * FLAGS_MILLISECOND, FLAGS_HOUR,
                       "between attempts to acquire or renew"),
+        FLAG_DURATION("placement-timeout", &f->evict.placement_timeout_ms, 0, EVICT_DURATION_MAX_MS,
+                      "evict an admitted gang whose members are not all bound this long after admission (0: never; "
+                      "Queue annotation raygate.io/placement-timeout)"),
+        FLAG_DURATION("pods-ready-timeout", &f->evict.pods_ready_timeout_ms, 0, EVICT_DURATION_MAX_MS,
+                      "evict a placed gang whose members are not all Ready this long after binding (0: never; "
+                      "Queue annotation raygate.io/pods-ready-timeout)"),
+        FLAG_DURATION("requeue-backoff-base", &f->evict.backoff_base_ms, FLAGS_SECOND, EVICT_DURATION_MAX_MS,
+                      "an evicted gang waits base*2^(n-1) plus jitter before its n-th readmission"),
+        FLAG_DURATION("requeue-backoff-max", &f->evict.backoff_max_ms, FLAGS_SECOND, EVICT_DURATION_MAX_MS,
+                      "the longest such wait"),
+        FLAG_INT("requeue-limit", "N", &f->evict.requeue_limit, 0, 1000000,
+                 "deactivate a gang after N evictions until its RayCluster's spec changes (0: no limit)"),
         FLAG_INT("test-fault-exit-after-ungates", "N", &f->fault_exit_after_ungates, 0, 1000000,
                  "TEST ONLY: exit(3) after recording an admission and ungating N pods"),
+        FLAG_INT("test-fault-exit-after-evict-deletes", "N", &f->fault_exit_after_evict_deletes, 0, 1000000,
+                 "TEST ONLY: exit(3) after recording an eviction and deleting N of its pods"),
     };
     const struct flags_program p = {
         .name = "raygate-gate",
@@ -110,6 +129,9 @@ static int parse_flags(int argc, char **argv, struct gate_flags *f)
     if (rc >= 0)
         return rc;
     log_set_level((enum log_level)f->log_level);
+    struct error err = {{0}};
+    if (evict_config_check(&f->evict, &err) != 0)
+        return flags_fail(&p, "%s", err.message);
     return check_leader_flags(&p, f);
 }
 
@@ -165,6 +187,8 @@ static int create_controller(struct gate *g, const struct gate_flags *f)
         .resync_ms = (long)f->resync_ms,
         .debounce_ms = 5,
         .fault_exit_after_ungates = (long)f->fault_exit_after_ungates,
+        .fault_exit_after_evict_deletes = (long)f->fault_exit_after_evict_deletes,
+        .evict = f->evict,
         .instance = g->host,
         .leader = g->leader,
     };
@@ -173,6 +197,19 @@ static int create_controller(struct gate *g, const struct gate_flags *f)
         return -1;
     }
     return 0;
+}
+
+/* The eviction settings, once at the start. */
+static void log_evict_flags(const struct evict_config *e)
+{
+    char p[FLAGS_DURATION_MAX], r[FLAGS_DURATION_MAX], b[FLAGS_DURATION_MAX], m[FLAGS_DURATION_MAX];
+    flags_format_duration(e->placement_timeout_ms, p, sizeof(p));
+    flags_format_duration(e->pods_ready_timeout_ms, r, sizeof(r));
+    flags_format_duration(e->backoff_base_ms, b, sizeof(b));
+    flags_format_duration(e->backoff_max_ms, m, sizeof(m));
+    log_infof(
+        "eviction: placement timeout %s, readiness timeout %s (0s: off), requeue backoff %s..%s, requeue limit %lld (0: none)", p,
+        r, b, m, (long long)e->requeue_limit);
 }
 
 static void install_signals(void)
@@ -221,8 +258,10 @@ int main(int argc, char **argv)
         .renew_deadline_ms = LEASE_DEFAULT_RENEW_DEADLINE_MS,
         .retry_period_ms = LEASE_DEFAULT_RETRY_PERIOD_MS,
         .fault_exit_after_ungates = -1,
+        .fault_exit_after_evict_deletes = -1,
         .log_level = LOG_LEVEL_INFO,
     };
+    evict_config_default(&f.evict);
     int rc = parse_flags(argc, argv, &f);
     if (rc >= 0)
         return rc;
@@ -236,6 +275,7 @@ int main(int argc, char **argv)
         char resync[FLAGS_DURATION_MAX];
         flags_format_duration(f.resync_ms, resync, sizeof(resync));
         log_infof("raygate-gate %s started (namespace %s, resync %s)", RAYGATE_VERSION, f.namespace_, resync);
+        log_evict_flags(&f.evict);
         controller_run(the_controller);
         log_infof("raygate-gate stopping");
         rc = 0;

@@ -231,7 +231,7 @@ static void test_delete_through_failures(void **state)
         {"ray", "p0", "uid-p0", 0},  {"ray", "p1", "uid-p1", 0},     {"ray", "p2", "uid-p2", 0}, {"ray", "p3", "uid-p3", 0},
         {"ray", "p4", "uid-old", 0}, {"ray", "gone", "uid-gone", 0}, {"ray", "p5", "uid-p5", 0},
     };
-    struct evictor_options o = {.message = "gang ray-x-pg evicted", .now = "2026-11-23T10:05:00Z", .fault_exit_after_deletes = -1};
+    struct evictor_options o = {.message = "gang ray-x-pg evicted", .now = "2026-11-23T10:05:00Z", .stop_after_deletes = -1};
     assert_int_equal(evictor_delete_pods(k, pods, 7, &o), 0);
     for (int i = 0; i < 7; i++)
         assert_int_equal(pods[i].done, 1);
@@ -283,7 +283,7 @@ static void test_limits(void **state)
     struct fake *f = fake_start(handler, st);
     struct kube_client *k = client(f);
     struct evictor_pod pods[3] = {{"ray", "p0", "uid-p0", 0}, {"ray", "p1", "uid-p1", 0}, {"ray", "p2", "uid-p2", 0}};
-    struct evictor_options o = {.message = "m", .now = "2026-11-23T10:05:00Z", .persist_ms = 300, .fault_exit_after_deletes = -1};
+    struct evictor_options o = {.message = "m", .now = "2026-11-23T10:05:00Z", .persist_ms = 300, .stop_after_deletes = -1};
     assert_int_equal(evictor_delete_pods(k, pods, 3, &o), 2);
     assert_false(pods[0].done);
     assert_false(pods[1].done);
@@ -306,12 +306,41 @@ static void test_limits(void **state)
     json_decref(st);
 }
 
+/* The crash drill's fault point: with a limit, only that many pods are deleted (each after its condition), the rest stay. */
+static void test_stop_after(void **state)
+{
+    (void)state;
+    json_t *st = state_new();
+    pod_add(st, "p0", json_array());
+    pod_add(st, "p1", json_array());
+    pod_add(st, "p2", json_array());
+    struct fake *f = fake_start(handler, st);
+    struct kube_client *k = client(f);
+    struct evictor_pod pods[3] = {{"ray", "p0", "uid-p0", 0}, {"ray", "p1", "uid-p1", 0}, {"ray", "p2", "uid-p2", 0}};
+    struct evictor_options o = {.message = "m", .now = "2026-11-23T10:05:00Z", .stop_after_deletes = 1};
+    assert_int_equal(evictor_delete_pods(k, pods, 3, &o), 2);
+    int deleted = 0;
+    for (int i = 0; i < 3; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "p%d", i);
+        json_t *p = fake_pod(f, name);
+        deleted += json_is_true(json_object_get(p, "deleted"));
+        assert_non_null(json_object_get(p, "condition"));
+        json_decref(p);
+    }
+    assert_int_equal(deleted, 1);
+    kube_client_destroy(k);
+    fake_stop(f);
+    json_decref(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_record),
         cmocka_unit_test(test_delete_through_failures),
         cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_stop_after),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

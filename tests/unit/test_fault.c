@@ -31,6 +31,8 @@ static void test_arm(void **state)
     assert_false(fault_armed(FAULT_AFTER_RECORD, &arg));
     assert_false(fault_armed(FAULT_COUNT, &arg));
     assert_string_equal(fault_point_name(FAULT_AFTER_RECORD), "after-record");
+    assert_string_equal(fault_point_name(FAULT_AFTER_EVICT_RECORD), "after-evict-record");
+    assert_false(fault_armed(FAULT_AFTER_EVICT_RECORD, &arg));
 }
 
 /* The drill looks for the log line and the exit status: the child's stderr and status. */
