@@ -1,0 +1,132 @@
+# Helpers of the eviction tests (tests/e2e/test_gate_evict_*.sh, issue 12).
+# Sourced after lib.sh.
+
+# gate_with ARGS...: restarts raygate's gate controller with ARGS (eviction
+# flags); the test's EXIT trap restores the usual one (gate_restore).
+gate_with() {
+	"$ROOT/hack/cluster.sh" stop raygate-gate >/dev/null 2>&1 || true
+	"$ROOT/hack/cluster.sh" start-gate "$@" >/dev/null || fail "the gate did not start with $*"
+	trap 'gate_restore; evict_cleanup; e2e_teardown' EXIT
+	pass "gate restarted with $*"
+}
+
+# The PersistentVolumes a test made (cluster-wide).
+evict_cleanup() {
+	local pv
+	for pv in "${E2E_PVS[@]}"; do kc delete pv "$pv" --wait=false >/dev/null 2>&1 || true; done
+	[[ -n "${WATCH_PID:-}" ]] && kill "$WATCH_PID" 2>/dev/null || true
+	return 0
+}
+
+gate_restore() {
+	"$ROOT/hack/cluster.sh" stop raygate-gate >/dev/null 2>&1 || true
+	"$ROOT/hack/cluster.sh" start-gate >/dev/null 2>&1 || true
+}
+
+gate_running() { [[ "$("$ROOT/hack/cluster.sh" status 2>/dev/null)" == *"raygate-gate"*"running"* ]]; }
+
+# rc_annotation CLUSTER KEY: an annotation of the RayCluster ("" when absent)
+rc_annotation() {
+	kc get raycluster -n "$NS" "$1" -o json | jq -r --arg k "$2" '.metadata.annotations[$k] // ""'
+}
+
+admitted() { [[ -n "$(rc_annotation "$1" raygate.io/admitted-at)" ]]; }
+requeue_count_is() { [[ "$(rc_annotation "$1" raygate.io/requeue-count)" == "$2" ]]; }
+evicted_not_admitted() { requeue_count_is "$1" "$2" && ! admitted "$1"; }
+
+# bound_count CLUSTER: its pods with a node
+bound_count() {
+	kc get pods -n "$NS" -l "ray.io/cluster=$1" -o json | jq '[.items[] | select(.spec.nodeName != null)] | length'
+}
+
+# none_bound_all_gated CLUSTER N: exactly N live pods, none bound, all gated
+none_bound_all_gated() {
+	local j
+	j="$(kc get pods -n "$NS" -l "ray.io/cluster=$1" -o json)"
+	[[ "$(jq '[.items[] | select(.metadata.deletionTimestamp == null)] | length' <<<"$j")" == "$2" ]] &&
+		[[ "$(jq '[.items[] | select(.spec.nodeName != null)] | length' <<<"$j")" == 0 ]] &&
+		[[ "$(jq '[.items[] | select([.spec.schedulingGates[]?.name] | index("raygate.io/gang"))] | length' <<<"$j")" == "$2" ]]
+}
+
+# all_bound CLUSTER N: exactly N pods, all bound
+all_bound() {
+	[[ "$(count_pods "$1")" == "$2" && "$(bound_count "$1")" == "$2" ]]
+}
+
+# evicted_events OBJECT-NAME: the messages of its GangEvicted Events, one per line
+evicted_events() {
+	kc get events -n "$NS" --field-selector "involvedObject.name=$1,reason=GangEvicted" -o json | jq -r '.items[].message'
+}
+
+# metric_value NAME{LABELS}: a sample of the gate's /metrics ("" when absent)
+metric_value() {
+	curl -sf --max-time 5 "http://127.0.0.1:$GATE_METRICS_PORT/metrics" | awk -v s="$1" '$1 == s {print $2}'
+}
+
+# pvc_cluster NAME QUEUE CLAIM [WORKERS]: a RayCluster (head 1 cpu, WORKERS
+# workers of 1 cpu, default 2) whose workers mount the PersistentVolumeClaim CLAIM
+pvc_cluster() {
+	kc apply -n "$NS" -f - >/dev/null <<-YAML
+		apiVersion: ray.io/v1
+		kind: RayCluster
+		metadata: {name: $1, labels: {volcano.sh/queue-name: $2}}
+		spec:
+		  rayVersion: "2.9.0"
+		  headGroupSpec:
+		    rayStartParams: {}
+		    template:
+		      spec:
+		        containers:
+		        - {name: ray-head, image: "rayproject/ray:2.9.0", resources: {requests: {cpu: "1", memory: 1Gi}}}
+		  workerGroupSpecs:
+		  - groupName: worker
+		    replicas: ${4:-2}
+		    minReplicas: ${4:-2}
+		    maxReplicas: ${4:-2}
+		    rayStartParams: {}
+		    template:
+		      spec:
+		        containers:
+		        - name: ray-worker
+		          image: "rayproject/ray:2.9.0"
+		          resources: {requests: {cpu: "1", memory: 1Gi}}
+		          volumeMounts: [{name: data, mountPath: /data}]
+		        volumes:
+		        - name: data
+		          persistentVolumeClaim: {claimName: $3}
+	YAML
+}
+
+# make_claim CLAIM: a PersistentVolume and the claim bound to it (static binding, storage class "manual")
+make_claim() {
+	kc apply -f - >/dev/null <<-YAML
+		apiVersion: v1
+		kind: PersistentVolume
+		metadata: {name: $NS-$1}
+		spec:
+		  capacity: {storage: 1Gi}
+		  accessModes: [ReadWriteMany]
+		  storageClassName: manual
+		  hostPath: {path: /tmp/$NS-$1}
+		  claimRef: {namespace: $NS, name: $1}
+	YAML
+	kc apply -n "$NS" -f - >/dev/null <<-YAML
+		apiVersion: v1
+		kind: PersistentVolumeClaim
+		metadata: {name: $1}
+		spec:
+		  accessModes: [ReadWriteMany]
+		  storageClassName: manual
+		  resources: {requests: {storage: 1Gi}}
+		  volumeName: $NS-$1
+	YAML
+	E2E_PVS+=("$NS-$1")
+}
+E2E_PVS=()
+
+claim_bound() { [[ "$(kc get pvc -n "$NS" "$1" -o jsonpath='{.status.phase}')" == Bound ]]; }
+
+# disruption_seen FILE: a DisruptionTarget condition naming raygate in a `kubectl get pods -w -o json` capture
+disruption_seen() {
+	jq -s '[.[] | .status.conditions[]? | select(.type == "DisruptionTarget" and .reason == "EvictionByRaygate")] | length > 0' "$1" 2>/dev/null | grep -q true
+}
