@@ -282,7 +282,7 @@ static int record_one(struct evictor *e, const struct evictscan_gang *g, const c
         h->evicted(h->arg, g);
     const char *labels[] = {g->queue, evict_reason_name(g->reason)};
     metrics_counter_add(e->m_evicted, labels, 1);
-    log_warnf("evict: %s", g->message);
+    log_warnf("evict: %s: %s", g->namespace_, g->message);
     tell(e, g, now);
     return 0;
 }
@@ -342,7 +342,7 @@ long evictor_carry_out(struct evictor *e, const struct evictscan_result *r, cons
             break;
         if (g->reason != EVICT_REASON_NONE) {
             int rc = record_one(e, g, now, h);
-            failed += rc < 0;
+            failed += rc != 0; /* judged again soon: failed, or the RayCluster changed since */
             if (rc != 0)
                 continue; /* not recorded: no pod is touched */
         }

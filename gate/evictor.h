@@ -97,8 +97,8 @@ void evictor_destroy(struct evictor *e);
  * only once it is written the Events and the pods' deletion; for an eviction
  * to finish, the deletion of its leftover pods (a pod whose deletion this
  * evictor sent in the last EVICTOR_REDELETE_MS is not sent again). now:
- * RFC 3339. Returns the number of gangs for which something failed (to try
- * again soon). With h->stop_after_deletes >= 0, stops after the first
+ * RFC 3339. Returns the number of gangs for which something failed or whose
+ * RayCluster changed since the scan (to look at again soon). With h->stop_after_deletes >= 0, stops after the first
  * eviction's record and that many deletions, returning -1.
  */
 long evictor_carry_out(struct evictor *e, const struct evictscan_result *r, const char *now, const struct evictor_hooks *h);
