@@ -75,7 +75,7 @@ static struct evictscan_gang *add_gang(struct evictscan_result *out, const struc
     e->cluster = util_strdup(g->name);
     e->cluster_uid = util_strdup(g->uid);
     e->resource_version = util_strdup(g->resource_version);
-    e->gang = util_strdupf("ray-%s-pg", g->name);
+    e->gang = util_strdupf("ray-%s-pg", cache_gang_group(g));
     e->queue = util_strdup(g->queue != NULL ? g->queue->name : "");
     e->pods = util_calloc(g->npods + 1, sizeof(*e->pods));
     const struct cache_pod *p;
@@ -166,8 +166,8 @@ size_t evictscan_run(const struct cache *c, const struct evict_config *cfg, int6
         int configured = 0;
         struct cache_gang *g;
         cache_queue_for_each_gang(g, q) {
-            if (!g->present || !g->spec_ok)
-                continue;
+            if (!g->present || !g->spec_ok || g->legacy)
+                continue; /* the legacy operator's clusters (legacy.h) are not evicted */
             if (!g->admitted) {
                 if (g->record.evicted_at_ms > 0)
                     scan_evicted(g, cfg, now_ms, out);

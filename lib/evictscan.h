@@ -4,7 +4,8 @@
  * still to be deleted, and when to look again. Pure: no I/O, no threads, no
  * clock (the time and the jitter's random number are passed in).
  *
- * For every present, admitted gang with a valid spec: its members
+ * For every present, admitted gang with a valid spec (not the legacy
+ * operator's: legacy.h): its members
  * (admit_gang_members: the head and the counted workers, not the
  * autoscaler's tail) are judged by evict_check under the configuration of
  * its queue (the flags, with the Queue's annotations applied). Members not
