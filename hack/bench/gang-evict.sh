@@ -61,7 +61,7 @@ until [[ "$(pods_json | jq '[.items[] | select(.spec.nodeName != null)] | length
 	((SECONDS < deadline)) || die "the gang was not admitted and bound ($((N - 1)) of $N pods)"
 	sleep 0.5
 done
-admitted_at="$(kc get raycluster -n "$ns" "$rc" -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')"
+admitted_at="$(kc get rayclusters.ray.io -n "$ns" "$rc" -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')"
 uids="$(pods_json | jq -c '[.items[].metadata.uid]')"
 t_ms=$(($(date -d "$admitted_at" +%s) * 1000))
 timeout_s="$(echo "$T" | sed -e 's/s$//')"

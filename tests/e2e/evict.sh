@@ -27,7 +27,7 @@ gate_running() { [[ "$("$ROOT/hack/cluster.sh" status 2>/dev/null)" == *"raygate
 
 # rc_annotation CLUSTER KEY: an annotation of the RayCluster ("" when absent)
 rc_annotation() {
-	kc get raycluster -n "$NS" "$1" -o json | jq -r --arg k "$2" '.metadata.annotations[$k] // ""'
+	kc get rayclusters.ray.io -n "$NS" "$1" -o json | jq -r --arg k "$2" '.metadata.annotations[$k] // ""'
 }
 
 admitted() { [[ -n "$(rc_annotation "$1" raygate.io/admitted-at)" ]]; }

@@ -20,7 +20,7 @@ eventually 60 "evicted once" requeue_count_is lim 1
 eventually 60 "admitted again after its backoff" admitted lim
 eventually 60 "evicted twice: the limit" evicted_not_admitted lim 2
 assert_eq "deactivated: no requeue-at" "" "$(rc_annotation lim raygate.io/requeue-at)"
-gen="$(kc get raycluster -n "$NS" lim -o jsonpath='{.metadata.generation}')"
+gen="$(kc get rayclusters.ray.io -n "$NS" lim -o jsonpath='{.metadata.generation}')"
 assert_eq "evicted-generation" "$gen" "$(rc_annotation lim raygate.io/evicted-generation)"
 evicted_events lim | grep -q "reached the requeue limit (2): deactivated until the RayCluster's spec changes" ||
 	fail "the second GangEvicted Event does not say it deactivated the gang"
@@ -30,8 +30,8 @@ eventually 20 "its head is told it is deactivated" pod_told "$head" "is deactiva
 stays 20 "deactivated: not admitted again" evicted_not_admitted lim 2
 
 # The user changes the spec: generation moves, the count no longer holds it back.
-kc patch raycluster -n "$NS" lim --type merge -p '{"spec":{"workerGroupSpecs":[{"groupName":"worker","replicas":2,"minReplicas":2,"maxReplicas":2,"rayStartParams":{"num-cpus":"1"},"template":'"$(kc get raycluster -n "$NS" lim -o json | jq -c '.spec.workerGroupSpecs[0].template')"'}]}}' >/dev/null
-gen2="$(kc get raycluster -n "$NS" lim -o jsonpath='{.metadata.generation}')"
+kc patch rayclusters.ray.io -n "$NS" lim --type merge -p '{"spec":{"workerGroupSpecs":[{"groupName":"worker","replicas":2,"minReplicas":2,"maxReplicas":2,"rayStartParams":{"num-cpus":"1"},"template":'"$(kc get rayclusters.ray.io -n "$NS" lim -o json | jq -c '.spec.workerGroupSpecs[0].template')"'}]}}' >/dev/null
+gen2="$(kc get rayclusters.ray.io -n "$NS" lim -o jsonpath='{.metadata.generation}')"
 ((gen2 > gen)) || fail "the spec change did not move metadata.generation ($gen -> $gen2)"
 eventually 60 "admitted again after the spec change" admitted lim
 eventually 60 "evicted again, counted from 1 (the spec changed)" evicted_not_admitted lim 1
