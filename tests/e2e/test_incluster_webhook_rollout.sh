@@ -3,7 +3,9 @@
 # of pod creations (each one through the webhook: fail closed) fails none of
 # them: readiness, the rolling update (maxUnavailable 0 with 2 replicas), the
 # webhook's SIGTERM drain (--shutdown-delay, then open connections finish), and
-# the Service's endpoints moving with kube-proxy. Every pod created is gated.
+# the Service's endpoints moving with kube-proxy. Then a drain's two evictions:
+# the PodDisruptionBudget lets one through and refuses the other, and still no
+# creation fails. Every pod created is gated.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/incluster.sh"
 incluster_setup
@@ -40,13 +42,26 @@ kc rollout restart -n "$RG_NS" deployment/raygate-webhook >/dev/null
 kc rollout status -n "$RG_NS" deployment/raygate-webhook --timeout 180s >/dev/null || { touch "$STATE/rollout-stop"; wait $spid; fail "the rollout did not finish"; }
 gone() { ! kc get pods -n "$RG_NS" -l app.kubernetes.io/name=raygate-webhook -o jsonpath='{.items[*].metadata.name}' | tr ' ' '\n' | grep -qxF -f <(tr ' ' '\n' <<<"$before"); }
 eventually 120 "the old webhook pods ($before) are gone" gone
+eventually 60 "webhook: 2 new pods Ready" ready_on_node raygate-webhook 2
+# A drain's evictions, still under the stream: the PodDisruptionBudget
+# (minAvailable 1) lets one webhook pod go and refuses the other until the
+# replacement is Ready.
+evict() { # pod -> HTTP status
+	curl -s -o /dev/null -w '%{http_code}' --max-time 30 "${auth[@]}" -X POST \
+		"https://127.0.0.1:$APISERVER_PORT/api/v1/namespaces/$RG_NS/pods/$1/eviction" \
+		-d '{"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "'"$1"'", "namespace": "'"$RG_NS"'"}}'
+}
+read -r -a wh <<<"$(kc get pods -n "$RG_NS" -l app.kubernetes.io/name=raygate-webhook -o jsonpath='{.items[*].metadata.name}')"
+assert_eq "eviction of ${wh[0]}" 201 "$(evict "${wh[0]}")"
+assert_eq "eviction of ${wh[1]} at once (refused by the PDB)" 429 "$(evict "${wh[1]}")"
+eventually 60 "webhook: 2 pods Ready again after the eviction" ready_on_node raygate-webhook 2
 sleep 3
 touch "$STATE/rollout-stop"
 wait $spid
 total="$(grep -c . "$STATE/rollout-codes")"
 bad="$(awk '$2 != 201' "$STATE/rollout-codes" | wc -l)"
 ((total >= 50)) || fail "only $total creations during the rollout"
-assert_eq "pod creations failed during the rolling restart (of $total)" 0 "$bad"
+assert_eq "pod creations failed during the rolling restart and the eviction (of $total)" 0 "$bad"
 gated="$(kc get pods -n "$NS" -l ray.io/cluster=stream -o json |
 	jq '[.items[] | select([.spec.schedulingGates[]?.name] | index("raygate.io/gang"))] | length')"
 assert_eq "pods created, all gated by the webhook" "$((total + 1))" "$gated"
