@@ -384,6 +384,73 @@ int rayjob_owner_of(const json_t *raycluster, const char **name, const char **ui
     return 0;
 }
 
+static const char *status_of(const json_t *rayjob)
+{
+    const char *s = json_string_value(json_object_get(json_object_get(rayjob, "status"), "jobDeploymentStatus"));
+    return s != NULL ? s : "";
+}
+
+int rayjob_can_rerun(const json_t *rayjob, struct error *why)
+{
+    const json_t *spec = json_object_get(rayjob, "spec");
+    const char *status = status_of(rayjob);
+    if (!json_is_true(json_object_get(spec, "shutdownAfterJobFinishes"))) {
+        error_setf(why, "spec.shutdownAfterJobFinishes is not true: KubeRay does not suspend such a RayJob");
+        return 0;
+    }
+    if (json_object_size(json_object_get(spec, "clusterSelector")) > 0) {
+        error_setf(why, "spec.clusterSelector is set: the job runs on a RayCluster of its own");
+        return 0;
+    }
+    if (strcmp(status, "Running") != 0 && strcmp(status, "Initializing") != 0) {
+        error_setf(why, "status.jobDeploymentStatus is \"%s\": KubeRay suspends only a Running or Initializing RayJob", status);
+        util_one_line(why->message);
+        return 0;
+    }
+    return 1;
+}
+
+json_t *rayjob_rerun_patch(const json_t *rayjob, const char *stamp, const json_t *record)
+{
+    const json_t *meta = json_object_get(rayjob, "metadata");
+    json_t *m = json_pack("{s:{s:s}}", "labels", RAYJOB_LABEL_RERUN, stamp);
+    const char *uid = nonempty_string(meta, "uid"), *rv = nonempty_string(meta, "resourceVersion");
+    if (uid != NULL)
+        json_object_set_new(m, "uid", json_string(uid));
+    if (rv != NULL)
+        json_object_set_new(m, "resourceVersion", json_string(rv));
+    if (json_is_object(record) && json_object_size(record) > 0)
+        json_object_set_new(m, "annotations", json_deep_copy(record));
+    json_t *patch = json_pack("{s:o, s:{s:b}}", "metadata", m, "spec", "suspend", 1);
+    if (patch == NULL)
+        abort();
+    return patch;
+}
+
+json_t *rayjob_resume_patch(const json_t *rayjob)
+{
+    const char *stamp =
+        json_string_value(json_object_get(json_object_get(json_object_get(rayjob, "metadata"), "labels"), RAYJOB_LABEL_RERUN));
+    const json_t *suspend = json_object_get(json_object_get(rayjob, "spec"), "suspend");
+    if (stamp == NULL)
+        return NULL;
+    char *label = jsonpatch_pointer_join("/metadata/labels", RAYJOB_LABEL_RERUN);
+    json_t *patch = json_array();
+    jsonpatch_append(patch, "test", label, json_string(stamp));
+    if (json_is_true(suspend)) {
+        if (strcmp(status_of(rayjob), "Suspended") != 0) {
+            json_decref(patch);
+            free(label);
+            return NULL; /* KubeRay is still suspending it */
+        }
+        jsonpatch_append(patch, "test", "/spec/suspend", json_true());
+        jsonpatch_append(patch, "replace", "/spec/suspend", json_false());
+    }
+    jsonpatch_append(patch, "remove", label, NULL);
+    free(label);
+    return patch;
+}
+
 const char *rayjob_submitter_of(const json_t *pod)
 {
     const json_t *labels = json_object_get(json_object_get(pod, "metadata"), "labels");

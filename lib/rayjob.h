@@ -119,6 +119,43 @@ int rayjob_raycluster_gang(const json_t *raycluster, struct gang_spec *out, stru
  */
 int rayjob_owner_of(const json_t *raycluster, const char **name, const char **uid);
 
+/* ---- rerunning a RayJob whose gang raygate evicted ----
+ *
+ * KubeRay deletes a suspended RayJob's RayCluster and submitter, and makes a
+ * new RayCluster once it is resumed (its annotations copied from the RayJob):
+ * the job runs again from the start, never Failed for the eviction. raygate
+ * suspends it with the label raygate.io/rerun (the eviction time) and the
+ * eviction record in its annotations (so that the next RayCluster carries the
+ * requeue backoff), and resumes it once KubeRay has made it Suspended.
+ */
+#define RAYJOB_LABEL_RERUN "raygate.io/rerun"
+
+/*
+ * Whether raygate can rerun the RayJob (borrowed) by suspending it: KubeRay
+ * suspends only a RayJob with spec.shutdownAfterJobFinishes, without
+ * clusterSelector, whose status.jobDeploymentStatus is Running or
+ * Initializing. Returns 1, or 0 with why (one line) filled.
+ */
+int rayjob_can_rerun(const json_t *rayjob, struct error *why);
+
+/*
+ * The merge patch that suspends RayJob (borrowed) for a rerun: spec.suspend
+ * true, the label raygate.io/rerun=stamp, the annotations of record (borrowed,
+ * an object of annotation values or nulls; may be NULL), and metadata.uid and
+ * metadata.resourceVersion of the RayJob as preconditions. New reference.
+ */
+json_t *rayjob_rerun_patch(const json_t *rayjob, const char *stamp, const json_t *record);
+
+/*
+ * What a RayJob (borrowed) carrying raygate.io/rerun needs: NULL while KubeRay
+ * has not made it Suspended yet (or it carries no such label); else a new JSON
+ * patch (RFC 6902) that resumes it only if it is still as seen: it tests the
+ * label's value and spec.suspend, then sets spec.suspend false and removes the
+ * label. A RayJob the user resumed already (suspend false) gets only the
+ * label removed.
+ */
+json_t *rayjob_resume_patch(const json_t *rayjob);
+
 /*
  * The RayJob a pod (borrowed) is the submitter of: the batch Job's name (KubeRay
  * names it after the RayJob) when the pod carries raygate's submitter label,

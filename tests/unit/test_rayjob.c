@@ -185,6 +185,57 @@ static void test_cache_gang(void **state)
     json_decref(c);
 }
 
+static void test_rerun(void **state)
+{
+    (void)state;
+    json_t *c = fixture_json("rayjob/rerun.json"), *k;
+    size_t i, yes = 0, resumed = 0;
+    json_array_foreach(json_object_get(c, "canRerun"), i, k)
+    {
+        struct error why = {{0}};
+        const char *what = json_string_value(json_object_get(k, "comment"));
+        int got = rayjob_can_rerun(json_object_get(k, "object"), &why);
+        json_t *want = json_object_get(k, "expected");
+        if (json_is_true(want) ? got != 1 : got != 0 || strcmp(why.message, json_string_value(want)) != 0)
+            fail_msg("%s: %d \"%s\"", what, got, why.message);
+        yes += got;
+    }
+    assert_int_equal(yes, 2);
+    json_array_foreach(json_object_get(c, "rerunPatch"), i, k)
+    {
+        json_t *got = rayjob_rerun_patch(json_object_get(k, "object"), json_string_value(json_object_get(k, "stamp")),
+                                         json_object_get(k, "record"));
+        fixture_check_json(json_string_value(json_object_get(k, "comment")), NULL, got, json_object_get(k, "expected"));
+        json_decref(got);
+    }
+    json_array_foreach(json_object_get(c, "resume"), i, k)
+    {
+        const char *what = json_string_value(json_object_get(k, "comment"));
+        json_t *object = json_object_get(k, "object"), *want = json_object_get(k, "expected");
+        json_t *got = rayjob_resume_patch(object);
+        if (json_is_null(want)) {
+            if (got != NULL)
+                fixture_check_json(what, "patch", got, json_null());
+            continue;
+        }
+        fixture_check_json(what, "patch", got, want);
+        struct jsonpatch_error perr;
+        json_t *applied = jsonpatch_apply(object, got, &perr);
+        if (applied == NULL)
+            fail_msg("%s: does not apply: %s", what, perr.message);
+        fixture_check_json(what, "applied", applied, json_object_get(k, "applied"));
+        json_decref(applied);
+        /* Against a RayJob suspended again since (another rerun): the test fails, nothing changes. */
+        const json_t *stale = json_object_get(k, "staleObject");
+        if (stale != NULL)
+            assert_null(jsonpatch_apply(stale, got, &perr));
+        json_decref(got);
+        resumed++;
+    }
+    assert_int_equal(resumed, 2);
+    json_decref(c);
+}
+
 /*
  * The RayCluster KubeRay makes of a mutated RayJob (its labels, annotations and
  * spec.rayClusterSpec) needs from mutate_raycluster only its own group: the
@@ -261,6 +312,7 @@ int main(void)
         cmocka_unit_test(test_cluster_of_mutated_rayjob),
         cmocka_unit_test(test_owner_of),
         cmocka_unit_test(test_cache_gang),
+        cmocka_unit_test(test_rerun),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
