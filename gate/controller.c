@@ -20,6 +20,7 @@
 #include "legacy.h"
 #include "log.h"
 #include "podgroup.h"
+#include "rerun.h"
 #include "statuswriter.h"
 #include "ungate.h"
 #include "util.h"
@@ -1340,5 +1341,11 @@ void controller_run(struct controller *c)
             sync_status(c, &res, (flags & ADMIT_PASS_FULL) != 0);
         admit_result_finish(&res);
         scan_evictions(c, &rs, 1);
+        if ((flags & ADMIT_PASS_FULL) && may_write(c)) {
+            /* RayJobs suspended to rerun them after an eviction, once KubeRay has (rerun.h). */
+            struct error err = {{0}};
+            if (rerun_resume_all(c->client, &err) < 0)
+                log_warnf("rerun: %s", err.message);
+        }
     }
 }
