@@ -8,6 +8,7 @@
 #include "events.h"
 #include "evict.h"
 #include "log.h"
+#include "rerun.h"
 #include "util.h"
 
 static long long mono_ms(void)
@@ -287,6 +288,36 @@ static int record_one(struct evictor *e, const struct evictscan_gang *g, const c
     return 0;
 }
 
+/*
+ * After the record of a RayJob's gang: the RayJob suspended (rerun.h), to run
+ * again from the start on a new RayCluster once resumed and re-admitted,
+ * carrying the record (KubeRay copies its annotations onto that cluster, so
+ * the backoff and the requeue count hold). When KubeRay would not suspend it,
+ * the eviction goes on as for any RayCluster: KubeRay recreates its pods.
+ */
+static void rerun_rayjob(struct evictor *e, const struct evictscan_gang *g, const char *now)
+{
+    json_t *patch = evict_record_patch(&g->record, CACHE_ANNOTATION_ADMITTED, NULL);
+    json_t *record = json_object_get(json_object_get(patch, "metadata"), "annotations");
+    json_object_del(record, CACHE_ANNOTATION_ADMITTED);
+    struct error why = {{0}};
+    switch (rerun_suspend(e->k, g->namespace_, g->rayjob, g->rayjob_uid, record, now, &why)) {
+    case RERUN_SUSPENDED:
+        log_infof("evict: RayJob %s/%s suspended: it runs again from the start once resumed and re-admitted", g->namespace_,
+                  g->rayjob);
+        break;
+    case RERUN_NOT_POSSIBLE:
+        log_infof("evict: RayJob %s/%s not suspended (%s): KubeRay recreates its pods, queued again", g->namespace_, g->rayjob,
+                  why.message);
+        break;
+    case RERUN_FAILED:
+        log_warnf("evict: RayJob %s/%s not suspended: %s; KubeRay recreates its pods, queued again", g->namespace_, g->rayjob,
+                  why.message);
+        break;
+    }
+    json_decref(patch);
+}
+
 /* Step 2: deletes g's pods (those not sent lately when finishing); returns how many are not done. */
 static size_t delete_gang_pods(struct evictor *e, const struct evictscan_gang *g, const char *now, const struct evictor_hooks *h)
 {
@@ -345,6 +376,8 @@ long evictor_carry_out(struct evictor *e, const struct evictscan_result *r, cons
             failed += rc != 0; /* judged again soon: failed, or the RayCluster changed since */
             if (rc != 0)
                 continue; /* not recorded: no pod is touched */
+            if (g->rayjob != NULL && g->rayjob_uid != NULL)
+                rerun_rayjob(e, g, now);
         }
         failed += delete_gang_pods(e, g, now, h) > 0;
         if (h->stop_after_deletes >= 0 && g->reason != EVICT_REASON_NONE)

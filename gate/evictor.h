@@ -18,6 +18,10 @@
  * eviction record, and pods still ungated or bound: the restarted controller
  * finds them (evict_pod_leftover) and deletes them, so the eviction finishes.
  *
+ * For a RayJob's gang, once the record is written, the RayJob is suspended
+ * (rerun.h) so that it runs again from the start on a new RayCluster; its pods
+ * are deleted all the same.
+ *
  * struct evictor carries out what one scan (evictscan.h) found, in that
  * order, with what users see: a Warning Event GangEvicted on the RayCluster
  * and on each pod (the scan's message: which members were late and why), the

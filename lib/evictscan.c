@@ -25,6 +25,8 @@ void evictscan_result_finish(struct evictscan_result *r)
         free(g->namespace_);
         free(g->cluster);
         free(g->cluster_uid);
+        free(g->rayjob);
+        free(g->rayjob_uid);
         free(g->resource_version);
         free(g->gang);
         free(g->queue);
@@ -76,6 +78,8 @@ static struct evictscan_gang *add_gang(struct evictscan_result *out, const struc
     e->cluster_uid = util_strdup(g->uid);
     e->resource_version = util_strdup(g->resource_version);
     e->gang = util_strdupf("ray-%s-pg", cache_gang_group(g));
+    e->rayjob = util_strdup(g->owner_name);
+    e->rayjob_uid = util_strdup(g->owner_uid);
     e->queue = util_strdup(g->queue != NULL ? g->queue->name : "");
     e->pods = util_calloc(g->npods + 1, sizeof(*e->pods));
     const struct cache_pod *p;

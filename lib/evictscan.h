@@ -44,7 +44,9 @@ struct evictscan_gang {
     char *cluster;          /* RayCluster name */
     char *cluster_uid;      /* may be NULL */
     char *resource_version; /* the RayCluster's, as decided on (the record's precondition); may be NULL */
-    char *gang;             /* "ray-<cluster>-pg" */
+    char *gang;             /* "ray-<cluster>-pg", or "ray-<rayjob>-pg" for a RayJob's RayCluster */
+    char *rayjob;           /* the RayJob the RayCluster was made for (rayjob_owner_of), or NULL */
+    char *rayjob_uid;       /* its uid, or NULL */
     char *queue;
     struct evict_record record; /* reason set: the record to write (evict_record_next) */
     char *message;              /* reason set: the Event text (evict_message); else NULL */

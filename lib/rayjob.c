@@ -413,7 +413,15 @@ int rayjob_can_rerun(const json_t *rayjob, struct error *why)
 json_t *rayjob_rerun_patch(const json_t *rayjob, const char *stamp, const json_t *record)
 {
     const json_t *meta = json_object_get(rayjob, "metadata");
-    json_t *m = json_pack("{s:{s:s}}", "labels", RAYJOB_LABEL_RERUN, stamp);
+    /* A label value: the stamp's letters, digits, '-', '_' and '.' ("2024-05-01T10:00:00Z" -> "2024-05-01T100000Z"). */
+    char value[64];
+    size_t n = 0;
+    for (const char *p = stamp; *p != '\0' && n + 1 < sizeof(value); p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.')
+            value[n++] = *p;
+    }
+    value[n] = '\0';
+    json_t *m = json_pack("{s:{s:s}}", "labels", RAYJOB_LABEL_RERUN, n > 0 ? value : "evicted");
     const char *uid = nonempty_string(meta, "uid"), *rv = nonempty_string(meta, "resourceVersion");
     if (uid != NULL)
         json_object_set_new(m, "uid", json_string(uid));

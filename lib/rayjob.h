@@ -140,7 +140,8 @@ int rayjob_can_rerun(const json_t *rayjob, struct error *why);
 
 /*
  * The merge patch that suspends RayJob (borrowed) for a rerun: spec.suspend
- * true, the label raygate.io/rerun=stamp, the annotations of record (borrowed,
+ * true, the label raygate.io/rerun (stamp's letters, digits, '-', '_' and '.':
+ * a label value), the annotations of record (borrowed,
  * an object of annotation values or nulls; may be NULL), and metadata.uid and
  * metadata.resourceVersion of the RayJob as preconditions. New reference.
  */

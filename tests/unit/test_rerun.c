@@ -128,7 +128,7 @@ static void test_suspend_then_resume(void **state)
     assert_int_equal(rerun_suspend(k, "ns", "job", "uid-job", record, "2024-05-01T10:00:00Z", &why), RERUN_SUSPENDED);
     json_t *job = job_now(f);
     assert_true(json_is_true(json_object_get(json_object_get(job, "spec"), "suspend")));
-    assert_string_equal(label(job), "2024-05-01T10:00:00Z");
+    assert_string_equal(label(job), "2024-05-01T100000Z");
     assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(job, "metadata"), "annotations"),
                                                           "raygate.io/requeue-at")),
                         "2024-05-01T10:01:00Z");

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Issue 14, "eviction reruns the job", with the real KubeRay RayJob controller:
+# a RayJob whose workers mount a claim that does not exist is admitted, its
+# head bound, its workers not. After the placement timeout (20 s) raygate
+# evicts the gang and suspends the RayJob (label raygate.io/rerun, the
+# eviction record in its annotations); KubeRay deletes its RayCluster; once
+# KubeRay has made it Suspended, raygate resumes it; KubeRay makes a new
+# RayCluster carrying the record (requeue-count 1, requeue-at), gated through
+# the backoff. Once the claim exists the job's new cluster is admitted whole
+# and runs: the RayJob is never Failed, its PodGroup is one object throughout.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/evict.sh"
+e2e_setup
+Q="rj-evict-$RANDOM"
+make_queue "$Q" 8 16Gi
+gate_with --placement-timeout 20s --requeue-backoff-base 30s --requeue-backoff-max 1m --resync 5s
+inv_start --grace 5 --evict-grace 15
+
+# The sample RayJob, its workers mounting claim "data" (absent for now).
+python3 - "$ROOT/samples/rayjob-sample.yaml" "$Q" <<-'PY' | kc apply -n "$NS" -f - >/dev/null
+	import json, sys, yaml
+	job = yaml.safe_load(open(sys.argv[1]))
+	job["metadata"]["name"] = "job-e"
+	job["metadata"]["labels"]["volcano.sh/queue-name"] = sys.argv[2]
+	spec = job["spec"]["rayClusterSpec"]["workerGroupSpecs"][0]["template"]["spec"]
+	spec["containers"][0]["volumeMounts"] = [{"name": "data", "mountPath": "/data"}]
+	spec["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]
+	print(json.dumps(job))
+PY
+cluster_of() {
+	kc get rayclusters.ray.io -n "$NS" -l "ray.io/originated-from-cr-name=job-e" -o jsonpath='{.items[*].metadata.name}'
+}
+has_cluster() { [[ -n "$(cluster_of)" ]]; }
+job_json() { kc get rayjob -n "$NS" job-e -o json; }
+job_status() { job_json | jq -r '.status.jobDeploymentStatus // ""'; }
+is() { [[ "$("${@:1:$#-1}")" == "${!#}" ]]; } # is CMD... EXPECTED
+# A record of every status the RayJob goes through, to check it never failed.
+STATUSES="$(mktemp)"
+(while :; do job_status 2>/dev/null >>"$STATUSES"; sleep 1; done) &
+STATUS_PID=$!
+trap 'kill $STATUS_PID 2>/dev/null; gate_restore; evict_cleanup; e2e_teardown' EXIT
+
+eventually 30 "KubeRay created job-e's RayCluster" has_cluster
+C1="$(cluster_of)"
+eventually 60 "$C1 admitted" admitted "$C1"
+head_bound() { [[ "$(bound_count "$C1")" == 1 ]]; }
+eventually 30 "its head bound, its workers not (no claim)" head_bound
+eventually 20 "ray-job-e-pg exists" kc get podgroup -n "$NS" ray-job-e-pg
+pg_uid="$(kc get podgroup -n "$NS" ray-job-e-pg -o jsonpath='{.metadata.uid}')"
+
+suspended_for_rerun() { job_json | jq -e '.spec.suspend == true and (.metadata.labels["raygate.io/rerun"] // "") != ""' >/dev/null; }
+resumed() { job_json | jq -e '.spec.suspend == false and (.metadata.labels["raygate.io/rerun"] == null)' >/dev/null; }
+eventually 90 "evicted after the placement timeout: job-e suspended for a rerun (label raygate.io/rerun)" suspended_for_rerun
+assert_eq "the eviction record on the RayJob: requeue-count" 1 \
+	"$(job_json | jq -r '.metadata.annotations["raygate.io/requeue-count"] // ""')"
+gone() { [[ "$(cluster_of)" != "$C1" ]]; }
+eventually 60 "KubeRay deleted $C1 (the suspension)" gone
+eventually 60 "raygate resumed job-e once KubeRay had suspended it" resumed
+grep -qx Suspended "$STATUSES" || fail "job-e was resumed before KubeRay made it Suspended (seen: $(sort -u "$STATUSES" | tr '\n' ' '))"
+pass "job-e went through Suspended"
+new_cluster() { has_cluster && [[ "$(cluster_of)" != "$C1" ]]; }
+eventually 60 "KubeRay made job-e a new RayCluster" new_cluster
+C2="$(cluster_of)"
+pass "job-e's new cluster $C2 (was $C1)"
+assert_eq "$C2 carries the eviction record (requeue-count)" 1 "$(rc_annotation "$C2" raygate.io/requeue-count)"
+[[ -n "$(rc_annotation "$C2" raygate.io/requeue-at)" ]] || fail "$C2 has no raygate.io/requeue-at"
+eventually 30 "$C2's 3 pods created, none bound, all gated (backoff)" none_bound_all_gated "$C2" 3
+
+make_claim data
+eventually 60 "the claim is bound to its PV" claim_bound data
+eventually 120 "$C2 admitted after the backoff" admitted "$C2"
+eventually 60 "all 3 of $C2's pods bound" all_bound "$C2" 3
+eventually 60 "job-e Running again" is job_status Running
+assert_eq "ray-job-e-pg is the same object throughout" "$pg_uid" "$(kc get podgroup -n "$NS" ray-job-e-pg -o jsonpath='{.metadata.uid}')"
+kill $STATUS_PID 2>/dev/null || true
+if grep -qx Failed "$STATUSES"; then fail "job-e was Failed at some point: $(sort -u "$STATUSES" | tr '\n' ' ')"; fi
+pass "job-e never Failed (statuses seen: $(sort -u "$STATUSES" | tr '\n' ' '))"
+inv_stop
