@@ -34,11 +34,12 @@ has_cluster() { [[ -n "$(cluster_of)" ]]; }
 job_json() { kc get rayjob -n "$NS" job-e -o json; }
 job_status() { job_json | jq -r '.status.jobDeploymentStatus // ""'; }
 is() { [[ "$("${@:1:$#-1}")" == "${!#}" ]]; } # is CMD... EXPECTED
-# A record of every status the RayJob goes through, to check it never failed.
-STATUSES="$(mktemp)"
-(while :; do job_status 2>/dev/null >>"$STATUSES"; sleep 1; done) &
+# Every version of the RayJob (a watch), to check the statuses it went through.
+WATCH_JOB="$(mktemp)"
+kc get rayjob -n "$NS" job-e -w -o json >"$WATCH_JOB" 2>/dev/null &
 STATUS_PID=$!
-trap 'kill $STATUS_PID 2>/dev/null; gate_restore; evict_cleanup; e2e_teardown' EXIT
+statuses() { jq -r '.status.jobDeploymentStatus // empty' "$WATCH_JOB" 2>/dev/null | uniq; }
+trap 'kill $STATUS_PID 2>/dev/null || true; gate_restore; evict_cleanup; e2e_teardown' EXIT
 
 eventually 30 "KubeRay created job-e's RayCluster" has_cluster
 C1="$(cluster_of)"
@@ -48,31 +49,37 @@ eventually 30 "its head bound, its workers not (no claim)" head_bound
 eventually 20 "ray-job-e-pg exists" kc get podgroup -n "$NS" ray-job-e-pg
 pg_uid="$(kc get podgroup -n "$NS" ray-job-e-pg -o jsonpath='{.metadata.uid}')"
 
-suspended_for_rerun() { job_json | jq -e '.spec.suspend == true and (.metadata.labels["raygate.io/rerun"] // "") != ""' >/dev/null; }
-resumed() { job_json | jq -e '.spec.suspend == false and (.metadata.labels["raygate.io/rerun"] == null)' >/dev/null; }
+# From the watch's versions: one suspended by raygate for a rerun; then resumed, only after one Suspended.
+suspended_for_rerun() {
+	jq -e 'select(.spec.suspend == true and (.metadata.labels["raygate.io/rerun"] // "") != "")' "$WATCH_JOB" >/dev/null 2>&1
+}
+resumed_after_suspended() {
+	jq -rs '[.[] | {s: .spec.suspend, st: (.status.jobDeploymentStatus // ""), l: (.metadata.labels["raygate.io/rerun"] // "")}] as $v
+		| ([range(0; $v | length) | select($v[.].st == "Suspended" and $v[.].s == true)] | first) as $i
+		| ([range(0; $v | length) | select(. > 0 and $v[. - 1].s == true and $v[.].s == false and $v[.].l == "")] | first) as $j
+		| $i != null and $j != null and $i < $j' "$WATCH_JOB" 2>/dev/null | grep -qx true
+}
 eventually 90 "evicted after the placement timeout: job-e suspended for a rerun (label raygate.io/rerun)" suspended_for_rerun
+# The claim now, so that the job's next cluster can be placed once its backoff (30 s) ends.
+make_claim data
 assert_eq "the eviction record on the RayJob: requeue-count" 1 \
 	"$(job_json | jq -r '.metadata.annotations["raygate.io/requeue-count"] // ""')"
 gone() { [[ "$(cluster_of)" != "$C1" ]]; }
 eventually 60 "KubeRay deleted $C1 (the suspension)" gone
-eventually 60 "raygate resumed job-e once KubeRay had suspended it" resumed
-grep -qx Suspended "$STATUSES" || fail "job-e was resumed before KubeRay made it Suspended (seen: $(sort -u "$STATUSES" | tr '\n' ' '))"
-pass "job-e went through Suspended"
+eventually 60 "raygate resumed job-e (label removed) only after KubeRay made it Suspended" resumed_after_suspended
 new_cluster() { has_cluster && [[ "$(cluster_of)" != "$C1" ]]; }
 eventually 60 "KubeRay made job-e a new RayCluster" new_cluster
 C2="$(cluster_of)"
 pass "job-e's new cluster $C2 (was $C1)"
 assert_eq "$C2 carries the eviction record (requeue-count)" 1 "$(rc_annotation "$C2" raygate.io/requeue-count)"
 [[ -n "$(rc_annotation "$C2" raygate.io/requeue-at)" ]] || fail "$C2 has no raygate.io/requeue-at"
-eventually 30 "$C2's 3 pods created, none bound, all gated (backoff)" none_bound_all_gated "$C2" 3
-
-make_claim data
+eventually 20 "$C2's 3 pods created, none bound, all gated (backoff)" none_bound_all_gated "$C2" 3
 eventually 60 "the claim is bound to its PV" claim_bound data
 eventually 120 "$C2 admitted after the backoff" admitted "$C2"
 eventually 60 "all 3 of $C2's pods bound" all_bound "$C2" 3
 eventually 60 "job-e Running again" is job_status Running
 assert_eq "ray-job-e-pg is the same object throughout" "$pg_uid" "$(kc get podgroup -n "$NS" ray-job-e-pg -o jsonpath='{.metadata.uid}')"
 kill $STATUS_PID 2>/dev/null || true
-if grep -qx Failed "$STATUSES"; then fail "job-e was Failed at some point: $(sort -u "$STATUSES" | tr '\n' ' ')"; fi
-pass "job-e never Failed (statuses seen: $(sort -u "$STATUSES" | tr '\n' ' '))"
+if statuses | grep -qx Failed; then fail "job-e was Failed at some point: $(statuses | tr '\n' ' ')"; fi
+pass "job-e never Failed (statuses: $(statuses | tr '\n' ' '))"
 inv_stop
