@@ -328,7 +328,6 @@ static size_t delete_gang_pods(struct evictor *e, const struct evictscan_gang *g
         json_t *at = json_object_get(e->sent, g->pods[i].uid);
         if (g->reason == EVICT_REASON_NONE && at != NULL && mono - json_integer_value(at) < EVICTOR_REDELETE_MS)
             continue;
-        json_object_set_new(e->sent, g->pods[i].uid, json_integer(mono));
         pods[n++] = (struct evictor_pod){g->namespace_, g->pods[i].name, g->pods[i].uid, 0};
     }
     char *finish = g->reason == EVICT_REASON_NONE
@@ -342,6 +341,12 @@ static size_t delete_gang_pods(struct evictor *e, const struct evictscan_gang *g
         .stop_after_deletes = h->stop_after_deletes,
     };
     size_t left = n > 0 ? evictor_delete_pods(e->k, pods, n, &o) : 0;
+    /* From the end of the batch: a large gang's watch events may lag its deletions by seconds. */
+    long long done = mono_ms();
+    for (size_t i = 0; i < n; i++) {
+        if (pods[i].done)
+            json_object_set_new(e->sent, pods[i].uid, json_integer(done));
+    }
     if (n > 0)
         log_infof("evict: %s/%s: %zu of %zu pods deleted%s", g->namespace_, g->gang, n - left, n,
                   finish != NULL ? " (finishing an earlier eviction)" : "");
