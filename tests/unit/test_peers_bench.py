@@ -94,6 +94,10 @@ for sysname, secs in (("raygate", [4.0, 6.0, 5.0]), ("none", [2.0, 2.5, 3.0])):
                              "describe": {"kind": "pod", "name": "test-cluster-1-head-abcde", "why": "Warning  GangWaiting  5s  raygate  does not fit",
                                           "events": ["Warning  GangWaiting  5s  raygate  does not fit", "Normal  Scheduled  1s  default-scheduler  assigned"]}}})
 lines.append({"system": "none", "run": 1, "workload": "gang", "load": "1 1 1", "result": {"error": "boom"}})
+lines.append({"system": "raygate", "run": 1, "workload": "rayjob", "load": "1 1 1",
+              "result": {"job_a_cluster_bound_s": 2.0, "job_b_while_job_a_runs": {"pods": 3, "bound": 0, "held_whole": True, "suspended": False},
+                         "job_b_cluster_bound_after_delete_s": 1.5}})
+lines.append({"system": "none", "run": 1, "workload": "rayjob", "load": "1 1 1", "result": {"denied": "no"}})
 
 with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
     f.write("\n".join(json.dumps(l) for l in lines) + "\n")
@@ -117,6 +121,8 @@ check("report: a flood row per system", sum(1 for l in md.splitlines() if l.star
 check("report: the held cluster's reason", "“raygate  does not fit”" in md, True)
 check("report: a cluster not held says so", "**not held**: 3 of 3 pods bound" in md, True)
 check("report: the error is shown", "no gang system gang run 1: boom" in md, True)
+check("report: a RayJob held whole, then placed", "| raygate | 2 s | held whole: 3 pods, 0 bound | cluster all bound in 1.5 s |" in md, True)
+check("report: a RayJob denied", "| no gang system | **denied**: no | – | – |" in md, True)
 
 print(f"{failures} failed" if failures else "all peers bench checks passed")
 sys.exit(1 if failures else 0)

@@ -37,6 +37,15 @@ select(.peers) | .peers as $p | $p.setup as $s | $p.by_system as $b | ($s.system
 ($sys[] | . as $x | $b[$x].autoscaling as $a | select($a != null) |
 	"| \($x | name) | \(if $a.created then "yes" else "**denied**: \($a.denied | .[0:160])" end) | \($a.gang_size // "–") | \($a.bound_small_queue // "–") of \($a.pods // "–") | \($a.bound_queue_grown // "–") |"),
 "",
+(if [$sys[] | $b[.].rayjob] | map(select(. != null)) | length > 0 then
+"### RayJobs (KubeRay's sample: a cluster of cpu 3, 4Gi, then its submitter; two jobs, a queue of cpu 5, memory 8Gi)\n",
+"| system | first job's cluster all bound | second job while the first runs | after the first is deleted |",
+"|---|---|---|---|",
+($sys[] | . as $x | $b[$x].rayjob as $j | select($j != null) |
+	if $j.denied then "| \($x | name) | **denied**: \($j.denied | .[0:160]) | – | – |" else
+	"| \($x | name) | \($j.job_a_cluster_bound_s | r1) s | \(if $j.job_b_while_job_a_runs.held_whole then "held whole: \($j.job_b_while_job_a_runs.pods) pods, 0 bound\(if $j.job_b_while_job_a_runs.suspended then " (RayJob suspended)" else "" end)" else "**not held**: \($j.job_b_while_job_a_runs.bound) of \($j.job_b_while_job_a_runs.pods) cluster pods bound" end) | \(if $j.job_b_while_job_a_runs.held_whole then "cluster all bound in \($j.job_b_cluster_bound_after_delete_s | r1) s" else "–" end) |" end),
+""
+else empty end),
 (if ([$b[]] | map(.errors | length) | add) > 0 then
 	"Errors: " + ($sys | map(. as $x | $b[$x].errors[] | "\($x | name) \(.workload) run \(.run): \(.error | gsub("\n"; " ") | .[0:200])") | join("; ")) + "\n"
 else empty end)

@@ -20,6 +20,7 @@ def of($w): map(select(.workload == $w));
 		errors: map(select(.result.error != null) | {workload, run, error: .result.error}),
 		walkthrough: (of("walkthrough") | ok | .[0].result // null),
 		autoscaling: (of("autoscaling") | ok | .[0].result // null),
+		rayjob: (of("rayjob") | ok | .[0].result // null),
 		contention: (of("contention") | ok | map(.result) | if length == 0 then null else {
 			pods: .[0].pods, ask_cpu: .[0].ask_cpu, node_cpu: .[0].node_cpu, ask_over_nodes: .[0].ask_over_nodes,
 			settled_s: map(.settled_s) | st,

@@ -9,6 +9,7 @@ reads) differ. Each subcommand prints one JSON object on stdout.
   workloads.py flood --clusters 200 --pods 10
   workloads.py gang --pods 1000
   workloads.py autoscaling
+  workloads.py rayjob
   workloads.py shapes --clusters 50 --seed 16     (the contention shapes' CPU sum)
 
 Environment: RAYGATE_STATE (the cluster's state folder), RAYGATE_APISERVER_PORT,
@@ -655,6 +656,72 @@ def autoscaling(args):
     return out
 
 
+# ------------------------------------------------------------------ 5b. RayJob
+
+
+def rayjob_obj(name, queue):
+    """KubeRay's RayJob sample (samples/rayjob-sample.yaml): a cluster of a head
+    (1 CPU, 2Gi) and 2 workers (1 CPU, 1Gi), then KubeRay's default submitter."""
+    def container(n, cpu, mem):
+        return {"name": n, "image": "rayproject/ray:2.46.0", "resources": {"requests": {"cpu": cpu, "memory": mem}, "limits": {"cpu": cpu, "memory": mem}}}
+    return {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": {"name": name, "labels": optin(queue)},
+            "spec": {"entrypoint": "python -c 'import ray; ray.init()'", "shutdownAfterJobFinishes": True, "ttlSecondsAfterFinished": 60,
+                     "rayClusterSpec": {"rayVersion": "2.46.0",
+                                        "headGroupSpec": {"rayStartParams": {}, "template": {"spec": {"containers": [container("ray-head", "1", "2Gi")]}}},
+                                        "workerGroupSpecs": [{"groupName": "small-group", "replicas": 2, "minReplicas": 2, "maxReplicas": 2, "rayStartParams": {},
+                                                              "template": {"spec": {"containers": [container("ray-worker", "1", "1Gi")]}}}]}}}
+
+
+def rayjob(args):
+    """Two RayJobs in a queue with room for one (cpu 5, memory 8Gi: a job's
+    cluster is cpu 3, 4Gi, its submitter 500m, 200Mi): is the second job's
+    cluster held whole while the first runs, and placed once the first is
+    deleted?"""
+    kube = Kube()
+    ns, q = f"peers-job-{int(time.time())}", f"job-{int(time.time()) % 100000}"
+    make_namespace(kube, ns)
+    make_queue(kube, ns, q, "5", "8Gi")
+    w = PodWatch(kube, ns)
+    path = f"/apis/ray.io/v1/namespaces/{ns}/rayjobs"
+
+    def cluster_pods(job):
+        """(pods, bound) of the job's RayCluster (named <job>-<5 characters>; the submitter pod is not counted)."""
+        ps = [p for p in w.snapshot().values() if re.fullmatch(job + r"-[a-z0-9]{5}", p["cluster"] or "")]
+        return len(ps), sum(1 for p in ps if p["node"])
+
+    out = {"queue": {"cpu": "5", "memory": "8Gi"}}
+    status, msg = kube.try_create(path, rayjob_obj("job-a", q))
+    if status not in (200, 201):
+        out["denied"] = msg
+        w.close()
+        delete_namespace(kube, ns)
+        delete_queue(kube, q)
+        return out
+    t0 = time.time()
+    ok = wait_for(lambda: cluster_pods("job-a")[1] == 3, 120)
+    out["job_a_cluster_bound_s"] = round(time.time() - t0, 2) if ok else None
+    kube.create(path, rayjob_obj("job-b", q))
+    worst = 0
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        n, b = cluster_pods("job-b")
+        if 0 < b < 3:
+            worst = max(worst, b)
+        time.sleep(0.5)
+    n, b = cluster_pods("job-b")
+    jb = kube.get(f"{path}/job-b")
+    out["job_b_while_job_a_runs"] = {"pods": n, "bound": b, "max_partly_bound": worst, "held_whole": b == 0 and worst == 0,
+                                     "suspended": bool(jb and jb["spec"].get("suspend"))}
+    t1 = time.time()
+    kube.delete(f"{path}/job-a")
+    ok = wait_for(lambda: cluster_pods("job-b")[1] == 3, 120)
+    out["job_b_cluster_bound_after_delete_s"] = round(time.time() - t1, 2) if ok else None
+    w.close()
+    delete_namespace(kube, ns)
+    delete_queue(kube, q)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -675,12 +742,13 @@ def main():
     g.add_argument("--pods", type=int, default=1000)
     g.add_argument("--limit", type=float, default=600)
     sub.add_parser("autoscaling")
+    sub.add_parser("rayjob")
     args = ap.parse_args()
     if args.cmd == "shapes":
         sh = contention_shapes(args.clusters, args.seed)
         print(json.dumps({"cpu": sum(s["cpu"] for s in sh), "pods": sum(s["pods"] for s in sh)}))
         return
-    fn = {"walkthrough": walkthrough, "contention": contention, "flood": flood, "gang": gang, "autoscaling": autoscaling}[args.cmd]
+    fn = {"walkthrough": walkthrough, "contention": contention, "flood": flood, "gang": gang, "autoscaling": autoscaling, "rayjob": rayjob}[args.cmd]
     print(json.dumps(fn(args)))
 
 
