@@ -5,6 +5,7 @@
 # with the same Ray workloads (hack/bench/peers/workloads.py):
 #   walkthrough  the guide's two test clusters in a queue of cpu 4, memory 6Gi (first run only)
 #   autoscaling  the autoscaling sample in a queue of cpu 2, then 4 (first run only)
+#   rayjob       two of KubeRay's sample RayJobs in a queue with room for one (first run only)
 #   contention   --contention RayClusters of seeded random shapes asking twice what the nodes hold
 #   flood        --flood RayClusters x 10 pods into a queue with room for all
 #   gang         one gang of --gang pods: admissible -> all bound
@@ -94,6 +95,7 @@ for sys in $SYSTEMS; do
 		if ((r == 1)); then
 			record "$sys" "$r" walkthrough
 			record "$sys" "$r" autoscaling
+			record "$sys" "$r" rayjob
 		fi
 		record "$sys" "$r" contention --clusters "$CONTENTION" --seed "$SEED" --limit "$LIMIT" --quiet "$QUIET"
 		record "$sys" "$r" flood --clusters "$FLOOD" --pods 10
