@@ -25,7 +25,8 @@
 #    same local control plane, with the same Ray workloads: the guide's
 #    walkthrough, contention, flood, one big gang, autoscaling, and their cost
 #    (hack/bench/peers/run.sh; sizes --peers-contention 50, --peers-flood 200,
-#    --peers-gang 1000; --quick: 20, 20, 100; 3 runs unless --runs says more).
+#    --peers-gang 1000; --quick: 20, 20, 100; 3 runs unless --runs says more;
+#    --peers-workloads "contention rayjob" runs only those).
 #
 # Every figure is the median of --runs runs (default 5) with min and max.
 # Results: DIR/<date>.md and .json (default bench/results; --quick runs are
@@ -67,6 +68,7 @@ while (($#)); do
 	--peers-contention) PEERS_ARGS+=(--contention "$2"); shift 2 ;;
 	--peers-flood) PEERS_ARGS+=(--flood "$2"); shift 2 ;;
 	--peers-gang) PEERS_ARGS+=(--gang "$2"); shift 2 ;;
+	--peers-workloads) PEERS_ARGS+=(--workloads "$2"); shift 2 ;;
 	*) usage ;;
 	esac
 done

@@ -14,6 +14,7 @@
 #
 #   hack/bench/peers/run.sh --out FILE [--quick] [--runs N] [--systems "raygate kueue coscheduling none"]
 #                           [--contention N] [--flood N] [--gang N] [--seed S]
+#                           [--workloads "walkthrough autoscaling rayjob contention flood gang"]
 #
 # Nodes: cpu=8,memory=32Gi,pods=110 kwok nodes, as many as half the contention
 # ask (and room for the flood and the gang). RAYGATE_BUILD: raygate's build.
@@ -24,7 +25,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2; }
 
 RUNS=3 SYSTEMS="raygate kueue coscheduling none" CONTENTION=50 FLOOD=200 GANG_PODS=1000 SEED=16 OUT="" QUICK=0
-LIMIT=240 QUIET=30
+LIMIT=240 QUIET=30 WORKLOADS="walkthrough autoscaling rayjob contention flood gang"
 while (($#)); do
 	case "$1" in
 	--quick) QUICK=1; CONTENTION=20; FLOOD=20; GANG_PODS=100; LIMIT=120; QUIET=15; shift ;;
@@ -34,6 +35,7 @@ while (($#)); do
 	--flood) FLOOD="$2"; shift 2 ;;
 	--gang) GANG_PODS="$2"; shift 2 ;;
 	--seed) SEED="$2"; shift 2 ;;
+	--workloads) WORKLOADS="$2"; shift 2 ;;
 	--out) OUT="$2"; shift 2 ;;
 	*) usage ;;
 	esac
@@ -71,10 +73,12 @@ say "peers: $nodes nodes ($CAPACITY); contention $CONTENTION clusters (cpu $ask_
 
 results="$WORK/results.jsonl"
 : >"$results"
-# record SYSTEM RUN WORKLOAD ARGS...: one workload's JSON (or its error) as a line of results.
+# record SYSTEM RUN WORKLOAD ARGS...: one workload's JSON (or its error) as a line of results
+# (nothing when --workloads leaves it out).
 record() {
 	local sys="$1" run="$2" name="$3" out
 	shift 3
+	[[ " $WORKLOADS " == *" $name "* ]] || return 0
 	say "peers: $sys run $run/$RUNS: $name"
 	if out="$(workload "$sys" "$name" "$@" 2>>"$WORK/workloads.log")" && jq -e . <<<"$out" >/dev/null 2>&1; then
 		:
