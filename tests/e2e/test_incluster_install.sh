@@ -28,7 +28,7 @@ all_or_none_watch test-cluster-0 3 120 || fail "test-cluster-0 was not admitted"
 t_admitted=$(date +%s%3N)
 pass "test-cluster-0's 3 pods ungated together"
 assert_eq "gated by raygate: the RayCluster's admission record" 1 \
-	"$(kc get raycluster -n "$NS" test-cluster-0 -o json | jq '[.metadata.annotations["raygate.io/admitted-at"] // empty] | length')"
+	"$(kc get rayclusters.ray.io -n "$NS" test-cluster-0 -o json | jq '[.metadata.annotations["raygate.io/admitted-at"] // empty] | length')"
 say "MEASURE apply-to-accepted-ms=$((t_accepted - t0)) apply-to-gang-admitted-ms=$((t_admitted - t0))"
 
 eventually 60 "raygate-certs Job Complete" kc wait -n "$RG_NS" --for=condition=Complete job/raygate-certs --timeout 1s
