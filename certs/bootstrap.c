@@ -64,7 +64,7 @@ static char *secret_value(json_t *secret, const char *key)
 }
 
 /* Returns 0 if the Secret's four values exist and are usable per opts; fills *set in any case that returns 0. */
-static int secret_usable(json_t *secret, const struct bootstrap_options *opts, struct certfiles_set *set, struct certgen_error *err)
+static int secret_usable(json_t *secret, const struct bootstrap_options *opts, struct certfiles_set *set, struct error *err)
 {
     int rc = -1;
     X509 *cert = NULL, *ca = NULL;
@@ -97,7 +97,7 @@ out:
 static int generate(const struct bootstrap_options *opts, const struct certfiles_set *old, struct certfiles_set *set)
 {
     struct certgen_pair ca = {0}, serving = {0};
-    struct certgen_error err = {{0}};
+    struct error err = {{0}};
     int rc = -1;
 
     if (old != NULL && old->ca_crt != NULL && old->ca_key != NULL) {
@@ -145,7 +145,7 @@ static int ensure_secret(struct kube_client *api, const struct bootstrap_options
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", opts->namespace_, opts->secret);
 
     for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
-        struct certgen_error cerr = {{0}};
+        struct error cerr = {{0}};
         json_t *secret = NULL, *answer = NULL;
         struct certfiles_set old = {0};
         long status = 0;
@@ -294,8 +294,8 @@ int bootstrap_run(const struct bootstrap_options *opts)
     struct certfiles_set set = {0};
     struct kube_client *api = NULL;
     struct kubeconfig cfg;
-    struct kubeconfig_error kerr = {{0}};
-    struct kube_error kube_err = {{0}};
+    struct error kerr = {{0}};
+    struct error kube_err = {{0}};
     int rc = -1;
 
     if (!valid_object_name(opts->namespace_) || !valid_object_name(opts->secret) || !valid_object_name(opts->webhook_config)) {
@@ -329,7 +329,7 @@ int bootstrap_run(const struct bootstrap_options *opts)
     if (ensure_secret(api, opts, &set) != 0)
         goto out;
     if (opts->dir != NULL) {
-        struct certgen_error err = {{0}};
+        struct error err = {{0}};
         if (certfiles_write(opts->dir, &set, &err) != 0) {
             log_errorf("bootstrap: %s", err.message);
             goto out;

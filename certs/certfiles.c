@@ -29,7 +29,7 @@ void certfiles_set_finish(struct certfiles_set *set)
 }
 
 int certfiles_set_from_pairs(const struct certgen_pair *ca, const struct certgen_pair *serving, struct certfiles_set *set,
-                             struct certgen_error *err)
+                             struct error *err)
 {
     memset(set, 0, sizeof(*set));
     set->ca_crt = certgen_cert_pem(ca->cert, NULL);
@@ -44,7 +44,7 @@ int certfiles_set_from_pairs(const struct certgen_pair *ca, const struct certgen
     return 0;
 }
 
-static int write_one(const char *dir, const char *name, const char *text, mode_t mode, struct certgen_error *err)
+static int write_one(const char *dir, const char *name, const char *text, mode_t mode, struct error *err)
 {
     char path[4096], tmp[4096];
     int fd = -1;
@@ -79,7 +79,7 @@ fail:
     return -1;
 }
 
-int certfiles_write(const char *dir, const struct certfiles_set *set, struct certgen_error *err)
+int certfiles_write(const char *dir, const struct certfiles_set *set, struct error *err)
 {
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
         snprintf(err->message, sizeof(err->message), "creating %.180s: %s", dir, strerror(errno));
@@ -113,7 +113,7 @@ char *certfiles_read(const char *dir, const char *name, size_t *len)
     return buf;
 }
 
-int certfiles_load_ca(const char *dir, struct certgen_pair *ca, struct certgen_error *err)
+int certfiles_load_ca(const char *dir, struct certgen_pair *ca, struct error *err)
 {
     size_t crt_len = 0, key_len = 0;
     char *crt = certfiles_read(dir, "ca.crt", &crt_len);

@@ -19,7 +19,7 @@ void certfiles_set_finish(struct certfiles_set *set);
 
 /* PEM-encodes ca and serving into *set. Returns 0, or -1 with err. */
 int certfiles_set_from_pairs(const struct certgen_pair *ca, const struct certgen_pair *serving, struct certfiles_set *set,
-                             struct certgen_error *err);
+                             struct error *err);
 
 /*
  * Writes the set into dir (created 0755 if missing). Each file is written to a
@@ -27,7 +27,7 @@ int certfiles_set_from_pairs(const struct certgen_pair *ca, const struct certgen
  * serving key before its certificate. A NULL member is not written.
  * Returns 0, or -1 with err.
  */
-int certfiles_write(const char *dir, const struct certfiles_set *set, struct certgen_error *err);
+int certfiles_write(const char *dir, const struct certfiles_set *set, struct error *err);
 
 /*
  * Reads dir/name into a new NUL-terminated string (caller frees), at most
@@ -39,6 +39,6 @@ char *certfiles_read(const char *dir, const char *name, size_t *len);
  * Loads the CA pair from dir/ca.crt and dir/ca.key. Returns 0 and fills *ca
  * (certgen_pair_finish), or -1 with err if missing, unreadable or mismatched.
  */
-int certfiles_load_ca(const char *dir, struct certgen_pair *ca, struct certgen_error *err);
+int certfiles_load_ca(const char *dir, struct certgen_pair *ca, struct error *err);
 
 #endif

@@ -22,7 +22,7 @@
 #define CN_MAX 64
 
 /* Formats the message, then appends the first queued OpenSSL error (if any) and clears the queue. */
-__attribute__((format(printf, 2, 3))) static void set_err(struct certgen_error *err, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void set_err(struct error *err, const char *fmt, ...)
 {
     if (err == NULL) {
         ERR_clear_error();
@@ -107,7 +107,7 @@ static X509 *new_cert(EVP_PKEY *key, int days)
     return x;
 }
 
-int certgen_ca_create(const char *cn, int days, struct certgen_pair *ca, struct certgen_error *err)
+int certgen_ca_create(const char *cn, int days, struct certgen_pair *ca, struct error *err)
 {
     EVP_PKEY *key = NULL;
     X509 *x = NULL;
@@ -186,7 +186,7 @@ static int push_name(GENERAL_NAMES *names, int type, ASN1_STRING *value)
 }
 
 /* Builds the subjectAltName list; err names the offending entry. */
-static GENERAL_NAMES *build_sans(const struct certgen_request *req, struct certgen_error *err)
+static GENERAL_NAMES *build_sans(const struct certgen_request *req, struct error *err)
 {
     GENERAL_NAMES *names = sk_GENERAL_NAME_new_null();
     if (names == NULL)
@@ -223,7 +223,7 @@ fail:
 }
 
 int certgen_serving_create(const struct certgen_pair *ca, const struct certgen_request *req, struct certgen_pair *out,
-                           struct certgen_error *err)
+                           struct error *err)
 {
     EVP_PKEY *key = NULL;
     X509 *x = NULL;
@@ -277,7 +277,7 @@ fail:
 }
 
 int certgen_check(X509 *cert, EVP_PKEY *key, X509 *ca_cert, const struct certgen_request *req, time_t now, long min_remaining,
-                  struct certgen_error *err)
+                  struct error *err)
 {
     int rc = -1;
     X509_STORE *store = NULL;

@@ -14,9 +14,7 @@
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 
-struct certgen_error {
-    char message[256]; /* one line */
-};
+#include "errors.h"
 
 /* A certificate and its private key; both owned by the struct (certgen_pair_finish). */
 struct certgen_pair {
@@ -40,7 +38,7 @@ void certgen_pair_finish(struct certgen_pair *pair);
  * Creates a self-signed CA (basicConstraints CA:TRUE, keyCertSign) named cn,
  * valid from now - 1 hour for days days. Returns 0 and fills *ca, or -1 with err.
  */
-int certgen_ca_create(const char *cn, int days, struct certgen_pair *ca, struct certgen_error *err);
+int certgen_ca_create(const char *cn, int days, struct certgen_pair *ca, struct error *err);
 
 /*
  * Creates a serving certificate (CA:FALSE, digitalSignature, serverAuth EKU,
@@ -50,7 +48,7 @@ int certgen_ca_create(const char *cn, int days, struct certgen_pair *ca, struct 
  * digits, '-', '.', optional leading "*."). Returns 0 and fills *out, or -1 with err.
  */
 int certgen_serving_create(const struct certgen_pair *ca, const struct certgen_request *req, struct certgen_pair *out,
-                           struct certgen_error *err);
+                           struct error *err);
 
 /*
  * Checks that cert verifies against ca_cert for TLS server use at time now,
@@ -59,7 +57,7 @@ int certgen_serving_create(const struct certgen_pair *ca, const struct certgen_r
  * Returns 0 if usable, -1 with err saying why not.
  */
 int certgen_check(X509 *cert, EVP_PKEY *key, X509 *ca_cert, const struct certgen_request *req, time_t now, long min_remaining,
-                  struct certgen_error *err);
+                  struct error *err);
 
 /*
  * PEM encodings. Return a new NUL-terminated string (caller frees) and set

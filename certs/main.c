@@ -116,7 +116,7 @@ static int parse_flags(const char *cmd, int argc, char **argv, struct args *a)
 static int cmd_generate(struct args *a)
 {
     struct certgen_pair ca = {0}, serving = {0};
-    struct certgen_error err = {{0}};
+    struct error err = {{0}};
     struct certfiles_set set = {0};
     struct certgen_request req = {a->dns, a->ndns, a->ips, a->nips, (int)a->days};
     int rc = 1;

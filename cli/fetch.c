@@ -2,6 +2,7 @@
  * fetch: the snapshot `kubectl raygate` shows, read from the API server (see fetch.h).
  */
 #include "fetch.h"
+#include "names.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -42,7 +43,7 @@ static char *collection(const char *prefix, const char *ns, const char *resource
  * warning where it matters); -1 with err.
  */
 static int list_into(struct kube_client *c, json_t *snapshot, const char *key, const char *path, const char *selector,
-                     enum missing missing, struct kube_error *err)
+                     enum missing missing, struct error *err)
 {
     struct kube_list_options lo = {.label_selector = selector};
     struct kube_list_result lr;
@@ -69,7 +70,7 @@ static int list_into(struct kube_client *c, json_t *snapshot, const char *key, c
     return rc;
 }
 
-static int fetch_gangs(struct kube_client *c, json_t *snap, const char *ns, struct kube_error *err)
+static int fetch_gangs(struct kube_client *c, json_t *snap, const char *ns, struct error *err)
 {
     static const struct {
         const char *prefix, *resource;
@@ -94,7 +95,7 @@ static int fetch_gangs(struct kube_client *c, json_t *snap, const char *ns, stru
             return -1;
     }
     char *path = collection("/api/v1", ns, "pods");
-    rc = list_into(c, snap, "pods", path, "volcano.sh/queue-name", MISSING_NULL, err);
+    rc = list_into(c, snap, "pods", path, NAMES_LABEL_QUEUE, MISSING_NULL, err);
     free(path);
     if (rc < 0)
         return -1;
@@ -104,7 +105,7 @@ static int fetch_gangs(struct kube_client *c, json_t *snap, const char *ns, stru
     return rc < 0 ? -1 : 0;
 }
 
-json_t *fetch_snapshot(struct kube_client *c, const struct fetch_scope *scope, struct kube_error *err)
+json_t *fetch_snapshot(struct kube_client *c, const struct fetch_scope *scope, struct error *err)
 {
     json_t *snap = json_pack("{s:[],s:[],s:[],s:[],s:[]}", "warnings", "queues", "podGroups", "owners", "events");
     if (list_into(c, snap, "queues", VOLCANO "/queues", NULL, MISSING_FAILS, err) != 0)

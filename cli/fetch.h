@@ -31,7 +31,7 @@ struct fetch_scope {
  * for scope. Returns it, or NULL with err set (a list that had to succeed
  * failed: no Volcano CRDs, no access, the server unreachable).
  */
-json_t *fetch_snapshot(struct kube_client *c, const struct fetch_scope *scope, struct kube_error *err);
+json_t *fetch_snapshot(struct kube_client *c, const struct fetch_scope *scope, struct error *err);
 
 /*
  * Adds to snapshot's "events" (created if missing) the Events of namespace ns

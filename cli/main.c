@@ -239,7 +239,7 @@ static void print_why_text(struct util_buf *b, const json_t *why, unsigned flags
 
 static int run(struct kube_client *c, const struct args *a, const char *ns, unsigned flags)
 {
-    struct kube_error err = {{0}};
+    struct error err = {{0}};
     int gangs = strcmp(a->command, "queues") != 0;
     struct fetch_scope scope = {.what = FETCH_QUEUES | (gangs ? FETCH_GANGS : 0),
                                 .namespace_ = strcmp(a->command, "gangs") == 0 && a->all_namespaces ? NULL : ns};
@@ -290,8 +290,8 @@ int main(int argc, char **argv)
     if (rc >= 0)
         return rc;
     struct kubeconfig cfg;
-    struct kubeconfig_error kerr = {{0}};
-    struct kube_error err = {{0}};
+    struct error kerr = {{0}};
+    struct error err = {{0}};
     kubeconfig_init(&cfg);
     char *home_config = NULL;
     const char *path = a.kubeconfig, *home = getenv("HOME");

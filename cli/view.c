@@ -167,7 +167,7 @@ static long long count_pods(const json_t *pods, const char *ns, const json_t *gr
     long long bound = 0;
     json_array_foreach(pods, i, pod)
     {
-        const char *pns = str(meta(pod), "namespace"), *group = annotation(pod, VIEW_ANNOTATION_GROUP);
+        const char *pns = str(meta(pod), "namespace"), *group = annotation(pod, NAMES_ANNOTATION_GROUP);
         int ours = 0;
         json_array_foreach(groups, k, g) ours |= group != NULL && strcmp(group, json_string_value(g)) == 0;
         if (pns == NULL || !ours || strcmp(pns, ns) != 0 || !pod_live(pod) || !ray_node(pod))
@@ -268,9 +268,9 @@ static char *short_reason(const char *reason, const char *message)
 static const char *state_of(const json_t *pg, const json_t *owner, long long now, long long *requeues, long long *requeue_at)
 {
     const char *phase = str(json_object_get(pg, "status"), "phase");
-    const char *count = annotation(owner, VIEW_ANNOTATION_REQUEUE_COUNT);
+    const char *count = annotation(owner, EVICT_ANNOTATION_REQUEUE_COUNT);
     *requeues = count != NULL ? strtoll(count, NULL, 10) : 0;
-    *requeue_at = view_parse_time(annotation(owner, VIEW_ANNOTATION_REQUEUE_AT));
+    *requeue_at = view_parse_time(annotation(owner, EVICT_ANNOTATION_REQUEUE_AT));
     if (phase != NULL && strcmp(phase, "Running") == 0)
         return "Running";
     if ((phase != NULL && strcmp(phase, "Inqueue") == 0) || condition_true(pg, "Scheduled"))
@@ -388,14 +388,14 @@ static json_t *gang_row(const json_t *snapshot, const json_t *pg, long long now)
     set_str(row, "createdAt", created);
     long long t = view_parse_time(created);
     json_object_set_new(row, "ageSeconds", t >= 0 ? json_integer(now - t) : json_null());
-    const char *at = annotation(owner, VIEW_ANNOTATION_ADMITTED);
+    const char *at = annotation(owner, NAMES_ANNOTATION_ADMITTED);
     for (size_t k = 0; at == NULL && k < json_array_size(clusters); k++)
-        at = annotation(json_array_get(clusters, k), VIEW_ANNOTATION_ADMITTED);
+        at = annotation(json_array_get(clusters, k), NAMES_ANNOTATION_ADMITTED);
     set_str(row, "admittedAt", at);
     json_decref(groups);
     json_decref(clusters);
     json_object_set_new(row, "requeueCount", json_integer(requeues));
-    set_str(row, "requeueAt", annotation(owner, VIEW_ANNOTATION_REQUEUE_AT));
+    set_str(row, "requeueAt", annotation(owner, EVICT_ANNOTATION_REQUEUE_AT));
     return row;
 }
 

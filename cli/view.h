@@ -35,10 +35,8 @@
 
 #include <jansson.h>
 
-#define VIEW_ANNOTATION_ADMITTED "raygate.io/admitted-at"
-#define VIEW_ANNOTATION_REQUEUE_COUNT "raygate.io/requeue-count"
-#define VIEW_ANNOTATION_REQUEUE_AT "raygate.io/requeue-at"
-#define VIEW_ANNOTATION_GROUP "scheduling.k8s.io/group-name"
+#include "names.h"
+#include "evict.h"
 
 /* Which gangs to show. NULL strings: no filter. */
 struct view_filter {

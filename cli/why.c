@@ -27,7 +27,7 @@ static int streq(const char *a, const char *b)
 static struct quantity qty(const json_t *list, const char *name)
 {
     struct quantity q = {0, QUANTITY_DECIMAL_SI};
-    struct quantity_error err;
+    struct error err;
     const json_t *v = json_object_get(list, name);
     if (json_is_string(v)) {
         if (quantity_parse(json_string_value(v), resources_unit(name), &q, &err) != 0)

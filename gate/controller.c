@@ -210,7 +210,7 @@ static void on_watch(void *arg, enum kube_watch_event ev, json_t *object)
 {
     struct watch_ctx *w = arg;
     struct controller *c = w->c;
-    struct gang_error err = {{0}};
+    struct error err = {{0}};
     int rc = 0;
 
     pthread_mutex_lock(&c->mu);
@@ -442,7 +442,7 @@ struct controller *controller_create(struct kube_client *client, struct metrics_
     return c;
 }
 
-static int start_watch(struct controller *c, enum watch_kind k, struct kube_error *err)
+static int start_watch(struct controller *c, enum watch_kind k, struct error *err)
 {
     c->watch_ctx[k].c = c;
     c->watch_ctx[k].kind = k;
@@ -499,7 +499,7 @@ static int resource_listed(const json_t *list, const char *resource)
  * start and at every resync until found. Returns 0, or -1 with err when the
  * watch cannot start.
  */
-static int discover_legacy(struct controller *c, struct kube_error *err)
+static int discover_legacy(struct controller *c, struct error *err)
 {
     if (c->started & (1u << WATCH_LEGACY))
         return 0;
@@ -521,7 +521,7 @@ static int discover_legacy(struct controller *c, struct kube_error *err)
  * Queue watch is started anyway (its list retries) and PodGroups wait for the
  * next try. Controller thread (or before it runs).
  */
-static int apply_discovery(struct controller *c, struct kube_error *err)
+static int apply_discovery(struct controller *c, struct error *err)
 {
     unsigned flags = 0;
     int known = discover(c, &flags) == 0;
@@ -551,7 +551,7 @@ static int apply_discovery(struct controller *c, struct kube_error *err)
     return discover_legacy(c, err);
 }
 
-int controller_start(struct controller *c, struct kube_error *err)
+int controller_start(struct controller *c, struct error *err)
 {
     c->watcher = kube_watcher_create(c->client, err);
     if (c->watcher == NULL)
@@ -758,7 +758,7 @@ static void record_admissions(struct carry *x)
     for (size_t i = 0; i < n; i++) {
         const struct admit_decision *d = admits[i]->d;
         paths[i] = util_strdupf("/apis/%s/namespaces/%s/rayclusters/%s", rc_api_version(d), d->namespace_, d->cluster);
-        patches[i] = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", CACHE_ANNOTATION_ADMITTED, x->now);
+        patches[i] = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", NAMES_ANNOTATION_ADMITTED, x->now);
         if (d->cluster_uid != NULL) /* never stamp a new RayCluster of the same name */
             json_object_set_new(json_object_get(patches[i], "metadata"), "uid", json_string(d->cluster_uid));
         items[i] = (struct kube_batch_item){
@@ -1012,7 +1012,7 @@ static void sync_podgroup(struct sync_ctx *x, struct cache_gang *g)
     if (w == PODGROUP_WRITE_CREATE) {
         expect = podgroup_trim(body);
         path = util_strdupf(VOLCANO_API "/namespaces/%s/podgroups", g->namespace_);
-        seq = statuswriter_submit(c->writer, wkey, "POST", path, NULL, body);
+        seq = statuswriter_submit_new(c->writer, wkey, "POST", path, NULL, body);
     } else if (w == PODGROUP_WRITE_PATCH) {
         expect = jsonpatch_merge_apply(observed, body);
         path = util_strdupf(VOLCANO_API "/namespaces/%s/podgroups/%s", g->namespace_, name);
@@ -1020,14 +1020,14 @@ static void sync_podgroup(struct sync_ctx *x, struct cache_gang *g)
         if ((c->crds & PODGROUP_CRD_PODGROUPS_STATUS) && json_object_get(body, "status") != NULL) {
             /* A PodGroup CRD with a status subresource takes status only there. */
             char *skey = util_strdupf("pgstatus:%s", key), *spath = util_strdupf("%s/status", path);
-            seq = statuswriter_submit(c->writer, skey, "PATCH", spath, merge,
+            seq = statuswriter_submit_new(c->writer, skey, "PATCH", spath, merge,
                                       json_pack("{s:O}", "status", json_object_get(body, "status")));
             json_object_del(body, "status");
             free(skey);
             free(spath);
         }
         if (json_object_size(body) > 0)
-            seq = statuswriter_submit(c->writer, wkey, "PATCH", path, merge, body);
+            seq = statuswriter_submit_new(c->writer, wkey, "PATCH", path, merge, body);
         else
             json_decref(body);
     } else if (w == PODGROUP_WRITE_FOREIGN) {
@@ -1050,7 +1050,7 @@ static void sync_queue(struct sync_ctx *x, struct cache_queue *q)
             sync_podgroup(x, g);
     }
     struct podgroup_queue_status st;
-    struct resources_error err;
+    struct error err;
     podgroup_queue_status_init(&st);
     if (podgroup_queue_status(c->cache, q, &st, &err) != 0) {
         log_warnf("queue %s: status not computed: %s", q->name, err.message);
@@ -1068,7 +1068,7 @@ static void sync_queue(struct sync_ctx *x, struct cache_queue *q)
             json_t *expect = jsonpatch_merge_apply(observed, json_object_get(patch, "status"));
             char *key = util_strdupf("queue:%s", q->name);
             char *path = util_strdupf(VOLCANO_API "/queues/%s%s", q->name, (c->crds & PODGROUP_CRD_QUEUES_STATUS) ? "/status" : "");
-            uint64_t seq = statuswriter_submit(c->writer, key, "PATCH", path, kube_patch_content_type(KUBE_PATCH_MERGE), patch);
+            uint64_t seq = statuswriter_submit_new(c->writer, key, "PATCH", path, kube_patch_content_type(KUBE_PATCH_MERGE), patch);
             json_object_set_new(c->queue_expected, q->name, json_pack("{s:I,s:o}", "seq", (json_int_t)seq, "status", expect));
             x->nwrites++;
             free(path);
@@ -1317,7 +1317,7 @@ void controller_run(struct controller *c)
         /* A CRD installed since the last look: start using it. */
         if (now >= rs.next_resync && (!c->discovered || !(c->crds & PODGROUP_CRD_PODGROUPS) || !(c->crds & PODGROUP_CRD_QUEUES) ||
                                       !(c->started & (1u << WATCH_LEGACY)))) {
-            struct kube_error err = {{0}};
+            struct error err = {{0}};
             if (apply_discovery(c, &err) != 0)
                 log_warnf("watch: %s", err.message);
         }

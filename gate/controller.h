@@ -77,7 +77,7 @@ struct controller *controller_create(struct kube_client *client, struct metrics_
                                      const struct controller_options *opts);
 
 /* Starts the watches. Returns 0, or -1 with err. */
-int controller_start(struct controller *c, struct kube_error *err);
+int controller_start(struct controller *c, struct error *err);
 
 /* Runs passes until controller_stop() is called (from a signal-safe context: it only writes a flag and wakes). */
 void controller_run(struct controller *c);

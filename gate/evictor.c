@@ -268,7 +268,7 @@ static void tell(struct evictor *e, const struct evictscan_gang *g, const char *
 static int record_one(struct evictor *e, const struct evictscan_gang *g, const char *now, const struct evictor_hooks *h)
 {
     char why[320];
-    json_t *patch = evict_record_patch(&g->record, CACHE_ANNOTATION_ADMITTED, g->resource_version);
+    json_t *patch = evict_record_patch(&g->record, NAMES_ANNOTATION_ADMITTED, g->resource_version);
     int rc = evictor_record(e->k, g->namespace_, g->cluster, g->cluster_uid, patch, why, sizeof(why));
     json_decref(patch);
     if (rc == 1) {
@@ -297,9 +297,9 @@ static int record_one(struct evictor *e, const struct evictscan_gang *g, const c
  */
 static void rerun_rayjob(struct evictor *e, const struct evictscan_gang *g, const char *now)
 {
-    json_t *patch = evict_record_patch(&g->record, CACHE_ANNOTATION_ADMITTED, NULL);
+    json_t *patch = evict_record_patch(&g->record, NAMES_ANNOTATION_ADMITTED, NULL);
     json_t *record = json_object_get(json_object_get(patch, "metadata"), "annotations");
-    json_object_del(record, CACHE_ANNOTATION_ADMITTED);
+    json_object_del(record, NAMES_ANNOTATION_ADMITTED);
     struct error why = {{0}};
     switch (rerun_suspend(e->k, g->namespace_, g->rayjob, g->rayjob_uid, record, now, &why)) {
     case RERUN_SUSPENDED:

@@ -52,7 +52,7 @@ static uint32_t random32(void)
     return r;
 }
 
-struct leader *leader_create(const struct kubeconfig *cfg, const struct leader_options *opts, struct kube_error *err)
+struct leader *leader_create(const struct kubeconfig *cfg, const struct leader_options *opts, struct error *err)
 {
     char host[256] = "raygate-gate";
     gethostname(host, sizeof(host) - 1);

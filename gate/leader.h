@@ -42,7 +42,7 @@ struct leader_options {
  * Returns it, or NULL with err (invalid durations: 0 < retry < renew deadline <
  * lease duration, whole seconds of lease; or the client could not be created).
  */
-struct leader *leader_create(const struct kubeconfig *cfg, const struct leader_options *opts, struct kube_error *err);
+struct leader *leader_create(const struct kubeconfig *cfg, const struct leader_options *opts, struct error *err);
 
 /* This process's identity in the Lease (borrowed, valid until leader_destroy). */
 const char *leader_identity(const struct leader *l);

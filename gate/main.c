@@ -148,8 +148,8 @@ struct gate {
 
 static int connect_api(struct gate *g, const struct gate_flags *f)
 {
-    struct kubeconfig_error kerr = {{0}};
-    struct kube_error err = {{0}};
+    struct error kerr = {{0}};
+    struct error err = {{0}};
     if (kubeconfig_load(f->kubeconfig, f->context, &g->cfg, &kerr) != 0) {
         log_errorf("kubeconfig: %s", kerr.message);
         return -1;
@@ -165,7 +165,7 @@ static int connect_api(struct gate *g, const struct gate_flags *f)
 
 static int create_leader(struct gate *g, const struct gate_flags *f)
 {
-    struct kube_error err = {{0}};
+    struct error err = {{0}};
     struct leader_options lo = {
         .namespace_ = f->namespace_,
         .name = "raygate-gate",
@@ -224,7 +224,7 @@ static void install_signals(void)
 /* Serves metrics, starts the watches and the election: then controller_run may run. */
 static int start(struct gate *g, const struct gate_flags *f)
 {
-    struct kube_error err = {{0}};
+    struct error err = {{0}};
     if (f->metrics_addr != NULL && (g->httpd = httpd_start(f->metrics_addr, g->reg, gate_ready, NULL)) == NULL)
         return -1;
     install_signals();

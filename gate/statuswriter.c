@@ -112,7 +112,7 @@ struct statuswriter *statuswriter_create(struct kube_client *client, statuswrite
     return w;
 }
 
-uint64_t statuswriter_submit(struct statuswriter *w, const char *key, const char *method, const char *path,
+uint64_t statuswriter_submit_new(struct statuswriter *w, const char *key, const char *method, const char *path,
                              const char *content_type, json_t *body)
 {
     struct item it = {

@@ -26,7 +26,7 @@ struct statuswriter;
 struct statuswriter_result {
     const char *key;
     const char *method;
-    uint64_t seq;        /* the number statuswriter_submit returned */
+    uint64_t seq;        /* the number statuswriter_submit_new returned */
     int rc;              /* 0: the answer was 2xx */
     long status;         /* HTTP status; 0 without an answer */
     json_t *body;        /* the answer's object, or NULL */
@@ -51,7 +51,7 @@ struct statuswriter *statuswriter_create(struct kube_client *client, statuswrite
  * application/json), replacing a queued write of the same key. Any thread;
  * never blocks on the network. Returns the write's sequence number (> 0).
  */
-uint64_t statuswriter_submit(struct statuswriter *w, const char *key, const char *method, const char *path,
+uint64_t statuswriter_submit_new(struct statuswriter *w, const char *key, const char *method, const char *path,
                              const char *content_type, json_t *body);
 
 /* Stops the thread after the batch in flight (queued writes are dropped) and frees it; accepts NULL. */

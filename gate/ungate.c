@@ -31,7 +31,7 @@ json_t *ungate_gates_without_ours(const json_t *pod, int *ours)
     json_array_foreach(json_object_get(json_object_get(pod, "spec"), "schedulingGates"), i, g)
     {
         const char *name = json_string_value(json_object_get(g, "name"));
-        if (name != NULL && strcmp(name, CACHE_GATE_NAME) == 0)
+        if (name != NULL && strcmp(name, NAMES_GATE) == 0)
             *ours = 1;
         else
             json_array_append(keep, g);

@@ -14,10 +14,9 @@
 #include "rayjob.h"
 #include "util.h"
 
-__attribute__((format(printf, 2, 3))) static int fail(struct admission_error *err, const char *format, ...)
+__attribute__((format(printf, 2, 3))) static int fail(struct error *err, const char *format, ...)
 {
     va_list ap;
-    err->http_status = 400;
     va_start(ap, format);
     vsnprintf(err->message, sizeof(err->message), format, ap);
     va_end(ap);
@@ -81,12 +80,12 @@ static size_t count_values(const char *body, size_t len, size_t limit)
 }
 
 int admission_handle(const char *body, size_t len, json_t **response, struct admission_info *info,
-                     struct admission_error *err)
+                     struct error *err)
 {
     json_error_t jerr;
     json_t *review, *request, *object, *answer;
     struct mutate_result result;
-    struct mutate_error merr;
+    struct error merr;
     int denied = 0, rc = -1;
 
     *response = NULL;
@@ -199,8 +198,8 @@ static int pod_patch(const struct jsonscan *s, long object, struct util_buf *pat
 {
     long meta = jsonscan_get(s, object, "metadata");
     long labels = jsonscan_get(s, meta, "labels");
-    long cluster = jsonscan_get(s, labels, MUTATE_LABEL_CLUSTER);
-    long queue = jsonscan_get(s, labels, MUTATE_LABEL_QUEUE);
+    long cluster = jsonscan_get(s, labels, NAMES_LABEL_CLUSTER);
+    long queue = jsonscan_get(s, labels, NAMES_LABEL_QUEUE);
     long spec = jsonscan_get(s, object, "spec");
     if (!nonempty(s, cluster) && jsonscan_get(s, labels, LEGACY_LABEL_CLUSTER) >= 0)
         return 0; /* the legacy operator's pod: mutate_pod reads its label */
@@ -223,7 +222,7 @@ static int pod_patch(const struct jsonscan *s, long object, struct util_buf *pat
     int type = jsonscan_type(s, gates);
     const char *sep = "[";
     if (type == 0 || type == JSONSCAN_NULL) {
-        util_buf_puts(patch, "[{\"op\":\"add\",\"path\":\"/spec/schedulingGates\",\"value\":[{\"name\":\"" MUTATE_GATE_NAME "\"}]}");
+        util_buf_puts(patch, "[{\"op\":\"add\",\"path\":\"/spec/schedulingGates\",\"value\":[{\"name\":\"" NAMES_GATE "\"}]}");
         sep = ",";
     } else if (type == JSONSCAN_ARRAY) {
         int present = 0;
@@ -232,11 +231,11 @@ static int pod_patch(const struct jsonscan *s, long object, struct util_buf *pat
             long name = jsonscan_get(s, e, "name");
             if (jsonscan_type(s, name) == JSONSCAN_STRING && s->tokens[name].escaped)
                 return 0; /* its decoded text might be our gate's name */
-            present |= jsonscan_string_is(s, name, MUTATE_GATE_NAME);
+            present |= jsonscan_string_is(s, name, NAMES_GATE);
             e = (long)s->tokens[e].next;
         }
         if (!present) {
-            util_buf_puts(patch, "[{\"op\":\"add\",\"path\":\"/spec/schedulingGates/-\",\"value\":{\"name\":\"" MUTATE_GATE_NAME "\"}}");
+            util_buf_puts(patch, "[{\"op\":\"add\",\"path\":\"/spec/schedulingGates/-\",\"value\":{\"name\":\"" NAMES_GATE "\"}}");
             sep = ",";
         }
     } else {
@@ -246,11 +245,11 @@ static int pod_patch(const struct jsonscan *s, long object, struct util_buf *pat
     long annotations = jsonscan_get(s, meta, "annotations");
     if (jsonscan_type(s, annotations) != JSONSCAN_OBJECT) {
         util_buf_puts(patch, sep);
-        util_buf_puts(patch, "{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{\"" MUTATE_ANNOTATION_GROUP "\":\"ray-");
+        util_buf_puts(patch, "{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{\"" NAMES_ANNOTATION_GROUP "\":\"ray-");
         put_token(patch, s, cluster);
         util_buf_puts(patch, "-pg\"}}");
         sep = ",";
-    } else if (jsonscan_get(s, annotations, MUTATE_ANNOTATION_GROUP) < 0) {
+    } else if (jsonscan_get(s, annotations, NAMES_ANNOTATION_GROUP) < 0) {
         util_buf_puts(patch, sep);
         util_buf_puts(patch, "{\"op\":\"add\",\"path\":\"/metadata/annotations/scheduling.k8s.io~1group-name\",\"value\":\"ray-");
         put_token(patch, s, cluster);
@@ -312,7 +311,7 @@ out:
 }
 
 int admission_respond(const char *body, size_t len, char **text, size_t *text_len, struct admission_info *info,
-                      struct admission_error *err)
+                      struct error *err)
 {
     json_t *response = NULL;
     *text = NULL;

@@ -12,6 +12,14 @@
 
 #include <jansson.h>
 
+#include "errors.h"
+
+/* The HTTP status of an answer to a body that is not a usable AdmissionReview (err->message says why). */
+#define ADMISSION_ERROR_STATUS 400
+
+/* The HTTP status of an answer to a body that is not a usable AdmissionReview (err->message says why). */
+#define ADMISSION_ERROR_STATUS 400
+
 /*
  * Most JSON values a body may hold, counted before parsing as the ',', '{'
  * and '[' outside strings (one per value, two for a non-empty container).
@@ -30,12 +38,6 @@ struct admission_info {
     const char *result;    /* "patched", "allowed", "denied" or "error" */
 };
 
-/* Why a body was not a usable AdmissionReview: the webhook answers http_status with message. */
-struct admission_error {
-    int http_status;   /* 400 */
-    char message[256]; /* one line, no newline */
-};
-
 /*
  * Decodes the AdmissionReview in body[0..len), decides, and encodes the answer.
  * Returns 0 and sets *response to a new reference (caller owns it: json_decref)
@@ -46,7 +48,7 @@ struct admission_error {
  * (info->result is "error").
  */
 int admission_handle(const char *body, size_t len, json_t **response, struct admission_info *info,
-                     struct admission_error *err);
+                     struct error *err);
 
 /*
  * admission_handle() followed by json_dumps(JSON_COMPACT): the answer as text,
@@ -57,7 +59,7 @@ int admission_handle(const char *body, size_t len, json_t **response, struct adm
  * Returns 0, or -1 with err as admission_handle() (*text is then NULL).
  */
 int admission_respond(const char *body, size_t len, char **text, size_t *text_len, struct admission_info *info,
-                      struct admission_error *err);
+                      struct error *err);
 
 /*
  * The fast path alone, for tests: returns 1 and the answer when it handled the

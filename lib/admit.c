@@ -498,7 +498,7 @@ static void ungated_requests(const struct pass *p, const struct cache_gang *g, i
     }
 }
 
-int admit_gang_hold(const struct cache *c, const struct cache_gang *g, struct resources *out, struct resources_error *err)
+int admit_gang_hold(const struct cache *c, const struct cache_gang *g, struct resources *out, struct error *err)
 {
     resources_finish(out);
     size_t pods = 0;

@@ -206,7 +206,7 @@ int admit_reason_changed(struct cache *c, const struct admit_decision *d);
  * (quantity formats are the requests' or minResources'). Returns 0, or -1 with
  * err when a sum overflows.
  */
-int admit_gang_hold(const struct cache *c, const struct cache_gang *g, struct resources *out, struct resources_error *err);
+int admit_gang_hold(const struct cache *c, const struct cache_gang *g, struct resources *out, struct error *err);
 
 /*
  * The JSON merge patch that removes our gate from p (new reference):

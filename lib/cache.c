@@ -539,7 +539,7 @@ static int same_node_props(const struct cache_node *a, const struct cache_node *
     return 1;
 }
 
-static const json_t *metadata_name(const json_t *obj, const char **ns, const char **name, struct gang_error *err)
+static const json_t *metadata_name(const json_t *obj, const char **ns, const char **name, struct error *err)
 {
     const json_t *meta = json_object_get(obj, "metadata");
     *name = json_string_value(json_object_get(meta, "name"));
@@ -603,7 +603,7 @@ static void node_parse_spec(struct cache *c, struct cache_node *fresh, const jso
 static void node_parse_status(struct cache *c, struct cache_node *fresh, const json_t *status)
 {
     struct resources alloc;
-    struct resources_error rerr;
+    struct error rerr;
     resources_init(&alloc);
     if (resources_parse(&alloc, json_object_get(status, "allocatable"), "status.allocatable", 0, &rerr) == 0) {
         const struct quantity *pods = resources_get(&alloc, "pods");
@@ -620,7 +620,7 @@ static void node_parse_status(struct cache *c, struct cache_node *fresh, const j
     }
 }
 
-int cache_upsert_node(struct cache *c, const json_t *obj, struct gang_error *err)
+int cache_upsert_node(struct cache *c, const json_t *obj, struct error *err)
 {
     const char *ns, *name;
     const json_t *meta = metadata_name(obj, &ns, &name, err);
@@ -747,7 +747,7 @@ static int queue_parse_preemption(struct cache *c, struct cache_queue *q, const 
     const json_t *spec = json_object_get(obj, "spec");
     const json_t *annotations = json_object_get(json_object_get(obj, "metadata"), "annotations");
     struct resources res;
-    struct resources_error rerr;
+    struct error rerr;
     resources_init(&res);
     const struct cache_rl *deserved = NULL;
     const json_t *d = json_object_get(spec, "deserved");
@@ -774,7 +774,7 @@ static void queue_set_timeouts(struct cache_queue *q, const json_t *annotations)
     q->pods_ready_timeout = util_strdup(json_string_value(json_object_get(annotations, EVICT_ANNOTATION_PODS_READY_TIMEOUT)));
 }
 
-int cache_upsert_queue(struct cache *c, const json_t *obj, struct gang_error *err)
+int cache_upsert_queue(struct cache *c, const json_t *obj, struct error *err)
 {
     const char *ns, *name;
     if (metadata_name(obj, &ns, &name, err) == NULL)
@@ -782,7 +782,7 @@ int cache_upsert_queue(struct cache *c, const json_t *obj, struct gang_error *er
     struct cache_queue *q = queue_ref(c, name);
     const json_t *spec = json_object_get(obj, "spec");
     struct resources cap;
-    struct resources_error rerr;
+    struct error rerr;
     resources_init(&cap);
     const struct cache_rl *capability = NULL;
     if (resources_parse(&cap, json_object_get(spec, "capability"), "spec.capability", 0, &rerr) == 0)
@@ -1192,10 +1192,10 @@ static void pod_parse_meta(struct cache *c, struct cache_pod *pod, const char *n
 {
     pod->namespace_ = intern(c, ns);
     const json_t *labels = json_object_get(meta, "labels");
-    pod->cluster = intern_member(c, labels, CACHE_LABEL_CLUSTER);
-    pod->queue = intern_member(c, labels, CACHE_LABEL_QUEUE);
-    pod->node_type = intern_member(c, labels, CACHE_LABEL_NODE_TYPE);
-    pod->group = intern_member(c, labels, CACHE_LABEL_GROUP);
+    pod->cluster = intern_member(c, labels, NAMES_LABEL_CLUSTER);
+    pod->queue = intern_member(c, labels, NAMES_LABEL_QUEUE);
+    pod->node_type = intern_member(c, labels, NAMES_LABEL_NODE_TYPE);
+    pod->group = intern_member(c, labels, NAMES_LABEL_GROUP);
     const char *cluster, *kind, *type;
     if (pod->cluster == NULL && legacy_pod_labels(labels, &cluster, &kind, &type)) { /* the legacy operator's pod */
         pod->cluster = intern(c, cluster);
@@ -1244,7 +1244,7 @@ static void pod_parse_spec(struct cache *c, struct cache_pod *pod, const json_t 
         const char *gate = json_string_value(json_object_get(json_array_get(gates, i), "name"));
         if (gate == NULL)
             continue;
-        if (strcmp(gate, CACHE_GATE_NAME) == 0) {
+        if (strcmp(gate, NAMES_GATE) == 0) {
             pod->flags |= CACHE_POD_GATED;
         } else {
             pod->foreign_gates = util_realloc(pod->foreign_gates, (pod->nforeign_gates + 1) * sizeof(*pod->foreign_gates));
@@ -1257,7 +1257,7 @@ static void pod_parse_spec(struct cache *c, struct cache_pod *pod, const json_t 
     pod_conditions(c, pod, json_object_get(json_object_get(obj, "status"), "conditions"));
 
     struct resources req;
-    struct gang_error gerr;
+    struct error gerr;
     resources_init(&req);
     if (gang_pod_request(spec, &req, &gerr) == 0)
         pod->request = rl_intern(c, &req, 0, NULL);
@@ -1295,7 +1295,7 @@ static void pod_attach(struct cache *c, struct cache_pod *pod, const char *ns, c
     update_reserving(c, pod);
 }
 
-int cache_upsert_pod(struct cache *c, const json_t *obj, struct gang_error *err)
+int cache_upsert_pod(struct cache *c, const json_t *obj, struct error *err)
 {
     const char *ns, *name;
     const json_t *meta = metadata_name(obj, &ns, &name, err);
@@ -1371,7 +1371,7 @@ static void gang_update_reserving(struct cache *c, struct cache_gang *g)
 static void gang_parse_admitted(struct cache_gang *g, const json_t *meta)
 {
     const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
-    const char *admitted_at = json_string_value(json_object_get(json_object_get(meta, "annotations"), CACHE_ANNOTATION_ADMITTED));
+    const char *admitted_at = json_string_value(json_object_get(json_object_get(meta, "annotations"), NAMES_ANNOTATION_ADMITTED));
     if (admitted_at != NULL && admitted_at[0] == '\0')
         admitted_at = NULL;
     if (admitted_at == NULL && g->admit_mark_rv != NULL && rv != NULL && strcmp(g->admit_mark_rv, rv) == 0 &&
@@ -1420,7 +1420,7 @@ static void gang_parse_eviction(struct cache_gang *g, const json_t *meta)
 static void gang_parse_spec(struct cache *c, struct cache_gang *g, const json_t *obj)
 {
     struct gang_spec spec;
-    struct gang_error gerr;
+    struct error gerr;
     gang_spec_init(&spec);
     rl_release(c, g->min_rl);
     g->min_rl = NULL;
@@ -1450,7 +1450,7 @@ static void gang_parse_spec(struct cache *c, struct cache_gang *g, const json_t 
     gang_spec_finish(&spec);
 }
 
-int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct gang_error *err)
+int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct error *err)
 {
     const char *ns, *name;
     const json_t *meta = metadata_name(obj, &ns, &name, err);
@@ -1466,7 +1466,7 @@ int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct gang_erro
     gang_parse_eviction(g, meta);
     g->uid = util_strdup(json_string_value(json_object_get(meta, "uid")));
     g->resource_version = util_strdup(json_string_value(json_object_get(meta, "resourceVersion")));
-    g->priority_class = intern_member(c, labels, CACHE_LABEL_PRIORITY);
+    g->priority_class = intern_member(c, labels, NAMES_LABEL_PRIORITY);
     const char *owner, *owner_uid;
     if (rayjob_owner_of(obj, &owner, &owner_uid)) {
         g->owner_name = intern(c, owner);
@@ -1476,7 +1476,7 @@ int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct gang_erro
     gang_parse_preemption(g, meta);
     gang_parse_spec(c, g, obj);
 
-    const char *queue = json_string_value(json_object_get(labels, CACHE_LABEL_QUEUE));
+    const char *queue = json_string_value(json_object_get(labels, NAMES_LABEL_QUEUE));
     gang_set_queue(c, g, queue != NULL && queue[0] != '\0' ? queue_ref(c, queue) : NULL);
     g->present = 1;
     uint8_t admitted = g->admitted_at != NULL;

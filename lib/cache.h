@@ -42,14 +42,7 @@
 #include "evict.h"
 #include "gang.h"
 #include "quantity.h"
-
-#define CACHE_GATE_NAME "raygate.io/gang"
-#define CACHE_LABEL_CLUSTER "ray.io/cluster"
-#define CACHE_LABEL_QUEUE "volcano.sh/queue-name"
-#define CACHE_LABEL_NODE_TYPE "ray.io/node-type"
-#define CACHE_LABEL_GROUP "ray.io/group"
-#define CACHE_LABEL_PRIORITY "ray.io/priority-class-name"
-#define CACHE_ANNOTATION_ADMITTED "raygate.io/admitted-at"
+#include "names.h"
 
 /* Intrusive hash-table link. */
 struct cache_hnode {
@@ -321,10 +314,10 @@ void cache_destroy(struct cache *c);
  * Returns 0, or -1 with err when the object lacks a name (it is then ignored).
  * Fields that do not parse are taken as absent: the apiserver validated them.
  */
-int cache_upsert_node(struct cache *c, const json_t *node, struct gang_error *err);
-int cache_upsert_pod(struct cache *c, const json_t *pod, struct gang_error *err);
-int cache_upsert_raycluster(struct cache *c, const json_t *raycluster, struct gang_error *err);
-int cache_upsert_queue(struct cache *c, const json_t *queue, struct gang_error *err);
+int cache_upsert_node(struct cache *c, const json_t *node, struct error *err);
+int cache_upsert_pod(struct cache *c, const json_t *pod, struct error *err);
+int cache_upsert_raycluster(struct cache *c, const json_t *raycluster, struct error *err);
+int cache_upsert_queue(struct cache *c, const json_t *queue, struct error *err);
 
 /* Removes an object by key; namespace_ is ignored for nodes and queues. Absent objects are fine. */
 void cache_delete_node(struct cache *c, const char *name);

@@ -29,21 +29,15 @@ void gang_spec_finish(struct gang_spec *spec)
     spec->min_member = 0;
 }
 
-static int fail(struct gang_error *err, const char *path, const char *what)
+static int fail(struct error *err, const char *path, const char *what)
 {
     util_format(err->message, sizeof(err->message), "%s: %s", path, what);
     return -1;
 }
 
-static int fail_resources(struct gang_error *err, const struct resources_error *rerr)
-{
-    util_format(err->message, sizeof(err->message), "%s", rerr->message);
-    return -1;
-}
-
 /* An optional member that, when present and not null, must be an object. */
 static int optional_object(const json_t *parent, const char *key, const char *path, const json_t **out,
-                           struct gang_error *err)
+                           struct error *err)
 {
     const json_t *v = json_object_get(parent, key);
     *out = NULL;
@@ -59,10 +53,9 @@ static int optional_object(const json_t *parent, const char *key, const char *pa
 }
 
 /* What the apiserver defaults a container's requests to: requests, else limits, per resource. */
-static int container_resources(const json_t *resources, const char *path, struct resources *out, struct gang_error *err)
+static int container_resources(const json_t *resources, const char *path, struct resources *out, struct error *err)
 {
     struct resources limits;
-    struct resources_error rerr;
     char p[PATH_MAX_LEN];
     int rc = -1;
 
@@ -73,10 +66,10 @@ static int container_resources(const json_t *resources, const char *path, struct
     if (!json_is_object(resources))
         return fail(err, path, "must be an object");
     util_format(p, sizeof(p), "%s.requests", path);
-    if (resources_parse(out, json_object_get(resources, "requests"), p, RESOURCES_NONNEGATIVE, &rerr) != 0)
+    if (resources_parse(out, json_object_get(resources, "requests"), p, RESOURCES_NONNEGATIVE, err) != 0)
         goto fail_parse;
     util_format(p, sizeof(p), "%s.limits", path);
-    if (resources_parse(&limits, json_object_get(resources, "limits"), p, RESOURCES_NONNEGATIVE, &rerr) != 0)
+    if (resources_parse(&limits, json_object_get(resources, "limits"), p, RESOURCES_NONNEGATIVE, err) != 0)
         goto fail_parse;
     for (size_t i = 0; i < limits.len; i++) {
         if (resources_get(out, limits.items[i].name) == NULL)
@@ -86,14 +79,13 @@ static int container_resources(const json_t *resources, const char *path, struct
     goto out;
 
 fail_parse:
-    fail_resources(err, &rerr);
     resources_finish(out);
 out:
     resources_finish(&limits);
     return rc;
 }
 
-static int container_request(const json_t *container, const char *path, struct resources *out, struct gang_error *err)
+static int container_request(const json_t *container, const char *path, struct resources *out, struct error *err)
 {
     char p[PATH_MAX_LEN];
     if (!json_is_object(container))
@@ -103,7 +95,7 @@ static int container_request(const json_t *container, const char *path, struct r
 }
 
 static int optional_array(const json_t *parent, const char *key, const char *path, const json_t **out,
-                          struct gang_error *err)
+                          struct error *err)
 {
     const json_t *v = json_object_get(parent, key);
     *out = NULL;
@@ -120,10 +112,10 @@ static int optional_array(const json_t *parent, const char *key, const char *pat
 
 /* kube-scheduler's computePodResourceRequest; extra (may be NULL) is one more regular container. */
 static int pod_request(const json_t *spec, const char *path, const struct resources *extra, struct resources *out,
-                       struct gang_error *err)
+                       struct error *err)
 {
     struct resources reqs, init_reqs, sidecars, c, tmp, overhead;
-    struct resources_error rerr;
+    struct error rerr;
     const json_t *containers, *init_containers, *v;
     char p[PATH_MAX_LEN];
     int rc = -1;
@@ -174,10 +166,8 @@ static int pod_request(const json_t *spec, const char *path, const struct resour
     resources_max(&reqs, &init_reqs);
 
     util_format(p, sizeof(p), "%s.overhead", path);
-    if (resources_parse(&overhead, json_object_get(spec, "overhead"), p, RESOURCES_NONNEGATIVE, &rerr) != 0) {
-        fail_resources(err, &rerr);
+    if (resources_parse(&overhead, json_object_get(spec, "overhead"), p, RESOURCES_NONNEGATIVE, err) != 0)
         goto out;
-    }
     if (resources_add_scaled(&reqs, &overhead, 1, &rerr) != 0)
         goto fail_sum;
 
@@ -197,14 +187,14 @@ out:
     return rc;
 }
 
-int gang_pod_request(const json_t *pod_spec, struct resources *out, struct gang_error *err)
+int gang_pod_request(const json_t *pod_spec, struct resources *out, struct error *err)
 {
     return pod_request(pod_spec, "spec", NULL, out, err);
 }
 
 /* A non-negative int32 count: absent or null gives def. */
 static int read_count(const json_t *obj, const char *key, const char *path, int64_t def, int64_t *out,
-                      struct gang_error *err)
+                      struct error *err)
 {
     const json_t *v = json_object_get(obj, key);
     char p[PATH_MAX_LEN];
@@ -226,7 +216,7 @@ static int read_count(const json_t *obj, const char *key, const char *path, int6
 
 /* A group's template.spec, with its path. */
 static int template_spec(const json_t *group, const char *path, const json_t **spec, char *spec_path, size_t size,
-                         struct gang_error *err)
+                         struct error *err)
 {
     const json_t *template;
     char p[PATH_MAX_LEN];
@@ -239,10 +229,10 @@ static int template_spec(const json_t *group, const char *path, const json_t **s
     return 0;
 }
 
-int gang_from_raycluster(const json_t *raycluster, struct gang_spec *out, struct gang_error *err)
+int gang_from_raycluster(const json_t *raycluster, struct gang_spec *out, struct error *err)
 {
     struct resources autoscaler, request;
-    struct resources_error rerr;
+    struct error rerr;
     const json_t *spec, *head, *workers, *pod_spec, *opts;
     char path[PATH_MAX_LEN], spec_path[PATH_MAX_LEN];
     int64_t members = 1;

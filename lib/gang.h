@@ -26,6 +26,7 @@
 #include <jansson.h>
 
 #include "resources.h"
+#include "errors.h"
 
 /* One worker group's share of the gang. */
 struct gang_group {
@@ -40,10 +41,6 @@ struct gang_spec {
     size_t ngroups;
 };
 
-struct gang_error {
-    char message[320]; /* one line, names the field: "spec.workerGroupSpecs[0].minReplicas: must not be negative" */
-};
-
 /* Initialises an empty spec (min_member 0, no groups) in caller-owned storage. */
 void gang_spec_init(struct gang_spec *spec);
 
@@ -56,13 +53,13 @@ void gang_spec_finish(struct gang_spec *spec);
  * the field when a quantity is invalid or negative, a count is negative or not
  * an integer, or a total overflows.
  */
-int gang_from_raycluster(const json_t *raycluster, struct gang_spec *out, struct gang_error *err);
+int gang_from_raycluster(const json_t *raycluster, struct gang_spec *out, struct error *err);
 
 /*
  * Computes the effective request of a pod spec (borrowed: a Pod's or a pod
  * template's "spec") into out, which must be initialised and is overwritten.
  * Field paths in errors start with "spec.". Returns 0, or -1 with err.
  */
-int gang_pod_request(const json_t *pod_spec, struct resources *out, struct gang_error *err);
+int gang_pod_request(const json_t *pod_spec, struct resources *out, struct error *err);
 
 #endif

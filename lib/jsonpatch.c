@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-__attribute__((format(printf, 2, 3))) static json_t *fail(struct jsonpatch_error *err, const char *format, ...)
+__attribute__((format(printf, 2, 3))) static json_t *fail(struct error *err, const char *format, ...)
 {
     va_list ap;
     va_start(ap, format);
@@ -46,7 +46,7 @@ char *jsonpatch_pointer_index(const char *base, size_t index)
     return jsonpatch_pointer_join(base, buf);
 }
 
-void jsonpatch_append(json_t *patch, const char *op, const char *path, json_t *value)
+void jsonpatch_append_new(json_t *patch, const char *op, const char *path, json_t *value)
 {
     json_t *o = json_object();
     json_object_set_new(o, "op", json_string(op));
@@ -138,7 +138,7 @@ json_t *jsonpatch_get(const json_t *doc, const char *pointer)
 }
 
 /* The operations on one location; value is stolen by add. Returns 0 or -1 with err. */
-static int op_add(json_t **root, char **tokens, size_t count, json_t *value, size_t i, struct jsonpatch_error *err)
+static int op_add(json_t **root, char **tokens, size_t count, json_t *value, size_t i, struct error *err)
 {
     if (count == 0) {
         json_decref(*root);
@@ -170,7 +170,7 @@ static int op_add(json_t **root, char **tokens, size_t count, json_t *value, siz
     return -1;
 }
 
-static int op_remove(json_t *root, char **tokens, size_t count, size_t i, struct jsonpatch_error *err)
+static int op_remove(json_t *root, char **tokens, size_t count, size_t i, struct error *err)
 {
     json_t *parent = count > 0 ? walk(root, tokens, count - 1) : NULL;
     const char *last = count > 0 ? tokens[count - 1] : "";
@@ -187,7 +187,7 @@ static int op_remove(json_t *root, char **tokens, size_t count, size_t i, struct
     return -1;
 }
 
-json_t *jsonpatch_apply(const json_t *doc, const json_t *patch, struct jsonpatch_error *err)
+json_t *jsonpatch_apply(const json_t *doc, const json_t *patch, struct error *err)
 {
     json_t *root = json_deep_copy(doc);
     size_t i;
@@ -316,7 +316,7 @@ static void diff(json_t *patch, const char *path, const json_t *from, const json
         for (size_t i = 0; i < n; i++) {
             if (json_object_get(to, keys[i]) == NULL) {
                 char *p = jsonpatch_pointer_join(path, keys[i]);
-                jsonpatch_append(patch, "remove", p, NULL);
+                jsonpatch_append_new(patch, "remove", p, NULL);
                 free(p);
             }
         }
@@ -327,7 +327,7 @@ static void diff(json_t *patch, const char *path, const json_t *from, const json
             const json_t *old = json_object_get(from, keys[i]);
             const json_t *new = json_object_get(to, keys[i]);
             if (old == NULL)
-                jsonpatch_append(patch, "add", p, json_deep_copy(new));
+                jsonpatch_append_new(patch, "add", p, json_deep_copy(new));
             else
                 diff(patch, p, old, new);
             free(p);
@@ -343,7 +343,7 @@ static void diff(json_t *patch, const char *path, const json_t *from, const json
         }
         return;
     }
-    jsonpatch_append(patch, "replace", path, json_deep_copy(to));
+    jsonpatch_append_new(patch, "replace", path, json_deep_copy(to));
 }
 
 json_t *jsonpatch_diff(const json_t *from, const json_t *to)

@@ -16,9 +16,7 @@
 
 #include <jansson.h>
 
-struct jsonpatch_error {
-    char message[256]; /* one line: the operation's index and what failed */
-};
+#include "errors.h"
 
 /* Returns a new (malloc'd) string: base + "/" + token escaped; caller frees. */
 char *jsonpatch_pointer_join(const char *base, const char *token);
@@ -30,7 +28,7 @@ char *jsonpatch_pointer_index(const char *base, size_t index);
  * Appends {"op": op, "path": path, "value": value} to patch (borrowed, a JSON
  * array). value is stolen; pass NULL for operations without one ("remove").
  */
-void jsonpatch_append(json_t *patch, const char *op, const char *path, json_t *value);
+void jsonpatch_append_new(json_t *patch, const char *op, const char *path, json_t *value);
 
 /*
  * Resolves pointer in doc (borrowed). Returns a borrowed reference into doc, or
@@ -44,7 +42,7 @@ json_t *jsonpatch_get(const json_t *doc, const char *pointer);
  * err when an operation is malformed or fails (a "test" that does not match,
  * a path that does not exist).
  */
-json_t *jsonpatch_apply(const json_t *doc, const json_t *patch, struct jsonpatch_error *err);
+json_t *jsonpatch_apply(const json_t *doc, const json_t *patch, struct error *err);
 
 /*
  * Returns a new patch (JSON array, possibly empty) that turns from into to

@@ -162,7 +162,7 @@ static void curl_init_once(void)
 }
 
 /* Reads a bearer token file: one line; trailing whitespace dropped. NULL with err. */
-static char *read_token(const char *path, struct kube_error *err)
+static char *read_token(const char *path, struct error *err)
 {
     size_t n;
     char *b = util_read_file(path, MAX_TOKEN_BYTES + 2, &n);
@@ -184,7 +184,7 @@ static char *read_token(const char *path, struct kube_error *err)
 /* Re-reads the token file under c->lock; keeps the old token when the file cannot be read. */
 static void token_reload_locked(struct kube_client *c)
 {
-    struct kube_error err;
+    struct error err;
     c->token_read_at = now_ms();
     char *t = read_token(c->cfg.token_file, &err);
     if (t == NULL) {
@@ -219,7 +219,7 @@ static int token_refresh_after_401(struct kube_client *c, const char *used)
 }
 
 struct kube_client *kube_client_create(const struct kubeconfig *cfg, const struct kube_client_options *opts,
-                                       struct kube_error *err)
+                                       struct error *err)
 {
     pthread_once(&curl_once, curl_init_once);
     if (cfg->server == NULL) {
@@ -362,7 +362,7 @@ struct xfer {
     /* Watch streams: a 200 body goes to ws instead of body. */
     struct watchstream *ws;
     int ws_rc;
-    struct watchstream_error ws_err;
+    struct error ws_err;
 };
 
 static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
@@ -1108,7 +1108,7 @@ static void stream_done(struct watch *wt, CURLcode cc)
         return;
     }
     count_request(wt->w->c, "watch", 200);
-    struct watchstream_error werr = {{0}};
+    struct error werr = {{0}};
     int parse_failed = x->ws_rc < 0;
     if (!parse_failed && x->ws_rc == 0 && cc == CURLE_OK && watchstream_end(&wt->ws, &werr) != 0)
         parse_failed = 1;
@@ -1206,7 +1206,7 @@ static void *watcher_main(void *arg)
     return NULL;
 }
 
-struct kube_watcher *kube_watcher_create(struct kube_client *c, struct kube_error *err)
+struct kube_watcher *kube_watcher_create(struct kube_client *c, struct error *err)
 {
     struct kube_watcher *w = util_calloc(1, sizeof(*w));
     w->c = c;
@@ -1224,7 +1224,7 @@ struct kube_watcher *kube_watcher_create(struct kube_client *c, struct kube_erro
     return w;
 }
 
-int kube_watch_start(struct kube_watcher *w, const struct kube_watch_spec *spec, struct kube_error *err)
+int kube_watch_start(struct kube_watcher *w, const struct kube_watch_spec *spec, struct error *err)
 {
     if (spec->name == NULL || spec->path == NULL || spec->path[0] != '/' || strchr(spec->path, '?') != NULL || spec->fn == NULL) {
         util_format(err->message, sizeof(err->message), "watch: name, fn and a path starting with '/' without a query are required");

@@ -48,13 +48,10 @@
 
 #include "kubeconfig.h"
 #include "metrics.h"
+#include "errors.h"
 
 struct kube_client;
 struct kube_watcher;
-
-struct kube_error {
-    char message[320]; /* one line */
-};
 
 /*
  * Metric families the client updates, created with kube_metrics_register():
@@ -93,7 +90,7 @@ struct kube_client_options {
  * file now to fail early. opts may be NULL. Returns a new client, or NULL with err.
  */
 struct kube_client *kube_client_create(const struct kubeconfig *cfg, const struct kube_client_options *opts,
-                                       struct kube_error *err);
+                                       struct error *err);
 
 /* Frees the client and its connections. Accepts NULL. Destroy watchers first. */
 void kube_client_destroy(struct kube_client *c);
@@ -215,7 +212,7 @@ struct kube_watch_spec {
  * Creates a watcher on c (which must outlive it) and starts its thread.
  * Returns it, or NULL with err.
  */
-struct kube_watcher *kube_watcher_create(struct kube_client *c, struct kube_error *err);
+struct kube_watcher *kube_watcher_create(struct kube_client *c, struct error *err);
 
 /*
  * Adds a watch (spec's strings are copied): list, deliver, SYNCED, then watch
@@ -224,7 +221,7 @@ struct kube_watcher *kube_watcher_create(struct kube_client *c, struct kube_erro
  * relists; on errors and 429 it backs off with jitter (honouring Retry-After).
  * Any thread. Returns 0, or -1 with err (invalid spec).
  */
-int kube_watch_start(struct kube_watcher *w, const struct kube_watch_spec *spec, struct kube_error *err);
+int kube_watch_start(struct kube_watcher *w, const struct kube_watch_spec *spec, struct error *err);
 
 /* Stops and frees the watcher (see the threading contract). Accepts NULL. */
 void kube_watcher_destroy(struct kube_watcher *w);

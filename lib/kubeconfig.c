@@ -10,7 +10,7 @@
 
 #include <yaml.h>
 
-__attribute__((format(printf, 2, 3))) static void set_err(struct kubeconfig_error *err, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void set_err(struct error *err, const char *fmt, ...)
 {
     if (err == NULL)
         return;
@@ -129,7 +129,7 @@ static yaml_node_t *map_get(const struct doc *d, const yaml_node_t *map, const c
  * map in messages. Returns 0, or -1 when the field is not a string.
  */
 static int get_string(const struct doc *d, const yaml_node_t *map, const char *key, const char *where, const char **out,
-                      struct kubeconfig_error *err)
+                      struct error *err)
 {
     yaml_node_t *n = map_get(d, map, key);
     *out = NULL;
@@ -149,7 +149,7 @@ static int get_string(const struct doc *d, const yaml_node_t *map, const char *k
 
 /* YAML 1.1 booleans, as Kubernetes' YAML decoder reads them. */
 static int get_bool(const struct doc *d, const yaml_node_t *map, const char *key, const char *where, int *out,
-                    struct kubeconfig_error *err)
+                    struct error *err)
 {
     static const char *const yes[] = {"true", "True", "TRUE", "yes", "Yes", "YES", "y", "Y", "on", "On", "ON"};
     static const char *const no[] = {"false", "False", "FALSE", "no", "No", "NO", "n", "N", "off", "Off", "OFF"};
@@ -173,7 +173,7 @@ static int get_bool(const struct doc *d, const yaml_node_t *map, const char *key
 
 /* The file path field key, resolved against the kubeconfig's folder; new string or NULL. */
 static int get_path(const struct doc *d, const yaml_node_t *map, const char *key, const char *where, char **out,
-                    struct kubeconfig_error *err)
+                    struct error *err)
 {
     const char *v;
     *out = NULL;
@@ -190,7 +190,7 @@ static int get_path(const struct doc *d, const yaml_node_t *map, const char *key
 }
 
 static int get_base64(const struct doc *d, const yaml_node_t *map, const char *key, const char *where, char **out, size_t *out_len,
-                      struct kubeconfig_error *err)
+                      struct error *err)
 {
     const char *v;
     *out = NULL;
@@ -211,7 +211,7 @@ static int get_base64(const struct doc *d, const yaml_node_t *map, const char *k
  * contexts) and returns its body (entry[field]), or NULL with err.
  */
 static yaml_node_t *find_named(const struct doc *d, const yaml_node_t *root, const char *list, const char *field, const char *name,
-                               struct kubeconfig_error *err)
+                               struct error *err)
 {
     yaml_node_t *seq = map_get(d, root, list);
     if (!is_null(seq) && seq->type != YAML_SEQUENCE_NODE) {
@@ -236,7 +236,7 @@ static yaml_node_t *find_named(const struct doc *d, const yaml_node_t *root, con
     return NULL;
 }
 
-static int parse_cluster(const struct doc *d, const yaml_node_t *cl, struct kubeconfig *out, struct kubeconfig_error *err)
+static int parse_cluster(const struct doc *d, const yaml_node_t *cl, struct kubeconfig *out, struct error *err)
 {
     char where[96];
     snprintf(where, sizeof(where), "clusters[%.64s].cluster", out->cluster);
@@ -276,7 +276,7 @@ static int parse_cluster(const struct doc *d, const yaml_node_t *cl, struct kube
     return 0;
 }
 
-static int parse_user(const struct doc *d, const yaml_node_t *u, struct kubeconfig *out, struct kubeconfig_error *err)
+static int parse_user(const struct doc *d, const yaml_node_t *u, struct kubeconfig *out, struct error *err)
 {
     char where[96];
     snprintf(where, sizeof(where), "users[%.64s].user", out->user);
@@ -320,7 +320,7 @@ static int parse_user(const struct doc *d, const yaml_node_t *u, struct kubeconf
     return 0;
 }
 
-static int parse_root(const struct doc *d, const char *context, struct kubeconfig *out, struct kubeconfig_error *err)
+static int parse_root(const struct doc *d, const char *context, struct kubeconfig *out, struct error *err)
 {
     yaml_node_t *root = yaml_document_get_root_node(d->y);
     if (root == NULL || root->type != YAML_MAPPING_NODE) {
@@ -371,7 +371,7 @@ static int parse_root(const struct doc *d, const char *context, struct kubeconfi
 }
 
 int kubeconfig_parse(const char *buf, size_t len, const char *base_dir, const char *context, struct kubeconfig *out,
-                     struct kubeconfig_error *err)
+                     struct error *err)
 {
     yaml_parser_t parser;
     yaml_document_t ydoc;
@@ -397,7 +397,7 @@ int kubeconfig_parse(const char *buf, size_t len, const char *base_dir, const ch
 }
 
 /* Reads a whole (small) file into a new NUL-terminated buffer. */
-static char *read_file(const char *path, size_t max, size_t *len, struct kubeconfig_error *err)
+static char *read_file(const char *path, size_t max, size_t *len, struct error *err)
 {
     char *buf = util_read_file(path, max, len);
     if (buf == NULL)
@@ -405,7 +405,7 @@ static char *read_file(const char *path, size_t max, size_t *len, struct kubecon
     return buf;
 }
 
-int kubeconfig_load_file(const char *path, const char *context, struct kubeconfig *out, struct kubeconfig_error *err)
+int kubeconfig_load_file(const char *path, const char *context, struct kubeconfig *out, struct error *err)
 {
     size_t len;
     char *buf = read_file(path, KUBECONFIG_MAX_BYTES, &len, err);
@@ -431,7 +431,7 @@ int kubeconfig_load_file(const char *path, const char *context, struct kubeconfi
     return rc;
 }
 
-int kubeconfig_load_incluster(const char *sa_dir, struct kubeconfig *out, struct kubeconfig_error *err)
+int kubeconfig_load_incluster(const char *sa_dir, struct kubeconfig *out, struct error *err)
 {
     kubeconfig_finish(out);
     if (sa_dir == NULL)
@@ -471,7 +471,7 @@ int kubeconfig_load_incluster(const char *sa_dir, struct kubeconfig *out, struct
         goto out;
     }
     size_t len;
-    struct kubeconfig_error ignored;
+    struct error ignored;
     char *ns = read_file(ns_file, 253, &len, &ignored);
     if (ns != NULL) {
         while (len > 0 && (ns[len - 1] == '\n' || ns[len - 1] == '\r' || ns[len - 1] == ' '))
@@ -489,7 +489,7 @@ out:
     return rc;
 }
 
-int kubeconfig_load(const char *path, const char *context, struct kubeconfig *out, struct kubeconfig_error *err)
+int kubeconfig_load(const char *path, const char *context, struct kubeconfig *out, struct error *err)
 {
     if (path != NULL)
         return kubeconfig_load_file(path, context, out, err);

@@ -23,14 +23,12 @@
 
 #include <stddef.h>
 
+#include "errors.h"
+
 #define KUBECONFIG_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
 /* Largest kubeconfig file the loader reads. */
 #define KUBECONFIG_MAX_BYTES (4u << 20)
-
-struct kubeconfig_error {
-    char message[320]; /* one line: "users[admin].client-key-data: invalid base64" */
-};
 
 /*
  * A resolved configuration. All strings are owned (NUL-terminated); NULL when
@@ -76,26 +74,26 @@ void kubeconfig_copy(struct kubeconfig *dst, const struct kubeconfig *src);
  * left empty). Pure: reads no file and no environment.
  */
 int kubeconfig_parse(const char *buf, size_t len, const char *base_dir, const char *context, struct kubeconfig *out,
-                     struct kubeconfig_error *err);
+                     struct error *err);
 
 /*
  * Reads the kubeconfig file at path and parses it with base_dir set to the
  * file's folder. Returns 0, or -1 with err.
  */
-int kubeconfig_load_file(const char *path, const char *context, struct kubeconfig *out, struct kubeconfig_error *err);
+int kubeconfig_load_file(const char *path, const char *context, struct kubeconfig *out, struct error *err);
 
 /*
  * In-cluster configuration from KUBERNETES_SERVICE_HOST/PORT and sa_dir (NULL
  * means KUBECONFIG_SA_DIR), which must hold a readable "token" and "ca.crt";
  * "namespace" is read if present. Returns 0, or -1 with err.
  */
-int kubeconfig_load_incluster(const char *sa_dir, struct kubeconfig *out, struct kubeconfig_error *err);
+int kubeconfig_load_incluster(const char *sa_dir, struct kubeconfig *out, struct error *err);
 
 /*
  * The programs' rule: path if not NULL, else $KUBECONFIG (the first entry of a
  * ':'-separated list), else in-cluster. Returns 0, or -1 with err.
  */
-int kubeconfig_load(const char *path, const char *context, struct kubeconfig *out, struct kubeconfig_error *err);
+int kubeconfig_load(const char *path, const char *context, struct kubeconfig *out, struct error *err);
 
 
 #endif

@@ -10,9 +10,9 @@
 #include "resources.h"
 #include "util.h"
 
-static int fail(struct gang_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(struct error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static int fail(struct gang_error *err, const char *fmt, ...)
+static int fail(struct error *err, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -54,7 +54,7 @@ int legacy_pod_labels(const json_t *labels, const char **cluster, const char **n
 }
 
 /* An optional non-negative integer member; absent or null: def. */
-static int count(const json_t *obj, const char *key, const char *path, int64_t def, int64_t *out, struct gang_error *err)
+static int count(const json_t *obj, const char *key, const char *path, int64_t def, int64_t *out, struct error *err)
 {
     const json_t *v = json_object_get(obj, key);
     *out = def;
@@ -69,10 +69,10 @@ static int count(const json_t *obj, const char *key, const char *path, int64_t d
 }
 
 /* The effective request of pod type i's podConfig into req. */
-static int type_request(const json_t *type, size_t i, struct resources *req, struct gang_error *err)
+static int type_request(const json_t *type, size_t i, struct resources *req, struct error *err)
 {
     const json_t *pc = json_object_get(type, "podConfig");
-    struct gang_error gerr;
+    struct error gerr;
     if (!json_is_object(pc))
         return fail(err, "spec.podTypes[%zu].podConfig: must be an object", i);
     const json_t *spec = json_object_get(pc, "spec");
@@ -84,7 +84,7 @@ static int type_request(const json_t *type, size_t i, struct resources *req, str
 }
 
 /* Pod type i: its name (borrowed) and the workers it counts, at most *left (the cluster's maxWorkers left). */
-static int type_workers(const json_t *type, size_t i, int64_t *left, const char **name, int64_t *workers, struct gang_error *err)
+static int type_workers(const json_t *type, size_t i, int64_t *left, const char **name, int64_t *workers, struct error *err)
 {
     char path[48];
     int64_t min, max;
@@ -103,11 +103,12 @@ static int type_workers(const json_t *type, size_t i, int64_t *left, const char 
     return 0;
 }
 
-static int add_pods(struct gang_spec *out, const struct resources *req, int64_t pods, struct gang_error *err)
+static int add_pods(struct gang_spec *out, const struct resources *req, int64_t pods, struct error *err)
 {
-    struct resources_error rerr;
-    if (resources_add_scaled(&out->min_resources, req, pods, &rerr) != 0)
-        return fail(err, "%s", rerr.message);
+    if (resources_add_scaled(&out->min_resources, req, pods, err) != 0) {
+        util_one_line(err->message); /* resource names come from the object */
+        return -1;
+    }
     if (out->min_member > INT64_MAX - pods)
         return fail(err, "spec.podTypes: the pods overflow");
     out->min_member += pods;
@@ -115,7 +116,7 @@ static int add_pods(struct gang_spec *out, const struct resources *req, int64_t 
 }
 
 /* Adds every pod type's workers, and the head, to out. */
-static int add_types(const json_t *types, const char *head, int64_t left, struct gang_spec *out, struct gang_error *err)
+static int add_types(const json_t *types, const char *head, int64_t left, struct gang_spec *out, struct error *err)
 {
     struct resources req;
     int found = 0, rc = -1;
@@ -144,7 +145,7 @@ out:
     return rc;
 }
 
-int legacy_gang_from_raycluster(const json_t *raycluster, struct gang_spec *out, struct gang_error *err)
+int legacy_gang_from_raycluster(const json_t *raycluster, struct gang_spec *out, struct error *err)
 {
     const json_t *spec = json_object_get(raycluster, "spec");
     int64_t max;

@@ -44,7 +44,7 @@ int legacy_is_raycluster(const json_t *obj);
  * "spec.podTypes[0].podConfig.spec.containers[0].resources.requests.cpu:
  * invalid quantity ...").
  */
-int legacy_gang_from_raycluster(const json_t *raycluster, struct gang_spec *out, struct gang_error *err);
+int legacy_gang_from_raycluster(const json_t *raycluster, struct gang_spec *out, struct error *err);
 
 /* The pod types' podConfigs of a legacy RayCluster (borrowed): how many there are. */
 size_t legacy_pod_type_count(const json_t *raycluster);

@@ -55,7 +55,7 @@ void mutate_pod_template(json_t *template, const char *path, const char *owner, 
 {
     json_t *meta = mutate_own_object(template, "metadata");
     json_t *labels = mutate_own_object(meta, "labels");
-    const char *have = json_string_value(json_object_get(labels, MUTATE_LABEL_QUEUE));
+    const char *have = json_string_value(json_object_get(labels, NAMES_LABEL_QUEUE));
     if (have != NULL && strcmp(have, queue) != 0) {
         /* Pods of one gang must sit in one queue: the cluster's label wins. */
         char text[320];
@@ -63,9 +63,9 @@ void mutate_pod_template(json_t *template, const char *path, const char *owner, 
         util_one_line(text);
         add_warning(out, text);
     }
-    json_object_set_new(labels, MUTATE_LABEL_QUEUE, json_string(queue));
+    json_object_set_new(labels, NAMES_LABEL_QUEUE, json_string(queue));
     if (group != NULL)
-        json_object_set_new(mutate_own_object(meta, "annotations"), MUTATE_ANNOTATION_GROUP, json_string(group));
+        json_object_set_new(mutate_own_object(meta, "annotations"), NAMES_ANNOTATION_GROUP, json_string(group));
     if (priority != NULL) {
         /* The apiserver resolves a pod's priority before webhooks see the pod: it must come from the template. */
         json_t *spec = mutate_own_object(template, "spec");
@@ -108,12 +108,11 @@ static void mutate_pod_types(json_t *spec, const char *queue, const char *group,
     }
 }
 
-int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struct mutate_error *err)
+int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struct error *err)
 {
     struct gang_spec gang;
-    struct gang_error gerr;
     const json_t *labels = json_object_get(json_object_get(raycluster, "metadata"), "labels");
-    const char *queue = nonempty_string(labels, MUTATE_LABEL_QUEUE);
+    const char *queue = nonempty_string(labels, NAMES_LABEL_QUEUE);
     char *group = NULL, *min_resources = NULL;
     json_t *copy = NULL;
     int rc = -1;
@@ -122,8 +121,7 @@ int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struc
         return 0;
     gang_spec_init(&gang);
     int legacy = legacy_is_raycluster(raycluster);
-    if ((legacy ? legacy_gang_from_raycluster(raycluster, &gang, &gerr) : rayjob_raycluster_gang(raycluster, &gang, &gerr)) != 0) {
-        util_format(err->message, sizeof(err->message), "%s", gerr.message);
+    if ((legacy ? legacy_gang_from_raycluster(raycluster, &gang, err) : rayjob_raycluster_gang(raycluster, &gang, err)) != 0) {
         util_one_line(err->message); /* field names come from the object: a key may hold a newline */
         goto out;
     }
@@ -137,17 +135,17 @@ int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struc
             abort();
         util_format(group, n, "ray-%s-pg", name);
     }
-    const char *priority = nonempty_string(labels, MUTATE_LABEL_PRIORITY);
+    const char *priority = nonempty_string(labels, NAMES_LABEL_PRIORITY);
 
     copy = json_copy((json_t *)raycluster); /* shallow: see mutate_own_object() */
     json_t *annotations = mutate_own_object(mutate_own_object(copy, "metadata"), "annotations");
     char member[24];
     util_format(member, sizeof(member), "%" PRId64, gang.min_member);
     min_resources = resources_to_string(&gang.min_resources);
-    json_object_set_new(annotations, MUTATE_ANNOTATION_MIN_MEMBER, json_string(member));
-    json_object_set_new(annotations, MUTATE_ANNOTATION_MIN_RESOURCES, json_string(min_resources));
+    json_object_set_new(annotations, NAMES_ANNOTATION_MIN_MEMBER, json_string(member));
+    json_object_set_new(annotations, NAMES_ANNOTATION_MIN_RESOURCES, json_string(min_resources));
     if (group != NULL)
-        json_object_set_new(annotations, MUTATE_ANNOTATION_GROUP, json_string(group));
+        json_object_set_new(annotations, NAMES_ANNOTATION_GROUP, json_string(group));
 
     /* gang_from_raycluster checked that spec, the head and every worker template are objects. */
     if (legacy)
@@ -170,17 +168,17 @@ out:
     return rc;
 }
 
-int mutate_pod(const json_t *pod, struct mutate_result *out, struct mutate_error *err)
+int mutate_pod(const json_t *pod, struct mutate_result *out, struct error *err)
 {
     const json_t *meta = json_object_get(pod, "metadata");
     const json_t *labels = json_object_get(meta, "labels");
     const json_t *spec = json_object_get(pod, "spec");
-    const char *cluster = nonempty_string(labels, MUTATE_LABEL_CLUSTER);
+    const char *cluster = nonempty_string(labels, NAMES_LABEL_CLUSTER);
     if (cluster == NULL)
         cluster = nonempty_string(labels, LEGACY_LABEL_CLUSTER); /* a pod of the legacy operator's node provider */
     const char *scheduler = json_string_value(json_object_get(spec, "schedulerName"));
 
-    if (cluster == NULL || nonempty_string(labels, MUTATE_LABEL_QUEUE) == NULL || !json_is_object(spec))
+    if (cluster == NULL || nonempty_string(labels, NAMES_LABEL_QUEUE) == NULL || !json_is_object(spec))
         return 0;
     if (nonempty_string(spec, "nodeName") != NULL)
         return 0; /* already bound: a gate could never be lifted by a scheduler */
@@ -191,8 +189,8 @@ int mutate_pod(const json_t *pod, struct mutate_result *out, struct mutate_error
     const json_t *gates = json_object_get(spec, "schedulingGates");
     if (gates == NULL || json_is_null(gates)) {
         json_t *list = json_array();
-        json_array_append_new(list, json_pack("{s:s}", "name", MUTATE_GATE_NAME));
-        jsonpatch_append(patch, "add", "/spec/schedulingGates", list);
+        json_array_append_new(list, json_pack("{s:s}", "name", NAMES_GATE));
+        jsonpatch_append_new(patch, "add", "/spec/schedulingGates", list);
     } else if (json_is_array(gates)) {
         size_t i;
         const json_t *gate;
@@ -200,10 +198,10 @@ int mutate_pod(const json_t *pod, struct mutate_result *out, struct mutate_error
         json_array_foreach(gates, i, gate)
         {
             const char *name = json_string_value(json_object_get(gate, "name"));
-            present |= name != NULL && strcmp(name, MUTATE_GATE_NAME) == 0;
+            present |= name != NULL && strcmp(name, NAMES_GATE) == 0;
         }
         if (!present)
-            jsonpatch_append(patch, "add", "/spec/schedulingGates/-", json_pack("{s:s}", "name", MUTATE_GATE_NAME));
+            jsonpatch_append_new(patch, "add", "/spec/schedulingGates/-", json_pack("{s:s}", "name", NAMES_GATE));
     } else {
         json_decref(patch);
         util_format(err->message, sizeof(err->message), "spec.schedulingGates: must be a list");
@@ -214,10 +212,10 @@ int mutate_pod(const json_t *pod, struct mutate_result *out, struct mutate_error
     char *group = util_strdupf("ray-%s-pg", cluster);
     const json_t *annotations = json_object_get(meta, "annotations");
     if (!json_is_object(annotations)) {
-        jsonpatch_append(patch, "add", "/metadata/annotations", json_pack("{s:s}", MUTATE_ANNOTATION_GROUP, group));
-    } else if (json_object_get(annotations, MUTATE_ANNOTATION_GROUP) == NULL) {
-        char *path = jsonpatch_pointer_join("/metadata/annotations", MUTATE_ANNOTATION_GROUP);
-        jsonpatch_append(patch, "add", path, json_string(group));
+        jsonpatch_append_new(patch, "add", "/metadata/annotations", json_pack("{s:s}", NAMES_ANNOTATION_GROUP, group));
+    } else if (json_object_get(annotations, NAMES_ANNOTATION_GROUP) == NULL) {
+        char *path = jsonpatch_pointer_join("/metadata/annotations", NAMES_ANNOTATION_GROUP);
+        jsonpatch_append_new(patch, "add", path, json_string(group));
         free(path);
     }
     free(group);

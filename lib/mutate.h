@@ -26,21 +26,12 @@
 
 #include <jansson.h>
 
-#define MUTATE_GATE_NAME "raygate.io/gang"
-#define MUTATE_LABEL_QUEUE "volcano.sh/queue-name"
-#define MUTATE_LABEL_CLUSTER "ray.io/cluster"
-#define MUTATE_LABEL_PRIORITY "ray.io/priority-class-name"
-#define MUTATE_ANNOTATION_GROUP "scheduling.k8s.io/group-name"
-#define MUTATE_ANNOTATION_MIN_MEMBER "raygate.io/min-member"
-#define MUTATE_ANNOTATION_MIN_RESOURCES "raygate.io/min-resources"
+#include "errors.h"
+#include "names.h"
 
 struct mutate_result {
     json_t *patch;    /* new reference: RFC 6902 operations, or NULL when nothing changes */
     json_t *warnings; /* new reference: array of strings, or NULL when none */
-};
-
-struct mutate_error {
-    char message[320]; /* why the object is denied; one line, names the field */
 };
 
 /* Initialises an empty result in caller-owned storage. */
@@ -54,14 +45,14 @@ void mutate_result_finish(struct mutate_result *r);
  * Returns 0 (allowed; out->patch and out->warnings set when any), or -1 when
  * the object must be denied (an invalid quantity, a negative count), with err.
  */
-int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struct mutate_error *err);
+int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struct error *err);
 
 /*
  * Decides on a Pod object (borrowed) being created. out must be initialised and
  * empty. Returns 0 (allowed; out->patch set when any), or -1 with err when the
  * pod is malformed where we must change it (spec.schedulingGates not a list).
  */
-int mutate_pod(const json_t *pod, struct mutate_result *out, struct mutate_error *err);
+int mutate_pod(const json_t *pod, struct mutate_result *out, struct error *err);
 
 /* ---- building blocks, shared with the RayJob mutation (rayjob.h) ---- */
 

@@ -416,7 +416,7 @@ void podgroup_queue_status_finish(struct podgroup_queue_status *st)
 }
 
 int podgroup_queue_status(const struct cache *c, const struct cache_queue *q, struct podgroup_queue_status *st,
-                          struct resources_error *err)
+                          struct error *err)
 {
     podgroup_queue_status_finish(st);
     struct resources held;

@@ -135,7 +135,7 @@ void podgroup_queue_status_finish(struct podgroup_queue_status *st);
  * overwritten). Returns 0, or -1 with err when a sum overflows.
  */
 int podgroup_queue_status(const struct cache *c, const struct cache_queue *q, struct podgroup_queue_status *st,
-                          struct resources_error *err);
+                          struct error *err);
 
 /*
  * The JSON merge patch {"status": {...}} (new) that turns the Queue status the

@@ -96,7 +96,7 @@ static int64_t res_value(const struct resources *r, const char *name)
 /* s->tmp += r * factor; records an overflow. */
 static void add(struct sel *s, const struct resources *r, int64_t factor)
 {
-    struct resources_error rerr;
+    struct error rerr;
     if (r != NULL && !s->failed && resources_add_scaled(&s->tmp, r, factor, &rerr) != 0) {
         error_setf(s->err, "%s", rerr.message);
         s->failed = 1;

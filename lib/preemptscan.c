@@ -137,7 +137,7 @@ static int build_queues(struct scan *s)
         pq->deserved = from_rl(s->c, q->present ? q->deserved : NULL, &s->qres[3 * i + 1]);
         pq->reclaimable = q->reclaimable;
         struct resources hold;
-        struct resources_error rerr;
+        struct error rerr;
         resources_init(&hold);
         resources_init(&s->qres[3 * i + 2]);
         struct cache_gang *g;
@@ -179,7 +179,7 @@ static int pool_add(struct scan *s, struct cache_gang *g, size_t qi)
     if (g->admitted_at == NULL || evict_parse_time(g->admitted_at, &pg->admitted_ms) != 0)
         pg->admitted_ms = 0; /* unknown: taken as the oldest */
     pg->preemptable = g->preemptable;
-    struct resources_error rerr;
+    struct error rerr;
     if (admit_gang_hold(s->c, g, &s->holds[i], &rerr) != 0) {
         error_setf(s->err, "%s", rerr.message);
         return -1;

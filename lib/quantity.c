@@ -28,7 +28,7 @@ static void copy_sanitized(char *dst, size_t size, const char *s)
     dst[n] = '\0';
 }
 
-static int fail(struct quantity_error *err, int too_large, const char *s)
+static int fail(struct error *err, int too_large, const char *s)
 {
     char shown[48];
     copy_sanitized(shown, sizeof(shown), s);
@@ -87,7 +87,7 @@ static int interpret_suffix(const char *suf, int64_t *e10, int *e2, enum quantit
     return 0;
 }
 
-int quantity_parse(const char *s, enum quantity_unit unit, struct quantity *out, struct quantity_error *err)
+int quantity_parse(const char *s, enum quantity_unit unit, struct quantity *out, struct error *err)
 {
     if (s == NULL || *s == '\0')
         return fail(err, 0, s == NULL ? "" : s);

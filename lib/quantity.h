@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "errors.h"
+
 /* How a quantity is rendered; sums keep the format of their first non-zero term. */
 enum quantity_format {
     QUANTITY_DECIMAL_SI = 0,       /* 12M, 1500m, 3 */
@@ -40,10 +42,6 @@ struct quantity {
     enum quantity_format format;
 };
 
-struct quantity_error {
-    char message[160]; /* one line, names the offending string */
-};
-
 /* Longest string quantity_format() writes, NUL included. */
 #define QUANTITY_FORMAT_MAX 32
 
@@ -52,7 +50,7 @@ struct quantity_error {
  * with err->message ("invalid quantity \"1.5.3\"", "quantity \"1e1000\" is too
  * large"). Negative quantities parse; callers reject them where they must.
  */
-int quantity_parse(const char *s, enum quantity_unit unit, struct quantity *out, struct quantity_error *err);
+int quantity_parse(const char *s, enum quantity_unit unit, struct quantity *out, struct error *err);
 
 /*
  * Writes the canonical string of q (a value in unit) into buf, of size bytes

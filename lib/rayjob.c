@@ -119,7 +119,7 @@ static json_t *cluster_of(const json_t *cluster_spec, enum rayjob_mode mode)
 /* The submitter pod's request in K8sJobMode: spec.submitterPodTemplate's, else the default container's. */
 static int submitter_request(const json_t *spec, struct resources *out, struct error *err)
 {
-    struct gang_error gerr;
+    struct error gerr;
     const json_t *template = json_object_get(spec, "submitterPodTemplate");
     json_t *pod_spec;
     int rc;
@@ -146,8 +146,8 @@ static int submitter_request(const json_t *spec, struct resources *out, struct e
 
 int rayjob_gang_from(const json_t *rayjob, struct rayjob_gang *out, struct error *err)
 {
-    struct gang_error gerr;
-    struct resources_error rerr;
+    struct error gerr;
+    struct error rerr;
     const json_t *spec = json_object_get(rayjob, "spec");
     const json_t *selector, *cluster_spec;
     json_t *cluster;
@@ -201,7 +201,7 @@ fail:
 }
 
 /* The submitter template of the copy being mutated (K8sJobMode), KubeRay's default written out when absent. */
-static int own_submitter_template(json_t *spec, json_t **out, struct mutate_error *err)
+static int own_submitter_template(json_t *spec, json_t **out, struct error *err)
 {
     json_t *template = json_object_get(spec, "submitterPodTemplate");
     if (json_is_object(template)) {
@@ -229,8 +229,8 @@ static void set_annotations(json_t *copy, const struct rayjob_gang *g, const cha
     char member[24];
     util_format(member, sizeof(member), "%" PRId64, g->min_member);
     char *min_resources = resources_to_string(&g->min_resources);
-    json_object_set_new(annotations, MUTATE_ANNOTATION_MIN_MEMBER, json_string(member));
-    json_object_set_new(annotations, MUTATE_ANNOTATION_MIN_RESOURCES, json_string(min_resources));
+    json_object_set_new(annotations, NAMES_ANNOTATION_MIN_MEMBER, json_string(member));
+    json_object_set_new(annotations, NAMES_ANNOTATION_MIN_RESOURCES, json_string(min_resources));
     free(min_resources);
     if (g->has_submitter) {
         char *submitter = resources_to_string(&g->submitter);
@@ -240,16 +240,15 @@ static void set_annotations(json_t *copy, const struct rayjob_gang *g, const cha
         json_object_del(annotations, RAYJOB_ANNOTATION_SUBMITTER);
     }
     if (group != NULL)
-        json_object_set_new(annotations, MUTATE_ANNOTATION_GROUP, json_string(group));
+        json_object_set_new(annotations, NAMES_ANNOTATION_GROUP, json_string(group));
 }
 
-int rayjob_mutate(const json_t *rayjob, struct mutate_result *out, struct mutate_error *err)
+int rayjob_mutate(const json_t *rayjob, struct mutate_result *out, struct error *err)
 {
     struct rayjob_gang g;
-    struct error gerr = {{0}};
     const json_t *labels = json_object_get(json_object_get(rayjob, "metadata"), "labels");
-    const char *queue = nonempty_string(labels, MUTATE_LABEL_QUEUE);
-    const char *priority = nonempty_string(labels, MUTATE_LABEL_PRIORITY);
+    const char *queue = nonempty_string(labels, NAMES_LABEL_QUEUE);
+    const char *priority = nonempty_string(labels, NAMES_LABEL_PRIORITY);
     const char *name = nonempty_string(json_object_get(rayjob, "metadata"), "name");
     char *group = NULL;
     json_t *copy = NULL;
@@ -258,10 +257,8 @@ int rayjob_mutate(const json_t *rayjob, struct mutate_result *out, struct mutate
     if (queue == NULL)
         return 0;
     rayjob_gang_init(&g);
-    if (rayjob_gang_from(rayjob, &g, &gerr) != 0) {
-        util_format(err->message, sizeof(err->message), "%s", gerr.message);
+    if (rayjob_gang_from(rayjob, &g, err) != 0)
         goto out;
-    }
     if (g.selector) {
         out->warnings = json_pack("[s]", "spec.clusterSelector: this RayJob runs on an existing RayCluster, which raygate gates "
                                          "as its own gang when it has a queue label; the RayJob itself is not gated");
@@ -308,7 +305,6 @@ int rayjob_cluster_submitter(const json_t *raycluster, struct resources *out, st
     const json_t *meta = json_object_get(raycluster, "metadata");
     const char *origin = json_string_value(json_object_get(json_object_get(meta, "labels"), RAYJOB_LABEL_ORIGIN_CRD));
     const char *text = json_string_value(json_object_get(json_object_get(meta, "annotations"), RAYJOB_ANNOTATION_SUBMITTER));
-    struct resources_error rerr;
     json_error_t jerr;
     int rc;
 
@@ -321,30 +317,26 @@ int rayjob_cluster_submitter(const json_t *raycluster, struct resources *out, st
         error_setf(err, "metadata.annotations[%s]: must be a JSON object of quantities", RAYJOB_ANNOTATION_SUBMITTER);
         return -1;
     }
-    rc = resources_parse(out, list, "metadata.annotations[" RAYJOB_ANNOTATION_SUBMITTER "]", RESOURCES_NONNEGATIVE, &rerr);
+    rc = resources_parse(out, list, "metadata.annotations[" RAYJOB_ANNOTATION_SUBMITTER "]", RESOURCES_NONNEGATIVE, err);
     json_decref(list);
     if (rc != 0) {
-        error_setf(err, "%s", rerr.message);
         util_one_line(err->message);
         resources_finish(out);
     }
     return rc;
 }
 
-int rayjob_raycluster_gang(const json_t *raycluster, struct gang_spec *out, struct gang_error *err)
+int rayjob_raycluster_gang(const json_t *raycluster, struct gang_spec *out, struct error *err)
 {
     struct resources submitter;
-    struct resources_error rerr;
-    struct error serr;
+    struct error rerr;
     int rc = -1;
 
     resources_init(&submitter);
     if (gang_from_raycluster(raycluster, out, err) != 0)
         goto out;
-    if (rayjob_cluster_submitter(raycluster, &submitter, &serr) != 0) {
-        util_format(err->message, sizeof(err->message), "%s", serr.message);
+    if (rayjob_cluster_submitter(raycluster, &submitter, err) != 0)
         goto out;
-    }
     if (resources_add_scaled(&out->min_resources, &submitter, 1, &rerr) != 0) {
         util_format(err->message, sizeof(err->message), "minResources.%s", rerr.message);
         goto out;
@@ -444,17 +436,17 @@ json_t *rayjob_resume_patch(const json_t *rayjob)
         return NULL;
     char *label = jsonpatch_pointer_join("/metadata/labels", RAYJOB_LABEL_RERUN);
     json_t *patch = json_array();
-    jsonpatch_append(patch, "test", label, json_string(stamp));
+    jsonpatch_append_new(patch, "test", label, json_string(stamp));
     if (json_is_true(suspend)) {
         if (strcmp(status_of(rayjob), "Suspended") != 0) {
             json_decref(patch);
             free(label);
             return NULL; /* KubeRay is still suspending it */
         }
-        jsonpatch_append(patch, "test", "/spec/suspend", json_true());
-        jsonpatch_append(patch, "replace", "/spec/suspend", json_false());
+        jsonpatch_append_new(patch, "test", "/spec/suspend", json_true());
+        jsonpatch_append_new(patch, "replace", "/spec/suspend", json_false());
     }
-    jsonpatch_append(patch, "remove", label, NULL);
+    jsonpatch_append_new(patch, "remove", label, NULL);
     free(label);
     return patch;
 }

@@ -90,7 +90,7 @@ int rayjob_gang_from(const json_t *rayjob, struct rayjob_gang *out, struct error
  * raygate.io/rayjob-submitter=true. out must be initialised and empty.
  * Returns 0 (allowed; patch and warnings set when any), or -1 with err.
  */
-int rayjob_mutate(const json_t *rayjob, struct mutate_result *out, struct mutate_error *err);
+int rayjob_mutate(const json_t *rayjob, struct mutate_result *out, struct error *err);
 
 /*
  * The submitter's request a RayCluster (borrowed) made for a RayJob carries
@@ -106,7 +106,7 @@ int rayjob_cluster_submitter(const json_t *raycluster, struct resources *out, st
  * webhook's annotations and the gate controller's queue share of such a
  * cluster count the submitter pod that will join it once it is Ready.
  */
-int rayjob_raycluster_gang(const json_t *raycluster, struct gang_spec *out, struct gang_error *err);
+int rayjob_raycluster_gang(const json_t *raycluster, struct gang_spec *out, struct error *err);
 
 /*
  * The RayJob a RayCluster (borrowed) was made for: returns 1 and sets *name and

@@ -88,7 +88,7 @@ void resources_copy(struct resources *dst, const struct resources *src)
         resources_set(dst, src->items[i].name, &src->items[i].quantity);
 }
 
-int resources_add_scaled(struct resources *dst, const struct resources *src, int64_t factor, struct resources_error *err)
+int resources_add_scaled(struct resources *dst, const struct resources *src, int64_t factor, struct error *err)
 {
     for (size_t i = 0; i < src->len; i++) {
         struct quantity q = src->items[i].quantity;
@@ -111,7 +111,7 @@ void resources_max(struct resources *dst, const struct resources *src)
 }
 
 int resources_parse(struct resources *out, const json_t *obj, const char *path, unsigned flags,
-                    struct resources_error *err)
+                    struct error *err)
 {
     resources_finish(out);
     if (obj == NULL || json_is_null(obj))
@@ -148,7 +148,7 @@ int resources_parse(struct resources *out, const json_t *obj, const char *path, 
         memcpy(trimmed, text, len);
         trimmed[len] = '\0';
         struct quantity q;
-        struct quantity_error qerr;
+        struct error qerr;
         int rc = quantity_parse(trimmed, resources_unit(name), &q, &qerr);
         free(trimmed);
         if (rc != 0) {

@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "quantity.h"
+#include "errors.h"
 
 struct resource {
     char *name; /* owned */
@@ -22,10 +23,6 @@ struct resources {
     struct resource *items; /* sorted by name (strcmp) */
     size_t len;
     size_t cap;
-};
-
-struct resources_error {
-    char message[320]; /* one line: "<field path>: <what is wrong>" */
 };
 
 /* Flags for resources_parse(). */
@@ -55,7 +52,7 @@ void resources_copy(struct resources *dst, const struct resources *src);
  * dst += src * factor, per resource (factor 1 for a plain sum). Returns 0, or -1
  * with err naming the resource on overflow (dst is then partly updated).
  */
-int resources_add_scaled(struct resources *dst, const struct resources *src, int64_t factor, struct resources_error *err);
+int resources_add_scaled(struct resources *dst, const struct resources *src, int64_t factor, struct error *err);
 
 /* dst[name] = max(dst[name], src[name]) for every name in either; ties keep dst's format. */
 void resources_max(struct resources *dst, const struct resources *src);
@@ -69,7 +66,7 @@ void resources_max(struct resources *dst, const struct resources *src);
  * Returns 0, or -1 with err.
  */
 int resources_parse(struct resources *out, const json_t *obj, const char *path, unsigned flags,
-                    struct resources_error *err);
+                    struct error *err);
 
 /* Returns a new JSON object of canonical quantity strings, keys sorted. */
 json_t *resources_to_json(const struct resources *r);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-__attribute__((format(printf, 2, 3))) static void set_err(struct watchstream_error *err, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void set_err(struct error *err, const char *fmt, ...)
 {
     if (err == NULL)
         return;
@@ -72,7 +72,7 @@ static int is_blank(const char *s, size_t len)
 }
 
 /* Parses one complete line and calls back. Returns 0, 1 (stop) or -1. */
-static int dispatch(struct watchstream *ws, const char *line, size_t len, struct watchstream_error *err)
+static int dispatch(struct watchstream *ws, const char *line, size_t len, struct error *err)
 {
     if (is_blank(line, len))
         return 0;
@@ -123,7 +123,7 @@ out:
 }
 
 /* Appends to the partial-line buffer, growing it; -1 when the event exceeds the maximum. */
-static int append(struct watchstream *ws, const char *data, size_t len, struct watchstream_error *err)
+static int append(struct watchstream *ws, const char *data, size_t len, struct error *err)
 {
     if (len > ws->max_event - ws->len) {
         set_err(err, "event %lu: longer than the maximum of %zu bytes", ws->events + 1, ws->max_event);
@@ -144,7 +144,7 @@ static int append(struct watchstream *ws, const char *data, size_t len, struct w
     return 0;
 }
 
-int watchstream_feed(struct watchstream *ws, const char *data, size_t len, struct watchstream_error *err)
+int watchstream_feed(struct watchstream *ws, const char *data, size_t len, struct error *err)
 {
     if (ws->failed) {
         set_err(err, "stream already failed or stopped");
@@ -182,7 +182,7 @@ int watchstream_feed(struct watchstream *ws, const char *data, size_t len, struc
     return rc;
 }
 
-int watchstream_end(struct watchstream *ws, struct watchstream_error *err)
+int watchstream_end(struct watchstream *ws, struct error *err)
 {
     if (ws->failed) {
         set_err(err, "stream already failed or stopped");

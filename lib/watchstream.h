@@ -17,6 +17,8 @@
 
 #include <jansson.h>
 
+#include "errors.h"
+
 /* Default maximum size of one event (one line), in bytes. */
 #define WATCHSTREAM_DEFAULT_MAX_EVENT (16u << 20)
 
@@ -43,10 +45,6 @@ struct watchstream_event {
 
 /* Called once per event. Return 0 to go on, non-zero to stop feeding. */
 typedef int (*watchstream_fn)(void *arg, const struct watchstream_event *ev);
-
-struct watchstream_error {
-    char message[256]; /* one line: "event 3: unknown type \"FOO\"" */
-};
 
 struct watchstream {
     char *buf; /* the incomplete last line */
@@ -78,14 +76,14 @@ void watchstream_reset(struct watchstream *ws);
  * "object", or longer than the maximum. After -1 or 1 every further feed
  * returns -1 until watchstream_reset().
  */
-int watchstream_feed(struct watchstream *ws, const char *data, size_t len, struct watchstream_error *err);
+int watchstream_feed(struct watchstream *ws, const char *data, size_t len, struct error *err);
 
 /*
  * Ends the stream. Returns 0, or -1 with err when it ended inside an event
  * (a last line without its newline is parsed as an event, as the API
  * server always terminates lines; only an incomplete JSON text fails).
  */
-int watchstream_end(struct watchstream *ws, struct watchstream_error *err);
+int watchstream_end(struct watchstream *ws, struct error *err);
 
 /* The event type's name as on the wire ("ADDED", ...; "ERROR" for EXPIRED). */
 const char *watchstream_type_name(enum watchstream_type type);

@@ -162,14 +162,14 @@ static void handle_mutate(struct server *s, h2o_req_t *req)
     char *text = NULL;
     size_t text_len = 0;
     struct admission_info info = {"other", "unknown", "error"};
-    struct admission_error err = {0, ""};
+    struct error err = {{0}};
     const char *body = req->entity.base != NULL ? req->entity.base : "";
     int rc = admission_respond(body, req->entity.len, &text, &text_len, &info, &err);
     const char *labels[] = {info.kind, info.operation, info.result};
     metrics_counter_add(s->m_requests, labels, 1);
 
     if (rc != 0) {
-        int status = err.http_status >= 400 && err.http_status <= 499 ? err.http_status : 400;
+        int status = ADMISSION_ERROR_STATUS;
         char line[sizeof(err.message) + 1];
         snprintf(line, sizeof(line), "%s\n", err.message[0] != '\0' ? err.message : "not an AdmissionReview v1 request");
         log_warnf("POST /mutate: %d: %s", status, err.message);
@@ -385,7 +385,7 @@ static void on_accept(h2o_socket_t *listener, const char *err)
 struct server *server_create(const struct server_config *cfg)
 {
     struct server *s = calloc(1, sizeof(*s));
-    struct tlsreload_error terr = {{0}};
+    struct error terr = {{0}};
     int fd = -1;
     if (s == NULL)
         abort();

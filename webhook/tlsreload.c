@@ -35,7 +35,7 @@ struct tlsreload {
     int have_pending, have_failed, read_failed;
 };
 
-__attribute__((format(printf, 2, 3))) static void set_err(struct tlsreload_error *err, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void set_err(struct error *err, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -61,7 +61,7 @@ static int on_alpn(SSL *ssl, const unsigned char **out, unsigned char *outlen, c
 }
 
 /* Leaf then chain from one PEM text into ctx. */
-static int use_chain(SSL_CTX *ctx, const char *pem, size_t len, struct tlsreload_error *err)
+static int use_chain(SSL_CTX *ctx, const char *pem, size_t len, struct error *err)
 {
     int rc = -1;
     X509 *leaf = NULL, *x = NULL;
@@ -99,7 +99,7 @@ out:
     return rc;
 }
 
-static int use_key(SSL_CTX *ctx, const char *pem, size_t len, struct tlsreload_error *err)
+static int use_key(SSL_CTX *ctx, const char *pem, size_t len, struct error *err)
 {
     BIO *bio = BIO_new_mem_buf(pem, (int)len);
     EVP_PKEY *key = bio != NULL ? PEM_read_bio_PrivateKey(bio, NULL, no_passphrase, NULL) : NULL;
@@ -116,7 +116,7 @@ static int use_key(SSL_CTX *ctx, const char *pem, size_t len, struct tlsreload_e
 }
 
 SSL_CTX *tlsreload_ctx_create(const char *cert_pem, size_t cert_len, const char *key_pem, size_t key_len,
-                              struct tlsreload_error *err)
+                              struct error *err)
 {
     if (cert_pem == NULL || key_pem == NULL || cert_len > INT_MAX || key_len > INT_MAX) {
         set_err(err, "no certificate or key");
@@ -176,7 +176,7 @@ static void free_pair(char *cert, char *key, size_t key_len)
     free(key);
 }
 
-struct tlsreload *tlsreload_create(const char *cert_path, const char *key_path, struct tlsreload_error *err)
+struct tlsreload *tlsreload_create(const char *cert_path, const char *key_path, struct error *err)
 {
     struct tlsreload *r = calloc(1, sizeof(*r));
     char *cert = NULL, *key = NULL;
@@ -231,7 +231,7 @@ int tlsreload_poll(struct tlsreload *r)
     if (memcmp(hash, r->loaded, sizeof(hash)) == 0 || (r->have_failed && memcmp(hash, r->failed, sizeof(hash)) == 0))
         goto out;
 
-    struct tlsreload_error err = {{0}};
+    struct error err = {{0}};
     SSL_CTX *ctx = tlsreload_ctx_create(cert, cert_len, key, key_len, &err);
     if (ctx != NULL) {
         SSL_CTX_free(r->ctx);

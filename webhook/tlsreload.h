@@ -18,9 +18,7 @@
 
 #include <openssl/ssl.h>
 
-struct tlsreload_error {
-    char message[256]; /* one line */
-};
+#include "errors.h"
 
 struct tlsreload;
 
@@ -31,13 +29,13 @@ struct tlsreload;
  * (caller frees: SSL_CTX_free), or NULL with err.
  */
 SSL_CTX *tlsreload_ctx_create(const char *cert_pem, size_t cert_len, const char *key_pem, size_t key_len,
-                              struct tlsreload_error *err);
+                              struct error *err);
 
 /*
  * Loads cert_path and key_path (copied). Returns a new reloader
  * (tlsreload_destroy), or NULL with err if the pair is unusable.
  */
-struct tlsreload *tlsreload_create(const char *cert_path, const char *key_path, struct tlsreload_error *err);
+struct tlsreload *tlsreload_create(const char *cert_path, const char *key_path, struct error *err);
 
 /* Frees the reloader and drops its reference to the current context. Accepts NULL. */
 void tlsreload_destroy(struct tlsreload *r);

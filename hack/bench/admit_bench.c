@@ -86,7 +86,7 @@ static void die(const char *what)
     exit(1);
 }
 
-static void check(int rc, const struct gang_error *err)
+static void check(int rc, const struct error *err)
 {
     if (rc != 0)
         die(err->message);
@@ -196,7 +196,7 @@ static json_t *pod_json(const struct opts *o, long g, long k, const char *node, 
 
 static void upsert_pod(struct cache *c, const struct opts *o, long g, long k, const char *node, const char *rv)
 {
-    struct gang_error err;
+    struct error err;
     json_t *pod = pod_json(o, g, k, node, rv);
     check(cache_upsert_pod(c, pod, &err), &err);
     json_decref(pod);
@@ -204,7 +204,7 @@ static void upsert_pod(struct cache *c, const struct opts *o, long g, long k, co
 
 static void upsert_raycluster(struct cache *c, const struct opts *o, long g, int admitted)
 {
-    struct gang_error err;
+    struct error err;
     json_t *rc = raycluster_json(o, g, admitted);
     check(cache_upsert_raycluster(c, rc, &err), &err);
     json_decref(rc);
@@ -375,7 +375,7 @@ int main(int argc, char **argv)
 
     struct cache *c = cache_create();
     struct admit *adm = admit_create(c);
-    struct gang_error err;
+    struct error err;
     double t0 = now_ms();
     for (long i = 0; i < o.nodes; i++) {
         json_t *n = node_json(i);

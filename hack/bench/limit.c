@@ -126,7 +126,7 @@ int main(int argc, char **argv)
         log_errorf("cannot read %s, %s or %s: %s", cert, key, resp, strerror(errno));
         return 1;
     }
-    struct tlsreload_error terr;
+    struct error terr;
     SSL_CTX *ssl = tlsreload_ctx_create(cert_pem, cert_len, key_pem, key_len, &terr);
     if (ssl == NULL) {
         log_errorf("TLS: %s", terr.message);

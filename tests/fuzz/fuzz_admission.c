@@ -28,8 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     json_t *response = NULL, *patched = NULL;
     struct admission_info info;
-    struct admission_error err;
-    struct reviewcheck_error why;
+    struct error err;
+    struct error why;
     int rc;
     if (reviewcheck_run((const char *)data, size, &rc, &response, &info, &err, &patched, &why) != 0) {
         fprintf(stderr, "admission contract broken: %s\n", why.message);

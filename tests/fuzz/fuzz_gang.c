@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void check_legacy(const json_t *rc_json)
 {
     struct gang_spec gang;
-    struct gang_error err;
+    struct error err;
     gang_spec_init(&gang);
     if (legacy_gang_from_raycluster(rc_json, &gang, &err) != 0) {
         CHECK(err.message[0] != '\0' && strstr(err.message, ": ") != NULL);
@@ -55,9 +55,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc_json == NULL)
         return 0;
     struct gang_spec gang;
-    struct gang_error err;
+    struct error err;
     struct resources head, back;
-    struct resources_error rerr;
+    struct error rerr;
     gang_spec_init(&gang);
     resources_init(&head);
     resources_init(&back);

@@ -50,7 +50,7 @@ static void check_parsed(const struct kubeconfig *c)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct kubeconfig cfg;
-    struct kubeconfig_error err;
+    struct error err;
     static const char *const contexts[] = {NULL, "admin@local"};
     for (size_t i = 0; i < 2; i++) {
         kubeconfig_init(&cfg);

@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0; /* an embedded NUL: C strings cannot carry it */
 
     struct quantity q, r, n;
-    struct quantity_error err;
+    struct error err;
     if (quantity_parse(s, unit, &q, &err) != 0) {
         CHECK(err.message[0] != '\0' && strchr(err.message, '\n') == NULL);
         return 0;

@@ -48,7 +48,7 @@ static int on_event(void *arg, const struct watchstream_event *ev)
 static int feed(const uint8_t *data, size_t size, const uint8_t *cuts, size_t ncuts, struct seen *s)
 {
     struct watchstream ws;
-    struct watchstream_error err;
+    struct error err;
     int rc = 0;
     watchstream_init(&ws, MAX_EVENT, on_event, s);
     size_t off = 0;

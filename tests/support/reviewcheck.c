@@ -9,7 +9,7 @@
 #include "mutate.h"
 #include "util.h"
 
-__attribute__((format(printf, 2, 3))) static int fail(struct reviewcheck_error *why, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static int fail(struct error *why, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -24,13 +24,11 @@ static int is_string(const json_t *obj, const char *key, const char *want)
     return s != NULL && strcmp(s, want) == 0;
 }
 
-static int check_error(int rc, const json_t *response, const struct admission_info *info, const struct admission_error *err,
-                       struct reviewcheck_error *why)
+static int check_error(int rc, const json_t *response, const struct admission_info *info, const struct error *err,
+                       struct error *why)
 {
     if (response != NULL)
         return fail(why, "an HTTP error with a response");
-    if (err->http_status != 400)
-        return fail(why, "HTTP error status %d, want 400", err->http_status);
     if (err->message[0] == '\0' || strchr(err->message, '\n') != NULL || strchr(err->message, '\r') != NULL)
         return fail(why, "HTTP error message empty or not one line: \"%s\"", err->message);
     if (strcmp(info->result, "error") != 0)
@@ -40,7 +38,7 @@ static int check_error(int rc, const json_t *response, const struct admission_in
 }
 
 /* The JSON Patch carried by resp (new reference), checked for form. */
-static json_t *decode_patch(const json_t *resp, struct reviewcheck_error *why)
+static json_t *decode_patch(const json_t *resp, struct error *why)
 {
     const char *b64 = json_string_value(json_object_get(resp, "patch"));
     size_t n, len;
@@ -83,7 +81,7 @@ static size_t count_gates(const json_t *pod)
     const json_t *gates = json_object_get(json_object_get(pod, "spec"), "schedulingGates");
     size_t i, n = 0;
     const json_t *g;
-    json_array_foreach(gates, i, g) n += is_string(g, "name", MUTATE_GATE_NAME);
+    json_array_foreach(gates, i, g) n += is_string(g, "name", NAMES_GATE);
     return n;
 }
 
@@ -92,7 +90,7 @@ static size_t count_gates(const json_t *pod)
  * that came with it twice keeps its two: the apiserver refuses the duplicate),
  * and the group-name annotation.
  */
-static int check_pod(const json_t *before, const json_t *pod, struct reviewcheck_error *why)
+static int check_pod(const json_t *before, const json_t *pod, struct error *why)
 {
     size_t had = count_gates(before), has = count_gates(pod);
     if (!json_is_array(json_object_get(json_object_get(pod, "spec"), "schedulingGates")))
@@ -100,13 +98,13 @@ static int check_pod(const json_t *before, const json_t *pod, struct reviewcheck
     if (has == 0 || (has != 1 && has != had))
         return fail(why, "patched pod has raygate's gate %zu times (it came with %zu)", has, had);
     const json_t *ann = json_object_get(json_object_get(pod, "metadata"), "annotations");
-    if (!json_is_string(json_object_get(ann, MUTATE_ANNOTATION_GROUP)))
-        return fail(why, "patched pod has no %s annotation", MUTATE_ANNOTATION_GROUP);
+    if (!json_is_string(json_object_get(ann, NAMES_ANNOTATION_GROUP)))
+        return fail(why, "patched pod has no %s annotation", NAMES_ANNOTATION_GROUP);
     return 0;
 }
 
 /* Admits review with request.object replaced by object: it must be allowed with no patch. */
-static int check_idempotent(const json_t *review, const json_t *object, struct reviewcheck_error *why)
+static int check_idempotent(const json_t *review, const json_t *object, struct error *why)
 {
     json_t *again = json_deep_copy(review);
     json_object_set(json_object_get(again, "request"), "object", (json_t *)object);
@@ -116,12 +114,12 @@ static int check_idempotent(const json_t *review, const json_t *object, struct r
         return fail(why, "cannot encode the patched review");
     json_t *response = NULL;
     struct admission_info info;
-    struct admission_error err;
+    struct error err;
     int rc = admission_handle(text, strlen(text), &response, &info, &err);
     free(text);
     int bad = 0;
     if (rc != 0)
-        bad = fail(why, "patched object: HTTP %d %s", err.http_status, err.message);
+        bad = fail(why, "patched object: HTTP %d %s", ADMISSION_ERROR_STATUS, err.message);
     else if (!json_is_true(json_object_get(json_object_get(response, "response"), "allowed")))
         bad = fail(why, "patched object is denied");
     else if (json_object_get(json_object_get(response, "response"), "patch") != NULL)
@@ -131,7 +129,7 @@ static int check_idempotent(const json_t *review, const json_t *object, struct r
 }
 
 int reviewcheck_answer(const char *body, size_t len, int rc, const json_t *response, const struct admission_info *info,
-                       const struct admission_error *err, json_t **patched, struct reviewcheck_error *why)
+                       const struct error *err, json_t **patched, struct error *why)
 {
     json_t *review = NULL, *patch = NULL, *result = NULL;
     int bad = -1;
@@ -215,7 +213,7 @@ int reviewcheck_answer(const char *body, size_t len, int rc, const json_t *respo
     }
     if ((patch = decode_patch(resp, why)) == NULL)
         goto out;
-    struct jsonpatch_error perr;
+    struct error perr;
     result = jsonpatch_apply(json_object_get(request, "object"), patch, &perr);
     if (result == NULL) {
         fail(why, "patch does not apply: %s", perr.message);
@@ -243,7 +241,7 @@ out:
 }
 
 int reviewcheck_run(const char *body, size_t len, int *rc, json_t **response, struct admission_info *info,
-                    struct admission_error *err, json_t **patched, struct reviewcheck_error *why)
+                    struct error *err, json_t **patched, struct error *why)
 {
     *rc = admission_handle(body, len, response, info, err);
     return reviewcheck_answer(body, len, *rc, *response, info, err, patched, why);

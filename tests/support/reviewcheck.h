@@ -23,10 +23,7 @@
 #include <jansson.h>
 
 #include "admission.h"
-
-struct reviewcheck_error {
-    char message[512];
-};
+#include "errors.h"
 
 /*
  * Checks the outcome of admission_handle(body, len, ...) = rc with response
@@ -35,7 +32,7 @@ struct reviewcheck_error {
  * was no patch). Returns -1 with why otherwise.
  */
 int reviewcheck_answer(const char *body, size_t len, int rc, const json_t *response, const struct admission_info *info,
-                       const struct admission_error *err, json_t **patched, struct reviewcheck_error *why);
+                       const struct error *err, json_t **patched, struct error *why);
 
 /*
  * Runs admission_handle() on body and checks its outcome with
@@ -43,6 +40,6 @@ int reviewcheck_answer(const char *body, size_t len, int rc, const json_t *respo
  * handler's, for further checks by the caller.
  */
 int reviewcheck_run(const char *body, size_t len, int *rc, json_t **response, struct admission_info *info,
-                    struct admission_error *err, json_t **patched, struct reviewcheck_error *why);
+                    struct error *err, json_t **patched, struct error *why);
 
 #endif

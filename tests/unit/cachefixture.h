@@ -17,7 +17,7 @@ static const char *const cachefixture_kinds[] = {"queues", "nodes", "rayclusters
 /* Puts obj (borrowed) of kind (one of cachefixture_kinds) into c; fails the test if the cache refuses it. */
 static inline void cachefixture_upsert(struct cache *c, const char *kind, const json_t *obj)
 {
-    struct gang_error err;
+    struct error err;
     int rc;
     if (strcmp(kind, "queues") == 0)
         rc = cache_upsert_queue(c, obj, &err);

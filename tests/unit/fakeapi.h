@@ -382,7 +382,7 @@ static inline struct kube_client *client_for(struct fake *f, const char *token, 
     cfg.server = strdup(server);
     cfg.token = token != NULL ? strdup(token) : NULL;
     cfg.token_file = token_file != NULL ? strdup(token_file) : NULL;
-    struct kube_error err;
+    struct error err;
     struct kube_client *c = kube_client_create(&cfg, o, &err);
     if (c == NULL)
         fail_msg("kube_client_create: %s", err.message);

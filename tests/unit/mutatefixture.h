@@ -9,7 +9,7 @@
 #include "jsonpatch.h"
 #include "mutate.h"
 
-typedef int (*mutate_fn)(const json_t *, struct mutate_result *, struct mutate_error *);
+typedef int (*mutate_fn)(const json_t *, struct mutate_result *, struct error *);
 
 /*
  * One fixture: "object" in; then "deny" (the message), "noPatch", or "expected"
@@ -21,7 +21,7 @@ static inline void run_fixture(const char *file, mutate_fn fn, size_t *patched, 
     json_t *c = fixture_json(file);
     json_t *object = json_object_get(c, "object");
     struct mutate_result r;
-    struct mutate_error err = {{0}};
+    struct error err = {{0}};
     mutate_result_init(&r);
     int rc = fn(object, &r, &err);
     const char *deny = json_string_value(json_object_get(c, "deny"));
@@ -55,7 +55,7 @@ static inline void run_fixture(const char *file, mutate_fn fn, size_t *patched, 
     assert_true(json_array_size(r.patch) > 0);
     if (json_object_get(c, "patch") != NULL)
         fixture_check_json(file, "patch", r.patch, json_object_get(c, "patch"));
-    struct jsonpatch_error perr;
+    struct error perr;
     json_t *applied = jsonpatch_apply(object, r.patch, &perr);
     if (applied == NULL)
         fail_msg("%s: patch does not apply: %s", file, perr.message);

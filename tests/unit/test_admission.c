@@ -36,7 +36,7 @@ static void run_fixture(const char *file, size_t *ok, size_t *errors)
     char *body = raw != NULL ? strdup(raw) : json_dumps(json_object_get(c, "review"), JSON_COMPACT);
     json_t *response = (json_t *)1;
     struct admission_info info = {0};
-    struct admission_error err = {0, {0}};
+    struct error err = {{0}};
     int rc = admission_handle(body, strlen(body), &response, &info, &err);
 
     if (json_object_get(c, "http") != NULL) {
@@ -44,7 +44,7 @@ static void run_fixture(const char *file, size_t *ok, size_t *errors)
         if (rc != -1)
             fail_msg("%s: answered, expected HTTP %lld", file, (long long)json_integer_value(json_object_get(c, "http")));
         assert_null(response);
-        assert_int_equal(err.http_status, json_integer_value(json_object_get(c, "http")));
+        assert_int_equal(ADMISSION_ERROR_STATUS, json_integer_value(json_object_get(c, "http")));
         if (strstr(err.message, want) == NULL)
             fail_msg("%s: message \"%s\" lacks \"%s\"", file, err.message, want);
         assert_null(strchr(err.message, '\n'));
@@ -53,7 +53,7 @@ static void run_fixture(const char *file, size_t *ok, size_t *errors)
         goto done;
     }
     if (rc != 0)
-        fail_msg("%s: HTTP %d %s", file, err.http_status, err.message);
+        fail_msg("%s: HTTP %d %s", file, ADMISSION_ERROR_STATUS, err.message);
     json_t *review = json_object_get(c, "review");
     json_t *request = json_object_get(review, "request");
     json_t *resp = json_object_get(response, "response");
@@ -87,7 +87,7 @@ static void run_fixture(const char *file, size_t *ok, size_t *errors)
             fail_msg("%s: no patch", file);
         assert_string_equal(json_string_value(json_object_get(resp, "patchType")), "JSONPatch");
         json_t *patch = decode_patch(file, patch_b64);
-        struct jsonpatch_error perr;
+        struct error perr;
         json_t *patched = jsonpatch_apply(json_object_get(request, "object"), patch, &perr);
         if (patched == NULL)
             fail_msg("%s: patch does not apply: %s", file, perr.message);
@@ -125,12 +125,12 @@ static void test_length_respected(void **state)
                        "\"operation\":\"CREATE\",\"object\":{}}}GARBAGE";
     json_t *response = NULL;
     struct admission_info info;
-    struct admission_error err;
+    struct error err;
     assert_int_equal(admission_handle(body, strlen(body) - strlen("GARBAGE"), &response, &info, &err), 0);
     assert_true(json_is_true(json_object_get(json_object_get(response, "response"), "allowed")));
     json_decref(response);
     assert_int_equal(admission_handle(body, strlen(body), &response, &info, &err), -1);
-    assert_int_equal(err.http_status, 400);
+    assert_int_equal(ADMISSION_ERROR_STATUS, 400);
     assert_null(response);
 }
 
@@ -144,7 +144,7 @@ static void check_same_answer(const char *what, const char *body, size_t len, si
     char *text = NULL, *fast_text = NULL;
     size_t text_len = 0, fast_len = 0;
     struct admission_info info = {0}, want_info = {0}, fast_info = {0};
-    struct admission_error err = {0, {0}}, want_err = {0, {0}};
+    struct error err = {{0}}, want_err = {{0}};
     json_t *response = NULL;
     int want_rc = admission_handle(body, len, &response, &want_info, &want_err);
     int rc = admission_respond(body, len, &text, &text_len, &info, &err);

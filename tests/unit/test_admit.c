@@ -174,7 +174,7 @@ static void test_walkthrough(void **state)
     struct admit *a = admit_create(c);
     struct admit_result r;
     admit_result_init(&r);
-    struct gang_error err;
+    struct error err;
 
     assert_int_equal(admit_pass(a, 0, &r), 2);
     assert_int_equal(r.items[0].action, ADMIT_ACTION_ADMIT);
@@ -216,7 +216,7 @@ static void test_walkthrough(void **state)
 
     /* What the gang holds, as the Queue's status.allocated shows it. */
     struct resources held;
-    struct resources_error rerr;
+    struct error rerr;
     resources_init(&held);
     assert_int_equal(admit_gang_hold(c, g0, &held, &rerr), 0);
     char *hs = resources_to_string(&held);
@@ -277,7 +277,7 @@ static void test_incremental(void **state)
     struct cache *c = cachefixture_load(fx, 0);
     struct admit *a = admit_create(c);
     struct admit_result r;
-    struct gang_error err;
+    struct error err;
     admit_result_init(&r);
     admit_pass(a, 0, &r);
     assert_int_equal(r.queues_evaluated, 2);
@@ -348,7 +348,7 @@ static void test_node_added(void **state)
     struct cache *c = cachefixture_load(fx, 0);
     struct admit *a = admit_create(c);
     struct admit_result r;
-    struct gang_error err;
+    struct error err;
     admit_result_init(&r);
     admit_pass(a, 0, &r);
     assert_int_equal(r.len, 1);
@@ -383,7 +383,7 @@ static void test_node_waiters(void **state)
     struct cache *c = cachefixture_load(fx, 0);
     struct admit *a = admit_create(c);
     struct admit_result r;
-    struct gang_error err;
+    struct error err;
     admit_result_init(&r);
     admit_pass(a, 0, &r);
     assert_int_equal(r.len, 2);
@@ -486,7 +486,7 @@ static void test_reason_changed(void **state)
     json_t *pj = json_deep_copy(json_array_get(json_object_get(fx, "pods"), 0));
     json_t *meta = json_object_get(pj, "metadata");
     const char *ns = json_string_value(json_object_get(meta, "namespace")), *name = json_string_value(json_object_get(meta, "name"));
-    struct gang_error gerr;
+    struct error gerr;
     cache_pod_mark_told(cache_pod_get(c, ns, name));
     json_object_set_new(meta, "resourceVersion", json_string("999999"));
     assert_int_equal(cache_upsert_pod(c, pj, &gerr), 0);
@@ -513,7 +513,7 @@ static void test_ungate_patch_and_marks(void **state)
     struct cache *c = cachefixture_load(fx, 0);
     struct admit *a = admit_create(c);
     struct admit_result r;
-    struct gang_error err;
+    struct error err;
     admit_result_init(&r);
     admit_pass(a, 0, &r);
     assert_int_equal(r.items[0].action, ADMIT_ACTION_ADMIT);
@@ -575,7 +575,7 @@ static void test_tail_progress(void **state)
     struct cache *c = cachefixture_load(fx, 0);
     struct admit *a = admit_create(c);
     struct admit_result r;
-    struct gang_error err;
+    struct error err;
     admit_result_init(&r);
     admit_pass(a, 0, &r);
     assert_int_equal(r.len, 2);
@@ -624,7 +624,7 @@ static void test_tail_release(void **state)
     struct cache *c = cachefixture_load(fx, 0);
     struct admit *a = admit_create(c);
     struct admit_result r;
-    struct gang_error err;
+    struct error err;
     admit_result_init(&r);
     admit_pass(a, 0, &r);
     assert_int_equal(r.len, 1);

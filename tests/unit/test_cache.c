@@ -51,7 +51,7 @@ static void test_node_usage(void **state)
     (void)state;
     json_t *fx = fixture_json("admit/nodes-other-pods.json");
     struct cache *c = cache_create();
-    struct gang_error err;
+    struct error err;
     /* The pod comes before its node: the node is known by name, its usage counted. */
     assert_int_equal(cache_upsert_pod(c, fixture_pod(fx, "web-1"), &err), 0);
     assert_int_equal(used(c, "node-a", "cpu"), 3000);
@@ -109,7 +109,7 @@ static void test_lookups(void **state)
     (void)state;
     json_t *fx = fixture_json("admit/queue-walkthrough.json");
     struct cache *c = cache_create();
-    struct gang_error err;
+    struct error err;
     json_t *head = json_array_get(json_object_get(fx, "pods"), 0);
     json_t *worker = json_array_get(json_object_get(fx, "pods"), 1);
     assert_int_equal(cache_upsert_pod(c, head, &err), 0);
@@ -186,7 +186,7 @@ static void test_preemption_fields(void **state)
     (void)state;
     json_t *fx = fixture_json("admit/queue-walkthrough.json");
     struct cache *c = cache_create();
-    struct gang_error err;
+    struct error err;
     json_t *q = json_deep_copy(json_array_get(json_object_get(fx, "queues"), 0));
     const char *qname = json_string_value(json_object_get(json_object_get(q, "metadata"), "name"));
     assert_int_equal(cache_upsert_queue(c, q, &err), 0);
@@ -246,7 +246,7 @@ static void test_eviction_fields(void **state)
     (void)state;
     json_t *fx = fixture_json("admit/queue-walkthrough.json");
     struct cache *c = cache_create();
-    struct gang_error err;
+    struct error err;
     json_t *pod = json_deep_copy(json_array_get(json_object_get(fx, "pods"), 1));
     json_object_set_new(pod, "status",
                         json_pack("{s:s,s:[{s:s,s:s,s:s,s:s},{s:s,s:s,s:s}]}", "phase", "Pending", "conditions", "type",
@@ -331,7 +331,7 @@ static void test_interning(void **state)
     (void)state;
     json_t *fx = fixture_json("admit/nodes-taints.json");
     struct cache *c = cache_create();
-    struct gang_error err;
+    struct error err;
     size_t i;
     json_t *p;
     json_array_foreach(json_object_get(fx, "pods"), i, p)
@@ -372,7 +372,7 @@ static void test_memory_per_pod(void **state)
     json_t *fx = fixture_json("admit/queue-walkthrough.json");
     json_t *tmpl = json_array_get(json_object_get(fx, "pods"), 1);
     json_t *node = json_array_get(json_object_get(fx, "nodes"), 0);
-    struct gang_error err;
+    struct error err;
     const size_t npods = 10000;
     json_t **pods = calloc(npods, sizeof(*pods));
     for (size_t i = 0; i < npods; i++) {

@@ -24,7 +24,7 @@ struct fixture {
 static int setup(void **state)
 {
     struct fixture *f = calloc(1, sizeof(*f));
-    struct certgen_error err = {{0}};
+    struct error err = {{0}};
     struct certgen_request req = {dns, 2, ips, 2, 30};
     if (certgen_ca_create("raygate-ca", 3650, &f->ca, &err) != 0 || certgen_serving_create(&f->ca, &req, &f->serving, &err) != 0) {
         print_error("certgen: %s\n", err.message);
@@ -97,7 +97,7 @@ static void test_validity(void **state)
 static void test_check(void **state)
 {
     struct fixture *f = *state;
-    struct certgen_error err = {{0}};
+    struct error err = {{0}};
     struct certgen_request req = {dns, 2, ips, 2, 30};
     time_t now = time(NULL);
     assert_int_equal(certgen_check(f->serving.cert, f->serving.key, f->ca.cert, &req, now, 29 * DAY, &err), 0);
@@ -150,7 +150,7 @@ static void test_pem_round_trip(void **state)
 static void test_invalid_requests(void **state)
 {
     struct fixture *f = *state;
-    struct certgen_error err = {{0}};
+    struct error err = {{0}};
     struct certgen_pair out = {0};
     const char *bad_dns[][1] = {{"bad name"}, {"a..b"}, {"-a.b"}, {"a-.b"}, {"a.b."}, {""}, {"a,DNS:evil.com"}};
     for (size_t i = 0; i < sizeof(bad_dns) / sizeof(bad_dns[0]); i++) {

@@ -48,7 +48,7 @@ static void test_fixtures(void **state)
         json_t *c = fixture_json(files[i]);
         const json_t *rc_obj = json_object_get(c, "raycluster");
         const char *want_error = json_string_value(json_object_get(c, "error"));
-        struct gang_error err = {{0}};
+        struct error err = {{0}};
         int rc;
         if (rc_obj != NULL) {
             struct gang_spec spec;
@@ -101,7 +101,7 @@ static void test_metadata_irrelevant(void **state)
     json_t *c = fixture_json("gang/basic.json");
     json_t *rc = json_object_get(c, "raycluster");
     struct gang_spec a, b;
-    struct gang_error err;
+    struct error err;
     gang_spec_init(&a);
     gang_spec_init(&b);
     assert_int_equal(gang_from_raycluster(rc, &a, &err), 0);

@@ -55,8 +55,8 @@ static int check_case(const json_t *c)
     }
     json_t *response = NULL, *patched = NULL;
     struct admission_info info;
-    struct admission_error err;
-    struct reviewcheck_error why;
+    struct error err;
+    struct error why;
     int rc;
 
     if (reviewcheck_run(body, len, &rc, &response, &info, &err, &patched, &why) != 0)
@@ -67,13 +67,13 @@ static int check_case(const json_t *c)
         const char *want = json_string_value(json_object_get(c, "error"));
         if (rc != -1)
             fail_msg("%s: answered, expected HTTP %lld", name, (long long)json_integer_value(http));
-        if (err.http_status != json_integer_value(http) || strstr(err.message, want) == NULL)
-            fail_msg("%s: HTTP %d \"%s\", expected %lld with \"%s\"", name, err.http_status, err.message,
+        if (ADMISSION_ERROR_STATUS != json_integer_value(http) || strstr(err.message, want) == NULL)
+            fail_msg("%s: HTTP %d \"%s\", expected %lld with \"%s\"", name, ADMISSION_ERROR_STATUS, err.message,
                      (long long)json_integer_value(http), want);
         goto done;
     }
     if (rc != 0)
-        fail_msg("%s: HTTP %d %s, expected an answer", name, err.http_status, err.message);
+        fail_msg("%s: HTTP %d %s, expected an answer", name, ADMISSION_ERROR_STATUS, err.message);
     const json_t *resp = json_object_get(response, "response");
     fixture_check_json(name, "allowed", json_object_get(resp, "allowed"), json_object_get(c, "allowed"));
 
@@ -144,8 +144,8 @@ static void test_checker_catches(void **state)
     const char *body = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\","
                        "\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\",\"object\":{}}}";
     struct admission_info info = {"Pod", "CREATE", "patched"};
-    struct admission_error err = {0, ""};
-    struct reviewcheck_error why;
+    struct error err = {{0}};
+    struct error why;
     /* "remove" of a path the object lacks: the apiserver would fail the pod's creation. */
     json_t *bad_patch = json_pack("{s:s,s:s,s:{s:s,s:b,s:s,s:s}}", "apiVersion", "admission.k8s.io/v1", "kind", "AdmissionReview",
                                   "response", "uid", "u", "allowed", 1, "patchType", "JSONPatch", "patch",

@@ -22,7 +22,7 @@ static void test_apply_cases(void **state)
         const char *comment = json_string_value(json_object_get(c, "comment"));
         json_t *doc = json_object_get(c, "doc");
         char *before = fixture_dump(doc);
-        struct jsonpatch_error err = {{0}};
+        struct error err = {{0}};
         json_t *got = jsonpatch_apply(doc, json_object_get(c, "patch"), &err);
         const char *want_error = json_string_value(json_object_get(c, "error"));
         if (want_error != NULL) {
@@ -58,7 +58,7 @@ static void test_diff_cases(void **state)
         json_t *from = json_object_get(c, "from"), *to = json_object_get(c, "to");
         json_t *patch = jsonpatch_diff(from, to);
         fixture_check_json(comment, NULL, patch, json_object_get(c, "patch"));
-        struct jsonpatch_error err;
+        struct error err;
         json_t *applied = jsonpatch_apply(from, patch, &err);
         if (applied == NULL)
             fail_msg("%s: diff does not apply: %s", comment, err.message);

@@ -315,7 +315,7 @@ static void test_token_reread(void **state)
     kubeconfig_init(&cfg);
     cfg.server = strdup("http://127.0.0.1:1");
     cfg.token_file = strdup(path);
-    struct kube_error err;
+    struct error err;
     assert_null(kube_client_create(&cfg, NULL, &err));
     assert_non_null(strstr(err.message, "cannot read token file"));
     kubeconfig_finish(&cfg);
@@ -597,7 +597,7 @@ static void test_watch(void **state)
     struct kube_client *c = client_for(f, "tok", NULL, &o);
     struct events e;
     events_init(&e);
-    struct kube_error err;
+    struct error err;
     struct kube_watcher *w = kube_watcher_create(c, &err);
     assert_non_null(w);
     struct kube_watch_spec bad = {.name = "pods", .path = "/api/v1/pods?watch=1", .fn = on_event};
@@ -693,7 +693,7 @@ static void test_watch_gone_relists(void **state)
     struct kube_client *c = client_for(f, NULL, NULL, &o);
     struct events e;
     events_init(&e);
-    struct kube_error err;
+    struct error err;
     struct kube_watcher *w = kube_watcher_create(c, &err);
     assert_non_null(w);
     struct kube_watch_spec spec = {.name = "pods", .path = "/api/v1/pods", .fn = on_event, .arg = &e};
@@ -762,7 +762,7 @@ static void test_watch_many(void **state)
     struct kube_client *c = client_for(f, NULL, NULL, NULL);
     struct events e;
     events_init(&e);
-    struct kube_error err;
+    struct error err;
     struct kube_watcher *w = kube_watcher_create(c, &err);
     static const char *const paths[] = {"/api/v1/pods", "/api/v1/nodes", "/apis/ray.io/v1/rayclusters",
                                         "/apis/scheduling.volcano.sh/v1beta1/queues"};

@@ -85,7 +85,7 @@ static void test_fixtures(void **state)
         const char *want_error = json_string_value(json_object_get(want, "error"));
         const char *use_context = json_string_value(json_object_get(want, "use-context"));
         struct kubeconfig cfg;
-        struct kubeconfig_error err = {{0}};
+        struct error err = {{0}};
         kubeconfig_init(&cfg);
         int rc = kubeconfig_parse(buf, len, "/etc/kube", use_context, &cfg, &err);
         if (want_error != NULL) {
@@ -120,7 +120,7 @@ static void test_relative_without_base(void **state)
     size_t len;
     char *buf = read_fixture("kubeconfig/client-cert-files.yaml", &len);
     struct kubeconfig cfg;
-    struct kubeconfig_error err;
+    struct error err;
     kubeconfig_init(&cfg);
     assert_int_equal(kubeconfig_parse(buf, len, NULL, NULL, &cfg, &err), 0);
     assert_string_equal(cfg.client_cert_file, "./certs/admin.crt");
@@ -138,7 +138,7 @@ static void test_load_file(void **state)
     char *path = fixture_path("kubeconfig/token.yaml");
     char *dir = fixture_path("kubeconfig");
     struct kubeconfig cfg;
-    struct kubeconfig_error err;
+    struct error err;
     kubeconfig_init(&cfg);
     assert_int_equal(kubeconfig_load_file(path, NULL, &cfg, &err), 0);
     char want[1024];
@@ -168,7 +168,7 @@ static void test_load_rule(void **state)
     char list[2048];
     snprintf(list, sizeof(list), "%s:%s", a, b);
     struct kubeconfig cfg;
-    struct kubeconfig_error err;
+    struct error err;
     kubeconfig_init(&cfg);
 
     setenv("KUBECONFIG", list, 1);
@@ -193,7 +193,7 @@ static void test_incluster(void **state)
     (void)state;
     char *dir = fixture_path("kubeconfig/incluster");
     struct kubeconfig cfg;
-    struct kubeconfig_error err;
+    struct error err;
     kubeconfig_init(&cfg);
 
     unsetenv("KUBERNETES_SERVICE_HOST");
@@ -240,7 +240,7 @@ static void test_copy(void **state)
     size_t len;
     char *buf = read_fixture("kubeconfig/data-forms.yaml", &len);
     struct kubeconfig a, b;
-    struct kubeconfig_error err;
+    struct error err;
     kubeconfig_init(&a);
     kubeconfig_init(&b);
     assert_int_equal(kubeconfig_parse(buf, len, NULL, NULL, &a, &err), 0);

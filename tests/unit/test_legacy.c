@@ -31,7 +31,7 @@ static void test_fixtures(void **state)
         json_t *c = fixture_json(files[i]);
         const json_t *obj = json_object_get(c, "raycluster");
         const char *want_error = json_string_value(json_object_get(c, "error"));
-        struct gang_error err = {{0}};
+        struct error err = {{0}};
         struct gang_spec spec;
         gang_spec_init(&spec);
         assert_true(legacy_is_raycluster(obj));

@@ -44,7 +44,7 @@ static void test_pod_name_irrelevant(void **state)
     json_t *c = fixture_json("mutate/pod/basic-generate-name.json");
     json_t *pod = json_object_get(c, "object");
     struct mutate_result a, b;
-    struct mutate_error err;
+    struct error err;
     mutate_result_init(&a);
     mutate_result_init(&b);
     assert_int_equal(mutate_pod(pod, &a, &err), 0);

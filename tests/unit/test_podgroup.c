@@ -46,7 +46,7 @@ static void gang_from_json(const json_t *j, struct gang_holder *h)
 {
     memset(&h->g, 0, sizeof(h->g));
     resources_init(&h->min);
-    struct resources_error err;
+    struct error err;
     if (resources_parse(&h->min, json_object_get(j, "minResources"), "minResources", 0, &err) != 0)
         fail_msg("%s", err.message);
     h->g.namespace_ = str(j, "namespace");
@@ -286,7 +286,7 @@ static void check_queue(const char *where, struct cache *c, struct gauges *gs, c
     if (q == NULL)
         fail_msg("%s: queue %s not cached", where, name);
     struct podgroup_queue_status st;
-    struct resources_error err;
+    struct error err;
     podgroup_queue_status_init(&st);
     assert_int_equal(podgroup_queue_status(c, q, &st, &err), 0);
     json_t *got = json_pack("{s:I,s:I,s:I,s:o}", "running", (json_int_t)st.running, "inqueue", (json_int_t)st.inqueue, "pending",
@@ -371,7 +371,7 @@ static void test_walkthrough(void **state)
     struct gauges gs;
     gauges_init(&gs);
     json_t *observed = json_object(); /* "ns/name" -> the PodGroup as written */
-    struct gang_error gerr;
+    struct error gerr;
     size_t i;
     json_t *stage;
     json_array_foreach(json_object_get(wt, "stages"), i, stage)

@@ -110,7 +110,7 @@ static const struct resources *rl(struct resources *slot, const json_t *j)
     resources_init(slot);
     if (j == NULL || json_is_null(j))
         return NULL;
-    struct resources_error err;
+    struct error err;
     if (resources_parse(slot, j, "fixture", 0, &err) != 0)
         fail_msg("%s", err.message);
     return slot;

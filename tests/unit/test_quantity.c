@@ -75,7 +75,7 @@ static int for_each_row(const char *rel, int nfields, void (*fn)(char **fields, 
 static void parse_row(char **f, int lineno)
 {
     struct quantity q = {0, QUANTITY_DECIMAL_SI};
-    struct quantity_error err = {{0}};
+    struct error err = {{0}};
     int rc = quantity_parse(f[0], parse_unit(f[1]), &q, &err);
     if (strcmp(f[2], "error") == 0) {
         if (rc != -1)
@@ -131,7 +131,7 @@ static void test_format_kept(void **state)
 {
     (void)state;
     struct quantity a, b;
-    struct quantity_error err;
+    struct error err;
     assert_int_equal(quantity_parse("2Gi", QUANTITY_UNIT_BASE, &a, &err), 0);
     assert_int_equal(a.format, QUANTITY_BINARY_SI);
     assert_int_equal(quantity_parse("2G", QUANTITY_UNIT_BASE, &b, &err), 0);
@@ -180,7 +180,7 @@ static void test_error_message_sanitized(void **state)
     s[sizeof(s) - 1] = '\0';
     s[5] = '\n';
     struct quantity q;
-    struct quantity_error err;
+    struct error err;
     assert_int_equal(quantity_parse(s, QUANTITY_UNIT_BASE, &q, &err), -1);
     assert_null(strchr(err.message, '\n'));
     assert_non_null(strstr(err.message, "..."));

@@ -164,7 +164,7 @@ static void test_cache_gang(void **state)
     json_t *c = fixture_json("mutate/raycluster/rayjob-origin-submitter.json");
     json_t *cluster = json_object_get(c, "expected");
     struct cache *cache = cache_create();
-    struct gang_error err;
+    struct error err;
     assert_int_equal(cache_upsert_raycluster(cache, cluster, &err), 0);
     struct cache_gang *g = cache_gang_get(cache, "default", "rayjob-sample-x7k2p");
     assert_non_null(g);
@@ -219,7 +219,7 @@ static void test_rerun(void **state)
             continue;
         }
         fixture_check_json(what, "patch", got, want);
-        struct jsonpatch_error perr;
+        struct error perr;
         json_t *applied = jsonpatch_apply(object, got, &perr);
         if (applied == NULL)
             fail_msg("%s: does not apply: %s", what, perr.message);
@@ -256,7 +256,7 @@ static void test_cluster_of_mutated_rayjob(void **state)
                   "rayjob-sample-x7k2p", "namespace", "default", "labels", labels, "annotations",
                   json_object_get(meta, "annotations"), "spec", json_object_get(json_object_get(job, "spec"), "rayClusterSpec"));
     struct mutate_result r;
-    struct mutate_error err;
+    struct error err;
     mutate_result_init(&r);
     assert_int_equal(mutate_raycluster(cluster, &r, &err), 0);
     assert_null(r.warnings);
@@ -270,7 +270,7 @@ static void test_cluster_of_mutated_rayjob(void **state)
     fixture_check_json("cluster of a mutated RayJob", "patch", r.patch, want);
     /* The gate controller's gang of the cluster: the RayJob's minMember and minResources. */
     struct gang_spec gang;
-    struct gang_error gerr;
+    struct error gerr;
     gang_spec_init(&gang);
     assert_int_equal(rayjob_raycluster_gang(cluster, &gang, &gerr), 0);
     assert_int_equal(gang.min_member, 3);

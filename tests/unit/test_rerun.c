@@ -64,7 +64,7 @@ static int handler(struct fake *f, const struct fake_req *req)
                      json_pack("{s:s,s:{s:s},s:o}", "kind", "RayJobList", "metadata", "resourceVersion", "9", "items", items));
     } else if (strcmp(req->method, "PATCH") == 0 && strcmp(req->target, JOB_PATH) == 0) {
         json_t *patch = json_loadb(req->body, req->body_len, 0, NULL);
-        struct jsonpatch_error perr;
+        struct error perr;
         json_t *next = NULL;
         if (strstr(req->content_type, "merge-patch") != NULL) {
             const json_t *m = json_object_get(patch, "metadata");

@@ -23,7 +23,7 @@ static void test_parse_cases(void **state)
         const char *path = json_string_value(json_object_get(c, "path"));
         unsigned flags = json_is_true(json_object_get(c, "nonnegative")) ? RESOURCES_NONNEGATIVE : 0;
         struct resources r;
-        struct resources_error err = {{0}};
+        struct error err = {{0}};
         resources_init(&r);
         int rc = resources_parse(&r, json_object_get(c, "input"), path ? path : "resources", flags, &err);
         const char *want_error = json_string_value(json_object_get(c, "error"));
@@ -72,7 +72,7 @@ static void test_arithmetic_cases(void **state)
         const char *op = json_string_value(json_object_get(c, "op"));
         json_t *terms = json_object_get(c, "terms");
         struct resources acc, term;
-        struct resources_error err = {{0}};
+        struct error err = {{0}};
         int rc = 0;
         resources_init(&acc);
         resources_init(&term);

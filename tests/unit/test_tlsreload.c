@@ -25,7 +25,7 @@ struct fixture {
 static int setup(void **state)
 {
     struct fixture *f = calloc(1, sizeof(*f));
-    struct certgen_error err = {{0}};
+    struct error err = {{0}};
     const char *dns[] = {"localhost"};
     struct certgen_request req = {dns, 1, NULL, 0, 30};
     if (certgen_ca_create("test-ca", 30, &f->ca, &err) != 0 || certgen_serving_create(&f->ca, &req, &f->a, &err) != 0 ||
@@ -137,7 +137,7 @@ static int handshake(SSL_CTX *server, X509 *ca, int client_max_version, const un
 static void test_ctx_serves_tls12_plus_with_alpn(void **state)
 {
     struct fixture *f = *state;
-    struct tlsreload_error err = {{0}};
+    struct error err = {{0}};
     /* The chain: leaf then the CA, all served. */
     size_t chain_len = strlen(f->a_crt) + strlen(f->ca_pem);
     char *chain = malloc(chain_len + 1);
@@ -167,7 +167,7 @@ static void test_ctx_serves_tls12_plus_with_alpn(void **state)
 static void test_ctx_rejects_bad_pairs(void **state)
 {
     struct fixture *f = *state;
-    struct tlsreload_error err = {{0}};
+    struct error err = {{0}};
     assert_null(tlsreload_ctx_create(f->a_crt, strlen(f->a_crt), f->b_key, strlen(f->b_key), &err));
     assert_non_null(strstr(err.message, "does not match"));
     assert_null(tlsreload_ctx_create("junk", 4, f->a_key, strlen(f->a_key), &err));
@@ -179,7 +179,7 @@ static void test_ctx_rejects_bad_pairs(void **state)
 static void test_reload_on_change_keeps_old_on_bad_pair(void **state)
 {
     struct fixture *f = *state;
-    struct tlsreload_error err = {{0}};
+    struct error err = {{0}};
     write_file(f->crt_path, f->a_crt, NULL);
     write_file(f->key_path, f->a_key, NULL);
     struct tlsreload *r = tlsreload_create(f->crt_path, f->key_path, &err);
@@ -221,7 +221,7 @@ static void test_reload_on_change_keeps_old_on_bad_pair(void **state)
 static void test_create_fails_without_usable_files(void **state)
 {
     struct fixture *f = *state;
-    struct tlsreload_error err = {{0}};
+    struct error err = {{0}};
     assert_null(tlsreload_create("/nonexistent/tls.crt", "/nonexistent/tls.key", &err));
     assert_non_null(strstr(err.message, "cannot read"));
     write_file(f->crt_path, f->a_crt, NULL);

@@ -14,8 +14,9 @@
 #include "fakeapi.h"
 #include "log.h"
 #include "ungate.h"
+#include "names.h"
 
-#define GATE "raygate.io/gang"
+#define GATE NAMES_GATE
 #define PODS_PATH "/api/v1/namespaces/ray/pods/"
 
 /*

@@ -47,7 +47,7 @@ static json_t *run_stream(const char *data, size_t len, size_t chunk, unsigned s
 {
     struct recorder r = {.events = json_array()};
     struct watchstream ws;
-    struct watchstream_error err = {{0}};
+    struct error err = {{0}};
     watchstream_init(&ws, 0, record, &r);
     error[0] = '\0';
     int rc = 0;
@@ -90,7 +90,7 @@ static void test_fixtures(void **state)
         char *data = fixture_read(rel, &len);
         const char *want_error = json_string_value(json_object_get(want, "error"));
         for (size_t k = 0; k < sizeof(chunks) / sizeof(chunks[0]); k++) {
-            char error[256];
+            char error[sizeof(((struct error *)0)->message)];
             json_t *got = run_stream(data, len, chunks[k], (unsigned)k, error, sizeof(error));
             if (!json_equal(got, json_object_get(want, "events"))) {
                 char *g = fixture_dump(got), *w = fixture_dump(json_object_get(want, "events"));
@@ -130,7 +130,7 @@ static void test_huge_event(void **state)
     char *ev = big_event(len);
     struct recorder r = {.events = json_array()};
     struct watchstream ws;
-    struct watchstream_error err;
+    struct error err;
 
     /* Split in 64 KiB reads, then a second event in the same read as the tail. */
     watchstream_init(&ws, 8u << 20, record, &r);
@@ -170,7 +170,7 @@ static void test_stop_and_reset(void **state)
     char *data = fixture_read("watchstream/basic.jsonl", &len);
     struct recorder r = {.events = json_array(), .stop_after = 2};
     struct watchstream ws;
-    struct watchstream_error err;
+    struct error err;
     watchstream_init(&ws, 0, record, &r);
     assert_int_equal(watchstream_feed(&ws, data, len, &err), 1);
     assert_int_equal(json_array_size(r.events), 2);
