@@ -133,21 +133,29 @@ static int fits_queue(struct sel *s)
     return !s->failed && within(s, s->q->capability);
 }
 
-/* Reclaim leaves every victim queue at or above its deserved in each deserved resource its victims hold. */
+/*
+ * Reclaim takes only from queues that borrow (allocated above deserved in
+ * some deserved resource) and leaves each at or above its deserved in every
+ * resource where it was: a resource it already had less of than deserved is
+ * not what it borrows, and does not stop the reclaim (Volcano's capacity
+ * plugin likewise compares the dimensions partly).
+ */
 static int keeps_deserved(struct sel *s)
 {
     for (size_t i = 0; i < s->nset; i++) {
         size_t qi = s->in->pool[s->set[i]].queue;
-        const struct resources *deserved = s->in->queues[qi].deserved;
+        const struct resources *deserved = s->in->queues[qi].deserved, *before = s->in->queues[qi].allocated;
         queue_without_set(s, qi);
+        int borrows = 0;
         for (size_t k = 0; deserved != NULL && k < deserved->len; k++) {
             const char *name = deserved->items[k].name;
-            int held = 0;
-            for (size_t j = 0; j < s->nset; j++)
-                held |= s->in->pool[s->set[j]].queue == qi && res_value(s->in->pool[s->set[j]].hold, name) > 0;
-            if (held && res_value(&s->tmp, name) < deserved->items[k].quantity.value)
+            int64_t want = deserved->items[k].quantity.value, had = res_value(before, name);
+            borrows |= had > want;
+            if (had >= want && res_value(&s->tmp, name) < want)
                 return 0;
         }
+        if (!borrows)
+            return 0;
     }
     return !s->failed;
 }

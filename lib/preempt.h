@@ -17,10 +17,11 @@
  * and its allocation plus the preemptor stays within it (every resource
  * deserved lists), and already admits the preemptor by its capability. The
  * candidates are the gangs of other queues that have spec.deserved, whose
- * spec.reclaimable is not false, and that borrow: evicting the gang (with the
- * victims already chosen in its queue) leaves its queue's allocation at or
- * above its deserved in every deserved resource the gang holds (it never
- * takes a queue below its deserved). The preemptor's queue's policy applies
+ * spec.reclaimable is not false, and that borrow (allocated above deserved
+ * in some resource deserved lists): evicting the gang (with the victims
+ * already chosen in its queue) leaves its queue at or above its deserved in
+ * every resource where it was (it never takes a queue below its deserved; a
+ * resource the queue already has less of than deserved does not count). The preemptor's queue's policy applies
  * to their priority too (LowerPriority: strictly lower), and Never turns
  * reclaim off as well. A queue without deserved neither reclaims nor is
  * reclaimed from.
