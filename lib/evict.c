@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "events.h"
 #include "flags.h"
 #include "util.h"
 
@@ -114,13 +115,7 @@ int evict_parse_time(const char *s, int64_t *ms)
 
 char *evict_format_time(int64_t ms, char *buf, size_t size)
 {
-    time_t t = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
-    struct tm tm;
-    if (gmtime_r(&t, &tm) == NULL || strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) {
-        if (size > 0)
-            buf[0] = '\0';
-    }
-    return buf;
+    return events_timestamp(ms >= 0 ? ms / 1000 : (ms - 999) / 1000, buf, size);
 }
 
 /* ------------------------------------------------------------ the timeouts */
