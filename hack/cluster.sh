@@ -265,6 +265,7 @@ cmd_up() {
 	# Quiet when everything is built; on a new machine it shows the build (several minutes, once).
 	bash "$here/build-upstream.sh" "${peer_build[@]}" 2>&1 | sed -u '/: cached$/d; /^build-upstream: all upstream programs present$/d' >&2
 	command -v etcd >/dev/null || die "etcd not found: run hack/deps.sh"
+	rm -rf "$KUBECACHEDIR" # what a cluster that was here before served is not this one's
 	mkdir -p "$STATE" "$PIDS" "$LOGS"
 	echo "$gang" >"$STATE/gang"
 	make_pki
@@ -402,6 +403,7 @@ cmd_status() {
 
 cmd_env() {
 	echo "export KUBECONFIG=$KUBECONFIG"
+	echo "export KUBECACHEDIR=$KUBECACHEDIR"
 	echo "export PATH=$K8S_BIN:\$PATH"
 }
 

@@ -3,11 +3,15 @@
 #   STATE       the local cluster's state folder (.cluster/, git-ignored)
 #   KUBECONFIG  the local cluster's admin kubeconfig (exported)
 #   KUBECTL     the kubectl built from the same Kubernetes release
+#   KUBECACHEDIR kubectl's discovery and HTTP cache, the local cluster's own
+#               (exported): ~/.kube/cache is keyed by server address, and an
+#               earlier cluster on the same port may have served other API groups
 _lib_here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$_lib_here/.." && pwd)"
 . "$_lib_here/versions.sh"
 STATE="${RAYGATE_STATE:-$ROOT/.cluster}"
 export KUBECONFIG="$STATE/kubeconfig"
+export KUBECACHEDIR="$STATE/kube-cache"
 KUBECTL="$K8S_BIN/kubectl"
 BUILD="${RAYGATE_BUILD:-$ROOT/build}"
 

@@ -31,7 +31,6 @@ start_candidate() {
 # log_has COMPONENT TEXT: the instance's log holds TEXT (fixed string).
 log_has() { grep -qF -- "$2" "$STATE/logs/$1.log"; }
 
-now_ms() { date +%s%3N; }
 
 # Stops every instance and starts the default one (no leader election) again.
 restore_gates() {

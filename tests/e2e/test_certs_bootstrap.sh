@@ -4,8 +4,8 @@
 # changes nothing.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
-WC="raygate-bootstrap-$RANDOM"
-trap 'kc delete mutatingwebhookconfiguration "$WC" --ignore-not-found >/dev/null 2>&1; e2e_teardown' EXIT
+WC="raygate-bootstrap-$(e2e_uid)"
+e2e_on_exit 'kc delete mutatingwebhookconfiguration "$WC" --ignore-not-found >/dev/null 2>&1'
 # A copy of raygate's configuration that no object selects, so it never
 # intercepts another test's requests.
 kc create --dry-run=client -o json -f "$ROOT/manifests/webhook-configuration.yaml" |

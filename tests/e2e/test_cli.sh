@@ -12,7 +12,7 @@ export PATH="$BUILD/cli:$PATH"
 kc plugin list 2>/dev/null | grep -q 'kubectl-raygate$' || fail "kubectl does not list the plugin"
 pass "kubectl finds the plugin on PATH"
 
-Q="cli-$RANDOM"
+Q="cli-$(e2e_uid)"
 make_queue "$Q" 4 6Gi
 inv_start
 
@@ -97,7 +97,7 @@ kc apply -f "$ROOT/manifests/cli-viewer.yaml" >/dev/null
 kc create serviceaccount -n "$NS" viewer >/dev/null
 crb="raygate-viewer-$NS"
 kc create clusterrolebinding "$crb" --clusterrole=raygate-viewer --serviceaccount="$NS:viewer" >/dev/null
-trap 'rc=$?; kc delete clusterrolebinding "$crb" --ignore-not-found >/dev/null 2>&1; (exit $rc); e2e_teardown' EXIT
+e2e_on_exit 'kc delete clusterrolebinding "$crb" --ignore-not-found >/dev/null 2>&1'
 assert_eq "the viewer cannot create pods" "no" "$(kc auth can-i create pods -n "$NS" --as="system:serviceaccount:$NS:viewer" || true)"
 assert_eq "the viewer cannot patch rayclusters" "no" \
 	"$(kc auth can-i patch rayclusters.ray.io -n "$NS" --as="system:serviceaccount:$NS:viewer" || true)"

@@ -14,8 +14,8 @@
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 restore_api() { api_up || "$ROOT/hack/cluster.sh" restart kube-apiserver >/dev/null 2>&1 || true; }
-trap 'restore_api; e2e_teardown' EXIT
-Q="apirestart-$RANDOM"
+e2e_on_exit restore_api
+Q="apirestart-$(e2e_uid)"
 make_queue "$Q" 4 16Gi
 inv_start --grace 10
 admitted_at() { kc get rayclusters.ray.io -n "$NS" "$1" -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}'; }

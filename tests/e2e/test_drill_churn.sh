@@ -84,7 +84,7 @@ while ((SECONDS < t_end)); do
 				-p '[{"op":"replace","path":"/spec/workerGroupSpecs/0/replicas","value":3}]' >/dev/null && scaled=$((scaled + 1))
 		fi
 	fi
-	sleep "0.$((3 + RANDOM % 7))"
+	sleep "0.$((3 + RANDOM % 7))" # pacing the churn (not a wait)
 	((RANDOM % 10 == 0)) && inv_assert "invariants held so far ($created created, $deleted deleted)" 2>&1 | tail -1 >&2
 done
 pass "churn done: $created created, $deleted deleted, $grown queue changes, $scaled scale-ups; ${#LIVE[@]} clusters left"

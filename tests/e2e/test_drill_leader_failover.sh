@@ -9,8 +9,8 @@
 . "$(dirname "$0")/leader.sh"
 e2e_setup
 LEASE_S=15 RETRY_S=2
-trap '_rc=$?; restore_gates; (exit $_rc); e2e_teardown' EXIT
-QA="drill-a-$RANDOM" QB="drill-b-$RANDOM"
+e2e_on_exit restore_gates
+QA="drill-a-$(e2e_uid)" QB="drill-b-$(e2e_uid)"
 make_queue "$QA" 12 16Gi # 4 gangs of cpu 3, memory 4Gi
 make_queue "$QB" 9 12Gi  # 3 gangs
 
@@ -32,7 +32,7 @@ for i in $(seq 0 11); do
 		t_kill="$(now_ms)"
 		say "leader $A killed after 5 arrivals"
 	fi
-	sleep 0.3
+	sleep 0.3 # pacing the arrivals (not a wait)
 done
 
 wait_until $((LEASE_S + 20)) "takeover" holder_is "$B" || fail "$B did not take over within $((LEASE_S + 20)) s"
@@ -78,5 +78,6 @@ kc delete rayclusters.ray.io -n "$NS" "$victim" --wait=false >/dev/null
 gone() { ! kc get rayclusters.ray.io -n "$NS" "$victim" >/dev/null 2>&1; }
 eventually 60 "$victim deleted" gone
 eventually 60 "$QA: a waiting gang admitted in $victim's place (4 admitted, 1 waiting)" settled "$QA" 4
-sleep 2
+polls="$(inv_polls)"
+eventually 30 "the invariant checker looked at the settled state twice" inv_polled_since $((polls + 1))
 inv_stop "invariants held through the failover"

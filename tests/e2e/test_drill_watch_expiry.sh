@@ -26,7 +26,7 @@ restore() { # on any exit: the gate running, the apiserver with its usual argume
 		wait_until 120 "kube-apiserver /readyz" api_up || true
 	fi
 }
-trap 'restore; e2e_teardown' EXIT
+e2e_on_exit restore
 etcd_revision() {
 	ETCDCTL_API=3 etcdctl --endpoints "http://127.0.0.1:$ETCD_PORT" endpoint status -w json | jq '.[0].Status.header.revision'
 }
@@ -38,14 +38,16 @@ expired_relist() { # FROM-LINE WATCH...: each WATCH got 410 from etcd and relist
 	done
 }
 restart_api --watch-cache=false
-Q="expiry-$RANDOM"
-Q2="expiry2-$RANDOM"
+Q="expiry-$(e2e_uid)"
+Q2="expiry2-$(e2e_uid)"
 make_queue "$Q" 4 16Gi
 E2E_QUEUES+=("$Q2")
 inv_start --grace 10
 
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" a "$Q" | kc apply -n "$NS" -f - >/dev/null
 all_or_none_watch a 3 120 || fail "a was not admitted"
+SPREAD=raygate_gang_ungate_spread_seconds
+spread_n0="$(gate_metric "${SPREAD}_count")" spread_fast0="$(gate_metric "${SPREAD}_bucket{le=\"1\"}")"
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" b "$Q" | kc apply -n "$NS" -f - >/dev/null
 three_b() { [[ "$(count_pods b)" == 3 ]]; }
 eventually 120 "KubeRay created b's 3 pods" three_b
@@ -82,6 +84,12 @@ pass "b admitted: the relist told the controller that a and its pods are gone"
 all_or_none_watch e 1 60 || fail "e was not admitted"
 all_or_none_watch c 1 60 || fail "c was not admitted in the queue created while the controller was frozen"
 pass "e and c (queue $Q2, created meanwhile) admitted"
+# The gates of each gang went within a second of each other (the controller's
+# own measure: first gate removed to last), b's included.
+spread_n="$(gate_metric "${SPREAD}_count")" spread_fast="$(gate_metric "${SPREAD}_bucket{le=\"1\"}")"
+((spread_n - spread_n0 >= 3)) || fail "$SPREAD counted $((spread_n - spread_n0)) gangs since a, not b, c and e"
+assert_eq "gangs since a whose gates were removed over more than 1 s ($SPREAD)" 0 \
+	"$(((spread_n - spread_n0) - (spread_fast - spread_fast0)))"
 inv_assert "invariants held through the expiry"
 
 restart_api

@@ -8,8 +8,8 @@
 e2e_setup
 webhook_running() { "$ROOT/hack/cluster.sh" status 2>/dev/null | grep "^raygate-webhook *running" >/dev/null; }
 restore_webhook() { webhook_running || "$ROOT/hack/cluster.sh" start-webhook >/dev/null 2>&1 || true; }
-trap 'restore_webhook; e2e_teardown' EXIT
-Q="whdown-$RANDOM"
+e2e_on_exit restore_webhook
+Q="whdown-$(e2e_uid)"
 make_queue "$Q" 8 16Gi
 
 # Every webhook (RayClusters, RayJobs, pods, the legacy operator's pods), as registered on this apiserver, fails closed.

@@ -9,7 +9,7 @@
 # down gives the tail's share back to the queue.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
-Q="auto-$RANDOM"
+Q="auto-$(e2e_uid)"
 make_queue "$Q" 2 16Gi
 inv_start
 

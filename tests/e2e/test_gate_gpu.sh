@@ -3,7 +3,7 @@
 # with 1 free GPU each waits with "no node fits"; a node with 2 GPUs admits it.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
-Q="gpu-$RANDOM"
+Q="gpu-$(e2e_uid)"
 kc apply -f - >/dev/null <<YAML
 apiVersion: scheduling.volcano.sh/v1beta1
 kind: Queue
@@ -11,11 +11,11 @@ metadata: {name: $Q}
 spec: {capability: {nvidia.com/gpu: 16}}
 YAML
 E2E_QUEUES+=("$Q")
-n1="gpu1-$RANDOM"; n2="gpu1-$RANDOM"; n3="gpu2-$RANDOM"
+n1="gpu1-$(e2e_uid)"; n2="gpu1-$(e2e_uid)"; n3="gpu2-$(e2e_uid)"
 cleanup_nodes() { kc delete node "$n1" "$n2" "$n3" --ignore-not-found >/dev/null 2>&1 || true; }
-trap 'cleanup_nodes; e2e_teardown' EXIT
-"$ROOT/hack/cluster.sh" add-node "$n1" --node-capacity cpu=8,memory=64Gi,nvidia.com/gpu=1
-"$ROOT/hack/cluster.sh" add-node "$n2" --node-capacity cpu=8,memory=64Gi,nvidia.com/gpu=1
+e2e_on_exit cleanup_nodes
+"$ROOT/hack/cluster.sh" add-node "$n1" --node-capacity cpu=8,memory=64Gi,nvidia.com/gpu=1 --label e2e.raygate.io/added=true
+"$ROOT/hack/cluster.sh" add-node "$n2" --node-capacity cpu=8,memory=64Gi,nvidia.com/gpu=1 --label e2e.raygate.io/added=true
 
 sed -e "s/volcano.sh\/queue-name: gpu-queue/volcano.sh\/queue-name: $Q/" -e 's/replicas: 2/replicas: 1/; s/minReplicas: 2/minReplicas: 1/; s/maxReplicas: 2/maxReplicas: 1/' \
 	"$ROOT/samples/raycluster-glue-gpu.yaml" | awk '/^---/{exit} {print}' | kc apply -n "$NS" -f - >/dev/null
@@ -26,7 +26,7 @@ want="no node fits pod $worker (nvidia.com/gpu 2): at most 1 free on one node"
 eventually 10 "describe pod shows: $want" describe_has "$worker" "$want"
 assert_eq "glue-cluster pods still gated" 2 "$(gated_count glue-cluster)"
 
-"$ROOT/hack/cluster.sh" add-node "$n3" --node-capacity cpu=8,memory=64Gi,nvidia.com/gpu=2
+"$ROOT/hack/cluster.sh" add-node "$n3" --node-capacity cpu=8,memory=64Gi,nvidia.com/gpu=2 --label e2e.raygate.io/added=true
 all_or_none_watch glue-cluster 2 60 || fail "glue-cluster was not admitted after a 2-GPU node was added"
 pass "glue-cluster admitted once a node with 2 GPUs exists"
 eventually 60 "glue-cluster's pods Running" pods_are glue-cluster 2 Running

@@ -11,13 +11,13 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/leader.sh"
 e2e_setup
-trap 'restore_gates; e2e_teardown' EXIT
+e2e_on_exit restore_gates
 LEASE_S=15 RETRY_S=2
-Q="leader-$RANDOM"
-Q2="leader2-$RANDOM"
+Q="leader-$(e2e_uid)"
+Q2="leader2-$(e2e_uid)"
 make_queue "$Q" 4 6Gi
 make_queue "$Q2" 4 6Gi
-Q3="leader3-$RANDOM"
+Q3="leader3-$(e2e_uid)"
 make_queue "$Q3" 4 6Gi
 
 prepare_gates
@@ -36,7 +36,6 @@ three() { [[ "$(count_pods "$1")" == 3 ]]; }
 eventually 60 "test-cluster-1's 3 pods created" three test-cluster-1
 head1="$(kc get pods -n "$NS" -l ray.io/cluster=test-cluster-1,ray.io/node-type=head -o jsonpath='{.items[0].metadata.name}')"
 eventually 20 "test-cluster-1 waits on the queue" describe_has "$head1" "does not fit queue $Q"
-sleep 3 # a second writer would have spoken by now
 # waiting_events CLUSTER QUEUE: GangWaiting Events "does not fit queue QUEUE" on the RayCluster
 waiting_events() {
 	kc get events -n "$NS" -o json |
@@ -44,8 +43,11 @@ waiting_events() {
 			.involvedObject.name == $c and .reason == "GangWaiting" and (.message | contains($q)))] |
 			map(.count) | add // 0'
 }
-# Each writer would post its own Event for the reason (count 1 each).
-assert_eq "'does not fit' Events on test-cluster-1 (one writer)" 1 "$(waiting_events test-cluster-1 "$Q")"
+one_event() { [[ "$(waiting_events "$1" "$2")" == 1 ]]; }
+# Each writer would post its own Event for the reason (count 1 each): a
+# second writer would have spoken within a few seconds.
+eventually 20 "a 'does not fit' Event on test-cluster-1" one_event test-cluster-1 "$Q"
+stays 3 "one 'does not fit' Event on test-cluster-1 (one writer)" one_event test-cluster-1 "$Q"
 log_has raygate-gate "admit $NS/ray-test-cluster-0-pg" || fail "the leader's log does not show the admission"
 if grep -F -- "$NS/" "$STATE/logs/raygate-gate-2.log"; then fail "the non-leader acted on $NS"; fi
 pass "the non-leader wrote nothing for $NS"
@@ -81,9 +83,10 @@ apply_cluster test-cluster-3 "$Q2"
 eventually 60 "test-cluster-3's 3 pods created" three test-cluster-3
 head3="$(kc get pods -n "$NS" -l ray.io/cluster=test-cluster-3,ray.io/node-type=head -o jsonpath='{.items[0].metadata.name}')"
 eventually 20 "test-cluster-3 waits on $Q2" describe_has "$head3" "does not fit queue $Q2"
-sleep 3
-assert_eq "'does not fit' Events on test-cluster-3 (one writer)" 1 "$(waiting_events test-cluster-3 "$Q2")"
-assert_eq "the woken leader's log lines about $NS since it froze" "$a_lines_before" "$(grep -cF -- "$NS/" "$STATE/logs/raygate-gate.log")"
+eventually 20 "a 'does not fit' Event on test-cluster-3" one_event test-cluster-3 "$Q2"
+a_silent() { [[ "$(grep -cF -- "$NS/" "$STATE/logs/raygate-gate.log")" == "$a_lines_before" ]]; }
+stays 3 "one 'does not fit' Event on test-cluster-3 (one writer)" one_event test-cluster-3 "$Q2"
+stays 1 "the woken leader logged nothing about $NS since it froze" a_silent
 assert_eq "lease holder" "$B" "$(lease_holder)"
 
 # --- 3. the leader is killed: no release, the other waits out the lease

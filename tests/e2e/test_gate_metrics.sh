@@ -5,7 +5,7 @@
 # cannot reach the apiserver is alive (/healthz 200) but not ready (/readyz 503).
 . "$(dirname "$0")/lib.sh"
 e2e_setup
-Q="metrics-$RANDOM"
+Q="metrics-$(e2e_uid)"
 make_queue "$Q" 4 6Gi
 base="http://127.0.0.1:$GATE_METRICS_PORT"
 
@@ -27,7 +27,8 @@ pass "test-cluster-0 admitted"
 text="$(curl -sf --max-time 5 "$base/metrics")"
 grep -q '^# TYPE raygate_gangs_admitted_total counter$' <<<"$text" || fail "no TYPE line for raygate_gangs_admitted_total"
 assert_eq "raygate_gangs_admitted_total{queue=\"$Q\"}" 1 "$(sample "raygate_gangs_admitted_total{queue=\"$Q\"}")"
-for h in raygate_admission_pass_duration_seconds raygate_gate_removal_duration_seconds raygate_gang_wait_duration_seconds; do
+for h in raygate_admission_pass_duration_seconds raygate_gate_removal_duration_seconds raygate_gang_wait_duration_seconds \
+	raygate_gang_ungate_spread_seconds; do
 	n="$(sample "${h}_count")"
 	[[ -n "$n" && "$n" -ge 1 ]] || fail "$h has no observations (count '$n')"
 	inf="$(sample "${h}_bucket{le=\"+Inf\"}")"
@@ -43,10 +44,10 @@ bad="$(mktemp)"
 sed -E "s#server: https://127.0.0.1:[0-9]+#server: https://127.0.0.1:1#" "$KUBECONFIG" >"$bad"
 "$BUILD/gate/raygate-gate" --kubeconfig "$bad" --metrics-addr "127.0.0.1:$port2" --log-level error 2>/dev/null &
 pid2=$!
-trap 'kill $pid2 2>/dev/null || true; rm -f "$bad"; e2e_teardown' EXIT
+e2e_on_exit 'kill $pid2 2>/dev/null || true; rm -f "$bad"'
 eventually 10 "second gate's /healthz answers" bash -c "[[ \$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$port2/healthz) == 200 ]]"
-sleep 1
-assert_eq "second gate's /readyz before its caches sync" 503 "$(code "http://127.0.0.1:$port2/readyz")"
+not_ready() { [[ "$(code "http://127.0.0.1:$port2/readyz")" == 503 ]]; }
+stays 2 "second gate's /readyz 503: its caches never sync" not_ready
 curl -s --max-time 5 "http://127.0.0.1:$port2/readyz" | grep -q "caches not synced" || fail "/readyz does not say why"
 kill -TERM "$pid2"
 wait "$pid2" || true

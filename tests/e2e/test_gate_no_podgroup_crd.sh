@@ -15,7 +15,7 @@ restore() {
 	"$ROOT/hack/cluster.sh" stop raygate-gate >/dev/null 2>&1 || true
 	"$ROOT/hack/cluster.sh" start-gate >/dev/null 2>&1 || true
 }
-trap 'restore; e2e_teardown' EXIT
+e2e_on_exit restore
 
 "$ROOT/hack/cluster.sh" stop raygate-gate
 kc delete crd podgroups.scheduling.volcano.sh --wait=true >/dev/null
@@ -28,14 +28,19 @@ log() { tail -n "+$from" "$GATE_LOG"; }
 synced() { log | grep -q '"caches synced: deciding"'; }
 eventually 30 "the gate decides without the PodGroup CRD" synced
 
-Q="nocrd-$RANDOM"
+Q="nocrd-$(e2e_uid)"
 make_queue "$Q" 4 6Gi
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" early "$Q" | kc apply -n "$NS" -f - >/dev/null
 all_or_none_watch early 3 60 || fail "early was not admitted without the PodGroup CRD"
 pass "admitted whole without the PodGroup CRD"
 running() { [[ "$(kc get queue "$Q" -o jsonpath='{.status.running}')" == 1 ]]; }
 eventually 30 "the Queue status is still written" running
-sleep 5 # a few resyncs (every 2 s), each looking for the CRD again
+# A few resyncs (every 2 s), each looking for the CRD again (a GET of the
+# group's discovery: the only GETs the gate makes here).
+gets() { gate_metric 'raygate_kube_requests_total{verb="get",code="200"}'; }
+gets0="$(gets)"
+looked_twice() { (($(gets) >= gets0 + 2)); }
+eventually 60 "the gate looked for the PodGroup CRD twice more" looked_twice
 assert_eq "times the log says the PodGroup CRD is missing" 1 \
 	"$(log | grep -c 'PodGroup CRD (podgroups.scheduling.volcano.sh) is not installed' || true)"
 assert_eq "PodGroup errors in the log" "" "$(log | grep -E 'PodGroup [^ ]+/[^ ]+ not written|watch podgroups' || true)"

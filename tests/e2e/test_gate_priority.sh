@@ -6,7 +6,7 @@
 # high (cpu 2) do not fit the queue (cpu 4) together.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
-Q="prio-$RANDOM"
+Q="prio-$(e2e_uid)"
 make_queue "$Q" 4 8Gi
 kc apply -f "$ROOT/samples/priorityclass-ray-high.yaml" >/dev/null
 inv_start
@@ -19,7 +19,7 @@ sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" low "$Q" | kc appl
 three() { [[ "$(count_pods low)" == 3 ]]; }
 eventually 60 "KubeRay created low's 3 pods" three
 # creationTimestamp has 1 s resolution: make "created later" unambiguous.
-sleep 1.5
+created_before_now raycluster low
 sed -e "s/name: urgent-cluster/name: high/" -e "s/volcano.sh\/queue-name: .*/volcano.sh\/queue-name: $Q/" \
 	"$ROOT/samples/raycluster-priority.yaml" | kc apply -n "$NS" -f - >/dev/null
 two() { [[ "$(count_pods high)" == 2 ]]; }

@@ -3,7 +3,7 @@
 # with "does not exist", and is admitted as soon as the queue is created.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
-Q="later-$RANDOM"
+Q="later-$(e2e_uid)"
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" early "$Q" | kc apply -n "$NS" -f - >/dev/null
 three() { [[ "$(count_pods early)" == 3 ]]; }
 eventually 60 "KubeRay created early's 3 pods" three

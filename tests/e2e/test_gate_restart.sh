@@ -11,8 +11,8 @@ restore_gate() {
 	"$ROOT/hack/cluster.sh" stop raygate-gate >/dev/null 2>&1 || true
 	"$ROOT/hack/cluster.sh" start-gate >/dev/null 2>&1 || true
 }
-trap 'restore_gate; e2e_teardown' EXIT
-Q="restart-$RANDOM"
+e2e_on_exit restore_gate
+Q="restart-$(e2e_uid)"
 make_queue "$Q" 4 6Gi
 inv_start --grace 60
 
@@ -39,8 +39,8 @@ eventually 30 "restarted controller finished test-cluster-0" none_gated
 eventually 60 "test-cluster-0 Running" pods_are test-cluster-0 3 Running
 head="$(kc get pods -n "$NS" -l ray.io/cluster=test-cluster-1,ray.io/node-type=head -o jsonpath='{.items[0].metadata.name}')"
 eventually 10 "test-cluster-1 waits on the queue" describe_has "$head" "does not fit queue $Q"
-sleep 2
-assert_eq "test-cluster-1 not over-admitted" 3 "$(gated_count test-cluster-1)"
+all_gated() { [[ "$(gated_count test-cluster-1)" == 3 ]]; }
+stays 2 "test-cluster-1 not over-admitted (3 pods gated)" all_gated
 assert_eq "test-cluster-0's admission not recorded again" "$admitted_at" \
 	"$(kc get rayclusters.ray.io -n "$NS" test-cluster-0 -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')"
 kc delete rayclusters.ray.io -n "$NS" test-cluster-0 >/dev/null

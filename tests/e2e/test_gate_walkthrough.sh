@@ -4,7 +4,7 @@
 # and says why; deleting test-cluster-0 admits test-cluster-1 whole.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
-Q="walk-$RANDOM"
+Q="walk-$(e2e_uid)"
 make_queue "$Q" 4 6Gi
 
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" test-cluster-0 "$Q" | kc apply -n "$NS" -f - >/dev/null
@@ -25,14 +25,17 @@ want="gang ray-test-cluster-1-pg (3 pods; cpu 3, memory 4Gi) does not fit queue 
 eventually 10 "describe pod $head shows GangWaiting" describe_has "$head" "GangWaiting"
 describe_has "$head" "$want" || { kc describe pod -n "$NS" "$head" | tail -8 >&2; fail "describe pod does not show: $want"; }
 pass "describe pod shows: $want"
-sleep 2
-assert_eq "test-cluster-1 pods still gated" 3 "$(gated_count test-cluster-1)"
-assert_eq "test-cluster-1 pods bound" "" "$(kc get pods -n "$NS" -l ray.io/cluster=test-cluster-1 -o jsonpath='{.items[*].spec.nodeName}')"
-# Several passes ran by now: the event for this reason was still sent once.
-sleep 3
-events="$(kc get events -n "$NS" --field-selector "involvedObject.name=$head,reason=GangWaiting" -o json |
-	jq --arg m "$want" '[.items[] | select(.message == $m) | .count] | add')"
-assert_eq "one GangWaiting event for that reason (not one per pass)" 1 "$events"
+waits_whole() {
+	[[ "$(gated_count test-cluster-1)" == 3 &&
+		-z "$(kc get pods -n "$NS" -l ray.io/cluster=test-cluster-1 -o jsonpath='{.items[*].spec.nodeName}')" ]]
+}
+stays 2 "test-cluster-1's pods still gated, none bound" waits_whole
+# Passes go on (each change, each resync): the event for this reason is still sent once.
+one_event() {
+	[[ "$(kc get events -n "$NS" --field-selector "involvedObject.name=$head,reason=GangWaiting" -o json |
+		jq --arg m "$want" '[.items[] | select(.message == $m) | .count] | add')" == 1 ]]
+}
+stays 3 "one GangWaiting event for that reason (not one per pass)" one_event
 
 kc delete rayclusters.ray.io -n "$NS" test-cluster-0 >/dev/null
 all_or_none_watch test-cluster-1 3 60 || fail "test-cluster-1 was not admitted after test-cluster-0 was deleted"

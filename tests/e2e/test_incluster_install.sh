@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/incluster.sh"
 incluster_setup
-Q="install-$RANDOM"
+Q="install-$(e2e_uid)"
 
 uninstall_raygate
 pass "raygate uninstalled (namespace $RG_NS, webhook configuration, cluster RBAC)"

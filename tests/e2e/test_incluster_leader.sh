@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/incluster.sh"
 incluster_setup
-Q="inleader-$RANDOM"
+Q="inleader-$(e2e_uid)"
 make_queue "$Q" 8 12Gi
 eventually 180 "raygate in-cluster and Ready" installed_ready
 

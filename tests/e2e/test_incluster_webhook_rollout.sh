@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/incluster.sh"
 incluster_setup
-Q="inroll-$RANDOM"
+Q="inroll-$(e2e_uid)"
 make_queue "$Q" 1 1Gi
 eventually 180 "raygate in-cluster and Ready" installed_ready
 
@@ -29,14 +29,16 @@ stream() { # runs until $STATE/rollout-stop exists; one line per creation: n sta
 		code="$(create_pod "$n")"
 		[[ "$code" == 201 ]] || { echo "failed $n: $code $(head -c 300 "$STATE/rollout-last.json")" >&2; }
 		echo "$n $code"
-		sleep 0.05
+		sleep 0.05 # pacing the creations (not a wait)
 	done
 }
 assert_eq "a pod before the restart" 201 "$(create_pod 0)"
 rm -f "$STATE/rollout-stop"
 stream >"$STATE/rollout-codes" &
 spid=$!
-sleep 3
+created() { local n; n="$(grep -c . "$STATE/rollout-codes" 2>/dev/null)" || true; echo "${n:-0}"; }
+more_created() { (($(created) >= $1)); }
+eventually 60 "20 pod creations before the restart" more_created 20
 before="$(kc get pods -n "$RG_NS" -l app.kubernetes.io/name=raygate-webhook -o jsonpath='{.items[*].metadata.name}')"
 kc rollout restart -n "$RG_NS" deployment/raygate-webhook >/dev/null
 kc rollout status -n "$RG_NS" deployment/raygate-webhook --timeout 180s >/dev/null || { touch "$STATE/rollout-stop"; wait $spid; fail "the rollout did not finish"; }
@@ -55,7 +57,8 @@ read -r -a wh <<<"$(kc get pods -n "$RG_NS" -l app.kubernetes.io/name=raygate-we
 assert_eq "eviction of ${wh[0]}" 201 "$(evict "${wh[0]}")"
 assert_eq "eviction of ${wh[1]} at once (refused by the PDB)" 429 "$(evict "${wh[1]}")"
 eventually 60 "webhook: 2 pods Ready again after the eviction" ready_on_node raygate-webhook 2
-sleep 3
+n="$(created)"
+eventually 60 "20 more pod creations against the new webhook pods" more_created $((n + 20))
 touch "$STATE/rollout-stop"
 wait $spid
 total="$(grep -c . "$STATE/rollout-codes")"

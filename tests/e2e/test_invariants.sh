@@ -7,8 +7,8 @@
 e2e_setup
 gate_running() { [[ "$("$ROOT/hack/cluster.sh" status 2>/dev/null)" == *"raygate-gate"*"running"* ]]; }
 restore_gate() { gate_running || "$ROOT/hack/cluster.sh" start-gate >/dev/null 2>&1 || true; }
-trap 'restore_gate; e2e_teardown' EXIT
-Q="inv-$RANDOM"
+e2e_on_exit restore_gate
+Q="inv-$(e2e_uid)"
 make_queue "$Q" 4 16Gi
 inv_start --grace 2 --evict-grace 2
 "$ROOT/hack/cluster.sh" stop raygate-gate
@@ -24,7 +24,8 @@ sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" c "$Q" | kc apply 
 nine() { [[ "$(count_pods a)$(count_pods b)$(count_pods c)" == 333 ]]; }
 eventually 60 "KubeRay created the 9 pods (all gated: no controller)" nine
 assert_eq "gated" "3 3 3" "$(gated_count a) $(gated_count b) $(gated_count c)"
-sleep 2
+polls="$(inv_polls)"
+eventually 30 "the checker looked twice at the waiting gangs" inv_polled_since $((polls + 1))
 [[ ! -s "$INV_DIR/violations" ]] || { cat "$INV_DIR/violations" >&2; fail "violations before anything was broken"; }
 pass "no violation while everything waits"
 # The churn drill's final check: a (cpu 3) fits the empty queue (cpu 4) but nobody admits it.

@@ -6,7 +6,7 @@
 # ray-<rayjob>-pg, and the queue holds exactly their sum.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
-Q="rjm-$RANDOM"
+Q="rjm-$(e2e_uid)"
 make_queue "$Q" 20 40Gi
 inv_start
 

@@ -15,7 +15,7 @@
 #   named after the RayCluster KubeRay made for it.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
-Q="rj-$RANDOM"
+Q="rj-$(e2e_uid)"
 make_queue "$Q" 5 8Gi
 inv_start
 
@@ -96,7 +96,7 @@ eventually 60 "job-b's submitter bound" submitter_bound job-b
 eventually 30 "queue $Q's allocated is job-b's, submitter included" is allocated "$Q" '{"cpu":"3500m","memory":"4296Mi"}'
 
 # --- Room for the cluster, not for its submitter: the job waits and says why.
-Q2="rj2-$RANDOM"
+Q2="rj2-$(e2e_uid)"
 make_queue "$Q2" 3 8Gi
 sample_job job-c "$Q2"
 eventually 30 "KubeRay created job-c's RayCluster" has_cluster job-c

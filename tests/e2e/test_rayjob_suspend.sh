@@ -9,7 +9,7 @@
 # job-s waits whole behind job-t; job-t deleted, job-s is admitted again.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
-Q="rjs-$RANDOM"
+Q="rjs-$(e2e_uid)"
 make_queue "$Q" 5 8Gi
 inv_start
 

@@ -9,7 +9,7 @@
 # admitted whole; a plain RayCluster of the same shape then waits whole.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
-Q="rsvc-$RANDOM"
+Q="rsvc-$(e2e_uid)"
 make_queue "$Q" 4 6Gi
 inv_start
 

@@ -11,7 +11,7 @@ jp() { kc get -n "$NS" "$1" "$2" -o "jsonpath=$3"; }
 
 # The queue is never created, so the gate controller (when running) leaves
 # these pods gated: this test is about the webhook alone.
-Q="absent-$RANDOM"
+Q="absent-$(e2e_uid)"
 
 # --- RayCluster mutation
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" test-cluster-0 "$Q" | kc apply -n "$NS" -f - >/dev/null
@@ -33,7 +33,8 @@ for p in $(kc get pods -n "$NS" -l ray.io/cluster=test-cluster-0 -o name); do
 	assert_eq "$p group annotation" ray-test-cluster-0-pg \
 		"$(kc get -n "$NS" "$p" -o jsonpath='{.metadata.annotations.scheduling\.k8s\.io/group-name}')"
 done
-sleep 2 # give kube-scheduler the chance it must not take
+none_bound() { [[ -z "$(kc get pods -n "$NS" -l ray.io/cluster=test-cluster-0 -o jsonpath='{.items[*].spec.nodeName}')" ]]; }
+stays 2 "kube-scheduler binds none of them" none_bound # the chance it must not take
 assert_eq "pods shown SchedulingGated" "3" \
 	"$(kc get pods -n "$NS" -l ray.io/cluster=test-cluster-0 --no-headers | awk '$3 == "SchedulingGated"' | wc -l)"
 assert_eq "pods bound to a node" "" "$(kc get pods -n "$NS" -l ray.io/cluster=test-cluster-0 -o jsonpath='{.items[*].spec.nodeName}')"

@@ -14,7 +14,7 @@ e2e_setup
 [[ "$("$ROOT/hack/cluster.sh" status 2>/dev/null)" == *"raygate-webhook"*"running"* ]] || fail "raygate's webhook is not running (cluster started with --no-raygate?)"
 
 work="$(mktemp -d)"
-trap 'rm -rf "$work"; e2e_teardown' EXIT
+e2e_on_exit 'rm -rf "$work"'
 
 # One file per applicable case: the object in our namespace, and what to expect.
 python3 - "$ROOT/tests/fixtures/hostile" "$work" "$NS" <<'PY'
