@@ -29,7 +29,7 @@ bigs() { [[ "$(count_pods f-big)" == 3 && "$(count_pods t-big)" == 3 ]]; }
 eventually 60 "KubeRay created both big gangs' pods" bigs
 eventually 10 "f-big waits on the queue" describe_has "$(head_pod f-big)" "does not fit queue $QF: cpu needs 3, 1 of 4 free"
 eventually 10 "t-big waits on the queue" describe_has "$(head_pod t-big)" "does not fit queue $QT: cpu needs 3, 1 of 4 free"
-created_before_now raycluster f-big t-big # the small ones come strictly after
+created_before_now rayclusters.ray.io f-big t-big # the small ones come strictly after
 head_only_cluster f-small "$QF"
 head_only_cluster t-small "$QT"
 smalls() { [[ "$(count_pods f-small)" == 1 && "$(count_pods t-small)" == 1 ]]; }

@@ -19,7 +19,7 @@ sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" low "$Q" | kc appl
 three() { [[ "$(count_pods low)" == 3 ]]; }
 eventually 60 "KubeRay created low's 3 pods" three
 # creationTimestamp has 1 s resolution: make "created later" unambiguous.
-created_before_now raycluster low
+created_before_now rayclusters.ray.io low
 sed -e "s/name: urgent-cluster/name: high/" -e "s/volcano.sh\/queue-name: .*/volcano.sh\/queue-name: $Q/" \
 	"$ROOT/samples/raycluster-priority.yaml" | kc apply -n "$NS" -f - >/dev/null
 two() { [[ "$(count_pods high)" == 2 ]]; }
