@@ -29,9 +29,10 @@ grep -q '^# TYPE raygate_gangs_admitted_total counter$' <<<"$text" || fail "no T
 assert_eq "raygate_gangs_admitted_total{queue=\"$Q\"}" 1 "$(sample "raygate_gangs_admitted_total{queue=\"$Q\"}")"
 for h in raygate_admission_pass_duration_seconds raygate_gate_removal_duration_seconds raygate_gang_wait_duration_seconds \
 	raygate_gang_ungate_spread_seconds; do
-	n="$(sample "${h}_count")"
+	# Both from the same scrape: passes go on between two.
+	n="$(awk -v s="${h}_count" '$1 == s {print $2}' <<<"$text")"
 	[[ -n "$n" && "$n" -ge 1 ]] || fail "$h has no observations (count '$n')"
-	inf="$(sample "${h}_bucket{le=\"+Inf\"}")"
+	inf="$(awk -v s="${h}_bucket{le=\"+Inf\"}" '$1 == s {print $2}' <<<"$text")"
 	assert_eq "$h +Inf bucket equals its count" "$n" "$inf"
 done
 grep -Eq '^raygate_kube_requests_total\{.*code="200".*\} [1-9]' <<<"$text" || fail "no successful API request counted"
