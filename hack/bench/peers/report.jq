@@ -10,19 +10,24 @@ select(.peers) | .peers as $p | $p.setup as $s | $p.by_system as $b | ($s.system
 "## Peers: raygate, Kueue and coscheduling on the same control plane\n",
 "One gang system at a time (`hack/cluster.sh up --gang SYSTEM`), the same \($s.nodes) kwok nodes (\($s.node_capacity)), the same KubeRay \(.versions.kuberay) and Kubernetes \(.versions.kubernetes); the same RayClusters, only the opt-in label differs (raygate `volcano.sh/queue-name`, Kueue `kueue.x-k8s.io/queue-name`, coscheduling `ray.io/gang-scheduling-enabled` with KubeRay's `--batch-scheduler=scheduler-plugins`). Kueue \($p.versions.kueue) (Ray integrations, a ClusterQueue sized like raygate's Queue, default configuration: no waitForPodsReady); scheduler-plugins \($p.versions.scheduler_plugins) as the scheduler (Coscheduling, permitWaitingTimeSeconds 10) with its PodGroup controller. Volcano: \($p.versions.volcano). Medians of \($s.runs) runs (min–max); the systems ran one after another, each on a fresh control plane.\n",
 "Machine load (1-minute average) at each workload: " + ($sys | map(. as $x | "\($x | name) \($b[$x].load | map(split(" ")[0]) | join(", "))") | join("; ")) + ".\n",
+(if ([$sys[] | $b[.].walkthrough] | map(select(. != null)) | length) > 0 then
 "### Walkthrough (the KubeRay + Volcano guide, queue cpu 4, memory 6Gi)\n",
 "| system | test-cluster-0 all bound | test-cluster-1 while test-cluster-0 runs | after test-cluster-0 is deleted | what `kubectl describe` shows for test-cluster-1 |",
 "|---|---|---|---|---|",
 ($sys[] | . as $x | $b[$x].walkthrough as $w | select($w != null) |
 	"| \($x | name) | \($w.cluster0_all_bound_s | r1) s | \(if $w.cluster1_while_cluster0_runs.held_whole then "held whole: \($w.cluster1_while_cluster0_runs.pods) pods, 0 bound\(if $w.cluster1_suspended then " (RayCluster suspended)" else "" end)" else "**not held**: \($w.cluster1_while_cluster0_runs.bound) of \($w.cluster1_while_cluster0_runs.pods) pods bound" end) | \(if $w.cluster1_while_cluster0_runs.held_whole then "all bound in \($w.cluster1_all_bound_after_delete_s | r1) s" else "–" end) | \($w.describe.kind) \($w.describe.name | sub("-[a-z0-9]{5}$"; "-…")): \(if $w.cluster1_while_cluster0_runs.held_whole then ($w.describe.events | map(select(startswith("Warning")) | sub("^Warning +[A-Za-z]+ +[0-9a-z]+ +"; "")) | unique | if length == 0 then [$w.describe.why] else . end) else [$w.describe.events[-1] // $w.describe.why | sub("^[A-Za-z]+ +[A-Za-z]+ +[0-9a-z]+ +"; "")] end | map("“" + (gsub("\\|"; "/") | .[0:300]) + "”") | join(" / ")) |"),
-"",
+""
+else empty end),
+(if ([$sys[] | $b[.].contention] | map(select(. != null)) | length) > 0 then
 "### Contention: \($s.contention_clusters) RayClusters of seeded random shapes (seed \($s.contention_seed)) asking \($b[$sys[0]].contention.ask_over_nodes // "–")× what the nodes hold, created at once\n",
 "Sampled every second until nothing changed for \(if $s.quick then 15 else 30 end) s. A cluster is *partly placed* when some but not all of its pods are bound (for a moment, also while an admitted gang's pods are being bound one by one: *at the end* is what stays); *useful CPU* is the share of the nodes' CPU held by fully placed clusters. Kueue's waiting RayClusters are suspended and have no pods.\n",
 "| system | partly placed at the end | partly placed at most | partly placed cluster-seconds | fully placed at the end | useful CPU | pods not bound at the end | settled after | scheduler attempts per pod |",
 "|---|---|---|---|---|---|---|---|---|",
 ($sys[] | . as $x | $b[$x].contention as $c | select($c != null) |
 	"| \($x | name) | \($c.partial_end | fig(k)) | \($c.partial_max | fig(k)) | \($c.partial_cluster_s | fig(k)) | \($c.full_end | fig(k)) of \($s.contention_clusters) | \($c.useful_cpu_share | fig(. * 100 | r1))% | \($c.pending_end | fig(k)) | \($c.settled_s | fig(r1)) s\(if $c.settled_runs < $c.full_end.n then " (\($c.full_end.n - $c.settled_runs) runs still changing at the limit)" else "" end) | \($c.scheduler_attempts_per_pod | fig(r2)) |"),
-"",
+""
+else empty end),
+(if ([$sys[] | $b[.].flood, $b[.].gang] | map(select(. != null)) | length) > 0 then
 "### Flood, one big gang, cost\n",
 "Flood: \($s.flood_clusters) RayClusters × \($s.flood_pods_per_cluster) pods into a queue with room for all, first create → all bound. Gang: one RayCluster of \($s.gang_pods) pods; *admissible* is when raygate’s Queue or Kueue’s LocalQueue appears (coscheduling and no gang system hold nothing: when the last pod exists). Cost per Ray pod over the flood.\n",
 "| system | flood: all bound | × none | gang: admissible → all bound | gang: created → all bound | × none | apiserver requests per pod | mutating requests per pod | etcd writes per pod | gang system CPU (flood) | gang system peak RSS | scheduler attempts per pod |",
@@ -30,13 +35,16 @@ select(.peers) | .peers as $p | $p.setup as $s | $p.by_system as $b | ($s.system
 ($sys[] | . as $x | $b[$x] as $v | ($p.ratios[$x] // {}) as $q |
 	"| \($x | name) | \($v.flood.all_bound_s | fig(r1)) s | \($q.flood_all_bound | r2) | \($v.gang.admissible_to_all_bound_s | fig(r1)) s | \($v.gang.created_to_all_bound_s | fig(r1)) s | \($q.gang_created_to_all_bound | r2) | \($v.flood.requests_per_pod // {} | to_entries | map(select(.value.median > 0.05)) | map("\(.key) \(.value.median | r1)") | join(", ")) | \($v.flood.mutations_per_pod | fig(r1)) | \($v.flood.etcd_writes_per_pod | fig(r1)) | \(if $x == "none" then "–" else "\($v.flood.gang_cpu_s | fig(r1)) s" end) | \(if $x == "none" then "–" else "\($v.flood.gang_hwm_kb.max // null | if . == null then "–" else (. / 1024 | r1) + " MB" end)" end) | \($v.flood.scheduler_attempts_per_pod | fig(r2)) |"),
 "",
-"Gang system: raygate’s webhook and gate controller, Kueue’s manager, scheduler-plugins’ PodGroup controller (coscheduling’s gang logic itself runs inside the scheduler: compare kube-scheduler below). CPU seconds of the other processes over the flood (median): " + ($sys | map(. as $x | $b[$x].flood.procs_cpu_s // {} | "\($x | name): " + (to_entries | map("\(.key) \(.value.median | r1)") | join(", "))) | join("; ")) + ".\n",
+"Gang system: raygate’s webhook and gate controller, Kueue’s manager, scheduler-plugins’ PodGroup controller (coscheduling’s gang logic itself runs inside the scheduler: compare kube-scheduler below). CPU seconds of the other processes over the flood (median): " + ($sys | map(. as $x | $b[$x].flood.procs_cpu_s // {} | "\($x | name): " + (to_entries | map("\(.key) \(.value.median | r1)") | join(", "))) | join("; ")) + ".\n"
+else empty end),
+(if ([$sys[] | $b[.].autoscaling] | map(select(. != null)) | length) > 0 then
 "### Autoscaling RayCluster (head with the autoscaler, workers min 1, replicas 3, max 5; queue cpu 2)\n",
 "| system | accepted | gang size used | pods bound (queue cpu 2) | after the queue grows to cpu 4 |",
 "|---|---|---|---|---|",
 ($sys[] | . as $x | $b[$x].autoscaling as $a | select($a != null) |
 	"| \($x | name) | \(if $a.created then "yes" else "**denied**: \($a.denied | .[0:160])" end) | \($a.gang_size // "–") | \($a.bound_small_queue // "–") of \($a.pods // "–") | \($a.bound_queue_grown // "–") |"),
-"",
+""
+else empty end),
 (if [$sys[] | $b[.].rayjob] | map(select(. != null)) | length > 0 then
 "### RayJobs (KubeRay's sample: a cluster of cpu 3, 4Gi, then its submitter; two jobs, a queue of cpu 5, memory 8Gi)\n",
 "| system | first job's cluster all bound | second job while the first runs | after the first is deleted |",
