@@ -161,7 +161,7 @@ static void handle_mutate(struct server *s, h2o_req_t *req)
 
     char *text = NULL;
     size_t text_len = 0;
-    struct admission_info info = {"other", "unknown", "error"};
+    struct admission_info info = {.kind = "other", .operation = "unknown", .result = "error"};
     struct error err = {{0}};
     const char *body = req->entity.base != NULL ? req->entity.base : "";
     int rc = admission_respond(body, req->entity.len, &text, &text_len, &info, &err);
@@ -182,8 +182,9 @@ static void handle_mutate(struct server *s, h2o_req_t *req)
         double d = seconds_since(&req->timestamps.request_begin_at);
         const char *kind[] = {info.kind};
         metrics_histogram_observe(s->m_duration, kind, d);
-        log_debugf("POST /mutate kind=%s operation=%s result=%s bytes=%zu %.3fms", info.kind, info.operation, info.result,
-                   req->entity.len, d * 1e3);
+        int denied = strcmp(info.result, "denied") == 0;
+        log_debugf("POST /mutate kind=%s operation=%s result=%s bytes=%zu %.3fms%s%s", info.kind, info.operation, info.result,
+                   req->entity.len, d * 1e3, denied ? ": " : "", denied ? info.denial.message : "");
     }
 }
 

@@ -76,6 +76,9 @@ static void run_fixture(const char *file, size_t *ok, size_t *errors)
         fixture_check_json(file, "status", json_object_get(resp, "status"), json_object_get(c, "status"));
     else
         assert_null(json_object_get(resp, "status"));
+    /* A denial's reason is also in info, for the webhook's log. */
+    if (strcmp(info.result, "denied") == 0)
+        assert_string_equal(info.denial.message, json_string_value(json_object_get(json_object_get(resp, "status"), "message")));
 
     const char *patch_b64 = json_string_value(json_object_get(resp, "patch"));
     if (json_is_true(json_object_get(c, "noPatch")) || json_object_get(c, "status") != NULL) {

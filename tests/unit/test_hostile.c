@@ -143,7 +143,7 @@ static void test_checker_catches(void **state)
     (void)state;
     const char *body = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\","
                        "\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\",\"object\":{}}}";
-    struct admission_info info = {"Pod", "CREATE", "patched"};
+    struct admission_info info = {.kind = "Pod", .operation = "CREATE", .result = "patched"};
     struct error err = {{0}};
     struct error why;
     /* "remove" of a path the object lacks: the apiserver would fail the pod's creation. */

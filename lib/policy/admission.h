@@ -36,6 +36,7 @@ struct admission_info {
     const char *kind;      /* "RayCluster", "RayJob", "Pod" or "other" */
     const char *operation; /* "CREATE", "UPDATE", ... or "unknown" */
     const char *result;    /* "patched", "allowed", "denied" or "error" */
+    struct error denial;   /* result "denied": why (the answer's status.message) */
 };
 
 /*

@@ -9,7 +9,6 @@
 
 #include "jsonscan.h"
 #include "legacy.h"
-#include "log.h"
 #include "mutate.h"
 #include "rayjob.h"
 #include "util.h"
@@ -153,7 +152,7 @@ int admission_handle(const char *body, size_t len, json_t **response, struct adm
     if (denied) {
         json_object_set_new(resp, "status", json_pack("{s:i, s:s}", "code", 400, "message", merr.message));
         info->result = "denied";
-        log_debugf("admission %s %s uid %s denied: %s", info->kind, info->operation, uid, merr.message);
+        info->denial = merr;
     } else if (result.patch != NULL) {
         json_object_set_new(resp, "patchType", json_string("JSONPatch"));
         json_object_set_new(resp, "patch", encode_patch(result.patch));
