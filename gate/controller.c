@@ -15,6 +15,7 @@
 #include "events.h"
 #include "evictor.h"
 #include "evictscan.h"
+#include "preemptscan.h"
 #include "fault.h"
 #include "jsonpatch.h"
 #include "legacy.h"
@@ -108,6 +109,10 @@ struct controller {
     struct evictor *evictor;
     int64_t started_wall_ms; /* no eviction clock starts earlier (evictscan.h's floor) */
     json_t *evict_warned;    /* the queue annotation warnings already logged (message -> true) */
+
+    /* Preemption (preemptscan.h), when opts.preemption; the controller thread's. */
+    json_t *preempt_victims; /* "ns/name" of each victim whose eviction this controller started -> its preemptor */
+    struct metrics_family *m_preemptions;
 };
 
 static long long now_ms(clockid_t clk)
@@ -386,6 +391,12 @@ struct controller *controller_create(struct kube_client *client, struct metrics_
     c->evictor = evictor_create(client, reg, c->instance);
     c->started_wall_ms = now_ms(CLOCK_REALTIME);
     c->evict_warned = json_object();
+    c->preempt_victims = json_object();
+    static const char *const preempt_labels[] = {"queue", "kind"};
+    c->m_preemptions = metrics_counter_create(reg, "raygate_preemptions_total",
+                                              "Gangs evicted whole to admit a waiting gang, by the victim's queue and kind "
+                                              "(preempt: within its queue; reclaim: across queues).",
+                                              2, preempt_labels);
     if (c->wake_fd < 0 || c->cache == NULL) {
         controller_destroy(c);
         return NULL;
@@ -586,6 +597,7 @@ void controller_destroy(struct controller *c)
     ungate_spread_destroy(c->spread);
     evictor_destroy(c->evictor);
     json_decref(c->evict_warned);
+    json_decref(c->preempt_victims);
     json_decref(c->pgs);
     json_decref(c->pg_expected);
     json_decref(c->pg_dirty);
@@ -1208,6 +1220,130 @@ static void scan_evictions(struct controller *c, struct run_state *rs, int passe
     evictscan_result_finish(&r);
 }
 
+/* Whether g still has pods an eviction must see gone: ungated or bound, not finished (terminating ones included). */
+static int victim_pods_remain(const struct cache_gang *g)
+{
+    const struct cache_pod *p;
+    cache_gang_for_each_pod(p, g) {
+        if (p->phase != CACHE_PHASE_SUCCEEDED && p->phase != CACHE_PHASE_FAILED && (!cache_pod_gated(p) || p->node != NULL))
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether a preemption this controller started is not over: a victim still admitted or with pods; forgets those that are. */
+static int preemption_in_flight(struct controller *c)
+{
+    const char *key;
+    json_t *v, *tmp;
+    int busy = 0;
+    json_object_foreach_safe(c->preempt_victims, tmp, key, v)
+    {
+        const char *slash = strchr(key, '/');
+        char *ns = util_memdup(key, (size_t)(slash - key));
+        struct cache_gang *g = cache_gang_get(c->cache, ns, slash + 1);
+        free(ns);
+        if (g != NULL && (g->admitted || victim_pods_remain(g)))
+            busy = 1;
+        else
+            json_object_del(c->preempt_victims, key);
+    }
+    return busy;
+}
+
+/* r's victims as evictions (reason PREEMPTED or RECLAIMED, no backoff), read from the cache at wall. */
+static void preemption_evictions(struct controller *c, const struct preemptscan_result *r, int64_t wall,
+                                 struct evictscan_result *out)
+{
+    out->items = util_calloc(r->nvictims + 1, sizeof(*out->items));
+    char *by = util_strdupf("%s/%s", r->namespace_, r->cluster);
+    for (size_t i = 0; i < r->nvictims; i++) {
+        const struct preemptscan_victim *v = &r->victims[i];
+        const struct cache_gang *g = cache_gang_get(c->cache, v->namespace_, v->cluster);
+        if (g == NULL)
+            continue;
+        struct evictscan_gang *e = &out->items[out->len++];
+        e->reason = r->kind == PREEMPT_KIND_RECLAIM ? EVICT_REASON_RECLAIMED : EVICT_REASON_PREEMPTED;
+        e->namespace_ = util_strdup(v->namespace_);
+        e->cluster = util_strdup(v->cluster);
+        e->cluster_uid = util_strdup(v->cluster_uid);
+        e->resource_version = util_strdup(v->resource_version);
+        e->gang = util_strdup(v->gang);
+        e->queue = util_strdup(v->queue);
+        evict_record_next(&g->record, &c->opts.evict, e->reason, g->generation, wall, 0, &e->record);
+        e->message = util_strdup(r->victim_message);
+        e->preempted_by = util_strdup(by);
+        e->pods = util_calloc(v->npods + 1, sizeof(*e->pods));
+        for (size_t k = 0; k < v->npods; k++) {
+            e->pods[k].name = util_strdup(v->pods[k].name);
+            e->pods[k].uid = util_strdup(v->pods[k].uid);
+            e->pods[k].member = 1;
+        }
+        e->npods = v->npods;
+    }
+    free(by);
+}
+
+/* The Preempting Event on the preemptor's RayCluster (uid: borrowed, may be NULL). */
+static void tell_preempting(struct controller *c, const struct preemptscan_result *r, const char *uid, const char *now)
+{
+    struct event_list l = {0};
+    struct events_object rc = {"ray.io/v1", "RayCluster", r->namespace_, r->cluster, uid};
+    events_add(&l, &rc, "Normal", "Preempting", r->preemptor_message, now, c->instance);
+    events_post(c, &l);
+    free(l.items);
+}
+
+/*
+ * After a pass (res: its decisions): the one preemption preemptscan finds,
+ * carried out by the evictor (record first, then the victims' pods), unless
+ * one this controller started is still in flight. Off unless --preemption.
+ */
+static void scan_preemption(struct controller *c, const struct admit_result *res)
+{
+    if (!c->opts.preemption || res->len == 0 || !may_write(c))
+        return;
+    int64_t wall = now_ms(CLOCK_REALTIME);
+    struct preemptscan_result r;
+    struct evictscan_result er;
+    struct error err = {{0}};
+    preemptscan_result_init(&r);
+    evictscan_result_init(&er);
+    char *uid = NULL;
+    pthread_mutex_lock(&c->mu);
+    int rc = preemption_in_flight(c) ? 1 : preemptscan_run(c->cache, res, &r, &err);
+    if (rc == 0 && r.kind != PREEMPT_KIND_NONE) {
+        preemption_evictions(c, &r, wall, &er);
+        const struct cache_gang *p = cache_gang_get(c->cache, r.namespace_, r.cluster);
+        uid = util_strdup(p != NULL ? p->uid : NULL);
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (rc < 0)
+        log_warnf("preempt: %s", err.message);
+    if (er.len > 0) {
+        char now[32];
+        events_timestamp(wall / 1000, now, sizeof(now));
+        log_infof("preempt: %s/%s (priority %d, queue %s): %s", r.namespace_, r.gang, (int)r.priority, r.queue,
+                  r.preemptor_message);
+        for (size_t i = 0; i < er.len; i++) {
+            char *key = util_strdupf("%s/%s", er.items[i].namespace_, er.items[i].cluster);
+            json_object_set_new(c->preempt_victims, key, json_string(r.cluster));
+            free(key);
+        }
+        tell_preempting(c, &r, uid, now);
+        struct evictor_hooks h = {.may_write = writer_may_write, .evicted = on_evicted, .arg = c, .stop_after_deletes = -1};
+        evictor_carry_out(c->evictor, &er, now, &h);
+        for (size_t i = 0; i < er.len; i++) {
+            const char *labels[] = {er.items[i].queue, preempt_kind_name(r.kind)};
+            metrics_counter_add(c->m_preemptions, labels, 1);
+        }
+        wake(c); /* a pass looks at what changed */
+    }
+    free(uid);
+    evictscan_result_finish(&er);
+    preemptscan_result_finish(&r);
+}
+
 /* Sleeps until an event wakes the controller or a timer is due; returns 0, or -1 to stop. */
 static int wait_for_work(struct controller *c, const struct run_state *rs)
 {
@@ -1339,6 +1475,7 @@ void controller_run(struct controller *c)
         free(report);
         if (may_write(c))
             sync_status(c, &res, (flags & ADMIT_PASS_FULL) != 0);
+        scan_preemption(c, &res);
         admit_result_finish(&res);
         scan_evictions(c, &rs, 1);
         if ((flags & ADMIT_PASS_FULL) && may_write(c)) {

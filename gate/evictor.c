@@ -8,6 +8,7 @@
 #include "events.h"
 #include "evict.h"
 #include "log.h"
+#include "preempt.h"
 #include "rerun.h"
 #include "util.h"
 
@@ -255,10 +256,11 @@ static void tell(struct evictor *e, const struct evictscan_gang *g, const char *
 {
     json_t **events = util_calloc(g->npods + 1, sizeof(*events));
     struct events_object rc = {"ray.io/v1", "RayCluster", g->namespace_, g->cluster, g->cluster_uid};
-    events[0] = events_build(&rc, "Warning", "GangEvicted", g->message, now, e->instance);
+    const char *reason = g->preempted_by != NULL ? "Preempted" : "GangEvicted";
+    events[0] = events_build(&rc, "Warning", reason, g->message, now, e->instance);
     for (size_t i = 0; i < g->npods; i++) {
         struct events_object po = {"v1", "Pod", g->namespace_, g->pods[i].name, g->pods[i].uid};
-        events[1 + i] = events_build(&po, "Warning", "GangEvicted", g->message, now, e->instance);
+        events[1 + i] = events_build(&po, "Warning", reason, g->message, now, e->instance);
     }
     post_events_new(e, g->namespace_, events, g->npods + 1);
     free(events);
@@ -269,6 +271,9 @@ static int record_one(struct evictor *e, const struct evictscan_gang *g, const c
 {
     char why[320];
     json_t *patch = evict_record_patch(&g->record, NAMES_ANNOTATION_ADMITTED, g->resource_version);
+    if (g->preempted_by != NULL) /* in the same PATCH: a victim never evicts its preemptor back, even after a restart */
+        json_object_set_new(json_object_get(json_object_get(patch, "metadata"), "annotations"), PREEMPT_ANNOTATION_PREEMPTED_BY,
+                            json_string(g->preempted_by));
     int rc = evictor_record(e->k, g->namespace_, g->cluster, g->cluster_uid, patch, why, sizeof(why));
     json_decref(patch);
     if (rc == 1) {

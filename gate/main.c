@@ -59,6 +59,7 @@ struct gate_flags {
     int64_t fault_exit_after_ungates; /* -1: off */
     int64_t fault_exit_after_evict_deletes; /* -1: off */
     struct evict_config evict;
+    int preemption;
     int log_level;
 };
 
@@ -113,6 +114,9 @@ static int parse_flags(int argc, char **argv, struct gate_flags *f)
                       "the longest such wait"),
         FLAG_INT("requeue-limit", "N", &f->evict.requeue_limit, 0, 1000000,
                  "deactivate a gang after N evictions until its RayCluster's spec changes (0: no limit)"),
+        FLAG_BOOL("preemption", &f->preemption,
+                  "evict admitted gangs whole to admit a waiting gang of higher priority (Queue annotation "
+                  "raygate.io/preemption) or of a queue under its spec.deserved"),
         FLAG_INT("test-fault-exit-after-ungates", "N", &f->fault_exit_after_ungates, 0, 1000000,
                  "TEST ONLY: exit(3) after recording an admission and ungating N pods"),
         FLAG_INT("test-fault-exit-after-evict-deletes", "N", &f->fault_exit_after_evict_deletes, 0, 1000000,
@@ -189,6 +193,7 @@ static int create_controller(struct gate *g, const struct gate_flags *f)
         .fault_exit_after_ungates = (long)f->fault_exit_after_ungates,
         .fault_exit_after_evict_deletes = (long)f->fault_exit_after_evict_deletes,
         .evict = f->evict,
+        .preemption = f->preemption,
         .instance = g->host,
         .leader = g->leader,
     };

@@ -216,6 +216,10 @@ const char *evict_reason_name(enum evict_reason reason)
         return "PlacementTimeout";
     case EVICT_REASON_PODS_READY_TIMEOUT:
         return "PodsReadyTimeout";
+    case EVICT_REASON_PREEMPTED:
+        return "Preempted";
+    case EVICT_REASON_RECLAIMED:
+        return "Reclaimed";
     case EVICT_REASON_NONE:
         break;
     }
@@ -244,6 +248,10 @@ static enum evict_reason reason_of(const char *s)
         return EVICT_REASON_PLACEMENT_TIMEOUT;
     if (strcmp(s, evict_reason_name(EVICT_REASON_PODS_READY_TIMEOUT)) == 0)
         return EVICT_REASON_PODS_READY_TIMEOUT;
+    if (strcmp(s, evict_reason_name(EVICT_REASON_PREEMPTED)) == 0)
+        return EVICT_REASON_PREEMPTED;
+    if (strcmp(s, evict_reason_name(EVICT_REASON_RECLAIMED)) == 0)
+        return EVICT_REASON_RECLAIMED;
     return EVICT_REASON_NONE;
 }
 
@@ -292,6 +300,15 @@ void evict_record_next(const struct evict_record *prev, const struct evict_confi
                        int64_t generation, int64_t now_ms, uint32_t random, struct evict_record *out)
 {
     int64_t count = prev->generation == generation ? prev->count : 0;
+    if (reason == EVICT_REASON_PREEMPTED || reason == EVICT_REASON_RECLAIMED) {
+        /* No penalty for having been preempted: the count stays, the gang may be admitted again at once. */
+        *out = (struct evict_record){.count = count,
+                                     .evicted_at_ms = now_ms - now_ms % 1000,
+                                     .requeue_at_ms = now_ms - now_ms % 1000,
+                                     .generation = generation,
+                                     .reason = (int)reason};
+        return;
+    }
     if (count < INT64_MAX)
         count++;
     /* Whole seconds, as the annotations keep them: evicted-at not later than now, requeue-at not earlier than the backoff. */

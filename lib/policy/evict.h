@@ -118,6 +118,8 @@ enum evict_reason {
     EVICT_REASON_NONE = 0,
     EVICT_REASON_PLACEMENT_TIMEOUT,
     EVICT_REASON_PODS_READY_TIMEOUT,
+    EVICT_REASON_PREEMPTED, /* a higher-priority gang of its queue took its place (preempt.h): no backoff, not counted */
+    EVICT_REASON_RECLAIMED, /* a queue under its deserved share took it back (preempt.h): likewise */
 };
 
 /* What evict_check found. Initialise with evict_verdict_init, release with evict_verdict_finish. */
@@ -172,6 +174,8 @@ int64_t evict_backoff_ms(const struct evict_config *cfg, int64_t n, uint32_t ran
  * count grows by one (from 0 when prev was written at another generation);
  * requeue_at is now + the backoff rounded up to a whole second, or 0 when
  * the count reaches the limit (deactivated); evicted_at is now rounded down.
+ * PREEMPTED and RECLAIMED carry no penalty: the count stays (0 from another
+ * generation) and requeue_at is evicted_at.
  */
 void evict_record_next(const struct evict_record *prev, const struct evict_config *cfg, enum evict_reason reason,
                        int64_t generation, int64_t now_ms, uint32_t random, struct evict_record *out);

@@ -31,6 +31,7 @@ void evictscan_result_finish(struct evictscan_result *r)
         free(g->gang);
         free(g->queue);
         free(g->message);
+        free(g->preempted_by);
     }
     free(r->items);
     for (size_t i = 0; i < r->nwarnings; i++)

@@ -50,6 +50,7 @@ struct evictscan_gang {
     char *queue;
     struct evict_record record; /* reason set: the record to write (evict_record_next) */
     char *message;              /* reason set: the Event text (evict_message); else NULL */
+    char *preempted_by;         /* PREEMPTED/RECLAIMED: "ns/name" of the preemptor, written as raygate.io/preempted-by; else NULL */
     struct evictscan_pod *pods;
     size_t npods;
 };

@@ -97,17 +97,6 @@ static int32_t gang_priority(const struct cache_gang *g)
     return prio;
 }
 
-/* Whether g has a live pod that is ungated or bound (one an eviction deletes). */
-static int has_pods_to_delete(const struct cache_gang *g)
-{
-    const struct cache_pod *p;
-    cache_gang_for_each_pod(p, g) {
-        if (cache_pod_live(p) && (!cache_pod_gated(p) || p->node != NULL))
-            return 1;
-    }
-    return 0;
-}
-
 static size_t queue_index(const struct scan *s, const struct cache_queue *q)
 {
     for (size_t i = 0; i < s->nq; i++) {
@@ -227,11 +216,22 @@ static void scan_finish(struct scan *s)
 
 /* ---- the preemptors ---- */
 
-/* A gang that names g's as its preemptor is not admitted and still has pods to delete. */
+/* Whether g still has pods its eviction must see gone: ungated or bound, not finished (terminating ones included). */
+static int pods_remain(const struct cache_gang *g)
+{
+    const struct cache_pod *p;
+    cache_gang_for_each_pod(p, g) {
+        if (p->phase != CACHE_PHASE_SUCCEEDED && p->phase != CACHE_PHASE_FAILED && (!cache_pod_gated(p) || p->node != NULL))
+            return 1;
+    }
+    return 0;
+}
+
+/* A victim of a preemption (raygate.io/preempted-by), not admitted again, whose pods are not all gone. */
 static int any_in_flight(const struct cache *c)
 {
     for (const struct cache_gang *g = c->all_gangs; g != NULL; g = g->all_next) {
-        if (g->preempted_by != NULL && !g->admitted && has_pods_to_delete(g))
+        if (g->preempted_by != NULL && !g->admitted && pods_remain(g))
             return 1;
     }
     return 0;

@@ -6,10 +6,10 @@
  * capability or on the nodes (WAIT with reason QUEUE_CAPACITY or NODES: they
  * are complete), highest priority first, then the older RayCluster. The first
  * whose selection finds victims is the scan's one preemption: one per scan,
- * and none at all while an earlier preemption is in flight (a gang whose
- * raygate.io/preempted-by names a gang, not admitted, that still has live
- * ungated or bound pods), so that no selection counts on room another one
- * already claimed.
+ * and none at all while an earlier preemption is in flight (a victim, one
+ * with raygate.io/preempted-by, not admitted again and with pods ungated or
+ * bound, terminating ones included), so that no selection counts on room
+ * another one already claimed.
  *
  * What the selection sees, from the cache as the controller left it (its
  * admissions marked): every present Queue with its capability, deserved,

@@ -302,6 +302,45 @@ static void test_requeue_limit_and_spec_change(void **state)
     assert_int_equal(r.requeue_at_ms, now + HOUR);
 }
 
+/* Preempted or reclaimed: no backoff and no count (issue 13), the reason kept and read back. */
+static void test_preempted_no_penalty(void **state)
+{
+    (void)state;
+    struct evict_config cfg;
+    evict_config_default(&cfg);
+    cfg.requeue_limit = 2;
+    struct evict_record r = {0}, next;
+    int64_t until = 0;
+    evict_record_next(&r, &cfg, EVICT_REASON_PLACEMENT_TIMEOUT, 1, T0, 0, &r); /* one timeout before */
+    assert_int_equal(r.count, 1);
+    const enum evict_reason reasons[] = {EVICT_REASON_PREEMPTED, EVICT_REASON_RECLAIMED};
+    for (int i = 0; i < 2; i++) {
+        evict_record_next(&r, &cfg, reasons[i], 1, T0 + HOUR + 400, 0, &next);
+        assert_int_equal(next.count, 1);
+        assert_int_equal(next.evicted_at_ms, T0 + HOUR);
+        assert_int_equal(next.requeue_at_ms, T0 + HOUR);
+        assert_int_equal(next.reason, reasons[i]);
+        assert_int_equal(evict_hold(&cfg, &next, 1, T0 + HOUR + 400, &until), EVICT_HOLD_NONE);
+        /* Many preemptions never deactivate it. */
+        struct evict_record again = next;
+        for (int k = 0; k < 10; k++)
+            evict_record_next(&again, &cfg, reasons[i], 1, T0 + 2 * HOUR, 0, &again);
+        assert_int_equal(again.count, 1);
+        assert_int_equal(evict_hold(&cfg, &again, 1, T0 + 2 * HOUR, &until), EVICT_HOLD_NONE);
+    }
+    /* Another generation: the count starts from 0. */
+    evict_record_next(&r, &cfg, EVICT_REASON_PREEMPTED, 2, T0 + HOUR, 0, &next);
+    assert_int_equal(next.count, 0);
+    assert_string_equal(evict_reason_name(EVICT_REASON_PREEMPTED), "Preempted");
+    assert_string_equal(evict_reason_name(EVICT_REASON_RECLAIMED), "Reclaimed");
+    json_t *patch = evict_record_patch(&next, "raygate.io/admitted-at", NULL);
+    struct evict_record back;
+    struct error err = {{0}};
+    assert_int_equal(evict_record_parse(json_object_get(json_object_get(patch, "metadata"), "annotations"), &back, &err), 0);
+    assert_int_equal(back.reason, EVICT_REASON_PREEMPTED);
+    json_decref(patch);
+}
+
 static void test_requeue_at_whole_seconds(void **state)
 {
     (void)state;
@@ -594,6 +633,7 @@ int main(void)
         cmocka_unit_test(test_backoff_jitter),
         cmocka_unit_test(test_requeue_limit_and_spec_change),
         cmocka_unit_test(test_requeue_at_whole_seconds),
+        cmocka_unit_test(test_preempted_no_penalty),
         cmocka_unit_test(test_record_patch_round_trip),
         cmocka_unit_test(test_record_parse),
         cmocka_unit_test(test_annotation_values),

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Issue 13, e2e 1: preemption within a queue, whole gangs, on the guide's
+# queue (cpu 4, memory 6Gi). test-cluster-0 (priority 0, cpu 3) is admitted
+# and running; a cluster of the same shape with priority 1000 (PriorityClass
+# ray-high) arrives: test-cluster-0 is evicted whole (Preempted Events, the
+# preempted-by annotation) and the new one admitted whole; test-cluster-0
+# waits gated, with no backoff, and is admitted again once the high-priority
+# cluster is deleted. A cluster labelled volcano.sh/preemptable=false is
+# never a victim. The gate runs with --preemption; the invariant checker runs
+# throughout (no gang partly placed or partly evicted, no queue over
+# capability).
+. "$(dirname "$0")/lib.sh"
+e2e_setup
+restore_gate() {
+	"$ROOT/hack/cluster.sh" stop raygate-gate >/dev/null 2>&1 || true
+	"$ROOT/hack/cluster.sh" start-gate >/dev/null 2>&1 || true
+}
+trap 'rc=$?; restore_gate; (exit $rc); e2e_teardown; exit $rc' EXIT
+"$ROOT/hack/cluster.sh" stop raygate-gate >/dev/null
+"$ROOT/hack/cluster.sh" start-gate --preemption >/dev/null
+Q="preempt-$RANDOM"
+make_queue "$Q" 4 6Gi
+kc apply -f "$ROOT/samples/priorityclass-ray-high.yaml" >/dev/null
+inv_start
+
+# sample_high NAME: test-cluster-0's shape, named NAME, in $Q, with priority class ray-high
+sample_high() {
+	sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" "$1" "$Q" |
+		sed -e "s/^\(    volcano.sh\/queue-name: .*\)$/\1\n    ray.io\/priority-class-name: ray-high/"
+}
+rc_annotation() { kc get rayclusters.ray.io -n "$NS" "$1" -o json | jq -r --arg k "$2" '.metadata.annotations[$k] // ""'; }
+events_of() { # KIND NAME REASON: the messages of such Events, one per line
+	kc get events -n "$NS" --field-selector "involvedObject.kind=$1,involvedObject.name=$2,reason=$3" -o json | jq -r '.items[].message'
+}
+uids_of() { kc get pods -n "$NS" -l "ray.io/cluster=$1" -o jsonpath='{range .items[*]}{.metadata.uid}{"\n"}{end}' | sort; }
+
+sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" test-cluster-0 "$Q" | kc apply -n "$NS" -f - >/dev/null
+all_or_none_watch test-cluster-0 3 90 || fail "test-cluster-0 was not admitted"
+eventually 60 "test-cluster-0's pods Running" pods_are test-cluster-0 3 Running
+old_uids="$(uids_of test-cluster-0)"
+
+t0=$SECONDS
+sample_high high | kc apply -n "$NS" -f - >/dev/null
+all_or_none_watch high 3 120 || fail "high was not admitted whole"
+bound_high() { [[ "$(kc get pods -n "$NS" -l ray.io/cluster=high -o json | jq '[.items[] | select(.spec.nodeName != null)] | length')" == 3 ]]; }
+eventually 60 "high's 3 pods bound" bound_high
+pass "high (priority 1000) admitted whole and bound, $((SECONDS - t0))s after it was created"
+
+# test-cluster-0 was evicted whole: none of its old pods is left, the new ones wait gated.
+old_gone() { [[ -z "$(comm -12 <(echo "$old_uids") <(uids_of test-cluster-0))" ]]; }
+eventually 60 "every pod test-cluster-0 had is gone" old_gone
+assert_eq "test-cluster-0 not admitted" "" "$(rc_annotation test-cluster-0 raygate.io/admitted-at)"
+assert_eq "test-cluster-0 records its preemptor" "$NS/high" "$(rc_annotation test-cluster-0 raygate.io/preempted-by)"
+assert_eq "evicted for preemption" "Preempted" "$(rc_annotation test-cluster-0 raygate.io/evicted-reason)"
+# No backoff penalty: re-admission is allowed from the eviction on.
+assert_eq "no backoff" "$(rc_annotation test-cluster-0 raygate.io/evicted-at)" "$(rc_annotation test-cluster-0 raygate.io/requeue-at)"
+events_of RayCluster test-cluster-0 Preempted | grep -F "preempted by gang $NS/high (priority 1000) in queue $Q: cpu 2, memory 2Gi needed" >/dev/null ||
+	fail "no Preempted Event on test-cluster-0 (have: $(events_of RayCluster test-cluster-0 Preempted))"
+pass "Preempted Event on test-cluster-0"
+events_of RayCluster high Preempting | grep -F "preempting gang $NS/test-cluster-0 (priority 0) of queue $Q" >/dev/null ||
+	fail "no Preempting Event on high"
+pass "Preempting Event on high"
+three_gated() { [[ "$(count_pods test-cluster-0)" == 3 && "$(gated_count test-cluster-0)" == 3 ]]; }
+eventually 60 "KubeRay's new test-cluster-0 pods wait gated" three_gated
+stays 5 "test-cluster-0 waits whole while high holds the queue" three_gated
+metric() { curl -sf "http://127.0.0.1:$GATE_METRICS_PORT/metrics" | grep -F "raygate_preemptions_total{queue=\"$Q\",kind=\"preempt\"}" | awk '{print $2}'; }
+assert_eq "raygate_preemptions_total{queue,kind=preempt}" 1 "$(metric)"
+
+# The high-priority cluster goes: test-cluster-0 is admitted again (no backoff).
+kc delete rayclusters.ray.io -n "$NS" high >/dev/null
+all_or_none_watch test-cluster-0 3 90 || fail "test-cluster-0 was not admitted again after high was deleted"
+pass "test-cluster-0 admitted again once high is gone"
+eventually 60 "test-cluster-0's pods Running" pods_are test-cluster-0 3 Running
+
+# volcano.sh/preemptable=false: never a victim; the newcomer waits.
+kc delete rayclusters.ray.io -n "$NS" test-cluster-0 >/dev/null
+gone0() { [[ "$(count_pods test-cluster-0)" == 0 ]]; }
+eventually 60 "test-cluster-0's pods gone" gone0
+sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" keep "$Q" |
+	sed -e "s/^\(    volcano.sh\/queue-name: .*\)$/\1\n    volcano.sh\/preemptable: \"false\"/" | kc apply -n "$NS" -f - >/dev/null
+all_or_none_watch keep 3 90 || fail "keep was not admitted"
+keep_uids="$(uids_of keep)"
+sample_high high2 | kc apply -n "$NS" -f - >/dev/null
+three_high2() { [[ "$(count_pods high2)" == 3 ]]; }
+eventually 60 "KubeRay created high2's 3 pods" three_high2
+keep_stays() { [[ "$(uids_of keep)" == "$keep_uids" && -n "$(rc_annotation keep raygate.io/admitted-at)" && "$(gated_count high2)" == 3 ]]; }
+stays 10 "keep (preemptable=false) is not evicted; high2 waits whole" keep_stays
+inv_stop
