@@ -2,7 +2,7 @@
  * httpd: the gate controller's plain-HTTP endpoint for Prometheus and kubelet
  * probes, on h2o's evloop in a thread of its own.
  *
- *   GET /metrics   Prometheus text (lib/metrics.h)
+ *   GET /metrics   Prometheus text (lib/core/metrics.h)
  *   GET /healthz   200 while the process runs
  *   GET /readyz    200 once ready() says so (caches synced), else 503
  *
@@ -22,7 +22,7 @@ struct httpd;
 typedef int (*httpd_ready_fn)(void *arg, char *why, size_t size);
 
 /*
- * Binds addr (lib/listen.h forms) and starts serving reg (borrowed; must
+ * Binds addr (lib/io/listen.h forms) and starts serving reg (borrowed; must
  * outlive the httpd). Returns the server, or NULL after logging why.
  */
 struct httpd *httpd_start(const char *addr, struct metrics_registry *reg, httpd_ready_fn ready, void *ready_arg);

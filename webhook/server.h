@@ -1,10 +1,10 @@
 /*
  * server: the webhook's HTTPS server on h2o's evloop.
  *
- *   POST /mutate    AdmissionReview in, AdmissionReview out (lib/admission.h)
+ *   POST /mutate    AdmissionReview in, AdmissionReview out (lib/policy/admission.h)
  *   GET  /healthz   200 while the process runs
  *   GET  /readyz    200 while accepting, 503 once shutdown started
- *   GET  /metrics   Prometheus text (lib/metrics.h)
+ *   GET  /metrics   Prometheus text (lib/core/metrics.h)
  *
  * One thread, one event loop. TLS only: a plain HTTP request on the port is
  * answered "400 this port speaks TLS" and closed; the certificate is reloaded from disk by
