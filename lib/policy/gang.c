@@ -229,11 +229,26 @@ static int template_spec(const json_t *group, const char *path, const json_t **s
     return 0;
 }
 
+/* KubeRay's autoscaler sidecar in the head pod: the user's resources, else its defaults. */
+static int autoscaler_resources(const json_t *spec, struct resources *out, struct error *err)
+{
+    const json_t *opts;
+    if (optional_object(spec, "autoscalerOptions", "spec", &opts, err) != 0)
+        return -1;
+    const json_t *res = opts != NULL ? json_object_get(opts, "resources") : NULL;
+    if (res != NULL && !json_is_null(res))
+        return container_resources(res, "spec.autoscalerOptions.resources", out, err);
+    struct quantity cpu = {500, QUANTITY_DECIMAL_SI}, memory = {512LL << 20, QUANTITY_BINARY_SI};
+    resources_set(out, "cpu", &cpu);
+    resources_set(out, "memory", &memory);
+    return 0;
+}
+
 int gang_from_raycluster(const json_t *raycluster, struct gang_spec *out, struct error *err)
 {
     struct resources autoscaler, request;
     struct error rerr;
-    const json_t *spec, *head, *workers, *pod_spec, *opts;
+    const json_t *spec, *head, *workers, *pod_spec;
     char path[PATH_MAX_LEN], spec_path[PATH_MAX_LEN];
     int64_t members = 1;
     int rc = -1;
@@ -256,20 +271,8 @@ int gang_from_raycluster(const json_t *raycluster, struct gang_spec *out, struct
     }
     if (template_spec(head, "spec.headGroupSpec", &pod_spec, spec_path, sizeof(spec_path), err) != 0)
         goto out;
-    if (autoscaling) {
-        /* KubeRay's autoscaler sidecar: the user's resources, else its defaults. */
-        if (optional_object(spec, "autoscalerOptions", "spec", &opts, err) != 0)
-            goto out;
-        const json_t *res = opts != NULL ? json_object_get(opts, "resources") : NULL;
-        if (res != NULL && !json_is_null(res)) {
-            if (container_resources(res, "spec.autoscalerOptions.resources", &autoscaler, err) != 0)
-                goto out;
-        } else {
-            struct quantity cpu = {500, QUANTITY_DECIMAL_SI}, memory = {512LL << 20, QUANTITY_BINARY_SI};
-            resources_set(&autoscaler, "cpu", &cpu);
-            resources_set(&autoscaler, "memory", &memory);
-        }
-    }
+    if (autoscaling && autoscaler_resources(spec, &autoscaler, err) != 0)
+        goto out;
     if (pod_request(pod_spec, spec_path, autoscaling ? &autoscaler : NULL, &request, err) != 0)
         goto out;
     if (resources_add_scaled(&out->min_resources, &request, 1, &rerr) != 0)

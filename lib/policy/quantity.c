@@ -87,6 +87,27 @@ static int interpret_suffix(const char *suf, int64_t *e10, int *e2, enum quantit
     return 0;
 }
 
+/* N = D * 2^e2, by doubling the decimal digits[0..*n) in place (room for DIGITS_MAX); -1 when N does not fit. */
+static int double_digits(char *digits, size_t *n, int e2)
+{
+    for (int i = 0; i < e2; i++) {
+        int carry = 0;
+        for (size_t j = *n; j-- > 0;) {
+            int d = digits[j] * 2 + carry;
+            digits[j] = (char)(d % 10);
+            carry = d / 10;
+        }
+        if (carry) {
+            if (*n == DIGITS_MAX)
+                return -1;
+            memmove(digits + 1, digits, *n);
+            digits[0] = (char)carry;
+            (*n)++;
+        }
+    }
+    return 0;
+}
+
 int quantity_parse(const char *s, enum quantity_unit unit, struct quantity *out, struct error *err)
 {
     if (s == NULL || *s == '\0')
@@ -154,22 +175,8 @@ int quantity_parse(const char *s, enum quantity_unit unit, struct quantity *out,
     }
 #undef DIGIT_AT
 
-    /* N = D * 2^e2, by doubling the decimal digits. */
-    for (int i = 0; i < e2; i++) {
-        int carry = 0;
-        for (size_t j = n; j-- > 0;) {
-            int d = digits[j] * 2 + carry;
-            digits[j] = (char)(d % 10);
-            carry = d / 10;
-        }
-        if (carry) {
-            if (n == DIGITS_MAX)
-                return fail(err, 1, s);
-            memmove(digits + 1, digits, n);
-            digits[0] = (char)carry;
-            n++;
-        }
-    }
+    if (double_digits(digits, &n, e2) != 0)
+        return fail(err, 1, s);
 
     /* Split at the unit's point: integer digits, and whether any fraction remains. */
     int64_t int_digits = (int64_t)n + exp;
