@@ -39,25 +39,8 @@ static const json_t *array_of(const json_t *snapshot, const char *key)
 
 long long view_parse_time(const char *s)
 {
-    struct tm tm;
-    int n = 0;
-    memset(&tm, 0, sizeof(tm));
-    if (s == NULL ||
-        sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) !=
-            6 ||
-        n != 19)
-        return -1;
-    const char *end = s + n;
-    if (*end == '.') {
-        end++;
-        while (*end >= '0' && *end <= '9')
-            end++;
-    }
-    if (strcmp(end, "Z") != 0 || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31)
-        return -1;
-    tm.tm_year -= 1900;
-    tm.tm_mon -= 1;
-    return (long long)timegm(&tm);
+    int64_t t;
+    return util_parse_time(s, &t) == 0 ? (long long)t : -1;
 }
 
 char *view_age(long long seconds, char *buf, size_t size)

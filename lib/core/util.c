@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 
 #include <openssl/err.h>
@@ -301,4 +302,27 @@ char *util_base64_decode(const char *in, size_t len, size_t *out_len)
     out[m] = '\0';
     *out_len = m;
     return out;
+}
+
+int util_parse_time(const char *s, int64_t *unix_seconds)
+{
+    int y, mo, d, h, mi, sec, n = 0;
+    if (s == NULL || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || n != 19)
+        return -1;
+    const char *rest = s + n;
+    if (*rest == '.') {
+        rest++;
+        if (*rest < '0' || *rest > '9')
+            return -1;
+        while (*rest >= '0' && *rest <= '9')
+            rest++;
+    }
+    if (strcmp(rest, "Z") != 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 || y < 1970)
+        return -1;
+    struct tm tm = {.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h, .tm_min = mi, .tm_sec = sec};
+    time_t t = timegm(&tm);
+    if (t == (time_t)-1)
+        return -1;
+    *unix_seconds = (int64_t)t;
+    return 0;
 }

@@ -10,6 +10,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* malloc/calloc/realloc that abort on failure; a size of 0 is fine. */
 void *util_malloc(size_t n);
@@ -76,6 +77,13 @@ char *util_read_file(const char *path, size_t max, size_t *len);
 void util_append_openssl_error(char *msg, size_t size);
 
 /* Standard base64 of data[0..len), one line, padded (caller frees). */
+/*
+ * Parses an RFC 3339 UTC time as the apiserver writes it ("2024-05-01T10:00:00Z", optionally with a
+ * fraction of a second, which is dropped) into seconds since the epoch. Returns 0, or -1 when s is
+ * NULL, malformed, not UTC or before 1970. The one time parser of raygate's programs.
+ */
+int util_parse_time(const char *s, int64_t *unix_seconds);
+
 char *util_base64_encode(const void *data, size_t len);
 
 /*

@@ -248,24 +248,11 @@ static void rl_release(struct cache *c, const struct cache_rl *crl)
 
 /* ---- timestamps ---- */
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil). */
-static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
-/* An RFC 3339 UTC time as the apiserver writes it ("2024-05-01T10:00:00Z"); 0 when absent or malformed. */
+/* An RFC 3339 UTC time as the apiserver writes it; 0 when absent or malformed. */
 static int64_t parse_time(const char *s)
 {
-    int y, mo, d, h, mi, sec;
-    if (s == NULL || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d, &h, &mi, &sec) != 6)
-        return 0;
-    return days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
+    int64_t t;
+    return util_parse_time(s, &t) == 0 ? t : 0;
 }
 
 /* ---- scheduling constraints ---- */

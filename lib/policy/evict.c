@@ -92,24 +92,10 @@ int evict_config_for_queue(const struct evict_config *base, const char *placemen
 
 int evict_parse_time(const char *s, int64_t *ms)
 {
-    int y, mo, d, h, mi, sec, n = 0;
-    if (s == NULL || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || n != 19)
+    int64_t t;
+    if (util_parse_time(s, &t) != 0)
         return -1;
-    const char *rest = s + n;
-    if (*rest == '.') {
-        rest++;
-        if (*rest < '0' || *rest > '9')
-            return -1;
-        while (*rest >= '0' && *rest <= '9')
-            rest++;
-    }
-    if (strcmp(rest, "Z") != 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 || y < 1970)
-        return -1;
-    struct tm tm = {.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h, .tm_min = mi, .tm_sec = sec};
-    time_t t = timegm(&tm);
-    if (t == (time_t)-1)
-        return -1;
-    *ms = (int64_t)t * 1000;
+    *ms = t * 1000;
     return 0;
 }
 

@@ -134,6 +134,27 @@ static void test_one_line(void **state)
     assert_string_equal(s, "a b  c  \xc3\xa9 ? ? ??? \xe2\x82\xac");
 }
 
+static void test_parse_time(void **state)
+{
+    (void)state;
+    int64_t t = -7;
+    assert_int_equal(util_parse_time("1970-01-01T00:00:00Z", &t), 0);
+    assert_int_equal(t, 0);
+    assert_int_equal(util_parse_time("2024-05-01T10:00:00Z", &t), 0);
+    assert_int_equal(t, 1714557600);
+    assert_int_equal(util_parse_time("2024-02-29T23:59:59.123456Z", &t), 0); /* a fraction is dropped */
+    assert_int_equal(t, 1709251199);
+    t = 42;
+    static const char *const bad[] = {
+        "", "2024-05-01", "2024-05-01T10:00:00", "2024-05-01T10:00:00+02:00", "2024-05-01T10:00:00.Z",
+        "2024-13-01T10:00:00Z", "2024-05-01T24:00:00Z", "1969-12-31T23:59:59Z", "2024-05-01T10:00:00Zjunk",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_int_equal(util_parse_time(bad[i], &t), -1);
+    assert_int_equal(util_parse_time(NULL, &t), -1);
+    assert_int_equal(t, 42); /* untouched on failure */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -143,6 +164,7 @@ int main(void)
         cmocka_unit_test(test_strings),
         cmocka_unit_test(test_format_cut),
         cmocka_unit_test(test_one_line),
+        cmocka_unit_test(test_parse_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
