@@ -51,7 +51,8 @@ else empty end),
 "|---|---|---|---|",
 ($sys[] | . as $x | $b[$x].rayjob as $j | select($j != null) |
 	if $j.denied then "| \($x | name) | **denied**: \($j.denied | .[0:160]) | – | – |" else
-	"| \($x | name) | \($j.job_a_cluster_bound_s | r1) s | \(if $j.job_b_while_job_a_runs.held_whole then "held whole: \($j.job_b_while_job_a_runs.pods) pods, 0 bound\(if $j.job_b_while_job_a_runs.suspended then " (RayJob suspended)" else "" end)" else "**not held**: \($j.job_b_while_job_a_runs.bound) of \($j.job_b_while_job_a_runs.pods) cluster pods bound" end) | \(if $j.job_b_while_job_a_runs.held_whole then "cluster all bound in \($j.job_b_cluster_bound_after_delete_s | r1) s" else "–" end) |" end),
+	if $j.job_a_cluster_bound_s == null then "| \($x | name) | **never placed** (no pod of the first job bound in 120 s) | – | – |" else
+	"| \($x | name) | \($j.job_a_cluster_bound_s | r1) s | \(if $j.job_b_while_job_a_runs.held_whole then "held whole: \($j.job_b_while_job_a_runs.pods) pods, 0 bound\(if $j.job_b_while_job_a_runs.suspended then " (RayJob suspended)" else "" end)" else "**not held**: \($j.job_b_while_job_a_runs.bound) of \($j.job_b_while_job_a_runs.pods) cluster pods bound" end) | \(if $j.job_b_while_job_a_runs.held_whole then "cluster all bound in \($j.job_b_cluster_bound_after_delete_s | r1) s" else "–" end) |" end end),
 ""
 else empty end),
 (if ([$b[]] | map(.errors | length) | add) > 0 then
