@@ -430,6 +430,8 @@ bench_peers() {
 	local quick=() runs=3
 	((QUICK)) && quick=(--quick)
 	((RUNS_GIVEN && RUNS > 3)) && runs=$RUNS
+	# Alone, the peers part's runs are the results' runs.
+	[[ "$PARTS" == peers ]] && RUNS=$runs
 	RAYGATE_BUILD="$BENCH_BUILD" bash "$here/bench/peers/run.sh" "${quick[@]}" "${PEERS_ARGS[@]}" --runs "$runs" \
 		--out "$WORK/part-peers.json.tmp"
 	save peers <"$WORK/part-peers.json.tmp"
