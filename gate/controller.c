@@ -12,6 +12,7 @@
 
 #include "admit.h"
 #include "cache.h"
+#include "clock.h"
 #include "events.h"
 #include "evictor.h"
 #include "evictscan.h"
@@ -114,13 +115,6 @@ struct controller {
     json_t *preempt_victims; /* "ns/name" of each victim whose eviction this controller started -> its preemptor */
     struct metrics_family *m_preemptions;
 };
-
-static long long now_ms(clockid_t clk)
-{
-    struct timespec ts;
-    clock_gettime(clk, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void wake(struct controller *c)
 {
@@ -389,7 +383,7 @@ struct controller *controller_create(struct kube_client *client, struct metrics_
     fault_arm(FAULT_AFTER_RECORD, opts->fault_exit_after_ungates);
     fault_arm(FAULT_AFTER_EVICT_RECORD, opts->fault_exit_after_evict_deletes);
     c->evictor = evictor_create(client, reg, c->instance);
-    c->started_wall_ms = now_ms(CLOCK_REALTIME);
+    c->started_wall_ms = clock_wall_ms();
     c->evict_warned = json_object();
     c->preempt_victims = json_object();
     static const char *const preempt_labels[] = {"queue", "kind"};
@@ -633,7 +627,7 @@ static void note_spread(struct controller *c, const struct admit_decision *d, co
     if (d->action != ADMIT_ACTION_ADMIT && d->action != ADMIT_ACTION_FINISH)
         return;
     long long ms = ungate_spread_note(c->spread, d->namespace_, d->cluster, d->action == ADMIT_ACTION_ADMIT, jobs, d->npods,
-                                      now_ms(CLOCK_MONOTONIC));
+                                      clock_mono_ms());
     if (ms < 0)
         return;
     metrics_histogram_observe(c->m_spread_seconds, NULL, (double)ms / 1000.0);
@@ -880,7 +874,7 @@ static void note_admitted(struct carry *x, const struct admit_decision *d)
         cache_gang_set_complete_ms(c->cache, g, 0);
     }
     pthread_mutex_unlock(&c->mu);
-    metrics_histogram_observe(c->m_wait_seconds, NULL, (double)(now_ms(CLOCK_MONOTONIC) - since) / 1000.0);
+    metrics_histogram_observe(c->m_wait_seconds, NULL, (double)(clock_mono_ms() - since) / 1000.0);
     const char *ql[] = {d->queue != NULL ? d->queue : ""};
     metrics_counter_add(c->m_admitted, ql, 1);
     fault_after_record(c, d);
@@ -957,7 +951,7 @@ static int carry_out(struct controller *c, struct admit_result *res, const int *
     events_timestamp(time(NULL), x.now, sizeof(x.now));
     sort_decisions(&x, res, report);
 
-    long long t0 = now_ms(CLOCK_MONOTONIC);
+    long long t0 = clock_mono_ms();
     record_admissions(&x);
     for (size_t i = 0; i < x.nacts; i++) {
         if (x.acts[i].d->action == ADMIT_ACTION_ADMIT && x.acts[i].skip == 0)
@@ -965,7 +959,7 @@ static int carry_out(struct controller *c, struct admit_result *res, const int *
         x.retry |= x.acts[i].skip < 0;
     }
     remove_gates(&x);
-    double secs = (double)(now_ms(CLOCK_MONOTONIC) - t0) / 1000.0;
+    double secs = (double)(clock_mono_ms() - t0) / 1000.0;
     for (size_t i = 0; i < x.nacts; i++) {
         if (x.acts[i].skip == 0)
             report_act(&x, &x.acts[i], secs);
@@ -1184,13 +1178,13 @@ static void log_evict_warnings(struct controller *c, const struct evictscan_resu
  */
 static void scan_evictions(struct controller *c, struct run_state *rs, int passed)
 {
-    long long mono = now_ms(CLOCK_MONOTONIC);
+    long long mono = clock_mono_ms();
     if (passed && rs->scan_after < 0)
         rs->scan_after = rs->evict_last + EVICT_SCAN_MIN_MS;
     int deadline = rs->evict_at >= 0 && mono >= rs->evict_at;
     if ((!deadline && (rs->scan_after < 0 || mono < rs->scan_after)) || !may_write(c))
         return;
-    int64_t wall = now_ms(CLOCK_REALTIME);
+    int64_t wall = clock_wall_ms();
     struct evictscan_result r;
     evictscan_result_init(&r);
     pthread_mutex_lock(&c->mu);
@@ -1303,7 +1297,7 @@ static void scan_preemption(struct controller *c, const struct admit_result *res
 {
     if (!c->opts.preemption || res->len == 0 || !may_write(c))
         return;
-    int64_t wall = now_ms(CLOCK_REALTIME);
+    int64_t wall = clock_wall_ms();
     struct preemptscan_result r;
     struct evictscan_result er;
     struct error err = {{0}};
@@ -1347,7 +1341,7 @@ static void scan_preemption(struct controller *c, const struct admit_result *res
 /* Sleeps until an event wakes the controller or a timer is due; returns 0, or -1 to stop. */
 static int wait_for_work(struct controller *c, const struct run_state *rs)
 {
-    long long now = now_ms(CLOCK_MONOTONIC);
+    long long now = clock_mono_ms();
     long long until = rs->next_resync;
     if (rs->retry_at >= 0 && rs->retry_at < until)
         until = rs->retry_at;
@@ -1367,7 +1361,7 @@ static int wait_for_work(struct controller *c, const struct run_state *rs)
     uint64_t v;
     while (read(c->wake_fd, &v, sizeof(v)) > 0)
         ;
-    c->woke_ms = now_ms(CLOCK_MONOTONIC);
+    c->woke_ms = clock_mono_ms();
     if (c->stopping)
         return -1;
     /* Let a burst of watch events land before deciding. */
@@ -1423,7 +1417,7 @@ static int *run_pass(struct controller *c, unsigned flags, long long now, struct
     c->changed = 0;
     struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
-    admit_set_now(c->admit, now_ms(CLOCK_REALTIME));
+    admit_set_now(c->admit, clock_wall_ms());
     admit_pass(c->admit, flags, res);
     clock_gettime(CLOCK_MONOTONIC, &b);
     metrics_histogram_observe(c->m_pass_seconds, NULL, (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9);
@@ -1438,7 +1432,7 @@ static int *run_pass(struct controller *c, unsigned flags, long long now, struct
 void controller_run(struct controller *c)
 {
     struct run_state rs = {
-        .next_resync = now_ms(CLOCK_MONOTONIC) + c->opts.resync_ms,
+        .next_resync = clock_mono_ms() + c->opts.resync_ms,
         .retry_at = -1,
         .was_leading = c->opts.leader == NULL,
         .evict_at = -1,
@@ -1449,7 +1443,7 @@ void controller_run(struct controller *c)
             break;
         if (!check_leading(c, &rs))
             continue;
-        long long now = now_ms(CLOCK_MONOTONIC);
+        long long now = clock_mono_ms();
         /* A CRD installed since the last look: start using it. */
         if (now >= rs.next_resync && (!c->discovered || !(c->crds & PODGROUP_CRD_PODGROUPS) || !(c->crds & PODGROUP_CRD_QUEUES) ||
                                       !(c->started & (1u << WATCH_LEGACY)))) {
@@ -1471,7 +1465,7 @@ void controller_run(struct controller *c)
         pthread_mutex_unlock(&c->mu);
 
         if (res.len > 0 && carry_out(c, &res, report) != 0)
-            rs.retry_at = now_ms(CLOCK_MONOTONIC) + 1000;
+            rs.retry_at = clock_mono_ms() + 1000;
         free(report);
         if (may_write(c))
             sync_status(c, &res, (flags & ADMIT_PASS_FULL) != 0);

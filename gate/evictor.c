@@ -5,26 +5,13 @@
 #include <time.h>
 
 #include "cache.h"
+#include "clock.h"
 #include "events.h"
 #include "evict.h"
 #include "log.h"
 #include "preempt.h"
 #include "rerun.h"
 #include "util.h"
-
-static long long mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void pause_ms(long long ms)
-{
-    struct timespec ts = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
 
 int evictor_record(struct kube_client *k, const char *ns, const char *name, const char *uid, const json_t *patch, char *why,
                    size_t why_size)
@@ -161,7 +148,7 @@ size_t evictor_delete_pods(struct kube_client *k, struct evictor_pod *pods, size
         if (pods[i].uid != NULL)
             json_object_set_new(tries[i].precondition, "preconditions", json_pack("{s:s}", "uid", pods[i].uid));
     }
-    long long start = mono_ms(), step = opt.step_ms;
+    long long start = clock_mono_ms(), step = opt.step_ms;
     if (n > 0 && (opt.may_write == NULL || opt.may_write(opt.arg)))
         mark_pods(k, pods, tries, n, &opt);
     size_t pending = 0, deleted = 0;
@@ -179,17 +166,17 @@ size_t evictor_delete_pods(struct kube_client *k, struct evictor_pod *pods, size
         int others = 0;
         pending = delete_round(k, pods, tries, idx, pending, &opt, &deleted, retry, &others);
         memcpy(idx, retry, pending * sizeof(*idx));
-        long long left = opt.persist_ms - (mono_ms() - start);
+        long long left = opt.persist_ms - (clock_mono_ms() - start);
         if (pending == 0 || left <= 0)
             break;
-        pause_ms(step < left ? step : left);
+        clock_sleep_ms(step < left ? step : left);
         step = step * 2 < EVICTOR_STEP_MAX_MS ? step * 2 : EVICTOR_STEP_MAX_MS;
     }
     size_t notdone = 0;
     for (size_t i = 0; i < n; i++) {
         if (!pods[i].done) {
             notdone++;
-            log_warnf("evict: delete %s/%s: gave up for now after %lld ms: %s", pods[i].ns, pods[i].name, mono_ms() - start,
+            log_warnf("evict: delete %s/%s: gave up for now after %lld ms: %s", pods[i].ns, pods[i].name, clock_mono_ms() - start,
                       tries[i].why[0] != '\0' ? tries[i].why : "not leading any more");
         }
         json_decref(tries[i].precondition);
@@ -326,7 +313,7 @@ static void rerun_rayjob(struct evictor *e, const struct evictscan_gang *g, cons
 /* Step 2: deletes g's pods (those not sent lately when finishing); returns how many are not done. */
 static size_t delete_gang_pods(struct evictor *e, const struct evictscan_gang *g, const char *now, const struct evictor_hooks *h)
 {
-    long long mono = mono_ms();
+    long long mono = clock_mono_ms();
     struct evictor_pod *pods = util_calloc(g->npods + 1, sizeof(*pods));
     size_t n = 0;
     for (size_t i = 0; i < g->npods; i++) {
@@ -347,7 +334,7 @@ static size_t delete_gang_pods(struct evictor *e, const struct evictscan_gang *g
     };
     size_t left = n > 0 ? evictor_delete_pods(e->k, pods, n, &o) : 0;
     /* From the end of the batch: a large gang's watch events may lag its deletions by seconds. */
-    long long done = mono_ms();
+    long long done = clock_mono_ms();
     for (size_t i = 0; i < n; i++) {
         if (pods[i].done)
             json_object_set_new(e->sent, pods[i].uid, json_integer(done));
@@ -363,7 +350,7 @@ static size_t delete_gang_pods(struct evictor *e, const struct evictscan_gang *g
 /* Forgets deletions sent long ago. */
 static void forget_sent(struct evictor *e)
 {
-    long long mono = mono_ms();
+    long long mono = clock_mono_ms();
     const char *key;
     json_t *v, *tmp;
     json_object_foreach_safe(e->sent, tmp, key, v)

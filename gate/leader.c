@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "lease.h"
 #include "log.h"
 #include "util.h"
@@ -30,25 +31,18 @@ struct leader {
     char *holder_logged; /* the holder we last said holds the lease */
 };
 
-static long long mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static struct lease_time time_now(void)
 {
     struct timespec w;
     clock_gettime(CLOCK_REALTIME, &w);
-    return (struct lease_time){.mono_ms = mono_ms(), .wall_us = (long long)w.tv_sec * 1000000 + w.tv_nsec / 1000};
+    return (struct lease_time){.mono_ms = clock_mono_ms(), .wall_us = (long long)w.tv_sec * 1000000 + w.tv_nsec / 1000};
 }
 
 static uint32_t random32(void)
 {
     uint32_t r = 0;
     if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
-        r = (uint32_t)getpid() ^ (uint32_t)mono_ms();
+        r = (uint32_t)getpid() ^ (uint32_t)clock_mono_ms();
     return r;
 }
 
@@ -117,7 +111,7 @@ void leader_set_notify(struct leader *l, void (*fn)(void *arg), void *arg)
 int leader_is_leading(struct leader *l)
 {
     pthread_mutex_lock(&l->mu);
-    int leading = lease_elector_leading(&l->le, mono_ms());
+    int leading = lease_elector_leading(&l->le, clock_mono_ms());
     pthread_mutex_unlock(&l->mu);
     return leading;
 }
@@ -196,7 +190,7 @@ static void *run(void *arg)
         pthread_mutex_unlock(&l->mu);
         try_acquire_or_renew(l);
         pthread_mutex_lock(&l->mu);
-        long long now = mono_ms();
+        long long now = clock_mono_ms();
         int change = lease_elector_check(&l->le, now);
         int leading = l->le.leading;
         long long wait = l->le.retry_period_ms;

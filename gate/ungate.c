@@ -5,22 +5,9 @@
 #include <time.h>
 
 #include "cache.h"
+#include "clock.h"
 #include "log.h"
 #include "util.h"
-
-static long long mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void pause_ms(long long ms)
-{
-    struct timespec ts = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
 
 json_t *ungate_gates_without_ours(const json_t *pod, int *ours)
 {
@@ -93,7 +80,7 @@ static size_t reread(struct kube_client *k, struct ungate_job *jobs, struct atte
             json_t *keep = ungate_gates_without_ours(pod, &ours);
             if (!ours) {
                 job->ok = 1; /* an earlier try of ours was applied (its answer lost), or another hand removed it */
-                job->removed_ms = mono_ms();
+                job->removed_ms = clock_mono_ms();
             } else {
                 struct admit_pod fresh = {
                     .name = job->pod->name,
@@ -141,7 +128,7 @@ static size_t patch_round(struct kube_client *k, struct ungate_job *jobs, struct
         long st = items[j].resp.status;
         if (items[j].rc == 0) {
             jobs[i].ok = 1;
-            jobs[i].removed_ms = mono_ms();
+            jobs[i].removed_ms = clock_mono_ms();
         } else if (st == 404) {
             jobs[i].ok = 1;
         } else if (st == 409) {
@@ -178,7 +165,7 @@ size_t ungate_pods(struct kube_client *k, struct ungate_job *jobs, size_t n, con
         tries[i].patch = admit_ungate_patch(jobs[i].pod);
         idx[i] = i;
     }
-    long long start = mono_ms(), step = opt.step_ms;
+    long long start = clock_mono_ms(), step = opt.step_ms;
     size_t pending = n;
     while (pending > 0) {
         if (opt.may_write != NULL && !opt.may_write(opt.arg))
@@ -187,11 +174,11 @@ size_t ungate_pods(struct kube_client *k, struct ungate_job *jobs, size_t n, con
         size_t nretry = patch_round(k, jobs, tries, idx, pending, opt.concurrency, retry, &others);
         memcpy(idx, retry, nretry * sizeof(*idx));
         pending = nretry;
-        long long left = opt.persist_ms - (mono_ms() - start);
+        long long left = opt.persist_ms - (clock_mono_ms() - start);
         if (pending == 0 || left <= 0)
             break;
         if (others) { /* a 409 is retried at once with its new version; anything else after a short, growing pause */
-            pause_ms(step < left ? step : left);
+            clock_sleep_ms(step < left ? step : left);
             step = step * 2 < UNGATE_STEP_MAX_MS ? step * 2 : UNGATE_STEP_MAX_MS;
         }
     }
@@ -199,10 +186,10 @@ size_t ungate_pods(struct kube_client *k, struct ungate_job *jobs, size_t n, con
     for (size_t i = 0; i < n; i++) {
         if (!jobs[i].ok) {
             notok++;
-            log_warnf("ungate %s/%s: gave up for this pass after %lld ms: %s", jobs[i].ns, jobs[i].pod->name, mono_ms() - start,
+            log_warnf("ungate %s/%s: gave up for this pass after %lld ms: %s", jobs[i].ns, jobs[i].pod->name, clock_mono_ms() - start,
                       tries[i].why[0] != '\0' ? tries[i].why : "not leading any more");
         } else if (tries[i].warned) {
-            log_infof("ungate %s/%s: gate removed after retries (%lld ms)", jobs[i].ns, jobs[i].pod->name, mono_ms() - start);
+            log_infof("ungate %s/%s: gate removed after retries (%lld ms)", jobs[i].ns, jobs[i].pod->name, clock_mono_ms() - start);
         }
         json_decref(tries[i].patch);
         free(tries[i].path);

@@ -12,6 +12,7 @@
 
 #include <curl/curl.h>
 
+#include "clock.h"
 #include "log.h"
 #include "watchstream.h"
 #include "util.h"
@@ -22,13 +23,6 @@
 #define DEFAULT_CONCURRENCY 64
 
 /* --- small helpers ------------------------------------------------------------ */
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* splitmix64: jitter only, not security. */
 static uint64_t rng_next(uint64_t *state)
@@ -185,7 +179,7 @@ static char *read_token(const char *path, struct error *err)
 static void token_reload_locked(struct kube_client *c)
 {
     struct error err;
-    c->token_read_at = now_ms();
+    c->token_read_at = clock_mono_ms();
     char *t = read_token(c->cfg.token_file, &err);
     if (t == NULL) {
         log_warnf("keeping the previous token: %s", err.message);
@@ -199,7 +193,7 @@ static void token_reload_locked(struct kube_client *c)
 static char *token_get(struct kube_client *c)
 {
     pthread_mutex_lock(&c->lock);
-    if (c->cfg.token_file != NULL && now_ms() - c->token_read_at >= c->opt.token_reread_ms)
+    if (c->cfg.token_file != NULL && clock_mono_ms() - c->token_read_at >= c->opt.token_reread_ms)
         token_reload_locked(c);
     char *t = c->token != NULL ? util_strdup(c->token) : NULL;
     pthread_mutex_unlock(&c->lock);
@@ -277,7 +271,7 @@ struct kube_client *kube_client_create(const struct kubeconfig *cfg, const struc
         } else {
             log_warnf("using the kubeconfig's token: %s", err->message);
         }
-        c->token_read_at = now_ms();
+        c->token_read_at = clock_mono_ms();
     }
     if (c->token == NULL && c->cfg.token != NULL)
         c->token = util_strdup(c->cfg.token);
@@ -637,7 +631,7 @@ static size_t run_batch(struct kube_client *c, struct kube_batch_item *items, co
         items[i].rc = -1;
     }
     while (done < n) {
-        int64_t now = now_ms();
+        int64_t now = clock_mono_ms();
         /* Retries whose time has come go first, then fresh items. */
         for (size_t i = 0; waiting > 0 && running < concurrency && i < next_fresh; i++) {
             if (slots[i].state == SLOT_WAITING && slots[i].not_before <= now) {
@@ -670,7 +664,7 @@ static size_t run_batch(struct kube_client *c, struct kube_batch_item *items, co
             if (delay >= 0) {
                 log_debugf("%s %s: %ld, retrying in %ld ms", x->method, items[i].path, x->status, delay);
                 s->state = SLOT_WAITING;
-                s->not_before = now_ms() + delay;
+                s->not_before = clock_mono_ms() + delay;
                 waiting++;
             } else {
                 s->state = SLOT_DONE;
@@ -687,7 +681,7 @@ static size_t run_batch(struct kube_client *c, struct kube_batch_item *items, co
             continue;
         long timeout = 1000;
         if (waiting > 0) {
-            now = now_ms();
+            now = clock_mono_ms();
             for (size_t i = 0; i < next_fresh; i++)
                 if (slots[i].state == SLOT_WAITING && slots[i].not_before - now < timeout)
                     timeout = slots[i].not_before - now > 0 ? (long)(slots[i].not_before - now) : 0;
@@ -1004,7 +998,7 @@ static void backoff(struct watch *wt, long retry_after_ms)
     if (d > o->retry_after_max_ms)
         d = o->retry_after_max_ms;
     wt->attempts++;
-    wt->not_before = now_ms() + d;
+    wt->not_before = clock_mono_ms() + d;
 }
 
 static void start_request(struct watch *wt)
@@ -1050,7 +1044,7 @@ static void relist(struct watch *wt, const char *why)
     count_restart(wt, "expired");
     wt->phase = PHASE_LIST;
     set_str(&wt->cont, NULL);
-    wt->not_before = now_ms();
+    wt->not_before = clock_mono_ms();
 }
 
 static void list_done(struct watch *wt, CURLcode cc)
@@ -1073,11 +1067,11 @@ static void list_done(struct watch *wt, CURLcode cc)
             wt->phase = PHASE_WATCH;
             wt->attempts = 0;
         }
-        wt->not_before = now_ms();
+        wt->not_before = clock_mono_ms();
     } else if (resp.status == 410) { /* the continue token expired: start over */
         relist(wt, resp.message);
     } else if (resp.status == 401 && token_refresh_after_401(wt->w->c, wt->x.token)) {
-        wt->not_before = now_ms();
+        wt->not_before = clock_mono_ms();
     } else {
         log_warnf("watch %s: list failed: %s", wt->name, resp.status == 200 ? "the answer is not a list" : resp.message);
         backoff(wt, resp.status == 429 || resp.status >= 500 ? wt->x.retry_after_ms : -1);
@@ -1098,7 +1092,7 @@ static void stream_done(struct watch *wt, CURLcode cc)
             relist(wt, resp.message);
         } else if (resp.status == 401 && token_refresh_after_401(wt->w->c, x->token)) {
             count_restart(wt, "error");
-            wt->not_before = now_ms();
+            wt->not_before = clock_mono_ms();
         } else {
             log_warnf("watch %s: %s", wt->name, resp.message);
             count_restart(wt, "error");
@@ -1130,7 +1124,7 @@ static void stream_done(struct watch *wt, CURLcode cc)
         log_debugf("watch %s: stream ended after %lu events; resuming at %s", wt->name, wt->stream_events, wt->rv);
         count_restart(wt, "timeout");
         wt->attempts = 0;
-        wt->not_before = now_ms();
+        wt->not_before = clock_mono_ms();
     }
 }
 
@@ -1168,7 +1162,7 @@ static void *watcher_main(void *arg)
         if (stopping)
             break;
 
-        int64_t now = now_ms();
+        int64_t now = clock_mono_ms();
         for (struct watch *wt = w->watches; wt != NULL; wt = wt->next)
             if (!wt->running && wt->not_before <= now)
                 start_request(wt);
@@ -1192,7 +1186,7 @@ static void *watcher_main(void *arg)
             xfer_reset(x);
         }
         long timeout = 1000;
-        now = now_ms();
+        now = clock_mono_ms();
         for (struct watch *wt = w->watches; wt != NULL; wt = wt->next)
             if (!wt->running && wt->not_before - now < timeout)
                 timeout = wt->not_before - now > 0 ? (long)(wt->not_before - now) : 0;
