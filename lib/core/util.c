@@ -326,3 +326,19 @@ int util_parse_time(const char *s, int64_t *unix_seconds)
     *unix_seconds = (int64_t)t;
     return 0;
 }
+
+void *util_scratch(void **buf, size_t *cap, size_t n, size_t size, int zero)
+{
+    size_t bytes;
+    if (__builtin_mul_overflow(n, size, &bytes))
+        abort();
+    if (bytes > *cap) {
+        size_t grown = *cap * 2 > bytes ? *cap * 2 : bytes;
+        free(*buf);
+        *buf = util_malloc(grown);
+        *cap = grown;
+    }
+    if (zero && bytes > 0)
+        memset(*buf, 0, bytes);
+    return *buf;
+}

@@ -78,6 +78,13 @@ void util_append_openssl_error(char *msg, size_t size);
 
 /* Standard base64 of data[0..len), one line, padded (caller frees). */
 /*
+ * A reusable buffer: makes *buf (capacity *cap bytes, owned by the caller, freed
+ * with free()) hold at least n * size bytes, growing by doubling; zeroes those
+ * bytes when zero is set. Returns *buf. Overflow of n * size aborts.
+ */
+void *util_scratch(void **buf, size_t *cap, size_t n, size_t size, int zero);
+
+/*
  * Parses an RFC 3339 UTC time as the apiserver writes it ("2024-05-01T10:00:00Z", optionally with a
  * fraction of a second, which is dropped) into seconds since the epoch. Returns 0, or -1 when s is
  * NULL, malformed, not UTC or before 1970. The one time parser of raygate's programs.

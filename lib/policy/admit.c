@@ -218,16 +218,7 @@ void admit_destroy(struct admit *a)
 /* Buffer kind of at least n * size bytes, zeroed if zero; its contents are the caller's until the next call for that kind. */
 static void *scratch(struct admit *s, enum scratch_kind kind, size_t n, size_t size, int zero)
 {
-    size_t bytes = n * size;
-    if (bytes > s->cap[kind]) {
-        size_t cap = s->cap[kind] * 2 > bytes ? s->cap[kind] * 2 : bytes;
-        free(s->buf[kind]);
-        s->buf[kind] = util_malloc(cap);
-        s->cap[kind] = cap;
-    }
-    if (zero && bytes > 0)
-        memset(s->buf[kind], 0, bytes);
-    return s->buf[kind];
+    return util_scratch(&s->buf[kind], &s->cap[kind], n, size, zero);
 }
 
 /*

@@ -109,16 +109,7 @@ enum { BUF_FREE, BUF_FREE_PODS, BUF_TREE, BUF_WEIGHTS };
 /* Buffer kind of at least n * size bytes, zeroed if zero; its contents are the caller's until the next call for that kind. */
 static void *buffer(struct fit *f, int kind, size_t n, size_t size, int zero)
 {
-    size_t bytes = n * size;
-    if (bytes > f->cap[kind]) {
-        size_t cap = f->cap[kind] * 2 > bytes ? f->cap[kind] * 2 : bytes;
-        free(f->buf[kind]);
-        f->buf[kind] = util_malloc(cap);
-        f->cap[kind] = cap;
-    }
-    if (zero && bytes > 0)
-        memset(f->buf[kind], 0, bytes);
-    return f->buf[kind];
+    return util_scratch(&f->buf[kind], &f->cap[kind], n, size, zero);
 }
 
 /* A pod with its weights for "larger first": extended resources (GPUs) dominate, then cpu, then memory. */
