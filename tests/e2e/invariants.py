@@ -285,13 +285,17 @@ class Checker:
             ns = "/namespaces/" + self.args.namespace
         else:
             ns = ""
+        # Every pod list comes before every RayCluster list (see the docstring):
+        # a legacy head ungated between the two reads must be seen with the
+        # admitted-at written before it, never the other way round.
         pods = self.api.get("/api/v1%s/pods?%s" % (ns, sel))["items"]
+        # The legacy operator's pods (ray-cluster-name); a 404 cannot happen
+        # for pods, so list them whether or not the legacy CRD is installed.
+        pods += self.api.get("/api/v1%s/pods?labelSelector=ray-cluster-name%%2Cvolcano.sh%%2Fqueue-name" % ns)["items"]
         rcs = self.api.get("/apis/ray.io/v1%s/rayclusters" % ns)["items"]
-        # The legacy operator's clusters and pods (ray-cluster-name), when its CRD is installed.
         legacy = self.api.get("/apis/cluster.ray.io/v1%s/rayclusters" % ns, missing_ok=True)
         if legacy is not None:
             rcs += [dict(rc, apiVersion="cluster.ray.io/v1") for rc in legacy["items"]]
-            pods += self.api.get("/api/v1%s/pods?labelSelector=ray-cluster-name%%2Cvolcano.sh%%2Fqueue-name" % ns)["items"]
         queues = self.api.get("/apis/scheduling.volcano.sh/v1beta1/queues")["items"]
         return pods, rcs, queues
 
