@@ -67,7 +67,7 @@ struct controller_options {
     long fault_exit_after_evict_deletes;
     /* Whole-gang eviction and requeue (evict.h): the flags' timeouts, backoff and limit. Must pass evict_config_check. */
     struct evict_config evict;
-    /* Preemption within a queue and reclaim across queues (preempt.h, preemptscan.h): 0 off (the default). */
+    /* Preemption within a queue and reclaim across queues (preempt.h, preemptscan.h): 1 on (the default), 0 off. */
     int preemption;
     const char *instance; /* reportingInstance of Events (copied) */
     /* Leader election (borrowed, not started yet); NULL: always act. Destroy it before the controller. */

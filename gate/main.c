@@ -4,7 +4,7 @@
  *   raygate-gate [--kubeconfig FILE] [--context NAME] [--namespace NS] [--metrics-addr ADDR]
  *                [--resync D] [--log-level L]
  *                [--placement-timeout D] [--pods-ready-timeout D] [--requeue-backoff-base D]
- *                [--requeue-backoff-max D] [--requeue-limit N]
+ *                [--requeue-backoff-max D] [--requeue-limit N] [--preemption=false]
  *                [--leader-elect [--leader-elect-lease-duration D] [--leader-elect-renew-deadline D]
  *                 [--leader-elect-retry-period D]]
  *
@@ -116,7 +116,8 @@ static int parse_flags(int argc, char **argv, struct gate_flags *f)
                  "deactivate a gang after N evictions until its RayCluster's spec changes (0: no limit)"),
         FLAG_BOOL("preemption", &f->preemption,
                   "evict admitted gangs whole to admit a waiting gang of higher priority (Queue annotation "
-                  "raygate.io/preemption) or of a queue under its spec.deserved"),
+                  "raygate.io/preemption: LowerPriority, LowerOrNewerEqualPriority or Never) or of a queue under its "
+                  "spec.deserved"),
         FLAG_INT("test-fault-exit-after-ungates", "N", &f->fault_exit_after_ungates, 0, 1000000,
                  "TEST ONLY: exit(3) after recording an admission and ungating N pods"),
         FLAG_INT("test-fault-exit-after-evict-deletes", "N", &f->fault_exit_after_evict_deletes, 0, 1000000,
@@ -265,6 +266,7 @@ int main(int argc, char **argv)
         .fault_exit_after_ungates = -1,
         .fault_exit_after_evict_deletes = -1,
         .log_level = LOG_LEVEL_INFO,
+        .preemption = 1, /* issue 13: on unless --preemption=false */
     };
     evict_config_default(&f.evict);
     int rc = parse_flags(argc, argv, &f);
@@ -281,6 +283,8 @@ int main(int argc, char **argv)
         flags_format_duration(f.resync_ms, resync, sizeof(resync));
         log_infof("raygate-gate %s started (namespace %s, resync %s)", RAYGATE_VERSION, f.namespace_, resync);
         log_evict_flags(&f.evict);
+        log_infof("preemption: %s", f.preemption ? "on (Queue annotation raygate.io/preemption; --preemption=false turns it off)"
+                                                 : "off (--preemption=false)");
         controller_run(the_controller);
         log_infof("raygate-gate stopping");
         rc = 0;

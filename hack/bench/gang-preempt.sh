@@ -7,8 +7,8 @@
 # created. From its creation (the client's clock just before kubectl apply),
 # the script polls every 100 ms and prints when the victim's old pods are all
 # gone and when all N of the preemptor's pods are bound (an upper bound within
-# the poll's period plus one list). Restarts the gate with --preemption and
-# restores it after.
+# the poll's period plus one list). The gate runs as hack/cluster.sh started
+# it (preemption is on by default).
 #   RAYGATE_PORT_OFFSET=... hack/bench/gang-preempt.sh N
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -19,12 +19,8 @@ ns="bench-preempt-$RANDOM"; q="bench-q-$RANDOM"
 restore() {
 	kc delete namespace "$ns" --wait=false >/dev/null 2>&1 || true
 	kc delete queue "$q" --wait=false >/dev/null 2>&1 || true
-	"$ROOT/hack/cluster.sh" stop raygate-gate >/dev/null 2>&1 || true
-	"$ROOT/hack/cluster.sh" start-gate >/dev/null 2>&1 || true
 }
 trap restore EXIT
-"$ROOT/hack/cluster.sh" stop raygate-gate >/dev/null 2>&1 || true
-"$ROOT/hack/cluster.sh" start-gate --preemption >/dev/null
 kc apply -f "$ROOT/samples/priorityclass-ray-high.yaml" >/dev/null
 kc create namespace "$ns" >/dev/null
 kc apply -f - >/dev/null <<YAML

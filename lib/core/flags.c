@@ -276,6 +276,8 @@ static void describe(const struct flag *f, char *buf, size_t size)
     char def[64] = "", bounds[2 * FLAGS_DURATION_MAX + 8] = "", lo[FLAGS_DURATION_MAX], hi[FLAGS_DURATION_MAX];
     switch (f->kind) {
     case FLAG_KIND_BOOL:
+        if (*f->b) /* a switch on by default says how to turn it off */
+            util_format(def, sizeof(def), "on by default; --%s=false turns it off", f->name);
         break;
     case FLAG_KIND_STRING:
         if (*f->s != NULL)

@@ -6,18 +6,17 @@
 # preempted-by annotation) and the new one admitted whole; test-cluster-0
 # waits gated, with no backoff, and is admitted again once the high-priority
 # cluster is deleted. A cluster labelled volcano.sh/preemptable=false is
-# never a victim. The gate runs with --preemption; the invariant checker runs
-# throughout (no gang partly placed or partly evicted, no queue over
-# capability).
+# never a victim. The gate runs as hack/cluster.sh starts it, with no flag:
+# preemption is on by default, and the queue has no raygate.io/preemption
+# annotation (LowerPriority). Last, the gate restarted with
+# --preemption=false preempts nothing. The invariant checker runs throughout
+# (no gang partly placed or partly evicted, no queue over capability).
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 restore_gate() {
 	"$ROOT/hack/cluster.sh" stop raygate-gate >/dev/null 2>&1 || true
 	"$ROOT/hack/cluster.sh" start-gate >/dev/null 2>&1 || true
 }
-trap 'rc=$?; restore_gate; (exit $rc); e2e_teardown; exit $rc' EXIT
-"$ROOT/hack/cluster.sh" stop raygate-gate >/dev/null
-"$ROOT/hack/cluster.sh" start-gate --preemption >/dev/null
 Q="preempt-$RANDOM"
 make_queue "$Q" 4 6Gi
 kc apply -f "$ROOT/samples/priorityclass-ray-high.yaml" >/dev/null
@@ -85,4 +84,13 @@ three_high2() { [[ "$(count_pods high2)" == 3 ]]; }
 eventually 60 "KubeRay created high2's 3 pods" three_high2
 keep_stays() { [[ "$(uids_of keep)" == "$keep_uids" && -n "$(rc_annotation keep raygate.io/admitted-at)" && "$(gated_count high2)" == 3 ]]; }
 stays 10 "keep (preemptable=false) is not evicted; high2 waits whole" keep_stays
+
+# --preemption=false: no preemption at all. keep becomes preemptable; high2 still waits.
+e2e_on_exit restore_gate
+"$ROOT/hack/cluster.sh" stop raygate-gate >/dev/null
+"$ROOT/hack/cluster.sh" start-gate --preemption=false >/dev/null
+grep -q '"msg":"preemption: off' "$STATE/logs/raygate-gate.log" || fail "the gate does not log preemption off"
+kc label rayclusters.ray.io -n "$NS" keep volcano.sh/preemptable- >/dev/null
+stays 10 "with --preemption=false, keep (now preemptable) is not evicted; high2 waits whole" keep_stays
+assert_eq "raygate_preemptions_total{queue,kind=preempt} (the restarted gate's)" "" "$(metric)"
 inv_stop

@@ -6,16 +6,10 @@
 # two each reclaim one of qb's clusters (the most recently admitted first,
 # whole), the third does not (qa would go above its deserved, and qb is at
 # its deserved): it waits. The invariant checker runs throughout. The gate
-# runs with --preemption.
+# runs as hack/cluster.sh starts it (preemption and reclaim are on by
+# default).
 . "$(dirname "$0")/lib.sh"
 e2e_setup
-restore_gate() {
-	"$ROOT/hack/cluster.sh" stop raygate-gate >/dev/null 2>&1 || true
-	"$ROOT/hack/cluster.sh" start-gate >/dev/null 2>&1 || true
-}
-trap 'rc=$?; restore_gate; (exit $rc); e2e_teardown; exit $rc' EXIT
-"$ROOT/hack/cluster.sh" stop raygate-gate >/dev/null
-"$ROOT/hack/cluster.sh" start-gate --preemption >/dev/null
 kc apply -f "$ROOT/samples/priorityclass-ray-high.yaml" >/dev/null
 QA="reclaim-a-$RANDOM"
 QB="reclaim-b-$RANDOM"

@@ -3,11 +3,15 @@
 # priority (PriorityClass ray-high via the label ray.io/priority-class-name),
 # created later, is admitted first when room appears, and the older one keeps
 # waiting. Without priorities the older one would go first: low (cpu 3) and
-# high (cpu 2) do not fit the queue (cpu 4) together.
+# high (cpu 2) do not fit the queue (cpu 4) together. This test is about the
+# order alone: the queue says raygate.io/preemption: Never, so high (priority
+# 1000) does not preempt filler (priority 0) meanwhile, as it would by default
+# (test_gate_preempt.sh).
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 Q="prio-$(e2e_uid)"
 make_queue "$Q" 4 8Gi
+kc annotate queue "$Q" raygate.io/preemption=Never >/dev/null
 kc apply -f "$ROOT/samples/priorityclass-ray-high.yaml" >/dev/null
 inv_start
 
@@ -32,8 +36,10 @@ assert_eq "low's pods have no priority" "0 0 0 " "$(kc get pods -n "$NS" -l ray.
 
 eventually 10 "low waits on the queue" describe_has "$(head_pod low)" "does not fit queue $Q: cpu needs 3, 1 of 4 free"
 eventually 10 "high waits on the queue" describe_has "$(head_pod high)" "does not fit queue $Q: cpu needs 2, 1 of 4 free"
-both_gated() { [[ "$(gated_count low)" == 3 && "$(gated_count high)" == 2 ]]; }
-stays 3 "low and high both wait whole" both_gated
+filler_at="$(kc get rayclusters.ray.io -n "$NS" filler -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')"
+both_gated() { [[ "$(gated_count low)" == 3 && "$(gated_count high)" == 2 &&
+	"$(kc get rayclusters.ray.io -n "$NS" filler -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')" == "$filler_at" ]]; }
+stays 3 "low and high both wait whole; filler stays admitted (the queue's preemption is Never)" both_gated
 
 # Room appears: the higher priority goes first, the older cluster stays behind.
 kc delete rayclusters.ray.io -n "$NS" filler >/dev/null

@@ -162,6 +162,14 @@ def run(helm, chart, manifest_docs, check):
     by = {key(d): d for d in docs}
     expect(by["Service/raygate-gate-metrics"]["spec"]["ports"][0]["port"] == 9191, "metrics.port not on the Service")
 
+    # Preemption is on by default (no flag, as in manifests/); gate.preemption=false turns it off.
+    expect(not any(a.startswith("--preemption") for a in container(render(helm, chart), "Deployment/raygate-gate")["args"]),
+           "the default render passes a --preemption flag")
+    args = container(render(helm, chart, {"gate.preemption": False}), "Deployment/raygate-gate")["args"]
+    expect("--preemption=false" in args, "gate.preemption=false: args %s lack --preemption=false" % args)
+    r = refused(helm, chart, {"gate.preemption": "no"}, "gate.preemption must be true or false")
+    expect(r is None, str(r))
+
     # The webhook's flags.
     docs = render(helm, chart, {"webhook.shutdownDelay": "7s", "webhook.extraArgs": ["--log-level", "debug"]})
     args = container(docs, "Deployment/raygate-webhook")["args"]

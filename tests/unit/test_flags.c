@@ -311,6 +311,14 @@ static void test_usage(void **state)
     assert_non_null(strstr(text, "--on switch\n"));
     assert_non_null(strstr(text, "end\n"));
     free(text);
+    /* A switch on by default says so, and how to turn it off. */
+    v.on = 1;
+    text = NULL;
+    f = open_memstream(&text, &len);
+    flags_usage(&p, f);
+    fclose(f);
+    assert_non_null(strstr(text, "switch (on by default; --on=false turns it off)\n"));
+    free(text);
 }
 
 int main(void)
