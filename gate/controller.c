@@ -111,8 +111,7 @@ struct controller {
     int64_t started_wall_ms; /* no eviction clock starts earlier (evictscan.h's floor) */
     json_t *evict_warned;    /* the queue annotation warnings already logged (message -> true) */
 
-    /* Preemption (preemptscan.h), when opts.preemption; the controller thread's. */
-    json_t *preempt_victims; /* "ns/name" of each victim whose eviction this controller started -> its preemptor */
+    /* Preemption (preemptscan.h), when opts.preemption. */
     struct metrics_family *m_preemptions;
 };
 
@@ -385,7 +384,6 @@ struct controller *controller_create(struct kube_client *client, struct metrics_
     c->evictor = evictor_create(client, reg, c->instance);
     c->started_wall_ms = clock_wall_ms();
     c->evict_warned = json_object();
-    c->preempt_victims = json_object();
     static const char *const preempt_labels[] = {"queue", "kind"};
     c->m_preemptions = metrics_counter_create(reg, "raygate_preemptions_total",
                                               "Gangs evicted whole to admit a waiting gang, by the victim's queue and kind "
@@ -591,7 +589,6 @@ void controller_destroy(struct controller *c)
     ungate_spread_destroy(c->spread);
     evictor_destroy(c->evictor);
     json_decref(c->evict_warned);
-    json_decref(c->preempt_victims);
     json_decref(c->pgs);
     json_decref(c->pg_expected);
     json_decref(c->pg_dirty);
@@ -1154,8 +1151,11 @@ static void on_evicted(void *arg, const struct evictscan_gang *e)
     struct controller *c = arg;
     pthread_mutex_lock(&c->mu);
     struct cache_gang *g = cache_gang_get(c->cache, e->namespace_, e->cluster);
-    if (g != NULL && g->uid != NULL && e->cluster_uid != NULL && strcmp(g->uid, e->cluster_uid) == 0)
+    if (g != NULL && g->uid != NULL && e->cluster_uid != NULL && strcmp(g->uid, e->cluster_uid) == 0) {
         cache_gang_mark_evicted(c->cache, g, &e->record);
+        if (e->preempted_by != NULL) /* in flight from now on (preemptscan, preempthold), before the watch shows it */
+            cache_gang_mark_preempted(c->cache, g, e->preempted_by);
+    }
     c->changed = 1;
     pthread_mutex_unlock(&c->mu);
 }
@@ -1214,37 +1214,6 @@ static void scan_evictions(struct controller *c, struct run_state *rs, int passe
     evictscan_result_finish(&r);
 }
 
-/* Whether g still has pods an eviction must see gone: ungated or bound, not finished (terminating ones included). */
-static int victim_pods_remain(const struct cache_gang *g)
-{
-    const struct cache_pod *p;
-    cache_gang_for_each_pod(p, g) {
-        if (p->phase != CACHE_PHASE_SUCCEEDED && p->phase != CACHE_PHASE_FAILED && (!cache_pod_gated(p) || p->node != NULL))
-            return 1;
-    }
-    return 0;
-}
-
-/* Whether a preemption this controller started is not over: a victim still admitted or with pods; forgets those that are. */
-static int preemption_in_flight(struct controller *c)
-{
-    const char *key;
-    json_t *v, *tmp;
-    int busy = 0;
-    json_object_foreach_safe(c->preempt_victims, tmp, key, v)
-    {
-        const char *slash = strchr(key, '/');
-        char *ns = util_memdup(key, (size_t)(slash - key));
-        struct cache_gang *g = cache_gang_get(c->cache, ns, slash + 1);
-        free(ns);
-        if (g != NULL && (g->admitted || victim_pods_remain(g)))
-            busy = 1;
-        else
-            json_object_del(c->preempt_victims, key);
-    }
-    return busy;
-}
-
 /* r's victims as evictions (reason PREEMPTED or RECLAIMED, no backoff), read from the cache at wall. */
 static void preemption_evictions(struct controller *c, const struct preemptscan_result *r, int64_t wall,
                                  struct evictscan_result *out)
@@ -1289,9 +1258,10 @@ static void tell_preempting(struct controller *c, const struct preemptscan_resul
 }
 
 /*
- * After a pass (res: its decisions): the one preemption preemptscan finds,
- * carried out by the evictor (record first, then the victims' pods), unless
- * one this controller started is still in flight. Off unless --preemption.
+ * After a pass (res: its decisions): the one preemption preemptscan finds
+ * (none while one is in flight: a victim's record written, its pods not gone),
+ * carried out by the evictor (record first, then the victims' pods). On unless
+ * --preemption=false.
  */
 static void scan_preemption(struct controller *c, const struct admit_result *res)
 {
@@ -1305,7 +1275,7 @@ static void scan_preemption(struct controller *c, const struct admit_result *res
     evictscan_result_init(&er);
     char *uid = NULL;
     pthread_mutex_lock(&c->mu);
-    int rc = preemption_in_flight(c) ? 1 : preemptscan_run(c->cache, res, &r, &err);
+    int rc = preemptscan_run(c->cache, res, &r, &err);
     if (rc == 0 && r.kind != PREEMPT_KIND_NONE) {
         preemption_evictions(c, &r, wall, &er);
         const struct cache_gang *p = cache_gang_get(c->cache, r.namespace_, r.cluster);
@@ -1319,11 +1289,6 @@ static void scan_preemption(struct controller *c, const struct admit_result *res
         events_timestamp(wall / 1000, now, sizeof(now));
         log_infof("preempt: %s/%s (priority %d, queue %s): %s", r.namespace_, r.gang, (int)r.priority, r.queue,
                   r.preemptor_message);
-        for (size_t i = 0; i < er.len; i++) {
-            char *key = util_strdupf("%s/%s", er.items[i].namespace_, er.items[i].cluster);
-            json_object_set_new(c->preempt_victims, key, json_string(r.cluster));
-            free(key);
-        }
         tell_preempting(c, &r, uid, now);
         struct evictor_hooks h = {.may_write = writer_may_write, .evicted = on_evicted, .arg = c, .stop_after_deletes = -1};
         evictor_carry_out(c->evictor, &er, now, &h);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fit.h"
+#include "preempthold.h"
 #include "quantity.h"
 #include "resources.h"
 #include "util.h"
@@ -162,6 +163,7 @@ struct work {
     size_t ncore;   /* members found: live[0..ncore) */
     size_t ungated; /* live pods without our gate */
     int admitted;   /* in the cache, or by this pass */
+    int done;       /* weighed already this pass (a held preemptor: weigh_held) */
 };
 
 /* Buffers a pass needs, kept in the cache between passes: big ones would otherwise be mapped and faulted in anew each time. */
@@ -182,6 +184,7 @@ struct admit {
     struct fit *fit;           /* the nodes' free room */
     struct evict_config evict; /* what holds evicted gangs back (admit_set_evict) */
     int64_t now_ms;            /* the time of the next passes (admit_set_now) */
+    struct preempthold *hold;  /* the preemptors whose room is held (preempthold.h) */
     void *buf[SCRATCH_COUNT];
     size_t cap[SCRATCH_COUNT];
 };
@@ -191,6 +194,7 @@ struct admit *admit_create(struct cache *c)
     struct admit *a = util_calloc(1, sizeof(*a));
     a->c = c;
     a->fit = fit_create(c);
+    a->hold = preempthold_create();
     evict_config_default(&a->evict);
     return a;
 }
@@ -212,6 +216,7 @@ void admit_destroy(struct admit *a)
     for (int i = 0; i < SCRATCH_COUNT; i++)
         free(a->buf[i]);
     fit_destroy(a->fit);
+    preempthold_destroy(a->hold);
     free(a);
 }
 
@@ -251,6 +256,8 @@ struct pass {
     char *size_text;                      /* gang_size_text() memo */
     const struct cache_rl *size_rl;
     int64_t size_member;
+    const struct preempthold_item *held; /* the preemptors whose room is held (preempthold.h) */
+    size_t nheld;
 };
 
 static size_t mark_slot(const struct marks *m, const void *key)
@@ -1041,10 +1048,21 @@ static void select_queue(struct pass *p, struct cache_queue *q, int whole)
     r->queues[r->queues_evaluated++] = memcpy(result_alloc(r, len), q->name, len);
 }
 
+/* Whether a held preemptor (preempthold.h) is of q: q is evaluated whole in every pass while it is held. */
+static int holds_room(const struct pass *p, const struct cache_queue *q)
+{
+    for (size_t i = 0; i < p->nheld; i++) {
+        if (p->held[i].g->queue == q)
+            return 1;
+    }
+    return 0;
+}
+
 /*
  * The queues to evaluate: every gang of a queue whose objects changed (or of
- * every queue in a full pass); and, when room may have appeared on the nodes,
- * the gangs that last waited on node room, wherever they are. A gang waiting
+ * every queue in a full pass, or of a held preemptor's); and, when room may
+ * have appeared on the nodes, the gangs that last waited on node room,
+ * wherever they are. A gang waiting
  * on its unchanged queue, or for pods, would wait again: more room on the
  * nodes changes nothing for it. A fifo queue is taken whole, since its
  * blocker decides for those behind it. Sets each queue's held (zero), and
@@ -1054,7 +1072,7 @@ static size_t select_queues(struct pass *p, int all, int grew, size_t *npods)
 {
     struct cache_queue *q;
     cache_queue_for_each(q, p->c) {
-        int whole = all || q->dirty || (grew && q->node_waiters > 0 && q->dequeue == CACHE_DEQUEUE_FIFO);
+        int whole = all || q->dirty || (grew && q->node_waiters > 0 && q->dequeue == CACHE_DEQUEUE_FIFO) || holds_room(p, q);
         if (whole || (grew && q->node_waiters > 0))
             select_queue(p, q, whole);
     }
@@ -1136,6 +1154,73 @@ static void sum_held(struct pass *p)
     }
 }
 
+/*
+ * A held preemptor that does not fit yet keeps its room (preempthold.h): its
+ * minResources charged to its queue, its unbound members placed where they fit.
+ */
+static void hold_room(struct pass *p, struct work *w)
+{
+    const struct cache_gang *g = w->g;
+    memset(p->hold_a, 0, p->nres * sizeof(*p->hold_a));
+    for (uint32_t k = 0; g->min_rl != NULL && k < g->min_rl->len; k++)
+        p->hold_a[g->min_rl->items[k].id] = g->min_rl->items[k].value;
+    queue_add(p, w->qs, p->hold_a, 1);
+    struct cache_pod **unbound = scratch(p->a, SCRATCH_UNBOUND, w->ncore, sizeof(*unbound), 0);
+    size_t n = 0;
+    for (size_t i = 0; i < w->ncore; i++) {
+        if (w->live[i]->node == NULL)
+            unbound[n++] = w->live[i];
+    }
+    fit_sort_larger_first(p->fit, unbound, n);
+    for (size_t i = 0; i < n; i++)
+        fit_reserve(p->fit, unbound[i]);
+}
+
+static struct work *find_work(struct work *works, size_t n, const struct cache_gang *g)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (works[i].g == g)
+            return &works[i];
+    }
+    return NULL;
+}
+
+/*
+ * The held preemptors (preempthold.h), weighed before every other gang. One
+ * that waits on its queue or the nodes while its victims' pods remain keeps
+ * its room (hold_room), and its message says so; one admitted, or that does
+ * not fit with its victims gone, or waits for another reason, is let go.
+ */
+static void weigh_held(struct pass *p, struct work *works, size_t n)
+{
+    for (size_t k = 0; k < p->nheld; k++) {
+        const struct preempthold_item *it = &p->held[k];
+        struct work *w = find_work(works, n, it->g);
+        if (w == NULL || w->admitted || w->done)
+            continue;
+        w->done = 1;
+        size_t at = p->out->len;
+        evaluate_pending(p, w);
+        struct admit_decision *d = p->out->len > at ? &p->out->items[at] : NULL;
+        int waits = d != NULL && d->action == ADMIT_ACTION_WAIT &&
+                    (d->reason == ADMIT_REASON_QUEUE_CAPACITY || d->reason == ADMIT_REASON_NODES);
+        if (!waits || !it->victims_remain) {
+            preempthold_forget(p->a->hold, w->g);
+            continue;
+        }
+        hold_room(p, w);
+        char *m = util_strdupf("%s; its room is held until the pods of the gangs it preempted are gone (%s)", d->message,
+                               it->victims);
+        free(d->message);
+        d->message = m;
+    }
+}
+
+const struct preempthold_item *admit_held(const struct admit *a, const struct cache_gang *g)
+{
+    return preempthold_get(a->hold, g);
+}
+
 size_t admit_pass(struct admit *a, unsigned flags, struct admit_result *out)
 {
     struct pass p;
@@ -1146,13 +1231,17 @@ size_t admit_pass(struct admit *a, unsigned flags, struct admit_result *out)
         fit_nodes_changed(a->fit);
     fit_begin(a->fit);
     reserve_admitted(&p);
+    p.nheld = preempthold_refresh(a->hold, a->c, a->now_ms, &p.held);
 
     size_t npods;
     size_t ngangs = select_queues(&p, (flags & ADMIT_PASS_FULL) != 0, (changes & CACHE_CHANGED_CAPACITY) != 0, &npods);
     struct work *works = collect_works(&p, ngangs, npods);
     sum_held(&p);
     out->gangs_evaluated += ngangs;
+    weigh_held(&p, works, ngangs);
     for (size_t i = 0; i < ngangs; i++) {
+        if (works[i].done)
+            continue;
         if (works[i].admitted)
             evaluate_admitted(&p, &works[i]);
         else

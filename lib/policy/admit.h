@@ -183,6 +183,17 @@ void admit_result_finish(struct admit_result *r);
 size_t admit_pass(struct admit *a, unsigned flags, struct admit_result *out);
 
 /*
+ * The room held for a preemptor while its victims are evicted (preempthold.h):
+ * every pass weighs a held preemptor before every other gang, and one that
+ * does not fit yet keeps its room (its minResources in its queue, its members
+ * on the nodes where they fit) from every other gang, whatever its priority.
+ * admit_held returns g's hold as of the last pass (borrowed, valid until the
+ * next pass), or NULL when g is not held.
+ */
+struct preempthold_item;
+const struct preempthold_item *admit_held(const struct admit *a, const struct cache_gang *g);
+
+/*
  * Whether d's reason differs from the last one recorded for its gang (WAIT) or
  * for its gang's autoscaling tail (TAIL_WAIT), recording it: the controller
  * emits a GangWaiting Event on the RayCluster only when this returns 1.

@@ -1449,6 +1449,8 @@ int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct error *er
     const json_t *labels = json_object_get(meta, "labels");
     gang_parse_admitted(g, meta);
 
+    /* A preemption marked (cache_gang_mark_preempted) stands as long as the eviction it was marked with. */
+    char *marked_by = g->evict_mark_rv != NULL ? util_strdup(g->preempted_by) : NULL;
     gang_clear_cluster(c, g);
     gang_parse_eviction(g, meta);
     g->uid = util_strdup(json_string_value(json_object_get(meta, "uid")));
@@ -1461,6 +1463,11 @@ int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct error *er
     }
     g->created = parse_time(json_string_value(json_object_get(meta, "creationTimestamp")));
     gang_parse_preemption(g, meta);
+    if (g->evict_mark_rv != NULL && g->preempted_by == NULL) {
+        g->preempted_by = marked_by;
+        marked_by = NULL;
+    }
+    free(marked_by);
     gang_parse_spec(c, g, obj);
 
     const char *queue = json_string_value(json_object_get(labels, NAMES_LABEL_QUEUE));
@@ -1505,6 +1512,14 @@ void cache_gang_mark_evicted(struct cache *c, struct cache_gang *g, const struct
         c->capacity_changed = 1; /* its reservations are gone */
         gang_update_reserving(c, g);
     }
+    queue_dirty(c, g->queue);
+}
+
+void cache_gang_mark_preempted(struct cache *c, struct cache_gang *g, const char *by)
+{
+    char *copy = util_strdup(by);
+    free(g->preempted_by);
+    g->preempted_by = copy;
     queue_dirty(c, g->queue);
 }
 

@@ -365,6 +365,13 @@ void cache_gang_mark_admitted(struct cache *c, struct cache_gang *gang, const ch
 void cache_gang_mark_evicted(struct cache *c, struct cache_gang *gang, const struct evict_record *rec);
 
 /*
+ * Likewise, for an eviction by preemption (preempt.h): the record names its
+ * preemptor by ("ns/name", copied) as raygate.io/preempted-by, kept until an
+ * upsert brings a resourceVersion other than the one marked evicted.
+ */
+void cache_gang_mark_preempted(struct cache *c, struct cache_gang *gang, const char *by);
+
+/*
  * Records whether the last pass that evaluated g left it (or its autoscaling
  * tail) waiting on node room: only such gangs can change their verdict when
  * room appears on the nodes while their queue is unchanged. Used by admit.c.

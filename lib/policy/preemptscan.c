@@ -5,6 +5,7 @@
 
 #include "evict.h"
 #include "fit.h"
+#include "preempthold.h"
 #include "util.h"
 
 void preemptscan_result_init(struct preemptscan_result *r)
@@ -216,22 +217,11 @@ static void scan_finish(struct scan *s)
 
 /* ---- the preemptors ---- */
 
-/* Whether g still has pods its eviction must see gone: ungated or bound, not finished (terminating ones included). */
-static int pods_remain(const struct cache_gang *g)
-{
-    const struct cache_pod *p;
-    cache_gang_for_each_pod(p, g) {
-        if (p->phase != CACHE_PHASE_SUCCEEDED && p->phase != CACHE_PHASE_FAILED && (!cache_pod_gated(p) || p->node != NULL))
-            return 1;
-    }
-    return 0;
-}
-
 /* A victim of a preemption (raygate.io/preempted-by), not admitted again, whose pods are not all gone. */
 static int any_in_flight(const struct cache *c)
 {
     for (const struct cache_gang *g = c->all_gangs; g != NULL; g = g->all_next) {
-        if (g->preempted_by != NULL && !g->admitted && pods_remain(g))
+        if (g->preempted_by != NULL && !g->admitted && preempthold_pods_remain(g))
             return 1;
     }
     return 0;
