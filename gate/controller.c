@@ -16,6 +16,7 @@
 #include "events.h"
 #include "evictor.h"
 #include "evictscan.h"
+#include "preempthold.h"
 #include "preemptscan.h"
 #include "fault.h"
 #include "jsonpatch.h"
@@ -1004,6 +1005,8 @@ static void sync_podgroup(struct sync_ctx *x, struct cache_gang *g)
     const json_t *observed = exp != NULL ? exp : json_object_get(c->pgs, key);
     struct podgroup_gang pg;
     podgroup_gang_from_cache(g, &pg);
+    const struct preempthold_item *held = admit_held(c->admit, g);
+    pg.preempting = held != NULL && held->victims_remain ? held->victims : NULL;
     json_t *body = NULL;
     enum podgroup_write w = podgroup_sync(&pg, observed, x->now, &body);
     x->npodgroups++;

@@ -15,7 +15,8 @@
 #define COND_UNSCHEDULABLE "Unschedulable"
 #define COND_SCHEDULED "Scheduled"
 #define COND_EVICTED "Evicted"
-#define NWANTS 3
+#define COND_PREEMPTING "Preempting"
+#define NWANTS 4
 
 static int streq(const char *a, const char *b)
 {
@@ -48,6 +49,7 @@ void podgroup_gang_from_cache(const struct cache_gang *g, struct podgroup_gang *
     out->admitted = g->admitted;
     out->admitted_at = g->admitted_at;
     out->record = &g->record;
+    out->preempted_by = g->preempted_by;
     out->reason = (enum admit_reason)g->last_reason;
     out->message = g->last_message;
     for (const struct cache_pod *p = g->pods; p != NULL; p = p->gang_next) {
@@ -208,19 +210,38 @@ static struct want evicted_want(const struct podgroup_gang *g, const char *admit
     if (g->admitted)
         return (struct want){WANT_SET_IF_PRESENT, COND_EVICTED, "False", "Readmitted", NULL, admitted_at};
     const char *reason = evict_reason_name((enum evict_reason)r->reason);
-    util_format(buf, size, "evicted at %s (eviction %" PRId64 " since the RayCluster's spec last changed)", at, r->count);
+    int by = g->preempted_by != NULL && (r->reason == EVICT_REASON_PREEMPTED || r->reason == EVICT_REASON_RECLAIMED);
+    util_format(buf, size, "evicted at %s (eviction %" PRId64 " since the RayCluster's spec last changed)%s%s%s", at, r->count,
+                by ? (r->reason == EVICT_REASON_RECLAIMED ? "; reclaimed by gang " : "; preempted by gang ") : "",
+                by ? g->preempted_by : "", by ? ": it waits to be admitted again" : "");
     return (struct want){WANT_SET, COND_EVICTED, "True", reason[0] != '\0' ? reason : "Evicted", buf, at};
+}
+
+/*
+ * The Preempting condition of a preemptor: "True" while the room its victims
+ * free is held for it (message written into buf), "False" once it is not
+ * (reason Admitted, or NotPreempting when it waits in order again).
+ */
+static struct want preempting_want(const struct podgroup_gang *g, const char *admitted_at, const char *now, char *buf, size_t size)
+{
+    if (g->admitted)
+        return (struct want){WANT_SET_IF_PRESENT, COND_PREEMPTING, "False", "Admitted", NULL, admitted_at};
+    if (g->preempting == NULL)
+        return (struct want){WANT_SET_IF_PRESENT, COND_PREEMPTING, "False", "NotPreempting", NULL, now};
+    util_format(buf, size, "evicting %s: the room freed is held for this gang until those pods are gone", g->preempting);
+    return (struct want){WANT_SET, COND_PREEMPTING, "True", "Preempting", buf, now};
 }
 
 /* The conditions array (new) for g, from the observed one (borrowed, may be NULL). */
 static json_t *conditions(const struct podgroup_gang *g, const json_t *observed, const char *now, char *scheduled_message)
 {
     const char *admitted_at = g->admitted_at != NULL && g->admitted_at[0] != '\0' ? g->admitted_at : now;
-    char evicted_at[32], evicted_msg[160];
+    char evicted_at[32], evicted_msg[768], preempting_msg[1024];
     struct want wants[NWANTS] = {
         {WANT_KEEP, COND_UNSCHEDULABLE, NULL, NULL, NULL, now},
         {WANT_KEEP, COND_SCHEDULED, NULL, NULL, NULL, now},
         evicted_want(g, admitted_at, evicted_at, evicted_msg, sizeof(evicted_msg)),
+        preempting_want(g, admitted_at, now, preempting_msg, sizeof(preempting_msg)),
     };
     if (g->admitted) {
         wants[0] = (struct want){WANT_SET_IF_PRESENT, COND_UNSCHEDULABLE, "False", "GangAdmitted", NULL, admitted_at};

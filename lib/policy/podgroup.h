@@ -26,9 +26,14 @@
  *     RayCluster), "False" if an admission is withdrawn;
  *   and raygate's own:
  *   - Evicted "True" once raygate took the gang back (evict.h), reason
- *     PlacementTimeout or PodsReadyTimeout, at the eviction's time, until it
- *     is admitted again ("False", reason Readmitted); meanwhile Unschedulable
- *     says Evicted (with until when it waits) or Deactivated;
+ *     PlacementTimeout or PodsReadyTimeout, or Preempted or Reclaimed with
+ *     the preemptor named in the message ("preempted by gang ns/x",
+ *     preempt.h), at the eviction's time, until it is admitted again
+ *     ("False", reason Readmitted); meanwhile Unschedulable says Evicted
+ *     (with until when it waits) or Deactivated;
+ *   - Preempting "True" on a preemptor while the room its victims free is
+ *     held for it (preempthold.h), message naming the victims; "False" once
+ *     not (reason Admitted, or NotPreempting when it waits in order again);
  *   lastTransitionTime and transitionID change only when a condition's status
  *   does; conditions of other types are kept as they are;
  * - status.running, succeeded, failed: the gang's pods by phase (terminating
@@ -76,6 +81,9 @@ struct podgroup_gang {
     int admitted;
     const char *admitted_at;            /* RFC 3339 admission time, or NULL */
     const struct evict_record *record;  /* its eviction record (evict.h), or NULL */
+    const char *preempted_by;           /* raygate.io/preempted-by: "ns/name" of the gang that preempted it last, or NULL */
+    const char *preempting;             /* a preemptor whose room is held: its victims ("ns/a, ns/b"), else NULL (the
+                                           controller sets it from admit_held(); not from the cache) */
     enum admit_reason reason;           /* why it waits (not admitted); NONE: no decision yet */
     const char *message;                /* the wait message, or NULL */
     int64_t running, succeeded, failed; /* pods by phase */

@@ -59,6 +59,16 @@ pass "Preempted Event on test-cluster-0"
 events_of RayCluster high Preempting | grep -F "preempting gang $NS/test-cluster-0 (priority 0) of queue $Q" >/dev/null ||
 	fail "no Preempting Event on high"
 pass "Preempting Event on high"
+# PodGroup conditions: the victim's Evicted condition says Preempted and names the preemptor; the preemptor's Preempting
+# condition was True while the room was held (it is set only then) and is False (Admitted) once it is admitted.
+cond() { # PODGROUP TYPE: "status reason message" of the condition
+	kc get podgroups.scheduling.volcano.sh -n "$NS" "$1" -o json 2>/dev/null |
+		jq -r --arg t "$2" '.status.conditions[]? | select(.type == $t) | "\(.status) \(.reason) \(.message // "")"'
+}
+victim_cond() { [[ "$(cond ray-test-cluster-0-pg Evicted)" == "True Preempted "*"; preempted by gang $NS/high: it waits to be admitted again" ]]; }
+eventually 30 "PodGroup ray-test-cluster-0-pg: Evicted True, reason Preempted, the preemptor named" victim_cond
+preemptor_cond() { [[ "$(cond ray-high-pg Preempting)" == "False Admitted "* ]]; }
+eventually 30 "PodGroup ray-high-pg: Preempting False (Admitted) after it held the room" preemptor_cond
 three_gated() { [[ "$(count_pods test-cluster-0)" == 3 && "$(gated_count test-cluster-0)" == 3 ]]; }
 eventually 60 "KubeRay's new test-cluster-0 pods wait gated" three_gated
 stays 5 "test-cluster-0 waits whole while high holds the queue" three_gated
@@ -94,3 +104,5 @@ kc label rayclusters.ray.io -n "$NS" keep volcano.sh/preemptable- >/dev/null
 stays 10 "with --preemption=false, keep (now preemptable) is not evicted; high2 waits whole" keep_stays
 assert_eq "raygate_preemptions_total{queue,kind=preempt} (the restarted gate's)" "" "$(metric)"
 inv_stop
+# Before the default gate is restored (on exit): it would preempt keep for high2.
+kc delete rayclusters.ray.io -n "$NS" --all --wait=false >/dev/null

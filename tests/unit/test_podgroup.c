@@ -67,6 +67,8 @@ static void gang_from_json(const json_t *j, struct gang_holder *h)
     h->g.running = json_integer_value(json_object_get(j, "running"));
     h->g.succeeded = json_integer_value(json_object_get(j, "succeeded"));
     h->g.failed = json_integer_value(json_object_get(j, "failed"));
+    h->g.preempted_by = str(j, "preemptedBy");
+    h->g.preempting = str(j, "preempting");
     /* "record": the eviction record's annotations (evict.h). */
     const json_t *rec = json_object_get(j, "record");
     if (rec != NULL) {
@@ -149,7 +151,7 @@ static void test_transitions(void **state)
         json_decref(gang);
         json_decref(observed);
     }
-    assert_true(nsteps >= 18);
+    assert_true(nsteps >= 23);
     json_decref(scenarios);
 }
 
