@@ -2,15 +2,23 @@
 # Issue 7, fault drill 7: churn. For RAYGATE_CHURN_SECONDS (default 60, to
 # keep the e2e suite short; the issue's 5 minutes is RAYGATE_CHURN_SECONDS=300),
 # RayClusters of random shapes (head, 0-2 worker groups of 0-3
-# replicas, a third of them autoscaling, some with a priority) are created and
-# deleted against 3 queues of random capability and dequeue strategy, whose
-# capability also grows now and then; autoscaling clusters are scaled up. The
-# sequence is drawn from RAYGATE_CHURN_SEED (printed; set it to replay the
-# same actions). The invariant checker runs throughout; once the churn stops
-# and the cluster is quiet, every gang that fits is admitted.
+# replicas, a third of them autoscaling, a third with priority 1000) are
+# created and deleted against 3 queues of random capability, dequeue strategy
+# and preemption policy (raygate.io/preemption: the default LowerPriority,
+# LowerOrNewerEqualPriority, or a random one of the three), each deserving cpu
+# 2 and memory 3Gi (spec.deserved), whose capability also grows now and then;
+# autoscaling clusters are scaled up. The sequence is drawn from
+# RAYGATE_CHURN_SEED (printed; set it to replay the same actions). The
+# invariant checker runs throughout (no gang partly placed or partly evicted,
+# no queue over capability) while gangs preempt within their queue and reclaim
+# across queues; once the churn stops and the cluster is quiet, every gang
+# that fits is admitted. The preemptions of each kind are counted (gate
+# metric raygate_preemptions_total).
 #
-# Sizes keep the nodes out of the way (pods of at most 2 cpu, queues of at
-# most 7 cpu each against 4 nodes of 8): what a gang waits for is its queue.
+# Sizes: pods of at most 2 cpu, queues of 4 to 7 cpu. Ballast pods of no queue
+# take cpu 6 of each of the 4 nodes of cpu 8, so that the queues together
+# (12 to 21 cpu) borrow beyond the nodes' 8 free cpu and their deserved 6:
+# gangs wait on the nodes too, and reclaim takes back what a queue borrows.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 SEED="${RAYGATE_CHURN_SEED:-$((($(date +%s%N) / 1000) % 32768))}"
@@ -23,12 +31,34 @@ pick() { local -a a=("$@"); echo "${a[RANDOM % ${#a[@]}]}"; }
 QUEUES=() QCPU=() QMEM=()
 for i in 0 1 2; do
 	q="churn-$SEED-$i"
-	QCPU[i]=$((2 + RANDOM % 4))
+	QCPU[i]=$((4 + RANDOM % 3))
 	QMEM[i]=$((4 + RANDOM % 5))
 	make_queue "$q" "${QCPU[i]}" "${QMEM[i]}Gi" "$(pick fifo traverse "")"
+	kc patch queue "$q" --type merge -p '{"spec":{"deserved":{"cpu":"2","memory":"3Gi"}}}' >/dev/null
+	policy=("" LowerOrNewerEqualPriority "$(pick "" LowerOrNewerEqualPriority Never)")
+	[[ -z "${policy[i]}" ]] || kc annotate queue "$q" "raygate.io/preemption=${policy[i]}" >/dev/null
 	QUEUES+=("$q")
-	say "queue $q: cpu ${QCPU[i]}, memory ${QMEM[i]}Gi, dequeueStrategy '$(kc get queue "$q" -o jsonpath='{.spec.dequeueStrategy}')'"
+	say "queue $q: cpu ${QCPU[i]}, memory ${QMEM[i]}Gi, deserved cpu 2, memory 3Gi," \
+		"dequeueStrategy '$(kc get queue "$q" -o jsonpath='{.spec.dequeueStrategy}')', preemption '${policy[i]:-LowerPriority}'"
 done
+# Ballast: one pod of cpu 6 on each node (no queue: not raygate's), bound by kube-scheduler (two do not fit one node).
+NODES="$(kc get nodes -o name | wc -l)"
+for ((i = 0; i < NODES; i++)); do
+	kc apply -n "$NS" -f - >/dev/null <<-YAML
+		apiVersion: v1
+		kind: Pod
+		metadata: {name: ballast-$i}
+		spec:
+		  containers: [{name: c, image: busybox, resources: {requests: {cpu: "6", memory: 1Gi}}}]
+		  tolerations: [{operator: Exists}]
+	YAML
+done
+ballast_bound() { [[ "$(kc get pods -n "$NS" -o json | jq '[.items[] | select(.metadata.name | startswith("ballast-")) | select(.spec.nodeName != null) | .spec.nodeName] | unique | length')" == "$NODES" ]]; }
+eventually 60 "the ballast takes cpu 6 of each of the $NODES nodes" ballast_bound
+preemptions() { # KIND: the gate's raygate_preemptions_total of that kind over the churn queues
+	curl -sf "http://127.0.0.1:$GATE_METRICS_PORT/metrics" | grep -F "raygate_preemptions_total{queue=\"churn-$SEED-" |
+		grep -F "kind=\"$1\"}" | awk '{s += $2} END {print s + 0}'
+}
 inv_start --grace 15
 
 # new_cluster NAME: a random RayCluster (YAML on stdout)
@@ -37,7 +67,7 @@ new_cluster() {
 	q="$(pick "${QUEUES[@]}")"
 	auto=$((RANDOM % 3 == 0))
 	printf 'apiVersion: ray.io/v1\nkind: RayCluster\nmetadata:\n  name: %s\n  labels:\n    volcano.sh/queue-name: %s\n' "$name" "$q"
-	((RANDOM % 4 == 0)) && printf '    ray.io/priority-class-name: ray-high\n'
+	((RANDOM % 3 == 0)) && printf '    ray.io/priority-class-name: ray-high\n'
 	printf 'spec:\n  rayVersion: "2.9.0"\n'
 	if ((auto)); then
 		printf '  enableInTreeAutoscaling: true\n  autoscalerOptions:\n    resources: {requests: {cpu: 100m, memory: 128Mi}, limits: {cpu: 100m, memory: 128Mi}}\n'
@@ -87,14 +117,15 @@ while ((SECONDS < t_end)); do
 	sleep "0.$((3 + RANDOM % 7))" # pacing the churn (not a wait)
 	((RANDOM % 10 == 0)) && inv_assert "invariants held so far ($created created, $deleted deleted)" 2>&1 | tail -1 >&2
 done
-pass "churn done: $created created, $deleted deleted, $grown queue changes, $scaled scale-ups; ${#LIVE[@]} clusters left"
+pass "churn done: $created created, $deleted deleted, $grown queue changes, $scaled scale-ups; ${#LIVE[@]} clusters left;" \
+	"$(preemptions preempt) preemptions and $(preemptions reclaim) reclaims"
 inv_assert "invariants held throughout the churn"
 
 # Quiet: every cluster's pods exist (KubeRay), nothing terminates, and nothing changed for 5 s.
 expected_pods() { # total pods KubeRay is to create for the clusters left
 	kc get rayclusters.ray.io -n "$NS" -o json | jq '[.items[] | 1 + ([.spec.workerGroupSpecs[]? | .replicas // 0] | add // 0)] | add // 0'
 }
-snapshot() { kc get pods -n "$NS" -o json | jq -c '[.items[] | [.metadata.name, (.metadata.deletionTimestamp != null),
+snapshot() { kc get pods -n "$NS" -l ray.io/cluster -o json | jq -c '[.items[] | [.metadata.name, (.metadata.deletionTimestamp != null),
 	([.spec.schedulingGates[]?.name] | index("raygate.io/gang") != null)]] | sort'; }
 quiet_since=-1 last=""
 settled() {
