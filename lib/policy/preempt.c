@@ -7,6 +7,8 @@
 #include "quantity.h"
 #include "util.h"
 
+#define PREEMPT_SEARCH_MAX 4096 /* sets weighed in search of fewer victims than a minimal set (fewest()) */
+
 int preempt_policy_parse(const char *value, enum preempt_policy *out, struct error *err)
 {
     *out = PREEMPT_POLICY_LOWER_PRIORITY;
@@ -252,7 +254,58 @@ static void gather(struct sel *s)
     free(ks);
 }
 
-/* A minimal set of candidates that admits the preemptor into s->set, or nset 0. */
+/*
+ * The first set of k candidates (k < s->ncand), in the candidates' order
+ * (lexicographic over s->cand), that admits the preemptor, into s->set;
+ * returns 1, or 0 when none does or *budget sets were weighed. idx: room for
+ * k indexes.
+ */
+static int first_of_size(struct sel *s, size_t k, size_t *idx, long *budget)
+{
+    for (size_t i = 0; i < k; i++)
+        idx[i] = i;
+    for (;;) {
+        if (s->failed || (*budget)-- <= 0)
+            return 0;
+        for (size_t i = 0; i < k; i++)
+            s->set[i] = s->cand[idx[i]];
+        s->nset = k;
+        if (admits(s))
+            return 1;
+        size_t i = k; /* the next combination: the last index that can still move, moved, those after it following */
+        while (i > 0 && idx[i - 1] == s->ncand - k + i - 1)
+            i--;
+        if (i == 0)
+            return 0;
+        idx[i - 1]++;
+        for (size_t j = i; j < k; j++)
+            idx[j] = idx[j - 1] + 1;
+    }
+}
+
+/*
+ * s->set holds a minimal set of m > 2 victims: a smaller one, the fewest
+ * gangs, when one exists among the first PREEMPT_SEARCH_MAX sets weighed
+ * (sizes 2 to m - 1, each in the candidates' order); else the set stays.
+ */
+static void fewest(struct sel *s)
+{
+    size_t m = s->nset;
+    size_t *minimal = util_calloc(m + 1, sizeof(*minimal)), *idx = util_calloc(m + 1, sizeof(*idx));
+    memcpy(minimal, s->set, m * sizeof(*minimal));
+    long budget = PREEMPT_SEARCH_MAX;
+    int found = 0;
+    for (size_t k = 2; k < m && !found && budget > 0 && !s->failed; k++)
+        found = first_of_size(s, k, idx, &budget);
+    if (!found) {
+        memcpy(s->set, minimal, m * sizeof(*minimal));
+        s->nset = m;
+    }
+    free(idx);
+    free(minimal);
+}
+
+/* A minimal set of candidates that admits the preemptor into s->set, the fewest when found (fewest()), or nset 0. */
 static void choose(struct sel *s)
 {
     /* One victim, the first in order that suffices. */
@@ -288,6 +341,8 @@ static void choose(struct sel *s)
             s->nset++;
         }
     }
+    if (s->nset > 2 && !s->failed)
+        fewest(s);
 }
 
 /* "cpu 4, memory 2Gi": what of r the queue lacks (s->tmp holds its use with the preemptor), else r whole. */

@@ -40,9 +40,13 @@
  * The first single candidate that suffices is the set; when none does, the
  * candidates are added in order until the preemptor fits, then each victim,
  * highest priority and oldest first, is spared when the preemptor still fits
- * without evicting it: a minimal set (no victim can be spared), the fewest
- * when one suffices. When even every candidate does not make it fit, there
- * are no victims.
+ * without evicting it: a minimal set (no victim can be spared). When that set
+ * has m > 2 victims, the sets of 2, then 3, ... m - 1 candidates are tried,
+ * each size in the candidates' order, and the first that admits the
+ * preemptor is taken instead: the fewest gangs, and of those the lowest
+ * priorities and most recently admitted first; the search gives up after
+ * 4096 sets weighed (then the minimal set stands). When even every candidate
+ * does not make it fit, there are no victims.
  *
  * Conservative: the room a victim's admitted but unbound pods reserve is not
  * counted as freed (fit.h does not say on which node a reservation sits), so
