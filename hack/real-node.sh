@@ -69,7 +69,13 @@ real_node_check() {
 	grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null ||
 		die "--real-node: the kernel has no overlay file system (containerd's overlayfs snapshotter)"
 	exec {_rn_lock}>/run/raygate-real-node.lock
-	flock -n "$_rn_lock" || die "--real-node: another real node runs on this machine ($(cat /run/raygate-real-node.owner 2>/dev/null)); one per machine (kube-proxy's iptables chains are the host's)"
+	# One real node per machine (kube-proxy's iptables chains are the host's):
+	# a second one waits its turn, up to RAYGATE_REAL_NODE_WAIT seconds.
+	if ! flock -n "$_rn_lock"; then
+		local wait="${RAYGATE_REAL_NODE_WAIT:-1200}"
+		say "--real-node: another real node runs on this machine ($(cat /run/raygate-real-node.owner 2>/dev/null)); waiting up to ${wait}s for it to go"
+		flock -w "$wait" "$_rn_lock" || die "--real-node: another real node still runs on this machine after ${wait}s ($(cat /run/raygate-real-node.owner 2>/dev/null)); one per machine (kube-proxy's iptables chains are the host's)"
+	fi
 	echo "$STATE (pid $$)" >/run/raygate-real-node.owner
 }
 
