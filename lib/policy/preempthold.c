@@ -99,13 +99,13 @@ static size_t add(struct preempthold *h, struct cache_gang *p, int64_t since_ms)
     return i;
 }
 
-/* A victim whose eviction for a preemptor is under way (see preempthold.h), or 0. */
-static int in_flight(const struct cache_gang *v, int64_t now_ms)
+int preempthold_in_flight(const struct cache_gang *v, int64_t now_ms)
 {
     const struct evict_record *r = &v->record;
-    if (v->preempted_by == NULL || v->admitted || r->evicted_at_ms <= 0 || now_ms - r->evicted_at_ms >= PREEMPTHOLD_MAX_MS)
+    if (v->preempted_by == NULL || v->admitted)
         return 0;
-    if (r->reason != EVICT_REASON_PREEMPTED && r->reason != EVICT_REASON_RECLAIMED)
+    if (r->evicted_at_ms > 0 && (now_ms - r->evicted_at_ms >= PREEMPTHOLD_MAX_MS ||
+                                 (r->reason != EVICT_REASON_PREEMPTED && r->reason != EVICT_REASON_RECLAIMED)))
         return 0;
     return preempthold_pods_remain(v);
 }
@@ -124,12 +124,12 @@ size_t preempthold_refresh(struct preempthold *h, const struct cache *c, int64_t
     }
     clear(h);
     for (const struct cache_gang *v = c->all_gangs; v != NULL; v = v->all_next) {
-        if (!in_flight(v, now_ms))
+        if (!preempthold_in_flight(v, now_ms))
             continue;
         struct cache_gang *p = named(c, v->preempted_by);
         if (!holdable(p))
             continue;
-        size_t i = add(h, p, v->record.evicted_at_ms); /* add() may move h->items */
+        size_t i = add(h, p, v->record.evicted_at_ms > 0 ? v->record.evicted_at_ms : now_ms); /* add() may move h->items */
         struct preempthold_item *it = &h->items[i];
         char *list = util_strdupf("%s%s%s/%s", it->victims, it->victims[0] ? ", " : "", v->namespace_, v->name);
         free(it->victims);

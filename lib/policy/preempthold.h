@@ -3,11 +3,12 @@
  * preempted are evicted, so that no third gang takes it. Pure: no I/O, no
  * threads, no clock (the caller gives the time).
  *
- * A preemptor P is held while some victim V names it (raygate.io/preempted-by
- * "ns/P", from the watch or cache_gang_mark_preempted), V is not admitted, V
- * was evicted (evicted-at) less than PREEMPTHOLD_MAX_MS ago with reason
- * Preempted or Reclaimed, and V still has pods that hold room (ungated or
- * bound, not finished, terminating ones included: preempthold_pods_remain).
+ * A preemptor P is held while the eviction of some victim V for it is in
+ * flight (preempthold_in_flight): V names it (raygate.io/preempted-by "ns/P",
+ * from the watch or cache_gang_mark_preempted), is not admitted, was evicted
+ * (evicted-at) less than PREEMPTHOLD_MAX_MS ago with reason Preempted or
+ * Reclaimed, and still has pods that hold room (ungated or bound, not
+ * finished, terminating ones included: preempthold_pods_remain).
  * Once no victim's pods remain, P stays held until a decision pass has weighed
  * it once more (admit.h): admitted, or, when it does not fit after all (a node
  * went away meanwhile), let go to wait in order like any gang. The hold ends
@@ -71,5 +72,15 @@ void preempthold_forget(struct preempthold *h, const struct cache_gang *g);
 
 /* Whether g has pods an eviction must see gone: ungated or bound, not finished (terminating ones included). */
 int preempthold_pods_remain(const struct cache_gang *g);
+
+/*
+ * Whether v's eviction by preemption is in flight at now_ms: v names its
+ * preemptor (preempted_by), is not admitted and its pods remain, and its
+ * eviction (evicted-at, reason Preempted or Reclaimed) was less than
+ * PREEMPTHOLD_MAX_MS ago; a victim whose record is unknown (no evicted-at)
+ * counts while its pods remain. While one is, preemptscan starts no other
+ * preemption.
+ */
+int preempthold_in_flight(const struct cache_gang *v, int64_t now_ms);
 
 #endif

@@ -218,10 +218,10 @@ static void scan_finish(struct scan *s)
 /* ---- the preemptors ---- */
 
 /* A victim of a preemption (raygate.io/preempted-by), not admitted again, whose pods are not all gone. */
-static int any_in_flight(const struct cache *c)
+static int any_in_flight(const struct cache *c, int64_t now_ms)
 {
     for (const struct cache_gang *g = c->all_gangs; g != NULL; g = g->all_next) {
-        if (g->preempted_by != NULL && !g->admitted && preempthold_pods_remain(g))
+        if (preempthold_in_flight(g, now_ms))
             return 1;
     }
     return 0;
@@ -351,12 +351,13 @@ static void reserve_admitted(const struct cache *c, struct fit *f)
     free(resv);
 }
 
-int preemptscan_run(const struct cache *c, const struct admit_result *d, struct preemptscan_result *out, struct error *err)
+int preemptscan_run(const struct cache *c, const struct admit_result *d, int64_t now_ms, struct preemptscan_result *out,
+                    struct error *err)
 {
     preemptscan_result_finish(out);
     size_t n;
     struct candidate *cs = preemptors(c, d, &n);
-    if (n == 0 || any_in_flight(c)) {
+    if (n == 0 || any_in_flight(c, now_ms)) {
         if (n > 0)
             note(out, util_strdup("a preemption is in flight: no other until its victims' pods are gone"));
         free(cs);

@@ -6,10 +6,11 @@
  * capability or on the nodes (WAIT with reason QUEUE_CAPACITY or NODES: they
  * are complete), highest priority first, then the older RayCluster. The first
  * whose selection finds victims is the scan's one preemption: one per scan,
- * and none at all while an earlier preemption is in flight (a victim, one
- * with raygate.io/preempted-by, not admitted again and with pods ungated or
- * bound, terminating ones included), so that no selection counts on room
- * another one already claimed.
+ * and none at all while an earlier preemption is in flight at now_ms
+ * (preempthold_in_flight: a victim, one with raygate.io/preempted-by, not
+ * admitted again and with pods ungated or bound, terminating ones included,
+ * evicted less than PREEMPTHOLD_MAX_MS ago), so that no selection counts on
+ * room another one already claimed.
  *
  * What the selection sees, from the cache as the controller left it (its
  * admissions marked): every present Queue with its capability, deserved,
@@ -82,6 +83,7 @@ void preemptscan_result_finish(struct preemptscan_result *r);
  * preemption), or -1 with err when a sum of resources overflows (no
  * preemption then).
  */
-int preemptscan_run(const struct cache *c, const struct admit_result *d, struct preemptscan_result *out, struct error *err);
+int preemptscan_run(const struct cache *c, const struct admit_result *d, int64_t now_ms, struct preemptscan_result *out,
+                    struct error *err);
 
 #endif

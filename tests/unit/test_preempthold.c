@@ -216,6 +216,10 @@ static void test_gives_up(void **state)
     pass_at(a, at + PREEMPTHOLD_MAX_MS, &d);
     assert_null(admit_held(a, cache_gang_get(c, "default", PREEMPTOR)));
     assert_action(&d, "small", ADMIT_ACTION_ADMIT);
+    /* No longer in flight either: other preemptions may start (preemptscan). */
+    const struct cache_gang *v = cache_gang_get(c, "default", "test-cluster-0");
+    assert_true(preempthold_in_flight(v, at + PREEMPTHOLD_MAX_MS - 1));
+    assert_false(preempthold_in_flight(v, at + PREEMPTHOLD_MAX_MS));
     admit_result_finish(&d);
     admit_destroy(a);
     cache_destroy(c);
