@@ -5,7 +5,11 @@
 # ray-high) arrives: test-cluster-0 is evicted whole (Preempted Events, the
 # preempted-by annotation) and the new one admitted whole; test-cluster-0
 # waits gated, with no backoff, and is admitted again once the high-priority
-# cluster is deleted. A cluster labelled volcano.sh/preemptable=false is
+# cluster is deleted. test-cluster-0's pods terminate slowly (kwok, which
+# plays the kubelets, is frozen for some seconds): meanwhile high waits, its
+# room held (its PodGroup says Preempting), and small, of equal priority and
+# created later, which would fit beside one terminating pod, does not take
+# that room. A cluster labelled volcano.sh/preemptable=false is
 # never a victim. The gate runs as hack/cluster.sh starts it, with no flag:
 # preemption is on by default, and the queue has no raygate.io/preemption
 # annotation (LowerPriority). Last, the gate restarted with
@@ -20,7 +24,7 @@ restore_gate() {
 Q="preempt-$RANDOM"
 make_queue "$Q" 4 6Gi
 kc apply -f "$ROOT/samples/priorityclass-ray-high.yaml" >/dev/null
-inv_start
+inv_start --evict-grace 30 # the victim's pods are kept terminating on purpose for some seconds
 
 # sample_high NAME: test-cluster-0's shape, named NAME, in $Q, with priority class ray-high
 sample_high() {
@@ -32,15 +36,52 @@ events_of() { # KIND NAME REASON: the messages of such Events, one per line
 	kc get events -n "$NS" --field-selector "involvedObject.kind=$1,involvedObject.name=$2,reason=$3" -o json | jq -r '.items[].message'
 }
 uids_of() { kc get pods -n "$NS" -l "ray.io/cluster=$1" -o jsonpath='{range .items[*]}{.metadata.uid}{"\n"}{end}' | sort; }
+cond() { # PODGROUP TYPE: "status reason message" of the condition
+	kc get podgroups.scheduling.volcano.sh -n "$NS" "$1" -o json 2>/dev/null |
+		jq -r --arg t "$2" '.status.conditions[]? | select(.type == $t) | "\(.status) \(.reason) \(.message // "")"'
+}
 
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" test-cluster-0 "$Q" | kc apply -n "$NS" -f - >/dev/null
 all_or_none_watch test-cluster-0 3 90 || fail "test-cluster-0 was not admitted"
 eventually 60 "test-cluster-0's pods Running" pods_are test-cluster-0 3 Running
 old_uids="$(uids_of test-cluster-0)"
+# Its pods will terminate slowly: kwok, which confirms a deleted pod's end as a kubelet would, is frozen.
+kwok_pid="$(cat "$STATE/pids/kwok.pid")"
+release_slow() { kill -CONT "$kwok_pid" 2>/dev/null || true; }
+e2e_on_exit release_slow
+kill -STOP "$kwok_pid"
 
 t0=$SECONDS
 sample_high high | kc apply -n "$NS" -f - >/dev/null
+held() { [[ "$(cond ray-high-pg Preempting)" == "True Preempting evicting $NS/test-cluster-0: the room freed is held for this gang"* ]]; }
+eventually 30 "PodGroup ray-high-pg: Preempting True, test-cluster-0 named, while its pods terminate" held
+# small: priority 1000 too (no preemption: equal), created after high, cpu 1 and memory 1Gi. Beside the terminating
+# pods alone it would fit the queue (cpu 3 + 1 of 4, memory 4Gi + 1Gi of 6Gi); beside the room held for high it does not.
+kc apply -n "$NS" -f - >/dev/null <<YAML
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata:
+  name: small
+  labels: {volcano.sh/queue-name: $Q, ray.io/priority-class-name: ray-high}
+spec:
+  rayVersion: "2.9.0"
+  headGroupSpec:
+    rayStartParams: {}
+    template:
+      spec:
+        containers: [{name: ray-head, image: "rayproject/ray:2.9.0", resources: {requests: {cpu: "1", memory: 1Gi}, limits: {cpu: "1", memory: 1Gi}}}]
+  workerGroupSpecs: []
+YAML
+one_small() { [[ "$(count_pods small)" == 1 ]]; }
+eventually 60 "KubeRay created small's pod" one_small
+both_wait() { [[ "$(gated_count high)" == 3 && "$(gated_count small)" == 1 ]]; }
+stays 3 "high and small wait gated while test-cluster-0's pods terminate (the room is held for high)" both_wait
+terminating() { [[ "$(kc get pods -n "$NS" -l ray.io/cluster=test-cluster-0 -o json | jq '[.items[] | select(.metadata.deletionTimestamp != null)] | length')" == 3 ]]; }
+terminating || fail "test-cluster-0's 3 old pods are not all still terminating (the check above proved nothing)"
+release_slow
 all_or_none_watch high 3 120 || fail "high was not admitted whole"
+all_or_none_watch small 1 60 || fail "small was not admitted beside high"
+kc delete rayclusters.ray.io -n "$NS" small >/dev/null
 bound_high() { [[ "$(kc get pods -n "$NS" -l ray.io/cluster=high -o json | jq '[.items[] | select(.spec.nodeName != null)] | length')" == 3 ]]; }
 eventually 60 "high's 3 pods bound" bound_high
 pass "high (priority 1000) admitted whole and bound, $((SECONDS - t0))s after it was created"
@@ -60,11 +101,7 @@ events_of RayCluster high Preempting | grep -F "preempting gang $NS/test-cluster
 	fail "no Preempting Event on high"
 pass "Preempting Event on high"
 # PodGroup conditions: the victim's Evicted condition says Preempted and names the preemptor; the preemptor's Preempting
-# condition was True while the room was held (it is set only then) and is False (Admitted) once it is admitted.
-cond() { # PODGROUP TYPE: "status reason message" of the condition
-	kc get podgroups.scheduling.volcano.sh -n "$NS" "$1" -o json 2>/dev/null |
-		jq -r --arg t "$2" '.status.conditions[]? | select(.type == $t) | "\(.status) \(.reason) \(.message // "")"'
-}
+# condition, True while the room was held, is False (Admitted) once it is admitted.
 victim_cond() { [[ "$(cond ray-test-cluster-0-pg Evicted)" == "True Preempted "*"; preempted by gang $NS/high: it waits to be admitted again" ]]; }
 eventually 30 "PodGroup ray-test-cluster-0-pg: Evicted True, reason Preempted, the preemptor named" victim_cond
 preemptor_cond() { [[ "$(cond ray-high-pg Preempting)" == "False Admitted "* ]]; }
