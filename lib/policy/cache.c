@@ -897,6 +897,29 @@ static void gang_set_queue(struct cache *c, struct cache_gang *g, struct cache_q
         queue_maybe_free(c, old);
 }
 
+/* Sets g->preempted_by to by_new (steals; NULL: none), keeping c->preempted the list of the gangs that have one. */
+static void gang_set_preempted_by(struct cache *c, struct cache_gang *g, char *by_new)
+{
+    int was = g->preempted_by != NULL;
+    free(g->preempted_by);
+    g->preempted_by = by_new;
+    if (was && by_new == NULL) {
+        if (g->pre_prev != NULL)
+            g->pre_prev->pre_next = g->pre_next;
+        else
+            c->preempted = g->pre_next;
+        if (g->pre_next != NULL)
+            g->pre_next->pre_prev = g->pre_prev;
+        g->pre_prev = g->pre_next = NULL;
+    } else if (!was && by_new != NULL) {
+        g->pre_prev = NULL;
+        g->pre_next = c->preempted;
+        if (c->preempted != NULL)
+            c->preempted->pre_prev = g;
+        c->preempted = g;
+    }
+}
+
 static void gang_clear_cluster(struct cache *c, struct cache_gang *g)
 {
     free(g->uid);
@@ -907,8 +930,7 @@ static void gang_clear_cluster(struct cache *c, struct cache_gang *g)
     unintern(c, g->priority_class);
     unintern(c, g->owner_name);
     free(g->owner_uid);
-    free(g->preempted_by);
-    g->preempted_by = NULL;
+    gang_set_preempted_by(c, g, NULL);
     g->preemptable = 1;
     g->uid = g->resource_version = g->spec_error = g->owner_uid = NULL;
     g->priority_class = g->owner_name = NULL;
@@ -1374,12 +1396,12 @@ static void gang_parse_admitted(struct cache_gang *g, const json_t *meta)
 }
 
 /* What preemption reads of a RayCluster's metadata (borrowed): volcano.sh/preemptable, raygate.io/preempted-by. */
-static void gang_parse_preemption(struct cache_gang *g, const json_t *meta)
+static void gang_parse_preemption(struct cache *c, struct cache_gang *g, const json_t *meta)
 {
     const json_t *labels = json_object_get(meta, "labels"), *annotations = json_object_get(meta, "annotations");
     g->preemptable = (uint8_t)preempt_preemptable(json_string_value(json_object_get(labels, PREEMPT_LABEL_PREEMPTABLE)),
                                                   json_string_value(json_object_get(annotations, PREEMPT_LABEL_PREEMPTABLE)));
-    g->preempted_by = util_strdup(json_string_value(json_object_get(annotations, PREEMPT_ANNOTATION_PREEMPTED_BY)));
+    gang_set_preempted_by(c, g, util_strdup(json_string_value(json_object_get(annotations, PREEMPT_ANNOTATION_PREEMPTED_BY))));
 }
 
 /*
@@ -1462,9 +1484,9 @@ int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct error *er
         g->owner_uid = util_strdup(owner_uid);
     }
     g->created = parse_time(json_string_value(json_object_get(meta, "creationTimestamp")));
-    gang_parse_preemption(g, meta);
+    gang_parse_preemption(c, g, meta);
     if (g->evict_mark_rv != NULL && g->preempted_by == NULL) {
-        g->preempted_by = marked_by;
+        gang_set_preempted_by(c, g, marked_by);
         marked_by = NULL;
     }
     free(marked_by);
@@ -1517,9 +1539,7 @@ void cache_gang_mark_evicted(struct cache *c, struct cache_gang *g, const struct
 
 void cache_gang_mark_preempted(struct cache *c, struct cache_gang *g, const char *by)
 {
-    char *copy = util_strdup(by);
-    free(g->preempted_by);
-    g->preempted_by = copy;
+    gang_set_preempted_by(c, g, util_strdup(by));
     queue_dirty(c, g->queue);
 }
 

@@ -235,6 +235,7 @@ struct cache_group {
 struct cache_gang {
     struct cache_hnode by_name;
     struct cache_gang *all_prev, *all_next;     /* every gang */
+    struct cache_gang *pre_prev, *pre_next;     /* the cache's list of gangs whose preempted_by is set (cache.preempted) */
     struct cache_gang *queue_prev, *queue_next; /* the gangs of its queue */
     struct cache_gang *nw_prev, *nw_next;       /* the cache's list of gangs waiting on node room */
     uint8_t node_wait;                          /* on that list (cache_gang_set_node_wait) */
@@ -277,7 +278,7 @@ struct cache_gang {
     int64_t complete_ms;
     /* Preemption (preempt.h), from the RayCluster while present. */
     uint8_t preemptable; /* not volcano.sh/preemptable "false" (label or annotation) */
-    char *preempted_by;  /* owned annotation raygate.io/preempted-by ("ns/name" of its last preemptor), or NULL */
+    char *preempted_by;  /* owned annotation raygate.io/preempted-by ("ns/name" of its last preemptor), or NULL; set by the cache only (on cache.preempted while set) */
 };
 
 struct cache {
@@ -290,6 +291,7 @@ struct cache {
     struct cache_htab gangs;
     struct cache_htab queues;
     struct cache_gang *all_gangs;
+    struct cache_gang *preempted;    /* gangs whose preempted_by is set: the victims of preemptions (pre_next) */
     struct cache_gang *node_waiters; /* gangs whose last verdict waited on node room */
     struct cache_pod *reserving; /* admitted, live, ungated, unbound pods */
     size_t nreserving;

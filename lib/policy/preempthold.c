@@ -123,7 +123,7 @@ size_t preempthold_refresh(struct preempthold *h, const struct cache *c, int64_t
         }
     }
     clear(h);
-    for (const struct cache_gang *v = c->all_gangs; v != NULL; v = v->all_next) {
+    for (const struct cache_gang *v = c->preempted; v != NULL; v = v->pre_next) {
         if (!preempthold_in_flight(v, now_ms))
             continue;
         struct cache_gang *p = named(c, v->preempted_by);

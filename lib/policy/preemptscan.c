@@ -220,7 +220,7 @@ static void scan_finish(struct scan *s)
 /* A victim of a preemption (raygate.io/preempted-by), not admitted again, whose pods are not all gone. */
 static int any_in_flight(const struct cache *c, int64_t now_ms)
 {
-    for (const struct cache_gang *g = c->all_gangs; g != NULL; g = g->all_next) {
+    for (const struct cache_gang *g = c->preempted; g != NULL; g = g->pre_next) {
         if (preempthold_in_flight(g, now_ms))
             return 1;
     }

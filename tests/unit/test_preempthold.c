@@ -340,6 +340,16 @@ static void test_marked(void **state)
     cachefixture_upsert(c, "rayclusters", json_array_get(json_object_get(fx, "rayclusters"), 0)); /* the same version again */
     assert_string_equal(v->preempted_by, "default/" PREEMPTOR);
     assert_int_equal(preempthold_refresh(h, c, evicted_ms() + 2, &items), 1);
+    /* The cache's list of gangs with a preemptor (what a refresh walks): the victim, until its RayCluster goes. */
+    assert_ptr_equal(c->preempted, v);
+    assert_null(v->pre_next);
+    cache_delete_raycluster(c, "default", "test-cluster-0");
+    assert_null(c->preempted);
+    /* Held once more, its victims gone (the one look after), until a pass lets it go. */
+    assert_int_equal(preempthold_refresh(h, c, evicted_ms() + 3, &items), 1);
+    assert_false(items[0].victims_remain);
+    preempthold_forget(h, items[0].g);
+    assert_int_equal(preempthold_refresh(h, c, evicted_ms() + 4, &items), 0);
     preempthold_destroy(h);
     cache_destroy(c);
     json_decref(fx);
