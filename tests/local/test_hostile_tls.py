@@ -106,8 +106,10 @@ def run_catalogue(wh):
     for case in cases:
         status, body, took, rc, err = curl(wh, "/mutate", body_path(case))
         if case.get("server", {}).get("http2") == "REFUSED_STREAM":
-            # h2o 2.2.5 resets an HTTP/2 stream whose body passes the limit; curl retries, then gives up.
-            if status != 0 or rc != 56:
+            # h2o 2.2.5 resets an HTTP/2 stream whose body passes the limit; curl retries, then gives up
+            # (exit 56), or, when the reset arrives after curl sent the whole body (a slow, loaded machine
+            # under valgrind), reports the stream cut short (exit 18). Either way: no HTTP answer at all.
+            if status != 0 or rc not in (18, 56):
                 fail("%s over HTTP/2: HTTP %d (curl exit %d: %s), expected the stream refused" % (case["name"], status, rc, err))
         elif status == 0:
             fail("%s: no HTTP answer (curl exit %d: %s)" % (case["name"], rc, err))
