@@ -75,9 +75,11 @@ show kubectl get queue kuberay-test-queue -o yaml
 narrate "test-cluster-1, the same shape: the queue has only cpu 1 and memory 2Gi left, so the whole gang waits - no pod is placed"
 sed 's/test-cluster-0/test-cluster-1/' "$ROOT/samples/raycluster-test-cluster-0.yaml" | kubectl apply -n "$NS" -f -
 wait_pods test-cluster-1 3
-sleep 1
-show kubectl get pods -n "$NS" -l ray.io/cluster=test-cluster-1 -o wide
 head="$(kubectl get pods -n "$NS" -l ray.io/cluster=test-cluster-1,ray.io/node-type=head -o jsonpath='{.items[0].metadata.name}')"
+# told POD: the gate controller has told the pod why it waits (a GangWaiting Event)
+told() { [[ -n "$(kubectl get events -n "$NS" --field-selector "involvedObject.name=$1,reason=GangWaiting" -o name)" ]]; }
+wait_until 20 "the gate controller's GangWaiting Event on $head" told "$head"
+show kubectl get pods -n "$NS" -l ray.io/cluster=test-cluster-1 -o wide
 narrate "kubectl describe pod tells the user why:"
 printf '\033[36m$ %s\033[0m\n' "kubectl describe pod $head | tail -n 4"
 kubectl describe pod -n "$NS" "$head" | tail -n 4

@@ -2,20 +2,16 @@
 # Sourced after lib.sh.
 
 # gate_with ARGS...: restarts raygate's gate controller with ARGS (eviction
-# flags); the test's EXIT trap restores the usual one (gate_restore).
+# flags); the usual one is started again when the test ends (gate_restore,
+# through e2e_on_exit; a killed test's is restored by the next e2e_baseline).
 gate_with() {
+	if [[ -z "${EVICT_GATE_RESTORE:-}" ]]; then
+		EVICT_GATE_RESTORE=1
+		e2e_on_exit gate_restore
+	fi
 	"$ROOT/hack/cluster.sh" stop raygate-gate >/dev/null 2>&1 || true
 	"$ROOT/hack/cluster.sh" start-gate "$@" >/dev/null || fail "the gate did not start with $*"
-	trap 'gate_restore; evict_cleanup; e2e_teardown' EXIT
 	pass "gate restarted with $*"
-}
-
-# The PersistentVolumes a test made (cluster-wide).
-evict_cleanup() {
-	local pv
-	for pv in "${E2E_PVS[@]}"; do kc delete pv "$pv" --wait=false >/dev/null 2>&1 || true; done
-	[[ -n "${WATCH_PID:-}" ]] && kill "$WATCH_PID" 2>/dev/null || true
-	return 0
 }
 
 gate_restore() {
@@ -97,12 +93,16 @@ pvc_cluster() {
 	YAML
 }
 
-# make_claim CLAIM: a PersistentVolume and the claim bound to it (static binding, storage class "manual")
+# make_claim CLAIM: a PersistentVolume and the claim bound to it (static
+# binding, storage class "manual"). The PersistentVolume (cluster-scoped,
+# named after the test's namespace) is deleted when the test ends; labelled
+# e2e.raygate.io/added, a killed test's is deleted by the next e2e_baseline.
 make_claim() {
+	e2e_on_exit "kc delete pv '$NS-$1' --wait=false >/dev/null 2>&1"
 	kc apply -f - >/dev/null <<-YAML
 		apiVersion: v1
 		kind: PersistentVolume
-		metadata: {name: $NS-$1}
+		metadata: {name: $NS-$1, labels: {e2e.raygate.io/added: "true"}}
 		spec:
 		  capacity: {storage: 1Gi}
 		  accessModes: [ReadWriteMany]
@@ -120,9 +120,7 @@ make_claim() {
 		  resources: {requests: {storage: 1Gi}}
 		  volumeName: $NS-$1
 	YAML
-	E2E_PVS+=("$NS-$1")
 }
-E2E_PVS=()
 
 claim_bound() { [[ "$(kc get pvc -n "$NS" "$1" -o jsonpath='{.status.phase}')" == Bound ]]; }
 

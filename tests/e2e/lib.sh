@@ -21,16 +21,39 @@ e2e_setup() {
 	e2e_baseline
 	NS="e2e-${E2E_NAME//_/-}-$(e2e_uid)"
 	NS="${NS:0:60}"
-	kc create namespace "$NS" >/dev/null
+	kc create -f - >/dev/null <<-YAML
+		apiVersion: v1
+		kind: Namespace
+		metadata: {name: $NS, labels: {e2e.raygate.io/test: $E2E_NAME}}
+	YAML
+	E2E_TMP="$(mktemp -d "${TMPDIR:-/tmp}/raygate-e2e.XXXXXX")"
+	E2E_GATE_FROM="$(gate_log_from 2>/dev/null || echo 1)"
 	trap e2e_teardown EXIT
 	say "=== $E2E_NAME in namespace $NS"
+}
+
+# e2e_watch FILE KIND [ARG...]: `kubectl get KIND ARG... -w -o json` in the
+# test's namespace, written to FILE in the background until the test ends
+# (every version of the objects, to check afterwards what they went through).
+# E2E_WATCH_PID: its process, to stop it earlier.
+e2e_watch() {
+	local out="$1"
+	shift
+	kc get -n "$NS" "$@" -w -o json >"$out" 2>/dev/null &
+	E2E_WATCH_PID=$!
+	e2e_on_exit "kill $E2E_WATCH_PID 2>/dev/null"
 }
 
 # e2e_baseline: what an earlier test changed and did not put back (its own
 # cleanup did not run: a timeout killed it) is put back, so that no test
 # depends on the one before: kube-apiserver and the gate controller run with
 # the arguments they were first started with, no further gate instance runs,
-# no node a test added is left, and the Volcano CRDs are installed.
+# no node a test added is left and none is cordoned, the Volcano CRDs are
+# installed, and no cluster-scoped object a test made (labelled
+# e2e.raygate.io/added: Queues, PersistentVolumes, PriorityClasses,
+# ClusterRoles and their bindings, webhook configurations) nor a test's
+# namespace (labelled e2e.raygate.io/test; its pods would hold node room) is
+# left. Tests run one at a time: whatever is left is an earlier test's.
 e2e_baseline() {
 	local c pid
 	for c in kube-apiserver raygate-gate; do
@@ -52,11 +75,29 @@ e2e_baseline() {
 	done
 	# Nodes the tests add carry this label (cluster.sh add-node --label).
 	kc delete nodes -l e2e.raygate.io/added --ignore-not-found >/dev/null
+	for c in $(kc get nodes -o jsonpath='{range .items[?(@.spec.unschedulable)]}{.metadata.name}{"\n"}{end}'); do
+		say "e2e: node $c is cordoned (left so by an earlier test): uncordoning it"
+		kc uncordon "$c" >/dev/null
+	done
 	if ! kc get crd podgroups.scheduling.volcano.sh queues.scheduling.volcano.sh >/dev/null 2>&1; then
 		say "e2e: a Volcano CRD is missing (removed by an earlier test): installing them"
 		kc apply --server-side --force-conflicts -f "$ROOT/manifests/crds/" >/dev/null
 		_established() { kc wait --for condition=Established --timeout 5s crd/podgroups.scheduling.volcano.sh crd/queues.scheduling.volcano.sh; }
 		wait_until 60 "Volcano CRDs established" _established || fail "the Volcano CRDs were not established"
+	fi
+	local left
+	left="$(kc get queues.scheduling.volcano.sh,pv,priorityclasses,clusterroles,clusterrolebindings,mutatingwebhookconfigurations \
+		-l e2e.raygate.io/added -o name)"
+	if [[ -n "$left" ]]; then
+		say "e2e: deleting what earlier tests left: $(echo $left)"
+		kc delete $left --ignore-not-found --wait=false >/dev/null
+	fi
+	if [[ -z "${E2E_KEEP:-}" ]]; then
+		for c in $(kc get namespaces -l e2e.raygate.io/test -o jsonpath='{range .items[?(@.status.phase=="Active")]}{.metadata.name}{"\n"}{end}'); do
+			say "e2e: deleting namespace $c (left by an earlier test)"
+			kc delete rayclusters.ray.io -n "$c" --all --wait=false >/dev/null 2>&1 || true
+			kc delete namespace "$c" --wait=false >/dev/null
+		done
 	fi
 	return 0
 }
@@ -75,8 +116,15 @@ e2e_teardown() {
 		say "--- $E2E_NAME failed; state of $NS:"
 		kc get rayclusters.ray.io,pods -n "$NS" -o wide 2>&1 | sed 's/^/    /' >&2 || true
 		kc get events -n "$NS" --sort-by .lastTimestamp 2>&1 | tail -20 | sed 's/^/    /' >&2 || true
+		# What the gate controller said meanwhile (a test may restart it: its log is appended to)
+		say "--- the gate controller's log since the test began (info and above, last 40 lines):"
+		tail -n "+${E2E_GATE_FROM:-1}" "$STATE/logs/raygate-gate.log" 2>/dev/null | grep -v '"level":"debug"' | tail -40 |
+			cut -c1-400 | sed 's/^/    /' >&2 || true
 	fi
 	for cmd in "${E2E_ON_EXIT[@]}"; do eval "$cmd" || true; done
+	if [[ -n "${E2E_TMP:-}" ]]; then
+		if ((rc == 0)) && [[ -z "${E2E_KEEP:-}" ]]; then rm -rf "$E2E_TMP"; else say "--- $E2E_NAME's scratch files kept in $E2E_TMP"; fi
+	fi
 	if [[ -n "$NS" && -z "${E2E_KEEP:-}" ]]; then
 		# RayClusters first: a namespace controller that lost discovery (an apiserver restart) may leave them behind.
 		kc delete rayclusters.ray.io -n "$NS" --all --wait=false >/dev/null 2>&1 || true
@@ -104,16 +152,60 @@ eventually() {
 }
 
 # control_plane_settled: after an apiserver restart, kube-controller-manager's
-# informers come back with a backoff; the tests that follow need it working. A
-# fresh namespace getting its default service account is the sign.
+# and the KubeRay operator's informers come back with a backoff; the tests
+# that follow need them working. A fresh namespace getting its default service
+# account is the sign for the first, kuberay_caught_up for the second.
 control_plane_settled() {
 	local probe="e2e-settle-$(e2e_uid)"
 	kc create namespace "$probe" >/dev/null || fail "cannot create namespace $probe"
 	probe_sa() { kc get serviceaccount -n "$probe" default; }
 	wait_until 180 "kube-controller-manager serving again (namespace $probe's default service account)" probe_sa ||
 		{ kc delete namespace "$probe" --wait=false >/dev/null 2>&1; fail "kube-controller-manager did not recover"; }
-	kc delete namespace "$probe" --wait=false >/dev/null 2>&1 || true
 	pass "kube-controller-manager serves again"
+	kuberay_caught_up "$probe"
+	kc delete namespace "$probe" --wait=false >/dev/null 2>&1 || true
+}
+
+# kuberay_caught_up NAMESPACE: waits until the KubeRay operator sees the pods
+# created now. After an apiserver restart its informers come back with a
+# backoff (seen: 40 s), and meanwhile it acts on its old view: it has created
+# a RayCluster's pods a second time, and KubeRay v1.5.1 never deletes an extra
+# head pod ("Please delete extra head pods"): that cluster stays with two.
+# The probe is a RayCluster of one small head pod in no queue (not gated), in
+# NAMESPACE: KubeRay has seen its pod once it reports it running and ready
+# (condition HeadPodReady). Its informer delivers events in order, so it has
+# then seen every pod created before that one. A second head it made for the
+# probe meanwhile is deleted, as KubeRay asks.
+kuberay_caught_up() {
+	local ns="$1" probe="kuberay-probe-$(e2e_uid)" t0=$SECONDS
+	kc apply -n "$ns" -f - >/dev/null <<-YAML
+		apiVersion: ray.io/v1
+		kind: RayCluster
+		metadata: {name: $probe}
+		spec:
+		  rayVersion: "2.9.0"
+		  headGroupSpec:
+		    rayStartParams: {}
+		    template:
+		      spec:
+		        containers:
+		        - {name: ray-head, image: "rayproject/ray:2.9.0", resources: {requests: {cpu: 10m, memory: 16Mi}}}
+		  workerGroupSpecs: []
+	YAML
+	_probe_seen() {
+		local heads
+		heads="$(kc get pods -n "$ns" -l "ray.io/cluster=$probe,ray.io/node-type=head" --sort-by .metadata.creationTimestamp -o name)"
+		if (($(grep -c . <<<"$heads") > 1)); then
+			kc delete -n "$ns" $(tail -n +2 <<<"$heads") --wait=false >/dev/null 2>&1
+			return 1
+		fi
+		kc get rayclusters.ray.io -n "$ns" "$probe" -o json |
+			jq -e '[.status.conditions[]? | select(.type == "HeadPodReady" and .status == "True")] | length == 1' >/dev/null
+	}
+	wait_until 180 "the KubeRay operator reports its probe $ns/$probe's head pod ready" _probe_seen ||
+		fail "the KubeRay operator did not catch up (probe $ns/$probe)"
+	kc delete rayclusters.ray.io -n "$ns" "$probe" --wait=false >/dev/null
+	pass "the KubeRay operator sees pods created now (${ns}/$probe, $((SECONDS - t0))s)"
 }
 
 # pods of a Ray cluster: name phase node, one per line
@@ -189,7 +281,7 @@ make_queue() {
 	kc apply -f - >/dev/null <<-YAML
 		apiVersion: scheduling.volcano.sh/v1beta1
 		kind: Queue
-		metadata: {name: $name}
+		metadata: {name: $name, labels: {e2e.raygate.io/added: "true"}}
 		spec:
 		  weight: 1
 		  capability: {cpu: "$cpu", memory: "$mem"}

@@ -9,7 +9,8 @@ e2e_on_exit 'kc delete mutatingwebhookconfiguration "$WC" --ignore-not-found >/d
 # A copy of raygate's configuration that no object selects, so it never
 # intercepts another test's requests.
 kc create --dry-run=client -o json -f "$ROOT/manifests/webhook-configuration.yaml" |
-	jq --arg n "$WC" '.metadata.name = $n | .webhooks |= map(.objectSelector = {matchLabels: {"raygate.io/bootstrap-test": "never"}})' |
+	jq --arg n "$WC" '.metadata.name = $n | .metadata.labels["e2e.raygate.io/added"] = "true" |
+		.webhooks |= map(.objectSelector = {matchLabels: {"raygate.io/bootstrap-test": "never"}})' |
 	kc create -f - >/dev/null
 
 bootstrap() {

@@ -92,16 +92,20 @@ expect_exit 2 "unknown command \"gang\"" gang
 expect_exit 2 "why needs the gang's NAME" why
 expect_exit 1 "no gang nope in namespace $NS" why nope -n "$NS"
 
-# Least privilege: a service account bound only to raygate-viewer sees the same.
-kc apply -f "$ROOT/manifests/cli-viewer.yaml" >/dev/null
+# Least privilege: a service account bound only to raygate-viewer sees the
+# same. The ClusterRole of manifests/cli-viewer.yaml is made under a name of
+# this test's, and it and its binding go when the test ends.
+role="raygate-viewer-$(e2e_uid)"
+e2e_on_exit 'kc delete clusterrolebinding,clusterrole "$role" --ignore-not-found >/dev/null 2>&1'
+kc create --dry-run=client -o json -f "$ROOT/manifests/cli-viewer.yaml" |
+	jq --arg n "$role" '.metadata.name = $n | .metadata.labels["e2e.raygate.io/added"] = "true"' | kc create -f - >/dev/null
 kc create serviceaccount -n "$NS" viewer >/dev/null
-crb="raygate-viewer-$NS"
-kc create clusterrolebinding "$crb" --clusterrole=raygate-viewer --serviceaccount="$NS:viewer" >/dev/null
-e2e_on_exit 'kc delete clusterrolebinding "$crb" --ignore-not-found >/dev/null 2>&1'
+kc create clusterrolebinding "$role" --clusterrole="$role" --serviceaccount="$NS:viewer" >/dev/null
+kc label clusterrolebinding "$role" e2e.raygate.io/added=true >/dev/null
 assert_eq "the viewer cannot create pods" "no" "$(kc auth can-i create pods -n "$NS" --as="system:serviceaccount:$NS:viewer" || true)"
 assert_eq "the viewer cannot patch rayclusters" "no" \
 	"$(kc auth can-i patch rayclusters.ray.io -n "$NS" --as="system:serviceaccount:$NS:viewer" || true)"
-vk="$(mktemp)"
+vk="$E2E_TMP/viewer.kubeconfig"
 cat >"$vk" <<-EOF
 	apiVersion: v1
 	kind: Config
@@ -112,10 +116,9 @@ cat >"$vk" <<-EOF
 EOF
 viewer_same() {
 	local got err
-	err="$(mktemp)"
+	err="$E2E_TMP/viewer.err"
 	got="$(kubectl-raygate --kubeconfig "$vk" gangs -o json 2>"$err" | jq -c '[.items[] | del(.ageSeconds)]')"
-	[[ ! -s "$err" ]] || { cat "$err" >&2; rm -f "$err"; return 1; }
-	rm -f "$err"
+	[[ ! -s "$err" ]] || { cat "$err" >&2; return 1; }
 	[[ "$got" == "$(kc raygate gangs -n "$NS" -o json | jq -c '[.items[] | del(.ageSeconds)]')" ]]
 }
 eventually 10 "raygate-viewer: the same gangs, no warning (the context's namespace)" viewer_same
@@ -123,7 +126,6 @@ kubectl-raygate --kubeconfig "$vk" why test-cluster-1 | grep -Fq "2 more when te
 	fail "raygate-viewer: why"
 kubectl-raygate --kubeconfig "$vk" queues "$Q" | grep -q "^$Q " || fail "raygate-viewer: queues"
 pass "raygate-viewer: why and queues"
-rm -f "$vk"
 
 kc delete rayclusters.ray.io -n "$NS" test-cluster-0 >/dev/null
 all_or_none_watch test-cluster-1 3 60 || fail "test-cluster-1 was not admitted after test-cluster-0 was deleted"

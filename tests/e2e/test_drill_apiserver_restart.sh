@@ -43,6 +43,9 @@ stays 5 "after the relist b still waits whole" b_waits
 assert_eq "a's admission not recorded again" "$a_at" "$(admitted_at a)"
 assert_eq "a's pods still ungated" 0 "$(gated_count a)"
 inv_assert "invariants held across the first restart"
+# c and d are created next: KubeRay must see pods again first (a stale view
+# makes it create their pods twice, kuberay_caught_up).
+kuberay_caught_up "$NS"
 
 delete_cluster() { # NAME: the RayCluster and (for the garbage collector) its pods
 	kc delete rayclusters.ray.io -n "$NS" "$1" --wait=false >/dev/null

@@ -14,7 +14,11 @@
 # before the changes: a frozen process's sockets keep receiving, and it would
 # read the changes from there on resuming. kube-controller-manager's garbage
 # collector is slow after an apiserver restart, so pods of deleted clusters
-# are deleted by hand.
+# are deleted by hand. The KubeRay operator's informers are slow to come back
+# too, and with an old view it creates a cluster's pods a second time (and
+# never deletes an extra head) or pods of a cluster deleted meanwhile: before
+# each step that needs KubeRay, the drill waits until it sees pods again
+# (kuberay_caught_up).
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 gate_pid() { cat "$STATE/pids/raygate-gate.pid"; }
@@ -38,6 +42,7 @@ expired_relist() { # FROM-LINE WATCH...: each WATCH got 410 from etcd and relist
 	done
 }
 restart_api --watch-cache=false
+kuberay_caught_up "$NS"
 Q="expiry-$(e2e_uid)"
 Q2="expiry2-$(e2e_uid)"
 make_queue "$Q" 4 16Gi
@@ -52,12 +57,14 @@ sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" b "$Q" | kc apply 
 three_b() { [[ "$(count_pods b)" == 3 ]]; }
 eventually 120 "KubeRay created b's 3 pods" three_b
 eventually 10 "b waits on the queue" describe_has "$(head_pod b)" "does not fit queue $Q: cpu needs 3, 1 of 4 free"
+kuberay_caught_up "$NS" # KubeRay has seen b's pods: after the restart it will not make them again
 
 # The controller stops at this point, and its connections are cut.
 from="$(gate_log_from)"
 kill -STOP "$(gate_pid)"
 pass "gate controller frozen (SIGSTOP)"
 restart_api --watch-cache=false
+kuberay_caught_up "$NS" # it will see a's deletion, and make c's and e's pods once
 kc delete rayclusters.ray.io -n "$NS" a --wait=true >/dev/null
 kc delete pods -n "$NS" -l ray.io/cluster=a --wait=false >/dev/null
 a_gone() { [[ "$(count_pods a)" == 0 ]]; }

@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/evict.sh"
 e2e_setup
-Q="evict-limit-$RANDOM"
+Q="evict-limit-$(e2e_uid)"
 make_queue "$Q" 8 16Gi
 inv_start --grace 5 --evict-grace 15
 gate_with --placement-timeout 10s --requeue-backoff-base 1s --requeue-backoff-max 2s --requeue-limit 2

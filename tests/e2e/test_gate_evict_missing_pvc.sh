@@ -12,14 +12,13 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/evict.sh"
 e2e_setup
-Q="evict-pvc-$RANDOM"
+Q="evict-pvc-$(e2e_uid)"
 make_queue "$Q" 4 8Gi
 gate_with --placement-timeout 20s --requeue-backoff-base 30s --requeue-backoff-max 1m
 inv_start --grace 5 --evict-grace 15
 
-WATCH_OUT="$(mktemp)"
-kc get pods -n "$NS" -l ray.io/cluster=pvc -w -o json >"$WATCH_OUT" 2>/dev/null &
-WATCH_PID=$!
+WATCH_OUT="$E2E_TMP/pods.json"
+e2e_watch "$WATCH_OUT" pods -l ray.io/cluster=pvc
 t0=$SECONDS
 pvc_cluster pvc "$Q" data
 eventually 60 "pvc admitted" admitted pvc

@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/evict.sh"
 e2e_setup
-Q="evict-ready-$RANDOM"
+Q="evict-ready-$(e2e_uid)"
 make_queue "$Q" 8 16Gi
 inv_start --grace 5 --evict-grace 15
 gate_with --placement-timeout 5m

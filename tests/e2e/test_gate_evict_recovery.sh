@@ -8,11 +8,11 @@
 . "$(dirname "$0")/evict.sh"
 e2e_setup
 uncordon_all() { for n in $(kc get nodes -o name); do kc uncordon "${n#node/}" >/dev/null 2>&1 || true; done; }
-Q="evict-recovery-$RANDOM"
+Q="evict-recovery-$(e2e_uid)"
 make_queue "$Q" 8 16Gi
 inv_start --grace 5 --evict-grace 15
 gate_with --placement-timeout 20s --requeue-backoff-base 10m
-trap 'uncordon_all; gate_restore; evict_cleanup; e2e_teardown' EXIT
+e2e_on_exit uncordon_all
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" rec "$Q" | kc apply -n "$NS" -f - >/dev/null
 eventually 90 "rec bound whole and Running" pods_are rec 3 Running
 stays 25 "placed and running: not evicted past the timeout" admitted rec

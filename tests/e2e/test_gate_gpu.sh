@@ -7,7 +7,7 @@ Q="gpu-$(e2e_uid)"
 kc apply -f - >/dev/null <<YAML
 apiVersion: scheduling.volcano.sh/v1beta1
 kind: Queue
-metadata: {name: $Q}
+metadata: {name: $Q, labels: {e2e.raygate.io/added: "true"}}
 spec: {capability: {nvidia.com/gpu: 16}}
 YAML
 E2E_QUEUES+=("$Q")

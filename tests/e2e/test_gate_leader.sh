@@ -102,7 +102,7 @@ while :; do
 	[[ "$holder" == "$A" ]] && break
 	((g1 == 3 && g3 == 3)) || fail "gates removed ($g1 and $g3 of 3 left) while nobody leads (holder '$holder')"
 	((SECONDS < deadline)) || fail "$A did not take over within $((LEASE_S + 20)) s"
-	sleep 0.2
+	sleep 0.2 # polling interval (a hold-check: every gate stays until the takeover, checked at each poll)
 done
 takeover_bounds "killed leader" "$t_kill" "$(now_ms)"
 eventually 30 "$A admitted test-cluster-1" none_gated test-cluster-1

@@ -7,7 +7,8 @@
 #
 # The gate controller runs here with the ServiceAccount and ClusterRole of
 # manifests/gate.yaml (not the admin credentials of the other tests): a verb
-# missing from the RBAC fails this test.
+# missing from the RBAC fails this test. They are made in the test's
+# namespace and under a ClusterRole name of the test's, and go when it ends.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 GATE_LOG="$STATE/logs/raygate-gate.log"
@@ -16,15 +17,20 @@ restore_gate() {
 	"$ROOT/hack/cluster.sh" stop raygate-gate >/dev/null 2>&1 || true
 	"$ROOT/hack/cluster.sh" start-gate >/dev/null 2>&1 || true
 	rm -f "$SA_KUBECONFIG"
-	kc delete clusterrolebinding raygate-gate --ignore-not-found >/dev/null 2>&1 || true
-	kc delete clusterrole raygate-gate --ignore-not-found >/dev/null 2>&1 || true
+	kc delete clusterrolebinding,clusterrole "$ROLE" --ignore-not-found >/dev/null 2>&1 || true
 }
 e2e_on_exit restore_gate
 
 # --- The gate as deployed: manifests/gate.yaml's RBAC, a token of its ServiceAccount.
-kc apply -f "$ROOT/manifests/namespace.yaml" >/dev/null
-kc create --dry-run=client -o json -f "$ROOT/manifests/gate.yaml" | jq 'select(.kind != "Deployment")' | kc apply -f - >/dev/null
-token="$(kc create token raygate-gate -n raygate-system --duration 1h)"
+ROLE="raygate-gate-$(e2e_uid)"
+kc create --dry-run=client -o json -f "$ROOT/manifests/gate.yaml" |
+	jq --arg ns "$NS" --arg role "$ROLE" 'select(.kind | IN("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"))
+		| if .metadata.namespace then .metadata.namespace = $ns else . end
+		| if (.kind | startswith("Cluster")) then .metadata.name = $role | .metadata.labels["e2e.raygate.io/added"] = "true" else . end
+		| if .kind == "ClusterRoleBinding" then .roleRef.name = $role else . end
+		| if .subjects then .subjects |= map(.namespace = $ns) else . end' |
+	kc apply -f - >/dev/null
+token="$(kc create token raygate-gate -n "$NS" --duration 1h)"
 cat >"$SA_KUBECONFIG" <<-EOF
 	apiVersion: v1
 	kind: Config
@@ -38,7 +44,7 @@ from=$(($(wc -l <"$GATE_LOG") + 1))
 "$ROOT/hack/cluster.sh" start-gate --kubeconfig "$SA_KUBECONFIG" --log-level debug
 log() { tail -n "+$from" "$GATE_LOG"; }
 synced() { log | grep -q '"caches synced: deciding"'; }
-eventually 30 "the gate runs as system:serviceaccount:raygate-system:raygate-gate" synced
+eventually 30 "the gate runs as system:serviceaccount:$NS:raygate-gate" synced
 log | grep -q 'PodGroup CRD (podgroups.scheduling.volcano.sh) found' || fail "the gate did not find the PodGroup CRD"
 
 Q="pg-$(e2e_uid)"

@@ -16,7 +16,7 @@
 e2e_setup
 LEGACY="$ROOT/tests/e2e/legacy"
 kc get crd rayclusters.cluster.ray.io >/dev/null || fail "rayclusters.cluster.ray.io is not installed (hack/cluster.sh installs it)"
-Q="legacy-$RANDOM"
+Q="legacy-$(e2e_uid)"
 make_queue "$Q" 3 2Gi
 inv_start
 
@@ -25,10 +25,12 @@ legacy_cluster() {
 	sed -e "s/^  name: example-cluster2\?$/  name: $2/" -e "s/volcano.sh\/queue-name: .*/volcano.sh\/queue-name: $Q/" "$1" |
 		kc apply -n "$NS" -f - >/dev/null
 }
-# provider NAME: the stand-in for the operator, in the background; its output in $STATE/logs
+# provider NAME: the stand-in for the operator, in the background (stopped
+# when the test ends, if it has not finished); its output in $STATE/logs
 provider() {
 	python3 "$LEGACY/node_provider.py" --server "https://127.0.0.1:$APISERVER_PORT" --token "$STATE/pki/admin.token" \
 		--ca "$STATE/pki/ca.crt" --namespace "$NS" --head-timeout 120 "$1" >"$STATE/logs/node-provider-$NS-$1.log" 2>&1 &
+	e2e_on_exit "kill $! 2>/dev/null"
 }
 lpods() { # NAME [KIND]: pod name, phase, node and gate of a legacy cluster's pods
 	kc get pods -n "$NS" -l "ray-cluster-name=$1${2:+,ray-node-type=$2}" \

@@ -11,7 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/evict.sh"
 e2e_setup
-Q="rj-evict-$RANDOM"
+Q="rj-evict-$(e2e_uid)"
 make_queue "$Q" 8 16Gi
 gate_with --placement-timeout 20s --requeue-backoff-base 30s --requeue-backoff-max 1m --resync 5s
 inv_start --grace 5 --evict-grace 15
@@ -35,11 +35,9 @@ job_json() { kc get rayjob -n "$NS" job-e -o json; }
 job_status() { job_json | jq -r '.status.jobDeploymentStatus // ""'; }
 is() { [[ "$("${@:1:$#-1}")" == "${!#}" ]]; } # is CMD... EXPECTED
 # Every version of the RayJob (a watch), to check the statuses it went through.
-WATCH_JOB="$(mktemp)"
-kc get rayjob -n "$NS" job-e -w -o json >"$WATCH_JOB" 2>/dev/null &
-STATUS_PID=$!
+WATCH_JOB="$E2E_TMP/rayjob.json"
+e2e_watch "$WATCH_JOB" rayjob job-e
 statuses() { jq -r '.status.jobDeploymentStatus // empty' "$WATCH_JOB" 2>/dev/null | uniq; }
-trap 'kill $STATUS_PID 2>/dev/null || true; gate_restore; evict_cleanup; e2e_teardown' EXIT
 
 eventually 30 "KubeRay created job-e's RayCluster" has_cluster
 C1="$(cluster_of)"
@@ -79,7 +77,7 @@ eventually 120 "$C2 admitted after the backoff" admitted "$C2"
 eventually 60 "all 3 of $C2's pods bound" all_bound "$C2" 3
 eventually 60 "job-e Running again" is job_status Running
 assert_eq "ray-job-e-pg is the same object throughout" "$pg_uid" "$(kc get podgroup -n "$NS" ray-job-e-pg -o jsonpath='{.metadata.uid}')"
-kill $STATUS_PID 2>/dev/null || true
+kill "$E2E_WATCH_PID" 2>/dev/null || true # the statuses so far are all there are
 if statuses | grep -qx Failed; then fail "job-e was Failed at some point: $(statuses | tr '\n' ' ')"; fi
 pass "job-e never Failed (statuses: $(statuses | tr '\n' ' '))"
 inv_stop

@@ -93,9 +93,14 @@ gates="$(kc get pods -n "$NS" -o jsonpath='{range .items[?(@.metadata.generateNa
 assert_eq "foreign gate kept beside ours" "example.com/other raygate.io/gang" "$gates"
 
 # --- Priority class from the label lands in the templates and so in the pods.
-kc apply -f "$ROOT/samples/priorityclass-ray-high.yaml" >/dev/null
-sed "s/volcano.sh\/queue-name: .*/volcano.sh\/queue-name: $Q/" "$ROOT/samples/raycluster-priority.yaml" | kc apply -n "$NS" -f - >/dev/null
-assert_eq "template priorityClassName" ray-high "$(jp rayclusters.ray.io urgent-cluster '{.spec.headGroupSpec.template.spec.priorityClassName}')"
+# The samples' PriorityClass ray-high, under a name of this test's (deleted when it ends).
+PC="ray-high-$(e2e_uid)"
+e2e_on_exit 'kc delete priorityclass "$PC" --ignore-not-found >/dev/null 2>&1'
+kc create --dry-run=client -o json -f "$ROOT/samples/priorityclass-ray-high.yaml" |
+	jq --arg n "$PC" '.metadata.name = $n | .metadata.labels["e2e.raygate.io/added"] = "true"' | kc create -f - >/dev/null
+sed -e "s/volcano.sh\/queue-name: .*/volcano.sh\/queue-name: $Q/" -e "s/priority-class-name: ray-high$/priority-class-name: $PC/" \
+	"$ROOT/samples/raycluster-priority.yaml" | kc apply -n "$NS" -f - >/dev/null
+assert_eq "template priorityClassName" "$PC" "$(jp rayclusters.ray.io urgent-cluster '{.spec.headGroupSpec.template.spec.priorityClassName}')"
 two_pods() { [[ "$(count_pods urgent-cluster)" == 2 ]]; }
 eventually 60 "KubeRay created 2 pods for urgent-cluster" two_pods
 assert_eq "pod priority resolved" "1000 1000" "$(kc get pods -n "$NS" -l ray.io/cluster=urgent-cluster -o jsonpath='{.items[*].spec.priority}')"
