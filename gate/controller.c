@@ -742,10 +742,15 @@ struct carry {
 };
 
 /*
- * Records raygate.io/admitted-at on the RayClusters of the ADMIT acts,
- * concurrently, setting their skip: 0 recorded, 1 the RayCluster is gone (or
- * is another one of that name), -1 failed (logged). Not leading any more:
- * nothing is recorded, every ADMIT is skipped.
+ * Before any gate goes, its RayCluster is asked, concurrently for all acts:
+ * an ADMIT records raygate.io/admitted-at on it (a PATCH with its uid as a
+ * precondition); a FINISH or TAIL_ADMIT reads it (ungate_owner_verdict), for
+ * the cache may be behind: after a relist of the pods, the RayClusters' watch
+ * not relisted yet, a RayCluster deleted meanwhile still looks admitted, and
+ * pods a lagging operator made for it looked like members to finish. Sets each
+ * act's skip: 0 go on, 1 the RayCluster is gone (or is another one of that
+ * name, or is being deleted), -1 failed (logged). Not leading any more:
+ * nothing is asked, every act is skipped.
  */
 static void record_admissions(struct carry *x)
 {
@@ -753,39 +758,42 @@ static void record_admissions(struct carry *x)
     struct kube_batch_item *items = util_calloc(x->nacts + 1, sizeof(*items));
     json_t **patches = util_calloc(x->nacts + 1, sizeof(*patches));
     char **paths = util_calloc(x->nacts + 1, sizeof(*paths));
-    struct act **admits = util_calloc(x->nacts + 1, sizeof(*admits));
-    size_t n = 0;
-    for (size_t i = 0; i < x->nacts; i++) {
-        if (x->acts[i].d->action == ADMIT_ACTION_ADMIT)
-            admits[n++] = &x->acts[i];
-    }
+    size_t n = x->nacts;
     for (size_t i = 0; i < n; i++) {
-        const struct admit_decision *d = admits[i]->d;
+        const struct admit_decision *d = x->acts[i].d;
         paths[i] = util_strdupf("/apis/%s/namespaces/%s/rayclusters/%s", rc_api_version(d), d->namespace_, d->cluster);
+        items[i] = (struct kube_batch_item){.method = "GET", .path = paths[i]};
+        if (d->action != ADMIT_ACTION_ADMIT)
+            continue;
         patches[i] = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", NAMES_ANNOTATION_ADMITTED, x->now);
         if (d->cluster_uid != NULL) /* never stamp a new RayCluster of the same name */
             json_object_set_new(json_object_get(patches[i], "metadata"), "uid", json_string(d->cluster_uid));
-        items[i] = (struct kube_batch_item){
-            .method = "PATCH",
-            .path = paths[i],
-            .content_type = kube_patch_content_type(KUBE_PATCH_MERGE),
-            .body = patches[i],
-        };
+        items[i].method = "PATCH";
+        items[i].content_type = kube_patch_content_type(KUBE_PATCH_MERGE);
+        items[i].body = patches[i];
     }
     int leading = n > 0 && may_write(c);
     if (leading)
         kube_batch(c->client, items, n, 64);
     for (size_t i = 0; i < n; i++) {
         long st = items[i].resp.status;
-        struct act *a = admits[i];
-        a->skip = !leading ? 1 : items[i].rc == 0 ? 0 : (st == 404 || st == 409) ? 1 : -1;
+        struct act *a = &x->acts[i];
+        if (!leading)
+            a->skip = 1;
+        else if (a->d->action == ADMIT_ACTION_ADMIT)
+            a->skip = items[i].rc == 0 ? 0 : (st == 404 || st == 409) ? 1 : -1;
+        else
+            a->skip = ungate_owner_verdict(st, items[i].resp.body, a->d->cluster_uid);
         if (a->skip < 0)
-            log_warnf("record admission of %s/%s: %s", a->d->namespace_, a->d->cluster, items[i].resp.message);
+            log_warnf("%s %s/%s: %s", a->d->action == ADMIT_ACTION_ADMIT ? "record admission of" : "read RayCluster",
+                      a->d->namespace_, a->d->cluster, items[i].resp.message);
+        else if (a->skip > 0 && leading && a->d->action != ADMIT_ACTION_ADMIT)
+            log_infof("%s %s/%s: its RayCluster is gone or being deleted: gates kept", admit_action_name(a->d->action),
+                      a->d->namespace_, a->d->gang);
         kube_response_finish(&items[i].resp);
         json_decref(patches[i]);
         free(paths[i]);
     }
-    free(admits);
     free(items);
     free(patches);
     free(paths);

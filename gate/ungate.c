@@ -200,6 +200,19 @@ size_t ungate_pods(struct kube_client *k, struct ungate_job *jobs, size_t n, con
     return notok;
 }
 
+int ungate_owner_verdict(long status, const json_t *body, const char *uid)
+{
+    if (status == 404)
+        return 1;
+    if (status < 200 || status > 299 || !json_is_object(body))
+        return -1;
+    const json_t *meta = json_object_get(body, "metadata");
+    const char *have = json_string_value(json_object_get(meta, "uid"));
+    if (uid != NULL && (have == NULL || strcmp(have, uid) != 0))
+        return 1;
+    return json_object_get(meta, "deletionTimestamp") != NULL ? 1 : 0;
+}
+
 /* ------------------------------------------------------------------ spread */
 
 #define SPREAD_FORGET_MS (3600LL * 1000) /* a gang deleted half-ungated is forgotten after this */

@@ -56,6 +56,15 @@ size_t ungate_pods(struct kube_client *k, struct ungate_job *jobs, size_t n, con
 /* The gates of a pod (borrowed JSON) other than ours, as [{"name":...}] (new); *ours set if ours is there. */
 json_t *ungate_gates_without_ours(const json_t *pod, int *ours);
 
+/*
+ * Whether the gates of a FINISH or TAIL_ADMIT may go, from the answer to a
+ * GET of the gang's RayCluster (status, body borrowed, may be NULL) and the
+ * uid the cache knows it by (NULL: any): 0 yes (it exists as that uid and is
+ * not being deleted); 1 no (404, another uid, deletionTimestamp set); -1 the
+ * answer tells nothing (an error: try again).
+ */
+int ungate_owner_verdict(long status, const json_t *body, const char *uid);
+
 struct ungate_spread;
 
 struct ungate_spread *ungate_spread_create(void);

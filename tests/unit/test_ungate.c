@@ -3,7 +3,7 @@
  * pods keep their schedulingGates and resourceVersion like the real one
  * (a merge patch with a stale resourceVersion gets 409), and whose answers
  * each test scripts per pod: errors, cut connections, changes under our feet.
- * And the spread bookkeeping (pure).
+ * And the spread bookkeeping and the owner verdict (pure).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -394,12 +394,37 @@ static void test_spread(void **state)
     ungate_spread_destroy(NULL);
 }
 
+/* --- owner verdict ------------------------------------------------------------------ */
+
+/* A FINISH or TAIL_ADMIT releases pods only of a RayCluster that exists as the cache knows it. */
+static void test_owner_verdict(void **state)
+{
+    (void)state;
+    json_t *live = json_pack("{s:{s:s, s:s}}", "metadata", "name", "a", "uid", "u1");
+    json_t *deleting =
+        json_pack("{s:{s:s, s:s, s:s}}", "metadata", "name", "a", "uid", "u1", "deletionTimestamp", "2026-11-23T18:47:31Z");
+    assert_int_equal(ungate_owner_verdict(200, live, "u1"), 0);
+    assert_int_equal(ungate_owner_verdict(200, live, NULL), 0);
+    /* Deleted meanwhile (the cache was behind), recreated under the same name, or going. */
+    assert_int_equal(ungate_owner_verdict(404, NULL, "u1"), 1);
+    assert_int_equal(ungate_owner_verdict(200, live, "u0"), 1);
+    assert_int_equal(ungate_owner_verdict(200, deleting, "u1"), 1);
+    assert_int_equal(ungate_owner_verdict(200, deleting, NULL), 1);
+    /* Errors tell nothing: the act is tried again by a later pass. */
+    assert_int_equal(ungate_owner_verdict(500, NULL, "u1"), -1);
+    assert_int_equal(ungate_owner_verdict(429, NULL, "u1"), -1);
+    assert_int_equal(ungate_owner_verdict(0, NULL, "u1"), -1);
+    assert_int_equal(ungate_owner_verdict(200, NULL, "u1"), -1);
+    json_decref(live);
+    json_decref(deleting);
+}
+
 int main(void)
 {
     log_set_level(LOG_LEVEL_ERROR);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_retries_until_gone), cmocka_unit_test(test_gone),   cmocka_unit_test(test_limits),
-        cmocka_unit_test(test_may_write),          cmocka_unit_test(test_spread),
+        cmocka_unit_test(test_may_write),          cmocka_unit_test(test_spread), cmocka_unit_test(test_owner_verdict),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
