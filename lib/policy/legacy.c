@@ -130,7 +130,8 @@ static int add_types(const json_t *types, const char *head, int64_t left, struct
             goto out;
         int is_head = !found && strcmp(name, head) == 0;
         found |= is_head;
-        if (add_pods(out, &req, workers + is_head, err) != 0)
+        /* The head apart: workers may already be INT64_MAX, and add_pods checks each sum. */
+        if (add_pods(out, &req, workers, err) != 0 || (is_head && add_pods(out, &req, 1, err) != 0))
             goto out;
         out->groups[out->ngroups].name = util_strdup(name);
         out->groups[out->ngroups++].pods = workers;

@@ -120,7 +120,12 @@ def run_catalogue(wh):
             # The same refusal over HTTP/1.1, declared length and chunked.
             for extra in ((), ("-H", "Transfer-Encoding: chunked")):
                 s, b, _, rc, err = curl(wh, "/mutate", body_path(case), http="--http1.1", extra=extra)
-                if s != 413:
+                # h2o answers 413 and closes while curl is still sending the rest of the body; on a
+                # loaded machine the kernel's reset for the unread bytes can reach curl before the 413
+                # (no lingering close in h2o's HTTP/1), so curl reports a send failure after at most
+                # "100 Continue": refused too, as long as no other answer came.
+                cut = s in (0, 100) and rc in (55, 56)
+                if s != 413 and not cut:
                     fail("%s over HTTP/1.1 %s: HTTP %d (curl exit %d %s), expected 413" % (case["name"], extra, s, rc, err))
         check_alive(wh, case["name"])
     # Memory follows JSON values: without the value limit the 3 MB body of empty objects alone took 358 MiB.
