@@ -94,8 +94,13 @@ pass "e and c (queue $Q2, created meanwhile) admitted"
 # The gates of each gang went within the invariant checker's grace of each
 # other (the controller's own measure: first gate removed to last), b's
 # included. The bound is 3 s, not 1 s: one fresh-clone run (2317c23) measured
-# one gang over 1 s after the relist, cause not yet found (issue 18 stays open);
-# the controller logs a warning for every gang over 1 s.
+# one gang over 1 s after the relist, its log lost. Runs here since then found
+# KubeRay's stale view after the restarts making pods twice (a second head,
+# never deleted) or again for a deleted cluster (which the controller then
+# finished); both are now waited out (kuberay_caught_up) and the second is
+# refused by the controller (ungate_owner_verdict). No spread over 1 s was
+# seen in 11 runs here. The controller logs a warning for every gang over 1 s,
+# and a failed test prints the controller's log.
 spread_n="$(gate_metric "${SPREAD}_count")" spread_fast="$(gate_metric "${SPREAD}_bucket{le=\"3\"}")"
 ((spread_n - spread_n0 >= 3)) || fail "$SPREAD counted $((spread_n - spread_n0)) gangs since a, not b, c and e"
 assert_eq "gangs since a whose gates were removed over more than 3 s ($SPREAD)" 0 \
