@@ -76,8 +76,11 @@ narrate "test-cluster-1, the same shape: the queue has only cpu 1 and memory 2Gi
 sed 's/test-cluster-0/test-cluster-1/' "$ROOT/samples/raycluster-test-cluster-0.yaml" | kubectl apply -n "$NS" -f -
 wait_pods test-cluster-1 3
 head="$(kubectl get pods -n "$NS" -l ray.io/cluster=test-cluster-1,ray.io/node-type=head -o jsonpath='{.items[0].metadata.name}')"
-# told POD: the gate controller has told the pod why it waits (a GangWaiting Event)
-told() { [[ -n "$(kubectl get events -n "$NS" --field-selector "involvedObject.name=$1,reason=GangWaiting" -o name)" ]]; }
+# told POD: the gate controller has told the pod that its gang does not fit (a GangWaiting Event)
+told() {
+	kubectl get events -n "$NS" --field-selector "involvedObject.name=$1,reason=GangWaiting" -o jsonpath='{.items[*].message}' |
+		grep -q 'does not fit queue'
+}
 wait_until 20 "the gate controller's GangWaiting Event on $head" told "$head"
 show kubectl get pods -n "$NS" -l ray.io/cluster=test-cluster-1 -o wide
 narrate "kubectl describe pod tells the user why:"
