@@ -48,8 +48,11 @@ eventually 20 "ray-job-e-pg exists" kc get podgroup -n "$NS" ray-job-e-pg
 pg_uid="$(kc get podgroup -n "$NS" ray-job-e-pg -o jsonpath='{.metadata.uid}')"
 
 # From the watch's versions: one suspended by raygate for a rerun; then resumed, only after one Suspended.
+# (Over the whole stream at once: jq 1.6's -e judges only the last object
+# read, so a per-object select saw the suspension only while it was the
+# latest version; raygate resumes the job 0.1 s later, and a CI run missed it.)
 suspended_for_rerun() {
-	jq -e 'select(.spec.suspend == true and (.metadata.labels["raygate.io/rerun"] // "") != "")' "$WATCH_JOB" >/dev/null 2>&1
+	jq -se 'any(.[]; .spec.suspend == true and (.metadata.labels["raygate.io/rerun"] // "") != "")' "$WATCH_JOB" >/dev/null 2>&1
 }
 resumed_after_suspended() {
 	jq -rs '[.[] | {s: .spec.suspend, st: (.status.jobDeploymentStatus // ""), l: (.metadata.labels["raygate.io/rerun"] // "")}] as $v
