@@ -211,6 +211,59 @@ def delete_queue(kube, name):
         kube.delete(f"/apis/kueue.x-k8s.io/v1beta1/clusterqueues/{name}")
 
 
+# ------------------------------------------------------------------ room on the nodes
+
+# KubeRay injects a wait-gcs-ready init container into every worker pod with
+# requests of cpu 200m, memory 256Mi (ray-operator controllers/ray/common/pod.go),
+# so a worker of 10m containers asks the scheduler for 200m.
+WORKER_INIT_CPU_M = 200
+
+
+def cpu_m(q):
+    """A CPU quantity ("8", "500m") in millicores."""
+    return int(q[:-1]) if q.endswith("m") else int(float(q) * 1000)
+
+
+def ensure_room(kube, need_cpu_m, margin=1.05):
+    """Adds kwok nodes shaped like the first one until the nodes' allocatable
+    CPU holds need_cpu_m with the margin (the scheduler spreads pods, so the
+    last node is never filled exactly); nothing when they already hold it.
+    Returns the added nodes' names (remove_nodes deletes them)."""
+    nodes = kube.get("/api/v1/nodes")["items"]
+    have = sum(cpu_m(n["status"]["allocatable"]["cpu"]) for n in nodes)
+    if have >= need_cpu_m * margin:
+        return []
+    model = next(n for n in nodes if n["metadata"].get("annotations", {}).get("kwok.x-k8s.io/node") == "fake")
+    per = cpu_m(model["status"]["allocatable"]["cpu"])
+    count = -(-(int(need_cpu_m * margin) - have) // per)
+    names = [f"kwok-room-{i}" for i in range(count)]
+    for name in names:
+        meta = model["metadata"]
+        labels = dict(meta.get("labels", {}), **{"kubernetes.io/hostname": name})
+        annotations = {k: v for k, v in meta.get("annotations", {}).items() if k in ("kwok.x-k8s.io/node", "node.alpha.kubernetes.io/ttl")}
+        kube.create("/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels, "annotations": annotations},
+                                      "status": {"allocatable": model["status"]["allocatable"], "capacity": model["status"]["capacity"]}})
+
+    def ready():
+        got = 0
+        for name in names:
+            n = kube.get(f"/api/v1/nodes/{name}") or {}
+            ok = any(c["type"] == "Ready" and c["status"] == "True" for c in n.get("status", {}).get("conditions", []))
+            # kube-controller-manager lifts the not-ready taint it put on the new node.
+            got += ok and not n.get("spec", {}).get("taints")
+        return got == len(names)
+
+    if not wait_for(ready, 120, step=0.5):
+        raise RuntimeError(f"{len(names)} added kwok nodes did not become Ready")
+    log(f"added {len(names)} nodes for {need_cpu_m}m of CPU ({have}m allocatable before)")
+    return names
+
+
+def remove_nodes(kube, names):
+    for name in names:
+        kube.delete(f"/api/v1/nodes/{name}")
+
+
 # ------------------------------------------------------------------ pods, watched
 
 
@@ -547,6 +600,8 @@ def flood(args):
     ns, q = f"peers-flood-{int(time.time())}", f"flood-{int(time.time()) % 100000}"
     make_namespace(kube, ns)
     make_queue(kube, ns, q, "100000", "100000Gi")
+    # Room on the nodes for every pod: a head of 10m, workers of 200m each (KubeRay's init container).
+    added = ensure_room(kube, args.clusters * (10 + (args.pods - 1) * WORKER_INIT_CPU_M))
     w = PodWatch(kube, ns)
     want = args.clusters * args.pods
     before = scrape(kube)
@@ -569,9 +624,10 @@ def flood(args):
     w.close()
     out = {"clusters": args.clusters, "pods_per_cluster": args.pods, "create_s": round(created, 2),
            "all_bound_s": round(last - t0, 2) if ok else None, "bound": sum(1 for p in snap.values() if p["node"]),
-           "partial_max": max_partial, "cost": cost(before, after, want)}
+           "partial_max": max_partial, "nodes_added": len(added), "cost": cost(before, after, want)}
     delete_namespace(kube, ns)
     delete_queue(kube, q)
+    remove_nodes(kube, added)
     return out
 
 
@@ -586,8 +642,9 @@ def gang(args):
     kube = Kube()
     ns, q = f"peers-gang-{int(time.time())}", f"gang-{int(time.time()) % 100000}"
     make_namespace(kube, ns)
-    w = PodWatch(kube, ns)
     n = args.pods
+    added = ensure_room(kube, 10 + (n - 1) * WORKER_INIT_CPU_M)
+    w = PodWatch(kube, ns)
     before = scrape(kube)
     t0 = time.time()
     if GANG == "kueue":
@@ -614,9 +671,10 @@ def gang(args):
     w.close()
     out = {"pods": n, "created_to_all_bound_s": round(last - t0, 2) if ok else None,
            "admissible_to_all_bound_s": round(last - ta, 2) if ok else None,
-           "bound": sum(1 for p in snap.values() if p["node"]), "cost": cost(before, after, n)}
+           "bound": sum(1 for p in snap.values() if p["node"]), "nodes_added": len(added), "cost": cost(before, after, n)}
     delete_namespace(kube, ns)
     delete_queue(kube, q)
+    remove_nodes(kube, added)
     return out
 
 
