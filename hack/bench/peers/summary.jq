@@ -32,7 +32,7 @@ def of($w): map(select(.workload == $w));
 			scheduler_attempts_per_pod: map(.cost.scheduler_attempts_per_pod) | st,
 			gang_cpu_s: map(.cost.gang_cpu_s) | st} end),
 		flood: (of("flood") | ok | map(.result) | if length == 0 then null else {
-			pods: (.[0].clusters * .[0].pods_per_cluster),
+			pods: (.[0].clusters * .[0].pods_per_cluster), nodes_added: (.[0].nodes_added // 0),
 			all_bound_s: map(.all_bound_s) | st, partial_max: map(.partial_max) | st,
 			requests_per_pod: (map(.cost.apiserver_requests_per_pod) | (map(keys) | add | unique) as $verbs |
 				. as $c | reduce $verbs[] as $v ({}; .[$v] = ($c | map(.[$v] // 0) | st))),
@@ -43,10 +43,14 @@ def of($w): map(select(.workload == $w));
 				reduce $ps[] as $p ({}; .[$p] = ($c | map(.[$p].cpu_s) | st))),
 			scheduler_attempts_per_pod: map(.cost.scheduler_attempts_per_pod) | st} end),
 		gang: (of("gang") | ok | map(.result) | if length == 0 then null else {
-			pods: .[0].pods,
+			pods: .[0].pods, nodes_added: (.[0].nodes_added // 0),
 			admissible_to_all_bound_s: map(.admissible_to_all_bound_s) | st,
 			created_to_all_bound_s: map(.created_to_all_bound_s) | st,
-			gang_cpu_s: map(.cost.gang_cpu_s) | st,
+			requests_per_pod: (map(.cost.apiserver_requests_per_pod // {}) | (map(keys) | add | unique) as $verbs |
+				. as $c | reduce $verbs[] as $v ({}; .[$v] = ($c | map(.[$v] // 0) | st))),
+			mutations_per_pod: map(.cost.apiserver_mutations_per_pod) | st,
+			etcd_writes_per_pod: map(.cost.etcd_writes_per_pod) | st,
+			gang_cpu_s: map(.cost.gang_cpu_s) | st, gang_hwm_kb: map(.cost.gang_hwm_kb) | st,
 			scheduler_attempts_per_pod: map(.cost.scheduler_attempts_per_pod) | st} end)
 	})}) | from_entries),
 	runs: ($all | map(del(.result.samples?))),
