@@ -353,6 +353,16 @@ gate_metric() {
 		awk -v s="$1" '$1 == s {v = $2} END {print v == "" ? 0 : v}'
 }
 
+# gate_metrics SERIES...: their values from one scrape, on one line (0 when
+# absent): series that must agree (a histogram's count and a bucket) cannot
+# be read from two scrapes, an observation may land between them
+gate_metrics() {
+	curl -sf --max-time 5 "http://127.0.0.1:$GATE_METRICS_PORT/metrics" |
+		awk 'BEGIN {for (i = 1; i < ARGC; i++) {want[ARGV[i]] = i; v[i] = 0}; n = ARGC; ARGC = 1}
+			$1 in want {v[want[$1]] = $2}
+			END {for (i = 1; i < n; i++) printf "%s%s", v[i], (i < n - 1 ? " " : "\n")}' "$@"
+}
+
 # head_pod CLUSTER: the name of the Ray cluster's head pod
 head_pod() {
 	kc get pods -n "$NS" -l "ray.io/cluster=$1,ray.io/node-type=head" -o jsonpath='{.items[0].metadata.name}'
