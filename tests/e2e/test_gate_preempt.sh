@@ -135,11 +135,11 @@ stays 10 "keep (preemptable=false) is not evicted; high2 waits whole" keep_stays
 # --preemption=false: no preemption at all. keep becomes preemptable; high2 still waits.
 e2e_on_exit restore_gate
 "$ROOT/hack/cluster.sh" stop raygate-gate >/dev/null
-log_lines="$(wc -l <"$STATE/logs/raygate-gate.log")"
+log_from="$(gate_log_from)"
 "$ROOT/hack/cluster.sh" start-gate --preemption=false >/dev/null
 # start-gate returns once the probes answer; the gate logs its settings a moment later
 # (CI run b-3 read the log first). Only the restarted gate's own lines count.
-logged_off() { tail -n "+$((log_lines + 1))" "$STATE/logs/raygate-gate.log" | grep -q '"msg":"preemption: off'; }
+logged_off() { tail -n "+$log_from" "$STATE/logs/raygate-gate.log" | grep -q '"msg":"preemption: off'; }
 eventually 10 "the restarted gate logs preemption off" logged_off
 kc label rayclusters.ray.io -n "$NS" keep volcano.sh/preemptable- >/dev/null
 stays 10 "with --preemption=false, keep (now preemptable) is not evicted; high2 waits whole" keep_stays
