@@ -704,14 +704,49 @@ static void admit_pod(struct pass *p, struct work *w, struct cache_pod *pod, int
         fit_reserve(p->fit, pod);
 }
 
-/* Pods beyond the gang's minMember, one at a time in creation order. */
+/* A pod of the tail that is a head while a member is one: a second head pod, never autoscaled capacity. */
+static int extra_head(const struct work *w, size_t i)
+{
+    if (i < w->ncore || pod_role(w->g, w->live[i]) != 0)
+        return 0;
+    for (size_t k = 0; k < w->ncore; k++) {
+        if (pod_role(w->g, w->live[k]) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * A second head pod (KubeRay made it from a stale view after an apiserver
+ * restart, or a user did) stays gated and takes no room: KubeRay stops
+ * reconciling a RayCluster with two heads until one is deleted ("Please delete
+ * extra head pods"), so ungating it would only hold a node for nothing. Its
+ * pods are added to d, the tail's wait, or to a wait of their own.
+ */
+static void extra_heads_wait(struct pass *p, struct work *w, struct admit_decision *d)
+{
+    for (size_t i = w->ncore; i < w->nlive; i++) {
+        struct cache_pod *pod = w->live[i];
+        if (pod_ungated(p, pod) || !extra_head(w, i))
+            continue;
+        char *why = util_strdupf("pod %s is a second head pod of RayCluster %s: it stays gated and holds no room until "
+                                 "one of the heads is deleted (KubeRay does not reconcile a cluster with two heads)",
+                                 pod->name, w->g->name);
+        if (d == NULL)
+            d = decide(p, ADMIT_ACTION_TAIL_WAIT, ADMIT_REASON_PODS, w, util_strdup(why));
+        decision_add_pod(p->out, d, pod);
+        d->pods[d->npods - 1].message = why;
+    }
+}
+
+/* Pods beyond the gang's minMember, one at a time in creation order; a second head waits (extra_heads_wait). */
 static void admit_tail(struct pass *p, struct work *w)
 {
     struct qstate *qs = w->qs;
     struct cache_queue *q = qs->q;
     for (size_t i = 0; i < w->nlive; i++) {
         struct cache_pod *pod = w->live[i];
-        if (pod_ungated(p, pod))
+        if (pod_ungated(p, pod) || extra_head(w, i))
             continue;
         char *why = NULL;
         enum admit_reason reason = queue_unusable(q, &why);
@@ -749,13 +784,14 @@ static void admit_tail(struct pass *p, struct work *w)
             /* Those behind it wait with it, and are told so. */
             for (size_t j = i + 1; j < w->nlive; j++) {
                 struct cache_pod *behind = w->live[j];
-                if (pod_ungated(p, behind))
+                if (pod_ungated(p, behind) || extra_head(w, j))
                     continue;
                 decision_add_pod(p->out, d, behind);
                 d->pods[d->npods - 1].message =
                     util_strdupf("waiting behind pod %s (autoscaled pods are admitted one at a time, in creation order): %s",
                                  pod->name, why);
             }
+            extra_heads_wait(p, w, d);
             return;
         }
         queue_add(p, qs, p->hold_b, 1);
@@ -766,6 +802,7 @@ static void admit_tail(struct pass *p, struct work *w)
         struct admit_decision *d = decide(p, ADMIT_ACTION_TAIL_ADMIT, ADMIT_REASON_NONE, w, util_buf_take(&b));
         decision_add_pod(p->out, d, pod);
     }
+    extra_heads_wait(p, w, NULL);
 }
 
 /* An admitted gang: replace missing members at once, then its tail. */
