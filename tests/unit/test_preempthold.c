@@ -90,6 +90,48 @@ static void victim_pods_gone(struct cache *c, const json_t *fx, size_t n)
                          json_string_value(json_object_get(json_object_get(json_array_get(pods, i), "metadata"), "name")));
 }
 
+/* A test's world: a fixture loaded into a cache, an admit over it, and the decisions of its last pass. */
+struct world {
+    json_t *fx;
+    struct cache *c;
+    struct admit *a;
+    struct admit_result d;
+};
+
+static int world_setup(void **state, const char *fixture)
+{
+    struct world *w = calloc(1, sizeof(*w));
+    if (w == NULL)
+        return -1;
+    w->fx = fixture_json(fixture);
+    w->c = cachefixture_load(w->fx, 0);
+    w->a = admit_create(w->c);
+    admit_result_init(&w->d);
+    *state = w;
+    return 0;
+}
+
+static int setup_queue(void **state)
+{
+    return world_setup(state, "preempthold/queue.json");
+}
+
+static int setup_nodes(void **state)
+{
+    return world_setup(state, "preempthold/nodes.json");
+}
+
+static int teardown(void **state)
+{
+    struct world *w = *state;
+    admit_result_finish(&w->d);
+    admit_destroy(w->a);
+    cache_destroy(w->c);
+    json_decref(w->fx);
+    free(w);
+    return 0;
+}
+
 /*
  * Queue: while the victim's pods remain, the preemptor's minResources are
  * charged to the queue (small, cpu 1, would fit beside the victim alone);
@@ -98,23 +140,22 @@ static void victim_pods_gone(struct cache *c, const json_t *fx, size_t n)
  */
 static void test_queue_held(void **state)
 {
-    (void)state;
-    json_t *fx = fixture_json("preempthold/queue.json");
-    struct cache *c = cachefixture_load(fx, 0);
-    struct admit *a = admit_create(c);
-    struct admit_result d;
-    admit_result_init(&d);
+    struct world *w = *state;
+    json_t *fx = w->fx;
+    struct cache *c = w->c;
+    struct admit *a = w->a;
+    struct admit_result *d = &w->d;
     int64_t now = evicted_ms() + 10000;
 
-    pass_at(a, now, &d);
-    record(c, &d);
-    assert_action(&d, PREEMPTOR, ADMIT_ACTION_WAIT);
-    assert_non_null(strstr(decision(&d, PREEMPTOR)->message,
+    pass_at(a, now, d);
+    record(c, d);
+    assert_action(d, PREEMPTOR, ADMIT_ACTION_WAIT);
+    assert_non_null(strstr(decision(d, PREEMPTOR)->message,
                            "its room is held until the pods of the gangs it preempted are gone (default/test-cluster-0)"));
-    assert_action(&d, "small", ADMIT_ACTION_WAIT); /* without the hold: admitted (cpu 3 + 1 of 4) */
-    assert_action(&d, "third", ADMIT_ACTION_WAIT);
-    assert_action(&d, "test-cluster-0", ADMIT_ACTION_WAIT);
-    assert_int_equal(decision(&d, "test-cluster-0")->reason, ADMIT_REASON_EVICTED);
+    assert_action(d, "small", ADMIT_ACTION_WAIT); /* without the hold: admitted (cpu 3 + 1 of 4) */
+    assert_action(d, "third", ADMIT_ACTION_WAIT);
+    assert_action(d, "test-cluster-0", ADMIT_ACTION_WAIT);
+    assert_int_equal(decision(d, "test-cluster-0")->reason, ADMIT_REASON_EVICTED);
     const struct preempthold_item *it = admit_held(a, cache_gang_get(c, "default", PREEMPTOR));
     assert_non_null(it);
     assert_true(it->victims_remain);
@@ -122,29 +163,25 @@ static void test_queue_held(void **state)
 
     /* One of its three pods gone (cpu 2 of the queue still held by the other two): still held. */
     victim_pods_gone(c, fx, 1);
-    pass_at(a, now + 1000, &d);
-    record(c, &d);
-    assert_action(&d, PREEMPTOR, ADMIT_ACTION_WAIT);
-    assert_action(&d, "small", ADMIT_ACTION_WAIT);
-    assert_action(&d, "third", ADMIT_ACTION_WAIT);
+    pass_at(a, now + 1000, d);
+    record(c, d);
+    assert_action(d, PREEMPTOR, ADMIT_ACTION_WAIT);
+    assert_action(d, "small", ADMIT_ACTION_WAIT);
+    assert_action(d, "third", ADMIT_ACTION_WAIT);
 
     /* All gone: the preemptor first, then small fits beside it; third (cpu 2) does not. */
     victim_pods_gone(c, fx, 3);
-    pass_at(a, now + 2000, &d);
-    record(c, &d);
-    assert_action(&d, PREEMPTOR, ADMIT_ACTION_ADMIT);
-    assert_action(&d, "third", ADMIT_ACTION_WAIT);
-    assert_action(&d, "small", ADMIT_ACTION_ADMIT);
-    assert_int_equal(d.items[0].action, ADMIT_ACTION_ADMIT); /* weighed before every other gang */
-    assert_string_equal(d.items[0].cluster, PREEMPTOR);
+    pass_at(a, now + 2000, d);
+    record(c, d);
+    assert_action(d, PREEMPTOR, ADMIT_ACTION_ADMIT);
+    assert_action(d, "third", ADMIT_ACTION_WAIT);
+    assert_action(d, "small", ADMIT_ACTION_ADMIT);
+    assert_int_equal(d->items[0].action, ADMIT_ACTION_ADMIT); /* weighed before every other gang */
+    assert_string_equal(d->items[0].cluster, PREEMPTOR);
     assert_null(admit_held(a, cache_gang_get(c, "default", PREEMPTOR)));
-    pass_at(a, now + 3000, &d);
+    pass_at(a, now + 3000, d);
     assert_null(admit_held(a, cache_gang_get(c, "default", PREEMPTOR)));
 
-    admit_result_finish(&d);
-    admit_destroy(a);
-    cache_destroy(c);
-    json_decref(fx);
 }
 
 /*
@@ -155,75 +192,57 @@ static void test_queue_held(void **state)
  */
 static void test_restart_rebuilds(void **state)
 {
-    (void)state;
-    json_t *fx = fixture_json("preempthold/queue.json");
-    struct cache *c = cachefixture_load(fx, 0);
-    struct admit *a = admit_create(c);
-    struct admit_result d;
-    admit_result_init(&d);
+    struct world *w = *state;
+    struct cache *c = w->c;
+    struct admit *a = w->a;
+    struct admit_result *d = &w->d;
     int64_t now = evicted_ms() + 10000;
     /* A restarted controller: the hold comes from the victims' records alone. */
-    pass_at(a, now, &d);
+    pass_at(a, now, d);
     assert_non_null(admit_held(a, cache_gang_get(c, "default", PREEMPTOR)));
     admit_destroy(a);
-    a = admit_create(c);
-    pass_at(a, now, &d);
+    a = w->a = admit_create(c);
+    pass_at(a, now, d);
     assert_non_null(admit_held(a, cache_gang_get(c, "default", PREEMPTOR)));
-    assert_action(&d, "small", ADMIT_ACTION_WAIT);
-    admit_result_finish(&d);
-    admit_destroy(a);
-    cache_destroy(c);
-    json_decref(fx);
+    assert_action(d, "small", ADMIT_ACTION_WAIT);
 }
 
 /* The preemptor deleted: the hold ends, small is admitted beside the victim's pods. */
 static void test_preemptor_gone(void **state)
 {
-    (void)state;
-    json_t *fx = fixture_json("preempthold/queue.json");
-    struct cache *c = cachefixture_load(fx, 0);
-    struct admit *a = admit_create(c);
-    struct admit_result d;
-    admit_result_init(&d);
+    struct world *w = *state;
+    struct cache *c = w->c;
+    struct admit *a = w->a;
+    struct admit_result *d = &w->d;
     int64_t now = evicted_ms() + 10000;
-    pass_at(a, now, &d);
-    record(c, &d);
-    assert_action(&d, "small", ADMIT_ACTION_WAIT);
+    pass_at(a, now, d);
+    record(c, d);
+    assert_action(d, "small", ADMIT_ACTION_WAIT);
     cache_delete_raycluster(c, "default", PREEMPTOR);
-    pass_at(a, now + 1000, &d);
-    record(c, &d);
+    pass_at(a, now + 1000, d);
+    record(c, d);
     assert_null(admit_held(a, cache_gang_get(c, "default", PREEMPTOR)));
-    assert_action(&d, "small", ADMIT_ACTION_ADMIT);
-    admit_result_finish(&d);
-    admit_destroy(a);
-    cache_destroy(c);
-    json_decref(fx);
+    assert_action(d, "small", ADMIT_ACTION_ADMIT);
 }
 
 /* The victims' pods still there PREEMPTHOLD_MAX_MS after the eviction: the eviction gave up, and so does the hold. */
 static void test_gives_up(void **state)
 {
-    (void)state;
-    json_t *fx = fixture_json("preempthold/queue.json");
-    struct cache *c = cachefixture_load(fx, 0);
-    struct admit *a = admit_create(c);
-    struct admit_result d;
-    admit_result_init(&d);
+    struct world *w = *state;
+    struct cache *c = w->c;
+    struct admit *a = w->a;
+    struct admit_result *d = &w->d;
     int64_t at = evicted_ms();
-    pass_at(a, at + PREEMPTHOLD_MAX_MS - 1, &d);
+    pass_at(a, at + PREEMPTHOLD_MAX_MS - 1, d);
     assert_non_null(admit_held(a, cache_gang_get(c, "default", PREEMPTOR)));
-    assert_action(&d, "small", ADMIT_ACTION_WAIT);
-    pass_at(a, at + PREEMPTHOLD_MAX_MS, &d);
+    assert_action(d, "small", ADMIT_ACTION_WAIT);
+    pass_at(a, at + PREEMPTHOLD_MAX_MS, d);
     assert_null(admit_held(a, cache_gang_get(c, "default", PREEMPTOR)));
-    assert_action(&d, "small", ADMIT_ACTION_ADMIT);
+    assert_action(d, "small", ADMIT_ACTION_ADMIT);
     /* No longer in flight either: other preemptions may start (preemptscan). */
     const struct cache_gang *v = cache_gang_get(c, "default", "test-cluster-0");
     assert_true(preempthold_in_flight(v, at + PREEMPTHOLD_MAX_MS - 1));
     assert_false(preempthold_in_flight(v, at + PREEMPTHOLD_MAX_MS));
-    admit_result_finish(&d);
-    admit_destroy(a);
-    cache_destroy(c);
-    json_decref(fx);
 }
 
 /*
@@ -236,51 +255,41 @@ static void test_gives_up(void **state)
  */
 static void test_nodes_held(void **state)
 {
-    (void)state;
-    json_t *fx = fixture_json("preempthold/nodes.json");
-    struct cache *c = cachefixture_load(fx, 0);
-    struct admit *a = admit_create(c);
-    struct admit_result d;
-    admit_result_init(&d);
+    struct world *w = *state;
+    json_t *fx = w->fx;
+    struct cache *c = w->c;
+    struct admit *a = w->a;
+    struct admit_result *d = &w->d;
     int64_t now = evicted_ms() + 10000;
     victim_pods_gone(c, fx, 1);
-    pass_at(a, now, &d);
-    record(c, &d);
-    assert_action(&d, PREEMPTOR, ADMIT_ACTION_WAIT);
-    assert_int_equal(decision(&d, PREEMPTOR)->reason, ADMIT_REASON_NODES);
-    assert_action(&d, "third", ADMIT_ACTION_WAIT);
-    assert_int_equal(decision(&d, "third")->reason, ADMIT_REASON_NODES);
+    pass_at(a, now, d);
+    record(c, d);
+    assert_action(d, PREEMPTOR, ADMIT_ACTION_WAIT);
+    assert_int_equal(decision(d, PREEMPTOR)->reason, ADMIT_REASON_NODES);
+    assert_action(d, "third", ADMIT_ACTION_WAIT);
+    assert_int_equal(decision(d, "third")->reason, ADMIT_REASON_NODES);
     victim_pods_gone(c, fx, 3);
-    pass_at(a, now + 1000, &d);
-    record(c, &d);
-    assert_action(&d, PREEMPTOR, ADMIT_ACTION_ADMIT);
-    assert_action(&d, "third", ADMIT_ACTION_WAIT);
-    admit_result_finish(&d);
-    admit_destroy(a);
-    cache_destroy(c);
-    json_decref(fx);
+    pass_at(a, now + 1000, d);
+    record(c, d);
+    assert_action(d, PREEMPTOR, ADMIT_ACTION_ADMIT);
+    assert_action(d, "third", ADMIT_ACTION_WAIT);
 }
 
 /* The preemptor deleted while it holds node room: third takes the room at once. */
 static void test_nodes_preemptor_gone(void **state)
 {
-    (void)state;
-    json_t *fx = fixture_json("preempthold/nodes.json");
-    struct cache *c = cachefixture_load(fx, 0);
-    struct admit *a = admit_create(c);
-    struct admit_result d;
-    admit_result_init(&d);
+    struct world *w = *state;
+    json_t *fx = w->fx;
+    struct cache *c = w->c;
+    struct admit *a = w->a;
+    struct admit_result *d = &w->d;
     int64_t now = evicted_ms() + 10000;
     victim_pods_gone(c, fx, 1);
-    pass_at(a, now, &d);
-    assert_action(&d, "third", ADMIT_ACTION_WAIT);
+    pass_at(a, now, d);
+    assert_action(d, "third", ADMIT_ACTION_WAIT);
     cache_delete_raycluster(c, "default", PREEMPTOR);
-    pass_at(a, now + 1000, &d);
-    assert_action(&d, "third", ADMIT_ACTION_ADMIT);
-    admit_result_finish(&d);
-    admit_destroy(a);
-    cache_destroy(c);
-    json_decref(fx);
+    pass_at(a, now + 1000, d);
+    assert_action(d, "third", ADMIT_ACTION_ADMIT);
 }
 
 /*
@@ -291,19 +300,18 @@ static void test_nodes_preemptor_gone(void **state)
  */
 static void test_victim_share_until_gone(void **state)
 {
-    (void)state;
-    json_t *fx = fixture_json("preempthold/queue.json");
-    struct cache *c = cachefixture_load(fx, 0);
+    struct world *w = *state;
+    json_t *fx = w->fx;
+    struct cache *c = w->c;
+    struct admit *a = w->a;
+    struct admit_result *d = &w->d;
     cache_delete_raycluster(c, "default", PREEMPTOR);
     cache_delete_raycluster(c, "default", "small");
-    struct admit *a = admit_create(c);
-    struct admit_result d;
-    admit_result_init(&d);
     int64_t now = evicted_ms() + 10000;
-    pass_at(a, now, &d);
+    pass_at(a, now, d);
     assert_null(admit_held(a, cache_gang_get(c, "default", PREEMPTOR)));
-    assert_action(&d, "third", ADMIT_ACTION_WAIT);
-    assert_int_equal(decision(&d, "third")->reason, ADMIT_REASON_QUEUE_CAPACITY);
+    assert_action(d, "third", ADMIT_ACTION_WAIT);
+    assert_int_equal(decision(d, "third")->reason, ADMIT_REASON_QUEUE_CAPACITY);
     /* Terminating: still held. */
     const json_t *pods = json_object_get(fx, "pods");
     for (size_t i = 0; i < 3; i++) {
@@ -312,15 +320,11 @@ static void test_victim_share_until_gone(void **state)
         cachefixture_upsert(c, "pods", p);
         json_decref(p);
     }
-    pass_at(a, now + 1000, &d);
-    assert_action(&d, "third", ADMIT_ACTION_WAIT);
+    pass_at(a, now + 1000, d);
+    assert_action(d, "third", ADMIT_ACTION_WAIT);
     victim_pods_gone(c, fx, 3);
-    pass_at(a, now + 2000, &d);
-    assert_action(&d, "third", ADMIT_ACTION_ADMIT);
-    admit_result_finish(&d);
-    admit_destroy(a);
-    cache_destroy(c);
-    json_decref(fx);
+    pass_at(a, now + 2000, d);
+    assert_action(d, "third", ADMIT_ACTION_ADMIT);
 }
 
 /* cache_gang_mark_preempted holds before the watch shows the record, and stands against an upsert of the same resourceVersion. */
@@ -358,13 +362,13 @@ static void test_marked(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_queue_held),
-        cmocka_unit_test(test_restart_rebuilds),
-        cmocka_unit_test(test_preemptor_gone),
-        cmocka_unit_test(test_gives_up),
-        cmocka_unit_test(test_nodes_held),
-        cmocka_unit_test(test_nodes_preemptor_gone),
-        cmocka_unit_test(test_victim_share_until_gone),
+        cmocka_unit_test_setup_teardown(test_queue_held, setup_queue, teardown),
+        cmocka_unit_test_setup_teardown(test_restart_rebuilds, setup_queue, teardown),
+        cmocka_unit_test_setup_teardown(test_preemptor_gone, setup_queue, teardown),
+        cmocka_unit_test_setup_teardown(test_gives_up, setup_queue, teardown),
+        cmocka_unit_test_setup_teardown(test_nodes_held, setup_nodes, teardown),
+        cmocka_unit_test_setup_teardown(test_nodes_preemptor_gone, setup_nodes, teardown),
+        cmocka_unit_test_setup_teardown(test_victim_share_until_gone, setup_queue, teardown),
         cmocka_unit_test(test_marked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
