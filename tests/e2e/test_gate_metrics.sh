@@ -24,12 +24,24 @@ sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" test-cluster-0 "$Q
 all_or_none_watch test-cluster-0 3 60 || fail "test-cluster-0 was not admitted"
 pass "test-cluster-0 admitted"
 
-text="$(curl -sf --max-time 5 "$base/metrics")"
+# The histograms are observed once the controller's batch returns, a moment
+# after the watch above saw the gates go: wait for a scrape that has all four,
+# then judge that one scrape (passes go on between two).
+hists=(raygate_admission_pass_duration_seconds raygate_gate_removal_duration_seconds raygate_gang_wait_duration_seconds
+	raygate_gang_ungate_spread_seconds)
+observed() {
+	curl -sf --max-time 5 "$base/metrics" >"$E2E_TMP/metrics" || return 1
+	local h n
+	for h in "${hists[@]}"; do
+		n="$(awk -v s="${h}_count" '$1 == s {print $2}' "$E2E_TMP/metrics")"
+		[[ -n "$n" && "$n" -ge 1 ]] || return 1
+	done
+}
+wait_until 10 "every histogram observed" observed || true
+text="$(cat "$E2E_TMP/metrics")"
 grep -q '^# TYPE raygate_gangs_admitted_total counter$' <<<"$text" || fail "no TYPE line for raygate_gangs_admitted_total"
 assert_eq "raygate_gangs_admitted_total{queue=\"$Q\"}" 1 "$(sample "raygate_gangs_admitted_total{queue=\"$Q\"}")"
-for h in raygate_admission_pass_duration_seconds raygate_gate_removal_duration_seconds raygate_gang_wait_duration_seconds \
-	raygate_gang_ungate_spread_seconds; do
-	# Both from the same scrape: passes go on between two.
+for h in "${hists[@]}"; do
 	n="$(awk -v s="${h}_count" '$1 == s {print $2}' <<<"$text")"
 	[[ -n "$n" && "$n" -ge 1 ]] || fail "$h has no observations (count '$n')"
 	inf="$(awk -v s="${h}_bucket{le=\"+Inf\"}" '$1 == s {print $2}' <<<"$text")"
