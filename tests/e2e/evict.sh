@@ -54,6 +54,10 @@ evicted_events() {
 	kc get events -n "$NS" --field-selector "involvedObject.name=$1,reason=GangEvicted" -o json | jq -r '.items[].message'
 }
 
+# evicted_event_says OBJECT-NAME TEXT: one of its GangEvicted Events says TEXT. The
+# gate posts them just after the eviction record, so wait for it (eventually).
+evicted_event_says() { evicted_events "$1" | grep -qF -- "$2"; }
+
 # metric_value NAME{LABELS}: a sample of the gate's /metrics ("" when absent)
 metric_value() {
 	curl -sf --max-time 5 "http://127.0.0.1:$GATE_METRICS_PORT/metrics" | awk -v s="$1" '$1 == s {print $2}'

@@ -22,8 +22,8 @@ eventually 60 "evicted twice: the limit" evicted_not_admitted lim 2
 assert_eq "deactivated: no requeue-at" "" "$(rc_annotation lim raygate.io/requeue-at)"
 gen="$(kc get rayclusters.ray.io -n "$NS" lim -o jsonpath='{.metadata.generation}')"
 assert_eq "evicted-generation" "$gen" "$(rc_annotation lim raygate.io/evicted-generation)"
-evicted_events lim | grep -q "reached the requeue limit (2): deactivated until the RayCluster's spec changes" ||
-	fail "the second GangEvicted Event does not say it deactivated the gang"
+eventually 10 "the second GangEvicted Event says it deactivated the gang" \
+	evicted_event_says lim "reached the requeue limit (2): deactivated until the RayCluster's spec changes"
 eventually 30 "none of its pods bound, all gated" none_bound_all_gated lim 3
 head="$(head_pod lim)"
 eventually 20 "its head is told it is deactivated" pod_told "$head" "is deactivated after 2 evictions (requeue limit 2): change the RayCluster's spec to requeue it"

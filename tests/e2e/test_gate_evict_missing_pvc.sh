@@ -37,7 +37,7 @@ assert_eq "evicted-reason" PlacementTimeout "$(rc_annotation pvc raygate.io/evic
 has_event() { evicted_events pvc | grep -qF 'persistentvolumeclaim "data" not found'; }
 eventually 10 "GangEvicted Event on the RayCluster quotes the scheduler" has_event
 say "    $(evicted_events pvc | head -1)"
-evicted_events pvc | grep -q "2 of 3 members not bound to a node within the placement timeout (20s)" || fail "the Event does not say what expired"
+evicted_event_says pvc "2 of 3 members not bound to a node within the placement timeout (20s)" || fail "the Event does not say what expired"
 eventually 10 "a DisruptionTarget condition (EvictionByRaygate) on the deleted pods" disruption_seen "$WATCH_OUT"
 assert_eq "raygate_gangs_evicted_total" 1 "$(metric_value "raygate_gangs_evicted_total{queue=\"$Q\",reason=\"PlacementTimeout\"}")"
 if kc get crd podgroups.scheduling.volcano.sh >/dev/null 2>&1; then

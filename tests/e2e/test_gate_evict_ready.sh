@@ -39,7 +39,8 @@ t0=$SECONDS
 eventually 60 "slow evicted by the readiness timeout" evicted_not_admitted slow 1
 say "evicted $((SECONDS - t0))s after the gate restarted with --pods-ready-timeout 15s"
 assert_eq "evicted-reason" PodsReadyTimeout "$(rc_annotation slow raygate.io/evicted-reason)"
-evicted_events slow | grep -q "3 of 3 members not Ready within the readiness timeout (15s)" || fail "the Event does not name the readiness timeout"
+eventually 10 "the GangEvicted Event names the readiness timeout" \
+	evicted_event_says slow "3 of 3 members not Ready within the readiness timeout (15s)"
 assert_eq "raygate_gangs_evicted_total (PodsReadyTimeout)" 1 "$(metric_value "raygate_gangs_evicted_total{queue=\"$Q\",reason=\"PodsReadyTimeout\"}")"
 eventually 30 "slow whole: none bound, all gated" none_bound_all_gated slow 3
 stays 20 "fine, bound and Ready, is never evicted" admitted fine

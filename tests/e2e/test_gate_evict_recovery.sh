@@ -26,6 +26,7 @@ t0=$SECONDS
 stays 12 "the replacement has its own timeout: not evicted at once" admitted rec
 eventually 40 "evicted after the replacement's placement timeout" evicted_not_admitted rec 1
 say "evicted $((SECONDS - t0))s after the replacement was seen (placement timeout 20s)"
-evicted_events rec | grep -q "1 of 3 members not bound to a node within the placement timeout (20s)" || fail "the Event does not name the replacement"
+eventually 10 "the GangEvicted Event names the replacement" \
+	evicted_event_says rec "1 of 3 members not bound to a node within the placement timeout (20s)"
 eventually 30 "whole: its running pods gone too, none bound" none_bound_all_gated rec 3
 inv_stop

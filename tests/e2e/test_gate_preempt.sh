@@ -110,7 +110,9 @@ three_gated() { [[ "$(count_pods test-cluster-0)" == 3 && "$(gated_count test-cl
 eventually 60 "KubeRay's new test-cluster-0 pods wait gated" three_gated
 stays 5 "test-cluster-0 waits whole while high holds the queue" three_gated
 metric() { curl -sf "http://127.0.0.1:$GATE_METRICS_PORT/metrics" | grep -F "raygate_preemptions_total{queue=\"$Q\",kind=\"preempt\"}" | awk '{print $2}'; }
-assert_eq "raygate_preemptions_total{queue,kind=preempt}" 1 "$(metric)"
+# Counted once the evictor has carried the preemption out: wait for it.
+metric_is() { [[ "$(metric)" == "$1" ]]; }
+eventually 10 "raygate_preemptions_total{queue,kind=preempt} = 1" metric_is 1
 
 # The high-priority cluster goes: test-cluster-0 is admitted again (no backoff).
 kc delete rayclusters.ray.io -n "$NS" high >/dev/null

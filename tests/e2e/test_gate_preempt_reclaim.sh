@@ -67,5 +67,7 @@ eventually 60 "KubeRay created a2's pod" one
 held() { [[ "$(gated_count a2)" == 1 ]] && admitted b0 && admitted b1; }
 stays 10 "a2 waits; qb keeps its deserved (b0, b1 admitted)" held
 metric() { curl -sf "http://127.0.0.1:$GATE_METRICS_PORT/metrics" | grep -F "raygate_preemptions_total{queue=\"$QB\",kind=\"reclaim\"}" | awk '{print $2}'; }
-assert_eq "raygate_preemptions_total{queue=qb,kind=reclaim}" 2 "$(metric)"
+# Counted once the evictor has carried each reclaim out: wait for it.
+metric_is() { [[ "$(metric)" == "$1" ]]; }
+eventually 10 "raygate_preemptions_total{queue=qb,kind=reclaim} = 2" metric_is 2
 inv_stop
