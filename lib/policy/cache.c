@@ -1164,8 +1164,10 @@ static struct cache_pod *pod_reuse(struct cache *c, const char *ns, const char *
             prev->request = pod->request;
             ((struct cache_rl *)(uintptr_t)prev->request)->refs++; /* compared by pod_attach() */
         }
-        prev->keep_mark = (pod->flags & CACHE_POD_MARKED_UNGATED) && pod->mark_rv != NULL && strcmp(pod->mark_rv, rv) == 0 &&
-                          strcmp(pod->uid, uid) == 0;
+        /* Our gate, once removed, cannot come back (the API only lets scheduling gates be removed after creation): a
+           version that still shows it is older than our patch, delivered late (our patch followed a 409 and a re-read),
+           and must not make the pod gated again, which would drop its share from its queue until the next event. */
+        prev->keep_mark = (pod->flags & CACHE_POD_MARKED_UNGATED) && strcmp(pod->uid, uid) == 0;
         pod_detach(c, pod);
         htab_remove(&c->pods_uid, &pod->by_uid);
         pod_release_fields(c, pod);
@@ -1173,10 +1175,6 @@ static struct cache_pod *pod_reuse(struct cache *c, const char *ns, const char *
         pod = util_calloc(1, sizeof(*pod));
         pod->by_name.hash = key_hash(ns, name);
         htab_insert(&c->pods, &pod->by_name);
-    }
-    if (!prev->keep_mark) {
-        free(pod->mark_rv);
-        pod->mark_rv = NULL;
     }
     return pod;
 }
@@ -1337,7 +1335,6 @@ static void pod_remove(struct cache *c, struct cache_pod *pod)
     htab_remove(&c->pods, &pod->by_name);
     htab_remove(&c->pods_uid, &pod->by_uid);
     pod_release_fields(c, pod);
-    free(pod->mark_rv);
     free(pod);
     c->generation++;
 }
@@ -1356,8 +1353,6 @@ void cache_pod_mark_told(struct cache_pod *pod)
 
 void cache_pod_mark_ungated(struct cache *c, struct cache_pod *pod)
 {
-    free(pod->mark_rv);
-    pod->mark_rv = util_strdup(pod->resource_version);
     pod->flags |= CACHE_POD_MARKED_UNGATED;
     if (pod->gang != NULL)
         queue_dirty(c, pod->gang->queue);

@@ -164,7 +164,7 @@ enum cache_phase {
 enum {
     CACHE_POD_GATED = 1 << 0,          /* spec.schedulingGates holds raygate.io/gang */
     CACHE_POD_DELETING = 1 << 1,       /* metadata.deletionTimestamp is set */
-    CACHE_POD_MARKED_UNGATED = 1 << 2, /* cache_pod_mark_ungated() until the watch shows a new version */
+    CACHE_POD_MARKED_UNGATED = 1 << 2, /* cache_pod_mark_ungated(): kept for the pod's uid, whatever version follows */
     CACHE_POD_BAD_REQUEST = 1 << 3,    /* its request did not parse; counted as empty */
     CACHE_POD_TOLD = 1 << 4,           /* its gang's current wait reason was reported on it (cache_pod_mark_told) */
 };
@@ -178,7 +178,6 @@ struct cache_pod {
     struct cache_pod *resv_prev, *resv_next; /* the cache's list of reserving pods */
     char *strings;                           /* owned: "name\0uid\0resourceVersion\0" */
     const char *name, *uid, *resource_version; /* into strings */
-    char *mark_rv;                           /* owned: resourceVersion when marked ungated */
     const char *namespace_;                  /* interned */
     const char *cluster;                     /* interned ray.io/cluster label, or NULL */
     const char *queue;                       /* interned volcano.sh/queue-name label, or NULL */

@@ -321,12 +321,16 @@ class Checker:
         per_rc = {}
         leftovers = {}  # RayCluster uid -> names of its pods still bound or ungated after an eviction
         held = {}  # queue -> {resource: amount}
+        who = {}  # queue -> the pods counted in held
         for pod in pods:
             meta = pod["metadata"]
             name = "%s/%s" % (meta["namespace"], meta["name"])
             ungated = not gated(pod)
             if ungated and not finished(pod):
                 add(held.setdefault(meta["labels"][QUEUE_LABEL], {}), pod_request(pod["spec"]))
+                who.setdefault(meta["labels"][QUEUE_LABEL], []).append("%s(%s%s)" % (
+                    meta["name"], ",".join("%s=%s" % (k, fmt(v)) for k, v in sorted(pod_request(pod["spec"]).items())),
+                    ",terminating" if meta.get("deletionTimestamp") else ""))
             rc = by_uid.get(owner_uid(pod))
             if rc is None:
                 continue
@@ -352,7 +356,8 @@ class Checker:
             for res, v in cap.items():
                 if used.get(res, 0) > quantity(v):
                     self.violate(("cap", q["metadata"]["name"], res, fmt(used[res])), "over-capability",
-                                 "queue %s: its ungated pods request %s %s, capability %s" % (q["metadata"]["name"], res, fmt(used[res]), v))
+                                 "queue %s: its ungated pods request %s %s, capability %s: %s" % (q["metadata"]["name"], res, fmt(used[res]), v,
+                                                                                                  " ".join(who.get(q["metadata"]["name"], []))))
 
         for uid in list(self.leftover_since):
             if uid not in leftovers:
