@@ -34,7 +34,7 @@ enum watch_kind {
     WATCH_RAYCLUSTERS,
     WATCH_QUEUES,
     WATCH_PODGROUPS,
-    WATCH_LEGACY, /* the legacy operator's RayClusters (lib/policy/legacy.h), when its CRD is installed */
+    WATCH_LEGACY, /* the legacy operator's RayClusters (lib/gang/legacy.h), when its CRD is installed */
     WATCH_COUNT,
 };
 

@@ -1,9 +1,9 @@
 /*
  * controller: the gate controller's I/O loop around the pure decision code.
  *
- * Watches (one watcher thread, lib/io/kube.h) feed the cache (lib/policy/cache.h) under
+ * Watches (one watcher thread, lib/io/kube.h) feed the cache (lib/sched/cache.h) under
  * a mutex and wake the controller thread, which runs decision passes
- * (lib/policy/admit.h) within a few milliseconds of an event, plus a periodic full
+ * (lib/sched/admit.h) within a few milliseconds of an event, plus a periodic full
  * resync, and carries the decisions out:
  * - ADMIT: record raygate.io/admitted-at on the RayCluster first, then remove
  *   our gate from all the gang's pods concurrently (crash-consistent: after a
@@ -26,7 +26,7 @@
  * remaining gates; on 409 the pod is read again and the patch recomputed; a
  * gate already gone, or a pod gone, is success.
  *
- * After the gates, the Volcano-compatible status (lib/policy/podgroup.h): the
+ * After the gates, the Volcano-compatible status (lib/sched/podgroup.h): the
  * PodGroups of the gangs of the queues the pass evaluated (and of PodGroups
  * the watch showed changed), and those Queues' status and gauges, compared
  * with what the API showed last (the PodGroup and Queue watches, and the

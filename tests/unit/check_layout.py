@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""lib/policy/ is pure: no I/O, no threads, no clock (README: Layout).
+"""lib/wire, lib/gang and lib/sched are pure: no I/O, no threads, no clock (README: Layout).
 
-Fails (exit 1), naming file and line, when a file in lib/policy/ includes a
+Fails (exit 1), naming file and line, when a file in one of them includes a
 header of lib/io/ (the Kubernetes client, kubeconfig, the listener, the log)
 or a system header for I/O or threads (curl, pthread, unistd, sockets, files),
 or calls a clock: policy gets the time passed in. lib/core/ (errors, util,
@@ -23,6 +23,7 @@ SYSTEM = {
     "netdb.h": "name resolution",
     "sys/stat.h": "files",
 }
+PURE = ("wire", "gang", "sched")
 CLOCKS = ("clock_gettime", "gettimeofday", "time", "clock")
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
@@ -39,14 +40,13 @@ def blank(m):
 def main():
     lib = sys.argv[1]
     io_headers = {f for f in os.listdir(os.path.join(lib, "io")) if f.endswith(".h")}
-    policy = os.path.join(lib, "policy")
-    files = sorted(f for f in os.listdir(policy) if f.endswith((".c", ".h")))
+    files = sorted(os.path.join(d, f) for d in PURE for f in os.listdir(os.path.join(lib, d)) if f.endswith((".c", ".h")))
     if not files or not io_headers:
-        print("no files in %s or no headers in %s/io" % (policy, lib))
+        print("no files in %s or no headers in %s/io" % ("/".join(PURE), lib))
         return 1
     bad = 0
     for name in files:
-        text = open(os.path.join(policy, name), encoding="utf-8").read()
+        text = open(os.path.join(lib, name), encoding="utf-8").read()
         code = STRING.sub(blank, COMMENT.sub(blank, text))
         for lineno, line in enumerate(code.split("\n"), 1):
             raw = text.split("\n")[lineno - 1]
@@ -57,13 +57,13 @@ def main():
                 if m.group(1) == '"' and os.path.basename(header) in io_headers:
                     why = "lib/io/%s, an edge" % os.path.basename(header)
                 if why:
-                    print("lib/policy/%s:%d: includes %s (%s); policy is pure, I/O goes in lib/io/" % (name, lineno, header, why))
+                    print("lib/%s:%d: includes %s (%s); policy is pure, I/O goes in lib/io/" % (name, lineno, header, why))
                     bad += 1
                 continue
             for fn in CALL.findall(line):
-                print("lib/policy/%s:%d: calls %s(): policy gets the time passed in" % (name, lineno, fn))
+                print("lib/%s:%d: calls %s(): policy gets the time passed in" % (name, lineno, fn))
                 bad += 1
-    print("lib/policy: %d files, %d violations" % (len(files), bad))
+    print("lib/{%s}: %d files, %d violations" % (",".join(PURE), len(files), bad))
     return 1 if bad else 0
 
 

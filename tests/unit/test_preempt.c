@@ -1,5 +1,5 @@
 /*
- * lib/policy/preempt.c: victim selection, driven by tests/fixtures/preempt/. A
+ * lib/sched/preempt.c: victim selection, driven by tests/fixtures/preempt/. A
  * fixture holds "nodes" and "pods" in shorthand ({"name", "cpu", "memory",
  * "pods", "labels"}; a pod's "node" binds it, "selector" is its nodeSelector)
  * that the test writes out as API objects into a cache, an "input" (queues,

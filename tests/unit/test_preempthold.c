@@ -1,5 +1,5 @@
 /*
- * lib/policy/preempthold.c and its hook in admit.c: the room freed by a
+ * lib/sched/preempthold.c and its hook in admit.c: the room freed by a
  * preemption's victims is held for the preemptor, against its queue
  * (tests/fixtures/preempthold/queue.json) and on the nodes (nodes.json),
  * until the victims' pods are gone and it is admitted; the hold ends when the

@@ -55,7 +55,7 @@ int admission_handle(const char *body, size_t len, json_t **response, struct adm
  * admission_handle() followed by json_dumps(JSON_COMPACT): the answer as text,
  * a new string (caller frees) of *text_len bytes. The same bytes either way,
  * but a Pod CREATE (nearly every request: one per Ray pod) is answered from a
- * scan of the body (lib/policy/jsonscan.h) instead of a jansson tree, which costs
+ * scan of the body (lib/wire/jsonscan.h) instead of a jansson tree, which costs
  * several times less; bodies the scan declines go through admission_handle().
  * Returns 0, or -1 with err as admission_handle() (*text is then NULL).
  */
