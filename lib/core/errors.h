@@ -18,4 +18,13 @@ struct error {
 /* Sets err->message like printf (cut at a character boundary if long); err may be NULL. */
 void error_setf(struct error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* error_setf with a va_list (for a module's own printf-like wrapper that adds a prefix). */
+void error_vsetf(struct error *err, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+
+/*
+ * error_setf, then " (<OpenSSL's error>)" when OpenSSL's thread error queue
+ * holds one: the earliest, which names the cause. Clears that queue.
+ */
+void error_set_openssl(struct error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 #endif
