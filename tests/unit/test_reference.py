@@ -11,8 +11,9 @@ literals joined, and extracts:
                program is the folder (gate/ is raygate-gate, webhook/
                raygate-webhook, certs/ raygate-certs, cli/ kubectl-raygate; a
                flag table elsewhere must appear under some program);
-  annotations  every string literal that is a whole key raygate.io/..., and
-               every ray.io/... or volcano.sh/... key (not an apiVersion);
+  annotations  every string literal that is a whole key raygate.io/..., every
+               ray.io/... or volcano.sh/... key (not an apiVersion), and every
+               key #defined as <MODULE>_LABEL_<X> or <MODULE>_ANNOTATION_<X>;
   metrics      the name given to metrics_counter_create, metrics_gauge_create
                and metrics_histogram_create (a literal, a #define, or a
                variable assigned a literal);
@@ -221,6 +222,10 @@ def extract(code):
         for m in re.finditer(r'"((?:raygate\.io|ray\.io|volcano\.sh)/[a-z][a-z0-9.-]*)"', text):
             if not re.fullmatch(r"v\d+(?:(?:alpha|beta)\d+)?", m.group(1).split("/", 1)[1]):
                 got["annotations"].setdefault(m.group(1), f"{path}:{text.count(chr(10), 0, m.start()) + 1}")
+    for path, text in code.files.items():
+        # Keys named by convention: #define <MODULE>_LABEL_<X> "key", <MODULE>_ANNOTATION_<X> "key".
+        for m in re.finditer(r"^[ \t]*#[ \t]*define[ \t]+\w*_(?:LABEL|ANNOTATION)_\w+[ \t]+" + LITERAL, text, re.M):
+            got["annotations"].setdefault(m.group(1), f"{path}:{text.count(chr(10), 0, m.start()) + 1}")
     for path, line, pos, args in code.calls(r"metrics_(?:counter|gauge|histogram)_create"):
         names = code.values(args[1], code.files[path], pos) if len(args) > 1 else set()
         if not names:
