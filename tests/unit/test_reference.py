@@ -143,7 +143,7 @@ class Code:
         self.unresolved = []
 
     def calls(self, name_pattern):
-        """(path, line, args) of every call of a function whose name matches name_pattern."""
+        """(path, line, index of "(", args) of every call of a function whose name matches name_pattern."""
         for path, text in self.files.items():
             for m in re.finditer(r"\b(" + name_pattern + r")\s*\(", text):
                 line_start = text.rfind("\n", 0, m.start()) + 1
@@ -155,21 +155,21 @@ class Code:
                     continue  # a declaration or definition: a type comes before the name
                 yield path, text.count("\n", 0, m.start()) + 1, m.end() - 1, call_args(text, m.end() - 1)
 
-    def function_returns(self, name):
+    def function_returns(self, name, depth=0):
         """Literals the function name returns (directly or through a #define)."""
         found = set()
         for text in self.files.values():
             for m in re.finditer(r"\b" + re.escape(name) + r"\s*\([^;{)]*\)\s*\{", text):
                 body = body_at(text, m.end() - 1)
                 for r in re.finditer(r"\breturn\s+([^;]+);", body):
-                    found |= self.values(r.group(1), body, len(body))
+                    found |= self.values(r.group(1), body, len(body), depth + 1)
         return found
 
-    def is_event_type(self, arg):
+    def is_event_type(self, arg, depth=0):
         """arg is "Warning" or "Normal", or a macro that is."""
         if arg in ('"Warning"', '"Normal"'):
             return True
-        return arg in self.defines and self.is_event_type(self.defines[arg])
+        return depth < 8 and arg in self.defines and self.is_event_type(self.defines[arg], depth + 1)
 
     def values(self, expr, text, pos, depth=0):
         """The string literals expr can be: its literals, its macros' and, for a
@@ -187,7 +187,7 @@ class Code:
                 return self.values(assigned[-1].group(1), text, assigned[-1].start(), depth + 1)
         m = re.fullmatch(r"([A-Za-z_]\w*)\s*\(.*\)", expr, re.S)
         if m:
-            return self.function_returns(m.group(1))
+            return self.function_returns(m.group(1), depth + 1)
         return found
 
 
