@@ -327,6 +327,32 @@ static void set_pods(json_t *row, const json_t *snapshot, const json_t *pg, cons
     set_priority(row, snapshot, str(spec, "priorityClassName"), has_prio, prio);
 }
 
+/* "waitReason" and "podsCreated" of a row from the annotations of pg (borrowed; NULL: it does not wait). */
+static void set_wait_reason(json_t *row, const json_t *pg)
+{
+    const char *code = annotation(pg, NAMES_ANNOTATION_WAIT_REASON), *created = annotation(pg, NAMES_ANNOTATION_WAIT_PODS);
+    char *end = NULL;
+    long long n = created != NULL ? strtoll(created, &end, 10) : -1;
+    set_str(row, "waitReason", code);
+    if (created != NULL && created[0] != '\0' && *end == '\0' && n >= 0)
+        json_object_set_new(row, "podsCreated", json_integer(n));
+    else
+        json_object_set_new(row, "podsCreated", json_null());
+}
+
+enum admit_reason view_wait_reason(const json_t *row)
+{
+    const char *code = str(row, "waitReason");
+    if (code == NULL || code[0] == '\0')
+        return ADMIT_REASON_NONE;
+    /* admit_reason_name() gives "" past the last reason. */
+    for (int r = ADMIT_REASON_NONE + 1; admit_reason_name((enum admit_reason)r)[0] != '\0'; r++) {
+        if (strcmp(admit_reason_name((enum admit_reason)r), code) == 0)
+            return (enum admit_reason)r;
+    }
+    return ADMIT_REASON_NONE;
+}
+
 /* The row of PodGroup pg (borrowed), or NULL when it is not a Ray gang. New. */
 static json_t *gang_row(const json_t *snapshot, const json_t *pg, long long now)
 {
@@ -354,6 +380,7 @@ static json_t *gang_row(const json_t *snapshot, const json_t *pg, long long now)
     int waits = !view_state_admitted(state) && condition_true(pg, "Unschedulable");
     set_str(row, "reason", waits ? str(unsched, "reason") : NULL);
     set_str(row, "message", waits ? str(unsched, "message") : NULL);
+    set_wait_reason(row, waits ? pg : NULL);
     json_object_set_new(row, "waitingFor", json_null());
     if (!view_state_admitted(state)) {
         char *s = short_reason(waits ? str(unsched, "reason") : NULL, waits ? str(unsched, "message") : NULL);

@@ -35,8 +35,9 @@
 
 #include <jansson.h>
 
-#include "names.h"
+#include "admit.h"
 #include "evict.h"
+#include "names.h"
 
 /* Which gangs to show. NULL strings: no filter. */
 struct view_filter {
@@ -51,11 +52,17 @@ struct view_filter {
  *    "priorityClassName" (or null),"state","pods":{"bound","min","counted"
  *    ("bound", or "running" when pods could not be read: the PodGroup's
  *    status.running)},"position" (integer or null),"reason" (condition reason
- *    or null),"message" (full wait message or null),"waitingFor" (the short
+ *    or null),"message" (full wait message or null),"waitReason" (the gate's
+ *    reason code, raygate.io/wait-reason: admit_reason_name(), or null when it
+ *    does not wait or the PodGroup carries none),"podsCreated" (with code
+ *    "pods": raygate.io/wait-pods-created, or null),"waitingFor" (the short
  *    reason, or null),"minResources","createdAt","ageSeconds","admittedAt",
  *    "requeueCount","requeueAt"}
  */
 json_t *view_gangs(const json_t *snapshot, long long now, const struct view_filter *f);
+
+/* The reason code of a row (borrowed): ADMIT_REASON_NONE when it has none, or one this build does not know. */
+enum admit_reason view_wait_reason(const json_t *row);
 
 /*
  * The queues of snapshot (optionally only the one named queue), sorted by

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admit.h"
+#include "names.h"
 #include "quantity.h"
 #include "resources.h"
 #include "util.h"
@@ -183,36 +185,99 @@ static void add_line(json_t *lines, const char *fmt, ...)
     util_buf_finish(&b);
 }
 
-/* What a gang that is not admitted waits for, by its condition's reason and message. */
+/*
+ * The gang a fifo queue's gang waits behind: the first of its queue's gangs
+ * ahead of it that waits on the queue or on the nodes (a pass stops there),
+ * as the gate orders them; NULL when the snapshot shows none.
+ */
+static const json_t *blocker_of(const json_t *rows, const json_t *gang)
+{
+    const json_t *best = NULL, *row;
+    json_int_t pos = json_integer_value(json_object_get(gang, "position")), best_pos = 0;
+    size_t i;
+    json_array_foreach(rows, i, row)
+    {
+        enum admit_reason r = view_wait_reason(row);
+        json_int_t p = json_integer_value(json_object_get(row, "position"));
+        if (!streq(str(row, "queue"), str(gang, "queue")) || p <= 0 || p >= pos ||
+            (r != ADMIT_REASON_QUEUE_CAPACITY && r != ADMIT_REASON_NODES))
+            continue;
+        if (best == NULL || p < best_pos) {
+            best = row;
+            best_pos = p;
+        }
+    }
+    return best;
+}
+
+static void explain_pods(json_t *lines, const json_t *gang)
+{
+    const json_t *created = json_object_get(gang, "podsCreated");
+    const json_t *min = json_object_get(json_object_get(gang, "pods"), "min");
+    if (streq(str(gang, "kind"), "legacy")) /* complete with its head: the workers come once it runs (admit.h) */
+        add_line(lines, "the legacy operator has not created its head pod yet; the gang is weighed once the head exists");
+    else if (json_is_integer(created) && json_is_integer(min))
+        add_line(lines, "its operator has created %" JSON_INTEGER_FORMAT " of its %" JSON_INTEGER_FORMAT
+                        " pods; it is considered once all exist",
+                 json_integer_value(created), json_integer_value(min));
+    else
+        add_line(lines, "%s", str(gang, "message"));
+}
+
+/*
+ * What a gang that is not admitted waits for, by the gate's reason code
+ * (view_wait_reason); its message is quoted, never searched.
+ */
 static void explain_wait(json_t *lines, const json_t *snapshot, const json_t *rows, const json_t *gang)
 {
-    const char *reason = str(gang, "reason"), *msg = str(gang, "message"), *q = str(gang, "queue");
-    const char *t;
+    const char *msg = str(gang, "message"), *q = str(gang, "queue");
+    const json_t *blocker;
     if (msg == NULL) {
         add_line(lines, "the gate controller has not decided on it yet (is raygate-gate running?)");
-    } else if (strstr(msg, " does not fit queue ") != NULL) {
+        return;
+    }
+    switch (view_wait_reason(gang)) {
+    case ADMIT_REASON_QUEUE_CAPACITY:
         explain_capacity(lines, rows, gang, find_queue(snapshot, q));
-    } else if ((t = strstr(msg, " does not fit the nodes: ")) != NULL) {
-        add_line(lines, "queue %s has room, the nodes do not:%s; room appears when pods on the nodes end or nodes are added", q,
-                 t + strlen(" does not fit the nodes:"));
-    } else if ((t = strstr(msg, "waiting behind gang ")) != NULL) {
-        add_line(lines, "queue %s is fifo: %s must be admitted (or deleted) first", q, t + strlen("waiting behind gang "));
-    } else if ((t = strstr(msg, "waiting for pods: ")) != NULL) {
-        long long have = 0, want = 0;
-        if (streq(str(gang, "kind"), "legacy")) /* complete with its head: the workers come once it runs (admit.h) */
-            add_line(lines, "the legacy operator has not created its head pod yet; the gang is weighed once the head exists");
-        else if (sscanf(t, "waiting for pods: %lld of %lld", &have, &want) == 2)
-            add_line(lines, "its operator has created %lld of its %lld pods; it is considered once all exist", have, want);
-        else
-            add_line(lines, "%s", msg);
-    } else if (streq(reason, "QueueNotFound")) {
-        add_line(lines, "queue %s does not exist: create it (kubectl get queues.scheduling.volcano.sh)", q);
-    } else if (streq(reason, "QueueClosed")) {
-        add_line(lines, "queue %s is closed: it must be opened", q);
-    } else if (streq(reason, "InvalidSpec")) {
-        add_line(lines, "its spec must be fixed: %s", msg);
-    } else {
+        break;
+    case ADMIT_REASON_NODES:
+        add_line(lines, "queue %s has room, the nodes do not; room appears when pods on the nodes end or nodes are added", q);
         add_line(lines, "%s", msg);
+        break;
+    case ADMIT_REASON_BLOCKED:
+        if ((blocker = blocker_of(rows, gang)) != NULL) {
+            struct util_buf b = {0};
+            util_buf_printf(&b, "queue %s is fifo: ", q);
+            put_gang(&b, blocker, str(gang, "namespace"));
+            util_buf_puts(&b, " must be admitted (or deleted) first");
+            json_array_append_new(lines, json_string(b.data));
+            util_buf_finish(&b);
+        } else {
+            add_line(lines, "queue %s is fifo: a gang ahead of it must be admitted (or deleted) first", q);
+            add_line(lines, "%s", msg);
+        }
+        break;
+    case ADMIT_REASON_PODS:
+        explain_pods(lines, gang);
+        break;
+    case ADMIT_REASON_QUEUE_MISSING:
+        add_line(lines, "queue %s does not exist: create it (kubectl get queues.scheduling.volcano.sh)", q);
+        break;
+    case ADMIT_REASON_QUEUE_CLOSED:
+        add_line(lines, "queue %s is closed: it must be opened", q);
+        break;
+    case ADMIT_REASON_INVALID:
+        add_line(lines, "its spec must be fixed: %s", msg);
+        break;
+    case ADMIT_REASON_NONE:
+        add_line(lines, "the gate controller has not written its reason code yet (annotation " NAMES_ANNOTATION_WAIT_REASON
+                        "); its message: %s",
+                 msg);
+        break;
+    case ADMIT_REASON_EVICTED:
+    case ADMIT_REASON_DEACTIVATED:
+        add_line(lines, "%s", msg);
+        break;
     }
 }
 
