@@ -25,23 +25,6 @@ static int streq(const char *a, const char *b)
     return a != NULL && b != NULL && strcmp(a, b) == 0;
 }
 
-/* The quantity of resource name in a ResourceList (borrowed); 0 when absent or invalid. */
-static struct quantity qty(const json_t *list, const char *name)
-{
-    struct quantity q = {0, QUANTITY_DECIMAL_SI};
-    struct error err;
-    const json_t *v = json_object_get(list, name);
-    if (json_is_string(v)) {
-        if (quantity_parse(json_string_value(v), resources_unit(name), &q, &err) != 0)
-            q.value = 0;
-    } else if (json_is_integer(v)) {
-        q.value = json_integer_value(v);
-        if (resources_unit(name) == QUANTITY_UNIT_MILLI)
-            q.value = q.value > INT64_MAX / 1000 ? INT64_MAX : q.value * 1000;
-    }
-    return q;
-}
-
 /* value formatted in name's unit with format fmt (a static buffer per slot). */
 static const char *fmt_q(const char *name, int64_t value, enum quantity_format fmt, int slot)
 {
@@ -101,7 +84,7 @@ static void put_release(struct util_buf *b, const json_t *rows, const json_t *ga
     const json_t **adm = admitted_in(rows, str(gang, "queue"), &n);
     int64_t freed = 0;
     for (k = 0; k < n && freed < shortfall; k++) {
-        struct quantity q = qty(json_object_get(adm[k], "minResources"), name);
+        struct quantity q = view_quantity(json_object_get(adm[k], "minResources"), name);
         if (q.value <= 0)
             continue;
         adm[used++] = adm[k];
@@ -131,17 +114,13 @@ static void put_release(struct util_buf *b, const json_t *rows, const json_t *ga
 static void explain_capacity(json_t *lines, const json_t *rows, const json_t *gang, const json_t *queue)
 {
     const json_t *need = json_object_get(gang, "minResources"), *v;
-    const json_t *cap = json_object_get(json_object_get(queue, "spec"), "capability");
-    const json_t *alloc = json_object_get(json_object_get(queue, "status"), "allocated");
     const char *name, *qname = str(gang, "queue");
     size_t before = json_array_size(lines);
     json_object_foreach((json_t *)need, name, v)
     {
-        struct quantity n = qty(need, name), c = qty(cap, name), a = qty(alloc, name);
-        if (json_object_get(cap, name) == NULL || n.value <= 0)
-            continue; /* only listed resources are checked */
-        int64_t free_ = c.value > a.value ? c.value - a.value : 0;
-        if (n.value <= free_)
+        struct quantity n, c;
+        int64_t free_;
+        if (!view_queue_short(queue, need, name, &n, &c, &free_))
             continue;
         struct util_buf b = {0};
         util_buf_printf(&b, "needs %s %s", name, fmt_q(name, n.value, n.format, 0));
@@ -160,18 +139,6 @@ static void explain_capacity(json_t *lines, const json_t *rows, const json_t *ga
                                                  "next pass (the message above is from its last one)"));
 }
 
-static const json_t *find_queue(const json_t *snapshot, const char *name)
-{
-    size_t i;
-    const json_t *q;
-    json_array_foreach(json_object_get(snapshot, "queues"), i, q)
-    {
-        if (streq(str(json_object_get(q, "metadata"), "name"), name))
-            return q;
-    }
-    return NULL;
-}
-
 static void add_line(json_t *lines, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void add_line(json_t *lines, const char *fmt, ...)
@@ -183,31 +150,6 @@ static void add_line(json_t *lines, const char *fmt, ...)
     va_end(ap);
     json_array_append_new(lines, json_string(b.data));
     util_buf_finish(&b);
-}
-
-/*
- * The gang a fifo queue's gang waits behind: the first of its queue's gangs
- * ahead of it that waits on the queue or on the nodes (a pass stops there),
- * as the gate orders them; NULL when the snapshot shows none.
- */
-static const json_t *blocker_of(const json_t *rows, const json_t *gang)
-{
-    const json_t *best = NULL, *row;
-    json_int_t pos = json_integer_value(json_object_get(gang, "position")), best_pos = 0;
-    size_t i;
-    json_array_foreach(rows, i, row)
-    {
-        enum admit_reason r = view_wait_reason(row);
-        json_int_t p = json_integer_value(json_object_get(row, "position"));
-        if (!streq(str(row, "queue"), str(gang, "queue")) || p <= 0 || p >= pos ||
-            (r != ADMIT_REASON_QUEUE_CAPACITY && r != ADMIT_REASON_NODES))
-            continue;
-        if (best == NULL || p < best_pos) {
-            best = row;
-            best_pos = p;
-        }
-    }
-    return best;
 }
 
 static void explain_pods(json_t *lines, const json_t *gang)
@@ -238,14 +180,14 @@ static void explain_wait(json_t *lines, const json_t *snapshot, const json_t *ro
     }
     switch (view_wait_reason(gang)) {
     case ADMIT_REASON_QUEUE_CAPACITY:
-        explain_capacity(lines, rows, gang, find_queue(snapshot, q));
+        explain_capacity(lines, rows, gang, view_find_queue(snapshot, q));
         break;
     case ADMIT_REASON_NODES:
         add_line(lines, "queue %s has room, the nodes do not; room appears when pods on the nodes end or nodes are added", q);
         add_line(lines, "%s", msg);
         break;
     case ADMIT_REASON_BLOCKED:
-        if ((blocker = blocker_of(rows, gang)) != NULL) {
+        if ((blocker = view_blocker(rows, gang)) != NULL) {
             struct util_buf b = {0};
             util_buf_printf(&b, "queue %s is fifo: ", q);
             put_gang(&b, blocker, str(gang, "namespace"));

@@ -54,46 +54,14 @@ static void test_cases(void **state)
     json_decref(cases);
 }
 
-/* Every Unschedulable message of snapshot rewritten to a nonsense text of its own (what the gate might say one day). */
-static void scramble_messages(json_t *snapshot)
-{
-    size_t i, k;
-    json_t *pg, *cond;
-    json_array_foreach(json_object_get(snapshot, "podGroups"), i, pg)
-    {
-        json_array_foreach(json_object_get(json_object_get(pg, "status"), "conditions"), k, cond)
-        {
-            if (json_object_get(cond, "message") != NULL)
-                json_object_set_new(cond, "message", json_sprintf("wibble %zu: frobnicated the quux, 7 of 2 sprockets", i));
-        }
-    }
-}
-
-/* lines (borrowed) with "{message}" replaced by message (new array). */
-static json_t *with_message(const json_t *lines, const char *message)
-{
-    json_t *out = json_array();
-    size_t i;
-    const json_t *line;
-    json_array_foreach(lines, i, line)
-    {
-        const char *s = json_string_value(line), *at = strstr(s, "{message}");
-        if (at == NULL)
-            json_array_append(out, (json_t *)line);
-        else
-            json_array_append_new(out, json_sprintf("%.*s%s%s", (int)(at - s), s, message, at + strlen("{message}")));
-    }
-    return out;
-}
-
 /*
- * tests/fixtures/cli/why-reasons.json: one waiting gang per admit reason. why
+ * tests/fixtures/cli/reasons-cases.json: one waiting gang per admit reason. why
  * explains each from the reason code, so the explanation is the same when
  * every message says something else (quoted where why quotes it).
  */
 static void test_reason_codes(void **state)
 {
-    json_t *cases = fixture_json("cli/why-reasons.json"), *seen = json_object();
+    json_t *cases = fixture_json("cli/reasons-cases.json"), *seen = json_object();
     for (int scrambled = 0; scrambled <= 1; scrambled++) {
         size_t i;
         json_t *c;
@@ -103,12 +71,12 @@ static void test_reason_codes(void **state)
             snprintf(where, sizeof(where), "%s%s", clicase_str(c, "comment"), scrambled ? " (messages rewritten)" : "");
             json_t *snap = clicase_snapshot(c);
             if (scrambled)
-                scramble_messages(snap);
+                clicase_scramble_messages(snap);
             json_t *why = why_explain(snap, clicase_now(c), clicase_str(c, "namespace"), clicase_str(c, "name"));
             if (why == NULL)
                 fail_msg("%s: no gang", where);
             const json_t *gang = json_object_get(why, "gang");
-            json_t *want = with_message(json_object_get(c, "explanation"), json_string_value(json_object_get(gang, "message")));
+            json_t *want = clicase_with_message(json_object_get(c, "explanation"), json_string_value(json_object_get(gang, "message")));
             fixture_check_json(where, "explanation", json_object_get(why, "explanation"), want);
             json_object_set_new(seen, admit_reason_name(view_wait_reason(gang)), json_true());
             json_decref(want);
