@@ -48,6 +48,31 @@ static inline void clicase_scramble_messages(json_t *snapshot)
     }
 }
 
+/*
+ * Calls check for every case of tests/fixtures/cli/reasons-cases.json twice:
+ * with its snapshot as written, then with every message rewritten. snap is
+ * the case's snapshot (check may change it); where labels failures.
+ */
+static inline void clicase_each_reason(void (*check)(const json_t *c, json_t *snap, const char *where, void *ctx), void *ctx)
+{
+    json_t *cases = fixture_json("cli/reasons-cases.json");
+    for (int scrambled = 0; scrambled <= 1; scrambled++) {
+        size_t i;
+        json_t *c;
+        json_array_foreach(cases, i, c)
+        {
+            char where[300];
+            json_t *snap = clicase_snapshot(c);
+            snprintf(where, sizeof(where), "%s%s", clicase_str(c, "comment"), scrambled ? " (messages rewritten)" : "");
+            if (scrambled)
+                clicase_scramble_messages(snap);
+            check(c, snap, where, ctx);
+            json_decref(snap);
+        }
+    }
+    json_decref(cases);
+}
+
 /* lines (borrowed) with "{message}" replaced by message (new array). */
 static inline json_t *clicase_with_message(const json_t *lines, const char *message)
 {

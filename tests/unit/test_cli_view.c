@@ -87,33 +87,24 @@ static const json_t *row_named(const json_t *rows, const char *name)
  * code, the same when every message says something else ("{message}" where
  * it quotes the message: no code, or evicted).
  */
+static void check_reason(const json_t *c, json_t *snap, const char *where, void *ctx)
+{
+    (void)ctx;
+    json_t *rows = view_gangs(snap, clicase_now(c), NULL);
+    const json_t *row = row_named(rows, clicase_str(c, "name"));
+    if (row == NULL)
+        fail_msg("%s: no row", where);
+    json_t *want = json_pack("[O]", json_object_get(c, "waitingFor"));
+    json_t *want_msg = clicase_with_message(want, json_string_value(json_object_get(row, "message")));
+    fixture_check_json(where, "waitingFor", json_object_get(row, "waitingFor"), json_array_get(want_msg, 0));
+    json_decref(want_msg);
+    json_decref(want);
+    json_decref(rows);
+}
+
 static void test_reason_codes(void **state)
 {
-    json_t *cases = fixture_json("cli/reasons-cases.json");
-    for (int scrambled = 0; scrambled <= 1; scrambled++) {
-        size_t i;
-        json_t *c;
-        json_array_foreach(cases, i, c)
-        {
-            char where[300];
-            snprintf(where, sizeof(where), "%s%s", clicase_str(c, "comment"), scrambled ? " (messages rewritten)" : "");
-            json_t *snap = clicase_snapshot(c);
-            if (scrambled)
-                clicase_scramble_messages(snap);
-            json_t *rows = view_gangs(snap, clicase_now(c), NULL);
-            const json_t *row = row_named(rows, clicase_str(c, "name"));
-            if (row == NULL)
-                fail_msg("%s: no row", where);
-            json_t *want = json_pack("[O]", json_object_get(c, "waitingFor"));
-            json_t *want_msg = clicase_with_message(want, json_string_value(json_object_get(row, "message")));
-            fixture_check_json(where, "waitingFor", json_object_get(row, "waitingFor"), json_array_get(want_msg, 0));
-            json_decref(want_msg);
-            json_decref(want);
-            json_decref(rows);
-            json_decref(snap);
-        }
-    }
-    json_decref(cases);
+    clicase_each_reason(check_reason, NULL);
 }
 
 static void test_empty(void **state)

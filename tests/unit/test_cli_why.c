@@ -59,38 +59,29 @@ static void test_cases(void **state)
  * explains each from the reason code, so the explanation is the same when
  * every message says something else (quoted where why quotes it).
  */
+static void check_reason(const json_t *c, json_t *snap, const char *where, void *seen)
+{
+    json_t *why = why_explain(snap, clicase_now(c), clicase_str(c, "namespace"), clicase_str(c, "name"));
+    if (why == NULL)
+        fail_msg("%s: no gang", where);
+    const json_t *gang = json_object_get(why, "gang");
+    json_t *want = clicase_with_message(json_object_get(c, "explanation"), json_string_value(json_object_get(gang, "message")));
+    fixture_check_json(where, "explanation", json_object_get(why, "explanation"), want);
+    json_object_set_new(seen, admit_reason_name(view_wait_reason(gang)), json_true());
+    json_decref(want);
+    json_decref(why);
+}
+
 static void test_reason_codes(void **state)
 {
-    json_t *cases = fixture_json("cli/reasons-cases.json"), *seen = json_object();
-    for (int scrambled = 0; scrambled <= 1; scrambled++) {
-        size_t i;
-        json_t *c;
-        json_array_foreach(cases, i, c)
-        {
-            char where[300];
-            snprintf(where, sizeof(where), "%s%s", clicase_str(c, "comment"), scrambled ? " (messages rewritten)" : "");
-            json_t *snap = clicase_snapshot(c);
-            if (scrambled)
-                clicase_scramble_messages(snap);
-            json_t *why = why_explain(snap, clicase_now(c), clicase_str(c, "namespace"), clicase_str(c, "name"));
-            if (why == NULL)
-                fail_msg("%s: no gang", where);
-            const json_t *gang = json_object_get(why, "gang");
-            json_t *want = clicase_with_message(json_object_get(c, "explanation"), json_string_value(json_object_get(gang, "message")));
-            fixture_check_json(where, "explanation", json_object_get(why, "explanation"), want);
-            json_object_set_new(seen, admit_reason_name(view_wait_reason(gang)), json_true());
-            json_decref(want);
-            json_decref(why);
-            json_decref(snap);
-        }
-    }
+    json_t *seen = json_object();
+    clicase_each_reason(check_reason, seen);
     /* One case per reason the gate gives, and one without a code (""). */
     for (int r = ADMIT_REASON_NONE; r == ADMIT_REASON_NONE || admit_reason_name((enum admit_reason)r)[0] != '\0'; r++) {
         if (json_object_get(seen, admit_reason_name((enum admit_reason)r)) == NULL)
             fail_msg("no case for reason \"%s\"", admit_reason_name((enum admit_reason)r));
     }
     json_decref(seen);
-    json_decref(cases);
 }
 
 /* A gang short of memory only: the line is in memory's units and names only memory. */
