@@ -12,7 +12,7 @@
 #    pod, to the peer (hack/bench/peer: controller-runtime's webhook doing the
 #    same mutation). All three are pinned to the last CPU, wrk to the others,
 #    on adjacent ports; runs alternate between them. Peak RSS is VmHWM.
-# 2. admit: hack/bench/admit_bench.c, lib/cache + lib/admit in process, at
+# 2. admit: hack/bench/admit_bench.c, lib/sched/cache + lib/sched/admit in process, at
 #    each size of --admit-sizes gangs (10 pods each, 100 queues, nodes = gangs/2).
 # 3. e2e: a local control plane with --e2e-nodes nodes (hack/cluster.sh at
 #    RAYGATE_PORT_OFFSET): --e2e-clusters RayClusters x 10 pods created at once

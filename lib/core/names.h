@@ -22,4 +22,13 @@
 #define NAMES_ANNOTATION_MIN_RESOURCES "raygate.io/min-resources"
 #define NAMES_ANNOTATION_ADMITTED "raygate.io/admitted-at"
 
+/*
+ * Annotations on a PodGroup, the gate controller's typed wait reason (podgroup.h)
+ * that `kubectl raygate why` reads: the reason code, admit_reason_name() of
+ * the gang's last decision while it is not admitted; with code "pods", how
+ * many of its minMember pods exist (a decimal integer).
+ */
+#define NAMES_ANNOTATION_WAIT_PODS "raygate.io/wait-pods-created"
+#define NAMES_ANNOTATION_WAIT_REASON "raygate.io/wait-reason"
+
 #endif
