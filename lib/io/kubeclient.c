@@ -465,8 +465,8 @@ static void xfer_set_tls(CURL *e, const struct kubeconfig *k)
         curl_easy_setopt(e, CURLOPT_SSLKEY, k->client_key_file);
 }
 
-void kube_xfer_prepare(struct kube_xfer *x, const char *method, const char *verb, const char *url_path,
-                       const char *content_type, char *payload, long timeout_ms)
+void kube_xfer_prepare(struct kube_xfer *x, const char *method, const char *verb, const char *url_path, const char *content_type,
+                       char *payload, long timeout_ms)
 {
     struct kube_client *c = x->c;
     kube_xfer_reset(x);
