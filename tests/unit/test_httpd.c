@@ -1,0 +1,292 @@
+/*
+ * gate/httpd.c: on an ephemeral port of 127.0.0.1, /metrics serves the
+ * registry's text, /healthz answers 200, /readyz 200 only while the ready
+ * callback says so (503 with its reason otherwise), other paths 404, other
+ * methods 405, and a malformed request gets an error without hurting the
+ * server.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "httpd.h"
+#include "metrics.h"
+
+struct readiness {
+    atomic_int ready;
+    atomic_int calls;
+};
+
+static int ready_cb(void *arg, char *why, size_t size)
+{
+    struct readiness *r = arg;
+    atomic_fetch_add(&r->calls, 1);
+    if (atomic_load(&r->ready))
+        return 1;
+    snprintf(why, size, "caches not synced");
+    return 0;
+}
+
+struct fixture {
+    struct metrics_registry *reg;
+    struct readiness rd;
+    struct httpd *h;
+    int port;
+};
+
+static int setup(void **state)
+{
+    struct fixture *fx = calloc(1, sizeof(*fx));
+    fx->reg = metrics_registry_create();
+    struct metrics_family *c = metrics_counter_create(fx->reg, "raygate_test_total", "A counter of the test.", 1,
+                                                      (const char *const[]){"queue"});
+    const char *labels[] = {"q1"};
+    metrics_counter_add(c, labels, 42);
+    fx->h = httpd_start("127.0.0.1:0", fx->reg, ready_cb, &fx->rd);
+    assert_non_null(fx->h);
+    fx->port = httpd_port(fx->h);
+    assert_true(fx->port > 0);
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *fx = *state;
+    httpd_stop(fx->h);
+    metrics_registry_destroy(fx->reg);
+    free(fx);
+    return 0;
+}
+
+/* Sends raw on a new connection and reads until the server closes it or 5 s pass. Returns the answer (malloc'd). */
+static char *exchange(int port, const char *raw)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    size_t n = strlen(raw);
+    assert_int_equal(send(fd, raw, n, MSG_NOSIGNAL), (ssize_t)n);
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 5000) <= 0)
+            break;
+        ssize_t r = recv(fd, buf + len, cap - 1 - len, 0);
+        if (r <= 0)
+            break;
+        len += (size_t)r;
+        if (len + 1 >= cap)
+            break;
+    }
+    buf[len] = '\0';
+    close(fd);
+    return buf;
+}
+
+/* A request that asks the server to close the connection after answering. */
+static char *request(int port, const char *method, const char *path)
+{
+    char raw[512];
+    snprintf(raw, sizeof(raw), "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", method, path);
+    return exchange(port, raw);
+}
+
+static int status_of(const char *answer)
+{
+    int status = 0;
+    if (sscanf(answer, "HTTP/1.%*d %d", &status) != 1)
+        return -1;
+    return status;
+}
+
+/* Whether answer has the header line "name: value" (name in any case). */
+static int has_header(const char *answer, const char *name, const char *value)
+{
+    size_t n = strlen(name);
+    const char *end = strstr(answer, "\r\n\r\n");
+    for (const char *line = strstr(answer, "\r\n"); line != NULL && line < end; line = strstr(line + 2, "\r\n")) {
+        const char *l = line + 2;
+        if (strncasecmp(l, name, n) == 0 && l[n] == ':' && strncmp(l + n + 1, " ", 1) == 0 &&
+            strncmp(l + n + 2, value, strlen(value)) == 0 && strncmp(l + n + 2 + strlen(value), "\r\n", 2) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static const char *body_of(const char *answer)
+{
+    const char *b = strstr(answer, "\r\n\r\n");
+    return b != NULL ? b + 4 : "";
+}
+
+static void test_metrics(void **state)
+{
+    struct fixture *fx = *state;
+    char *a = request(fx->port, "GET", "/metrics");
+    assert_int_equal(status_of(a), 200);
+    assert_true(has_header(a, "content-type", METRICS_CONTENT_TYPE));
+    size_t len = 0;
+    char *want = metrics_render(fx->reg, &len);
+    assert_string_equal(body_of(a), want);
+    assert_non_null(strstr(body_of(a), "raygate_test_total{queue=\"q1\"} 42\n"));
+    free(want);
+    free(a);
+
+    /* HEAD: the headers only. */
+    a = request(fx->port, "HEAD", "/metrics");
+    assert_int_equal(status_of(a), 200);
+    assert_string_equal(body_of(a), "");
+    free(a);
+}
+
+static void test_healthz(void **state)
+{
+    struct fixture *fx = *state;
+    char *a = request(fx->port, "GET", "/healthz");
+    assert_int_equal(status_of(a), 200);
+    assert_string_equal(body_of(a), "ok\n");
+    free(a);
+    assert_int_equal(atomic_load(&fx->rd.calls), 0); /* liveness never asks readiness */
+}
+
+static void test_readyz(void **state)
+{
+    struct fixture *fx = *state;
+    char *a = request(fx->port, "GET", "/readyz");
+    assert_int_equal(status_of(a), 503);
+    assert_string_equal(body_of(a), "caches not synced\n");
+    free(a);
+    assert_int_equal(atomic_load(&fx->rd.calls), 1);
+
+    atomic_store(&fx->rd.ready, 1);
+    a = request(fx->port, "GET", "/readyz");
+    assert_int_equal(status_of(a), 200);
+    assert_string_equal(body_of(a), "ok\n");
+    free(a);
+    assert_int_equal(atomic_load(&fx->rd.calls), 2);
+
+    atomic_store(&fx->rd.ready, 0);
+    a = request(fx->port, "GET", "/readyz");
+    assert_int_equal(status_of(a), 503);
+    free(a);
+}
+
+/* Without a callback, ready as soon as it serves. */
+static void test_readyz_without_callback(void **state)
+{
+    (void)state;
+    struct metrics_registry *reg = metrics_registry_create();
+    struct httpd *h = httpd_start("127.0.0.1:0", reg, NULL, NULL);
+    assert_non_null(h);
+    char *a = request(httpd_port(h), "GET", "/readyz");
+    assert_int_equal(status_of(a), 200);
+    free(a);
+    httpd_stop(h);
+    metrics_registry_destroy(reg);
+}
+
+static void test_not_found_and_method(void **state)
+{
+    struct fixture *fx = *state;
+    const char *paths[] = {"/", "/metricsx", "/metrics/x", "/ready", "/healthz2"};
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        char *a = request(fx->port, "GET", paths[i]);
+        if (status_of(a) != 404)
+            fail_msg("GET %s: %s", paths[i], a);
+        free(a);
+    }
+    char *a = request(fx->port, "POST", "/metrics");
+    assert_int_equal(status_of(a), 405);
+    assert_true(has_header(a, "allow", "GET, HEAD"));
+    free(a);
+    a = request(fx->port, "DELETE", "/readyz");
+    assert_int_equal(status_of(a), 405);
+    free(a);
+    assert_int_equal(atomic_load(&fx->rd.calls), 0);
+}
+
+/* Connects, sends raw and hangs up without reading. */
+static void send_and_hang_up(int port, const char *raw)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    send(fd, raw, strlen(raw), MSG_NOSIGNAL);
+    close(fd);
+}
+
+/* Garbage is refused with a 4xx/5xx or dropped; the server answers the next request. */
+static void test_bad_requests(void **state)
+{
+    struct fixture *fx = *state;
+    const char *bad[] = {
+        "\x01\x02\x03 garbage\r\n\r\n",
+        "GET /metrics HTTP/9.9\r\n\r\n",
+        "GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char *a = exchange(fx->port, bad[i]);
+        if (a[0] != '\0' && status_of(a) < 400)
+            fail_msg("request %zu answered %s", i, a);
+        free(a);
+    }
+    send_and_hang_up(fx->port, "GET /metrics HTTP/1.1\r\nHost");
+    send_and_hang_up(fx->port, "GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n");
+    char *a = request(fx->port, "GET", "/healthz");
+    assert_int_equal(status_of(a), 200);
+    free(a);
+}
+
+/* Two requests on one keep-alive connection get two answers. */
+static void test_keep_alive(void **state)
+{
+    struct fixture *fx = *state;
+    char *a = exchange(fx->port, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+                                 "GET /nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assert_int_equal(status_of(a), 200);
+    const char *second = strstr(a + 1, "HTTP/1.1 ");
+    assert_non_null(second);
+    assert_int_equal(status_of(second), 404);
+    free(a);
+}
+
+static void test_bad_address(void **state)
+{
+    (void)state;
+    struct metrics_registry *reg = metrics_registry_create();
+    assert_null(httpd_start("not an address", reg, NULL, NULL));
+    httpd_stop(NULL);
+    metrics_registry_destroy(reg);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_healthz, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_readyz, setup, teardown),
+        cmocka_unit_test(test_readyz_without_callback),
+        cmocka_unit_test_setup_teardown(test_not_found_and_method, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_requests, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_keep_alive, setup, teardown),
+        cmocka_unit_test(test_bad_address),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
