@@ -28,6 +28,8 @@ struct store {
     int fail;      /* answer every request 500 */
     int fail_puts; /* answer that many PUTs 500 */
     int race_post; /* at the next POST, another replica creates the Lease first */
+    int hang;      /* hold every request without an answer until cleared */
+    int held;      /* requests being held */
     int conflicts; /* 409s answered */
     int gets, posts, puts;
 };
@@ -83,6 +85,15 @@ static int handler(struct fake *f, const struct fake_req *req)
 {
     struct store *s = f->arg;
     pthread_mutex_lock(&s->mu);
+    if (s->hang) {
+        s->held++;
+        while (s->hang) {
+            pthread_mutex_unlock(&s->mu);
+            nanosleep(&(struct timespec){.tv_nsec = 5 * 1000000}, NULL);
+            pthread_mutex_lock(&s->mu);
+        }
+        s->held--;
+    }
     int is_get = strcmp(req->method, "GET") == 0, is_put = strcmp(req->method, "PUT") == 0;
     s->gets += is_get && strcmp(req->target, LEASE) == 0;
     s->puts += is_put && strcmp(req->target, LEASE) == 0;
@@ -208,6 +219,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct fixture *fx = *state;
+    pthread_mutex_lock(&fx->store.mu);
+    fx->store.hang = 0; /* a failed test may leave requests held */
+    pthread_mutex_unlock(&fx->store.mu);
     leader_destroy(fx->l);
     fake_stop(fx->fake);
     json_decref(fx->store.lease);
@@ -329,6 +343,40 @@ static void test_renew_failure_past_deadline(void **state)
     assert_true(fake_wait(gained_twice, fx, WAIT_MS));
     assert_true(fake_wait(is_leading, fx, WAIT_MS));
     assert_int_equal(seen_count(fx, &fx->seen.lost), 1);
+}
+
+static int not_leading(void *arg)
+{
+    return !leader_is_leading(((struct fixture *)arg)->l);
+}
+
+/*
+ * A leader stops leading at its renew deadline even while its renewal is stuck
+ * in a request: with a renew deadline of 200 ms, the request's timeout is 1 s
+ * (leader.h), so leadership ends while the election thread still waits for the
+ * answer, before it can notify; the notification follows once the request
+ * times out.
+ */
+static void test_deadline_while_blocked(void **state)
+{
+    struct fixture *fx = *state;
+    fixture_start(fx, 1000, 200, 50);
+    assert_true(fake_wait(gained_once, fx, WAIT_MS));
+    pthread_mutex_lock(&fx->store.mu);
+    fx->store.hang = 1;
+    pthread_mutex_unlock(&fx->store.mu);
+    assert_true(fake_wait(not_leading, fx, WAIT_MS));
+    pthread_mutex_lock(&fx->store.mu);
+    int held = fx->store.held;
+    pthread_mutex_unlock(&fx->store.mu);
+    assert_int_equal(seen_count(fx, &fx->seen.lost), 0);
+    assert_int_equal(held, 1);
+    assert_true(fake_wait(lost_once, fx, WAIT_MS));
+    assert_false(leader_is_leading(fx->l));
+    pthread_mutex_lock(&fx->store.mu);
+    fx->store.hang = 0;
+    pthread_mutex_unlock(&fx->store.mu);
+    assert_true(fake_wait(gained_twice, fx, WAIT_MS));
 }
 
 /*
@@ -481,6 +529,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_acquire_renew_release, setup, teardown),
         cmocka_unit_test_setup_teardown(test_renew_failure_past_deadline, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deadline_while_blocked, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_failed_renewal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_taken_over, setup, teardown),
         cmocka_unit_test_setup_teardown(test_takes_released, setup, teardown),
