@@ -72,8 +72,11 @@ static int teardown(void **state)
     return 0;
 }
 
-/* Sends raw on a new connection and reads until the server closes it or 5 s pass. Returns the answer (malloc'd). */
-static char *exchange(int port, const char *raw)
+/*
+ * Sends raw on a new connection, shuts our side down if shut_wr, and reads
+ * until the server closes it or 5 s pass. Returns the answer (malloc'd).
+ */
+static char *exchange_shut(int port, const char *raw, int shut_wr)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     assert_true(fd >= 0);
@@ -81,12 +84,16 @@ static char *exchange(int port, const char *raw)
     assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
     size_t n = strlen(raw);
     assert_int_equal(send(fd, raw, n, MSG_NOSIGNAL), (ssize_t)n);
+    if (shut_wr)
+        shutdown(fd, SHUT_WR);
     size_t cap = 1 << 16, len = 0;
     char *buf = malloc(cap);
     for (;;) {
         struct pollfd p = {.fd = fd, .events = POLLIN};
-        if (poll(&p, 1, 5000) <= 0)
+        if (poll(&p, 1, 5000) <= 0) { /* never closed: what no caller expects */
+            len = (size_t)snprintf(buf, cap, "(no EOF after %zu bytes)", len);
             break;
+        }
         ssize_t r = recv(fd, buf + len, cap - 1 - len, 0);
         if (r <= 0)
             break;
@@ -97,6 +104,11 @@ static char *exchange(int port, const char *raw)
     buf[len] = '\0';
     close(fd);
     return buf;
+}
+
+static char *exchange(int port, const char *raw)
+{
+    return exchange_shut(port, raw, 0);
 }
 
 /* A request that asks the server to close the connection after answering. */
@@ -221,18 +233,11 @@ static void test_not_found_and_method(void **state)
     assert_int_equal(atomic_load(&fx->rd.calls), 0);
 }
 
-/* Connects, sends raw and hangs up without reading. */
-static void send_and_hang_up(int port, const char *raw)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(fd >= 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-    send(fd, raw, strlen(raw), MSG_NOSIGNAL);
-    close(fd);
-}
-
-/* Garbage is refused with a 4xx/5xx or dropped; the server answers the next request. */
+/*
+ * Garbage is refused with a 4xx/5xx and the connection closed; a client that
+ * goes away mid-request or after a keep-alive request has its connection
+ * closed; the server answers the next request.
+ */
 static void test_bad_requests(void **state)
 {
     struct fixture *fx = *state;
@@ -243,13 +248,18 @@ static void test_bad_requests(void **state)
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         char *a = exchange(fx->port, bad[i]);
-        if (a[0] != '\0' && status_of(a) < 400)
+        if (status_of(a) < 400)
             fail_msg("request %zu answered %s", i, a);
         free(a);
     }
-    send_and_hang_up(fx->port, "GET /metrics HTTP/1.1\r\nHost");
-    send_and_hang_up(fx->port, "GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n");
-    char *a = request(fx->port, "GET", "/healthz");
+    char *a = exchange_shut(fx->port, "GET /metrics HTTP/1.1\r\nHost", 1);
+    assert_string_equal(a, "");
+    free(a);
+    a = exchange_shut(fx->port, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 1);
+    assert_int_equal(status_of(a), 200);
+    assert_string_equal(body_of(a), "ok\n");
+    free(a);
+    a = request(fx->port, "GET", "/healthz");
     assert_int_equal(status_of(a), 200);
     free(a);
 }
@@ -276,8 +286,11 @@ static void test_bad_address(void **state)
     metrics_registry_destroy(reg);
 }
 
-int main(void)
+/* An argument runs only the tests whose names match it (cmocka's pattern). */
+int main(int argc, char **argv)
 {
+    if (argc > 1)
+        cmocka_set_test_filter(argv[1]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_healthz, setup, teardown),
