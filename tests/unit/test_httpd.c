@@ -51,8 +51,8 @@ static int setup(void **state)
 {
     struct fixture *fx = calloc(1, sizeof(*fx));
     fx->reg = metrics_registry_create();
-    struct metrics_family *c = metrics_counter_create(fx->reg, "raygate_test_total", "A counter of the test.", 1,
-                                                      (const char *const[]){"queue"});
+    struct metrics_family *c =
+        metrics_counter_create(fx->reg, "raygate_test_total", "A counter of the test.", 1, (const char *const[]){"queue"});
     const char *labels[] = {"q1"};
     metrics_counter_add(c, labels, 42);
     fx->h = httpd_start("127.0.0.1:0", fx->reg, ready_cb, &fx->rd);
@@ -167,36 +167,32 @@ static void test_metrics(void **state)
     free(a);
 }
 
+/* GETs path, expects status and, unless NULL, body. */
+static void expect_get(int port, const char *path, int status, const char *body)
+{
+    char *a = request(port, "GET", path);
+    if (status_of(a) != status || (body != NULL && strcmp(body_of(a), body) != 0))
+        fail_msg("GET %s: want %d %s, got %s", path, status, body != NULL ? body : "", a);
+    free(a);
+}
+
 static void test_healthz(void **state)
 {
     struct fixture *fx = *state;
-    char *a = request(fx->port, "GET", "/healthz");
-    assert_int_equal(status_of(a), 200);
-    assert_string_equal(body_of(a), "ok\n");
-    free(a);
+    expect_get(fx->port, "/healthz", 200, "ok\n");
     assert_int_equal(atomic_load(&fx->rd.calls), 0); /* liveness never asks readiness */
 }
 
 static void test_readyz(void **state)
 {
     struct fixture *fx = *state;
-    char *a = request(fx->port, "GET", "/readyz");
-    assert_int_equal(status_of(a), 503);
-    assert_string_equal(body_of(a), "caches not synced\n");
-    free(a);
+    expect_get(fx->port, "/readyz", 503, "caches not synced\n");
     assert_int_equal(atomic_load(&fx->rd.calls), 1);
-
     atomic_store(&fx->rd.ready, 1);
-    a = request(fx->port, "GET", "/readyz");
-    assert_int_equal(status_of(a), 200);
-    assert_string_equal(body_of(a), "ok\n");
-    free(a);
+    expect_get(fx->port, "/readyz", 200, "ok\n");
     assert_int_equal(atomic_load(&fx->rd.calls), 2);
-
     atomic_store(&fx->rd.ready, 0);
-    a = request(fx->port, "GET", "/readyz");
-    assert_int_equal(status_of(a), 503);
-    free(a);
+    expect_get(fx->port, "/readyz", 503, NULL);
 }
 
 /* Without a callback, ready as soon as it serves. */
@@ -206,9 +202,7 @@ static void test_readyz_without_callback(void **state)
     struct metrics_registry *reg = metrics_registry_create();
     struct httpd *h = httpd_start("127.0.0.1:0", reg, NULL, NULL);
     assert_non_null(h);
-    char *a = request(httpd_port(h), "GET", "/readyz");
-    assert_int_equal(status_of(a), 200);
-    free(a);
+    expect_get(httpd_port(h), "/readyz", 200, "ok\n");
     httpd_stop(h);
     metrics_registry_destroy(reg);
 }
@@ -217,12 +211,8 @@ static void test_not_found_and_method(void **state)
 {
     struct fixture *fx = *state;
     const char *paths[] = {"/", "/metricsx", "/metrics/x", "/ready", "/healthz2"};
-    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
-        char *a = request(fx->port, "GET", paths[i]);
-        if (status_of(a) != 404)
-            fail_msg("GET %s: %s", paths[i], a);
-        free(a);
-    }
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+        expect_get(fx->port, paths[i], 404, "not found\n");
     char *a = request(fx->port, "POST", "/metrics");
     assert_int_equal(status_of(a), 405);
     assert_true(has_header(a, "allow", "GET, HEAD"));
@@ -259,9 +249,7 @@ static void test_bad_requests(void **state)
     assert_int_equal(status_of(a), 200);
     assert_string_equal(body_of(a), "ok\n");
     free(a);
-    a = request(fx->port, "GET", "/healthz");
-    assert_int_equal(status_of(a), 200);
-    free(a);
+    expect_get(fx->port, "/healthz", 200, "ok\n");
 }
 
 /* Two requests on one keep-alive connection get two answers. */

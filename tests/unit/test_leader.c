@@ -57,8 +57,8 @@ static int answer_write(struct store *s, const struct fake_req *req)
 {
     json_t *body = json_loads(req->body, 0, NULL);
     const char *rv = json_string_value(json_object_get(json_object_get(body, "metadata"), "resourceVersion"));
-    const char *have = s->lease != NULL ? json_string_value(json_object_get(json_object_get(s->lease, "metadata"), "resourceVersion"))
-                                        : NULL;
+    const char *have =
+        s->lease != NULL ? json_string_value(json_object_get(json_object_get(s->lease, "metadata"), "resourceVersion")) : NULL;
     if (strcmp(req->method, "POST") == 0 && s->race_post) {
         s->race_post = 0;
         store_set_new(s, other_lease("other", 30, 0));
@@ -141,6 +141,13 @@ static long stored_int(struct store *s, const char *field)
     long n = json_is_integer(v) ? (long)json_integer_value(v) : -1;
     pthread_mutex_unlock(&s->mu);
     return n;
+}
+
+static void store_set(struct store *s, int *field, int value)
+{
+    pthread_mutex_lock(&s->mu);
+    *field = value;
+    pthread_mutex_unlock(&s->mu);
 }
 
 static int counter(struct store *s, const int *field)
@@ -330,16 +337,12 @@ static void test_renew_failure_past_deadline(void **state)
     struct fixture *fx = *state;
     fixture_start(fx, 1000, 500, 50);
     assert_true(fake_wait(gained_once, fx, WAIT_MS));
-    pthread_mutex_lock(&fx->store.mu);
-    fx->store.fail = 1;
-    pthread_mutex_unlock(&fx->store.mu);
+    store_set(&fx->store, &fx->store.fail, 1);
     assert_true(fake_wait(lost_once, fx, WAIT_MS));
     assert_false(leader_is_leading(fx->l));
     assert_int_equal(seen_count(fx, &fx->seen.gained), 1);
 
-    pthread_mutex_lock(&fx->store.mu);
-    fx->store.fail = 0;
-    pthread_mutex_unlock(&fx->store.mu);
+    store_set(&fx->store, &fx->store.fail, 0);
     assert_true(fake_wait(gained_twice, fx, WAIT_MS));
     assert_true(fake_wait(is_leading, fx, WAIT_MS));
     assert_int_equal(seen_count(fx, &fx->seen.lost), 1);
@@ -362,9 +365,7 @@ static void test_deadline_while_blocked(void **state)
     struct fixture *fx = *state;
     fixture_start(fx, 1000, 200, 50);
     assert_true(fake_wait(gained_once, fx, WAIT_MS));
-    pthread_mutex_lock(&fx->store.mu);
-    fx->store.hang = 1;
-    pthread_mutex_unlock(&fx->store.mu);
+    store_set(&fx->store, &fx->store.hang, 1);
     assert_true(fake_wait(not_leading, fx, WAIT_MS));
     pthread_mutex_lock(&fx->store.mu);
     int held = fx->store.held;
@@ -373,9 +374,7 @@ static void test_deadline_while_blocked(void **state)
     assert_int_equal(held, 1);
     assert_true(fake_wait(lost_once, fx, WAIT_MS));
     assert_false(leader_is_leading(fx->l));
-    pthread_mutex_lock(&fx->store.mu);
-    fx->store.hang = 0;
-    pthread_mutex_unlock(&fx->store.mu);
+    store_set(&fx->store, &fx->store.hang, 0);
     assert_true(fake_wait(gained_twice, fx, WAIT_MS));
 }
 
