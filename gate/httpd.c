@@ -158,6 +158,16 @@ struct httpd *httpd_start(const char *addr, struct metrics_registry *reg, httpd_
     return h;
 }
 
+int httpd_port(const struct httpd *h)
+{
+    struct sockaddr_storage ss;
+    if (h2o_socket_getsockname(h->listener, (struct sockaddr *)&ss) == 0)
+        return -1;
+    if (ss.ss_family == AF_INET6)
+        return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
+
 void httpd_stop(struct httpd *h)
 {
     if (h == NULL)

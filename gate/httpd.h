@@ -27,6 +27,9 @@ typedef int (*httpd_ready_fn)(void *arg, char *why, size_t size);
  */
 struct httpd *httpd_start(const char *addr, struct metrics_registry *reg, httpd_ready_fn ready, void *ready_arg);
 
+/* The port it listens on (the one the system chose when addr asked for port 0), or -1. */
+int httpd_port(const struct httpd *h);
+
 /* Stops serving, joins the thread and frees everything. Accepts NULL. */
 void httpd_stop(struct httpd *h);
 

@@ -4,8 +4,8 @@
 # Hostile-input bodies over 4 MiB are skipped there (RAYGATE_UNDER_VALGRIND=1;
 # minutes each under valgrind); the sanitizer build runs them. Then the
 # webhook binary itself under valgrind through the hostile catalogue over TLS
-# (tests/local/test_hostile_tls.py with RAYGATE_WEBHOOK_VALGRIND=1; h2o's one
-# known 88-byte leak is suppressed in tests/local/valgrind.supp).
+# (tests/local/test_hostile_tls.py with RAYGATE_WEBHOOK_VALGRIND=1). h2o's known
+# leaks are suppressed in tests/local/valgrind.supp, for both.
 #
 #   hack/valgrind.sh [BUILD_DIR]     (default build/, as hack/test.sh sets it up)
 set -euo pipefail
@@ -19,6 +19,6 @@ rc=0
 # meson names the log <logbase>-<wrapper>: valgrind-valgrind.json
 RAYGATE_UNDER_VALGRIND=1 nice -n 10 meson test -C "$build" --suite unit --print-errorlogs --logbase valgrind \
 	--timeout-multiplier 10 \
-	--wrapper "valgrind --quiet --error-exitcode=1 --leak-check=full --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible" || rc=1
+	--wrapper "valgrind --quiet --error-exitcode=1 --leak-check=full --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible --suppressions=$here/../tests/local/valgrind.supp" || rc=1
 RAYGATE_WEBHOOK_VALGRIND=1 nice -n 10 meson test -C "$build" hostile_tls --print-errorlogs --logbase valgrind-webhook || rc=1
 exit $rc

@@ -407,4 +407,30 @@ static inline json_t *pod_list(const char *rv, const char *cont, json_t *items)
     return l;
 }
 
+/* --- for tests of modules that make their own client (gate/leader.c) ---------------- */
+
+/* A kubeconfig (caller finishes it) pointing at f, without credentials. */
+static inline void fake_kubeconfig_init(struct fake *f, struct kubeconfig *cfg)
+{
+    char server[64];
+    snprintf(server, sizeof(server), "http://127.0.0.1:%d", f->port);
+    kubeconfig_init(cfg);
+    cfg->server = strdup(server);
+}
+
+/* Polls cond(arg) every 10 ms for up to timeout_ms. Returns whether it became true. */
+static inline int fake_wait(int (*cond)(void *arg), void *arg, long timeout_ms)
+{
+    struct timespec start, now, tick = {.tv_nsec = 10 * 1000000};
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        if (cond(arg))
+            return 1;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 > timeout_ms)
+            return cond(arg);
+        nanosleep(&tick, NULL);
+    }
+}
+
 #endif
