@@ -467,10 +467,18 @@ static inline void fake_cluster_write(struct fake *f, const struct fake_req *req
     }
     if (json_object_get(body, "metadata") == NULL)
         json_object_set_new(body, "metadata", json_object());
-    const char *slash = strrchr(path, '/');
+    /* The name: the path's last segment, or the one before a subresource's /status. */
+    char name[256] = "";
+    size_t len = strlen(path);
+    if (len > 7 && strcmp(path + len - 7, "/status") == 0)
+        len -= 7;
+    const char *end = path + len, *start = end;
+    while (start > path && start[-1] != '/')
+        start--;
+    snprintf(name, sizeof(name), "%.*s", (int)(end - start), start);
     json_t *meta = json_object_get(body, "metadata");
-    if (json_object_get(meta, "name") == NULL && slash != NULL && strcmp(req->method, "POST") != 0)
-        json_object_set_new(meta, "name", json_string(strcmp(slash, "/status") == 0 ? "" : slash + 1));
+    if (json_object_get(meta, "name") == NULL && strcmp(req->method, "POST") != 0)
+        json_object_set_new(meta, "name", json_string(name));
     respond_json(req, strcmp(req->method, "POST") == 0 ? 201 : 200, NULL, body);
 }
 
