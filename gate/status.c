@@ -17,8 +17,9 @@
 struct status {
     struct statuswriter *writer;
     struct queuemetrics *qmetrics;
+    statuswriter_may_write_fn may_write;
     status_changed_fn changed;
-    void *arg;
+    void *arg; /* of may_write and changed */
 
     pthread_mutex_t mu;     /* guards everything below (lock order: status.h) */
     int full;               /* the next sync looks at every gang and queue */
@@ -204,10 +205,18 @@ static void on_written(void *arg, const struct statuswriter_result *r)
         s->changed(s->arg); /* after the status lock: the controller takes its own */
 }
 
+/* The writer's may_write (its arg is the status): the caller's, with the caller's arg. */
+static int writer_may_write(void *arg)
+{
+    struct status *s = arg;
+    return s->may_write == NULL || s->may_write(s->arg);
+}
+
 struct status *status_create(struct kube_client *client, struct metrics_registry *reg, statuswriter_may_write_fn may_write,
                              status_changed_fn changed, void *arg)
 {
     struct status *s = util_calloc(1, sizeof(*s));
+    s->may_write = may_write;
     s->changed = changed;
     s->arg = arg;
     pthread_mutex_init(&s->mu, NULL);
@@ -217,7 +226,7 @@ struct status *status_create(struct kube_client *client, struct metrics_registry
     s->queue_status = json_object();
     s->queue_expected = json_object();
     s->qmetrics = queuemetrics_create(reg);
-    s->writer = statuswriter_create(client, may_write, on_written, s);
+    s->writer = statuswriter_create(client, writer_may_write, on_written, s);
     if (s->writer == NULL) {
         status_destroy(s);
         return NULL;

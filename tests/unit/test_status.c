@@ -189,6 +189,38 @@ static void test_failed_waits_for_resync(void **state)
     assert_int_equal(fake_wait_requests(w->f, "PATCH", QUEUE_PATH "/status", 2, 5000), 2);
 }
 
+static int deny(void *arg)
+{
+    struct world *w = arg;
+    pthread_mutex_lock(&w->mu);
+    w->changed += 100; /* asked, with the arg given to status_create */
+    pthread_mutex_unlock(&w->mu);
+    return 0;
+}
+
+/* Not leading: the writer asks may_write with the caller's arg (not its own), and nothing is written. */
+static void test_not_leading(void **state)
+{
+    struct world *w = *state;
+    status_destroy(w->s);
+    w->s = status_create(w->k, w->reg, deny, on_changed, w);
+    status_podgroups_synced(w->s);
+    sync_locked(w, ALL_CRDS, 0);
+    for (int i = 0; i < 500; i++) {
+        pthread_mutex_lock(&w->mu);
+        int n = w->changed;
+        pthread_mutex_unlock(&w->mu);
+        if (n >= 100)
+            break;
+        usleep(10 * 1000);
+    }
+    pthread_mutex_lock(&w->mu);
+    assert_true(w->changed >= 100);
+    pthread_mutex_unlock(&w->mu);
+    usleep(100 * 1000);
+    assert_int_equal(writes(w), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -196,6 +228,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_without_crds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gone_under_patch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_waits_for_resync, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_not_leading, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
