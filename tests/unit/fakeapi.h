@@ -433,6 +433,29 @@ static inline void fake_cluster_add(json_t *state, const char *path, const json_
     json_array_append_new(json_object_get(lists, path), json_deep_copy(obj));
 }
 
+/*
+ * Serves a cache fixture's objects (fx borrowed: arrays "pods", "nodes", "rayclusters", "queues",
+ * as tests/unit/cachefixture.h reads them) as the lists of their collections.
+ */
+static inline void fake_cluster_serve(json_t *state, const json_t *fx)
+{
+    static const struct {
+        const char *kind, *path;
+    } lists[] = {
+        {"pods", "/api/v1/pods"},
+        {"nodes", "/api/v1/nodes"},
+        {"rayclusters", "/apis/ray.io/v1/rayclusters"},
+        {"queues", "/apis/scheduling.volcano.sh/v1beta1/queues"},
+    };
+    for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+        size_t k;
+        json_t *obj;
+        json_object_set_new(json_object_get(state, "lists"), lists[i].path, json_array());
+        json_array_foreach(json_object_get(fx, lists[i].kind), k, obj)
+            fake_cluster_add(state, lists[i].path, obj);
+    }
+}
+
 /* The next scripted answer to a write of path (0: none); caller holds f->lock. */
 static inline int fake_cluster_next_code(json_t *state, const char *path)
 {

@@ -83,21 +83,8 @@ struct world {
 
 static void serve(json_t *state)
 {
-    static const struct {
-        const char *kind, *path;
-    } lists[] = {
-        {"pods", "/api/v1/pods"},
-        {"nodes", "/api/v1/nodes"},
-        {"rayclusters", "/apis/ray.io/v1/rayclusters"},
-        {"queues", STATUS_VOLCANO_API "/queues"},
-    };
     json_t *fx = fixture_json("admit/queue-walkthrough.json");
-    for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
-        size_t k;
-        json_t *obj;
-        json_array_foreach(json_object_get(fx, lists[i].kind), k, obj)
-            fake_cluster_add(state, lists[i].path, obj);
-    }
+    fake_cluster_serve(state, fx);
     json_decref(fx);
     json_object_set_new(json_object_get(state, "get"), STATUS_VOLCANO_API,
                         json_pack("{s:[{s:s},{s:s}]}", "resources", "name", "queues", "name", "queues/status"));

@@ -43,6 +43,37 @@ static void wait_seen(struct done_log *d, size_t n)
     assert_int_equal(seen_count(d), n);
 }
 
+struct world {
+    json_t *state;
+    struct fake *f;
+    struct kube_client *k;
+    struct done_log d;
+};
+
+static int setup(void **state)
+{
+    struct world *w = calloc(1, sizeof(*w));
+    w->state = fake_cluster_state_new();
+    w->f = fake_start(fake_cluster_handler, w->state);
+    w->k = client_for(w->f, "t", NULL, NULL);
+    w->d.seen = json_array();
+    pthread_mutex_init(&w->d.mu, NULL);
+    *state = w;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct world *w = *state;
+    json_decref(w->d.seen);
+    pthread_mutex_destroy(&w->d.mu);
+    kube_client_destroy(w->k);
+    fake_stop(w->f);
+    json_decref(w->state);
+    free(w);
+    return 0;
+}
+
 static int gate_open = 1;
 static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -90,13 +121,10 @@ static void test_key_equal(void **state)
  */
 static void test_replace_and_merge(void **state)
 {
-    (void)state;
-    json_t *st = fake_cluster_state_new();
-    struct fake *f = fake_start(fake_cluster_handler, st);
-    struct kube_client *k = client_for(f, "t", NULL, NULL);
-    struct done_log d = {.seen = json_array()};
-    pthread_mutex_init(&d.mu, NULL);
-    struct statuswriter *w = statuswriter_create(k, held, on_done, &d);
+    struct world *x = *state;
+    struct fake *f = x->f;
+    struct done_log *d = &x->d;
+    struct statuswriter *w = statuswriter_create(x->k, held, on_done, d);
     assert_non_null(w);
 
     set_gate(0);
@@ -112,7 +140,7 @@ static void test_replace_and_merge(void **state)
     uint64_t s5 = statuswriter_submit_new(w, &b, "PATCH", "/apis/x/ns/ray/b", NULL, json_pack("{s:i}", "m", 5));
     assert_true(s1 < s2 && s2 < s3 && s3 < s5);
     set_gate(1);
-    wait_seen(&d, 4); /* q0, then a (n 2), a's status, b's creation */
+    wait_seen(d, 4); /* q0, then a (n 2), a's status, b's creation */
     statuswriter_destroy(w);
 
     json_t *log = fake_log(f);
@@ -138,7 +166,7 @@ static void test_replace_and_merge(void **state)
     size_t i;
     json_t *e;
     int saw_s2 = 0, saw_s5 = 0;
-    json_array_foreach(d.seen, i, e)
+    json_array_foreach(d->seen, i, e)
     {
         uint64_t seq = (uint64_t)json_integer_value(json_object_get(e, "seq"));
         const char *name = json_string_value(json_object_get(e, "name"));
@@ -154,11 +182,6 @@ static void test_replace_and_merge(void **state)
     assert_true(saw_s2);
     assert_true(saw_s5);
     json_decref(log);
-    json_decref(d.seen);
-    pthread_mutex_destroy(&d.mu);
-    kube_client_destroy(k);
-    fake_stop(f);
-    json_decref(st);
 }
 
 static int no(void *arg)
@@ -170,34 +193,22 @@ static int no(void *arg)
 /* Not leading: the batch is dropped, reported to done as failed, and nothing reaches the API. */
 static void test_not_leading(void **state)
 {
-    (void)state;
-    json_t *st = fake_cluster_state_new();
-    struct fake *f = fake_start(fake_cluster_handler, st);
-    struct kube_client *k = client_for(f, "t", NULL, NULL);
-    struct done_log d = {.seen = json_array()};
-    pthread_mutex_init(&d.mu, NULL);
-    struct statuswriter *w = statuswriter_create(k, no, on_done, &d);
+    struct world *x = *state;
+    struct statuswriter *w = statuswriter_create(x->k, no, on_done, &x->d);
     struct statuswriter_key q = {STATUSWRITER_QUEUE, NULL, "q"};
     statuswriter_submit_new(w, &q, "PATCH", "/apis/x/queues/q", NULL, json_object());
-    wait_seen(&d, 1);
+    wait_seen(&x->d, 1);
     statuswriter_destroy(w);
-    assert_int_not_equal(json_integer_value(json_object_get(json_array_get(d.seen, 0), "rc")), 0);
-    json_t *log = fake_log(f);
-    assert_int_equal(json_array_size(log), 0);
-    json_decref(log);
-    json_decref(d.seen);
-    pthread_mutex_destroy(&d.mu);
-    kube_client_destroy(k);
-    fake_stop(f);
-    json_decref(st);
+    assert_int_not_equal(json_integer_value(json_object_get(json_array_get(x->d.seen, 0), "rc")), 0);
+    assert_int_equal(fake_wait_requests(x->f, NULL, "/", 0, 0), 0);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_key_equal),
-        cmocka_unit_test(test_replace_and_merge),
-        cmocka_unit_test(test_not_leading),
+        cmocka_unit_test_setup_teardown(test_replace_and_merge, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_not_leading, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

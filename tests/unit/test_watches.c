@@ -41,22 +41,8 @@ static void on_wake(void *arg)
 /* The fixture's objects as lists; discovery: queues (with their status subresource) when with_queues. */
 static void serve(json_t *state, int with_queues)
 {
-    static const struct {
-        const char *kind, *path;
-    } lists[] = {
-        {"pods", "/api/v1/pods"},
-        {"nodes", "/api/v1/nodes"},
-        {"rayclusters", "/apis/ray.io/v1/rayclusters"},
-        {"queues", STATUS_VOLCANO_API "/queues"},
-    };
     json_t *fx = fixture_json("admit/queue-walkthrough.json");
-    for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
-        size_t k;
-        json_t *obj;
-        json_object_set_new(json_object_get(state, "lists"), lists[i].path, json_array());
-        json_array_foreach(json_object_get(fx, lists[i].kind), k, obj)
-            fake_cluster_add(state, lists[i].path, obj);
-    }
+    fake_cluster_serve(state, fx);
     json_decref(fx);
     if (with_queues)
         json_object_set_new(json_object_get(state, "get"), STATUS_VOLCANO_API,
