@@ -42,18 +42,19 @@ static void create_metrics(struct apply *a, struct metrics_registry *reg)
     static const double wait_buckets[] = {0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600};
     static const double spread_buckets[] = {0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 30, 60};
     a->m_admitted = metrics_counter_create(reg, "raygate_gangs_admitted_total", "Gangs admitted, by queue.", 1, queue_label);
-    a->m_decisions = metrics_counter_create(reg, "raygate_decisions_total", "Decisions carried out, by action and reason.", 2,
-                                            action_labels);
+    a->m_decisions =
+        metrics_counter_create(reg, "raygate_decisions_total", "Decisions carried out, by action and reason.", 2, action_labels);
     a->m_ungate_seconds = metrics_histogram_create(reg, "raygate_gate_removal_duration_seconds",
-                                                   "Time from admission to all of a gang's gates removed.", 0, NULL,
-                                                   ungate_buckets, NKEYS(ungate_buckets));
+                                                   "Time from admission to all of a gang's gates removed.", 0, NULL, ungate_buckets,
+                                                   NKEYS(ungate_buckets));
     a->m_wait_seconds = metrics_histogram_create(reg, "raygate_gang_wait_duration_seconds",
-                                                 "Time from a gang being complete (all its pods created) to its admission.",
-                                                 0, NULL, wait_buckets, NKEYS(wait_buckets));
-    a->m_spread_seconds = metrics_histogram_create(reg, "raygate_gang_ungate_spread_seconds",
-                                                   "Time from a gang's first scheduling gate removed to its last (the gang is partly "
-                                                   "released meanwhile).",
-                                                   0, NULL, spread_buckets, NKEYS(spread_buckets));
+                                                 "Time from a gang being complete (all its pods created) to its admission.", 0,
+                                                 NULL, wait_buckets, NKEYS(wait_buckets));
+    a->m_spread_seconds =
+        metrics_histogram_create(reg, "raygate_gang_ungate_spread_seconds",
+                                 "Time from a gang's first scheduling gate removed to its last (the gang is partly "
+                                 "released meanwhile).",
+                                 0, NULL, spread_buckets, NKEYS(spread_buckets));
 }
 
 struct apply *apply_create(const struct apply_config *cfg)
@@ -123,8 +124,7 @@ static void wait_events(struct apply *a, struct apply_pass *p, struct cache *cac
 }
 
 /* TAIL_WAIT: each waiting pod is told why, once per story: the first one why it does not fit, the others whom they wait behind. */
-static void tail_wait_events(struct apply *a, struct apply_pass *p, struct cache *cache, const struct admit_decision *d,
-                             int report)
+static void tail_wait_events(struct apply *a, struct apply_pass *p, struct cache *cache, const struct admit_decision *d, int report)
 {
     if (report)
         log_infof("gang %s/%s: autoscaled pods wait: %s", d->namespace_, d->gang, d->message);
@@ -237,8 +237,8 @@ static void record_admissions(struct apply *a, struct apply_pass *p)
             log_warnf("%s %s/%s: %s", d->action == ADMIT_ACTION_ADMIT ? "record admission of" : "read RayCluster", d->namespace_,
                       d->cluster, items[i].resp.message);
         else if (act->skip > 0 && leading && d->action != ADMIT_ACTION_ADMIT)
-            log_infof("%s %s/%s: its RayCluster is gone or being deleted: gates kept", admit_action_name(d->action),
-                      d->namespace_, d->gang);
+            log_infof("%s %s/%s: its RayCluster is gone or being deleted: gates kept", admit_action_name(d->action), d->namespace_,
+                      d->gang);
         kube_response_finish(&items[i].resp);
         json_decref(patches[i]);
         free(paths[i]);
@@ -304,14 +304,14 @@ static void note_spread(struct apply *a, const struct admit_decision *d, const s
 {
     if (d->action != ADMIT_ACTION_ADMIT && d->action != ADMIT_ACTION_FINISH)
         return;
-    long long ms = ungate_spread_note(a->spread, d->namespace_, d->cluster, d->action == ADMIT_ACTION_ADMIT, jobs, d->npods,
-                                      clock_mono_ms());
+    long long ms =
+        ungate_spread_note(a->spread, d->namespace_, d->cluster, d->action == ADMIT_ACTION_ADMIT, jobs, d->npods, clock_mono_ms());
     if (ms < 0)
         return;
     metrics_histogram_observe(a->m_spread_seconds, NULL, (double)ms / 1000.0);
     if (ms > 1000)
-        log_warnf("gang %s/%s: %.3f s from its first gate removed to its last (partly released meanwhile)", d->namespace_,
-                  d->gang, (double)ms / 1000.0);
+        log_warnf("gang %s/%s: %.3f s from its first gate removed to its last (partly released meanwhile)", d->namespace_, d->gang,
+                  (double)ms / 1000.0);
 }
 
 /* What one act's gates came to: metrics, its Normal Events, the log. secs: the batch's duration. */

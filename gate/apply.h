@@ -45,10 +45,10 @@ struct apply;
 struct apply_config {
     struct kube_client *client;
     struct metrics_registry *reg;
-    const char *instance;                     /* reportingInstance of Events */
-    int (*may_write)(void *arg);              /* asked before every write (leader election); NULL: always */
+    const char *instance;        /* reportingInstance of Events */
+    int (*may_write)(void *arg); /* asked before every write (leader election); NULL: always */
     void *arg;
-    const volatile sig_atomic_t *stopping;    /* non-zero: no gate removal starts any more */
+    const volatile sig_atomic_t *stopping; /* non-zero: no gate removal starts any more */
 };
 
 struct apply *apply_create(const struct apply_config *cfg);

@@ -101,9 +101,9 @@ static void create_metrics(struct controller *c)
 {
     static const double pass_buckets[] = {0.0001, 0.0005, 0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1};
     static const char *const preempt_labels[] = {"queue", "kind"};
-    c->m_pass_seconds = metrics_histogram_create(c->reg, "raygate_admission_pass_duration_seconds",
-                                                 "Duration of one admission decision pass.", 0, NULL, pass_buckets,
-                                                 sizeof(pass_buckets) / sizeof(pass_buckets[0]));
+    c->m_pass_seconds =
+        metrics_histogram_create(c->reg, "raygate_admission_pass_duration_seconds", "Duration of one admission decision pass.", 0,
+                                 NULL, pass_buckets, sizeof(pass_buckets) / sizeof(pass_buckets[0]));
     c->m_leader = metrics_gauge_create(c->reg, "raygate_leader",
                                        "1 while this controller acts on the cluster (it holds the leader election lease, "
                                        "or runs without leader election), else 0.",

@@ -18,9 +18,9 @@ struct queuemetrics *queuemetrics_create(struct metrics_registry *reg)
     m->allocated = metrics_gauge_create(reg, "raygate_queue_allocated",
                                         "What the queue's admitted gangs hold, by resource (cpu in cores, others in base units).",
                                         2, queue_resource);
-    m->capability = metrics_gauge_create(reg, "raygate_queue_capability",
-                                         "The queue's capability, by resource (cpu in cores, others in base units).", 2,
-                                         queue_resource);
+    m->capability =
+        metrics_gauge_create(reg, "raygate_queue_capability",
+                             "The queue's capability, by resource (cpu in cores, others in base units).", 2, queue_resource);
     m->queues = json_object();
     return m;
 }
@@ -53,7 +53,7 @@ static void remove_gone(struct metrics_family *fam, const char *queue, const jso
 }
 
 void queuemetrics_queue(struct queuemetrics *m, const struct cache *c, const struct cache_queue *q,
-                            const struct podgroup_queue_status *st)
+                        const struct podgroup_queue_status *st)
 {
     int64_t pending[PODGROUP_REASON_TOKENS] = {0};
     for (const struct cache_gang *g = q->gangs; g != NULL; g = g->queue_next) {

@@ -378,8 +378,8 @@ static void sync_dirty(struct sync_ctx *x)
     json_object_clear(x->s->pg_dirty);
 }
 
-void status_sync(struct status *s, struct cache *cache, const struct admit *admit, const struct admit_result *res,
-                 unsigned crds, int resync)
+void status_sync(struct status *s, struct cache *cache, const struct admit *admit, const struct admit_result *res, unsigned crds,
+                 int resync)
 {
     struct sync_ctx x = {.s = s, .cache = cache, .admit = admit, .crds = crds};
     events_timestamp(time(NULL), x.now, sizeof(x.now));

@@ -67,7 +67,7 @@ void status_podgroups_synced(struct status *s);
  * QUEUES likewise). resync: a periodic full pass, when failed writes are
  * tried again. Writes are queued, never waited for.
  */
-void status_sync(struct status *s, struct cache *cache, const struct admit *admit, const struct admit_result *res,
-                 unsigned crds, int resync);
+void status_sync(struct status *s, struct cache *cache, const struct admit *admit, const struct admit_result *res, unsigned crds,
+                 int resync);
 
 #endif

@@ -97,8 +97,8 @@ static void *run(void *arg)
     return NULL;
 }
 
-struct statuswriter *statuswriter_create(struct kube_client *client, statuswriter_may_write_fn may_write,
-                                        statuswriter_done_fn done, void *arg)
+struct statuswriter *statuswriter_create(struct kube_client *client, statuswriter_may_write_fn may_write, statuswriter_done_fn done,
+                                         void *arg)
 {
     struct statuswriter *w = util_calloc(1, sizeof(*w));
     w->client = client;
@@ -127,8 +127,8 @@ int statuswriter_key_equal(const struct statuswriter_key *a, const struct status
     return a->kind == b->kind && same(a->namespace_, b->namespace_) && same(a->name, b->name);
 }
 
-uint64_t statuswriter_submit_new(struct statuswriter *w, const struct statuswriter_key *key, const char *method,
-                                 const char *path, const char *content_type, json_t *body)
+uint64_t statuswriter_submit_new(struct statuswriter *w, const struct statuswriter_key *key, const char *method, const char *path,
+                                 const char *content_type, json_t *body)
 {
     struct item it = {
         .kind = key->kind,

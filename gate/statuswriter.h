@@ -60,16 +60,16 @@ typedef int (*statuswriter_may_write_fn)(void *arg);
  * (NULL: always) and done are called on that thread with arg. Returns NULL if
  * the thread cannot start.
  */
-struct statuswriter *statuswriter_create(struct kube_client *client, statuswriter_may_write_fn may_write,
-                                        statuswriter_done_fn done, void *arg);
+struct statuswriter *statuswriter_create(struct kube_client *client, statuswriter_may_write_fn may_write, statuswriter_done_fn done,
+                                         void *arg);
 
 /*
  * Queues a write of body (stolen) with method to path (content_type NULL:
  * application/json), replacing a queued write of the same key. Any thread;
  * never blocks on the network. Returns the write's sequence number (> 0).
  */
-uint64_t statuswriter_submit_new(struct statuswriter *w, const struct statuswriter_key *key, const char *method,
-                                 const char *path, const char *content_type, json_t *body);
+uint64_t statuswriter_submit_new(struct statuswriter *w, const struct statuswriter_key *key, const char *method, const char *path,
+                                 const char *content_type, json_t *body);
 
 /* Stops the thread after the batch in flight (queued writes are dropped) and frees it; accepts NULL. */
 void statuswriter_destroy(struct statuswriter *w);

@@ -44,10 +44,10 @@ struct watches {
     struct watches_config cfg;
     struct kube_watcher *watcher;
     struct watch_ctx ctx[WATCH_COUNT];
-    unsigned started;  /* bit per watch_kind; the controller's thread */
-    unsigned crds;     /* PODGROUP_CRD_* found by discovery; written under cfg.mu by the controller's thread */
-    int discovered;    /* discovery answered at least once; likewise */
-    unsigned synced;   /* under cfg.mu: bit per watch_kind (set too for a watch not started: its CRD is not installed) */
+    unsigned started; /* bit per watch_kind; the controller's thread */
+    unsigned crds;    /* PODGROUP_CRD_* found by discovery; written under cfg.mu by the controller's thread */
+    int discovered;   /* discovery answered at least once; likewise */
+    unsigned synced;  /* under cfg.mu: bit per watch_kind (set too for a watch not started: its CRD is not installed) */
 };
 
 static const char *obj_str(const json_t *obj, const char *field)

@@ -35,10 +35,10 @@ struct watches;
 /* Everything borrowed, and must outlive the watches. */
 struct watches_config {
     struct kube_client *client;
-    pthread_mutex_t *mu;  /* the controller's lock: guards cache, *changed and the synced bits */
+    pthread_mutex_t *mu; /* the controller's lock: guards cache, *changed and the synced bits */
     struct cache *cache;
     struct status *status;
-    int *changed;         /* set to 1 (under mu) after every event */
+    int *changed;            /* set to 1 (under mu) after every event */
     void (*wake)(void *arg); /* after every event, without the lock */
     void *arg;
 };

@@ -452,7 +452,9 @@ static inline void fake_cluster_serve(json_t *state, const json_t *fx)
         json_t *obj;
         json_object_set_new(json_object_get(state, "lists"), lists[i].path, json_array());
         json_array_foreach(json_object_get(fx, lists[i].kind), k, obj)
+        {
             fake_cluster_add(state, lists[i].path, obj);
+        }
     }
 }
 
@@ -525,8 +527,9 @@ static inline int fake_cluster_handler(struct fake *f, const struct fake_req *re
     json_t *obj = json_deep_copy(json_object_get(json_object_get(state, "get"), path));
     pthread_mutex_unlock(&f->lock);
     if (items != NULL) {
-        respond_json(req, 200, NULL, json_pack("{s:s,s:s,s:{s:s},s:o}", "kind", "List", "apiVersion", "v1", "metadata",
-                                               "resourceVersion", "1", "items", items));
+        respond_json(req, 200, NULL,
+                     json_pack("{s:s,s:s,s:{s:s},s:o}", "kind", "List", "apiVersion", "v1", "metadata", "resourceVersion", "1",
+                               "items", items));
         json_decref(obj);
     } else if (obj != NULL) {
         respond_json(req, 200, NULL, obj);

@@ -115,7 +115,8 @@ static void test_failures_counted(void **state)
 {
     struct world *w = *state;
     json_object_set_new(json_object_get(w->state, "script"), "/api/v1/namespaces/ray/events", json_pack("[i]", 403));
-    json_object_set_new(json_object_get(w->state, "script"), "/api/v1/namespaces/other/events", json_pack("[i,i,i,i,i,i,i,i]", 500, 500, 500, 500, 500, 500, 500, 500));
+    json_object_set_new(json_object_get(w->state, "script"), "/api/v1/namespaces/other/events",
+                        json_pack("[i,i,i,i,i,i,i,i]", 500, 500, 500, 500, 500, 500, 500, 500));
     struct eventpost_list l;
     eventpost_list_init(&l);
     add_two(&l);

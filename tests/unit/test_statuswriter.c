@@ -22,9 +22,9 @@ static void on_done(void *arg, const struct statuswriter_result *r)
 {
     struct done_log *d = arg;
     pthread_mutex_lock(&d->mu);
-    json_array_append_new(d->seen, json_pack("{s:i,s:s?,s:s,s:I,s:i,s:I}", "kind", (int)r->key->kind, "ns", r->key->namespace_,
-                                             "name", r->key->name, "seq", (json_int_t)r->seq, "rc", r->rc, "status",
-                                             (json_int_t)r->status));
+    json_array_append_new(d->seen,
+                          json_pack("{s:i,s:s?,s:s,s:I,s:i,s:I}", "kind", (int)r->key->kind, "ns", r->key->namespace_, "name",
+                                    r->key->name, "seq", (json_int_t)r->seq, "rc", r->rc, "status", (json_int_t)r->status));
     pthread_mutex_unlock(&d->mu);
 }
 
