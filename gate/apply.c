@@ -74,7 +74,8 @@ void apply_destroy(struct apply *a)
     free(a);
 }
 
-const char *apply_rc_api_version(const struct admit_decision *d)
+/* The apiVersion of a decision's RayCluster: KubeRay's, or the legacy operator's. */
+static const char *rc_api_version(const struct admit_decision *d)
 {
     return d->legacy ? LEGACY_API_VERSION : "ray.io/v1";
 }
@@ -109,7 +110,7 @@ static size_t ungate_jobs(struct apply *a, struct ungate_job *jobs, size_t n)
 static void wait_events(struct apply *a, struct apply_pass *p, struct cache *cache, const struct admit_decision *d, int changed)
 {
     if (changed) {
-        struct events_object rc = {apply_rc_api_version(d), "RayCluster", d->namespace_, d->cluster, d->cluster_uid};
+        struct events_object rc = {rc_api_version(d), "RayCluster", d->namespace_, d->cluster, d->cluster_uid};
         eventpost_add(&p->events, &rc, "Warning", "GangWaiting", d->message, p->now, a->cfg.instance);
         log_infof("gang %s/%s waits: %s", d->namespace_, d->gang, d->message);
     }
@@ -209,7 +210,7 @@ static void record_admissions(struct apply *a, struct apply_pass *p)
     char **paths = util_calloc(n + 1, sizeof(*paths));
     for (size_t i = 0; i < n; i++) {
         const struct admit_decision *d = p->acts[i].d;
-        paths[i] = util_strdupf("/apis/%s/namespaces/%s/rayclusters/%s", apply_rc_api_version(d), d->namespace_, d->cluster);
+        paths[i] = util_strdupf("/apis/%s/namespaces/%s/rayclusters/%s", rc_api_version(d), d->namespace_, d->cluster);
         items[i] = (struct kube_batch_item){.method = "GET", .path = paths[i]};
         if (d->action != ADMIT_ACTION_ADMIT)
             continue;
@@ -325,7 +326,7 @@ static void report_act(struct apply *a, struct apply_pass *p, const struct apply
         metrics_histogram_observe(a->m_ungate_seconds, NULL, secs);
     note_spread(a, d, act->jobs);
     if (act->report && d->action != ADMIT_ACTION_FINISH) {
-        struct events_object rc = {apply_rc_api_version(d), "RayCluster", d->namespace_, d->cluster, d->cluster_uid};
+        struct events_object rc = {rc_api_version(d), "RayCluster", d->namespace_, d->cluster, d->cluster_uid};
         /* A gang's admission is told once, on its RayCluster (each pod then gets the scheduler's Scheduled Event);
            a pod admitted beyond the gang (TAIL_ADMIT) is told on itself, having no other record. */
         if (d->action == ADMIT_ACTION_ADMIT)

@@ -81,7 +81,4 @@ void apply_plan(struct apply *a, struct apply_pass *p, struct cache *cache, stru
  */
 int apply_carry_out(struct apply *a, struct apply_pass *p, pthread_mutex_t *mu, struct cache *cache);
 
-/* The apiVersion of a decision's RayCluster: KubeRay's, or the legacy operator's. */
-const char *apply_rc_api_version(const struct admit_decision *d);
-
 #endif

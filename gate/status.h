@@ -28,6 +28,7 @@
 #include "cache.h"
 #include "kube.h"
 #include "metrics.h"
+#include "podgroup.h"
 #include "statuswriter.h"
 
 #define STATUS_VOLCANO_API "/apis/" PODGROUP_GROUP_VERSION
