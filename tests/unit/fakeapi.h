@@ -539,6 +539,22 @@ static inline int fake_cluster_handler(struct fake *f, const struct fake_req *re
     return 0;
 }
 
+/* Starts a fake API server answering from state (borrowed: fake_cluster_handler) and sets *k to a client for it (o may be NULL). */
+static inline struct fake *fake_cluster_start(json_t *state, struct kube_client **k, const struct kube_client_options *o)
+{
+    struct fake *f = fake_start(fake_cluster_handler, state);
+    *k = client_for(f, "t", NULL, o);
+    return f;
+}
+
+/* Stops what fake_cluster_start started, and frees state. */
+static inline void fake_cluster_stop(struct fake *f, struct kube_client *k, json_t *state)
+{
+    kube_client_destroy(k);
+    fake_stop(f);
+    json_decref(state);
+}
+
 /* Waits up to ms for n requests whose method and path prefix match (method NULL: any write); returns how many there are. */
 static inline size_t fake_wait_requests(struct fake *f, const char *method, const char *prefix, size_t n, long ms)
 {

@@ -95,8 +95,7 @@ static int setup(void **state)
     struct world *w = calloc(1, sizeof(*w));
     w->state = fake_cluster_state_new();
     serve(w->state);
-    w->f = fake_start(fake_cluster_handler, w->state);
-    w->k = client_for(w->f, "t", NULL, NULL);
+    w->f = fake_cluster_start(w->state, &w->k, NULL);
     w->reg = metrics_registry_create();
     *state = w;
     return 0;
@@ -106,9 +105,7 @@ static int teardown(void **state)
 {
     struct world *w = *state;
     metrics_registry_destroy(w->reg);
-    kube_client_destroy(w->k);
-    fake_stop(w->f);
-    json_decref(w->state);
+    fake_cluster_stop(w->f, w->k, w->state);
     free(w);
     return 0;
 }

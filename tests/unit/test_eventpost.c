@@ -24,9 +24,8 @@ static int setup(void **state)
 {
     struct world *w = calloc(1, sizeof(*w));
     w->state = fake_cluster_state_new();
-    w->f = fake_start(fake_cluster_handler, w->state);
     struct kube_client_options o = {.backoff_base_ms = 1, .backoff_max_ms = 1};
-    w->k = client_for(w->f, "t", NULL, &o);
+    w->f = fake_cluster_start(w->state, &w->k, &o);
     *state = w;
     return 0;
 }
@@ -34,9 +33,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct world *w = *state;
-    kube_client_destroy(w->k);
-    fake_stop(w->f);
-    json_decref(w->state);
+    fake_cluster_stop(w->f, w->k, w->state);
     free(w);
     return 0;
 }

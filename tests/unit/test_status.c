@@ -49,8 +49,7 @@ static int setup(void **state)
 {
     struct world *w = calloc(1, sizeof(*w));
     w->state = fake_cluster_state_new();
-    w->f = fake_start(fake_cluster_handler, w->state);
-    w->k = client_for(w->f, "t", NULL, NULL);
+    w->f = fake_cluster_start(w->state, &w->k, NULL);
     w->reg = metrics_registry_create();
     json_t *fx = fixture_json("admit/queue-walkthrough.json");
     w->cache = cachefixture_load(fx, 0);
@@ -75,9 +74,7 @@ static int teardown(void **state)
     admit_destroy(w->admit);
     cache_destroy(w->cache);
     metrics_registry_destroy(w->reg);
-    kube_client_destroy(w->k);
-    fake_stop(w->f);
-    json_decref(w->state);
+    fake_cluster_stop(w->f, w->k, w->state);
     pthread_mutex_destroy(&w->mu);
     free(w);
     return 0;

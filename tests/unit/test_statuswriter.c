@@ -54,8 +54,7 @@ static int setup(void **state)
 {
     struct world *w = calloc(1, sizeof(*w));
     w->state = fake_cluster_state_new();
-    w->f = fake_start(fake_cluster_handler, w->state);
-    w->k = client_for(w->f, "t", NULL, NULL);
+    w->f = fake_cluster_start(w->state, &w->k, NULL);
     w->d.seen = json_array();
     pthread_mutex_init(&w->d.mu, NULL);
     *state = w;
@@ -67,9 +66,7 @@ static int teardown(void **state)
     struct world *w = *state;
     json_decref(w->d.seen);
     pthread_mutex_destroy(&w->d.mu);
-    kube_client_destroy(w->k);
-    fake_stop(w->f);
-    json_decref(w->state);
+    fake_cluster_stop(w->f, w->k, w->state);
     free(w);
     return 0;
 }

@@ -54,8 +54,7 @@ static struct world *world_new(int with_queues)
     struct world *x = calloc(1, sizeof(*x));
     x->state = fake_cluster_state_new();
     serve(x->state, with_queues);
-    x->f = fake_start(fake_cluster_handler, x->state);
-    x->k = client_for(x->f, "t", NULL, NULL);
+    x->f = fake_cluster_start(x->state, &x->k, NULL);
     x->reg = metrics_registry_create();
     pthread_mutex_init(&x->mu, NULL);
     x->cache = cache_create();
@@ -71,9 +70,7 @@ static void world_free(struct world *x)
     status_destroy(x->status);
     cache_destroy(x->cache);
     metrics_registry_destroy(x->reg);
-    kube_client_destroy(x->k);
-    fake_stop(x->f);
-    json_decref(x->state);
+    fake_cluster_stop(x->f, x->k, x->state);
     pthread_mutex_destroy(&x->mu);
     free(x);
 }
