@@ -1,40 +1,25 @@
 /*
- * controller: the gate controller's I/O loop around the pure decision code.
+ * controller: the gate controller's run loop, a coordinator of rooms around
+ * the pure decision code (lib/sched/admit.h):
+ *   watches.h    what is watched, CRD discovery, events into the cache and the status mirror
+ *   apply.h      a pass planned under the lock, carried out without it (records, gates, Events)
+ *   status.h     the Volcano PodGroups and Queue status, and their gauges (queuemetrics.h),
+ *                written by statuswriter.h's thread
+ *   evictor.h    whole-gang evictions (evictscan.h) and preemptions (preemptscan.h)
+ *   eventpost.h  the one poster of Events
  *
- * Watches (one watcher thread, lib/io/kube.h) feed the cache (lib/sched/cache.h) under
- * a mutex and wake the controller thread, which runs decision passes
- * (lib/sched/admit.h) within a few milliseconds of an event, plus a periodic full
- * resync, and carries the decisions out:
- * - ADMIT: record raygate.io/admitted-at on the RayCluster first, then remove
- *   our gate from all the gang's pods concurrently (crash-consistent: after a
- *   restart, an admitted RayCluster with gated pods is finished first); a
- *   Normal Event on the RayCluster;
- * - FINISH / TAIL_ADMIT: remove our gate from the listed pods (TAIL_ADMIT: a
- *   Normal Event on each);
- * - WAIT / TAIL_WAIT: a Warning Event on the RayCluster and its gated pods,
- *   only when the gang's reason changed ("waiting for pods": on the RayCluster
- *   only).
- * Evictions (evict.h, evictscan.h, evictor.h): after a pass (at most once a
- * second) and whenever a placement or readiness deadline or a requeue-at
- * comes, the cache is scanned; an admitted gang past its timeout has its
- * admission withdrawn and its eviction recorded on the RayCluster first, then
- * its pods get DisruptionTarget and are deleted (KubeRay creates them again,
- * the webhook gates them); an evicted gang with pods still ungated or bound
- * (a restart mid-eviction) has them deleted. A gang waits out its backoff in
- * the passes (admit.h), which run again when its requeue-at comes.
- * Gate removal is a JSON merge patch carrying the pod's resourceVersion and the
- * remaining gates; on 409 the pod is read again and the patch recomputed; a
- * gate already gone, or a pod gone, is success.
+ * The controller's thread waits for an event (a watch, the leader, a status
+ * write that found its PodGroup gone) and runs a decision pass within a few
+ * milliseconds (debounce_ms), plus a periodic full pass (resync_ms); after each
+ * pass it syncs the status, looks for a preemption, and scans for evictions
+ * (at most once a second, and whenever a placement or readiness deadline or a
+ * requeue-at comes). The order that makes an admission crash-consistent
+ * (record raygate.io/admitted-at on the RayCluster, then remove the gates) is
+ * apply.h's; an eviction's (record, then delete the pods) is evictor.h's.
  *
- * After the gates, the Volcano-compatible status (lib/sched/podgroup.h): the
- * PodGroups of the gangs of the queues the pass evaluated (and of PodGroups
- * the watch showed changed), and those Queues' status and gauges, compared
- * with what the API showed last (the PodGroup and Queue watches, and the
- * answers to our writes) and queued for the status writer (statuswriter.h)
- * only when something differs. Discovery says which of Volcano's CRDs exist:
- * without the PodGroup CRD no PodGroup is written, without the Queue CRD no
- * queue exists; either is said once in the log, looked for again at each
- * resync, and used from the moment it appears.
+ * Locks: the controller's lock guards the cache and the decision state; the
+ * lock order is the controller's, then the status lock, then the status
+ * writer's (status.h).
  *
  * With leader election (options.leader), nothing is written unless the
  * leader says this process leads, asked again before every write: a

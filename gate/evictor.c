@@ -6,7 +6,7 @@
 
 #include "cache.h"
 #include "clock.h"
-#include "events.h"
+#include "eventpost.h"
 #include "evict.h"
 #include "log.h"
 #include "preempt.h"
@@ -220,37 +220,20 @@ void evictor_destroy(struct evictor *e)
     free(e);
 }
 
-/* Posts the Events (new references, stolen) of one gang, in its namespace. */
-static void post_events_new(struct evictor *e, const char *ns, json_t **events, size_t n)
+/* The GangEvicted (or Preempted) Events of an eviction: on the RayCluster and on each of its pods. */
+static void tell(struct evictor *e, const struct evictscan_gang *g, const char *now, const struct evictor_hooks *h)
 {
-    struct kube_batch_item *items = util_calloc(n + 1, sizeof(*items));
-    char *path = util_strdupf("/api/v1/namespaces/%s/events", ns);
-    for (size_t i = 0; i < n; i++)
-        items[i] = (struct kube_batch_item){.method = "POST", .path = path, .body = events[i]};
-    size_t failed = kube_batch(e->k, items, n, 32);
-    if (failed > 0)
-        log_warnf("evict: %zu of %zu GangEvicted Events in %s not recorded", failed, n, ns);
-    for (size_t i = 0; i < n; i++) {
-        kube_response_finish(&items[i].resp);
-        json_decref(events[i]);
-    }
-    free(items);
-    free(path);
-}
-
-/* The GangEvicted Events of an eviction: on the RayCluster and on each of its pods. */
-static void tell(struct evictor *e, const struct evictscan_gang *g, const char *now)
-{
-    json_t **events = util_calloc(g->npods + 1, sizeof(*events));
+    struct eventpost_list l;
+    eventpost_list_init(&l);
     struct events_object rc = {"ray.io/v1", "RayCluster", g->namespace_, g->cluster, g->cluster_uid};
     const char *reason = g->preempted_by != NULL ? "Preempted" : "GangEvicted";
-    events[0] = events_build(&rc, "Warning", reason, g->message, now, e->instance);
+    eventpost_add(&l, &rc, "Warning", reason, g->message, now, e->instance);
     for (size_t i = 0; i < g->npods; i++) {
         struct events_object po = {"v1", "Pod", g->namespace_, g->pods[i].name, g->pods[i].uid};
-        events[1 + i] = events_build(&po, "Warning", reason, g->message, now, e->instance);
+        eventpost_add(&l, &po, "Warning", reason, g->message, now, e->instance);
     }
-    post_events_new(e, g->namespace_, events, g->npods + 1);
-    free(events);
+    eventpost_send(e->k, &l, h->may_write, h->arg, "GangEvicted Events");
+    eventpost_list_finish(&l);
 }
 
 /* Step 1 and what follows it: 0 written (the cache marked, Events sent), else why not (logged). */
@@ -276,7 +259,7 @@ static int record_one(struct evictor *e, const struct evictscan_gang *g, const c
     const char *labels[] = {g->queue, evict_reason_name(g->reason)};
     metrics_counter_add(e->m_evicted, labels, 1);
     log_warnf("evict: %s: %s", g->namespace_, g->message);
-    tell(e, g, now);
+    tell(e, g, now, h);
     return 0;
 }
 

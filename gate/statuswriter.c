@@ -9,7 +9,9 @@
 #include "util.h"
 
 struct item {
-    char *key;
+    enum statuswriter_kind kind;
+    char *ns; /* NULL for a Queue */
+    char *name;
     char *method;
     char *path;
     const char *content_type; /* a constant */
@@ -33,7 +35,8 @@ struct statuswriter {
 
 static void item_finish(struct item *it)
 {
-    free(it->key);
+    free(it->ns);
+    free(it->name);
     free(it->method);
     free(it->path);
     json_decref(it->body);
@@ -72,8 +75,9 @@ static void *run(void *arg)
             }
         }
         for (size_t i = 0; i < n; i++) {
+            struct statuswriter_key key = {batch[i].kind, batch[i].ns, batch[i].name};
             struct statuswriter_result r = {
-                .key = batch[i].key,
+                .key = &key,
                 .method = batch[i].method,
                 .seq = batch[i].seq,
                 .rc = items[i].rc,
@@ -93,8 +97,8 @@ static void *run(void *arg)
     return NULL;
 }
 
-struct statuswriter *statuswriter_create(struct kube_client *client, statuswriter_may_write_fn may_write,
-                                        statuswriter_done_fn done, void *arg)
+struct statuswriter *statuswriter_create(struct kube_client *client, statuswriter_may_write_fn may_write, statuswriter_done_fn done,
+                                         void *arg)
 {
     struct statuswriter *w = util_calloc(1, sizeof(*w));
     w->client = client;
@@ -112,11 +116,24 @@ struct statuswriter *statuswriter_create(struct kube_client *client, statuswrite
     return w;
 }
 
-uint64_t statuswriter_submit_new(struct statuswriter *w, const char *key, const char *method, const char *path,
-                             const char *content_type, json_t *body)
+/* Whether two strings, either of which may be NULL, are the same. */
+static int same(const char *a, const char *b)
+{
+    return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+int statuswriter_key_equal(const struct statuswriter_key *a, const struct statuswriter_key *b)
+{
+    return a->kind == b->kind && same(a->namespace_, b->namespace_) && same(a->name, b->name);
+}
+
+uint64_t statuswriter_submit_new(struct statuswriter *w, const struct statuswriter_key *key, const char *method, const char *path,
+                                 const char *content_type, json_t *body)
 {
     struct item it = {
-        .key = util_strdup(key),
+        .kind = key->kind,
+        .ns = util_strdup(key->namespace_),
+        .name = util_strdup(key->name),
         .method = util_strdup(method),
         .path = util_strdup(path),
         .content_type = content_type,
@@ -125,8 +142,11 @@ uint64_t statuswriter_submit_new(struct statuswriter *w, const char *key, const 
     pthread_mutex_lock(&w->mu);
     it.seq = ++w->seq;
     size_t i = 0;
-    while (i < w->len && strcmp(w->queued[i].key, key) != 0)
-        i++;
+    for (; i < w->len; i++) {
+        struct statuswriter_key queued = {w->queued[i].kind, w->queued[i].ns, w->queued[i].name};
+        if (statuswriter_key_equal(&queued, key))
+            break;
+    }
     if (i < w->len && strcmp(w->queued[i].method, "POST") == 0 && strcmp(method, "PATCH") == 0) {
         /* The object is not created yet: create it as patched (a patch alone would find nothing). */
         json_t *merged = jsonpatch_merge_apply(w->queued[i].body, body);

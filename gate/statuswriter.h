@@ -3,7 +3,8 @@
  * on their own thread so that they never hold up a decision pass or the
  * removal of gates (a slow or failing write only delays other status).
  *
- * Writes are keyed ("pg:<ns>/<name>", "queue:<name>"): a write submitted
+ * Writes are keyed (struct statuswriter_key: a PodGroup, a PodGroup's status
+ * subresource, or a Queue's status, by namespace and name): a write submitted
  * while another of the same key is still queued replaces it (only the latest
  * state matters), except that a merge patch of an object whose creation is
  * still queued is merged into the creation; queued writes go out together,
@@ -22,9 +23,25 @@
 
 struct statuswriter;
 
+enum statuswriter_kind {
+    STATUSWRITER_PODGROUP,        /* a PodGroup (its creation, or a patch of the object) */
+    STATUSWRITER_PODGROUP_STATUS, /* a PodGroup's status subresource */
+    STATUSWRITER_QUEUE,           /* a Queue's status */
+};
+
+/* What a write is of. Strings borrowed by statuswriter_submit_new (copied), or for the done call. */
+struct statuswriter_key {
+    enum statuswriter_kind kind;
+    const char *namespace_; /* NULL for a Queue (cluster-scoped) */
+    const char *name;
+};
+
+/* Whether a and b name the same write (kind, namespace and name). */
+int statuswriter_key_equal(const struct statuswriter_key *a, const struct statuswriter_key *b);
+
 /* The outcome of one write, for the done callback; everything is borrowed for the call. */
 struct statuswriter_result {
-    const char *key;
+    const struct statuswriter_key *key;
     const char *method;
     uint64_t seq;        /* the number statuswriter_submit_new returned */
     int rc;              /* 0: the answer was 2xx */
@@ -43,16 +60,16 @@ typedef int (*statuswriter_may_write_fn)(void *arg);
  * (NULL: always) and done are called on that thread with arg. Returns NULL if
  * the thread cannot start.
  */
-struct statuswriter *statuswriter_create(struct kube_client *client, statuswriter_may_write_fn may_write,
-                                        statuswriter_done_fn done, void *arg);
+struct statuswriter *statuswriter_create(struct kube_client *client, statuswriter_may_write_fn may_write, statuswriter_done_fn done,
+                                         void *arg);
 
 /*
  * Queues a write of body (stolen) with method to path (content_type NULL:
  * application/json), replacing a queued write of the same key. Any thread;
  * never blocks on the network. Returns the write's sequence number (> 0).
  */
-uint64_t statuswriter_submit_new(struct statuswriter *w, const char *key, const char *method, const char *path,
-                             const char *content_type, json_t *body);
+uint64_t statuswriter_submit_new(struct statuswriter *w, const struct statuswriter_key *key, const char *method, const char *path,
+                                 const char *content_type, json_t *body);
 
 /* Stops the thread after the batch in flight (queued writes are dropped) and frees it; accepts NULL. */
 void statuswriter_destroy(struct statuswriter *w);

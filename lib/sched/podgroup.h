@@ -2,7 +2,8 @@
  * podgroup: the Volcano-compatible status raygate keeps, as pure functions of
  * the cache (cache.h) and of what the API last showed: a PodGroup
  * (scheduling.volcano.sh/v1beta1) per gang, the status of every Queue, and the
- * Prometheus gauges that mirror them. No I/O: the controller reads the
+ * reason tokens of the gauges that mirror them (gate/queuemetrics.h). No
+ * I/O: the controller reads the
  * objects and writes what these functions return.
  *
  * PodGroup "ray-<cluster>-pg", in the RayCluster's namespace and controlled by
@@ -59,7 +60,6 @@
 
 #include "admit.h"
 #include "cache.h"
-#include "metrics.h"
 #include "resources.h"
 
 #define PODGROUP_GROUP_VERSION "scheduling.volcano.sh/v1beta1"
@@ -171,7 +171,7 @@ enum {
 /* The PODGROUP_CRD_* flags of the resources an APIResourceList (borrowed: GET /apis/scheduling.volcano.sh/v1beta1) names. */
 unsigned podgroup_discovery(const json_t *resource_list);
 
-/* ---- metrics ---- */
+/* ---- the reason label of the gauges (gate/queuemetrics.h) ---- */
 
 /*
  * The short, stable token of why a gang waits, for the reason label:
@@ -180,26 +180,7 @@ unsigned podgroup_discovery(const json_t *resource_list);
  */
 const char *podgroup_reason_token(enum admit_reason reason);
 
-struct podgroup_metrics;
-
-/*
- * Keeps three gauge families (borrowed, created by the caller):
- *   pending{queue,reason}       gangs not admitted, by podgroup_reason_token (every token, zeros included)
- *   allocated{queue,resource}   status.allocated, for every resource allocated or in the capability
- *   capability{queue,resource}  spec.capability
- * cpu in cores, everything else in its base unit. Returns a new object.
- */
-struct podgroup_metrics *podgroup_metrics_create(struct metrics_family *pending, struct metrics_family *allocated,
-                                                 struct metrics_family *capability);
-
-/* Frees it (not the families, nor their series); accepts NULL. */
-void podgroup_metrics_destroy(struct podgroup_metrics *m);
-
-/* Sets queue q's series from c and its status st, removing those of resources it no longer has. */
-void podgroup_metrics_queue(struct podgroup_metrics *m, const struct cache *c, const struct cache_queue *q,
-                            const struct podgroup_queue_status *st);
-
-/* Removes every series of the queues set before that c no longer holds. */
-void podgroup_metrics_sweep(struct podgroup_metrics *m, const struct cache *c);
+/* How many tokens there are: enum admit_reason's values 0 .. PODGROUP_REASON_TOKENS - 1. */
+#define PODGROUP_REASON_TOKENS 10
 
 #endif

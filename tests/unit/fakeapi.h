@@ -433,4 +433,172 @@ static inline int fake_wait(int (*cond)(void *arg), void *arg, long timeout_ms)
     }
 }
 
+/* --- a fake cluster: lists, held watches, discovery and scripted writes ------------ */
+
+/*
+ * fake_cluster_handler answers from a state (f->arg, a JSON object, read under f->lock):
+ *   "lists":  collection path -> [objects]: a GET without ?watch answers them as a List
+ *             (resourceVersion "1"); a watch (?watch=1) is held open without events;
+ *   "get":    path -> object answered to a GET (discovery, a RayCluster); absent: 404;
+ *   "script": path -> [status codes]: the answers to the next writes of that path (a 403
+ *             carries a NamespaceTerminating cause); spent or absent: a write is answered
+ *             200 (201 for a POST) with its own body, metadata.name filled in from the path.
+ * Every request is in f->log (fake_log).
+ */
+static inline json_t *fake_cluster_state_new(void)
+{
+    return json_pack("{s:{},s:{},s:{}}", "lists", "get", "script");
+}
+
+/* Adds obj (borrowed) to the list of path in state. */
+static inline void fake_cluster_add(json_t *state, const char *path, const json_t *obj)
+{
+    json_t *lists = json_object_get(state, "lists");
+    if (json_object_get(lists, path) == NULL)
+        json_object_set_new(lists, path, json_array());
+    json_array_append_new(json_object_get(lists, path), json_deep_copy(obj));
+}
+
+/*
+ * Serves a cache fixture's objects (fx borrowed: arrays "pods", "nodes", "rayclusters", "queues",
+ * as tests/unit/cachefixture.h reads them) as the lists of their collections.
+ */
+static inline void fake_cluster_serve(json_t *state, const json_t *fx)
+{
+    static const struct {
+        const char *kind, *path;
+    } lists[] = {
+        {"pods", "/api/v1/pods"},
+        {"nodes", "/api/v1/nodes"},
+        {"rayclusters", "/apis/ray.io/v1/rayclusters"},
+        {"queues", "/apis/scheduling.volcano.sh/v1beta1/queues"},
+    };
+    for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+        size_t k;
+        json_t *obj;
+        json_object_set_new(json_object_get(state, "lists"), lists[i].path, json_array());
+        json_array_foreach(json_object_get(fx, lists[i].kind), k, obj)
+        {
+            fake_cluster_add(state, lists[i].path, obj);
+        }
+    }
+}
+
+/* The next scripted answer to a write of path (0: none); caller holds f->lock. */
+static inline int fake_cluster_next_code(json_t *state, const char *path)
+{
+    json_t *script = json_object_get(json_object_get(state, "script"), path);
+    if (json_array_size(script) == 0)
+        return 0;
+    int code = (int)json_integer_value(json_array_get(script, 0));
+    json_array_remove(script, 0);
+    return code;
+}
+
+static inline void fake_cluster_write(struct fake *f, const struct fake_req *req, const char *path)
+{
+    pthread_mutex_lock(&f->lock);
+    int code = fake_cluster_next_code(f->arg, path);
+    pthread_mutex_unlock(&f->lock);
+    if (code == 403) {
+        respond_json(req, 403, NULL,
+                     json_pack("{s:s,s:s,s:s,s:s,s:{s:[{s:s}]},s:i}", "kind", "Status", "status", "Failure", "message",
+                               "namespace is being terminated", "reason", "Forbidden", "details", "causes", "reason",
+                               "NamespaceTerminating", "code", 403));
+        return;
+    }
+    if (code != 0 && code != 200 && code != 201) {
+        respond_status(req, code, "Scripted", "scripted failure", NULL);
+        return;
+    }
+    json_t *body = json_loadb(req->body, req->body_len, 0, NULL);
+    if (!json_is_object(body)) {
+        json_decref(body);
+        body = json_object();
+    }
+    if (json_object_get(body, "metadata") == NULL)
+        json_object_set_new(body, "metadata", json_object());
+    /* The name: the path's last segment, or the one before a subresource's /status. */
+    char name[256] = "";
+    size_t len = strlen(path);
+    if (len > 7 && strcmp(path + len - 7, "/status") == 0)
+        len -= 7;
+    const char *end = path + len, *start = end;
+    while (start > path && start[-1] != '/')
+        start--;
+    snprintf(name, sizeof(name), "%.*s", (int)(end - start), start);
+    json_t *meta = json_object_get(body, "metadata");
+    if (json_object_get(meta, "name") == NULL && strcmp(req->method, "POST") != 0)
+        json_object_set_new(meta, "name", json_string(name));
+    respond_json(req, strcmp(req->method, "POST") == 0 ? 201 : 200, NULL, body);
+}
+
+static inline int fake_cluster_handler(struct fake *f, const struct fake_req *req)
+{
+    char path[2048], watch[8];
+    snprintf(path, sizeof(path), "%.*s", (int)strcspn(req->target, "?"), req->target);
+    query_param(req->target, "watch", watch, sizeof(watch));
+    if (strcmp(req->method, "GET") != 0) {
+        fake_cluster_write(f, req, path);
+        return 0;
+    }
+    if (watch[0] != '\0') {
+        stream_begin(req);
+        stream_hold(f, req);
+        return -1;
+    }
+    pthread_mutex_lock(&f->lock);
+    json_t *state = f->arg;
+    json_t *items = json_deep_copy(json_object_get(json_object_get(state, "lists"), path));
+    json_t *obj = json_deep_copy(json_object_get(json_object_get(state, "get"), path));
+    pthread_mutex_unlock(&f->lock);
+    if (items != NULL) {
+        respond_json(req, 200, NULL,
+                     json_pack("{s:s,s:s,s:{s:s},s:o}", "kind", "List", "apiVersion", "v1", "metadata", "resourceVersion", "1",
+                               "items", items));
+        json_decref(obj);
+    } else if (obj != NULL) {
+        respond_json(req, 200, NULL, obj);
+    } else {
+        respond_status(req, 404, "NotFound", "not found", NULL);
+    }
+    return 0;
+}
+
+/* Starts a fake API server answering from state (borrowed: fake_cluster_handler) and sets *k to a client for it (o may be NULL). */
+static inline struct fake *fake_cluster_start(json_t *state, struct kube_client **k, const struct kube_client_options *o)
+{
+    struct fake *f = fake_start(fake_cluster_handler, state);
+    *k = client_for(f, "t", NULL, o);
+    return f;
+}
+
+/* Stops what fake_cluster_start started, and frees state. */
+static inline void fake_cluster_stop(struct fake *f, struct kube_client *k, json_t *state)
+{
+    kube_client_destroy(k);
+    fake_stop(f);
+    json_decref(state);
+}
+
+/* Waits up to ms for n requests whose method and path prefix match (method NULL: any write); returns how many there are. */
+static inline size_t fake_wait_requests(struct fake *f, const char *method, const char *prefix, size_t n, long ms)
+{
+    size_t found = 0;
+    for (long waited = 0;; waited += 10) {
+        json_t *log = fake_log(f);
+        found = 0;
+        for (size_t i = 0; i < json_array_size(log); i++) {
+            const char *m = log_field(log, i, "method");
+            int method_ok = method != NULL ? strcmp(m, method) == 0 : strcmp(m, "GET") != 0;
+            if (method_ok && starts_with(log_field(log, i, "target"), prefix))
+                found++;
+        }
+        json_decref(log);
+        if (found >= n || waited >= ms)
+            return found;
+        usleep(10 * 1000);
+    }
+}
+
 #endif

@@ -16,6 +16,7 @@
 #include "metrics.h"
 #include "names.h"
 #include "podgroup.h"
+#include "queuemetrics.h" /* gate/: the gauges that mirror the queue status */
 
 /* ---- a gang described in JSON (the transition fixtures) ---- */
 
@@ -262,22 +263,18 @@ static void test_wait_annotations(void **state)
 
 struct gauges {
     struct metrics_registry *reg;
-    struct podgroup_metrics *m;
+    struct queuemetrics *m;
 };
 
 static void gauges_init(struct gauges *gs)
 {
-    static const char *const qr[] = {"queue", "reason"}, *const qres[] = {"queue", "resource"};
     gs->reg = metrics_registry_create();
-    struct metrics_family *pending = metrics_gauge_create(gs->reg, "raygate_gangs_pending", "p", 2, qr);
-    struct metrics_family *alloc = metrics_gauge_create(gs->reg, "raygate_queue_allocated", "a", 2, qres);
-    struct metrics_family *cap = metrics_gauge_create(gs->reg, "raygate_queue_capability", "c", 2, qres);
-    gs->m = podgroup_metrics_create(pending, alloc, cap);
+    gs->m = queuemetrics_create(gs->reg);
 }
 
 static void gauges_finish(struct gauges *gs)
 {
-    podgroup_metrics_destroy(gs->m);
+    queuemetrics_destroy(gs->m);
     metrics_registry_destroy(gs->reg);
 }
 
@@ -347,7 +344,7 @@ static void check_queue(const char *where, struct cache *c, struct gauges *gs, c
         json_decref(after);
     }
     json_decref(patch);
-    podgroup_metrics_queue(gs->m, c, q, &st);
+    queuemetrics_queue(gs->m, c, q, &st);
     char *text = metrics_render(gs->reg, NULL);
     check_lines(where, text, json_object_get(want, "metrics"), json_object_get(want, "absent"));
     free(text);
@@ -480,7 +477,7 @@ static void test_walkthrough(void **state)
     for (size_t k = 0; k < json_array_size(json_object_get(fx, "pods")); k++)
         cache_delete_pod(c, "default", str(json_object_get(json_array_get(json_object_get(fx, "pods"), k), "metadata"), "name"));
     assert_null(cache_queue_get(c, "kuberay-test-queue"));
-    podgroup_metrics_sweep(gs.m, c);
+    queuemetrics_sweep(gs.m, c);
     char *text = metrics_render(gs.reg, NULL);
     assert_null(strstr(text, "kuberay-test-queue"));
     free(text);

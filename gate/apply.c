@@ -1,0 +1,396 @@
+#include "apply.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+#include "events.h"
+#include "fault.h"
+#include "legacy.h"
+#include "log.h"
+#include "names.h"
+#include "ungate.h"
+#include "util.h"
+
+struct apply {
+    struct apply_config cfg;
+    struct ungate_spread *spread; /* gangs whose admission left gates behind */
+    struct metrics_family *m_admitted;
+    struct metrics_family *m_decisions;
+    struct metrics_family *m_ungate_seconds;
+    struct metrics_family *m_wait_seconds;
+    struct metrics_family *m_spread_seconds;
+};
+
+/* A decision that removes gates (ADMIT, FINISH, TAIL_ADMIT), and what became of it. */
+struct apply_act {
+    struct admit_decision *d;
+    int report;              /* its reason changed (admit_reason_changed): tell it */
+    long long since;         /* ADMIT: when its wait began (CLOCK_MONOTONIC ms) */
+    int skip;                /* not recorded or read: 1 its RayCluster is gone, -1 failed; its gates stay */
+    struct ungate_job *jobs; /* its d->npods pods, in the pass's batch */
+};
+
+#define NKEYS(a) (sizeof(a) / sizeof((a)[0]))
+
+static void create_metrics(struct apply *a, struct metrics_registry *reg)
+{
+    static const char *const queue_label[] = {"queue"};
+    static const char *const action_labels[] = {"action", "reason"};
+    static const double ungate_buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10};
+    static const double wait_buckets[] = {0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600};
+    static const double spread_buckets[] = {0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 30, 60};
+    a->m_admitted = metrics_counter_create(reg, "raygate_gangs_admitted_total", "Gangs admitted, by queue.", 1, queue_label);
+    a->m_decisions =
+        metrics_counter_create(reg, "raygate_decisions_total", "Decisions carried out, by action and reason.", 2, action_labels);
+    a->m_ungate_seconds = metrics_histogram_create(reg, "raygate_gate_removal_duration_seconds",
+                                                   "Time from admission to all of a gang's gates removed.", 0, NULL, ungate_buckets,
+                                                   NKEYS(ungate_buckets));
+    a->m_wait_seconds = metrics_histogram_create(reg, "raygate_gang_wait_duration_seconds",
+                                                 "Time from a gang being complete (all its pods created) to its admission.", 0,
+                                                 NULL, wait_buckets, NKEYS(wait_buckets));
+    a->m_spread_seconds =
+        metrics_histogram_create(reg, "raygate_gang_ungate_spread_seconds",
+                                 "Time from a gang's first scheduling gate removed to its last (the gang is partly "
+                                 "released meanwhile).",
+                                 0, NULL, spread_buckets, NKEYS(spread_buckets));
+}
+
+struct apply *apply_create(const struct apply_config *cfg)
+{
+    struct apply *a = util_calloc(1, sizeof(*a));
+    a->cfg = *cfg;
+    a->spread = ungate_spread_create();
+    create_metrics(a, cfg->reg);
+    return a;
+}
+
+void apply_destroy(struct apply *a)
+{
+    if (a == NULL)
+        return;
+    ungate_spread_destroy(a->spread);
+    free(a);
+}
+
+/* The apiVersion of a decision's RayCluster: KubeRay's, or the legacy operator's. */
+static const char *rc_api_version(const struct admit_decision *d)
+{
+    return d->legacy ? LEGACY_API_VERSION : "ray.io/v1";
+}
+
+static int may_write(struct apply *a)
+{
+    return a->cfg.may_write == NULL || a->cfg.may_write(a->cfg.arg);
+}
+
+/* The pass's ungates (ungate.h), stopped early when this process may not write any more. */
+static int ungate_may_write(void *arg)
+{
+    struct apply *a = arg;
+    return !*a->cfg.stopping && may_write(a);
+}
+
+static size_t ungate_jobs(struct apply *a, struct ungate_job *jobs, size_t n)
+{
+    struct ungate_options o = {.may_write = ungate_may_write, .arg = a};
+    return ungate_pods(a->cfg.client, jobs, n, &o);
+}
+
+/* ------------------------------------------------------------------ plan (under the lock) */
+
+/*
+ * Warning events for a waiting gang: on the RayCluster when its reason
+ * changed (changed), and on every gated pod not yet told the current reason
+ * (all of them after a change; a pod that joins later, once), "waiting for
+ * pods" included: when KubeRay cannot create a pod (a quota, a bad template),
+ * the gated pods that exist say why they wait.
+ */
+static void wait_events(struct apply *a, struct apply_pass *p, struct cache *cache, const struct admit_decision *d, int changed)
+{
+    if (changed) {
+        struct events_object rc = {rc_api_version(d), "RayCluster", d->namespace_, d->cluster, d->cluster_uid};
+        eventpost_add(&p->events, &rc, "Warning", "GangWaiting", d->message, p->now, a->cfg.instance);
+        log_infof("gang %s/%s waits: %s", d->namespace_, d->gang, d->message);
+    }
+    struct cache_gang *g = cache_gang_get(cache, d->namespace_, d->cluster);
+    for (struct cache_pod *pod = g != NULL ? g->pods : NULL; pod != NULL; pod = pod->gang_next) {
+        if (!cache_pod_live(pod) || !cache_pod_gated(pod) || (pod->flags & CACHE_POD_TOLD))
+            continue;
+        cache_pod_mark_told(pod);
+        struct events_object po = {"v1", "Pod", pod->namespace_, pod->name, pod->uid};
+        eventpost_add(&p->events, &po, "Warning", "GangWaiting", d->message, p->now, a->cfg.instance);
+    }
+}
+
+/* TAIL_WAIT: each waiting pod is told why, once per story: the first one why it does not fit, the others whom they wait behind. */
+static void tail_wait_events(struct apply *a, struct apply_pass *p, struct cache *cache, const struct admit_decision *d, int report)
+{
+    if (report)
+        log_infof("gang %s/%s: autoscaled pods wait: %s", d->namespace_, d->gang, d->message);
+    for (size_t k = 0; k < d->npods; k++) {
+        struct cache_pod *pod = cache_pod_by_uid(cache, d->pods[k].uid);
+        if (pod == NULL || (pod->flags & CACHE_POD_TOLD))
+            continue;
+        cache_pod_mark_told(pod);
+        struct events_object po = {"v1", "Pod", d->namespace_, d->pods[k].name, d->pods[k].uid};
+        eventpost_add(&p->events, &po, "Warning", "GangWaiting", d->pods[k].message != NULL ? d->pods[k].message : d->message,
+                      p->now, a->cfg.instance);
+    }
+}
+
+/* Keeps gang->complete_ms: when a waiting gang was first seen with all its pods. */
+static void note_complete(struct cache *cache, const struct admit_decision *d, long long now)
+{
+    if (d->action != ADMIT_ACTION_WAIT)
+        return;
+    struct cache_gang *g = cache_gang_get(cache, d->namespace_, d->cluster);
+    if (g == NULL)
+        return;
+    if (d->reason == ADMIT_REASON_PODS || d->reason == ADMIT_REASON_INVALID)
+        cache_gang_set_complete_ms(cache, g, 0);
+    else if (g->complete_ms == 0)
+        cache_gang_set_complete_ms(cache, g, now);
+}
+
+/* An ADMIT's wait began when its gang was complete, else when the pass woke. */
+static long long wait_since(struct cache *cache, const struct admit_decision *d, long long woke_ms)
+{
+    const struct cache_gang *g = cache_gang_get(cache, d->namespace_, d->cluster);
+    return g != NULL && g->complete_ms > 0 ? g->complete_ms : woke_ms;
+}
+
+void apply_plan(struct apply *a, struct apply_pass *p, struct cache *cache, struct admit_result *res, long long woke_ms)
+{
+    *p = (struct apply_pass){.res = res};
+    events_timestamp(time(NULL), p->now, sizeof(p->now));
+    p->acts = util_calloc(res->len + 1, sizeof(*p->acts));
+    long long mono = clock_mono_ms();
+    int abandoned = 0;
+    for (size_t i = 0; i < res->len; i++) {
+        struct admit_decision *d = &res->items[i];
+        int report = admit_reason_changed(cache, d); /* for every decision: it keeps the reason told */
+        note_complete(cache, d, mono);
+        if (!abandoned && !may_write(a)) {
+            abandoned = 1;
+            log_warnf("not leading any more: %zu decisions of this pass abandoned", res->len - i);
+        }
+        if (abandoned)
+            continue;
+        const char *labels[] = {admit_action_name(d->action), admit_reason_name(d->reason)};
+        metrics_counter_add(a->m_decisions, labels, 1);
+        if (d->action == ADMIT_ACTION_WAIT)
+            wait_events(a, p, cache, d, report);
+        else if (d->action == ADMIT_ACTION_TAIL_WAIT)
+            tail_wait_events(a, p, cache, d, report);
+        else
+            p->acts[p->nacts++] = (struct apply_act){.d = d, .report = report, .since = wait_since(cache, d, woke_ms)};
+    }
+}
+
+/* ------------------------------------------------------------------ carry out (without the lock) */
+
+/*
+ * Before any gate goes, its RayCluster is asked, concurrently for all acts:
+ * an ADMIT records raygate.io/admitted-at on it (a PATCH with its uid as a
+ * precondition); a FINISH or TAIL_ADMIT reads it (ungate_owner_verdict), for
+ * the cache may be behind: after a relist of the pods, the RayClusters' watch
+ * not relisted yet, a RayCluster deleted meanwhile still looks admitted, and
+ * pods a lagging operator made for it looked like members to finish. Sets each
+ * act's skip: 0 go on, 1 the RayCluster is gone (or is another one of that
+ * name, or is being deleted), -1 failed (logged). Not leading any more:
+ * nothing is asked, every act is skipped.
+ */
+static void record_admissions(struct apply *a, struct apply_pass *p)
+{
+    size_t n = p->nacts;
+    struct kube_batch_item *items = util_calloc(n + 1, sizeof(*items));
+    json_t **patches = util_calloc(n + 1, sizeof(*patches));
+    char **paths = util_calloc(n + 1, sizeof(*paths));
+    for (size_t i = 0; i < n; i++) {
+        const struct admit_decision *d = p->acts[i].d;
+        paths[i] = util_strdupf("/apis/%s/namespaces/%s/rayclusters/%s", rc_api_version(d), d->namespace_, d->cluster);
+        items[i] = (struct kube_batch_item){.method = "GET", .path = paths[i]};
+        if (d->action != ADMIT_ACTION_ADMIT)
+            continue;
+        patches[i] = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", NAMES_ANNOTATION_ADMITTED, p->now);
+        if (d->cluster_uid != NULL) /* never stamp a new RayCluster of the same name */
+            json_object_set_new(json_object_get(patches[i], "metadata"), "uid", json_string(d->cluster_uid));
+        items[i].method = "PATCH";
+        items[i].content_type = kube_patch_content_type(KUBE_PATCH_MERGE);
+        items[i].body = patches[i];
+    }
+    int leading = n > 0 && may_write(a);
+    if (leading)
+        kube_batch(a->cfg.client, items, n, 64);
+    for (size_t i = 0; i < n; i++) {
+        long st = items[i].resp.status;
+        struct apply_act *act = &p->acts[i];
+        const struct admit_decision *d = act->d;
+        if (!leading)
+            act->skip = 1;
+        else if (d->action == ADMIT_ACTION_ADMIT)
+            act->skip = items[i].rc == 0 ? 0 : (st == 404 || st == 409) ? 1 : -1;
+        else
+            act->skip = ungate_owner_verdict(st, items[i].resp.body, d->cluster_uid);
+        if (act->skip < 0)
+            log_warnf("%s %s/%s: %s", d->action == ADMIT_ACTION_ADMIT ? "record admission of" : "read RayCluster", d->namespace_,
+                      d->cluster, items[i].resp.message);
+        else if (act->skip > 0 && leading && d->action != ADMIT_ACTION_ADMIT)
+            log_infof("%s %s/%s: its RayCluster is gone or being deleted: gates kept", admit_action_name(d->action), d->namespace_,
+                      d->gang);
+        kube_response_finish(&items[i].resp);
+        json_decref(patches[i]);
+        free(paths[i]);
+    }
+    free(items);
+    free(patches);
+    free(paths);
+}
+
+/*
+ * Test-only fault point (fault.h): when FAULT_AFTER_RECORD is armed, die
+ * mid-admission, after d's record and its first gates, as a crash would.
+ */
+static void fault_after_record(struct apply *a, const struct admit_decision *d)
+{
+    long ungates;
+    if (!fault_armed(FAULT_AFTER_RECORD, &ungates))
+        return;
+    size_t n = d->npods, k = (size_t)ungates < n ? (size_t)ungates : n;
+    for (size_t j = 0; j < k; j++) {
+        struct ungate_job one = {d->namespace_, &d->pods[j], 0, -1};
+        ungate_jobs(a, &one, 1);
+    }
+    fault_exit(FAULT_AFTER_RECORD, "exiting after recording the admission of %s/%s and ungating %zu of %zu pods", d->namespace_,
+               d->cluster, k, n);
+}
+
+/* The ADMITs recorded: their wait (from complete to admitted) observed, counted. */
+static void note_admitted(struct apply *a, struct apply_pass *p)
+{
+    for (size_t i = 0; i < p->nacts; i++) {
+        const struct apply_act *act = &p->acts[i];
+        if (act->d->action != ADMIT_ACTION_ADMIT || act->skip != 0)
+            continue;
+        metrics_histogram_observe(a->m_wait_seconds, NULL, (double)(clock_mono_ms() - act->since) / 1000.0);
+        const char *ql[] = {act->d->queue != NULL ? act->d->queue : ""};
+        metrics_counter_add(a->m_admitted, ql, 1);
+        fault_after_record(a, act->d);
+    }
+}
+
+/* Every gate of the acts not skipped, in one batch (ungate.h). Returns the batch; *failed: some gate stayed. */
+static struct ungate_job *remove_gates(struct apply *a, struct apply_pass *p, int *failed)
+{
+    size_t n = 0, njobs = 0;
+    for (size_t i = 0; i < p->nacts; i++)
+        n += p->acts[i].skip == 0 ? p->acts[i].d->npods : 0;
+    struct ungate_job *jobs = util_calloc(n + 1, sizeof(*jobs));
+    for (size_t i = 0; i < p->nacts; i++) {
+        struct apply_act *act = &p->acts[i];
+        if (act->skip != 0)
+            continue;
+        act->jobs = jobs + njobs;
+        for (size_t k = 0; k < act->d->npods; k++)
+            jobs[njobs++] = (struct ungate_job){act->d->namespace_, &act->d->pods[k], 0, -1};
+    }
+    *failed = njobs > 0 && ungate_jobs(a, jobs, njobs) > 0;
+    return jobs;
+}
+
+/* The spread of a gang's gate removals (ungate_spread_note), observed once the gang has none left; logged over a second. */
+static void note_spread(struct apply *a, const struct admit_decision *d, const struct ungate_job *jobs)
+{
+    if (d->action != ADMIT_ACTION_ADMIT && d->action != ADMIT_ACTION_FINISH)
+        return;
+    long long ms =
+        ungate_spread_note(a->spread, d->namespace_, d->cluster, d->action == ADMIT_ACTION_ADMIT, jobs, d->npods, clock_mono_ms());
+    if (ms < 0)
+        return;
+    metrics_histogram_observe(a->m_spread_seconds, NULL, (double)ms / 1000.0);
+    if (ms > 1000)
+        log_warnf("gang %s/%s: %.3f s from its first gate removed to its last (partly released meanwhile)", d->namespace_, d->gang,
+                  (double)ms / 1000.0);
+}
+
+/* What one act's gates came to: metrics, its Normal Events, the log. secs: the batch's duration. */
+static void report_act(struct apply *a, struct apply_pass *p, const struct apply_act *act, double secs)
+{
+    const struct admit_decision *d = act->d;
+    size_t n = d->npods, failed = 0;
+    for (size_t k = 0; k < n; k++)
+        failed += !act->jobs[k].ok;
+    if (d->action == ADMIT_ACTION_ADMIT && failed == 0)
+        metrics_histogram_observe(a->m_ungate_seconds, NULL, secs);
+    note_spread(a, d, act->jobs);
+    if (act->report && d->action != ADMIT_ACTION_FINISH) {
+        struct events_object rc = {rc_api_version(d), "RayCluster", d->namespace_, d->cluster, d->cluster_uid};
+        /* A gang's admission is told once, on its RayCluster (each pod then gets the scheduler's Scheduled Event);
+           a pod admitted beyond the gang (TAIL_ADMIT) is told on itself, having no other record. */
+        if (d->action == ADMIT_ACTION_ADMIT)
+            eventpost_add(&p->events, &rc, "Normal", "GangAdmitted", d->message, p->now, a->cfg.instance);
+        for (size_t k = 0; k < n && d->action == ADMIT_ACTION_TAIL_ADMIT; k++) {
+            struct events_object po = {"v1", "Pod", d->namespace_, d->pods[k].name, d->pods[k].uid};
+            if (act->jobs[k].ok)
+                eventpost_add(&p->events, &po, "Normal", "GangAdmitted", d->message, p->now, a->cfg.instance);
+        }
+    }
+    log_infof("%s %s/%s (queue %s): gates removed from %zu of %zu pods in %.3f s", admit_action_name(d->action), d->namespace_,
+              d->gang, d->queue != NULL ? d->queue : "", n - failed, n, secs);
+}
+
+/*
+ * The one trip back into the cache (under the lock): the gangs whose record
+ * the API accepted are admitted, the pods whose gate it removed ungated.
+ * Only now is it known which writes were accepted; the cache must never
+ * believe one that was refused (the gang would hold no room while gated).
+ */
+static void commit(struct apply_pass *p, pthread_mutex_t *mu, struct cache *cache)
+{
+    pthread_mutex_lock(mu);
+    for (size_t i = 0; i < p->nacts; i++) {
+        const struct apply_act *act = &p->acts[i];
+        const struct admit_decision *d = act->d;
+        if (act->skip != 0)
+            continue;
+        struct cache_gang *g = d->action == ADMIT_ACTION_ADMIT ? cache_gang_get(cache, d->namespace_, d->cluster) : NULL;
+        if (g != NULL) {
+            cache_gang_mark_admitted(cache, g, p->now);
+            cache_gang_set_complete_ms(cache, g, 0);
+        }
+        for (size_t k = 0; k < d->npods; k++) {
+            struct cache_pod *pod = act->jobs[k].ok ? cache_pod_by_uid(cache, d->pods[k].uid) : NULL;
+            if (pod != NULL)
+                cache_pod_mark_ungated(cache, pod);
+        }
+    }
+    pthread_mutex_unlock(mu);
+}
+
+int apply_carry_out(struct apply *a, struct apply_pass *p, pthread_mutex_t *mu, struct cache *cache)
+{
+    int retry = 0;
+    long long t0 = clock_mono_ms();
+    record_admissions(a, p);
+    note_admitted(a, p);
+    for (size_t i = 0; i < p->nacts; i++)
+        retry |= p->acts[i].skip < 0;
+    int failed = 0;
+    struct ungate_job *jobs = remove_gates(a, p, &failed);
+    retry |= failed;
+    double secs = (double)(clock_mono_ms() - t0) / 1000.0;
+    for (size_t i = 0; i < p->nacts; i++) {
+        if (p->acts[i].skip == 0)
+            report_act(a, p, &p->acts[i], secs);
+    }
+    commit(p, mu, cache);
+    eventpost_send(a->cfg.client, &p->events, a->cfg.may_write, a->cfg.arg, "events");
+    eventpost_list_finish(&p->events);
+    free(jobs);
+    free(p->acts);
+    p->acts = NULL;
+    p->nacts = 0;
+    return retry ? -1 : 0;
+}

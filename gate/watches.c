@@ -1,0 +1,292 @@
+#include "watches.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "legacy.h"
+#include "log.h"
+#include "podgroup.h"
+#include "util.h"
+
+enum watch_kind {
+    WATCH_PODS,
+    WATCH_NODES,
+    WATCH_RAYCLUSTERS,
+    WATCH_QUEUES,
+    WATCH_PODGROUPS,
+    WATCH_LEGACY, /* the legacy operator's RayClusters (lib/gang/legacy.h), when its CRD is installed */
+    WATCH_COUNT,
+};
+
+/* The watches decisions need; the PodGroup watch only feeds status writes. */
+#define DECISION_WATCHES ((1u << WATCH_PODS) | (1u << WATCH_NODES) | (1u << WATCH_RAYCLUSTERS) | (1u << WATCH_QUEUES))
+
+#define LEGACY_API "/apis/" LEGACY_API_VERSION
+
+static const struct {
+    const char *name;
+    const char *path;
+} watch_specs[WATCH_COUNT] = {
+    [WATCH_PODS] = {"pods", "/api/v1/pods"},
+    [WATCH_NODES] = {"nodes", "/api/v1/nodes"},
+    [WATCH_RAYCLUSTERS] = {"rayclusters", "/apis/ray.io/v1/rayclusters"},
+    [WATCH_QUEUES] = {"queues", STATUS_VOLCANO_API "/queues"},
+    [WATCH_PODGROUPS] = {"podgroups", STATUS_VOLCANO_API "/podgroups"},
+    [WATCH_LEGACY] = {"legacy-rayclusters", LEGACY_API "/rayclusters"},
+};
+
+struct watch_ctx {
+    struct watches *w;
+    enum watch_kind kind;
+};
+
+struct watches {
+    struct watches_config cfg;
+    struct kube_watcher *watcher;
+    struct watch_ctx ctx[WATCH_COUNT];
+    unsigned started; /* bit per watch_kind; the controller's thread */
+    unsigned crds;    /* PODGROUP_CRD_* found by discovery; written under cfg.mu by the controller's thread */
+    int discovered;   /* discovery answered at least once; likewise */
+    unsigned synced;  /* under cfg.mu: bit per watch_kind (set too for a watch not started: its CRD is not installed) */
+};
+
+static const char *obj_str(const json_t *obj, const char *field)
+{
+    return json_string_value(json_object_get(json_object_get(obj, "metadata"), field));
+}
+
+struct watches *watches_create(const struct watches_config *cfg)
+{
+    struct watches *w = util_calloc(1, sizeof(*w));
+    w->cfg = *cfg;
+    return w;
+}
+
+void watches_destroy(struct watches *w)
+{
+    if (w == NULL)
+        return;
+    kube_watcher_destroy(w->watcher);
+    free(w);
+}
+
+/* A deletion (object borrowed) into the cache or the status; under the lock. */
+static void on_deleted(struct watches *w, enum watch_kind kind, const json_t *object)
+{
+    const char *ns = obj_str(object, "namespace"), *name = obj_str(object, "name");
+    if (name == NULL)
+        return;
+    switch (kind) {
+    case WATCH_PODS:
+        cache_delete_pod(w->cfg.cache, ns != NULL ? ns : "", name);
+        break;
+    case WATCH_NODES:
+        cache_delete_node(w->cfg.cache, name);
+        break;
+    case WATCH_RAYCLUSTERS:
+    case WATCH_LEGACY:
+        cache_delete_raycluster(w->cfg.cache, ns != NULL ? ns : "", name);
+        break;
+    case WATCH_QUEUES:
+        cache_delete_queue(w->cfg.cache, name);
+        status_record_queue(w->cfg.status, KUBE_WATCH_DELETED, object);
+        break;
+    case WATCH_PODGROUPS:
+    case WATCH_COUNT:
+        break;
+    }
+}
+
+/* An addition or change (object borrowed); under the lock. Returns 0, or -1 with err (the object is ignored). */
+static int on_upserted(struct watches *w, enum watch_kind kind, enum kube_watch_event ev, const json_t *object, struct error *err)
+{
+    switch (kind) {
+    case WATCH_PODS:
+        return cache_upsert_pod(w->cfg.cache, object, err);
+    case WATCH_NODES:
+        return cache_upsert_node(w->cfg.cache, object, err);
+    case WATCH_RAYCLUSTERS:
+    case WATCH_LEGACY:
+        return cache_upsert_raycluster(w->cfg.cache, object, err);
+    case WATCH_QUEUES:
+        status_record_queue(w->cfg.status, ev, object);
+        return cache_upsert_queue(w->cfg.cache, object, err);
+    case WATCH_PODGROUPS:
+    case WATCH_COUNT:
+        break;
+    }
+    return 0;
+}
+
+/* Runs on the watcher thread. object borrowed. */
+static void on_watch(void *arg, enum kube_watch_event ev, json_t *object)
+{
+    struct watch_ctx *x = arg;
+    struct watches *w = x->w;
+    struct error err = {{0}};
+    int rc = 0;
+
+    pthread_mutex_lock(w->cfg.mu);
+    if (ev == KUBE_WATCH_SYNCED) {
+        if (!(w->synced & (1u << x->kind)))
+            log_infof("watch %s synced", watch_specs[x->kind].name);
+        w->synced |= 1u << x->kind;
+        if (x->kind == WATCH_PODGROUPS)
+            status_podgroups_synced(w->cfg.status); /* every PodGroup is known now: compare them all */
+    } else if (x->kind == WATCH_PODGROUPS) {
+        status_record_podgroup(w->cfg.status, ev, object);
+    } else if (ev == KUBE_WATCH_DELETED) {
+        on_deleted(w, x->kind, object);
+    } else {
+        rc = on_upserted(w, x->kind, ev, object, &err);
+    }
+    *w->cfg.changed = 1;
+    pthread_mutex_unlock(w->cfg.mu);
+    if (rc != 0)
+        log_warnf("watch %s: object ignored: %s", watch_specs[x->kind].name, err.message);
+    w->cfg.wake(w->cfg.arg);
+}
+
+static int start_watch(struct watches *w, enum watch_kind k, struct error *err)
+{
+    if (w->started & (1u << k))
+        return 0;
+    w->ctx[k] = (struct watch_ctx){w, k};
+    struct kube_watch_spec spec = {
+        .name = watch_specs[k].name,
+        .path = watch_specs[k].path,
+        .fn = on_watch,
+        .arg = &w->ctx[k],
+    };
+    if (kube_watch_start(w->watcher, &spec, err) != 0)
+        return -1;
+    w->started |= 1u << k;
+    return 0;
+}
+
+/*
+ * Which of Volcano's CRDs the apiserver serves (GET /apis/scheduling.volcano.sh/v1beta1).
+ * Returns 0 with *flags (PODGROUP_CRD_*; 0 when the group is not served), or -1 when it did not answer.
+ */
+static int discover(struct watches *w, unsigned *flags)
+{
+    struct kube_response r;
+    kube_response_init(&r);
+    int out = 0;
+    if (kube_get(w->cfg.client, STATUS_VOLCANO_API, &r) == 0) {
+        *flags = podgroup_discovery(r.body);
+    } else if (r.status == 404) {
+        *flags = 0;
+    } else {
+        log_warnf("discovery of %s: %s", STATUS_VOLCANO_API, r.message);
+        out = -1;
+    }
+    kube_response_finish(&r);
+    return out;
+}
+
+/* Whether an APIResourceList (borrowed) names resource. */
+static int resource_listed(const json_t *list, const char *resource)
+{
+    size_t i;
+    const json_t *r;
+    json_array_foreach(json_object_get(list, "resources"), i, r)
+    {
+        const char *name = json_string_value(json_object_get(r, "name"));
+        if (name != NULL && strcmp(name, resource) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * The legacy operator's RayCluster CRD (GET /apis/cluster.ray.io/v1): once it
+ * is served, its clusters are watched (and gated) like KubeRay's. Returns 0,
+ * or -1 with err when the watch cannot start.
+ */
+static int discover_legacy(struct watches *w, struct error *err)
+{
+    if (w->started & (1u << WATCH_LEGACY))
+        return 0;
+    struct kube_response r;
+    kube_response_init(&r);
+    int served = kube_get(w->cfg.client, LEGACY_API, &r) == 0 && resource_listed(r.body, "rayclusters");
+    kube_response_finish(&r);
+    if (!served)
+        return 0;
+    log_infof("legacy RayCluster CRD (rayclusters.cluster.ray.io) found: the legacy Ray operator's clusters are gated too");
+    return start_watch(w, WATCH_LEGACY, err);
+}
+
+/* Says what discovery found, once, and again only when it changes. */
+static void log_discovery(unsigned was, unsigned flags, int first)
+{
+    if (first || ((was ^ flags) & PODGROUP_CRD_QUEUES))
+        log_infof((flags & PODGROUP_CRD_QUEUES) ? "Queue CRD (queues.scheduling.volcano.sh) found"
+                                                : "Queue CRD (queues.scheduling.volcano.sh) is not installed: no queue exists, so "
+                                                  "every gang waits for its queue, and no Queue status is written");
+    if (first || ((was ^ flags) & PODGROUP_CRD_PODGROUPS))
+        log_infof((flags & PODGROUP_CRD_PODGROUPS)
+                      ? "PodGroup CRD (podgroups.scheduling.volcano.sh) found: writing PodGroups"
+                      : "PodGroup CRD (podgroups.scheduling.volcano.sh) is not installed: PodGroups are not written");
+}
+
+/*
+ * Discovery, and the watches it allows. When discovery does not answer, the
+ * Queue watch is started anyway (its list retries) and PodGroups wait for the
+ * next try.
+ */
+int watches_discover(struct watches *w, struct error *err)
+{
+    unsigned flags = 0;
+    int known = discover(w, &flags) == 0;
+    pthread_mutex_lock(w->cfg.mu);
+    if (!known) /* as before, else as both Volcano's Queue CRD and ours are */
+        flags = w->crds | PODGROUP_CRD_QUEUES | PODGROUP_CRD_QUEUES_STATUS;
+    unsigned was = w->crds;
+    int first = !w->discovered;
+    w->crds = flags;
+    w->discovered |= known;
+    if (!(flags & PODGROUP_CRD_QUEUES))
+        w->synced |= 1u << WATCH_QUEUES;
+    pthread_mutex_unlock(w->cfg.mu);
+    if (known)
+        log_discovery(was, flags, first);
+    if ((flags & PODGROUP_CRD_QUEUES) && start_watch(w, WATCH_QUEUES, err) != 0)
+        return -1;
+    if ((flags & PODGROUP_CRD_PODGROUPS) && start_watch(w, WATCH_PODGROUPS, err) != 0)
+        return -1;
+    return discover_legacy(w, err);
+}
+
+int watches_start(struct watches *w, struct error *err)
+{
+    w->watcher = kube_watcher_create(w->cfg.client, err);
+    if (w->watcher == NULL)
+        return -1;
+    if (start_watch(w, WATCH_PODS, err) != 0 || start_watch(w, WATCH_NODES, err) != 0 ||
+        start_watch(w, WATCH_RAYCLUSTERS, err) != 0)
+        return -1;
+    return watches_discover(w, err);
+}
+
+int watches_discovery_wanted(const struct watches *w)
+{
+    return !w->discovered || !(w->crds & PODGROUP_CRD_PODGROUPS) || !(w->crds & PODGROUP_CRD_QUEUES) ||
+           !(w->started & (1u << WATCH_LEGACY));
+}
+
+int watches_synced(const struct watches *w)
+{
+    return (w->synced & DECISION_WATCHES) == DECISION_WATCHES;
+}
+
+unsigned watches_status_crds(const struct watches *w)
+{
+    unsigned crds = w->crds & (PODGROUP_CRD_PODGROUPS_STATUS | PODGROUP_CRD_QUEUES_STATUS);
+    if ((w->crds & PODGROUP_CRD_PODGROUPS) && (w->synced & (1u << WATCH_PODGROUPS)))
+        crds |= PODGROUP_CRD_PODGROUPS;
+    if ((w->crds & PODGROUP_CRD_QUEUES) && (w->synced & (1u << WATCH_QUEUES)))
+        crds |= PODGROUP_CRD_QUEUES;
+    return crds;
+}

@@ -1,0 +1,70 @@
+/*
+ * watches: what the gate controller watches, and where each event goes.
+ *
+ * One watcher thread (lib/io/kube.h) lists and watches pods, nodes,
+ * KubeRay's RayClusters, and, when discovery finds their CRDs, Volcano's
+ * Queues and PodGroups and the legacy operator's RayClusters
+ * (lib/gang/legacy.h). Each event goes, under the controller's lock, into
+ * the cache (lib/sched/cache.h) or the status mirror (status.h: PodGroups,
+ * and Queues' status); then *changed is set and the controller is woken.
+ *
+ * Discovery says which of Volcano's CRDs exist: without the PodGroup CRD no
+ * PodGroup is written, without the Queue CRD no queue exists (its watch
+ * counts as synced, every gang waits for its queue); either is said once in
+ * the log, looked for again at each resync, and used from the moment it
+ * appears. The legacy RayCluster CRD is looked for at start and at each
+ * resync until found.
+ *
+ * Threads: watches_start, watches_discover and watches_discovery_wanted run on
+ * the controller's thread (or before it runs); the event handlers on the
+ * watcher's thread. The synced bits and *changed are guarded by the
+ * controller's lock (cfg.mu), which the handlers take before the status lock
+ * (status.h's lock order).
+ */
+#ifndef RAYGATE_GATE_WATCHES_H
+#define RAYGATE_GATE_WATCHES_H
+
+#include <pthread.h>
+
+#include "cache.h"
+#include "kube.h"
+#include "status.h"
+
+struct watches;
+
+/* Everything borrowed, and must outlive the watches. */
+struct watches_config {
+    struct kube_client *client;
+    pthread_mutex_t *mu; /* the controller's lock: guards cache, *changed and the synced bits */
+    struct cache *cache;
+    struct status *status;
+    int *changed;            /* set to 1 (under mu) after every event */
+    void (*wake)(void *arg); /* after every event, without the lock */
+    void *arg;
+};
+
+struct watches *watches_create(const struct watches_config *cfg);
+
+/* Stops the watcher thread (if started) and frees; accepts NULL. Call it without cfg.mu held. */
+void watches_destroy(struct watches *w);
+
+/* Starts the watcher, the pods', nodes' and RayClusters' watches, and discovery's. Returns 0, or -1 with err. */
+int watches_start(struct watches *w, struct error *err);
+
+/* Whether discovery should be asked again (a CRD not found yet, or discovery never answered). */
+int watches_discovery_wanted(const struct watches *w);
+
+/* Asks discovery again and starts the watches it allows. Returns 0, or -1 with err when a watch cannot start. */
+int watches_discover(struct watches *w, struct error *err);
+
+/* Caller holds cfg.mu: whether every watch decisions need (pods, nodes, RayClusters, Queues) delivered its initial list. */
+int watches_synced(const struct watches *w);
+
+/*
+ * Caller holds cfg.mu: the PODGROUP_CRD_* flags status_sync may use now:
+ * PODGROUPS once the PodGroup watch synced, QUEUES once the Queue watch
+ * synced, and the *_STATUS subresource flags as discovered.
+ */
+unsigned watches_status_crds(const struct watches *w);
+
+#endif

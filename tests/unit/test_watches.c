@@ -1,0 +1,162 @@
+/*
+ * gate/watches.c against the fake API server of fakeapi.h: the lists of
+ * pods, nodes, RayClusters and (when discovery finds Volcano's Queue CRD)
+ * Queues land in the cache under the controller's lock, *changed is set and
+ * the controller woken; without the Queue CRD its watch is never started and
+ * counts as synced; PodGroups go to the status mirror, not the cache; the
+ * legacy operator's CRD starts its watch once it is served.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "fakeapi.h"
+#include "fixtures.h"
+#include "podgroup.h"
+#include "watches.h"
+
+struct world {
+    json_t *state;
+    struct fake *f;
+    struct kube_client *k;
+    struct metrics_registry *reg;
+    pthread_mutex_t mu;
+    struct cache *cache;
+    struct status *status;
+    struct watches *w;
+    int changed; /* under mu */
+    int wakes;   /* under mu */
+};
+
+static void on_wake(void *arg)
+{
+    struct world *x = arg;
+    pthread_mutex_lock(&x->mu);
+    x->wakes++;
+    pthread_mutex_unlock(&x->mu);
+}
+
+/* The fixture's objects as lists; discovery: queues (with their status subresource) when with_queues. */
+static void serve(json_t *state, int with_queues)
+{
+    json_t *fx = fixture_json("admit/queue-walkthrough.json");
+    fake_cluster_serve(state, fx);
+    json_decref(fx);
+    if (with_queues)
+        json_object_set_new(json_object_get(state, "get"), STATUS_VOLCANO_API,
+                            json_pack("{s:[{s:s},{s:s}]}", "resources", "name", "queues", "name", "queues/status"));
+}
+
+static struct world *world_new(int with_queues)
+{
+    struct world *x = calloc(1, sizeof(*x));
+    x->state = fake_cluster_state_new();
+    serve(x->state, with_queues);
+    x->f = fake_cluster_start(x->state, &x->k, NULL);
+    x->reg = metrics_registry_create();
+    pthread_mutex_init(&x->mu, NULL);
+    x->cache = cache_create();
+    x->status = status_create(x->k, x->reg, NULL, NULL, NULL);
+    struct watches_config cfg = {x->k, &x->mu, x->cache, x->status, &x->changed, on_wake, x};
+    x->w = watches_create(&cfg);
+    return x;
+}
+
+static void world_free(struct world *x)
+{
+    watches_destroy(x->w);
+    status_destroy(x->status);
+    cache_destroy(x->cache);
+    metrics_registry_destroy(x->reg);
+    fake_cluster_stop(x->f, x->k, x->state);
+    pthread_mutex_destroy(&x->mu);
+    free(x);
+}
+
+static int wait_synced(struct world *x)
+{
+    for (int i = 0; i < 500; i++) {
+        pthread_mutex_lock(&x->mu);
+        int s = watches_synced(x->w);
+        pthread_mutex_unlock(&x->mu);
+        if (s)
+            return 1;
+        usleep(10 * 1000);
+    }
+    return 0;
+}
+
+static void test_lists_into_cache(void **state)
+{
+    (void)state;
+    struct world *x = world_new(1);
+    struct error err = {{0}};
+    assert_int_equal(watches_start(x->w, &err), 0);
+    assert_true(wait_synced(x));
+    pthread_mutex_lock(&x->mu);
+    assert_non_null(cache_pod_get(x->cache, "default", "test-cluster-0-head"));
+    assert_non_null(cache_pod_get(x->cache, "default", "test-cluster-1-worker-worker-b"));
+    assert_non_null(cache_gang_get(x->cache, "default", "test-cluster-1"));
+    struct cache_queue *q = cache_queue_get(x->cache, "kuberay-test-queue");
+    assert_non_null(q);
+    assert_true(q->present);
+    assert_int_equal(x->changed, 1);
+    /* Queue status may be written (its watch synced, its subresource found); PodGroups may not (no CRD). */
+    unsigned crds = watches_status_crds(x->w);
+    pthread_mutex_unlock(&x->mu);
+    assert_true(crds & PODGROUP_CRD_QUEUES);
+    assert_true(crds & PODGROUP_CRD_QUEUES_STATUS);
+    assert_false(crds & PODGROUP_CRD_PODGROUPS);
+    assert_true(x->wakes > 0);
+    assert_true(watches_discovery_wanted(x->w)); /* the PodGroup and legacy CRDs are looked for again */
+    assert_int_equal(fake_wait_requests(x->f, "GET", STATUS_VOLCANO_API "/podgroups", 0, 0), 0);
+    world_free(x);
+}
+
+/* Without the Queue CRD: no queue exists, its watch never starts, and decisions are not held up for it. */
+static void test_no_queue_crd(void **state)
+{
+    (void)state;
+    struct world *x = world_new(0);
+    struct error err = {{0}};
+    assert_int_equal(watches_start(x->w, &err), 0);
+    assert_true(wait_synced(x));
+    pthread_mutex_lock(&x->mu);
+    const struct cache_queue *q = cache_queue_get(x->cache, "kuberay-test-queue");
+    assert_true(q == NULL || !q->present); /* only named by its gangs */
+    assert_int_equal(watches_status_crds(x->w), 0);
+    pthread_mutex_unlock(&x->mu);
+    assert_int_equal(fake_wait_requests(x->f, "GET", STATUS_VOLCANO_API "/queues", 0, 0), 0);
+    world_free(x);
+}
+
+/* The legacy CRD served later: found at the next discovery, and its RayClusters watched. */
+static void test_legacy_found_later(void **state)
+{
+    (void)state;
+    struct world *x = world_new(1);
+    struct error err = {{0}};
+    assert_int_equal(watches_start(x->w, &err), 0);
+    assert_true(wait_synced(x));
+    assert_int_equal(fake_wait_requests(x->f, "GET", "/apis/cluster.ray.io/v1/rayclusters", 0, 0), 0);
+    pthread_mutex_lock(&x->f->lock);
+    json_object_set_new(json_object_get(x->state, "get"), "/apis/cluster.ray.io/v1",
+                        json_pack("{s:[{s:s}]}", "resources", "name", "rayclusters"));
+    json_object_set_new(json_object_get(x->state, "lists"), "/apis/cluster.ray.io/v1/rayclusters", json_array());
+    pthread_mutex_unlock(&x->f->lock);
+    assert_int_equal(watches_discover(x->w, &err), 0);
+    assert_true(fake_wait_requests(x->f, "GET", "/apis/cluster.ray.io/v1/rayclusters", 1, 5000) >= 1);
+    world_free(x);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_lists_into_cache),
+        cmocka_unit_test(test_no_queue_crd),
+        cmocka_unit_test(test_legacy_found_later),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
