@@ -1,14 +1,13 @@
 #include "cache.h"
 #include "legacy.h"
-#include "preempt.h"
 #include "rayjob.h"
+#include "submitter.h"
+#include "table.h"
 #include "util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
 static int streq(const char *a, const char *b)
 {
@@ -17,130 +16,14 @@ static int streq(const char *a, const char *b)
     return strcmp(a, b) == 0;
 }
 
-/* FNV-1a, continued from h. */
-static uint64_t hash_bytes(uint64_t h, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
-
-#define HASH_SEED 0xcbf29ce484222325ULL
-
-static uint64_t hash_str(uint64_t h, const char *s)
-{
-    /* The NUL separates "a"+"bc" from "ab"+"c". */
-    return hash_bytes(h, s, strlen(s) + 1);
-}
-
-/* ---- intrusive hash table ---- */
-
-static void htab_init(struct cache_htab *t)
-{
-    t->nbuckets = 16;
-    t->buckets = util_calloc(t->nbuckets, sizeof(*t->buckets));
-    t->len = 0;
-}
-
-static void htab_finish(struct cache_htab *t)
-{
-    free(t->buckets);
-    t->buckets = NULL;
-    t->nbuckets = t->len = 0;
-}
-
-static struct cache_hnode *htab_first(const struct cache_htab *t, uint64_t hash)
-{
-    return t->buckets[hash & (t->nbuckets - 1)];
-}
-
-static void htab_insert(struct cache_htab *t, struct cache_hnode *n)
-{
-    if (t->len >= t->nbuckets) {
-        size_t nb = t->nbuckets * 2;
-        struct cache_hnode **b = util_calloc(nb, sizeof(*b));
-        for (size_t i = 0; i < t->nbuckets; i++) {
-            struct cache_hnode *e = t->buckets[i], *next;
-            for (; e != NULL; e = next) {
-                next = e->next;
-                e->next = b[e->hash & (nb - 1)];
-                b[e->hash & (nb - 1)] = e;
-            }
-        }
-        free(t->buckets);
-        t->buckets = b;
-        t->nbuckets = nb;
-    }
-    struct cache_hnode **head = &t->buckets[n->hash & (t->nbuckets - 1)];
-    n->next = *head;
-    *head = n;
-    t->len++;
-}
-
-/* The entry after n (NULL: the first), bucket by bucket; NULL after the last. */
-static struct cache_hnode *htab_next(const struct cache_htab *t, const struct cache_hnode *n)
-{
-    if (n != NULL && n->next != NULL)
-        return n->next;
-    for (size_t i = n != NULL ? (n->hash & (t->nbuckets - 1)) + 1 : 0; i < t->nbuckets; i++) {
-        if (t->buckets[i] != NULL)
-            return t->buckets[i];
-    }
-    return NULL;
-}
-
-static void htab_remove(struct cache_htab *t, struct cache_hnode *n)
-{
-    struct cache_hnode **pp = &t->buckets[n->hash & (t->nbuckets - 1)];
-    while (*pp != NULL && *pp != n)
-        pp = &(*pp)->next;
-    if (*pp == n) {
-        *pp = n->next;
-        t->len--;
-    }
-}
-
-/* ---- interned strings: refcounted, compared by pointer ---- */
-
-struct atom {
-    struct cache_hnode node;
-    uint32_t refs;
-    char s[];
-};
-
 static const char *intern(struct cache *c, const char *s)
 {
-    if (s == NULL)
-        return NULL;
-    uint64_t h = hash_str(HASH_SEED, s);
-    for (struct cache_hnode *n = htab_first(&c->strings, h); n != NULL; n = n->next) {
-        struct atom *a = CONTAINER_OF(n, struct atom, node);
-        if (n->hash == h && strcmp(a->s, s) == 0) {
-            a->refs++;
-            return a->s;
-        }
-    }
-    size_t len = strlen(s);
-    struct atom *a = util_malloc(sizeof(*a) + len + 1);
-    memcpy(a->s, s, len + 1);
-    a->refs = 1;
-    a->node.hash = h;
-    htab_insert(&c->strings, &a->node);
-    return a->s;
+    return table_intern(&c->strings, s);
 }
 
 static void unintern(struct cache *c, const char *s)
 {
-    if (s == NULL)
-        return;
-    struct atom *a = CONTAINER_OF(s, struct atom, s);
-    if (--a->refs == 0) {
-        htab_remove(&c->strings, &a->node);
-        free(a);
-    }
+    table_release(&c->strings, s);
 }
 
 /* An interned copy of a non-empty JSON string member, else NULL. */
@@ -173,11 +56,11 @@ const char *cache_resource_name(const struct cache *c, uint32_t id)
 
 static uint64_t rl_hash(const struct cache_res *items, uint32_t len)
 {
-    uint64_t h = HASH_SEED;
+    uint64_t h = TABLE_HASH_SEED;
     for (uint32_t i = 0; i < len; i++) {
-        h = hash_bytes(h, &items[i].id, sizeof(items[i].id));
-        h = hash_bytes(h, &items[i].format, sizeof(items[i].format));
-        h = hash_bytes(h, &items[i].value, sizeof(items[i].value));
+        h = table_hash_bytes(h, &items[i].id, sizeof(items[i].id));
+        h = table_hash_bytes(h, &items[i].format, sizeof(items[i].format));
+        h = table_hash_bytes(h, &items[i].value, sizeof(items[i].value));
     }
     return h;
 }
@@ -215,8 +98,8 @@ static const struct cache_rl *rl_intern(struct cache *c, const struct resources 
     if (len == 0)
         goto out;
     uint64_t h = rl_hash(items, len);
-    for (struct cache_hnode *n = htab_first(&c->rls, h); n != NULL; n = n->next) {
-        struct cache_rl *rl = CONTAINER_OF(n, struct cache_rl, node);
+    for (struct table_node *n = table_first(&c->rls, h); n != NULL; n = n->next) {
+        struct cache_rl *rl = TABLE_CONTAINER_OF(n, struct cache_rl, node);
         if (n->hash == h && rl_equal(rl, items, len)) {
             rl->refs++;
             found = rl;
@@ -228,7 +111,7 @@ static const struct cache_rl *rl_intern(struct cache *c, const struct resources 
     rl->len = len;
     memcpy(rl->items, items, len * sizeof(items[0]));
     rl->node.hash = h;
-    htab_insert(&c->rls, &rl->node);
+    table_insert(&c->rls, &rl->node);
     found = rl;
 out:
     free(items);
@@ -241,7 +124,7 @@ static void rl_release(struct cache *c, const struct cache_rl *crl)
         return;
     struct cache_rl *rl = (struct cache_rl *)(uintptr_t)crl; /* we own it; const is for readers */
     if (--rl->refs == 0) {
-        htab_remove(&c->rls, &rl->node);
+        table_remove(&c->rls, &rl->node);
         free(rl);
     }
 }
@@ -290,7 +173,7 @@ static void sched_release(struct cache *c, const struct cache_sched *cs)
         return;
     struct cache_sched *s = (struct cache_sched *)(uintptr_t)cs;
     if (--s->refs == 0) {
-        htab_remove(&c->scheds, &s->node);
+        table_remove(&c->scheds, &s->node);
         sched_free(c, s);
     }
 }
@@ -408,9 +291,9 @@ static const struct cache_sched *sched_intern(struct cache *c, const json_t *spe
     json_decref(key);
     if (text == NULL)
         abort();
-    uint64_t h = hash_str(HASH_SEED, text);
-    for (struct cache_hnode *n = htab_first(&c->scheds, h); n != NULL; n = n->next) {
-        struct cache_sched *s = CONTAINER_OF(n, struct cache_sched, node);
+    uint64_t h = table_hash_str(TABLE_HASH_SEED, text);
+    for (struct table_node *n = table_first(&c->scheds, h); n != NULL; n = n->next) {
+        struct cache_sched *s = TABLE_CONTAINER_OF(n, struct cache_sched, node);
         if (n->hash == h && strcmp(s->key, text) == 0) {
             s->refs++;
             free(text);
@@ -421,7 +304,7 @@ static const struct cache_sched *sched_intern(struct cache *c, const json_t *spe
     s->key = text;
     s->refs = 1;
     s->node.hash = h;
-    htab_insert(&c->scheds, &s->node);
+    table_insert(&c->scheds, &s->node);
     return s;
 }
 
@@ -430,14 +313,14 @@ static const struct cache_sched *sched_intern(struct cache *c, const json_t *spe
 struct cache *cache_create(void)
 {
     struct cache *c = util_calloc(1, sizeof(*c));
-    htab_init(&c->strings);
-    htab_init(&c->rls);
-    htab_init(&c->scheds);
-    htab_init(&c->nodes);
-    htab_init(&c->pods);
-    htab_init(&c->pods_uid);
-    htab_init(&c->gangs);
-    htab_init(&c->queues);
+    table_init(&c->strings);
+    table_init(&c->rls);
+    table_init(&c->scheds);
+    table_init(&c->nodes);
+    table_init(&c->pods);
+    table_init(&c->pods_uid);
+    table_init(&c->gangs);
+    table_init(&c->queues);
     c->capacity_changed = 1;
     c->nodes_changed = 1;
     return c;
@@ -445,7 +328,7 @@ struct cache *cache_create(void)
 
 static uint64_t key_hash(const char *ns, const char *name)
 {
-    return hash_str(hash_str(HASH_SEED, ns != NULL ? ns : ""), name);
+    return table_hash_str(table_hash_str(TABLE_HASH_SEED, ns != NULL ? ns : ""), name);
 }
 
 /* ---- nodes ---- */
@@ -453,8 +336,8 @@ static uint64_t key_hash(const char *ns, const char *name)
 struct cache_node *cache_node_get(const struct cache *c, const char *name)
 {
     uint64_t h = key_hash(NULL, name);
-    for (struct cache_hnode *n = htab_first(&c->nodes, h); n != NULL; n = n->next) {
-        struct cache_node *node = CONTAINER_OF(n, struct cache_node, by_name);
+    for (struct table_node *n = table_first(&c->nodes, h); n != NULL; n = n->next) {
+        struct cache_node *node = TABLE_CONTAINER_OF(n, struct cache_node, by_name);
         if (n->hash == h && strcmp(node->name, name) == 0)
             return node;
     }
@@ -470,7 +353,7 @@ static struct cache_node *node_ref(struct cache *c, const char *name)
     node->name = intern(c, name);
     node->alloc_pods = INT64_MAX;
     node->by_name.hash = key_hash(NULL, name);
-    htab_insert(&c->nodes, &node->by_name);
+    table_insert(&c->nodes, &node->by_name);
     return node;
 }
 
@@ -502,7 +385,7 @@ static void node_maybe_free(struct cache *c, struct cache_node *node)
 {
     if (node->present || node->bound > 0)
         return;
-    htab_remove(&c->nodes, &node->by_name);
+    table_remove(&c->nodes, &node->by_name);
     node_clear(c, node);
     unintern(c, node->name);
     free(node->used);
@@ -681,8 +564,8 @@ static void node_account(struct cache_node *node, const struct cache_rl *req, in
 struct cache_queue *cache_queue_get(const struct cache *c, const char *name)
 {
     uint64_t h = key_hash(NULL, name);
-    for (struct cache_hnode *n = htab_first(&c->queues, h); n != NULL; n = n->next) {
-        struct cache_queue *q = CONTAINER_OF(n, struct cache_queue, by_name);
+    for (struct table_node *n = table_first(&c->queues, h); n != NULL; n = n->next) {
+        struct cache_queue *q = TABLE_CONTAINER_OF(n, struct cache_queue, by_name);
         if (n->hash == h && strcmp(q->name, name) == 0)
             return q;
     }
@@ -699,7 +582,7 @@ static struct cache_queue *queue_ref(struct cache *c, const char *name)
     q->dirty = 1;
     q->reclaimable = 1;
     q->by_name.hash = key_hash(NULL, name);
-    htab_insert(&c->queues, &q->by_name);
+    table_insert(&c->queues, &q->by_name);
     return q;
 }
 
@@ -707,7 +590,7 @@ static void queue_maybe_free(struct cache *c, struct cache_queue *q)
 {
     if (q->present || q->ngangs > 0)
         return;
-    htab_remove(&c->queues, &q->by_name);
+    table_remove(&c->queues, &q->by_name);
     unintern(c, q->name);
     unintern(c, q->state);
     rl_release(c, q->capability);
@@ -742,7 +625,7 @@ static int queue_parse_preemption(struct cache *c, struct cache_queue *q, const 
         deserved = rl_intern(c, &res, 1, NULL);
     resources_finish(&res);
     uint8_t reclaimable = !json_is_false(json_object_get(spec, "reclaimable"));
-    const char *preemption = intern_member(c, annotations, PREEMPT_ANNOTATION_POLICY);
+    const char *preemption = intern_member(c, annotations, NAMES_ANNOTATION_PREEMPTION);
     int changed = q->deserved != deserved || q->reclaimable != reclaimable || q->preemption != preemption;
     rl_release(c, q->deserved);
     unintern(c, q->preemption);
@@ -814,8 +697,8 @@ void cache_delete_queue(struct cache *c, const char *name)
 struct cache_gang *cache_gang_get(const struct cache *c, const char *namespace_, const char *name)
 {
     uint64_t h = key_hash(namespace_, name);
-    for (struct cache_hnode *n = htab_first(&c->gangs, h); n != NULL; n = n->next) {
-        struct cache_gang *g = CONTAINER_OF(n, struct cache_gang, by_name);
+    for (struct table_node *n = table_first(&c->gangs, h); n != NULL; n = n->next) {
+        struct cache_gang *g = TABLE_CONTAINER_OF(n, struct cache_gang, by_name);
         if (n->hash == h && strcmp(g->name, name) == 0 && streq(g->namespace_, namespace_ ? namespace_ : ""))
             return g;
     }
@@ -833,7 +716,7 @@ static struct cache_gang *gang_ref(struct cache *c, const char *ns, const char *
     g->preemptable = 1;
     resources_init(&g->min_resources);
     g->by_name.hash = key_hash(ns, name);
-    htab_insert(&c->gangs, &g->by_name);
+    table_insert(&c->gangs, &g->by_name);
     g->all_next = c->all_gangs;
     if (c->all_gangs != NULL)
         c->all_gangs->all_prev = g;
@@ -951,7 +834,7 @@ static void gang_maybe_free(struct cache *c, struct cache_gang *g)
         return;
     cache_gang_set_node_wait(c, g, 0);
     gang_set_queue(c, g, NULL);
-    htab_remove(&c->gangs, &g->by_name);
+    table_remove(&c->gangs, &g->by_name);
     if (g->all_prev != NULL)
         g->all_prev->all_next = g->all_next;
     else
@@ -1027,8 +910,8 @@ static void update_reserving(struct cache *c, struct cache_pod *pod)
 struct cache_pod *cache_pod_get(const struct cache *c, const char *namespace_, const char *name)
 {
     uint64_t h = key_hash(namespace_, name);
-    for (struct cache_hnode *n = htab_first(&c->pods, h); n != NULL; n = n->next) {
-        struct cache_pod *p = CONTAINER_OF(n, struct cache_pod, by_name);
+    for (struct table_node *n = table_first(&c->pods, h); n != NULL; n = n->next) {
+        struct cache_pod *p = TABLE_CONTAINER_OF(n, struct cache_pod, by_name);
         if (n->hash == h && strcmp(p->name, name) == 0 && streq(p->namespace_, namespace_ ? namespace_ : ""))
             return p;
     }
@@ -1037,9 +920,9 @@ struct cache_pod *cache_pod_get(const struct cache *c, const char *namespace_, c
 
 struct cache_pod *cache_pod_by_uid(const struct cache *c, const char *uid)
 {
-    uint64_t h = hash_str(HASH_SEED, uid);
-    for (struct cache_hnode *n = htab_first(&c->pods_uid, h); n != NULL; n = n->next) {
-        struct cache_pod *p = CONTAINER_OF(n, struct cache_pod, by_uid);
+    uint64_t h = table_hash_str(TABLE_HASH_SEED, uid);
+    for (struct table_node *n = table_first(&c->pods_uid, h); n != NULL; n = n->next) {
+        struct cache_pod *p = TABLE_CONTAINER_OF(n, struct cache_pod, by_uid);
         if (n->hash == h && strcmp(p->uid, uid) == 0)
             return p;
     }
@@ -1169,12 +1052,12 @@ static struct cache_pod *pod_reuse(struct cache *c, const char *ns, const char *
            and must not make the pod gated again, which would drop its share from its queue until the next event. */
         prev->keep_mark = (pod->flags & CACHE_POD_MARKED_UNGATED) && strcmp(pod->uid, uid) == 0;
         pod_detach(c, pod);
-        htab_remove(&c->pods_uid, &pod->by_uid);
+        table_remove(&c->pods_uid, &pod->by_uid);
         pod_release_fields(c, pod);
     } else {
         pod = util_calloc(1, sizeof(*pod));
         pod->by_name.hash = key_hash(ns, name);
-        htab_insert(&c->pods, &pod->by_name);
+        table_insert(&c->pods, &pod->by_name);
     }
     return pod;
 }
@@ -1190,8 +1073,8 @@ static void pod_set_names(struct cache *c, struct cache_pod *pod, const char *na
     pod->name = pod->strings;
     pod->uid = pod->strings + ln + 1;
     pod->resource_version = pod->strings + ln + lu + 2;
-    pod->by_uid.hash = hash_str(HASH_SEED, pod->uid);
-    htab_insert(&c->pods_uid, &pod->by_uid);
+    pod->by_uid.hash = table_hash_str(TABLE_HASH_SEED, pod->uid);
+    table_insert(&c->pods_uid, &pod->by_uid);
 }
 
 /* Namespace, labels, creation time and flags, from metadata (borrowed). */
@@ -1332,8 +1215,8 @@ static void pod_remove(struct cache *c, struct cache_pod *pod)
     if (pod->counted != NULL)
         c->capacity_changed = 1;
     pod_detach(c, pod);
-    htab_remove(&c->pods, &pod->by_name);
-    htab_remove(&c->pods_uid, &pod->by_uid);
+    table_remove(&c->pods, &pod->by_name);
+    table_remove(&c->pods_uid, &pod->by_uid);
     pod_release_fields(c, pod);
     free(pod);
     c->generation++;
@@ -1390,13 +1273,19 @@ static void gang_parse_admitted(struct cache_gang *g, const json_t *meta)
     g->admitted_at = at;
 }
 
+int cache_preemptable(const char *label, const char *annotation)
+{
+    /* Volcano reads the value as a boolean; "false" is what users write. */
+    return !(label != NULL && strcmp(label, "false") == 0) && !(annotation != NULL && strcmp(annotation, "false") == 0);
+}
+
 /* What preemption reads of a RayCluster's metadata (borrowed): volcano.sh/preemptable, raygate.io/preempted-by. */
 static void gang_parse_preemption(struct cache *c, struct cache_gang *g, const json_t *meta)
 {
     const json_t *labels = json_object_get(meta, "labels"), *annotations = json_object_get(meta, "annotations");
-    g->preemptable = (uint8_t)preempt_preemptable(json_string_value(json_object_get(labels, PREEMPT_LABEL_PREEMPTABLE)),
-                                                  json_string_value(json_object_get(annotations, PREEMPT_LABEL_PREEMPTABLE)));
-    gang_set_preempted_by(c, g, util_strdup(json_string_value(json_object_get(annotations, PREEMPT_ANNOTATION_PREEMPTED_BY))));
+    g->preemptable = (uint8_t)cache_preemptable(json_string_value(json_object_get(labels, NAMES_LABEL_PREEMPTABLE)),
+                                                  json_string_value(json_object_get(annotations, NAMES_LABEL_PREEMPTABLE)));
+    gang_set_preempted_by(c, g, util_strdup(json_string_value(json_object_get(annotations, NAMES_ANNOTATION_PREEMPTED_BY))));
 }
 
 /*
@@ -1432,7 +1321,7 @@ static void gang_parse_spec(struct cache *c, struct cache_gang *g, const json_t 
     gang_clear_groups(c, g);
     g->legacy = (uint8_t)legacy_is_raycluster(obj);
     /* A RayJob's submitter included; the legacy operator's gang from its pod types. */
-    if ((g->legacy ? legacy_gang_from_raycluster(obj, &spec, &gerr) : rayjob_raycluster_gang(obj, &spec, &gerr)) == 0) {
+    if ((g->legacy ? legacy_gang_from_raycluster(obj, &spec, &gerr) : submitter_cluster_gang(obj, &spec, &gerr)) == 0) {
         g->spec_ok = 1;
         g->min_member = spec.min_member;
         g->groups = util_calloc(spec.ngroups, sizeof(*g->groups));
@@ -1582,26 +1471,26 @@ void cache_foreach_queue(const struct cache *c, void (*fn)(struct cache_queue *q
 
 struct cache_queue *cache_queue_first(const struct cache *c)
 {
-    struct cache_hnode *h = htab_next(&c->queues, NULL);
-    return h != NULL ? CONTAINER_OF(h, struct cache_queue, by_name) : NULL;
+    struct table_node *h = table_next(&c->queues, NULL);
+    return h != NULL ? TABLE_CONTAINER_OF(h, struct cache_queue, by_name) : NULL;
 }
 
 struct cache_queue *cache_queue_next(const struct cache *c, const struct cache_queue *q)
 {
-    struct cache_hnode *h = htab_next(&c->queues, &q->by_name);
-    return h != NULL ? CONTAINER_OF(h, struct cache_queue, by_name) : NULL;
+    struct table_node *h = table_next(&c->queues, &q->by_name);
+    return h != NULL ? TABLE_CONTAINER_OF(h, struct cache_queue, by_name) : NULL;
 }
 
 struct cache_node *cache_node_first(const struct cache *c)
 {
-    struct cache_hnode *h = htab_next(&c->nodes, NULL);
-    return h != NULL ? CONTAINER_OF(h, struct cache_node, by_name) : NULL;
+    struct table_node *h = table_next(&c->nodes, NULL);
+    return h != NULL ? TABLE_CONTAINER_OF(h, struct cache_node, by_name) : NULL;
 }
 
 struct cache_node *cache_node_next(const struct cache *c, const struct cache_node *n)
 {
-    struct cache_hnode *h = htab_next(&c->nodes, &n->by_name);
-    return h != NULL ? CONTAINER_OF(h, struct cache_node, by_name) : NULL;
+    struct table_node *h = table_next(&c->nodes, &n->by_name);
+    return h != NULL ? TABLE_CONTAINER_OF(h, struct cache_node, by_name) : NULL;
 }
 
 void cache_mark_all_dirty(struct cache *c)
@@ -1662,7 +1551,7 @@ void cache_destroy(struct cache *c)
     /* Pods first: they hold references to nodes, gangs and interned data. */
     for (size_t i = 0; i < c->pods.nbuckets; i++) {
         while (c->pods.buckets[i] != NULL)
-            pod_remove(c, CONTAINER_OF(c->pods.buckets[i], struct cache_pod, by_name));
+            pod_remove(c, TABLE_CONTAINER_OF(c->pods.buckets[i], struct cache_pod, by_name));
     }
     while (c->all_gangs != NULL) {
         struct cache_gang *g = c->all_gangs;
@@ -1673,22 +1562,22 @@ void cache_destroy(struct cache *c)
     }
     for (size_t i = 0; i < c->queues.nbuckets; i++) {
         while (c->queues.buckets[i] != NULL)
-            cache_delete_queue(c, CONTAINER_OF(c->queues.buckets[i], struct cache_queue, by_name)->name);
+            cache_delete_queue(c, TABLE_CONTAINER_OF(c->queues.buckets[i], struct cache_queue, by_name)->name);
     }
     for (size_t i = 0; i < c->nodes.nbuckets; i++) {
         while (c->nodes.buckets[i] != NULL)
-            cache_delete_node(c, CONTAINER_OF(c->nodes.buckets[i], struct cache_node, by_name)->name);
+            cache_delete_node(c, TABLE_CONTAINER_OF(c->nodes.buckets[i], struct cache_node, by_name)->name);
     }
     for (uint32_t i = 0; i < c->nresources; i++)
         unintern(c, c->resource_names[i]);
     free(c->resource_names);
-    htab_finish(&c->strings);
-    htab_finish(&c->rls);
-    htab_finish(&c->scheds);
-    htab_finish(&c->nodes);
-    htab_finish(&c->pods);
-    htab_finish(&c->pods_uid);
-    htab_finish(&c->gangs);
-    htab_finish(&c->queues);
+    table_finish(&c->strings);
+    table_finish(&c->rls);
+    table_finish(&c->scheds);
+    table_finish(&c->nodes);
+    table_finish(&c->pods);
+    table_finish(&c->pods_uid);
+    table_finish(&c->gangs);
+    table_finish(&c->queues);
     free(c);
 }

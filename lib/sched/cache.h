@@ -43,18 +43,7 @@
 #include "gang.h"
 #include "quantity.h"
 #include "names.h"
-
-/* Intrusive hash-table link. */
-struct cache_hnode {
-    struct cache_hnode *next;
-    uint64_t hash;
-};
-
-struct cache_htab {
-    struct cache_hnode **buckets;
-    size_t nbuckets;
-    size_t len;
-};
+#include "table.h"
 
 /* One resource of an interned list: id indexes cache->resource_names. */
 struct cache_res {
@@ -65,7 +54,7 @@ struct cache_res {
 
 /* An interned, immutable resource list, items sorted by resource name. */
 struct cache_rl {
-    struct cache_hnode node;
+    struct table_node node;
     uint32_t refs;
     uint32_t len;
     struct cache_res items[];
@@ -124,7 +113,7 @@ struct cache_label {
  * node affinity (any term), tolerations. Pods without any share NULL.
  */
 struct cache_sched {
-    struct cache_hnode node;
+    struct table_node node;
     uint32_t refs;
     char *key; /* canonical JSON the class is interned by */
     uint32_t nselector;
@@ -136,7 +125,7 @@ struct cache_sched {
 };
 
 struct cache_node {
-    struct cache_hnode by_name;
+    struct table_node by_name;
     const char *name; /* interned */
     uint8_t present;  /* the Node object is cached (else only pods bound to it are) */
     uint8_t ready;    /* condition Ready is True */
@@ -172,8 +161,8 @@ enum {
 struct cache_gang;
 
 struct cache_pod {
-    struct cache_hnode by_name;
-    struct cache_hnode by_uid;
+    struct table_node by_name;
+    struct table_node by_uid;
     struct cache_pod *gang_prev, *gang_next; /* the pods of its gang */
     struct cache_pod *resv_prev, *resv_next; /* the cache's list of reserving pods */
     char *strings;                           /* owned: "name\0uid\0resourceVersion\0" */
@@ -207,7 +196,7 @@ enum cache_dequeue {
 };
 
 struct cache_queue {
-    struct cache_hnode by_name;
+    struct table_node by_name;
     const char *name; /* interned */
     uint8_t present;
     uint8_t dequeue;  /* enum cache_dequeue */
@@ -232,7 +221,7 @@ struct cache_group {
 };
 
 struct cache_gang {
-    struct cache_hnode by_name;
+    struct table_node by_name;
     struct cache_gang *all_prev, *all_next;     /* every gang */
     struct cache_gang *pre_prev, *pre_next;     /* the cache's list of gangs whose preempted_by is set (cache.preempted) */
     struct cache_gang *queue_prev, *queue_next; /* the gangs of its queue */
@@ -281,14 +270,14 @@ struct cache_gang {
 };
 
 struct cache {
-    struct cache_htab strings;
-    struct cache_htab rls;
-    struct cache_htab scheds;
-    struct cache_htab nodes;
-    struct cache_htab pods;      /* by namespace/name */
-    struct cache_htab pods_uid;  /* by uid */
-    struct cache_htab gangs;
-    struct cache_htab queues;
+    struct table strings;
+    struct table rls;
+    struct table scheds;
+    struct table nodes;
+    struct table pods;      /* by namespace/name */
+    struct table pods_uid;  /* by uid */
+    struct table gangs;
+    struct table queues;
     struct cache_gang *all_gangs;
     struct cache_gang *preempted;    /* gangs whose preempted_by is set: the victims of preemptions (pre_next) */
     struct cache_gang *node_waiters; /* gangs whose last verdict waited on node room */
@@ -384,6 +373,9 @@ static inline const char *cache_gang_group(const struct cache_gang *g)
 {
     return g->owner_name != NULL ? g->owner_name : g->name;
 }
+
+/* Whether a RayCluster's volcano.sh/preemptable label or annotation value (borrowed; NULL: absent) lets it be a victim. */
+int cache_preemptable(const char *label, const char *annotation);
 
 /* A pod is live (a gang member) when neither terminating nor Succeeded/Failed. */
 int cache_pod_live(const struct cache_pod *pod);
