@@ -1028,7 +1028,7 @@ static void pass_init(struct pass *p, struct admit *a, struct admit_result *out)
     p->a = a;
     p->c = a->c;
     p->out = out;
-    p->nres = p->c->nresources;
+    p->nres = p->c->shapes.nresources;
     p->fit = a->fit;
     p->hold_a = util_calloc(p->nres, sizeof(*p->hold_a));
     p->hold_b = util_calloc(p->nres, sizeof(*p->hold_b));

@@ -16,117 +16,9 @@ static int streq(const char *a, const char *b)
     return strcmp(a, b) == 0;
 }
 
-static const char *intern(struct cache *c, const char *s)
-{
-    return table_intern(&c->strings, s);
-}
-
-static void unintern(struct cache *c, const char *s)
-{
-    table_release(&c->strings, s);
-}
-
-/* An interned copy of a non-empty JSON string member, else NULL. */
-static const char *intern_member(struct cache *c, const json_t *obj, const char *key)
-{
-    const char *s = json_string_value(json_object_get(obj, key));
-    return s != NULL && s[0] != '\0' ? intern(c, s) : NULL;
-}
-
-/* ---- resource names and interned resource lists ---- */
-
-static uint32_t resource_id(struct cache *c, const char *name)
-{
-    for (uint32_t i = 0; i < c->nresources; i++) {
-        if (strcmp(c->resource_names[i], name) == 0)
-            return i;
-    }
-    if (c->nresources == c->resource_cap) {
-        c->resource_cap = c->resource_cap ? c->resource_cap * 2 : 8;
-        c->resource_names = util_realloc(c->resource_names, c->resource_cap * sizeof(*c->resource_names));
-    }
-    c->resource_names[c->nresources] = intern(c, name);
-    return c->nresources++;
-}
-
 const char *cache_resource_name(const struct cache *c, uint32_t id)
 {
-    return id < c->nresources ? c->resource_names[id] : NULL;
-}
-
-static uint64_t rl_hash(const struct cache_res *items, uint32_t len)
-{
-    uint64_t h = TABLE_HASH_SEED;
-    for (uint32_t i = 0; i < len; i++) {
-        h = table_hash_bytes(h, &items[i].id, sizeof(items[i].id));
-        h = table_hash_bytes(h, &items[i].format, sizeof(items[i].format));
-        h = table_hash_bytes(h, &items[i].value, sizeof(items[i].value));
-    }
-    return h;
-}
-
-static int rl_equal(const struct cache_rl *rl, const struct cache_res *items, uint32_t len)
-{
-    if (rl->len != len)
-        return 0;
-    for (uint32_t i = 0; i < len; i++) {
-        if (rl->items[i].id != items[i].id || rl->items[i].format != items[i].format ||
-            rl->items[i].value != items[i].value)
-            return 0;
-    }
-    return 1;
-}
-
-/*
- * Interns r (names sorted, as struct resources keeps them). Zero quantities are
- * dropped unless keep_zero (a queue's capability of 0 still limits). skip names
- * one resource to leave out (NULL: none). Returns NULL for an empty list.
- */
-static const struct cache_rl *rl_intern(struct cache *c, const struct resources *r, int keep_zero, const char *skip)
-{
-    struct cache_res *items = util_calloc(r->len, sizeof(*items));
-    uint32_t len = 0;
-    for (size_t i = 0; i < r->len; i++) {
-        if ((r->items[i].quantity.value == 0 && !keep_zero) || streq(r->items[i].name, skip))
-            continue;
-        items[len].id = resource_id(c, r->items[i].name);
-        items[len].format = (uint8_t)r->items[i].quantity.format;
-        items[len].value = r->items[i].quantity.value;
-        len++;
-    }
-    const struct cache_rl *found = NULL;
-    if (len == 0)
-        goto out;
-    uint64_t h = rl_hash(items, len);
-    for (struct table_node *n = table_first(&c->rls, h); n != NULL; n = n->next) {
-        struct cache_rl *rl = TABLE_CONTAINER_OF(n, struct cache_rl, node);
-        if (n->hash == h && rl_equal(rl, items, len)) {
-            rl->refs++;
-            found = rl;
-            goto out;
-        }
-    }
-    struct cache_rl *rl = util_malloc(sizeof(*rl) + len * sizeof(rl->items[0]));
-    rl->refs = 1;
-    rl->len = len;
-    memcpy(rl->items, items, len * sizeof(items[0]));
-    rl->node.hash = h;
-    table_insert(&c->rls, &rl->node);
-    found = rl;
-out:
-    free(items);
-    return found;
-}
-
-static void rl_release(struct cache *c, const struct cache_rl *crl)
-{
-    if (crl == NULL)
-        return;
-    struct cache_rl *rl = (struct cache_rl *)(uintptr_t)crl; /* we own it; const is for readers */
-    if (--rl->refs == 0) {
-        table_remove(&c->rls, &rl->node);
-        free(rl);
-    }
+    return id < c->shapes.nresources ? c->shapes.resource_names[id] : NULL;
 }
 
 /* ---- timestamps ---- */
@@ -138,184 +30,12 @@ static int64_t parse_time(const char *s)
     return util_parse_time(s, &t) == 0 ? t : 0;
 }
 
-/* ---- scheduling constraints ---- */
-
-static void sched_free(struct cache *c, struct cache_sched *s)
-{
-    for (uint32_t i = 0; i < s->nselector; i++) {
-        unintern(c, s->selector[i].key);
-        unintern(c, s->selector[i].value);
-    }
-    free(s->selector);
-    for (uint32_t t = 0; t < s->nterms; t++) {
-        for (uint32_t e = 0; e < s->terms[t].len; e++) {
-            struct cache_expr *x = &s->terms[t].exprs[e];
-            unintern(c, x->key);
-            for (uint32_t v = 0; v < x->nvalues; v++)
-                unintern(c, x->values[v]);
-            free(x->values);
-        }
-        free(s->terms[t].exprs);
-    }
-    free(s->terms);
-    for (uint32_t i = 0; i < s->ntolerations; i++) {
-        unintern(c, s->tolerations[i].key);
-        unintern(c, s->tolerations[i].value);
-    }
-    free(s->tolerations);
-    free(s->key);
-    free(s);
-}
-
-static void sched_release(struct cache *c, const struct cache_sched *cs)
-{
-    if (cs == NULL)
-        return;
-    struct cache_sched *s = (struct cache_sched *)(uintptr_t)cs;
-    if (--s->refs == 0) {
-        table_remove(&c->scheds, &s->node);
-        sched_free(c, s);
-    }
-}
-
-static uint8_t parse_effect(const char *s)
-{
-    if (streq(s, "NoSchedule"))
-        return CACHE_EFFECT_NO_SCHEDULE;
-    if (streq(s, "NoExecute"))
-        return CACHE_EFFECT_NO_EXECUTE;
-    return CACHE_EFFECT_ANY;
-}
-
-/* Appends the requirements of a matchExpressions or matchFields array to term. */
-static void parse_exprs(struct cache *c, const json_t *arr, int fields, struct cache_term *term)
-{
-    static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
-    size_t i;
-    const json_t *req;
-    json_array_foreach(arr, i, req)
-    {
-        const char *key = json_string_value(json_object_get(req, "key"));
-        const char *op = json_string_value(json_object_get(req, "operator"));
-        if (key == NULL || op == NULL)
-            continue;
-        uint8_t code = 255;
-        for (uint8_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
-            if (strcmp(op, ops[k]) == 0)
-                code = k;
-        }
-        if (code == 255)
-            code = CACHE_OP_IN; /* unknown operator: with no values it matches nothing, as the scheduler would not */
-        term->exprs = util_realloc(term->exprs, (term->len + 1) * sizeof(*term->exprs));
-        struct cache_expr *x = &term->exprs[term->len++];
-        x->key = intern(c, key);
-        x->op = code;
-        x->field_name = fields != 0;
-        const json_t *values = json_object_get(req, "values");
-        x->nvalues = 0;
-        x->values = util_calloc(json_array_size(values), sizeof(*x->values));
-        for (size_t v = 0; v < json_array_size(values); v++) {
-            const char *s = json_string_value(json_array_get(values, v));
-            if (s != NULL)
-                x->values[x->nvalues++] = intern(c, s);
-        }
-    }
-}
-
-/* Builds the class of a pod spec's constraints from its canonical key object. */
-static struct cache_sched *sched_build(struct cache *c, const json_t *selector, const json_t *terms,
-                                       const json_t *tolerations)
-{
-    struct cache_sched *s = util_calloc(1, sizeof(*s));
-    const char *k;
-    const json_t *v;
-    s->selector = util_calloc(json_object_size(selector), sizeof(*s->selector));
-    json_object_foreach((json_t *)selector, k, v)
-    {
-        if (!json_is_string(v))
-            continue;
-        s->selector[s->nselector].key = intern(c, k);
-        s->selector[s->nselector].value = intern(c, json_string_value(v));
-        s->nselector++;
-    }
-    s->terms = util_calloc(json_array_size(terms), sizeof(*s->terms));
-    for (size_t i = 0; i < json_array_size(terms); i++) {
-        const json_t *t = json_array_get(terms, i);
-        struct cache_term *term = &s->terms[s->nterms++];
-        parse_exprs(c, json_object_get(t, "matchExpressions"), 0, term);
-        parse_exprs(c, json_object_get(t, "matchFields"), 1, term);
-    }
-    s->tolerations = util_calloc(json_array_size(tolerations), sizeof(*s->tolerations));
-    for (size_t i = 0; i < json_array_size(tolerations); i++) {
-        const json_t *t = json_array_get(tolerations, i);
-        struct cache_toleration *tol = &s->tolerations[s->ntolerations++];
-        tol->key = intern_member(c, t, "key");
-        tol->value = intern_member(c, t, "value");
-        tol->exists = streq(json_string_value(json_object_get(t, "operator")), "Exists");
-        tol->effect = parse_effect(json_string_value(json_object_get(t, "effect")));
-        const char *effect = json_string_value(json_object_get(t, "effect"));
-        if (effect != NULL && effect[0] != '\0' && tol->effect == CACHE_EFFECT_ANY) {
-            /* PreferNoSchedule: tolerates no taint we keep. */
-            tol->effect = 255;
-        }
-    }
-    return s;
-}
-
-/* The interned constraints of a pod spec (borrowed), or NULL when it has none. */
-static const struct cache_sched *sched_intern(struct cache *c, const json_t *spec)
-{
-    const json_t *selector = json_object_get(spec, "nodeSelector");
-    const json_t *terms = json_object_get(
-        json_object_get(json_object_get(json_object_get(spec, "affinity"), "nodeAffinity"),
-                        "requiredDuringSchedulingIgnoredDuringExecution"),
-        "nodeSelectorTerms");
-    const json_t *tolerations = json_object_get(spec, "tolerations");
-    if (!json_is_object(selector) || json_object_size(selector) == 0)
-        selector = NULL;
-    if (!json_is_array(terms) || json_array_size(terms) == 0)
-        terms = NULL;
-    if (!json_is_array(tolerations) || json_array_size(tolerations) == 0)
-        tolerations = NULL;
-    if (selector == NULL && terms == NULL && tolerations == NULL)
-        return NULL;
-
-    json_t *key = json_object();
-    if (selector != NULL)
-        json_object_set(key, "s", (json_t *)selector);
-    if (terms != NULL)
-        json_object_set(key, "a", (json_t *)terms);
-    if (tolerations != NULL)
-        json_object_set(key, "t", (json_t *)tolerations);
-    char *text = json_dumps(key, JSON_COMPACT | JSON_SORT_KEYS);
-    json_decref(key);
-    if (text == NULL)
-        abort();
-    uint64_t h = table_hash_str(TABLE_HASH_SEED, text);
-    for (struct table_node *n = table_first(&c->scheds, h); n != NULL; n = n->next) {
-        struct cache_sched *s = TABLE_CONTAINER_OF(n, struct cache_sched, node);
-        if (n->hash == h && strcmp(s->key, text) == 0) {
-            s->refs++;
-            free(text);
-            return s;
-        }
-    }
-    struct cache_sched *s = sched_build(c, selector, terms, tolerations);
-    s->key = text;
-    s->refs = 1;
-    s->node.hash = h;
-    table_insert(&c->scheds, &s->node);
-    return s;
-}
-
 /* ---- lifecycle ---- */
 
 struct cache *cache_create(void)
 {
     struct cache *c = util_calloc(1, sizeof(*c));
-    table_init(&c->strings);
-    table_init(&c->rls);
-    table_init(&c->scheds);
+    shape_pool_init(&c->shapes);
     table_init(&c->nodes);
     table_init(&c->pods);
     table_init(&c->pods_uid);
@@ -350,7 +70,7 @@ static struct cache_node *node_ref(struct cache *c, const char *name)
     if (node != NULL)
         return node;
     node = util_calloc(1, sizeof(*node));
-    node->name = intern(c, name);
+    node->name = shape_intern(&c->shapes, name);
     node->alloc_pods = INT64_MAX;
     node->by_name.hash = key_hash(NULL, name);
     table_insert(&c->nodes, &node->by_name);
@@ -360,20 +80,20 @@ static struct cache_node *node_ref(struct cache *c, const char *name)
 static void node_clear(struct cache *c, struct cache_node *node)
 {
     for (uint32_t i = 0; i < node->nlabels; i++) {
-        unintern(c, node->labels[i].key);
-        unintern(c, node->labels[i].value);
+        shape_release(&c->shapes, node->labels[i].key);
+        shape_release(&c->shapes, node->labels[i].value);
     }
     free(node->labels);
     node->labels = NULL;
     node->nlabels = 0;
     for (uint32_t i = 0; i < node->ntaints; i++) {
-        unintern(c, node->taints[i].key);
-        unintern(c, node->taints[i].value);
+        shape_release(&c->shapes, node->taints[i].key);
+        shape_release(&c->shapes, node->taints[i].value);
     }
     free(node->taints);
     node->taints = NULL;
     node->ntaints = 0;
-    rl_release(c, node->allocatable);
+    shape_rl_release(&c->shapes, node->allocatable);
     node->allocatable = NULL;
     node->alloc_pods = INT64_MAX;
     node->ready = 0;
@@ -387,7 +107,7 @@ static void node_maybe_free(struct cache *c, struct cache_node *node)
         return;
     table_remove(&c->nodes, &node->by_name);
     node_clear(c, node);
-    unintern(c, node->name);
+    shape_release(&c->shapes, node->name);
     free(node->used);
     free(node);
 }
@@ -443,8 +163,8 @@ static void node_parse_labels(struct cache *c, struct cache_node *fresh, const j
         }
     }
     for (size_t i = 0; i < nkeys; i++) {
-        fresh->labels[i].key = intern(c, keys[i]);
-        fresh->labels[i].value = intern(c, json_string_value(json_object_get(labels, keys[i])));
+        fresh->labels[i].key = shape_intern(&c->shapes, keys[i]);
+        fresh->labels[i].value = shape_intern(&c->shapes, json_string_value(json_object_get(labels, keys[i])));
     }
     fresh->nlabels = (uint32_t)nkeys;
     free(keys);
@@ -458,13 +178,13 @@ static void node_parse_spec(struct cache *c, struct cache_node *fresh, const jso
     fresh->taints = util_calloc(json_array_size(taints), sizeof(*fresh->taints));
     for (size_t i = 0; i < json_array_size(taints); i++) {
         const json_t *t = json_array_get(taints, i);
-        uint8_t effect = parse_effect(json_string_value(json_object_get(t, "effect")));
+        uint8_t effect = shape_effect(json_string_value(json_object_get(t, "effect")));
         const char *key = json_string_value(json_object_get(t, "key"));
-        if (effect == CACHE_EFFECT_ANY || key == NULL)
+        if (effect == SHAPE_EFFECT_ANY || key == NULL)
             continue; /* PreferNoSchedule does not keep a pod off */
-        struct cache_taint *taint = &fresh->taints[fresh->ntaints++];
-        taint->key = intern(c, key);
-        taint->value = intern_member(c, t, "value");
+        struct shape_taint *taint = &fresh->taints[fresh->ntaints++];
+        taint->key = shape_intern(&c->shapes, key);
+        taint->value = shape_member(&c->shapes, t, "value");
         taint->effect = effect;
     }
 }
@@ -479,7 +199,7 @@ static void node_parse_status(struct cache *c, struct cache_node *fresh, const j
         const struct quantity *pods = resources_get(&alloc, "pods");
         if (pods != NULL)
             fresh->alloc_pods = pods->value;
-        fresh->allocatable = rl_intern(c, &alloc, 0, "pods");
+        fresh->allocatable = shape_rl_intern(&c->shapes, &alloc, 0, "pods");
     }
     resources_finish(&alloc);
     const json_t *conds = json_object_get(status, "conditions");
@@ -578,7 +298,7 @@ static struct cache_queue *queue_ref(struct cache *c, const char *name)
     if (q != NULL)
         return q;
     q = util_calloc(1, sizeof(*q));
-    q->name = intern(c, name);
+    q->name = shape_intern(&c->shapes, name);
     q->dirty = 1;
     q->reclaimable = 1;
     q->by_name.hash = key_hash(NULL, name);
@@ -591,11 +311,11 @@ static void queue_maybe_free(struct cache *c, struct cache_queue *q)
     if (q->present || q->ngangs > 0)
         return;
     table_remove(&c->queues, &q->by_name);
-    unintern(c, q->name);
-    unintern(c, q->state);
-    rl_release(c, q->capability);
-    rl_release(c, q->deserved);
-    unintern(c, q->preemption);
+    shape_release(&c->shapes, q->name);
+    shape_release(&c->shapes, q->state);
+    shape_rl_release(&c->shapes, q->capability);
+    shape_rl_release(&c->shapes, q->deserved);
+    shape_release(&c->shapes, q->preemption);
     free(q->placement_timeout);
     free(q->pods_ready_timeout);
     free(q);
@@ -622,13 +342,13 @@ static int queue_parse_preemption(struct cache *c, struct cache_queue *q, const 
     const struct cache_rl *deserved = NULL;
     const json_t *d = json_object_get(spec, "deserved");
     if (d != NULL && resources_parse(&res, d, "spec.deserved", 0, &rerr) == 0)
-        deserved = rl_intern(c, &res, 1, NULL);
+        deserved = shape_rl_intern(&c->shapes, &res, 1, NULL);
     resources_finish(&res);
     uint8_t reclaimable = !json_is_false(json_object_get(spec, "reclaimable"));
-    const char *preemption = intern_member(c, annotations, NAMES_ANNOTATION_PREEMPTION);
+    const char *preemption = shape_member(&c->shapes, annotations, NAMES_ANNOTATION_PREEMPTION);
     int changed = q->deserved != deserved || q->reclaimable != reclaimable || q->preemption != preemption;
-    rl_release(c, q->deserved);
-    unintern(c, q->preemption);
+    shape_rl_release(&c->shapes, q->deserved);
+    shape_release(&c->shapes, q->preemption);
     q->deserved = deserved;
     q->reclaimable = reclaimable;
     q->preemption = preemption;
@@ -656,17 +376,17 @@ int cache_upsert_queue(struct cache *c, const json_t *obj, struct error *err)
     resources_init(&cap);
     const struct cache_rl *capability = NULL;
     if (resources_parse(&cap, json_object_get(spec, "capability"), "spec.capability", 0, &rerr) == 0)
-        capability = rl_intern(c, &cap, 1, NULL);
+        capability = shape_rl_intern(&c->shapes, &cap, 1, NULL);
     resources_finish(&cap);
     uint8_t dequeue = streq(json_string_value(json_object_get(spec, "dequeueStrategy")), "fifo") ? CACHE_DEQUEUE_FIFO
                                                                                                  : CACHE_DEQUEUE_TRAVERSE;
-    const char *state = intern_member(c, json_object_get(obj, "status"), "state");
+    const char *state = shape_member(&c->shapes, json_object_get(obj, "status"), "state");
 
     int changed = !q->present || q->capability != capability || q->dequeue != dequeue || q->state != state;
     changed |= queue_parse_preemption(c, q, obj);
     queue_set_timeouts(q, json_object_get(json_object_get(obj, "metadata"), "annotations"));
-    rl_release(c, q->capability);
-    unintern(c, q->state);
+    shape_rl_release(&c->shapes, q->capability);
+    shape_release(&c->shapes, q->state);
     q->capability = capability;
     q->state = state;
     q->dequeue = dequeue;
@@ -682,9 +402,9 @@ void cache_delete_queue(struct cache *c, const char *name)
     if (q == NULL || !q->present)
         return;
     q->present = 0;
-    rl_release(c, q->capability);
+    shape_rl_release(&c->shapes, q->capability);
     q->capability = NULL;
-    unintern(c, q->state);
+    shape_release(&c->shapes, q->state);
     q->state = NULL;
     queue_parse_preemption(c, q, NULL);
     queue_set_timeouts(q, NULL);
@@ -711,8 +431,8 @@ static struct cache_gang *gang_ref(struct cache *c, const char *ns, const char *
     if (g != NULL)
         return g;
     g = util_calloc(1, sizeof(*g));
-    g->namespace_ = intern(c, ns != NULL ? ns : "");
-    g->name = intern(c, name);
+    g->namespace_ = shape_intern(&c->shapes, ns != NULL ? ns : "");
+    g->name = shape_intern(&c->shapes, name);
     g->preemptable = 1;
     resources_init(&g->min_resources);
     g->by_name.hash = key_hash(ns, name);
@@ -810,8 +530,8 @@ static void gang_clear_cluster(struct cache *c, struct cache_gang *g)
     free(g->spec_error);
     free(g->record_error);
     g->record_error = NULL;
-    unintern(c, g->priority_class);
-    unintern(c, g->owner_name);
+    shape_release(&c->shapes, g->priority_class);
+    shape_release(&c->shapes, g->owner_name);
     free(g->owner_uid);
     gang_set_preempted_by(c, g, NULL);
     g->preemptable = 1;
@@ -822,7 +542,7 @@ static void gang_clear_cluster(struct cache *c, struct cache_gang *g)
 static void gang_clear_groups(struct cache *c, struct cache_gang *g)
 {
     for (uint32_t i = 0; i < g->ngroups; i++)
-        unintern(c, g->groups[i].name);
+        shape_release(&c->shapes, g->groups[i].name);
     free(g->groups);
     g->groups = NULL;
     g->ngroups = 0;
@@ -849,9 +569,9 @@ static void gang_maybe_free(struct cache *c, struct cache_gang *g)
     free(g->tail_message);
     gang_clear_groups(c, g);
     resources_finish(&g->min_resources);
-    rl_release(c, g->min_rl);
-    unintern(c, g->namespace_);
-    unintern(c, g->name);
+    shape_rl_release(&c->shapes, g->min_rl);
+    shape_release(&c->shapes, g->namespace_);
+    shape_release(&c->shapes, g->name);
     free(g);
 }
 
@@ -964,18 +684,18 @@ static void pod_detach(struct cache *c, struct cache_pod *pod)
 
 static void pod_release_fields(struct cache *c, struct cache_pod *pod)
 {
-    unintern(c, pod->namespace_);
-    unintern(c, pod->cluster);
-    unintern(c, pod->queue);
-    unintern(c, pod->node_type);
-    unintern(c, pod->group);
+    shape_release(&c->shapes, pod->namespace_);
+    shape_release(&c->shapes, pod->cluster);
+    shape_release(&c->shapes, pod->queue);
+    shape_release(&c->shapes, pod->node_type);
+    shape_release(&c->shapes, pod->group);
     for (uint32_t i = 0; i < pod->nforeign_gates; i++)
-        unintern(c, pod->foreign_gates[i]);
+        shape_release(&c->shapes, pod->foreign_gates[i]);
     free(pod->foreign_gates);
-    unintern(c, pod->unschedulable);
+    shape_release(&c->shapes, pod->unschedulable);
     pod->unschedulable = NULL;
-    rl_release(c, pod->request);
-    sched_release(c, pod->sched);
+    shape_rl_release(&c->shapes, pod->request);
+    shape_sched_release(&c->shapes, pod->sched);
     free(pod->strings);
     pod->namespace_ = pod->cluster = pod->queue = pod->node_type = pod->group = NULL;
     pod->foreign_gates = NULL;
@@ -1045,7 +765,7 @@ static struct cache_pod *pod_reuse(struct cache *c, const char *ns, const char *
         prev->counted = pod->counted;
         if (prev->counted != NULL && pod->request != NULL) {
             prev->request = pod->request;
-            ((struct cache_rl *)(uintptr_t)prev->request)->refs++; /* compared by pod_attach() */
+            shape_rl_ref(prev->request); /* compared by pod_attach() */
         }
         /* Our gate, once removed, cannot come back (the API only lets scheduling gates be removed after creation): a
            version that still shows it is older than our patch, delivered late (our patch followed a 409 and a re-read),
@@ -1080,17 +800,17 @@ static void pod_set_names(struct cache *c, struct cache_pod *pod, const char *na
 /* Namespace, labels, creation time and flags, from metadata (borrowed). */
 static void pod_parse_meta(struct cache *c, struct cache_pod *pod, const char *ns, const json_t *meta, const struct pod_prev *prev)
 {
-    pod->namespace_ = intern(c, ns);
+    pod->namespace_ = shape_intern(&c->shapes, ns);
     const json_t *labels = json_object_get(meta, "labels");
-    pod->cluster = intern_member(c, labels, NAMES_LABEL_CLUSTER);
-    pod->queue = intern_member(c, labels, NAMES_LABEL_QUEUE);
-    pod->node_type = intern_member(c, labels, NAMES_LABEL_NODE_TYPE);
-    pod->group = intern_member(c, labels, NAMES_LABEL_GROUP);
+    pod->cluster = shape_member(&c->shapes, labels, NAMES_LABEL_CLUSTER);
+    pod->queue = shape_member(&c->shapes, labels, NAMES_LABEL_QUEUE);
+    pod->node_type = shape_member(&c->shapes, labels, NAMES_LABEL_NODE_TYPE);
+    pod->group = shape_member(&c->shapes, labels, NAMES_LABEL_GROUP);
     const char *cluster, *kind, *type;
     if (pod->cluster == NULL && legacy_pod_labels(labels, &cluster, &kind, &type)) { /* the legacy operator's pod */
-        pod->cluster = intern(c, cluster);
-        pod->node_type = kind != NULL ? intern(c, kind) : NULL;
-        pod->group = type != NULL ? intern(c, type) : NULL;
+        pod->cluster = shape_intern(&c->shapes, cluster);
+        pod->node_type = kind != NULL ? shape_intern(&c->shapes, kind) : NULL;
+        pod->group = type != NULL ? shape_intern(&c->shapes, type) : NULL;
     }
     pod->created = parse_time(json_string_value(json_object_get(meta, "creationTimestamp")));
     pod->flags = 0;
@@ -1120,7 +840,7 @@ static void pod_conditions(struct cache *c, struct cache_pod *pod, const json_t 
         } else if (streq(type, "PodScheduled") && streq(status, "True")) {
             pod->scheduled_at = at;
         } else if (streq(type, "PodScheduled") && streq(status, "False") && pod->unschedulable == NULL) {
-            pod->unschedulable = intern_member(c, cond, "message");
+            pod->unschedulable = shape_member(&c->shapes, cond, "message");
         }
     }
 }
@@ -1138,7 +858,7 @@ static void pod_parse_spec(struct cache *c, struct cache_pod *pod, const json_t 
             pod->flags |= CACHE_POD_GATED;
         } else {
             pod->foreign_gates = util_realloc(pod->foreign_gates, (pod->nforeign_gates + 1) * sizeof(*pod->foreign_gates));
-            pod->foreign_gates[pod->nforeign_gates++] = intern(c, gate);
+            pod->foreign_gates[pod->nforeign_gates++] = shape_intern(&c->shapes, gate);
         }
     }
     json_int_t prio = json_integer_value(json_object_get(spec, "priority"));
@@ -1150,11 +870,11 @@ static void pod_parse_spec(struct cache *c, struct cache_pod *pod, const json_t 
     struct error gerr;
     resources_init(&req);
     if (gang_pod_request(spec, &req, &gerr) == 0)
-        pod->request = rl_intern(c, &req, 0, NULL);
+        pod->request = shape_rl_intern(&c->shapes, &req, 0, NULL);
     else
         pod->flags |= CACHE_POD_BAD_REQUEST;
     resources_finish(&req);
-    pod->sched = sched_intern(c, spec);
+    pod->sched = shape_sched_intern(&c->shapes, spec);
 }
 
 /* Binds pod to its node (spec.nodeName, obj borrowed), counting its usage there, and to its gang. */
@@ -1172,7 +892,7 @@ static void pod_attach(struct cache *c, struct cache_pod *pod, const char *ns, c
     /* Usage that went down or moved may make room for a waiting gang. */
     if (prev->counted != NULL && (prev->counted != pod->counted || prev->request != pod->request))
         c->capacity_changed = 1;
-    rl_release(c, prev->request);
+    shape_rl_release(&c->shapes, prev->request);
     prev->request = NULL;
 
     if (pod->cluster != NULL) {
@@ -1315,7 +1035,7 @@ static void gang_parse_spec(struct cache *c, struct cache_gang *g, const json_t 
     struct gang_spec spec;
     struct error gerr;
     gang_spec_init(&spec);
-    rl_release(c, g->min_rl);
+    shape_rl_release(&c->shapes, g->min_rl);
     g->min_rl = NULL;
     resources_finish(&g->min_resources);
     gang_clear_groups(c, g);
@@ -1329,12 +1049,12 @@ static void gang_parse_spec(struct cache *c, struct cache_gang *g, const json_t 
             if (spec.groups[i].pods == 0)
                 continue;
             const char *gname = spec.groups[i].name;
-            g->groups[g->ngroups].name = gname != NULL && gname[0] != '\0' ? intern(c, gname) : NULL;
+            g->groups[g->ngroups].name = gname != NULL && gname[0] != '\0' ? shape_intern(&c->shapes, gname) : NULL;
             g->groups[g->ngroups].pods = spec.groups[i].pods;
             g->ngroups++;
         }
         resources_copy(&g->min_resources, &spec.min_resources);
-        g->min_rl = rl_intern(c, &spec.min_resources, 0, NULL);
+        g->min_rl = shape_rl_intern(&c->shapes, &spec.min_resources, 0, NULL);
     } else {
         g->spec_ok = 0;
         g->min_member = 0;
@@ -1361,10 +1081,10 @@ int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct error *er
     gang_parse_eviction(g, meta);
     g->uid = util_strdup(json_string_value(json_object_get(meta, "uid")));
     g->resource_version = util_strdup(json_string_value(json_object_get(meta, "resourceVersion")));
-    g->priority_class = intern_member(c, labels, NAMES_LABEL_PRIORITY);
+    g->priority_class = shape_member(&c->shapes, labels, NAMES_LABEL_PRIORITY);
     const char *owner, *owner_uid;
     if (rayjob_owner_of(obj, &owner, &owner_uid)) {
-        g->owner_name = intern(c, owner);
+        g->owner_name = shape_intern(&c->shapes, owner);
         g->owner_uid = util_strdup(owner_uid);
     }
     g->created = parse_time(json_string_value(json_object_get(meta, "creationTimestamp")));
@@ -1568,12 +1288,7 @@ void cache_destroy(struct cache *c)
         while (c->nodes.buckets[i] != NULL)
             cache_delete_node(c, TABLE_CONTAINER_OF(c->nodes.buckets[i], struct cache_node, by_name)->name);
     }
-    for (uint32_t i = 0; i < c->nresources; i++)
-        unintern(c, c->resource_names[i]);
-    free(c->resource_names);
-    table_finish(&c->strings);
-    table_finish(&c->rls);
-    table_finish(&c->scheds);
+    shape_pool_finish(&c->shapes);
     table_finish(&c->nodes);
     table_finish(&c->pods);
     table_finish(&c->pods_uid);

@@ -43,86 +43,8 @@
 #include "gang.h"
 #include "quantity.h"
 #include "names.h"
+#include "shape.h"
 #include "table.h"
-
-/* One resource of an interned list: id indexes cache->resource_names. */
-struct cache_res {
-    uint32_t id;
-    uint8_t format; /* enum quantity_format */
-    int64_t value;  /* milli-units for cpu, base units otherwise */
-};
-
-/* An interned, immutable resource list, items sorted by resource name. */
-struct cache_rl {
-    struct table_node node;
-    uint32_t refs;
-    uint32_t len;
-    struct cache_res items[];
-};
-
-enum cache_op {
-    CACHE_OP_IN,
-    CACHE_OP_NOT_IN,
-    CACHE_OP_EXISTS,
-    CACHE_OP_DOES_NOT_EXIST,
-    CACHE_OP_GT,
-    CACHE_OP_LT,
-};
-
-/* One node selector requirement; strings interned. */
-struct cache_expr {
-    const char *key;
-    uint8_t op;         /* enum cache_op */
-    uint8_t field_name; /* a matchFields requirement on metadata.name, not a label */
-    uint32_t nvalues;
-    const char **values;
-};
-
-/* A node selector term: its requirements all hold (matchExpressions and matchFields). */
-struct cache_term {
-    uint32_t len;
-    struct cache_expr *exprs;
-};
-
-enum cache_effect {
-    CACHE_EFFECT_ANY = 0, /* a toleration with no effect */
-    CACHE_EFFECT_NO_SCHEDULE,
-    CACHE_EFFECT_NO_EXECUTE,
-};
-
-struct cache_toleration {
-    const char *key;   /* NULL: empty key (with Exists: every taint) */
-    const char *value; /* NULL: empty */
-    uint8_t exists;    /* operator Exists, else Equal */
-    uint8_t effect;    /* enum cache_effect */
-};
-
-struct cache_taint {
-    const char *key;
-    const char *value; /* NULL: empty */
-    uint8_t effect;    /* enum cache_effect: only NoSchedule and NoExecute are kept */
-};
-
-struct cache_label {
-    const char *key;
-    const char *value;
-};
-
-/*
- * A pod's scheduling constraints, interned by content: nodeSelector, required
- * node affinity (any term), tolerations. Pods without any share NULL.
- */
-struct cache_sched {
-    struct table_node node;
-    uint32_t refs;
-    char *key; /* canonical JSON the class is interned by */
-    uint32_t nselector;
-    struct cache_label *selector;
-    uint32_t nterms; /* 0: no required node affinity */
-    struct cache_term *terms;
-    uint32_t ntolerations;
-    struct cache_toleration *tolerations;
-};
 
 struct cache_node {
     struct table_node by_name;
@@ -131,9 +53,9 @@ struct cache_node {
     uint8_t ready;    /* condition Ready is True */
     uint8_t unschedulable;
     uint32_t nlabels;
-    struct cache_label *labels;
+    struct shape_label *labels;
     uint32_t ntaints;
-    struct cache_taint *taints;
+    struct shape_taint *taints;
     const struct cache_rl *allocatable; /* NULL: nothing */
     int64_t alloc_pods;                 /* allocatable "pods" */
     /* Requests of the non-terminated pods bound here, dense by resource id. */
@@ -187,7 +109,7 @@ struct cache_pod {
     struct cache_node *counted;              /* the node whose used includes this pod, or NULL */
     struct cache_gang *gang;                 /* gang of (namespace, cluster), or NULL */
     const struct cache_rl *request;          /* effective request, or NULL when empty */
-    const struct cache_sched *sched;         /* scheduling constraints, or NULL when none */
+    const struct shape_sched *sched;         /* scheduling constraints, or NULL when none */
 };
 
 enum cache_dequeue {
@@ -270,9 +192,7 @@ struct cache_gang {
 };
 
 struct cache {
-    struct table strings;
-    struct table rls;
-    struct table scheds;
+    struct shape_pool shapes; /* interned strings, resource names, resource lists, scheduling constraints */
     struct table nodes;
     struct table pods;      /* by namespace/name */
     struct table pods_uid;  /* by uid */
@@ -283,9 +203,6 @@ struct cache {
     struct cache_gang *node_waiters; /* gangs whose last verdict waited on node room */
     struct cache_pod *reserving; /* admitted, live, ungated, unbound pods */
     size_t nreserving;
-    const char **resource_names; /* interned, by id */
-    uint32_t nresources;
-    uint32_t resource_cap;
     uint8_t capacity_changed; /* room may have appeared on the nodes (cache_take_changes) */
     uint8_t nodes_changed;    /* the set or the properties of Ready nodes changed (cache_take_changes) */
     uint64_t generation;      /* bumped by every change */

@@ -50,7 +50,7 @@ static int cmp_created(const void *pa, const void *pb)
  * that could not hold a shape never will until the pass ends, and a shape that fit nowhere never fits. */
 struct fit_shape {
     const struct cache_rl *req;
-    const struct cache_sched *sched;
+    const struct shape_sched *sched;
     size_t start;  /* nodes before it do not fit the shape */
     int failed;    /* fits no node */
     size_t stamp;  /* commits when message was written */
@@ -66,7 +66,7 @@ struct fit_placed {
 /* The last gang that did not fit the nodes: its pods' shapes, in placement order, and the outcome. */
 struct fit_memo {
     const struct cache_rl **req;
-    const struct cache_sched **sched;
+    const struct shape_sched **sched;
     size_t n, cap;
     size_t failed;  /* index of the pod that fit nowhere */
     size_t commits; /* commits when it failed */
@@ -186,7 +186,7 @@ static int parse_int(const char *s, long long *out)
     return errno == 0 && end != s && *end == '\0';
 }
 
-static int expr_matches(const struct cache_node *n, const struct cache_expr *x)
+static int expr_matches(const struct cache_node *n, const struct shape_expr *x)
 {
     const char *v = x->field_name ? (strcmp(x->key, "metadata.name") == 0 ? n->name : NULL) : node_label(n, x->key);
     int in = 0;
@@ -197,24 +197,24 @@ static int expr_matches(const struct cache_node *n, const struct cache_expr *x)
     }
     long long a, b;
     switch (x->op) {
-    case CACHE_OP_IN:
+    case SHAPE_OP_IN:
         return in;
-    case CACHE_OP_NOT_IN:
+    case SHAPE_OP_NOT_IN:
         return !in;
-    case CACHE_OP_EXISTS:
+    case SHAPE_OP_EXISTS:
         return v != NULL;
-    case CACHE_OP_DOES_NOT_EXIST:
+    case SHAPE_OP_DOES_NOT_EXIST:
         return v == NULL;
-    case CACHE_OP_GT:
-    case CACHE_OP_LT:
+    case SHAPE_OP_GT:
+    case SHAPE_OP_LT:
         if (v == NULL || x->nvalues != 1 || !parse_int(v, &a) || !parse_int(x->values[0], &b))
             return 0;
-        return x->op == CACHE_OP_GT ? a > b : a < b;
+        return x->op == SHAPE_OP_GT ? a > b : a < b;
     }
     return 0;
 }
 
-static int selector_matches(const struct cache_node *n, const struct cache_sched *s)
+static int selector_matches(const struct cache_node *n, const struct shape_sched *s)
 {
     if (s == NULL)
         return 1;
@@ -225,7 +225,7 @@ static int selector_matches(const struct cache_node *n, const struct cache_sched
     if (s->nterms == 0)
         return 1;
     for (uint32_t t = 0; t < s->nterms; t++) {
-        const struct cache_term *term = &s->terms[t];
+        const struct shape_term *term = &s->terms[t];
         int ok = term->len > 0; /* an empty term matches no node */
         for (uint32_t e = 0; e < term->len && ok; e++)
             ok = expr_matches(n, &term->exprs[e]);
@@ -235,9 +235,9 @@ static int selector_matches(const struct cache_node *n, const struct cache_sched
     return 0;
 }
 
-static int tolerates(const struct cache_toleration *tol, const struct cache_taint *taint)
+static int tolerates(const struct shape_toleration *tol, const struct shape_taint *taint)
 {
-    if (tol->effect != CACHE_EFFECT_ANY && tol->effect != taint->effect)
+    if (tol->effect != SHAPE_EFFECT_ANY && tol->effect != taint->effect)
         return 0;
     if (tol->key == NULL)
         return tol->exists; /* empty key with Exists tolerates everything */
@@ -246,7 +246,7 @@ static int tolerates(const struct cache_toleration *tol, const struct cache_tain
     return tol->exists || tol->value == taint->value;
 }
 
-static int taints_tolerated(const struct cache_node *n, const struct cache_sched *s)
+static int taints_tolerated(const struct cache_node *n, const struct shape_sched *s)
 {
     for (uint32_t i = 0; i < n->ntaints; i++) {
         int ok = 0;
@@ -693,8 +693,8 @@ static void build_nodes(struct fit *f)
 
 static uint32_t find_resource(const struct cache *c, const char *name)
 {
-    for (uint32_t i = 0; i < c->nresources; i++) {
-        if (strcmp(c->resource_names[i], name) == 0)
+    for (uint32_t i = 0; i < c->shapes.nresources; i++) {
+        if (strcmp(c->shapes.resource_names[i], name) == 0)
             return i;
     }
     return UINT32_MAX;
@@ -704,7 +704,7 @@ void fit_begin(struct fit *f)
 {
     if (f->stale)
         build_nodes(f);
-    f->nres = f->c->nresources;
+    f->nres = f->c->shapes.nresources;
     f->cpu = find_resource(f->c, "cpu");
     f->memory = find_resource(f->c, "memory");
     f->ntainted = 0;
