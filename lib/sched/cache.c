@@ -5,7 +5,6 @@
 #include "table.h"
 #include "util.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,15 +18,6 @@ static int streq(const char *a, const char *b)
 const char *cache_resource_name(const struct cache *c, uint32_t id)
 {
     return id < c->shapes.nresources ? c->shapes.resource_names[id] : NULL;
-}
-
-/* ---- timestamps ---- */
-
-/* An RFC 3339 UTC time as the apiserver writes it; 0 when absent or malformed. */
-static int64_t parse_time(const char *s)
-{
-    int64_t t;
-    return util_parse_time(s, &t) == 0 ? t : 0;
 }
 
 /* ---- lifecycle ---- */
@@ -77,56 +67,16 @@ static struct cache_node *node_ref(struct cache *c, const char *name)
     return node;
 }
 
-static void node_clear(struct cache *c, struct cache_node *node)
-{
-    for (uint32_t i = 0; i < node->nlabels; i++) {
-        shape_release(&c->shapes, node->labels[i].key);
-        shape_release(&c->shapes, node->labels[i].value);
-    }
-    free(node->labels);
-    node->labels = NULL;
-    node->nlabels = 0;
-    for (uint32_t i = 0; i < node->ntaints; i++) {
-        shape_release(&c->shapes, node->taints[i].key);
-        shape_release(&c->shapes, node->taints[i].value);
-    }
-    free(node->taints);
-    node->taints = NULL;
-    node->ntaints = 0;
-    shape_rl_release(&c->shapes, node->allocatable);
-    node->allocatable = NULL;
-    node->alloc_pods = INT64_MAX;
-    node->ready = 0;
-    node->unschedulable = 0;
-}
-
 /* Frees node when neither its object nor any pod refers to it. */
 static void node_maybe_free(struct cache *c, struct cache_node *node)
 {
     if (node->present || node->bound > 0)
         return;
     table_remove(&c->nodes, &node->by_name);
-    node_clear(c, node);
+    model_node_clear(&c->shapes, node);
     shape_release(&c->shapes, node->name);
     free(node->used);
     free(node);
-}
-
-static int same_node_props(const struct cache_node *a, const struct cache_node *b)
-{
-    if (a->ready != b->ready || a->unschedulable != b->unschedulable || a->allocatable != b->allocatable ||
-        a->alloc_pods != b->alloc_pods || a->nlabels != b->nlabels || a->ntaints != b->ntaints)
-        return 0;
-    for (uint32_t i = 0; i < a->nlabels; i++) {
-        if (a->labels[i].key != b->labels[i].key || a->labels[i].value != b->labels[i].value)
-            return 0;
-    }
-    for (uint32_t i = 0; i < a->ntaints; i++) {
-        if (a->taints[i].key != b->taints[i].key || a->taints[i].value != b->taints[i].value ||
-            a->taints[i].effect != b->taints[i].effect)
-            return 0;
-    }
-    return 1;
 }
 
 static const json_t *metadata_name(const json_t *obj, const char **ns, const char **name, struct error *err)
@@ -135,79 +85,10 @@ static const json_t *metadata_name(const json_t *obj, const char **ns, const cha
     *name = json_string_value(json_object_get(meta, "name"));
     *ns = json_string_value(json_object_get(meta, "namespace"));
     if (*name == NULL || (*name)[0] == '\0') {
-        snprintf(err->message, sizeof(err->message), "metadata.name: must be a non-empty string");
+        error_setf(err, "metadata.name: must be a non-empty string");
         return NULL;
     }
     return meta;
-}
-
-/* A node's labels (metadata.labels, borrowed) into fresh, sorted by key: the comparison with the previous version is then
- * order-independent. */
-static void node_parse_labels(struct cache *c, struct cache_node *fresh, const json_t *labels)
-{
-    const char *k;
-    const json_t *v;
-    fresh->labels = util_calloc(json_object_size(labels), sizeof(*fresh->labels));
-    const char **keys = util_calloc(json_object_size(labels), sizeof(*keys));
-    size_t nkeys = 0;
-    json_object_foreach((json_t *)labels, k, v)
-    {
-        if (json_is_string(v))
-            keys[nkeys++] = k;
-    }
-    for (size_t i = 1; i < nkeys; i++) {
-        for (size_t j = i; j > 0 && strcmp(keys[j - 1], keys[j]) > 0; j--) {
-            const char *t = keys[j];
-            keys[j] = keys[j - 1];
-            keys[j - 1] = t;
-        }
-    }
-    for (size_t i = 0; i < nkeys; i++) {
-        fresh->labels[i].key = shape_intern(&c->shapes, keys[i]);
-        fresh->labels[i].value = shape_intern(&c->shapes, json_string_value(json_object_get(labels, keys[i])));
-    }
-    fresh->nlabels = (uint32_t)nkeys;
-    free(keys);
-}
-
-/* spec.unschedulable and the NoSchedule/NoExecute taints, from spec (borrowed). */
-static void node_parse_spec(struct cache *c, struct cache_node *fresh, const json_t *spec)
-{
-    fresh->unschedulable = json_is_true(json_object_get(spec, "unschedulable"));
-    const json_t *taints = json_object_get(spec, "taints");
-    fresh->taints = util_calloc(json_array_size(taints), sizeof(*fresh->taints));
-    for (size_t i = 0; i < json_array_size(taints); i++) {
-        const json_t *t = json_array_get(taints, i);
-        uint8_t effect = shape_effect(json_string_value(json_object_get(t, "effect")));
-        const char *key = json_string_value(json_object_get(t, "key"));
-        if (effect == SHAPE_EFFECT_ANY || key == NULL)
-            continue; /* PreferNoSchedule does not keep a pod off */
-        struct shape_taint *taint = &fresh->taints[fresh->ntaints++];
-        taint->key = shape_intern(&c->shapes, key);
-        taint->value = shape_member(&c->shapes, t, "value");
-        taint->effect = effect;
-    }
-}
-
-/* Allocatable (with its "pods") and the Ready condition, from status (borrowed). */
-static void node_parse_status(struct cache *c, struct cache_node *fresh, const json_t *status)
-{
-    struct resources alloc;
-    struct error rerr;
-    resources_init(&alloc);
-    if (resources_parse(&alloc, json_object_get(status, "allocatable"), "status.allocatable", 0, &rerr) == 0) {
-        const struct quantity *pods = resources_get(&alloc, "pods");
-        if (pods != NULL)
-            fresh->alloc_pods = pods->value;
-        fresh->allocatable = shape_rl_intern(&c->shapes, &alloc, 0, "pods");
-    }
-    resources_finish(&alloc);
-    const json_t *conds = json_object_get(status, "conditions");
-    for (size_t i = 0; i < json_array_size(conds); i++) {
-        const json_t *cond = json_array_get(conds, i);
-        if (streq(json_string_value(json_object_get(cond, "type")), "Ready"))
-            fresh->ready = streq(json_string_value(json_object_get(cond, "status")), "True");
-    }
 }
 
 int cache_upsert_node(struct cache *c, const json_t *obj, struct error *err)
@@ -218,14 +99,10 @@ int cache_upsert_node(struct cache *c, const json_t *obj, struct error *err)
         return -1;
     struct cache_node *node = node_ref(c, name);
     struct cache_node fresh;
-    memset(&fresh, 0, sizeof(fresh));
-    fresh.alloc_pods = INT64_MAX;
-    node_parse_labels(c, &fresh, json_object_get(meta, "labels"));
-    node_parse_spec(c, &fresh, json_object_get(obj, "spec"));
-    node_parse_status(c, &fresh, json_object_get(obj, "status"));
+    model_node_parse(&c->shapes, &fresh, obj);
 
-    int changed = !node->present || !same_node_props(node, &fresh);
-    node_clear(c, node);
+    int changed = !node->present || !model_node_same(node, &fresh);
+    model_node_clear(&c->shapes, node);
     node->labels = fresh.labels;
     node->nlabels = fresh.nlabels;
     node->taints = fresh.taints;
@@ -252,31 +129,11 @@ void cache_delete_node(struct cache *c, const char *name)
         return;
     node->present = 0;
     c->nnodes_present--;
-    node_clear(c, node);
+    model_node_clear(&c->shapes, node);
     c->nodes_changed = 1;
     c->capacity_changed = 1;
     c->generation++;
     node_maybe_free(c, node);
-}
-
-static void node_grow_used(struct cache_node *node, uint32_t n)
-{
-    if (node->nused >= n)
-        return;
-    node->used = util_realloc(node->used, n * sizeof(*node->used));
-    memset(node->used + node->nused, 0, (n - node->nused) * sizeof(*node->used));
-    node->nused = n;
-}
-
-static void node_account(struct cache_node *node, const struct cache_rl *req, int sign)
-{
-    if (req != NULL) {
-        for (uint32_t i = 0; i < req->len; i++) {
-            node_grow_used(node, req->items[i].id + 1);
-            node->used[req->items[i].id] += sign * req->items[i].value;
-        }
-    }
-    node->used_pods += sign;
 }
 
 /* ---- queues ---- */
@@ -328,42 +185,6 @@ static void queue_dirty(struct cache *c, struct cache_queue *q)
     c->generation++;
 }
 
-/*
- * What preemption reads of a Queue (borrowed; NULL: deleted): spec.deserved,
- * spec.reclaimable, the raygate.io/preemption annotation. Returns whether it changed.
- */
-static int queue_parse_preemption(struct cache *c, struct cache_queue *q, const json_t *obj)
-{
-    const json_t *spec = json_object_get(obj, "spec");
-    const json_t *annotations = json_object_get(json_object_get(obj, "metadata"), "annotations");
-    struct resources res;
-    struct error rerr;
-    resources_init(&res);
-    const struct cache_rl *deserved = NULL;
-    const json_t *d = json_object_get(spec, "deserved");
-    if (d != NULL && resources_parse(&res, d, "spec.deserved", 0, &rerr) == 0)
-        deserved = shape_rl_intern(&c->shapes, &res, 1, NULL);
-    resources_finish(&res);
-    uint8_t reclaimable = !json_is_false(json_object_get(spec, "reclaimable"));
-    const char *preemption = shape_member(&c->shapes, annotations, NAMES_ANNOTATION_PREEMPTION);
-    int changed = q->deserved != deserved || q->reclaimable != reclaimable || q->preemption != preemption;
-    shape_rl_release(&c->shapes, q->deserved);
-    shape_release(&c->shapes, q->preemption);
-    q->deserved = deserved;
-    q->reclaimable = reclaimable;
-    q->preemption = preemption;
-    return changed;
-}
-
-/* The eviction timeouts a Queue's annotations set (evict.h); NULL: none. Parsed where they are used. */
-static void queue_set_timeouts(struct cache_queue *q, const json_t *annotations)
-{
-    free(q->placement_timeout);
-    free(q->pods_ready_timeout);
-    q->placement_timeout = util_strdup(json_string_value(json_object_get(annotations, EVICT_ANNOTATION_PLACEMENT_TIMEOUT)));
-    q->pods_ready_timeout = util_strdup(json_string_value(json_object_get(annotations, EVICT_ANNOTATION_PODS_READY_TIMEOUT)));
-}
-
 int cache_upsert_queue(struct cache *c, const json_t *obj, struct error *err)
 {
     const char *ns, *name;
@@ -383,8 +204,8 @@ int cache_upsert_queue(struct cache *c, const json_t *obj, struct error *err)
     const char *state = shape_member(&c->shapes, json_object_get(obj, "status"), "state");
 
     int changed = !q->present || q->capability != capability || q->dequeue != dequeue || q->state != state;
-    changed |= queue_parse_preemption(c, q, obj);
-    queue_set_timeouts(q, json_object_get(json_object_get(obj, "metadata"), "annotations"));
+    changed |= model_queue_parse_preemption(&c->shapes, q, obj);
+    model_queue_set_timeouts(q, json_object_get(json_object_get(obj, "metadata"), "annotations"));
     shape_rl_release(&c->shapes, q->capability);
     shape_release(&c->shapes, q->state);
     q->capability = capability;
@@ -406,8 +227,8 @@ void cache_delete_queue(struct cache *c, const char *name)
     q->capability = NULL;
     shape_release(&c->shapes, q->state);
     q->state = NULL;
-    queue_parse_preemption(c, q, NULL);
-    queue_set_timeouts(q, NULL);
+    model_queue_parse_preemption(&c->shapes, q, NULL);
+    model_queue_set_timeouts(q, NULL);
     queue_dirty(c, q);
     queue_maybe_free(c, q);
 }
@@ -539,15 +360,6 @@ static void gang_clear_cluster(struct cache *c, struct cache_gang *g)
     g->priority_class = g->owner_name = NULL;
 }
 
-static void gang_clear_groups(struct cache *c, struct cache_gang *g)
-{
-    for (uint32_t i = 0; i < g->ngroups; i++)
-        shape_release(&c->shapes, g->groups[i].name);
-    free(g->groups);
-    g->groups = NULL;
-    g->ngroups = 0;
-}
-
 static void gang_maybe_free(struct cache *c, struct cache_gang *g)
 {
     if (g->present || g->npods > 0)
@@ -567,7 +379,7 @@ static void gang_maybe_free(struct cache *c, struct cache_gang *g)
     free(g->evict_mark_rv);
     free(g->last_message);
     free(g->tail_message);
-    gang_clear_groups(c, g);
+    model_gang_clear_groups(&c->shapes, g);
     resources_finish(&g->min_resources);
     shape_rl_release(&c->shapes, g->min_rl);
     shape_release(&c->shapes, g->namespace_);
@@ -655,7 +467,7 @@ static void pod_detach(struct cache *c, struct cache_pod *pod)
     if (pod->reserving)
         reserving_remove(c, pod);
     if (pod->counted != NULL) {
-        node_account(pod->counted, pod->request, -1);
+        model_node_account(pod->counted, pod->request, -1);
         pod->counted = NULL;
     }
     if (pod->node != NULL) {
@@ -680,70 +492,6 @@ static void pod_detach(struct cache *c, struct cache_pod *pod)
         queue_dirty(c, g->queue);
         gang_maybe_free(c, g);
     }
-}
-
-static void pod_release_fields(struct cache *c, struct cache_pod *pod)
-{
-    shape_release(&c->shapes, pod->namespace_);
-    shape_release(&c->shapes, pod->cluster);
-    shape_release(&c->shapes, pod->queue);
-    shape_release(&c->shapes, pod->node_type);
-    shape_release(&c->shapes, pod->group);
-    for (uint32_t i = 0; i < pod->nforeign_gates; i++)
-        shape_release(&c->shapes, pod->foreign_gates[i]);
-    free(pod->foreign_gates);
-    shape_release(&c->shapes, pod->unschedulable);
-    pod->unschedulable = NULL;
-    shape_rl_release(&c->shapes, pod->request);
-    shape_sched_release(&c->shapes, pod->sched);
-    free(pod->strings);
-    pod->namespace_ = pod->cluster = pod->queue = pod->node_type = pod->group = NULL;
-    pod->foreign_gates = NULL;
-    pod->nforeign_gates = 0;
-    pod->request = NULL;
-    pod->sched = NULL;
-    pod->strings = NULL;
-}
-
-static uint8_t parse_phase(const char *s)
-{
-    if (streq(s, "Running"))
-        return CACHE_PHASE_RUNNING;
-    if (streq(s, "Succeeded"))
-        return CACHE_PHASE_SUCCEEDED;
-    if (streq(s, "Failed"))
-        return CACHE_PHASE_FAILED;
-    return CACHE_PHASE_PENDING;
-}
-
-/* Creation order, then name: the order admission takes a gang's pods in. */
-static int pod_before(const struct cache_pod *a, const struct cache_pod *b)
-{
-    if (a->created != b->created)
-        return a->created < b->created;
-    return strcmp(a->name, b->name) < 0;
-}
-
-/*
- * Links pod into g's list in order. Pods mostly arrive in creation order, so
- * the place is found walking back from the newest: the decision pass then
- * reads every gang in order without sorting it.
- */
-static void gang_insert_pod(struct cache_gang *g, struct cache_pod *pod)
-{
-    struct cache_pod *after = g->pods_tail;
-    while (after != NULL && pod_before(pod, after))
-        after = after->gang_prev;
-    pod->gang_prev = after;
-    pod->gang_next = after != NULL ? after->gang_next : g->pods;
-    if (pod->gang_next != NULL)
-        pod->gang_next->gang_prev = pod;
-    else
-        g->pods_tail = pod;
-    if (after != NULL)
-        after->gang_next = pod;
-    else
-        g->pods = pod;
 }
 
 /* What an upsert keeps of a pod's previous version. */
@@ -773,7 +521,7 @@ static struct cache_pod *pod_reuse(struct cache *c, const char *ns, const char *
         prev->keep_mark = (pod->flags & CACHE_POD_MARKED_UNGATED) && strcmp(pod->uid, uid) == 0;
         pod_detach(c, pod);
         table_remove(&c->pods_uid, &pod->by_uid);
-        pod_release_fields(c, pod);
+        model_pod_release(&c->shapes, pod);
     } else {
         pod = util_calloc(1, sizeof(*pod));
         pod->by_name.hash = key_hash(ns, name);
@@ -797,86 +545,6 @@ static void pod_set_names(struct cache *c, struct cache_pod *pod, const char *na
     table_insert(&c->pods_uid, &pod->by_uid);
 }
 
-/* Namespace, labels, creation time and flags, from metadata (borrowed). */
-static void pod_parse_meta(struct cache *c, struct cache_pod *pod, const char *ns, const json_t *meta, const struct pod_prev *prev)
-{
-    pod->namespace_ = shape_intern(&c->shapes, ns);
-    const json_t *labels = json_object_get(meta, "labels");
-    pod->cluster = shape_member(&c->shapes, labels, NAMES_LABEL_CLUSTER);
-    pod->queue = shape_member(&c->shapes, labels, NAMES_LABEL_QUEUE);
-    pod->node_type = shape_member(&c->shapes, labels, NAMES_LABEL_NODE_TYPE);
-    pod->group = shape_member(&c->shapes, labels, NAMES_LABEL_GROUP);
-    const char *cluster, *kind, *type;
-    if (pod->cluster == NULL && legacy_pod_labels(labels, &cluster, &kind, &type)) { /* the legacy operator's pod */
-        pod->cluster = shape_intern(&c->shapes, cluster);
-        pod->node_type = kind != NULL ? shape_intern(&c->shapes, kind) : NULL;
-        pod->group = type != NULL ? shape_intern(&c->shapes, type) : NULL;
-    }
-    pod->created = parse_time(json_string_value(json_object_get(meta, "creationTimestamp")));
-    pod->flags = 0;
-    if (json_object_get(meta, "deletionTimestamp") != NULL && !json_is_null(json_object_get(meta, "deletionTimestamp")))
-        pod->flags |= CACHE_POD_DELETING;
-    if (prev->keep_mark)
-        pod->flags |= CACHE_POD_MARKED_UNGATED;
-    if (prev->told)
-        pod->flags |= CACHE_POD_TOLD;
-}
-
-/* What eviction (evict.h) reads of a pod's conditions: Ready, and PodScheduled's time or the scheduler's message. */
-static void pod_conditions(struct cache *c, struct cache_pod *pod, const json_t *conditions)
-{
-    pod->ready = 0;
-    pod->ready_changed = pod->scheduled_at = 0;
-    size_t i;
-    const json_t *cond;
-    json_array_foreach(conditions, i, cond)
-    {
-        const char *type = json_string_value(json_object_get(cond, "type"));
-        const char *status = json_string_value(json_object_get(cond, "status"));
-        int64_t at = parse_time(json_string_value(json_object_get(cond, "lastTransitionTime")));
-        if (streq(type, "Ready")) {
-            pod->ready = streq(status, "True");
-            pod->ready_changed = at;
-        } else if (streq(type, "PodScheduled") && streq(status, "True")) {
-            pod->scheduled_at = at;
-        } else if (streq(type, "PodScheduled") && streq(status, "False") && pod->unschedulable == NULL) {
-            pod->unschedulable = shape_member(&c->shapes, cond, "message");
-        }
-    }
-}
-
-/* Scheduling gates, priority, phase, request and scheduling constraints, from the pod (borrowed). */
-static void pod_parse_spec(struct cache *c, struct cache_pod *pod, const json_t *obj)
-{
-    const json_t *spec = json_object_get(obj, "spec");
-    const json_t *gates = json_object_get(spec, "schedulingGates");
-    for (size_t i = 0; i < json_array_size(gates); i++) {
-        const char *gate = json_string_value(json_object_get(json_array_get(gates, i), "name"));
-        if (gate == NULL)
-            continue;
-        if (strcmp(gate, NAMES_GATE) == 0) {
-            pod->flags |= CACHE_POD_GATED;
-        } else {
-            pod->foreign_gates = util_realloc(pod->foreign_gates, (pod->nforeign_gates + 1) * sizeof(*pod->foreign_gates));
-            pod->foreign_gates[pod->nforeign_gates++] = shape_intern(&c->shapes, gate);
-        }
-    }
-    json_int_t prio = json_integer_value(json_object_get(spec, "priority"));
-    pod->priority = prio > INT32_MAX ? INT32_MAX : prio < INT32_MIN ? INT32_MIN : (int32_t)prio;
-    pod->phase = parse_phase(json_string_value(json_object_get(json_object_get(obj, "status"), "phase")));
-    pod_conditions(c, pod, json_object_get(json_object_get(obj, "status"), "conditions"));
-
-    struct resources req;
-    struct error gerr;
-    resources_init(&req);
-    if (gang_pod_request(spec, &req, &gerr) == 0)
-        pod->request = shape_rl_intern(&c->shapes, &req, 0, NULL);
-    else
-        pod->flags |= CACHE_POD_BAD_REQUEST;
-    resources_finish(&req);
-    pod->sched = shape_sched_intern(&c->shapes, spec);
-}
-
 /* Binds pod to its node (spec.nodeName, obj borrowed), counting its usage there, and to its gang. */
 static void pod_attach(struct cache *c, struct cache_pod *pod, const char *ns, const json_t *obj, struct pod_prev *prev)
 {
@@ -886,7 +554,7 @@ static void pod_attach(struct cache *c, struct cache_pod *pod, const char *ns, c
         pod->node->bound++;
         if (pod->phase != CACHE_PHASE_SUCCEEDED && pod->phase != CACHE_PHASE_FAILED) {
             pod->counted = pod->node;
-            node_account(pod->counted, pod->request, 1);
+            model_node_account(pod->counted, pod->request, 1);
         }
     }
     /* Usage that went down or moved may make room for a waiting gang. */
@@ -898,7 +566,7 @@ static void pod_attach(struct cache *c, struct cache_pod *pod, const char *ns, c
     if (pod->cluster != NULL) {
         struct cache_gang *g = gang_ref(c, ns, pod->cluster);
         pod->gang = g;
-        gang_insert_pod(g, pod);
+        model_gang_insert_pod(g, pod);
         g->npods++;
         queue_dirty(c, g->queue);
     }
@@ -923,8 +591,9 @@ int cache_upsert_pod(struct cache *c, const json_t *obj, struct error *err)
     struct pod_prev prev;
     struct cache_pod *pod = pod_reuse(c, ns, name, uid, rv, &prev);
     pod_set_names(c, pod, name, uid, rv);
-    pod_parse_meta(c, pod, ns, meta, &prev);
-    pod_parse_spec(c, pod, obj);
+    model_pod_parse_meta(&c->shapes, pod, ns, meta,
+                         (uint8_t)((prev.keep_mark ? CACHE_POD_MARKED_UNGATED : 0) | (prev.told ? CACHE_POD_TOLD : 0)));
+    model_pod_parse_spec(&c->shapes, pod, obj);
     pod_attach(c, pod, ns, obj, &prev);
     c->generation++;
     return 0;
@@ -937,7 +606,7 @@ static void pod_remove(struct cache *c, struct cache_pod *pod)
     pod_detach(c, pod);
     table_remove(&c->pods, &pod->by_name);
     table_remove(&c->pods_uid, &pod->by_uid);
-    pod_release_fields(c, pod);
+    model_pod_release(&c->shapes, pod);
     free(pod);
     c->generation++;
 }
@@ -970,29 +639,6 @@ static void gang_update_reserving(struct cache *c, struct cache_gang *g)
         update_reserving(c, p);
 }
 
-/*
- * The raygate.io/admitted-at annotation of metadata (borrowed) into
- * g->admitted_at. Our own admission stands until the watch brings a version
- * newer than the one we marked (cache_gang_mark_admitted).
- */
-static void gang_parse_admitted(struct cache_gang *g, const json_t *meta)
-{
-    const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
-    const char *admitted_at = json_string_value(json_object_get(json_object_get(meta, "annotations"), NAMES_ANNOTATION_ADMITTED));
-    if (admitted_at != NULL && admitted_at[0] == '\0')
-        admitted_at = NULL;
-    if (admitted_at == NULL && g->admit_mark_rv != NULL && rv != NULL && strcmp(g->admit_mark_rv, rv) == 0 &&
-        g->admitted_at != NULL) {
-        admitted_at = g->admitted_at;
-    } else {
-        free(g->admit_mark_rv);
-        g->admit_mark_rv = NULL;
-    }
-    char *at = util_strdup(admitted_at);
-    free(g->admitted_at);
-    g->admitted_at = at;
-}
-
 int cache_preemptable(const char *label, const char *annotation)
 {
     /* Volcano reads the value as a boolean; "false" is what users write. */
@@ -1008,61 +654,6 @@ static void gang_parse_preemption(struct cache *c, struct cache_gang *g, const j
     gang_set_preempted_by(c, g, util_strdup(json_string_value(json_object_get(annotations, NAMES_ANNOTATION_PREEMPTED_BY))));
 }
 
-/*
- * The generation and eviction record (evict.h) of metadata (borrowed). Our
- * own eviction stands until the watch brings a version newer than the one we
- * marked (cache_gang_mark_evicted): meanwhile the gang is not admitted.
- */
-static void gang_parse_eviction(struct cache_gang *g, const json_t *meta)
-{
-    const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
-    g->generation = json_integer_value(json_object_get(meta, "generation"));
-    if (g->evict_mark_rv != NULL && rv != NULL && strcmp(g->evict_mark_rv, rv) == 0) {
-        free(g->admitted_at);
-        g->admitted_at = NULL;
-        return;
-    }
-    free(g->evict_mark_rv);
-    g->evict_mark_rv = NULL;
-    struct error err = {{0}};
-    if (evict_record_parse(json_object_get(meta, "annotations"), &g->record, &err) != 0)
-        g->record_error = util_strdup(err.message);
-}
-
-/* The gang arithmetic of the RayCluster (borrowed; a RayJob's submitter included): minMember, groups, minResources. */
-static void gang_parse_spec(struct cache *c, struct cache_gang *g, const json_t *obj)
-{
-    struct gang_spec spec;
-    struct error gerr;
-    gang_spec_init(&spec);
-    shape_rl_release(&c->shapes, g->min_rl);
-    g->min_rl = NULL;
-    resources_finish(&g->min_resources);
-    gang_clear_groups(c, g);
-    g->legacy = (uint8_t)legacy_is_raycluster(obj);
-    /* A RayJob's submitter included; the legacy operator's gang from its pod types. */
-    if ((g->legacy ? legacy_gang_from_raycluster(obj, &spec, &gerr) : submitter_cluster_gang(obj, &spec, &gerr)) == 0) {
-        g->spec_ok = 1;
-        g->min_member = spec.min_member;
-        g->groups = util_calloc(spec.ngroups, sizeof(*g->groups));
-        for (size_t i = 0; i < spec.ngroups; i++) {
-            if (spec.groups[i].pods == 0)
-                continue;
-            const char *gname = spec.groups[i].name;
-            g->groups[g->ngroups].name = gname != NULL && gname[0] != '\0' ? shape_intern(&c->shapes, gname) : NULL;
-            g->groups[g->ngroups].pods = spec.groups[i].pods;
-            g->ngroups++;
-        }
-        resources_copy(&g->min_resources, &spec.min_resources);
-        g->min_rl = shape_rl_intern(&c->shapes, &spec.min_resources, 0, NULL);
-    } else {
-        g->spec_ok = 0;
-        g->min_member = 0;
-        g->spec_error = util_strdup(gerr.message);
-    }
-    gang_spec_finish(&spec);
-}
-
 int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct error *err)
 {
     const char *ns, *name;
@@ -1073,12 +664,12 @@ int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct error *er
         ns = "";
     struct cache_gang *g = gang_ref(c, ns, name);
     const json_t *labels = json_object_get(meta, "labels");
-    gang_parse_admitted(g, meta);
+    model_gang_parse_admitted(g, meta);
 
     /* A preemption marked (cache_gang_mark_preempted) stands as long as the eviction it was marked with. */
     char *marked_by = g->evict_mark_rv != NULL ? util_strdup(g->preempted_by) : NULL;
     gang_clear_cluster(c, g);
-    gang_parse_eviction(g, meta);
+    model_gang_parse_eviction(g, meta);
     g->uid = util_strdup(json_string_value(json_object_get(meta, "uid")));
     g->resource_version = util_strdup(json_string_value(json_object_get(meta, "resourceVersion")));
     g->priority_class = shape_member(&c->shapes, labels, NAMES_LABEL_PRIORITY);
@@ -1087,14 +678,14 @@ int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct error *er
         g->owner_name = shape_intern(&c->shapes, owner);
         g->owner_uid = util_strdup(owner_uid);
     }
-    g->created = parse_time(json_string_value(json_object_get(meta, "creationTimestamp")));
+    g->created = model_parse_time(json_string_value(json_object_get(meta, "creationTimestamp")));
     gang_parse_preemption(c, g, meta);
     if (g->evict_mark_rv != NULL && g->preempted_by == NULL) {
         gang_set_preempted_by(c, g, marked_by);
         marked_by = NULL;
     }
     free(marked_by);
-    gang_parse_spec(c, g, obj);
+    model_gang_parse_spec(&c->shapes, g, obj);
 
     const char *queue = json_string_value(json_object_get(labels, NAMES_LABEL_QUEUE));
     gang_set_queue(c, g, queue != NULL && queue[0] != '\0' ? queue_ref(c, queue) : NULL);
