@@ -66,9 +66,6 @@ static void test_node(void **state)
     assert_true(model_node_same(&a, &b));
     b.ready = 0;
     assert_false(model_node_same(&a, &b));
-    a.used = NULL;
-    a.nused = 0;
-    a.used_pods = 0;
     model_node_account(&a, a.allocatable, 1);
     model_node_account(&a, NULL, 1);
     assert_int_equal(a.used[a.allocatable->items[0].id], 4000);
@@ -140,16 +137,18 @@ static void test_pod_spec(void **state)
 /* A gang's pods in creation order, then by name, whatever order they come in. */
 static void test_gang_insert_pod(void **state)
 {
-    (void)state;
+    struct shape_pool *p = *state;
     struct cache_gang g;
     struct cache_pod pods[4];
     memset(&g, 0, sizeof(g));
     memset(pods, 0, sizeof(pods));
     const char *names[] = {"b", "a", "c", "z"};
-    int64_t created[] = {10, 10, 5, 20};
+    const char *created[] = {"1970-01-01T00:00:10Z", "1970-01-01T00:00:10Z", "1970-01-01T00:00:05Z", "1970-01-01T00:00:20Z"};
     for (int i = 0; i < 4; i++) {
+        json_t *meta = json_pack("{s:s}", "creationTimestamp", created[i]);
+        model_pod_parse_meta(p, &pods[i], "ns", meta, 0);
+        json_decref(meta);
         pods[i].name = names[i];
-        pods[i].created = created[i];
         model_gang_insert_pod(&g, &pods[i]);
     }
     const char *want[] = {"c", "a", "b", "z"};
@@ -159,6 +158,8 @@ static void test_gang_insert_pod(void **state)
     assert_int_equal(i, 4);
     assert_string_equal(g.pods_tail->name, "z");
     assert_ptr_equal(g.pods_tail->gang_prev, &pods[0]);
+    for (int k = 0; k < 4; k++)
+        model_pod_release(p, &pods[k]);
 }
 
 /* A RayCluster's gang arithmetic, and the reason kept when it fails. */
@@ -199,7 +200,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_node, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pod_meta, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pod_spec, setup, teardown),
-        cmocka_unit_test(test_gang_insert_pod),
+        cmocka_unit_test_setup_teardown(test_gang_insert_pod, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gang_spec, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
