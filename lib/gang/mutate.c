@@ -204,7 +204,7 @@ int mutate_pod(const json_t *pod, struct mutate_result *out, struct error *err)
             jsonpatch_append_new(patch, "add", "/spec/schedulingGates/-", json_pack("{s:s}", "name", NAMES_GATE));
     } else {
         json_decref(patch);
-        util_format(err->message, sizeof(err->message), "spec.schedulingGates: must be a list");
+        error_setf(err, "spec.schedulingGates: must be a list");
         return -1;
     }
 

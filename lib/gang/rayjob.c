@@ -211,9 +211,8 @@ static int own_submitter_template(json_t *spec, json_t **out, struct error *err)
     const char *image = head_image(json_object_get(spec, "rayClusterSpec"));
     if (image == NULL) {
         /* KubeRay takes the default submitter's image from there; without one the job could never start. */
-        util_format(err->message, sizeof(err->message),
-                    "spec.rayClusterSpec.headGroupSpec.template.spec.containers[0].image: must be set (the default submitter "
-                    "runs the head's image)");
+        error_setf(err, "spec.rayClusterSpec.headGroupSpec.template.spec.containers[0].image: must be set (the default "
+                        "submitter runs the head's image)");
         return -1;
     }
     template = json_pack("{s:{s:[o], s:s}}", "spec", "containers", default_submitter_container(image), "restartPolicy", "Never");
