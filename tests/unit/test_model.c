@@ -10,24 +10,7 @@
 #include "legacy.h"
 #include "model.h"
 #include "names.h"
-
-static int setup(void **state)
-{
-    struct shape_pool *p = malloc(sizeof(*p));
-    shape_pool_init(p);
-    *state = p;
-    return 0;
-}
-
-/* What a test parsed it released: the pool holds only its resource names. */
-static int teardown(void **state)
-{
-    struct shape_pool *p = *state;
-    int clean = p->rls.len == 0 && p->scheds.len == 0 && p->strings.len == p->nresources;
-    shape_pool_finish(p);
-    free(p);
-    return clean ? 0 : -1;
-}
+#include "poolfixture.h"
 
 static json_t *parse(const char *text)
 {
@@ -197,11 +180,11 @@ static void test_gang_spec(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_node, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pod_meta, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pod_spec, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_gang_insert_pod, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_gang_spec, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_node, poolfixture_setup, poolfixture_teardown),
+        cmocka_unit_test_setup_teardown(test_pod_meta, poolfixture_setup, poolfixture_teardown),
+        cmocka_unit_test_setup_teardown(test_pod_spec, poolfixture_setup, poolfixture_teardown),
+        cmocka_unit_test_setup_teardown(test_gang_insert_pod, poolfixture_setup, poolfixture_teardown),
+        cmocka_unit_test_setup_teardown(test_gang_spec, poolfixture_setup, poolfixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,25 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "poolfixture.h"
 #include "shape.h"
-
-static int setup(void **state)
-{
-    struct shape_pool *p = malloc(sizeof(*p));
-    shape_pool_init(p);
-    *state = p;
-    return 0;
-}
-
-/* Whatever a test interned it released: the pool holds only its resource names. */
-static int teardown(void **state)
-{
-    struct shape_pool *p = *state;
-    int clean = p->rls.len == 0 && p->scheds.len == 0 && p->strings.len == p->nresources;
-    shape_pool_finish(p);
-    free(p);
-    return clean ? 0 : -1;
-}
 
 static const struct cache_rl *rl_of(struct shape_pool *p, const char *text, int keep_zero, const char *skip)
 {
@@ -135,9 +118,9 @@ static void test_strings(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_rl, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_sched, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_strings, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rl, poolfixture_setup, poolfixture_teardown),
+        cmocka_unit_test_setup_teardown(test_sched, poolfixture_setup, poolfixture_teardown),
+        cmocka_unit_test_setup_teardown(test_strings, poolfixture_setup, poolfixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
