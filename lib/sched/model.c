@@ -16,7 +16,6 @@ static int streq(const char *a, const char *b)
     return strcmp(a, b) == 0;
 }
 
-/* An RFC 3339 UTC time as the apiserver writes it; 0 when absent or malformed. */
 int64_t model_parse_time(const char *s)
 {
     int64_t t;
@@ -161,10 +160,6 @@ void model_node_account(struct cache_node *node, const struct cache_rl *req, int
     node->used_pods += sign;
 }
 
-/*
- * What preemption reads of a Queue (borrowed; NULL: deleted): spec.deserved,
- * spec.reclaimable, the raygate.io/preemption annotation. Returns whether it changed.
- */
 int model_queue_parse_preemption(struct shape_pool *p, struct cache_queue *q, const json_t *obj)
 {
     const json_t *spec = json_object_get(obj, "spec");
@@ -188,7 +183,6 @@ int model_queue_parse_preemption(struct shape_pool *p, struct cache_queue *q, co
     return changed;
 }
 
-/* The eviction timeouts a Queue's annotations set (evict.h); NULL: none. Parsed where they are used. */
 void model_queue_set_timeouts(struct cache_queue *q, const json_t *annotations)
 {
     free(q->placement_timeout);
@@ -206,11 +200,6 @@ void model_gang_clear_groups(struct shape_pool *p, struct cache_gang *g)
     g->ngroups = 0;
 }
 
-/*
- * The raygate.io/admitted-at annotation of metadata (borrowed) into
- * g->admitted_at. Our own admission stands until the watch brings a version
- * newer than the one we marked (cache_gang_mark_admitted).
- */
 void model_gang_parse_admitted(struct cache_gang *g, const json_t *meta)
 {
     const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
@@ -229,11 +218,6 @@ void model_gang_parse_admitted(struct cache_gang *g, const json_t *meta)
     g->admitted_at = at;
 }
 
-/*
- * The generation and eviction record (evict.h) of metadata (borrowed). Our
- * own eviction stands until the watch brings a version newer than the one we
- * marked (cache_gang_mark_evicted): meanwhile the gang is not admitted.
- */
 void model_gang_parse_eviction(struct cache_gang *g, const json_t *meta)
 {
     const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
@@ -250,7 +234,6 @@ void model_gang_parse_eviction(struct cache_gang *g, const json_t *meta)
         g->record_error = util_strdup(err.message);
 }
 
-/* The gang arithmetic of the RayCluster (borrowed; a RayJob's submitter included): minMember, groups, minResources. */
 void model_gang_parse_spec(struct shape_pool *p, struct cache_gang *g, const json_t *obj)
 {
     struct gang_spec spec;
@@ -371,8 +354,6 @@ static void pod_conditions(struct shape_pool *p, struct cache_pod *pod, const js
     }
 }
 
-/* Scheduling gates, priority, phase, request and scheduling constraints, from the pod (borrowed). */
-/* Namespace, labels, creation time and flags, from metadata (borrowed). */
 void model_pod_parse_meta(struct shape_pool *p, struct cache_pod *pod, const char *ns, const json_t *meta, uint8_t keep)
 {
     pod->namespace_ = shape_intern(p, ns);
