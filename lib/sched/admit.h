@@ -55,6 +55,10 @@
  * pods, or on nodes that gained no room (a message may then be stale, never a
  * verdict). The work of a pass after one event is thus bounded by the gangs
  * that event concerns, not by the cluster.
+ *
+ * The decisions as data are admitresult.h's. A pass is built on members.h
+ * (which pods are a gang's members), hold.h (what a gang holds of its queue,
+ * and whether more fits), marks.h (what the pass found of pods) and fit.h.
  */
 #ifndef RAYGATE_ADMIT_H
 #define RAYGATE_ADMIT_H
