@@ -157,8 +157,8 @@ def edges(root, tree):
 
 
 def check_layers(uses):
-    """A lib/ folder that includes a header of a folder above it; returns the number of violations."""
-    bad = 0
+    """A lib/ folder that includes a header of a folder above it: one message each."""
+    bad = []
     for (d, m), targets in sorted(uses.items()):
         if not d.startswith("lib/"):
             continue
@@ -169,9 +169,8 @@ def check_layers(uses):
                 continue
             if (where[4:], "%s/%s.h" % (theirs, tm)) in LAYER_ALLOW:
                 continue
-            print("%s:%d: includes %s/%s.h: lib/%s may use only %s" %
-                  (where, lineno, td, tm, mine, ", ".join("lib/" + x for x in sorted(LAYERS.get(mine, ()))) or "itself"))
-            bad += 1
+            bad.append("%s:%d: includes %s/%s.h: lib/%s may use only %s" %
+                       (where, lineno, td, tm, mine, ", ".join("lib/" + x for x in sorted(LAYERS.get(mine, ()))) or "itself"))
     return bad
 
 
@@ -200,15 +199,41 @@ def cycles(uses):
     return found
 
 
+def self_check():
+    """The checks must catch what they are for: planted circles, layering and metrics."""
+    a, b, c, d, e, f = (("lib/sched", x) for x in "abcdef")
+    site = ("x.c", 1)
+    planted = {a: {b: site}, b: {c: site}, c: {a: site}, d: {a: site}, e: {f: site}, f: {e: site, d: site}}
+    found = sorted(sorted(x) for x in cycles(planted))
+    errors = []
+    if found != [[a, b, c], [e, f]]:
+        errors.append("self-check: planted circles a-b-c and e-f, found %r" % found)
+    layered = {("lib/core", "x"): {("lib/sched", "y"): ("lib/core/x.c", 1)},
+               ("lib/gang", "m"): {("lib/wire", "w"): ("lib/gang/m.c", 1)},
+               ("lib/io", "k"): {("lib/wire", "watchstream"): ("lib/io/k.c", 1)}}
+    if len(check_layers(layered)) != 2:
+        errors.append("self-check: planted core -> sched and io -> wire, found %r" % check_layers(layered))
+    if METRICS_CALL.findall("    metrics_gauge_set(m, 1);") != ["metrics_gauge_set"]:
+        errors.append("self-check: a metrics_ call was not found")
+    return errors
+
+
 def main():
     root = sys.argv[1]
+    errors = self_check()
+    for e in errors:
+        print(e)
+    if errors:
+        return 1
     tree = sources(root)
     if not tree.get("lib/io") or not any(tree.get("lib/" + d) for d in PURE):
         print("no files in %s/lib/{io,%s}" % (root, ",".join(PURE)))
         return 1
     bad = check_pure(root, tree)
     uses = edges(root, tree)
-    bad += check_layers(uses)
+    for message in check_layers(uses):
+        print(message)
+        bad += 1
     for circle in cycles(uses):
         steps = []
         for a, b in zip(circle, circle[1:] + circle[:1]):
