@@ -9,6 +9,7 @@
 #include <openssl/x509.h>
 
 #include "certfiles.h"
+#include "errors.h"
 #include "kube.h"
 #include "kubeconfig.h"
 #include "log.h"
@@ -75,14 +76,14 @@ static int secret_usable(json_t *secret, const struct bootstrap_options *opts, s
     set->tls_crt = secret_value(secret, "tls.crt");
     set->tls_key = secret_value(secret, "tls.key");
     if (set->ca_crt == NULL || set->ca_key == NULL || set->tls_crt == NULL || set->tls_key == NULL) {
-        snprintf(err->message, sizeof(err->message), "Secret lacks one of ca.crt, ca.key, tls.crt, tls.key");
+        error_setf(err, "Secret lacks one of ca.crt, ca.key, tls.crt, tls.key");
         goto out;
     }
     cert = certgen_cert_from_pem(set->tls_crt, strlen(set->tls_crt));
     key = certgen_key_from_pem(set->tls_key, strlen(set->tls_key));
     ca = certgen_cert_from_pem(set->ca_crt, strlen(set->ca_crt));
     if (cert == NULL || key == NULL || ca == NULL) {
-        snprintf(err->message, sizeof(err->message), "Secret holds unparseable PEM");
+        error_setf(err, "Secret holds unparseable PEM");
         goto out;
     }
     rc = certgen_check(cert, key, ca, &opts->req, time(NULL), opts->refresh_seconds, err);

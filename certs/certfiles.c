@@ -1,4 +1,5 @@
 #include "certfiles.h"
+#include "errors.h"
 #include "util.h"
 
 #include <errno.h>
@@ -37,7 +38,7 @@ int certfiles_set_from_pairs(const struct certgen_pair *ca, const struct certgen
     set->tls_crt = certgen_cert_pem(serving->cert, NULL);
     set->tls_key = certgen_key_pem(serving->key, NULL);
     if (set->ca_crt == NULL || set->ca_key == NULL || set->tls_crt == NULL || set->tls_key == NULL) {
-        snprintf(err->message, sizeof(err->message), "PEM encoding failed");
+        error_set_openssl(err, "PEM encoding failed");
         certfiles_set_finish(set);
         return -1;
     }
@@ -72,7 +73,7 @@ static int write_one(const char *dir, const char *name, const char *text, mode_t
     return 0;
 
 fail:
-    snprintf(err->message, sizeof(err->message), "writing %.180s: %s", path, strerror(errno));
+    error_setf(err, "writing %.180s: %s", path, strerror(errno));
     if (fd >= 0)
         close(fd);
     unlink(tmp);
@@ -82,7 +83,7 @@ fail:
 int certfiles_write(const char *dir, const struct certfiles_set *set, struct error *err)
 {
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-        snprintf(err->message, sizeof(err->message), "creating %.180s: %s", dir, strerror(errno));
+        error_setf(err, "creating %.180s: %s", dir, strerror(errno));
         return -1;
     }
     /* Keys first: a watcher that sees a new certificate can then find its key. */
@@ -123,13 +124,13 @@ int certfiles_load_ca(const char *dir, struct certgen_pair *ca, struct error *er
     ca->cert = NULL;
     ca->key = NULL;
     if (crt == NULL || key == NULL) {
-        snprintf(err->message, sizeof(err->message), "%.180s/ca.crt or ca.key missing", dir);
+        error_setf(err, "%.180s/ca.crt or ca.key missing", dir);
         goto out;
     }
     ca->cert = certgen_cert_from_pem(crt, crt_len);
     ca->key = certgen_key_from_pem(key, key_len);
     if (ca->cert == NULL || ca->key == NULL || X509_check_private_key(ca->cert, ca->key) != 1 || X509_check_ca(ca->cert) < 1) {
-        snprintf(err->message, sizeof(err->message), "%.150s/ca.crt and ca.key are not a CA certificate and its key", dir);
+        error_setf(err, "%.150s/ca.crt and ca.key are not a CA certificate and its key", dir);
         certgen_pair_finish(ca);
         ERR_clear_error();
         goto out;

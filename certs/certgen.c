@@ -1,8 +1,8 @@
 #include "certgen.h"
+#include "errors.h"
 #include "util.h"
 
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,20 +20,6 @@
 #define BACKDATE_SECONDS 3600L
 /* X.520 ub-common-name. */
 #define CN_MAX 64
-
-/* Formats the message, then appends the first queued OpenSSL error (if any) and clears the queue. */
-__attribute__((format(printf, 2, 3))) static void set_err(struct error *err, const char *fmt, ...)
-{
-    if (err == NULL) {
-        ERR_clear_error();
-        return;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof(err->message), fmt, ap);
-    va_end(ap);
-    util_append_openssl_error(err->message, sizeof(err->message));
-}
 
 void certgen_pair_finish(struct certgen_pair *pair)
 {
@@ -113,26 +99,26 @@ int certgen_ca_create(const char *cn, int days, struct certgen_pair *ca, struct 
     X509 *x = NULL;
 
     if (cn == NULL || cn[0] == '\0' || strlen(cn) > CN_MAX || days <= 0) {
-        set_err(err, "CA: need a common name of 1-%d characters and days > 0", CN_MAX);
+        error_set_openssl(err, "CA: need a common name of 1-%d characters and days > 0", CN_MAX);
         return -1;
     }
     if ((key = generate_key()) == NULL) {
-        set_err(err, "CA: key generation failed");
+        error_set_openssl(err, "CA: key generation failed");
         goto fail;
     }
     if ((x = new_cert(key, days)) == NULL || set_cn(x, cn) != 0 || X509_set_issuer_name(x, X509_get_subject_name(x)) != 1) {
-        set_err(err, "CA: building the certificate failed");
+        error_set_openssl(err, "CA: building the certificate failed");
         goto fail;
     }
     if (add_ext(x, x, NID_basic_constraints, "critical,CA:TRUE") != 0 ||
         add_ext(x, x, NID_key_usage, "critical,keyCertSign,cRLSign,digitalSignature") != 0 ||
         add_ext(x, x, NID_subject_key_identifier, "hash") != 0 ||
         add_ext(x, x, NID_authority_key_identifier, "keyid:always") != 0) {
-        set_err(err, "CA: adding extensions failed");
+        error_set_openssl(err, "CA: adding extensions failed");
         goto fail;
     }
     if (X509_sign(x, key, EVP_sha256()) <= 0) {
-        set_err(err, "CA: signing failed");
+        error_set_openssl(err, "CA: signing failed");
         goto fail;
     }
     ca->cert = x;
@@ -193,7 +179,7 @@ static GENERAL_NAMES *build_sans(const struct certgen_request *req, struct error
         goto oom;
     for (size_t i = 0; i < req->ndns; i++) {
         if (req->dns[i] == NULL || !valid_dns_name(req->dns[i])) {
-            set_err(err, "invalid DNS name \"%.100s\"", req->dns[i] != NULL ? req->dns[i] : "(null)");
+            error_set_openssl(err, "invalid DNS name \"%.100s\"", req->dns[i] != NULL ? req->dns[i] : "(null)");
             goto fail;
         }
         ASN1_IA5STRING *s = ASN1_IA5STRING_new();
@@ -207,7 +193,7 @@ static GENERAL_NAMES *build_sans(const struct certgen_request *req, struct error
     for (size_t i = 0; i < req->nips; i++) {
         ASN1_OCTET_STRING *ip = req->ips[i] != NULL ? a2i_IPADDRESS(req->ips[i]) : NULL;
         if (ip == NULL) {
-            set_err(err, "invalid IP address \"%.100s\"", req->ips[i] != NULL ? req->ips[i] : "(null)");
+            error_set_openssl(err, "invalid IP address \"%.100s\"", req->ips[i] != NULL ? req->ips[i] : "(null)");
             goto fail;
         }
         if (push_name(names, GEN_IPADD, ip) != 0)
@@ -216,7 +202,7 @@ static GENERAL_NAMES *build_sans(const struct certgen_request *req, struct error
     return names;
 
 oom:
-    set_err(err, "out of memory building subjectAltName");
+    error_set_openssl(err, "out of memory building subjectAltName");
 fail:
     GENERAL_NAMES_free(names);
     return NULL;
@@ -230,25 +216,25 @@ int certgen_serving_create(const struct certgen_pair *ca, const struct certgen_r
     GENERAL_NAMES *sans = NULL;
 
     if (ca == NULL || ca->cert == NULL || ca->key == NULL || req == NULL || req->days <= 0 || req->ndns + req->nips == 0) {
-        set_err(err, "serving certificate: need a CA, at least one DNS name or IP, and days > 0");
+        error_set_openssl(err, "serving certificate: need a CA, at least one DNS name or IP, and days > 0");
         return -1;
     }
     if ((sans = build_sans(req, err)) == NULL)
         return -1;
     if ((key = generate_key()) == NULL) {
-        set_err(err, "serving certificate: key generation failed");
+        error_set_openssl(err, "serving certificate: key generation failed");
         goto fail;
     }
     const char *first = req->ndns > 0 ? req->dns[0] : req->ips[0];
     if ((x = new_cert(key, req->days)) == NULL || set_cn(x, strlen(first) <= CN_MAX ? first : "raygate-webhook") != 0 ||
         X509_set_issuer_name(x, X509_get_subject_name(ca->cert)) != 1) {
-        set_err(err, "serving certificate: building the certificate failed");
+        error_set_openssl(err, "serving certificate: building the certificate failed");
         goto fail;
     }
     /* A serving certificate that outlives its CA would fail verification early anyway. */
     if (ASN1_TIME_compare(X509_get0_notAfter(x), X509_get0_notAfter(ca->cert)) > 0 &&
         X509_set1_notAfter(x, X509_get0_notAfter(ca->cert)) != 1) {
-        set_err(err, "serving certificate: setting notAfter failed");
+        error_set_openssl(err, "serving certificate: setting notAfter failed");
         goto fail;
     }
     if (add_ext(x, ca->cert, NID_basic_constraints, "critical,CA:FALSE") != 0 ||
@@ -257,11 +243,11 @@ int certgen_serving_create(const struct certgen_pair *ca, const struct certgen_r
         add_ext(x, ca->cert, NID_subject_key_identifier, "hash") != 0 ||
         add_ext(x, ca->cert, NID_authority_key_identifier, "keyid:always") != 0 ||
         X509_add1_ext_i2d(x, NID_subject_alt_name, sans, 0, X509V3_ADD_DEFAULT) != 1) {
-        set_err(err, "serving certificate: adding extensions failed");
+        error_set_openssl(err, "serving certificate: adding extensions failed");
         goto fail;
     }
     if (X509_sign(x, ca->key, EVP_sha256()) <= 0) {
-        set_err(err, "serving certificate: signing failed");
+        error_set_openssl(err, "serving certificate: signing failed");
         goto fail;
     }
     GENERAL_NAMES_free(sans);
@@ -284,43 +270,43 @@ int certgen_check(X509 *cert, EVP_PKEY *key, X509 *ca_cert, const struct certgen
     X509_STORE_CTX *sctx = NULL;
 
     if (cert == NULL || ca_cert == NULL) {
-        set_err(err, "no certificate or no CA");
+        error_set_openssl(err, "no certificate or no CA");
         return -1;
     }
     if ((store = X509_STORE_new()) == NULL || X509_STORE_add_cert(store, ca_cert) != 1 || (sctx = X509_STORE_CTX_new()) == NULL ||
         X509_STORE_CTX_init(sctx, store, cert, NULL) != 1) {
-        set_err(err, "setting up verification failed");
+        error_set_openssl(err, "setting up verification failed");
         goto out;
     }
     X509_STORE_CTX_set_purpose(sctx, X509_PURPOSE_SSL_SERVER);
     X509_STORE_CTX_set_time(sctx, 0, now);
     if (X509_verify_cert(sctx) != 1) {
-        set_err(err, "certificate does not verify against the CA: %s",
+        error_set_openssl(err, "certificate does not verify against the CA: %s",
                 X509_verify_cert_error_string(X509_STORE_CTX_get_error(sctx)));
         goto out;
     }
     time_t until = now + min_remaining;
     if (X509_cmp_time(X509_get0_notAfter(cert), &until) <= 0) {
-        set_err(err, "certificate expires within %ld seconds", min_remaining);
+        error_set_openssl(err, "certificate expires within %ld seconds", min_remaining);
         goto out;
     }
     if (X509_cmp_time(X509_get0_notAfter(ca_cert), &until) <= 0) {
-        set_err(err, "CA expires within %ld seconds", min_remaining);
+        error_set_openssl(err, "CA expires within %ld seconds", min_remaining);
         goto out;
     }
     if (key != NULL && X509_check_private_key(cert, key) != 1) {
-        set_err(err, "private key does not match the certificate");
+        error_set_openssl(err, "private key does not match the certificate");
         goto out;
     }
     for (size_t i = 0; req != NULL && i < req->ndns; i++) {
         if (X509_check_host(cert, req->dns[i], 0, X509_CHECK_FLAG_NEVER_CHECK_SUBJECT, NULL) != 1) {
-            set_err(err, "certificate does not cover DNS name %.100s", req->dns[i]);
+            error_set_openssl(err, "certificate does not cover DNS name %.100s", req->dns[i]);
             goto out;
         }
     }
     for (size_t i = 0; req != NULL && i < req->nips; i++) {
         if (X509_check_ip_asc(cert, req->ips[i], 0) != 1) {
-            set_err(err, "certificate does not cover IP %.100s", req->ips[i]);
+            error_set_openssl(err, "certificate does not cover IP %.100s", req->ips[i]);
             goto out;
         }
     }

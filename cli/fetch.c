@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errors.h"
 #include "util.h"
 
 #define VOLCANO "/apis/scheduling.volcano.sh/v1beta1"
@@ -62,7 +63,7 @@ static int list_into(struct kube_client *c, json_t *snapshot, const char *key, c
         if (missing == MISSING_NULL)
             json_object_set_new(snapshot, key, json_null());
     } else {
-        util_format(err->message, sizeof(err->message), "%s", resp.message);
+        error_setf(err, "%s", resp.message);
         rc = -1;
     }
     kube_list_result_finish(&lr);

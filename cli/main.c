@@ -40,7 +40,7 @@ struct args {
     int format; /* enum format */
 };
 
-/* kubectl's short flags, as the long ones lib/flags reads (writable storage: getopt_long takes char **). */
+/* kubectl's short flags, as the long ones lib/core/flags reads (writable storage: getopt_long takes char **). */
 static char long_namespace[] = "--namespace", long_all[] = "--all-namespaces", long_output[] = "--output", long_help[] = "--help";
 static const struct {
     char letter;
@@ -84,7 +84,7 @@ static int split_short(struct split *s, int argc, char **argv, int *i, struct er
     return -1;
 }
 
-/* Splits argv: lib/flags refuses positional arguments, and reads long flags only. Returns 0, or -1 with err. */
+/* Splits argv: lib/core/flags refuses positional arguments, and reads long flags only. Returns 0, or -1 with err. */
 static int split_args(const struct flag *table, size_t n, int argc, char **argv, struct split *s, struct error *err)
 {
     int rest = 0;
@@ -103,7 +103,7 @@ static int split_args(const struct flag *table, size_t n, int argc, char **argv,
         } else if (a[1] == '-') {
             size_t len = strcspn(a + 2, "=");
             int value = takes_value(table, n, a + 2, len);
-            if (value < 0) { /* lib/flags would take a prefix of a flag that needs a value for a missing value */
+            if (value < 0) { /* lib/core/flags would take a prefix of a flag that needs a value for a missing value */
                 error_setf(err, "unknown flag %.*s (see --help)", (int)len + 2, a);
                 return -1;
             }
@@ -189,7 +189,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 /*
  * What the plugin tells its user on stderr, one line each: "kubectl-raygate:
  * <message>" (prefix "kubectl-raygate") or "warning: <message>". A user's
- * terminal, not a log: lib/log's JSON lines are for the daemons.
+ * terminal, not a log: lib/io/log's JSON lines are for the daemons.
  */
 static void say(const char *prefix, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -190,60 +190,143 @@ static long long class_priority(const json_t *snapshot, const char *name, int *k
 
 /* ---- the short reason ---- */
 
-/* The text after the first occurrence of needle in s (borrowed), or NULL. */
-static const char *after(const char *s, const char *needle)
+struct quantity view_quantity(const json_t *list, const char *name)
 {
-    const char *p = s != NULL ? strstr(s, needle) : NULL;
-    return p != NULL ? p + strlen(needle) : NULL;
+    struct quantity q = {0, QUANTITY_DECIMAL_SI};
+    struct error err;
+    const json_t *v = json_object_get(list, name);
+    if (json_is_string(v)) {
+        if (quantity_parse(json_string_value(v), resources_unit(name), &q, &err) != 0)
+            q.value = 0;
+    } else if (json_is_integer(v)) {
+        q.value = json_integer_value(v);
+        if (resources_unit(name) == QUANTITY_UNIT_MILLI)
+            q.value = q.value > INT64_MAX / 1000 ? INT64_MAX : q.value * 1000;
+    }
+    return q;
 }
 
-/* "queue q: cpu, memory" from "... does not fit queue q: cpu needs 3, 1 of 4 free; memory needs ..." */
-static char *short_capacity(const char *tail)
+const json_t *view_find_queue(const json_t *snapshot, const char *name)
 {
-    struct util_buf b = {0};
-    const char *colon = strstr(tail, ": ");
-    if (colon == NULL)
-        return util_strdup(tail);
-    util_buf_append(&b, tail, (size_t)(colon - tail));
-    const char *sep = ": ", *p = colon + 2;
-    while (*p != '\0') {
-        const char *needs = strstr(p, " needs ");
-        const char *next = strstr(p, "; ");
-        if (needs == NULL || (next != NULL && needs > next))
-            break;
-        util_buf_puts(&b, sep);
-        util_buf_append(&b, p, (size_t)(needs - p));
-        sep = ", ";
-        if (next == NULL)
-            break;
-        p = next + 2;
+    size_t i;
+    const json_t *q;
+    json_array_foreach(array_of(snapshot, "queues"), i, q)
+    {
+        const char *n = str(meta(q), "name");
+        if (n != NULL && name != NULL && strcmp(n, name) == 0)
+            return q;
     }
-    util_buf_puts(&b, " short");
+    return NULL;
+}
+
+int view_queue_short(const json_t *queue, const json_t *need, const char *name, struct quantity *n, struct quantity *cap,
+                     int64_t *free_)
+{
+    const json_t *caps = json_object_get(json_object_get(queue, "spec"), "capability");
+    const json_t *alloc = json_object_get(json_object_get(queue, "status"), "allocated");
+    struct quantity a = view_quantity(alloc, name);
+    *n = view_quantity(need, name);
+    *cap = view_quantity(caps, name);
+    *free_ = cap->value > a.value ? cap->value - a.value : 0;
+    return json_object_get(caps, name) != NULL && n->value > 0 && n->value > *free_;
+}
+
+const json_t *view_blocker(const json_t *rows, const json_t *row)
+{
+    const json_t *best = NULL, *other;
+    json_int_t pos = json_integer_value(json_object_get(row, "position")), best_pos = 0;
+    const char *queue = str(row, "queue");
+    size_t i;
+    json_array_foreach(rows, i, other)
+    {
+        enum admit_reason r = view_wait_reason(other);
+        json_int_t p = json_integer_value(json_object_get(other, "position"));
+        const char *q = str(other, "queue");
+        if (q == NULL || queue == NULL || strcmp(q, queue) != 0 || p <= 0 || p >= pos ||
+            (r != ADMIT_REASON_QUEUE_CAPACITY && r != ADMIT_REASON_NODES))
+            continue;
+        if (best == NULL || p < best_pos) {
+            best = other;
+            best_pos = p;
+        }
+    }
+    return best;
+}
+
+/* "queue q: cpu, memory short" by the queue's status now (snapshot borrowed), or "queue q: room now". */
+static char *short_capacity(const json_t *snapshot, const json_t *row)
+{
+    const json_t *queue = view_find_queue(snapshot, str(row, "queue")), *need = json_object_get(row, "minResources"), *v;
+    const char *name, *sep = ": ";
+    struct util_buf b = {0};
+    util_buf_printf(&b, "queue %s", str(row, "queue"));
+    json_object_foreach((json_t *)need, name, v)
+    {
+        struct quantity n, cap;
+        int64_t free_;
+        if (!view_queue_short(queue, need, name, &n, &cap, &free_))
+            continue;
+        util_buf_printf(&b, "%s%s", sep, name);
+        sep = ", ";
+    }
+    util_buf_puts(&b, sep[0] == ':' ? ": room now" : " short");
     return util_buf_take(&b);
 }
 
-/* The shortened wait reason of a gang that is not admitted (new string). */
-static char *short_reason(const char *reason, const char *message)
+/* The shortened wait reason of a row that is not admitted, by its reason code (new string). */
+static char *short_reason(const json_t *snapshot, const json_t *rows, const json_t *row)
 {
-    const char *t;
+    const char *message = str(row, "message"), *q = str(row, "queue");
+    const json_t *blocker, *created = json_object_get(row, "podsCreated");
     if (message == NULL)
-        return util_strdup(reason != NULL ? reason : "no decision yet");
-    if ((t = after(message, " does not fit queue ")) != NULL) {
-        char *q = util_strdupf("queue %s", t), *s = short_capacity(q);
-        free(q);
-        return s;
-    }
-    if ((t = after(message, " does not fit the nodes: no node fits pod ")) != NULL) {
-        size_t n = strcspn(t, " ");
-        return util_strdupf("nodes: no room for pod %.*s", (int)n, t);
-    }
-    if ((t = after(message, "waiting behind gang ")) != NULL)
-        return util_strdupf("behind %s (fifo)", t);
-    if ((t = after(message, "waiting for pods: ")) != NULL)
-        return util_strdupf("pods: %s", t);
-    if (strncmp(message, "invalid RayCluster", 18) == 0)
+        return util_strdup(str(row, "reason") != NULL ? str(row, "reason") : "no decision yet");
+    switch (view_wait_reason(row)) {
+    case ADMIT_REASON_QUEUE_CAPACITY:
+        return short_capacity(snapshot, row);
+    case ADMIT_REASON_NODES:
+        return util_strdup("nodes: no room");
+    case ADMIT_REASON_BLOCKED:
+        blocker = view_blocker(rows, row);
+        return blocker != NULL ? util_strdupf("behind %s (fifo)", str(blocker, "name")) : util_strdup("behind a gang (fifo)");
+    case ADMIT_REASON_PODS:
+        if (!json_is_integer(created))
+            break;
+        return util_strdupf("pods: %" JSON_INTEGER_FORMAT " of %" JSON_INTEGER_FORMAT " created%s", json_integer_value(created),
+                            json_integer_value(json_object_get(json_object_get(row, "pods"), "min")),
+                            strcmp(str(row, "kind"), "legacy") == 0 ? " (the legacy operator creates the head first)" : "");
+    case ADMIT_REASON_QUEUE_MISSING:
+        return util_strdupf("queue %s does not exist", q);
+    case ADMIT_REASON_QUEUE_CLOSED:
+        return util_strdupf("queue %s is Closed", q);
+    case ADMIT_REASON_INVALID:
         return util_strdup("invalid spec");
+    case ADMIT_REASON_NONE:
+    case ADMIT_REASON_EVICTED:
+    case ADMIT_REASON_DEACTIVATED:
+        break;
+    }
     return util_strdup(message);
+}
+
+/* Sets "waitingFor" on every row of rows (positions set) that is not admitted. */
+static void set_waiting_for(const json_t *snapshot, json_t *rows, long long now)
+{
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row)
+    {
+        if (view_state_admitted(str(row, "state")))
+            continue;
+        char *s = short_reason(snapshot, rows, row);
+        if (strcmp(str(row, "state"), "Backoff") == 0) {
+            char age[16], *b = util_strdupf("backoff, %s left; %s", view_age(view_parse_time(str(row, "requeueAt")) - now, age,
+                                                                               sizeof(age)), s);
+            free(s);
+            s = b;
+        }
+        json_object_set_new(row, "waitingFor", json_string(s));
+        free(s);
+    }
 }
 
 /* ---- one row ---- */
@@ -327,6 +410,32 @@ static void set_pods(json_t *row, const json_t *snapshot, const json_t *pg, cons
     set_priority(row, snapshot, str(spec, "priorityClassName"), has_prio, prio);
 }
 
+/* "waitReason" and "podsCreated" of a row from the annotations of pg (borrowed; NULL: it does not wait). */
+static void set_wait_reason(json_t *row, const json_t *pg)
+{
+    const char *code = annotation(pg, NAMES_ANNOTATION_WAIT_REASON), *created = annotation(pg, NAMES_ANNOTATION_WAIT_PODS);
+    char *end = NULL;
+    long long n = created != NULL ? strtoll(created, &end, 10) : -1;
+    set_str(row, "waitReason", code);
+    if (created != NULL && created[0] != '\0' && *end == '\0' && n >= 0)
+        json_object_set_new(row, "podsCreated", json_integer(n));
+    else
+        json_object_set_new(row, "podsCreated", json_null());
+}
+
+enum admit_reason view_wait_reason(const json_t *row)
+{
+    const char *code = str(row, "waitReason");
+    if (code == NULL || code[0] == '\0')
+        return ADMIT_REASON_NONE;
+    /* admit_reason_name() gives "" past the last reason. */
+    for (int r = ADMIT_REASON_NONE + 1; admit_reason_name((enum admit_reason)r)[0] != '\0'; r++) {
+        if (strcmp(admit_reason_name((enum admit_reason)r), code) == 0)
+            return (enum admit_reason)r;
+    }
+    return ADMIT_REASON_NONE;
+}
+
 /* The row of PodGroup pg (borrowed), or NULL when it is not a Ray gang. New. */
 static json_t *gang_row(const json_t *snapshot, const json_t *pg, long long now)
 {
@@ -354,17 +463,8 @@ static json_t *gang_row(const json_t *snapshot, const json_t *pg, long long now)
     int waits = !view_state_admitted(state) && condition_true(pg, "Unschedulable");
     set_str(row, "reason", waits ? str(unsched, "reason") : NULL);
     set_str(row, "message", waits ? str(unsched, "message") : NULL);
-    json_object_set_new(row, "waitingFor", json_null());
-    if (!view_state_admitted(state)) {
-        char *s = short_reason(waits ? str(unsched, "reason") : NULL, waits ? str(unsched, "message") : NULL);
-        if (strcmp(state, "Backoff") == 0) {
-            char age[16], *b = util_strdupf("backoff, %s left; %s", view_age(requeue_at - now, age, sizeof(age)), s);
-            free(s);
-            s = b;
-        }
-        json_object_set_new(row, "waitingFor", json_string(s));
-        free(s);
-    }
+    set_wait_reason(row, waits ? pg : NULL);
+    json_object_set_new(row, "waitingFor", json_null()); /* set_waiting_for(), once positions are known */
     json_object_set_new(row, "minResources", json_deep_copy(json_object_get(spec, "minResources")));
     if (json_object_get(row, "minResources") == NULL)
         json_object_set_new(row, "minResources", json_object());
@@ -456,6 +556,7 @@ static json_t *all_gangs(const json_t *snapshot, long long now)
             json_array_append_new(rows, row);
     }
     set_positions(rows);
+    set_waiting_for(snapshot, rows, now);
     size_t n = json_array_size(rows);
     json_t **sorted = util_calloc(n ? n : 1, sizeof(*sorted));
     for (i = 0; i < n; i++)

@@ -35,8 +35,10 @@
 
 #include <jansson.h>
 
-#include "names.h"
+#include "admit.h"
 #include "evict.h"
+#include "names.h"
+#include "quantity.h"
 
 /* Which gangs to show. NULL strings: no filter. */
 struct view_filter {
@@ -51,11 +53,47 @@ struct view_filter {
  *    "priorityClassName" (or null),"state","pods":{"bound","min","counted"
  *    ("bound", or "running" when pods could not be read: the PodGroup's
  *    status.running)},"position" (integer or null),"reason" (condition reason
- *    or null),"message" (full wait message or null),"waitingFor" (the short
+ *    or null),"message" (full wait message or null),"waitReason" (the gate's
+ *    reason code, raygate.io/wait-reason: admit_reason_name(), or null when it
+ *    does not wait or the PodGroup carries none),"podsCreated" (with code
+ *    "pods": raygate.io/wait-pods-created, or null),"waitingFor" (the short
  *    reason, or null),"minResources","createdAt","ageSeconds","admittedAt",
  *    "requeueCount","requeueAt"}
+ * waitingFor is written from the reason code, never read out of the message:
+ * "queue q: cpu, memory short" (what the queue's status lacks now; "queue q:
+ * room now" when nothing), "nodes: no room", "behind <gang> (fifo)"
+ * (view_blocker), "pods: 1 of 3 created", "queue q does not exist", "queue
+ * q is Closed", "invalid spec"; the message itself for an eviction or when
+ * the PodGroup carries no code; "no decision yet" without a message; with
+ * "backoff, <age> left; " before it in Backoff.
  */
 json_t *view_gangs(const json_t *snapshot, long long now, const struct view_filter *f);
+
+/* The reason code of a row (borrowed): ADMIT_REASON_NONE when it has none, or one this build does not know. */
+enum admit_reason view_wait_reason(const json_t *row);
+
+/*
+ * The gang a row (borrowed) of a fifo queue waits behind (code "blocked"):
+ * the first of its queue's gangs ahead of it among rows (borrowed, with
+ * positions) that waits on the queue or on the nodes, where a pass stops.
+ * Borrowed from rows; NULL when rows show none.
+ */
+const json_t *view_blocker(const json_t *rows, const json_t *row);
+
+/* The Queue named name in snapshot (borrowed), or NULL. */
+const json_t *view_find_queue(const json_t *snapshot, const char *name);
+
+/* The quantity of resource name in a ResourceList (borrowed) in name's unit; 0 when absent or invalid. */
+struct quantity view_quantity(const json_t *list, const char *name);
+
+/*
+ * Whether queue (borrowed; NULL: none) is short now of resource name of need
+ * (a gang's minResources, borrowed): only resources its capability lists
+ * count. Sets *n (needed), *cap (capability) and *free_ (capability less
+ * status.allocated, at least 0).
+ */
+int view_queue_short(const json_t *queue, const json_t *need, const char *name, struct quantity *n, struct quantity *cap,
+                     int64_t *free_);
 
 /*
  * The queues of snapshot (optionally only the one named queue), sorted by

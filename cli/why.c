@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admit.h"
+#include "names.h"
 #include "quantity.h"
 #include "resources.h"
 #include "util.h"
@@ -21,23 +23,6 @@ static const char *str(const json_t *obj, const char *key)
 static int streq(const char *a, const char *b)
 {
     return a != NULL && b != NULL && strcmp(a, b) == 0;
-}
-
-/* The quantity of resource name in a ResourceList (borrowed); 0 when absent or invalid. */
-static struct quantity qty(const json_t *list, const char *name)
-{
-    struct quantity q = {0, QUANTITY_DECIMAL_SI};
-    struct error err;
-    const json_t *v = json_object_get(list, name);
-    if (json_is_string(v)) {
-        if (quantity_parse(json_string_value(v), resources_unit(name), &q, &err) != 0)
-            q.value = 0;
-    } else if (json_is_integer(v)) {
-        q.value = json_integer_value(v);
-        if (resources_unit(name) == QUANTITY_UNIT_MILLI)
-            q.value = q.value > INT64_MAX / 1000 ? INT64_MAX : q.value * 1000;
-    }
-    return q;
 }
 
 /* value formatted in name's unit with format fmt (a static buffer per slot). */
@@ -99,7 +84,7 @@ static void put_release(struct util_buf *b, const json_t *rows, const json_t *ga
     const json_t **adm = admitted_in(rows, str(gang, "queue"), &n);
     int64_t freed = 0;
     for (k = 0; k < n && freed < shortfall; k++) {
-        struct quantity q = qty(json_object_get(adm[k], "minResources"), name);
+        struct quantity q = view_quantity(json_object_get(adm[k], "minResources"), name);
         if (q.value <= 0)
             continue;
         adm[used++] = adm[k];
@@ -129,17 +114,13 @@ static void put_release(struct util_buf *b, const json_t *rows, const json_t *ga
 static void explain_capacity(json_t *lines, const json_t *rows, const json_t *gang, const json_t *queue)
 {
     const json_t *need = json_object_get(gang, "minResources"), *v;
-    const json_t *cap = json_object_get(json_object_get(queue, "spec"), "capability");
-    const json_t *alloc = json_object_get(json_object_get(queue, "status"), "allocated");
     const char *name, *qname = str(gang, "queue");
     size_t before = json_array_size(lines);
     json_object_foreach((json_t *)need, name, v)
     {
-        struct quantity n = qty(need, name), c = qty(cap, name), a = qty(alloc, name);
-        if (json_object_get(cap, name) == NULL || n.value <= 0)
-            continue; /* only listed resources are checked */
-        int64_t free_ = c.value > a.value ? c.value - a.value : 0;
-        if (n.value <= free_)
+        struct quantity n, c;
+        int64_t free_;
+        if (!view_queue_short(queue, need, name, &n, &c, &free_))
             continue;
         struct util_buf b = {0};
         util_buf_printf(&b, "needs %s %s", name, fmt_q(name, n.value, n.format, 0));
@@ -158,18 +139,6 @@ static void explain_capacity(json_t *lines, const json_t *rows, const json_t *ga
                                                  "next pass (the message above is from its last one)"));
 }
 
-static const json_t *find_queue(const json_t *snapshot, const char *name)
-{
-    size_t i;
-    const json_t *q;
-    json_array_foreach(json_object_get(snapshot, "queues"), i, q)
-    {
-        if (streq(str(json_object_get(q, "metadata"), "name"), name))
-            return q;
-    }
-    return NULL;
-}
-
 static void add_line(json_t *lines, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void add_line(json_t *lines, const char *fmt, ...)
@@ -183,36 +152,74 @@ static void add_line(json_t *lines, const char *fmt, ...)
     util_buf_finish(&b);
 }
 
-/* What a gang that is not admitted waits for, by its condition's reason and message. */
+static void explain_pods(json_t *lines, const json_t *gang)
+{
+    const json_t *created = json_object_get(gang, "podsCreated");
+    const json_t *min = json_object_get(json_object_get(gang, "pods"), "min");
+    if (streq(str(gang, "kind"), "legacy")) /* complete with its head: the workers come once it runs (admit.h) */
+        add_line(lines, "the legacy operator has not created its head pod yet; the gang is weighed once the head exists");
+    else if (json_is_integer(created) && json_is_integer(min))
+        add_line(lines, "its operator has created %" JSON_INTEGER_FORMAT " of its %" JSON_INTEGER_FORMAT
+                        " pods; it is considered once all exist",
+                 json_integer_value(created), json_integer_value(min));
+    else
+        add_line(lines, "%s", str(gang, "message"));
+}
+
+/*
+ * What a gang that is not admitted waits for, by the gate's reason code
+ * (view_wait_reason); its message is quoted, never searched.
+ */
 static void explain_wait(json_t *lines, const json_t *snapshot, const json_t *rows, const json_t *gang)
 {
-    const char *reason = str(gang, "reason"), *msg = str(gang, "message"), *q = str(gang, "queue");
-    const char *t;
+    const char *msg = str(gang, "message"), *q = str(gang, "queue");
+    const json_t *blocker;
     if (msg == NULL) {
         add_line(lines, "the gate controller has not decided on it yet (is raygate-gate running?)");
-    } else if (strstr(msg, " does not fit queue ") != NULL) {
-        explain_capacity(lines, rows, gang, find_queue(snapshot, q));
-    } else if ((t = strstr(msg, " does not fit the nodes: ")) != NULL) {
-        add_line(lines, "queue %s has room, the nodes do not:%s; room appears when pods on the nodes end or nodes are added", q,
-                 t + strlen(" does not fit the nodes:"));
-    } else if ((t = strstr(msg, "waiting behind gang ")) != NULL) {
-        add_line(lines, "queue %s is fifo: %s must be admitted (or deleted) first", q, t + strlen("waiting behind gang "));
-    } else if ((t = strstr(msg, "waiting for pods: ")) != NULL) {
-        long long have = 0, want = 0;
-        if (streq(str(gang, "kind"), "legacy")) /* complete with its head: the workers come once it runs (admit.h) */
-            add_line(lines, "the legacy operator has not created its head pod yet; the gang is weighed once the head exists");
-        else if (sscanf(t, "waiting for pods: %lld of %lld", &have, &want) == 2)
-            add_line(lines, "its operator has created %lld of its %lld pods; it is considered once all exist", have, want);
-        else
-            add_line(lines, "%s", msg);
-    } else if (streq(reason, "QueueNotFound")) {
-        add_line(lines, "queue %s does not exist: create it (kubectl get queues.scheduling.volcano.sh)", q);
-    } else if (streq(reason, "QueueClosed")) {
-        add_line(lines, "queue %s is closed: it must be opened", q);
-    } else if (streq(reason, "InvalidSpec")) {
-        add_line(lines, "its spec must be fixed: %s", msg);
-    } else {
+        return;
+    }
+    switch (view_wait_reason(gang)) {
+    case ADMIT_REASON_QUEUE_CAPACITY:
+        explain_capacity(lines, rows, gang, view_find_queue(snapshot, q));
+        break;
+    case ADMIT_REASON_NODES:
+        add_line(lines, "queue %s has room, the nodes do not; room appears when pods on the nodes end or nodes are added", q);
         add_line(lines, "%s", msg);
+        break;
+    case ADMIT_REASON_BLOCKED:
+        if ((blocker = view_blocker(rows, gang)) != NULL) {
+            struct util_buf b = {0};
+            util_buf_printf(&b, "queue %s is fifo: ", q);
+            put_gang(&b, blocker, str(gang, "namespace"));
+            util_buf_puts(&b, " must be admitted (or deleted) first");
+            json_array_append_new(lines, json_string(b.data));
+            util_buf_finish(&b);
+        } else {
+            add_line(lines, "queue %s is fifo: a gang ahead of it must be admitted (or deleted) first", q);
+            add_line(lines, "%s", msg);
+        }
+        break;
+    case ADMIT_REASON_PODS:
+        explain_pods(lines, gang);
+        break;
+    case ADMIT_REASON_QUEUE_MISSING:
+        add_line(lines, "queue %s does not exist: create it (kubectl get queues.scheduling.volcano.sh)", q);
+        break;
+    case ADMIT_REASON_QUEUE_CLOSED:
+        add_line(lines, "queue %s is closed: it must be opened", q);
+        break;
+    case ADMIT_REASON_INVALID:
+        add_line(lines, "its spec must be fixed: %s", msg);
+        break;
+    case ADMIT_REASON_NONE:
+        add_line(lines, "the gate controller has not written its reason code yet (annotation " NAMES_ANNOTATION_WAIT_REASON
+                        "); its message: %s",
+                 msg);
+        break;
+    case ADMIT_REASON_EVICTED:
+    case ADMIT_REASON_DEACTIVATED:
+        add_line(lines, "%s", msg);
+        break;
     }
 }
 

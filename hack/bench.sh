@@ -12,7 +12,7 @@
 #    pod, to the peer (hack/bench/peer: controller-runtime's webhook doing the
 #    same mutation). All three are pinned to the last CPU, wrk to the others,
 #    on adjacent ports; runs alternate between them. Peak RSS is VmHWM.
-# 2. admit: hack/bench/admit_bench.c, lib/cache + lib/admit in process, at
+# 2. admit: hack/bench/admit_bench.c, lib/sched/cache + lib/sched/admit in process, at
 #    each size of --admit-sizes gangs (10 pods each, 100 queues, nodes = gangs/2).
 # 3. e2e: a local control plane with --e2e-nodes nodes (hack/cluster.sh at
 #    RAYGATE_PORT_OFFSET): --e2e-clusters RayClusters x 10 pods created at once
@@ -31,6 +31,8 @@
 # Every figure is the median of --runs runs (default 5) with min and max.
 # Results: DIR/<date>.md and .json (default bench/results; --quick runs are
 # named <date>-quick). --quick: short runs and small sizes, to try the script.
+# docs/benchmarks.md shows the latest: paste the report between its bench
+# markers (the peers part's between its peers markers).
 # Environment: BENCH_RUNS, BENCH_DURATION, RAYGATE_PORT_OFFSET, RAYGATE_CACHE;
 # BENCH_NOTE, a line printed in bold under the machine (e.g. that it was loaded).
 # Needs what hack/deps.sh installs (wrk among it) and Go (the peer and the
@@ -484,7 +486,7 @@ main() {
 		<(for f in "$WORK"/part-*.json; do jq -c --arg k "$(basename "$f" .json | sed 's/^part-//')" '{($k): .}' "$f"; done) >"$json"
 	{ report_md "$json"; jq -r -f "$here/bench/peers/report.jq" "$json"; } >"$OUT/$STAMP.md"
 	cat "$OUT/$STAMP.md"
-	say "results: $json and $OUT/$STAMP.md"
+	say "results: $json and $OUT/$STAMP.md (the latest tables go in docs/benchmarks.md, between its markers)"
 }
 
 # Everything above is definitions: bash has read the whole file before main runs, so editing it meanwhile is harmless.

@@ -11,7 +11,7 @@ pkgs=(
 	# the image (hack/image.sh) and the real node (hack/cluster.sh up --real-node)
 	umoci containerd runc containernetworking-plugins iptables kmod util-linux
 	# benchmarks and reliability tooling
-	wrk valgrind clang libclang-rt-14-dev python3 python3-yaml
+	wrk valgrind clang libclang-rt-14-dev clang-format python3 python3-yaml
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,7 +1,6 @@
 #include "tlsreload.h"
 
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
+#include "errors.h"
 #include "log.h"
 #include "util.h"
 
@@ -34,15 +34,6 @@ struct tlsreload {
     unsigned char failed[EVP_MAX_MD_SIZE];  /* unusable content already reported */
     int have_pending, have_failed, read_failed;
 };
-
-__attribute__((format(printf, 2, 3))) static void set_err(struct error *err, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof(err->message), fmt, ap);
-    va_end(ap);
-    util_append_openssl_error(err->message, sizeof(err->message));
-}
 
 static int no_passphrase(char *buf, int size, int rwflag, void *u)
 {
@@ -67,28 +58,28 @@ static int use_chain(SSL_CTX *ctx, const char *pem, size_t len, struct error *er
     X509 *leaf = NULL, *x = NULL;
     BIO *bio = BIO_new_mem_buf(pem, (int)len);
     if (bio == NULL || (leaf = PEM_read_bio_X509_AUX(bio, NULL, no_passphrase, NULL)) == NULL) {
-        set_err(err, "certificate file holds no PEM certificate");
+        error_set_openssl(err, "certificate file holds no PEM certificate");
         goto out;
     }
     if (X509_cmp_current_time(X509_get0_notBefore(leaf)) >= 0 || X509_cmp_current_time(X509_get0_notAfter(leaf)) <= 0) {
-        set_err(err, "certificate is not valid now (notBefore/notAfter)");
+        error_set_openssl(err, "certificate is not valid now (notBefore/notAfter)");
         goto out;
     }
     if (SSL_CTX_use_certificate(ctx, leaf) != 1 || SSL_CTX_clear_chain_certs(ctx) != 1) {
-        set_err(err, "cannot use the certificate");
+        error_set_openssl(err, "cannot use the certificate");
         goto out;
     }
     while ((x = PEM_read_bio_X509(bio, NULL, no_passphrase, NULL)) != NULL) {
         if (SSL_CTX_add0_chain_cert(ctx, x) != 1) {
             X509_free(x);
-            set_err(err, "cannot add a chain certificate");
+            error_set_openssl(err, "cannot add a chain certificate");
             goto out;
         }
     }
     /* The loop ends on "no start line" at the end of the text; anything else is a broken PEM block. */
     unsigned long e = ERR_peek_last_error();
     if (e != 0 && !(ERR_GET_LIB(e) == ERR_LIB_PEM && ERR_GET_REASON(e) == PEM_R_NO_START_LINE)) {
-        set_err(err, "certificate file has a broken PEM block after the first");
+        error_set_openssl(err, "certificate file has a broken PEM block after the first");
         goto out;
     }
     ERR_clear_error();
@@ -105,9 +96,9 @@ static int use_key(SSL_CTX *ctx, const char *pem, size_t len, struct error *err)
     EVP_PKEY *key = bio != NULL ? PEM_read_bio_PrivateKey(bio, NULL, no_passphrase, NULL) : NULL;
     int rc = -1;
     if (key == NULL)
-        set_err(err, "key file holds no unencrypted PEM private key");
+        error_set_openssl(err, "key file holds no unencrypted PEM private key");
     else if (SSL_CTX_use_PrivateKey(ctx, key) != 1 || SSL_CTX_check_private_key(ctx) != 1)
-        set_err(err, "private key does not match the certificate");
+        error_set_openssl(err, "private key does not match the certificate");
     else
         rc = 0;
     EVP_PKEY_free(key);
@@ -119,18 +110,18 @@ SSL_CTX *tlsreload_ctx_create(const char *cert_pem, size_t cert_len, const char 
                               struct error *err)
 {
     if (cert_pem == NULL || key_pem == NULL || cert_len > INT_MAX || key_len > INT_MAX) {
-        set_err(err, "no certificate or key");
+        error_set_openssl(err, "no certificate or key");
         return NULL;
     }
     SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
     if (ctx == NULL) {
-        set_err(err, "SSL_CTX_new failed");
+        error_set_openssl(err, "SSL_CTX_new failed");
         return NULL;
     }
     SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
     if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 || SSL_CTX_set_cipher_list(ctx, tls12_ciphers) != 1 ||
         SSL_CTX_set_ciphersuites(ctx, tls13_suites) != 1) {
-        set_err(err, "cannot restrict protocol versions or ciphers");
+        error_set_openssl(err, "cannot restrict protocol versions or ciphers");
         goto fail;
     }
     SSL_CTX_set_alpn_select_cb(ctx, on_alpn, NULL);
@@ -184,7 +175,7 @@ struct tlsreload *tlsreload_create(const char *cert_path, const char *key_path, 
     if (r == NULL || (r->cert_path = strdup(cert_path)) == NULL || (r->key_path = strdup(key_path)) == NULL)
         abort();
     if (read_pair(r, &cert, &cert_len, &key, &key_len, r->loaded) != 0) {
-        set_err(err, "cannot read %.100s or %.100s", cert_path, key_path);
+        error_set_openssl(err, "cannot read %.100s or %.100s", cert_path, key_path);
         goto fail;
     }
     if ((r->ctx = tlsreload_ctx_create(cert, cert_len, key, key_len, err)) == NULL)

@@ -1,5 +1,5 @@
 /*
- * admit_bench: the gate controller's decision code (lib/cache + lib/admit) at
+ * admit_bench: the gate controller's decision code (lib/sched/cache + lib/sched/admit) at
  * scale, in process, on synthetic objects shaped like the API's.
  *
  *   admit_bench [--gangs N] [--nodes N] [--queues N] [--pods-per-gang N] [--runs N]

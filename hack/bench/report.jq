@@ -55,7 +55,7 @@ def ok(c): if c then "met" else "**not met**" end;
 "") else empty end),
 (if .admit then (.admit as $a | targets.admit as $t |
 "## 2. Admission decisions at scale (in process)\n",
-"lib/cache + lib/admit on synthetic objects: gangs of 10 pods in 100 queues, nodes = gangs/2 (cpu 32, memory 128Gi); four queues in five capped at 80% of their share. Times in ms, thread CPU time (wall time in the JSON).\n",
+"lib/sched/cache + lib/sched/admit on synthetic objects: gangs of 10 pods in 100 queues, nodes = gangs/2 (cpu 32, memory 128Gi); four queues in five capped at 80% of their share. Times in ms, thread CPU time (wall time in the JSON).\n",
 "| gangs | nodes | full pass (pending) | decisions | full pass (steady) | pod created | pending gang deleted | running gang deleted | bytes/pod |",
 "|---|---|---|---|---|---|---|---|---|",
 ($a[] | "| \(.config.gangs) | \(.config.nodes) | \(.full_pass_ms.cpu | fig(r2)) | \(.full_pass_counts.admit) admit, \(.full_pass_counts.wait | to_entries | map("\(.value) \(.key)") | join(", ")) | \(.steady_full_pass_ms.cpu | fig(r2)) | \(.pod_created_ms.cpu | fig(r3)) | \(.pending_gang_deleted_ms.cpu | fig(r3)) | \(.running_gang_deleted_ms.cpu | fig(r3)) | \(.bytes_per_pod | k) |"),

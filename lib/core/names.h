@@ -35,4 +35,13 @@
 #define NAMES_LABEL_PREEMPTABLE "volcano.sh/preemptable"
 #define NAMES_ANNOTATION_PREEMPTED_BY "raygate.io/preempted-by"
 
+/*
+ * Annotations on a PodGroup, the gate controller's typed wait reason (podgroup.h)
+ * that `kubectl raygate why` reads: the reason code, admit_reason_name() of
+ * the gang's last decision while it is not admitted; with code "pods", how
+ * many of its minMember pods exist (a decimal integer).
+ */
+#define NAMES_ANNOTATION_WAIT_PODS "raygate.io/wait-pods-created"
+#define NAMES_ANNOTATION_WAIT_REASON "raygate.io/wait-reason"
+
 #endif

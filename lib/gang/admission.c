@@ -1,7 +1,5 @@
 #include "admission.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,17 +10,6 @@
 #include "mutate.h"
 #include "rayjob.h"
 #include "util.h"
-
-__attribute__((format(printf, 2, 3))) static int fail(struct error *err, const char *format, ...)
-{
-    va_list ap;
-    va_start(ap, format);
-    vsnprintf(err->message, sizeof(err->message), format, ap);
-    va_end(ap);
-    /* One line of valid UTF-8, whatever the parser quoted from the body. */
-    util_one_line(err->message);
-    return -1;
-}
 
 /* The operation as one of our static strings (they outlive the request). */
 static const char *operation_name(const char *op)
@@ -78,50 +65,53 @@ static size_t count_values(const char *body, size_t len, size_t limit)
     return n;
 }
 
-int admission_handle(const char *body, size_t len, json_t **response, struct admission_info *info,
-                     struct error *err)
+/* What is wrong with the AdmissionReview envelope, or NULL when it is usable. */
+static const char *envelope_problem(const json_t *review)
+{
+    if (!json_is_object(review))
+        return "body is not a JSON object";
+    if (!string_is(review, "apiVersion", "admission.k8s.io/v1"))
+        return "apiVersion must be admission.k8s.io/v1";
+    if (!string_is(review, "kind", "AdmissionReview"))
+        return "kind must be AdmissionReview";
+    const json_t *request = json_object_get(review, "request");
+    if (!json_is_object(request))
+        return "request must be an object";
+    if (json_string_value(json_object_get(request, "uid")) == NULL)
+        return "request.uid must be a string";
+    return NULL;
+}
+
+/* The AdmissionReview in body[0..len) (new), its envelope checked, or NULL with err. */
+static json_t *parse_review(const char *body, size_t len, struct error *err)
 {
     json_error_t jerr;
-    json_t *review, *request, *object, *answer;
-    struct mutate_result result;
-    struct error merr;
-    int denied = 0, rc = -1;
-
-    *response = NULL;
-    info->kind = "other";
-    info->operation = "unknown";
-    info->result = "error";
-    mutate_result_init(&result);
-
-    if (count_values(body, len, ADMISSION_MAX_JSON_VALUES) > ADMISSION_MAX_JSON_VALUES)
-        return fail(err, "body holds more than %d JSON values", ADMISSION_MAX_JSON_VALUES);
+    if (count_values(body, len, ADMISSION_MAX_JSON_VALUES) > ADMISSION_MAX_JSON_VALUES) {
+        error_setf(err, "body holds more than %d JSON values", ADMISSION_MAX_JSON_VALUES);
+        return NULL;
+    }
     /* Duplicate keys are refused: we must not read a different object than the apiserver wrote. */
-    review = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (review == NULL)
-        return fail(err, "body is not JSON: %s (line %d, column %d)", jerr.text, jerr.line, jerr.column);
-    if (!json_is_object(review)) {
-        fail(err, "body is not a JSON object");
-        goto out;
+    json_t *review = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (review == NULL) {
+        error_setf(err, "body is not JSON: %s (line %d, column %d)", jerr.text, jerr.line, jerr.column);
+        util_one_line(err->message); /* one line of valid UTF-8, whatever the parser quoted from the body */
+        return NULL;
     }
-    if (!string_is(review, "apiVersion", "admission.k8s.io/v1")) {
-        fail(err, "apiVersion must be admission.k8s.io/v1");
-        goto out;
+    const char *problem = envelope_problem(review);
+    if (problem != NULL) {
+        error_setf(err, "%s", problem);
+        json_decref(review);
+        return NULL;
     }
-    if (!string_is(review, "kind", "AdmissionReview")) {
-        fail(err, "kind must be AdmissionReview");
-        goto out;
-    }
-    request = json_object_get(review, "request");
-    if (!json_is_object(request)) {
-        fail(err, "request must be an object");
-        goto out;
-    }
-    const char *uid = json_string_value(json_object_get(request, "uid"));
-    if (uid == NULL) {
-        fail(err, "request.uid must be a string");
-        goto out;
-    }
+    return review;
+}
 
+/* Which decision a request needs. */
+enum target { TARGET_NONE, TARGET_RAYCLUSTER, TARGET_RAYJOB, TARGET_POD };
+
+/* The decision request (borrowed) needs (TARGET_NONE: allowed as it is); sets info's kind and operation. */
+static enum target classify(const json_t *request, struct admission_info *info)
+{
     const json_t *kind = json_object_get(request, "kind");
     const char *op = json_string_value(json_object_get(request, "operation"));
     const char *sub = json_string_value(json_object_get(request, "subResource"));
@@ -136,36 +126,66 @@ int admission_handle(const char *body, size_t len, json_t **response, struct adm
     info->operation = operation_name(op);
     info->kind = is_raycluster ? "RayCluster" : is_rayjob ? "RayJob" : is_pod ? "Pod" : "other";
 
-    if (whole && (((is_raycluster || is_rayjob) && (create || update)) || (is_pod && create))) {
-        object = json_object_get(request, "object");
-        if (!json_is_object(object)) {
-            fail(err, "request.object must be an object");
-            goto out;
-        }
-        int decided = is_raycluster ? mutate_raycluster(object, &result, &merr)
-                      : is_rayjob   ? rayjob_mutate(object, &result, &merr)
-                                    : mutate_pod(object, &result, &merr);
-        denied = decided != 0;
-    }
+    if (whole && (is_raycluster || is_rayjob) && (create || update))
+        return is_raycluster ? TARGET_RAYCLUSTER : TARGET_RAYJOB;
+    if (whole && is_pod && create)
+        return TARGET_POD;
+    return TARGET_NONE;
+}
 
+/* The AdmissionReview answering uid (new): denied with merr's message, or allowed with result's patch; sets info. */
+static json_t *answer(const char *uid, int denied, const struct mutate_result *result, const struct error *merr,
+                      struct admission_info *info)
+{
     json_t *resp = json_pack("{s:s, s:b}", "uid", uid, "allowed", !denied);
     if (denied) {
-        json_object_set_new(resp, "status", json_pack("{s:i, s:s}", "code", 400, "message", merr.message));
+        json_object_set_new(resp, "status", json_pack("{s:i, s:s}", "code", 400, "message", merr->message));
         info->result = "denied";
-        info->denial = merr;
-    } else if (result.patch != NULL) {
+        info->denial = *merr;
+    } else if (result->patch != NULL) {
         json_object_set_new(resp, "patchType", json_string("JSONPatch"));
-        json_object_set_new(resp, "patch", encode_patch(result.patch));
+        json_object_set_new(resp, "patch", encode_patch(result->patch));
         info->result = "patched";
     } else {
         info->result = "allowed";
     }
-    if (result.warnings != NULL)
-        json_object_set(resp, "warnings", result.warnings);
-    answer = json_pack("{s:s, s:s, s:o}", "apiVersion", "admission.k8s.io/v1", "kind", "AdmissionReview", "response", resp);
-    if (answer == NULL)
+    if (result->warnings != NULL)
+        json_object_set(resp, "warnings", result->warnings);
+    json_t *review = json_pack("{s:s, s:s, s:o}", "apiVersion", "admission.k8s.io/v1", "kind", "AdmissionReview", "response", resp);
+    if (review == NULL)
         abort();
-    *response = answer;
+    return review;
+}
+
+int admission_handle(const char *body, size_t len, json_t **response, struct admission_info *info,
+                     struct error *err)
+{
+    struct mutate_result result;
+    struct error merr;
+    int denied = 0, rc = -1;
+
+    *response = NULL;
+    info->kind = "other";
+    info->operation = "unknown";
+    info->result = "error";
+    json_t *review = parse_review(body, len, err);
+    if (review == NULL)
+        return -1;
+    mutate_result_init(&result);
+    json_t *request = json_object_get(review, "request");
+    enum target target = classify(request, info);
+    if (target != TARGET_NONE) {
+        json_t *object = json_object_get(request, "object");
+        if (!json_is_object(object)) {
+            error_setf(err, "request.object must be an object");
+            goto out;
+        }
+        int decided = target == TARGET_RAYCLUSTER ? mutate_raycluster(object, &result, &merr)
+                      : target == TARGET_RAYJOB   ? rayjob_mutate(object, &result, &merr)
+                                                  : mutate_pod(object, &result, &merr);
+        denied = decided != 0;
+    }
+    *response = answer(json_string_value(json_object_get(request, "uid")), denied, &result, &merr, info);
     rc = 0;
 
 out:

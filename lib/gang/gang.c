@@ -1,8 +1,6 @@
 #include "gang.h"
 #include "util.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,12 +27,6 @@ void gang_spec_finish(struct gang_spec *spec)
     spec->min_member = 0;
 }
 
-static int fail(struct error *err, const char *path, const char *what)
-{
-    util_format(err->message, sizeof(err->message), "%s: %s", path, what);
-    return -1;
-}
-
 /* An optional member that, when present and not null, must be an object. */
 static int optional_object(const json_t *parent, const char *key, const char *path, const json_t **out,
                            struct error *err)
@@ -46,7 +38,8 @@ static int optional_object(const json_t *parent, const char *key, const char *pa
     if (!json_is_object(v)) {
         char p[PATH_MAX_LEN];
         util_format(p, sizeof(p), "%s.%s", path, key);
-        return fail(err, p, "must be an object");
+        error_setf(err, "%s: must be an object", p);
+        return -1;
     }
     *out = v;
     return 0;
@@ -63,8 +56,10 @@ static int container_resources(const json_t *resources, const char *path, struct
     resources_finish(out);
     if (resources == NULL || json_is_null(resources))
         return 0;
-    if (!json_is_object(resources))
-        return fail(err, path, "must be an object");
+    if (!json_is_object(resources)) {
+        error_setf(err, "%s: must be an object", path);
+        return -1;
+    }
     util_format(p, sizeof(p), "%s.requests", path);
     if (resources_parse(out, json_object_get(resources, "requests"), p, RESOURCES_NONNEGATIVE, err) != 0)
         goto fail_parse;
@@ -88,8 +83,10 @@ out:
 static int container_request(const json_t *container, const char *path, struct resources *out, struct error *err)
 {
     char p[PATH_MAX_LEN];
-    if (!json_is_object(container))
-        return fail(err, path, "must be an object");
+    if (!json_is_object(container)) {
+        error_setf(err, "%s: must be an object", path);
+        return -1;
+    }
     util_format(p, sizeof(p), "%s.resources", path);
     return container_resources(json_object_get(container, "resources"), p, out, err);
 }
@@ -104,7 +101,8 @@ static int optional_array(const json_t *parent, const char *key, const char *pat
     if (!json_is_array(v)) {
         char p[PATH_MAX_LEN];
         util_format(p, sizeof(p), "%s.%s", path, key);
-        return fail(err, p, "must be an array");
+        error_setf(err, "%s: must be an array", p);
+        return -1;
     }
     *out = v;
     return 0;
@@ -128,7 +126,7 @@ static int pod_request(const json_t *spec, const char *path, const struct resour
     resources_init(&overhead);
 
     if (!json_is_object(spec)) {
-        fail(err, path, "must be an object");
+        error_setf(err, "%s: must be an object", path);
         goto out;
     }
     if (optional_array(spec, "containers", path, &containers, err) != 0 ||
@@ -176,7 +174,7 @@ static int pod_request(const json_t *spec, const char *path, const struct resour
     goto out;
 
 fail_sum:
-    util_format(err->message, sizeof(err->message), "%s: pod request of %s", path, rerr.message);
+    error_setf(err, "%s: pod request of %s", path, rerr.message);
 out:
     resources_finish(&overhead);
     resources_finish(&tmp);
@@ -203,13 +201,19 @@ static int read_count(const json_t *obj, const char *key, const char *path, int6
         *out = def;
         return 0;
     }
-    if (!json_is_integer(v))
-        return fail(err, p, "must be an integer");
+    if (!json_is_integer(v)) {
+        error_setf(err, "%s: must be an integer", p);
+        return -1;
+    }
     json_int_t n = json_integer_value(v);
-    if (n < 0)
-        return fail(err, p, "must not be negative");
-    if (n > INT32_MAX)
-        return fail(err, p, "must be at most 2147483647");
+    if (n < 0) {
+        error_setf(err, "%s: must not be negative", p);
+        return -1;
+    }
+    if (n > INT32_MAX) {
+        error_setf(err, "%s: must be at most 2147483647", p);
+        return -1;
+    }
     *out = (int64_t)n;
     return 0;
 }
@@ -222,8 +226,10 @@ static int template_spec(const json_t *group, const char *path, const json_t **s
     char p[PATH_MAX_LEN];
     util_format(p, sizeof(p), "%s.template", path);
     template = json_object_get(group, "template");
-    if (!json_is_object(template))
-        return fail(err, p, "must be an object");
+    if (!json_is_object(template)) {
+        error_setf(err, "%s: must be an object", p);
+        return -1;
+    }
     util_format(spec_path, size, "%s.spec", p);
     *spec = json_object_get(template, "spec");
     return 0;
@@ -244,29 +250,29 @@ static int autoscaler_resources(const json_t *spec, struct resources *out, struc
     return 0;
 }
 
-int gang_from_raycluster(const json_t *raycluster, struct gang_spec *out, struct error *err)
+/* Adds pods times request to out->min_resources. */
+static int add_min_resources(struct gang_spec *out, const struct resources *request, int64_t pods, struct error *err)
+{
+    struct error rerr;
+    if (resources_add_scaled(&out->min_resources, request, pods, &rerr) == 0)
+        return 0;
+    error_setf(err, "minResources.%s", rerr.message);
+    return -1;
+}
+
+/* The head group's pod, with KubeRay's autoscaler sidecar when autoscaling, into out->min_resources. */
+static int add_head(const json_t *spec, int autoscaling, struct gang_spec *out, struct error *err)
 {
     struct resources autoscaler, request;
-    struct error rerr;
-    const json_t *spec, *head, *workers, *pod_spec;
-    char path[PATH_MAX_LEN], spec_path[PATH_MAX_LEN];
-    int64_t members = 1;
+    const json_t *head, *pod_spec;
+    char spec_path[PATH_MAX_LEN];
     int rc = -1;
 
     resources_init(&autoscaler);
     resources_init(&request);
-    gang_spec_finish(out);
-
-    spec = json_object_get(raycluster, "spec");
-    if (!json_is_object(spec)) {
-        fail(err, "spec", "must be an object");
-        goto out;
-    }
-    int autoscaling = json_is_true(json_object_get(spec, "enableInTreeAutoscaling"));
-
     head = json_object_get(spec, "headGroupSpec");
     if (!json_is_object(head)) {
-        fail(err, "spec.headGroupSpec", "must be an object");
+        error_setf(err, "spec.headGroupSpec: must be an object");
         goto out;
     }
     if (template_spec(head, "spec.headGroupSpec", &pod_spec, spec_path, sizeof(spec_path), err) != 0)
@@ -275,61 +281,93 @@ int gang_from_raycluster(const json_t *raycluster, struct gang_spec *out, struct
         goto out;
     if (pod_request(pod_spec, spec_path, autoscaling ? &autoscaler : NULL, &request, err) != 0)
         goto out;
-    if (resources_add_scaled(&out->min_resources, &request, 1, &rerr) != 0)
-        goto fail_sum;
-
-    if (optional_array(spec, "workerGroupSpecs", "spec", &workers, err) != 0)
-        goto out;
-    if (json_array_size(workers) > 0)
-        out->groups = util_calloc(json_array_size(workers), sizeof(*out->groups));
-    for (size_t i = 0; i < json_array_size(workers); i++) {
-        const json_t *group = json_array_get(workers, i);
-        int64_t min, max, replicas, hosts;
-        util_format(path, sizeof(path), "spec.workerGroupSpecs[%zu]", i);
-        if (!json_is_object(group)) {
-            fail(err, path, "must be an object");
-            goto out;
-        }
-        /* Every group is checked, suspended or not: it can be resumed by an UPDATE we never see again. */
-        if (read_count(group, "minReplicas", path, 0, &min, err) != 0 ||
-            read_count(group, "maxReplicas", path, INT32_MAX, &max, err) != 0 ||
-            read_count(group, "replicas", path, min, &replicas, err) != 0 ||
-            read_count(group, "numOfHosts", path, 1, &hosts, err) != 0)
-            goto out;
-        if (template_spec(group, path, &pod_spec, spec_path, sizeof(spec_path), err) != 0 ||
-            pod_request(pod_spec, spec_path, NULL, &request, err) != 0)
-            goto out;
-        struct gang_group *gg = &out->groups[out->ngroups++];
-        gg->name = util_strdup(json_string_value(json_object_get(group, "groupName")));
-        if (json_is_true(json_object_get(group, "suspend")))
-            continue;
-        if (autoscaling)
-            replicas = min;
-        else if (min > max)
-            replicas = max; /* what KubeRay does */
-        else if (replicas < min)
-            replicas = min;
-        else if (replicas > max)
-            replicas = max;
-        int64_t pods = replicas * hosts; /* both <= 2^31-1: no overflow */
-        gg->pods = pods;
-        if (__builtin_add_overflow(members, pods, &members)) {
-            fail(err, path, "pod count overflows");
-            goto out;
-        }
-        if (resources_add_scaled(&out->min_resources, &request, pods, &rerr) != 0)
-            goto fail_sum;
-    }
-    out->min_member = members;
-    rc = 0;
-    goto out;
-
-fail_sum:
-    util_format(err->message, sizeof(err->message), "minResources.%s", rerr.message);
+    rc = add_min_resources(out, &request, 1, err);
 out:
-    if (rc != 0)
-        gang_spec_finish(out);
     resources_finish(&request);
     resources_finish(&autoscaler);
     return rc;
+}
+
+/* The replicas of a worker group as KubeRay runs it: minReplicas when autoscaling, else replicas within [min, max]. */
+static int64_t effective_replicas(int autoscaling, int64_t min, int64_t max, int64_t replicas)
+{
+    if (autoscaling)
+        return min;
+    if (min > max)
+        return max; /* what KubeRay does */
+    if (replicas < min)
+        return min;
+    if (replicas > max)
+        return max;
+    return replicas;
+}
+
+/* Worker group i: checked (suspended or not), named in out->groups, its pods added unless suspended. */
+static int add_worker_group(const json_t *group, size_t i, int autoscaling, struct gang_spec *out, int64_t *members,
+                            struct error *err)
+{
+    struct resources request;
+    const json_t *pod_spec;
+    char path[PATH_MAX_LEN], spec_path[PATH_MAX_LEN];
+    int64_t min, max, replicas, hosts;
+    int rc = -1;
+
+    resources_init(&request);
+    util_format(path, sizeof(path), "spec.workerGroupSpecs[%zu]", i);
+    if (!json_is_object(group)) {
+        error_setf(err, "%s: must be an object", path);
+        goto out;
+    }
+    /* Every group is checked, suspended or not: it can be resumed by an UPDATE we never see again. */
+    if (read_count(group, "minReplicas", path, 0, &min, err) != 0 ||
+        read_count(group, "maxReplicas", path, INT32_MAX, &max, err) != 0 ||
+        read_count(group, "replicas", path, min, &replicas, err) != 0 ||
+        read_count(group, "numOfHosts", path, 1, &hosts, err) != 0)
+        goto out;
+    if (template_spec(group, path, &pod_spec, spec_path, sizeof(spec_path), err) != 0 ||
+        pod_request(pod_spec, spec_path, NULL, &request, err) != 0)
+        goto out;
+    struct gang_group *gg = &out->groups[out->ngroups++];
+    gg->name = util_strdup(json_string_value(json_object_get(group, "groupName")));
+    rc = 0;
+    if (json_is_true(json_object_get(group, "suspend")))
+        goto out;
+    int64_t pods = effective_replicas(autoscaling, min, max, replicas) * hosts; /* both <= 2^31-1: no overflow */
+    gg->pods = pods;
+    if (__builtin_add_overflow(*members, pods, members)) {
+        error_setf(err, "%s: pod count overflows", path);
+        rc = -1;
+    } else {
+        rc = add_min_resources(out, &request, pods, err);
+    }
+out:
+    resources_finish(&request);
+    return rc;
+}
+
+int gang_from_raycluster(const json_t *raycluster, struct gang_spec *out, struct error *err)
+{
+    const json_t *spec, *workers;
+    int64_t members = 1;
+
+    gang_spec_finish(out);
+    spec = json_object_get(raycluster, "spec");
+    if (!json_is_object(spec)) {
+        error_setf(err, "spec: must be an object");
+        goto fail;
+    }
+    int autoscaling = json_is_true(json_object_get(spec, "enableInTreeAutoscaling"));
+    if (add_head(spec, autoscaling, out, err) != 0 || optional_array(spec, "workerGroupSpecs", "spec", &workers, err) != 0)
+        goto fail;
+    if (json_array_size(workers) > 0)
+        out->groups = util_calloc(json_array_size(workers), sizeof(*out->groups));
+    for (size_t i = 0; i < json_array_size(workers); i++)
+        if (add_worker_group(json_array_get(workers, i), i, autoscaling, out, &members, err) != 0)
+            goto fail;
+    out->min_member = members;
+    return 0;
+
+fail:
+    gang_spec_finish(out);
+    return -1;
 }

@@ -10,21 +10,6 @@
 #include "resources.h"
 #include "util.h"
 
-static int fail(struct error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int fail(struct error *err, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    struct util_buf b = {0};
-    util_buf_vprintf(&b, fmt, ap);
-    va_end(ap);
-    util_format(err->message, sizeof(err->message), "%s", b.data);
-    util_one_line(err->message); /* names come from the object */
-    util_buf_finish(&b);
-    return -1;
-}
-
 int legacy_is_raycluster(const json_t *obj)
 {
     const char *api = json_string_value(json_object_get(obj, "apiVersion"));
@@ -60,10 +45,14 @@ static int count(const json_t *obj, const char *key, const char *path, int64_t d
     *out = def;
     if (v == NULL || json_is_null(v))
         return 0;
-    if (!json_is_integer(v))
-        return fail(err, "%s.%s: must be an integer", path, key);
-    if (json_integer_value(v) < 0)
-        return fail(err, "%s.%s: must not be negative", path, key);
+    if (!json_is_integer(v)) {
+        error_setf(err, "%s.%s: must be an integer", path, key);
+        return -1;
+    }
+    if (json_integer_value(v) < 0) {
+        error_setf(err, "%s.%s: must not be negative", path, key);
+        return -1;
+    }
     *out = json_integer_value(v);
     return 0;
 }
@@ -73,13 +62,19 @@ static int type_request(const json_t *type, size_t i, struct resources *req, str
 {
     const json_t *pc = json_object_get(type, "podConfig");
     struct error gerr;
-    if (!json_is_object(pc))
-        return fail(err, "spec.podTypes[%zu].podConfig: must be an object", i);
+    if (!json_is_object(pc)) {
+        error_setf(err, "spec.podTypes[%zu].podConfig: must be an object", i);
+        return -1;
+    }
     const json_t *spec = json_object_get(pc, "spec");
-    if (!json_is_object(spec))
-        return fail(err, "spec.podTypes[%zu].podConfig.spec: must be an object", i);
-    if (gang_pod_request(spec, req, &gerr) != 0)
-        return fail(err, "spec.podTypes[%zu].podConfig.%s", i, gerr.message);
+    if (!json_is_object(spec)) {
+        error_setf(err, "spec.podTypes[%zu].podConfig.spec: must be an object", i);
+        return -1;
+    }
+    if (gang_pod_request(spec, req, &gerr) != 0) {
+        error_setf(err, "spec.podTypes[%zu].podConfig.%s", i, gerr.message);
+        return -1;
+    }
     return 0;
 }
 
@@ -89,11 +84,15 @@ static int type_workers(const json_t *type, size_t i, int64_t *left, const char 
     char path[48];
     int64_t min, max;
     util_format(path, sizeof(path), "spec.podTypes[%zu]", i);
-    if (!json_is_object(type))
-        return fail(err, "%s: must be an object", path);
+    if (!json_is_object(type)) {
+        error_setf(err, "%s: must be an object", path);
+        return -1;
+    }
     *name = json_string_value(json_object_get(type, "name"));
-    if (*name == NULL || **name == '\0')
-        return fail(err, "%s.name: must be a non-empty string", path);
+    if (*name == NULL || **name == '\0') {
+        error_setf(err, "%s.name: must be a non-empty string", path);
+        return -1;
+    }
     if (count(type, "minWorkers", path, 0, &min, err) != 0 || count(type, "maxWorkers", path, INT64_MAX, &max, err) != 0)
         return -1;
     /* maxWorkers takes precedence over minWorkers, and the cluster's maxWorkers over both. */
@@ -105,12 +104,12 @@ static int type_workers(const json_t *type, size_t i, int64_t *left, const char 
 
 static int add_pods(struct gang_spec *out, const struct resources *req, int64_t pods, struct error *err)
 {
-    if (resources_add_scaled(&out->min_resources, req, pods, err) != 0) {
-        util_one_line(err->message); /* resource names come from the object */
+    if (resources_add_scaled(&out->min_resources, req, pods, err) != 0)
+        return -1;
+    if (out->min_member > INT64_MAX - pods) {
+        error_setf(err, "spec.podTypes: the pods overflow");
         return -1;
     }
-    if (out->min_member > INT64_MAX - pods)
-        return fail(err, "spec.podTypes: the pods overflow");
     out->min_member += pods;
     return 0;
 }
@@ -137,7 +136,7 @@ static int add_types(const json_t *types, const char *head, int64_t left, struct
         out->groups[out->ngroups++].pods = workers;
     }
     if (!found) {
-        fail(err, "spec.headPodType: \"%s\" is not the name of a pod type", head);
+        error_setf(err, "spec.headPodType: \"%s\" is not the name of a pod type", head);
         goto out;
     }
     rc = 0;
@@ -152,15 +151,22 @@ int legacy_gang_from_raycluster(const json_t *raycluster, struct gang_spec *out,
     int64_t max;
     gang_spec_finish(out);
     gang_spec_init(out);
-    if (!json_is_object(spec))
-        return fail(err, "spec: must be an object");
+    if (!json_is_object(spec)) {
+        error_setf(err, "spec: must be an object");
+        return -1;
+    }
     const json_t *types = json_object_get(spec, "podTypes");
-    if (!json_is_array(types) || json_array_size(types) == 0)
-        return fail(err, "spec.podTypes: must be a non-empty list");
+    if (!json_is_array(types) || json_array_size(types) == 0) {
+        error_setf(err, "spec.podTypes: must be a non-empty list");
+        return -1;
+    }
     const char *head = json_string_value(json_object_get(spec, "headPodType"));
-    if (head == NULL || *head == '\0')
-        return fail(err, "spec.headPodType: must name one of spec.podTypes");
+    if (head == NULL || *head == '\0') {
+        error_setf(err, "spec.headPodType: must name one of spec.podTypes");
+        return -1;
+    }
     if (count(spec, "maxWorkers", "spec", INT64_MAX, &max, err) != 0 || add_types(types, head, max, out, err) != 0) {
+        util_one_line(err->message); /* names come from the object */
         gang_spec_finish(out);
         return -1;
     }

@@ -2,7 +2,6 @@
 #include "util.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,16 +9,15 @@
 
 #include <yaml.h>
 
-__attribute__((format(printf, 2, 3))) static void set_err(struct error *err, const char *fmt, ...)
+/*
+ * Messages quote field values, which are user text: each public function makes
+ * its message one line before it returns (a folded YAML scalar carries
+ * newlines; found by fuzz_kubeconfig).
+ */
+static void one_line(struct error *err)
 {
-    if (err == NULL)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof(err->message), fmt, ap);
-    va_end(ap);
-    /* Field values are user text: one line (a folded YAML scalar carries newlines; found by fuzz_kubeconfig). */
-    util_one_line(err->message);
+    if (err != NULL)
+        util_one_line(err->message);
 }
 
 void kubeconfig_init(struct kubeconfig *cfg)
@@ -136,11 +134,11 @@ static int get_string(const struct doc *d, const yaml_node_t *map, const char *k
     if (is_null(n))
         return 0;
     if (n->type != YAML_SCALAR_NODE) {
-        set_err(err, "%s.%s: must be a string", where, key);
+        error_setf(err, "%s.%s: must be a string", where, key);
         return -1;
     }
     if (strlen((const char *)n->data.scalar.value) != n->data.scalar.length) {
-        set_err(err, "%s.%s: contains a NUL character", where, key);
+        error_setf(err, "%s.%s: contains a NUL character", where, key);
         return -1;
     }
     *out = scalar(n);
@@ -167,7 +165,7 @@ static int get_bool(const struct doc *d, const yaml_node_t *map, const char *key
         if (strcmp(v, no[i]) == 0)
             return 0;
     }
-    set_err(err, "%s.%s: \"%.40s\" is not a boolean", where, key, v);
+    error_setf(err, "%s.%s: \"%.40s\" is not a boolean", where, key, v);
     return -1;
 }
 
@@ -200,7 +198,7 @@ static int get_base64(const struct doc *d, const yaml_node_t *map, const char *k
     if (v == NULL)
         return 0;
     if ((*out = util_base64_decode(v, strlen(v), out_len)) == NULL) {
-        set_err(err, "%s.%s: invalid base64", where, key);
+        error_setf(err, "%s.%s: invalid base64", where, key);
         return -1;
     }
     return 0;
@@ -215,7 +213,7 @@ static yaml_node_t *find_named(const struct doc *d, const yaml_node_t *root, con
 {
     yaml_node_t *seq = map_get(d, root, list);
     if (!is_null(seq) && seq->type != YAML_SEQUENCE_NODE) {
-        set_err(err, "%s: must be a list", list);
+        error_setf(err, "%s: must be a list", list);
         return NULL;
     }
     if (seq != NULL && seq->type == YAML_SEQUENCE_NODE) {
@@ -226,13 +224,13 @@ static yaml_node_t *find_named(const struct doc *d, const yaml_node_t *root, con
                 continue;
             yaml_node_t *body = map_get(d, entry, field);
             if (body == NULL || body->type != YAML_MAPPING_NODE) {
-                set_err(err, "%s[%.64s].%s: missing or not a mapping", list, name, field);
+                error_setf(err, "%s[%.64s].%s: missing or not a mapping", list, name, field);
                 return NULL;
             }
             return body;
         }
     }
-    set_err(err, "%s: no entry named \"%.64s\"", list, name);
+    error_setf(err, "%s: no entry named \"%.64s\"", list, name);
     return NULL;
 }
 
@@ -244,17 +242,17 @@ static int parse_cluster(const struct doc *d, const yaml_node_t *cl, struct kube
     if (get_string(d, cl, "server", where, &server, err) != 0)
         return -1;
     if (server == NULL) {
-        set_err(err, "%s.server: missing", where);
+        error_setf(err, "%s.server: missing", where);
         return -1;
     }
     size_t scheme = strncmp(server, "https://", 8) == 0 ? 8 : strncmp(server, "http://", 7) == 0 ? 7 : 0;
     if (scheme == 0) {
-        set_err(err, "%s.server: \"%.64s\" must start with https:// or http://", where, server);
+        error_setf(err, "%s.server: \"%.64s\" must start with https:// or http://", where, server);
         return -1;
     }
     /* "https://" or "https:///path" would leave curl without a host (found by fuzz_kubeconfig). */
     if (server[scheme] == '\0' || server[scheme] == '/') {
-        set_err(err, "%s.server: \"%.64s\" names no host", where, server);
+        error_setf(err, "%s.server: \"%.64s\" names no host", where, server);
         return -1;
     }
     out->server = util_strdup(server);
@@ -270,7 +268,7 @@ static int parse_cluster(const struct doc *d, const yaml_node_t *cl, struct kube
         out->ca_file = NULL;
     }
     if (out->insecure_skip_tls_verify && (out->ca_file != NULL || out->ca_data != NULL)) {
-        set_err(err, "%s: a certificate authority with insecure-skip-tls-verify is not allowed", where);
+        error_setf(err, "%s: a certificate authority with insecure-skip-tls-verify is not allowed", where);
         return -1;
     }
     return 0;
@@ -281,15 +279,15 @@ static int parse_user(const struct doc *d, const yaml_node_t *u, struct kubeconf
     char where[96];
     snprintf(where, sizeof(where), "users[%.64s].user", out->user);
     if (!is_null(map_get(d, u, "exec"))) {
-        set_err(err, "%s.exec: exec credential plugins are not supported; use a token or a client certificate", where);
+        error_setf(err, "%s.exec: exec credential plugins are not supported; use a token or a client certificate", where);
         return -1;
     }
     if (!is_null(map_get(d, u, "auth-provider"))) {
-        set_err(err, "%s.auth-provider: auth provider plugins are not supported; use a token or a client certificate", where);
+        error_setf(err, "%s.auth-provider: auth provider plugins are not supported; use a token or a client certificate", where);
         return -1;
     }
     if (!is_null(map_get(d, u, "username")) || !is_null(map_get(d, u, "password"))) {
-        set_err(err, "%s: basic authentication (username/password) is not supported", where);
+        error_setf(err, "%s: basic authentication (username/password) is not supported", where);
         return -1;
     }
     const char *token;
@@ -313,7 +311,7 @@ static int parse_user(const struct doc *d, const yaml_node_t *u, struct kubeconf
     int have_cert = out->client_cert_file != NULL || out->client_cert_data != NULL;
     int have_key = out->client_key_file != NULL || out->client_key_data != NULL;
     if (have_cert != have_key) {
-        set_err(err, "%s: %s without %s", where, have_cert ? "client-certificate" : "client-key",
+        error_setf(err, "%s: %s without %s", where, have_cert ? "client-certificate" : "client-key",
                 have_cert ? "client-key" : "client-certificate");
         return -1;
     }
@@ -324,21 +322,21 @@ static int parse_root(const struct doc *d, const char *context, struct kubeconfi
 {
     yaml_node_t *root = yaml_document_get_root_node(d->y);
     if (root == NULL || root->type != YAML_MAPPING_NODE) {
-        set_err(err, "kubeconfig: %s", root == NULL ? "empty document" : "the top level must be a mapping");
+        error_setf(err, "kubeconfig: %s", root == NULL ? "empty document" : "the top level must be a mapping");
         return -1;
     }
     const char *kind;
     if (get_string(d, root, "kind", "kubeconfig", &kind, err) != 0)
         return -1;
     if (kind != NULL && strcmp(kind, "Config") != 0) {
-        set_err(err, "kind: \"%.64s\", expected Config", kind);
+        error_setf(err, "kind: \"%.64s\", expected Config", kind);
         return -1;
     }
     if (context == NULL) {
         if (get_string(d, root, "current-context", "kubeconfig", &context, err) != 0)
             return -1;
         if (context == NULL) {
-            set_err(err, "current-context: not set and no context was given");
+            error_setf(err, "current-context: not set and no context was given");
             return -1;
         }
     }
@@ -353,7 +351,7 @@ static int parse_root(const struct doc *d, const char *context, struct kubeconfi
         get_string(d, ctx, "namespace", where, &ns, err) != 0)
         return -1;
     if (cluster == NULL) {
-        set_err(err, "%s.cluster: missing", where);
+        error_setf(err, "%s.cluster: missing", where);
         return -1;
     }
     out->namespace = ns != NULL ? util_strdup(ns) : NULL;
@@ -382,8 +380,9 @@ int kubeconfig_parse(const char *buf, size_t len, const char *base_dir, const ch
         abort();
     yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
     if (!yaml_parser_load(&parser, &ydoc)) {
-        set_err(err, "kubeconfig: invalid YAML at line %zu column %zu: %s", parser.problem_mark.line + 1,
+        error_setf(err, "kubeconfig: invalid YAML at line %zu column %zu: %s", parser.problem_mark.line + 1,
                 parser.problem_mark.column + 1, parser.problem != NULL ? parser.problem : "unknown error");
+        one_line(err);
         yaml_parser_delete(&parser);
         return -1;
     }
@@ -391,8 +390,10 @@ int kubeconfig_parse(const char *buf, size_t len, const char *base_dir, const ch
     rc = parse_root(&d, context, out, err);
     yaml_document_delete(&ydoc);
     yaml_parser_delete(&parser);
-    if (rc != 0)
+    if (rc != 0) {
+        one_line(err);
         kubeconfig_finish(out);
+    }
     return rc;
 }
 
@@ -401,7 +402,7 @@ static char *read_file(const char *path, size_t max, size_t *len, struct error *
 {
     char *buf = util_read_file(path, max, len);
     if (buf == NULL)
-        set_err(err, "cannot read %s: %s", path, errno == EFBIG ? "file too large" : strerror(errno));
+        error_setf(err, "cannot read %s: %s", path, errno == EFBIG ? "file too large" : strerror(errno));
     return buf;
 }
 
@@ -409,8 +410,10 @@ int kubeconfig_load_file(const char *path, const char *context, struct kubeconfi
 {
     size_t len;
     char *buf = read_file(path, KUBECONFIG_MAX_BYTES, &len, err);
-    if (buf == NULL)
+    if (buf == NULL) {
+        one_line(err);
         return -1;
+    }
     char *dir = util_strdup(path);
     char *slash = strrchr(dir, '/');
     if (slash == NULL)
@@ -424,7 +427,8 @@ int kubeconfig_load_file(const char *path, const char *context, struct kubeconfi
         /* Prefix the file so the user knows which kubeconfig is wrong. */
         char msg[sizeof(err->message)];
         snprintf(msg, sizeof(msg), "%s", err->message);
-        set_err(err, "%.120s: %s", path, msg);
+        error_setf(err, "%.120s: %s", path, msg);
+        one_line(err);
     }
     free(dir);
     free(buf);
@@ -438,11 +442,11 @@ int kubeconfig_load_incluster(const char *sa_dir, struct kubeconfig *out, struct
         sa_dir = KUBECONFIG_SA_DIR;
     const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
     if (host == NULL || host[0] == '\0' || port == NULL || port[0] == '\0') {
-        set_err(err, "in-cluster config: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set (not running in a pod?)");
+        error_setf(err, "in-cluster config: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set (not running in a pod?)");
         return -1;
     }
     if (strspn(port, "0123456789") != strlen(port) || strlen(port) > 5 || strpbrk(host, "/?#@ []") != NULL) {
-        set_err(err, "in-cluster config: invalid KUBERNETES_SERVICE_HOST/PORT");
+        error_setf(err, "in-cluster config: invalid KUBERNETES_SERVICE_HOST/PORT");
         return -1;
     }
     size_t n = strlen(host) + strlen(port) + 16;
@@ -463,11 +467,11 @@ int kubeconfig_load_incluster(const char *sa_dir, struct kubeconfig *out, struct
     snprintf(ns_file, n, "%s/namespace", sa_dir);
     int rc = -1;
     if (access(out->token_file, R_OK) != 0) {
-        set_err(err, "in-cluster config: cannot read %s: %s", out->token_file, strerror(errno));
+        error_setf(err, "in-cluster config: cannot read %s: %s", out->token_file, strerror(errno));
         goto out;
     }
     if (access(out->ca_file, R_OK) != 0) {
-        set_err(err, "in-cluster config: cannot read %s: %s", out->ca_file, strerror(errno));
+        error_setf(err, "in-cluster config: cannot read %s: %s", out->ca_file, strerror(errno));
         goto out;
     }
     size_t len;
@@ -484,8 +488,10 @@ int kubeconfig_load_incluster(const char *sa_dir, struct kubeconfig *out, struct
     rc = 0;
 out:
     free(ns_file);
-    if (rc != 0)
+    if (rc != 0) {
+        one_line(err);
         kubeconfig_finish(out);
+    }
     return rc;
 }
 

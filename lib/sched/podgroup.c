@@ -9,6 +9,7 @@
 #include <openssl/evp.h>
 
 #include "jsonpatch.h"
+#include "names.h"
 #include "quantity.h"
 #include "util.h"
 
@@ -52,6 +53,11 @@ void podgroup_gang_from_cache(const struct cache_gang *g, struct podgroup_gang *
     out->preempted_by = g->preempted_by;
     out->reason = (enum admit_reason)g->last_reason;
     out->message = g->last_message;
+    if (!g->admitted && g->last_reason == ADMIT_REASON_PODS) {
+        struct cache_pod **live = NULL;
+        out->pods_created = (int64_t)admit_gang_members(g, &live);
+        free(live);
+    }
     for (const struct cache_pod *p = g->pods; p != NULL; p = p->gang_next) {
         if (p->phase == CACHE_PHASE_RUNNING && !(p->flags & CACHE_POD_DELETING))
             out->running++;
@@ -342,7 +348,29 @@ static json_t *pick(const json_t *obj, const char *const *keys, size_t n)
 
 static const char *const spec_keys[] = {"minMember", "minResources", "priorityClassName", "queue"};
 static const char *const status_keys[] = {"conditions", "failed", "phase", "running", "succeeded"};
+static const char *const annotation_keys[] = {NAMES_ANNOTATION_WAIT_PODS, NAMES_ANNOTATION_WAIT_REASON};
 #define NKEYS(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Our annotations for g (new object; empty when none applies): the typed reason it waits. */
+static json_t *desired_annotations(const struct podgroup_gang *g)
+{
+    json_t *a = json_object();
+    if (g->admitted || g->reason == ADMIT_REASON_NONE)
+        return a;
+    json_object_set_new(a, NAMES_ANNOTATION_WAIT_REASON, json_string(admit_reason_name(g->reason)));
+    if (g->reason == ADMIT_REASON_PODS) {
+        char n[24];
+        snprintf(n, sizeof(n), "%" PRId64, g->pods_created);
+        json_object_set_new(a, NAMES_ANNOTATION_WAIT_PODS, json_string(n));
+    }
+    return a;
+}
+
+/* Our annotations of a PodGroup (borrowed) as a new object. */
+static json_t *observed_annotations(const json_t *pg)
+{
+    return pick(json_object_get(json_object_get(pg, "metadata"), "annotations"), annotation_keys, NKEYS(annotation_keys));
+}
 
 static json_t *owner_ref(const struct podgroup_gang *g)
 {
@@ -356,7 +384,12 @@ json_t *podgroup_trim(const json_t *pg)
     static const char *const meta_keys[] = {"name", "namespace", "ownerReferences", "resourceVersion", "uid"};
     static const char *const top_keys[] = {"spec", "status"};
     json_t *out = pick(pg, top_keys, NKEYS(top_keys));
-    json_object_set_new(out, "metadata", pick(json_object_get(pg, "metadata"), meta_keys, NKEYS(meta_keys)));
+    json_t *meta = pick(json_object_get(pg, "metadata"), meta_keys, NKEYS(meta_keys)), *ours = observed_annotations(pg);
+    if (json_object_size(ours) > 0)
+        json_object_set_new(meta, "annotations", ours);
+    else
+        json_decref(ours);
+    json_object_set_new(out, "metadata", meta);
     /* A copy that shares nothing with pg: the controller keeps it on another thread than the watch's. */
     json_t *copy = json_deep_copy(out);
     json_decref(out);
@@ -371,12 +404,16 @@ enum podgroup_write podgroup_sync(const struct podgroup_gang *g, const json_t *o
     const json_t *obs_status = json_object_get(observed, "status");
     json_t *spec = desired_spec(g);
     json_t *status = desired_status(g, obs_status, now);
+    json_t *annotations = desired_annotations(g);
 
     if (observed == NULL) {
         char *name = podgroup_name(by_rayjob(g) ? g->rayjob : g->cluster);
         *body =
             json_pack("{s:s,s:s,s:{s:s,s:s,s:[o]},s:o,s:o}", "apiVersion", PODGROUP_GROUP_VERSION, "kind", "PodGroup", "metadata",
                       "name", name, "namespace", g->namespace_, "ownerReferences", owner_ref(g), "spec", spec, "status", status);
+        if (json_object_size(annotations) > 0)
+            json_object_set(json_object_get(*body, "metadata"), "annotations", annotations);
+        json_decref(annotations);
         free(name);
         return PODGROUP_WRITE_CREATE;
     }
@@ -396,12 +433,15 @@ enum podgroup_write podgroup_sync(const struct podgroup_gang *g, const json_t *o
     if (!ours && foreign) {
         json_decref(spec);
         json_decref(status);
+        json_decref(annotations);
         return PODGROUP_WRITE_FOREIGN;
     }
 
     json_t *from = json_object(), *to = json_object();
+    json_object_set_new(from, "metadata", json_pack("{s:o}", "annotations", observed_annotations(observed)));
     json_object_set_new(from, "spec", pick(json_object_get(observed, "spec"), spec_keys, NKEYS(spec_keys)));
     json_object_set_new(from, "status", pick(obs_status, status_keys, NKEYS(status_keys)));
+    json_object_set_new(to, "metadata", json_pack("{s:o}", "annotations", annotations));
     json_object_set_new(to, "spec", spec);
     json_object_set_new(to, "status", status);
     json_t *patch = jsonpatch_merge_diff(from, to);
@@ -410,7 +450,9 @@ enum podgroup_write podgroup_sync(const struct podgroup_gang *g, const json_t *o
     if (!ours) {
         json_t *all = json_is_array(refs) ? json_deep_copy(refs) : json_array();
         json_array_append_new(all, owner_ref(g));
-        json_object_set_new(patch, "metadata", json_pack("{s:o}", "ownerReferences", all));
+        if (json_object_get(patch, "metadata") == NULL)
+            json_object_set_new(patch, "metadata", json_object());
+        json_object_set_new(json_object_get(patch, "metadata"), "ownerReferences", all);
     }
     if (json_object_size(patch) == 0) {
         json_decref(patch);

@@ -37,7 +37,13 @@
  *   lastTransitionTime and transitionID change only when a condition's status
  *   does; conditions of other types are kept as they are;
  * - status.running, succeeded, failed: the gang's pods by phase (terminating
- *   pods are not running); zero counts are left out, as Volcano leaves them.
+ *   pods are not running); zero counts are left out, as Volcano leaves them;
+ * - metadata.annotations (names.h), raygate's reason in a form programs read,
+ *   since the condition's reason is Volcano's and its message is for people:
+ *   raygate.io/wait-reason, admit_reason_name() of why the gang waits, while
+ *   it is not admitted and a decision was taken; with "pods",
+ *   raygate.io/wait-pods-created, how many of its members exist ("2"). Both
+ *   are removed once they no longer apply; other annotations are left alone.
  *
  * Queue status: running, inqueue and pending count the queue's PodGroups in
  * those phases (zero counts left out), allocated is what its admitted gangs
@@ -86,6 +92,7 @@ struct podgroup_gang {
                                            controller sets it from admit_held(); not from the cache) */
     enum admit_reason reason;           /* why it waits (not admitted); NONE: no decision yet */
     const char *message;                /* the wait message, or NULL */
+    int64_t pods_created;               /* reason PODS: the members that exist (admit_gang_members) */
     int64_t running, succeeded, failed; /* pods by phase */
 };
 
@@ -120,7 +127,7 @@ enum podgroup_write {
  * conditions whose status changes, except admission's, stamped with
  * g->admitted_at. Sets *body to a new reference for CREATE and PATCH, NULL
  * otherwise. A patch carries only what differs: spec and status fields named
- * above, and metadata.ownerReferences when ours is missing.
+ * above, our annotations, and metadata.ownerReferences when ours is missing.
  */
 enum podgroup_write podgroup_sync(const struct podgroup_gang *g, const json_t *observed, const char *now, json_t **body);
 

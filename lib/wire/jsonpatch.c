@@ -1,20 +1,10 @@
 #include "jsonpatch.h"
 #include "util.h"
 
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-__attribute__((format(printf, 2, 3))) static json_t *fail(struct error *err, const char *format, ...)
-{
-    va_list ap;
-    va_start(ap, format);
-    vsnprintf(err->message, sizeof(err->message), format, ap);
-    va_end(ap);
-    return NULL;
-}
 
 char *jsonpatch_pointer_join(const char *base, const char *token)
 {
@@ -162,11 +152,11 @@ static int op_add(json_t **root, char **tokens, size_t count, json_t *value, siz
             return 0;
         }
         json_decref(value);
-        fail(err, "operation %zu: array index \"%s\" out of range", i, last);
+        error_setf(err, "operation %zu: array index \"%s\" out of range", i, last);
         return -1;
     }
     json_decref(value);
-    fail(err, "operation %zu: parent of the path does not exist", i);
+    error_setf(err, "operation %zu: parent of the path does not exist", i);
     return -1;
 }
 
@@ -183,7 +173,98 @@ static int op_remove(json_t *root, char **tokens, size_t count, size_t i, struct
         json_array_remove(parent, idx);
         return 0;
     }
-    fail(err, "operation %zu: path does not exist", i);
+    error_setf(err, "operation %zu: path does not exist", i);
+    return -1;
+}
+
+/* One operation of a patch: its members (borrowed from the patch) and its path and from as tokens. */
+struct op {
+    size_t i; /* its index, for messages */
+    const char *name, *path, *from;
+    json_t *value;
+    char **tokens, **from_tokens; /* owned; from_tokens only for move and copy */
+    size_t count, from_count;
+};
+
+/* Reads and checks operation i's members into o. Returns 0, or -1 with err. */
+static int op_read(const json_t *member, size_t i, struct op *o, struct error *err)
+{
+    o->i = i;
+    o->name = json_string_value(json_object_get(member, "op"));
+    o->path = json_string_value(json_object_get(member, "path"));
+    o->from = json_string_value(json_object_get(member, "from"));
+    o->value = json_object_get(member, "value");
+    if (!json_is_object(member) || o->name == NULL || o->path == NULL) {
+        error_setf(err, "operation %zu: needs string members \"op\" and \"path\"", i);
+        return -1;
+    }
+    o->tokens = split(o->path, &o->count);
+    if (o->tokens == NULL) {
+        error_setf(err, "operation %zu: malformed path \"%s\"", i, o->path);
+        return -1;
+    }
+    if ((strcmp(o->name, "add") == 0 || strcmp(o->name, "replace") == 0 || strcmp(o->name, "test") == 0) && o->value == NULL) {
+        error_setf(err, "operation %zu: %s needs a \"value\"", i, o->name);
+        return -1;
+    }
+    if (strcmp(o->name, "move") == 0 || strcmp(o->name, "copy") == 0) {
+        o->from_tokens = o->from != NULL ? split(o->from, &o->from_count) : NULL;
+        if (o->from_tokens == NULL) {
+            error_setf(err, "operation %zu: %s needs a valid \"from\"", i, o->name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int op_move_copy(json_t **root, const struct op *o, struct error *err)
+{
+    json_t *source = walk(*root, o->from_tokens, o->from_count);
+    if (source == NULL) {
+        error_setf(err, "operation %zu: from \"%s\" does not exist", o->i, o->from);
+        return -1;
+    }
+    int move = strcmp(o->name, "move") == 0;
+    size_t flen = strlen(o->from);
+    if (move && strncmp(o->path, o->from, flen) == 0 && o->path[flen] == '/') {
+        error_setf(err, "operation %zu: cannot move \"%s\" into itself", o->i, o->from);
+        return -1;
+    }
+    json_t *moved = move ? json_incref(source) : json_deep_copy(source);
+    if (move && o->from_count > 0 && op_remove(*root, o->from_tokens, o->from_count, o->i, err) != 0) {
+        json_decref(moved);
+        return -1;
+    }
+    return op_add(root, o->tokens, o->count, moved, o->i, err);
+}
+
+/* Applies the checked operation o to *root (which add and replace of "" replace). Returns 0, or -1 with err. */
+static int op_apply(json_t **root, const struct op *o, struct error *err)
+{
+    if (strcmp(o->name, "add") == 0)
+        return op_add(root, o->tokens, o->count, json_deep_copy(o->value), o->i, err);
+    if (strcmp(o->name, "remove") == 0)
+        return op_remove(*root, o->tokens, o->count, o->i, err);
+    if (strcmp(o->name, "replace") == 0) {
+        if (walk(*root, o->tokens, o->count) == NULL) {
+            error_setf(err, "operation %zu: path \"%s\" does not exist", o->i, o->path);
+            return -1;
+        }
+        if (o->count > 0 && op_remove(*root, o->tokens, o->count, o->i, err) != 0)
+            return -1;
+        return op_add(root, o->tokens, o->count, json_deep_copy(o->value), o->i, err);
+    }
+    if (strcmp(o->name, "test") == 0) {
+        json_t *target = walk(*root, o->tokens, o->count);
+        if (target == NULL || !json_equal(target, o->value)) {
+            error_setf(err, "operation %zu: test of \"%s\" failed", o->i, o->path);
+            return -1;
+        }
+        return 0;
+    }
+    if (strcmp(o->name, "move") == 0 || strcmp(o->name, "copy") == 0)
+        return op_move_copy(root, o, err);
+    error_setf(err, "operation %zu: unknown op \"%s\"", o->i, o->name);
     return -1;
 }
 
@@ -191,98 +272,25 @@ json_t *jsonpatch_apply(const json_t *doc, const json_t *patch, struct error *er
 {
     json_t *root = json_deep_copy(doc);
     size_t i;
-    const json_t *op;
-    char **tokens = NULL, **from_tokens = NULL;
+    const json_t *member;
 
     if (!json_is_array(patch)) {
-        fail(err, "patch is not an array");
-        goto fail;
+        error_setf(err, "patch is not an array");
+        json_decref(root);
+        return NULL;
     }
-    json_array_foreach(patch, i, op)
+    json_array_foreach(patch, i, member)
     {
-        const char *name = json_string_value(json_object_get(op, "op"));
-        const char *path = json_string_value(json_object_get(op, "path"));
-        const char *from = json_string_value(json_object_get(op, "from"));
-        json_t *value = json_object_get(op, "value");
-        size_t count, from_count;
-        if (!json_is_object(op) || name == NULL || path == NULL) {
-            fail(err, "operation %zu: needs string members \"op\" and \"path\"", i);
-            goto fail;
+        struct op o = {0};
+        int rc = op_read(member, i, &o, err) == 0 ? op_apply(&root, &o, err) : -1;
+        free(o.tokens);
+        free(o.from_tokens);
+        if (rc != 0) {
+            json_decref(root);
+            return NULL;
         }
-        tokens = split(path, &count);
-        if (tokens == NULL) {
-            fail(err, "operation %zu: malformed path \"%s\"", i, path);
-            goto fail;
-        }
-        if (strcmp(name, "add") == 0 || strcmp(name, "replace") == 0 || strcmp(name, "test") == 0) {
-            if (value == NULL) {
-                fail(err, "operation %zu: %s needs a \"value\"", i, name);
-                goto fail;
-            }
-        }
-        if (strcmp(name, "move") == 0 || strcmp(name, "copy") == 0) {
-            from_tokens = from != NULL ? split(from, &from_count) : NULL;
-            if (from_tokens == NULL) {
-                fail(err, "operation %zu: %s needs a valid \"from\"", i, name);
-                goto fail;
-            }
-        }
-
-        if (strcmp(name, "add") == 0) {
-            if (op_add(&root, tokens, count, json_deep_copy(value), i, err) != 0)
-                goto fail;
-        } else if (strcmp(name, "remove") == 0) {
-            if (op_remove(root, tokens, count, i, err) != 0)
-                goto fail;
-        } else if (strcmp(name, "replace") == 0) {
-            if (walk(root, tokens, count) == NULL) {
-                fail(err, "operation %zu: path \"%s\" does not exist", i, path);
-                goto fail;
-            }
-            if (count > 0 && op_remove(root, tokens, count, i, err) != 0)
-                goto fail;
-            if (op_add(&root, tokens, count, json_deep_copy(value), i, err) != 0)
-                goto fail;
-        } else if (strcmp(name, "test") == 0) {
-            json_t *target = walk(root, tokens, count);
-            if (target == NULL || !json_equal(target, value)) {
-                fail(err, "operation %zu: test of \"%s\" failed", i, path);
-                goto fail;
-            }
-        } else if (strcmp(name, "move") == 0 || strcmp(name, "copy") == 0) {
-            json_t *source = walk(root, from_tokens, from_count);
-            if (source == NULL) {
-                fail(err, "operation %zu: from \"%s\" does not exist", i, from);
-                goto fail;
-            }
-            int move = strcmp(name, "move") == 0;
-            size_t flen = strlen(from);
-            if (move && strncmp(path, from, flen) == 0 && path[flen] == '/') {
-                fail(err, "operation %zu: cannot move \"%s\" into itself", i, from);
-                goto fail;
-            }
-            json_t *moved = move ? json_incref(source) : json_deep_copy(source);
-            if (move && from_count > 0 && op_remove(root, from_tokens, from_count, i, err) != 0) {
-                json_decref(moved);
-                goto fail;
-            }
-            if (op_add(&root, tokens, count, moved, i, err) != 0)
-                goto fail;
-        } else {
-            fail(err, "operation %zu: unknown op \"%s\"", i, name);
-            goto fail;
-        }
-        free(tokens);
-        free(from_tokens);
-        tokens = from_tokens = NULL;
     }
     return root;
-
-fail:
-    free(from_tokens);
-    free(tokens);
-    json_decref(root);
-    return NULL;
 }
 
 static int compare_keys(const void *a, const void *b)

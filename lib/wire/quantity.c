@@ -28,17 +28,6 @@ static void copy_sanitized(char *dst, size_t size, const char *s)
     dst[n] = '\0';
 }
 
-static int fail(struct error *err, int too_large, const char *s)
-{
-    char shown[48];
-    copy_sanitized(shown, sizeof(shown), s);
-    if (too_large)
-        snprintf(err->message, sizeof(err->message), "quantity \"%s\" is too large", shown);
-    else
-        snprintf(err->message, sizeof(err->message), "invalid quantity \"%s\"", shown);
-    return -1;
-}
-
 static int is_digit(char c)
 {
     return c >= '0' && c <= '9';
@@ -108,100 +97,157 @@ static int double_digits(char *digits, size_t *n, int e2)
     return 0;
 }
 
-int quantity_parse(const char *s, enum quantity_unit unit, struct quantity *out, struct error *err)
-{
-    if (s == NULL || *s == '\0')
-        return fail(err, 0, s == NULL ? "" : s);
+/* How a parse ended: its error message is written in one place, quantity_parse. */
+enum parse_result { PARSED, INVALID, TOO_LARGE };
 
-    const char *p = s;
-    int neg = 0;
-    if (*p == '+' || *p == '-')
-        neg = *p++ == '-';
-    const char *int_start = p;
-    while (is_digit(*p))
-        p++;
-    const char *int_end = p;
-    const char *frac_start = p, *frac_end = p;
-    if (*p == '.') {
-        frac_start = ++p;
-        while (is_digit(*p))
-            p++;
-        frac_end = p;
-    }
-
+/* A quantity's text taken apart: sign, integer and fraction digits, and what its suffix means. */
+struct number {
+    int neg;
+    const char *int_start, *frac_start;
+    size_t int_len, frac_len;
     int64_t e10;
     int e2;
     enum quantity_format format;
-    if (interpret_suffix(p, &e10, &e2, &format) != 0)
-        return fail(err, 0, s);
+};
 
-    /* The digit sequence (integer part then fraction) without leading or trailing zeros: D. */
-    size_t int_len = (size_t)(int_end - int_start), total = int_len + (size_t)(frac_end - frac_start);
-#define DIGIT_AT(i) ((i) < int_len ? int_start[(i)] : frac_start[(i) - int_len])
-    size_t first = 0;
-    while (first < total && DIGIT_AT(first) == '0')
-        first++;
-    if (first == total) {
-        out->value = 0;
-        out->format = format;
-        return 0;
+/* Reads sign, digits, point and suffix of s into num. -1 when the suffix is not one. */
+static int lex(const char *s, struct number *num)
+{
+    const char *p = s;
+    num->neg = 0;
+    if (*p == '+' || *p == '-')
+        num->neg = *p++ == '-';
+    num->int_start = p;
+    while (is_digit(*p))
+        p++;
+    num->int_len = (size_t)(p - num->int_start);
+    num->frac_start = p;
+    num->frac_len = 0;
+    if (*p == '.') {
+        num->frac_start = ++p;
+        while (is_digit(*p))
+            p++;
+        num->frac_len = (size_t)(p - num->frac_start);
     }
+    return interpret_suffix(p, &num->e10, &num->e2, &num->format);
+}
+
+/* Digit i of the digit sequence: the integer part, then the fraction. */
+static char digit_at(const struct number *num, size_t i)
+{
+    return i < num->int_len ? num->int_start[i] : num->frac_start[i - num->int_len];
+}
+
+/*
+ * D, the digit sequence without leading or trailing zeros, into digits[0..*n)
+ * (values 0-9), with *exp such that the value in the unit is D * 10^exp before
+ * the binary factor. *n is 0 when the number is zero. TOO_LARGE when it cannot
+ * fit an int64 whatever the binary factor.
+ */
+static enum parse_result significant_digits(const struct number *num, enum quantity_unit unit, char *digits, size_t *n,
+                                            int64_t *exp)
+{
+    size_t total = num->int_len + num->frac_len;
+    size_t first = 0;
+    while (first < total && digit_at(num, first) == '0')
+        first++;
+    *n = 0;
+    if (first == total)
+        return PARSED;
     size_t last = total - 1;
-    while (DIGIT_AT(last) == '0')
+    while (digit_at(num, last) == '0')
         last--;
     int64_t len = (int64_t)(last - first + 1);
-    /* value in the unit = D * 10^exp * 2^e2 */
-    int64_t exp = e10 - (int64_t)(frac_end - frac_start) + (int64_t)(total - 1 - last) + (unit == QUANTITY_UNIT_MILLI ? 3 : 0);
+    int64_t e = num->e10 - (int64_t)num->frac_len + (int64_t)(total - 1 - last) + (unit == QUANTITY_UNIT_MILLI ? 3 : 0);
 
     /* At least 10^(len-1+exp) before the binary factor: 10^19 no longer fits. */
-    if (len - 1 + exp >= 19)
-        return fail(err, 1, s);
-
-    char digits[DIGITS_MAX];
-    size_t n;
-    if (exp < -FRACTION_KEEP) {
+    if (len - 1 + e >= 19)
+        return TOO_LARGE;
+    if (e < -FRACTION_KEEP) {
         /* Keep the digits down to fraction place FRACTION_KEEP, then a sticky 1 (what was dropped is non-zero). */
-        int64_t keep = len + exp + FRACTION_KEEP;
-        n = keep > 0 ? (size_t)keep : 0;
-        for (size_t i = 0; i < n; i++)
-            digits[i] = (char)(DIGIT_AT(first + i) - '0');
-        digits[n++] = 1;
-        exp = -FRACTION_KEEP - 1;
+        int64_t keep = len + e + FRACTION_KEEP;
+        *n = keep > 0 ? (size_t)keep : 0;
+        for (size_t i = 0; i < *n; i++)
+            digits[i] = (char)(digit_at(num, first + i) - '0');
+        digits[(*n)++] = 1;
+        e = -FRACTION_KEEP - 1;
     } else {
         /* len <= 19 - exp <= 19 + FRACTION_KEEP here. */
-        n = (size_t)len;
-        for (size_t i = 0; i < n; i++)
-            digits[i] = (char)(DIGIT_AT(first + i) - '0');
+        *n = (size_t)len;
+        for (size_t i = 0; i < *n; i++)
+            digits[i] = (char)(digit_at(num, first + i) - '0');
     }
-#undef DIGIT_AT
+    *exp = e;
+    return PARSED;
+}
 
-    if (double_digits(digits, &n, e2) != 0)
-        return fail(err, 1, s);
-
-    /* Split at the unit's point: integer digits, and whether any fraction remains. */
-    int64_t int_digits = (int64_t)n + exp;
-    if (int_digits > 19)
-        return fail(err, 1, s);
+/*
+ * Splits digits[0..n) * 10^exp at the unit's point: *value is the integer part,
+ * plus one when any fraction remains (the ceiling); *int_digits its digit count
+ * (may be negative). TOO_LARGE beyond INT64_MAX.
+ */
+static enum parse_result ceiling(const char *digits, size_t n, int64_t exp, uint64_t *value, int64_t *int_digits)
+{
+    *int_digits = (int64_t)n + exp;
+    if (*int_digits > 19)
+        return TOO_LARGE;
     uint64_t v = 0;
     int frac = 0;
-    for (int64_t i = 0; i < int_digits; i++) {
+    for (int64_t i = 0; i < *int_digits; i++) {
         int d = i < (int64_t)n ? digits[i] : 0;
         v = v * 10 + (uint64_t)d; /* at most 19 digits: fits in uint64 */
     }
-    for (int64_t i = int_digits < 0 ? 0 : int_digits; i < (int64_t)n; i++)
+    for (int64_t i = *int_digits < 0 ? 0 : *int_digits; i < (int64_t)n; i++)
         frac |= digits[i] != 0;
     v += (uint64_t)frac;
     if (v > (uint64_t)INT64_MAX)
-        return fail(err, 1, s);
+        return TOO_LARGE;
+    *value = v;
+    return PARSED;
+}
+
+/* quantity_parse without the message: out is written only when PARSED. */
+static enum parse_result parse(const char *s, enum quantity_unit unit, struct quantity *out)
+{
+    struct number num;
+    if (s == NULL || *s == '\0' || lex(s, &num) != 0)
+        return INVALID;
+    char digits[DIGITS_MAX];
+    size_t n;
+    int64_t exp, int_digits;
+    uint64_t v;
+    enum parse_result r = significant_digits(&num, unit, digits, &n, &exp);
+    if (r != PARSED)
+        return r;
+    if (n == 0) {
+        out->value = 0;
+        out->format = num.format;
+        return PARSED;
+    }
+    if (double_digits(digits, &n, num.e2) != 0)
+        return TOO_LARGE;
+    if ((r = ceiling(digits, n, exp, &v, &int_digits)) != PARSED)
+        return r;
 
     /* Below one (in the base unit) ParseQuantity stops calling a number binary. */
     int64_t base_int_digits = int_digits - (unit == QUANTITY_UNIT_MILLI ? 3 : 0);
-    if (format == QUANTITY_BINARY_SI && base_int_digits <= 0)
-        format = QUANTITY_DECIMAL_SI;
+    out->format = num.format == QUANTITY_BINARY_SI && base_int_digits <= 0 ? QUANTITY_DECIMAL_SI : num.format;
+    out->value = num.neg ? -(int64_t)v : (int64_t)v;
+    return PARSED;
+}
 
-    out->value = neg ? -(int64_t)v : (int64_t)v;
-    out->format = format;
-    return 0;
+int quantity_parse(const char *s, enum quantity_unit unit, struct quantity *out, struct error *err)
+{
+    enum parse_result r = parse(s, unit, out);
+    if (r == PARSED)
+        return 0;
+    char shown[48];
+    copy_sanitized(shown, sizeof(shown), s == NULL ? "" : s);
+    if (r == TOO_LARGE)
+        error_setf(err, "quantity \"%s\" is too large", shown);
+    else
+        error_setf(err, "invalid quantity \"%s\"", shown);
+    return -1;
 }
 
 size_t quantity_format(const struct quantity *q, enum quantity_unit unit, char *buf, size_t size)

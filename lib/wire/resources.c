@@ -93,7 +93,7 @@ int resources_add_scaled(struct resources *dst, const struct resources *src, int
     for (size_t i = 0; i < src->len; i++) {
         struct quantity q = src->items[i].quantity;
         if (quantity_mul(&q, factor) != 0 || quantity_add(slot(dst, src->items[i].name), &q) != 0) {
-            util_format(err->message, sizeof(err->message), "%s: total overflows a 64-bit integer", src->items[i].name);
+            error_setf(err, "%s: total overflows a 64-bit integer", src->items[i].name);
             return -1;
         }
     }
@@ -117,7 +117,7 @@ int resources_parse(struct resources *out, const json_t *obj, const char *path, 
     if (obj == NULL || json_is_null(obj))
         return 0;
     if (!json_is_object(obj)) {
-        util_format(err->message, sizeof(err->message), "%s: must be an object", path);
+        error_setf(err, "%s: must be an object", path);
         return -1;
     }
     const char *name;
@@ -133,7 +133,7 @@ int resources_parse(struct resources *out, const json_t *obj, const char *path, 
             snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(value));
             text = buf;
         } else {
-            util_format(err->message, sizeof(err->message), "%s.%s: must be a quantity string or an integer", path, name);
+            error_setf(err, "%s.%s: must be a quantity string or an integer", path, name);
             goto fail;
         }
         /* Quantity.UnmarshalJSON trims surrounding spaces before parsing. */
@@ -152,11 +152,11 @@ int resources_parse(struct resources *out, const json_t *obj, const char *path, 
         int rc = quantity_parse(trimmed, resources_unit(name), &q, &qerr);
         free(trimmed);
         if (rc != 0) {
-            util_format(err->message, sizeof(err->message), "%s.%s: %s", path, name, qerr.message);
+            error_setf(err, "%s.%s: %s", path, name, qerr.message);
             goto fail;
         }
         if ((flags & RESOURCES_NONNEGATIVE) && q.value < 0) {
-            util_format(err->message, sizeof(err->message), "%s.%s: must not be negative", path, name);
+            error_setf(err, "%s.%s: must not be negative", path, name);
             goto fail;
         }
         resources_set(out, name, &q);

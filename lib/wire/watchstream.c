@@ -1,19 +1,8 @@
 #include "watchstream.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-__attribute__((format(printf, 2, 3))) static void set_err(struct error *err, const char *fmt, ...)
-{
-    if (err == NULL)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof(err->message), fmt, ap);
-    va_end(ap);
-}
 
 void watchstream_init(struct watchstream *ws, size_t max_event, watchstream_fn fn, void *arg)
 {
@@ -80,18 +69,18 @@ static int dispatch(struct watchstream *ws, const char *line, size_t len, struct
     json_error_t jerr;
     json_t *ev = json_loadb(line, len, 0, &jerr);
     if (ev == NULL) {
-        set_err(err, "event %lu: invalid JSON at column %d: %s", n, jerr.column, jerr.text);
+        error_setf(err, "event %lu: invalid JSON at column %d: %s", n, jerr.column, jerr.text);
         return -1;
     }
     int rc = -1;
     const char *type = json_string_value(json_object_get(ev, "type"));
     json_t *obj = json_object_get(ev, "object");
     if (!json_is_object(ev) || type == NULL) {
-        set_err(err, "event %lu: not an object with a string \"type\"", n);
+        error_setf(err, "event %lu: not an object with a string \"type\"", n);
         goto out;
     }
     if (!json_is_object(obj)) {
-        set_err(err, "event %lu (%.32s): \"object\" is missing or not an object", n, type);
+        error_setf(err, "event %lu (%.32s): \"object\" is missing or not an object", n, type);
         goto out;
     }
     struct watchstream_event e = {.object = obj, .message = ""};
@@ -112,7 +101,7 @@ static int dispatch(struct watchstream *ws, const char *line, size_t len, struct
         int gone = e.code == 410 || (reason != NULL && (strcmp(reason, "Expired") == 0 || strcmp(reason, "Gone") == 0));
         e.type = gone ? WATCHSTREAM_EXPIRED : WATCHSTREAM_ERROR;
     } else {
-        set_err(err, "event %lu: unknown type \"%.32s\"", n, type);
+        error_setf(err, "event %lu: unknown type \"%.32s\"", n, type);
         goto out;
     }
     e.resource_version = json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
@@ -126,7 +115,7 @@ out:
 static int append(struct watchstream *ws, const char *data, size_t len, struct error *err)
 {
     if (len > ws->max_event - ws->len) {
-        set_err(err, "event %lu: longer than the maximum of %zu bytes", ws->events + 1, ws->max_event);
+        error_setf(err, "event %lu: longer than the maximum of %zu bytes", ws->events + 1, ws->max_event);
         return -1;
     }
     if (ws->len + len > ws->cap) {
@@ -147,7 +136,7 @@ static int append(struct watchstream *ws, const char *data, size_t len, struct e
 int watchstream_feed(struct watchstream *ws, const char *data, size_t len, struct error *err)
 {
     if (ws->failed) {
-        set_err(err, "stream already failed or stopped");
+        error_setf(err, "stream already failed or stopped");
         return -1;
     }
     int rc = 0;
@@ -161,7 +150,7 @@ int watchstream_feed(struct watchstream *ws, const char *data, size_t len, struc
         if (ws->len == 0) {
             /* The common case: a whole line inside this chunk is parsed in place. */
             if (part > ws->max_event) {
-                set_err(err, "event %lu: longer than the maximum of %zu bytes", ws->events + 1, ws->max_event);
+                error_setf(err, "event %lu: longer than the maximum of %zu bytes", ws->events + 1, ws->max_event);
                 rc = -1;
                 break;
             }
@@ -185,7 +174,7 @@ int watchstream_feed(struct watchstream *ws, const char *data, size_t len, struc
 int watchstream_end(struct watchstream *ws, struct error *err)
 {
     if (ws->failed) {
-        set_err(err, "stream already failed or stopped");
+        error_setf(err, "stream already failed or stopped");
         return -1;
     }
     int rc = 0;
@@ -195,7 +184,7 @@ int watchstream_end(struct watchstream *ws, struct error *err)
     if (rc != 0) {
         char msg[sizeof(err->message)];
         snprintf(msg, sizeof(msg), "%s", err != NULL ? err->message : "");
-        set_err(err, "stream ended inside an event: %s", msg);
+        error_setf(err, "stream ended inside an event: %s", msg);
         ws->failed = 1;
     }
     return rc;

@@ -1,6 +1,6 @@
 /*
  * libFuzzer harness: the webhook's whole policy, AdmissionReview body in,
- * AdmissionReview out (lib/admission), both kinds (RayCluster and Pod). Every
+ * AdmissionReview out (lib/gang/admission), both kinds (RayCluster and Pod). Every
  * answer must satisfy tests/support/reviewcheck.h: an HTTP 400 with a one-line
  * message, or a well-formed review whose patch applies to request.object and
  * yields an object that is admitted again without a further patch.

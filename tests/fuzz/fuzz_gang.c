@@ -3,7 +3,7 @@
  * computed gang has at least one member and no negative resource, and its
  * canonical resource text parses back to the same list; the head's pod
  * request is never more than the whole gang's. An error names a field.
- * The same input as a legacy operator's RayCluster (lib/legacy): a gang of at
+ * The same input as a legacy operator's RayCluster (lib/gang/legacy): a gang of at
  * least its head, minMember 1 + the workers of its groups (one per pod type),
  * non-negative resources; an error names a field and leaves nothing.
  */

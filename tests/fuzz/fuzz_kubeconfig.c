@@ -1,5 +1,5 @@
 /*
- * libFuzzer harness: lib/kubeconfig's parser on a YAML document. A parsed
+ * libFuzzer harness: lib/io/kubeconfig's parser on a YAML document. A parsed
  * configuration names a context and a cluster and an http(s) server without a
  * trailing '/'; its -data lengths match; a copy equals it; an error is one
  * line and leaves the output empty.

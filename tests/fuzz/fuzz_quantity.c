@@ -1,5 +1,5 @@
 /*
- * libFuzzer harness: lib/quantity. The input is one quantity string (the
+ * libFuzzer harness: lib/wire/quantity. The input is one quantity string (the
  * first byte picks the unit). A parsed value must format within
  * QUANTITY_FORMAT_MAX and parse back to itself; a negated string parses to the
  * negated value (rounding is away from zero); add and mul agree with 128-bit

@@ -1,5 +1,5 @@
 /*
- * libFuzzer harness: lib/watchstream. The input is a watch stream; it is fed
+ * libFuzzer harness: lib/wire/watchstream. The input is a watch stream; it is fed
  * once whole and once cut into pieces at fuzzer-chosen places. Both feedings
  * must see the same events (type, resourceVersion, code, message) and the
  * same outcome: how the transport splits the bytes never matters.

@@ -1,5 +1,5 @@
 /*
- * cachefixture: a lib/cache model built from a fixture's objects, for the
+ * cachefixture: a lib/sched/cache model built from a fixture's objects, for the
  * tests of the decision code (test_admit, test_podgroup). A fixture holds
  * arrays "queues", "nodes", "rayclusters" and "pods" of API objects.
  */

@@ -5,6 +5,8 @@
 #ifndef RAYGATE_TEST_CLICASES_H
 #define RAYGATE_TEST_CLICASES_H
 
+#include <string.h>
+
 #include <jansson.h>
 
 #include "fixtures.h"
@@ -29,6 +31,63 @@ static inline long long clicase_now(const json_t *c)
 static inline const char *clicase_str(const json_t *c, const char *key)
 {
     return json_string_value(json_object_get(c, key));
+}
+
+/* Every Unschedulable message of snapshot rewritten to a nonsense text of its own (what the gate might say one day). */
+static inline void clicase_scramble_messages(json_t *snapshot)
+{
+    size_t i, k;
+    json_t *pg, *cond;
+    json_array_foreach(json_object_get(snapshot, "podGroups"), i, pg)
+    {
+        json_array_foreach(json_object_get(json_object_get(pg, "status"), "conditions"), k, cond)
+        {
+            if (json_object_get(cond, "message") != NULL)
+                json_object_set_new(cond, "message", json_sprintf("wibble %zu: frobnicated the quux, 7 of 2 sprockets", i));
+        }
+    }
+}
+
+/*
+ * Calls check for every case of tests/fixtures/cli/reasons-cases.json twice:
+ * with its snapshot as written, then with every message rewritten. snap is
+ * the case's snapshot (check may change it); where labels failures.
+ */
+static inline void clicase_each_reason(void (*check)(const json_t *c, json_t *snap, const char *where, void *ctx), void *ctx)
+{
+    json_t *cases = fixture_json("cli/reasons-cases.json");
+    for (int scrambled = 0; scrambled <= 1; scrambled++) {
+        size_t i;
+        json_t *c;
+        json_array_foreach(cases, i, c)
+        {
+            char where[300];
+            json_t *snap = clicase_snapshot(c);
+            snprintf(where, sizeof(where), "%s%s", clicase_str(c, "comment"), scrambled ? " (messages rewritten)" : "");
+            if (scrambled)
+                clicase_scramble_messages(snap);
+            check(c, snap, where, ctx);
+            json_decref(snap);
+        }
+    }
+    json_decref(cases);
+}
+
+/* lines (borrowed) with "{message}" replaced by message (new array). */
+static inline json_t *clicase_with_message(const json_t *lines, const char *message)
+{
+    json_t *out = json_array();
+    size_t i;
+    const json_t *line;
+    json_array_foreach(lines, i, line)
+    {
+        const char *s = json_string_value(line), *at = strstr(s, "{message}");
+        if (at == NULL)
+            json_array_append(out, (json_t *)line);
+        else
+            json_array_append_new(out, json_sprintf("%.*s%s%s", (int)(at - s), s, message, at + strlen("{message}")));
+    }
+    return out;
 }
 
 #endif

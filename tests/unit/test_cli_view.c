@@ -69,6 +69,44 @@ static void test_snapshot_unchanged(void **state)
 }
 
 /* An empty snapshot, and one whose arrays are missing or of the wrong type, give no rows. */
+/* The row of name in rows (borrowed), or NULL. */
+static const json_t *row_named(const json_t *rows, const char *name)
+{
+    size_t i;
+    const json_t *row;
+    json_array_foreach(rows, i, row)
+    {
+        if (strcmp(json_string_value(json_object_get(row, "name")), name) == 0)
+            return row;
+    }
+    return NULL;
+}
+
+/*
+ * tests/fixtures/cli/reasons-cases.json: WAITING FOR comes from the reason
+ * code, the same when every message says something else ("{message}" where
+ * it quotes the message: no code, or evicted).
+ */
+static void check_reason(const json_t *c, json_t *snap, const char *where, void *ctx)
+{
+    (void)ctx;
+    json_t *rows = view_gangs(snap, clicase_now(c), NULL);
+    const json_t *row = row_named(rows, clicase_str(c, "name"));
+    if (row == NULL)
+        fail_msg("%s: no row", where);
+    json_t *want = json_pack("[O]", json_object_get(c, "waitingFor"));
+    json_t *want_msg = clicase_with_message(want, json_string_value(json_object_get(row, "message")));
+    fixture_check_json(where, "waitingFor", json_object_get(row, "waitingFor"), json_array_get(want_msg, 0));
+    json_decref(want_msg);
+    json_decref(want);
+    json_decref(rows);
+}
+
+static void test_reason_codes(void **state)
+{
+    clicase_each_reason(check_reason, NULL);
+}
+
 static void test_empty(void **state)
 {
     json_t *empty = json_object(), *odd = json_pack("{s:s,s:i,s:n}", "podGroups", "x", "queues", 3, "owners");
@@ -117,7 +155,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cases), cmocka_unit_test(test_snapshot_unchanged),
         cmocka_unit_test(test_empty), cmocka_unit_test(test_parse_time),
-        cmocka_unit_test(test_age),
+        cmocka_unit_test(test_age), cmocka_unit_test(test_reason_codes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admit.h"
 #include "clicases.h"
 #include "fixtures.h"
 #include "why.h"
@@ -53,6 +54,36 @@ static void test_cases(void **state)
     json_decref(cases);
 }
 
+/*
+ * tests/fixtures/cli/reasons-cases.json: one waiting gang per admit reason. why
+ * explains each from the reason code, so the explanation is the same when
+ * every message says something else (quoted where why quotes it).
+ */
+static void check_reason(const json_t *c, json_t *snap, const char *where, void *seen)
+{
+    json_t *why = why_explain(snap, clicase_now(c), clicase_str(c, "namespace"), clicase_str(c, "name"));
+    if (why == NULL)
+        fail_msg("%s: no gang", where);
+    const json_t *gang = json_object_get(why, "gang");
+    json_t *want = clicase_with_message(json_object_get(c, "explanation"), json_string_value(json_object_get(gang, "message")));
+    fixture_check_json(where, "explanation", json_object_get(why, "explanation"), want);
+    json_object_set_new(seen, admit_reason_name(view_wait_reason(gang)), json_true());
+    json_decref(want);
+    json_decref(why);
+}
+
+static void test_reason_codes(void **state)
+{
+    json_t *seen = json_object();
+    clicase_each_reason(check_reason, seen);
+    /* One case per reason the gate gives, and one without a code (""). */
+    for (int r = ADMIT_REASON_NONE; r == ADMIT_REASON_NONE || admit_reason_name((enum admit_reason)r)[0] != '\0'; r++) {
+        if (json_object_get(seen, admit_reason_name((enum admit_reason)r)) == NULL)
+            fail_msg("no case for reason \"%s\"", admit_reason_name((enum admit_reason)r));
+    }
+    json_decref(seen);
+}
+
 /* A gang short of memory only: the line is in memory's units and names only memory. */
 static void test_memory_only(void **state)
 {
@@ -94,6 +125,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cases),
+        cmocka_unit_test(test_reason_codes),
         cmocka_unit_test(test_memory_only),
         cmocka_unit_test(test_held_outside),
     };

@@ -1,5 +1,5 @@
 /*
- * lib/evictscan on the fixtures of tests/fixtures/evictscan/: cache states
+ * lib/sched/evictscan on the fixtures of tests/fixtures/evictscan/: cache states
  * (cachefixture.h) scanned at given times. Each run says which gangs are
  * evicted (reason, the pods to delete, the record, the message's start),
  * whose eviction is finished (its leftover pods), when to look again, and

@@ -169,6 +169,31 @@ static void test_get(void **state)
     json_decref(doc);
 }
 
+/*
+ * A message quoting a long name is cut at a character boundary: it stays valid
+ * UTF-8 (jansson refuses the rest, and it ends up in JSON). The name is "x"
+ * and 200 three-byte characters, so a cut at 319 bytes splits one.
+ */
+static void test_message_cut_keeps_utf8(void **state)
+{
+    (void)state;
+    char name[1 + 200 * 3 + 1] = "x";
+    for (size_t i = 0; i < 200; i++)
+        memcpy(name + 1 + 3 * i, "\xe2\x82\xac", 3); /* U+20AC EURO SIGN */
+    name[sizeof(name) - 1] = '\0';
+    json_t *doc = json_object();
+    json_t *patch = json_pack("[{s:s, s:s}]", "op", name, "path", "/a");
+    struct error err = {{0}};
+    assert_null(jsonpatch_apply(doc, patch, &err));
+    /* "operation 0: unknown op \"x" is 26 bytes; 97 whole characters fit before byte 319. */
+    assert_int_equal(strlen(err.message), 26 + 97 * 3);
+    json_t *as_json = json_string(err.message);
+    assert_non_null(as_json);
+    json_decref(as_json);
+    json_decref(patch);
+    json_decref(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -178,6 +203,7 @@ int main(void)
         cmocka_unit_test(test_merge_apply_rfc),
         cmocka_unit_test(test_pointer_join),
         cmocka_unit_test(test_get),
+        cmocka_unit_test(test_message_cut_keeps_utf8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@
 #include "fixtures.h"
 #include "jsonpatch.h"
 #include "metrics.h"
+#include "names.h"
 #include "podgroup.h"
 
 /* ---- a gang described in JSON (the transition fixtures) ---- */
@@ -64,6 +65,7 @@ static void gang_from_json(const json_t *j, struct gang_holder *h)
     h->g.admitted_at = str(j, "admittedAt");
     h->g.reason = reason_named(str(j, "reason"));
     h->g.message = str(j, "message");
+    h->g.pods_created = json_integer_value(json_object_get(j, "podsCreated"));
     h->g.running = json_integer_value(json_object_get(j, "running"));
     h->g.succeeded = json_integer_value(json_object_get(j, "succeeded"));
     h->g.failed = json_integer_value(json_object_get(j, "failed"));
@@ -225,6 +227,37 @@ static void pass(struct cache *c, const char *now)
             cache_pod_mark_ungated(c, cache_pod_get(c, d->namespace_, d->pods[k].name));
     }
     admit_result_finish(&r);
+}
+
+/*
+ * The typed wait reason from the cache: headless has 3 live pods but, with no
+ * head, 2 members; its PodGroup says "pods" and 2, as the message does.
+ */
+static void test_wait_annotations(void **state)
+{
+    (void)state;
+    json_t *fx = fixture_json("admit/pods-members-by-role.json");
+    struct cache *c = cachefixture_load(fx, 0);
+    pass(c, "2024-05-01T11:00:00Z");
+    struct cache_gang *g = cache_gang_get(c, "default", "headless");
+    assert_non_null(g);
+    struct podgroup_gang pg;
+    podgroup_gang_from_cache(g, &pg);
+    assert_int_equal(pg.reason, ADMIT_REASON_PODS);
+    assert_int_equal(pg.pods_created, 2);
+    json_t *body = NULL;
+    assert_int_equal(podgroup_sync(&pg, NULL, "2024-05-01T11:00:00Z", &body), PODGROUP_WRITE_CREATE);
+    const json_t *ann = json_object_get(json_object_get(body, "metadata"), "annotations");
+    assert_string_equal(str(ann, NAMES_ANNOTATION_WAIT_REASON), "pods");
+    assert_string_equal(str(ann, NAMES_ANNOTATION_WAIT_PODS), "2");
+    json_decref(body);
+    /* Admitted: neither annotation is written. */
+    podgroup_gang_from_cache(cache_gang_get(c, "default", "shaped"), &pg);
+    assert_int_equal(podgroup_sync(&pg, NULL, "2024-05-01T11:00:00Z", &body), PODGROUP_WRITE_CREATE);
+    assert_null(json_object_get(json_object_get(body, "metadata"), "annotations"));
+    json_decref(body);
+    cache_destroy(c);
+    json_decref(fx);
 }
 
 struct gauges {
@@ -467,6 +500,7 @@ int main(void)
         cmocka_unit_test(test_discovery),
         cmocka_unit_test(test_queue_status),
         cmocka_unit_test(test_walkthrough),
+        cmocka_unit_test(test_wait_annotations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

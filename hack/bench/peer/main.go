@@ -1,6 +1,6 @@
 // bench-peer: the webhook benchmark's peer, what most Go webhooks (Kueue among
 // them) are built on: sigs.k8s.io/controller-runtime's webhook server and
-// webhook/admission package, doing raygate's pod mutation (lib/mutate.c): on
+// webhook/admission package, doing raygate's pod mutation (lib/gang/mutate.c): on
 // a pod labelled ray.io/cluster and volcano.sh/queue-name, unbound and for the
 // default scheduler, add the scheduling gate raygate.io/gang and, when
 // missing, the annotation scheduling.k8s.io/group-name ray-<cluster>-pg.

@@ -1,0 +1,64 @@
+/*
+ * kubewatch: list and watch collections (see kube.h for the threading
+ * contract): one thread and one curl multi handle per watcher, any number of
+ * watches on it. A watch lists, then watches from the list's resourceVersion
+ * with bookmarks; after a 410 it relists and tells the caller only what
+ * changed. Callers include kube.h.
+ */
+#ifndef RAYGATE_KUBEWATCH_H
+#define RAYGATE_KUBEWATCH_H
+
+#include <jansson.h>
+
+#include "errors.h"
+#include "kubeclient.h"
+
+struct kube_watcher;
+
+enum kube_watch_event {
+    KUBE_WATCH_ADDED,
+    KUBE_WATCH_MODIFIED,
+    KUBE_WATCH_DELETED,
+    /*
+     * The list is complete: every object that exists was delivered. Sent after
+     * the initial list and again after every relist (which delivers ADDED,
+     * MODIFIED and DELETED for what changed while the watch was down).
+     */
+    KUBE_WATCH_SYNCED,
+};
+
+/*
+ * A watch callback. object is borrowed (json_incref to keep it); NULL for
+ * SYNCED. A DELETED synthesised by a relist carries only metadata (namespace,
+ * name, uid, resourceVersion). Runs on the watcher's thread.
+ */
+typedef void (*kube_watch_fn)(void *arg, enum kube_watch_event event, json_t *object);
+
+struct kube_watch_spec {
+    const char *name;           /* for logs and metrics, e.g. "pods" */
+    const char *path;           /* the collection, e.g. "/api/v1/pods", "/apis/ray.io/v1/rayclusters" */
+    const char *label_selector; /* NULL: none */
+    const char *field_selector; /* NULL: none */
+    kube_watch_fn fn;
+    void *arg;
+};
+
+/*
+ * Creates a watcher on c (which must outlive it) and starts its thread.
+ * Returns it, or NULL with err.
+ */
+struct kube_watcher *kube_watcher_create(struct kube_client *c, struct error *err);
+
+/*
+ * Adds a watch (spec's strings are copied): list, deliver, SYNCED, then watch
+ * from the list's resourceVersion with bookmarks and a jittered timeout; on a
+ * stream's end it re-watches from the last resourceVersion seen; on 410 Gone it
+ * relists; on errors and 429 it backs off with jitter (honouring Retry-After).
+ * Any thread. Returns 0, or -1 with err (invalid spec).
+ */
+int kube_watch_start(struct kube_watcher *w, const struct kube_watch_spec *spec, struct error *err);
+
+/* Stops and frees the watcher (see the threading contract). Accepts NULL. */
+void kube_watcher_destroy(struct kube_watcher *w);
+
+#endif
