@@ -52,15 +52,18 @@ static void test_ungated_first(void **state)
     struct cache_pod *head = schedfixture_pod(c, "head", 1, "head", 0, "1");
     struct cache_pod *w0 = schedfixture_pod(c, "w0", 2, "worker", 1, "2");
     struct cache_pod *w1 = schedfixture_pod(c, "w1", 3, "worker", 0, "2");
-    struct cache_pod *odd = schedfixture_pod(c, "odd", 4, "sidecar", 1, "1");
+    struct cache_pod *w2 = schedfixture_pod(c, "w2", 4, "worker", 0, "2");
+    struct cache_pod *odd = schedfixture_pod(c, "odd", 5, "sidecar", 1, "1");
     struct cache_gang *g = cache_gang_get(c, "ns", "c");
     assert_int_equal(members_role(g, odd), MEMBERS_ROLE_UNKNOWN);
-    struct cache_pod *live[4] = {head, w0, w1, odd};
-    assert_int_equal(members_order(g, live, 4), 3);
+    /* Two worker slots: the ungated w1 and w2 keep theirs, the older but gated w0 is the tail. */
+    struct cache_pod *live[5] = {head, w0, w1, w2, odd};
+    assert_int_equal(members_order(g, live, 5), 3);
     assert_ptr_equal(live[0], head);
-    assert_ptr_equal(live[1], w0);
-    assert_ptr_equal(live[2], w1);
-    assert_ptr_equal(live[3], odd);
+    assert_ptr_equal(live[1], w1);
+    assert_ptr_equal(live[2], w2);
+    assert_ptr_equal(live[3], w0);
+    assert_ptr_equal(live[4], odd);
     /* With only one worker created, the pod the labels do not place takes the slot left. */
     struct cache_pod *few[3] = {head, w1, odd};
     assert_int_equal(members_order(g, few, 3), 3);
