@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 /* The struct of type that holds member at ptr. */
-#define TABLE_CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+#define TABLE_CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
 /* The FNV-1a offset basis: the hash of nothing, where hashing starts. */
 #define TABLE_HASH_SEED 0xcbf29ce484222325ULL

@@ -191,8 +191,8 @@ static void queue_add(const struct pass *p, struct qstate *qs, const int64_t *v,
 
 /* ---- decisions ---- */
 
-static struct admit_decision *decide(struct pass *p, enum admit_action action, enum admit_reason reason,
-                                     const struct work *w, char *message)
+static struct admit_decision *decide(struct pass *p, enum admit_action action, enum admit_reason reason, const struct work *w,
+                                     char *message)
 {
     struct admit_decision *d = admit_result_add(p->out, action, reason, w->g, message);
     if (reason == ADMIT_REASON_NODES)
@@ -357,9 +357,8 @@ static void admit_tail(struct pass *p, struct work *w)
                 if (pod_ungated(p, behind) || extra_head(w, j))
                     continue;
                 admit_result_add_pod(p->out, d, behind);
-                d->pods[d->npods - 1].message =
-                    util_strdupf("waiting behind pod %s (autoscaled pods are admitted one at a time, in creation order): %s",
-                                 pod->name, why);
+                d->pods[d->npods - 1].message = util_strdupf(
+                    "waiting behind pod %s (autoscaled pods are admitted one at a time, in creation order): %s", pod->name, why);
             }
             extra_heads_wait(p, w, d);
             return;
@@ -368,7 +367,7 @@ static void admit_tail(struct pass *p, struct work *w)
         pod_mark(p, pod, MARKS_ADMITTED);
         w->ungated++;
         util_buf_printf(&b, "pod %s admitted by queue %s beyond the gang's %" PRId64 " %s", pod->name, q->name, w->g->min_member,
-                  plural(w->g->min_member, "pod", "pods"));
+                        plural(w->g->min_member, "pod", "pods"));
         struct admit_decision *d = decide(p, ADMIT_ACTION_TAIL_ADMIT, ADMIT_REASON_NONE, w, util_buf_take(&b));
         admit_result_add_pod(p->out, d, pod);
     }
@@ -400,7 +399,7 @@ static void evaluate_admitted(struct pass *p, struct work *w)
         if (d != NULL) {
             struct util_buf b = {0};
             util_buf_printf(&b, "admitted by queue %s earlier; scheduling gates removed from %zu %s", q->name, d->npods,
-                      plural((int64_t)d->npods, "pod", "pods"));
+                            plural((int64_t)d->npods, "pod", "pods"));
             d->message = util_buf_take(&b);
         }
     }
@@ -466,8 +465,9 @@ static int pending_not_ready(struct pass *p, const struct work *w)
     if (pending_held(p, w))
         return 1;
     if (g->legacy && !has_head(w)) {
-        wait_msg(p, w, ADMIT_REASON_PODS, "waiting for pods: %zu of %" PRId64 " created (the legacy operator creates the head first)",
-                 w->ncore, g->min_member);
+        wait_msg(p, w, ADMIT_REASON_PODS,
+                 "waiting for pods: %zu of %" PRId64 " created (the legacy operator creates the head first)", w->ncore,
+                 g->min_member);
         return 1;
     }
     if (!g->legacy && (int64_t)w->ncore < g->min_member) {
@@ -476,7 +476,7 @@ static int pending_not_ready(struct pass *p, const struct work *w)
     }
     if (qs->blocker != NULL) {
         wait_msg(p, w, ADMIT_REASON_BLOCKED, "queue %s is fifo: waiting behind gang ray-%s-pg", qs->q->name,
-                     cache_gang_group(qs->blocker));
+                 cache_gang_group(qs->blocker));
         return 1;
     }
     return 0;
@@ -810,8 +810,8 @@ static void weigh_held(struct pass *p, struct work *works, size_t n)
             continue;
         }
         hold_room(p, w);
-        char *m = util_strdupf("%s; its room is held until the pods of the gangs it preempted are gone (%s)", d->message,
-                               it->victims);
+        char *m =
+            util_strdupf("%s; its room is held until the pods of the gangs it preempted are gone (%s)", d->message, it->victims);
         free(d->message);
         d->message = m;
     }

@@ -15,7 +15,6 @@ struct admit_chunk {
     char data[];
 };
 
-
 void admit_result_init(struct admit_result *r)
 {
     memset(r, 0, sizeof(*r));

@@ -53,7 +53,7 @@ struct admit_decision {
     char *cluster_uid; /* may be NULL */
     char *gang;        /* "ray-<cluster>-pg" */
     char *queue;
-    char *message;     /* WAIT/TAIL_WAIT: the reason; otherwise the Normal event text */
+    char *message; /* WAIT/TAIL_WAIT: the reason; otherwise the Normal event text */
     struct admit_pod *pods;
     size_t npods;
     size_t pods_cap;
@@ -108,6 +108,5 @@ const char *admit_action_name(enum admit_action action);
 
 /* "", "queue-missing", "queue-closed", "invalid", "pods", "blocked", "queue-capacity", "nodes", "evicted", "deactivated". */
 const char *admit_reason_name(enum admit_reason reason);
-
 
 #endif

@@ -199,8 +199,8 @@ int cache_upsert_queue(struct cache *c, const json_t *obj, struct error *err)
     if (resources_parse(&cap, json_object_get(spec, "capability"), "spec.capability", 0, &rerr) == 0)
         capability = shape_rl_intern(&c->shapes, &cap, 1, NULL);
     resources_finish(&cap);
-    uint8_t dequeue = streq(json_string_value(json_object_get(spec, "dequeueStrategy")), "fifo") ? CACHE_DEQUEUE_FIFO
-                                                                                                 : CACHE_DEQUEUE_TRAVERSE;
+    uint8_t dequeue =
+        streq(json_string_value(json_object_get(spec, "dequeueStrategy")), "fifo") ? CACHE_DEQUEUE_FIFO : CACHE_DEQUEUE_TRAVERSE;
     const char *state = shape_member(&c->shapes, json_object_get(obj, "status"), "state");
 
     int changed = !q->present || q->capability != capability || q->dequeue != dequeue || q->state != state;
@@ -402,8 +402,7 @@ int cache_pod_gated(const struct cache_pod *pod)
 /* A pod the scheduler has yet to bind that this controller admitted: it holds room on some node. */
 static int pod_should_reserve(const struct cache_pod *pod)
 {
-    return pod->gang != NULL && pod->gang->admitted && cache_pod_live(pod) && !cache_pod_gated(pod) &&
-           pod->node == NULL;
+    return pod->gang != NULL && pod->gang->admitted && cache_pod_live(pod) && !cache_pod_gated(pod) && pod->node == NULL;
 }
 
 static void reserving_remove(struct cache *c, struct cache_pod *pod)
@@ -650,7 +649,7 @@ static void gang_parse_preemption(struct cache *c, struct cache_gang *g, const j
 {
     const json_t *labels = json_object_get(meta, "labels"), *annotations = json_object_get(meta, "annotations");
     g->preemptable = (uint8_t)cache_preemptable(json_string_value(json_object_get(labels, NAMES_LABEL_PREEMPTABLE)),
-                                                  json_string_value(json_object_get(annotations, NAMES_LABEL_PREEMPTABLE)));
+                                                json_string_value(json_object_get(annotations, NAMES_LABEL_PREEMPTABLE)));
     gang_set_preempted_by(c, g, util_strdup(json_string_value(json_object_get(annotations, NAMES_ANNOTATION_PREEMPTED_BY))));
 }
 

@@ -52,14 +52,14 @@
 struct cache {
     struct shape_pool shapes; /* interned strings, resource names, resource lists, scheduling constraints */
     struct table nodes;
-    struct table pods;      /* by namespace/name */
-    struct table pods_uid;  /* by uid */
+    struct table pods;     /* by namespace/name */
+    struct table pods_uid; /* by uid */
     struct table gangs;
     struct table queues;
     struct cache_gang *all_gangs;
     struct cache_gang *preempted;    /* gangs whose preempted_by is set: the victims of preemptions (pre_next) */
     struct cache_gang *node_waiters; /* gangs whose last verdict waited on node room */
-    struct cache_pod *reserving; /* admitted, live, ungated, unbound pods */
+    struct cache_pod *reserving;     /* admitted, live, ungated, unbound pods */
     size_t nreserving;
     uint8_t capacity_changed; /* room may have appeared on the nodes (cache_take_changes) */
     uint8_t nodes_changed;    /* the set or the properties of Ready nodes changed (cache_take_changes) */

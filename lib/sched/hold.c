@@ -38,7 +38,6 @@ void hold_gang(const struct marks *m, uint32_t nres, const struct cache_gang *g,
         out[k] += tail[k];
 }
 
-
 void hold_ungated(const struct marks *m, uint32_t nres, const struct cache_gang *g, int64_t *out)
 {
     memset(out, 0, nres * sizeof(*out));
@@ -51,7 +50,6 @@ void hold_ungated(const struct marks *m, uint32_t nres, const struct cache_gang 
             out[pod->request->items[k].id] += pod->request->items[k].value;
     }
 }
-
 
 int hold_resources(const struct cache *c, const struct cache_gang *g, struct resources *out, struct error *err)
 {
@@ -124,4 +122,3 @@ int hold_fits(const struct cache *c, const struct cache_queue *q, const int64_t 
     *why = util_buf_take(&b);
     return 0;
 }
-

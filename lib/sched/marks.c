@@ -42,4 +42,3 @@ void marks_set(struct marks *m, const void *key, unsigned bits)
     }
     m->bits[i] |= (uint8_t)bits;
 }
-

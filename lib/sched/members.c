@@ -73,7 +73,6 @@ size_t members_order(const struct cache_gang *g, struct cache_pod **live, size_t
     return ncore;
 }
 
-
 size_t members_of(const struct cache_gang *g, struct cache_pod ***out)
 {
     struct cache_pod **live = util_calloc(g->npods + 1, sizeof(*live));

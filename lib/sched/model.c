@@ -405,4 +405,3 @@ void model_pod_parse_spec(struct shape_pool *p, struct cache_pod *pod, const jso
     resources_finish(&req);
     pod->sched = shape_sched_intern(p, spec);
 }
-

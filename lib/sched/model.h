@@ -59,31 +59,31 @@ struct cache_gang;
 struct cache_pod {
     struct table_node by_name;
     struct table_node by_uid;
-    struct cache_pod *gang_prev, *gang_next; /* the pods of its gang */
-    struct cache_pod *resv_prev, *resv_next; /* the cache's list of reserving pods */
-    char *strings;                           /* owned: "name\0uid\0resourceVersion\0" */
+    struct cache_pod *gang_prev, *gang_next;   /* the pods of its gang */
+    struct cache_pod *resv_prev, *resv_next;   /* the cache's list of reserving pods */
+    char *strings;                             /* owned: "name\0uid\0resourceVersion\0" */
     const char *name, *uid, *resource_version; /* into strings */
-    const char *namespace_;                  /* interned */
-    const char *cluster;                     /* interned ray.io/cluster label, or NULL */
-    const char *queue;                       /* interned volcano.sh/queue-name label, or NULL */
-    const char *node_type;                   /* interned ray.io/node-type label, or NULL */
-    const char *group;                       /* interned ray.io/group label, or NULL */
-    const char **foreign_gates;              /* owned array of interned names: gates other than ours */
+    const char *namespace_;                    /* interned */
+    const char *cluster;                       /* interned ray.io/cluster label, or NULL */
+    const char *queue;                         /* interned volcano.sh/queue-name label, or NULL */
+    const char *node_type;                     /* interned ray.io/node-type label, or NULL */
+    const char *group;                         /* interned ray.io/group label, or NULL */
+    const char **foreign_gates;                /* owned array of interned names: gates other than ours */
     uint32_t nforeign_gates;
-    uint8_t phase;                           /* enum cache_phase */
+    uint8_t phase; /* enum cache_phase */
     uint8_t flags;
-    uint8_t reserving;                       /* on the reserving list */
-    int32_t priority;                        /* spec.priority */
-    int64_t created;                         /* metadata.creationTimestamp, Unix seconds */
-    uint8_t ready;                           /* condition Ready is True */
-    int64_t ready_changed;                   /* condition Ready's lastTransitionTime, Unix seconds; 0: unknown */
-    int64_t scheduled_at;                    /* condition PodScheduled "True": its lastTransitionTime; 0: unknown */
-    const char *unschedulable;               /* interned message of condition PodScheduled "False", or NULL */
-    struct cache_node *node;                 /* spec.nodeName's node, or NULL when unbound */
-    struct cache_node *counted;              /* the node whose used includes this pod, or NULL */
-    struct cache_gang *gang;                 /* gang of (namespace, cluster), or NULL */
-    const struct cache_rl *request;          /* effective request, or NULL when empty */
-    const struct shape_sched *sched;         /* scheduling constraints, or NULL when none */
+    uint8_t reserving;               /* on the reserving list */
+    int32_t priority;                /* spec.priority */
+    int64_t created;                 /* metadata.creationTimestamp, Unix seconds */
+    uint8_t ready;                   /* condition Ready is True */
+    int64_t ready_changed;           /* condition Ready's lastTransitionTime, Unix seconds; 0: unknown */
+    int64_t scheduled_at;            /* condition PodScheduled "True": its lastTransitionTime; 0: unknown */
+    const char *unschedulable;       /* interned message of condition PodScheduled "False", or NULL */
+    struct cache_node *node;         /* spec.nodeName's node, or NULL when unbound */
+    struct cache_node *counted;      /* the node whose used includes this pod, or NULL */
+    struct cache_gang *gang;         /* gang of (namespace, cluster), or NULL */
+    const struct cache_rl *request;  /* effective request, or NULL when empty */
+    const struct shape_sched *sched; /* scheduling constraints, or NULL when none */
 };
 
 enum cache_dequeue {
@@ -95,9 +95,9 @@ struct cache_queue {
     struct table_node by_name;
     const char *name; /* interned */
     uint8_t present;
-    uint8_t dequeue;  /* enum cache_dequeue */
-    uint8_t dirty;    /* its decisions may have changed since the last pass (cache_queue_mark_clean) */
-    const char *state; /* interned status.state; NULL or "" is Open */
+    uint8_t dequeue;                   /* enum cache_dequeue */
+    uint8_t dirty;                     /* its decisions may have changed since the last pass (cache_queue_mark_clean) */
+    const char *state;                 /* interned status.state; NULL or "" is Open */
     const struct cache_rl *capability; /* NULL: unlimited */
     char *placement_timeout;           /* owned annotation raygate.io/placement-timeout, or NULL (evict.h) */
     char *pods_ready_timeout;          /* owned annotation raygate.io/pods-ready-timeout, or NULL */
@@ -125,20 +125,20 @@ struct cache_gang {
     uint8_t node_wait;                          /* on that list (cache_gang_set_node_wait) */
     const char *namespace_;                     /* interned */
     const char *name;                           /* interned RayCluster name */
-    struct cache_pod *pods;      /* pods labelled with the cluster, any state, oldest first (then by name) */
-    struct cache_pod *pods_tail; /* the newest */
+    struct cache_pod *pods;                     /* pods labelled with the cluster, any state, oldest first (then by name) */
+    struct cache_pod *pods_tail;                /* the newest */
     size_t npods;
     struct cache_queue *queue; /* its queue label's queue; kept after the cluster is deleted */
     /* The RayCluster, while present. */
     uint8_t present;
-    uint8_t spec_ok;     /* the gang arithmetic succeeded */
-    uint8_t admitted;    /* raygate.io/admitted-at is set (or cache_gang_mark_admitted) */
-    uint8_t legacy;      /* the legacy operator's RayCluster (cluster.ray.io, legacy.h); its pods carry its labels */
-    char *uid;           /* owned */
-    char *resource_version; /* owned */
-    char *admitted_at;   /* owned annotation value, or NULL */
-    char *admit_mark_rv; /* owned: resourceVersion when marked admitted */
-    char *spec_error;    /* owned: why the gang arithmetic failed, or NULL */
+    uint8_t spec_ok;            /* the gang arithmetic succeeded */
+    uint8_t admitted;           /* raygate.io/admitted-at is set (or cache_gang_mark_admitted) */
+    uint8_t legacy;             /* the legacy operator's RayCluster (cluster.ray.io, legacy.h); its pods carry its labels */
+    char *uid;                  /* owned */
+    char *resource_version;     /* owned */
+    char *admitted_at;          /* owned annotation value, or NULL */
+    char *admit_mark_rv;        /* owned: resourceVersion when marked admitted */
+    char *spec_error;           /* owned: why the gang arithmetic failed, or NULL */
     const char *priority_class; /* interned ray.io/priority-class-name label, or NULL */
     int64_t generation;         /* metadata.generation: bumped by every change of its spec */
     struct evict_record record; /* its eviction record (raygate.io/requeue-count, ...), or all zero */
@@ -148,10 +148,10 @@ struct cache_gang {
     char *owner_uid;            /* owned: that RayJob's uid, or NULL */
     int64_t created;            /* creationTimestamp, Unix seconds */
     int64_t min_member;
-    struct cache_group *groups;        /* owned: the gang's shape besides its head (see gang.h) */
+    struct cache_group *groups; /* owned: the gang's shape besides its head (see gang.h) */
     uint32_t ngroups;
-    struct resources min_resources;    /* for messages, formats kept */
-    const struct cache_rl *min_rl;     /* the same, interned; NULL when empty */
+    struct resources min_resources; /* for messages, formats kept */
+    const struct cache_rl *min_rl;  /* the same, interned; NULL when empty */
     /* The last reasons reported (admit_reason_changed(), through cache_gang_set_reason()). */
     int last_reason;
     char *last_message;
@@ -162,7 +162,8 @@ struct cache_gang {
     int64_t complete_ms;
     /* Preemption (preempt.h), from the RayCluster while present. */
     uint8_t preemptable; /* not volcano.sh/preemptable "false" (label or annotation) */
-    char *preempted_by;  /* owned annotation raygate.io/preempted-by ("ns/name" of its last preemptor), or NULL; set by the cache only (on cache.preempted while set) */
+    char *preempted_by;  /* owned annotation raygate.io/preempted-by ("ns/name" of its last preemptor), or NULL; set by the cache
+                            only (on cache.preempted while set) */
 };
 
 /* An RFC 3339 UTC time as the apiserver writes it (NULL fine); 0 when absent or malformed. */

@@ -77,8 +77,7 @@ static int rl_equal(const struct cache_rl *rl, const struct cache_res *items, ui
     if (rl->len != len)
         return 0;
     for (uint32_t i = 0; i < len; i++) {
-        if (rl->items[i].id != items[i].id || rl->items[i].format != items[i].format ||
-            rl->items[i].value != items[i].value)
+        if (rl->items[i].id != items[i].id || rl->items[i].format != items[i].format || rl->items[i].value != items[i].value)
             return 0;
     }
     return 1;
@@ -221,8 +220,7 @@ static void parse_exprs(struct shape_pool *p, const json_t *arr, int fields, str
 }
 
 /* Builds the class of a pod spec's constraints from its canonical key object. */
-static struct shape_sched *sched_build(struct shape_pool *p, const json_t *selector, const json_t *terms,
-                                       const json_t *tolerations)
+static struct shape_sched *sched_build(struct shape_pool *p, const json_t *selector, const json_t *terms, const json_t *tolerations)
 {
     struct shape_sched *s = util_calloc(1, sizeof(*s));
     const char *k;
@@ -263,10 +261,9 @@ static struct shape_sched *sched_build(struct shape_pool *p, const json_t *selec
 const struct shape_sched *shape_sched_intern(struct shape_pool *p, const json_t *spec)
 {
     const json_t *selector = json_object_get(spec, "nodeSelector");
-    const json_t *terms = json_object_get(
-        json_object_get(json_object_get(json_object_get(spec, "affinity"), "nodeAffinity"),
-                        "requiredDuringSchedulingIgnoredDuringExecution"),
-        "nodeSelectorTerms");
+    const json_t *terms = json_object_get(json_object_get(json_object_get(json_object_get(spec, "affinity"), "nodeAffinity"),
+                                                          "requiredDuringSchedulingIgnoredDuringExecution"),
+                                          "nodeSelectorTerms");
     const json_t *tolerations = json_object_get(spec, "tolerations");
     if (!json_is_object(selector) || json_object_size(selector) == 0)
         selector = NULL;
@@ -304,4 +301,3 @@ const struct shape_sched *shape_sched_intern(struct shape_pool *p, const json_t 
     table_insert(&p->scheds, &s->node);
     return s;
 }
-

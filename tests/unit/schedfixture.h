@@ -15,13 +15,13 @@
 /* RayCluster ns/c in queue q: a head of cpu 1 and group "w" of `workers` pods of cpu 2; minResources cpu 1 + 2 * workers. */
 static inline void schedfixture_cluster(struct cache *c, int workers)
 {
-    json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:{s:s}}, s:{s:{s:{s:{s:[{s:s, s:{s:{s:s}}}]}}},"
-                            " s:[{s:s, s:i, s:i, s:{s:{s:[{s:s, s:{s:{s:s}}}]}}}]}}",
-                            "apiVersion", "ray.io/v1", "kind", "RayCluster", "metadata", "name", "c", "namespace", "ns", "uid",
-                            "u-c", "labels", NAMES_LABEL_QUEUE, "q", "spec", "headGroupSpec", "template", "spec", "containers",
-                            "name", "h", "resources", "requests", "cpu", "1", "workerGroupSpecs", "groupName", "w", "replicas",
-                            workers, "minReplicas", workers, "template", "spec", "containers", "name", "w", "resources",
-                            "requests", "cpu", "2");
+    json_t *obj =
+        json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:{s:s}}, s:{s:{s:{s:{s:[{s:s, s:{s:{s:s}}}]}}},"
+                  " s:[{s:s, s:i, s:i, s:{s:{s:[{s:s, s:{s:{s:s}}}]}}}]}}",
+                  "apiVersion", "ray.io/v1", "kind", "RayCluster", "metadata", "name", "c", "namespace", "ns", "uid", "u-c",
+                  "labels", NAMES_LABEL_QUEUE, "q", "spec", "headGroupSpec", "template", "spec", "containers", "name", "h",
+                  "resources", "requests", "cpu", "1", "workerGroupSpecs", "groupName", "w", "replicas", workers, "minReplicas",
+                  workers, "template", "spec", "containers", "name", "w", "resources", "requests", "cpu", "2");
     struct error err;
     assert_int_equal(cache_upsert_raycluster(c, obj, &err), 0);
     json_decref(obj);

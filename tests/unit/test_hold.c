@@ -86,8 +86,8 @@ static void test_resources(void **state)
 static void test_fits(void **state)
 {
     struct cache *c = *state;
-    json_t *q = json_pack("{s:{s:s}, s:{s:{s:s, s:s}}}", "metadata", "name", "q", "spec", "capability", "cpu", "4", "memory",
-                          "1Gi");
+    json_t *q =
+        json_pack("{s:{s:s}, s:{s:{s:s, s:s}}}", "metadata", "name", "q", "spec", "capability", "cpu", "4", "memory", "1Gi");
     struct error err;
     assert_int_equal(cache_upsert_queue(c, q, &err), 0);
     json_decref(q);

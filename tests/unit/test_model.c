@@ -67,9 +67,9 @@ static void test_pod_meta(void **state)
     struct shape_pool *p = *state;
     struct cache_pod pod;
     memset(&pod, 0, sizeof(pod));
-    json_t *meta = json_pack("{s:{s:s, s:s, s:s}, s:s, s:s}", "labels", LEGACY_LABEL_CLUSTER, "old", LEGACY_LABEL_NODE_KIND, "head",
-                             NAMES_LABEL_QUEUE, "q", "creationTimestamp", "2024-01-02T03:04:05Z", "deletionTimestamp",
-                             "2024-01-02T03:05:00Z");
+    json_t *meta =
+        json_pack("{s:{s:s, s:s, s:s}, s:s, s:s}", "labels", LEGACY_LABEL_CLUSTER, "old", LEGACY_LABEL_NODE_KIND, "head",
+                  NAMES_LABEL_QUEUE, "q", "creationTimestamp", "2024-01-02T03:04:05Z", "deletionTimestamp", "2024-01-02T03:05:00Z");
     model_pod_parse_meta(p, &pod, "ns", meta, CACHE_POD_TOLD);
     assert_string_equal(pod.cluster, "old");
     assert_string_equal(pod.node_type, "head");
@@ -88,11 +88,12 @@ static void test_pod_spec(void **state)
     struct shape_pool *p = *state;
     struct cache_pod pod;
     memset(&pod, 0, sizeof(pod));
-    json_t *obj = parse("{\"spec\": {\"priority\": 99999999999, \"schedulingGates\": [{\"name\": \"raygate.io/gang\"},"
-                        " {\"name\": \"other\"}], \"containers\": [{\"name\": \"c\", \"resources\": {\"requests\": {\"cpu\": \"1\"}}}]},"
-                        " \"status\": {\"phase\": \"Running\", \"conditions\": [{\"type\": \"Ready\", \"status\": \"True\","
-                        " \"lastTransitionTime\": \"1970-01-01T00:01:00Z\"}, {\"type\": \"PodScheduled\", \"status\": \"False\","
-                        " \"message\": \"0/3 nodes\"}]}}");
+    json_t *obj =
+        parse("{\"spec\": {\"priority\": 99999999999, \"schedulingGates\": [{\"name\": \"raygate.io/gang\"},"
+              " {\"name\": \"other\"}], \"containers\": [{\"name\": \"c\", \"resources\": {\"requests\": {\"cpu\": \"1\"}}}]},"
+              " \"status\": {\"phase\": \"Running\", \"conditions\": [{\"type\": \"Ready\", \"status\": \"True\","
+              " \"lastTransitionTime\": \"1970-01-01T00:01:00Z\"}, {\"type\": \"PodScheduled\", \"status\": \"False\","
+              " \"message\": \"0/3 nodes\"}]}}");
     model_pod_parse_spec(p, &pod, obj);
     assert_true(pod.flags & CACHE_POD_GATED);
     assert_int_equal(pod.nforeign_gates, 1);

@@ -49,11 +49,11 @@ static void test_cluster_submitter(void **state)
 static void test_cluster_gang(void **state)
 {
     (void)state;
-    json_t *cluster = json_pack("{s:s, s:s, s:{s:s, s:{s:s}, s:{s:s}}, s:{s:{s:{s:{s:[{s:s, s:{s:{s:s, s:s}}}]}}}}}",
-                                "apiVersion", "ray.io/v1", "kind", "RayCluster", "metadata", "name", "c", "labels",
-                                NAMES_LABEL_ORIGIN_CRD, "RayJob", "annotations", NAMES_ANNOTATION_SUBMITTER,
-                                "{\"cpu\":\"500m\",\"memory\":\"200Mi\"}", "spec", "headGroupSpec", "template", "spec",
-                                "containers", "name", "head", "resources", "requests", "cpu", "1", "memory", "1Gi");
+    json_t *cluster =
+        json_pack("{s:s, s:s, s:{s:s, s:{s:s}, s:{s:s}}, s:{s:{s:{s:{s:[{s:s, s:{s:{s:s, s:s}}}]}}}}}", "apiVersion", "ray.io/v1",
+                  "kind", "RayCluster", "metadata", "name", "c", "labels", NAMES_LABEL_ORIGIN_CRD, "RayJob", "annotations",
+                  NAMES_ANNOTATION_SUBMITTER, "{\"cpu\":\"500m\",\"memory\":\"200Mi\"}", "spec", "headGroupSpec", "template",
+                  "spec", "containers", "name", "head", "resources", "requests", "cpu", "1", "memory", "1Gi");
     assert_non_null(cluster);
     struct gang_spec gang;
     struct error err = {{0}};
