@@ -32,7 +32,7 @@ struct qstate {
     const struct cache_gang *blocker; /* fifo: the complete gang that did not fit */
     /* The last "does not fit the queue" text after the gang's name, for gangs of this size while held is unchanged. */
     char *memo_text;
-    const struct cache_rl *memo_rl;
+    const struct shape_rl *memo_rl;
     int64_t memo_member;
     uint32_t memo_gen;
 };
@@ -121,7 +121,7 @@ struct pass {
     struct fit *fit;                      /* the nodes' free room (fit.h), a->fit */
     int64_t *hold_a, *hold_b, *hold_tail; /* nres each */
     char *size_text;                      /* gang_size_text() memo */
-    const struct cache_rl *size_rl;
+    const struct shape_rl *size_rl;
     int64_t size_member;
     const struct preempthold_item *held; /* the preemptors whose room is held (preempthold.h) */
     size_t nheld;

@@ -195,7 +195,7 @@ int cache_upsert_queue(struct cache *c, const json_t *obj, struct error *err)
     struct resources cap;
     struct error rerr;
     resources_init(&cap);
-    const struct cache_rl *capability = NULL;
+    const struct shape_rl *capability = NULL;
     if (resources_parse(&cap, json_object_get(spec, "capability"), "spec.capability", 0, &rerr) == 0)
         capability = shape_rl_intern(&c->shapes, &cap, 1, NULL);
     resources_finish(&cap);
@@ -496,7 +496,7 @@ static void pod_detach(struct cache *c, struct cache_pod *pod)
 /* What an upsert keeps of a pod's previous version. */
 struct pod_prev {
     struct cache_node *counted;     /* the node its usage was counted on, or NULL */
-    const struct cache_rl *request; /* its request while counted: a reference, released by pod_attach() */
+    const struct shape_rl *request; /* its request while counted: a reference, released by pod_attach() */
     int keep_mark;                  /* CACHE_POD_MARKED_UNGATED stands: the version marked */
     int told;                       /* CACHE_POD_TOLD stands: the same pod (uid) */
 };

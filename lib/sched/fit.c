@@ -17,7 +17,7 @@ static void sb_quantity(struct util_buf *b, const char *resource, int64_t value,
     util_buf_printf(b, "%s", buf);
 }
 
-void fit_request_text(struct util_buf *b, const struct cache *c, const struct cache_rl *req)
+void fit_request_text(struct util_buf *b, const struct cache *c, const struct shape_rl *req)
 {
     for (uint32_t k = 0; req != NULL && k < req->len; k++) {
         const char *name = cache_resource_name(c, req->items[k].id);
@@ -49,7 +49,7 @@ static int cmp_created(const void *pa, const void *pb)
 /* A pod shape (request, constraints) seen in this pass. Free room only shrinks during a pass, so a node
  * that could not hold a shape never will until the pass ends, and a shape that fit nowhere never fits. */
 struct fit_shape {
-    const struct cache_rl *req;
+    const struct shape_rl *req;
     const struct shape_sched *sched;
     size_t start;  /* nodes before it do not fit the shape */
     int failed;    /* fits no node */
@@ -60,12 +60,12 @@ struct fit_shape {
 struct fit_placed {
     uint32_t node;
     int32_t sign; /* 1: a pod placed; -1: a bound pod's room given back (fit_release) */
-    const struct cache_rl *req;
+    const struct shape_rl *req;
 };
 
 /* The last gang that did not fit the nodes: its pods' shapes, in placement order, and the outcome. */
 struct fit_memo {
-    const struct cache_rl **req;
+    const struct shape_rl **req;
     const struct shape_sched **sched;
     size_t n, cap;
     size_t failed;  /* index of the pod that fit nowhere */
@@ -132,10 +132,10 @@ void fit_sort_larger_first(struct fit *f, struct cache_pod **pods, size_t n)
 {
     struct weighed *ws = buffer(f, BUF_WEIGHTS, n, sizeof(*ws), 1);
     for (size_t i = 0; i < n; i++) {
-        const struct cache_rl *req = pods[i]->request;
+        const struct shape_rl *req = pods[i]->request;
         ws[i].pod = pods[i];
         for (uint32_t k = 0; req != NULL && k < req->len; k++) {
-            const struct cache_res *r = &req->items[k];
+            const struct shape_res *r = &req->items[k];
             const char *name = cache_resource_name(f->c, r->id);
             if (r->id == f->cpu)
                 ws[i].w[1] = r->value;
@@ -258,7 +258,7 @@ static int taints_tolerated(const struct cache_node *n, const struct shape_sched
     return 1;
 }
 
-static int room_for(const struct fit *f, size_t i, const struct cache_rl *req)
+static int room_for(const struct fit *f, size_t i, const struct shape_rl *req)
 {
     if (f->free_pods[i] < 1)
         return 0;
@@ -304,7 +304,7 @@ static void tree_build(struct fit *f)
     }
 }
 
-static void take(struct fit *f, size_t i, const struct cache_rl *req, int sign)
+static void take(struct fit *f, size_t i, const struct shape_rl *req, int sign)
 {
     int64_t *room = f->free + i * f->nres;
     for (uint32_t k = 0; req != NULL && k < req->len; k++) {
@@ -316,7 +316,7 @@ static void take(struct fit *f, size_t i, const struct cache_rl *req, int sign)
 }
 
 /* take() and remember it, to be undone. */
-static void log_take(struct fit *f, size_t i, const struct cache_rl *req, int sign)
+static void log_take(struct fit *f, size_t i, const struct shape_rl *req, int sign)
 {
     if (f->nlog == f->caplog) {
         f->caplog = f->caplog ? f->caplog * 2 : 64;
@@ -355,7 +355,7 @@ struct no_fit {
 
 static void no_fit_survey(const struct fit *f, const struct cache_pod *pod, struct no_fit *nf)
 {
-    const struct cache_rl *req = pod->request;
+    const struct shape_rl *req = pod->request;
     uint32_t nitems = req != NULL ? req->len : 0;
     memset(nf, 0, sizeof(*nf));
     nf->best = util_calloc(nitems, sizeof(*nf->best));
@@ -415,7 +415,7 @@ static void sb_no_match(struct util_buf *b, const struct fit *f, const struct no
 }
 
 /* Nodes match, none has room: the resources no single node has enough of, with the most any one has (nshort of them). */
-static void sb_shortage(struct util_buf *b, const struct cache *c, const struct cache_rl *req, const struct no_fit *nf,
+static void sb_shortage(struct util_buf *b, const struct cache *c, const struct shape_rl *req, const struct no_fit *nf,
                         size_t nshort)
 {
     struct util_buf most = {0};
@@ -443,7 +443,7 @@ static void sb_shortage(struct util_buf *b, const struct cache *c, const struct 
 /* Why pod fits no node, after "no node fits pod NAME" (against the current free room). */
 static char *describe_no_fit(struct fit *f, const struct cache_pod *pod)
 {
-    const struct cache_rl *req = pod->request;
+    const struct shape_rl *req = pod->request;
     uint32_t nitems = req != NULL ? req->len : 0;
     struct no_fit nf;
     no_fit_survey(f, pod, &nf);
@@ -465,7 +465,7 @@ static char *describe_no_fit(struct fit *f, const struct cache_pod *pod)
 }
 
 /* Whether subtree k (of the trees) may hold a node with room for req: every needed maximum suffices. */
-static int subtree_may_fit(const struct fit *f, size_t k, const struct cache_rl *req)
+static int subtree_may_fit(const struct fit *f, size_t k, const struct shape_rl *req)
 {
     if (tree_dim(f, f->nres)[k] < 1)
         return 0;

@@ -30,7 +30,7 @@ void hold_gang(const struct marks *m, uint32_t nres, const struct cache_gang *g,
     if (pods == 0)
         return;
     for (uint32_t k = 0; g->min_rl != NULL && k < g->min_rl->len; k++) {
-        const struct cache_res *r = &g->min_rl->items[k];
+        const struct shape_res *r = &g->min_rl->items[k];
         if (r->value > out[r->id])
             out[r->id] = r->value;
     }
@@ -60,7 +60,7 @@ int hold_resources(const struct cache *c, const struct cache_gang *g, struct res
             continue;
         pods++;
         for (uint32_t k = 0; pod->request != NULL && k < pod->request->len; k++) {
-            const struct cache_res *r = &pod->request->items[k];
+            const struct shape_res *r = &pod->request->items[k];
             const char *name = cache_resource_name(c, r->id);
             const struct quantity *cur = resources_get(out, name);
             struct quantity sum = cur != NULL ? *cur : (struct quantity){0, (enum quantity_format)r->format};
@@ -77,7 +77,7 @@ int hold_resources(const struct cache *c, const struct cache_gang *g, struct res
         return 0;
     }
     for (uint32_t k = 0; g->min_rl != NULL && k < g->min_rl->len; k++) {
-        const struct cache_res *r = &g->min_rl->items[k];
+        const struct shape_res *r = &g->min_rl->items[k];
         const char *name = cache_resource_name(c, r->id);
         const struct quantity *cur = resources_get(out, name);
         if (cur == NULL || r->value > cur->value) {
@@ -101,7 +101,7 @@ int hold_fits(const struct cache *c, const struct cache_queue *q, const int64_t 
 {
     struct util_buf b = {0};
     for (uint32_t k = 0; q->capability != NULL && k < q->capability->len; k++) {
-        const struct cache_res *cap = &q->capability->items[k];
+        const struct shape_res *cap = &q->capability->items[k];
         int64_t n = need[cap->id];
         if (n <= 0 || held[cap->id] <= cap->value - n)
             continue;

@@ -149,7 +149,7 @@ void model_node_parse(struct shape_pool *p, struct cache_node *fresh, const json
     node_parse_status(p, fresh, json_object_get(obj, "status"));
 }
 
-void model_node_account(struct cache_node *node, const struct cache_rl *req, int sign)
+void model_node_account(struct cache_node *node, const struct shape_rl *req, int sign)
 {
     if (req != NULL) {
         for (uint32_t i = 0; i < req->len; i++) {
@@ -167,7 +167,7 @@ int model_queue_parse_preemption(struct shape_pool *p, struct cache_queue *q, co
     struct resources res;
     struct error rerr;
     resources_init(&res);
-    const struct cache_rl *deserved = NULL;
+    const struct shape_rl *deserved = NULL;
     const json_t *d = json_object_get(spec, "deserved");
     if (d != NULL && resources_parse(&res, d, "spec.deserved", 0, &rerr) == 0)
         deserved = shape_rl_intern(p, &res, 1, NULL);

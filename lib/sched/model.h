@@ -30,7 +30,7 @@ struct cache_node {
     struct shape_label *labels;
     uint32_t ntaints;
     struct shape_taint *taints;
-    const struct cache_rl *allocatable; /* NULL: nothing */
+    const struct shape_rl *allocatable; /* NULL: nothing */
     int64_t alloc_pods;                 /* allocatable "pods" */
     /* Requests of the non-terminated pods bound here, dense by resource id. */
     int64_t *used;
@@ -82,7 +82,7 @@ struct cache_pod {
     struct cache_node *node;         /* spec.nodeName's node, or NULL when unbound */
     struct cache_node *counted;      /* the node whose used includes this pod, or NULL */
     struct cache_gang *gang;         /* gang of (namespace, cluster), or NULL */
-    const struct cache_rl *request;  /* effective request, or NULL when empty */
+    const struct shape_rl *request;  /* effective request, or NULL when empty */
     const struct shape_sched *sched; /* scheduling constraints, or NULL when none */
 };
 
@@ -98,14 +98,14 @@ struct cache_queue {
     uint8_t dequeue;                   /* enum cache_dequeue */
     uint8_t dirty;                     /* its decisions may have changed since the last pass (cache_queue_mark_clean) */
     const char *state;                 /* interned status.state; NULL or "" is Open */
-    const struct cache_rl *capability; /* NULL: unlimited */
+    const struct shape_rl *capability; /* NULL: unlimited */
     char *placement_timeout;           /* owned annotation raygate.io/placement-timeout, or NULL (evict.h) */
     char *pods_ready_timeout;          /* owned annotation raygate.io/pods-ready-timeout, or NULL */
     struct cache_gang *gangs;          /* gangs naming this queue */
     size_t ngangs;
     size_t node_waiters; /* its gangs on the cache's node_waiters list */
     /* Preemption and reclaim (preempt.h). */
-    const struct cache_rl *deserved; /* spec.deserved; NULL: none (it neither reclaims nor is reclaimed from) */
+    const struct shape_rl *deserved; /* spec.deserved; NULL: none (it neither reclaims nor is reclaimed from) */
     uint8_t reclaimable;             /* spec.reclaimable is not false */
     const char *preemption;          /* interned annotation raygate.io/preemption (preempt_policy_parse), or NULL */
 };
@@ -151,7 +151,7 @@ struct cache_gang {
     struct cache_group *groups; /* owned: the gang's shape besides its head (see gang.h) */
     uint32_t ngroups;
     struct resources min_resources; /* for messages, formats kept */
-    const struct cache_rl *min_rl;  /* the same, interned; NULL when empty */
+    const struct shape_rl *min_rl;  /* the same, interned; NULL when empty */
     /* The last reasons reported (admit_reason_changed(), through cache_gang_set_reason()). */
     int last_reason;
     char *last_message;
@@ -181,7 +181,7 @@ int model_node_same(const struct cache_node *a, const struct cache_node *b);
 void model_node_clear(struct shape_pool *p, struct cache_node *node);
 
 /* Adds (sign 1) or takes (-1) a pod's request (NULL: none) to node's used, and one pod. */
-void model_node_account(struct cache_node *node, const struct cache_rl *req, int sign);
+void model_node_account(struct cache_node *node, const struct shape_rl *req, int sign);
 
 /* ---- queues ---- */
 

@@ -61,7 +61,7 @@ uint32_t shape_resource_id(struct shape_pool *p, const char *name)
     return p->nresources++;
 }
 
-static uint64_t rl_hash(const struct cache_res *items, uint32_t len)
+static uint64_t rl_hash(const struct shape_res *items, uint32_t len)
 {
     uint64_t h = TABLE_HASH_SEED;
     for (uint32_t i = 0; i < len; i++) {
@@ -72,7 +72,7 @@ static uint64_t rl_hash(const struct cache_res *items, uint32_t len)
     return h;
 }
 
-static int rl_equal(const struct cache_rl *rl, const struct cache_res *items, uint32_t len)
+static int rl_equal(const struct shape_rl *rl, const struct shape_res *items, uint32_t len)
 {
     if (rl->len != len)
         return 0;
@@ -83,9 +83,9 @@ static int rl_equal(const struct cache_rl *rl, const struct cache_res *items, ui
     return 1;
 }
 
-const struct cache_rl *shape_rl_intern(struct shape_pool *p, const struct resources *r, int keep_zero, const char *skip)
+const struct shape_rl *shape_rl_intern(struct shape_pool *p, const struct resources *r, int keep_zero, const char *skip)
 {
-    struct cache_res *items = util_calloc(r->len, sizeof(*items));
+    struct shape_res *items = util_calloc(r->len, sizeof(*items));
     uint32_t len = 0;
     for (size_t i = 0; i < r->len; i++) {
         if ((r->items[i].quantity.value == 0 && !keep_zero) || streq(r->items[i].name, skip))
@@ -95,19 +95,19 @@ const struct cache_rl *shape_rl_intern(struct shape_pool *p, const struct resour
         items[len].value = r->items[i].quantity.value;
         len++;
     }
-    const struct cache_rl *found = NULL;
+    const struct shape_rl *found = NULL;
     if (len == 0)
         goto out;
     uint64_t h = rl_hash(items, len);
     for (struct table_node *n = table_first(&p->rls, h); n != NULL; n = n->next) {
-        struct cache_rl *rl = TABLE_CONTAINER_OF(n, struct cache_rl, node);
+        struct shape_rl *rl = TABLE_CONTAINER_OF(n, struct shape_rl, node);
         if (n->hash == h && rl_equal(rl, items, len)) {
             rl->refs++;
             found = rl;
             goto out;
         }
     }
-    struct cache_rl *rl = util_malloc(sizeof(*rl) + len * sizeof(rl->items[0]));
+    struct shape_rl *rl = util_malloc(sizeof(*rl) + len * sizeof(rl->items[0]));
     rl->refs = 1;
     rl->len = len;
     memcpy(rl->items, items, len * sizeof(items[0]));
@@ -119,18 +119,18 @@ out:
     return found;
 }
 
-const struct cache_rl *shape_rl_ref(const struct cache_rl *crl)
+const struct shape_rl *shape_rl_ref(const struct shape_rl *crl)
 {
     if (crl != NULL)
-        ((struct cache_rl *)(uintptr_t)crl)->refs++; /* the pool owns it; const is for readers */
+        ((struct shape_rl *)(uintptr_t)crl)->refs++; /* the pool owns it; const is for readers */
     return crl;
 }
 
-void shape_rl_release(struct shape_pool *p, const struct cache_rl *crl)
+void shape_rl_release(struct shape_pool *p, const struct shape_rl *crl)
 {
     if (crl == NULL)
         return;
-    struct cache_rl *rl = (struct cache_rl *)(uintptr_t)crl; /* we own it; const is for readers */
+    struct shape_rl *rl = (struct shape_rl *)(uintptr_t)crl; /* we own it; const is for readers */
     if (--rl->refs == 0) {
         table_remove(&p->rls, &rl->node);
         free(rl);

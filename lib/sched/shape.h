@@ -20,18 +20,18 @@
 #include "table.h"
 
 /* One resource of an interned list: id indexes shape_pool.resource_names. */
-struct cache_res {
+struct shape_res {
     uint32_t id;
     uint8_t format; /* enum quantity_format */
     int64_t value;  /* milli-units for cpu, base units otherwise */
 };
 
 /* An interned, immutable resource list, items sorted by resource name. */
-struct cache_rl {
+struct shape_rl {
     struct table_node node;
     uint32_t refs;
     uint32_t len;
-    struct cache_res items[];
+    struct shape_res items[];
 };
 
 enum shape_op {
@@ -128,11 +128,11 @@ uint32_t shape_resource_id(struct shape_pool *p, const char *name);
  * dropped unless keep_zero (a queue's capability of 0 still limits). skip names
  * one resource to leave out (NULL: none). Returns NULL for an empty list.
  */
-const struct cache_rl *shape_rl_intern(struct shape_pool *p, const struct resources *r, int keep_zero, const char *skip);
+const struct shape_rl *shape_rl_intern(struct shape_pool *p, const struct resources *r, int keep_zero, const char *skip);
 
 /* One more reference to rl (NULL: none); returns rl. */
-const struct cache_rl *shape_rl_ref(const struct cache_rl *rl);
-void shape_rl_release(struct shape_pool *p, const struct cache_rl *rl);
+const struct shape_rl *shape_rl_ref(const struct shape_rl *rl);
+void shape_rl_release(struct shape_pool *p, const struct shape_rl *rl);
 
 /* A taint's or toleration's effect: NoSchedule, NoExecute, else ANY (also for NULL). */
 uint8_t shape_effect(const char *s);

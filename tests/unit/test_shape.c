@@ -10,14 +10,14 @@
 #include "poolfixture.h"
 #include "shape.h"
 
-static const struct cache_rl *rl_of(struct shape_pool *p, const char *text, int keep_zero, const char *skip)
+static const struct shape_rl *rl_of(struct shape_pool *p, const char *text, int keep_zero, const char *skip)
 {
     struct resources r;
     struct error err;
     resources_init(&r);
     json_t *obj = json_loads(text, 0, NULL);
     assert_int_equal(resources_parse(&r, obj, "x", 0, &err), 0);
-    const struct cache_rl *rl = shape_rl_intern(p, &r, keep_zero, skip);
+    const struct shape_rl *rl = shape_rl_intern(p, &r, keep_zero, skip);
     resources_finish(&r);
     json_decref(obj);
     return rl;
@@ -27,8 +27,8 @@ static const struct cache_rl *rl_of(struct shape_pool *p, const char *text, int 
 static void test_rl(void **state)
 {
     struct shape_pool *p = *state;
-    const struct cache_rl *a = rl_of(p, "{\"cpu\": \"2\", \"memory\": \"1Gi\"}", 0, NULL);
-    const struct cache_rl *b = rl_of(p, "{\"memory\": \"1Gi\", \"cpu\": \"2000m\", \"gpu\": \"0\"}", 0, NULL);
+    const struct shape_rl *a = rl_of(p, "{\"cpu\": \"2\", \"memory\": \"1Gi\"}", 0, NULL);
+    const struct shape_rl *b = rl_of(p, "{\"memory\": \"1Gi\", \"cpu\": \"2000m\", \"gpu\": \"0\"}", 0, NULL);
     assert_non_null(a);
     assert_int_equal(a->len, 2);
     assert_ptr_equal(a, b);
@@ -37,11 +37,11 @@ static void test_rl(void **state)
     assert_int_equal(a->items[0].id, cpu);
     assert_int_equal(a->items[0].value, 2000);
     assert_string_equal(p->resource_names[cpu], "cpu");
-    const struct cache_rl *z = rl_of(p, "{\"cpu\": \"0\"}", 1, NULL);
+    const struct shape_rl *z = rl_of(p, "{\"cpu\": \"0\"}", 1, NULL);
     assert_non_null(z);
     assert_int_equal(z->items[0].value, 0);
     assert_null(rl_of(p, "{\"cpu\": \"0\"}", 0, NULL));
-    const struct cache_rl *s = rl_of(p, "{\"cpu\": \"2\", \"pods\": \"110\"}", 0, "pods");
+    const struct shape_rl *s = rl_of(p, "{\"cpu\": \"2\", \"pods\": \"110\"}", 0, "pods");
     assert_int_equal(s->len, 1);
     assert_ptr_not_equal(s, a);
     assert_ptr_equal(shape_rl_ref(s), s);
