@@ -34,7 +34,7 @@ static size_t text_width(const char *s)
 }
 
 /* A table being built: rows x cols cells (owned strings), the first row the header. */
-struct table {
+struct grid {
     size_t cols, rows, cap;
     char **cells;
 };
@@ -52,7 +52,7 @@ static const char *state_colour(const char *cell)
 }
 
 /* Prints t into b and frees its cells; colour_col: the column whose states are coloured (or (size_t)-1). */
-static void table_print(struct util_buf *b, struct table *t, size_t colour_col, unsigned flags)
+static void grid_print(struct util_buf *b, struct grid *t, size_t colour_col, unsigned flags)
 {
     size_t *width = util_calloc(t->cols, sizeof(*width));
     for (size_t i = 0; i < t->rows * t->cols; i++) {
@@ -76,7 +76,7 @@ static void table_print(struct util_buf *b, struct table *t, size_t colour_col, 
 }
 
 /* Sets cell col of the row being filled (row t->rows); text is owned by the table. */
-static void cell(struct table *t, size_t col, char *text)
+static void cell(struct grid *t, size_t col, char *text)
 {
     size_t need = (t->rows + 1) * t->cols;
     if (need > t->cap) {
@@ -86,7 +86,7 @@ static void cell(struct table *t, size_t col, char *text)
     t->cells[t->rows * t->cols + col] = text;
 }
 
-static void header(struct table *t, const char *const *names, size_t n)
+static void header(struct grid *t, const char *const *names, size_t n)
 {
     t->cols = n;
     for (size_t i = 0; i < n; i++)
@@ -146,7 +146,7 @@ static char *age_cell(const json_t *row)
     return json_is_integer(age) ? util_strdup(view_age(json_integer_value(age), buf, sizeof(buf))) : util_strdup("-");
 }
 
-static void gang_cells(struct table *t, const json_t *row, unsigned flags)
+static void gang_cells(struct grid *t, const json_t *row, unsigned flags)
 {
     const json_t *pods = json_object_get(row, "pods");
     size_t c = 0;
@@ -184,7 +184,7 @@ void output_gangs_table(struct util_buf *b, const json_t *rows, unsigned flags)
         util_buf_puts(b, "No gangs found.\n");
         return;
     }
-    struct table t = {0};
+    struct grid t = {0};
     if (flags & OUTPUT_WIDE)
         header(&t, wide, sizeof(wide) / sizeof(wide[0]));
     else
@@ -192,7 +192,7 @@ void output_gangs_table(struct util_buf *b, const json_t *rows, unsigned flags)
     size_t i;
     const json_t *row;
     json_array_foreach(rows, i, row) gang_cells(&t, row, flags);
-    table_print(b, &t, 5, flags);
+    grid_print(b, &t, 5, flags);
 }
 
 void output_queues_table(struct util_buf *b, const json_t *rows, unsigned flags)
@@ -203,7 +203,7 @@ void output_queues_table(struct util_buf *b, const json_t *rows, unsigned flags)
         util_buf_puts(b, "No queues found.\n");
         return;
     }
-    struct table t = {0};
+    struct grid t = {0};
     header(&t, names, (flags & OUTPUT_WIDE) ? 9 : 7);
     size_t i;
     const json_t *row;
@@ -223,7 +223,7 @@ void output_queues_table(struct util_buf *b, const json_t *rows, unsigned flags)
         }
         t.rows++;
     }
-    table_print(b, &t, (size_t)-1, flags);
+    grid_print(b, &t, (size_t)-1, flags);
 }
 
 static void why_gang(struct util_buf *b, const json_t *g, unsigned flags)

@@ -242,7 +242,7 @@ static int record_one(struct evictor *e, const struct evictscan_gang *g, const c
     char why[320];
     json_t *patch = evict_record_patch(&g->record, NAMES_ANNOTATION_ADMITTED, g->resource_version);
     if (g->preempted_by != NULL) /* in the same PATCH: a victim never evicts its preemptor back, even after a restart */
-        json_object_set_new(json_object_get(json_object_get(patch, "metadata"), "annotations"), PREEMPT_ANNOTATION_PREEMPTED_BY,
+        json_object_set_new(json_object_get(json_object_get(patch, "metadata"), "annotations"), NAMES_ANNOTATION_PREEMPTED_BY,
                             json_string(g->preempted_by));
     int rc = evictor_record(e->k, g->namespace_, g->cluster, g->cluster_uid, patch, why, sizeof(why));
     json_decref(patch);

@@ -9,7 +9,7 @@
 #include "gang.h"
 #include "jsonpatch.h"
 #include "legacy.h"
-#include "rayjob.h"
+#include "submitter.h"
 #include "util.h"
 
 void mutate_result_init(struct mutate_result *r)
@@ -121,7 +121,7 @@ int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struc
         return 0;
     gang_spec_init(&gang);
     int legacy = legacy_is_raycluster(raycluster);
-    if ((legacy ? legacy_gang_from_raycluster(raycluster, &gang, err) : rayjob_raycluster_gang(raycluster, &gang, err)) != 0) {
+    if ((legacy ? legacy_gang_from_raycluster(raycluster, &gang, err) : submitter_cluster_gang(raycluster, &gang, err)) != 0) {
         util_one_line(err->message); /* field names come from the object: a key may hold a newline */
         goto out;
     }
@@ -204,7 +204,7 @@ int mutate_pod(const json_t *pod, struct mutate_result *out, struct error *err)
             jsonpatch_append_new(patch, "add", "/spec/schedulingGates/-", json_pack("{s:s}", "name", NAMES_GATE));
     } else {
         json_decref(patch);
-        util_format(err->message, sizeof(err->message), "spec.schedulingGates: must be a list");
+        error_setf(err, "spec.schedulingGates: must be a list");
         return -1;
     }
 

@@ -3,7 +3,7 @@
  *
  * RayCluster (CREATE and UPDATE), when it has a non-empty volcano.sh/queue-name
  * label: the annotations raygate.io/min-member, raygate.io/min-resources (for
- * a RayJob's RayCluster with its submitter, rayjob.h) and
+ * a RayJob's RayCluster with its submitter, submitter.h) and
  * (when metadata.name is known) scheduling.k8s.io/group-name on the cluster;
  * on the head and every worker template the queue label, the group-name
  * annotation and, from the cluster's ray.io/priority-class-name label, a

@@ -211,9 +211,8 @@ static int own_submitter_template(json_t *spec, json_t **out, struct error *err)
     const char *image = head_image(json_object_get(spec, "rayClusterSpec"));
     if (image == NULL) {
         /* KubeRay takes the default submitter's image from there; without one the job could never start. */
-        util_format(err->message, sizeof(err->message),
-                    "spec.rayClusterSpec.headGroupSpec.template.spec.containers[0].image: must be set (the default submitter "
-                    "runs the head's image)");
+        error_setf(err, "spec.rayClusterSpec.headGroupSpec.template.spec.containers[0].image: must be set (the default "
+                        "submitter runs the head's image)");
         return -1;
     }
     template = json_pack("{s:{s:[o], s:s}}", "spec", "containers", default_submitter_container(image), "restartPolicy", "Never");
@@ -234,10 +233,10 @@ static void set_annotations(json_t *copy, const struct rayjob_gang *g, const cha
     free(min_resources);
     if (g->has_submitter) {
         char *submitter = resources_to_string(&g->submitter);
-        json_object_set_new(annotations, RAYJOB_ANNOTATION_SUBMITTER, json_string(submitter));
+        json_object_set_new(annotations, NAMES_ANNOTATION_SUBMITTER, json_string(submitter));
         free(submitter);
     } else {
-        json_object_del(annotations, RAYJOB_ANNOTATION_SUBMITTER);
+        json_object_del(annotations, NAMES_ANNOTATION_SUBMITTER);
     }
     if (group != NULL)
         json_object_set_new(annotations, NAMES_ANNOTATION_GROUP, json_string(group));
@@ -300,60 +299,11 @@ out:
     return rc;
 }
 
-int rayjob_cluster_submitter(const json_t *raycluster, struct resources *out, struct error *err)
-{
-    const json_t *meta = json_object_get(raycluster, "metadata");
-    const char *origin = json_string_value(json_object_get(json_object_get(meta, "labels"), RAYJOB_LABEL_ORIGIN_CRD));
-    const char *text = json_string_value(json_object_get(json_object_get(meta, "annotations"), RAYJOB_ANNOTATION_SUBMITTER));
-    json_error_t jerr;
-    int rc;
-
-    resources_finish(out);
-    if (origin == NULL || strcmp(origin, "RayJob") != 0 || text == NULL)
-        return 0;
-    json_t *list = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
-    if (!json_is_object(list)) {
-        json_decref(list);
-        error_setf(err, "metadata.annotations[%s]: must be a JSON object of quantities", RAYJOB_ANNOTATION_SUBMITTER);
-        return -1;
-    }
-    rc = resources_parse(out, list, "metadata.annotations[" RAYJOB_ANNOTATION_SUBMITTER "]", RESOURCES_NONNEGATIVE, err);
-    json_decref(list);
-    if (rc != 0) {
-        util_one_line(err->message);
-        resources_finish(out);
-    }
-    return rc;
-}
-
-int rayjob_raycluster_gang(const json_t *raycluster, struct gang_spec *out, struct error *err)
-{
-    struct resources submitter;
-    struct error rerr;
-    int rc = -1;
-
-    resources_init(&submitter);
-    if (gang_from_raycluster(raycluster, out, err) != 0)
-        goto out;
-    if (rayjob_cluster_submitter(raycluster, &submitter, err) != 0)
-        goto out;
-    if (resources_add_scaled(&out->min_resources, &submitter, 1, &rerr) != 0) {
-        util_format(err->message, sizeof(err->message), "minResources.%s", rerr.message);
-        goto out;
-    }
-    rc = 0;
-out:
-    if (rc != 0)
-        gang_spec_finish(out);
-    resources_finish(&submitter);
-    return rc;
-}
-
 int rayjob_owner_of(const json_t *raycluster, const char **name, const char **uid)
 {
     const json_t *meta = json_object_get(raycluster, "metadata");
     const json_t *labels = json_object_get(meta, "labels"), *ref;
-    const char *origin = json_string_value(json_object_get(labels, RAYJOB_LABEL_ORIGIN_CRD));
+    const char *origin = json_string_value(json_object_get(labels, NAMES_LABEL_ORIGIN_CRD));
     const char *job = nonempty_string(labels, RAYJOB_LABEL_ORIGIN_NAME);
     size_t i;
 

@@ -33,15 +33,13 @@
 #include "errors.h"
 #include "gang.h"
 #include "mutate.h"
+#include "names.h"
 #include "resources.h"
 
-#define RAYJOB_LABEL_ORIGIN_CRD "ray.io/originated-from-crd"
 #define RAYJOB_LABEL_ORIGIN_NAME "ray.io/originated-from-cr-name"
 #define RAYJOB_LABEL_JOB_NAME "batch.kubernetes.io/job-name"
 /* Marks the submitter pod template raygate mutated (the submitter pod carries no ray.io label). */
 #define RAYJOB_LABEL_SUBMITTER "raygate.io/rayjob-submitter"
-/* The submitter's request (compact JSON ResourceList), copied by KubeRay onto the RayJob's RayCluster. */
-#define RAYJOB_ANNOTATION_SUBMITTER "raygate.io/submitter-resources"
 #define RAYJOB_SUBMITTER_CONTAINER "ray-job-submitter"
 
 enum rayjob_mode {
@@ -91,22 +89,6 @@ int rayjob_gang_from(const json_t *rayjob, struct rayjob_gang *out, struct error
  * Returns 0 (allowed; patch and warnings set when any), or -1 with err.
  */
 int rayjob_mutate(const json_t *rayjob, struct mutate_result *out, struct error *err);
-
-/*
- * The submitter's request a RayCluster (borrowed) made for a RayJob carries
- * (its raygate.io/submitter-resources annotation, copied from the RayJob), into
- * out, which must be initialised and is overwritten (left empty for any other
- * RayCluster). Returns 0, or -1 with err when the annotation does not parse.
- */
-int rayjob_cluster_submitter(const json_t *raycluster, struct resources *out, struct error *err);
-
-/*
- * gang_from_raycluster() (same contract), plus, for a RayCluster made for a
- * RayJob, rayjob_cluster_submitter()'s request in out->min_resources: the
- * webhook's annotations and the gate controller's queue share of such a
- * cluster count the submitter pod that will join it once it is Ready.
- */
-int rayjob_raycluster_gang(const json_t *raycluster, struct gang_spec *out, struct error *err);
 
 /*
  * The RayJob a RayCluster (borrowed) was made for: returns 1 and sets *name and

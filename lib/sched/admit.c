@@ -1,137 +1,21 @@
 #include "admit.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fit.h"
+#include "hold.h"
+#include "marks.h"
+#include "members.h"
 #include "preempthold.h"
-#include "quantity.h"
 #include "resources.h"
 #include "util.h"
-
-static void sb_quantity(struct util_buf *b, const char *resource, int64_t value, uint8_t format)
-{
-    char buf[QUANTITY_FORMAT_MAX];
-    struct quantity q = {value < 0 ? 0 : value, (enum quantity_format)format};
-    quantity_format(&q, resources_unit(resource), buf, sizeof(buf));
-    util_buf_printf(b, "%s", buf);
-}
 
 static const char *plural(int64_t n, const char *one, const char *many)
 {
     return n == 1 ? one : many;
-}
-
-/* ---- the result ---- */
-
-/*
- * The result's strings come from chunks that never move: a pass names tens of
- * thousands of pods, and one malloc (and free) each would be a good part of it.
- */
-struct admit_chunk {
-    struct admit_chunk *next;
-    size_t used, size;
-    char data[];
-};
-
-
-void admit_result_init(struct admit_result *r)
-{
-    memset(r, 0, sizeof(*r));
-}
-
-void admit_result_finish(struct admit_result *r)
-{
-    if (r == NULL)
-        return;
-    for (size_t i = 0; i < r->len; i++) {
-        struct admit_decision *d = &r->items[i];
-        for (size_t j = 0; j < d->npods; j++) {
-            json_decref(d->pods[j].keep_gates);
-            free(d->pods[j].message);
-        }
-        free(d->pods);
-        free(d->message);
-    }
-    free(r->items);
-    free(r->queues);
-    while (r->strings != NULL) {
-        struct admit_chunk *next = r->strings->next;
-        free(r->strings);
-        r->strings = next;
-    }
-    admit_result_init(r);
-}
-
-/* n bytes that live as long as r. */
-static char *result_alloc(struct admit_result *r, size_t n)
-{
-    struct admit_chunk *ch = r->strings;
-    if (ch == NULL || ch->size - ch->used < n) {
-        size_t size = n > 65536 ? n : 65536;
-        ch = util_malloc(sizeof(*ch) + size);
-        ch->next = r->strings;
-        ch->used = 0;
-        ch->size = size;
-        r->strings = ch;
-    }
-    char *p = ch->data + ch->used;
-    ch->used += n;
-    return p;
-}
-
-const char *admit_action_name(enum admit_action action)
-{
-    switch (action) {
-    case ADMIT_ACTION_ADMIT:
-        return "admit";
-    case ADMIT_ACTION_FINISH:
-        return "finish";
-    case ADMIT_ACTION_WAIT:
-        return "wait";
-    case ADMIT_ACTION_TAIL_ADMIT:
-        return "tail-admit";
-    case ADMIT_ACTION_TAIL_WAIT:
-        return "tail-wait";
-    }
-    return "";
-}
-
-const char *admit_reason_name(enum admit_reason reason)
-{
-    switch (reason) {
-    case ADMIT_REASON_NONE:
-        return "";
-    case ADMIT_REASON_QUEUE_MISSING:
-        return "queue-missing";
-    case ADMIT_REASON_QUEUE_CLOSED:
-        return "queue-closed";
-    case ADMIT_REASON_INVALID:
-        return "invalid";
-    case ADMIT_REASON_PODS:
-        return "pods";
-    case ADMIT_REASON_BLOCKED:
-        return "blocked";
-    case ADMIT_REASON_QUEUE_CAPACITY:
-        return "queue-capacity";
-    case ADMIT_REASON_NODES:
-        return "nodes";
-    case ADMIT_REASON_EVICTED:
-        return "evicted";
-    case ADMIT_REASON_DEACTIVATED:
-        return "deactivated";
-    }
-    return "";
-}
-
-json_t *admit_ungate_patch(const struct admit_pod *p)
-{
-    return json_pack("{s:{s:s},s:{s:o}}", "metadata", "resourceVersion", p->resource_version, "spec", "schedulingGates",
-                     p->keep_gates != NULL ? json_incref(p->keep_gates) : json_array());
 }
 
 /* ---- the pass ---- */
@@ -148,7 +32,7 @@ struct qstate {
     const struct cache_gang *blocker; /* fifo: the complete gang that did not fit */
     /* The last "does not fit the queue" text after the gang's name, for gangs of this size while held is unchanged. */
     char *memo_text;
-    const struct cache_rl *memo_rl;
+    const struct shape_rl *memo_rl;
     int64_t memo_member;
     uint32_t memo_gen;
 };
@@ -226,23 +110,6 @@ static void *scratch(struct admit *s, enum scratch_kind kind, size_t n, size_t s
     return util_scratch(&s->buf[kind], &s->cap[kind], n, size, zero);
 }
 
-/*
- * What a pass found of pods, by pointer (open addressing): the pass's own
- * marks, not the cache's. Only the live pods of the gangs it evaluates are
- * marked; their gang carries the union of their marks, so that a gang without
- * any costs no lookup per pod.
- */
-enum {
-    MARK_ADMITTED = 1 << 0, /* a pod this pass admitted */
-    MARK_TAIL = 1 << 1,     /* a pod beyond its gang's members (order_core) */
-};
-
-struct marks {
-    const void **keys;
-    uint8_t *bits;
-    size_t mask; /* slots - 1, slots a power of two at least twice the objects that may be marked */
-};
-
 struct pass {
     struct admit *a;
     struct cache *c;
@@ -254,66 +121,29 @@ struct pass {
     struct fit *fit;                      /* the nodes' free room (fit.h), a->fit */
     int64_t *hold_a, *hold_b, *hold_tail; /* nres each */
     char *size_text;                      /* gang_size_text() memo */
-    const struct cache_rl *size_rl;
+    const struct shape_rl *size_rl;
     int64_t size_member;
     const struct preempthold_item *held; /* the preemptors whose room is held (preempthold.h) */
     size_t nheld;
 };
 
-static size_t mark_slot(const struct marks *m, const void *key)
-{
-    uint64_t h = (uint64_t)(uintptr_t)key;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    size_t i = (size_t)h & m->mask;
-    while (m->keys[i] != NULL && m->keys[i] != key)
-        i = (i + 1) & m->mask;
-    return i;
-}
-
-/* The pass's marks on a pod or gang (MARK_*), 0 when none. */
-static unsigned marks_of(const struct pass *p, const void *key)
-{
-    size_t i = mark_slot(&p->marks, key);
-    return p->marks.keys[i] == key ? p->marks.bits[i] : 0;
-}
-
-static unsigned pod_marks(const struct pass *p, const struct cache_pod *pod)
-{
-    return marks_of(p, pod);
-}
-
-static void mark(struct pass *p, const void *key, unsigned bits)
-{
-    size_t i = mark_slot(&p->marks, key);
-    if (p->marks.keys[i] == NULL) {
-        p->marks.keys[i] = key;
-        p->marks.bits[i] = 0;
-    }
-    p->marks.bits[i] |= (uint8_t)bits;
-}
-
 static void pod_mark(struct pass *p, const struct cache_pod *pod, unsigned bits)
 {
-    mark(p, pod, bits);
-    mark(p, pod->gang, bits);
+    marks_set(&p->marks, pod, bits);
+    marks_set(&p->marks, pod->gang, bits);
 }
 
 /* Room for the marks of up to n pods and gangs. */
-static void marks_init(struct pass *p, size_t n)
+static void pass_marks_init(struct pass *p, size_t n)
 {
-    size_t slots = 16;
-    while (slots < 2 * n)
-        slots *= 2;
-    p->marks.keys = scratch(p->a, SCRATCH_MARK_KEYS, slots, sizeof(*p->marks.keys), 1);
-    p->marks.bits = scratch(p->a, SCRATCH_MARK_BITS, slots, sizeof(*p->marks.bits), 0);
-    p->marks.mask = slots - 1;
+    size_t slots = marks_slots(n);
+    marks_init(&p->marks, scratch(p->a, SCRATCH_MARK_KEYS, slots, sizeof(*p->marks.keys), 1),
+               scratch(p->a, SCRATCH_MARK_BITS, slots, sizeof(*p->marks.bits), 0), slots);
 }
 
 static int pod_ungated(const struct pass *p, const struct cache_pod *pod)
 {
-    return !cache_pod_gated(pod) || (pod_marks(p, pod) & MARK_ADMITTED);
+    return !cache_pod_gated(pod) || (marks_get(&p->marks, pod) & MARKS_ADMITTED);
 }
 
 static int cmp_names(const char *ns_a, const char *a, const char *ns_b, const char *b)
@@ -322,108 +152,17 @@ static int cmp_names(const char *ns_a, const char *a, const char *ns_b, const ch
     return r != 0 ? r : strcmp(a, b);
 }
 
-static int64_t sat_add(int64_t a, int64_t b)
-{
-    return a > INT64_MAX - b ? INT64_MAX : a + b;
-}
-
-/* A pod's place in its gang's shape: 0 the head, 1 + i worker group i, ROLE_EXTRA a worker of a group
- * the shape counts no pods of (minReplicas 0, suspended), ROLE_UNKNOWN a pod its labels do not place. */
-enum { ROLE_EXTRA = -1, ROLE_UNKNOWN = -2 };
-
-static int pod_role(const struct cache_gang *g, const struct cache_pod *pod)
-{
-    if (pod->node_type == NULL)
-        return ROLE_UNKNOWN;
-    if (strcmp(pod->node_type, "head") == 0)
-        return 0;
-    if (pod->group == NULL)
-        return ROLE_UNKNOWN;
-    for (uint32_t i = 0; i < g->ngroups; i++) {
-        if (g->groups[i].name != NULL && pod->group == g->groups[i].name) /* both interned */
-            return 1 + (int)i;
-    }
-    return ROLE_EXTRA;
-}
-
-/*
- * Puts the gang's members first in live[0..nlive) (live is in creation order,
- * and each part stays so) and returns how many there are. The members are the
- * head and, per worker group, as many of its pods as minMember counts for it
- * (gang.h), told apart by their ray.io/node-type and ray.io/group labels;
- * never merely the first pods created: KubeRay creates them in the same
- * second, and a worker whose name sorts before the head's must not take the
- * head's place. Ungated pods are taken first (an admitted gang keeps the
- * members it has), then gated ones. Pods the labels do not place fill the
- * slots left.
- */
-static size_t members_first(const struct cache_gang *g, struct cache_pod **live, size_t nlive)
-{
-    if (nlive == 0 || g->min_member <= 0)
-        return 0;
-    size_t ncore = 0;
-    int64_t *need = util_calloc((size_t)g->ngroups + 1, sizeof(*need));
-    int *role = util_calloc(nlive, sizeof(*role));
-    uint8_t *member = util_calloc(nlive, sizeof(*member));
-    int64_t left = 1;
-    need[0] = 1;
-    for (uint32_t i = 0; i < g->ngroups; i++) {
-        need[1 + i] = g->groups[i].pods;
-        left = sat_add(left, g->groups[i].pods);
-    }
-    for (size_t i = 0; i < nlive; i++)
-        role[i] = pod_role(g, live[i]);
-    for (int unknown = 0; unknown < 2; unknown++) {
-        for (int ungated = 1; ungated >= 0; ungated--) {
-            for (size_t i = 0; i < nlive && left > 0; i++) {
-                if (member[i] || (!cache_pod_gated(live[i])) != ungated) /* nothing is admitted yet this pass */
-                    continue;
-                if (unknown ? role[i] != ROLE_UNKNOWN : (role[i] < 0 || need[role[i]] == 0))
-                    continue;
-                if (!unknown)
-                    need[role[i]]--;
-                member[i] = 1;
-                left--;
-                ncore++;
-            }
-        }
-    }
-    /* Stable partition: members, then the rest (the tail). */
-    struct cache_pod **sorted = util_calloc(nlive, sizeof(*sorted));
-    size_t k = 0;
-    for (int pass = 1; pass >= 0; pass--) {
-        for (size_t i = 0; i < nlive; i++) {
-            if (member[i] == pass)
-                sorted[k++] = live[i];
-        }
-    }
-    memcpy(live, sorted, nlive * sizeof(*sorted));
-    free(sorted);
-    free(member);
-    free(role);
-    free(need);
-    return ncore;
-}
-
 /* Puts the gang's members first in w->live (members_first), sets w->ncore, and marks the rest as its tail. */
 static void order_core(struct pass *p, struct work *w)
 {
-    w->ncore = members_first(w->g, w->live, w->nlive);
+    w->ncore = members_order(w->g, w->live, w->nlive);
     for (size_t i = w->ncore; i < w->nlive; i++)
-        pod_mark(p, w->live[i], MARK_TAIL);
+        pod_mark(p, w->live[i], MARKS_TAIL);
 }
 
 size_t admit_gang_members(const struct cache_gang *g, struct cache_pod ***out)
 {
-    struct cache_pod **live = util_calloc(g->npods + 1, sizeof(*live));
-    size_t nlive = 0;
-    struct cache_pod *pod;
-    cache_gang_for_each_pod(pod, g) {
-        if (cache_pod_live(pod))
-            live[nlive++] = pod;
-    }
-    *out = live;
-    return members_first(g, live, nlive);
+    return members_of(g, out);
 }
 
 static int cmp_work(const void *pa, const void *pb)
@@ -438,100 +177,9 @@ static int cmp_work(const void *pa, const void *pb)
 
 /* ---- queue capability ---- */
 
-/* Whether pod counts in what its gang holds, given whether it is admitted (ungated): until it has finished. */
-static int pod_holds(const struct cache_pod *pod, int ungated)
-{
-    return ungated && pod->phase != CACHE_PHASE_SUCCEEDED && pod->phase != CACHE_PHASE_FAILED;
-}
-
-/*
- * What g holds in its queue (dense, into out), counting extra as ungated: the
- * larger of minResources and its members' requests (with its terminating pods'),
- * plus the requests of its ungated tail (pods beyond its members, order_core());
- * 0 once its ungated pods are gone. minResources stays held for a member being
- * replaced, so that its replacement needs no room the tail took meanwhile.
- */
-static void gang_hold(const struct pass *p, const struct cache_gang *g, const struct cache_pod *extra, int64_t *out)
-{
-    int64_t *tail = p->hold_tail;
-    memset(out, 0, p->nres * sizeof(*out));
-    memset(tail, 0, p->nres * sizeof(*tail));
-    size_t pods = 0;
-    int marked = marks_of(p, g) != 0;
-    for (const struct cache_pod *pod = g->pods; pod != NULL; pod = pod->gang_next) {
-        unsigned marks = marked ? pod_marks(p, pod) : 0;
-        if (!pod_holds(pod, !cache_pod_gated(pod) || (marks & MARK_ADMITTED) || pod == extra))
-            continue;
-        pods++;
-        int64_t *sum = cache_pod_live(pod) && (marks & MARK_TAIL) ? tail : out;
-        for (uint32_t k = 0; pod->request != NULL && k < pod->request->len; k++)
-            sum[pod->request->items[k].id] += pod->request->items[k].value;
-    }
-    if (pods == 0)
-        return;
-    for (uint32_t k = 0; g->min_rl != NULL && k < g->min_rl->len; k++) {
-        const struct cache_res *r = &g->min_rl->items[k];
-        if (r->value > out[r->id])
-            out[r->id] = r->value;
-    }
-    for (uint32_t k = 0; k < p->nres; k++)
-        out[k] += tail[k];
-}
-
-/*
- * What the ungated, unfinished pods of a gang that is not admitted request (dense, into out). Its RayCluster
- * was deleted and created again under the same name while the old one's admitted pods still terminate, or
- * its pods were created before raygate: either way they use the queue's share until they are gone.
- */
-static void ungated_requests(const struct pass *p, const struct cache_gang *g, int64_t *out)
-{
-    memset(out, 0, p->nres * sizeof(*out));
-    int marked = (marks_of(p, g) & MARK_ADMITTED) != 0;
-    for (const struct cache_pod *pod = g->pods; pod != NULL; pod = pod->gang_next) {
-        int ungated = !cache_pod_gated(pod) || (marked && (pod_marks(p, pod) & MARK_ADMITTED));
-        if (pod->phase == CACHE_PHASE_SUCCEEDED || pod->phase == CACHE_PHASE_FAILED || !ungated)
-            continue;
-        for (uint32_t k = 0; pod->request != NULL && k < pod->request->len; k++)
-            out[pod->request->items[k].id] += pod->request->items[k].value;
-    }
-}
-
 int admit_gang_hold(const struct cache *c, const struct cache_gang *g, struct resources *out, struct error *err)
 {
-    resources_finish(out);
-    size_t pods = 0;
-    for (const struct cache_pod *pod = g->pods; pod != NULL; pod = pod->gang_next) {
-        if (!pod_holds(pod, !cache_pod_gated(pod)))
-            continue;
-        pods++;
-        for (uint32_t k = 0; pod->request != NULL && k < pod->request->len; k++) {
-            const struct cache_res *r = &pod->request->items[k];
-            const char *name = cache_resource_name(c, r->id);
-            const struct quantity *cur = resources_get(out, name);
-            struct quantity sum = cur != NULL ? *cur : (struct quantity){0, (enum quantity_format)r->format};
-            struct quantity add = {r->value, (enum quantity_format)r->format};
-            if (quantity_add(&sum, &add) != 0) {
-                util_format(err->message, sizeof(err->message), "gang ray-%s-pg: %s: the requests of its pods overflow",
-                            cache_gang_group(g), name);
-                return -1;
-            }
-            resources_set(out, name, &sum);
-        }
-    }
-    if (pods == 0) {
-        resources_finish(out);
-        return 0;
-    }
-    for (uint32_t k = 0; g->min_rl != NULL && k < g->min_rl->len; k++) {
-        const struct cache_res *r = &g->min_rl->items[k];
-        const char *name = cache_resource_name(c, r->id);
-        const struct quantity *cur = resources_get(out, name);
-        if (cur == NULL || r->value > cur->value) {
-            struct quantity q = {r->value, (enum quantity_format)r->format};
-            resources_set(out, name, &q);
-        }
-    }
-    return 0;
+    return hold_resources(c, g, out, err);
 }
 
 static void queue_add(const struct pass *p, struct qstate *qs, const int64_t *v, int sign)
@@ -541,90 +189,15 @@ static void queue_add(const struct pass *p, struct qstate *qs, const int64_t *v,
     qs->held_gen++;
 }
 
-/*
- * Checks need (dense, what the queue's holding would grow by) against q's
- * capability; returns 1 if it fits, else 0 with "cpu needs 3, 1 of 4 free; ..."
- * in *why (new). formats gives the format of each needed amount (NULL: the capability's).
- */
-static int queue_fits(struct pass *p, const struct qstate *qs, const int64_t *need, const struct resources *formats, char **why)
-{
-    const struct cache_queue *q = qs->q;
-    struct util_buf b = {0};
-    for (uint32_t k = 0; q->capability != NULL && k < q->capability->len; k++) {
-        const struct cache_res *cap = &q->capability->items[k];
-        int64_t n = need[cap->id];
-        if (n <= 0 || qs->held[cap->id] <= cap->value - n)
-            continue;
-        const char *name = cache_resource_name(p->c, cap->id);
-        const struct quantity *fq = formats != NULL ? resources_get(formats, name) : NULL;
-        util_buf_printf(&b, "%s%s needs ", b.len ? "; " : "", name);
-        sb_quantity(&b, name, n, fq != NULL ? (uint8_t)fq->format : cap->format);
-        util_buf_printf(&b, ", ");
-        sb_quantity(&b, name, cap->value - qs->held[cap->id], cap->format);
-        util_buf_printf(&b, " of ");
-        sb_quantity(&b, name, cap->value, cap->format);
-        util_buf_printf(&b, " free");
-    }
-    if (b.len == 0) {
-        util_buf_finish(&b);
-        return 1;
-    }
-    *why = util_buf_take(&b);
-    return 0;
-}
-
 /* ---- decisions ---- */
 
-static struct admit_decision *decide(struct pass *p, enum admit_action action, enum admit_reason reason,
-                                     const struct work *w, char *message)
+static struct admit_decision *decide(struct pass *p, enum admit_action action, enum admit_reason reason, const struct work *w,
+                                     char *message)
 {
-    struct admit_result *r = p->out;
-    if (r->len == r->cap) {
-        r->cap = r->cap ? r->cap * 2 : 16;
-        r->items = util_realloc(r->items, r->cap * sizeof(*r->items));
-    }
-    struct admit_decision *d = &r->items[r->len++];
-    memset(d, 0, sizeof(*d));
-    d->action = action;
-    d->reason = reason;
-    /* One allocation for the five names, owned by namespace_. */
-    const char *uid = w->g->uid, *queue = w->g->queue != NULL ? w->g->queue->name : NULL;
-    size_t lns = strlen(w->g->namespace_) + 1, lname = strlen(w->g->name) + 1;
-    size_t luid = uid != NULL ? strlen(uid) + 1 : 0, lq = queue != NULL ? strlen(queue) + 1 : 0;
-    char *block = result_alloc(r, lns + lname + luid + (lname + 7) + lq); /* "ray-" name "-pg" NUL */
-    d->namespace_ = memcpy(block, w->g->namespace_, lns);
-    d->cluster = memcpy(block + lns, w->g->name, lname);
-    d->cluster_uid = uid != NULL ? memcpy(block + lns + lname, uid, luid) : NULL;
-    d->gang = block + lns + lname + luid;
-    memcpy(d->gang, "ray-", 4);
-    memcpy(d->gang + 4, w->g->name, lname - 1);
-    memcpy(d->gang + 4 + lname - 1, "-pg", 4);
-    d->queue = queue != NULL ? memcpy(d->gang + lname + 7, queue, lq) : NULL;
-    d->legacy = w->g->legacy;
-    d->message = message;
+    struct admit_decision *d = admit_result_add(p->out, action, reason, w->g, message);
     if (reason == ADMIT_REASON_NODES)
         cache_gang_set_node_wait(p->c, w->g, 1);
     return d;
-}
-
-static void decision_add_pod(struct admit_result *r, struct admit_decision *d, const struct cache_pod *pod)
-{
-    if (d->npods == d->pods_cap) {
-        d->pods_cap = d->pods_cap ? d->pods_cap * 2 : 8;
-        d->pods = util_realloc(d->pods, d->pods_cap * sizeof(*d->pods));
-    }
-    struct admit_pod *ap = &d->pods[d->npods++];
-    size_t ln = strlen(pod->name) + 1, lu = strlen(pod->uid) + 1, lr = strlen(pod->resource_version) + 1;
-    ap->name = result_alloc(r, ln + lu + lr);
-    ap->uid = ap->name + ln;
-    ap->resource_version = ap->uid + lu;
-    memcpy(ap->name, pod->name, ln);
-    memcpy(ap->uid, pod->uid, lu);
-    memcpy(ap->resource_version, pod->resource_version, lr);
-    ap->keep_gates = pod->nforeign_gates > 0 ? json_array() : NULL;
-    ap->message = NULL;
-    for (uint32_t i = 0; i < pod->nforeign_gates; i++)
-        json_array_append_new(ap->keep_gates, json_pack("{s:s}", "name", pod->foreign_gates[i]));
 }
 
 /* " (3 pods; cpu 3, memory 4Gi)", what follows a gang's name */
@@ -637,7 +210,7 @@ static void sb_gang_size(struct util_buf *b, const struct cache_gang *g)
         if (r->quantity.value == 0)
             continue;
         util_buf_printf(b, "%s%s ", sep, r->name);
-        sb_quantity(b, r->name, r->quantity.value, (uint8_t)r->quantity.format);
+        hold_quantity(b, r->name, r->quantity.value, (uint8_t)r->quantity.format);
         sep = ", ";
     }
     util_buf_printf(b, ")");
@@ -662,15 +235,12 @@ static void wait_msg(struct pass *p, const struct work *w, enum admit_reason rea
 
 static void wait_msg(struct pass *p, const struct work *w, enum admit_reason reason, const char *format, ...)
 {
+    struct util_buf b = {0};
     va_list ap;
     va_start(ap, format);
-    int n = vsnprintf(NULL, 0, format, ap);
+    util_buf_vprintf(&b, format, ap);
     va_end(ap);
-    char *s = util_malloc((size_t)n + 1);
-    va_start(ap, format);
-    vsnprintf(s, (size_t)n + 1, format, ap);
-    va_end(ap);
-    decide(p, ADMIT_ACTION_WAIT, reason, w, s);
+    decide(p, ADMIT_ACTION_WAIT, reason, w, util_buf_take(&b));
 }
 
 static int queue_closed(const struct cache_queue *q)
@@ -698,7 +268,7 @@ static enum admit_reason queue_unusable(const struct cache_queue *q, char **why)
 /* Marks pod admitted by this pass and reserves its room. */
 static void admit_pod(struct pass *p, struct work *w, struct cache_pod *pod, int place_it)
 {
-    pod_mark(p, pod, MARK_ADMITTED);
+    pod_mark(p, pod, MARKS_ADMITTED);
     w->ungated++;
     if (place_it && pod->node == NULL)
         fit_reserve(p->fit, pod);
@@ -707,10 +277,10 @@ static void admit_pod(struct pass *p, struct work *w, struct cache_pod *pod, int
 /* A pod of the tail that is a head while a member is one: a second head pod, never autoscaled capacity. */
 static int extra_head(const struct work *w, size_t i)
 {
-    if (i < w->ncore || pod_role(w->g, w->live[i]) != 0)
+    if (i < w->ncore || members_role(w->g, w->live[i]) != 0)
         return 0;
     for (size_t k = 0; k < w->ncore; k++) {
-        if (pod_role(w->g, w->live[k]) == 0)
+        if (members_role(w->g, w->live[k]) == 0)
             return 1;
     }
     return 0;
@@ -734,7 +304,7 @@ static void extra_heads_wait(struct pass *p, struct work *w, struct admit_decisi
                                  pod->name, w->g->name);
         if (d == NULL)
             d = decide(p, ADMIT_ACTION_TAIL_WAIT, ADMIT_REASON_PODS, w, util_strdup(why));
-        decision_add_pod(p->out, d, pod);
+        admit_result_add_pod(p->out, d, pod);
         d->pods[d->npods - 1].message = why;
     }
 }
@@ -752,11 +322,11 @@ static void admit_tail(struct pass *p, struct work *w)
         enum admit_reason reason = queue_unusable(q, &why);
         struct util_buf b = {0};
         if (reason == ADMIT_REASON_NONE) {
-            gang_hold(p, w->g, NULL, p->hold_a);
-            gang_hold(p, w->g, pod, p->hold_b);
+            hold_gang(&p->marks, p->nres, w->g, NULL, p->hold_a, p->hold_tail);
+            hold_gang(&p->marks, p->nres, w->g, pod, p->hold_b, p->hold_tail);
             for (uint32_t k = 0; k < p->nres; k++)
                 p->hold_b[k] -= p->hold_a[k];
-            if (!queue_fits(p, qs, p->hold_b, NULL, &why)) {
+            if (!hold_fits(p->c, qs->q, qs->held, p->hold_b, NULL, &why)) {
                 util_buf_printf(&b, "pod %s (", pod->name);
                 fit_request_text(&b, p->c, pod->request);
                 util_buf_printf(&b, ") does not fit queue %s: %s", q->name, why);
@@ -779,28 +349,27 @@ static void admit_tail(struct pass *p, struct work *w)
         }
         if (reason != ADMIT_REASON_NONE) {
             struct admit_decision *d = decide(p, ADMIT_ACTION_TAIL_WAIT, reason, w, why);
-            decision_add_pod(p->out, d, pod);
+            admit_result_add_pod(p->out, d, pod);
             d->pods[d->npods - 1].message = util_strdup(why);
             /* Those behind it wait with it, and are told so. */
             for (size_t j = i + 1; j < w->nlive; j++) {
                 struct cache_pod *behind = w->live[j];
                 if (pod_ungated(p, behind) || extra_head(w, j))
                     continue;
-                decision_add_pod(p->out, d, behind);
-                d->pods[d->npods - 1].message =
-                    util_strdupf("waiting behind pod %s (autoscaled pods are admitted one at a time, in creation order): %s",
-                                 pod->name, why);
+                admit_result_add_pod(p->out, d, behind);
+                d->pods[d->npods - 1].message = util_strdupf(
+                    "waiting behind pod %s (autoscaled pods are admitted one at a time, in creation order): %s", pod->name, why);
             }
             extra_heads_wait(p, w, d);
             return;
         }
         queue_add(p, qs, p->hold_b, 1);
-        pod_mark(p, pod, MARK_ADMITTED);
+        pod_mark(p, pod, MARKS_ADMITTED);
         w->ungated++;
         util_buf_printf(&b, "pod %s admitted by queue %s beyond the gang's %" PRId64 " %s", pod->name, q->name, w->g->min_member,
-                  plural(w->g->min_member, "pod", "pods"));
+                        plural(w->g->min_member, "pod", "pods"));
         struct admit_decision *d = decide(p, ADMIT_ACTION_TAIL_ADMIT, ADMIT_REASON_NONE, w, util_buf_take(&b));
-        decision_add_pod(p->out, d, pod);
+        admit_result_add_pod(p->out, d, pod);
     }
     extra_heads_wait(p, w, NULL);
 }
@@ -814,7 +383,7 @@ static void evaluate_admitted(struct pass *p, struct work *w)
         need += !pod_ungated(p, w->live[i]);
     struct admit_decision *d = NULL;
     if (need > 0) {
-        gang_hold(p, w->g, NULL, p->hold_a);
+        hold_gang(&p->marks, p->nres, w->g, NULL, p->hold_a, p->hold_tail);
         queue_add(p, w->qs, p->hold_a, -1);
         for (size_t i = 0; i < w->ncore; i++) {
             struct cache_pod *pod = w->live[i];
@@ -822,15 +391,15 @@ static void evaluate_admitted(struct pass *p, struct work *w)
                 continue;
             if (d == NULL)
                 d = decide(p, ADMIT_ACTION_FINISH, ADMIT_REASON_NONE, w, NULL);
-            decision_add_pod(p->out, d, pod);
+            admit_result_add_pod(p->out, d, pod);
             admit_pod(p, w, pod, 1);
         }
-        gang_hold(p, w->g, NULL, p->hold_a);
+        hold_gang(&p->marks, p->nres, w->g, NULL, p->hold_a, p->hold_tail);
         queue_add(p, w->qs, p->hold_a, 1);
         if (d != NULL) {
             struct util_buf b = {0};
             util_buf_printf(&b, "admitted by queue %s earlier; scheduling gates removed from %zu %s", q->name, d->npods,
-                      plural((int64_t)d->npods, "pod", "pods"));
+                            plural((int64_t)d->npods, "pod", "pods"));
             d->message = util_buf_take(&b);
         }
     }
@@ -841,7 +410,7 @@ static void evaluate_admitted(struct pass *p, struct work *w)
 static int has_head(const struct work *w)
 {
     for (size_t i = 0; i < w->ncore; i++) {
-        if (pod_role(w->g, w->live[i]) == 0)
+        if (members_role(w->g, w->live[i]) == 0)
             return 1;
     }
     return 0;
@@ -896,8 +465,9 @@ static int pending_not_ready(struct pass *p, const struct work *w)
     if (pending_held(p, w))
         return 1;
     if (g->legacy && !has_head(w)) {
-        wait_msg(p, w, ADMIT_REASON_PODS, "waiting for pods: %zu of %" PRId64 " created (the legacy operator creates the head first)",
-                 w->ncore, g->min_member);
+        wait_msg(p, w, ADMIT_REASON_PODS,
+                 "waiting for pods: %zu of %" PRId64 " created (the legacy operator creates the head first)", w->ncore,
+                 g->min_member);
         return 1;
     }
     if (!g->legacy && (int64_t)w->ncore < g->min_member) {
@@ -906,7 +476,7 @@ static int pending_not_ready(struct pass *p, const struct work *w)
     }
     if (qs->blocker != NULL) {
         wait_msg(p, w, ADMIT_REASON_BLOCKED, "queue %s is fifo: waiting behind gang ray-%s-pg", qs->q->name,
-                     cache_gang_group(qs->blocker));
+                 cache_gang_group(qs->blocker));
         return 1;
     }
     return 0;
@@ -931,7 +501,7 @@ static int pending_fits_queue(struct pass *p, const struct work *w)
     /* Most waiting gangs of a queue are alike and wait on the same shortage: their message is formatted once. */
     int same =
         qs->memo_text != NULL && qs->memo_rl == g->min_rl && qs->memo_member == g->min_member && qs->memo_gen == qs->held_gen;
-    if (!same && queue_fits(p, qs, p->hold_a, &g->min_resources, &why))
+    if (!same && hold_fits(p->c, qs->q, qs->held, p->hold_a, &g->min_resources, &why))
         return 1;
     if (!same) {
         struct util_buf m = {0};
@@ -992,13 +562,13 @@ static void admit_gang(struct pass *p, struct work *w)
 {
     struct cache_gang *g = w->g;
     struct qstate *qs = w->qs;
-    ungated_requests(p, g, p->hold_a); /* what it held unadmitted, before its members count as ungated */
+    hold_ungated(&p->marks, p->nres, g, p->hold_a); /* what it held unadmitted, before its members count as ungated */
     queue_add(p, qs, p->hold_a, -1);
     struct admit_decision *d = decide(p, ADMIT_ACTION_ADMIT, ADMIT_REASON_NONE, w, NULL);
     for (size_t i = 0; i < w->ncore; i++) {
         struct cache_pod *pod = w->live[i];
         if (!pod_ungated(p, pod)) {
-            decision_add_pod(p->out, d, pod);
+            admit_result_add_pod(p->out, d, pod);
             admit_pod(p, w, pod, 0); /* placed by pending_fits_nodes() */
         }
     }
@@ -1007,7 +577,7 @@ static void admit_gang(struct pass *p, struct work *w)
                     plural((int64_t)d->npods, "pod", "pods"));
     d->message = util_buf_take(&b);
     w->admitted = 1;
-    gang_hold(p, g, NULL, p->hold_a);
+    hold_gang(&p->marks, p->nres, g, NULL, p->hold_a, p->hold_tail);
     queue_add(p, qs, p->hold_a, 1);
     admit_tail(p, w);
 }
@@ -1028,7 +598,7 @@ static void pass_init(struct pass *p, struct admit *a, struct admit_result *out)
     p->a = a;
     p->c = a->c;
     p->out = out;
-    p->nres = p->c->nresources;
+    p->nres = p->c->shapes.nresources;
     p->fit = a->fit;
     p->hold_a = util_calloc(p->nres, sizeof(*p->hold_a));
     p->hold_b = util_calloc(p->nres, sizeof(*p->hold_b));
@@ -1076,13 +646,7 @@ static void select_queue(struct pass *p, struct cache_queue *q, int whole)
     qs->whole = whole;
     if (whole)
         cache_queue_mark_clean(p->c, q);
-    struct admit_result *r = p->out;
-    if (r->queues_evaluated == r->queues_cap) {
-        r->queues_cap = r->queues_cap ? r->queues_cap * 2 : 16;
-        r->queues = util_realloc(r->queues, r->queues_cap * sizeof(*r->queues));
-    }
-    size_t len = strlen(q->name) + 1;
-    r->queues[r->queues_evaluated++] = memcpy(result_alloc(r, len), q->name, len);
+    admit_result_add_queue(p->out, q->name);
 }
 
 /* Whether a held preemptor (preempthold.h) is of q: q is evaluated whole in every pass while it is held. */
@@ -1157,7 +721,7 @@ static struct work *collect_works(struct pass *p, size_t ngangs, size_t npods)
 {
     struct work *works = scratch(p->a, SCRATCH_WORKS, ngangs, sizeof(*works), 1);
     struct cache_pod **pods = scratch(p->a, SCRATCH_PODS, npods, sizeof(*pods), 0);
-    marks_init(p, npods + ngangs);
+    pass_marks_init(p, npods + ngangs);
     size_t nworks = 0, used = 0;
     for (size_t i = 0; i < p->nqueues; i++) {
         struct cache_gang *g;
@@ -1183,9 +747,9 @@ static void sum_held(struct pass *p)
         struct cache_gang *g;
         cache_queue_for_each_gang(g, p->queues[i].q) {
             if (g->admitted)
-                gang_hold(p, g, NULL, p->hold_a);
+                hold_gang(&p->marks, p->nres, g, NULL, p->hold_a, p->hold_tail);
             else
-                ungated_requests(p, g, p->hold_a);
+                hold_ungated(&p->marks, p->nres, g, p->hold_a);
             queue_add(p, &p->queues[i], p->hold_a, 1);
         }
     }
@@ -1246,8 +810,8 @@ static void weigh_held(struct pass *p, struct work *works, size_t n)
             continue;
         }
         hold_room(p, w);
-        char *m = util_strdupf("%s; its room is held until the pods of the gangs it preempted are gone (%s)", d->message,
-                               it->victims);
+        char *m =
+            util_strdupf("%s; its room is held until the pods of the gangs it preempted are gone (%s)", d->message, it->victims);
         free(d->message);
         d->message = m;
     }

@@ -55,6 +55,10 @@
  * pods, or on nodes that gained no room (a message may then be stale, never a
  * verdict). The work of a pass after one event is thus bounded by the gangs
  * that event concerns, not by the cluster.
+ *
+ * The decisions as data are admitresult.h's. A pass is built on members.h
+ * (which pods are a gang's members), hold.h (what a gang holds of its queue,
+ * and whether more fits), marks.h (what the pass found of pods) and fit.h.
  */
 #ifndef RAYGATE_ADMIT_H
 #define RAYGATE_ADMIT_H
@@ -63,69 +67,10 @@
 
 #include <jansson.h>
 
+#include "admitresult.h"
 #include "cache.h"
 #include "evict.h"
 #include "resources.h"
-
-enum admit_action {
-    ADMIT_ACTION_ADMIT = 1,
-    ADMIT_ACTION_FINISH,
-    ADMIT_ACTION_WAIT,
-    ADMIT_ACTION_TAIL_ADMIT,
-    ADMIT_ACTION_TAIL_WAIT,
-};
-
-enum admit_reason {
-    ADMIT_REASON_NONE = 0,       /* ADMIT, FINISH, TAIL_ADMIT */
-    ADMIT_REASON_QUEUE_MISSING,  /* "queue q does not exist" */
-    ADMIT_REASON_QUEUE_CLOSED,   /* "queue q is Closed" */
-    ADMIT_REASON_INVALID,        /* the RayCluster's gang could not be computed */
-    ADMIT_REASON_PODS,           /* "waiting for pods: 2 of 3 created" */
-    ADMIT_REASON_BLOCKED,        /* fifo queue, behind a gang that does not fit */
-    ADMIT_REASON_QUEUE_CAPACITY, /* "... does not fit queue q: cpu needs 3, 1 of 4 free" */
-    ADMIT_REASON_NODES,          /* "... does not fit the nodes: no node fits pod ..." */
-    ADMIT_REASON_EVICTED,        /* evicted (evict.h): its old pods are being deleted, or its requeue backoff runs */
-    ADMIT_REASON_DEACTIVATED,    /* evicted as often as the requeue limit allows, its spec unchanged since */
-};
-
-/* A pod to ungate (or, for TAIL_WAIT, a pod that waits). Its names belong to the result. */
-struct admit_pod {
-    char *name;
-    char *uid;
-    char *resource_version;
-    json_t *keep_gates; /* new: the pod's spec.schedulingGates without ours ([{"name": ...}]); NULL when none */
-    char *message;      /* TAIL_WAIT: why this pod waits (owned); otherwise NULL */
-};
-
-/* A decision; namespace_ to queue belong to the result, message to the decision. */
-struct admit_decision {
-    enum admit_action action;
-    enum admit_reason reason;
-    char *namespace_;
-    char *cluster;     /* RayCluster name */
-    int legacy;        /* the RayCluster is the legacy operator's (cluster.ray.io/v1, legacy.h), not KubeRay's */
-    char *cluster_uid; /* may be NULL */
-    char *gang;        /* "ray-<cluster>-pg" */
-    char *queue;
-    char *message;     /* WAIT/TAIL_WAIT: the reason; otherwise the Normal event text */
-    struct admit_pod *pods;
-    size_t npods;
-    size_t pods_cap;
-};
-
-struct admit_chunk;
-
-struct admit_result {
-    struct admit_decision *items;
-    size_t len;
-    size_t cap;
-    struct admit_chunk *strings; /* where the names of decisions, pods and queues live, freed with the result */
-    /* What the pass looked at: the queues it evaluated (their gangs' PodGroups and their status may change), by name. */
-    char **queues;
-    size_t queues_evaluated; /* the length of queues */
-    size_t queues_cap;
-    size_t gangs_evaluated;
-};
 
 enum {
     ADMIT_PASS_FULL = 1 << 0, /* evaluate every queue, dirty or not */
@@ -163,12 +108,6 @@ void admit_set_now(struct admit *a, int64_t now_ms);
  * pods, members first, and returns how many members lead it.
  */
 size_t admit_gang_members(const struct cache_gang *g, struct cache_pod ***out);
-
-/* Initialises an empty result in caller-owned storage. */
-void admit_result_init(struct admit_result *r);
-
-/* Releases the decisions; r may be NULL. */
-void admit_result_finish(struct admit_result *r);
 
 /*
  * Runs one decision pass over a's cache and appends the decisions to out
@@ -218,18 +157,5 @@ int admit_reason_changed(struct cache *c, const struct admit_decision *d);
  * err when a sum overflows.
  */
 int admit_gang_hold(const struct cache *c, const struct cache_gang *g, struct resources *out, struct error *err);
-
-/*
- * The JSON merge patch that removes our gate from p (new reference):
- * {"metadata":{"resourceVersion":...},"spec":{"schedulingGates":[...rest]}}.
- * The apiserver rejects it with 409 if the pod changed since.
- */
-json_t *admit_ungate_patch(const struct admit_pod *p);
-
-/* "admit", "finish", "wait", "tail-admit", "tail-wait". */
-const char *admit_action_name(enum admit_action action);
-
-/* "", "queue-missing", "queue-closed", "invalid", "pods", "blocked", "queue-capacity", "nodes", "evicted", "deactivated". */
-const char *admit_reason_name(enum admit_reason reason);
 
 #endif

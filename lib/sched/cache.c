@@ -1,14 +1,12 @@
 #include "cache.h"
 #include "legacy.h"
-#include "preempt.h"
 #include "rayjob.h"
+#include "submitter.h"
+#include "table.h"
 #include "util.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
 static int streq(const char *a, const char *b)
 {
@@ -17,412 +15,9 @@ static int streq(const char *a, const char *b)
     return strcmp(a, b) == 0;
 }
 
-/* FNV-1a, continued from h. */
-static uint64_t hash_bytes(uint64_t h, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
-
-#define HASH_SEED 0xcbf29ce484222325ULL
-
-static uint64_t hash_str(uint64_t h, const char *s)
-{
-    /* The NUL separates "a"+"bc" from "ab"+"c". */
-    return hash_bytes(h, s, strlen(s) + 1);
-}
-
-/* ---- intrusive hash table ---- */
-
-static void htab_init(struct cache_htab *t)
-{
-    t->nbuckets = 16;
-    t->buckets = util_calloc(t->nbuckets, sizeof(*t->buckets));
-    t->len = 0;
-}
-
-static void htab_finish(struct cache_htab *t)
-{
-    free(t->buckets);
-    t->buckets = NULL;
-    t->nbuckets = t->len = 0;
-}
-
-static struct cache_hnode *htab_first(const struct cache_htab *t, uint64_t hash)
-{
-    return t->buckets[hash & (t->nbuckets - 1)];
-}
-
-static void htab_insert(struct cache_htab *t, struct cache_hnode *n)
-{
-    if (t->len >= t->nbuckets) {
-        size_t nb = t->nbuckets * 2;
-        struct cache_hnode **b = util_calloc(nb, sizeof(*b));
-        for (size_t i = 0; i < t->nbuckets; i++) {
-            struct cache_hnode *e = t->buckets[i], *next;
-            for (; e != NULL; e = next) {
-                next = e->next;
-                e->next = b[e->hash & (nb - 1)];
-                b[e->hash & (nb - 1)] = e;
-            }
-        }
-        free(t->buckets);
-        t->buckets = b;
-        t->nbuckets = nb;
-    }
-    struct cache_hnode **head = &t->buckets[n->hash & (t->nbuckets - 1)];
-    n->next = *head;
-    *head = n;
-    t->len++;
-}
-
-/* The entry after n (NULL: the first), bucket by bucket; NULL after the last. */
-static struct cache_hnode *htab_next(const struct cache_htab *t, const struct cache_hnode *n)
-{
-    if (n != NULL && n->next != NULL)
-        return n->next;
-    for (size_t i = n != NULL ? (n->hash & (t->nbuckets - 1)) + 1 : 0; i < t->nbuckets; i++) {
-        if (t->buckets[i] != NULL)
-            return t->buckets[i];
-    }
-    return NULL;
-}
-
-static void htab_remove(struct cache_htab *t, struct cache_hnode *n)
-{
-    struct cache_hnode **pp = &t->buckets[n->hash & (t->nbuckets - 1)];
-    while (*pp != NULL && *pp != n)
-        pp = &(*pp)->next;
-    if (*pp == n) {
-        *pp = n->next;
-        t->len--;
-    }
-}
-
-/* ---- interned strings: refcounted, compared by pointer ---- */
-
-struct atom {
-    struct cache_hnode node;
-    uint32_t refs;
-    char s[];
-};
-
-static const char *intern(struct cache *c, const char *s)
-{
-    if (s == NULL)
-        return NULL;
-    uint64_t h = hash_str(HASH_SEED, s);
-    for (struct cache_hnode *n = htab_first(&c->strings, h); n != NULL; n = n->next) {
-        struct atom *a = CONTAINER_OF(n, struct atom, node);
-        if (n->hash == h && strcmp(a->s, s) == 0) {
-            a->refs++;
-            return a->s;
-        }
-    }
-    size_t len = strlen(s);
-    struct atom *a = util_malloc(sizeof(*a) + len + 1);
-    memcpy(a->s, s, len + 1);
-    a->refs = 1;
-    a->node.hash = h;
-    htab_insert(&c->strings, &a->node);
-    return a->s;
-}
-
-static void unintern(struct cache *c, const char *s)
-{
-    if (s == NULL)
-        return;
-    struct atom *a = CONTAINER_OF(s, struct atom, s);
-    if (--a->refs == 0) {
-        htab_remove(&c->strings, &a->node);
-        free(a);
-    }
-}
-
-/* An interned copy of a non-empty JSON string member, else NULL. */
-static const char *intern_member(struct cache *c, const json_t *obj, const char *key)
-{
-    const char *s = json_string_value(json_object_get(obj, key));
-    return s != NULL && s[0] != '\0' ? intern(c, s) : NULL;
-}
-
-/* ---- resource names and interned resource lists ---- */
-
-static uint32_t resource_id(struct cache *c, const char *name)
-{
-    for (uint32_t i = 0; i < c->nresources; i++) {
-        if (strcmp(c->resource_names[i], name) == 0)
-            return i;
-    }
-    if (c->nresources == c->resource_cap) {
-        c->resource_cap = c->resource_cap ? c->resource_cap * 2 : 8;
-        c->resource_names = util_realloc(c->resource_names, c->resource_cap * sizeof(*c->resource_names));
-    }
-    c->resource_names[c->nresources] = intern(c, name);
-    return c->nresources++;
-}
-
 const char *cache_resource_name(const struct cache *c, uint32_t id)
 {
-    return id < c->nresources ? c->resource_names[id] : NULL;
-}
-
-static uint64_t rl_hash(const struct cache_res *items, uint32_t len)
-{
-    uint64_t h = HASH_SEED;
-    for (uint32_t i = 0; i < len; i++) {
-        h = hash_bytes(h, &items[i].id, sizeof(items[i].id));
-        h = hash_bytes(h, &items[i].format, sizeof(items[i].format));
-        h = hash_bytes(h, &items[i].value, sizeof(items[i].value));
-    }
-    return h;
-}
-
-static int rl_equal(const struct cache_rl *rl, const struct cache_res *items, uint32_t len)
-{
-    if (rl->len != len)
-        return 0;
-    for (uint32_t i = 0; i < len; i++) {
-        if (rl->items[i].id != items[i].id || rl->items[i].format != items[i].format ||
-            rl->items[i].value != items[i].value)
-            return 0;
-    }
-    return 1;
-}
-
-/*
- * Interns r (names sorted, as struct resources keeps them). Zero quantities are
- * dropped unless keep_zero (a queue's capability of 0 still limits). skip names
- * one resource to leave out (NULL: none). Returns NULL for an empty list.
- */
-static const struct cache_rl *rl_intern(struct cache *c, const struct resources *r, int keep_zero, const char *skip)
-{
-    struct cache_res *items = util_calloc(r->len, sizeof(*items));
-    uint32_t len = 0;
-    for (size_t i = 0; i < r->len; i++) {
-        if ((r->items[i].quantity.value == 0 && !keep_zero) || streq(r->items[i].name, skip))
-            continue;
-        items[len].id = resource_id(c, r->items[i].name);
-        items[len].format = (uint8_t)r->items[i].quantity.format;
-        items[len].value = r->items[i].quantity.value;
-        len++;
-    }
-    const struct cache_rl *found = NULL;
-    if (len == 0)
-        goto out;
-    uint64_t h = rl_hash(items, len);
-    for (struct cache_hnode *n = htab_first(&c->rls, h); n != NULL; n = n->next) {
-        struct cache_rl *rl = CONTAINER_OF(n, struct cache_rl, node);
-        if (n->hash == h && rl_equal(rl, items, len)) {
-            rl->refs++;
-            found = rl;
-            goto out;
-        }
-    }
-    struct cache_rl *rl = util_malloc(sizeof(*rl) + len * sizeof(rl->items[0]));
-    rl->refs = 1;
-    rl->len = len;
-    memcpy(rl->items, items, len * sizeof(items[0]));
-    rl->node.hash = h;
-    htab_insert(&c->rls, &rl->node);
-    found = rl;
-out:
-    free(items);
-    return found;
-}
-
-static void rl_release(struct cache *c, const struct cache_rl *crl)
-{
-    if (crl == NULL)
-        return;
-    struct cache_rl *rl = (struct cache_rl *)(uintptr_t)crl; /* we own it; const is for readers */
-    if (--rl->refs == 0) {
-        htab_remove(&c->rls, &rl->node);
-        free(rl);
-    }
-}
-
-/* ---- timestamps ---- */
-
-/* An RFC 3339 UTC time as the apiserver writes it; 0 when absent or malformed. */
-static int64_t parse_time(const char *s)
-{
-    int64_t t;
-    return util_parse_time(s, &t) == 0 ? t : 0;
-}
-
-/* ---- scheduling constraints ---- */
-
-static void sched_free(struct cache *c, struct cache_sched *s)
-{
-    for (uint32_t i = 0; i < s->nselector; i++) {
-        unintern(c, s->selector[i].key);
-        unintern(c, s->selector[i].value);
-    }
-    free(s->selector);
-    for (uint32_t t = 0; t < s->nterms; t++) {
-        for (uint32_t e = 0; e < s->terms[t].len; e++) {
-            struct cache_expr *x = &s->terms[t].exprs[e];
-            unintern(c, x->key);
-            for (uint32_t v = 0; v < x->nvalues; v++)
-                unintern(c, x->values[v]);
-            free(x->values);
-        }
-        free(s->terms[t].exprs);
-    }
-    free(s->terms);
-    for (uint32_t i = 0; i < s->ntolerations; i++) {
-        unintern(c, s->tolerations[i].key);
-        unintern(c, s->tolerations[i].value);
-    }
-    free(s->tolerations);
-    free(s->key);
-    free(s);
-}
-
-static void sched_release(struct cache *c, const struct cache_sched *cs)
-{
-    if (cs == NULL)
-        return;
-    struct cache_sched *s = (struct cache_sched *)(uintptr_t)cs;
-    if (--s->refs == 0) {
-        htab_remove(&c->scheds, &s->node);
-        sched_free(c, s);
-    }
-}
-
-static uint8_t parse_effect(const char *s)
-{
-    if (streq(s, "NoSchedule"))
-        return CACHE_EFFECT_NO_SCHEDULE;
-    if (streq(s, "NoExecute"))
-        return CACHE_EFFECT_NO_EXECUTE;
-    return CACHE_EFFECT_ANY;
-}
-
-/* Appends the requirements of a matchExpressions or matchFields array to term. */
-static void parse_exprs(struct cache *c, const json_t *arr, int fields, struct cache_term *term)
-{
-    static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
-    size_t i;
-    const json_t *req;
-    json_array_foreach(arr, i, req)
-    {
-        const char *key = json_string_value(json_object_get(req, "key"));
-        const char *op = json_string_value(json_object_get(req, "operator"));
-        if (key == NULL || op == NULL)
-            continue;
-        uint8_t code = 255;
-        for (uint8_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
-            if (strcmp(op, ops[k]) == 0)
-                code = k;
-        }
-        if (code == 255)
-            code = CACHE_OP_IN; /* unknown operator: with no values it matches nothing, as the scheduler would not */
-        term->exprs = util_realloc(term->exprs, (term->len + 1) * sizeof(*term->exprs));
-        struct cache_expr *x = &term->exprs[term->len++];
-        x->key = intern(c, key);
-        x->op = code;
-        x->field_name = fields != 0;
-        const json_t *values = json_object_get(req, "values");
-        x->nvalues = 0;
-        x->values = util_calloc(json_array_size(values), sizeof(*x->values));
-        for (size_t v = 0; v < json_array_size(values); v++) {
-            const char *s = json_string_value(json_array_get(values, v));
-            if (s != NULL)
-                x->values[x->nvalues++] = intern(c, s);
-        }
-    }
-}
-
-/* Builds the class of a pod spec's constraints from its canonical key object. */
-static struct cache_sched *sched_build(struct cache *c, const json_t *selector, const json_t *terms,
-                                       const json_t *tolerations)
-{
-    struct cache_sched *s = util_calloc(1, sizeof(*s));
-    const char *k;
-    const json_t *v;
-    s->selector = util_calloc(json_object_size(selector), sizeof(*s->selector));
-    json_object_foreach((json_t *)selector, k, v)
-    {
-        if (!json_is_string(v))
-            continue;
-        s->selector[s->nselector].key = intern(c, k);
-        s->selector[s->nselector].value = intern(c, json_string_value(v));
-        s->nselector++;
-    }
-    s->terms = util_calloc(json_array_size(terms), sizeof(*s->terms));
-    for (size_t i = 0; i < json_array_size(terms); i++) {
-        const json_t *t = json_array_get(terms, i);
-        struct cache_term *term = &s->terms[s->nterms++];
-        parse_exprs(c, json_object_get(t, "matchExpressions"), 0, term);
-        parse_exprs(c, json_object_get(t, "matchFields"), 1, term);
-    }
-    s->tolerations = util_calloc(json_array_size(tolerations), sizeof(*s->tolerations));
-    for (size_t i = 0; i < json_array_size(tolerations); i++) {
-        const json_t *t = json_array_get(tolerations, i);
-        struct cache_toleration *tol = &s->tolerations[s->ntolerations++];
-        tol->key = intern_member(c, t, "key");
-        tol->value = intern_member(c, t, "value");
-        tol->exists = streq(json_string_value(json_object_get(t, "operator")), "Exists");
-        tol->effect = parse_effect(json_string_value(json_object_get(t, "effect")));
-        const char *effect = json_string_value(json_object_get(t, "effect"));
-        if (effect != NULL && effect[0] != '\0' && tol->effect == CACHE_EFFECT_ANY) {
-            /* PreferNoSchedule: tolerates no taint we keep. */
-            tol->effect = 255;
-        }
-    }
-    return s;
-}
-
-/* The interned constraints of a pod spec (borrowed), or NULL when it has none. */
-static const struct cache_sched *sched_intern(struct cache *c, const json_t *spec)
-{
-    const json_t *selector = json_object_get(spec, "nodeSelector");
-    const json_t *terms = json_object_get(
-        json_object_get(json_object_get(json_object_get(spec, "affinity"), "nodeAffinity"),
-                        "requiredDuringSchedulingIgnoredDuringExecution"),
-        "nodeSelectorTerms");
-    const json_t *tolerations = json_object_get(spec, "tolerations");
-    if (!json_is_object(selector) || json_object_size(selector) == 0)
-        selector = NULL;
-    if (!json_is_array(terms) || json_array_size(terms) == 0)
-        terms = NULL;
-    if (!json_is_array(tolerations) || json_array_size(tolerations) == 0)
-        tolerations = NULL;
-    if (selector == NULL && terms == NULL && tolerations == NULL)
-        return NULL;
-
-    json_t *key = json_object();
-    if (selector != NULL)
-        json_object_set(key, "s", (json_t *)selector);
-    if (terms != NULL)
-        json_object_set(key, "a", (json_t *)terms);
-    if (tolerations != NULL)
-        json_object_set(key, "t", (json_t *)tolerations);
-    char *text = json_dumps(key, JSON_COMPACT | JSON_SORT_KEYS);
-    json_decref(key);
-    if (text == NULL)
-        abort();
-    uint64_t h = hash_str(HASH_SEED, text);
-    for (struct cache_hnode *n = htab_first(&c->scheds, h); n != NULL; n = n->next) {
-        struct cache_sched *s = CONTAINER_OF(n, struct cache_sched, node);
-        if (n->hash == h && strcmp(s->key, text) == 0) {
-            s->refs++;
-            free(text);
-            return s;
-        }
-    }
-    struct cache_sched *s = sched_build(c, selector, terms, tolerations);
-    s->key = text;
-    s->refs = 1;
-    s->node.hash = h;
-    htab_insert(&c->scheds, &s->node);
-    return s;
+    return id < c->shapes.nresources ? c->shapes.resource_names[id] : NULL;
 }
 
 /* ---- lifecycle ---- */
@@ -430,14 +25,12 @@ static const struct cache_sched *sched_intern(struct cache *c, const json_t *spe
 struct cache *cache_create(void)
 {
     struct cache *c = util_calloc(1, sizeof(*c));
-    htab_init(&c->strings);
-    htab_init(&c->rls);
-    htab_init(&c->scheds);
-    htab_init(&c->nodes);
-    htab_init(&c->pods);
-    htab_init(&c->pods_uid);
-    htab_init(&c->gangs);
-    htab_init(&c->queues);
+    shape_pool_init(&c->shapes);
+    table_init(&c->nodes);
+    table_init(&c->pods);
+    table_init(&c->pods_uid);
+    table_init(&c->gangs);
+    table_init(&c->queues);
     c->capacity_changed = 1;
     c->nodes_changed = 1;
     return c;
@@ -445,7 +38,7 @@ struct cache *cache_create(void)
 
 static uint64_t key_hash(const char *ns, const char *name)
 {
-    return hash_str(hash_str(HASH_SEED, ns != NULL ? ns : ""), name);
+    return table_hash_str(table_hash_str(TABLE_HASH_SEED, ns != NULL ? ns : ""), name);
 }
 
 /* ---- nodes ---- */
@@ -453,8 +46,8 @@ static uint64_t key_hash(const char *ns, const char *name)
 struct cache_node *cache_node_get(const struct cache *c, const char *name)
 {
     uint64_t h = key_hash(NULL, name);
-    for (struct cache_hnode *n = htab_first(&c->nodes, h); n != NULL; n = n->next) {
-        struct cache_node *node = CONTAINER_OF(n, struct cache_node, by_name);
+    for (struct table_node *n = table_first(&c->nodes, h); n != NULL; n = n->next) {
+        struct cache_node *node = TABLE_CONTAINER_OF(n, struct cache_node, by_name);
         if (n->hash == h && strcmp(node->name, name) == 0)
             return node;
     }
@@ -467,34 +60,11 @@ static struct cache_node *node_ref(struct cache *c, const char *name)
     if (node != NULL)
         return node;
     node = util_calloc(1, sizeof(*node));
-    node->name = intern(c, name);
+    node->name = shape_intern(&c->shapes, name);
     node->alloc_pods = INT64_MAX;
     node->by_name.hash = key_hash(NULL, name);
-    htab_insert(&c->nodes, &node->by_name);
+    table_insert(&c->nodes, &node->by_name);
     return node;
-}
-
-static void node_clear(struct cache *c, struct cache_node *node)
-{
-    for (uint32_t i = 0; i < node->nlabels; i++) {
-        unintern(c, node->labels[i].key);
-        unintern(c, node->labels[i].value);
-    }
-    free(node->labels);
-    node->labels = NULL;
-    node->nlabels = 0;
-    for (uint32_t i = 0; i < node->ntaints; i++) {
-        unintern(c, node->taints[i].key);
-        unintern(c, node->taints[i].value);
-    }
-    free(node->taints);
-    node->taints = NULL;
-    node->ntaints = 0;
-    rl_release(c, node->allocatable);
-    node->allocatable = NULL;
-    node->alloc_pods = INT64_MAX;
-    node->ready = 0;
-    node->unschedulable = 0;
 }
 
 /* Frees node when neither its object nor any pod refers to it. */
@@ -502,28 +72,11 @@ static void node_maybe_free(struct cache *c, struct cache_node *node)
 {
     if (node->present || node->bound > 0)
         return;
-    htab_remove(&c->nodes, &node->by_name);
-    node_clear(c, node);
-    unintern(c, node->name);
+    table_remove(&c->nodes, &node->by_name);
+    model_node_clear(&c->shapes, node);
+    shape_release(&c->shapes, node->name);
     free(node->used);
     free(node);
-}
-
-static int same_node_props(const struct cache_node *a, const struct cache_node *b)
-{
-    if (a->ready != b->ready || a->unschedulable != b->unschedulable || a->allocatable != b->allocatable ||
-        a->alloc_pods != b->alloc_pods || a->nlabels != b->nlabels || a->ntaints != b->ntaints)
-        return 0;
-    for (uint32_t i = 0; i < a->nlabels; i++) {
-        if (a->labels[i].key != b->labels[i].key || a->labels[i].value != b->labels[i].value)
-            return 0;
-    }
-    for (uint32_t i = 0; i < a->ntaints; i++) {
-        if (a->taints[i].key != b->taints[i].key || a->taints[i].value != b->taints[i].value ||
-            a->taints[i].effect != b->taints[i].effect)
-            return 0;
-    }
-    return 1;
 }
 
 static const json_t *metadata_name(const json_t *obj, const char **ns, const char **name, struct error *err)
@@ -532,79 +85,10 @@ static const json_t *metadata_name(const json_t *obj, const char **ns, const cha
     *name = json_string_value(json_object_get(meta, "name"));
     *ns = json_string_value(json_object_get(meta, "namespace"));
     if (*name == NULL || (*name)[0] == '\0') {
-        snprintf(err->message, sizeof(err->message), "metadata.name: must be a non-empty string");
+        error_setf(err, "metadata.name: must be a non-empty string");
         return NULL;
     }
     return meta;
-}
-
-/* A node's labels (metadata.labels, borrowed) into fresh, sorted by key: the comparison with the previous version is then
- * order-independent. */
-static void node_parse_labels(struct cache *c, struct cache_node *fresh, const json_t *labels)
-{
-    const char *k;
-    const json_t *v;
-    fresh->labels = util_calloc(json_object_size(labels), sizeof(*fresh->labels));
-    const char **keys = util_calloc(json_object_size(labels), sizeof(*keys));
-    size_t nkeys = 0;
-    json_object_foreach((json_t *)labels, k, v)
-    {
-        if (json_is_string(v))
-            keys[nkeys++] = k;
-    }
-    for (size_t i = 1; i < nkeys; i++) {
-        for (size_t j = i; j > 0 && strcmp(keys[j - 1], keys[j]) > 0; j--) {
-            const char *t = keys[j];
-            keys[j] = keys[j - 1];
-            keys[j - 1] = t;
-        }
-    }
-    for (size_t i = 0; i < nkeys; i++) {
-        fresh->labels[i].key = intern(c, keys[i]);
-        fresh->labels[i].value = intern(c, json_string_value(json_object_get(labels, keys[i])));
-    }
-    fresh->nlabels = (uint32_t)nkeys;
-    free(keys);
-}
-
-/* spec.unschedulable and the NoSchedule/NoExecute taints, from spec (borrowed). */
-static void node_parse_spec(struct cache *c, struct cache_node *fresh, const json_t *spec)
-{
-    fresh->unschedulable = json_is_true(json_object_get(spec, "unschedulable"));
-    const json_t *taints = json_object_get(spec, "taints");
-    fresh->taints = util_calloc(json_array_size(taints), sizeof(*fresh->taints));
-    for (size_t i = 0; i < json_array_size(taints); i++) {
-        const json_t *t = json_array_get(taints, i);
-        uint8_t effect = parse_effect(json_string_value(json_object_get(t, "effect")));
-        const char *key = json_string_value(json_object_get(t, "key"));
-        if (effect == CACHE_EFFECT_ANY || key == NULL)
-            continue; /* PreferNoSchedule does not keep a pod off */
-        struct cache_taint *taint = &fresh->taints[fresh->ntaints++];
-        taint->key = intern(c, key);
-        taint->value = intern_member(c, t, "value");
-        taint->effect = effect;
-    }
-}
-
-/* Allocatable (with its "pods") and the Ready condition, from status (borrowed). */
-static void node_parse_status(struct cache *c, struct cache_node *fresh, const json_t *status)
-{
-    struct resources alloc;
-    struct error rerr;
-    resources_init(&alloc);
-    if (resources_parse(&alloc, json_object_get(status, "allocatable"), "status.allocatable", 0, &rerr) == 0) {
-        const struct quantity *pods = resources_get(&alloc, "pods");
-        if (pods != NULL)
-            fresh->alloc_pods = pods->value;
-        fresh->allocatable = rl_intern(c, &alloc, 0, "pods");
-    }
-    resources_finish(&alloc);
-    const json_t *conds = json_object_get(status, "conditions");
-    for (size_t i = 0; i < json_array_size(conds); i++) {
-        const json_t *cond = json_array_get(conds, i);
-        if (streq(json_string_value(json_object_get(cond, "type")), "Ready"))
-            fresh->ready = streq(json_string_value(json_object_get(cond, "status")), "True");
-    }
 }
 
 int cache_upsert_node(struct cache *c, const json_t *obj, struct error *err)
@@ -615,14 +99,10 @@ int cache_upsert_node(struct cache *c, const json_t *obj, struct error *err)
         return -1;
     struct cache_node *node = node_ref(c, name);
     struct cache_node fresh;
-    memset(&fresh, 0, sizeof(fresh));
-    fresh.alloc_pods = INT64_MAX;
-    node_parse_labels(c, &fresh, json_object_get(meta, "labels"));
-    node_parse_spec(c, &fresh, json_object_get(obj, "spec"));
-    node_parse_status(c, &fresh, json_object_get(obj, "status"));
+    model_node_parse(&c->shapes, &fresh, obj);
 
-    int changed = !node->present || !same_node_props(node, &fresh);
-    node_clear(c, node);
+    int changed = !node->present || !model_node_same(node, &fresh);
+    model_node_clear(&c->shapes, node);
     node->labels = fresh.labels;
     node->nlabels = fresh.nlabels;
     node->taints = fresh.taints;
@@ -649,31 +129,11 @@ void cache_delete_node(struct cache *c, const char *name)
         return;
     node->present = 0;
     c->nnodes_present--;
-    node_clear(c, node);
+    model_node_clear(&c->shapes, node);
     c->nodes_changed = 1;
     c->capacity_changed = 1;
     c->generation++;
     node_maybe_free(c, node);
-}
-
-static void node_grow_used(struct cache_node *node, uint32_t n)
-{
-    if (node->nused >= n)
-        return;
-    node->used = util_realloc(node->used, n * sizeof(*node->used));
-    memset(node->used + node->nused, 0, (n - node->nused) * sizeof(*node->used));
-    node->nused = n;
-}
-
-static void node_account(struct cache_node *node, const struct cache_rl *req, int sign)
-{
-    if (req != NULL) {
-        for (uint32_t i = 0; i < req->len; i++) {
-            node_grow_used(node, req->items[i].id + 1);
-            node->used[req->items[i].id] += sign * req->items[i].value;
-        }
-    }
-    node->used_pods += sign;
 }
 
 /* ---- queues ---- */
@@ -681,8 +141,8 @@ static void node_account(struct cache_node *node, const struct cache_rl *req, in
 struct cache_queue *cache_queue_get(const struct cache *c, const char *name)
 {
     uint64_t h = key_hash(NULL, name);
-    for (struct cache_hnode *n = htab_first(&c->queues, h); n != NULL; n = n->next) {
-        struct cache_queue *q = CONTAINER_OF(n, struct cache_queue, by_name);
+    for (struct table_node *n = table_first(&c->queues, h); n != NULL; n = n->next) {
+        struct cache_queue *q = TABLE_CONTAINER_OF(n, struct cache_queue, by_name);
         if (n->hash == h && strcmp(q->name, name) == 0)
             return q;
     }
@@ -695,11 +155,11 @@ static struct cache_queue *queue_ref(struct cache *c, const char *name)
     if (q != NULL)
         return q;
     q = util_calloc(1, sizeof(*q));
-    q->name = intern(c, name);
+    q->name = shape_intern(&c->shapes, name);
     q->dirty = 1;
     q->reclaimable = 1;
     q->by_name.hash = key_hash(NULL, name);
-    htab_insert(&c->queues, &q->by_name);
+    table_insert(&c->queues, &q->by_name);
     return q;
 }
 
@@ -707,12 +167,12 @@ static void queue_maybe_free(struct cache *c, struct cache_queue *q)
 {
     if (q->present || q->ngangs > 0)
         return;
-    htab_remove(&c->queues, &q->by_name);
-    unintern(c, q->name);
-    unintern(c, q->state);
-    rl_release(c, q->capability);
-    rl_release(c, q->deserved);
-    unintern(c, q->preemption);
+    table_remove(&c->queues, &q->by_name);
+    shape_release(&c->shapes, q->name);
+    shape_release(&c->shapes, q->state);
+    shape_rl_release(&c->shapes, q->capability);
+    shape_rl_release(&c->shapes, q->deserved);
+    shape_release(&c->shapes, q->preemption);
     free(q->placement_timeout);
     free(q->pods_ready_timeout);
     free(q);
@@ -725,42 +185,6 @@ static void queue_dirty(struct cache *c, struct cache_queue *q)
     c->generation++;
 }
 
-/*
- * What preemption reads of a Queue (borrowed; NULL: deleted): spec.deserved,
- * spec.reclaimable, the raygate.io/preemption annotation. Returns whether it changed.
- */
-static int queue_parse_preemption(struct cache *c, struct cache_queue *q, const json_t *obj)
-{
-    const json_t *spec = json_object_get(obj, "spec");
-    const json_t *annotations = json_object_get(json_object_get(obj, "metadata"), "annotations");
-    struct resources res;
-    struct error rerr;
-    resources_init(&res);
-    const struct cache_rl *deserved = NULL;
-    const json_t *d = json_object_get(spec, "deserved");
-    if (d != NULL && resources_parse(&res, d, "spec.deserved", 0, &rerr) == 0)
-        deserved = rl_intern(c, &res, 1, NULL);
-    resources_finish(&res);
-    uint8_t reclaimable = !json_is_false(json_object_get(spec, "reclaimable"));
-    const char *preemption = intern_member(c, annotations, PREEMPT_ANNOTATION_POLICY);
-    int changed = q->deserved != deserved || q->reclaimable != reclaimable || q->preemption != preemption;
-    rl_release(c, q->deserved);
-    unintern(c, q->preemption);
-    q->deserved = deserved;
-    q->reclaimable = reclaimable;
-    q->preemption = preemption;
-    return changed;
-}
-
-/* The eviction timeouts a Queue's annotations set (evict.h); NULL: none. Parsed where they are used. */
-static void queue_set_timeouts(struct cache_queue *q, const json_t *annotations)
-{
-    free(q->placement_timeout);
-    free(q->pods_ready_timeout);
-    q->placement_timeout = util_strdup(json_string_value(json_object_get(annotations, EVICT_ANNOTATION_PLACEMENT_TIMEOUT)));
-    q->pods_ready_timeout = util_strdup(json_string_value(json_object_get(annotations, EVICT_ANNOTATION_PODS_READY_TIMEOUT)));
-}
-
 int cache_upsert_queue(struct cache *c, const json_t *obj, struct error *err)
 {
     const char *ns, *name;
@@ -771,19 +195,19 @@ int cache_upsert_queue(struct cache *c, const json_t *obj, struct error *err)
     struct resources cap;
     struct error rerr;
     resources_init(&cap);
-    const struct cache_rl *capability = NULL;
+    const struct shape_rl *capability = NULL;
     if (resources_parse(&cap, json_object_get(spec, "capability"), "spec.capability", 0, &rerr) == 0)
-        capability = rl_intern(c, &cap, 1, NULL);
+        capability = shape_rl_intern(&c->shapes, &cap, 1, NULL);
     resources_finish(&cap);
-    uint8_t dequeue = streq(json_string_value(json_object_get(spec, "dequeueStrategy")), "fifo") ? CACHE_DEQUEUE_FIFO
-                                                                                                 : CACHE_DEQUEUE_TRAVERSE;
-    const char *state = intern_member(c, json_object_get(obj, "status"), "state");
+    uint8_t dequeue =
+        streq(json_string_value(json_object_get(spec, "dequeueStrategy")), "fifo") ? CACHE_DEQUEUE_FIFO : CACHE_DEQUEUE_TRAVERSE;
+    const char *state = shape_member(&c->shapes, json_object_get(obj, "status"), "state");
 
     int changed = !q->present || q->capability != capability || q->dequeue != dequeue || q->state != state;
-    changed |= queue_parse_preemption(c, q, obj);
-    queue_set_timeouts(q, json_object_get(json_object_get(obj, "metadata"), "annotations"));
-    rl_release(c, q->capability);
-    unintern(c, q->state);
+    changed |= model_queue_parse_preemption(&c->shapes, q, obj);
+    model_queue_set_timeouts(q, json_object_get(json_object_get(obj, "metadata"), "annotations"));
+    shape_rl_release(&c->shapes, q->capability);
+    shape_release(&c->shapes, q->state);
     q->capability = capability;
     q->state = state;
     q->dequeue = dequeue;
@@ -799,12 +223,12 @@ void cache_delete_queue(struct cache *c, const char *name)
     if (q == NULL || !q->present)
         return;
     q->present = 0;
-    rl_release(c, q->capability);
+    shape_rl_release(&c->shapes, q->capability);
     q->capability = NULL;
-    unintern(c, q->state);
+    shape_release(&c->shapes, q->state);
     q->state = NULL;
-    queue_parse_preemption(c, q, NULL);
-    queue_set_timeouts(q, NULL);
+    model_queue_parse_preemption(&c->shapes, q, NULL);
+    model_queue_set_timeouts(q, NULL);
     queue_dirty(c, q);
     queue_maybe_free(c, q);
 }
@@ -814,8 +238,8 @@ void cache_delete_queue(struct cache *c, const char *name)
 struct cache_gang *cache_gang_get(const struct cache *c, const char *namespace_, const char *name)
 {
     uint64_t h = key_hash(namespace_, name);
-    for (struct cache_hnode *n = htab_first(&c->gangs, h); n != NULL; n = n->next) {
-        struct cache_gang *g = CONTAINER_OF(n, struct cache_gang, by_name);
+    for (struct table_node *n = table_first(&c->gangs, h); n != NULL; n = n->next) {
+        struct cache_gang *g = TABLE_CONTAINER_OF(n, struct cache_gang, by_name);
         if (n->hash == h && strcmp(g->name, name) == 0 && streq(g->namespace_, namespace_ ? namespace_ : ""))
             return g;
     }
@@ -828,12 +252,12 @@ static struct cache_gang *gang_ref(struct cache *c, const char *ns, const char *
     if (g != NULL)
         return g;
     g = util_calloc(1, sizeof(*g));
-    g->namespace_ = intern(c, ns != NULL ? ns : "");
-    g->name = intern(c, name);
+    g->namespace_ = shape_intern(&c->shapes, ns != NULL ? ns : "");
+    g->name = shape_intern(&c->shapes, name);
     g->preemptable = 1;
     resources_init(&g->min_resources);
     g->by_name.hash = key_hash(ns, name);
-    htab_insert(&c->gangs, &g->by_name);
+    table_insert(&c->gangs, &g->by_name);
     g->all_next = c->all_gangs;
     if (c->all_gangs != NULL)
         c->all_gangs->all_prev = g;
@@ -927,22 +351,13 @@ static void gang_clear_cluster(struct cache *c, struct cache_gang *g)
     free(g->spec_error);
     free(g->record_error);
     g->record_error = NULL;
-    unintern(c, g->priority_class);
-    unintern(c, g->owner_name);
+    shape_release(&c->shapes, g->priority_class);
+    shape_release(&c->shapes, g->owner_name);
     free(g->owner_uid);
     gang_set_preempted_by(c, g, NULL);
     g->preemptable = 1;
     g->uid = g->resource_version = g->spec_error = g->owner_uid = NULL;
     g->priority_class = g->owner_name = NULL;
-}
-
-static void gang_clear_groups(struct cache *c, struct cache_gang *g)
-{
-    for (uint32_t i = 0; i < g->ngroups; i++)
-        unintern(c, g->groups[i].name);
-    free(g->groups);
-    g->groups = NULL;
-    g->ngroups = 0;
 }
 
 static void gang_maybe_free(struct cache *c, struct cache_gang *g)
@@ -951,7 +366,7 @@ static void gang_maybe_free(struct cache *c, struct cache_gang *g)
         return;
     cache_gang_set_node_wait(c, g, 0);
     gang_set_queue(c, g, NULL);
-    htab_remove(&c->gangs, &g->by_name);
+    table_remove(&c->gangs, &g->by_name);
     if (g->all_prev != NULL)
         g->all_prev->all_next = g->all_next;
     else
@@ -964,11 +379,11 @@ static void gang_maybe_free(struct cache *c, struct cache_gang *g)
     free(g->evict_mark_rv);
     free(g->last_message);
     free(g->tail_message);
-    gang_clear_groups(c, g);
+    model_gang_clear_groups(&c->shapes, g);
     resources_finish(&g->min_resources);
-    rl_release(c, g->min_rl);
-    unintern(c, g->namespace_);
-    unintern(c, g->name);
+    shape_rl_release(&c->shapes, g->min_rl);
+    shape_release(&c->shapes, g->namespace_);
+    shape_release(&c->shapes, g->name);
     free(g);
 }
 
@@ -987,8 +402,7 @@ int cache_pod_gated(const struct cache_pod *pod)
 /* A pod the scheduler has yet to bind that this controller admitted: it holds room on some node. */
 static int pod_should_reserve(const struct cache_pod *pod)
 {
-    return pod->gang != NULL && pod->gang->admitted && cache_pod_live(pod) && !cache_pod_gated(pod) &&
-           pod->node == NULL;
+    return pod->gang != NULL && pod->gang->admitted && cache_pod_live(pod) && !cache_pod_gated(pod) && pod->node == NULL;
 }
 
 static void reserving_remove(struct cache *c, struct cache_pod *pod)
@@ -1027,8 +441,8 @@ static void update_reserving(struct cache *c, struct cache_pod *pod)
 struct cache_pod *cache_pod_get(const struct cache *c, const char *namespace_, const char *name)
 {
     uint64_t h = key_hash(namespace_, name);
-    for (struct cache_hnode *n = htab_first(&c->pods, h); n != NULL; n = n->next) {
-        struct cache_pod *p = CONTAINER_OF(n, struct cache_pod, by_name);
+    for (struct table_node *n = table_first(&c->pods, h); n != NULL; n = n->next) {
+        struct cache_pod *p = TABLE_CONTAINER_OF(n, struct cache_pod, by_name);
         if (n->hash == h && strcmp(p->name, name) == 0 && streq(p->namespace_, namespace_ ? namespace_ : ""))
             return p;
     }
@@ -1037,9 +451,9 @@ struct cache_pod *cache_pod_get(const struct cache *c, const char *namespace_, c
 
 struct cache_pod *cache_pod_by_uid(const struct cache *c, const char *uid)
 {
-    uint64_t h = hash_str(HASH_SEED, uid);
-    for (struct cache_hnode *n = htab_first(&c->pods_uid, h); n != NULL; n = n->next) {
-        struct cache_pod *p = CONTAINER_OF(n, struct cache_pod, by_uid);
+    uint64_t h = table_hash_str(TABLE_HASH_SEED, uid);
+    for (struct table_node *n = table_first(&c->pods_uid, h); n != NULL; n = n->next) {
+        struct cache_pod *p = TABLE_CONTAINER_OF(n, struct cache_pod, by_uid);
         if (n->hash == h && strcmp(p->uid, uid) == 0)
             return p;
     }
@@ -1052,7 +466,7 @@ static void pod_detach(struct cache *c, struct cache_pod *pod)
     if (pod->reserving)
         reserving_remove(c, pod);
     if (pod->counted != NULL) {
-        node_account(pod->counted, pod->request, -1);
+        model_node_account(pod->counted, pod->request, -1);
         pod->counted = NULL;
     }
     if (pod->node != NULL) {
@@ -1079,74 +493,10 @@ static void pod_detach(struct cache *c, struct cache_pod *pod)
     }
 }
 
-static void pod_release_fields(struct cache *c, struct cache_pod *pod)
-{
-    unintern(c, pod->namespace_);
-    unintern(c, pod->cluster);
-    unintern(c, pod->queue);
-    unintern(c, pod->node_type);
-    unintern(c, pod->group);
-    for (uint32_t i = 0; i < pod->nforeign_gates; i++)
-        unintern(c, pod->foreign_gates[i]);
-    free(pod->foreign_gates);
-    unintern(c, pod->unschedulable);
-    pod->unschedulable = NULL;
-    rl_release(c, pod->request);
-    sched_release(c, pod->sched);
-    free(pod->strings);
-    pod->namespace_ = pod->cluster = pod->queue = pod->node_type = pod->group = NULL;
-    pod->foreign_gates = NULL;
-    pod->nforeign_gates = 0;
-    pod->request = NULL;
-    pod->sched = NULL;
-    pod->strings = NULL;
-}
-
-static uint8_t parse_phase(const char *s)
-{
-    if (streq(s, "Running"))
-        return CACHE_PHASE_RUNNING;
-    if (streq(s, "Succeeded"))
-        return CACHE_PHASE_SUCCEEDED;
-    if (streq(s, "Failed"))
-        return CACHE_PHASE_FAILED;
-    return CACHE_PHASE_PENDING;
-}
-
-/* Creation order, then name: the order admission takes a gang's pods in. */
-static int pod_before(const struct cache_pod *a, const struct cache_pod *b)
-{
-    if (a->created != b->created)
-        return a->created < b->created;
-    return strcmp(a->name, b->name) < 0;
-}
-
-/*
- * Links pod into g's list in order. Pods mostly arrive in creation order, so
- * the place is found walking back from the newest: the decision pass then
- * reads every gang in order without sorting it.
- */
-static void gang_insert_pod(struct cache_gang *g, struct cache_pod *pod)
-{
-    struct cache_pod *after = g->pods_tail;
-    while (after != NULL && pod_before(pod, after))
-        after = after->gang_prev;
-    pod->gang_prev = after;
-    pod->gang_next = after != NULL ? after->gang_next : g->pods;
-    if (pod->gang_next != NULL)
-        pod->gang_next->gang_prev = pod;
-    else
-        g->pods_tail = pod;
-    if (after != NULL)
-        after->gang_next = pod;
-    else
-        g->pods = pod;
-}
-
 /* What an upsert keeps of a pod's previous version. */
 struct pod_prev {
     struct cache_node *counted;     /* the node its usage was counted on, or NULL */
-    const struct cache_rl *request; /* its request while counted: a reference, released by pod_attach() */
+    const struct shape_rl *request; /* its request while counted: a reference, released by pod_attach() */
     int keep_mark;                  /* CACHE_POD_MARKED_UNGATED stands: the version marked */
     int told;                       /* CACHE_POD_TOLD stands: the same pod (uid) */
 };
@@ -1162,19 +512,19 @@ static struct cache_pod *pod_reuse(struct cache *c, const char *ns, const char *
         prev->counted = pod->counted;
         if (prev->counted != NULL && pod->request != NULL) {
             prev->request = pod->request;
-            ((struct cache_rl *)(uintptr_t)prev->request)->refs++; /* compared by pod_attach() */
+            shape_rl_ref(prev->request); /* compared by pod_attach() */
         }
         /* Our gate, once removed, cannot come back (the API only lets scheduling gates be removed after creation): a
            version that still shows it is older than our patch, delivered late (our patch followed a 409 and a re-read),
            and must not make the pod gated again, which would drop its share from its queue until the next event. */
         prev->keep_mark = (pod->flags & CACHE_POD_MARKED_UNGATED) && strcmp(pod->uid, uid) == 0;
         pod_detach(c, pod);
-        htab_remove(&c->pods_uid, &pod->by_uid);
-        pod_release_fields(c, pod);
+        table_remove(&c->pods_uid, &pod->by_uid);
+        model_pod_release(&c->shapes, pod);
     } else {
         pod = util_calloc(1, sizeof(*pod));
         pod->by_name.hash = key_hash(ns, name);
-        htab_insert(&c->pods, &pod->by_name);
+        table_insert(&c->pods, &pod->by_name);
     }
     return pod;
 }
@@ -1190,88 +540,8 @@ static void pod_set_names(struct cache *c, struct cache_pod *pod, const char *na
     pod->name = pod->strings;
     pod->uid = pod->strings + ln + 1;
     pod->resource_version = pod->strings + ln + lu + 2;
-    pod->by_uid.hash = hash_str(HASH_SEED, pod->uid);
-    htab_insert(&c->pods_uid, &pod->by_uid);
-}
-
-/* Namespace, labels, creation time and flags, from metadata (borrowed). */
-static void pod_parse_meta(struct cache *c, struct cache_pod *pod, const char *ns, const json_t *meta, const struct pod_prev *prev)
-{
-    pod->namespace_ = intern(c, ns);
-    const json_t *labels = json_object_get(meta, "labels");
-    pod->cluster = intern_member(c, labels, NAMES_LABEL_CLUSTER);
-    pod->queue = intern_member(c, labels, NAMES_LABEL_QUEUE);
-    pod->node_type = intern_member(c, labels, NAMES_LABEL_NODE_TYPE);
-    pod->group = intern_member(c, labels, NAMES_LABEL_GROUP);
-    const char *cluster, *kind, *type;
-    if (pod->cluster == NULL && legacy_pod_labels(labels, &cluster, &kind, &type)) { /* the legacy operator's pod */
-        pod->cluster = intern(c, cluster);
-        pod->node_type = kind != NULL ? intern(c, kind) : NULL;
-        pod->group = type != NULL ? intern(c, type) : NULL;
-    }
-    pod->created = parse_time(json_string_value(json_object_get(meta, "creationTimestamp")));
-    pod->flags = 0;
-    if (json_object_get(meta, "deletionTimestamp") != NULL && !json_is_null(json_object_get(meta, "deletionTimestamp")))
-        pod->flags |= CACHE_POD_DELETING;
-    if (prev->keep_mark)
-        pod->flags |= CACHE_POD_MARKED_UNGATED;
-    if (prev->told)
-        pod->flags |= CACHE_POD_TOLD;
-}
-
-/* What eviction (evict.h) reads of a pod's conditions: Ready, and PodScheduled's time or the scheduler's message. */
-static void pod_conditions(struct cache *c, struct cache_pod *pod, const json_t *conditions)
-{
-    pod->ready = 0;
-    pod->ready_changed = pod->scheduled_at = 0;
-    size_t i;
-    const json_t *cond;
-    json_array_foreach(conditions, i, cond)
-    {
-        const char *type = json_string_value(json_object_get(cond, "type"));
-        const char *status = json_string_value(json_object_get(cond, "status"));
-        int64_t at = parse_time(json_string_value(json_object_get(cond, "lastTransitionTime")));
-        if (streq(type, "Ready")) {
-            pod->ready = streq(status, "True");
-            pod->ready_changed = at;
-        } else if (streq(type, "PodScheduled") && streq(status, "True")) {
-            pod->scheduled_at = at;
-        } else if (streq(type, "PodScheduled") && streq(status, "False") && pod->unschedulable == NULL) {
-            pod->unschedulable = intern_member(c, cond, "message");
-        }
-    }
-}
-
-/* Scheduling gates, priority, phase, request and scheduling constraints, from the pod (borrowed). */
-static void pod_parse_spec(struct cache *c, struct cache_pod *pod, const json_t *obj)
-{
-    const json_t *spec = json_object_get(obj, "spec");
-    const json_t *gates = json_object_get(spec, "schedulingGates");
-    for (size_t i = 0; i < json_array_size(gates); i++) {
-        const char *gate = json_string_value(json_object_get(json_array_get(gates, i), "name"));
-        if (gate == NULL)
-            continue;
-        if (strcmp(gate, NAMES_GATE) == 0) {
-            pod->flags |= CACHE_POD_GATED;
-        } else {
-            pod->foreign_gates = util_realloc(pod->foreign_gates, (pod->nforeign_gates + 1) * sizeof(*pod->foreign_gates));
-            pod->foreign_gates[pod->nforeign_gates++] = intern(c, gate);
-        }
-    }
-    json_int_t prio = json_integer_value(json_object_get(spec, "priority"));
-    pod->priority = prio > INT32_MAX ? INT32_MAX : prio < INT32_MIN ? INT32_MIN : (int32_t)prio;
-    pod->phase = parse_phase(json_string_value(json_object_get(json_object_get(obj, "status"), "phase")));
-    pod_conditions(c, pod, json_object_get(json_object_get(obj, "status"), "conditions"));
-
-    struct resources req;
-    struct error gerr;
-    resources_init(&req);
-    if (gang_pod_request(spec, &req, &gerr) == 0)
-        pod->request = rl_intern(c, &req, 0, NULL);
-    else
-        pod->flags |= CACHE_POD_BAD_REQUEST;
-    resources_finish(&req);
-    pod->sched = sched_intern(c, spec);
+    pod->by_uid.hash = table_hash_str(TABLE_HASH_SEED, pod->uid);
+    table_insert(&c->pods_uid, &pod->by_uid);
 }
 
 /* Binds pod to its node (spec.nodeName, obj borrowed), counting its usage there, and to its gang. */
@@ -1283,19 +553,19 @@ static void pod_attach(struct cache *c, struct cache_pod *pod, const char *ns, c
         pod->node->bound++;
         if (pod->phase != CACHE_PHASE_SUCCEEDED && pod->phase != CACHE_PHASE_FAILED) {
             pod->counted = pod->node;
-            node_account(pod->counted, pod->request, 1);
+            model_node_account(pod->counted, pod->request, 1);
         }
     }
     /* Usage that went down or moved may make room for a waiting gang. */
     if (prev->counted != NULL && (prev->counted != pod->counted || prev->request != pod->request))
         c->capacity_changed = 1;
-    rl_release(c, prev->request);
+    shape_rl_release(&c->shapes, prev->request);
     prev->request = NULL;
 
     if (pod->cluster != NULL) {
         struct cache_gang *g = gang_ref(c, ns, pod->cluster);
         pod->gang = g;
-        gang_insert_pod(g, pod);
+        model_gang_insert_pod(g, pod);
         g->npods++;
         queue_dirty(c, g->queue);
     }
@@ -1320,8 +590,9 @@ int cache_upsert_pod(struct cache *c, const json_t *obj, struct error *err)
     struct pod_prev prev;
     struct cache_pod *pod = pod_reuse(c, ns, name, uid, rv, &prev);
     pod_set_names(c, pod, name, uid, rv);
-    pod_parse_meta(c, pod, ns, meta, &prev);
-    pod_parse_spec(c, pod, obj);
+    model_pod_parse_meta(&c->shapes, pod, ns, meta,
+                         (uint8_t)((prev.keep_mark ? CACHE_POD_MARKED_UNGATED : 0) | (prev.told ? CACHE_POD_TOLD : 0)));
+    model_pod_parse_spec(&c->shapes, pod, obj);
     pod_attach(c, pod, ns, obj, &prev);
     c->generation++;
     return 0;
@@ -1332,9 +603,9 @@ static void pod_remove(struct cache *c, struct cache_pod *pod)
     if (pod->counted != NULL)
         c->capacity_changed = 1;
     pod_detach(c, pod);
-    htab_remove(&c->pods, &pod->by_name);
-    htab_remove(&c->pods_uid, &pod->by_uid);
-    pod_release_fields(c, pod);
+    table_remove(&c->pods, &pod->by_name);
+    table_remove(&c->pods_uid, &pod->by_uid);
+    model_pod_release(&c->shapes, pod);
     free(pod);
     c->generation++;
 }
@@ -1367,91 +638,19 @@ static void gang_update_reserving(struct cache *c, struct cache_gang *g)
         update_reserving(c, p);
 }
 
-/*
- * The raygate.io/admitted-at annotation of metadata (borrowed) into
- * g->admitted_at. Our own admission stands until the watch brings a version
- * newer than the one we marked (cache_gang_mark_admitted).
- */
-static void gang_parse_admitted(struct cache_gang *g, const json_t *meta)
+int cache_preemptable(const char *label, const char *annotation)
 {
-    const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
-    const char *admitted_at = json_string_value(json_object_get(json_object_get(meta, "annotations"), NAMES_ANNOTATION_ADMITTED));
-    if (admitted_at != NULL && admitted_at[0] == '\0')
-        admitted_at = NULL;
-    if (admitted_at == NULL && g->admit_mark_rv != NULL && rv != NULL && strcmp(g->admit_mark_rv, rv) == 0 &&
-        g->admitted_at != NULL) {
-        admitted_at = g->admitted_at;
-    } else {
-        free(g->admit_mark_rv);
-        g->admit_mark_rv = NULL;
-    }
-    char *at = util_strdup(admitted_at);
-    free(g->admitted_at);
-    g->admitted_at = at;
+    /* Volcano reads the value as a boolean; "false" is what users write. */
+    return !(label != NULL && strcmp(label, "false") == 0) && !(annotation != NULL && strcmp(annotation, "false") == 0);
 }
 
 /* What preemption reads of a RayCluster's metadata (borrowed): volcano.sh/preemptable, raygate.io/preempted-by. */
 static void gang_parse_preemption(struct cache *c, struct cache_gang *g, const json_t *meta)
 {
     const json_t *labels = json_object_get(meta, "labels"), *annotations = json_object_get(meta, "annotations");
-    g->preemptable = (uint8_t)preempt_preemptable(json_string_value(json_object_get(labels, PREEMPT_LABEL_PREEMPTABLE)),
-                                                  json_string_value(json_object_get(annotations, PREEMPT_LABEL_PREEMPTABLE)));
-    gang_set_preempted_by(c, g, util_strdup(json_string_value(json_object_get(annotations, PREEMPT_ANNOTATION_PREEMPTED_BY))));
-}
-
-/*
- * The generation and eviction record (evict.h) of metadata (borrowed). Our
- * own eviction stands until the watch brings a version newer than the one we
- * marked (cache_gang_mark_evicted): meanwhile the gang is not admitted.
- */
-static void gang_parse_eviction(struct cache_gang *g, const json_t *meta)
-{
-    const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
-    g->generation = json_integer_value(json_object_get(meta, "generation"));
-    if (g->evict_mark_rv != NULL && rv != NULL && strcmp(g->evict_mark_rv, rv) == 0) {
-        free(g->admitted_at);
-        g->admitted_at = NULL;
-        return;
-    }
-    free(g->evict_mark_rv);
-    g->evict_mark_rv = NULL;
-    struct error err = {{0}};
-    if (evict_record_parse(json_object_get(meta, "annotations"), &g->record, &err) != 0)
-        g->record_error = util_strdup(err.message);
-}
-
-/* The gang arithmetic of the RayCluster (borrowed; a RayJob's submitter included): minMember, groups, minResources. */
-static void gang_parse_spec(struct cache *c, struct cache_gang *g, const json_t *obj)
-{
-    struct gang_spec spec;
-    struct error gerr;
-    gang_spec_init(&spec);
-    rl_release(c, g->min_rl);
-    g->min_rl = NULL;
-    resources_finish(&g->min_resources);
-    gang_clear_groups(c, g);
-    g->legacy = (uint8_t)legacy_is_raycluster(obj);
-    /* A RayJob's submitter included; the legacy operator's gang from its pod types. */
-    if ((g->legacy ? legacy_gang_from_raycluster(obj, &spec, &gerr) : rayjob_raycluster_gang(obj, &spec, &gerr)) == 0) {
-        g->spec_ok = 1;
-        g->min_member = spec.min_member;
-        g->groups = util_calloc(spec.ngroups, sizeof(*g->groups));
-        for (size_t i = 0; i < spec.ngroups; i++) {
-            if (spec.groups[i].pods == 0)
-                continue;
-            const char *gname = spec.groups[i].name;
-            g->groups[g->ngroups].name = gname != NULL && gname[0] != '\0' ? intern(c, gname) : NULL;
-            g->groups[g->ngroups].pods = spec.groups[i].pods;
-            g->ngroups++;
-        }
-        resources_copy(&g->min_resources, &spec.min_resources);
-        g->min_rl = rl_intern(c, &spec.min_resources, 0, NULL);
-    } else {
-        g->spec_ok = 0;
-        g->min_member = 0;
-        g->spec_error = util_strdup(gerr.message);
-    }
-    gang_spec_finish(&spec);
+    g->preemptable = (uint8_t)cache_preemptable(json_string_value(json_object_get(labels, NAMES_LABEL_PREEMPTABLE)),
+                                                json_string_value(json_object_get(annotations, NAMES_LABEL_PREEMPTABLE)));
+    gang_set_preempted_by(c, g, util_strdup(json_string_value(json_object_get(annotations, NAMES_ANNOTATION_PREEMPTED_BY))));
 }
 
 int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct error *err)
@@ -1464,28 +663,28 @@ int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct error *er
         ns = "";
     struct cache_gang *g = gang_ref(c, ns, name);
     const json_t *labels = json_object_get(meta, "labels");
-    gang_parse_admitted(g, meta);
+    model_gang_parse_admitted(g, meta);
 
     /* A preemption marked (cache_gang_mark_preempted) stands as long as the eviction it was marked with. */
     char *marked_by = g->evict_mark_rv != NULL ? util_strdup(g->preempted_by) : NULL;
     gang_clear_cluster(c, g);
-    gang_parse_eviction(g, meta);
+    model_gang_parse_eviction(g, meta);
     g->uid = util_strdup(json_string_value(json_object_get(meta, "uid")));
     g->resource_version = util_strdup(json_string_value(json_object_get(meta, "resourceVersion")));
-    g->priority_class = intern_member(c, labels, NAMES_LABEL_PRIORITY);
+    g->priority_class = shape_member(&c->shapes, labels, NAMES_LABEL_PRIORITY);
     const char *owner, *owner_uid;
     if (rayjob_owner_of(obj, &owner, &owner_uid)) {
-        g->owner_name = intern(c, owner);
+        g->owner_name = shape_intern(&c->shapes, owner);
         g->owner_uid = util_strdup(owner_uid);
     }
-    g->created = parse_time(json_string_value(json_object_get(meta, "creationTimestamp")));
+    g->created = model_parse_time(json_string_value(json_object_get(meta, "creationTimestamp")));
     gang_parse_preemption(c, g, meta);
     if (g->evict_mark_rv != NULL && g->preempted_by == NULL) {
         gang_set_preempted_by(c, g, marked_by);
         marked_by = NULL;
     }
     free(marked_by);
-    gang_parse_spec(c, g, obj);
+    model_gang_parse_spec(&c->shapes, g, obj);
 
     const char *queue = json_string_value(json_object_get(labels, NAMES_LABEL_QUEUE));
     gang_set_queue(c, g, queue != NULL && queue[0] != '\0' ? queue_ref(c, queue) : NULL);
@@ -1582,26 +781,26 @@ void cache_foreach_queue(const struct cache *c, void (*fn)(struct cache_queue *q
 
 struct cache_queue *cache_queue_first(const struct cache *c)
 {
-    struct cache_hnode *h = htab_next(&c->queues, NULL);
-    return h != NULL ? CONTAINER_OF(h, struct cache_queue, by_name) : NULL;
+    struct table_node *h = table_next(&c->queues, NULL);
+    return h != NULL ? TABLE_CONTAINER_OF(h, struct cache_queue, by_name) : NULL;
 }
 
 struct cache_queue *cache_queue_next(const struct cache *c, const struct cache_queue *q)
 {
-    struct cache_hnode *h = htab_next(&c->queues, &q->by_name);
-    return h != NULL ? CONTAINER_OF(h, struct cache_queue, by_name) : NULL;
+    struct table_node *h = table_next(&c->queues, &q->by_name);
+    return h != NULL ? TABLE_CONTAINER_OF(h, struct cache_queue, by_name) : NULL;
 }
 
 struct cache_node *cache_node_first(const struct cache *c)
 {
-    struct cache_hnode *h = htab_next(&c->nodes, NULL);
-    return h != NULL ? CONTAINER_OF(h, struct cache_node, by_name) : NULL;
+    struct table_node *h = table_next(&c->nodes, NULL);
+    return h != NULL ? TABLE_CONTAINER_OF(h, struct cache_node, by_name) : NULL;
 }
 
 struct cache_node *cache_node_next(const struct cache *c, const struct cache_node *n)
 {
-    struct cache_hnode *h = htab_next(&c->nodes, &n->by_name);
-    return h != NULL ? CONTAINER_OF(h, struct cache_node, by_name) : NULL;
+    struct table_node *h = table_next(&c->nodes, &n->by_name);
+    return h != NULL ? TABLE_CONTAINER_OF(h, struct cache_node, by_name) : NULL;
 }
 
 void cache_mark_all_dirty(struct cache *c)
@@ -1662,7 +861,7 @@ void cache_destroy(struct cache *c)
     /* Pods first: they hold references to nodes, gangs and interned data. */
     for (size_t i = 0; i < c->pods.nbuckets; i++) {
         while (c->pods.buckets[i] != NULL)
-            pod_remove(c, CONTAINER_OF(c->pods.buckets[i], struct cache_pod, by_name));
+            pod_remove(c, TABLE_CONTAINER_OF(c->pods.buckets[i], struct cache_pod, by_name));
     }
     while (c->all_gangs != NULL) {
         struct cache_gang *g = c->all_gangs;
@@ -1673,22 +872,17 @@ void cache_destroy(struct cache *c)
     }
     for (size_t i = 0; i < c->queues.nbuckets; i++) {
         while (c->queues.buckets[i] != NULL)
-            cache_delete_queue(c, CONTAINER_OF(c->queues.buckets[i], struct cache_queue, by_name)->name);
+            cache_delete_queue(c, TABLE_CONTAINER_OF(c->queues.buckets[i], struct cache_queue, by_name)->name);
     }
     for (size_t i = 0; i < c->nodes.nbuckets; i++) {
         while (c->nodes.buckets[i] != NULL)
-            cache_delete_node(c, CONTAINER_OF(c->nodes.buckets[i], struct cache_node, by_name)->name);
+            cache_delete_node(c, TABLE_CONTAINER_OF(c->nodes.buckets[i], struct cache_node, by_name)->name);
     }
-    for (uint32_t i = 0; i < c->nresources; i++)
-        unintern(c, c->resource_names[i]);
-    free(c->resource_names);
-    htab_finish(&c->strings);
-    htab_finish(&c->rls);
-    htab_finish(&c->scheds);
-    htab_finish(&c->nodes);
-    htab_finish(&c->pods);
-    htab_finish(&c->pods_uid);
-    htab_finish(&c->gangs);
-    htab_finish(&c->queues);
+    shape_pool_finish(&c->shapes);
+    table_finish(&c->nodes);
+    table_finish(&c->pods);
+    table_finish(&c->pods_uid);
+    table_finish(&c->gangs);
+    table_finish(&c->queues);
     free(c);
 }

@@ -10,7 +10,7 @@
  * namespaces, node names and resource names are interned and compared by
  * pointer; resource lists and scheduling constraints (nodeSelector, required
  * node affinity, tolerations) are interned too, so the pods of one worker group
- * share one copy.
+ * share one copy (shape.h, the pool).
  *
  * Objects:
  * - node: labels, NoSchedule/NoExecute taints, allocatable, Ready and
@@ -22,9 +22,11 @@
  *   admitted gang holds queue capability until its pods are gone;
  * - queue: a Volcano Queue (scheduling.volcano.sh/v1beta1), or a name gangs
  *   refer to that does not exist.
+ * Their structs, and how each is read from its JSON, are model.h's; this
+ * module indexes and links them and tracks what changed.
  *
  * The structs are public so that admit.c and the controller can read them;
- * only cache.c writes them: other modules change the cache through the
+ * only the cache (cache.c, model.c, shape.c) writes them: other modules change the cache through the
  * functions below and walk it with its iterators (cache_queue_for_each(),
  * cache_node_for_each(), cache_queue_for_each_gang(), cache_gang_for_each_pod()),
  * and keep their own state beside it (admit.h: a pass's state is struct
@@ -43,260 +45,22 @@
 #include "gang.h"
 #include "quantity.h"
 #include "names.h"
-
-/* Intrusive hash-table link. */
-struct cache_hnode {
-    struct cache_hnode *next;
-    uint64_t hash;
-};
-
-struct cache_htab {
-    struct cache_hnode **buckets;
-    size_t nbuckets;
-    size_t len;
-};
-
-/* One resource of an interned list: id indexes cache->resource_names. */
-struct cache_res {
-    uint32_t id;
-    uint8_t format; /* enum quantity_format */
-    int64_t value;  /* milli-units for cpu, base units otherwise */
-};
-
-/* An interned, immutable resource list, items sorted by resource name. */
-struct cache_rl {
-    struct cache_hnode node;
-    uint32_t refs;
-    uint32_t len;
-    struct cache_res items[];
-};
-
-enum cache_op {
-    CACHE_OP_IN,
-    CACHE_OP_NOT_IN,
-    CACHE_OP_EXISTS,
-    CACHE_OP_DOES_NOT_EXIST,
-    CACHE_OP_GT,
-    CACHE_OP_LT,
-};
-
-/* One node selector requirement; strings interned. */
-struct cache_expr {
-    const char *key;
-    uint8_t op;         /* enum cache_op */
-    uint8_t field_name; /* a matchFields requirement on metadata.name, not a label */
-    uint32_t nvalues;
-    const char **values;
-};
-
-/* A node selector term: its requirements all hold (matchExpressions and matchFields). */
-struct cache_term {
-    uint32_t len;
-    struct cache_expr *exprs;
-};
-
-enum cache_effect {
-    CACHE_EFFECT_ANY = 0, /* a toleration with no effect */
-    CACHE_EFFECT_NO_SCHEDULE,
-    CACHE_EFFECT_NO_EXECUTE,
-};
-
-struct cache_toleration {
-    const char *key;   /* NULL: empty key (with Exists: every taint) */
-    const char *value; /* NULL: empty */
-    uint8_t exists;    /* operator Exists, else Equal */
-    uint8_t effect;    /* enum cache_effect */
-};
-
-struct cache_taint {
-    const char *key;
-    const char *value; /* NULL: empty */
-    uint8_t effect;    /* enum cache_effect: only NoSchedule and NoExecute are kept */
-};
-
-struct cache_label {
-    const char *key;
-    const char *value;
-};
-
-/*
- * A pod's scheduling constraints, interned by content: nodeSelector, required
- * node affinity (any term), tolerations. Pods without any share NULL.
- */
-struct cache_sched {
-    struct cache_hnode node;
-    uint32_t refs;
-    char *key; /* canonical JSON the class is interned by */
-    uint32_t nselector;
-    struct cache_label *selector;
-    uint32_t nterms; /* 0: no required node affinity */
-    struct cache_term *terms;
-    uint32_t ntolerations;
-    struct cache_toleration *tolerations;
-};
-
-struct cache_node {
-    struct cache_hnode by_name;
-    const char *name; /* interned */
-    uint8_t present;  /* the Node object is cached (else only pods bound to it are) */
-    uint8_t ready;    /* condition Ready is True */
-    uint8_t unschedulable;
-    uint32_t nlabels;
-    struct cache_label *labels;
-    uint32_t ntaints;
-    struct cache_taint *taints;
-    const struct cache_rl *allocatable; /* NULL: nothing */
-    int64_t alloc_pods;                 /* allocatable "pods" */
-    /* Requests of the non-terminated pods bound here, dense by resource id. */
-    int64_t *used;
-    uint32_t nused;
-    int64_t used_pods;
-    size_t bound; /* pods counted in used */
-};
-
-enum cache_phase {
-    CACHE_PHASE_PENDING = 0, /* also unknown or absent */
-    CACHE_PHASE_RUNNING,
-    CACHE_PHASE_SUCCEEDED,
-    CACHE_PHASE_FAILED,
-};
-
-enum {
-    CACHE_POD_GATED = 1 << 0,          /* spec.schedulingGates holds raygate.io/gang */
-    CACHE_POD_DELETING = 1 << 1,       /* metadata.deletionTimestamp is set */
-    CACHE_POD_MARKED_UNGATED = 1 << 2, /* cache_pod_mark_ungated(): kept for the pod's uid, whatever version follows */
-    CACHE_POD_BAD_REQUEST = 1 << 3,    /* its request did not parse; counted as empty */
-    CACHE_POD_TOLD = 1 << 4,           /* its gang's current wait reason was reported on it (cache_pod_mark_told) */
-};
-
-struct cache_gang;
-
-struct cache_pod {
-    struct cache_hnode by_name;
-    struct cache_hnode by_uid;
-    struct cache_pod *gang_prev, *gang_next; /* the pods of its gang */
-    struct cache_pod *resv_prev, *resv_next; /* the cache's list of reserving pods */
-    char *strings;                           /* owned: "name\0uid\0resourceVersion\0" */
-    const char *name, *uid, *resource_version; /* into strings */
-    const char *namespace_;                  /* interned */
-    const char *cluster;                     /* interned ray.io/cluster label, or NULL */
-    const char *queue;                       /* interned volcano.sh/queue-name label, or NULL */
-    const char *node_type;                   /* interned ray.io/node-type label, or NULL */
-    const char *group;                       /* interned ray.io/group label, or NULL */
-    const char **foreign_gates;              /* owned array of interned names: gates other than ours */
-    uint32_t nforeign_gates;
-    uint8_t phase;                           /* enum cache_phase */
-    uint8_t flags;
-    uint8_t reserving;                       /* on the reserving list */
-    int32_t priority;                        /* spec.priority */
-    int64_t created;                         /* metadata.creationTimestamp, Unix seconds */
-    uint8_t ready;                           /* condition Ready is True */
-    int64_t ready_changed;                   /* condition Ready's lastTransitionTime, Unix seconds; 0: unknown */
-    int64_t scheduled_at;                    /* condition PodScheduled "True": its lastTransitionTime; 0: unknown */
-    const char *unschedulable;               /* interned message of condition PodScheduled "False", or NULL */
-    struct cache_node *node;                 /* spec.nodeName's node, or NULL when unbound */
-    struct cache_node *counted;              /* the node whose used includes this pod, or NULL */
-    struct cache_gang *gang;                 /* gang of (namespace, cluster), or NULL */
-    const struct cache_rl *request;          /* effective request, or NULL when empty */
-    const struct cache_sched *sched;         /* scheduling constraints, or NULL when none */
-};
-
-enum cache_dequeue {
-    CACHE_DEQUEUE_TRAVERSE = 0, /* a gang that does not fit does not block (default) */
-    CACHE_DEQUEUE_FIFO,         /* a complete gang that does not fit blocks those behind it */
-};
-
-struct cache_queue {
-    struct cache_hnode by_name;
-    const char *name; /* interned */
-    uint8_t present;
-    uint8_t dequeue;  /* enum cache_dequeue */
-    uint8_t dirty;    /* its decisions may have changed since the last pass (cache_queue_mark_clean) */
-    const char *state; /* interned status.state; NULL or "" is Open */
-    const struct cache_rl *capability; /* NULL: unlimited */
-    char *placement_timeout;           /* owned annotation raygate.io/placement-timeout, or NULL (evict.h) */
-    char *pods_ready_timeout;          /* owned annotation raygate.io/pods-ready-timeout, or NULL */
-    struct cache_gang *gangs;          /* gangs naming this queue */
-    size_t ngangs;
-    size_t node_waiters; /* its gangs on the cache's node_waiters list */
-    /* Preemption and reclaim (preempt.h). */
-    const struct cache_rl *deserved; /* spec.deserved; NULL: none (it neither reclaims nor is reclaimed from) */
-    uint8_t reclaimable;             /* spec.reclaimable is not false */
-    const char *preemption;          /* interned annotation raygate.io/preemption (preempt_policy_parse), or NULL */
-};
-
-/* A worker group's share of a gang: its pods counted in minMember. */
-struct cache_group {
-    const char *name; /* interned groupName (the pods' ray.io/group label), or NULL */
-    int64_t pods;
-};
-
-struct cache_gang {
-    struct cache_hnode by_name;
-    struct cache_gang *all_prev, *all_next;     /* every gang */
-    struct cache_gang *pre_prev, *pre_next;     /* the cache's list of gangs whose preempted_by is set (cache.preempted) */
-    struct cache_gang *queue_prev, *queue_next; /* the gangs of its queue */
-    struct cache_gang *nw_prev, *nw_next;       /* the cache's list of gangs waiting on node room */
-    uint8_t node_wait;                          /* on that list (cache_gang_set_node_wait) */
-    const char *namespace_;                     /* interned */
-    const char *name;                           /* interned RayCluster name */
-    struct cache_pod *pods;      /* pods labelled with the cluster, any state, oldest first (then by name) */
-    struct cache_pod *pods_tail; /* the newest */
-    size_t npods;
-    struct cache_queue *queue; /* its queue label's queue; kept after the cluster is deleted */
-    /* The RayCluster, while present. */
-    uint8_t present;
-    uint8_t spec_ok;     /* the gang arithmetic succeeded */
-    uint8_t admitted;    /* raygate.io/admitted-at is set (or cache_gang_mark_admitted) */
-    uint8_t legacy;      /* the legacy operator's RayCluster (cluster.ray.io, legacy.h); its pods carry its labels */
-    char *uid;           /* owned */
-    char *resource_version; /* owned */
-    char *admitted_at;   /* owned annotation value, or NULL */
-    char *admit_mark_rv; /* owned: resourceVersion when marked admitted */
-    char *spec_error;    /* owned: why the gang arithmetic failed, or NULL */
-    const char *priority_class; /* interned ray.io/priority-class-name label, or NULL */
-    int64_t generation;         /* metadata.generation: bumped by every change of its spec */
-    struct evict_record record; /* its eviction record (raygate.io/requeue-count, ...), or all zero */
-    char *record_error;         /* owned: why the record's annotations did not parse (then it is all zero), or NULL */
-    char *evict_mark_rv;        /* owned: resourceVersion when marked evicted (cache_gang_mark_evicted) */
-    const char *owner_name;     /* interned: the RayJob it was made for (rayjob_owner_of), or NULL */
-    char *owner_uid;            /* owned: that RayJob's uid, or NULL */
-    int64_t created;            /* creationTimestamp, Unix seconds */
-    int64_t min_member;
-    struct cache_group *groups;        /* owned: the gang's shape besides its head (see gang.h) */
-    uint32_t ngroups;
-    struct resources min_resources;    /* for messages, formats kept */
-    const struct cache_rl *min_rl;     /* the same, interned; NULL when empty */
-    /* The last reasons reported (admit_reason_changed(), through cache_gang_set_reason()). */
-    int last_reason;
-    char *last_message;
-    int tail_reason;
-    char *tail_message;
-    /* The controller's monotonic ms when a pass first found the gang complete
-       but waiting; 0 while incomplete or not yet seen waiting (cache_gang_set_complete_ms). */
-    int64_t complete_ms;
-    /* Preemption (preempt.h), from the RayCluster while present. */
-    uint8_t preemptable; /* not volcano.sh/preemptable "false" (label or annotation) */
-    char *preempted_by;  /* owned annotation raygate.io/preempted-by ("ns/name" of its last preemptor), or NULL; set by the cache only (on cache.preempted while set) */
-};
+#include "model.h"
+#include "shape.h"
+#include "table.h"
 
 struct cache {
-    struct cache_htab strings;
-    struct cache_htab rls;
-    struct cache_htab scheds;
-    struct cache_htab nodes;
-    struct cache_htab pods;      /* by namespace/name */
-    struct cache_htab pods_uid;  /* by uid */
-    struct cache_htab gangs;
-    struct cache_htab queues;
+    struct shape_pool shapes; /* interned strings, resource names, resource lists, scheduling constraints */
+    struct table nodes;
+    struct table pods;     /* by namespace/name */
+    struct table pods_uid; /* by uid */
+    struct table gangs;
+    struct table queues;
     struct cache_gang *all_gangs;
     struct cache_gang *preempted;    /* gangs whose preempted_by is set: the victims of preemptions (pre_next) */
     struct cache_gang *node_waiters; /* gangs whose last verdict waited on node room */
-    struct cache_pod *reserving; /* admitted, live, ungated, unbound pods */
+    struct cache_pod *reserving;     /* admitted, live, ungated, unbound pods */
     size_t nreserving;
-    const char **resource_names; /* interned, by id */
-    uint32_t nresources;
-    uint32_t resource_cap;
     uint8_t capacity_changed; /* room may have appeared on the nodes (cache_take_changes) */
     uint8_t nodes_changed;    /* the set or the properties of Ready nodes changed (cache_take_changes) */
     uint64_t generation;      /* bumped by every change */
@@ -384,6 +148,9 @@ static inline const char *cache_gang_group(const struct cache_gang *g)
 {
     return g->owner_name != NULL ? g->owner_name : g->name;
 }
+
+/* Whether a RayCluster's volcano.sh/preemptable label or annotation value (borrowed; NULL: absent) lets it be a victim. */
+int cache_preemptable(const char *label, const char *annotation);
 
 /* A pod is live (a gang member) when neither terminating nor Succeeded/Failed. */
 int cache_pod_live(const struct cache_pod *pod);

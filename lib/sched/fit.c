@@ -17,7 +17,7 @@ static void sb_quantity(struct util_buf *b, const char *resource, int64_t value,
     util_buf_printf(b, "%s", buf);
 }
 
-void fit_request_text(struct util_buf *b, const struct cache *c, const struct cache_rl *req)
+void fit_request_text(struct util_buf *b, const struct cache *c, const struct shape_rl *req)
 {
     for (uint32_t k = 0; req != NULL && k < req->len; k++) {
         const char *name = cache_resource_name(c, req->items[k].id);
@@ -49,8 +49,8 @@ static int cmp_created(const void *pa, const void *pb)
 /* A pod shape (request, constraints) seen in this pass. Free room only shrinks during a pass, so a node
  * that could not hold a shape never will until the pass ends, and a shape that fit nowhere never fits. */
 struct fit_shape {
-    const struct cache_rl *req;
-    const struct cache_sched *sched;
+    const struct shape_rl *req;
+    const struct shape_sched *sched;
     size_t start;  /* nodes before it do not fit the shape */
     int failed;    /* fits no node */
     size_t stamp;  /* commits when message was written */
@@ -60,13 +60,13 @@ struct fit_shape {
 struct fit_placed {
     uint32_t node;
     int32_t sign; /* 1: a pod placed; -1: a bound pod's room given back (fit_release) */
-    const struct cache_rl *req;
+    const struct shape_rl *req;
 };
 
 /* The last gang that did not fit the nodes: its pods' shapes, in placement order, and the outcome. */
 struct fit_memo {
-    const struct cache_rl **req;
-    const struct cache_sched **sched;
+    const struct shape_rl **req;
+    const struct shape_sched **sched;
     size_t n, cap;
     size_t failed;  /* index of the pod that fit nowhere */
     size_t commits; /* commits when it failed */
@@ -132,10 +132,10 @@ void fit_sort_larger_first(struct fit *f, struct cache_pod **pods, size_t n)
 {
     struct weighed *ws = buffer(f, BUF_WEIGHTS, n, sizeof(*ws), 1);
     for (size_t i = 0; i < n; i++) {
-        const struct cache_rl *req = pods[i]->request;
+        const struct shape_rl *req = pods[i]->request;
         ws[i].pod = pods[i];
         for (uint32_t k = 0; req != NULL && k < req->len; k++) {
-            const struct cache_res *r = &req->items[k];
+            const struct shape_res *r = &req->items[k];
             const char *name = cache_resource_name(f->c, r->id);
             if (r->id == f->cpu)
                 ws[i].w[1] = r->value;
@@ -186,7 +186,7 @@ static int parse_int(const char *s, long long *out)
     return errno == 0 && end != s && *end == '\0';
 }
 
-static int expr_matches(const struct cache_node *n, const struct cache_expr *x)
+static int expr_matches(const struct cache_node *n, const struct shape_expr *x)
 {
     const char *v = x->field_name ? (strcmp(x->key, "metadata.name") == 0 ? n->name : NULL) : node_label(n, x->key);
     int in = 0;
@@ -197,24 +197,24 @@ static int expr_matches(const struct cache_node *n, const struct cache_expr *x)
     }
     long long a, b;
     switch (x->op) {
-    case CACHE_OP_IN:
+    case SHAPE_OP_IN:
         return in;
-    case CACHE_OP_NOT_IN:
+    case SHAPE_OP_NOT_IN:
         return !in;
-    case CACHE_OP_EXISTS:
+    case SHAPE_OP_EXISTS:
         return v != NULL;
-    case CACHE_OP_DOES_NOT_EXIST:
+    case SHAPE_OP_DOES_NOT_EXIST:
         return v == NULL;
-    case CACHE_OP_GT:
-    case CACHE_OP_LT:
+    case SHAPE_OP_GT:
+    case SHAPE_OP_LT:
         if (v == NULL || x->nvalues != 1 || !parse_int(v, &a) || !parse_int(x->values[0], &b))
             return 0;
-        return x->op == CACHE_OP_GT ? a > b : a < b;
+        return x->op == SHAPE_OP_GT ? a > b : a < b;
     }
     return 0;
 }
 
-static int selector_matches(const struct cache_node *n, const struct cache_sched *s)
+static int selector_matches(const struct cache_node *n, const struct shape_sched *s)
 {
     if (s == NULL)
         return 1;
@@ -225,7 +225,7 @@ static int selector_matches(const struct cache_node *n, const struct cache_sched
     if (s->nterms == 0)
         return 1;
     for (uint32_t t = 0; t < s->nterms; t++) {
-        const struct cache_term *term = &s->terms[t];
+        const struct shape_term *term = &s->terms[t];
         int ok = term->len > 0; /* an empty term matches no node */
         for (uint32_t e = 0; e < term->len && ok; e++)
             ok = expr_matches(n, &term->exprs[e]);
@@ -235,9 +235,9 @@ static int selector_matches(const struct cache_node *n, const struct cache_sched
     return 0;
 }
 
-static int tolerates(const struct cache_toleration *tol, const struct cache_taint *taint)
+static int tolerates(const struct shape_toleration *tol, const struct shape_taint *taint)
 {
-    if (tol->effect != CACHE_EFFECT_ANY && tol->effect != taint->effect)
+    if (tol->effect != SHAPE_EFFECT_ANY && tol->effect != taint->effect)
         return 0;
     if (tol->key == NULL)
         return tol->exists; /* empty key with Exists tolerates everything */
@@ -246,7 +246,7 @@ static int tolerates(const struct cache_toleration *tol, const struct cache_tain
     return tol->exists || tol->value == taint->value;
 }
 
-static int taints_tolerated(const struct cache_node *n, const struct cache_sched *s)
+static int taints_tolerated(const struct cache_node *n, const struct shape_sched *s)
 {
     for (uint32_t i = 0; i < n->ntaints; i++) {
         int ok = 0;
@@ -258,7 +258,7 @@ static int taints_tolerated(const struct cache_node *n, const struct cache_sched
     return 1;
 }
 
-static int room_for(const struct fit *f, size_t i, const struct cache_rl *req)
+static int room_for(const struct fit *f, size_t i, const struct shape_rl *req)
 {
     if (f->free_pods[i] < 1)
         return 0;
@@ -304,7 +304,7 @@ static void tree_build(struct fit *f)
     }
 }
 
-static void take(struct fit *f, size_t i, const struct cache_rl *req, int sign)
+static void take(struct fit *f, size_t i, const struct shape_rl *req, int sign)
 {
     int64_t *room = f->free + i * f->nres;
     for (uint32_t k = 0; req != NULL && k < req->len; k++) {
@@ -316,7 +316,7 @@ static void take(struct fit *f, size_t i, const struct cache_rl *req, int sign)
 }
 
 /* take() and remember it, to be undone. */
-static void log_take(struct fit *f, size_t i, const struct cache_rl *req, int sign)
+static void log_take(struct fit *f, size_t i, const struct shape_rl *req, int sign)
 {
     if (f->nlog == f->caplog) {
         f->caplog = f->caplog ? f->caplog * 2 : 64;
@@ -355,7 +355,7 @@ struct no_fit {
 
 static void no_fit_survey(const struct fit *f, const struct cache_pod *pod, struct no_fit *nf)
 {
-    const struct cache_rl *req = pod->request;
+    const struct shape_rl *req = pod->request;
     uint32_t nitems = req != NULL ? req->len : 0;
     memset(nf, 0, sizeof(*nf));
     nf->best = util_calloc(nitems, sizeof(*nf->best));
@@ -415,7 +415,7 @@ static void sb_no_match(struct util_buf *b, const struct fit *f, const struct no
 }
 
 /* Nodes match, none has room: the resources no single node has enough of, with the most any one has (nshort of them). */
-static void sb_shortage(struct util_buf *b, const struct cache *c, const struct cache_rl *req, const struct no_fit *nf,
+static void sb_shortage(struct util_buf *b, const struct cache *c, const struct shape_rl *req, const struct no_fit *nf,
                         size_t nshort)
 {
     struct util_buf most = {0};
@@ -443,7 +443,7 @@ static void sb_shortage(struct util_buf *b, const struct cache *c, const struct 
 /* Why pod fits no node, after "no node fits pod NAME" (against the current free room). */
 static char *describe_no_fit(struct fit *f, const struct cache_pod *pod)
 {
-    const struct cache_rl *req = pod->request;
+    const struct shape_rl *req = pod->request;
     uint32_t nitems = req != NULL ? req->len : 0;
     struct no_fit nf;
     no_fit_survey(f, pod, &nf);
@@ -465,7 +465,7 @@ static char *describe_no_fit(struct fit *f, const struct cache_pod *pod)
 }
 
 /* Whether subtree k (of the trees) may hold a node with room for req: every needed maximum suffices. */
-static int subtree_may_fit(const struct fit *f, size_t k, const struct cache_rl *req)
+static int subtree_may_fit(const struct fit *f, size_t k, const struct shape_rl *req)
 {
     if (tree_dim(f, f->nres)[k] < 1)
         return 0;
@@ -693,8 +693,8 @@ static void build_nodes(struct fit *f)
 
 static uint32_t find_resource(const struct cache *c, const char *name)
 {
-    for (uint32_t i = 0; i < c->nresources; i++) {
-        if (strcmp(c->resource_names[i], name) == 0)
+    for (uint32_t i = 0; i < c->shapes.nresources; i++) {
+        if (strcmp(c->shapes.resource_names[i], name) == 0)
             return i;
     }
     return UINT32_MAX;
@@ -704,7 +704,7 @@ void fit_begin(struct fit *f)
 {
     if (f->stale)
         build_nodes(f);
-    f->nres = f->c->nresources;
+    f->nres = f->c->shapes.nresources;
     f->cpu = find_resource(f->c, "cpu");
     f->memory = find_resource(f->c, "memory");
     f->ntainted = 0;

@@ -78,6 +78,6 @@ void fit_commit(struct fit *f);
 void fit_reserve(struct fit *f, struct cache_pod *pod);
 
 /* "cpu 2, memory 4Gi": a resource list, as messages write it. */
-void fit_request_text(struct util_buf *b, const struct cache *c, const struct cache_rl *req);
+void fit_request_text(struct util_buf *b, const struct cache *c, const struct shape_rl *req);
 
 #endif

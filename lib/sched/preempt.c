@@ -22,7 +22,7 @@ int preempt_policy_parse(const char *value, enum preempt_policy *out, struct err
         *out = PREEMPT_POLICY_NEVER;
         return 0;
     }
-    error_setf(err, "%s: \"%s\" is not LowerPriority, LowerOrNewerEqualPriority or Never", PREEMPT_ANNOTATION_POLICY, value);
+    error_setf(err, "%s: \"%s\" is not LowerPriority, LowerOrNewerEqualPriority or Never", NAMES_ANNOTATION_PREEMPTION, value);
     return -1;
 }
 
@@ -50,12 +50,6 @@ const char *preempt_kind_name(enum preempt_kind kind)
         break;
     }
     return "";
-}
-
-int preempt_preemptable(const char *label, const char *annotation)
-{
-    /* Volcano reads the value as a boolean; "false" is what users write. */
-    return !(label != NULL && strcmp(label, "false") == 0) && !(annotation != NULL && strcmp(annotation, "false") == 0);
 }
 
 void preempt_result_init(struct preempt_result *r)

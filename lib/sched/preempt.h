@@ -64,10 +64,6 @@
 #include "fit.h"
 #include "resources.h"
 
-#define PREEMPT_ANNOTATION_POLICY "raygate.io/preemption"         /* on a Queue */
-#define PREEMPT_LABEL_PREEMPTABLE "volcano.sh/preemptable"        /* label or annotation of a RayCluster: "false" */
-#define PREEMPT_ANNOTATION_PREEMPTED_BY "raygate.io/preempted-by" /* on a victim RayCluster: "ns/name" of its preemptor */
-
 enum preempt_policy {
     PREEMPT_POLICY_LOWER_PRIORITY = 0,
     PREEMPT_POLICY_LOWER_OR_NEWER_EQUAL_PRIORITY,
@@ -93,9 +89,6 @@ const char *preempt_policy_name(enum preempt_policy policy);
 
 /* "preempt", "reclaim" (the metric's kind label); "" for NONE. */
 const char *preempt_kind_name(enum preempt_kind kind);
-
-/* Whether a RayCluster's volcano.sh/preemptable label or annotation value (borrowed; NULL: absent) lets it be a victim. */
-int preempt_preemptable(const char *label, const char *annotation);
 
 /* A queue. Everything borrowed. */
 struct preempt_queue {

@@ -71,7 +71,7 @@ struct scan {
 };
 
 /* out = rl's resources; NULL when rl is NULL. */
-static const struct resources *from_rl(const struct cache *c, const struct cache_rl *rl, struct resources *out)
+static const struct resources *from_rl(const struct cache *c, const struct shape_rl *rl, struct resources *out)
 {
     resources_init(out);
     if (rl == NULL)

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Checks cache.h's promise: only cache.c writes the cache's fields.
+"""Checks cache.h's promise: only the cache's own files write the cache's fields.
 
-Every field of a struct cache.h declares whose name no other struct of the
+The cache is cache.c and, below it, model.c (what it keeps of each object,
+its structs in model.h) and shape.c (its interning pool, shape.h). Every
+field of a struct those headers declare whose name no other struct of the
 tree declares (so that `g->dirty = 0` can only be a cache field) is looked
-for on the left of an assignment (=, +=, |=, ...) or beside ++/-- in every C
-file but cache.c: product code, tests and benchmarks alike. Other modules
-change the cache through its functions. The check also runs on a planted
-violation, which it must find.
+for on the left of an assignment (=, +=, |=, ...) or beside ++/-- in every
+other C file: product code, tests and benchmarks alike. Other modules change
+the cache through its functions. The check also runs on a planted violation,
+which it must find.
 
     test_cache_sealed.py SOURCE_ROOT
 """
@@ -24,10 +26,12 @@ for dirpath, dirnames, filenames in os.walk(root):
         if f.endswith((".c", ".h")):
             sources.append(os.path.join(dirpath, f))
 
-cache_h = [p for p in sources if os.path.basename(p) == "cache.h" and os.sep + "lib" + os.sep in p]
-if len(cache_h) != 1:
-    sys.exit("cache.h not found (or found twice): %r" % cache_h)
-cache_h = cache_h[0]
+HEADERS = ("cache.h", "model.h", "shape.h")
+OWNERS = ("cache.c", "model.c", "shape.c")
+SCHED = os.sep + os.path.join("lib", "sched") + os.sep
+cache_hs = [p for p in sources if os.path.basename(p) in HEADERS and SCHED in p]
+if len(cache_hs) != len(HEADERS):
+    sys.exit("%s not found (or found twice): %r" % (", ".join(HEADERS), cache_hs))
 
 
 def strip_comments(text):
@@ -63,14 +67,15 @@ def structs(text):
 
 
 cache_fields = {}
-for name, fields in structs(open(cache_h).read()).items():
-    if name == "cache" or name.startswith("cache_"):
-        for f in fields:
-            cache_fields.setdefault(f, set()).add(name)
+for cache_h in cache_hs:
+    for name, fields in structs(open(cache_h).read()).items():
+        if name == "cache" or name.startswith(("cache_", "shape_")):
+            for f in fields:
+                cache_fields.setdefault(f, set()).add(name)
 
 others = set()
 for path in sources:
-    if path == cache_h:
+    if path in cache_hs:
         continue
     for name, fields in structs(open(path, errors="replace").read()).items():
         others |= fields
@@ -109,13 +114,13 @@ for f in ("complete_ms", "capacity_changed", "flags", "ngangs"):
         errors.append("a planted write of %s was not found" % f)
 
 for path in sorted(sources):
-    if os.path.basename(path) == "cache.c" and os.sep + "lib" + os.sep in path:
+    if os.path.basename(path) in OWNERS and SCHED in path:
         continue
     for lineno, f, line in violations(open(path, errors="replace").read(), unique):
         errors.append("%s:%d: writes the cache's %s (%s)" % (os.path.relpath(path, root), lineno, f, line))
 
 if len(unique) < 40:
-    errors.append("only %d fields checked: the parser lost its way in cache.h?" % len(unique))
+    errors.append("only %d fields checked: the parser lost its way in %s?" % (len(unique), ", ".join(HEADERS)))
 for e in errors:
     print(e)
 print("%d of %d cache fields checked in %d files" % (len(unique), len(cache_fields), len(sources)))

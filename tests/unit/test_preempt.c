@@ -170,7 +170,7 @@ static void build_gangs(struct built *b, const struct cache *c, const json_t *ga
         pg->priority = (int32_t)json_integer_value(json_object_get(g, "priority"));
         pg->created_ms = json_integer_value(json_object_get(g, "created"));
         pg->admitted_ms = json_integer_value(json_object_get(g, "admitted"));
-        pg->preemptable = preempt_preemptable(json_string_value(json_object_get(g, "preemptable_label")),
+        pg->preemptable = cache_preemptable(json_string_value(json_object_get(g, "preemptable_label")),
                                               json_string_value(json_object_get(g, "preemptable_annotation")));
         pg->evicting = json_is_true(json_object_get(g, "evicting"));
         pg->hold = rl(&b->res[3 * b->nq + i], json_object_get(g, "hold"));
@@ -336,11 +336,11 @@ static void test_policy_parse(void **state)
 static void test_preemptable(void **state)
 {
     (void)state;
-    assert_true(preempt_preemptable(NULL, NULL));
-    assert_true(preempt_preemptable("true", NULL));
-    assert_false(preempt_preemptable("false", NULL));
-    assert_false(preempt_preemptable(NULL, "false"));
-    assert_false(preempt_preemptable("true", "false"));
+    assert_true(cache_preemptable(NULL, NULL));
+    assert_true(cache_preemptable("true", NULL));
+    assert_false(cache_preemptable("false", NULL));
+    assert_false(cache_preemptable(NULL, "false"));
+    assert_false(cache_preemptable("true", "false"));
 }
 
 int main(void)

@@ -11,6 +11,7 @@
 #include "fixtures.h"
 #include "mutatefixture.h"
 #include "rayjob.h"
+#include "submitter.h"
 
 static const char *mode_name(enum rayjob_mode mode)
 {
@@ -70,39 +71,6 @@ static void test_gang_fixtures(void **state)
     }
     assert_true(errors >= 6);
     fixture_list_free(files, n);
-}
-
-static void test_cluster_submitter(void **state)
-{
-    (void)state;
-    json_t *c = fixture_json("rayjob/cluster-submitter.json");
-    json_t *cases = json_object_get(c, "cases"), *k;
-    size_t i, errors = 0;
-    assert_true(json_array_size(cases) >= 7);
-    json_array_foreach(cases, i, k)
-    {
-        struct resources r;
-        struct error err = {{0}};
-        const char *what = json_string_value(json_object_get(k, "comment"));
-        resources_init(&r);
-        int rc = rayjob_cluster_submitter(json_object_get(k, "object"), &r, &err);
-        const char *want_error = json_string_value(json_object_get(k, "error"));
-        if (want_error != NULL) {
-            if (rc != -1 || strcmp(err.message, want_error) != 0)
-                fail_msg("%s: rc %d \"%s\", expected \"%s\"", what, rc, err.message, want_error);
-            assert_int_equal(r.len, 0);
-            errors++;
-        } else {
-            if (rc != 0)
-                fail_msg("%s: %s", what, err.message);
-            json_t *got = resources_to_json(&r);
-            fixture_check_json(what, NULL, got, json_object_get(k, "expected"));
-            json_decref(got);
-        }
-        resources_finish(&r);
-    }
-    assert_int_equal(errors, 3);
-    json_decref(c);
 }
 
 static void test_submitter_of(void **state)
@@ -249,7 +217,7 @@ static void test_cluster_of_mutated_rayjob(void **state)
     json_t *job = json_object_get(c, "expected");
     json_t *meta = json_object_get(job, "metadata");
     json_t *labels = json_deep_copy(json_object_get(meta, "labels"));
-    json_object_set_new(labels, RAYJOB_LABEL_ORIGIN_CRD, json_string("RayJob"));
+    json_object_set_new(labels, NAMES_LABEL_ORIGIN_CRD, json_string("RayJob"));
     json_object_set_new(labels, RAYJOB_LABEL_ORIGIN_NAME, json_string("rayjob-sample"));
     json_t *cluster =
         json_pack("{s:s, s:s, s:{s:s, s:s, s:o, s:O}, s:O}", "apiVersion", "ray.io/v1", "kind", "RayCluster", "metadata", "name",
@@ -272,26 +240,26 @@ static void test_cluster_of_mutated_rayjob(void **state)
     struct gang_spec gang;
     struct error gerr;
     gang_spec_init(&gang);
-    assert_int_equal(rayjob_raycluster_gang(cluster, &gang, &gerr), 0);
+    assert_int_equal(submitter_cluster_gang(cluster, &gang, &gerr), 0);
     assert_int_equal(gang.min_member, 3);
     char *size = resources_to_string(&gang.min_resources);
     assert_string_equal(size, "{\"cpu\":\"5\",\"memory\":\"5Gi\"}");
     free(size);
     gang_spec_finish(&gang);
-    json_object_set_new(json_object_get(json_object_get(cluster, "metadata"), "labels"), RAYJOB_LABEL_ORIGIN_CRD,
+    json_object_set_new(json_object_get(json_object_get(cluster, "metadata"), "labels"), NAMES_LABEL_ORIGIN_CRD,
                         json_string("RayService"));
-    assert_int_equal(rayjob_raycluster_gang(cluster, &gang, &gerr), 0);
+    assert_int_equal(submitter_cluster_gang(cluster, &gang, &gerr), 0);
     size = resources_to_string(&gang.min_resources);
     assert_string_equal(size, "{\"cpu\":\"3\",\"memory\":\"4Gi\"}");
     free(size);
     gang_spec_finish(&gang);
-    json_object_set_new(json_object_get(json_object_get(cluster, "metadata"), "labels"), RAYJOB_LABEL_ORIGIN_CRD,
+    json_object_set_new(json_object_get(json_object_get(cluster, "metadata"), "labels"), NAMES_LABEL_ORIGIN_CRD,
                         json_string("RayJob"));
     /* The submitter's share itself. */
     struct resources sub;
     struct error serr;
     resources_init(&sub);
-    assert_int_equal(rayjob_cluster_submitter(cluster, &sub, &serr), 0);
+    assert_int_equal(submitter_of_cluster(cluster, &sub, &serr), 0);
     char *text = resources_to_string(&sub);
     assert_string_equal(text, "{\"cpu\":\"2\",\"memory\":\"1Gi\"}");
     free(text);
@@ -307,7 +275,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mutate_fixtures),
         cmocka_unit_test(test_gang_fixtures),
-        cmocka_unit_test(test_cluster_submitter),
         cmocka_unit_test(test_submitter_of),
         cmocka_unit_test(test_cluster_of_mutated_rayjob),
         cmocka_unit_test(test_owner_of),

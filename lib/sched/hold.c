@@ -1,0 +1,124 @@
+#include "hold.h"
+
+#include <string.h>
+
+#include "quantity.h"
+#include "util.h"
+
+/* Whether pod counts in what its gang holds, given whether it is admitted (ungated): until it has finished. */
+static int pod_holds(const struct cache_pod *pod, int ungated)
+{
+    return ungated && pod->phase != CACHE_PHASE_SUCCEEDED && pod->phase != CACHE_PHASE_FAILED;
+}
+
+void hold_gang(const struct marks *m, uint32_t nres, const struct cache_gang *g, const struct cache_pod *extra, int64_t *out,
+               int64_t *tail)
+{
+    memset(out, 0, nres * sizeof(*out));
+    memset(tail, 0, nres * sizeof(*tail));
+    size_t pods = 0;
+    int marked = marks_get(m, g) != 0;
+    for (const struct cache_pod *pod = g->pods; pod != NULL; pod = pod->gang_next) {
+        unsigned marks = marked ? marks_get(m, pod) : 0;
+        if (!pod_holds(pod, !cache_pod_gated(pod) || (marks & MARKS_ADMITTED) || pod == extra))
+            continue;
+        pods++;
+        int64_t *sum = cache_pod_live(pod) && (marks & MARKS_TAIL) ? tail : out;
+        for (uint32_t k = 0; pod->request != NULL && k < pod->request->len; k++)
+            sum[pod->request->items[k].id] += pod->request->items[k].value;
+    }
+    if (pods == 0)
+        return;
+    for (uint32_t k = 0; g->min_rl != NULL && k < g->min_rl->len; k++) {
+        const struct shape_res *r = &g->min_rl->items[k];
+        if (r->value > out[r->id])
+            out[r->id] = r->value;
+    }
+    for (uint32_t k = 0; k < nres; k++)
+        out[k] += tail[k];
+}
+
+void hold_ungated(const struct marks *m, uint32_t nres, const struct cache_gang *g, int64_t *out)
+{
+    memset(out, 0, nres * sizeof(*out));
+    int marked = (marks_get(m, g) & MARKS_ADMITTED) != 0;
+    for (const struct cache_pod *pod = g->pods; pod != NULL; pod = pod->gang_next) {
+        int ungated = !cache_pod_gated(pod) || (marked && (marks_get(m, pod) & MARKS_ADMITTED));
+        if (pod->phase == CACHE_PHASE_SUCCEEDED || pod->phase == CACHE_PHASE_FAILED || !ungated)
+            continue;
+        for (uint32_t k = 0; pod->request != NULL && k < pod->request->len; k++)
+            out[pod->request->items[k].id] += pod->request->items[k].value;
+    }
+}
+
+int hold_resources(const struct cache *c, const struct cache_gang *g, struct resources *out, struct error *err)
+{
+    resources_finish(out);
+    size_t pods = 0;
+    for (const struct cache_pod *pod = g->pods; pod != NULL; pod = pod->gang_next) {
+        if (!pod_holds(pod, !cache_pod_gated(pod)))
+            continue;
+        pods++;
+        for (uint32_t k = 0; pod->request != NULL && k < pod->request->len; k++) {
+            const struct shape_res *r = &pod->request->items[k];
+            const char *name = cache_resource_name(c, r->id);
+            const struct quantity *cur = resources_get(out, name);
+            struct quantity sum = cur != NULL ? *cur : (struct quantity){0, (enum quantity_format)r->format};
+            struct quantity add = {r->value, (enum quantity_format)r->format};
+            if (quantity_add(&sum, &add) != 0) {
+                error_setf(err, "gang ray-%s-pg: %s: the requests of its pods overflow", cache_gang_group(g), name);
+                return -1;
+            }
+            resources_set(out, name, &sum);
+        }
+    }
+    if (pods == 0) {
+        resources_finish(out);
+        return 0;
+    }
+    for (uint32_t k = 0; g->min_rl != NULL && k < g->min_rl->len; k++) {
+        const struct shape_res *r = &g->min_rl->items[k];
+        const char *name = cache_resource_name(c, r->id);
+        const struct quantity *cur = resources_get(out, name);
+        if (cur == NULL || r->value > cur->value) {
+            struct quantity q = {r->value, (enum quantity_format)r->format};
+            resources_set(out, name, &q);
+        }
+    }
+    return 0;
+}
+
+void hold_quantity(struct util_buf *b, const char *resource, int64_t value, uint8_t format)
+{
+    char buf[QUANTITY_FORMAT_MAX];
+    struct quantity q = {value < 0 ? 0 : value, (enum quantity_format)format};
+    quantity_format(&q, resources_unit(resource), buf, sizeof(buf));
+    util_buf_printf(b, "%s", buf);
+}
+
+int hold_fits(const struct cache *c, const struct cache_queue *q, const int64_t *held, const int64_t *need,
+              const struct resources *formats, char **why)
+{
+    struct util_buf b = {0};
+    for (uint32_t k = 0; q->capability != NULL && k < q->capability->len; k++) {
+        const struct shape_res *cap = &q->capability->items[k];
+        int64_t n = need[cap->id];
+        if (n <= 0 || held[cap->id] <= cap->value - n)
+            continue;
+        const char *name = cache_resource_name(c, cap->id);
+        const struct quantity *fq = formats != NULL ? resources_get(formats, name) : NULL;
+        util_buf_printf(&b, "%s%s needs ", b.len ? "; " : "", name);
+        hold_quantity(&b, name, n, fq != NULL ? (uint8_t)fq->format : cap->format);
+        util_buf_printf(&b, ", ");
+        hold_quantity(&b, name, cap->value - held[cap->id], cap->format);
+        util_buf_printf(&b, " of ");
+        hold_quantity(&b, name, cap->value, cap->format);
+        util_buf_printf(&b, " free");
+    }
+    if (b.len == 0) {
+        util_buf_finish(&b);
+        return 1;
+    }
+    *why = util_buf_take(&b);
+    return 0;
+}

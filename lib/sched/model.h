@@ -1,0 +1,233 @@
+/*
+ * model: what the gate controller's cache (cache.h) keeps of each API object
+ * (Node, Pod, RayCluster, Queue), and how it is read from the object's JSON.
+ *
+ * The structs are the cache's: cache.c indexes and links them and keeps the
+ * counts that span objects (a node's bound pods, a queue's gangs, the
+ * reserving pods); model.c fills and empties the fields read from one
+ * object's JSON (borrowed), interning through the cache's shape pool. Nothing
+ * else writes them (cache.h). Pure.
+ */
+#ifndef RAYGATE_MODEL_H
+#define RAYGATE_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "evict.h"
+#include "resources.h"
+#include "shape.h"
+
+struct cache_node {
+    struct table_node by_name;
+    const char *name; /* interned */
+    uint8_t present;  /* the Node object is cached (else only pods bound to it are) */
+    uint8_t ready;    /* condition Ready is True */
+    uint8_t unschedulable;
+    uint32_t nlabels;
+    struct shape_label *labels;
+    uint32_t ntaints;
+    struct shape_taint *taints;
+    const struct shape_rl *allocatable; /* NULL: nothing */
+    int64_t alloc_pods;                 /* allocatable "pods" */
+    /* Requests of the non-terminated pods bound here, dense by resource id. */
+    int64_t *used;
+    uint32_t nused;
+    int64_t used_pods;
+    size_t bound; /* pods counted in used */
+};
+
+enum cache_phase {
+    CACHE_PHASE_PENDING = 0, /* also unknown or absent */
+    CACHE_PHASE_RUNNING,
+    CACHE_PHASE_SUCCEEDED,
+    CACHE_PHASE_FAILED,
+};
+
+enum {
+    CACHE_POD_GATED = 1 << 0,          /* spec.schedulingGates holds raygate.io/gang */
+    CACHE_POD_DELETING = 1 << 1,       /* metadata.deletionTimestamp is set */
+    CACHE_POD_MARKED_UNGATED = 1 << 2, /* cache_pod_mark_ungated(): kept for the pod's uid, whatever version follows */
+    CACHE_POD_BAD_REQUEST = 1 << 3,    /* its request did not parse; counted as empty */
+    CACHE_POD_TOLD = 1 << 4,           /* its gang's current wait reason was reported on it (cache_pod_mark_told) */
+};
+
+struct cache_gang;
+
+struct cache_pod {
+    struct table_node by_name;
+    struct table_node by_uid;
+    struct cache_pod *gang_prev, *gang_next;   /* the pods of its gang */
+    struct cache_pod *resv_prev, *resv_next;   /* the cache's list of reserving pods */
+    char *strings;                             /* owned: "name\0uid\0resourceVersion\0" */
+    const char *name, *uid, *resource_version; /* into strings */
+    const char *namespace_;                    /* interned */
+    const char *cluster;                       /* interned ray.io/cluster label, or NULL */
+    const char *queue;                         /* interned volcano.sh/queue-name label, or NULL */
+    const char *node_type;                     /* interned ray.io/node-type label, or NULL */
+    const char *group;                         /* interned ray.io/group label, or NULL */
+    const char **foreign_gates;                /* owned array of interned names: gates other than ours */
+    uint32_t nforeign_gates;
+    uint8_t phase; /* enum cache_phase */
+    uint8_t flags;
+    uint8_t reserving;               /* on the reserving list */
+    int32_t priority;                /* spec.priority */
+    int64_t created;                 /* metadata.creationTimestamp, Unix seconds */
+    uint8_t ready;                   /* condition Ready is True */
+    int64_t ready_changed;           /* condition Ready's lastTransitionTime, Unix seconds; 0: unknown */
+    int64_t scheduled_at;            /* condition PodScheduled "True": its lastTransitionTime; 0: unknown */
+    const char *unschedulable;       /* interned message of condition PodScheduled "False", or NULL */
+    struct cache_node *node;         /* spec.nodeName's node, or NULL when unbound */
+    struct cache_node *counted;      /* the node whose used includes this pod, or NULL */
+    struct cache_gang *gang;         /* gang of (namespace, cluster), or NULL */
+    const struct shape_rl *request;  /* effective request, or NULL when empty */
+    const struct shape_sched *sched; /* scheduling constraints, or NULL when none */
+};
+
+enum cache_dequeue {
+    CACHE_DEQUEUE_TRAVERSE = 0, /* a gang that does not fit does not block (default) */
+    CACHE_DEQUEUE_FIFO,         /* a complete gang that does not fit blocks those behind it */
+};
+
+struct cache_queue {
+    struct table_node by_name;
+    const char *name; /* interned */
+    uint8_t present;
+    uint8_t dequeue;                   /* enum cache_dequeue */
+    uint8_t dirty;                     /* its decisions may have changed since the last pass (cache_queue_mark_clean) */
+    const char *state;                 /* interned status.state; NULL or "" is Open */
+    const struct shape_rl *capability; /* NULL: unlimited */
+    char *placement_timeout;           /* owned annotation raygate.io/placement-timeout, or NULL (evict.h) */
+    char *pods_ready_timeout;          /* owned annotation raygate.io/pods-ready-timeout, or NULL */
+    struct cache_gang *gangs;          /* gangs naming this queue */
+    size_t ngangs;
+    size_t node_waiters; /* its gangs on the cache's node_waiters list */
+    /* Preemption and reclaim (preempt.h). */
+    const struct shape_rl *deserved; /* spec.deserved; NULL: none (it neither reclaims nor is reclaimed from) */
+    uint8_t reclaimable;             /* spec.reclaimable is not false */
+    const char *preemption;          /* interned annotation raygate.io/preemption (preempt_policy_parse), or NULL */
+};
+
+/* A worker group's share of a gang: its pods counted in minMember. */
+struct cache_group {
+    const char *name; /* interned groupName (the pods' ray.io/group label), or NULL */
+    int64_t pods;
+};
+
+struct cache_gang {
+    struct table_node by_name;
+    struct cache_gang *all_prev, *all_next;     /* every gang */
+    struct cache_gang *pre_prev, *pre_next;     /* the cache's list of gangs whose preempted_by is set (cache.preempted) */
+    struct cache_gang *queue_prev, *queue_next; /* the gangs of its queue */
+    struct cache_gang *nw_prev, *nw_next;       /* the cache's list of gangs waiting on node room */
+    uint8_t node_wait;                          /* on that list (cache_gang_set_node_wait) */
+    const char *namespace_;                     /* interned */
+    const char *name;                           /* interned RayCluster name */
+    struct cache_pod *pods;                     /* pods labelled with the cluster, any state, oldest first (then by name) */
+    struct cache_pod *pods_tail;                /* the newest */
+    size_t npods;
+    struct cache_queue *queue; /* its queue label's queue; kept after the cluster is deleted */
+    /* The RayCluster, while present. */
+    uint8_t present;
+    uint8_t spec_ok;            /* the gang arithmetic succeeded */
+    uint8_t admitted;           /* raygate.io/admitted-at is set (or cache_gang_mark_admitted) */
+    uint8_t legacy;             /* the legacy operator's RayCluster (cluster.ray.io, legacy.h); its pods carry its labels */
+    char *uid;                  /* owned */
+    char *resource_version;     /* owned */
+    char *admitted_at;          /* owned annotation value, or NULL */
+    char *admit_mark_rv;        /* owned: resourceVersion when marked admitted */
+    char *spec_error;           /* owned: why the gang arithmetic failed, or NULL */
+    const char *priority_class; /* interned ray.io/priority-class-name label, or NULL */
+    int64_t generation;         /* metadata.generation: bumped by every change of its spec */
+    struct evict_record record; /* its eviction record (raygate.io/requeue-count, ...), or all zero */
+    char *record_error;         /* owned: why the record's annotations did not parse (then it is all zero), or NULL */
+    char *evict_mark_rv;        /* owned: resourceVersion when marked evicted (cache_gang_mark_evicted) */
+    const char *owner_name;     /* interned: the RayJob it was made for (rayjob_owner_of), or NULL */
+    char *owner_uid;            /* owned: that RayJob's uid, or NULL */
+    int64_t created;            /* creationTimestamp, Unix seconds */
+    int64_t min_member;
+    struct cache_group *groups; /* owned: the gang's shape besides its head (see gang.h) */
+    uint32_t ngroups;
+    struct resources min_resources; /* for messages, formats kept */
+    const struct shape_rl *min_rl;  /* the same, interned; NULL when empty */
+    /* The last reasons reported (admit_reason_changed(), through cache_gang_set_reason()). */
+    int last_reason;
+    char *last_message;
+    int tail_reason;
+    char *tail_message;
+    /* The controller's monotonic ms when a pass first found the gang complete
+       but waiting; 0 while incomplete or not yet seen waiting (cache_gang_set_complete_ms). */
+    int64_t complete_ms;
+    /* Preemption (preempt.h), from the RayCluster while present. */
+    uint8_t preemptable; /* not volcano.sh/preemptable "false" (label or annotation) */
+    char *preempted_by;  /* owned annotation raygate.io/preempted-by ("ns/name" of its last preemptor), or NULL; set by the cache
+                            only (on cache.preempted while set) */
+};
+
+/* An RFC 3339 UTC time as the apiserver writes it (NULL fine); 0 when absent or malformed. */
+int64_t model_parse_time(const char *s);
+
+/* ---- nodes ---- */
+
+/* fresh (overwritten) from a Node (borrowed): labels sorted by key, NoSchedule/NoExecute taints, allocatable, Ready. */
+void model_node_parse(struct shape_pool *p, struct cache_node *fresh, const json_t *obj);
+
+/* Whether a and b have the same parsed properties (interned: compared by pointer). */
+int model_node_same(const struct cache_node *a, const struct cache_node *b);
+
+/* Releases what model_node_parse set on node, leaving it as a node without an object. */
+void model_node_clear(struct shape_pool *p, struct cache_node *node);
+
+/* Adds (sign 1) or takes (-1) a pod's request (NULL: none) to node's used, and one pod. */
+void model_node_account(struct cache_node *node, const struct shape_rl *req, int sign);
+
+/* ---- queues ---- */
+
+/*
+ * What preemption reads of a Queue (borrowed; NULL: deleted): spec.deserved,
+ * spec.reclaimable, the raygate.io/preemption annotation. Returns whether it changed.
+ */
+int model_queue_parse_preemption(struct shape_pool *p, struct cache_queue *q, const json_t *obj);
+
+/* The eviction timeouts a Queue's annotations (borrowed; NULL: none) set (evict.h); parsed where they are used. */
+void model_queue_set_timeouts(struct cache_queue *q, const json_t *annotations);
+
+/* ---- gangs (RayClusters) ---- */
+
+/*
+ * The raygate.io/admitted-at annotation of metadata (borrowed) into
+ * g->admitted_at. Our own admission stands until the watch brings a version
+ * newer than the one we marked (cache_gang_mark_admitted).
+ */
+void model_gang_parse_admitted(struct cache_gang *g, const json_t *meta);
+
+/*
+ * The generation and eviction record (evict.h) of metadata (borrowed). Our
+ * own eviction stands until the watch brings a version newer than the one we
+ * marked (cache_gang_mark_evicted): meanwhile the gang is not admitted.
+ */
+void model_gang_parse_eviction(struct cache_gang *g, const json_t *meta);
+
+/* The gang arithmetic of the RayCluster (borrowed; a RayJob's submitter included): minMember, groups, minResources. */
+void model_gang_parse_spec(struct shape_pool *p, struct cache_gang *g, const json_t *obj);
+
+/* Links pod into g's pods, in creation order (then by name); pod->gang and g->npods are the caller's. */
+void model_gang_insert_pod(struct cache_gang *g, struct cache_pod *pod);
+
+/* Releases g's groups. */
+void model_gang_clear_groups(struct shape_pool *p, struct cache_gang *g);
+
+/* ---- pods ---- */
+
+/* Namespace (ns), labels, creation time and flags from metadata (borrowed); keep: CACHE_POD_* flags that stand. */
+void model_pod_parse_meta(struct shape_pool *p, struct cache_pod *pod, const char *ns, const json_t *meta, uint8_t keep);
+
+/* Scheduling gates, priority, phase, conditions, request and scheduling constraints, from the pod (borrowed). */
+void model_pod_parse_spec(struct shape_pool *p, struct cache_pod *pod, const json_t *obj);
+
+/* Releases what the two above set, and pod->strings. */
+void model_pod_release(struct shape_pool *p, struct cache_pod *pod);
+
+#endif
