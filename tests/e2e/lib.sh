@@ -380,7 +380,7 @@ describe_has() { # pod text
 #   queue=QUEUE        label volcano.sh/queue-name (none: not raygate's)
 #   priority=CLASS     label ray.io/priority-class-name
 raycluster() {
-	local name="$1" queue="" priority="" arg spec=() labels=()
+	local name="$1" queue="" priority="" arg spec=() labels body
 	shift
 	for arg; do
 		case "$arg" in
@@ -388,16 +388,13 @@ raycluster() {
 		*) spec+=("$arg") ;;
 		esac
 	done
-	[[ -z "$queue" ]] || labels+=("volcano.sh/queue-name: $queue")
-	[[ -z "$priority" ]] || labels+=("ray.io/priority-class-name: $priority")
+	body="$(raycluster_spec "${spec[@]}")" || return 1 # (a parameter it refuses: nothing written)
+	labels="${queue:+volcano.sh/queue-name: $queue}"
+	labels="$labels${priority:+${labels:+, }ray.io/priority-class-name: $priority}"
 	printf 'apiVersion: ray.io/v1\nkind: RayCluster\n'
-	if ((${#labels[@]})); then
-		printf 'metadata: {name: %s, labels: {%s}}\n' "$name" "$(IFS=,; echo "${labels[*]}" | sed 's/,/, /g')"
-	else
-		printf 'metadata: {name: %s}\n' "$name"
-	fi
+	echo "metadata: {name: $name${labels:+, labels: {$labels\}}}"
 	echo 'spec:'
-	raycluster_spec "${spec[@]}" | sed 's/^/  /'
+	sed 's/^/  /' <<<"$body"
 }
 
 # raycluster_spec [KEY=VALUE...]: a RayCluster's spec as YAML on stdout (a

@@ -33,8 +33,7 @@ eventually 30 "restarted controller finished test-cluster-0" none_gated
 eventually 60 "test-cluster-0 Running" pods_are test-cluster-0 3 Running
 head="$(head_pod test-cluster-1)"
 eventually 10 "test-cluster-1 waits on the queue" describe_has "$head" "does not fit queue $Q"
-all_gated() { [[ "$(gated_count test-cluster-1)" == 3 ]]; }
-stays 2 "test-cluster-1 not over-admitted (3 pods gated)" all_gated
+stays 2 "test-cluster-1 not over-admitted (3 pods gated)" is gated_count test-cluster-1 3
 assert_eq "test-cluster-0's admission not recorded again" "$admitted_at" \
 	"$(rc_annotation test-cluster-0 raygate.io/admitted-at)"
 kc delete rayclusters.ray.io -n "$NS" test-cluster-0 >/dev/null
