@@ -212,6 +212,9 @@ static int world_teardown(void **state)
     return 0;
 }
 
+/* A test that starts from the world. */
+#define WORLD_TEST(f) cmocka_unit_test_setup_teardown(f, world_setup, world_teardown)
+
 /* No Lease yet: create one naming us; once the server has it, we lead. */
 static void test_acquire_by_create(void **state)
 {
@@ -540,17 +543,17 @@ int main(void)
         cmocka_unit_test(test_config_check),
         cmocka_unit_test(test_microtime),
         cmocka_unit_test(test_record_parse),
-        cmocka_unit_test_setup_teardown(test_acquire_by_create, world_setup, world_teardown),
-        cmocka_unit_test_setup_teardown(test_expiry_by_local_observation, world_setup, world_teardown),
-        cmocka_unit_test_setup_teardown(test_renewal_by_other_keeps_it_valid, world_setup, world_teardown),
-        cmocka_unit_test_setup_teardown(test_renew_fast_path, world_setup, world_teardown),
-        cmocka_unit_test_setup_teardown(test_loss_at_renew_deadline, world_setup, world_teardown),
-        cmocka_unit_test_setup_teardown(test_loss_on_other_holder, world_setup, world_teardown),
-        cmocka_unit_test_setup_teardown(test_lease_deleted_under_leader, world_setup, world_teardown),
-        cmocka_unit_test_setup_teardown(test_conflict_then_reread, world_setup, world_teardown),
-        cmocka_unit_test_setup_teardown(test_release_and_takeover, world_setup, world_teardown),
-        cmocka_unit_test_setup_teardown(test_take_released, world_setup, world_teardown),
-        cmocka_unit_test_setup_teardown(test_unreadable_record, world_setup, world_teardown),
+        WORLD_TEST(test_acquire_by_create),
+        WORLD_TEST(test_expiry_by_local_observation),
+        WORLD_TEST(test_renewal_by_other_keeps_it_valid),
+        WORLD_TEST(test_renew_fast_path),
+        WORLD_TEST(test_loss_at_renew_deadline),
+        WORLD_TEST(test_loss_on_other_holder),
+        WORLD_TEST(test_lease_deleted_under_leader),
+        WORLD_TEST(test_conflict_then_reread),
+        WORLD_TEST(test_release_and_takeover),
+        WORLD_TEST(test_take_released),
+        WORLD_TEST(test_unreadable_record),
         cmocka_unit_test(test_two_electors_failover),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
