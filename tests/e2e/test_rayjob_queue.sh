@@ -41,7 +41,7 @@ all_or_none_watch "$CA" 3 90 || fail "$CA (job-a's cluster) was not admitted who
 pass "job-a's cluster $CA admitted whole"
 eventually 60 "$CA's 3 pods Running" pods_are "$CA" 3 Running
 eventually 60 "job-a's submitter created and bound once $CA is Ready" submitter_bound job-a
-admitted_at="$(kc get rayclusters.ray.io -n "$NS" "$CA" -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')"
+admitted_at="$(rc_annotation "$CA" raygate.io/admitted-at)"
 created="$(submitter job-a | awk 'NR == 1 {print $3}')"
 [[ -n "$admitted_at" && ! "$created" < "$admitted_at" ]] ||
 	fail "job-a's submitter was created at $created, before its cluster's admission at $admitted_at"
