@@ -1,39 +1,31 @@
 # Helpers of the eviction tests (tests/e2e/test_gate_evict_*.sh, issue 12).
 # Sourced after lib.sh.
 
+# evict_setup PREFIX EVICT-GRACE: e2e_setup, then the test's queue Q (named
+# PREFIX-<uid>, cpu 8, memory 16Gi) and the invariant checker (grace 5 s,
+# evictions EVICT-GRACE s)
+evict_setup() {
+	e2e_setup
+	Q="$1-$(e2e_uid)"
+	make_queue "$Q" 8 16Gi
+	inv_start --grace 5 --evict-grace "$2"
+}
+
 # gate_with ARGS...: restarts raygate's gate controller with ARGS (eviction
-# flags); the usual one is started again when the test ends (gate_restore,
+# flags); the usual one is started again when the test ends (restore_gate,
 # through e2e_on_exit; a killed test's is restored by the next e2e_baseline).
 gate_with() {
 	if [[ -z "${EVICT_GATE_RESTORE:-}" ]]; then
 		EVICT_GATE_RESTORE=1
-		e2e_on_exit gate_restore
+		e2e_on_exit restore_gate
 	fi
 	"$ROOT/hack/cluster.sh" stop raygate-gate >/dev/null 2>&1 || true
 	"$ROOT/hack/cluster.sh" start-gate "$@" >/dev/null || fail "the gate did not start with $*"
 	pass "gate restarted with $*"
 }
 
-gate_restore() {
-	"$ROOT/hack/cluster.sh" stop raygate-gate >/dev/null 2>&1 || true
-	"$ROOT/hack/cluster.sh" start-gate >/dev/null 2>&1 || true
-}
-
-gate_running() { [[ "$("$ROOT/hack/cluster.sh" status 2>/dev/null)" == *"raygate-gate"*"running"* ]]; }
-
-# rc_annotation CLUSTER KEY: an annotation of the RayCluster ("" when absent)
-rc_annotation() {
-	kc get rayclusters.ray.io -n "$NS" "$1" -o json | jq -r --arg k "$2" '.metadata.annotations[$k] // ""'
-}
-
-admitted() { [[ -n "$(rc_annotation "$1" raygate.io/admitted-at)" ]]; }
 requeue_count_is() { [[ "$(rc_annotation "$1" raygate.io/requeue-count)" == "$2" ]]; }
 evicted_not_admitted() { requeue_count_is "$1" "$2" && ! admitted "$1"; }
-
-# bound_count CLUSTER: its pods with a node
-bound_count() {
-	kc get pods -n "$NS" -l "ray.io/cluster=$1" -o json | jq '[.items[] | select(.spec.nodeName != null)] | length'
-}
 
 # none_bound_all_gated CLUSTER N: exactly N live pods, none bound, all gated
 none_bound_all_gated() {
@@ -58,43 +50,10 @@ evicted_events() {
 # gate posts them just after the eviction record, so wait for it (eventually).
 evicted_event_says() { evicted_events "$1" | grep -qF -- "$2"; }
 
-# metric_value NAME{LABELS}: a sample of the gate's /metrics ("" when absent)
-metric_value() {
-	curl -sf --max-time 5 "http://127.0.0.1:$GATE_METRICS_PORT/metrics" | awk -v s="$1" '$1 == s {print $2}'
-}
-
 # pvc_cluster NAME QUEUE CLAIM [WORKERS]: a RayCluster (head 1 cpu, WORKERS
 # workers of 1 cpu, default 2) whose workers mount the PersistentVolumeClaim CLAIM
 pvc_cluster() {
-	kc apply -n "$NS" -f - >/dev/null <<-YAML
-		apiVersion: ray.io/v1
-		kind: RayCluster
-		metadata: {name: $1, labels: {volcano.sh/queue-name: $2}}
-		spec:
-		  rayVersion: "2.9.0"
-		  headGroupSpec:
-		    rayStartParams: {}
-		    template:
-		      spec:
-		        containers:
-		        - {name: ray-head, image: "rayproject/ray:2.9.0", resources: {requests: {cpu: "1", memory: 1Gi}}}
-		  workerGroupSpecs:
-		  - groupName: worker
-		    replicas: ${4:-2}
-		    minReplicas: ${4:-2}
-		    maxReplicas: ${4:-2}
-		    rayStartParams: {}
-		    template:
-		      spec:
-		        containers:
-		        - name: ray-worker
-		          image: "rayproject/ray:2.9.0"
-		          resources: {requests: {cpu: "1", memory: 1Gi}}
-		          volumeMounts: [{name: data, mountPath: /data}]
-		        volumes:
-		        - name: data
-		          persistentVolumeClaim: {claimName: $3}
-	YAML
+	raycluster "$1" queue="$2" workers="${4:-2}" claim="$3" | kc apply -n "$NS" -f - >/dev/null
 }
 
 # make_claim CLAIM: a PersistentVolume and the claim bound to it (static

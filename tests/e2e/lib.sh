@@ -178,20 +178,7 @@ control_plane_settled() {
 # probe meanwhile is deleted, as KubeRay asks.
 kuberay_caught_up() {
 	local ns="$1" probe="kuberay-probe-$(e2e_uid)" t0=$SECONDS
-	kc apply -n "$ns" -f - >/dev/null <<-YAML
-		apiVersion: ray.io/v1
-		kind: RayCluster
-		metadata: {name: $probe}
-		spec:
-		  rayVersion: "2.9.0"
-		  headGroupSpec:
-		    rayStartParams: {}
-		    template:
-		      spec:
-		        containers:
-		        - {name: ray-head, image: "rayproject/ray:2.9.0", resources: {requests: {cpu: 10m, memory: 16Mi}}}
-		  workerGroupSpecs: []
-	YAML
+	raycluster "$probe" head='cpu: 10m, memory: 16Mi' | kc apply -n "$ns" -f - >/dev/null
 	_probe_seen() {
 		local heads
 		heads="$(kc get pods -n "$ns" -l "ray.io/cluster=$probe,ray.io/node-type=head" --sort-by .metadata.creationTimestamp -o name)"
@@ -259,20 +246,7 @@ gate_log_from() { echo $(($(wc -l <"$STATE/logs/raygate-gate.log") + 1)); }
 # head_only_cluster NAME QUEUE [CPU]: creates a RayCluster of one head pod
 # (CPU, default 1, and 1Gi) and no workers in the test's namespace, in QUEUE
 head_only_cluster() {
-	kc apply -n "$NS" -f - >/dev/null <<-YAML
-		apiVersion: ray.io/v1
-		kind: RayCluster
-		metadata: {name: $1, labels: {volcano.sh/queue-name: $2}}
-		spec:
-		  rayVersion: "2.9.0"
-		  headGroupSpec:
-		    rayStartParams: {}
-		    template:
-		      spec:
-		        containers:
-		        - {name: ray-head, image: "rayproject/ray:2.9.0", resources: {requests: {cpu: "${3:-1}", memory: 1Gi}}}
-		  workerGroupSpecs: []
-	YAML
+	raycluster "$1" queue="$2" cpu="${3:-1}" | kc apply -n "$NS" -f - >/dev/null
 }
 
 # make_queue NAME CPU MEMORY [DEQUEUE_STRATEGY]: a Queue (fifo or traverse; unset by default)
@@ -399,6 +373,166 @@ pod_told() { pod_events "$1" | grep -F -- "$2" >/dev/null; }
 
 describe_has() { # pod text
 	kc describe pod -n "$NS" "$1" | grep -F -- "$2" >/dev/null
+}
+
+# raycluster NAME [KEY=VALUE...]: a RayCluster's YAML on stdout (for kc apply
+# -f -). Metadata keys (the rest are raycluster_spec's):
+#   queue=QUEUE        label volcano.sh/queue-name (none: not raygate's)
+#   priority=CLASS     label ray.io/priority-class-name
+raycluster() {
+	local name="$1" queue="" priority="" arg spec=() labels body
+	shift
+	for arg; do
+		case "$arg" in
+		queue=* | priority=*) printf -v "${arg%%=*}" %s "${arg#*=}" ;;
+		*) spec+=("$arg") ;;
+		esac
+	done
+	body="$(raycluster_spec "${spec[@]}")" || return 1 # (a parameter it refuses: nothing written)
+	labels="${queue:+volcano.sh/queue-name: $queue}"
+	labels="$labels${priority:+${labels:+, }ray.io/priority-class-name: $priority}"
+	printf 'apiVersion: ray.io/v1\nkind: RayCluster\n'
+	echo "metadata: {name: $name${labels:+, labels: {$labels\}}}"
+	echo 'spec:'
+	sed 's/^/  /' <<<"$body"
+}
+
+# raycluster_spec [KEY=VALUE...]: a RayCluster's spec as YAML on stdout (a
+# RayService's rayClusterConfig, indented by the caller). Keys:
+#   version=V          rayVersion and the images' tag (default 2.9.0)
+#   cpu=C memory=M     the head's requests (default 1 and 1Gi)
+#   head=REQUESTS      the head's requests as YAML flow mapping entries, written
+#                      as given ('cpu: "0.5", memory: 1.5Gi'); instead of cpu=, memory=
+#   limits=1           the head's limits equal to its requests
+#   group=NAME:REPLICAS:MIN:MAX[:REQUESTS]  a worker group (repeatable); its
+#                      containers' requests as head= (default cpu 1, memory
+#                      1Gi; an empty REQUESTS: no resources)
+#   workers=N          group=worker:N:N:N
+#   claim=CLAIM        the workers mount the PersistentVolumeClaim CLAIM at /data
+#   autoscaling=1      in-tree autoscaling, its sidecar at cpu 100m, memory 128Mi
+# No group: workerGroupSpecs [].
+raycluster_spec() {
+	local version=2.9.0 cpu=1 memory=1Gi head="" limits="" claim="" autoscaling="" arg groups=() g gname r min max req
+	for arg; do
+		case "$arg" in
+		version=* | cpu=* | memory=* | head=* | limits=* | claim=* | autoscaling=*) printf -v "${arg%%=*}" %s "${arg#*=}" ;;
+		group=*) groups+=("${arg#group=}") ;;
+		workers=*) groups+=("worker:${arg#workers=}:${arg#workers=}:${arg#workers=}") ;;
+		*) fail "raycluster_spec: unknown parameter '$arg'" ;;
+		esac
+	done
+	head="${head:-cpu: \"$cpu\", memory: $memory}"
+	echo "rayVersion: \"$version\""
+	if [[ -n "$autoscaling" ]]; then
+		echo 'enableInTreeAutoscaling: true'
+		echo 'autoscalerOptions:'
+		echo '  resources: {requests: {cpu: 100m, memory: 128Mi}, limits: {cpu: 100m, memory: 128Mi}}'
+	fi
+	cat <<-YAML
+		headGroupSpec:
+		  rayStartParams: {}
+		  template:
+		    spec:
+		      containers:
+		      - {name: ray-head, image: "rayproject/ray:$version", resources: {requests: {$head}${limits:+, limits: {$head\}}}}
+	YAML
+	((${#groups[@]})) || { echo 'workerGroupSpecs: []'; return 0; }
+	echo 'workerGroupSpecs:'
+	for g in "${groups[@]}"; do
+		IFS=: read -r gname r min max req <<<"$g"
+		[[ "$g" == *:*:*:*:* ]] || req='cpu: "1", memory: 1Gi'
+		cat <<-YAML
+			- groupName: $gname
+			  replicas: $r
+			  minReplicas: $min
+			  maxReplicas: $max
+			  rayStartParams: {}
+			  template:
+			    spec:
+			      containers:
+			      - {name: ray-worker, image: "rayproject/ray:$version"${req:+, resources: {requests: {$req\}\}}${claim:+, volumeMounts: [{name: data, mountPath: /data\}]}}
+		YAML
+		[[ -z "$claim" ]] || echo "      volumes: [{name: data, persistentVolumeClaim: {claimName: $claim}}]"
+	done
+}
+
+# is COMMAND... EXPECTED: COMMAND prints EXPECTED (for eventually and stays)
+is() { [[ "$("${@:1:$#-1}")" == "${!#}" ]]; }
+
+# has_pods CLUSTER N: the Ray cluster has exactly N pods
+has_pods() { [[ "$(count_pods "$1")" == "$2" ]]; }
+
+# all_gated CLUSTER N: exactly N pods, all gated
+all_gated() { [[ "$(count_pods "$1")" == "$2" && "$(gated_count "$1")" == "$2" ]]; }
+
+
+# gone KIND NAME: no such object in the test's namespace
+gone() { ! kc get -n "$NS" "$1" "$2" >/dev/null 2>&1; }
+
+# rc_annotation CLUSTER KEY: an annotation of the RayCluster ("" when absent)
+rc_annotation() {
+	kc get rayclusters.ray.io -n "$NS" "$1" -o json | jq -r --arg k "$2" '.metadata.annotations[$k] // ""'
+}
+
+# admitted CLUSTER: the RayCluster carries raygate.io/admitted-at
+admitted() { [[ -n "$(rc_annotation "$1" raygate.io/admitted-at)" ]]; }
+
+# bound_count CLUSTER: its pods with a node
+bound_count() {
+	kc get pods -n "$NS" -l "ray.io/cluster=$1" -o json | jq '[.items[] | select(.spec.nodeName != null)] | length'
+}
+
+# metric_value NAME{LABELS}: a sample of the gate's /metrics ("" when absent)
+metric_value() {
+	curl -sf --max-time 5 "http://127.0.0.1:$GATE_METRICS_PORT/metrics" | awk -v s="$1" '$1 == s {print $2}'
+}
+
+# cluster_of NAME [CRD]: the RayClusters KubeRay made for the RayJob (or the
+# CRD's object, e.g. RayService) NAME, by name; empty until then
+cluster_of() {
+	kc get rayclusters.ray.io -n "$NS" -l "ray.io/originated-from-cr-name=$1,ray.io/originated-from-crd=${2:-RayJob}" \
+		-o jsonpath='{.items[*].metadata.name}'
+}
+has_cluster() { [[ -n "$(cluster_of "$@")" ]]; }
+
+# sample_job NAME QUEUE: samples/rayjob-sample.yaml renamed and put in QUEUE, applied
+sample_job() {
+	sed -e "s/name: rayjob-sample/name: $1/" -e "s/volcano.sh\/queue-name: .*/volcano.sh\/queue-name: $2/" \
+		"$ROOT/samples/rayjob-sample.yaml" | kc apply -n "$NS" -f - >/dev/null
+}
+
+# submitter_bound JOB: a submitter pod of the RayJob (K8sJobMode) is bound to a node
+submitter_bound() {
+	kc get pods -n "$NS" -l "batch.kubernetes.io/job-name=$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -q .
+}
+
+# job_follows JOB CLUSTER GONE-JOB: the RayJob GONE-JOB is deleted; then JOB's
+# cluster CLUSTER (3 pods) is admitted whole in its room, and JOB's submitter bound
+job_follows() {
+	kc delete rayjob -n "$NS" "$3" --wait=false >/dev/null
+	all_or_none_watch "$2" 3 120 || fail "$1's cluster $2 was not admitted after $3 was deleted"
+	pass "$1's cluster $2 admitted whole once $3 is gone"
+	eventually 60 "$1's submitter bound" submitter_bound "$1"
+}
+
+# allocated QUEUE: the Queue's status.allocated (compact, sorted JSON; {} when none)
+allocated() { kc get queue "$1" -o json | jq -cS '.status.allocated // {}'; }
+
+# pg_message PODGROUP: the message of its Unschedulable condition when True
+pg_message() {
+	kc get podgroup -n "$NS" "$1" -o json 2>/dev/null |
+		jq -r '.status.conditions[]? | select(.type == "Unschedulable" and .status == "True") | .message'
+}
+# pg_says PODGROUP TEXT: that message says TEXT
+pg_says() { pg_message "$1" | grep -F -- "$2" >/dev/null; }
+
+gate_running() { [[ "$("$ROOT/hack/cluster.sh" status 2>/dev/null)" == *"raygate-gate"*"running"* ]]; }
+
+# restore_gate: the gate controller as hack/cluster.sh starts it, with no flag
+# (for e2e_on_exit after a test restarted it otherwise)
+restore_gate() {
+	"$ROOT/hack/cluster.sh" stop raygate-gate >/dev/null 2>&1 || true
+	"$ROOT/hack/cluster.sh" start-gate >/dev/null 2>&1 || true
 }
 
 . "$_e2e_here/invariants.sh"

@@ -19,8 +19,7 @@ inv_start
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" test-cluster-0 "$Q" | kc apply -n "$NS" -f - >/dev/null
 all_or_none_watch test-cluster-0 3 60 || fail "test-cluster-0 was not admitted"
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" test-cluster-1 "$Q" | kc apply -n "$NS" -f - >/dev/null
-three() { [[ "$(count_pods test-cluster-1)" == 3 ]]; }
-eventually 60 "KubeRay created test-cluster-1's 3 pods" three
+eventually 60 "KubeRay created test-cluster-1's 3 pods" has_pods test-cluster-1 3
 
 # gang_field NAME JQ: a field of gang NAME in `kubectl raygate gangs -n NS -o json`
 gang_field() { kc raygate gangs -n "$NS" -o json | jq -r --arg n "$1" ".items[] | select(.name == \$n) | $2"; }
@@ -129,8 +128,8 @@ pass "raygate-viewer: why and queues"
 
 kc delete rayclusters.ray.io -n "$NS" test-cluster-0 >/dev/null
 all_or_none_watch test-cluster-1 3 60 || fail "test-cluster-1 was not admitted after test-cluster-0 was deleted"
-gone() { [[ "$(kc raygate gangs -n "$NS" -o json | jq -r '[.items[].name] | join(" ")')" == test-cluster-1 ]]; }
-eventually 60 "test-cluster-0 gone from kubectl raygate gangs" gone
+gangs() { kc raygate gangs -n "$NS" -o json | jq -r '[.items[].name] | join(" ")'; }
+eventually 60 "test-cluster-0 gone from kubectl raygate gangs" is gangs test-cluster-1
 eventually 60 "test-cluster-1 Running, 3/3 bound" field_is test-cluster-1 '"\(.state) \(.pods.bound)/\(.pods.min) \(.position)"' \
 	"Running 3/3 null"
 kc raygate why test-cluster-1 -n "$NS" | grep -Fq "3 of 3 pods bound; nothing has to change" || fail "why of a running gang"

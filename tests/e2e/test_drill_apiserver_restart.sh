@@ -18,7 +18,7 @@ e2e_on_exit restore_api
 Q="apirestart-$(e2e_uid)"
 make_queue "$Q" 4 16Gi
 inv_start --grace 10
-admitted_at() { kc get rayclusters.ray.io -n "$NS" "$1" -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}'; }
+admitted_at() { rc_annotation "$1" raygate.io/admitted-at; }
 relisted() { # FROM-LINE WATCH...: every WATCH relisted after FROM-LINE
 	local from="$1" w; shift
 	for w in "$@"; do

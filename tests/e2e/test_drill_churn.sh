@@ -63,29 +63,19 @@ inv_start --grace 15
 
 # new_cluster NAME: a random RayCluster (YAML on stdout)
 new_cluster() {
-	local name="$1" q auto groups g r min
-	q="$(pick "${QUEUES[@]}")"
+	local name="$1" args=() auto groups g r min
+	args+=(queue="$(pick "${QUEUES[@]}")")
 	auto=$((RANDOM % 3 == 0))
-	printf 'apiVersion: ray.io/v1\nkind: RayCluster\nmetadata:\n  name: %s\n  labels:\n    volcano.sh/queue-name: %s\n' "$name" "$q"
-	((RANDOM % 3 == 0)) && printf '    ray.io/priority-class-name: ray-high\n'
-	printf 'spec:\n  rayVersion: "2.9.0"\n'
-	if ((auto)); then
-		printf '  enableInTreeAutoscaling: true\n  autoscalerOptions:\n    resources: {requests: {cpu: 100m, memory: 128Mi}, limits: {cpu: 100m, memory: 128Mi}}\n'
-	fi
-	printf '  headGroupSpec:\n    rayStartParams: {}\n    template:\n      spec:\n        containers:\n'
-	printf '        - {name: ray-head, image: "rayproject/ray:2.9.0", resources: {requests: {cpu: %s, memory: %s}}}\n' \
-		"$(pick 250m 500m 1)" "$(pick 256Mi 512Mi 1Gi)"
+	((RANDOM % 3 == 0)) && args+=(priority=ray-high)
+	((auto)) && args+=(autoscaling=1)
+	args+=(head="cpu: $(pick 250m 500m 1), memory: $(pick 256Mi 512Mi 1Gi)")
 	groups=$((RANDOM % 3))
-	if ((groups == 0)); then printf '  workerGroupSpecs: []\n'; else printf '  workerGroupSpecs:\n'; fi
 	for ((g = 0; g < groups; g++)); do
 		r=$((RANDOM % 4))
 		min=$((RANDOM % (r + 1)))
-		printf '  - groupName: g%d\n    replicas: %d\n    minReplicas: %d\n    maxReplicas: %d\n    rayStartParams: {}\n' \
-			"$g" "$r" "$min" "$((auto ? 3 : r))"
-		printf '    template:\n      spec:\n        containers:\n'
-		printf '        - {name: ray-worker, image: "rayproject/ray:2.9.0", resources: {requests: {cpu: %s, memory: %s}}}\n' \
-			"$(pick 250m 500m 1 2)" "$(pick 256Mi 512Mi 1Gi 2Gi)"
+		args+=(group="g$g:$r:$min:$((auto ? 3 : r)):cpu: $(pick 250m 500m 1 2), memory: $(pick 256Mi 512Mi 1Gi 2Gi)")
 	done
+	raycluster "$name" "${args[@]}"
 }
 
 LIVE=() n=0 created=0 deleted=0 grown=0 scaled=0

@@ -43,15 +43,15 @@ limit=$(((LEASE_S * 1000) + 2 * RETRY_S * 2200 + 2000))
 ((dt <= limit)) || fail "takeover after ${dt} ms, over ${limit} ms"
 pass "$B took over ${dt} ms after the leader was killed (bound ${limit} ms)"
 
-# admitted QUEUE: RayClusters of the queue carrying raygate.io/admitted-at
-admitted() {
+# admitted_in QUEUE: RayClusters of the queue carrying raygate.io/admitted-at
+admitted_in() {
 	kc get rayclusters.ray.io -n "$NS" -l "volcano.sh/queue-name=$1" -o json |
 		jq '[.items[] | select(.metadata.annotations["raygate.io/admitted-at"] != null)] | length'
 }
 # settled QUEUE N: N gangs of the queue admitted and fully ungated, the others complete and fully gated
 settled() {
 	local q="$1" want="$2" c n g open=0 waiting=0
-	[[ "$(admitted "$q")" == "$want" ]] || return 1
+	[[ "$(admitted_in "$q")" == "$want" ]] || return 1
 	for c in $(kc get rayclusters.ray.io -n "$NS" -l "volcano.sh/queue-name=$q" -o jsonpath='{.items[*].metadata.name}'); do
 		n="$(count_pods "$c")" g="$(gated_count "$c")"
 		((n == 3)) || return 1
@@ -75,8 +75,7 @@ pass "the new leader admitted $(grep -cF -- "admit $NS/" "$STATE/logs/raygate-ga
 victim="$(kc get rayclusters.ray.io -n "$NS" -l "volcano.sh/queue-name=$QA" -o json |
 	jq -r '[.items[] | select(.metadata.annotations["raygate.io/admitted-at"] != null)][0].metadata.name')"
 kc delete rayclusters.ray.io -n "$NS" "$victim" --wait=false >/dev/null
-gone() { ! kc get rayclusters.ray.io -n "$NS" "$victim" >/dev/null 2>&1; }
-eventually 60 "$victim deleted" gone
+eventually 60 "$victim deleted" gone rayclusters.ray.io "$victim"
 eventually 60 "$QA: a waiting gang admitted in $victim's place (4 admitted, 1 waiting)" settled "$QA" 4
 polls="$(inv_polls)"
 eventually 30 "the invariant checker looked at the settled state twice" inv_polled_since $((polls + 1))

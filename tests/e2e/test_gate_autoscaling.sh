@@ -17,8 +17,7 @@ sed -e "s/name: autoscaling-cluster/name: auto/" -e "s/volcano.sh\/queue-name: .
 	-e "s/groupName: worker/groupName: cpu/" "$ROOT/samples/raycluster-autoscaling.yaml" | kc apply -n "$NS" -f - >/dev/null
 assert_eq "minMember annotated by the webhook (head + minReplicas)" 2 \
 	"$(kc get rayclusters.ray.io -n "$NS" auto -o jsonpath='{.metadata.annotations.raygate\.io/min-member}')"
-four() { [[ "$(count_pods auto)" == 4 ]]; }
-eventually 60 "KubeRay created the head and 3 workers" four
+eventually 60 "KubeRay created the head and 3 workers" has_pods auto 4
 head="$(head_pod auto)"
 sidecar="$(kc get pod -n "$NS" "$head" -o jsonpath='{.spec.containers[*].name}')"
 [[ "$sidecar" == *autoscaler* ]] || fail "the head pod has no autoscaler sidecar: $sidecar"
@@ -29,8 +28,7 @@ eventually 30 "the gang (2 pods) admitted" two_ungated
 ungated="$(ungated_pods auto | sort | tr '\n' ' ')"
 [[ "$ungated" == *"$head"* && "$ungated" == *auto-cpu-worker-* ]] || fail "the gang is not the head + 1 worker: $ungated"
 pass "the gang is the head and 1 worker: $ungated"
-[[ -n "$(kc get rayclusters.ray.io -n "$NS" auto -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')" ]] ||
-	fail "auto has no raygate.io/admitted-at"
+admitted auto || fail "auto has no raygate.io/admitted-at"
 
 # The tail: in creation order (then name), the first waits on the queue, the second behind it.
 mapfile -t tail < <(kc get pods -n "$NS" -l ray.io/cluster=auto -o json |
@@ -67,15 +65,13 @@ eventually 10 "$second's GangAdmitted event says it came beyond the gang" pod_ad
 # Shrinking gives the tail's share back: another cluster (cpu 1) waits on the
 # full queue until the autoscaler (here: us) scales auto down by one worker.
 head_only_cluster next "$Q"
-one_pod() { [[ "$(count_pods next)" == 1 ]]; }
-eventually 60 "KubeRay created next's pod" one_pod
+eventually 60 "KubeRay created next's pod" has_pods next 1
 eventually 10 "next waits on the full queue" describe_has "$(head_pod next)" "does not fit queue $Q: cpu needs 1, 0 of 4 free"
 next_gated() { [[ "$(gated_count next)" == 1 ]]; }
 stays 2 "next stays gated" next_gated
 kc patch rayclusters.ray.io -n "$NS" auto --type merge \
 	-p "{\"spec\":{\"workerGroupSpecs\":[{\"groupName\":\"cpu\",\"replicas\":2,\"minReplicas\":1,\"maxReplicas\":5,\"scaleStrategy\":{\"workersToDelete\":[\"$second\"]},\"rayStartParams\":{},\"template\":$(kc get rayclusters.ray.io -n "$NS" auto -o json | jq -c '.spec.workerGroupSpecs[0].template')}]}}" >/dev/null
-gone() { ! kc get pod -n "$NS" "$second" >/dev/null 2>&1; }
-eventually 60 "KubeRay deleted $second" gone
+eventually 60 "KubeRay deleted $second" gone pod "$second"
 all_or_none_watch next 1 30 || fail "next was not admitted after auto shrank"
 pass "next admitted with the share auto's tail gave back"
 assert_eq "auto keeps its 3 pods ungated" "0 3" "$(gated_count auto) $(count_pods auto)"

@@ -9,16 +9,12 @@
 # grace longer than the outage) finds nothing.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/evict.sh"
-e2e_setup
-Q="evict-crash-$(e2e_uid)"
-make_queue "$Q" 8 16Gi
-inv_start --grace 5 --evict-grace 40
+evict_setup evict-crash 40
 gate_with --placement-timeout 15s --requeue-backoff-base 10m --requeue-backoff-max 1h --test-fault-exit-after-evict-deletes 1
 
 pvc_cluster crash "$Q" missing 3
 eventually 60 "crash admitted" admitted crash
-head_bound() { [[ "$(bound_count crash)" == 1 ]]; }
-eventually 30 "its head bound, its workers not (no claim)" head_bound
+eventually 30 "its head bound, its workers not (no claim)" is bound_count crash 1
 gate_down() { ! gate_running; }
 eventually 90 "the controller died mid-eviction (fault point)" gate_down
 tail -n "+$E2E_GATE_FROM" "$STATE/logs/raygate-gate.log" |

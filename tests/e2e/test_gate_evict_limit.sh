@@ -8,10 +8,7 @@
 # reactivates it: it is admitted again, and its next eviction counts from 1.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/evict.sh"
-e2e_setup
-Q="evict-limit-$(e2e_uid)"
-make_queue "$Q" 8 16Gi
-inv_start --grace 5 --evict-grace 15
+evict_setup evict-limit 15
 gate_with --placement-timeout 10s --requeue-backoff-base 1s --requeue-backoff-max 2s --requeue-limit 2
 
 pvc_cluster lim "$Q" never

@@ -23,8 +23,7 @@ t0=$SECONDS
 pvc_cluster pvc "$Q" data
 eventually 60 "pvc admitted" admitted pvc
 admitted_at="$(rc_annotation pvc raygate.io/admitted-at)"
-head_bound() { [[ "$(bound_count pvc)" == 1 ]]; }
-eventually 30 "its head bound, its workers not (no claim)" head_bound
+eventually 30 "its head bound, its workers not (no claim)" is bound_count pvc 1
 worker="$(kc get pods -n "$NS" -l ray.io/cluster=pvc,ray.io/node-type=worker -o jsonpath='{.items[0].metadata.name}')"
 unschedulable() { kc get pod -n "$NS" "$worker" -o json | jq -r '.status.conditions[]? | select(.type == "PodScheduled") | .message' | grep -q persistentvolumeclaim; }
 eventually 30 "the scheduler says why ($worker)" unschedulable

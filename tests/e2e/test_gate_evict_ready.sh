@@ -8,10 +8,7 @@
 # its members not Ready named), while fine, bound and Ready, is never evicted.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/evict.sh"
-e2e_setup
-Q="evict-ready-$(e2e_uid)"
-make_queue "$Q" 8 16Gi
-inv_start --grace 5 --evict-grace 15
+evict_setup evict-ready 15
 gate_with --placement-timeout 5m
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" slow "$Q" | kc apply -n "$NS" -f - >/dev/null
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" fine "$Q" | kc apply -n "$NS" -f - >/dev/null

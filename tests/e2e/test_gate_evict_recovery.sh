@@ -6,11 +6,8 @@
 # after it, not before, and its running pods go too.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/evict.sh"
-e2e_setup
+evict_setup evict-recovery 15
 uncordon_all() { for n in $(kc get nodes -o name); do kc uncordon "${n#node/}" >/dev/null 2>&1 || true; done; }
-Q="evict-recovery-$(e2e_uid)"
-make_queue "$Q" 8 16Gi
-inv_start --grace 5 --evict-grace 15
 gate_with --placement-timeout 20s --requeue-backoff-base 10m
 e2e_on_exit uncordon_all
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" rec "$Q" | kc apply -n "$NS" -f - >/dev/null

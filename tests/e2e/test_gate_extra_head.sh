@@ -13,11 +13,9 @@ make_queue "$Q" 4 16Gi
 inv_start
 
 head_only_cluster one "$Q"
-one_pod() { [[ "$(count_pods one)" == 1 ]]; }
-eventually 60 "KubeRay created one's head" one_pod
+eventually 60 "KubeRay created one's head" has_pods one 1
 head="$(head_pod one)"
-admitted() { [[ "$(gated_count one)" == 0 ]]; }
-eventually 30 "one (its head only) admitted" admitted
+eventually 30 "one (its head only) admitted" is gated_count one 0
 
 extra="$head-extra"
 kc get pod -n "$NS" "$head" -o json |

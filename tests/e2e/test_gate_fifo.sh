@@ -44,15 +44,15 @@ eventually 10 "fifo: f-small says it waits behind f-big" \
 	describe_has "$(head_pod f-small)" "queue $QF is fifo: waiting behind gang ray-f-big-pg"
 f_blocked() { [[ "$(gated_count f-small)" == 1 && "$(gated_count f-big)" == 3 && "$(gated_count t-big)" == 3 ]]; }
 stays 5 "fifo: f-small stays gated behind f-big (1 cpu free notwithstanding); t-big still waits" f_blocked
-assert_eq "f-small not admitted" "" "$(kc get rayclusters.ray.io -n "$NS" f-small -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')"
+assert_eq "f-small not admitted" "" "$(rc_annotation f-small raygate.io/admitted-at)"
 
 # Room in the fifo queue: the head gang goes first, then the one behind it.
 kc delete rayclusters.ray.io -n "$NS" f-filler >/dev/null
 all_or_none_watch f-big 3 60 || fail "f-big was not admitted after f-filler was deleted"
 all_or_none_watch f-small 1 30 || fail "f-small was not admitted after f-big"
 pass "fifo: f-big, then f-small admitted (cpu 3 + 1 = 4)"
-big_at="$(kc get rayclusters.ray.io -n "$NS" f-big -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')"
-small_at="$(kc get rayclusters.ray.io -n "$NS" f-small -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')"
+big_at="$(rc_annotation f-big raygate.io/admitted-at)"
+small_at="$(rc_annotation f-small raygate.io/admitted-at)"
 [[ ! "$small_at" < "$big_at" ]] || fail "f-small ($small_at) admitted before f-big ($big_at)"
 pass "f-small admitted no earlier than f-big ($big_at, $small_at)"
 eventually 60 "f-big's pods Running" pods_are f-big 3 Running

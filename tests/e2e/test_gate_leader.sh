@@ -34,7 +34,7 @@ eventually 60 "test-cluster-0 Running" pods_are test-cluster-0 3 Running
 apply_cluster test-cluster-1 "$Q"
 three() { [[ "$(count_pods "$1")" == 3 ]]; }
 eventually 60 "test-cluster-1's 3 pods created" three test-cluster-1
-head1="$(kc get pods -n "$NS" -l ray.io/cluster=test-cluster-1,ray.io/node-type=head -o jsonpath='{.items[0].metadata.name}')"
+head1="$(head_pod test-cluster-1)"
 eventually 20 "test-cluster-1 waits on the queue" describe_has "$head1" "does not fit queue $Q"
 # waiting_events CLUSTER QUEUE: GangWaiting Events "does not fit queue QUEUE" on the RayCluster
 waiting_events() {
@@ -81,7 +81,7 @@ kill -CONT "$pid_a"
 eventually 20 "the woken leader knows it lost" log_has raygate-gate "not leading: writing nothing"
 apply_cluster test-cluster-3 "$Q2"
 eventually 60 "test-cluster-3's 3 pods created" three test-cluster-3
-head3="$(kc get pods -n "$NS" -l ray.io/cluster=test-cluster-3,ray.io/node-type=head -o jsonpath='{.items[0].metadata.name}')"
+head3="$(head_pod test-cluster-3)"
 eventually 20 "test-cluster-3 waits on $Q2" describe_has "$head3" "does not fit queue $Q2"
 eventually 20 "a 'does not fit' Event on test-cluster-3" one_event test-cluster-3 "$Q2"
 a_silent() { [[ "$(grep -cF -- "$NS/" "$STATE/logs/raygate-gate.log")" == "$a_lines_before" ]]; }

@@ -13,12 +13,8 @@
 e2e_setup
 GATE_LOG="$STATE/logs/raygate-gate.log"
 SA_KUBECONFIG="$STATE/raygate-gate-sa.kubeconfig"
-restore_gate() {
-	"$ROOT/hack/cluster.sh" stop raygate-gate >/dev/null 2>&1 || true
-	"$ROOT/hack/cluster.sh" start-gate >/dev/null 2>&1 || true
-	rm -f "$SA_KUBECONFIG"
-	kc delete clusterrolebinding,clusterrole "$ROLE" --ignore-not-found >/dev/null 2>&1 || true
-}
+# (the last registered runs first: the gate restored, then its credentials go)
+e2e_on_exit 'rm -f "$SA_KUBECONFIG"; kc delete clusterrolebinding,clusterrole "$ROLE" --ignore-not-found >/dev/null 2>&1'
 e2e_on_exit restore_gate
 
 # --- The gate as deployed: manifests/gate.yaml's RBAC, a token of its ServiceAccount.
@@ -54,7 +50,6 @@ queue() { kc get queue "$Q" -o json; }
 # jqpg PODGROUP FILTER: the filter's value (raw) on the PodGroup, or "" when absent.
 jqpg() { pg "$1" 2>/dev/null | jq -r "$2 // \"\""; }
 jqq() { queue | jq -r "$1 // \"\""; }
-is() { [[ "$("${@:1:$#-1}")" == "${!#}" ]]; } # is CMD... EXPECTED
 
 # --- test-cluster-0 is admitted: its PodGroup as the guide shows it.
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" test-cluster-0 "$Q" | kc apply -n "$NS" -f - >/dev/null

@@ -17,10 +17,6 @@
 # (no gang partly placed or partly evicted, no queue over capability).
 . "$(dirname "$0")/lib.sh"
 e2e_setup
-restore_gate() {
-	"$ROOT/hack/cluster.sh" stop raygate-gate >/dev/null 2>&1 || true
-	"$ROOT/hack/cluster.sh" start-gate >/dev/null 2>&1 || true
-}
 Q="preempt-$RANDOM"
 make_queue "$Q" 4 6Gi
 kc apply -f "$ROOT/samples/priorityclass-ray-high.yaml" >/dev/null
@@ -31,7 +27,6 @@ sample_high() {
 	sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" "$1" "$Q" |
 		sed -e "s/^\(    volcano.sh\/queue-name: .*\)$/\1\n    ray.io\/priority-class-name: ray-high/"
 }
-rc_annotation() { kc get rayclusters.ray.io -n "$NS" "$1" -o json | jq -r --arg k "$2" '.metadata.annotations[$k] // ""'; }
 events_of() { # KIND NAME REASON: the messages of such Events, one per line
 	kc get events -n "$NS" --field-selector "involvedObject.kind=$1,involvedObject.name=$2,reason=$3" -o json | jq -r '.items[].message'
 }
@@ -57,23 +52,8 @@ held() { [[ "$(cond ray-high-pg Preempting)" == "True Preempting evicting $NS/te
 eventually 30 "PodGroup ray-high-pg: Preempting True, test-cluster-0 named, while its pods terminate" held
 # small: priority 1000 too (no preemption: equal), created after high, cpu 1 and memory 1Gi. Beside the terminating
 # pods alone it would fit the queue (cpu 3 + 1 of 4, memory 4Gi + 1Gi of 6Gi); beside the room held for high it does not.
-kc apply -n "$NS" -f - >/dev/null <<YAML
-apiVersion: ray.io/v1
-kind: RayCluster
-metadata:
-  name: small
-  labels: {volcano.sh/queue-name: $Q, ray.io/priority-class-name: ray-high}
-spec:
-  rayVersion: "2.9.0"
-  headGroupSpec:
-    rayStartParams: {}
-    template:
-      spec:
-        containers: [{name: ray-head, image: "rayproject/ray:2.9.0", resources: {requests: {cpu: "1", memory: 1Gi}, limits: {cpu: "1", memory: 1Gi}}}]
-  workerGroupSpecs: []
-YAML
-one_small() { [[ "$(count_pods small)" == 1 ]]; }
-eventually 60 "KubeRay created small's pod" one_small
+raycluster small queue="$Q" priority=ray-high limits=1 | kc apply -n "$NS" -f - >/dev/null
+eventually 60 "KubeRay created small's pod" has_pods small 1
 both_wait() { [[ "$(gated_count high)" == 3 && "$(gated_count small)" == 1 ]]; }
 stays 3 "high and small wait gated while test-cluster-0's pods terminate (the room is held for high)" both_wait
 terminating() { [[ "$(kc get pods -n "$NS" -l ray.io/cluster=test-cluster-0 -o json | jq '[.items[] | select(.metadata.deletionTimestamp != null)] | length')" == 3 ]]; }
@@ -106,13 +86,11 @@ victim_cond() { [[ "$(cond ray-test-cluster-0-pg Evicted)" == "True Preempted "*
 eventually 30 "PodGroup ray-test-cluster-0-pg: Evicted True, reason Preempted, the preemptor named" victim_cond
 preemptor_cond() { [[ "$(cond ray-high-pg Preempting)" == "False Admitted "* ]]; }
 eventually 30 "PodGroup ray-high-pg: Preempting False (Admitted) after it held the room" preemptor_cond
-three_gated() { [[ "$(count_pods test-cluster-0)" == 3 && "$(gated_count test-cluster-0)" == 3 ]]; }
-eventually 60 "KubeRay's new test-cluster-0 pods wait gated" three_gated
-stays 5 "test-cluster-0 waits whole while high holds the queue" three_gated
-metric() { curl -sf "http://127.0.0.1:$GATE_METRICS_PORT/metrics" | grep -F "raygate_preemptions_total{queue=\"$Q\",kind=\"preempt\"}" | awk '{print $2}'; }
+eventually 60 "KubeRay's new test-cluster-0 pods wait gated" all_gated test-cluster-0 3
+stays 5 "test-cluster-0 waits whole while high holds the queue" all_gated test-cluster-0 3
+PREEMPTIONS="raygate_preemptions_total{queue=\"$Q\",kind=\"preempt\"}"
 # Counted once the evictor has carried the preemption out: wait for it.
-metric_is() { [[ "$(metric)" == "$1" ]]; }
-eventually 10 "raygate_preemptions_total{queue,kind=preempt} = 1" metric_is 1
+eventually 10 "raygate_preemptions_total{queue,kind=preempt} = 1" is metric_value "$PREEMPTIONS" 1
 
 # The high-priority cluster goes: test-cluster-0 is admitted again (no backoff).
 kc delete rayclusters.ray.io -n "$NS" high >/dev/null
@@ -122,16 +100,14 @@ eventually 60 "test-cluster-0's pods Running" pods_are test-cluster-0 3 Running
 
 # volcano.sh/preemptable=false: never a victim; the newcomer waits.
 kc delete rayclusters.ray.io -n "$NS" test-cluster-0 >/dev/null
-gone0() { [[ "$(count_pods test-cluster-0)" == 0 ]]; }
-eventually 60 "test-cluster-0's pods gone" gone0
+eventually 60 "test-cluster-0's pods gone" has_pods test-cluster-0 0
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" keep "$Q" |
 	sed -e "s/^\(    volcano.sh\/queue-name: .*\)$/\1\n    volcano.sh\/preemptable: \"false\"/" | kc apply -n "$NS" -f - >/dev/null
 all_or_none_watch keep 3 90 || fail "keep was not admitted"
 keep_uids="$(uids_of keep)"
 sample_high high2 | kc apply -n "$NS" -f - >/dev/null
-three_high2() { [[ "$(count_pods high2)" == 3 ]]; }
-eventually 60 "KubeRay created high2's 3 pods" three_high2
-keep_stays() { [[ "$(uids_of keep)" == "$keep_uids" && -n "$(rc_annotation keep raygate.io/admitted-at)" && "$(gated_count high2)" == 3 ]]; }
+eventually 60 "KubeRay created high2's 3 pods" has_pods high2 3
+keep_stays() { [[ "$(uids_of keep)" == "$keep_uids" ]] && admitted keep && [[ "$(gated_count high2)" == 3 ]]; }
 stays 10 "keep (preemptable=false) is not evicted; high2 waits whole" keep_stays
 
 # --preemption=false: no preemption at all. keep becomes preemptable; high2 still waits.
@@ -145,7 +121,7 @@ logged_off() { tail -n "+$log_from" "$STATE/logs/raygate-gate.log" | grep -q '"m
 eventually 10 "the restarted gate logs preemption off" logged_off
 kc label rayclusters.ray.io -n "$NS" keep volcano.sh/preemptable- >/dev/null
 stays 10 "with --preemption=false, keep (now preemptable) is not evicted; high2 waits whole" keep_stays
-assert_eq "raygate_preemptions_total{queue,kind=preempt} (the restarted gate's)" "" "$(metric)"
+assert_eq "raygate_preemptions_total{queue,kind=preempt} (the restarted gate's)" "" "$(metric_value "$PREEMPTIONS")"
 inv_stop
 # Before the default gate is restored (on exit): it would preempt keep for high2.
 kc delete rayclusters.ray.io -n "$NS" --all --wait=false >/dev/null

@@ -20,24 +20,7 @@ done
 inv_start
 
 # cluster NAME QUEUE [PRIORITY-CLASS]: one head pod of cpu 8
-cluster() {
-	kc apply -n "$NS" -f - >/dev/null <<-YAML
-		apiVersion: ray.io/v1
-		kind: RayCluster
-		metadata: {name: $1, labels: {volcano.sh/queue-name: $2${3:+, ray.io/priority-class-name: $3}}}
-		spec:
-		  rayVersion: "2.9.0"
-		  headGroupSpec:
-		    rayStartParams: {}
-		    template:
-		      spec:
-		        containers:
-		        - {name: ray-head, image: "rayproject/ray:2.9.0", resources: {requests: {cpu: "8", memory: 1Gi}}}
-		  workerGroupSpecs: []
-	YAML
-}
-admitted() { [[ -n "$(kc get rayclusters.ray.io -n "$NS" "$1" -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')" ]]; }
-annotation() { kc get rayclusters.ray.io -n "$NS" "$1" -o json | jq -r --arg k "$2" '.metadata.annotations[$k] // ""'; }
+cluster() { raycluster "$1" queue="$2" priority="${3:-}" cpu=8 | kc apply -n "$NS" -f - >/dev/null; }
 bound() { [[ "$(kc get pods -n "$NS" -l "ray.io/cluster=$1" -o jsonpath='{.items[*].spec.nodeName}')" == kwok-node-* ]]; }
 
 for i in 0 1 2 3; do
@@ -51,23 +34,21 @@ pass "qb fills the 4 nodes (32 cpu, 16 above its deserved)"
 cluster a0 "$QA" ray-high
 all_or_none_watch a0 1 90 || fail "a0 was not admitted by reclaim"
 eventually 30 "a0 bound" bound a0
-assert_eq "the newest of qb's clusters was reclaimed" "$NS/a0" "$(annotation b3 raygate.io/preempted-by)"
-assert_eq "reclaimed" "Reclaimed" "$(annotation b3 raygate.io/evicted-reason)"
+assert_eq "the newest of qb's clusters was reclaimed" "$NS/a0" "$(rc_annotation b3 raygate.io/preempted-by)"
+assert_eq "reclaimed" "Reclaimed" "$(rc_annotation b3 raygate.io/evicted-reason)"
 for i in 0 1 2; do admitted "b$i" || fail "b$i lost its admission"; done
 pass "b0..b2 kept theirs"
 
 cluster a1 "$QA" ray-high
 all_or_none_watch a1 1 90 || fail "a1 was not admitted by reclaim"
-assert_eq "then b2" "$NS/a1" "$(annotation b2 raygate.io/preempted-by)"
+assert_eq "then b2" "$NS/a1" "$(rc_annotation b2 raygate.io/preempted-by)"
 
 # qa at its deserved, qb at its deserved: a2 waits, nothing more is taken.
 cluster a2 "$QA" ray-high
-one() { [[ "$(count_pods a2)" == 1 ]]; }
-eventually 60 "KubeRay created a2's pod" one
+eventually 60 "KubeRay created a2's pod" has_pods a2 1
 held() { [[ "$(gated_count a2)" == 1 ]] && admitted b0 && admitted b1; }
 stays 10 "a2 waits; qb keeps its deserved (b0, b1 admitted)" held
-metric() { curl -sf "http://127.0.0.1:$GATE_METRICS_PORT/metrics" | grep -F "raygate_preemptions_total{queue=\"$QB\",kind=\"reclaim\"}" | awk '{print $2}'; }
 # Counted once the evictor has carried each reclaim out: wait for it.
-metric_is() { [[ "$(metric)" == "$1" ]]; }
-eventually 10 "raygate_preemptions_total{queue=qb,kind=reclaim} = 2" metric_is 2
+eventually 10 "raygate_preemptions_total{queue=qb,kind=reclaim} = 2" \
+	is metric_value "raygate_preemptions_total{queue=\"$QB\",kind=\"reclaim\"}" 2
 inv_stop

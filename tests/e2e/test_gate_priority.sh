@@ -36,9 +36,9 @@ assert_eq "low's pods have no priority" "0 0 0 " "$(kc get pods -n "$NS" -l ray.
 
 eventually 10 "low waits on the queue" describe_has "$(head_pod low)" "does not fit queue $Q: cpu needs 3, 1 of 4 free"
 eventually 10 "high waits on the queue" describe_has "$(head_pod high)" "does not fit queue $Q: cpu needs 2, 1 of 4 free"
-filler_at="$(kc get rayclusters.ray.io -n "$NS" filler -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')"
+filler_at="$(rc_annotation filler raygate.io/admitted-at)"
 both_gated() { [[ "$(gated_count low)" == 3 && "$(gated_count high)" == 2 &&
-	"$(kc get rayclusters.ray.io -n "$NS" filler -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')" == "$filler_at" ]]; }
+	"$(rc_annotation filler raygate.io/admitted-at)" == "$filler_at" ]]; }
 stays 3 "low and high both wait whole; filler stays admitted (the queue's preemption is Never)" both_gated
 
 # Room appears: the higher priority goes first, the older cluster stays behind.
@@ -49,9 +49,9 @@ eventually 60 "high's pods Running" pods_are high 2 Running
 low_waits() { [[ "$(gated_count low)" == 3 ]]; }
 stays 5 "low (older, priority 0) still waits whole" low_waits
 eventually 10 "low says why: 2 of 4 free now" describe_has "$(head_pod low)" "does not fit queue $Q: cpu needs 3, 2 of 4 free"
-hi_at="$(kc get rayclusters.ray.io -n "$NS" high -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')"
+hi_at="$(rc_annotation high raygate.io/admitted-at)"
 [[ -n "$hi_at" ]] || fail "high has no raygate.io/admitted-at"
-assert_eq "low not admitted" "" "$(kc get rayclusters.ray.io -n "$NS" low -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')"
+assert_eq "low not admitted" "" "$(rc_annotation low raygate.io/admitted-at)"
 
 kc delete rayclusters.ray.io -n "$NS" high >/dev/null
 all_or_none_watch low 3 60 || fail "low was not admitted after high was deleted"

@@ -7,7 +7,7 @@ Q="later-$(e2e_uid)"
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" early "$Q" | kc apply -n "$NS" -f - >/dev/null
 three() { [[ "$(count_pods early)" == 3 ]]; }
 eventually 60 "KubeRay created early's 3 pods" three
-head="$(kc get pods -n "$NS" -l ray.io/cluster=early,ray.io/node-type=head -o jsonpath='{.items[0].metadata.name}')"
+head="$(head_pod early)"
 eventually 10 "describe pod shows the missing queue" describe_has "$head" "queue $Q does not exist"
 assert_eq "pods still gated" 3 "$(gated_count early)"
 make_queue "$Q" 4 6Gi

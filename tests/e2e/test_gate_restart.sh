@@ -6,11 +6,6 @@
 # controller is down, so it gets a grace longer than the outage.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
-gate_running() { [[ "$("$ROOT/hack/cluster.sh" status 2>/dev/null)" == *"raygate-gate"*"running"* ]]; }
-restore_gate() {
-	"$ROOT/hack/cluster.sh" stop raygate-gate >/dev/null 2>&1 || true
-	"$ROOT/hack/cluster.sh" start-gate >/dev/null 2>&1 || true
-}
 e2e_on_exit restore_gate
 Q="restart-$(e2e_uid)"
 make_queue "$Q" 4 6Gi
@@ -22,7 +17,7 @@ sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" test-cluster-0 "$Q
 gate_down() { ! gate_running; }
 eventually 60 "the controller died mid-admission (fault switch)" gate_down
 grep -q "test fault: exiting after recording the admission" "$STATE/logs/raygate-gate.log" || fail "the gate exited for another reason"
-admitted_at="$(kc get rayclusters.ray.io -n "$NS" test-cluster-0 -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')"
+admitted_at="$(rc_annotation test-cluster-0 raygate.io/admitted-at)"
 [[ -n "$admitted_at" ]] || fail "the admission was not recorded before the gates were touched"
 pass "admission recorded before the crash"
 assert_eq "pods still gated after the crash" 2 "$(gated_count test-cluster-0)"
@@ -30,19 +25,17 @@ assert_eq "pods still gated after the crash" 2 "$(gated_count test-cluster-0)"
 # While the controller is down, a second gang of the same shape arrives: the
 # queue can hold only one of them.
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" test-cluster-1 "$Q" | kc apply -n "$NS" -f - >/dev/null
-three() { [[ "$(count_pods test-cluster-1)" == 3 ]]; }
-eventually 60 "test-cluster-1's 3 pods created" three
+eventually 60 "test-cluster-1's 3 pods created" has_pods test-cluster-1 3
 
 "$ROOT/hack/cluster.sh" start-gate
 none_gated() { [[ "$(gated_count test-cluster-0)" == 0 ]]; }
 eventually 30 "restarted controller finished test-cluster-0" none_gated
 eventually 60 "test-cluster-0 Running" pods_are test-cluster-0 3 Running
-head="$(kc get pods -n "$NS" -l ray.io/cluster=test-cluster-1,ray.io/node-type=head -o jsonpath='{.items[0].metadata.name}')"
+head="$(head_pod test-cluster-1)"
 eventually 10 "test-cluster-1 waits on the queue" describe_has "$head" "does not fit queue $Q"
-all_gated() { [[ "$(gated_count test-cluster-1)" == 3 ]]; }
-stays 2 "test-cluster-1 not over-admitted (3 pods gated)" all_gated
+stays 2 "test-cluster-1 not over-admitted (3 pods gated)" is gated_count test-cluster-1 3
 assert_eq "test-cluster-0's admission not recorded again" "$admitted_at" \
-	"$(kc get rayclusters.ray.io -n "$NS" test-cluster-0 -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')"
+	"$(rc_annotation test-cluster-0 raygate.io/admitted-at)"
 kc delete rayclusters.ray.io -n "$NS" test-cluster-0 >/dev/null
 all_or_none_watch test-cluster-1 3 60 || fail "test-cluster-1 was not admitted after test-cluster-0 was deleted"
 pass "test-cluster-1 admitted whole once test-cluster-0 is gone"

@@ -11,7 +11,7 @@ sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" test-cluster-0 "$Q
 all_or_none_watch test-cluster-0 3 60 || fail "test-cluster-0 was not admitted"
 pass "test-cluster-0's 3 pods ungated together"
 eventually 60 "test-cluster-0's 3 pods Running" pods_are test-cluster-0 3 Running
-[[ -n "$(kc get rayclusters.ray.io -n "$NS" test-cluster-0 -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')" ]] ||
+[[ -n "$(rc_annotation test-cluster-0 raygate.io/admitted-at)" ]] ||
 	fail "test-cluster-0 has no raygate.io/admitted-at"
 pass "admission recorded on the RayCluster"
 describe_rc() { kc describe rayclusters.ray.io -n "$NS" "$1" | grep -F -- "$2" >/dev/null; }
@@ -20,7 +20,7 @@ eventually 10 "GangAdmitted event on test-cluster-0" describe_rc test-cluster-0 
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" test-cluster-1 "$Q" | kc apply -n "$NS" -f - >/dev/null
 three() { [[ "$(count_pods test-cluster-1)" == 3 ]]; }
 eventually 60 "KubeRay created test-cluster-1's 3 pods" three
-head="$(kc get pods -n "$NS" -l ray.io/cluster=test-cluster-1,ray.io/node-type=head -o jsonpath='{.items[0].metadata.name}')"
+head="$(head_pod test-cluster-1)"
 want="gang ray-test-cluster-1-pg (3 pods; cpu 3, memory 4Gi) does not fit queue $Q: cpu needs 3, 1 of 4 free; memory needs 4Gi, 2Gi of 6Gi free"
 eventually 10 "describe pod $head shows GangWaiting" describe_has "$head" "GangWaiting"
 describe_has "$head" "$want" || { kc describe pod -n "$NS" "$head" | tail -8 >&2; fail "describe pod does not show: $want"; }

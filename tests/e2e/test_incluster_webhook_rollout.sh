@@ -42,8 +42,8 @@ eventually 60 "20 pod creations before the restart" more_created 20
 before="$(kc get pods -n "$RG_NS" -l app.kubernetes.io/name=raygate-webhook -o jsonpath='{.items[*].metadata.name}')"
 kc rollout restart -n "$RG_NS" deployment/raygate-webhook >/dev/null
 kc rollout status -n "$RG_NS" deployment/raygate-webhook --timeout 180s >/dev/null || { touch "$STATE/rollout-stop"; wait $spid; fail "the rollout did not finish"; }
-gone() { ! kc get pods -n "$RG_NS" -l app.kubernetes.io/name=raygate-webhook -o jsonpath='{.items[*].metadata.name}' | tr ' ' '\n' | grep -qxF -f <(tr ' ' '\n' <<<"$before"); }
-eventually 120 "the old webhook pods ($before) are gone" gone
+old_gone() { ! kc get pods -n "$RG_NS" -l app.kubernetes.io/name=raygate-webhook -o jsonpath='{.items[*].metadata.name}' | tr ' ' '\n' | grep -qxF -f <(tr ' ' '\n' <<<"$before"); }
+eventually 120 "the old webhook pods ($before) are gone" old_gone
 eventually 60 "webhook: 2 new pods Ready" ready_on_node raygate-webhook 2
 # A drain's evictions, still under the stream: the PodDisruptionBudget
 # (minAvailable 1) lets one webhook pod go and refuses the other until the

@@ -5,8 +5,6 @@
 # waits. A checker that never fires proves nothing.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
-gate_running() { [[ "$("$ROOT/hack/cluster.sh" status 2>/dev/null)" == *"raygate-gate"*"running"* ]]; }
-restore_gate() { gate_running || "$ROOT/hack/cluster.sh" start-gate >/dev/null 2>&1 || true; }
 e2e_on_exit restore_gate
 Q="inv-$(e2e_uid)"
 make_queue "$Q" 4 16Gi
@@ -21,7 +19,7 @@ saw() { grep -q "\"kind\": \"$1\"" "$INV_DIR/violations"; }
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" a "$Q" | kc apply -n "$NS" -f - >/dev/null
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" b "$Q" | kc apply -n "$NS" -f - >/dev/null
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" c "$Q" | kc apply -n "$NS" -f - >/dev/null
-nine() { [[ "$(count_pods a)$(count_pods b)$(count_pods c)" == 333 ]]; }
+nine() { has_pods a 3 && has_pods b 3 && has_pods c 3; }
 eventually 60 "KubeRay created the 9 pods (all gated: no controller)" nine
 assert_eq "gated" "3 3 3" "$(gated_count a) $(gated_count b) $(gated_count c)"
 polls="$(inv_polls)"
@@ -63,8 +61,7 @@ legacy_seen() { grep -q "pod $NS/$lhead has no raygate.io/gang gate but RayClust
 eventually 20 "checker: ungated-unadmitted for the legacy head $lhead" legacy_seen
 # d: evicted (raygate.io/evicted-at, no admission), but its head left ungated: a gang evicted in part.
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" d "$Q" | kc apply -n "$NS" -f - >/dev/null
-three_d() { [[ "$(count_pods d)" == 3 ]]; }
-eventually 60 "KubeRay created d's 3 pods" three_d
+eventually 60 "KubeRay created d's 3 pods" has_pods d 3
 kc annotate rayclusters.ray.io -n "$NS" d raygate.io/evicted-at=2020-01-01T00:00:00Z raygate.io/requeue-count=1 >/dev/null
 ungate "$(head_pod d)"
 eventually 20 "checker: partly-evicted" saw partly-evicted

@@ -76,8 +76,7 @@ assert_eq "kubectl raygate gangs: kinds and states" "example-cluster legacy Runn
 	"$(kc raygate gangs -n "$NS" -o json | jq -r '[.items[] | "\(.name) \(.kind) \(.state)"] | join("; ")')"
 
 kc delete rayclusters.cluster.ray.io -n "$NS" example-cluster >/dev/null
-gone() { [[ "$(lcount example-cluster)" == 0 ]]; }
-eventually 60 "example-cluster's pods garbage-collected with it" gone
+eventually 60 "example-cluster's pods garbage-collected with it" is lcount example-cluster 0
 eventually 90 "example-cluster2 admitted: head, then its worker, all Running" lrunning example-cluster2 2
 [[ -n "$(ann example-cluster2 'raygate\.io/admitted-at')" ]] || fail "example-cluster2 has no raygate.io/admitted-at"
 pass "example-cluster2 admitted after example-cluster was deleted"

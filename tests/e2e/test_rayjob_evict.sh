@@ -27,23 +27,17 @@ python3 - "$ROOT/samples/rayjob-sample.yaml" "$Q" <<-'PY' | kc apply -n "$NS" -f
 	spec["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]
 	print(json.dumps(job))
 PY
-cluster_of() {
-	kc get rayclusters.ray.io -n "$NS" -l "ray.io/originated-from-cr-name=job-e" -o jsonpath='{.items[*].metadata.name}'
-}
-has_cluster() { [[ -n "$(cluster_of)" ]]; }
 job_json() { kc get rayjob -n "$NS" job-e -o json; }
 job_status() { job_json | jq -r '.status.jobDeploymentStatus // ""'; }
-is() { [[ "$("${@:1:$#-1}")" == "${!#}" ]]; } # is CMD... EXPECTED
 # Every version of the RayJob (a watch), to check the statuses it went through.
 WATCH_JOB="$E2E_TMP/rayjob.json"
 e2e_watch "$WATCH_JOB" rayjob job-e
 statuses() { jq -r '.status.jobDeploymentStatus // empty' "$WATCH_JOB" 2>/dev/null | uniq; }
 
-eventually 30 "KubeRay created job-e's RayCluster" has_cluster
-C1="$(cluster_of)"
+eventually 30 "KubeRay created job-e's RayCluster" has_cluster job-e
+C1="$(cluster_of job-e)"
 eventually 60 "$C1 admitted" admitted "$C1"
-head_bound() { [[ "$(bound_count "$C1")" == 1 ]]; }
-eventually 30 "its head bound, its workers not (no claim)" head_bound
+eventually 30 "its head bound, its workers not (no claim)" is bound_count "$C1" 1
 eventually 20 "ray-job-e-pg exists" kc get podgroup -n "$NS" ray-job-e-pg
 pg_uid="$(kc get podgroup -n "$NS" ray-job-e-pg -o jsonpath='{.metadata.uid}')"
 
@@ -65,12 +59,11 @@ eventually 90 "evicted after the placement timeout: job-e suspended for a rerun 
 make_claim data
 assert_eq "the eviction record on the RayJob: requeue-count" 1 \
 	"$(job_json | jq -r '.metadata.annotations["raygate.io/requeue-count"] // ""')"
-gone() { [[ "$(cluster_of)" != "$C1" ]]; }
-eventually 60 "KubeRay deleted $C1 (the suspension)" gone
+eventually 60 "KubeRay deleted $C1 (the suspension)" gone rayclusters.ray.io "$C1"
 eventually 60 "raygate resumed job-e (label removed) only after KubeRay made it Suspended" resumed_after_suspended
-new_cluster() { has_cluster && [[ "$(cluster_of)" != "$C1" ]]; }
+new_cluster() { has_cluster job-e && [[ "$(cluster_of job-e)" != "$C1" ]]; }
 eventually 60 "KubeRay made job-e a new RayCluster" new_cluster
-C2="$(cluster_of)"
+C2="$(cluster_of job-e)"
 pass "job-e's new cluster $C2 (was $C1)"
 assert_eq "$C2 carries the eviction record (requeue-count)" 1 "$(rc_annotation "$C2" raygate.io/requeue-count)"
 [[ -n "$(rc_annotation "$C2" raygate.io/requeue-at)" ]] || fail "$C2 has no raygate.io/requeue-at"

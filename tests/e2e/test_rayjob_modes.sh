@@ -14,11 +14,6 @@ for m in SidecarMode HTTPMode; do
 	sed -e "s/name: rayjob-sample/name: job-${m,,}/" -e "s/volcano.sh\/queue-name: .*/volcano.sh\/queue-name: $Q/" \
 		-e "s/^spec:/spec:\n  submissionMode: $m/" "$ROOT/samples/rayjob-sample.yaml" | kc apply -n "$NS" -f - >/dev/null
 done
-cluster_of() {
-	kc get rayclusters.ray.io -n "$NS" -l "ray.io/originated-from-cr-name=$1" -o jsonpath='{.items[*].metadata.name}'
-}
-has_cluster() { [[ -n "$(cluster_of "$1")" ]]; }
-is() { [[ "$("${@:1:$#-1}")" == "${!#}" ]]; } # is CMD... EXPECTED
 pg_size() { kc get podgroup -n "$NS" "ray-$1-pg" -o json 2>/dev/null | jq -cr '"\(.spec.minMember) \(.spec.minResources | tojson) \(.status.phase)"'; }
 
 eventually 30 "KubeRay created job-sidecarmode's RayCluster" has_cluster job-sidecarmode
@@ -33,6 +28,5 @@ pass "both clusters admitted whole"
 eventually 30 "ray-job-sidecarmode-pg: 3 pods, the sidecar counted, Running" is pg_size job-sidecarmode '3 {"cpu":"3500m","memory":"4296Mi"} Running'
 eventually 30 "ray-job-httpmode-pg: 3 pods, no submitter, Running" is pg_size job-httpmode '3 {"cpu":"3","memory":"4Gi"} Running'
 assert_eq "no submitter Job in either mode" "" "$(kc get jobs -n "$NS" -o name)"
-allocated() { kc get queue "$Q" -o json | jq -cS '.status.allocated // {}'; }
-eventually 20 "queue $Q holds both" is allocated '{"cpu":"6500m","memory":"8392Mi"}'
+eventually 20 "queue $Q holds both" is allocated "$Q" '{"cpu":"6500m","memory":"8392Mi"}'
 inv_stop

@@ -19,36 +19,13 @@ Q="rj-$(e2e_uid)"
 make_queue "$Q" 5 8Gi
 inv_start
 
-# sample_job NAME QUEUE: samples/rayjob-sample.yaml renamed and put in QUEUE
-sample_job() {
-	sed -e "s/name: rayjob-sample/name: $1/" -e "s/volcano.sh\/queue-name: .*/volcano.sh\/queue-name: $2/" \
-		"$ROOT/samples/rayjob-sample.yaml" | kc apply -n "$NS" -f - >/dev/null
-}
-# cluster_of JOB: the name of the RayCluster KubeRay made for the RayJob (empty until then)
-cluster_of() {
-	kc get rayclusters.ray.io -n "$NS" -l "ray.io/originated-from-cr-name=$1,ray.io/originated-from-crd=RayJob" \
-		-o jsonpath='{.items[*].metadata.name}'
-}
-has_cluster() { [[ -n "$(cluster_of "$1")" ]]; }
 # submitter JOB: "name node creationTimestamp" of the submitter pod(s) of the RayJob
 submitter() {
 	kc get pods -n "$NS" -l "batch.kubernetes.io/job-name=$1" \
 		-o jsonpath='{range .items[*]}{.metadata.name} {.spec.nodeName} {.metadata.creationTimestamp}{"\n"}{end}'
 }
-submitter_bound() { [[ "$(submitter "$1" | awk '$2 != ""' | wc -l)" -ge 1 ]]; }
-no_submitter() { [[ -z "$(submitter "$1")" ]] && ! kc get job -n "$NS" "$1" >/dev/null 2>&1; }
-bound_pods() { # CLUSTER: its pods with a node
-	kc get pods -n "$NS" -l "ray.io/cluster=$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c . || true
-}
-none_bound() { [[ "$(bound_pods "$1")" == 0 ]] && no_submitter "$2"; }
-allocated() { kc get queue "$1" -o json | jq -cS '.status.allocated // {}'; }
-is() { [[ "$("${@:1:$#-1}")" == "${!#}" ]]; } # is CMD... EXPECTED
-# pg_message JOB: the Unschedulable condition's message on the RayJob's PodGroup
-pg_message() {
-	kc get podgroup -n "$NS" "ray-$1-pg" -o json 2>/dev/null |
-		jq -r '.status.conditions[]? | select(.type == "Unschedulable" and .status == "True") | .message'
-}
-pg_says() { pg_message "$1" | grep -F -- "$2" >/dev/null; }
+no_submitter() { [[ -z "$(submitter "$1")" ]] && gone job "$1"; }
+none_bound() { [[ "$(bound_count "$1")" == 0 ]] && no_submitter "$2"; }
 
 # --- The first job: sized by the webhook, admitted whole, then its submitter.
 sample_job job-a "$Q"
@@ -64,7 +41,7 @@ all_or_none_watch "$CA" 3 90 || fail "$CA (job-a's cluster) was not admitted who
 pass "job-a's cluster $CA admitted whole"
 eventually 60 "$CA's 3 pods Running" pods_are "$CA" 3 Running
 eventually 60 "job-a's submitter created and bound once $CA is Ready" submitter_bound job-a
-admitted_at="$(kc get rayclusters.ray.io -n "$NS" "$CA" -o jsonpath='{.metadata.annotations.raygate\.io/admitted-at}')"
+admitted_at="$(rc_annotation "$CA" raygate.io/admitted-at)"
 created="$(submitter job-a | awk 'NR == 1 {print $3}')"
 [[ -n "$admitted_at" && ! "$created" < "$admitted_at" ]] ||
 	fail "job-a's submitter was created at $created, before its cluster's admission at $admitted_at"
@@ -84,15 +61,12 @@ sample_job job-b "$Q"
 eventually 30 "KubeRay created job-b's RayCluster" has_cluster job-b
 CB="$(cluster_of job-b)"
 eventually 30 "$CB's 3 pods created, all gated" is gated_count "$CB" 3
-eventually 20 "ray-job-b-pg says it does not fit queue $Q" pg_says job-b "gang ray-job-b-pg (3 pods; cpu 3500m, memory 4296Mi) does not fit queue $Q: cpu needs 3500m, 1500m of 5 free"
+eventually 20 "ray-job-b-pg says it does not fit queue $Q" pg_says ray-job-b-pg "gang ray-job-b-pg (3 pods; cpu 3500m, memory 4296Mi) does not fit queue $Q: cpu needs 3500m, 1500m of 5 free"
 stays 10 "job-b waits whole: none of its pods bound, no submitter" none_bound "$CB" job-b
 inv_assert "while job-b waits"
 
 # --- The first RayJob deleted: the second is admitted, then its submitter.
-kc delete rayjob -n "$NS" job-a --wait=false >/dev/null
-all_or_none_watch "$CB" 3 120 || fail "$CB (job-b's cluster) was not admitted after job-a was deleted"
-pass "job-b's cluster $CB admitted whole once job-a is gone"
-eventually 60 "job-b's submitter bound" submitter_bound job-b
+job_follows job-b "$CB" job-a
 eventually 30 "queue $Q's allocated is job-b's, submitter included" is allocated "$Q" '{"cpu":"3500m","memory":"4296Mi"}'
 
 # --- Room for the cluster, not for its submitter: the job waits and says why.
@@ -101,8 +75,8 @@ make_queue "$Q2" 3 8Gi
 sample_job job-c "$Q2"
 eventually 30 "KubeRay created job-c's RayCluster" has_cluster job-c
 CC="$(cluster_of job-c)"
-eventually 30 "ray-job-c-pg says the submitter does not fit" pg_says job-c "does not fit queue $Q2: cpu needs 3500m, 3 of 3 free"
-say "    $(pg_message job-c)"
+eventually 30 "ray-job-c-pg says the submitter does not fit" pg_says ray-job-c-pg "does not fit queue $Q2: cpu needs 3500m, 3 of 3 free"
+say "    $(pg_message ray-job-c-pg)"
 stays 8 "job-c waits whole: none of its pods bound, no submitter" none_bound "$CC" job-c
 for c in "$CB" "$CC"; do
 	kc get podgroup -n "$NS" "ray-$c-pg" >/dev/null 2>&1 && fail "a PodGroup ray-$c-pg exists for a RayJob's RayCluster"

@@ -13,26 +13,8 @@ Q="rjs-$(e2e_uid)"
 make_queue "$Q" 5 8Gi
 inv_start
 
-sample_job() {
-	sed -e "s/name: rayjob-sample/name: $1/" -e "s/volcano.sh\/queue-name: .*/volcano.sh\/queue-name: $2/" \
-		"$ROOT/samples/rayjob-sample.yaml" | kc apply -n "$NS" -f - >/dev/null
-}
-cluster_of() {
-	kc get rayclusters.ray.io -n "$NS" -l "ray.io/originated-from-cr-name=$1,ray.io/originated-from-crd=RayJob" \
-		-o jsonpath='{.items[*].metadata.name}'
-}
-has_cluster() { [[ -n "$(cluster_of "$1")" ]]; }
 no_cluster() { [[ -z "$(cluster_of "$1")" && "$(kc get pods -n "$NS" -l "ray.io/originated-from-cr-name=$1" -o name | grep -c .)" == 0 ]]; }
-allocated() { kc get queue "$1" -o json | jq -cS '.status.allocated // {}'; }
-is() { [[ "$("${@:1:$#-1}")" == "${!#}" ]]; } # is CMD... EXPECTED
-submitter_bound() {
-	kc get pods -n "$NS" -l "batch.kubernetes.io/job-name=$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -q .
-}
-bound_pods() {
-	kc get pods -n "$NS" -l "ray.io/cluster=$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c . || true
-}
-no_job() { ! kc get job -n "$NS" "$1" >/dev/null 2>&1; }
-waits_whole() { [[ "$(bound_pods "$1")" == 0 ]] && no_job "$2"; }
+waits_whole() { [[ "$(bound_count "$1")" == 0 ]] && gone job "$2"; }
 pg_uid() { kc get podgroup -n "$NS" "ray-$1-pg" -o jsonpath='{.metadata.uid}'; }
 suspend() { kc patch rayjob -n "$NS" "$1" --type merge -p "{\"spec\":{\"suspend\":$2}}" >/dev/null; }
 deployment_status() { kc get rayjob -n "$NS" "$1" -o jsonpath='{.status.jobDeploymentStatus}'; }
@@ -52,7 +34,7 @@ pg1="$(pg_uid job-s)"
 eventually 60 "job-s Running (KubeRay suspends only a Running or Initializing RayJob)" is deployment_status job-s Running
 suspend job-s true
 eventually 90 "job-s suspended: its RayCluster and pods gone" no_cluster job-s
-eventually 30 "job-s's submitter Job gone" no_job job-s
+eventually 30 "job-s's submitter Job gone" gone job job-s
 eventually 30 "a suspended RayJob holds no share: queue $Q's allocated is empty" is allocated "$Q" '{}'
 eventually 30 "job-s is Suspended" is deployment_status job-s Suspended
 assert_eq "ray-job-s-pg kept while job-s is suspended (same uid)" "$pg1" "$(pg_uid job-s)"
@@ -72,21 +54,14 @@ C2="$(cluster_of job-s)"
 [[ "$C2" != "$C1" ]] || fail "job-s's cluster after resume has the old name $C1"
 pass "job-s's new cluster $C2 (was $C1)"
 eventually 30 "$C2's 3 pods created, all gated" is gated_count "$C2" 3
-pg_message() {
-	kc get podgroup -n "$NS" ray-job-s-pg -o json | jq -r '.status.conditions[]? | select(.type == "Unschedulable" and .status == "True") | .message'
-}
-pg_says() { pg_message | grep -qF -- "$1"; }
-eventually 30 "ray-job-s-pg says job-s waits for queue $Q" pg_says "gang ray-job-s-pg (3 pods; cpu 3500m, memory 4296Mi) does not fit queue $Q"
+eventually 30 "ray-job-s-pg says job-s waits for queue $Q" pg_says ray-job-s-pg "gang ray-job-s-pg (3 pods; cpu 3500m, memory 4296Mi) does not fit queue $Q"
 stays 8 "job-s waits whole after resume: none of its pods bound, no submitter" waits_whole "$C2" job-s
 assert_eq "ray-job-s-pg is the same object across job-s's clusters" "$pg1" "$(pg_uid job-s)"
 kc get podgroup -n "$NS" "ray-$C1-pg" "ray-$C2-pg" >/dev/null 2>&1 && fail "a PodGroup is named after one of job-s's RayClusters"
 pass "no PodGroup named after $C1 or $C2"
 
 # --- job-t deleted: job-s is admitted again.
-kc delete rayjob -n "$NS" job-t --wait=false >/dev/null
-all_or_none_watch "$C2" 3 120 || fail "job-s's cluster $C2 was not admitted after job-t was deleted"
-pass "job-s admitted again once job-t is gone"
-eventually 60 "job-s's new submitter bound" submitter_bound job-s
+job_follows job-s "$C2" job-t
 eventually 30 "queue $Q holds job-s's share again" is allocated "$Q" "$ONE"
 eventually 30 "ray-job-s-pg Running again" is kc get podgroup -n "$NS" ray-job-s-pg -o 'jsonpath={.status.phase}' Running
 inv_stop

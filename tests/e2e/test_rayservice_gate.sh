@@ -13,41 +13,22 @@ Q="rsvc-$(e2e_uid)"
 make_queue "$Q" 4 6Gi
 inv_start
 
-kc apply -n "$NS" -f - >/dev/null <<-YAML
-	apiVersion: ray.io/v1
-	kind: RayService
-	metadata: {name: svc, labels: {volcano.sh/queue-name: $Q}}
-	spec:
-	  serveConfigV2: |
-	    applications:
-	    - name: app
-	      import_path: app:app
-	  rayClusterConfig:
-	    rayVersion: "2.46.0"
-	    headGroupSpec:
-	      rayStartParams: {}
-	      template:
-	        spec:
-	          containers:
-	          - {name: ray-head, image: "rayproject/ray:2.46.0", resources: {requests: {cpu: "1", memory: 2Gi}}}
-	    workerGroupSpecs:
-	    - groupName: w
-	      replicas: 2
-	      minReplicas: 2
-	      maxReplicas: 2
-	      rayStartParams: {}
-	      template:
-	        spec:
-	          containers:
-	          - {name: ray-worker, image: "rayproject/ray:2.46.0", resources: {requests: {cpu: "1", memory: 1Gi}}}
-YAML
-svc_cluster() {
-	kc get rayclusters.ray.io -n "$NS" -l "ray.io/originated-from-cr-name=svc,ray.io/originated-from-crd=RayService" \
-		-o jsonpath='{.items[*].metadata.name}'
-}
-has_cluster() { [[ -n "$(svc_cluster)" ]]; }
-eventually 60 "KubeRay created the RayService's RayCluster" has_cluster
-C="$(svc_cluster)"
+{
+	cat <<-YAML
+		apiVersion: ray.io/v1
+		kind: RayService
+		metadata: {name: svc, labels: {volcano.sh/queue-name: $Q}}
+		spec:
+		  serveConfigV2: |
+		    applications:
+		    - name: app
+		      import_path: app:app
+		  rayClusterConfig:
+	YAML
+	raycluster_spec version=2.46.0 memory=2Gi group=w:2:2:2 | sed 's/^/    /'
+} | kc apply -n "$NS" -f - >/dev/null
+eventually 60 "KubeRay created the RayService's RayCluster" has_cluster svc RayService
+C="$(cluster_of svc RayService)"
 assert_eq "$C's queue label (copied from the RayService)" "$Q" \
 	"$(kc get rayclusters.ray.io -n "$NS" "$C" -o jsonpath='{.metadata.labels.volcano\.sh/queue-name}')"
 assert_eq "$C sized by the webhook as a RayCluster" '3 {"cpu":"3","memory":"4Gi"}' \
@@ -60,7 +41,6 @@ assert_eq "ray-$C-pg's owner" "RayCluster $C" \
 	"$(kc get podgroup -n "$NS" "ray-$C-pg" -o json | jq -r '.metadata.ownerReferences[] | select(.controller) | "\(.kind) \(.name)"')"
 
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" other "$Q" | kc apply -n "$NS" -f - >/dev/null
-three_gated() { [[ "$(count_pods other)" == 3 && "$(gated_count other)" == 3 ]]; }
-eventually 60 "a plain RayCluster of the same shape in the queue: its 3 pods created, all gated" three_gated
-stays 8 "it waits whole behind the RayService's cluster" three_gated
+eventually 60 "a plain RayCluster of the same shape in the queue: its 3 pods created, all gated" all_gated other 3
+stays 8 "it waits whole behind the RayService's cluster" all_gated other 3
 inv_stop

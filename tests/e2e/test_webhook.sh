@@ -45,30 +45,8 @@ kc patch rayclusters.ray.io -n "$NS" test-cluster-0 --type json \
 assert_eq "min-member after scale-up" 4 "$(jp rayclusters.ray.io test-cluster-0 '{.metadata.annotations.raygate\.io/min-member}')"
 
 # --- Our canonical quantities are the apiserver's: it normalises pod quantities.
-sed "s/QUEUE/$Q/" <<'YAML' | kc apply -n "$NS" -f - >/dev/null
-apiVersion: ray.io/v1
-kind: RayCluster
-metadata:
-  name: odd-quantities
-  labels: {volcano.sh/queue-name: QUEUE}
-spec:
-  headGroupSpec:
-    rayStartParams: {}
-    template:
-      spec:
-        containers:
-        - {name: ray-head, image: rayproject/ray:2.9.0, resources: {requests: {cpu: "0.5", memory: 1.5Gi, ephemeral-storage: 1e9}}}
-  workerGroupSpecs:
-  - groupName: w
-    replicas: 3
-    minReplicas: 3
-    maxReplicas: 3
-    rayStartParams: {}
-    template:
-      spec:
-        containers:
-        - {name: ray-worker, image: rayproject/ray:2.9.0, resources: {requests: {cpu: 250m, memory: 1000Mi, ephemeral-storage: 500M}}}
-YAML
+raycluster odd-quantities queue="$Q" head='cpu: "0.5", memory: 1.5Gi, ephemeral-storage: 1e9' \
+	group='w:3:3:3:cpu: 250m, memory: 1000Mi, ephemeral-storage: 500M' | kc apply -n "$NS" -f - >/dev/null
 ours="$(jp rayclusters.ray.io odd-quantities '{.metadata.annotations.raygate\.io/min-resources}')"
 [[ -n "$ours" ]] || fail "no min-resources on odd-quantities"
 # Hand the apiserver a non-canonical spelling of each of our sums (the value
@@ -106,22 +84,9 @@ eventually 60 "KubeRay created 2 pods for urgent-cluster" two_pods
 assert_eq "pod priority resolved" "1000 1000" "$(kc get pods -n "$NS" -l ray.io/cluster=urgent-cluster -o jsonpath='{.items[*].spec.priority}')"
 
 # --- An invalid quantity is denied with the field named.
-if out="$(kc apply -n "$NS" -f - 2>&1 <<'YAML'
-apiVersion: ray.io/v1
-kind: RayCluster
-metadata:
-  name: broken
-  labels: {volcano.sh/queue-name: kuberay-test-queue}
-spec:
-  headGroupSpec:
-    rayStartParams: {}
-    template:
-      spec:
-        containers: [{name: ray-head, image: rayproject/ray:2.9.0, resources: {requests: {cpu: "1", memory: "2Gi"}}}]
-  workerGroupSpecs:
-  - {groupName: w, replicas: -1, minReplicas: 0, maxReplicas: 2, rayStartParams: {}, template: {spec: {containers: [{name: w, image: x}]}}}
-YAML
-)"; then fail "a RayCluster with replicas -1 was accepted"; fi
+if out="$(raycluster broken queue=kuberay-test-queue memory=2Gi group=w:-1:0:2: | kc apply -n "$NS" -f - 2>&1)"; then
+	fail "a RayCluster with replicas -1 was accepted"
+fi
 [[ "$out" == *"workerGroupSpecs[0].replicas"* ]] || fail "denial does not name the field: $out"
 pass "negative replicas denied naming the field"
 

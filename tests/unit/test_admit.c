@@ -126,6 +126,55 @@ static void test_fixtures(void **state)
     fixture_list_free(files, n);
 }
 
+/* What a test starts from: a fixture (its path the test's initial state), the cache loaded from it, an admit over that cache. */
+struct admit_test {
+    json_t *fx;
+    struct cache *c;
+    struct admit *a;
+};
+
+static struct admit_test *admit_test_load(struct admit_test *t)
+{
+    t->c = cachefixture_load(t->fx, 0);
+    t->a = admit_create(t->c);
+    return t;
+}
+
+static int admit_test_setup(void **state)
+{
+    struct admit_test *t = calloc(1, sizeof(*t));
+    assert_non_null(t);
+    t->fx = fixture_json(*state);
+    *state = admit_test_load(t);
+    return 0;
+}
+
+static int admit_test_teardown(void **state)
+{
+    struct admit_test *t = *state;
+    admit_destroy(t->a);
+    cache_destroy(t->c);
+    json_decref(t->fx);
+    free(t);
+    return 0;
+}
+
+/* admit_test_setup with a foreign gate added to the head pod (the fixture's first) before the cache is loaded. */
+static int admit_test_setup_foreign_gate(void **state)
+{
+    struct admit_test *t = calloc(1, sizeof(*t));
+    assert_non_null(t);
+    t->fx = fixture_json(*state);
+    json_t *head = json_array_get(json_object_get(t->fx, "pods"), 0);
+    json_array_append_new(json_object_get(json_object_get(head, "spec"), "schedulingGates"),
+                          json_pack("{s:s}", "name", "example.com/quota"));
+    *state = admit_test_load(t);
+    return 0;
+}
+
+/* A test of admit over the cache loaded from FIXTURE. */
+#define ADMIT_TEST(f, fixture) cmocka_unit_test_prestate_setup_teardown(f, admit_test_setup, admit_test_teardown, fixture)
+
 /* What the controller does with a decision it applied: record it in the cache. */
 static void apply(struct cache *c, const struct admit_result *r, size_t from)
 {
@@ -168,10 +217,10 @@ static json_t *bound(const json_t *pod, const char *node, const char *rv)
 /* Issue 4, walkthrough 1, step by step: admitted pods keep their share until they are gone, then the next gang goes. */
 static void test_walkthrough(void **state)
 {
-    (void)state;
-    json_t *fx = fixture_json("admit/queue-walkthrough.json");
-    struct cache *c = cachefixture_load(fx, 0);
-    struct admit *a = admit_create(c);
+    struct admit_test *fix = *state;
+    json_t *fx = fix->fx;
+    struct cache *c = fix->c;
+    struct admit *a = fix->a;
     struct admit_result r;
     admit_result_init(&r);
     struct error err;
@@ -264,18 +313,15 @@ static void test_walkthrough(void **state)
 
     json_decref(rc0);
     admit_result_finish(&r);
-    admit_destroy(a);
-    cache_destroy(c);
-    json_decref(fx);
 }
 
 /* An event in one queue re-evaluates that queue only; a node added re-evaluates all. */
 static void test_incremental(void **state)
 {
-    (void)state;
-    json_t *fx = fixture_json("admit/queue-closed.json");
-    struct cache *c = cachefixture_load(fx, 0);
-    struct admit *a = admit_create(c);
+    struct admit_test *fix = *state;
+    json_t *fx = fix->fx;
+    struct cache *c = fix->c;
+    struct admit *a = fix->a;
     struct admit_result r;
     struct error err;
     admit_result_init(&r);
@@ -335,18 +381,15 @@ static void test_incremental(void **state)
     json_decref(node);
     json_decref(q);
     json_decref(p);
-    admit_destroy(a);
-    cache_destroy(c);
-    json_decref(fx);
 }
 
 /* GLUE, walkthrough 2: a node with 2 GPUs appears and the gang is admitted. */
 static void test_node_added(void **state)
 {
-    (void)state;
-    json_t *fx = fixture_json("admit/nodes-fragmentation.json");
-    struct cache *c = cachefixture_load(fx, 0);
-    struct admit *a = admit_create(c);
+    struct admit_test *fix = *state;
+    json_t *fx = fix->fx;
+    struct cache *c = fix->c;
+    struct admit *a = fix->a;
     struct admit_result r;
     struct error err;
     admit_result_init(&r);
@@ -370,18 +413,15 @@ static void test_node_added(void **state)
     assert_int_equal(r.items[2].action, ADMIT_ACTION_ADMIT);
     assert_int_equal(r.items[2].npods, 3);
     admit_result_finish(&r);
-    admit_destroy(a);
-    cache_destroy(c);
-    json_decref(fx);
 }
 
 /* Room on the nodes: only gangs that waited on node room are looked at again, and they decide as a full pass would. */
 static void test_node_waiters(void **state)
 {
-    (void)state;
-    json_t *fx = fixture_json("admit/incremental-node-waiters.json");
-    struct cache *c = cachefixture_load(fx, 0);
-    struct admit *a = admit_create(c);
+    struct admit_test *fix = *state;
+    json_t *fx = fix->fx;
+    struct cache *c = fix->c;
+    struct admit *a = fix->a;
     struct admit_result r;
     struct error err;
     admit_result_init(&r);
@@ -427,18 +467,15 @@ static void test_node_waiters(void **state)
     admit_result_finish(&r);
 
     json_decref(node);
-    admit_destroy(a);
-    cache_destroy(c);
-    json_decref(fx);
 }
 
 /* Events only when the reason changes: never once per pass. */
 static void test_reason_changed(void **state)
 {
-    (void)state;
-    json_t *fx = fixture_json("admit/pods-incomplete.json");
-    struct cache *c = cachefixture_load(fx, 0);
-    struct admit *a = admit_create(c);
+    struct admit_test *fix = *state;
+    json_t *fx = fix->fx;
+    struct cache *c = fix->c;
+    struct admit *a = fix->a;
     struct admit_result r;
     admit_result_init(&r);
     admit_pass(a, ADMIT_PASS_FULL, &r);
@@ -496,22 +533,16 @@ static void test_reason_changed(void **state)
     assert_false(cache_pod_get(c, ns, name)->flags & CACHE_POD_TOLD);
     json_decref(pj);
     admit_result_finish(&r);
-    admit_destroy(a);
-    cache_destroy(c);
-    json_decref(fx);
 }
 
 /* The ungate patch keeps foreign gates and carries the resourceVersion; a mark survives a stale watch event only. */
 static void test_ungate_patch_and_marks(void **state)
 {
-    (void)state;
-    json_t *fx = fixture_json("admit/queue-walkthrough.json");
-    json_t *pod = json_object_get(fx, "pods");
-    json_t *head = json_array_get(pod, 0);
-    json_array_append_new(json_object_get(json_object_get(head, "spec"), "schedulingGates"),
-                          json_pack("{s:s}", "name", "example.com/quota"));
-    struct cache *c = cachefixture_load(fx, 0);
-    struct admit *a = admit_create(c);
+    struct admit_test *fix = *state;
+    json_t *fx = fix->fx;
+    struct cache *c = fix->c;
+    struct admit *a = fix->a;
+    json_t *head = json_array_get(json_object_get(fx, "pods"), 0); /* with the foreign gate */
     struct admit_result r;
     struct error err;
     admit_result_init(&r);
@@ -571,18 +602,15 @@ static void test_ungate_patch_and_marks(void **state)
     json_decref(rc);
     json_decref(newer);
     admit_result_finish(&r);
-    admit_destroy(a);
-    cache_destroy(c);
-    json_decref(fx);
 }
 
 /* The tail: once admitted one pod of it, the next pass goes on with the next one. */
 static void test_tail_progress(void **state)
 {
-    (void)state;
-    json_t *fx = fixture_json("admit/tail-queue.json");
-    struct cache *c = cachefixture_load(fx, 0);
-    struct admit *a = admit_create(c);
+    struct admit_test *fix = *state;
+    json_t *fx = fix->fx;
+    struct cache *c = fix->c;
+    struct admit *a = fix->a;
     struct admit_result r;
     struct error err;
     admit_result_init(&r);
@@ -603,9 +631,6 @@ static void test_tail_progress(void **state)
     assert_string_equal(r.items[from + 1].pods[0].name, "scaled-worker-d");
     json_decref(q);
     admit_result_finish(&r);
-    admit_destroy(a);
-    cache_destroy(c);
-    json_decref(fx);
 }
 
 /* The pod as the watch shows it once deleted: deletionTimestamp set, a new resourceVersion. */
@@ -628,10 +653,10 @@ static void set_first_cpu(json_t *pod_spec, const char *cpu)
 /* A gang shrinking gives back its tail's share once the pods are gone, not while they terminate; its members' share stays. */
 static void test_tail_release(void **state)
 {
-    (void)state;
-    json_t *fx = fixture_json("admit/tail-release.json");
-    struct cache *c = cachefixture_load(fx, 0);
-    struct admit *a = admit_create(c);
+    struct admit_test *fix = *state;
+    json_t *fx = fix->fx;
+    struct cache *c = fix->c;
+    struct admit *a = fix->a;
     struct admit_result r;
     struct error err;
     admit_result_init(&r);
@@ -694,23 +719,21 @@ static void test_tail_release(void **state)
     json_decref(one);
     json_decref(one_pod);
     admit_result_finish(&r);
-    admit_destroy(a);
-    cache_destroy(c);
-    json_decref(fx);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixtures),
-        cmocka_unit_test(test_walkthrough),
-        cmocka_unit_test(test_incremental),
-        cmocka_unit_test(test_node_added),
-        cmocka_unit_test(test_node_waiters),
-        cmocka_unit_test(test_reason_changed),
-        cmocka_unit_test(test_ungate_patch_and_marks),
-        cmocka_unit_test(test_tail_progress),
-        cmocka_unit_test(test_tail_release),
+        ADMIT_TEST(test_walkthrough, "admit/queue-walkthrough.json"),
+        ADMIT_TEST(test_incremental, "admit/queue-closed.json"),
+        ADMIT_TEST(test_node_added, "admit/nodes-fragmentation.json"),
+        ADMIT_TEST(test_node_waiters, "admit/incremental-node-waiters.json"),
+        ADMIT_TEST(test_reason_changed, "admit/pods-incomplete.json"),
+        cmocka_unit_test_prestate_setup_teardown(test_ungate_patch_and_marks, admit_test_setup_foreign_gate, admit_test_teardown,
+                                                 "admit/queue-walkthrough.json"),
+        ADMIT_TEST(test_tail_progress, "admit/tail-queue.json"),
+        ADMIT_TEST(test_tail_release, "admit/tail-release.json"),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -45,12 +45,40 @@ static void note_queue(struct cache_queue *q, void *arg)
     json_object_set_new(seen, q->name, json_integer(json_integer_value(json_object_get(seen, q->name)) + 1));
 }
 
+/* What a test starts from: a fixture (its path the test's initial state) and an empty cache. */
+struct cache_test {
+    json_t *fx;
+    struct cache *c;
+};
+
+static int cache_test_setup(void **state)
+{
+    struct cache_test *t = calloc(1, sizeof(*t));
+    assert_non_null(t);
+    t->fx = fixture_json(*state);
+    t->c = cache_create();
+    *state = t;
+    return 0;
+}
+
+static int cache_test_teardown(void **state)
+{
+    struct cache_test *t = *state;
+    cache_destroy(t->c);
+    json_decref(t->fx);
+    free(t);
+    return 0;
+}
+
+/* A test of the cache loaded from FIXTURE. */
+#define CACHE_TEST(f, fixture) cmocka_unit_test_prestate_setup_teardown(f, cache_test_setup, cache_test_teardown, fixture)
+
 /* Node usage follows every pod bound to it, Ray or not, and drops when a pod terminates or goes. */
 static void test_node_usage(void **state)
 {
-    (void)state;
-    json_t *fx = fixture_json("admit/nodes-other-pods.json");
-    struct cache *c = cache_create();
+    struct cache_test *t = *state;
+    json_t *fx = t->fx;
+    struct cache *c = t->c;
     struct error err;
     /* The pod comes before its node: the node is known by name, its usage counted. */
     assert_int_equal(cache_upsert_pod(c, fixture_pod(fx, "web-1"), &err), 0);
@@ -99,16 +127,14 @@ static void test_node_usage(void **state)
     json_decref(del);
 
     json_decref(done);
-    cache_destroy(c);
-    json_decref(fx);
 }
 
 /* Lookups by namespace/name and uid; a pod recreated under its name gets its new uid; gangs appear with pods. */
 static void test_lookups(void **state)
 {
-    (void)state;
-    json_t *fx = fixture_json("admit/queue-walkthrough.json");
-    struct cache *c = cache_create();
+    struct cache_test *t = *state;
+    json_t *fx = t->fx;
+    struct cache *c = t->c;
     struct error err;
     json_t *head = json_array_get(json_object_get(fx, "pods"), 0);
     json_t *worker = json_array_get(json_object_get(fx, "pods"), 1);
@@ -175,17 +201,15 @@ static void test_lookups(void **state)
     json_decref(other);
     json_decref(nameless);
     json_decref(again);
-    cache_destroy(c);
-    json_decref(fx);
 }
 
 /* What preemption reads: a Queue's spec.deserved, spec.reclaimable and raygate.io/preemption; a RayCluster's volcano.sh/preemptable
  * and raygate.io/preempted-by. */
 static void test_preemption_fields(void **state)
 {
-    (void)state;
-    json_t *fx = fixture_json("admit/queue-walkthrough.json");
-    struct cache *c = cache_create();
+    struct cache_test *t = *state;
+    json_t *fx = t->fx;
+    struct cache *c = t->c;
     struct error err;
     json_t *q = json_deep_copy(json_array_get(json_object_get(fx, "queues"), 0));
     const char *qname = json_string_value(json_object_get(json_object_get(q, "metadata"), "name"));
@@ -232,8 +256,6 @@ static void test_preemption_fields(void **state)
 
     json_decref(rc);
     json_decref(q);
-    cache_destroy(c);
-    json_decref(fx);
 }
 
 /*
@@ -243,9 +265,9 @@ static void test_preemption_fields(void **state)
  */
 static void test_eviction_fields(void **state)
 {
-    (void)state;
-    json_t *fx = fixture_json("admit/queue-walkthrough.json");
-    struct cache *c = cache_create();
+    struct cache_test *t = *state;
+    json_t *fx = t->fx;
+    struct cache *c = t->c;
     struct error err;
     json_t *pod = json_deep_copy(json_array_get(json_object_get(fx, "pods"), 1));
     json_object_set_new(pod, "status",
@@ -321,16 +343,14 @@ static void test_eviction_fields(void **state)
     json_decref(rc);
     json_decref(q);
     json_decref(pod);
-    cache_destroy(c);
-    json_decref(fx);
 }
 
 /* Pods of one group share their request and scheduling constraints; distinct constraints are distinct. */
 static void test_interning(void **state)
 {
-    (void)state;
-    json_t *fx = fixture_json("admit/nodes-taints.json");
-    struct cache *c = cache_create();
+    struct cache_test *t = *state;
+    json_t *fx = t->fx;
+    struct cache *c = t->c;
     struct error err;
     size_t i;
     json_t *p;
@@ -356,8 +376,6 @@ static void test_interning(void **state)
     assert_int_equal(all->sched->ntolerations, 1);
     assert_null(all->sched->tolerations[0].key);
     assert_true(all->sched->tolerations[0].exists);
-    cache_destroy(c);
-    json_decref(fx);
 }
 
 /* Issue 6: at most 1 KB per cached pod (heap growth over 10,000 KubeRay-shaped pods and their nodes). */
@@ -414,11 +432,11 @@ static void test_memory_per_pod(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_node_usage),
-        cmocka_unit_test(test_lookups),
-        cmocka_unit_test(test_eviction_fields),
-        cmocka_unit_test(test_preemption_fields),
-        cmocka_unit_test(test_interning),
+        CACHE_TEST(test_node_usage, "admit/nodes-other-pods.json"),
+        CACHE_TEST(test_lookups, "admit/queue-walkthrough.json"),
+        CACHE_TEST(test_eviction_fields, "admit/queue-walkthrough.json"),
+        CACHE_TEST(test_preemption_fields, "admit/queue-walkthrough.json"),
+        CACHE_TEST(test_interning, "admit/nodes-taints.json"),
         cmocka_unit_test(test_memory_per_pod),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -176,42 +176,75 @@ static void test_record_parse(void **state)
     json_decref(l);
 }
 
+/* ------------------------------------------------------------- the fixture */
+
+/*
+ * What the tests start from: an empty fake server, electors a (gate-a_1) and
+ * b (gate-b_2), an empty action, and room for a Lease read from a fixture.
+ */
+struct world {
+    struct fake_server s;
+    struct lease_elector a, b;
+    struct lease_action act;
+    json_t *lease; /* owned; NULL: none */
+};
+
+static int world_setup(void **state)
+{
+    struct world *w = calloc(1, sizeof(*w));
+    assert_non_null(w);
+    init_elector(&w->a, "gate-a_1");
+    init_elector(&w->b, "gate-b_2");
+    lease_action_init(&w->act);
+    *state = w;
+    return 0;
+}
+
+static int world_teardown(void **state)
+{
+    struct world *w = *state;
+    lease_action_finish(&w->act);
+    lease_elector_finish(&w->a);
+    lease_elector_finish(&w->b);
+    json_decref(w->s.lease);
+    json_decref(w->lease);
+    free(w);
+    return 0;
+}
+
+/* A test that starts from the world. */
+#define WORLD_TEST(f) cmocka_unit_test_setup_teardown(f, world_setup, world_teardown)
+
 /* No Lease yet: create one naming us; once the server has it, we lead. */
 static void test_acquire_by_create(void **state)
 {
-    (void)state;
-    struct lease_elector le;
-    init_elector(&le, "gate-b_1");
-    struct lease_action a;
-    lease_action_init(&a);
+    struct world *w = *state;
+    struct lease_elector *le = &w->b;
+    struct lease_action *a = &w->act;
     struct lease_time now = at(1000);
-    assert_int_equal(lease_elector_try_fast(&le, &now, &a), LEASE_ACTION_NONE);
-    assert_int_equal(lease_elector_try(&le, &now, NULL, &a), LEASE_ACTION_CREATE);
-    assert_string_equal(json_string_value(json_object_get(a.body, "kind")), "Lease");
-    assert_string_equal(json_string_value(json_object_get(json_object_get(a.body, "metadata"), "name")), "raygate-gate");
-    assert_string_equal(json_string_value(json_object_get(json_object_get(a.body, "metadata"), "namespace")), "raygate-system");
-    assert_string_equal(spec_str(a.body, "holderIdentity"), "gate-b_1");
-    assert_int_equal(spec_int(a.body, "leaseDurationSeconds"), 15);
-    assert_string_equal(spec_str(a.body, "acquireTime"), "2026-11-21T19:31:16.000000Z");
-    assert_string_equal(spec_str(a.body, "renewTime"), "2026-11-21T19:31:16.000000Z");
-    assert_int_equal(spec_int(a.body, "leaseTransitions"), 0);
-    assert_false(lease_elector_leading(&le, 1000));
+    assert_int_equal(lease_elector_try_fast(le, &now, a), LEASE_ACTION_NONE);
+    assert_int_equal(lease_elector_try(le, &now, NULL, a), LEASE_ACTION_CREATE);
+    assert_string_equal(json_string_value(json_object_get(a->body, "kind")), "Lease");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(a->body, "metadata"), "name")), "raygate-gate");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(a->body, "metadata"), "namespace")), "raygate-system");
+    assert_string_equal(spec_str(a->body, "holderIdentity"), "gate-b_2");
+    assert_int_equal(spec_int(a->body, "leaseDurationSeconds"), 15);
+    assert_string_equal(spec_str(a->body, "acquireTime"), "2026-11-21T19:31:16.000000Z");
+    assert_string_equal(spec_str(a->body, "renewTime"), "2026-11-21T19:31:16.000000Z");
+    assert_int_equal(spec_int(a->body, "leaseTransitions"), 0);
+    assert_false(lease_elector_leading(le, 1000));
 
     /* A failed create (someone else created it first: 409) changes nothing. */
-    lease_elector_done(&le, &a, NULL);
-    assert_false(lease_elector_leading(&le, 1000));
-    assert_int_equal(lease_elector_check(&le, 1000), 0);
+    lease_elector_done(le, a, NULL);
+    assert_false(lease_elector_leading(le, 1000));
+    assert_int_equal(lease_elector_check(le, 1000), 0);
 
-    struct fake_server s = {0};
-    json_t *reply = fake_write(&s, &a);
-    lease_elector_done(&le, &a, reply);
+    json_t *reply = fake_write(&w->s, a);
+    lease_elector_done(le, a, reply);
     json_decref(reply);
-    assert_true(lease_elector_leading(&le, 1000));
-    assert_int_equal(lease_elector_check(&le, 1001), 1);
-    assert_int_equal(lease_elector_check(&le, 1002), 0);
-    lease_action_finish(&a);
-    json_decref(s.lease);
-    lease_elector_finish(&le);
+    assert_true(lease_elector_leading(le, 1000));
+    assert_int_equal(lease_elector_check(le, 1001), 1);
+    assert_int_equal(lease_elector_check(le, 1002), 0);
 }
 
 /*
@@ -221,113 +254,92 @@ static void test_acquire_by_create(void **state)
  */
 static void test_expiry_by_local_observation(void **state)
 {
-    (void)state;
-    json_t *other = fixture_json("lease/held-by-other.json");
-    struct lease_elector le;
-    init_elector(&le, "gate-b_1");
-    struct lease_action a;
-    lease_action_init(&a);
+    struct world *w = *state;
+    json_t *other = w->lease = fixture_json("lease/held-by-other.json");
+    struct lease_elector *le = &w->b;
+    struct lease_action *a = &w->act;
     struct lease_time t0 = at(5000);
-    assert_int_equal(lease_elector_try(&le, &t0, other, &a), LEASE_ACTION_NONE);
+    assert_int_equal(lease_elector_try(le, &t0, other, a), LEASE_ACTION_NONE);
     struct lease_time t = at(5000 + 14999);
-    assert_int_equal(lease_elector_try_fast(&le, &t, &a), LEASE_ACTION_NONE);
-    assert_int_equal(lease_elector_try(&le, &t, other, &a), LEASE_ACTION_NONE);
+    assert_int_equal(lease_elector_try_fast(le, &t, a), LEASE_ACTION_NONE);
+    assert_int_equal(lease_elector_try(le, &t, other, a), LEASE_ACTION_NONE);
     t = at(5000 + 15000);
-    assert_int_equal(lease_elector_try(&le, &t, other, &a), LEASE_ACTION_UPDATE);
-    assert_string_equal(rv_of(a.body), "4711");
-    assert_string_equal(spec_str(a.body, "holderIdentity"), "gate-b_1");
-    assert_int_equal(spec_int(a.body, "leaseTransitions"), 4);
-    assert_string_equal(spec_str(a.body, "acquireTime"), "2026-11-21T19:31:35.000000Z");
-    assert_string_equal(spec_str(a.body, "renewTime"), "2026-11-21T19:31:35.000000Z");
+    assert_int_equal(lease_elector_try(le, &t, other, a), LEASE_ACTION_UPDATE);
+    assert_string_equal(rv_of(a->body), "4711");
+    assert_string_equal(spec_str(a->body, "holderIdentity"), "gate-b_2");
+    assert_int_equal(spec_int(a->body, "leaseTransitions"), 4);
+    assert_string_equal(spec_str(a->body, "acquireTime"), "2026-11-21T19:31:35.000000Z");
+    assert_string_equal(spec_str(a->body, "renewTime"), "2026-11-21T19:31:35.000000Z");
     /* What we do not own survives: labels, other spec fields. */
-    assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(a.body, "metadata"), "labels"),
+    assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(a->body, "metadata"), "labels"),
                                                           "app.kubernetes.io/name")),
                         "raygate-gate");
-    assert_string_equal(spec_str(a.body, "strategy"), "OldestEmulationVersion");
-    assert_false(lease_elector_leading(&le, t.mono_ms));
-    lease_action_finish(&a);
-    lease_elector_finish(&le);
-    json_decref(other);
+    assert_string_equal(spec_str(a->body, "strategy"), "OldestEmulationVersion");
+    assert_false(lease_elector_leading(le, t.mono_ms));
 }
 
 /* The holder renewing (the record changing) restarts our observation: its lease stays valid 15 s from the change. */
 static void test_renewal_by_other_keeps_it_valid(void **state)
 {
-    (void)state;
-    struct fake_server s = {0};
-    struct lease_elector a, b;
-    init_elector(&a, "gate-a_1");
-    init_elector(&b, "gate-b_2");
-    attempt(&a, &s, 0);
-    assert_true(lease_elector_leading(&a, 0));
+    struct world *w = *state;
+    attempt(&w->a, &w->s, 0);
+    assert_true(lease_elector_leading(&w->a, 0));
     for (long long ms = 1000; ms <= 60000; ms += 1000) {
         if (ms % 2000 == 0)
-            attempt(&a, &s, ms); /* a renews every 2 s */
-        attempt(&b, &s, ms);
-        assert_true(lease_elector_leading(&a, ms));
-        assert_false(lease_elector_leading(&b, ms));
+            attempt(&w->a, &w->s, ms); /* a renews every 2 s */
+        attempt(&w->b, &w->s, ms);
+        assert_true(lease_elector_leading(&w->a, ms));
+        assert_false(lease_elector_leading(&w->b, ms));
     }
-    assert_int_equal(spec_int(s.lease, "leaseTransitions"), 0);
-    lease_elector_finish(&a);
-    lease_elector_finish(&b);
-    json_decref(s.lease);
+    assert_int_equal(spec_int(w->s.lease, "leaseTransitions"), 0);
 }
 
 /* Renewal: the fast path updates the Lease we last wrote, keeping acquireTime and transitions. */
 static void test_renew_fast_path(void **state)
 {
-    (void)state;
-    struct fake_server s = {0};
-    struct lease_elector le;
-    init_elector(&le, "gate-a_1");
-    attempt(&le, &s, 0);
-    assert_int_equal(s.writes, 1);
-    char *acquired = strdup(spec_str(s.lease, "acquireTime"));
+    struct world *w = *state;
+    struct lease_elector *le = &w->a;
+    attempt(le, &w->s, 0);
+    assert_int_equal(w->s.writes, 1);
+    char *acquired = strdup(spec_str(w->s.lease, "acquireTime"));
 
-    struct lease_action act;
-    lease_action_init(&act);
+    struct lease_action *act = &w->act;
     struct lease_time t = at(2000);
-    assert_int_equal(lease_elector_try_fast(&le, &t, &act), LEASE_ACTION_UPDATE);
-    assert_string_equal(rv_of(act.body), "1");
-    assert_string_equal(spec_str(act.body, "acquireTime"), acquired);
-    assert_string_equal(spec_str(act.body, "renewTime"), "2026-11-21T19:31:17.000000Z");
-    assert_int_equal(spec_int(act.body, "leaseTransitions"), 0);
-    json_t *reply = fake_write(&s, &act);
+    assert_int_equal(lease_elector_try_fast(le, &t, act), LEASE_ACTION_UPDATE);
+    assert_string_equal(rv_of(act->body), "1");
+    assert_string_equal(spec_str(act->body, "acquireTime"), acquired);
+    assert_string_equal(spec_str(act->body, "renewTime"), "2026-11-21T19:31:17.000000Z");
+    assert_int_equal(spec_int(act->body, "leaseTransitions"), 0);
+    json_t *reply = fake_write(&w->s, act);
     assert_non_null(reply);
-    lease_elector_done(&le, &act, reply);
+    lease_elector_done(le, act, reply);
     json_decref(reply);
-    lease_action_finish(&act);
 
     /* Leading now runs to 2 s + the renew deadline. */
-    assert_true(lease_elector_leading(&le, 2000 + 9999));
-    assert_false(lease_elector_leading(&le, 2000 + 10000));
+    assert_true(lease_elector_leading(le, 2000 + 9999));
+    assert_false(lease_elector_leading(le, 2000 + 10000));
     free(acquired);
-    lease_elector_finish(&le);
-    json_decref(s.lease);
 }
 
 /* A leader whose renewals fail stops leading at the renew deadline, though its lease is still valid for others. */
 static void test_loss_at_renew_deadline(void **state)
 {
-    (void)state;
-    struct fake_server s = {0};
-    struct lease_elector le;
-    init_elector(&le, "gate-a_1");
-    attempt(&le, &s, 0);
-    assert_int_equal(lease_elector_check(&le, 0), 1);
-    struct lease_action a;
-    lease_action_init(&a);
+    struct world *w = *state;
+    struct lease_elector *le = &w->a;
+    attempt(le, &w->s, 0);
+    assert_int_equal(lease_elector_check(le, 0), 1);
+    struct lease_action *a = &w->act;
     for (long long ms = 2000; ms < 10000; ms += 2000) {
         struct lease_time t = at(ms);
-        assert_int_equal(lease_elector_try_fast(&le, &t, &a), LEASE_ACTION_UPDATE);
-        lease_elector_done(&le, &a, NULL); /* the API server does not answer */
-        assert_true(lease_elector_leading(&le, ms));
-        assert_int_equal(lease_elector_check(&le, ms), 0);
+        assert_int_equal(lease_elector_try_fast(le, &t, a), LEASE_ACTION_UPDATE);
+        lease_elector_done(le, a, NULL); /* the API server does not answer */
+        assert_true(lease_elector_leading(le, ms));
+        assert_int_equal(lease_elector_check(le, ms), 0);
     }
-    assert_true(lease_elector_leading(&le, 9999));
-    assert_false(lease_elector_leading(&le, 10000));
-    assert_int_equal(lease_elector_check(&le, 10000), -1);
-    assert_int_equal(lease_elector_check(&le, 10001), 0);
+    assert_true(lease_elector_leading(le, 9999));
+    assert_false(lease_elector_leading(le, 10000));
+    assert_int_equal(lease_elector_check(le, 10000), -1);
+    assert_int_equal(lease_elector_check(le, 10001), 0);
 
     /*
      * Still the holder by its last record (valid until 15 s), it may renew on
@@ -335,40 +347,30 @@ static void test_loss_at_renew_deadline(void **state)
      * it in between, so leading again is safe.
      */
     struct lease_time t = at(11000);
-    assert_int_equal(lease_elector_try_fast(&le, &t, &a), LEASE_ACTION_UPDATE);
-    json_t *reply = fake_write(&s, &a);
-    lease_elector_done(&le, &a, reply);
+    assert_int_equal(lease_elector_try_fast(le, &t, a), LEASE_ACTION_UPDATE);
+    json_t *reply = fake_write(&w->s, a);
+    lease_elector_done(le, a, reply);
     json_decref(reply);
-    assert_int_equal(lease_elector_check(&le, 11000), 1);
-    lease_action_finish(&a);
-    lease_elector_finish(&le);
-    json_decref(s.lease);
+    assert_int_equal(lease_elector_check(le, 11000), 1);
 }
 
 /* A leader that reads a record naming someone else stops leading at once, not at its deadline. */
 static void test_loss_on_other_holder(void **state)
 {
-    (void)state;
-    struct fake_server s = {0};
-    struct lease_elector le;
-    init_elector(&le, "gate-b_1");
-    attempt(&le, &s, 0);
-    assert_true(lease_elector_leading(&le, 0));
-    lease_elector_check(&le, 0);
+    struct world *w = *state;
+    struct lease_elector *le = &w->b;
+    attempt(le, &w->s, 0);
+    assert_true(lease_elector_leading(le, 0));
+    lease_elector_check(le, 0);
     /* Someone overwrote the Lease (e.g. by hand). */
-    json_t *other = fixture_json("lease/held-by-other.json");
-    struct lease_action a;
-    lease_action_init(&a);
+    json_t *other = w->lease = fixture_json("lease/held-by-other.json");
+    struct lease_action *a = &w->act;
     struct lease_time t = at(1000);
-    assert_int_equal(lease_elector_try(&le, &t, other, &a), LEASE_ACTION_NONE);
-    assert_false(lease_elector_leading(&le, 1000));
-    assert_int_equal(lease_elector_check(&le, 1000), -1);
+    assert_int_equal(lease_elector_try(le, &t, other, a), LEASE_ACTION_NONE);
+    assert_false(lease_elector_leading(le, 1000));
+    assert_int_equal(lease_elector_check(le, 1000), -1);
     /* And the fast path is closed: the record is not ours. */
-    assert_int_equal(lease_elector_try_fast(&le, &t, &a), LEASE_ACTION_NONE);
-    lease_action_finish(&a);
-    json_decref(other);
-    lease_elector_finish(&le);
-    json_decref(s.lease);
+    assert_int_equal(lease_elector_try_fast(le, &t, a), LEASE_ACTION_NONE);
 }
 
 /*
@@ -377,138 +379,104 @@ static void test_loss_on_other_holder(void **state)
  */
 static void test_lease_deleted_under_leader(void **state)
 {
-    (void)state;
-    struct fake_server s = {0};
-    struct lease_elector a, b;
-    init_elector(&a, "gate-a_1");
-    init_elector(&b, "gate-b_2");
-    attempt(&a, &s, 0);
-    assert_true(lease_elector_leading(&a, 0));
-    json_decref(s.lease);
-    s.lease = NULL;
+    struct world *w = *state;
+    attempt(&w->a, &w->s, 0);
+    assert_true(lease_elector_leading(&w->a, 0));
+    json_decref(w->s.lease);
+    w->s.lease = NULL;
     /* The candidate sees it gone first and creates it. */
-    attempt(&b, &s, 500);
-    assert_true(lease_elector_leading(&b, 500));
+    attempt(&w->b, &w->s, 500);
+    assert_true(lease_elector_leading(&w->b, 500));
     /* a's fast path fails (its resourceVersion is gone); the read finds b's record. */
-    attempt(&a, &s, 2000);
-    assert_false(lease_elector_leading(&a, 2000));
+    attempt(&w->a, &w->s, 2000);
+    assert_false(lease_elector_leading(&w->a, 2000));
 
     /* Deleted again: a finds nothing, stops leading before creating, and its create wins. */
-    json_decref(s.lease);
-    s.lease = NULL;
-    struct lease_action act;
-    lease_action_init(&act);
+    json_decref(w->s.lease);
+    w->s.lease = NULL;
+    struct lease_action *act = &w->act;
     struct lease_time t = at(3000);
-    assert_int_equal(lease_elector_try(&b, &t, NULL, &act), LEASE_ACTION_CREATE);
-    assert_false(lease_elector_leading(&b, 3000));
-    json_t *reply = fake_write(&s, &act);
-    lease_elector_done(&b, &act, reply);
+    assert_int_equal(lease_elector_try(&w->b, &t, NULL, act), LEASE_ACTION_CREATE);
+    assert_false(lease_elector_leading(&w->b, 3000));
+    json_t *reply = fake_write(&w->s, act);
+    lease_elector_done(&w->b, act, reply);
     json_decref(reply);
-    assert_true(lease_elector_leading(&b, 3000));
-    lease_action_finish(&act);
-    lease_elector_finish(&a);
-    lease_elector_finish(&b);
-    json_decref(s.lease);
+    assert_true(lease_elector_leading(&w->b, 3000));
 }
 
 /* The fast path's update on a stale resourceVersion fails (409); the slow path re-reads and renews. */
 static void test_conflict_then_reread(void **state)
 {
-    (void)state;
-    struct fake_server s = {0};
-    struct lease_elector le;
-    init_elector(&le, "gate-a_1");
-    attempt(&le, &s, 0);
+    struct world *w = *state;
+    struct fake_server *s = &w->s;
+    struct lease_elector *le = &w->a;
+    attempt(le, s, 0);
     /* Someone touched the Lease (a label), moving its resourceVersion but not the record. */
-    json_object_set_new(json_object_get(s.lease, "metadata"), "labels", json_pack("{s:s}", "touched", "yes"));
-    s.rv++;
+    json_object_set_new(json_object_get(s->lease, "metadata"), "labels", json_pack("{s:s}", "touched", "yes"));
+    s->rv++;
     char rv[32];
-    snprintf(rv, sizeof(rv), "%ld", s.rv);
-    json_object_set_new(json_object_get(s.lease, "metadata"), "resourceVersion", json_string(rv));
-    int before = s.writes;
-    attempt(&le, &s, 2000);
-    assert_int_equal(s.writes, before + 1);
-    assert_true(lease_elector_leading(&le, 2000 + 9999));
+    snprintf(rv, sizeof(rv), "%ld", s->rv);
+    json_object_set_new(json_object_get(s->lease, "metadata"), "resourceVersion", json_string(rv));
+    int before = s->writes;
+    attempt(le, s, 2000);
+    assert_int_equal(s->writes, before + 1);
+    assert_true(lease_elector_leading(le, 2000 + 9999));
     assert_string_equal(
-        json_string_value(json_object_get(json_object_get(json_object_get(s.lease, "metadata"), "labels"), "touched")), "yes");
-    assert_int_equal(spec_int(s.lease, "leaseTransitions"), 0);
-    lease_elector_finish(&le);
-    json_decref(s.lease);
+        json_string_value(json_object_get(json_object_get(json_object_get(s->lease, "metadata"), "labels"), "touched")), "yes");
+    assert_int_equal(spec_int(s->lease, "leaseTransitions"), 0);
 }
 
 /* Release (graceful shutdown) empties the holder; a candidate takes over at its next try, not 15 s later. */
 static void test_release_and_takeover(void **state)
 {
-    (void)state;
-    struct fake_server s = {0};
-    struct lease_elector a, b;
-    init_elector(&a, "gate-a_1");
-    init_elector(&b, "gate-b_2");
-    attempt(&a, &s, 0);
-    attempt(&b, &s, 100);
-    assert_false(lease_elector_leading(&b, 100));
+    struct world *w = *state;
+    attempt(&w->a, &w->s, 0);
+    attempt(&w->b, &w->s, 100);
+    assert_false(lease_elector_leading(&w->b, 100));
 
-    struct lease_action act;
-    lease_action_init(&act);
+    struct lease_action *act = &w->act;
     struct lease_time t = at(3000);
-    assert_int_equal(lease_elector_release(&a, &t, &act), LEASE_ACTION_UPDATE);
-    assert_false(lease_elector_leading(&a, 3000)); /* stops before the write */
-    assert_string_equal(spec_str(act.body, "holderIdentity"), "");
-    assert_int_equal(spec_int(act.body, "leaseDurationSeconds"), 1);
-    assert_int_equal(spec_int(act.body, "leaseTransitions"), 0);
-    json_t *reply = fake_write(&s, &act);
+    assert_int_equal(lease_elector_release(&w->a, &t, act), LEASE_ACTION_UPDATE);
+    assert_false(lease_elector_leading(&w->a, 3000)); /* stops before the write */
+    assert_string_equal(spec_str(act->body, "holderIdentity"), "");
+    assert_int_equal(spec_int(act->body, "leaseDurationSeconds"), 1);
+    assert_int_equal(spec_int(act->body, "leaseTransitions"), 0);
+    json_t *reply = fake_write(&w->s, act);
     assert_non_null(reply);
-    lease_elector_done(&a, &act, reply);
+    lease_elector_done(&w->a, act, reply);
     json_decref(reply);
-    lease_action_finish(&act);
-    assert_false(lease_elector_leading(&a, 3000));
+    lease_action_finish(act);
+    assert_false(lease_elector_leading(&w->a, 3000));
     /* Nothing more to release. */
-    assert_int_equal(lease_elector_release(&a, &t, &act), LEASE_ACTION_NONE);
+    assert_int_equal(lease_elector_release(&w->a, &t, act), LEASE_ACTION_NONE);
 
-    attempt(&b, &s, 3500);
-    assert_true(lease_elector_leading(&b, 3500));
-    assert_string_equal(spec_str(s.lease, "holderIdentity"), "gate-b_2");
-    assert_int_equal(spec_int(s.lease, "leaseTransitions"), 1);
-    lease_elector_finish(&a);
-    lease_elector_finish(&b);
-    json_decref(s.lease);
+    attempt(&w->b, &w->s, 3500);
+    assert_true(lease_elector_leading(&w->b, 3500));
+    assert_string_equal(spec_str(w->s.lease, "holderIdentity"), "gate-b_2");
+    assert_int_equal(spec_int(w->s.lease, "leaseTransitions"), 1);
 }
 
 /* A released Lease read from the server (fixture) is taken on the first try. */
 static void test_take_released(void **state)
 {
-    (void)state;
-    json_t *rel = fixture_json("lease/released.json");
-    struct lease_elector le;
-    init_elector(&le, "gate-b_1");
-    struct lease_action a;
-    lease_action_init(&a);
+    struct world *w = *state;
+    w->lease = fixture_json("lease/released.json");
     struct lease_time t = at(0);
-    assert_int_equal(lease_elector_try(&le, &t, rel, &a), LEASE_ACTION_UPDATE);
-    assert_string_equal(rv_of(a.body), "5000");
-    assert_int_equal(spec_int(a.body, "leaseTransitions"), 8);
-    assert_int_equal(spec_int(a.body, "leaseDurationSeconds"), 15);
-    lease_action_finish(&a);
-    lease_elector_finish(&le);
-    json_decref(rel);
+    assert_int_equal(lease_elector_try(&w->b, &t, w->lease, &w->act), LEASE_ACTION_UPDATE);
+    assert_string_equal(rv_of(w->act.body), "5000");
+    assert_int_equal(spec_int(w->act.body, "leaseTransitions"), 8);
+    assert_int_equal(spec_int(w->act.body, "leaseDurationSeconds"), 15);
 }
 
 /* A Lease whose record cannot be read is left alone, and our state does not change. */
 static void test_unreadable_record(void **state)
 {
-    (void)state;
-    json_t *bad = fixture_json("lease/bad-types.json");
-    struct lease_elector le;
-    init_elector(&le, "gate-b_1");
-    struct lease_action a;
-    lease_action_init(&a);
+    struct world *w = *state;
+    w->lease = fixture_json("lease/bad-types.json");
     struct lease_time t = at(0);
-    assert_int_equal(lease_elector_try(&le, &t, bad, &a), LEASE_ACTION_NONE);
-    assert_false(le.observed);
-    assert_null(le.lease);
-    lease_action_finish(&a);
-    lease_elector_finish(&le);
-    json_decref(bad);
+    assert_int_equal(lease_elector_try(&w->b, &t, w->lease, &w->act), LEASE_ACTION_NONE);
+    assert_false(w->b.observed);
+    assert_null(w->b.lease);
 }
 
 /*
@@ -575,17 +543,17 @@ int main(void)
         cmocka_unit_test(test_config_check),
         cmocka_unit_test(test_microtime),
         cmocka_unit_test(test_record_parse),
-        cmocka_unit_test(test_acquire_by_create),
-        cmocka_unit_test(test_expiry_by_local_observation),
-        cmocka_unit_test(test_renewal_by_other_keeps_it_valid),
-        cmocka_unit_test(test_renew_fast_path),
-        cmocka_unit_test(test_loss_at_renew_deadline),
-        cmocka_unit_test(test_loss_on_other_holder),
-        cmocka_unit_test(test_lease_deleted_under_leader),
-        cmocka_unit_test(test_conflict_then_reread),
-        cmocka_unit_test(test_release_and_takeover),
-        cmocka_unit_test(test_take_released),
-        cmocka_unit_test(test_unreadable_record),
+        WORLD_TEST(test_acquire_by_create),
+        WORLD_TEST(test_expiry_by_local_observation),
+        WORLD_TEST(test_renewal_by_other_keeps_it_valid),
+        WORLD_TEST(test_renew_fast_path),
+        WORLD_TEST(test_loss_at_renew_deadline),
+        WORLD_TEST(test_loss_on_other_holder),
+        WORLD_TEST(test_lease_deleted_under_leader),
+        WORLD_TEST(test_conflict_then_reread),
+        WORLD_TEST(test_release_and_takeover),
+        WORLD_TEST(test_take_released),
+        WORLD_TEST(test_unreadable_record),
         cmocka_unit_test(test_two_electors_failover),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
