@@ -184,8 +184,7 @@ static int ensure_secret(struct kube_client *api, const struct bootstrap_options
             json_decref(secret);
             secret = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:s}", "apiVersion", "v1", "kind", "Secret", "metadata", "name",
                                opts->secret, "namespace", opts->namespace_, "labels", "app.kubernetes.io/managed-by",
-                               "raygate-certs",
-                               "type", "kubernetes.io/tls");
+                               "raygate-certs", "type", "kubernetes.io/tls");
             snprintf(post_path, sizeof(post_path), "/api/v1/namespaces/%s/secrets", opts->namespace_);
             method = "POST";
         } else {
@@ -240,8 +239,8 @@ static int patch_ca_bundle(struct kube_client *api, const struct bootstrap_optio
         const char *rv = json_string_value(json_object_get(json_object_get(config, "metadata"), "resourceVersion"));
         json_t *webhooks = json_object_get(config, "webhooks");
         json_t *patch = json_array();
-        json_array_append_new(patch, json_pack("{s:s, s:s, s:s}", "op", "test", "path", "/metadata/resourceVersion", "value",
-                                               rv != NULL ? rv : ""));
+        json_array_append_new(
+            patch, json_pack("{s:s, s:s, s:s}", "op", "test", "path", "/metadata/resourceVersion", "value", rv != NULL ? rv : ""));
         size_t changed = 0, i;
         json_t *wh;
         json_array_foreach(webhooks, i, wh)

@@ -282,7 +282,7 @@ int certgen_check(X509 *cert, EVP_PKEY *key, X509 *ca_cert, const struct certgen
     X509_STORE_CTX_set_time(sctx, 0, now);
     if (X509_verify_cert(sctx) != 1) {
         error_set_openssl(err, "certificate does not verify against the CA: %s",
-                X509_verify_cert_error_string(X509_STORE_CTX_get_error(sctx)));
+                          X509_verify_cert_error_string(X509_STORE_CTX_get_error(sctx)));
         goto out;
     }
     time_t until = now + min_remaining;
@@ -380,4 +380,3 @@ EVP_PKEY *certgen_key_from_pem(const char *pem, size_t len)
     ERR_clear_error();
     return key;
 }
-

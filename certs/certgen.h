@@ -73,6 +73,4 @@ char *certgen_key_pem(EVP_PKEY *key, size_t *len);
 X509 *certgen_cert_from_pem(const char *pem, size_t len);
 EVP_PKEY *certgen_key_from_pem(const char *pem, size_t len);
 
-
-
 #endif

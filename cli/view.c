@@ -319,8 +319,8 @@ static void set_waiting_for(const json_t *snapshot, json_t *rows, long long now)
             continue;
         char *s = short_reason(snapshot, rows, row);
         if (strcmp(str(row, "state"), "Backoff") == 0) {
-            char age[16], *b = util_strdupf("backoff, %s left; %s", view_age(view_parse_time(str(row, "requeueAt")) - now, age,
-                                                                               sizeof(age)), s);
+            char age[16], *b = util_strdupf("backoff, %s left; %s",
+                                            view_age(view_parse_time(str(row, "requeueAt")) - now, age, sizeof(age)), s);
             free(s);
             s = b;
         }

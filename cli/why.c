@@ -159,8 +159,9 @@ static void explain_pods(json_t *lines, const json_t *gang)
     if (streq(str(gang, "kind"), "legacy")) /* complete with its head: the workers come once it runs (admit.h) */
         add_line(lines, "the legacy operator has not created its head pod yet; the gang is weighed once the head exists");
     else if (json_is_integer(created) && json_is_integer(min))
-        add_line(lines, "its operator has created %" JSON_INTEGER_FORMAT " of its %" JSON_INTEGER_FORMAT
-                        " pods; it is considered once all exist",
+        add_line(lines,
+                 "its operator has created %" JSON_INTEGER_FORMAT " of its %" JSON_INTEGER_FORMAT
+                 " pods; it is considered once all exist",
                  json_integer_value(created), json_integer_value(min));
     else
         add_line(lines, "%s", str(gang, "message"));
@@ -212,8 +213,9 @@ static void explain_wait(json_t *lines, const json_t *snapshot, const json_t *ro
         add_line(lines, "its spec must be fixed: %s", msg);
         break;
     case ADMIT_REASON_NONE:
-        add_line(lines, "the gate controller has not written its reason code yet (annotation " NAMES_ANNOTATION_WAIT_REASON
-                        "); its message: %s",
+        add_line(lines,
+                 "the gate controller has not written its reason code yet (annotation " NAMES_ANNOTATION_WAIT_REASON
+                 "); its message: %s",
                  msg);
         break;
     case ADMIT_REASON_EVICTED:

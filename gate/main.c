@@ -56,7 +56,7 @@ struct gate_flags {
     int64_t resync_ms;
     int leader_elect;
     int64_t lease_duration_ms, renew_deadline_ms, retry_period_ms;
-    int64_t fault_exit_after_ungates; /* -1: off */
+    int64_t fault_exit_after_ungates;       /* -1: off */
     int64_t fault_exit_after_evict_deletes; /* -1: off */
     struct evict_config evict;
     int preemption;

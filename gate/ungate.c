@@ -186,8 +186,8 @@ size_t ungate_pods(struct kube_client *k, struct ungate_job *jobs, size_t n, con
     for (size_t i = 0; i < n; i++) {
         if (!jobs[i].ok) {
             notok++;
-            log_warnf("ungate %s/%s: gave up for this pass after %lld ms: %s", jobs[i].ns, jobs[i].pod->name, clock_mono_ms() - start,
-                      tries[i].why[0] != '\0' ? tries[i].why : "not leading any more");
+            log_warnf("ungate %s/%s: gave up for this pass after %lld ms: %s", jobs[i].ns, jobs[i].pod->name,
+                      clock_mono_ms() - start, tries[i].why[0] != '\0' ? tries[i].why : "not leading any more");
         } else if (tries[i].warned) {
             log_infof("ungate %s/%s: gate removed after retries (%lld ms)", jobs[i].ns, jobs[i].pod->name, clock_mono_ms() - start);
         }

@@ -39,7 +39,7 @@ struct server {
     enum phase phase;
     uint64_t next_poll_ms, close_listener_ms, deadline_ms, timers_done_ms;
     int clean_exit; /* no connection and no h2o timer left: the context can be disposed */
-    int h2o_ready; /* config and context initialised */
+    int h2o_ready;  /* config and context initialised */
 
     struct metrics_registry *metrics;
     struct metrics_family *m_requests, *m_http, *m_duration, *m_reloads, *m_conns;

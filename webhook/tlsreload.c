@@ -106,8 +106,7 @@ static int use_key(SSL_CTX *ctx, const char *pem, size_t len, struct error *err)
     return rc;
 }
 
-SSL_CTX *tlsreload_ctx_create(const char *cert_pem, size_t cert_len, const char *key_pem, size_t key_len,
-                              struct error *err)
+SSL_CTX *tlsreload_ctx_create(const char *cert_pem, size_t cert_len, const char *key_pem, size_t key_len, struct error *err)
 {
     if (cert_pem == NULL || key_pem == NULL || cert_len > INT_MAX || key_len > INT_MAX) {
         error_set_openssl(err, "no certificate or key");

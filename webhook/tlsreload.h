@@ -28,8 +28,7 @@ struct tlsreload;
  * does not match or the leaf is not valid now. Returns a new SSL_CTX
  * (caller frees: SSL_CTX_free), or NULL with err.
  */
-SSL_CTX *tlsreload_ctx_create(const char *cert_pem, size_t cert_len, const char *key_pem, size_t key_len,
-                              struct error *err);
+SSL_CTX *tlsreload_ctx_create(const char *cert_pem, size_t cert_len, const char *key_pem, size_t key_len, struct error *err);
 
 /*
  * Loads cert_path and key_path (copied). Returns a new reloader

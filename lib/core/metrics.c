@@ -370,8 +370,8 @@ static void put_labels(struct util_buf *b, const struct metrics_family *fam, con
     util_buf_puts(b, "}");
 }
 
-static void put_sample(struct util_buf *b, const struct metrics_family *fam, const char *suffix, const struct series *s, const char *le,
-                       const char *value)
+static void put_sample(struct util_buf *b, const struct metrics_family *fam, const char *suffix, const struct series *s,
+                       const char *le, const char *value)
 {
     util_buf_puts(b, fam->name);
     util_buf_puts(b, suffix);

@@ -118,7 +118,8 @@ static enum target classify(const json_t *request, struct admission_info *info)
     int whole = sub == NULL || sub[0] == '\0'; /* status and other subresources are not ours */
     int create = op != NULL && strcmp(op, "CREATE") == 0;
     int update = op != NULL && strcmp(op, "UPDATE") == 0;
-    int is_kuberay = string_is(kind, "group", "ray.io") && (string_is(kind, "version", "v1") || string_is(kind, "version", "v1alpha1"));
+    int is_kuberay =
+        string_is(kind, "group", "ray.io") && (string_is(kind, "version", "v1") || string_is(kind, "version", "v1alpha1"));
     int is_legacy = string_is(kind, "group", LEGACY_GROUP) && string_is(kind, "version", "v1");
     int is_raycluster = (is_kuberay || is_legacy) && string_is(kind, "kind", "RayCluster");
     int is_rayjob = string_is(kind, "group", "ray.io") && string_is(kind, "kind", "RayJob") && string_is(kind, "version", "v1");
@@ -157,8 +158,7 @@ static json_t *answer(const char *uid, int denied, const struct mutate_result *r
     return review;
 }
 
-int admission_handle(const char *body, size_t len, json_t **response, struct admission_info *info,
-                     struct error *err)
+int admission_handle(const char *body, size_t len, json_t **response, struct admission_info *info, struct error *err)
 {
     struct mutate_result result;
     struct error merr;
@@ -329,8 +329,7 @@ out:
     return handled;
 }
 
-int admission_respond(const char *body, size_t len, char **text, size_t *text_len, struct admission_info *info,
-                      struct error *err)
+int admission_respond(const char *body, size_t len, char **text, size_t *text_len, struct admission_info *info, struct error *err)
 {
     json_t *response = NULL;
     *text = NULL;

@@ -48,8 +48,7 @@ struct admission_info {
  * than ADMISSION_MAX_JSON_VALUES values: *response is NULL and err says why
  * (info->result is "error").
  */
-int admission_handle(const char *body, size_t len, json_t **response, struct admission_info *info,
-                     struct error *err);
+int admission_handle(const char *body, size_t len, json_t **response, struct admission_info *info, struct error *err);
 
 /*
  * admission_handle() followed by json_dumps(JSON_COMPACT): the answer as text,
@@ -59,8 +58,7 @@ int admission_handle(const char *body, size_t len, json_t **response, struct adm
  * several times less; bodies the scan declines go through admission_handle().
  * Returns 0, or -1 with err as admission_handle() (*text is then NULL).
  */
-int admission_respond(const char *body, size_t len, char **text, size_t *text_len, struct admission_info *info,
-                      struct error *err);
+int admission_respond(const char *body, size_t len, char **text, size_t *text_len, struct admission_info *info, struct error *err);
 
 /*
  * The fast path alone, for tests: returns 1 and the answer when it handled the

@@ -28,8 +28,7 @@ void gang_spec_finish(struct gang_spec *spec)
 }
 
 /* An optional member that, when present and not null, must be an object. */
-static int optional_object(const json_t *parent, const char *key, const char *path, const json_t **out,
-                           struct error *err)
+static int optional_object(const json_t *parent, const char *key, const char *path, const json_t **out, struct error *err)
 {
     const json_t *v = json_object_get(parent, key);
     *out = NULL;
@@ -91,8 +90,7 @@ static int container_request(const json_t *container, const char *path, struct r
     return container_resources(json_object_get(container, "resources"), p, out, err);
 }
 
-static int optional_array(const json_t *parent, const char *key, const char *path, const json_t **out,
-                          struct error *err)
+static int optional_array(const json_t *parent, const char *key, const char *path, const json_t **out, struct error *err)
 {
     const json_t *v = json_object_get(parent, key);
     *out = NULL;
@@ -191,8 +189,7 @@ int gang_pod_request(const json_t *pod_spec, struct resources *out, struct error
 }
 
 /* A non-negative int32 count: absent or null gives def. */
-static int read_count(const json_t *obj, const char *key, const char *path, int64_t def, int64_t *out,
-                      struct error *err)
+static int read_count(const json_t *obj, const char *key, const char *path, int64_t def, int64_t *out, struct error *err)
 {
     const json_t *v = json_object_get(obj, key);
     char p[PATH_MAX_LEN];
@@ -321,8 +318,7 @@ static int add_worker_group(const json_t *group, size_t i, int autoscaling, stru
     /* Every group is checked, suspended or not: it can be resumed by an UPDATE we never see again. */
     if (read_count(group, "minReplicas", path, 0, &min, err) != 0 ||
         read_count(group, "maxReplicas", path, INT32_MAX, &max, err) != 0 ||
-        read_count(group, "replicas", path, min, &replicas, err) != 0 ||
-        read_count(group, "numOfHosts", path, 1, &hosts, err) != 0)
+        read_count(group, "replicas", path, min, &replicas, err) != 0 || read_count(group, "numOfHosts", path, 1, &hosts, err) != 0)
         goto out;
     if (template_spec(group, path, &pod_spec, spec_path, sizeof(spec_path), err) != 0 ||
         pod_request(pod_spec, spec_path, NULL, &request, err) != 0)

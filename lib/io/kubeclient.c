@@ -125,9 +125,9 @@ int kube_metrics_register(struct metrics_registry *reg, struct kube_metrics *out
     struct kube_metrics m;
     m.requests = metrics_counter_create(reg, "raygate_kube_requests_total",
                                         "Kubernetes API requests by verb and HTTP status (0: no answer).", 2, request_labels);
-    m.watch_restarts = metrics_counter_create(reg, "raygate_kube_watch_restarts_total",
-                                              "Kubernetes watch restarts by watch and reason (timeout, expired, error).", 2,
-                                              restart_labels);
+    m.watch_restarts =
+        metrics_counter_create(reg, "raygate_kube_watch_restarts_total",
+                               "Kubernetes watch restarts by watch and reason (timeout, expired, error).", 2, restart_labels);
     if (m.requests == NULL || m.watch_restarts == NULL)
         return -1;
     *out = m;
@@ -201,8 +201,7 @@ int kube_token_refresh_after_401(struct kube_client *c, const char *used)
     return changed;
 }
 
-struct kube_client *kube_client_create(const struct kubeconfig *cfg, const struct kube_client_options *opts,
-                                       struct error *err)
+struct kube_client *kube_client_create(const struct kubeconfig *cfg, const struct kube_client_options *opts, struct error *err)
 {
     pthread_once(&curl_once, curl_init_once);
     if (cfg->server == NULL) {
@@ -507,8 +506,8 @@ void kube_xfer_result(struct kube_xfer *x, CURLcode cc, const char *path, struct
     if (status < 200 || status > 299) {
         const char *msg = json_string_value(json_object_get(resp->body, "message"));
         const char *reason = json_string_value(json_object_get(resp->body, "reason"));
-        util_format(resp->message, sizeof(resp->message), "%s %.160s: %ld%s%s: %s", x->method, path, status, reason != NULL ? " " : "",
-            reason != NULL ? reason : "", msg != NULL ? msg : "no Status message");
+        util_format(resp->message, sizeof(resp->message), "%s %.160s: %ld%s%s: %s", x->method, path, status,
+                    reason != NULL ? " " : "", reason != NULL ? reason : "", msg != NULL ? msg : "no Status message");
     }
 }
 

@@ -35,19 +35,19 @@ int kube_metrics_register(struct metrics_registry *reg, struct kube_metrics *out
 
 /* Tuning; zero fields take the defaults in brackets. */
 struct kube_client_options {
-    long request_timeout_ms;   /* [30000] whole request, not watches */
-    long connect_timeout_ms;   /* [10000] */
-    long backoff_base_ms;      /* [500] first retry delay; doubles per attempt */
-    long backoff_max_ms;       /* [30000] */
-    long retry_after_max_ms;   /* [60000] cap on an honoured Retry-After */
-    unsigned max_retries;      /* [5] for 429/5xx in request helpers and batches */
-    long token_reread_ms;      /* [60000] */
-    size_t max_response_bytes; /* [256 MiB] */
-    size_t max_event_bytes;    /* [16 MiB] one watch event */
-    long watch_timeout_min_s;  /* [300] watch timeoutSeconds is drawn uniformly from [min, max] */
-    long watch_timeout_max_s;  /* [600] */
-    unsigned list_page_size;   /* [500] limit= of lists */
-    const char *user_agent;    /* ["raygate/<version>"]; copied */
+    long request_timeout_ms;            /* [30000] whole request, not watches */
+    long connect_timeout_ms;            /* [10000] */
+    long backoff_base_ms;               /* [500] first retry delay; doubles per attempt */
+    long backoff_max_ms;                /* [30000] */
+    long retry_after_max_ms;            /* [60000] cap on an honoured Retry-After */
+    unsigned max_retries;               /* [5] for 429/5xx in request helpers and batches */
+    long token_reread_ms;               /* [60000] */
+    size_t max_response_bytes;          /* [256 MiB] */
+    size_t max_event_bytes;             /* [16 MiB] one watch event */
+    long watch_timeout_min_s;           /* [300] watch timeoutSeconds is drawn uniformly from [min, max] */
+    long watch_timeout_max_s;           /* [600] */
+    unsigned list_page_size;            /* [500] limit= of lists */
+    const char *user_agent;             /* ["raygate/<version>"]; copied */
     const struct kube_metrics *metrics; /* NULL: no metrics; copied (the families are borrowed) */
 };
 
@@ -55,8 +55,7 @@ struct kube_client_options {
  * Creates a client for cfg (copied; the caller keeps its own). Reads the token
  * file now to fail early. opts may be NULL. Returns a new client, or NULL with err.
  */
-struct kube_client *kube_client_create(const struct kubeconfig *cfg, const struct kube_client_options *opts,
-                                       struct error *err);
+struct kube_client *kube_client_create(const struct kubeconfig *cfg, const struct kube_client_options *opts, struct error *err);
 
 /* Frees the client and its connections. Accepts NULL. Destroy watchers first. */
 void kube_client_destroy(struct kube_client *c);

@@ -80,8 +80,8 @@ struct kube_xfer {
  * request's metric. timeout_ms bounds the whole transfer. The easy handle's
  * CURLOPT_PRIVATE is x.
  */
-void kube_xfer_prepare(struct kube_xfer *x, const char *method, const char *verb, const char *url_path,
-                       const char *content_type, char *payload, long timeout_ms);
+void kube_xfer_prepare(struct kube_xfer *x, const char *method, const char *verb, const char *url_path, const char *content_type,
+                       char *payload, long timeout_ms);
 
 /* Frees what x holds and clears it, keeping x->c and x->ws. */
 void kube_xfer_reset(struct kube_xfer *x);

@@ -146,8 +146,7 @@ static int get_string(const struct doc *d, const yaml_node_t *map, const char *k
 }
 
 /* YAML 1.1 booleans, as Kubernetes' YAML decoder reads them. */
-static int get_bool(const struct doc *d, const yaml_node_t *map, const char *key, const char *where, int *out,
-                    struct error *err)
+static int get_bool(const struct doc *d, const yaml_node_t *map, const char *key, const char *where, int *out, struct error *err)
 {
     static const char *const yes[] = {"true", "True", "TRUE", "yes", "Yes", "YES", "y", "Y", "on", "On", "ON"};
     static const char *const no[] = {"false", "False", "FALSE", "no", "No", "NO", "n", "N", "off", "Off", "OFF"};
@@ -170,8 +169,7 @@ static int get_bool(const struct doc *d, const yaml_node_t *map, const char *key
 }
 
 /* The file path field key, resolved against the kubeconfig's folder; new string or NULL. */
-static int get_path(const struct doc *d, const yaml_node_t *map, const char *key, const char *where, char **out,
-                    struct error *err)
+static int get_path(const struct doc *d, const yaml_node_t *map, const char *key, const char *where, char **out, struct error *err)
 {
     const char *v;
     *out = NULL;
@@ -312,7 +310,7 @@ static int parse_user(const struct doc *d, const yaml_node_t *u, struct kubeconf
     int have_key = out->client_key_file != NULL || out->client_key_data != NULL;
     if (have_cert != have_key) {
         error_setf(err, "%s: %s without %s", where, have_cert ? "client-certificate" : "client-key",
-                have_cert ? "client-key" : "client-certificate");
+                   have_cert ? "client-key" : "client-certificate");
         return -1;
     }
     return 0;
@@ -381,7 +379,7 @@ int kubeconfig_parse(const char *buf, size_t len, const char *base_dir, const ch
     yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
     if (!yaml_parser_load(&parser, &ydoc)) {
         error_setf(err, "kubeconfig: invalid YAML at line %zu column %zu: %s", parser.problem_mark.line + 1,
-                parser.problem_mark.column + 1, parser.problem != NULL ? parser.problem : "unknown error");
+                   parser.problem_mark.column + 1, parser.problem != NULL ? parser.problem : "unknown error");
         one_line(err);
         yaml_parser_delete(&parser);
         return -1;
@@ -442,7 +440,8 @@ int kubeconfig_load_incluster(const char *sa_dir, struct kubeconfig *out, struct
         sa_dir = KUBECONFIG_SA_DIR;
     const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
     if (host == NULL || host[0] == '\0' || port == NULL || port[0] == '\0') {
-        error_setf(err, "in-cluster config: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set (not running in a pod?)");
+        error_setf(err,
+                   "in-cluster config: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set (not running in a pod?)");
         return -1;
     }
     if (strspn(port, "0123456789") != strlen(port) || strlen(port) > 5 || strpbrk(host, "/?#@ []") != NULL) {

@@ -95,5 +95,4 @@ int kubeconfig_load_incluster(const char *sa_dir, struct kubeconfig *out, struct
  */
 int kubeconfig_load(const char *path, const char *context, struct kubeconfig *out, struct error *err);
 
-
 #endif

@@ -69,8 +69,8 @@ int kube_list(struct kube_client *c, const char *path, const struct kube_list_op
 struct kube_batch_item {
     const char *method;
     const char *path;
-    const char *content_type; /* NULL: "application/json" */
-    json_t *body;             /* borrowed, may be NULL */
+    const char *content_type;  /* NULL: "application/json" */
+    json_t *body;              /* borrowed, may be NULL */
     struct kube_response resp; /* out: initialised by kube_batch; finish it */
     int rc;                    /* out: 0 when the final answer was 2xx, else -1 */
 };

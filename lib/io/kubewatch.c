@@ -255,8 +255,7 @@ static void list_done(struct watch *wt, CURLcode cc)
     if (resp.status == 200 && (items == NULL || json_is_array(items))) {
         size_t i;
         json_t *item;
-        json_array_foreach(items, i, item)
-            list_item(wt, item);
+        json_array_foreach(items, i, item) list_item(wt, item);
         json_t *meta = json_object_get(resp.body, "metadata");
         const char *next = json_string_value(json_object_get(meta, "continue"));
         set_str(&wt->rv, json_string_value(json_object_get(meta, "resourceVersion")));
@@ -308,8 +307,8 @@ static void stream_done(struct watch *wt, CURLcode cc)
     if (wt->stream_expired) {
         relist(wt, wt->stream_message);
     } else if (wt->stream_error || parse_failed || cc != CURLE_OK) {
-        const char *why = wt->stream_error ? wt->stream_message
-                          : parse_failed   ? (x->ws_rc < 0 ? x->ws_err.message : werr.message)
+        const char *why = wt->stream_error       ? wt->stream_message
+                          : parse_failed         ? (x->ws_rc < 0 ? x->ws_err.message : werr.message)
                           : x->errbuf[0] != '\0' ? x->errbuf
                                                  : curl_easy_strerror(cc);
         log_warnf("watch %s: stream failed: %s", wt->name, why);

@@ -57,10 +57,10 @@ void log_write(enum log_level level, const char *file, int line, const char *fmt
 #define log_errorf(...) log_write(LOG_LEVEL_ERROR, LOG_FILE, __LINE__, __VA_ARGS__)
 #define log_warnf(...) log_write(LOG_LEVEL_WARN, LOG_FILE, __LINE__, __VA_ARGS__)
 #define log_infof(...) log_write(LOG_LEVEL_INFO, LOG_FILE, __LINE__, __VA_ARGS__)
-#define log_debugf(...)                                                                                                        \
-    do {                                                                                                                       \
-        if (log_enabled(LOG_LEVEL_DEBUG))                                                                                      \
-            log_write(LOG_LEVEL_DEBUG, LOG_FILE, __LINE__, __VA_ARGS__);                                                      \
+#define log_debugf(...)                                                                                                            \
+    do {                                                                                                                           \
+        if (log_enabled(LOG_LEVEL_DEBUG))                                                                                          \
+            log_write(LOG_LEVEL_DEBUG, LOG_FILE, __LINE__, __VA_ARGS__);                                                           \
     } while (0)
 
 #endif

@@ -478,8 +478,7 @@ void podgroup_queue_status_finish(struct podgroup_queue_status *st)
     st->running = st->inqueue = st->pending = 0;
 }
 
-int podgroup_queue_status(const struct cache *c, const struct cache_queue *q, struct podgroup_queue_status *st,
-                          struct error *err)
+int podgroup_queue_status(const struct cache *c, const struct cache_queue *q, struct podgroup_queue_status *st, struct error *err)
 {
     podgroup_queue_status_finish(st);
     struct resources held;

@@ -149,8 +149,7 @@ void podgroup_queue_status_finish(struct podgroup_queue_status *st);
  * Computes the status of queue q of cache c into st (initialised; it is
  * overwritten). Returns 0, or -1 with err when a sum overflows.
  */
-int podgroup_queue_status(const struct cache *c, const struct cache_queue *q, struct podgroup_queue_status *st,
-                          struct error *err);
+int podgroup_queue_status(const struct cache *c, const struct cache_queue *q, struct podgroup_queue_status *st, struct error *err);
 
 /*
  * The JSON merge patch {"status": {...}} (new) that turns the Queue status the

@@ -30,8 +30,8 @@ static json_t *cut_message(const char *message)
     return json_string(buf);
 }
 
-json_t *events_build(const struct events_object *obj, const char *type, const char *reason, const char *message,
-                     const char *now, const char *instance)
+json_t *events_build(const struct events_object *obj, const char *type, const char *reason, const char *message, const char *now,
+                     const char *instance)
 {
     char gen[300];
     snprintf(gen, sizeof(gen), "%.250s.", obj->name);
@@ -39,10 +39,10 @@ json_t *events_build(const struct events_object *obj, const char *type, const ch
                                  obj->namespace_, "name", obj->name);
     if (obj->uid != NULL && obj->uid[0] != '\0')
         json_object_set_new(involved, "uid", json_string(obj->uid));
-    json_t *ev = json_pack("{s:s, s:s, s:{s:s, s:s}, s:o, s:s, s:o, s:s, s:{s:s}, s:s, s:s, s:i, s:s, s:s}", "apiVersion", "v1",
-                           "kind", "Event", "metadata", "generateName", gen, "namespace", obj->namespace_, "involvedObject",
-                           involved, "reason", reason, "message", cut_message(message), "type", type, "source", "component",
-                           EVENTS_COMPONENT, "firstTimestamp", now, "lastTimestamp", now, "count", 1, "reportingComponent",
-                           EVENTS_COMPONENT, "reportingInstance", instance);
+    json_t *ev =
+        json_pack("{s:s, s:s, s:{s:s, s:s}, s:o, s:s, s:o, s:s, s:{s:s}, s:s, s:s, s:i, s:s, s:s}", "apiVersion", "v1", "kind",
+                  "Event", "metadata", "generateName", gen, "namespace", obj->namespace_, "involvedObject", involved, "reason",
+                  reason, "message", cut_message(message), "type", type, "source", "component", EVENTS_COMPONENT, "firstTimestamp",
+                  now, "lastTimestamp", now, "count", 1, "reportingComponent", EVENTS_COMPONENT, "reportingInstance", instance);
     return ev;
 }

@@ -110,8 +110,7 @@ void resources_max(struct resources *dst, const struct resources *src)
     }
 }
 
-int resources_parse(struct resources *out, const json_t *obj, const char *path, unsigned flags,
-                    struct error *err)
+int resources_parse(struct resources *out, const json_t *obj, const char *path, unsigned flags, struct error *err)
 {
     resources_finish(out);
     if (obj == NULL || json_is_null(obj))

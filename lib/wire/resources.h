@@ -65,8 +65,7 @@ void resources_max(struct resources *dst, const struct resources *src);
  * "spec.containers[0].resources.requests.cpu: invalid quantity \"1.5.3\"".
  * Returns 0, or -1 with err.
  */
-int resources_parse(struct resources *out, const json_t *obj, const char *path, unsigned flags,
-                    struct error *err);
+int resources_parse(struct resources *out, const json_t *obj, const char *path, unsigned flags, struct error *err);
 
 /* Returns a new JSON object of canonical quantity strings, keys sorted. */
 json_t *resources_to_json(const struct resources *r);

@@ -240,8 +240,8 @@ out:
     return bad;
 }
 
-int reviewcheck_run(const char *body, size_t len, int *rc, json_t **response, struct admission_info *info,
-                    struct error *err, json_t **patched, struct error *why)
+int reviewcheck_run(const char *body, size_t len, int *rc, json_t **response, struct admission_info *info, struct error *err,
+                    json_t **patched, struct error *why)
 {
     *rc = admission_handle(body, len, response, info, err);
     return reviewcheck_answer(body, len, *rc, *response, info, err, patched, why);

@@ -39,7 +39,7 @@ int reviewcheck_answer(const char *body, size_t len, int rc, const json_t *respo
  * reviewcheck_answer(). *response (new reference or NULL) and *rc are the
  * handler's, for further checks by the caller.
  */
-int reviewcheck_run(const char *body, size_t len, int *rc, json_t **response, struct admission_info *info,
-                    struct error *err, json_t **patched, struct error *why);
+int reviewcheck_run(const char *body, size_t len, int *rc, json_t **response, struct admission_info *info, struct error *err,
+                    json_t **patched, struct error *why);
 
 #endif

@@ -180,8 +180,8 @@ static void check_same_answer(const char *what, const char *body, size_t len, si
 static char *pod_review(const json_t *object, int indent)
 {
     json_t *review = json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s,s:s},s:s,s:O}}", "apiVersion", "admission.k8s.io/v1", "kind",
-                               "AdmissionReview", "request", "uid", "8d1c2b3a-6393-11e8-b7cc-42010a800002", "kind", "group",
-                               "", "version", "v1", "kind", "Pod", "operation", "CREATE", "object", object);
+                               "AdmissionReview", "request", "uid", "8d1c2b3a-6393-11e8-b7cc-42010a800002", "kind", "group", "",
+                               "version", "v1", "kind", "Pod", "operation", "CREATE", "object", object);
     char *text = json_dumps(review, indent ? JSON_INDENT(indent) : JSON_COMPACT);
     json_decref(review);
     return text;
@@ -236,10 +236,12 @@ static void test_respond_same_answer(void **state)
         "\"spec\":{\"schedulingGates\":[{\"name\":\"raygate.io\\/gang\"}]}}",
         "{\"metadata\":{\"labels\":{\"ray.io/cluster\":\"c1\",\"volcano.sh/queue-name\":\"q\"},"
         "\"annotations\":{\"scheduling.k8s.io\\/group-name\":\"x\"}},\"spec\":{}}",
-        "{\"metadata\":{\"labels\":{\"ray.io/cluster\":\"c1\",\"ray.io/cluster\":\"c2\",\"volcano.sh/queue-name\":\"q\"}},\"spec\":{}}",
+        "{\"metadata\":{\"labels\":{\"ray.io/cluster\":\"c1\",\"ray.io/cluster\":\"c2\",\"volcano.sh/"
+        "queue-name\":\"q\"}},\"spec\":{}}",
         "{\"metadata\":{\"labels\":{\"ray.io/cluster\":\"c1\",\"volcano.sh/queue-name\":\"q\"}},\"spec\":{\"priority\":1e999}}",
         "{\"metadata\":{\"labels\":{\"ray.io/cluster\":\"c1\",\"volcano.sh/queue-name\":\"q\"}},\"spec\":{\"schedulingGates\":{}}}",
-        "{\"metadata\":{\"labels\":{\"ray.io/cluster\":\"c1\",\"volcano.sh/queue-name\":\"q\"}},\"spec\":{\"schedulerName\":\"x\\ty\"}}",
+        "{\"metadata\":{\"labels\":{\"ray.io/cluster\":\"c1\",\"volcano.sh/"
+        "queue-name\":\"q\"}},\"spec\":{\"schedulerName\":\"x\\ty\"}}",
         "{\"metadata\":{\"labels\":{\"ray.io/cluster\":\"c\u00e9\",\"volcano.sh/queue-name\":\"q\"}},\"spec\":{}}",
     };
     for (size_t i = 0; i < sizeof(tricky) / sizeof(tricky[0]); i++) {

@@ -20,8 +20,8 @@ static char *decision_text(const struct admit_decision *d)
         json_array_append_new(messages, d->pods[i].message ? json_string(d->pods[i].message) : json_null());
     }
     json_t *j = json_pack("{s:s,s:s++,s:s,s:s,s:o,s:o}", "action", admit_action_name(d->action), "cluster", d->namespace_, "/",
-                          d->cluster, "reason", admit_reason_name(d->reason), "message", d->message ? d->message : "", "pods",
-                          pods, "podMessages", messages);
+                          d->cluster, "reason", admit_reason_name(d->reason), "message", d->message ? d->message : "", "pods", pods,
+                          "podMessages", messages);
     char *s = fixture_dump(j);
     json_decref(j);
     return s;
@@ -522,7 +522,8 @@ static void test_reason_changed(void **state)
     /* Being told survives an update of the same pod (a status change), not a new pod of that name. */
     json_t *pj = json_deep_copy(json_array_get(json_object_get(fx, "pods"), 0));
     json_t *meta = json_object_get(pj, "metadata");
-    const char *ns = json_string_value(json_object_get(meta, "namespace")), *name = json_string_value(json_object_get(meta, "name"));
+    const char *ns = json_string_value(json_object_get(meta, "namespace")),
+               *name = json_string_value(json_object_get(meta, "name"));
     struct error gerr;
     cache_pod_mark_told(cache_pod_get(c, ns, name));
     json_object_set_new(meta, "resourceVersion", json_string("999999"));
@@ -550,8 +551,8 @@ static void test_ungate_patch_and_marks(void **state)
     assert_int_equal(r.items[0].action, ADMIT_ACTION_ADMIT);
     assert_string_equal(r.items[0].pods[0].name, "test-cluster-0-head");
     json_t *patch = admit_ungate_patch(&r.items[0].pods[0]);
-    json_t *want = json_loads("{\"metadata\":{\"resourceVersion\":\"102\"},\"spec\":{\"schedulingGates\":[{\"name\":\"example.com/quota\"}]}}",
-                              0, NULL);
+    json_t *want = json_loads(
+        "{\"metadata\":{\"resourceVersion\":\"102\"},\"spec\":{\"schedulingGates\":[{\"name\":\"example.com/quota\"}]}}", 0, NULL);
     assert_non_null(want);
     if (!json_equal(patch, want)) {
         char *s = fixture_dump(patch);
@@ -689,7 +690,8 @@ static void test_tail_release(void **state)
     json_t *one_pod = json_deep_copy(find_object(fx, "pods", "next-head"));
     json_object_set_new(json_object_get(one, "metadata"), "name", json_string("one"));
     json_object_set_new(json_object_get(one, "metadata"), "uid", json_string("00000000-0000-0000-0000-000000000999"));
-    set_first_cpu(json_object_get(json_object_get(json_object_get(json_object_get(one, "spec"), "headGroupSpec"), "template"), "spec"), "1");
+    set_first_cpu(
+        json_object_get(json_object_get(json_object_get(json_object_get(one, "spec"), "headGroupSpec"), "template"), "spec"), "1");
     json_object_set_new(json_object_get(one_pod, "metadata"), "name", json_string("one-head"));
     json_object_set_new(json_object_get(one_pod, "metadata"), "uid", json_string("00000000-0000-0000-0000-000000000998"));
     json_object_set_new(json_object_get(json_object_get(one_pod, "metadata"), "labels"), "ray.io/cluster", json_string("one"));
@@ -700,7 +702,7 @@ static void test_tail_release(void **state)
     admit_pass(a, 0, &r);
     assert_int_equal(r.len - from, 1);
     assert_string_equal(r.items[from].message, "gang ray-one-pg (1 pod; cpu 1, memory 1Gi) does not fit queue kuberay-test-queue: "
-                                                "cpu needs 1, 0 of 5 free");
+                                               "cpu needs 1, 0 of 5 free");
     cache_delete_pod(c, "default", "scaled-worker-worker-a");
     from = r.len;
     admit_pass(a, 0, &r);

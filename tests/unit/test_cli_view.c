@@ -155,7 +155,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cases), cmocka_unit_test(test_snapshot_unchanged),
         cmocka_unit_test(test_empty), cmocka_unit_test(test_parse_time),
-        cmocka_unit_test(test_age), cmocka_unit_test(test_reason_codes),
+        cmocka_unit_test(test_age),   cmocka_unit_test(test_reason_codes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -162,8 +162,8 @@ static void test_no_token_in_logs(void **state)
     assert_int_equal(kube_get(c, "/api/v1/namespaces", &r), -1); /* 401 with the file's token */
     struct kube_batch_item items[3];
     for (size_t i = 0; i < 3; i++)
-        items[i] = (struct kube_batch_item){.method = "PATCH", .path = "/api/v1/namespaces/ray/pods/x",
-                                            .content_type = kube_patch_content_type(KUBE_PATCH_MERGE)};
+        items[i] = (struct kube_batch_item){
+            .method = "PATCH", .path = "/api/v1/namespaces/ray/pods/x", .content_type = kube_patch_content_type(KUBE_PATCH_MERGE)};
     kube_batch(c, items, 3, 2);
     for (size_t i = 0; i < 3; i++)
         kube_response_finish(&items[i].resp);

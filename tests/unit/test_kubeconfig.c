@@ -259,8 +259,8 @@ static void test_copy(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fixtures),   cmocka_unit_test(test_relative_without_base),
-        cmocka_unit_test(test_load_file),  cmocka_unit_test(test_load_rule),
+        cmocka_unit_test(test_fixtures),  cmocka_unit_test(test_relative_without_base),
+        cmocka_unit_test(test_load_file), cmocka_unit_test(test_load_rule),
         cmocka_unit_test(test_incluster), cmocka_unit_test(test_copy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -264,7 +264,7 @@ static void test_batch(void **state)
     struct kube_client_options o = {.metrics = &m};
     struct kube_client *c = client_for(f, "tok", NULL, &o);
     struct kube_batch_item *items = calloc(BATCH_N, sizeof(*items));
-    char (*paths)[64] = calloc(BATCH_N, 64);
+    char(*paths)[64] = calloc(BATCH_N, 64);
     json_t *patch = json_pack("{s:{s:s}}", "metadata", "resourceVersion", "42");
     for (size_t i = 0; i < BATCH_N; i++) {
         snprintf(paths[i], 64, "/api/v1/namespaces/ray/pods/p-%zu", i);

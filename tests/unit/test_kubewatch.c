@@ -264,8 +264,8 @@ static void test_watch_gone_relists(void **state)
     struct kube_watch_spec spec = {.name = "pods", .path = "/api/v1/pods", .fn = on_event, .arg = &e};
     assert_int_equal(kube_watch_start(w, &spec, &err), 0);
 
-    static const char *const want[] = {"ADDED a 1", "ADDED b 2", "SYNCED", "ADDED c 6", "ADDED d 8",
-                                       "DELETED b 2", "SYNCED",  "SYNCED"};
+    static const char *const want[] = {"ADDED a 1", "ADDED b 2",   "SYNCED", "ADDED c 6",
+                                       "ADDED d 8", "DELETED b 2", "SYNCED", "SYNCED"};
     json_t *got = wait_events(&e, 8);
     pthread_mutex_lock(&f->lock);
     struct timespec until;

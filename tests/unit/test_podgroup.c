@@ -208,7 +208,6 @@ static void test_discovery(void **state)
 
 /* ---- from the cache ---- */
 
-
 /* One pass, carried out as the controller does: reasons recorded, admissions and gates marked. */
 static void pass(struct cache *c, const char *now)
 {
@@ -492,12 +491,8 @@ static void test_walkthrough(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_transitions),
-        cmocka_unit_test(test_names),
-        cmocka_unit_test(test_discovery),
-        cmocka_unit_test(test_queue_status),
-        cmocka_unit_test(test_walkthrough),
-        cmocka_unit_test(test_wait_annotations),
+        cmocka_unit_test(test_transitions),  cmocka_unit_test(test_names),       cmocka_unit_test(test_discovery),
+        cmocka_unit_test(test_queue_status), cmocka_unit_test(test_walkthrough), cmocka_unit_test(test_wait_annotations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -171,7 +171,7 @@ static void build_gangs(struct built *b, const struct cache *c, const json_t *ga
         pg->created_ms = json_integer_value(json_object_get(g, "created"));
         pg->admitted_ms = json_integer_value(json_object_get(g, "admitted"));
         pg->preemptable = cache_preemptable(json_string_value(json_object_get(g, "preemptable_label")),
-                                              json_string_value(json_object_get(g, "preemptable_annotation")));
+                                            json_string_value(json_object_get(g, "preemptable_annotation")));
         pg->evicting = json_is_true(json_object_get(g, "evicting"));
         pg->hold = rl(&b->res[3 * b->nq + i], json_object_get(g, "hold"));
         b->gang_pods[i] = pods_named(c, json_object_get(g, "pods"), &pg->npods);

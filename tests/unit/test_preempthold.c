@@ -181,7 +181,6 @@ static void test_queue_held(void **state)
     assert_null(admit_held(a, cache_gang_get(c, "default", PREEMPTOR)));
     pass_at(a, now + 3000, d);
     assert_null(admit_held(a, cache_gang_get(c, "default", PREEMPTOR)));
-
 }
 
 /*

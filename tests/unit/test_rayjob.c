@@ -273,12 +273,9 @@ static void test_cluster_of_mutated_rayjob(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mutate_fixtures),
-        cmocka_unit_test(test_gang_fixtures),
-        cmocka_unit_test(test_submitter_of),
-        cmocka_unit_test(test_cluster_of_mutated_rayjob),
-        cmocka_unit_test(test_owner_of),
-        cmocka_unit_test(test_cache_gang),
+        cmocka_unit_test(test_mutate_fixtures), cmocka_unit_test(test_gang_fixtures),
+        cmocka_unit_test(test_submitter_of),    cmocka_unit_test(test_cluster_of_mutated_rayjob),
+        cmocka_unit_test(test_owner_of),        cmocka_unit_test(test_cache_gang),
         cmocka_unit_test(test_rerun),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -146,8 +146,15 @@ static void test_parse_time(void **state)
     assert_int_equal(t, 1709251199);
     t = 42;
     static const char *const bad[] = {
-        "", "2024-05-01", "2024-05-01T10:00:00", "2024-05-01T10:00:00+02:00", "2024-05-01T10:00:00.Z",
-        "2024-13-01T10:00:00Z", "2024-05-01T24:00:00Z", "1969-12-31T23:59:59Z", "2024-05-01T10:00:00Zjunk",
+        "",
+        "2024-05-01",
+        "2024-05-01T10:00:00",
+        "2024-05-01T10:00:00+02:00",
+        "2024-05-01T10:00:00.Z",
+        "2024-13-01T10:00:00Z",
+        "2024-05-01T24:00:00Z",
+        "1969-12-31T23:59:59Z",
+        "2024-05-01T10:00:00Zjunk",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         assert_int_equal(util_parse_time(bad[i], &t), -1);
@@ -158,12 +165,8 @@ static void test_parse_time(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_base64),
-        cmocka_unit_test(test_buf),
-        cmocka_unit_test(test_read_file),
-        cmocka_unit_test(test_strings),
-        cmocka_unit_test(test_format_cut),
-        cmocka_unit_test(test_one_line),
+        cmocka_unit_test(test_base64),     cmocka_unit_test(test_buf),        cmocka_unit_test(test_read_file),
+        cmocka_unit_test(test_strings),    cmocka_unit_test(test_format_cut), cmocka_unit_test(test_one_line),
         cmocka_unit_test(test_parse_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

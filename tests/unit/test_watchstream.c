@@ -11,7 +11,7 @@
 #include "watchstream.h"
 
 struct recorder {
-    json_t *events;   /* what the callback saw, in the fixtures' expectation format */
+    json_t *events;    /* what the callback saw, in the fixtures' expectation format */
     size_t stop_after; /* ask to stop after this many events; 0: never */
 };
 
