@@ -208,10 +208,9 @@ static int candidate(const struct sel *s, size_t i)
         return 0;
     if (strcmp(g->namespace_, p->namespace_) == 0 && strcmp(g->name, p->name) == 0)
         return 0;
-    if (!policy_allows(s->q->policy, p, g))
-        return 0;
+    /* Reclaim is bounded by deserved, not by priority (Volcano's capacity plugin): the policy orders gangs within a queue. */
     if (s->kind == PREEMPT_KIND_PREEMPT)
-        return g->queue == p->queue;
+        return g->queue == p->queue && policy_allows(s->q->policy, p, g);
     const struct preempt_queue *vq = &s->in->queues[g->queue];
     return g->queue != p->queue && vq->deserved != NULL && vq->reclaimable;
 }

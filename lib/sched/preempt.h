@@ -21,10 +21,15 @@
  * in some resource deserved lists): evicting the gang (with the victims
  * already chosen in its queue) leaves its queue at or above its deserved in
  * every resource where it was (it never takes a queue below its deserved; a
- * resource the queue already has less of than deserved does not count). The preemptor's queue's policy applies
- * to their priority too (LowerPriority: strictly lower), and Never turns
- * reclaim off as well. A queue without deserved neither reclaims nor is
- * reclaimed from.
+ * resource the queue already has less of than deserved does not count).
+ * Whatever their priority: reclaim is bounded by deserved on both sides, not
+ * by priority, as in Volcano's capacity plugin, so a queue below its deserved
+ * takes back its room from equal- or higher-priority borrowers. It cannot
+ * swing back: the preemptor's queue ends at or below its deserved and the
+ * victim's at or above, so the victim's queue may not reclaim in turn. The
+ * preemptor's queue's policy decides only within the queue, except Never,
+ * which turns reclaim off as well. A queue without deserved neither reclaims
+ * nor is reclaimed from.
  *
  * Never a candidate: a gang whose RayCluster says volcano.sh/preemptable:
  * "false" (label or annotation), a gang already being evicted (its share and

@@ -265,6 +265,11 @@ make_queue() {
 }
 E2E_QUEUES=()
 
+# queue_deserved NAME CPU [MEMORY]: sets the Queue's spec.deserved (cpu only without MEMORY)
+queue_deserved() {
+	kc patch queue "$1" --type merge -p "{\"spec\":{\"deserved\":{\"cpu\":\"$2\"${3:+,\"memory\":\"$3\"}}}}" >/dev/null
+}
+
 # live_gates CLUSTER: "LIVE GATED" of the Ray cluster's pods that are not
 # being deleted (the gate controller's gang is its live pods), in one read
 live_gates() {

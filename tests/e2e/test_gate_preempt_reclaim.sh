@@ -15,7 +15,7 @@ QA="reclaim-a-$RANDOM"
 QB="reclaim-b-$RANDOM"
 for q in "$QA" "$QB"; do
 	make_queue "$q" 32 128Gi
-	kc patch queue "$q" --type merge -p '{"spec":{"deserved":{"cpu":"16","memory":"64Gi"}}}' >/dev/null
+	queue_deserved "$q" 16 64Gi
 done
 inv_start
 

@@ -124,21 +124,72 @@ static void test_policy(void **state)
     json_decref(fx);
 }
 
+/* Sets metadata.labels["volcano.sh/queue-name"] of obj (borrowed). */
+static void set_queue_label(json_t *obj, const char *queue)
+{
+    json_object_set_new(json_object_get(json_object_get(obj, "metadata"), "labels"), "volcano.sh/queue-name", json_string(queue));
+}
+
+/* test-cluster-1's pods (3 to 5) get priority 0, as test-cluster-0's, and queue (NULL: theirs). */
+static void waiting_pods_priority_0(struct cache *c, json_t *fx, const char *queue)
+{
+    for (size_t i = 3; i < 6; i++) {
+        json_t *p = object(fx, "pods", i);
+        if (queue != NULL)
+            set_queue_label(p, queue);
+        json_object_set_new(json_object_get(p, "spec"), "priority", json_integer(0));
+        upsert_new(c, "pods", p);
+    }
+}
+
 /* Equal priority under LowerPriority: no preemption. */
 static void test_equal_priority(void **state)
 {
     (void)state;
     json_t *fx = fixture_json("preemptscan/guide.json");
     struct cache *c = cachefixture_load(fx, 0);
-    for (size_t i = 3; i < 6; i++) {
-        json_t *p = object(fx, "pods", i);
-        json_object_set_new(json_object_get(p, "spec"), "priority", json_integer(0));
-        upsert_new(c, "pods", p);
-    }
+    waiting_pods_priority_0(c, fx, NULL);
     struct preemptscan_result r;
     preemptscan_result_init(&r);
     pass_and_scan(c, &r);
     assert_int_equal(r.kind, PREEMPT_KIND_NONE);
+    preemptscan_result_finish(&r);
+    cache_destroy(c);
+    json_decref(fx);
+}
+
+/*
+ * Reclaim is bounded by deserved, not by priority: test-cluster-1 (cpu 3) in
+ * its own queue qa (deserved cpu 4), of the same priority as test-cluster-0,
+ * waits on the nodes (node-1 has cpu 4) while the guide's queue, deserving
+ * cpu 0, borrows cpu 3: test-cluster-0 is reclaimed.
+ */
+static void test_reclaim_equal_priority(void **state)
+{
+    (void)state;
+    json_t *fx = fixture_json("preemptscan/guide.json");
+    struct cache *c = cachefixture_load(fx, 0);
+    json_t *qb = object(fx, "queues", 0), *qa = object(fx, "queues", 0), *node = object(fx, "nodes", 0);
+    json_object_set_new(json_object_get(qb, "spec"), "deserved", json_pack("{s:s}", "cpu", "0"));
+    json_object_set_new(json_object_get(qa, "metadata"), "name", json_string("qa"));
+    json_object_set_new(json_object_get(qa, "spec"), "deserved", json_pack("{s:s, s:s}", "cpu", "4", "memory", "6Gi"));
+    json_object_set_new(json_object_get(json_object_get(node, "status"), "allocatable"), "cpu", json_string("4"));
+    upsert_new(c, "queues", qb);
+    upsert_new(c, "queues", qa);
+    upsert_new(c, "nodes", node);
+    json_t *rc = object(fx, "rayclusters", 1);
+    set_queue_label(rc, "qa");
+    upsert_new(c, "rayclusters", rc);
+    waiting_pods_priority_0(c, fx, "qa");
+    struct preemptscan_result r;
+    preemptscan_result_init(&r);
+    pass_and_scan(c, &r);
+    assert_int_equal(r.kind, PREEMPT_KIND_RECLAIM);
+    assert_string_equal(r.cluster, "test-cluster-1");
+    assert_int_equal(r.nvictims, 1);
+    assert_string_equal(r.victims[0].cluster, "test-cluster-0");
+    assert_string_equal(r.victim_message,
+                        "reclaimed by gang default/test-cluster-1 (priority 0) in queue qa: cpu 3, memory 4Gi needed on the nodes");
     preemptscan_result_finish(&r);
     cache_destroy(c);
     json_decref(fx);
@@ -175,8 +226,9 @@ static void test_in_flight(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_guide),          cmocka_unit_test(test_not_preemptable), cmocka_unit_test(test_policy),
-        cmocka_unit_test(test_equal_priority), cmocka_unit_test(test_in_flight),
+        cmocka_unit_test(test_guide),     cmocka_unit_test(test_not_preemptable),
+        cmocka_unit_test(test_policy),    cmocka_unit_test(test_equal_priority),
+        cmocka_unit_test(test_in_flight), cmocka_unit_test(test_reclaim_equal_priority),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
