@@ -76,6 +76,7 @@ static void node_maybe_free(struct cache *c, struct cache_node *node)
     model_node_clear(&c->shapes, node);
     shape_release(&c->shapes, node->name);
     free(node->used);
+    free(node->foreign);
     free(node);
 }
 
@@ -158,6 +159,7 @@ static struct cache_queue *queue_ref(struct cache *c, const char *name)
     q->name = shape_intern(&c->shapes, name);
     q->dirty = 1;
     q->reclaimable = 1;
+    q->weight = 1;
     q->by_name.hash = key_hash(NULL, name);
     table_insert(&c->queues, &q->by_name);
     return q;
@@ -171,6 +173,7 @@ static void queue_maybe_free(struct cache *c, struct cache_queue *q)
     shape_release(&c->shapes, q->name);
     shape_release(&c->shapes, q->state);
     shape_rl_release(&c->shapes, q->capability);
+    model_queue_parse_tree(&c->shapes, q, NULL);
     shape_rl_release(&c->shapes, q->deserved);
     shape_release(&c->shapes, q->preemption);
     free(q->placement_timeout);
@@ -205,6 +208,8 @@ int cache_upsert_queue(struct cache *c, const json_t *obj, struct error *err)
 
     int changed = !q->present || q->capability != capability || q->dequeue != dequeue || q->state != state;
     changed |= model_queue_parse_preemption(&c->shapes, q, obj);
+    if (model_queue_parse_tree(&c->shapes, q, obj))
+        cache_mark_all_dirty(c); /* the tree changed: every queue's room may have */
     model_queue_set_timeouts(q, json_object_get(json_object_get(obj, "metadata"), "annotations"));
     shape_rl_release(&c->shapes, q->capability);
     shape_release(&c->shapes, q->state);
@@ -228,6 +233,8 @@ void cache_delete_queue(struct cache *c, const char *name)
     shape_release(&c->shapes, q->state);
     q->state = NULL;
     model_queue_parse_preemption(&c->shapes, q, NULL);
+    if (model_queue_parse_tree(&c->shapes, q, NULL))
+        cache_mark_all_dirty(c);
     model_queue_set_timeouts(q, NULL);
     queue_dirty(c, q);
     queue_maybe_free(c, q);
@@ -466,7 +473,7 @@ static void pod_detach(struct cache *c, struct cache_pod *pod)
     if (pod->reserving)
         reserving_remove(c, pod);
     if (pod->counted != NULL) {
-        model_node_account(pod->counted, pod->request, -1);
+        model_node_account(pod->counted, pod->request, -1, pod->queue == NULL);
         pod->counted = NULL;
     }
     if (pod->node != NULL) {
@@ -553,7 +560,7 @@ static void pod_attach(struct cache *c, struct cache_pod *pod, const char *ns, c
         pod->node->bound++;
         if (pod->phase != CACHE_PHASE_SUCCEEDED && pod->phase != CACHE_PHASE_FAILED) {
             pod->counted = pod->node;
-            model_node_account(pod->counted, pod->request, 1);
+            model_node_account(pod->counted, pod->request, 1, pod->queue == NULL);
         }
     }
     /* Usage that went down or moved may make room for a waiting gang. */

@@ -1,4 +1,5 @@
 #include "model.h"
+#include "queuetree.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -137,6 +138,8 @@ static void node_grow_used(struct cache_node *node, uint32_t n)
         return;
     node->used = util_realloc(node->used, n * sizeof(*node->used));
     memset(node->used + node->nused, 0, (n - node->nused) * sizeof(*node->used));
+    node->foreign = util_realloc(node->foreign, n * sizeof(*node->foreign));
+    memset(node->foreign + node->nused, 0, (n - node->nused) * sizeof(*node->foreign));
     node->nused = n;
 }
 
@@ -149,12 +152,14 @@ void model_node_parse(struct shape_pool *p, struct cache_node *fresh, const json
     node_parse_status(p, fresh, json_object_get(obj, "status"));
 }
 
-void model_node_account(struct cache_node *node, const struct shape_rl *req, int sign)
+void model_node_account(struct cache_node *node, const struct shape_rl *req, int sign, int foreign)
 {
     if (req != NULL) {
         for (uint32_t i = 0; i < req->len; i++) {
             node_grow_used(node, req->items[i].id + 1);
             node->used[req->items[i].id] += sign * req->items[i].value;
+            if (foreign)
+                node->foreign[req->items[i].id] += sign * req->items[i].value;
         }
     }
     node->used_pods += sign;
@@ -180,6 +185,32 @@ int model_queue_parse_preemption(struct shape_pool *p, struct cache_queue *q, co
     q->deserved = deserved;
     q->reclaimable = reclaimable;
     q->preemption = preemption;
+    return changed;
+}
+
+int model_queue_parse_tree(struct shape_pool *p, struct cache_queue *q, const json_t *obj)
+{
+    const json_t *spec = json_object_get(obj, "spec");
+    const char *parent = json_string_value(json_object_get(spec, "parent"));
+    parent = queuetree_parent_is_root(parent) ? NULL : shape_intern(p, parent);
+    struct resources res;
+    struct error rerr;
+    resources_init(&res);
+    const struct shape_rl *guarantee = NULL;
+    const json_t *g = json_object_get(json_object_get(spec, "guarantee"), "resource");
+    if (g != NULL && resources_parse(&res, g, "spec.guarantee.resource", 0, &rerr) == 0 && res.len > 0)
+        guarantee = shape_rl_intern(p, &res, 1, NULL);
+    resources_finish(&res);
+    const json_t *w = json_object_get(spec, "weight");
+    uint32_t weight = json_is_integer(w) && json_integer_value(w) >= 0 && json_integer_value(w) <= UINT32_MAX
+                          ? (uint32_t)json_integer_value(w)
+                          : 1;
+    int changed = q->parent != parent || q->guarantee != guarantee || q->weight != weight;
+    shape_release(p, q->parent);
+    shape_rl_release(p, q->guarantee);
+    q->parent = parent;
+    q->guarantee = guarantee;
+    q->weight = weight;
     return changed;
 }
 

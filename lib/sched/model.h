@@ -31,6 +31,7 @@ struct cache_node {
     uint32_t ntaints;
     struct shape_taint *taints;
     const struct shape_rl *allocatable; /* NULL: nothing */
+    int64_t *foreign;                   /* requests of the counted pods outside any queue, dense by resource id (nused) */
     int64_t alloc_pods;                 /* allocatable "pods" */
     /* Requests of the non-terminated pods bound here, dense by resource id. */
     int64_t *used;
@@ -108,6 +109,10 @@ struct cache_queue {
     const struct shape_rl *deserved; /* spec.deserved; NULL: none (it neither reclaims nor is reclaimed from) */
     uint8_t reclaimable;             /* spec.reclaimable is not false */
     const char *preemption;          /* interned annotation raygate.io/preemption (preempt_policy_parse), or NULL */
+    /* The tree (qtree.h). */
+    const char *parent;               /* interned spec.parent, or NULL: a child of the root ("" and "root" too) */
+    const struct shape_rl *guarantee; /* spec.guarantee.resource; NULL: none */
+    uint32_t weight;                  /* spec.weight; 1 when unset or negative, as in Volcano */
 };
 
 /* A worker group's share of a gang: its pods counted in minMember. */
@@ -181,7 +186,7 @@ int model_node_same(const struct cache_node *a, const struct cache_node *b);
 void model_node_clear(struct shape_pool *p, struct cache_node *node);
 
 /* Adds (sign 1) or takes (-1) a pod's request (NULL: none) to node's used, and one pod. */
-void model_node_account(struct cache_node *node, const struct shape_rl *req, int sign);
+void model_node_account(struct cache_node *node, const struct shape_rl *req, int sign, int foreign);
 
 /* ---- queues ---- */
 
@@ -190,6 +195,12 @@ void model_node_account(struct cache_node *node, const struct shape_rl *req, int
  * spec.reclaimable, the raygate.io/preemption annotation. Returns whether it changed.
  */
 int model_queue_parse_preemption(struct shape_pool *p, struct cache_queue *q, const json_t *obj);
+
+/*
+ * What the queue tree (qtree.h) reads of a Queue (borrowed; NULL: deleted):
+ * spec.parent, spec.guarantee.resource, spec.weight. Returns whether it changed.
+ */
+int model_queue_parse_tree(struct shape_pool *p, struct cache_queue *q, const json_t *obj);
 
 /* The eviction timeouts a Queue's annotations (borrowed; NULL: none) set (evict.h); parsed where they are used. */
 void model_queue_set_timeouts(struct cache_queue *q, const json_t *annotations);

@@ -49,11 +49,14 @@ static void test_node(void **state)
     assert_true(model_node_same(&a, &b));
     b.ready = 0;
     assert_false(model_node_same(&a, &b));
-    model_node_account(&a, a.allocatable, 1);
-    model_node_account(&a, NULL, 1);
-    assert_int_equal(a.used[a.allocatable->items[0].id], 4000);
-    assert_int_equal(a.used_pods, 2);
+    model_node_account(&a, a.allocatable, 1, 0);
+    model_node_account(&a, a.allocatable, 1, 1);
+    model_node_account(&a, NULL, 1, 0);
+    assert_int_equal(a.used[a.allocatable->items[0].id], 8000);
+    assert_int_equal(a.foreign[a.allocatable->items[0].id], 4000);
+    assert_int_equal(a.used_pods, 3);
     free(a.used);
+    free(a.foreign);
     model_node_clear(p, &a);
     model_node_clear(p, &b);
     assert_null(a.labels);
