@@ -5,12 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fairorder.h"
 #include "fit.h"
 #include "hold.h"
 #include "marks.h"
 #include "members.h"
 #include "preempthold.h"
+#include "qtree.h"
 #include "resources.h"
+#include "treepass.h"
 #include "util.h"
 
 static const char *plural(int64_t n, const char *one, const char *many)
@@ -26,6 +29,7 @@ static const char *plural(int64_t n, const char *one, const char *many)
  */
 struct qstate {
     struct cache_queue *q;
+    size_t ti;                        /* its index in the pass's tree */
     int whole;                        /* all its gangs are evaluated, not only those waiting on node room */
     int64_t *held;                    /* dense by resource id: what admitted gangs hold */
     uint32_t held_gen;                /* bumped whenever held changes */
@@ -125,6 +129,7 @@ struct pass {
     int64_t size_member;
     const struct preempthold_item *held; /* the preemptors whose room is held (preempthold.h) */
     size_t nheld;
+    struct qtree tree; /* the queue tree (qtree.h), its alloc kept with the queues' held */
 };
 
 static void pod_mark(struct pass *p, const struct cache_pod *pod, unsigned bits)
@@ -182,11 +187,13 @@ int admit_gang_hold(const struct cache *c, const struct cache_gang *g, struct re
     return hold_resources(c, g, out, err);
 }
 
-static void queue_add(const struct pass *p, struct qstate *qs, const int64_t *v, int sign)
+static void queue_add(struct pass *p, struct qstate *qs, const int64_t *v, int sign)
 {
     for (uint32_t k = 0; k < p->nres; k++)
         qs->held[k] += sign * v[k];
     qs->held_gen++;
+    if (qs->ti != QUEUETREE_ROOT)
+        qtree_add_alloc(&p->tree, qs->ti, v, sign);
 }
 
 /* ---- decisions ---- */
@@ -309,6 +316,43 @@ static void extra_heads_wait(struct pass *p, struct work *w, struct admit_decisi
     }
 }
 
+/*
+ * Whether tail pod fits its gang's queue and every level above it (qtree.h),
+ * with what it adds to the gang's hold in p->hold_b; else the reason, and its
+ * message in *why (new). One blocked by room guaranteed to another queue
+ * waits on room, as one short of node room does.
+ */
+static enum admit_reason tail_fits_queue(struct pass *p, struct work *w, const struct cache_pod *pod, char **why)
+{
+    struct qstate *qs = w->qs;
+    enum admit_reason reason = queue_unusable(qs->q, why);
+    if (reason != ADMIT_REASON_NONE)
+        return reason;
+    hold_gang(&p->marks, p->nres, w->g, NULL, p->hold_a, p->hold_tail);
+    hold_gang(&p->marks, p->nres, w->g, pod, p->hold_b, p->hold_tail);
+    for (uint32_t k = 0; k < p->nres; k++)
+        p->hold_b[k] -= p->hold_a[k];
+    char *short_ = NULL;
+    int guarantee = 0;
+    struct util_buf t = {0}, b = {0};
+    if (!hold_fits(p->c, qs->q, qs->held, p->hold_b, NULL, &short_))
+        reason = ADMIT_REASON_QUEUE_CAPACITY;
+    else
+        reason = treepass_fits(&p->tree, qs->ti, p->hold_b, p->c, &t, &guarantee);
+    if (reason == ADMIT_REASON_NONE)
+        return reason;
+    if (short_ == NULL)
+        short_ = util_buf_take(&t);
+    util_buf_printf(&b, "pod %s (", pod->name);
+    fit_request_text(&b, p->c, pod->request);
+    util_buf_printf(&b, ") does not fit queue %s: %s", qs->q->name, short_);
+    free(short_);
+    *why = util_buf_take(&b);
+    if (guarantee)
+        cache_gang_set_node_wait(p->c, w->g, 1);
+    return reason;
+}
+
 /* Pods beyond the gang's minMember, one at a time in creation order; a second head waits (extra_heads_wait). */
 static void admit_tail(struct pass *p, struct work *w)
 {
@@ -319,22 +363,8 @@ static void admit_tail(struct pass *p, struct work *w)
         if (pod_ungated(p, pod) || extra_head(w, i))
             continue;
         char *why = NULL;
-        enum admit_reason reason = queue_unusable(q, &why);
+        enum admit_reason reason = tail_fits_queue(p, w, pod, &why);
         struct util_buf b = {0};
-        if (reason == ADMIT_REASON_NONE) {
-            hold_gang(&p->marks, p->nres, w->g, NULL, p->hold_a, p->hold_tail);
-            hold_gang(&p->marks, p->nres, w->g, pod, p->hold_b, p->hold_tail);
-            for (uint32_t k = 0; k < p->nres; k++)
-                p->hold_b[k] -= p->hold_a[k];
-            if (!hold_fits(p->c, qs->q, qs->held, p->hold_b, NULL, &why)) {
-                util_buf_printf(&b, "pod %s (", pod->name);
-                fit_request_text(&b, p->c, pod->request);
-                util_buf_printf(&b, ") does not fit queue %s: %s", q->name, why);
-                free(why);
-                why = util_buf_take(&b);
-                reason = ADMIT_REASON_QUEUE_CAPACITY;
-            }
-        }
         if (reason == ADMIT_REASON_NONE) {
             char *nodes = NULL;
             struct cache_pod *one[1] = {pod};
@@ -454,6 +484,8 @@ static int pending_not_ready(struct pass *p, const struct work *w)
     const struct qstate *qs = w->qs;
     char *why = NULL;
     enum admit_reason unusable = queue_unusable(qs->q, &why);
+    if (unusable == ADMIT_REASON_NONE)
+        unusable = treepass_unusable(&p->tree, qs->ti, p->c, &why);
     if (unusable != ADMIT_REASON_NONE) {
         decide(p, ADMIT_ACTION_WAIT, unusable, w, why);
         return 1;
@@ -489,20 +521,45 @@ static void block_queue(struct qstate *qs, const struct cache_gang *g)
         qs->blocker = g;
 }
 
-/* Whether g's minResources fit its queue; if not, decides WAIT and returns 0. */
+/*
+ * Whether g's minResources (in p->hold_a) fit every level above its queue
+ * (qtree.h); if not, decides WAIT naming the level and returns 0. One blocked
+ * by room guaranteed to another queue waits on room, as one short of node
+ * room does.
+ */
+static int pending_fits_tree(struct pass *p, const struct work *w)
+{
+    struct util_buf t = {0}, b = {0};
+    int guarantee = 0;
+    enum admit_reason r = treepass_fits(&p->tree, w->qs->ti, p->hold_a, p->c, &t, &guarantee);
+    if (r == ADMIT_REASON_NONE)
+        return 1;
+    util_buf_puts(&b, "gang ray-");
+    util_buf_puts(&b, cache_gang_group(w->g));
+    util_buf_puts(&b, "-pg");
+    util_buf_puts(&b, gang_size_text(p, w->g));
+    util_buf_printf(&b, " does not fit queue %s: ", w->qs->q->name);
+    util_buf_append(&b, t.data, t.len);
+    util_buf_finish(&t);
+    decide(p, ADMIT_ACTION_WAIT, r, w, util_buf_take(&b));
+    if (guarantee)
+        cache_gang_set_node_wait(p->c, w->g, 1);
+    block_queue(w->qs, w->g);
+    return 0;
+}
+
+/* Whether g's minResources fit its queue and the levels above it; if not, decides WAIT and returns 0. */
 static int pending_fits_queue(struct pass *p, const struct work *w)
 {
     const struct cache_gang *g = w->g;
     struct qstate *qs = w->qs;
     char *why = NULL;
-    memset(p->hold_a, 0, p->nres * sizeof(*p->hold_a));
-    for (uint32_t k = 0; g->min_rl != NULL && k < g->min_rl->len; k++)
-        p->hold_a[g->min_rl->items[k].id] = g->min_rl->items[k].value;
+    treepass_min_dense(g, p->nres, p->hold_a);
     /* Most waiting gangs of a queue are alike and wait on the same shortage: their message is formatted once. */
     int same =
         qs->memo_text != NULL && qs->memo_rl == g->min_rl && qs->memo_member == g->min_member && qs->memo_gen == qs->held_gen;
     if (!same && hold_fits(p->c, qs->q, qs->held, p->hold_a, &g->min_resources, &why))
-        return 1;
+        return pending_fits_tree(p, w);
     if (!same) {
         struct util_buf m = {0};
         util_buf_puts(&m, gang_size_text(p, g));
@@ -603,6 +660,7 @@ static void pass_init(struct pass *p, struct admit *a, struct admit_result *out)
     p->hold_a = util_calloc(p->nres, sizeof(*p->hold_a));
     p->hold_b = util_calloc(p->nres, sizeof(*p->hold_b));
     p->hold_tail = util_calloc(p->nres, sizeof(*p->hold_tail));
+    qtree_init(&p->tree);
 }
 
 static void pass_finish(struct pass *p)
@@ -615,6 +673,7 @@ static void pass_finish(struct pass *p)
     free(p->hold_b);
     free(p->hold_tail);
     free(p->size_text);
+    qtree_finish(&p->tree);
 }
 
 /* Admitted pods the scheduler has not bound yet keep their room, whatever is decided next. */
@@ -643,6 +702,7 @@ static void select_queue(struct pass *p, struct cache_queue *q, int whole)
     struct qstate *qs = &p->queues[p->nqueues++];
     memset(qs, 0, sizeof(*qs));
     qs->q = q;
+    qs->ti = qtree_index(&p->tree, q);
     qs->whole = whole;
     if (whole)
         cache_queue_mark_clean(p->c, q);
@@ -740,6 +800,26 @@ static struct work *collect_works(struct pass *p, size_t ngangs, size_t npods)
     return works;
 }
 
+/*
+ * The tree's alloc and demand of the queues the pass does not evaluate, then
+ * deserved (treepass.h): when a queue's verdicts depend on others' (the tree
+ * is more than flat queues) or several queues take turns by share.
+ */
+static void load_tree(struct pass *p)
+{
+    if (!treepass_linked(&p->tree) && p->nqueues <= 1) {
+        qtree_derive(&p->tree);
+        return;
+    }
+    unsigned char *skip = util_calloc(p->tree.n + 1, 1);
+    for (size_t i = 0; i < p->nqueues; i++) {
+        if (p->queues[i].ti != QUEUETREE_ROOT)
+            skip[p->queues[i].ti] = 1;
+    }
+    treepass_load(&p->tree, &p->marks, skip, p->hold_a, p->hold_tail);
+    free(skip);
+}
+
 /* What the admitted gangs of the selected queues hold (their tails known now), and the others' ungated pods. */
 static void sum_held(struct pass *p)
 {
@@ -753,6 +833,7 @@ static void sum_held(struct pass *p)
             queue_add(p, &p->queues[i], p->hold_a, 1);
         }
     }
+    load_tree(p);
 }
 
 /*
@@ -761,10 +842,7 @@ static void sum_held(struct pass *p)
  */
 static void hold_room(struct pass *p, struct work *w)
 {
-    const struct cache_gang *g = w->g;
-    memset(p->hold_a, 0, p->nres * sizeof(*p->hold_a));
-    for (uint32_t k = 0; g->min_rl != NULL && k < g->min_rl->len; k++)
-        p->hold_a[g->min_rl->items[k].id] = g->min_rl->items[k].value;
+    treepass_min_dense(w->g, p->nres, p->hold_a);
     queue_add(p, w->qs, p->hold_a, 1);
     struct cache_pod **unbound = scratch(p->a, SCRATCH_UNBOUND, w->ncore, sizeof(*unbound), 0);
     size_t n = 0;
@@ -803,8 +881,9 @@ static void weigh_held(struct pass *p, struct work *works, size_t n)
         size_t at = p->out->len;
         evaluate_pending(p, w);
         struct admit_decision *d = p->out->len > at ? &p->out->items[at] : NULL;
-        int waits = d != NULL && d->action == ADMIT_ACTION_WAIT &&
-                    (d->reason == ADMIT_REASON_QUEUE_CAPACITY || d->reason == ADMIT_REASON_NODES);
+        int waits =
+            d != NULL && d->action == ADMIT_ACTION_WAIT &&
+            (d->reason == ADMIT_REASON_QUEUE_CAPACITY || d->reason == ADMIT_REASON_QUEUE_TREE || d->reason == ADMIT_REASON_NODES);
         if (!waits || !it->victims_remain) {
             preempthold_forget(p->a->hold, w->g);
             continue;
@@ -815,6 +894,42 @@ static void weigh_held(struct pass *p, struct work *works, size_t n)
         free(d->message);
         d->message = m;
     }
+}
+
+/*
+ * Every gang not weighed yet: those of queues the tree does not let hold gangs
+ * first, then one at a time from the leaf whose turn it is by fair share, each
+ * leaf's in their order (fairorder.h).
+ */
+static void weigh_fair(struct pass *p, struct work *works, size_t n)
+{
+    size_t *leaf = util_calloc(n + 1, sizeof(*leaf));
+    for (size_t i = 0; i < n; i++)
+        leaf[i] = works[i].qs->ti;
+    struct fairorder fo;
+    fairorder_init(&fo, &p->tree, leaf, n);
+    for (size_t k; (k = fairorder_next(&fo)) != FAIRORDER_END;) {
+        struct work *w = &works[k];
+        if (w->done)
+            continue;
+        if (w->admitted)
+            evaluate_admitted(p, w);
+        else
+            evaluate_pending(p, w);
+    }
+    fairorder_finish(&fo);
+    free(leaf);
+}
+
+/* Whether some queue's objects changed since the last pass that evaluated it. */
+static int any_dirty(const struct cache *c)
+{
+    struct cache_queue *q;
+    cache_queue_for_each(q, c) {
+        if (q->dirty)
+            return 1;
+    }
+    return 0;
 }
 
 const struct preempthold_item *admit_held(const struct admit *a, const struct cache_gang *g)
@@ -833,21 +948,17 @@ size_t admit_pass(struct admit *a, unsigned flags, struct admit_result *out)
     fit_begin(a->fit);
     reserve_admitted(&p);
     p.nheld = preempthold_refresh(a->hold, a->c, a->now_ms, &p.held);
+    qtree_build(&p.tree, a->c, p.nres);
 
+    /* A gang's verdict depends on its ancestors and their other children: in a tree, any change weighs every queue. */
+    int all = (flags & ADMIT_PASS_FULL) != 0 || (treepass_linked(&p.tree) && any_dirty(a->c));
     size_t npods;
-    size_t ngangs = select_queues(&p, (flags & ADMIT_PASS_FULL) != 0, (changes & CACHE_CHANGED_CAPACITY) != 0, &npods);
+    size_t ngangs = select_queues(&p, all, (changes & CACHE_CHANGED_CAPACITY) != 0, &npods);
     struct work *works = collect_works(&p, ngangs, npods);
     sum_held(&p);
     out->gangs_evaluated += ngangs;
     weigh_held(&p, works, ngangs);
-    for (size_t i = 0; i < ngangs; i++) {
-        if (works[i].done)
-            continue;
-        if (works[i].admitted)
-            evaluate_admitted(&p, &works[i]);
-        else
-            evaluate_pending(&p, &works[i]);
-    }
+    weigh_fair(&p, works, ngangs);
     pass_finish(&p);
     return out->len - before;
 }
