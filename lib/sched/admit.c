@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admitpass.h"
+#include "admitselect.h"
 #include "fairorder.h"
 #include "fit.h"
 #include "hold.h"
@@ -22,60 +24,6 @@ static const char *plural(int64_t n, const char *one, const char *many)
 }
 
 /* ---- the pass ---- */
-
-/*
- * What a pass knows of a queue it evaluates: the pass's own state, not the
- * cache's (cache.h), gone with the pass.
- */
-struct qstate {
-    struct cache_queue *q;
-    size_t ti;                        /* its index in the pass's tree */
-    int whole;                        /* all its gangs are evaluated, not only those waiting on node room */
-    int64_t *held;                    /* dense by resource id: what admitted gangs hold */
-    uint32_t held_gen;                /* bumped whenever held changes */
-    const struct cache_gang *blocker; /* fifo: the complete gang that did not fit */
-    /* The last "does not fit the queue" text after the gang's name, for gangs of this size while held is unchanged. */
-    char *memo_text;
-    const struct shape_rl *memo_rl;
-    int64_t memo_member;
-    uint32_t memo_gen;
-};
-
-/* A gang being evaluated. */
-struct work {
-    struct cache_gang *g;
-    struct qstate *qs; /* its queue's */
-    int32_t priority;
-    struct cache_pod **live; /* the gang's members (its core), then its tail; creation order within each */
-    size_t nlive;
-    size_t ncore;   /* members found: live[0..ncore) */
-    size_t ungated; /* live pods without our gate */
-    int admitted;   /* in the cache, or by this pass */
-    int done;       /* weighed already this pass (a held preemptor: weigh_held) */
-};
-
-/* Buffers a pass needs, kept in the cache between passes: big ones would otherwise be mapped and faulted in anew each time. */
-enum scratch_kind {
-    SCRATCH_RESV,
-    SCRATCH_WORKS,
-    SCRATCH_PODS,
-    SCRATCH_UNBOUND,
-    SCRATCH_HELD,
-    SCRATCH_MARK_KEYS,
-    SCRATCH_MARK_BITS,
-    SCRATCH_COUNT,
-};
-
-/* The decision state kept across passes (admit.h). */
-struct admit {
-    struct cache *c;
-    struct fit *fit;           /* the nodes' free room */
-    struct evict_config evict; /* what holds evicted gangs back (admit_set_evict) */
-    int64_t now_ms;            /* the time of the next passes (admit_set_now) */
-    struct preempthold *hold;  /* the preemptors whose room is held (preempthold.h) */
-    void *buf[SCRATCH_COUNT];
-    size_t cap[SCRATCH_COUNT];
-};
 
 struct admit *admit_create(struct cache *c)
 {
@@ -108,61 +56,9 @@ void admit_destroy(struct admit *a)
     free(a);
 }
 
-/* Buffer kind of at least n * size bytes, zeroed if zero; its contents are the caller's until the next call for that kind. */
-static void *scratch(struct admit *s, enum scratch_kind kind, size_t n, size_t size, int zero)
-{
-    return util_scratch(&s->buf[kind], &s->cap[kind], n, size, zero);
-}
-
-struct pass {
-    struct admit *a;
-    struct cache *c;
-    struct admit_result *out;
-    uint32_t nres;
-    struct qstate *queues; /* the queues this pass evaluates */
-    size_t nqueues;
-    struct marks marks;
-    struct fit *fit;                      /* the nodes' free room (fit.h), a->fit */
-    int64_t *hold_a, *hold_b, *hold_tail; /* nres each */
-    char *size_text;                      /* gang_size_text() memo */
-    const struct shape_rl *size_rl;
-    int64_t size_member;
-    const struct preempthold_item *held; /* the preemptors whose room is held (preempthold.h) */
-    size_t nheld;
-    struct qtree tree; /* the queue tree (qtree.h), its alloc kept with the queues' held */
-};
-
-static void pod_mark(struct pass *p, const struct cache_pod *pod, unsigned bits)
-{
-    marks_set(&p->marks, pod, bits);
-    marks_set(&p->marks, pod->gang, bits);
-}
-
-/* Room for the marks of up to n pods and gangs. */
-static void pass_marks_init(struct pass *p, size_t n)
-{
-    size_t slots = marks_slots(n);
-    marks_init(&p->marks, scratch(p->a, SCRATCH_MARK_KEYS, slots, sizeof(*p->marks.keys), 1),
-               scratch(p->a, SCRATCH_MARK_BITS, slots, sizeof(*p->marks.bits), 0), slots);
-}
-
 static int pod_ungated(const struct pass *p, const struct cache_pod *pod)
 {
     return !cache_pod_gated(pod) || (marks_get(&p->marks, pod) & MARKS_ADMITTED);
-}
-
-static int cmp_names(const char *ns_a, const char *a, const char *ns_b, const char *b)
-{
-    int r = strcmp(ns_a, ns_b);
-    return r != 0 ? r : strcmp(a, b);
-}
-
-/* Puts the gang's members first in w->live (members_first), sets w->ncore, and marks the rest as its tail. */
-static void order_core(struct pass *p, struct work *w)
-{
-    w->ncore = members_order(w->g, w->live, w->nlive);
-    for (size_t i = w->ncore; i < w->nlive; i++)
-        pod_mark(p, w->live[i], MARKS_TAIL);
 }
 
 size_t admit_gang_members(const struct cache_gang *g, struct cache_pod ***out)
@@ -170,30 +66,11 @@ size_t admit_gang_members(const struct cache_gang *g, struct cache_pod ***out)
     return members_of(g, out);
 }
 
-static int cmp_work(const void *pa, const void *pb)
-{
-    const struct work *a = pa, *b = pb;
-    if (a->priority != b->priority)
-        return a->priority > b->priority ? -1 : 1;
-    if (a->g->created != b->g->created)
-        return a->g->created < b->g->created ? -1 : 1;
-    return cmp_names(a->g->namespace_, a->g->name, b->g->namespace_, b->g->name);
-}
-
 /* ---- queue capability ---- */
 
 int admit_gang_hold(const struct cache *c, const struct cache_gang *g, struct resources *out, struct error *err)
 {
     return hold_resources(c, g, out, err);
-}
-
-static void queue_add(struct pass *p, struct qstate *qs, const int64_t *v, int sign)
-{
-    for (uint32_t k = 0; k < p->nres; k++)
-        qs->held[k] += sign * v[k];
-    qs->held_gen++;
-    if (qs->ti != QUEUETREE_ROOT)
-        qtree_add_alloc(&p->tree, qs->ti, v, sign);
 }
 
 /* ---- decisions ---- */
@@ -275,7 +152,7 @@ static enum admit_reason queue_unusable(const struct cache_queue *q, char **why)
 /* Marks pod admitted by this pass and reserves its room. */
 static void admit_pod(struct pass *p, struct work *w, struct cache_pod *pod, int place_it)
 {
-    pod_mark(p, pod, MARKS_ADMITTED);
+    admitpass_pod_mark(p, pod, MARKS_ADMITTED);
     w->ungated++;
     if (place_it && pod->node == NULL)
         fit_reserve(p->fit, pod);
@@ -393,8 +270,8 @@ static void admit_tail(struct pass *p, struct work *w)
             extra_heads_wait(p, w, d);
             return;
         }
-        queue_add(p, qs, p->hold_b, 1);
-        pod_mark(p, pod, MARKS_ADMITTED);
+        admitpass_queue_add(p, qs, p->hold_b, 1);
+        admitpass_pod_mark(p, pod, MARKS_ADMITTED);
         w->ungated++;
         util_buf_printf(&b, "pod %s admitted by queue %s beyond the gang's %" PRId64 " %s", pod->name, q->name, w->g->min_member,
                         plural(w->g->min_member, "pod", "pods"));
@@ -414,7 +291,7 @@ static void evaluate_admitted(struct pass *p, struct work *w)
     struct admit_decision *d = NULL;
     if (need > 0) {
         hold_gang(&p->marks, p->nres, w->g, NULL, p->hold_a, p->hold_tail);
-        queue_add(p, w->qs, p->hold_a, -1);
+        admitpass_queue_add(p, w->qs, p->hold_a, -1);
         for (size_t i = 0; i < w->ncore; i++) {
             struct cache_pod *pod = w->live[i];
             if (pod_ungated(p, pod))
@@ -425,7 +302,7 @@ static void evaluate_admitted(struct pass *p, struct work *w)
             admit_pod(p, w, pod, 1);
         }
         hold_gang(&p->marks, p->nres, w->g, NULL, p->hold_a, p->hold_tail);
-        queue_add(p, w->qs, p->hold_a, 1);
+        admitpass_queue_add(p, w->qs, p->hold_a, 1);
         if (d != NULL) {
             struct util_buf b = {0};
             util_buf_printf(&b, "admitted by queue %s earlier; scheduling gates removed from %zu %s", q->name, d->npods,
@@ -586,7 +463,7 @@ static int pending_fits_nodes(struct pass *p, const struct work *w)
 {
     const struct cache_gang *g = w->g;
     size_t ncore = w->ncore, nplace = 0; /* minMember; fewer for a legacy gang whose workers are still to come */
-    struct cache_pod **unbound = scratch(p->a, SCRATCH_UNBOUND, ncore, sizeof(*unbound), 0);
+    struct cache_pod **unbound = admitpass_scratch(p->a, SCRATCH_UNBOUND, ncore, sizeof(*unbound), 0);
     for (size_t i = 0; i < ncore; i++) {
         if (w->live[i]->node == NULL)
             unbound[nplace++] = w->live[i];
@@ -620,7 +497,7 @@ static void admit_gang(struct pass *p, struct work *w)
     struct cache_gang *g = w->g;
     struct qstate *qs = w->qs;
     hold_ungated(&p->marks, p->nres, g, p->hold_a); /* what it held unadmitted, before its members count as ungated */
-    queue_add(p, qs, p->hold_a, -1);
+    admitpass_queue_add(p, qs, p->hold_a, -1);
     struct admit_decision *d = decide(p, ADMIT_ACTION_ADMIT, ADMIT_REASON_NONE, w, NULL);
     for (size_t i = 0; i < w->ncore; i++) {
         struct cache_pod *pod = w->live[i];
@@ -635,7 +512,7 @@ static void admit_gang(struct pass *p, struct work *w)
     d->message = util_buf_take(&b);
     w->admitted = 1;
     hold_gang(&p->marks, p->nres, g, NULL, p->hold_a, p->hold_tail);
-    queue_add(p, qs, p->hold_a, 1);
+    admitpass_queue_add(p, qs, p->hold_a, 1);
     admit_tail(p, w);
 }
 
@@ -679,161 +556,13 @@ static void pass_finish(struct pass *p)
 /* Admitted pods the scheduler has not bound yet keep their room, whatever is decided next. */
 static void reserve_admitted(struct pass *p)
 {
-    struct cache_pod **resv = scratch(p->a, SCRATCH_RESV, p->c->nreserving, sizeof(*resv), 0);
+    struct cache_pod **resv = admitpass_scratch(p->a, SCRATCH_RESV, p->c->nreserving, sizeof(*resv), 0);
     size_t nresv = 0;
     for (struct cache_pod *pod = p->c->reserving; pod != NULL; pod = pod->resv_next)
         resv[nresv++] = pod;
     fit_sort_larger_first(p->fit, resv, nresv);
     for (size_t i = 0; i < nresv; i++)
         fit_reserve(p->fit, resv[i]);
-}
-
-/* Whether the pass evaluates gang g of a selected queue. */
-static int gang_selected(const struct qstate *qs, const struct cache_gang *g)
-{
-    return g->present && (qs->whole || g->node_wait);
-}
-
-/* Records that the pass evaluates q (whole: all its gangs, else those waiting on node room), in the result too. */
-static void select_queue(struct pass *p, struct cache_queue *q, int whole)
-{
-    if (p->nqueues % 16 == 0)
-        p->queues = util_realloc(p->queues, (p->nqueues + 16) * sizeof(*p->queues));
-    struct qstate *qs = &p->queues[p->nqueues++];
-    memset(qs, 0, sizeof(*qs));
-    qs->q = q;
-    qs->ti = qtree_index(&p->tree, q);
-    qs->whole = whole;
-    if (whole)
-        cache_queue_mark_clean(p->c, q);
-    admit_result_add_queue(p->out, q->name);
-}
-
-/* Whether a held preemptor (preempthold.h) is of q: q is evaluated whole in every pass while it is held. */
-static int holds_room(const struct pass *p, const struct cache_queue *q)
-{
-    for (size_t i = 0; i < p->nheld; i++) {
-        if (p->held[i].g->queue == q)
-            return 1;
-    }
-    return 0;
-}
-
-/*
- * The queues to evaluate: every gang of a queue whose objects changed (or of
- * every queue in a full pass, or of a held preemptor's); and, when room may
- * have appeared on the nodes, the gangs that last waited on node room,
- * wherever they are. A gang waiting
- * on its unchanged queue, or for pods, would wait again: more room on the
- * nodes changes nothing for it. A fifo queue is taken whole, since its
- * blocker decides for those behind it. Sets each queue's held (zero), and
- * *npods to the pods of the gangs to evaluate; returns how many gangs.
- */
-static size_t select_queues(struct pass *p, int all, int grew, size_t *npods)
-{
-    struct cache_queue *q;
-    cache_queue_for_each(q, p->c) {
-        int whole = all || q->dirty || (grew && q->node_waiters > 0 && q->dequeue == CACHE_DEQUEUE_FIFO) || holds_room(p, q);
-        if (whole || (grew && q->node_waiters > 0))
-            select_queue(p, q, whole);
-    }
-    int64_t *held = scratch(p->a, SCRATCH_HELD, p->nqueues * p->nres + 1, sizeof(*held), 1);
-    size_t ngangs = 0;
-    *npods = 0;
-    for (size_t i = 0; i < p->nqueues; i++) {
-        struct qstate *qs = &p->queues[i];
-        qs->held = held + i * p->nres;
-        struct cache_gang *g;
-        cache_queue_for_each_gang(g, qs->q) {
-            if (gang_selected(qs, g)) {
-                ngangs++;
-                *npods += g->npods;
-            }
-        }
-    }
-    return ngangs;
-}
-
-/* Fills w for gang g: its live pods (into live, in creation order), priority, and members. */
-static void collect_work(struct pass *p, struct work *w, struct qstate *qs, struct cache_gang *g, struct cache_pod **live)
-{
-    w->g = g;
-    w->qs = qs;
-    w->live = live;
-    w->admitted = g->admitted;
-    int first = 1;
-    struct cache_pod *pod;
-    cache_gang_for_each_pod(pod, g) {
-        if (!cache_pod_live(pod))
-            continue;
-        w->live[w->nlive++] = pod;
-        if (!cache_pod_gated(pod))
-            w->ungated++;
-        if (first || pod->priority > w->priority)
-            w->priority = pod->priority;
-        first = 0;
-    }
-    order_core(p, w);
-}
-
-/* The gangs the selected queues evaluate (ngangs of them, npods pods), in the order they are decided. */
-static struct work *collect_works(struct pass *p, size_t ngangs, size_t npods)
-{
-    struct work *works = scratch(p->a, SCRATCH_WORKS, ngangs, sizeof(*works), 1);
-    struct cache_pod **pods = scratch(p->a, SCRATCH_PODS, npods, sizeof(*pods), 0);
-    pass_marks_init(p, npods + ngangs);
-    size_t nworks = 0, used = 0;
-    for (size_t i = 0; i < p->nqueues; i++) {
-        struct cache_gang *g;
-        cache_queue_for_each_gang(g, p->queues[i].q) {
-            if (!gang_selected(&p->queues[i], g))
-                continue;
-            struct work *w = &works[nworks++];
-            collect_work(p, w, &p->queues[i], g, pods + used);
-            used += w->nlive; /* in creation order: the cache keeps each gang's pods so */
-        }
-    }
-    /* Each evaluated gang gets a new verdict: forget the old one's node wait. */
-    for (size_t i = 0; i < nworks; i++)
-        cache_gang_set_node_wait(p->c, works[i].g, 0);
-    qsort(works, nworks, sizeof(*works), cmp_work);
-    return works;
-}
-
-/*
- * The tree's alloc and demand of the queues the pass does not evaluate, then
- * deserved (treepass.h): when a queue's verdicts depend on others' (the tree
- * is more than flat queues) or several queues take turns by share.
- */
-static void load_tree(struct pass *p)
-{
-    if (!treepass_linked(&p->tree) && p->nqueues <= 1) {
-        qtree_derive(&p->tree);
-        return;
-    }
-    unsigned char *skip = util_calloc(p->tree.n + 1, 1);
-    for (size_t i = 0; i < p->nqueues; i++) {
-        if (p->queues[i].ti != QUEUETREE_ROOT)
-            skip[p->queues[i].ti] = 1;
-    }
-    treepass_load(&p->tree, &p->marks, skip, p->hold_a, p->hold_tail);
-    free(skip);
-}
-
-/* What the admitted gangs of the selected queues hold (their tails known now), and the others' ungated pods. */
-static void sum_held(struct pass *p)
-{
-    for (size_t i = 0; i < p->nqueues; i++) {
-        struct cache_gang *g;
-        cache_queue_for_each_gang(g, p->queues[i].q) {
-            if (g->admitted)
-                hold_gang(&p->marks, p->nres, g, NULL, p->hold_a, p->hold_tail);
-            else
-                hold_ungated(&p->marks, p->nres, g, p->hold_a);
-            queue_add(p, &p->queues[i], p->hold_a, 1);
-        }
-    }
-    load_tree(p);
 }
 
 /*
@@ -843,8 +572,8 @@ static void sum_held(struct pass *p)
 static void hold_room(struct pass *p, struct work *w)
 {
     treepass_min_dense(w->g, p->nres, p->hold_a);
-    queue_add(p, w->qs, p->hold_a, 1);
-    struct cache_pod **unbound = scratch(p->a, SCRATCH_UNBOUND, w->ncore, sizeof(*unbound), 0);
+    admitpass_queue_add(p, w->qs, p->hold_a, 1);
+    struct cache_pod **unbound = admitpass_scratch(p->a, SCRATCH_UNBOUND, w->ncore, sizeof(*unbound), 0);
     size_t n = 0;
     for (size_t i = 0; i < w->ncore; i++) {
         if (w->live[i]->node == NULL)
@@ -921,17 +650,6 @@ static void weigh_fair(struct pass *p, struct work *works, size_t n)
     free(leaf);
 }
 
-/* Whether some queue's objects changed since the last pass that evaluated it. */
-static int any_dirty(const struct cache *c)
-{
-    struct cache_queue *q;
-    cache_queue_for_each(q, c) {
-        if (q->dirty)
-            return 1;
-    }
-    return 0;
-}
-
 const struct preempthold_item *admit_held(const struct admit *a, const struct cache_gang *g)
 {
     return preempthold_get(a->hold, g);
@@ -951,11 +669,11 @@ size_t admit_pass(struct admit *a, unsigned flags, struct admit_result *out)
     qtree_build(&p.tree, a->c, p.nres);
 
     /* A gang's verdict depends on its ancestors and their other children: in a tree, any change weighs every queue. */
-    int all = (flags & ADMIT_PASS_FULL) != 0 || (treepass_linked(&p.tree) && any_dirty(a->c));
+    int all = (flags & ADMIT_PASS_FULL) != 0 || (treepass_linked(&p.tree) && admitselect_any_dirty(a->c));
     size_t npods;
-    size_t ngangs = select_queues(&p, all, (changes & CACHE_CHANGED_CAPACITY) != 0, &npods);
-    struct work *works = collect_works(&p, ngangs, npods);
-    sum_held(&p);
+    size_t ngangs = admitselect_queues(&p, all, (changes & CACHE_CHANGED_CAPACITY) != 0, &npods);
+    struct work *works = admitselect_works(&p, ngangs, npods);
+    admitselect_sum_held(&p);
     out->gangs_evaluated += ngangs;
     weigh_held(&p, works, ngangs);
     weigh_fair(&p, works, ngangs);
