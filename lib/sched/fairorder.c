@@ -58,6 +58,22 @@ static size_t mark_heads(const struct fairorder *f, size_t i, size_t *head)
 }
 
 /*
+ * Queue c's share for its turn: qtree_share(), except that a queue that
+ * deserves nothing (weight 0, or no room left for it) comes after every queue
+ * that deserves something, even while it holds nothing: it only borrows what
+ * they leave.
+ */
+static double turn_share(const struct qtree *t, size_t c)
+{
+    double s = qtree_share(t, c);
+    for (uint32_t k = 0; s == 0 && k < t->nres; k++) {
+        if (t->queues[c].deserved[k] > 0)
+            return s;
+    }
+    return s == 0 ? QTREE_SHARE_MAX : s;
+}
+
+/*
  * qtree_pick()'s walk: from the root down, the child with the lowest share
  * whose subtree has items left; between equal shares, the one whose next item
  * comes first in the caller's order (priority, then age, then name), not the
@@ -76,7 +92,7 @@ static size_t pick(struct fairorder *f)
         for (size_t c = first; c != QUEUETREE_ROOT; c = t->queues[c].next_sibling) {
             if (f->head[c] == FAIRORDER_END)
                 continue;
-            double s = qtree_share(t, c);
+            double s = turn_share(t, c);
             if (best == QUEUETREE_ROOT || s < best_share || (s == best_share && f->head[c] < f->head[best])) {
                 best = c;
                 best_share = s;

@@ -32,9 +32,10 @@ void treepass_min_dense(const struct cache_gang *g, uint32_t nres, int64_t *out)
 /*
  * Adds to t the alloc of every gang of the queues whose skip[i] is 0 (skip:
  * t->n, indexed like t->queues; NULL: none skipped): an admitted gang holds
- * hold_gang(), another hold_ungated() (m: the pass's marks); then the demand of
- * every queue's complete, waiting gangs (their minResources); then derives
- * deserved (qtree_derive). a, tail: t->nres of scratch each.
+ * hold_gang(), another hold_ungated() (m: the pass's marks); the demand of
+ * every queue (skipped or not): what its gangs hold, plus the minResources of
+ * its complete, waiting gangs; then derives deserved (qtree_derive). A queue
+ * skipped has its alloc added by the caller. a, tail: t->nres of scratch each.
  */
 void treepass_load(struct qtree *t, const struct marks *m, const unsigned char *skip, int64_t *a, int64_t *tail);
 
