@@ -288,6 +288,16 @@ double qtree_share(const struct qtree *t, size_t i)
     return counted || !holds ? share : QTREE_SHARE_MAX;
 }
 
+/* Whether queue i deserves nothing at all (weight 0, or no room): it comes after every queue that deserves some. */
+static int qtree_deserves_nothing(const struct qtree *t, size_t i)
+{
+    for (uint32_t k = 0; k < t->nres; k++) {
+        if (t->queues[i].deserved[k] > 0)
+            return 0;
+    }
+    return 1;
+}
+
 int qtree_leaf_usable(const struct qtree *t, size_t i)
 {
     const struct qtree_queue *e = &t->queues[i];
@@ -476,9 +486,9 @@ void qtree_block_text(const struct qtree *t, size_t leaf, const struct qtree_blo
         util_buf_printf(b, "queue %s's guarantee (%s ", o->q->name, res);
         put_quantity(b, res, o->guarantee[why->res]);
         util_buf_printf(b, ") is reserved under %s", o->parent == QUEUETREE_ROOT ? "the root" : t->queues[o->parent].q->name);
-        util_buf_printf(b, ": %s ", res);
+        util_buf_printf(b, ": the others there hold or reserve %s ", res);
         put_quantity(b, res, why->have);
-        util_buf_puts(b, " held or reserved of ");
+        util_buf_puts(b, " of ");
         put_quantity(b, res, why->limit);
         break;
     }
@@ -521,7 +531,7 @@ size_t qtree_pick(const struct qtree *t, const unsigned char *has_work)
         for (size_t c = first; c != QUEUETREE_ROOT; c = t->queues[c].next_sibling) {
             if (!work[c])
                 continue;
-            double s = qtree_share(t, c);
+            double s = qtree_deserves_nothing(t, c) ? QTREE_SHARE_MAX : qtree_share(t, c);
             /* ties: the lower name, which is the lower index */
             if (best == QUEUETREE_ROOT || s < best_share || (s == best_share && c < best)) {
                 best = c;

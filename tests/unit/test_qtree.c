@@ -152,7 +152,8 @@ static void test_guarantee_not_lent(void **state)
     assert_int_equal(why.other, infer);
     struct util_buf b = {0};
     qtree_block_text(&t, train, &why, c, &b);
-    assert_string_equal(b.data, "queue infer's guarantee (cpu 4) is reserved under eng: cpu 4 held or reserved of 16");
+    assert_string_equal(b.data,
+                        "queue infer's guarantee (cpu 4) is reserved under eng: the others there hold or reserve cpu 4 of 16");
     util_buf_finish(&b);
     qtree_add_alloc(&t, train, vec(&t, cpu, 12000), 1);
     assert_true(qtree_fits(&t, infer, vec(&t, cpu, 4000), &why)); /* its own guarantee */
@@ -194,10 +195,13 @@ static void test_derive_weights(void **state)
     qtree_finish(&t);
     cache_destroy(c);
 
-    c = load("[" Q("eng", "\"weight\":1") "," Q("train", "\"parent\":\"eng\",\"weight\":1") "," Q("infer", "\"parent\":\"eng\","
-                                                                                                           "\"weight\":3") "," Q(
-                 "idle", "\"weight\":0") "," Q("fixed", "\"deserved\":{\"cpu\":\"4\"}") "," Q("research", "\"weight\":1") "]",
-             "20");
+    c = load(
+        "[" Q("eng", "\"weight\":1") "," Q("train", "\"parent\":\"eng\",\"weight\":1") "," Q(
+            "infer",
+            "\"parent\":\"eng\","
+            "\"weight\":3") "," Q("idle", "\"weight\":0") "," Q("fixed", "\"deserved\":{\"cpu\":\"4\"}") "," Q("research",
+                                                                                                               "\"weight\":1") "]",
+        "20");
     cpu = cpu_id(c);
     qtree_init(&t);
     qtree_build(&t, c, c->shapes.nresources);
@@ -242,6 +246,28 @@ static void test_share_and_pick(void **state)
     cache_destroy(c);
 }
 
+/* A queue of weight 0 deserves nothing: its gangs come after those of queues that deserve some, even when it holds nothing. */
+static void test_pick_weight_zero(void **state)
+{
+    (void)state;
+    struct cache *c = load("[" Q("a", "\"weight\":0") "," Q("b", "\"weight\":1") "]", "8");
+    uint32_t cpu = cpu_id(c);
+    struct qtree t;
+    qtree_init(&t);
+    qtree_build(&t, c, c->shapes.nresources);
+    size_t a = idx(&t, c, "a"), b = idx(&t, c, "b");
+    qtree_add_demand(&t, a, vec(&t, cpu, 4000), 1);
+    qtree_add_demand(&t, b, vec(&t, cpu, 4000), 1);
+    qtree_derive(&t);
+    qtree_add_alloc(&t, b, vec(&t, cpu, 3000), 1);
+    unsigned char work[2] = {1, 1};
+    assert_int_equal(qtree_pick(&t, work), b);
+    work[b] = 0;
+    assert_int_equal(qtree_pick(&t, work), a);
+    qtree_finish(&t);
+    cache_destroy(c);
+}
+
 /* A cycle closes the queues in it and under it, not the others. */
 static void test_bad_tree(void **state)
 {
@@ -274,9 +300,13 @@ static void test_bad_tree(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_capability_every_level), cmocka_unit_test(test_capability_above_parent),
-        cmocka_unit_test(test_guarantee_not_lent),     cmocka_unit_test(test_derive_weights),
-        cmocka_unit_test(test_share_and_pick),         cmocka_unit_test(test_bad_tree),
+        cmocka_unit_test(test_capability_every_level),
+        cmocka_unit_test(test_capability_above_parent),
+        cmocka_unit_test(test_guarantee_not_lent),
+        cmocka_unit_test(test_derive_weights),
+        cmocka_unit_test(test_share_and_pick),
+        cmocka_unit_test(test_pick_weight_zero),
+        cmocka_unit_test(test_bad_tree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
