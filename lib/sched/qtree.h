@@ -158,6 +158,15 @@ void qtree_block_text(const struct qtree *t, size_t leaf, const struct qtree_blo
  */
 size_t qtree_pick(const struct qtree *t, const unsigned char *has_work);
 
+/*
+ * qtree_build() for every resource id the cache knows, then every queue's
+ * alloc (what its gangs hold: an admitted gang as a pass charges it, hold.h;
+ * another its ungated pods' requests) and demand (plus the minResources of
+ * its present gangs that are not admitted), then qtree_derive(): the tree as
+ * it stands outside a pass (status, metrics, preemption).
+ */
+void qtree_fill(struct qtree *t, const struct cache *c);
+
 /* The names of queue i's children, ", "-separated, into b (for denials and messages). */
 void qtree_children_text(const struct qtree *t, size_t i, struct util_buf *b);
 
