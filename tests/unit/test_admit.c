@@ -803,6 +803,24 @@ static void test_fair_weights(void **state)
     admit_result_finish(&r);
 }
 
+/*
+ * Fair sharing down the tree (admit-fair/tree.json): eng and research share 8
+ * cpu 4 and 4, eng's 4 go 1:3 to train and infer, and the pick from the root
+ * down admits exactly that, although the gangs were created in turn.
+ */
+static void test_fair_tree(void **state)
+{
+    struct admit_test *fix = *state;
+    struct admit_result r;
+    admit_result_init(&r);
+    admit_pass(fix->a, 0, &r);
+    assert_int_equal(r.len, 24);
+    assert_int_equal(admitted_of(&r, 0, "research"), 4);
+    assert_int_equal(admitted_of(&r, 0, "train"), 1);
+    assert_int_equal(admitted_of(&r, 0, "infer"), 3);
+    admit_result_finish(&r);
+}
+
 /* A queue of weight 0 deserves nothing: its gangs, older, come after those of a queue that deserves the room. */
 static void test_fair_weight_zero(void **state)
 {
@@ -834,6 +852,7 @@ int main(void)
         ADMIT_TEST(test_tree_guarantee_room, "admit/tree-guarantee.json"),
         ADMIT_TEST(test_tree_incremental, "admit/tree-ancestor-capability.json"),
         ADMIT_TEST(test_fair_weights, "admit-fair/weights.json"),
+        ADMIT_TEST(test_fair_tree, "admit-fair/tree.json"),
         ADMIT_TEST(test_fair_weight_zero, "admit-fair/weight-zero.json"),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
