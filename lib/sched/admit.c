@@ -666,10 +666,9 @@ size_t admit_pass(struct admit *a, unsigned flags, struct admit_result *out)
     fit_begin(a->fit);
     reserve_admitted(&p);
     p.nheld = preempthold_refresh(a->hold, a->c, a->now_ms, &p.held);
-    qtree_build(&p.tree, a->c, p.nres);
-
+    p.linked = treepass_linked(a->c);
     /* A gang's verdict depends on its ancestors and their other children: in a tree, any change weighs every queue. */
-    int all = (flags & ADMIT_PASS_FULL) != 0 || (treepass_linked(&p.tree) && admitselect_any_dirty(a->c));
+    int all = (flags & ADMIT_PASS_FULL) != 0 || (p.linked && admitselect_any_dirty(a->c));
     size_t npods;
     size_t ngangs = admitselect_queues(&p, all, (changes & CACHE_CHANGED_CAPACITY) != 0, &npods);
     struct work *works = admitselect_works(&p, ngangs, npods);

@@ -88,7 +88,8 @@ struct pass {
     int64_t size_member;
     const struct preempthold_item *held; /* the preemptors whose room is held (preempthold.h) */
     size_t nheld;
-    struct qtree tree; /* the queue tree (qtree.h), its alloc kept with the queues' held */
+    struct qtree tree; /* the queue tree (qtree.h), its alloc kept with the queues' held; empty for one flat queue */
+    int linked;        /* treepass_linked(): the queues are more than flat ones */
 };
 
 /* Buffer kind of at least n * size bytes, zeroed if zero; its contents are the caller's until the next call for that kind. */

@@ -53,7 +53,7 @@ static void select_queue(struct pass *p, struct cache_queue *q, int whole)
     struct qstate *qs = &p->queues[p->nqueues++];
     memset(qs, 0, sizeof(*qs));
     qs->q = q;
-    qs->ti = qtree_index(&p->tree, q);
+    qs->ti = QUEUETREE_ROOT; /* admitselect_sum_held() */
     qs->whole = whole;
     if (whole)
         cache_queue_mark_clean(p->c, q);
@@ -152,16 +152,19 @@ struct work *admitselect_works(struct pass *p, size_t ngangs, size_t npods)
 }
 
 /*
- * The tree's alloc and demand of the queues the pass does not evaluate, then
- * deserved (treepass.h): when a queue's verdicts depend on others' (the tree
- * is more than flat queues) or several queues take turns by share.
+ * The tree, when a queue's verdicts depend on others' (the tree is more than
+ * flat queues) or several queues take turns by share: built, then the alloc
+ * and demand of the queues the pass does not evaluate, then deserved
+ * (treepass.h). Otherwise (one flat queue) the pass goes without it: an empty
+ * tree, every queue's ti QUEUETREE_ROOT.
  */
 static void load_tree(struct pass *p)
 {
-    if (!treepass_linked(&p->tree) && p->nqueues <= 1) {
-        qtree_derive(&p->tree);
+    if (!p->linked && p->nqueues <= 1)
         return;
-    }
+    qtree_build(&p->tree, p->c, p->nres);
+    for (size_t i = 0; i < p->nqueues; i++)
+        p->queues[i].ti = qtree_index(&p->tree, p->queues[i].q);
     unsigned char *skip = util_calloc(p->tree.n + 1, 1);
     for (size_t i = 0; i < p->nqueues; i++) {
         if (p->queues[i].ti != QUEUETREE_ROOT)
@@ -174,6 +177,7 @@ static void load_tree(struct pass *p)
 /* What the admitted gangs of the selected queues hold (their tails known now), and the others' ungated pods. */
 void admitselect_sum_held(struct pass *p)
 {
+    load_tree(p);
     for (size_t i = 0; i < p->nqueues; i++) {
         struct cache_gang *g;
         cache_queue_for_each_gang(g, p->queues[i].q) {
@@ -184,7 +188,6 @@ void admitselect_sum_held(struct pass *p)
             admitpass_queue_add(p, &p->queues[i], p->hold_a, 1);
         }
     }
-    load_tree(p);
 }
 
 /* Whether some queue's objects changed since the last pass that evaluated it. */

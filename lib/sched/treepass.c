@@ -6,12 +6,12 @@
 #include "hold.h"
 #include "util.h"
 
-int treepass_linked(const struct qtree *t)
+int treepass_linked(const struct cache *c)
 {
-    if (t->nested)
-        return 1;
-    for (size_t i = 0; i < t->n; i++) {
-        if (t->queues[i].is_root)
+    struct cache_queue *q;
+    cache_queue_for_each(q, c) {
+        /* as qtree_build() sets nested, or the Queue named "root" */
+        if (q->parent != NULL || q->guarantee != NULL || (q->present && strcmp(q->name, QUEUETREE_ROOT_NAME) == 0))
             return 1;
     }
     return 0;

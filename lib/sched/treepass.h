@@ -21,10 +21,11 @@
 
 /*
  * Whether one queue's verdicts depend on other queues' gangs beyond the nodes:
- * some queue has a parent or a guarantee (t->nested), or a Queue named "root"
- * exists (its capability bounds every queue).
+ * some queue of c has a parent or a guarantee (what qtree_build() calls
+ * nested), or a Queue named "root" exists (its capability bounds every
+ * queue). O(queues), without building the tree.
  */
-int treepass_linked(const struct qtree *t);
+int treepass_linked(const struct cache *c);
 
 /* g's minResources, dense (nres of out; unlisted resources 0). */
 void treepass_min_dense(const struct cache_gang *g, uint32_t nres, int64_t *out);
