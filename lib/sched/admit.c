@@ -214,7 +214,7 @@ static enum admit_reason tail_fits_queue(struct pass *p, struct work *w, const s
     struct util_buf t = {0}, b = {0};
     if (!hold_fits(p->c, qs->q, qs->held, p->hold_b, NULL, &short_))
         reason = ADMIT_REASON_QUEUE_CAPACITY;
-    else
+    else if (p->linked) /* flat queues: the leaf's own capability is all there is */
         reason = treepass_fits(&p->tree, qs->ti, p->hold_b, p->c, &t, &guarantee);
     if (reason == ADMIT_REASON_NONE)
         return reason;
@@ -361,7 +361,7 @@ static int pending_not_ready(struct pass *p, const struct work *w)
     const struct qstate *qs = w->qs;
     char *why = NULL;
     enum admit_reason unusable = queue_unusable(qs->q, &why);
-    if (unusable == ADMIT_REASON_NONE)
+    if (unusable == ADMIT_REASON_NONE && p->linked)
         unusable = treepass_unusable(&p->tree, qs->ti, p->c, &why);
     if (unusable != ADMIT_REASON_NONE) {
         decide(p, ADMIT_ACTION_WAIT, unusable, w, why);
@@ -408,6 +408,8 @@ static int pending_fits_tree(struct pass *p, const struct work *w)
 {
     struct util_buf t = {0}, b = {0};
     int guarantee = 0;
+    if (!p->linked) /* flat queues: every queue is a leaf, its own capability all there is (hold_fits) */
+        return 1;
     enum admit_reason r = treepass_fits(&p->tree, w->qs->ti, p->hold_a, p->c, &t, &guarantee);
     if (r == ADMIT_REASON_NONE)
         return 1;

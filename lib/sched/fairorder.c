@@ -9,6 +9,19 @@ static int usable(const struct fairorder *f, size_t item)
     return f->leaf[item] != QUEUETREE_ROOT && qtree_leaf_usable(f->t, f->leaf[item]);
 }
 
+/* The first item left of subtree i's leaves (into head[], post-order); FAIRORDER_END: none. */
+static size_t mark_heads(const struct fairorder *f, size_t i, size_t *head)
+{
+    size_t h = f->first[i];
+    for (size_t c = f->t->queues[i].first_child; c != QUEUETREE_ROOT; c = f->t->queues[c].next_sibling) {
+        size_t x = mark_heads(f, c, head);
+        if (x < h)
+            h = x;
+    }
+    head[i] = h;
+    return h;
+}
+
 void fairorder_init(struct fairorder *f, const struct qtree *t, const size_t *leaf, size_t n)
 {
     f->t = t;
@@ -34,6 +47,8 @@ void fairorder_init(struct fairorder *f, const struct qtree *t, const size_t *le
         last[l] = k;
     }
     free(last);
+    for (size_t c = t->root_first; c != QUEUETREE_ROOT; c = t->queues[c].next_sibling)
+        mark_heads(f, c, f->head);
 }
 
 void fairorder_finish(struct fairorder *f)
@@ -44,19 +59,6 @@ void fairorder_finish(struct fairorder *f)
     f->first = f->next = f->head = NULL;
 }
 
-/* The first item left of subtree i's leaves (into head[], post-order); FAIRORDER_END: none. */
-static size_t mark_heads(const struct fairorder *f, size_t i, size_t *head)
-{
-    size_t h = f->first[i];
-    for (size_t c = f->t->queues[i].first_child; c != QUEUETREE_ROOT; c = f->t->queues[c].next_sibling) {
-        size_t x = mark_heads(f, c, head);
-        if (x < h)
-            h = x;
-    }
-    head[i] = h;
-    return h;
-}
-
 /*
  * qtree_pick()'s walk, with equal shares won by the child whose next item
  * comes first in the caller's order (priority, then age, then name) rather
@@ -65,10 +67,22 @@ static size_t mark_heads(const struct fairorder *f, size_t i, size_t *head)
  */
 static size_t pick(struct fairorder *f)
 {
+    return qtree_pick_ranked(f->t, f->head);
+}
+
+/* Leaf l's first item changed: its head, and its ancestors' as far as theirs change (O(siblings) a level). */
+static void update_heads(struct fairorder *f, size_t l)
+{
     const struct qtree *t = f->t;
-    for (size_t c = t->root_first; c != QUEUETREE_ROOT; c = t->queues[c].next_sibling)
-        mark_heads(f, c, f->head);
-    return qtree_pick_ranked(t, f->head);
+    f->head[l] = f->first[l];
+    for (size_t at = t->queues[l].parent; at != QUEUETREE_ROOT; at = t->queues[at].parent) {
+        size_t h = f->first[at];
+        for (size_t c = t->queues[at].first_child; c != QUEUETREE_ROOT; c = t->queues[c].next_sibling)
+            h = f->head[c] < h ? f->head[c] : h;
+        if (h == f->head[at])
+            break;
+        f->head[at] = h;
+    }
 }
 
 size_t fairorder_next(struct fairorder *f)
@@ -88,5 +102,6 @@ size_t fairorder_next(struct fairorder *f)
     }
     size_t k = f->first[l];
     f->first[l] = f->next[k];
+    update_heads(f, l);
     return k;
 }

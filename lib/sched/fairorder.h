@@ -17,7 +17,7 @@
  * nothing is held the order across queues is the order within them: priority,
  * then age, as kueue #10131 asks of hierarchical fair sharing.
  *
- * O(queues) per item. Pure: no I/O.
+ * O(queues) per item (qtree_pick_ranked()). Pure: no I/O.
  */
 #ifndef RAYGATE_FAIRORDER_H
 #define RAYGATE_FAIRORDER_H
@@ -35,7 +35,7 @@ struct fairorder {
     const size_t *leaf;    /* borrowed, n: each item's tree index (QUEUETREE_ROOT: not in the tree) */
     size_t *first;         /* t->n: each leaf's next item, FAIRORDER_END: none left */
     size_t *next;          /* n: the item after it in its leaf */
-    size_t *head;          /* t->n: scratch, the first item left in each subtree */
+    size_t *head;          /* t->n: the first item left in each subtree (the pick's ranks), kept up to date */
     size_t unusable;       /* the position of the next item (in the caller's order) to check for an unusable queue */
 };
 
