@@ -203,8 +203,8 @@ static void explain_tree(json_t *lines, const json_t *snapshot, const json_t *ga
                  q);
     else
         add_line(lines,
-                 "queue %s has room of its own, a queue above it does not, or the room left is guaranteed to another "
-                 "queue; room appears when gangs under that level end",
+                 "queue %s has room of its own; a queue above it is full, or the room left there is guaranteed to "
+                 "another queue (the gate names which); room appears when gangs under that queue end",
                  q);
     add_line(lines, "%s", msg);
 }
