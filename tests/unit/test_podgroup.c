@@ -438,6 +438,21 @@ static void test_queue_tree(void **state)
     char *text = metrics_render(gs.reg, NULL);
     check_lines("tree", text, json_object_get(fx, "metrics"), json_object_get(fx, "absent"));
     free(text);
+
+    /* train loses its spec.deserved: its deserved is derived now, and the series of the explicit one goes. */
+    struct error err;
+    json_t *train = json_pack("{s:{s:s},s:{s:s}}", "metadata", "name", "train", "spec", "parent", "ml");
+    assert_int_equal(cache_upsert_queue(c, train, &err), 0);
+    json_decref(train);
+    qtree_fill(&t, c);
+    json_decref(tree_status(c, &t, &gs, "train"));
+    text = metrics_render(gs.reg, NULL);
+    json_t *now = json_pack("[s]", "raygate_queue_deserved{queue=\"train\",resource=\"cpu\",derived=\"true\"} 4");
+    json_t *gone = json_pack("[s]", "raygate_queue_deserved{queue=\"train\",resource=\"cpu\",derived=\"false\"}");
+    check_lines("train derived", text, now, gone);
+    json_decref(now);
+    json_decref(gone);
+    free(text);
     gauges_finish(&gs);
     qtree_finish(&t);
     cache_destroy(c);
