@@ -66,11 +66,11 @@ run_shard() {
 	elif "$cluster" up; then
 		# --no-rebuild: the shards share the build folder, one ninja at a time (built before).
 		meson test -C "$BUILD" --no-rebuild --suite e2e --print-errorlogs --logbase "e2e-$k" "$@" || rc=1
+		say "e2e shard $k: e2e tests done in $((SECONDS - t0))s"
 	else
 		say "e2e shard $k: FAILED, the local control plane could not start"
 		rc=1
 	fi
-	say "e2e shard $k: e2e tests done in $((SECONDS - t0))s"
 	if ((incl)); then
 		"$cluster" down >/dev/null 2>&1 || true
 		if "$cluster" up --real-node; then
