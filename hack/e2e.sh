@@ -41,6 +41,10 @@ while (($#)); do
 done
 check_shards "$shards"
 
+# Once, before the shards (each runs meson test --no-rebuild): also brings
+# meson-info, the list of tests the split reads, up to date.
+meson compile -C "$BUILD" >/dev/null || die "meson compile -C $BUILD failed"
+
 LOGDIR="$BUILD/meson-logs"
 PLAN="$LOGDIR/e2e-plan.txt"
 mkdir -p "$LOGDIR"
@@ -64,7 +68,7 @@ run_shard() {
 	if (($# == 0)); then
 		: # only the in-cluster suite (a run of a few TESTs)
 	elif "$cluster" up; then
-		# --no-rebuild: the shards share the build folder, one ninja at a time (built before).
+		# --no-rebuild: the shards share the build folder (built above).
 		meson test -C "$BUILD" --no-rebuild --suite e2e --print-errorlogs --logbase "e2e-$k" "$@" || rc=1
 		say "e2e shard $k: e2e tests done in $((SECONDS - t0))s"
 	else
