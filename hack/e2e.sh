@@ -44,6 +44,8 @@ check_shards "$shards"
 # Once, before the shards (each runs meson test --no-rebuild): also brings
 # meson-info, the list of tests the split reads, up to date.
 meson compile -C "$BUILD" >/dev/null || die "meson compile -C $BUILD failed"
+# Also the upstream programs: each shard's hack/cluster.sh up would build them into the one cache at once.
+bash "$here/build-upstream.sh" 2>&1 | sed -u '/: cached$/d; /^build-upstream: all upstream programs present$/d' >&2
 
 LOGDIR="$BUILD/meson-logs"
 PLAN="$LOGDIR/e2e-plan.txt"
