@@ -20,13 +20,17 @@ void reclaimtree_init(struct reclaimtree *t, const struct reclaimtree_node *node
         resources_init(&t->freed[i]);
         t->up[i] = nodes[i].parent < n && nodes[i].parent != i ? nodes[i].parent : QUEUETREE_ROOT;
     }
-    /* A chain longer than n is a cycle (or under one): its queue is taken as a child of the root, which ends every chain. */
+    /* A chain longer than n is a cycle (or under one): its queue is taken as a child of the root (depth 0 marks it first). */
     for (size_t i = 0; i < n; i++) {
         size_t steps = 0;
         for (size_t q = t->up[i]; q != QUEUETREE_ROOT && steps <= n; q = t->up[q])
             steps++;
-        if (steps > n)
+        t->depth[i] = steps <= n;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!t->depth[i])
             t->up[i] = QUEUETREE_ROOT;
+        t->depth[i] = 0;
     }
     for (size_t i = 0; i < n; i++) {
         for (size_t q = i; q != QUEUETREE_ROOT; q = t->up[q])
