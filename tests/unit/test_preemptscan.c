@@ -211,7 +211,7 @@ static void test_reclaim_equal_priority(void **state)
 /*
  * The tree: the reclaim of test_reclaim_equal_priority with qa under queue
  * eng. The preemptor must fit eng's capability too: cpu 2 refuses it, cpu 8
- * lets it reclaim.
+ * lets it reclaim; and the root's, a Queue named root.
  */
 static void test_reclaim_tree(void **state)
 {
@@ -233,6 +233,13 @@ static void test_reclaim_tree(void **state)
     assert_int_equal(r.kind, PREEMPT_KIND_RECLAIM);
     assert_int_equal(r.nvictims, 1);
     assert_string_equal(r.victims[0].cluster, "test-cluster-0");
+    /* A Queue named root caps the whole tree: cpu 2 refuses it too. */
+    json_t *root = object(fx, "queues", 0);
+    json_object_set_new(json_object_get(root, "metadata"), "name", json_string("root"));
+    json_object_set_new(json_object_get(root, "spec"), "capability", json_pack("{s:s}", "cpu", "2"));
+    upsert_new(c, "queues", root);
+    pass_and_scan(c, &r);
+    assert_int_equal(r.kind, PREEMPT_KIND_NONE);
     preemptscan_result_finish(&r);
     cache_destroy(c);
     json_decref(fx);
