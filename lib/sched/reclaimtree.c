@@ -32,9 +32,12 @@ void reclaimtree_init(struct reclaimtree *t, const struct reclaimtree_node *node
             t->up[i] = QUEUETREE_ROOT;
         t->depth[i] = 0;
     }
+    t->guarded = util_calloc(n + 1, sizeof(*t->guarded));
     for (size_t i = 0; i < n; i++) {
         for (size_t q = i; q != QUEUETREE_ROOT; q = t->up[q])
             t->depth[i]++;
+        if (nodes[i].guarantee != NULL && nodes[i].guarantee->len > 0)
+            t->guarded[t->up[i] == QUEUETREE_ROOT ? n : t->up[i]] = 1;
     }
 }
 
@@ -46,6 +49,7 @@ void reclaimtree_finish(struct reclaimtree *t)
         resources_finish(&t->freed[i]);
     resources_finish(&t->tmp);
     free(t->freed);
+    free(t->guarded);
     free(t->depth);
     free(t->up);
     memset(t, 0, sizeof(*t));
@@ -176,9 +180,9 @@ static int parent_fits(struct reclaimtree *t, size_t q, const struct resources *
 {
     size_t up = t->up[q];
     if (up != QUEUETREE_ROOT)
-        return level_fits(t, up, t->nodes[up].capability, q, request, 1, err);
+        return t->guarded[up] ? level_fits(t, up, t->nodes[up].capability, q, request, 1, err) : 1;
     int r = level_fits(t, up, t->root_cap, q, request, 0, err);
-    return r <= 0 ? r : level_fits(t, up, t->root_room, q, request, 1, err);
+    return r <= 0 || !t->guarded[t->n] ? r : level_fits(t, up, t->root_room, q, request, 1, err);
 }
 
 int reclaimtree_fits(struct reclaimtree *t, size_t p, const struct resources *request, struct reclaimtree_block *why,

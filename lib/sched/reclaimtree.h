@@ -43,6 +43,7 @@ struct reclaimtree {
     size_t *up;              /* owned: each queue's parent, QUEUETREE_ROOT for a bad one */
     size_t *depth;           /* owned: 1 for a child of the root */
     struct resources *freed; /* owned: per queue, what the set's victims in its subtree hold */
+    unsigned char *guarded;  /* owned: n + 1, the root's last: some child of the queue has a guarantee */
     struct resources tmp;
     /* Set by the caller after reclaimtree_init, borrowed; NULL: not checked. */
     const struct resources *root_cap;  /* the capability of a Queue named root */
