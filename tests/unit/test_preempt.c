@@ -3,7 +3,8 @@
  * fixture holds "nodes" and "pods" in shorthand ({"name", "cpu", "memory",
  * "pods", "labels"}; a pod's "node" binds it, "selector" is its nodeSelector)
  * that the test writes out as API objects into a cache, an "input" (queues,
- * gangs, preemptor) and "cases". A case replaces the input's "queues",
+ * gangs, preemptor; optionally the root's "root_cap" and "root_room") and
+ * "cases". A case replaces root_cap and root_room, and the input's "queues",
  * "gangs" or "preemptor" fields it names (by queue or gang name; "preemptor":
  * its fields), runs preempt_select() on a fresh pass and expects "kind",
  * "victims" (gang names, in the order chosen), "message" and "event"
@@ -97,12 +98,15 @@ static json_t *merged(const json_t *base, const json_t *over)
 struct built {
     size_t nq, ng;
     struct preempt_queue *queues;
-    struct resources *res; /* 3 per queue (capability, deserved, allocated), 1 per gang, 1 for the preemptor */
+    struct resources
+        *res; /* QR per queue (capability, deserved, allocated, guarantee), 1 per gang, 1 for the preemptor, 2 for the root */
     struct preempt_gang *gangs;
     struct cache_pod ***gang_pods;
     struct preempt_preemptor p;
     struct preempt_input in;
 };
+
+#define QR 4
 
 /* *slot = the parsed resource list j (NULL when j is absent or null). */
 static const struct resources *rl(struct resources *slot, const json_t *j)
@@ -149,10 +153,16 @@ static void build_queues(struct built *b, const json_t *queues)
         struct error err;
         if (preempt_policy_parse(json_string_value(json_object_get(q, "policy")), &pq->policy, &err) != 0)
             fail_msg("%s", err.message);
-        pq->capability = rl(&b->res[3 * i], json_object_get(q, "capability"));
-        pq->deserved = rl(&b->res[3 * i + 1], json_object_get(q, "deserved"));
-        pq->allocated = rl(&b->res[3 * i + 2], json_object_get(q, "allocated"));
+        pq->capability = rl(&b->res[QR * i], json_object_get(q, "capability"));
+        pq->deserved = rl(&b->res[QR * i + 1], json_object_get(q, "deserved"));
+        pq->allocated = rl(&b->res[QR * i + 2], json_object_get(q, "allocated"));
+        pq->guarantee = rl(&b->res[QR * i + 3], json_object_get(q, "guarantee"));
         pq->reclaimable = !json_is_false(json_object_get(q, "reclaimable"));
+    }
+    /* "parent": a queue's name (absent: a child of the root); the fixture gives each parent's "allocated" as its subtree's. */
+    for (size_t i = 0; i < b->nq; i++) {
+        const char *parent = json_string_value(json_object_get(json_array_get(queues, i), "parent"));
+        b->queues[i].parent = parent != NULL ? queue_index(b, parent) : QUEUETREE_ROOT;
     }
 }
 
@@ -173,10 +183,17 @@ static void build_gangs(struct built *b, const struct cache *c, const json_t *ga
         pg->preemptable = cache_preemptable(json_string_value(json_object_get(g, "preemptable_label")),
                                             json_string_value(json_object_get(g, "preemptable_annotation")));
         pg->evicting = json_is_true(json_object_get(g, "evicting"));
-        pg->hold = rl(&b->res[3 * b->nq + i], json_object_get(g, "hold"));
+        pg->hold = rl(&b->res[QR * b->nq + i], json_object_get(g, "hold"));
         b->gang_pods[i] = pods_named(c, json_object_get(g, "pods"), &pg->npods);
         pg->pods = b->gang_pods[i];
     }
+}
+
+/* The case's field key, else the input's (NULL when neither has it). */
+static const json_t *case_or_input(const json_t *cs, const json_t *in, const char *key)
+{
+    const json_t *v = json_object_get(cs, key);
+    return v != NULL ? v : json_object_get(in, key);
 }
 
 static void build(struct built *b, const struct cache *c, struct fit *f, const json_t *in, const json_t *cs)
@@ -187,7 +204,7 @@ static void build(struct built *b, const struct cache *c, struct fit *f, const j
     json_t *p = json_deep_copy(json_object_get(in, "preemptor"));
     if (json_object_get(cs, "preemptor") != NULL)
         json_object_update(p, json_object_get(cs, "preemptor"));
-    b->res = calloc(3 * json_array_size(queues) + json_array_size(gangs) + 1, sizeof(*b->res));
+    b->res = calloc(QR * json_array_size(queues) + json_array_size(gangs) + 3, sizeof(*b->res));
     build_queues(b, queues);
     build_gangs(b, c, gangs);
     b->p.namespace_ = "default";
@@ -197,10 +214,12 @@ static void build(struct built *b, const struct cache *c, struct fit *f, const j
     b->p.created_ms = json_integer_value(json_object_get(p, "created"));
     b->p.preempted_by = util_strdup(json_string_value(json_object_get(p, "preempted_by")));
     b->p.evictions_in_flight = json_is_true(json_object_get(p, "in_flight"));
-    b->p.request = rl(&b->res[3 * b->nq + b->ng], json_object_get(p, "request"));
+    b->p.request = rl(&b->res[QR * b->nq + b->ng], json_object_get(p, "request"));
     b->p.pods = pods_named(c, json_object_get(p, "pods"), &b->p.npods);
     fit_sort_larger_first(f, b->p.pods, b->p.npods);
-    b->in = (struct preempt_input){b->queues, b->nq, b->gangs, b->ng, &b->p};
+    b->in = (struct preempt_input){b->queues, b->nq, b->gangs, b->ng, &b->p, NULL, NULL};
+    b->in.root_cap = rl(&b->res[QR * b->nq + b->ng + 1], case_or_input(cs, in, "root_cap"));
+    b->in.root_room = rl(&b->res[QR * b->nq + b->ng + 2], case_or_input(cs, in, "root_room"));
     /* Names borrowed from the JSON live as long as the fixture: keep the merged copies with it. */
     json_array_append_new((json_t *)json_object_get(cs, "_keep"), queues);
     json_array_append_new((json_t *)json_object_get(cs, "_keep"), gangs);
@@ -209,7 +228,7 @@ static void build(struct built *b, const struct cache *c, struct fit *f, const j
 
 static void unbuild(struct built *b)
 {
-    for (size_t i = 0; i < 3 * b->nq + b->ng + 1; i++)
+    for (size_t i = 0; i < QR * b->nq + b->ng + 3; i++)
         resources_finish(&b->res[i]);
     for (size_t i = 0; i < b->ng; i++)
         free(b->gang_pods[i]);
