@@ -766,6 +766,9 @@ static const char *const reason_tokens[] = {
     [ADMIT_REASON_NODES] = "node_fit",
     [ADMIT_REASON_EVICTED] = "evicted",
     [ADMIT_REASON_DEACTIVATED] = "deactivated",
+    [ADMIT_REASON_QUEUE_NOT_LEAF] = "queue_not_leaf",
+    [ADMIT_REASON_QUEUE_BAD_TREE] = "queue_bad_tree",
+    [ADMIT_REASON_QUEUE_TREE] = "queue_tree",
 };
 _Static_assert(NKEYS(reason_tokens) == PODGROUP_REASON_TOKENS, "a token for every admit_reason");
 

@@ -216,11 +216,12 @@ unsigned podgroup_discovery(const json_t *resource_list);
 /*
  * The short, stable token of why a gang waits, for the reason label:
  * queue_missing, queue_closed, invalid, incomplete, fifo_blocked,
- * queue_capability, node_fit; "unknown" before its first decision.
+ * queue_capability, node_fit, evicted, deactivated, queue_not_leaf,
+ * queue_bad_tree, queue_tree; "unknown" before its first decision.
  */
 const char *podgroup_reason_token(enum admit_reason reason);
 
 /* How many tokens there are: enum admit_reason's values 0 .. PODGROUP_REASON_TOKENS - 1. */
-#define PODGROUP_REASON_TOKENS 10
+#define PODGROUP_REASON_TOKENS 13
 
 #endif
