@@ -635,8 +635,9 @@ static void weigh_held(struct pass *p, struct work *works, size_t n)
 static void weigh_fair(struct pass *p, struct work *works, size_t n)
 {
     size_t *leaf = util_calloc(n + 1, sizeof(*leaf));
+    /* An admitted gang with no pod gated decides nothing: it takes no turn (a turn is O(queues)). */
     for (size_t i = 0; i < n; i++)
-        leaf[i] = works[i].qs->ti;
+        leaf[i] = works[i].admitted && works[i].ungated == works[i].nlive ? QUEUETREE_ROOT : works[i].qs->ti;
     struct fairorder fo;
     fairorder_init(&fo, &p->tree, leaf, n);
     for (size_t k; (k = fairorder_next(&fo)) != FAIRORDER_END;) {
