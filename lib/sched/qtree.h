@@ -13,8 +13,8 @@
  * - alloc: what its subtree holds (a leaf: what its gangs hold, hold.h; a
  *   parent: the sum of its children's), added by the caller
  *   (qtree_add_alloc());
- * - demand: alloc plus what its subtree's complete, waiting gangs ask for
- *   (their minResources; qtree_add_demand());
+ * - demand: alloc plus what its subtree's present gangs that are not
+ *   admitted ask for (their minResources; qtree_add_demand());
  * - deserved: spec.deserved when set (explicit; unlisted resources are 0),
  *   else derived by weight (qtree_derive()).
  *
@@ -153,10 +153,20 @@ void qtree_block_text(const struct qtree *t, size_t leaf, const struct qtree_blo
 /*
  * Fair sharing: the leaf the next gang comes from, among the leaves where
  * has_work[leaf] is set (indexed like t->queues): from the root down, the
- * child with the lowest share whose subtree has work (ties: the lower name).
+ * child with the lowest share whose subtree has work (ties: the lower name);
+ * a queue that deserves nothing (weight 0) comes after those that deserve some.
  * QUEUETREE_ROOT when no leaf has work. O(queues).
  */
 size_t qtree_pick(const struct qtree *t, const unsigned char *has_work);
+
+/*
+ * qtree_build() for every resource id the cache knows, then every queue's
+ * alloc (what its gangs hold: an admitted gang as a pass charges it, hold.h;
+ * another its ungated pods' requests) and demand (plus the minResources of
+ * its present gangs that are not admitted), then qtree_derive(): the tree as
+ * it stands outside a pass (status, metrics, preemption).
+ */
+void qtree_fill(struct qtree *t, const struct cache *c);
 
 /* The names of queue i's children, ", "-separated, into b (for denials and messages). */
 void qtree_children_text(const struct qtree *t, size_t i, struct util_buf *b);

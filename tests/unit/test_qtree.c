@@ -1,0 +1,312 @@
+/* Unit tests for lib/sched/qtree: the queue tree's capability, guarantee, deserved, share and pick. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cache.h"
+#include "qtree.h"
+
+/* A cache with one Ready node of cpu and the queues of the JSON array queues (borrowed text). */
+static struct cache *load(const char *queues, const char *cpu)
+{
+    struct cache *c = cache_create();
+    struct error err;
+    json_t *node = json_pack("{s:{s:s},s:{s:{s:s,s:s},s:[{s:s,s:s}]}}", "metadata", "name", "n1", "status", "allocatable", "cpu",
+                             cpu, "pods", "1000", "conditions", "type", "Ready", "status", "True");
+    assert_int_equal(cache_upsert_node(c, node, &err), 0);
+    json_decref(node);
+    json_error_t jerr;
+    json_t *arr = json_loads(queues, 0, &jerr);
+    if (arr == NULL)
+        fail_msg("fixture: %s", jerr.text);
+    size_t i;
+    json_t *q;
+    json_array_foreach(arr, i, q) assert_int_equal(cache_upsert_queue(c, q, &err), 0);
+    json_decref(arr);
+    return c;
+}
+
+static size_t idx(const struct qtree *t, struct cache *c, const char *name)
+{
+    size_t i = qtree_index(t, cache_queue_get(c, name));
+    assert_int_not_equal(i, QUEUETREE_ROOT);
+    return i;
+}
+
+static uint32_t cpu_id(struct cache *c)
+{
+    return shape_resource_id(&c->shapes, "cpu");
+}
+
+/* cpu (millicores) of v, dense. */
+static int64_t *vec(const struct qtree *t, uint32_t cpu, int64_t milli)
+{
+    static int64_t v[16];
+    memset(v, 0, sizeof(v));
+    assert_true(t->nres <= 16);
+    v[cpu] = milli;
+    return v;
+}
+
+#define Q(name, rest) "{\"metadata\":{\"name\":\"" name "\"},\"spec\":{" rest "}}"
+
+/* The issue's tree: root -> eng (cpu 16) -> {train (deserved 8), infer (deserved 8)}, research (cpu 8). */
+static const char *issue_tree =
+    "[" Q("eng", "\"capability\":{\"cpu\":\"16\"}") "," Q("train", "\"parent\":\"eng\",\"deserved\":{\"cpu\":\"8\"}") "," Q(
+        "infer", "\"parent\":\"eng\",\"deserved\":{\"cpu\":\"8\"}") "," Q("research", "\"capability\":{\"cpu\":\"8\"}") "]";
+
+static void test_capability_every_level(void **state)
+{
+    (void)state;
+    struct cache *c = load(issue_tree, "64");
+    uint32_t cpu = cpu_id(c);
+    struct qtree t;
+    qtree_init(&t);
+    qtree_build(&t, c, c->shapes.nresources);
+    size_t eng = idx(&t, c, "eng"), train = idx(&t, c, "train"), infer = idx(&t, c, "infer"), research = idx(&t, c, "research");
+    assert_true(t.nested);
+    assert_int_equal(t.queues[train].parent, eng);
+    assert_int_equal(t.queues[train].cap[cpu], 16000); /* a child's capability defaults to its parent's */
+    assert_int_equal(t.total[cpu], 64000);
+    assert_false(qtree_leaf_usable(&t, eng));
+    assert_true(qtree_leaf_usable(&t, train));
+    struct qtree_block why;
+    /* train borrows infer's idle room up to eng's 16 */
+    qtree_add_alloc(&t, train, vec(&t, cpu, 12000), 1);
+    assert_int_equal(t.queues[eng].alloc[cpu], 12000);
+    assert_true(qtree_fits(&t, train, vec(&t, cpu, 4000), &why));
+    assert_false(qtree_fits(&t, infer, vec(&t, cpu, 8000), &why));
+    assert_int_equal(why.kind, QTREE_BLOCK_CAPABILITY);
+    assert_int_equal(why.level, eng);
+    struct util_buf b = {0};
+    qtree_block_text(&t, infer, &why, c, &b);
+    assert_string_equal(b.data, "queue eng (parent of infer): cpu 12 of 16 allocated");
+    util_buf_finish(&b);
+    /* research cannot exceed its 8 with eng idle */
+    assert_true(qtree_fits(&t, research, vec(&t, cpu, 8000), &why));
+    assert_false(qtree_fits(&t, research, vec(&t, cpu, 9000), &why));
+    assert_int_equal(why.level, research);
+    /* a gang naming eng: not a leaf, its children named */
+    assert_false(qtree_fits(&t, eng, vec(&t, cpu, 1000), &why));
+    assert_int_equal(why.kind, QTREE_BLOCK_NOT_LEAF);
+    qtree_block_text(&t, eng, &why, c, &b);
+    assert_string_equal(b.data, "queue eng has children (infer, train): only leaf queues hold gangs");
+    util_buf_finish(&b);
+    qtree_finish(&t);
+    cache_destroy(c);
+}
+
+/* A child's capability above its parent's is the parent's; a root Queue caps the root's children together. */
+static void test_capability_above_parent(void **state)
+{
+    (void)state;
+    struct cache *c = load("[" Q("root", "\"capability\":{\"cpu\":\"10\"}") "," Q("p", "\"capability\":{\"cpu\":\"6\"}") "," Q(
+                               "kid", "\"parent\":\"p\",\"capability\":{\"cpu\":\"9\"}") "," Q("other", "") "]",
+                           "64");
+    uint32_t cpu = cpu_id(c);
+    struct qtree t;
+    qtree_init(&t);
+    qtree_build(&t, c, c->shapes.nresources);
+    size_t kid = idx(&t, c, "kid"), other = idx(&t, c, "other"), root = idx(&t, c, "root");
+    assert_int_equal(t.queues[kid].cap[cpu], 6000);
+    assert_int_equal(t.queues[other].cap[cpu], 10000);
+    assert_false(qtree_leaf_usable(&t, root));
+    struct qtree_block why;
+    assert_false(qtree_fits(&t, kid, vec(&t, cpu, 7000), &why));
+    assert_int_equal(why.level, idx(&t, c, "p"));
+    qtree_add_alloc(&t, other, vec(&t, cpu, 6000), 1);
+    assert_false(qtree_fits(&t, kid, vec(&t, cpu, 5000), &why));
+    assert_int_equal(why.level, root);
+    struct util_buf b = {0};
+    qtree_block_text(&t, kid, &why, c, &b);
+    assert_string_equal(b.data, "queue root (the root): cpu 6 of 10 allocated");
+    util_buf_finish(&b);
+    qtree_finish(&t);
+    cache_destroy(c);
+}
+
+/* Room guaranteed to infer and idle is not given to train; infer uses it; nor to a cousin across the root. */
+static void test_guarantee_not_lent(void **state)
+{
+    (void)state;
+    struct cache *c = load(
+        "[" Q("eng", "\"capability\":{\"cpu\":\"16\"}") "," Q("train", "\"parent\":\"eng\"") "," Q(
+            "infer",
+            "\"parent\":\"eng\",\"guarantee\":{\"resource\":{\"cpu\":\"4\"}}") "," Q("ops", "\"guarantee\":{\"resource\":{\"cpu\":"
+                                                                                            "\"8\"}}") "," Q("research", "") "]",
+        "32");
+    uint32_t cpu = cpu_id(c);
+    struct qtree t;
+    qtree_init(&t);
+    qtree_build(&t, c, c->shapes.nresources);
+    size_t train = idx(&t, c, "train"), infer = idx(&t, c, "infer"), research = idx(&t, c, "research");
+    struct qtree_block why;
+    assert_true(qtree_fits(&t, train, vec(&t, cpu, 12000), &why));
+    assert_false(qtree_fits(&t, train, vec(&t, cpu, 13000), &why));
+    assert_int_equal(why.kind, QTREE_BLOCK_GUARANTEE);
+    assert_int_equal(why.other, infer);
+    struct util_buf b = {0};
+    qtree_block_text(&t, train, &why, c, &b);
+    assert_string_equal(b.data,
+                        "queue infer's guarantee (cpu 4) is reserved under eng: the others there hold or reserve cpu 4 of 16");
+    util_buf_finish(&b);
+    qtree_add_alloc(&t, train, vec(&t, cpu, 12000), 1);
+    assert_true(qtree_fits(&t, infer, vec(&t, cpu, 4000), &why)); /* its own guarantee */
+    /* across the root: 32 total, ops reserves 8, eng's subtree at least 16 (12 + infer's 4) */
+    assert_true(qtree_fits(&t, research, vec(&t, cpu, 8000), &why));
+    assert_false(qtree_fits(&t, research, vec(&t, cpu, 9000), &why));
+    assert_int_equal(why.kind, QTREE_BLOCK_GUARANTEE);
+    assert_int_equal(why.other, idx(&t, c, "ops"));
+    qtree_finish(&t);
+    cache_destroy(c);
+}
+
+/* Water-filling by weight: 1:2:1 of 8; a capped queue's leftover shared again; weight 0; explicit kept; nested. */
+static void test_derive_weights(void **state)
+{
+    (void)state;
+    struct cache *c = load("[" Q("a", "\"weight\":1") "," Q("b", "\"weight\":2") "," Q("d", "\"weight\":1") "]", "8");
+    uint32_t cpu = cpu_id(c);
+    struct qtree t;
+    qtree_init(&t);
+    qtree_build(&t, c, c->shapes.nresources);
+    size_t a = idx(&t, c, "a"), b = idx(&t, c, "b"), d = idx(&t, c, "d");
+    for (size_t i = 0; i < 3; i++)
+        qtree_add_demand(&t, i, vec(&t, cpu, 100000), 1);
+    qtree_derive(&t);
+    assert_int_equal(t.queues[a].deserved[cpu], 2000);
+    assert_int_equal(t.queues[b].deserved[cpu], 4000);
+    assert_int_equal(t.queues[d].deserved[cpu], 2000);
+    assert_false(t.queues[a].explicit_deserved);
+    /* a asks for 1 only: 7 left for b and d, 2:1 */
+    qtree_build(&t, c, c->shapes.nresources);
+    qtree_add_demand(&t, a, vec(&t, cpu, 1000), 1);
+    qtree_add_demand(&t, b, vec(&t, cpu, 100000), 1);
+    qtree_add_demand(&t, d, vec(&t, cpu, 100000), 1);
+    qtree_derive(&t);
+    assert_int_equal(t.queues[a].deserved[cpu], 1000);
+    assert_int_equal(t.queues[b].deserved[cpu], 4666);
+    assert_int_equal(t.queues[d].deserved[cpu], 2333);
+    qtree_finish(&t);
+    cache_destroy(c);
+
+    c = load(
+        "[" Q("eng", "\"weight\":1") "," Q("train", "\"parent\":\"eng\",\"weight\":1") "," Q(
+            "infer",
+            "\"parent\":\"eng\","
+            "\"weight\":3") "," Q("idle", "\"weight\":0") "," Q("fixed", "\"deserved\":{\"cpu\":\"4\"}") "," Q("research",
+                                                                                                               "\"weight\":1") "]",
+        "20");
+    cpu = cpu_id(c);
+    qtree_init(&t);
+    qtree_build(&t, c, c->shapes.nresources);
+    size_t names[4] = {idx(&t, c, "train"), idx(&t, c, "infer"), idx(&t, c, "idle"), idx(&t, c, "research")};
+    for (size_t i = 0; i < 4; i++)
+        qtree_add_demand(&t, names[i], vec(&t, cpu, 100000), 1);
+    qtree_derive(&t);
+    assert_int_equal(t.queues[idx(&t, c, "fixed")].deserved[cpu], 4000);
+    assert_int_equal(t.queues[names[2]].deserved[cpu], 0);
+    assert_int_equal(t.queues[idx(&t, c, "eng")].deserved[cpu], 8000);
+    assert_int_equal(t.queues[names[3]].deserved[cpu], 8000);
+    assert_int_equal(t.queues[names[0]].deserved[cpu], 2000);
+    assert_int_equal(t.queues[names[1]].deserved[cpu], 6000);
+    qtree_finish(&t);
+    cache_destroy(c);
+}
+
+/* Share is the dominant alloc / deserved; the pick goes down the lowest share with work. */
+static void test_share_and_pick(void **state)
+{
+    (void)state;
+    struct cache *c = load(issue_tree, "64");
+    uint32_t cpu = cpu_id(c);
+    struct qtree t;
+    qtree_init(&t);
+    qtree_build(&t, c, c->shapes.nresources);
+    size_t train = idx(&t, c, "train"), infer = idx(&t, c, "infer"), research = idx(&t, c, "research");
+    for (size_t i = 0; i < t.n; i++)
+        qtree_add_demand(&t, i, vec(&t, cpu, 8000), 1);
+    qtree_derive(&t);
+    qtree_add_alloc(&t, train, vec(&t, cpu, 6000), 1);
+    qtree_add_alloc(&t, infer, vec(&t, cpu, 2000), 1);
+    assert_true(qtree_share(&t, train) > 0.74 && qtree_share(&t, train) < 0.76);
+    unsigned char work[8] = {0};
+    work[train] = work[infer] = 1;
+    assert_int_equal(qtree_pick(&t, work), infer);
+    work[research] = 1; /* research holds nothing: share 0 beats eng's */
+    assert_int_equal(qtree_pick(&t, work), research);
+    memset(work, 0, sizeof(work));
+    assert_int_equal(qtree_pick(&t, work), QUEUETREE_ROOT);
+    qtree_finish(&t);
+    cache_destroy(c);
+}
+
+/* A queue of weight 0 deserves nothing: its gangs come after those of queues that deserve some, even when it holds nothing. */
+static void test_pick_weight_zero(void **state)
+{
+    (void)state;
+    struct cache *c = load("[" Q("a", "\"weight\":0") "," Q("b", "\"weight\":1") "]", "8");
+    uint32_t cpu = cpu_id(c);
+    struct qtree t;
+    qtree_init(&t);
+    qtree_build(&t, c, c->shapes.nresources);
+    size_t a = idx(&t, c, "a"), b = idx(&t, c, "b");
+    qtree_add_demand(&t, a, vec(&t, cpu, 4000), 1);
+    qtree_add_demand(&t, b, vec(&t, cpu, 4000), 1);
+    qtree_derive(&t);
+    qtree_add_alloc(&t, b, vec(&t, cpu, 3000), 1);
+    unsigned char work[2] = {1, 1};
+    assert_int_equal(qtree_pick(&t, work), b);
+    work[b] = 0;
+    assert_int_equal(qtree_pick(&t, work), a);
+    qtree_finish(&t);
+    cache_destroy(c);
+}
+
+/* A cycle closes the queues in it and under it, not the others. */
+static void test_bad_tree(void **state)
+{
+    (void)state;
+    struct cache *c = load(
+        "[" Q("a", "\"parent\":\"b\"") "," Q("b", "\"parent\":\"a\"") "," Q("under", "\"parent\":\"a\"") "," Q("c", "") "]", "8");
+    uint32_t cpu = cpu_id(c);
+    struct qtree t;
+    qtree_init(&t);
+    qtree_build(&t, c, c->shapes.nresources);
+    struct qtree_block why;
+    assert_false(qtree_fits(&t, idx(&t, c, "b"), vec(&t, cpu, 1000), &why));
+    assert_int_equal(why.kind, QTREE_BLOCK_BAD_TREE);
+    struct util_buf b = {0};
+    qtree_block_text(&t, idx(&t, c, "b"), &why, c, &b);
+    assert_string_equal(b.data, "queue b is in a cycle: treated as Closed");
+    util_buf_finish(&b);
+    assert_false(qtree_fits(&t, idx(&t, c, "under"), vec(&t, cpu, 1000), &why));
+    qtree_block_text(&t, idx(&t, c, "under"), &why, c, &b);
+    assert_string_equal(b.data, "queue under is under queue a, which is in a cycle: treated as Closed");
+    util_buf_finish(&b);
+    assert_true(qtree_fits(&t, idx(&t, c, "c"), vec(&t, cpu, 1000), &why));
+    qtree_add_alloc(&t, idx(&t, c, "under"), vec(&t, cpu, 1000), 1); /* ends, though its parents go round */
+    qtree_fill(&t, c);
+    assert_int_equal(t.n, 4);
+    qtree_finish(&t);
+    cache_destroy(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_capability_every_level),
+        cmocka_unit_test(test_capability_above_parent),
+        cmocka_unit_test(test_guarantee_not_lent),
+        cmocka_unit_test(test_derive_weights),
+        cmocka_unit_test(test_share_and_pick),
+        cmocka_unit_test(test_pick_weight_zero),
+        cmocka_unit_test(test_bad_tree),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
