@@ -303,6 +303,9 @@ static char *short_reason(const json_t *snapshot, const json_t *rows, const json
     case ADMIT_REASON_NONE:
     case ADMIT_REASON_EVICTED:
     case ADMIT_REASON_DEACTIVATED:
+    case ADMIT_REASON_QUEUE_NOT_LEAF:
+    case ADMIT_REASON_QUEUE_BAD_TREE:
+    case ADMIT_REASON_QUEUE_TREE:
         break;
     }
     return util_strdup(message);

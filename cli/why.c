@@ -167,6 +167,48 @@ static void explain_pods(json_t *lines, const json_t *gang)
         add_line(lines, "%s", str(gang, "message"));
 }
 
+/* "a, b": the names of the Queues of the snapshot whose spec.parent is name (new string; "" when none). */
+static char *children_of(const json_t *snapshot, const char *name)
+{
+    struct util_buf b = {0};
+    size_t i;
+    const json_t *q;
+    util_buf_puts(&b, "");
+    json_array_foreach(json_object_get(snapshot, "queues"), i, q)
+    {
+        if (!streq(str(json_object_get(q, "spec"), "parent"), name))
+            continue;
+        util_buf_printf(&b, "%s%s", b.len > 0 ? ", " : "", str(json_object_get(q, "metadata"), "name"));
+    }
+    return util_buf_take(&b);
+}
+
+/* The queue tree's waits (qtree.h): a queue with children, a bad tree, a level above the gang's queue. */
+static void explain_tree(json_t *lines, const json_t *snapshot, const json_t *gang, enum admit_reason reason)
+{
+    const char *msg = str(gang, "message"), *q = str(gang, "queue");
+    if (reason == ADMIT_REASON_QUEUE_NOT_LEAF) {
+        char *kids = children_of(snapshot, q);
+        add_line(lines,
+                 "queue %s has child queues%s%s%s: only leaf queues hold gangs; name one of them in the RayCluster's "
+                 "volcano.sh/queue-name (the queue's admitted gangs keep running)",
+                 q, kids[0] != '\0' ? " (" : "", kids, kids[0] != '\0' ? ")" : "");
+        free(kids);
+        return;
+    }
+    if (reason == ADMIT_REASON_QUEUE_BAD_TREE)
+        add_line(lines,
+                 "queue %s is in a bad queue tree (a cycle, its own parent, or a parent that does not exist): it is "
+                 "treated as Closed until the spec.parent links are fixed",
+                 q);
+    else
+        add_line(lines,
+                 "queue %s has room of its own, a queue above it does not, or the room left is guaranteed to another "
+                 "queue; room appears when gangs under that level end",
+                 q);
+    add_line(lines, "%s", msg);
+}
+
 /*
  * What a gang that is not admitted waits for, by the gate's reason code
  * (view_wait_reason); its message is quoted, never searched.
@@ -221,6 +263,11 @@ static void explain_wait(json_t *lines, const json_t *snapshot, const json_t *ro
     case ADMIT_REASON_EVICTED:
     case ADMIT_REASON_DEACTIVATED:
         add_line(lines, "%s", msg);
+        break;
+    case ADMIT_REASON_QUEUE_NOT_LEAF:
+    case ADMIT_REASON_QUEUE_BAD_TREE:
+    case ADMIT_REASON_QUEUE_TREE:
+        explain_tree(lines, snapshot, gang, view_wait_reason(gang));
         break;
     }
 }

@@ -5,12 +5,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admitpass.h"
+#include "admitselect.h"
+#include "fairorder.h"
 #include "fit.h"
 #include "hold.h"
 #include "marks.h"
 #include "members.h"
 #include "preempthold.h"
+#include "qtree.h"
 #include "resources.h"
+#include "treepass.h"
 #include "util.h"
 
 static const char *plural(int64_t n, const char *one, const char *many)
@@ -19,59 +24,6 @@ static const char *plural(int64_t n, const char *one, const char *many)
 }
 
 /* ---- the pass ---- */
-
-/*
- * What a pass knows of a queue it evaluates: the pass's own state, not the
- * cache's (cache.h), gone with the pass.
- */
-struct qstate {
-    struct cache_queue *q;
-    int whole;                        /* all its gangs are evaluated, not only those waiting on node room */
-    int64_t *held;                    /* dense by resource id: what admitted gangs hold */
-    uint32_t held_gen;                /* bumped whenever held changes */
-    const struct cache_gang *blocker; /* fifo: the complete gang that did not fit */
-    /* The last "does not fit the queue" text after the gang's name, for gangs of this size while held is unchanged. */
-    char *memo_text;
-    const struct shape_rl *memo_rl;
-    int64_t memo_member;
-    uint32_t memo_gen;
-};
-
-/* A gang being evaluated. */
-struct work {
-    struct cache_gang *g;
-    struct qstate *qs; /* its queue's */
-    int32_t priority;
-    struct cache_pod **live; /* the gang's members (its core), then its tail; creation order within each */
-    size_t nlive;
-    size_t ncore;   /* members found: live[0..ncore) */
-    size_t ungated; /* live pods without our gate */
-    int admitted;   /* in the cache, or by this pass */
-    int done;       /* weighed already this pass (a held preemptor: weigh_held) */
-};
-
-/* Buffers a pass needs, kept in the cache between passes: big ones would otherwise be mapped and faulted in anew each time. */
-enum scratch_kind {
-    SCRATCH_RESV,
-    SCRATCH_WORKS,
-    SCRATCH_PODS,
-    SCRATCH_UNBOUND,
-    SCRATCH_HELD,
-    SCRATCH_MARK_KEYS,
-    SCRATCH_MARK_BITS,
-    SCRATCH_COUNT,
-};
-
-/* The decision state kept across passes (admit.h). */
-struct admit {
-    struct cache *c;
-    struct fit *fit;           /* the nodes' free room */
-    struct evict_config evict; /* what holds evicted gangs back (admit_set_evict) */
-    int64_t now_ms;            /* the time of the next passes (admit_set_now) */
-    struct preempthold *hold;  /* the preemptors whose room is held (preempthold.h) */
-    void *buf[SCRATCH_COUNT];
-    size_t cap[SCRATCH_COUNT];
-};
 
 struct admit *admit_create(struct cache *c)
 {
@@ -104,60 +56,9 @@ void admit_destroy(struct admit *a)
     free(a);
 }
 
-/* Buffer kind of at least n * size bytes, zeroed if zero; its contents are the caller's until the next call for that kind. */
-static void *scratch(struct admit *s, enum scratch_kind kind, size_t n, size_t size, int zero)
-{
-    return util_scratch(&s->buf[kind], &s->cap[kind], n, size, zero);
-}
-
-struct pass {
-    struct admit *a;
-    struct cache *c;
-    struct admit_result *out;
-    uint32_t nres;
-    struct qstate *queues; /* the queues this pass evaluates */
-    size_t nqueues;
-    struct marks marks;
-    struct fit *fit;                      /* the nodes' free room (fit.h), a->fit */
-    int64_t *hold_a, *hold_b, *hold_tail; /* nres each */
-    char *size_text;                      /* gang_size_text() memo */
-    const struct shape_rl *size_rl;
-    int64_t size_member;
-    const struct preempthold_item *held; /* the preemptors whose room is held (preempthold.h) */
-    size_t nheld;
-};
-
-static void pod_mark(struct pass *p, const struct cache_pod *pod, unsigned bits)
-{
-    marks_set(&p->marks, pod, bits);
-    marks_set(&p->marks, pod->gang, bits);
-}
-
-/* Room for the marks of up to n pods and gangs. */
-static void pass_marks_init(struct pass *p, size_t n)
-{
-    size_t slots = marks_slots(n);
-    marks_init(&p->marks, scratch(p->a, SCRATCH_MARK_KEYS, slots, sizeof(*p->marks.keys), 1),
-               scratch(p->a, SCRATCH_MARK_BITS, slots, sizeof(*p->marks.bits), 0), slots);
-}
-
 static int pod_ungated(const struct pass *p, const struct cache_pod *pod)
 {
     return !cache_pod_gated(pod) || (marks_get(&p->marks, pod) & MARKS_ADMITTED);
-}
-
-static int cmp_names(const char *ns_a, const char *a, const char *ns_b, const char *b)
-{
-    int r = strcmp(ns_a, ns_b);
-    return r != 0 ? r : strcmp(a, b);
-}
-
-/* Puts the gang's members first in w->live (members_first), sets w->ncore, and marks the rest as its tail. */
-static void order_core(struct pass *p, struct work *w)
-{
-    w->ncore = members_order(w->g, w->live, w->nlive);
-    for (size_t i = w->ncore; i < w->nlive; i++)
-        pod_mark(p, w->live[i], MARKS_TAIL);
 }
 
 size_t admit_gang_members(const struct cache_gang *g, struct cache_pod ***out)
@@ -165,28 +66,11 @@ size_t admit_gang_members(const struct cache_gang *g, struct cache_pod ***out)
     return members_of(g, out);
 }
 
-static int cmp_work(const void *pa, const void *pb)
-{
-    const struct work *a = pa, *b = pb;
-    if (a->priority != b->priority)
-        return a->priority > b->priority ? -1 : 1;
-    if (a->g->created != b->g->created)
-        return a->g->created < b->g->created ? -1 : 1;
-    return cmp_names(a->g->namespace_, a->g->name, b->g->namespace_, b->g->name);
-}
-
 /* ---- queue capability ---- */
 
 int admit_gang_hold(const struct cache *c, const struct cache_gang *g, struct resources *out, struct error *err)
 {
     return hold_resources(c, g, out, err);
-}
-
-static void queue_add(const struct pass *p, struct qstate *qs, const int64_t *v, int sign)
-{
-    for (uint32_t k = 0; k < p->nres; k++)
-        qs->held[k] += sign * v[k];
-    qs->held_gen++;
 }
 
 /* ---- decisions ---- */
@@ -268,7 +152,7 @@ static enum admit_reason queue_unusable(const struct cache_queue *q, char **why)
 /* Marks pod admitted by this pass and reserves its room. */
 static void admit_pod(struct pass *p, struct work *w, struct cache_pod *pod, int place_it)
 {
-    pod_mark(p, pod, MARKS_ADMITTED);
+    admitpass_pod_mark(p, pod, MARKS_ADMITTED);
     w->ungated++;
     if (place_it && pod->node == NULL)
         fit_reserve(p->fit, pod);
@@ -309,6 +193,43 @@ static void extra_heads_wait(struct pass *p, struct work *w, struct admit_decisi
     }
 }
 
+/*
+ * Whether tail pod fits its gang's queue and every level above it (qtree.h),
+ * with what it adds to the gang's hold in p->hold_b; else the reason, and its
+ * message in *why (new). One blocked by room guaranteed to another queue
+ * waits on room, as one short of node room does.
+ */
+static enum admit_reason tail_fits_queue(struct pass *p, struct work *w, const struct cache_pod *pod, char **why)
+{
+    struct qstate *qs = w->qs;
+    enum admit_reason reason = queue_unusable(qs->q, why);
+    if (reason != ADMIT_REASON_NONE)
+        return reason;
+    hold_gang(&p->marks, p->nres, w->g, NULL, p->hold_a, p->hold_tail);
+    hold_gang(&p->marks, p->nres, w->g, pod, p->hold_b, p->hold_tail);
+    for (uint32_t k = 0; k < p->nres; k++)
+        p->hold_b[k] -= p->hold_a[k];
+    char *short_ = NULL;
+    int guarantee = 0;
+    struct util_buf t = {0}, b = {0};
+    if (!hold_fits(p->c, qs->q, qs->held, p->hold_b, NULL, &short_))
+        reason = ADMIT_REASON_QUEUE_CAPACITY;
+    else
+        reason = treepass_fits(&p->tree, qs->ti, p->hold_b, p->c, &t, &guarantee);
+    if (reason == ADMIT_REASON_NONE)
+        return reason;
+    if (short_ == NULL)
+        short_ = util_buf_take(&t);
+    util_buf_printf(&b, "pod %s (", pod->name);
+    fit_request_text(&b, p->c, pod->request);
+    util_buf_printf(&b, ") does not fit queue %s: %s", qs->q->name, short_);
+    free(short_);
+    *why = util_buf_take(&b);
+    if (guarantee)
+        cache_gang_set_node_wait(p->c, w->g, 1);
+    return reason;
+}
+
 /* Pods beyond the gang's minMember, one at a time in creation order; a second head waits (extra_heads_wait). */
 static void admit_tail(struct pass *p, struct work *w)
 {
@@ -319,22 +240,8 @@ static void admit_tail(struct pass *p, struct work *w)
         if (pod_ungated(p, pod) || extra_head(w, i))
             continue;
         char *why = NULL;
-        enum admit_reason reason = queue_unusable(q, &why);
+        enum admit_reason reason = tail_fits_queue(p, w, pod, &why);
         struct util_buf b = {0};
-        if (reason == ADMIT_REASON_NONE) {
-            hold_gang(&p->marks, p->nres, w->g, NULL, p->hold_a, p->hold_tail);
-            hold_gang(&p->marks, p->nres, w->g, pod, p->hold_b, p->hold_tail);
-            for (uint32_t k = 0; k < p->nres; k++)
-                p->hold_b[k] -= p->hold_a[k];
-            if (!hold_fits(p->c, qs->q, qs->held, p->hold_b, NULL, &why)) {
-                util_buf_printf(&b, "pod %s (", pod->name);
-                fit_request_text(&b, p->c, pod->request);
-                util_buf_printf(&b, ") does not fit queue %s: %s", q->name, why);
-                free(why);
-                why = util_buf_take(&b);
-                reason = ADMIT_REASON_QUEUE_CAPACITY;
-            }
-        }
         if (reason == ADMIT_REASON_NONE) {
             char *nodes = NULL;
             struct cache_pod *one[1] = {pod};
@@ -363,8 +270,8 @@ static void admit_tail(struct pass *p, struct work *w)
             extra_heads_wait(p, w, d);
             return;
         }
-        queue_add(p, qs, p->hold_b, 1);
-        pod_mark(p, pod, MARKS_ADMITTED);
+        admitpass_queue_add(p, qs, p->hold_b, 1);
+        admitpass_pod_mark(p, pod, MARKS_ADMITTED);
         w->ungated++;
         util_buf_printf(&b, "pod %s admitted by queue %s beyond the gang's %" PRId64 " %s", pod->name, q->name, w->g->min_member,
                         plural(w->g->min_member, "pod", "pods"));
@@ -384,7 +291,7 @@ static void evaluate_admitted(struct pass *p, struct work *w)
     struct admit_decision *d = NULL;
     if (need > 0) {
         hold_gang(&p->marks, p->nres, w->g, NULL, p->hold_a, p->hold_tail);
-        queue_add(p, w->qs, p->hold_a, -1);
+        admitpass_queue_add(p, w->qs, p->hold_a, -1);
         for (size_t i = 0; i < w->ncore; i++) {
             struct cache_pod *pod = w->live[i];
             if (pod_ungated(p, pod))
@@ -395,7 +302,7 @@ static void evaluate_admitted(struct pass *p, struct work *w)
             admit_pod(p, w, pod, 1);
         }
         hold_gang(&p->marks, p->nres, w->g, NULL, p->hold_a, p->hold_tail);
-        queue_add(p, w->qs, p->hold_a, 1);
+        admitpass_queue_add(p, w->qs, p->hold_a, 1);
         if (d != NULL) {
             struct util_buf b = {0};
             util_buf_printf(&b, "admitted by queue %s earlier; scheduling gates removed from %zu %s", q->name, d->npods,
@@ -454,6 +361,8 @@ static int pending_not_ready(struct pass *p, const struct work *w)
     const struct qstate *qs = w->qs;
     char *why = NULL;
     enum admit_reason unusable = queue_unusable(qs->q, &why);
+    if (unusable == ADMIT_REASON_NONE)
+        unusable = treepass_unusable(&p->tree, qs->ti, p->c, &why);
     if (unusable != ADMIT_REASON_NONE) {
         decide(p, ADMIT_ACTION_WAIT, unusable, w, why);
         return 1;
@@ -489,20 +398,45 @@ static void block_queue(struct qstate *qs, const struct cache_gang *g)
         qs->blocker = g;
 }
 
-/* Whether g's minResources fit its queue; if not, decides WAIT and returns 0. */
+/*
+ * Whether g's minResources (in p->hold_a) fit every level above its queue
+ * (qtree.h); if not, decides WAIT naming the level and returns 0. One blocked
+ * by room guaranteed to another queue waits on room, as one short of node
+ * room does.
+ */
+static int pending_fits_tree(struct pass *p, const struct work *w)
+{
+    struct util_buf t = {0}, b = {0};
+    int guarantee = 0;
+    enum admit_reason r = treepass_fits(&p->tree, w->qs->ti, p->hold_a, p->c, &t, &guarantee);
+    if (r == ADMIT_REASON_NONE)
+        return 1;
+    util_buf_puts(&b, "gang ray-");
+    util_buf_puts(&b, cache_gang_group(w->g));
+    util_buf_puts(&b, "-pg");
+    util_buf_puts(&b, gang_size_text(p, w->g));
+    util_buf_printf(&b, " does not fit queue %s: ", w->qs->q->name);
+    util_buf_append(&b, t.data, t.len);
+    util_buf_finish(&t);
+    decide(p, ADMIT_ACTION_WAIT, r, w, util_buf_take(&b));
+    if (guarantee)
+        cache_gang_set_node_wait(p->c, w->g, 1);
+    block_queue(w->qs, w->g);
+    return 0;
+}
+
+/* Whether g's minResources fit its queue and the levels above it; if not, decides WAIT and returns 0. */
 static int pending_fits_queue(struct pass *p, const struct work *w)
 {
     const struct cache_gang *g = w->g;
     struct qstate *qs = w->qs;
     char *why = NULL;
-    memset(p->hold_a, 0, p->nres * sizeof(*p->hold_a));
-    for (uint32_t k = 0; g->min_rl != NULL && k < g->min_rl->len; k++)
-        p->hold_a[g->min_rl->items[k].id] = g->min_rl->items[k].value;
+    treepass_min_dense(g, p->nres, p->hold_a);
     /* Most waiting gangs of a queue are alike and wait on the same shortage: their message is formatted once. */
     int same =
         qs->memo_text != NULL && qs->memo_rl == g->min_rl && qs->memo_member == g->min_member && qs->memo_gen == qs->held_gen;
     if (!same && hold_fits(p->c, qs->q, qs->held, p->hold_a, &g->min_resources, &why))
-        return 1;
+        return pending_fits_tree(p, w);
     if (!same) {
         struct util_buf m = {0};
         util_buf_puts(&m, gang_size_text(p, g));
@@ -529,7 +463,7 @@ static int pending_fits_nodes(struct pass *p, const struct work *w)
 {
     const struct cache_gang *g = w->g;
     size_t ncore = w->ncore, nplace = 0; /* minMember; fewer for a legacy gang whose workers are still to come */
-    struct cache_pod **unbound = scratch(p->a, SCRATCH_UNBOUND, ncore, sizeof(*unbound), 0);
+    struct cache_pod **unbound = admitpass_scratch(p->a, SCRATCH_UNBOUND, ncore, sizeof(*unbound), 0);
     for (size_t i = 0; i < ncore; i++) {
         if (w->live[i]->node == NULL)
             unbound[nplace++] = w->live[i];
@@ -563,7 +497,7 @@ static void admit_gang(struct pass *p, struct work *w)
     struct cache_gang *g = w->g;
     struct qstate *qs = w->qs;
     hold_ungated(&p->marks, p->nres, g, p->hold_a); /* what it held unadmitted, before its members count as ungated */
-    queue_add(p, qs, p->hold_a, -1);
+    admitpass_queue_add(p, qs, p->hold_a, -1);
     struct admit_decision *d = decide(p, ADMIT_ACTION_ADMIT, ADMIT_REASON_NONE, w, NULL);
     for (size_t i = 0; i < w->ncore; i++) {
         struct cache_pod *pod = w->live[i];
@@ -578,7 +512,7 @@ static void admit_gang(struct pass *p, struct work *w)
     d->message = util_buf_take(&b);
     w->admitted = 1;
     hold_gang(&p->marks, p->nres, g, NULL, p->hold_a, p->hold_tail);
-    queue_add(p, qs, p->hold_a, 1);
+    admitpass_queue_add(p, qs, p->hold_a, 1);
     admit_tail(p, w);
 }
 
@@ -603,6 +537,7 @@ static void pass_init(struct pass *p, struct admit *a, struct admit_result *out)
     p->hold_a = util_calloc(p->nres, sizeof(*p->hold_a));
     p->hold_b = util_calloc(p->nres, sizeof(*p->hold_b));
     p->hold_tail = util_calloc(p->nres, sizeof(*p->hold_tail));
+    qtree_init(&p->tree);
 }
 
 static void pass_finish(struct pass *p)
@@ -615,12 +550,13 @@ static void pass_finish(struct pass *p)
     free(p->hold_b);
     free(p->hold_tail);
     free(p->size_text);
+    qtree_finish(&p->tree);
 }
 
 /* Admitted pods the scheduler has not bound yet keep their room, whatever is decided next. */
 static void reserve_admitted(struct pass *p)
 {
-    struct cache_pod **resv = scratch(p->a, SCRATCH_RESV, p->c->nreserving, sizeof(*resv), 0);
+    struct cache_pod **resv = admitpass_scratch(p->a, SCRATCH_RESV, p->c->nreserving, sizeof(*resv), 0);
     size_t nresv = 0;
     for (struct cache_pod *pod = p->c->reserving; pod != NULL; pod = pod->resv_next)
         resv[nresv++] = pod;
@@ -629,144 +565,15 @@ static void reserve_admitted(struct pass *p)
         fit_reserve(p->fit, resv[i]);
 }
 
-/* Whether the pass evaluates gang g of a selected queue. */
-static int gang_selected(const struct qstate *qs, const struct cache_gang *g)
-{
-    return g->present && (qs->whole || g->node_wait);
-}
-
-/* Records that the pass evaluates q (whole: all its gangs, else those waiting on node room), in the result too. */
-static void select_queue(struct pass *p, struct cache_queue *q, int whole)
-{
-    if (p->nqueues % 16 == 0)
-        p->queues = util_realloc(p->queues, (p->nqueues + 16) * sizeof(*p->queues));
-    struct qstate *qs = &p->queues[p->nqueues++];
-    memset(qs, 0, sizeof(*qs));
-    qs->q = q;
-    qs->whole = whole;
-    if (whole)
-        cache_queue_mark_clean(p->c, q);
-    admit_result_add_queue(p->out, q->name);
-}
-
-/* Whether a held preemptor (preempthold.h) is of q: q is evaluated whole in every pass while it is held. */
-static int holds_room(const struct pass *p, const struct cache_queue *q)
-{
-    for (size_t i = 0; i < p->nheld; i++) {
-        if (p->held[i].g->queue == q)
-            return 1;
-    }
-    return 0;
-}
-
-/*
- * The queues to evaluate: every gang of a queue whose objects changed (or of
- * every queue in a full pass, or of a held preemptor's); and, when room may
- * have appeared on the nodes, the gangs that last waited on node room,
- * wherever they are. A gang waiting
- * on its unchanged queue, or for pods, would wait again: more room on the
- * nodes changes nothing for it. A fifo queue is taken whole, since its
- * blocker decides for those behind it. Sets each queue's held (zero), and
- * *npods to the pods of the gangs to evaluate; returns how many gangs.
- */
-static size_t select_queues(struct pass *p, int all, int grew, size_t *npods)
-{
-    struct cache_queue *q;
-    cache_queue_for_each(q, p->c) {
-        int whole = all || q->dirty || (grew && q->node_waiters > 0 && q->dequeue == CACHE_DEQUEUE_FIFO) || holds_room(p, q);
-        if (whole || (grew && q->node_waiters > 0))
-            select_queue(p, q, whole);
-    }
-    int64_t *held = scratch(p->a, SCRATCH_HELD, p->nqueues * p->nres + 1, sizeof(*held), 1);
-    size_t ngangs = 0;
-    *npods = 0;
-    for (size_t i = 0; i < p->nqueues; i++) {
-        struct qstate *qs = &p->queues[i];
-        qs->held = held + i * p->nres;
-        struct cache_gang *g;
-        cache_queue_for_each_gang(g, qs->q) {
-            if (gang_selected(qs, g)) {
-                ngangs++;
-                *npods += g->npods;
-            }
-        }
-    }
-    return ngangs;
-}
-
-/* Fills w for gang g: its live pods (into live, in creation order), priority, and members. */
-static void collect_work(struct pass *p, struct work *w, struct qstate *qs, struct cache_gang *g, struct cache_pod **live)
-{
-    w->g = g;
-    w->qs = qs;
-    w->live = live;
-    w->admitted = g->admitted;
-    int first = 1;
-    struct cache_pod *pod;
-    cache_gang_for_each_pod(pod, g) {
-        if (!cache_pod_live(pod))
-            continue;
-        w->live[w->nlive++] = pod;
-        if (!cache_pod_gated(pod))
-            w->ungated++;
-        if (first || pod->priority > w->priority)
-            w->priority = pod->priority;
-        first = 0;
-    }
-    order_core(p, w);
-}
-
-/* The gangs the selected queues evaluate (ngangs of them, npods pods), in the order they are decided. */
-static struct work *collect_works(struct pass *p, size_t ngangs, size_t npods)
-{
-    struct work *works = scratch(p->a, SCRATCH_WORKS, ngangs, sizeof(*works), 1);
-    struct cache_pod **pods = scratch(p->a, SCRATCH_PODS, npods, sizeof(*pods), 0);
-    pass_marks_init(p, npods + ngangs);
-    size_t nworks = 0, used = 0;
-    for (size_t i = 0; i < p->nqueues; i++) {
-        struct cache_gang *g;
-        cache_queue_for_each_gang(g, p->queues[i].q) {
-            if (!gang_selected(&p->queues[i], g))
-                continue;
-            struct work *w = &works[nworks++];
-            collect_work(p, w, &p->queues[i], g, pods + used);
-            used += w->nlive; /* in creation order: the cache keeps each gang's pods so */
-        }
-    }
-    /* Each evaluated gang gets a new verdict: forget the old one's node wait. */
-    for (size_t i = 0; i < nworks; i++)
-        cache_gang_set_node_wait(p->c, works[i].g, 0);
-    qsort(works, nworks, sizeof(*works), cmp_work);
-    return works;
-}
-
-/* What the admitted gangs of the selected queues hold (their tails known now), and the others' ungated pods. */
-static void sum_held(struct pass *p)
-{
-    for (size_t i = 0; i < p->nqueues; i++) {
-        struct cache_gang *g;
-        cache_queue_for_each_gang(g, p->queues[i].q) {
-            if (g->admitted)
-                hold_gang(&p->marks, p->nres, g, NULL, p->hold_a, p->hold_tail);
-            else
-                hold_ungated(&p->marks, p->nres, g, p->hold_a);
-            queue_add(p, &p->queues[i], p->hold_a, 1);
-        }
-    }
-}
-
 /*
  * A held preemptor that does not fit yet keeps its room (preempthold.h): its
  * minResources charged to its queue, its unbound members placed where they fit.
  */
 static void hold_room(struct pass *p, struct work *w)
 {
-    const struct cache_gang *g = w->g;
-    memset(p->hold_a, 0, p->nres * sizeof(*p->hold_a));
-    for (uint32_t k = 0; g->min_rl != NULL && k < g->min_rl->len; k++)
-        p->hold_a[g->min_rl->items[k].id] = g->min_rl->items[k].value;
-    queue_add(p, w->qs, p->hold_a, 1);
-    struct cache_pod **unbound = scratch(p->a, SCRATCH_UNBOUND, w->ncore, sizeof(*unbound), 0);
+    treepass_min_dense(w->g, p->nres, p->hold_a);
+    admitpass_queue_add(p, w->qs, p->hold_a, 1);
+    struct cache_pod **unbound = admitpass_scratch(p->a, SCRATCH_UNBOUND, w->ncore, sizeof(*unbound), 0);
     size_t n = 0;
     for (size_t i = 0; i < w->ncore; i++) {
         if (w->live[i]->node == NULL)
@@ -803,8 +610,9 @@ static void weigh_held(struct pass *p, struct work *works, size_t n)
         size_t at = p->out->len;
         evaluate_pending(p, w);
         struct admit_decision *d = p->out->len > at ? &p->out->items[at] : NULL;
-        int waits = d != NULL && d->action == ADMIT_ACTION_WAIT &&
-                    (d->reason == ADMIT_REASON_QUEUE_CAPACITY || d->reason == ADMIT_REASON_NODES);
+        int waits =
+            d != NULL && d->action == ADMIT_ACTION_WAIT &&
+            (d->reason == ADMIT_REASON_QUEUE_CAPACITY || d->reason == ADMIT_REASON_QUEUE_TREE || d->reason == ADMIT_REASON_NODES);
         if (!waits || !it->victims_remain) {
             preempthold_forget(p->a->hold, w->g);
             continue;
@@ -815,6 +623,31 @@ static void weigh_held(struct pass *p, struct work *works, size_t n)
         free(d->message);
         d->message = m;
     }
+}
+
+/*
+ * Every gang not weighed yet: those of queues the tree does not let hold gangs
+ * first, then one at a time from the leaf whose turn it is by fair share, each
+ * leaf's in their order (fairorder.h).
+ */
+static void weigh_fair(struct pass *p, struct work *works, size_t n)
+{
+    size_t *leaf = util_calloc(n + 1, sizeof(*leaf));
+    for (size_t i = 0; i < n; i++)
+        leaf[i] = works[i].qs->ti;
+    struct fairorder fo;
+    fairorder_init(&fo, &p->tree, leaf, n);
+    for (size_t k; (k = fairorder_next(&fo)) != FAIRORDER_END;) {
+        struct work *w = &works[k];
+        if (w->done)
+            continue;
+        if (w->admitted)
+            evaluate_admitted(p, w);
+        else
+            evaluate_pending(p, w);
+    }
+    fairorder_finish(&fo);
+    free(leaf);
 }
 
 const struct preempthold_item *admit_held(const struct admit *a, const struct cache_gang *g)
@@ -833,21 +666,17 @@ size_t admit_pass(struct admit *a, unsigned flags, struct admit_result *out)
     fit_begin(a->fit);
     reserve_admitted(&p);
     p.nheld = preempthold_refresh(a->hold, a->c, a->now_ms, &p.held);
+    qtree_build(&p.tree, a->c, p.nres);
 
+    /* A gang's verdict depends on its ancestors and their other children: in a tree, any change weighs every queue. */
+    int all = (flags & ADMIT_PASS_FULL) != 0 || (treepass_linked(&p.tree) && admitselect_any_dirty(a->c));
     size_t npods;
-    size_t ngangs = select_queues(&p, (flags & ADMIT_PASS_FULL) != 0, (changes & CACHE_CHANGED_CAPACITY) != 0, &npods);
-    struct work *works = collect_works(&p, ngangs, npods);
-    sum_held(&p);
+    size_t ngangs = admitselect_queues(&p, all, (changes & CACHE_CHANGED_CAPACITY) != 0, &npods);
+    struct work *works = admitselect_works(&p, ngangs, npods);
+    admitselect_sum_held(&p);
     out->gangs_evaluated += ngangs;
     weigh_held(&p, works, ngangs);
-    for (size_t i = 0; i < ngangs; i++) {
-        if (works[i].done)
-            continue;
-        if (works[i].admitted)
-            evaluate_admitted(&p, &works[i]);
-        else
-            evaluate_pending(&p, &works[i]);
-    }
+    weigh_fair(&p, works, ngangs);
     pass_finish(&p);
     return out->len - before;
 }

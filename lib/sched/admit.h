@@ -39,24 +39,48 @@
  * does not.
  * - WAIT: with a reason and a message for Events.
  *
- * Order: gangs of every evaluated queue are taken together by priority (the
- * highest spec.priority of their live pods) descending, then older RayCluster,
- * then namespace/name. Everything admitted earlier in a pass reduces what later
- * gangs see. A queue with dequeueStrategy fifo stops at its first complete gang
- * that does not fit; traverse (the default) goes on. Incomplete gangs never
- * block.
+ * The queue tree (qtree.h): queues nest through spec.parent. A gang is
+ * admitted only when, besides its own queue's capability as above, every
+ * ancestor stays within its capability and no room guaranteed to another
+ * queue (spec.guarantee) is used, not even while that queue is idle
+ * (ADMIT_REASON_QUEUE_TREE, naming the level: "queue eng (parent of train):
+ * cpu 16 of 16 allocated"); a tail pod likewise. A gang of a queue with
+ * children waits (ADMIT_REASON_QUEUE_NOT_LEAF: only leaves hold gangs; its
+ * admitted gangs keep running), one of a queue in a bad tree (a cycle, its own
+ * parent, a missing parent, under such a queue) waits as if it were Closed
+ * (ADMIT_REASON_QUEUE_BAD_TREE); the rest of the tree goes on. Every pass
+ * builds the tree from the cache, with what every queue's gangs hold and ask
+ * for (treepass.h).
+ *
+ * Order: within a leaf queue, gangs are taken by priority (the highest
+ * spec.priority of their live pods) descending, then older RayCluster, then
+ * namespace/name. Across leaves, the next gang comes from the child with the
+ * lowest share (allocated / deserved, dominant resource) at each level, down
+ * the tree, recomputed after each admission; between equal shares, the child
+ * whose next gang comes first in that order; a queue that deserves nothing
+ * (weight 0) after those that deserve something (fairorder.h). Flat queues
+ * are children of the root and take turns the same way. Held preemptors
+ * (admit_held) go before all. Everything admitted earlier in a pass reduces
+ * what later gangs see. A queue with dequeueStrategy fifo stops at its first
+ * complete gang that does not fit; traverse (the default) goes on. Incomplete
+ * gangs never block.
  *
  * Incremental: unless ADMIT_PASS_FULL is given, a pass evaluates every gang
  * of the queues marked dirty by the cache (their objects changed) and, when
  * room may have appeared on the nodes (a node changed, a bound pod or a
  * reservation went away), the gangs whose last verdict waited on node room
- * (all gangs of such a gang's queue if it is fifo). A gang that is not
+ * (all gangs of such a gang's queue if it is fifo), or on room guaranteed to
+ * another queue. A gang that is not
  * evaluated would decide nothing new: it waited on its unchanged queue, for
  * pods, or on nodes that gained no room (a message may then be stale, never a
  * verdict). The work of a pass after one event is thus bounded by the gangs
- * that event concerns, not by the cluster.
+ * that event concerns, not by the cluster. In a tree (some queue has a parent
+ * or a guarantee, or a Queue is named "root") a gang's verdict depends on its
+ * ancestors and their other children: there, any dirty queue makes the pass
+ * evaluate every queue whole.
  *
- * The decisions as data are admitresult.h's. A pass is built on members.h
+ * The decisions as data are admitresult.h's. A pass (admitpass.h: its state;
+ * admitselect.h: what it weighs) is built on qtree.h, treepass.h, fairorder.h, members.h
  * (which pods are a gang's members), hold.h (what a gang holds of its queue,
  * and whether more fits), marks.h (what the pass found of pods) and fit.h.
  */

@@ -99,6 +99,12 @@ const char *admit_reason_name(enum admit_reason reason)
         return "evicted";
     case ADMIT_REASON_DEACTIVATED:
         return "deactivated";
+    case ADMIT_REASON_QUEUE_NOT_LEAF:
+        return "queue-not-leaf";
+    case ADMIT_REASON_QUEUE_BAD_TREE:
+        return "queue-bad-tree";
+    case ADMIT_REASON_QUEUE_TREE:
+        return "queue-tree";
     }
     return "";
 }

@@ -32,6 +32,10 @@ enum admit_reason {
     ADMIT_REASON_NODES,          /* "... does not fit the nodes: no node fits pod ..." */
     ADMIT_REASON_EVICTED,        /* evicted (evict.h): its old pods are being deleted, or its requeue backoff runs */
     ADMIT_REASON_DEACTIVATED,    /* evicted as often as the requeue limit allows, its spec unchanged since */
+    ADMIT_REASON_QUEUE_NOT_LEAF, /* "queue eng has children (train, infer): only leaf queues hold gangs" (qtree.h) */
+    ADMIT_REASON_QUEUE_BAD_TREE, /* "queue a is in a cycle: treated as Closed" (queuetree.h) */
+    ADMIT_REASON_QUEUE_TREE,     /* "... does not fit queue train: queue eng (parent of train): cpu 16 of 16 allocated": an
+                                    ancestor's capability, or room guaranteed to another queue (qtree_fits) */
 };
 
 /* A pod to ungate (or, for TAIL_WAIT, a pod that waits). Its names belong to the result. */
@@ -106,7 +110,10 @@ json_t *admit_ungate_patch(const struct admit_pod *p);
 /* "admit", "finish", "wait", "tail-admit", "tail-wait". */
 const char *admit_action_name(enum admit_action action);
 
-/* "", "queue-missing", "queue-closed", "invalid", "pods", "blocked", "queue-capacity", "nodes", "evicted", "deactivated". */
+/*
+ * "", "queue-missing", "queue-closed", "invalid", "pods", "blocked", "queue-capacity", "nodes", "evicted", "deactivated",
+ * "queue-not-leaf", "queue-bad-tree", "queue-tree".
+ */
 const char *admit_reason_name(enum admit_reason reason);
 
 #endif

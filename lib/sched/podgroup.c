@@ -193,7 +193,12 @@ static const char *unschedulable_reason(enum admit_reason r)
         return "Evicted";
     case ADMIT_REASON_DEACTIVATED:
         return "Deactivated";
+    case ADMIT_REASON_QUEUE_NOT_LEAF:
+        return "QueueNotLeaf";
+    case ADMIT_REASON_QUEUE_BAD_TREE:
+        return "QueueClosed";
     case ADMIT_REASON_NONE:
+    case ADMIT_REASON_QUEUE_TREE:
     case ADMIT_REASON_BLOCKED:
     case ADMIT_REASON_QUEUE_CAPACITY:
     case ADMIT_REASON_NODES:

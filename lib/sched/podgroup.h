@@ -18,9 +18,10 @@
  *   once minMember of its pods are Running;
  * - status.conditions, of Volcano's two types:
  *   - Unschedulable "True" while the gang waits, reason NotEnoughResources
- *     (the queue or the nodes are short, or a fifo queue's head blocks it),
- *     NotEnoughTasks (pods are missing), QueueNotFound, QueueClosed or
- *     InvalidSpec, message the wait reason the gang's Events carry; "False"
+ *     (the queue, a queue above it or the nodes are short, or a fifo queue's
+ *     head blocks it), NotEnoughTasks (pods are missing), QueueNotFound,
+ *     QueueClosed (also a queue in a bad tree), QueueNotLeaf (the queue has
+ *     children) or InvalidSpec, message the wait reason the gang's Events carry; "False"
  *     (reason GangAdmitted) once admitted;
  *   - Scheduled "True" once admitted (reason Volcano's "tasks in the gang are
  *     ready to be scheduled", at the admission time recorded on the

@@ -723,6 +723,56 @@ static void test_tail_release(void **state)
     admit_result_finish(&r);
 }
 
+/* How many gangs of queue the decisions [from, r->len) admit. */
+static size_t admitted_of(const struct admit_result *r, size_t from, const char *queue)
+{
+    size_t n = 0;
+    for (size_t i = from; i < r->len; i++)
+        n += r->items[i].action == ADMIT_ACTION_ADMIT && strcmp(r->items[i].queue, queue) == 0;
+    return n;
+}
+
+/*
+ * Fair sharing across leaves (admit-fair/weights.json): light (weight 1) and
+ * heavy (weight 2), 10 equal gangs each, created alternately, 12 cpu of nodes.
+ * Taken by share, not by age across queues: 4 and 8, full and incremental.
+ */
+static void test_fair_weights(void **state)
+{
+    struct admit_test *fix = *state;
+    struct admit_result r;
+    admit_result_init(&r);
+    admit_pass(fix->a, 0, &r);
+    assert_int_equal(r.len, 20);
+    assert_int_equal(admitted_of(&r, 0, "light"), 4);
+    assert_int_equal(admitted_of(&r, 0, "heavy"), 8);
+    size_t from = r.len;
+    admit_pass(fix->a, ADMIT_PASS_FULL, &r);
+    assert_int_equal(admitted_of(&r, from, "light"), 4);
+    assert_int_equal(admitted_of(&r, from, "heavy"), 8);
+    /* Carried out: the nodes are full, both queues at their deserved (4 and 8); nothing more is admitted. */
+    apply(fix->c, &r, from);
+    from = r.len;
+    admit_pass(fix->a, ADMIT_PASS_FULL, &r);
+    assert_int_equal(admitted_of(&r, from, "light") + admitted_of(&r, from, "heavy"), 0);
+    admit_result_finish(&r);
+}
+
+/* A queue of weight 0 deserves nothing: its gangs, older, come after those of a queue that deserves the room. */
+static void test_fair_weight_zero(void **state)
+{
+    struct admit_test *fix = *state;
+    struct admit_result r;
+    admit_result_init(&r);
+    admit_pass(fix->a, 0, &r);
+    assert_int_equal(r.len, 8);
+    assert_int_equal(admitted_of(&r, 0, "one"), 4);
+    assert_int_equal(admitted_of(&r, 0, "zero"), 0);
+    for (size_t i = 0; i < 4; i++)
+        assert_string_equal(r.items[i].queue, "one");
+    admit_result_finish(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -736,6 +786,8 @@ int main(void)
                                                  "admit/queue-walkthrough.json"),
         ADMIT_TEST(test_tail_progress, "admit/tail-queue.json"),
         ADMIT_TEST(test_tail_release, "admit/tail-release.json"),
+        ADMIT_TEST(test_fair_weights, "admit-fair/weights.json"),
+        ADMIT_TEST(test_fair_weight_zero, "admit-fair/weight-zero.json"),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,199 @@
+#include "admitselect.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "hold.h"
+#include "members.h"
+#include "treepass.h"
+
+/* Room for the marks of up to n pods and gangs. */
+static void pass_marks_init(struct pass *p, size_t n)
+{
+    size_t slots = marks_slots(n);
+    marks_init(&p->marks, admitpass_scratch(p->a, SCRATCH_MARK_KEYS, slots, sizeof(*p->marks.keys), 1),
+               admitpass_scratch(p->a, SCRATCH_MARK_BITS, slots, sizeof(*p->marks.bits), 0), slots);
+}
+
+static int cmp_names(const char *ns_a, const char *a, const char *ns_b, const char *b)
+{
+    int r = strcmp(ns_a, ns_b);
+    return r != 0 ? r : strcmp(a, b);
+}
+
+/* Puts the gang's members first in w->live (members_first), sets w->ncore, and marks the rest as its tail. */
+static void order_core(struct pass *p, struct work *w)
+{
+    w->ncore = members_order(w->g, w->live, w->nlive);
+    for (size_t i = w->ncore; i < w->nlive; i++)
+        admitpass_pod_mark(p, w->live[i], MARKS_TAIL);
+}
+
+static int cmp_work(const void *pa, const void *pb)
+{
+    const struct work *a = pa, *b = pb;
+    if (a->priority != b->priority)
+        return a->priority > b->priority ? -1 : 1;
+    if (a->g->created != b->g->created)
+        return a->g->created < b->g->created ? -1 : 1;
+    return cmp_names(a->g->namespace_, a->g->name, b->g->namespace_, b->g->name);
+}
+
+/* Whether the pass evaluates gang g of a selected queue. */
+static int gang_selected(const struct qstate *qs, const struct cache_gang *g)
+{
+    return g->present && (qs->whole || g->node_wait);
+}
+
+/* Records that the pass evaluates q (whole: all its gangs, else those waiting on node room), in the result too. */
+static void select_queue(struct pass *p, struct cache_queue *q, int whole)
+{
+    if (p->nqueues % 16 == 0)
+        p->queues = util_realloc(p->queues, (p->nqueues + 16) * sizeof(*p->queues));
+    struct qstate *qs = &p->queues[p->nqueues++];
+    memset(qs, 0, sizeof(*qs));
+    qs->q = q;
+    qs->ti = qtree_index(&p->tree, q);
+    qs->whole = whole;
+    if (whole)
+        cache_queue_mark_clean(p->c, q);
+    admit_result_add_queue(p->out, q->name);
+}
+
+/* Whether a held preemptor (preempthold.h) is of q: q is evaluated whole in every pass while it is held. */
+static int holds_room(const struct pass *p, const struct cache_queue *q)
+{
+    for (size_t i = 0; i < p->nheld; i++) {
+        if (p->held[i].g->queue == q)
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * The queues to evaluate: every gang of a queue whose objects changed (or of
+ * every queue in a full pass, or of a held preemptor's); and, when room may
+ * have appeared on the nodes, the gangs that last waited on node room,
+ * wherever they are. A gang waiting
+ * on its unchanged queue, or for pods, would wait again: more room on the
+ * nodes changes nothing for it. A fifo queue is taken whole, since its
+ * blocker decides for those behind it. Sets each queue's held (zero), and
+ * *npods to the pods of the gangs to evaluate; returns how many gangs.
+ */
+size_t admitselect_queues(struct pass *p, int all, int grew, size_t *npods)
+{
+    struct cache_queue *q;
+    cache_queue_for_each(q, p->c) {
+        int whole = all || q->dirty || (grew && q->node_waiters > 0 && q->dequeue == CACHE_DEQUEUE_FIFO) || holds_room(p, q);
+        if (whole || (grew && q->node_waiters > 0))
+            select_queue(p, q, whole);
+    }
+    int64_t *held = admitpass_scratch(p->a, SCRATCH_HELD, p->nqueues * p->nres + 1, sizeof(*held), 1);
+    size_t ngangs = 0;
+    *npods = 0;
+    for (size_t i = 0; i < p->nqueues; i++) {
+        struct qstate *qs = &p->queues[i];
+        qs->held = held + i * p->nres;
+        struct cache_gang *g;
+        cache_queue_for_each_gang(g, qs->q) {
+            if (gang_selected(qs, g)) {
+                ngangs++;
+                *npods += g->npods;
+            }
+        }
+    }
+    return ngangs;
+}
+
+/* Fills w for gang g: its live pods (into live, in creation order), priority, and members. */
+static void collect_work(struct pass *p, struct work *w, struct qstate *qs, struct cache_gang *g, struct cache_pod **live)
+{
+    w->g = g;
+    w->qs = qs;
+    w->live = live;
+    w->admitted = g->admitted;
+    int first = 1;
+    struct cache_pod *pod;
+    cache_gang_for_each_pod(pod, g) {
+        if (!cache_pod_live(pod))
+            continue;
+        w->live[w->nlive++] = pod;
+        if (!cache_pod_gated(pod))
+            w->ungated++;
+        if (first || pod->priority > w->priority)
+            w->priority = pod->priority;
+        first = 0;
+    }
+    order_core(p, w);
+}
+
+/* The gangs the selected queues evaluate (ngangs of them, npods pods), in the order they are decided. */
+struct work *admitselect_works(struct pass *p, size_t ngangs, size_t npods)
+{
+    struct work *works = admitpass_scratch(p->a, SCRATCH_WORKS, ngangs, sizeof(*works), 1);
+    struct cache_pod **pods = admitpass_scratch(p->a, SCRATCH_PODS, npods, sizeof(*pods), 0);
+    pass_marks_init(p, npods + ngangs);
+    size_t nworks = 0, used = 0;
+    for (size_t i = 0; i < p->nqueues; i++) {
+        struct cache_gang *g;
+        cache_queue_for_each_gang(g, p->queues[i].q) {
+            if (!gang_selected(&p->queues[i], g))
+                continue;
+            struct work *w = &works[nworks++];
+            collect_work(p, w, &p->queues[i], g, pods + used);
+            used += w->nlive; /* in creation order: the cache keeps each gang's pods so */
+        }
+    }
+    /* Each evaluated gang gets a new verdict: forget the old one's node wait. */
+    for (size_t i = 0; i < nworks; i++)
+        cache_gang_set_node_wait(p->c, works[i].g, 0);
+    qsort(works, nworks, sizeof(*works), cmp_work);
+    return works;
+}
+
+/*
+ * The tree's alloc and demand of the queues the pass does not evaluate, then
+ * deserved (treepass.h): when a queue's verdicts depend on others' (the tree
+ * is more than flat queues) or several queues take turns by share.
+ */
+static void load_tree(struct pass *p)
+{
+    if (!treepass_linked(&p->tree) && p->nqueues <= 1) {
+        qtree_derive(&p->tree);
+        return;
+    }
+    unsigned char *skip = util_calloc(p->tree.n + 1, 1);
+    for (size_t i = 0; i < p->nqueues; i++) {
+        if (p->queues[i].ti != QUEUETREE_ROOT)
+            skip[p->queues[i].ti] = 1;
+    }
+    treepass_load(&p->tree, &p->marks, skip, p->hold_a, p->hold_tail);
+    free(skip);
+}
+
+/* What the admitted gangs of the selected queues hold (their tails known now), and the others' ungated pods. */
+void admitselect_sum_held(struct pass *p)
+{
+    for (size_t i = 0; i < p->nqueues; i++) {
+        struct cache_gang *g;
+        cache_queue_for_each_gang(g, p->queues[i].q) {
+            if (g->admitted)
+                hold_gang(&p->marks, p->nres, g, NULL, p->hold_a, p->hold_tail);
+            else
+                hold_ungated(&p->marks, p->nres, g, p->hold_a);
+            admitpass_queue_add(p, &p->queues[i], p->hold_a, 1);
+        }
+    }
+    load_tree(p);
+}
+
+/* Whether some queue's objects changed since the last pass that evaluated it. */
+int admitselect_any_dirty(const struct cache *c)
+{
+    struct cache_queue *q;
+    cache_queue_for_each(q, c) {
+        if (q->dirty)
+            return 1;
+    }
+    return 0;
+}

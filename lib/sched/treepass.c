@@ -1,0 +1,109 @@
+#include "treepass.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "hold.h"
+#include "util.h"
+
+int treepass_linked(const struct qtree *t)
+{
+    if (t->nested)
+        return 1;
+    for (size_t i = 0; i < t->n; i++) {
+        if (t->queues[i].is_root)
+            return 1;
+    }
+    return 0;
+}
+
+void treepass_min_dense(const struct cache_gang *g, uint32_t nres, int64_t *out)
+{
+    memset(out, 0, nres * sizeof(*out));
+    for (uint32_t k = 0; g->min_rl != NULL && k < g->min_rl->len; k++) {
+        if (g->min_rl->items[k].id < nres)
+            out[g->min_rl->items[k].id] = g->min_rl->items[k].value;
+    }
+}
+
+/*
+ * A gang that would be weighed for admission if its turn came: complete (as
+ * many live pods as minMember; a legacy gang: its head, approximated by one
+ * live pod) and not admitted. Its minResources is what its queue asks for.
+ */
+static int gang_waits(const struct cache_gang *g)
+{
+    if (!g->present || !g->spec_ok || g->admitted)
+        return 0;
+    int64_t live = 0;
+    const struct cache_pod *pod;
+    cache_gang_for_each_pod(pod, g) {
+        live += cache_pod_live(pod);
+    }
+    return g->legacy ? live > 0 : live >= g->min_member;
+}
+
+void treepass_load(struct qtree *t, const struct marks *m, const unsigned char *skip, int64_t *a, int64_t *tail)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        struct cache_gang *g;
+        cache_queue_for_each_gang(g, t->queues[i].q) {
+            if (g->admitted)
+                hold_gang(m, t->nres, g, NULL, a, tail);
+            else
+                hold_ungated(m, t->nres, g, a);
+            if (skip == NULL || !skip[i])
+                qtree_add_alloc(t, i, a, 1);
+            qtree_add_demand(t, i, a, 1); /* demand is alloc and more */
+            if (gang_waits(g)) {
+                treepass_min_dense(g, t->nres, a);
+                qtree_add_demand(t, i, a, 1);
+            }
+        }
+    }
+    qtree_derive(t);
+}
+
+enum admit_reason treepass_unusable(const struct qtree *t, size_t i, const struct cache *c, char **why)
+{
+    if (i == QUEUETREE_ROOT || qtree_leaf_usable(t, i))
+        return ADMIT_REASON_NONE;
+    struct util_buf b = {0};
+    int64_t zero = 0;
+    /* qtree_fits says which: a bad queue, or one with children (or the root queue). */
+    int64_t *none = t->nres > 0 ? util_calloc(t->nres, sizeof(*none)) : &zero;
+    enum admit_reason r = treepass_fits(t, i, none, c, &b, NULL);
+    if (none != &zero)
+        free(none);
+    if (r != ADMIT_REASON_QUEUE_NOT_LEAF && r != ADMIT_REASON_QUEUE_BAD_TREE) {
+        /* Not a leaf the tree lets hold gangs, whatever qtree_fits says of nothing: as one with children. */
+        util_buf_finish(&b);
+        struct qtree_block nl = {.kind = QTREE_BLOCK_NOT_LEAF, .level = i};
+        qtree_block_text(t, i, &nl, c, &b);
+        r = ADMIT_REASON_QUEUE_NOT_LEAF;
+    }
+    *why = util_buf_take(&b);
+    return r;
+}
+
+enum admit_reason treepass_fits(const struct qtree *t, size_t i, const int64_t *need, const struct cache *c, struct util_buf *b,
+                                int *guarantee)
+{
+    struct qtree_block why;
+    if (i == QUEUETREE_ROOT || qtree_fits(t, i, need, &why))
+        return ADMIT_REASON_NONE;
+    qtree_block_text(t, i, &why, c, b);
+    if (guarantee != NULL)
+        *guarantee = why.kind == QTREE_BLOCK_GUARANTEE;
+    switch (why.kind) {
+    case QTREE_BLOCK_NOT_LEAF:
+        return ADMIT_REASON_QUEUE_NOT_LEAF;
+    case QTREE_BLOCK_BAD_TREE:
+        return ADMIT_REASON_QUEUE_BAD_TREE;
+    case QTREE_FITS:
+    case QTREE_BLOCK_CAPABILITY:
+    case QTREE_BLOCK_GUARANTEE:
+        break;
+    }
+    return ADMIT_REASON_QUEUE_TREE;
+}
