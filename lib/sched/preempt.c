@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "quantity.h"
+#include "reclaimtree.h"
 #include "util.h"
 
 #define PREEMPT_SEARCH_MAX 4096 /* sets weighed in search of fewer victims than a minimal set (fewest()) */
@@ -78,16 +79,15 @@ struct sel {
     size_t ncand;
     size_t *set; /* the set being tried */
     size_t nset;
+    size_t min_depth;               /* reclaim: the shallowest common ancestor with the preemptor's queue weighed */
+    struct reclaimtree_node *nodes; /* the tree of in->queues */
+    struct reclaimtree tree;        /* its rules, with the set's victims freed (load_set()) */
+    struct reclaimtree_block block; /* why the preemptor does not fit the tree (fits_queue()) */
+    size_t *vq;                     /* the queues of the set's victims */
     struct resources tmp;
     struct error *err;
     int failed; /* an overflow: no victims */
 };
-
-static int64_t res_value(const struct resources *r, const char *name)
-{
-    const struct quantity *q = r != NULL ? resources_get(r, name) : NULL;
-    return q != NULL ? q->value : 0;
-}
 
 /* s->tmp += r * factor; records an overflow. */
 static void add(struct sel *s, const struct resources *r, int64_t factor)
@@ -99,61 +99,35 @@ static void add(struct sel *s, const struct resources *r, int64_t factor)
     }
 }
 
-/* s->tmp = queue qi's allocation without the set's victims in it. */
-static void queue_without_set(struct sel *s, size_t qi)
+/* The tree sees the set's victims freed, and s->vq their queues. */
+static void load_set(struct sel *s)
 {
-    resources_finish(&s->tmp);
-    add(s, s->in->queues[qi].allocated, 1);
-    for (size_t i = 0; i < s->nset; i++) {
+    reclaimtree_clear(&s->tree);
+    for (size_t i = 0; i < s->nset && !s->failed; i++) {
         const struct preempt_gang *g = &s->in->pool[s->set[i]];
-        if (g->queue == qi)
-            add(s, g->hold, -1);
+        s->vq[i] = g->queue;
+        if (reclaimtree_free(&s->tree, g->queue, g->hold, s->err) != 0)
+            s->failed = 1;
     }
 }
 
-/* Every resource limit lists holds s->tmp (listed resources only). */
-static int within(const struct sel *s, const struct resources *limit)
-{
-    for (size_t k = 0; limit != NULL && k < limit->len; k++) {
-        if (res_value(&s->tmp, limit->items[k].name) > limit->items[k].quantity.value)
-            return 0;
-    }
-    return 1;
-}
-
-/* The preemptor's queue admits it once the set is gone. */
+/* The preemptor fits its queue and every ancestor once the set is gone (s->block says where not). */
 static int fits_queue(struct sel *s)
 {
-    queue_without_set(s, s->p->queue);
-    add(s, s->p->request, 1);
-    return !s->failed && within(s, s->q->capability);
+    load_set(s);
+    s->block.level = QUEUETREE_ROOT;
+    int r = s->failed ? -1 : reclaimtree_fits(&s->tree, s->p->queue, s->p->request, &s->block, s->err);
+    s->failed |= r < 0;
+    return r > 0;
 }
 
-/*
- * Reclaim takes only from queues that borrow (allocated above deserved in
- * some deserved resource) and leaves each at or above its deserved in every
- * resource where it was: a resource it already had less of than deserved is
- * not what it borrows, and does not stop the reclaim (Volcano's capacity
- * plugin likewise compares the dimensions partly).
- */
-static int keeps_deserved(struct sel *s)
+/* The set keeps every queue's deserved and guarantee and the share rule (reclaimtree_allows()). */
+static int reclaim_allows(struct sel *s)
 {
-    for (size_t i = 0; i < s->nset; i++) {
-        size_t qi = s->in->pool[s->set[i]].queue;
-        const struct resources *deserved = s->in->queues[qi].deserved, *before = s->in->queues[qi].allocated;
-        queue_without_set(s, qi);
-        int borrows = 0;
-        for (size_t k = 0; deserved != NULL && k < deserved->len; k++) {
-            const char *name = deserved->items[k].name;
-            int64_t want = deserved->items[k].quantity.value, had = res_value(before, name);
-            borrows |= had > want;
-            if (had >= want && res_value(&s->tmp, name) < want)
-                return 0;
-        }
-        if (!borrows)
-            return 0;
-    }
-    return !s->failed;
+    load_set(s);
+    int r = s->failed ? -1 : reclaimtree_allows(&s->tree, s->p->queue, s->p->request, s->vq, s->nset, s->err);
+    s->failed |= r < 0;
+    return r > 0;
 }
 
 /* The preemptor's pods fit the nodes with the room of the set's pods given back. */
@@ -175,7 +149,7 @@ static int fits_nodes(struct sel *s)
 /* The set admits the preemptor (and, for reclaim, takes no queue below its deserved). */
 static int admits(struct sel *s)
 {
-    if (s->kind == PREEMPT_KIND_RECLAIM && !keeps_deserved(s))
+    if (s->kind == PREEMPT_KIND_RECLAIM && !reclaim_allows(s))
         return 0;
     return fits_queue(s) && fits_nodes(s);
 }
@@ -212,19 +186,25 @@ static int candidate(const struct sel *s, size_t i)
     if (s->kind == PREEMPT_KIND_PREEMPT)
         return g->queue == p->queue && policy_allows(s->q->policy, p, g);
     const struct preempt_queue *vq = &s->in->queues[g->queue];
-    return g->queue != p->queue && vq->deserved != NULL && vq->reclaimable;
+    if (g->queue == p->queue || vq->deserved == NULL || !vq->reclaimable || reclaimtree_under(&s->tree, g->queue, p->queue))
+        return 0;
+    return reclaimtree_depth(&s->tree, reclaimtree_lca(&s->tree, p->queue, g->queue)) >= s->min_depth;
 }
 
 /* A candidate with its gang, for sorting. */
 struct keyed {
     size_t index;
     const struct preempt_gang *g;
+    size_t near; /* reclaim: the depth of its queue's common ancestor with the preemptor's; 0 within a queue */
 };
 
-/* Lowest priority first, then the most recently admitted, then namespace/name. */
+/* The nearest queues first (reclaim), then the lowest priority, then the most recently admitted, then namespace/name. */
 static int cmp_candidates(const void *pa, const void *pb)
 {
-    const struct preempt_gang *a = ((const struct keyed *)pa)->g, *b = ((const struct keyed *)pb)->g;
+    const struct keyed *ka = pa, *kb = pb;
+    if (ka->near != kb->near)
+        return ka->near > kb->near ? -1 : 1;
+    const struct preempt_gang *a = ka->g, *b = kb->g;
     if (a->priority != b->priority)
         return a->priority < b->priority ? -1 : 1;
     if (a->admitted_ms != b->admitted_ms)
@@ -238,8 +218,11 @@ static void gather(struct sel *s)
     struct keyed *ks = util_calloc(s->in->npool + 1, sizeof(*ks));
     s->ncand = 0;
     for (size_t i = 0; i < s->in->npool; i++) {
-        if (candidate(s, i))
-            ks[s->ncand++] = (struct keyed){i, &s->in->pool[i]};
+        if (!candidate(s, i))
+            continue;
+        size_t q = s->in->pool[i].queue;
+        size_t near = s->kind == PREEMPT_KIND_RECLAIM ? reclaimtree_depth(&s->tree, reclaimtree_lca(&s->tree, s->p->queue, q)) : 0;
+        ks[s->ncand++] = (struct keyed){i, &s->in->pool[i], near};
     }
     qsort(ks, s->ncand, sizeof(*ks), cmp_candidates);
     for (size_t i = 0; i < s->ncand; i++)
@@ -313,7 +296,7 @@ static void choose(struct sel *s)
     int fits = 0;
     for (size_t i = 0; i < s->ncand && !fits && !s->failed; i++) {
         s->set[s->nset++] = s->cand[i];
-        if (s->kind == PREEMPT_KIND_RECLAIM && !keeps_deserved(s)) {
+        if (s->kind == PREEMPT_KIND_RECLAIM && !reclaim_allows(s)) {
             s->nset--;
             continue;
         }
@@ -338,16 +321,16 @@ static void choose(struct sel *s)
         fewest(s);
 }
 
-/* "cpu 4, memory 2Gi": what of r the queue lacks (s->tmp holds its use with the preemptor), else r whole. */
+/* "cpu 4, memory 2Gi": what of r the level that blocks lacks (s->block), else r whole. */
 static void needed_text(struct util_buf *b, const struct sel *s, const struct resources *r, int queue_short)
 {
     const char *sep = "";
     for (size_t k = 0; r != NULL && k < r->len; k++) {
         const char *name = r->items[k].name;
         struct quantity q = r->items[k].quantity;
-        if (queue_short) {
-            const struct quantity *cap = s->q->capability != NULL ? resources_get(s->q->capability, name) : NULL;
-            int64_t over = cap != NULL ? res_value(&s->tmp, name) - cap->value : 0;
+        const struct quantity *cap = queue_short && s->block.limit != NULL ? resources_get(s->block.limit, name) : NULL;
+        if (queue_short && s->block.limit != NULL) {
+            int64_t over = cap != NULL ? reclaimtree_value(&s->block.have, name) - cap->value : 0;
             if (over <= 0)
                 continue;
             q.value = over < q.value ? over : q.value;
@@ -371,6 +354,8 @@ static char *needed_message(struct sel *s)
     if (b.len == 0)
         util_buf_printf(&b, "room for %zu pods", s->p->npods);
     util_buf_printf(&b, " needed%s", queue_short ? "" : " on the nodes");
+    if (queue_short && s->block.level != s->p->queue && s->block.level < s->in->nqueues)
+        util_buf_printf(&b, " in queue %s", s->in->queues[s->block.level].name);
     return util_buf_take(&b);
 }
 
@@ -390,10 +375,10 @@ static int may_reclaim(struct sel *s)
 {
     if (s->q->deserved == NULL)
         return 0;
-    s->nset = 0;
-    queue_without_set(s, s->p->queue);
+    resources_finish(&s->tmp);
+    add(s, s->q->allocated, 1);
     add(s, s->p->request, 1);
-    return !s->failed && within(s, s->q->deserved);
+    return !s->failed && reclaimtree_within(&s->tmp, s->q->deserved);
 }
 
 static void finish_result(struct sel *s, struct preempt_result *out)
@@ -405,6 +390,83 @@ static void finish_result(struct sel *s, struct preempt_result *out)
     out->message = needed_message(s);
 }
 
+static int in_set(const struct sel *s, size_t gang)
+{
+    for (size_t i = 0; i < s->nset; i++) {
+        if (s->set[i] == gang)
+            return 1;
+    }
+    return 0;
+}
+
+/* Each victim of the set in turn: the lowest-priority gang of its queue left out that still admits the preemptor in its place. */
+static void lower_first(struct sel *s)
+{
+    for (size_t i = 0; i < s->nset && !s->failed; i++) {
+        size_t chosen = s->set[i];
+        const struct preempt_gang *g = &s->in->pool[chosen];
+        for (size_t k = 0; k < s->ncand && !s->failed; k++) {
+            const struct preempt_gang *c = &s->in->pool[s->cand[k]];
+            if (c->queue != g->queue || c->priority >= g->priority || in_set(s, s->cand[k]))
+                continue;
+            s->set[i] = s->cand[k];
+            if (admits(s))
+                break;
+            s->set[i] = chosen;
+        }
+    }
+}
+
+/*
+ * Reclaim, the nearest queues first: the candidates whose common ancestor
+ * with the preemptor's queue is at depth d or deeper, d from the deepest up
+ * to the root. *ncandidates: the candidates weighed last.
+ */
+static void reclaim(struct sel *s, struct preempt_result *out, size_t *ncandidates)
+{
+    size_t weighed = SIZE_MAX;
+    for (size_t d = reclaimtree_depth(&s->tree, s->p->queue); d-- > 0 && !s->failed;) {
+        s->min_depth = d;
+        gather(s);
+        if (s->ncand == weighed)
+            continue; /* no candidate more than at the level below */
+        weighed = *ncandidates = s->ncand;
+        choose(s);
+        if (s->nset > 0 && !s->failed) {
+            lower_first(s);
+            finish_result(s, out);
+            return;
+        }
+    }
+}
+
+static void sel_init(struct sel *s)
+{
+    const struct preempt_input *in = s->in;
+    resources_init(&s->tmp);
+    resources_init(&s->block.have);
+    s->cand = util_calloc(in->npool + 1, sizeof(*s->cand));
+    s->set = util_calloc(in->npool + 1, sizeof(*s->set));
+    s->vq = util_calloc(in->npool + 1, sizeof(*s->vq));
+    s->nodes = util_calloc(in->nqueues + 1, sizeof(*s->nodes));
+    for (size_t i = 0; i < in->nqueues; i++) {
+        const struct preempt_queue *q = &in->queues[i];
+        s->nodes[i] = (struct reclaimtree_node){q->parent, q->capability, q->deserved, q->guarantee, q->allocated};
+    }
+    reclaimtree_init(&s->tree, s->nodes, in->nqueues);
+}
+
+static void sel_finish(struct sel *s)
+{
+    reclaimtree_finish(&s->tree);
+    resources_finish(&s->block.have);
+    resources_finish(&s->tmp);
+    free(s->nodes);
+    free(s->vq);
+    free(s->cand);
+    free(s->set);
+}
+
 int preempt_select(struct fit *f, const struct preempt_input *in, struct preempt_result *out, struct error *err)
 {
     preempt_result_finish(out);
@@ -414,33 +476,32 @@ int preempt_select(struct fit *f, const struct preempt_input *in, struct preempt
         return 0;
     }
     struct sel s = {.f = f, .in = in, .p = p, .q = &in->queues[p->queue], .err = err};
-    resources_init(&s.tmp);
-    s.cand = util_calloc(in->npool + 1, sizeof(*s.cand));
-    s.set = util_calloc(in->npool + 1, sizeof(*s.set));
+    sel_init(&s);
     out->message = precondition(&s);
     if (out->message == NULL && fits_queue(&s) && fits_nodes(&s))
         out->message = util_strdup("it fits without evicting anything");
-    static const enum preempt_kind kinds[] = {PREEMPT_KIND_PREEMPT, PREEMPT_KIND_RECLAIM};
     size_t ncandidates = 0;
-    for (size_t k = 0; k < 2 && out->message == NULL && !s.failed; k++) {
-        s.kind = kinds[k];
-        if (s.kind == PREEMPT_KIND_RECLAIM && !may_reclaim(&s))
-            break;
+    if (out->message == NULL && !s.failed) {
+        s.kind = PREEMPT_KIND_PREEMPT;
         gather(&s);
-        ncandidates += s.ncand;
+        ncandidates = s.ncand;
         choose(&s);
         if (s.nset > 0 && !s.failed)
             finish_result(&s, out);
     }
+    size_t nreclaim = 0;
+    if (out->message == NULL && !s.failed && may_reclaim(&s)) {
+        s.kind = PREEMPT_KIND_RECLAIM;
+        reclaim(&s, out, &nreclaim);
+    }
+    ncandidates += nreclaim;
     if (out->message == NULL && !s.failed)
         out->message = util_strdup(ncandidates == 0 ? "no admitted gang it may preempt or reclaim"
                                                     : "evicting every gang it may preempt or reclaim would not admit it");
     int rc = s.failed ? -1 : 0;
     if (s.failed)
         preempt_result_finish(out);
-    resources_finish(&s.tmp);
-    free(s.cand);
-    free(s.set);
+    sel_finish(&s);
     return rc;
 }
 

@@ -13,23 +13,26 @@
  * - Never: none.
  *
  * Across queues (kind RECLAIM, tried when no PREEMPT set exists), Volcano's
- * capacity plugin's deserved shares: the preemptor's queue has spec.deserved
- * and its allocation plus the preemptor stays within it (every resource
- * deserved lists), and already admits the preemptor by its capability. The
- * candidates are the gangs of other queues that have spec.deserved, whose
- * spec.reclaimable is not false, and that borrow (allocated above deserved
- * in some resource deserved lists): evicting the gang (with the victims
- * already chosen in its queue) leaves its queue at or above its deserved in
- * every resource where it was (it never takes a queue below its deserved; a
- * resource the queue already has less of than deserved does not count).
- * Whatever their priority: reclaim is bounded by deserved on both sides, not
- * by priority, as in Volcano's capacity plugin, so a queue below its deserved
- * takes back its room from equal- or higher-priority borrowers. It cannot
- * swing back: the preemptor's queue ends at or below its deserved and the
- * victim's at or above, so the victim's queue may not reclaim in turn. The
- * preemptor's queue's policy decides only within the queue, except Never,
- * which turns reclaim off as well. A queue without deserved neither reclaims
- * nor is reclaimed from.
+ * capacity plugin's deserved shares, in the queue tree: the preemptor's
+ * queue has spec.deserved and its allocation plus the preemptor stays within
+ * it (every resource deserved lists). The candidates are the gangs of other
+ * queues (not the preemptor's ancestors) that have spec.deserved and whose
+ * spec.reclaimable is not false; a set of them is allowed by
+ * reclaimtree_allows(): each victim's queue borrows (allocated above deserved
+ * in some resource deserved lists); neither it nor any ancestor of it below
+ * its lowest common ancestor with the preemptor's queue is taken below its
+ * deserved (in a resource where it was at or above it) or its guarantee; no
+ * ancestor of the preemptor's queue below that common ancestor ends above
+ * its deserved; and the preemptor's queue's share after admitting it is at
+ * most the victim queue's share after the eviction. Whatever their
+ * priority: reclaim is bounded by deserved on both sides, not by priority,
+ * as in Volcano's capacity plugin, so a queue below its deserved takes back
+ * its room from equal- or higher-priority borrowers. The nearest first:
+ * candidates whose lowest common ancestor with the preemptor's queue is
+ * deepest (siblings) are weighed alone first, then those of the next level
+ * up with them, and so on to the root. The preemptor's queue's policy
+ * decides only within the queue, except Never, which turns reclaim off as
+ * well. A queue without deserved neither reclaims nor is reclaimed from.
  *
  * Never a candidate: a gang whose RayCluster says volcano.sh/preemptable:
  * "false" (label or annotation), a gang already being evicted (its share and
@@ -39,8 +42,10 @@
  *
  * The set: candidates are taken lowest priority first, then the most recently
  * admitted (least work lost), then namespace/name. The preemptor must then
- * fit both its queue's capability (its allocation without the victims of the
- * queue, plus the preemptor's request; listed resources only) and the nodes,
+ * fit both the tree (reclaimtree_fits(): at its queue and every ancestor, the
+ * allocation without the set's victims under it, plus the preemptor's
+ * request, within the capability, listed resources only; no sibling's
+ * guarantee lent) and the nodes,
  * pod by pod, with the room of the victims' pods given back (fit_release).
  * The first single candidate that suffices is the set; when none does, the
  * candidates are added in order until the preemptor fits, then each victim,
@@ -50,8 +55,11 @@
  * each size in the candidates' order, and the first that admits the
  * preemptor is taken instead: the fewest gangs, and of those the lowest
  * priorities and most recently admitted first; the search gives up after
- * 4096 sets weighed (then the minimal set stands). When even every candidate
- * does not make it fit, there are no victims.
+ * 4096 sets weighed (then the minimal set stands). A reclaim then puts, in
+ * place of each victim, the lowest-priority gang of the same queue left out
+ * that still admits the preemptor: never a higher-priority gang while a lower
+ * one of its queue would do. When even every candidate does not make it fit,
+ * there are no victims.
  *
  * Conservative: the room a victim's admitted but unbound pods reserve is not
  * counted as freed (fit.h does not say on which node a reservation sits), so
@@ -67,6 +75,7 @@
 #include "cache.h"
 #include "errors.h"
 #include "fit.h"
+#include "queuetree.h"
 #include "resources.h"
 
 enum preempt_policy {
@@ -95,14 +104,16 @@ const char *preempt_policy_name(enum preempt_policy policy);
 /* "preempt", "reclaim" (the metric's kind label); "" for NONE. */
 const char *preempt_kind_name(enum preempt_kind kind);
 
-/* A queue. Everything borrowed. */
+/* A queue of the tree. Everything borrowed. */
 struct preempt_queue {
     const char *name;
     enum preempt_policy policy;
-    const struct resources *capability; /* NULL: unlimited */
+    size_t parent;                      /* index into preempt_input.queues, or QUEUETREE_ROOT */
+    const struct resources *capability; /* its own spec.capability; NULL: unlimited */
     const struct resources *deserved;   /* NULL: none */
+    const struct resources *guarantee;  /* spec.guarantee.resource; NULL: none */
     int reclaimable;                    /* spec.reclaimable is not false */
-    const struct resources *allocated;  /* what its gangs hold now, those being evicted included; NULL: nothing */
+    const struct resources *allocated;  /* what its subtree's gangs hold now, those being evicted included; NULL: nothing */
 };
 
 /* An admitted gang, a possible victim. Everything borrowed. */

@@ -6,6 +6,7 @@
 #include "evict.h"
 #include "fit.h"
 #include "preempthold.h"
+#include "queuetree.h"
 #include "util.h"
 
 void preemptscan_result_init(struct preemptscan_result *r)
@@ -61,7 +62,7 @@ struct scan {
     struct error *err;
     struct cache_queue **cq; /* by index of queues */
     struct preempt_queue *queues;
-    struct resources *qres; /* 3 per queue: capability, deserved, allocated */
+    struct resources *qres; /* QRES per queue: capability, deserved, allocated (its subtree's), guarantee, its own gangs' */
     size_t nq;
     struct cache_gang **pg; /* by index of pool */
     struct preempt_gang *pool;
@@ -98,6 +99,8 @@ static int32_t gang_priority(const struct cache_gang *g)
     return prio;
 }
 
+enum { QRES_CAPABILITY, QRES_DESERVED, QRES_ALLOCATED, QRES_GUARANTEE, QRES_OWN, QRES };
+
 static size_t queue_index(const struct scan *s, const struct cache_queue *q)
 {
     for (size_t i = 0; i < s->nq; i++) {
@@ -107,6 +110,50 @@ static size_t queue_index(const struct scan *s, const struct cache_queue *q)
     return SIZE_MAX;
 }
 
+/* What queue i's own gangs hold, into s->qres (QRES_OWN). */
+static int own_hold(struct scan *s, size_t i)
+{
+    struct resources hold;
+    struct error rerr;
+    resources_init(&hold);
+    struct cache_gang *g;
+    int rc = 0;
+    cache_queue_for_each_gang(g, s->cq[i]) {
+        if (admit_gang_hold(s->c, g, &hold, &rerr) != 0 ||
+            resources_add_scaled(&s->qres[QRES * i + QRES_OWN], &hold, 1, &rerr) != 0) {
+            error_setf(s->err, "%s", rerr.message);
+            rc = -1;
+            break;
+        }
+    }
+    resources_finish(&hold);
+    return rc;
+}
+
+/* The tree (queuetree.h): each queue's parent, QUEUETREE_ROOT for a bad one; each allocation its subtree's. */
+static int link_tree(struct scan *s)
+{
+    struct queuetree_in *in = util_calloc(s->nq + 1, sizeof(*in));
+    struct queuetree_node *out = util_calloc(s->nq + 1, sizeof(*out));
+    for (size_t i = 0; i < s->nq; i++)
+        in[i] = (struct queuetree_in){s->cq[i]->name, s->cq[i]->parent, s->cq[i]->present};
+    queuetree_build(in, s->nq, out, NULL);
+    for (size_t i = 0; i < s->nq; i++)
+        s->queues[i].parent = out[i].state == QUEUETREE_OK ? out[i].parent : QUEUETREE_ROOT;
+    struct error rerr;
+    int rc = 0;
+    for (size_t i = 0; i < s->nq && rc == 0; i++) {
+        size_t steps = 0; /* the links are a tree; the bound only guards */
+        for (size_t q = i; q != QUEUETREE_ROOT && steps++ <= s->nq && rc == 0; q = s->queues[q].parent)
+            rc = resources_add_scaled(&s->qres[QRES * q + QRES_ALLOCATED], &s->qres[QRES * i + QRES_OWN], 1, &rerr);
+    }
+    if (rc != 0)
+        error_setf(s->err, "%s", rerr.message);
+    free(out);
+    free(in);
+    return rc;
+}
+
 static int build_queues(struct scan *s)
 {
     struct cache_queue *q;
@@ -114,35 +161,27 @@ static int build_queues(struct scan *s)
         s->nq++;
     s->cq = util_calloc(s->nq + 1, sizeof(*s->cq));
     s->queues = util_calloc(s->nq + 1, sizeof(*s->queues));
-    s->qres = util_calloc(3 * s->nq + 1, sizeof(*s->qres));
+    s->qres = util_calloc(QRES * s->nq + 1, sizeof(*s->qres));
     size_t i = 0;
     cache_queue_for_each(q, s->c) {
         struct preempt_queue *pq = &s->queues[i];
+        struct resources *r = &s->qres[QRES * i];
         s->cq[i] = q;
         pq->name = q->name;
         struct error perr = {{0}};
         if (preempt_policy_parse(q->preemption, &pq->policy, &perr) != 0)
             note(s->out, util_strdupf("queue %s: %s", q->name, perr.message));
-        pq->capability = from_rl(s->c, q->present ? q->capability : NULL, &s->qres[3 * i]);
-        pq->deserved = from_rl(s->c, q->present ? q->deserved : NULL, &s->qres[3 * i + 1]);
+        pq->capability = from_rl(s->c, q->present ? q->capability : NULL, &r[QRES_CAPABILITY]);
+        pq->deserved = from_rl(s->c, q->present ? q->deserved : NULL, &r[QRES_DESERVED]);
+        pq->guarantee = from_rl(s->c, q->present ? q->guarantee : NULL, &r[QRES_GUARANTEE]);
         pq->reclaimable = q->reclaimable;
-        struct resources hold;
-        struct error rerr;
-        resources_init(&hold);
-        resources_init(&s->qres[3 * i + 2]);
-        struct cache_gang *g;
-        cache_queue_for_each_gang(g, q) {
-            if (admit_gang_hold(s->c, g, &hold, &rerr) != 0 || resources_add_scaled(&s->qres[3 * i + 2], &hold, 1, &rerr) != 0) {
-                error_setf(s->err, "%s", rerr.message);
-                resources_finish(&hold);
-                return -1;
-            }
-        }
-        resources_finish(&hold);
-        pq->allocated = &s->qres[3 * i + 2];
-        i++;
+        resources_init(&r[QRES_ALLOCATED]);
+        resources_init(&r[QRES_OWN]);
+        pq->allocated = &r[QRES_ALLOCATED];
+        if (own_hold(s, i++) != 0)
+            return -1;
     }
-    return 0;
+    return link_tree(s);
 }
 
 /* Adds admitted gang g of queue qi to the pool. */
@@ -200,7 +239,7 @@ static int build_pool(struct scan *s)
 
 static void scan_finish(struct scan *s)
 {
-    for (size_t i = 0; i < 3 * s->nq; i++)
+    for (size_t i = 0; i < QRES * s->nq; i++)
         resources_finish(&s->qres[i]);
     for (size_t i = 0; i < s->npool; i++) {
         resources_finish(&s->holds[i]);

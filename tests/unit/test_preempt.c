@@ -97,12 +97,14 @@ static json_t *merged(const json_t *base, const json_t *over)
 struct built {
     size_t nq, ng;
     struct preempt_queue *queues;
-    struct resources *res; /* 3 per queue (capability, deserved, allocated), 1 per gang, 1 for the preemptor */
+    struct resources *res; /* QR per queue (capability, deserved, allocated, guarantee), 1 per gang, 1 for the preemptor */
     struct preempt_gang *gangs;
     struct cache_pod ***gang_pods;
     struct preempt_preemptor p;
     struct preempt_input in;
 };
+
+#define QR 4
 
 /* *slot = the parsed resource list j (NULL when j is absent or null). */
 static const struct resources *rl(struct resources *slot, const json_t *j)
@@ -149,10 +151,16 @@ static void build_queues(struct built *b, const json_t *queues)
         struct error err;
         if (preempt_policy_parse(json_string_value(json_object_get(q, "policy")), &pq->policy, &err) != 0)
             fail_msg("%s", err.message);
-        pq->capability = rl(&b->res[3 * i], json_object_get(q, "capability"));
-        pq->deserved = rl(&b->res[3 * i + 1], json_object_get(q, "deserved"));
-        pq->allocated = rl(&b->res[3 * i + 2], json_object_get(q, "allocated"));
+        pq->capability = rl(&b->res[QR * i], json_object_get(q, "capability"));
+        pq->deserved = rl(&b->res[QR * i + 1], json_object_get(q, "deserved"));
+        pq->allocated = rl(&b->res[QR * i + 2], json_object_get(q, "allocated"));
+        pq->guarantee = rl(&b->res[QR * i + 3], json_object_get(q, "guarantee"));
         pq->reclaimable = !json_is_false(json_object_get(q, "reclaimable"));
+    }
+    /* "parent": a queue's name (absent: a child of the root); the fixture gives each parent's "allocated" as its subtree's. */
+    for (size_t i = 0; i < b->nq; i++) {
+        const char *parent = json_string_value(json_object_get(json_array_get(queues, i), "parent"));
+        b->queues[i].parent = parent != NULL ? queue_index(b, parent) : QUEUETREE_ROOT;
     }
 }
 
@@ -173,7 +181,7 @@ static void build_gangs(struct built *b, const struct cache *c, const json_t *ga
         pg->preemptable = cache_preemptable(json_string_value(json_object_get(g, "preemptable_label")),
                                             json_string_value(json_object_get(g, "preemptable_annotation")));
         pg->evicting = json_is_true(json_object_get(g, "evicting"));
-        pg->hold = rl(&b->res[3 * b->nq + i], json_object_get(g, "hold"));
+        pg->hold = rl(&b->res[QR * b->nq + i], json_object_get(g, "hold"));
         b->gang_pods[i] = pods_named(c, json_object_get(g, "pods"), &pg->npods);
         pg->pods = b->gang_pods[i];
     }
@@ -187,7 +195,7 @@ static void build(struct built *b, const struct cache *c, struct fit *f, const j
     json_t *p = json_deep_copy(json_object_get(in, "preemptor"));
     if (json_object_get(cs, "preemptor") != NULL)
         json_object_update(p, json_object_get(cs, "preemptor"));
-    b->res = calloc(3 * json_array_size(queues) + json_array_size(gangs) + 1, sizeof(*b->res));
+    b->res = calloc(QR * json_array_size(queues) + json_array_size(gangs) + 1, sizeof(*b->res));
     build_queues(b, queues);
     build_gangs(b, c, gangs);
     b->p.namespace_ = "default";
@@ -197,7 +205,7 @@ static void build(struct built *b, const struct cache *c, struct fit *f, const j
     b->p.created_ms = json_integer_value(json_object_get(p, "created"));
     b->p.preempted_by = util_strdup(json_string_value(json_object_get(p, "preempted_by")));
     b->p.evictions_in_flight = json_is_true(json_object_get(p, "in_flight"));
-    b->p.request = rl(&b->res[3 * b->nq + b->ng], json_object_get(p, "request"));
+    b->p.request = rl(&b->res[QR * b->nq + b->ng], json_object_get(p, "request"));
     b->p.pods = pods_named(c, json_object_get(p, "pods"), &b->p.npods);
     fit_sort_larger_first(f, b->p.pods, b->p.npods);
     b->in = (struct preempt_input){b->queues, b->nq, b->gangs, b->ng, &b->p};
@@ -209,7 +217,7 @@ static void build(struct built *b, const struct cache *c, struct fit *f, const j
 
 static void unbuild(struct built *b)
 {
-    for (size_t i = 0; i < 3 * b->nq + b->ng + 1; i++)
+    for (size_t i = 0; i < QR * b->nq + b->ng + 1; i++)
         resources_finish(&b->res[i]);
     for (size_t i = 0; i < b->ng; i++)
         free(b->gang_pods[i]);

@@ -195,6 +195,49 @@ static void test_reclaim_equal_priority(void **state)
     json_decref(fx);
 }
 
+/*
+ * The tree: the reclaim of test_reclaim_equal_priority with qa under queue
+ * eng. The preemptor must fit eng's capability too: cpu 2 refuses it, cpu 8
+ * lets it reclaim.
+ */
+static void test_reclaim_tree(void **state)
+{
+    (void)state;
+    json_t *fx = fixture_json("preemptscan/guide.json");
+    struct cache *c = cachefixture_load(fx, 0);
+    json_t *qb = object(fx, "queues", 0), *qa = object(fx, "queues", 0), *eng = object(fx, "queues", 0),
+           *node = object(fx, "nodes", 0);
+    json_object_set_new(json_object_get(qb, "spec"), "deserved", json_pack("{s:s}", "cpu", "0"));
+    json_object_set_new(json_object_get(qa, "metadata"), "name", json_string("qa"));
+    json_object_set_new(json_object_get(qa, "spec"), "deserved", json_pack("{s:s, s:s}", "cpu", "4", "memory", "6Gi"));
+    json_object_set_new(json_object_get(qa, "spec"), "parent", json_string("eng"));
+    json_object_set_new(json_object_get(eng, "metadata"), "name", json_string("eng"));
+    json_object_set_new(json_object_get(eng, "spec"), "capability", json_pack("{s:s}", "cpu", "2"));
+    json_object_set_new(json_object_get(json_object_get(node, "status"), "allocatable"), "cpu", json_string("4"));
+    upsert_new(c, "queues", qb);
+    upsert_new(c, "queues", qa);
+    upsert_new(c, "queues", json_incref(eng));
+    upsert_new(c, "nodes", node);
+    json_t *rc = object(fx, "rayclusters", 1);
+    set_queue_label(rc, "qa");
+    upsert_new(c, "rayclusters", rc);
+    waiting_pods_priority_0(c, fx, "qa");
+    struct preemptscan_result r;
+    preemptscan_result_init(&r);
+    pass_and_scan(c, &r);
+    assert_int_equal(r.kind, PREEMPT_KIND_NONE);
+    assert_true(has_note(&r, "gang default/test-cluster-1: evicting every gang it may preempt or reclaim would not admit it"));
+    json_object_set_new(json_object_get(eng, "spec"), "capability", json_pack("{s:s}", "cpu", "8"));
+    upsert_new(c, "queues", eng);
+    pass_and_scan(c, &r);
+    assert_int_equal(r.kind, PREEMPT_KIND_RECLAIM);
+    assert_int_equal(r.nvictims, 1);
+    assert_string_equal(r.victims[0].cluster, "test-cluster-0");
+    preemptscan_result_finish(&r);
+    cache_destroy(c);
+    json_decref(fx);
+}
+
 /* A preemption in flight (a victim not admitted whose pods are still there): no other. */
 static void test_in_flight(void **state)
 {
@@ -226,9 +269,10 @@ static void test_in_flight(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_guide),     cmocka_unit_test(test_not_preemptable),
-        cmocka_unit_test(test_policy),    cmocka_unit_test(test_equal_priority),
-        cmocka_unit_test(test_in_flight), cmocka_unit_test(test_reclaim_equal_priority),
+        cmocka_unit_test(test_guide),        cmocka_unit_test(test_not_preemptable),
+        cmocka_unit_test(test_policy),       cmocka_unit_test(test_equal_priority),
+        cmocka_unit_test(test_in_flight),    cmocka_unit_test(test_reclaim_equal_priority),
+        cmocka_unit_test(test_reclaim_tree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
