@@ -216,11 +216,18 @@ static int ensure_secret(struct kube_client *api, const struct bootstrap_options
     return -1;
 }
 
-/* Step 2: every webhook's clientConfig.caBundle = base64(ca.crt). */
-static int patch_ca_bundle(struct kube_client *api, const struct bootstrap_options *opts, const char *ca_crt)
+/* A webhook configuration's kind and resource. */
+struct webhook_kind {
+    const char *kind, *resource;
+    int optional; /* absent (404): nothing to do */
+};
+
+/* Step 2: every webhook's clientConfig.caBundle = base64(ca.crt), in the configuration of kind k. */
+static int patch_ca_bundle(struct kube_client *api, const struct bootstrap_options *opts, const struct webhook_kind *k,
+                           const char *ca_crt)
 {
     char path[1024];
-    snprintf(path, sizeof(path), "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/%s", opts->webhook_config);
+    snprintf(path, sizeof(path), "/apis/admissionregistration.k8s.io/v1/%s/%s", k->resource, opts->webhook_config);
     char *bundle = util_base64_encode(ca_crt, strlen(ca_crt));
     int rc = -1;
 
@@ -231,8 +238,14 @@ static int patch_ca_bundle(struct kube_client *api, const struct bootstrap_optio
         if (api_call(api, "GET", path, NULL, NULL, &status, &config) != 0) {
             goto out;
         }
+        if (status == 404 && k->optional) {
+            log_infof("no %s %s: nothing to patch", k->kind, opts->webhook_config);
+            json_decref(config);
+            rc = 0;
+            goto out;
+        }
         if (status != 200) {
-            log_errorf("GET MutatingWebhookConfiguration %s: HTTP %ld: %s", opts->webhook_config, status, status_message(config));
+            log_errorf("GET %s %s: HTTP %ld: %s", k->kind, opts->webhook_config, status, status_message(config));
             json_decref(config);
             goto out;
         }
@@ -259,8 +272,7 @@ static int patch_ca_bundle(struct kube_client *api, const struct bootstrap_optio
         size_t total = json_array_size(webhooks);
         json_decref(config); /* webhooks was borrowed from it */
         if (changed == 0) {
-            log_infof("MutatingWebhookConfiguration %s: caBundle of its %zu webhooks already up to date", opts->webhook_config,
-                      total);
+            log_infof("%s %s: caBundle of its %zu webhooks already up to date", k->kind, opts->webhook_config, total);
             json_decref(patch);
             rc = 0;
             goto out;
@@ -271,19 +283,18 @@ static int patch_ca_bundle(struct kube_client *api, const struct bootstrap_optio
             goto out;
         }
         if (status == 200) {
-            log_infof("MutatingWebhookConfiguration %s: caBundle set on %zu webhooks", opts->webhook_config, changed);
+            log_infof("%s %s: caBundle set on %zu webhooks", k->kind, opts->webhook_config, changed);
             json_decref(answer);
             rc = 0;
             goto out;
         }
         /* A failed "test" (the object changed since we read it) comes back as 409, 422 or 500 depending on the version. */
-        log_infof("PATCH MutatingWebhookConfiguration %s: HTTP %ld: %s; retrying", opts->webhook_config, status,
-                  status_message(answer));
+        log_infof("PATCH %s %s: HTTP %ld: %s; retrying", k->kind, opts->webhook_config, status, status_message(answer));
         json_decref(answer);
         if (status != 409 && status != 422 && status != 500)
             goto out;
     }
-    log_errorf("MutatingWebhookConfiguration %s: caBundle not set after %d attempts", opts->webhook_config, ATTEMPTS);
+    log_errorf("%s %s: caBundle not set after %d attempts", k->kind, opts->webhook_config, ATTEMPTS);
 out:
     free(bundle);
     return rc;
@@ -336,7 +347,10 @@ int bootstrap_run(const struct bootstrap_options *opts)
         }
         log_infof("wrote ca.crt, ca.key, tls.crt, tls.key to %s", opts->dir);
     }
-    if (patch_ca_bundle(api, opts, set.ca_crt) != 0)
+    /* The Queue validating webhook shares the name; a configuration from before it has none (optional). */
+    static const struct webhook_kind mutating = {"MutatingWebhookConfiguration", "mutatingwebhookconfigurations", 0};
+    static const struct webhook_kind validating = {"ValidatingWebhookConfiguration", "validatingwebhookconfigurations", 1};
+    if (patch_ca_bundle(api, opts, &mutating, set.ca_crt) != 0 || patch_ca_bundle(api, opts, &validating, set.ca_crt) != 0)
         goto out;
     rc = 0;
 out:

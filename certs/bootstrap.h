@@ -8,7 +8,9 @@
  *     and create or replace the Secret (optimistic concurrency: retried on 409);
  *  2. set clientConfig.caBundle of every webhook in the
  *     MutatingWebhookConfiguration to the Secret's ca.crt (a JSON patch that
- *     tests the resourceVersion it was computed from; retried on conflict).
+ *     tests the resourceVersion it was computed from; retried on conflict),
+ *     and likewise in the ValidatingWebhookConfiguration of the same name
+ *     (the Queue validation) when it exists.
  *
  * The alternative is cert-manager: a Certificate writing the same Secret and
  * the annotation cert-manager.io/inject-ca-from: <namespace>/<certificate> on

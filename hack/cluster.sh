@@ -181,7 +181,7 @@ add_node() { # name capacity labels...
 
 # ---------------------------------------------------------------- raygate
 # raygate runs from build/ on 127.0.0.1, registered with the same
-# MutatingWebhookConfiguration as manifests/, but with a url and the locally
+# webhook configurations as manifests/, but with a url and the locally
 # generated caBundle instead of the in-cluster Service.
 RAYGATE_CERTS="$STATE/raygate-certs"
 
@@ -192,9 +192,12 @@ webhook_ready() {
 register_webhook() {
 	local bundle
 	bundle="$("$BUILD/certs/raygate-certs" ca-bundle --dir "$RAYGATE_CERTS")"
-	kc create --dry-run=client -o json -f "$ROOT/manifests/webhook-configuration.yaml" |
-		jq --arg url "https://127.0.0.1:$WEBHOOK_PORT/mutate" --arg ca "$bundle" \
-			'.webhooks |= map(.clientConfig = {url: $url, caBundle: $ca})' |
+	# Both configurations (the Mutating one, and the Validating one for Queues): each webhook's url keeps its path.
+	kc create --dry-run=client -o json -f "$ROOT/manifests/webhook-configuration.yaml" \
+		-f "$ROOT/manifests/queue-webhook-configuration.yaml" |
+		jq --arg base "https://127.0.0.1:$WEBHOOK_PORT" --arg ca "$bundle" '
+			def local: .webhooks |= map(.clientConfig = {url: ($base + .clientConfig.service.path), caBundle: $ca});
+			if .kind == "List" then .items |= map(local) else local end' |
 		kc apply -f - >/dev/null
 }
 
@@ -203,7 +206,7 @@ start_webhook() {
 	[[ -x "$webhook" ]] || die "raygate is not built: meson setup build && meson compile -C build (or use --no-raygate)"
 	"$BUILD/certs/raygate-certs" generate --dir "$RAYGATE_CERTS" --dns localhost --ip 127.0.0.1 2>>"$LOGS/raygate-certs.log" >/dev/null
 	start raygate-webhook "$webhook" --addr "127.0.0.1:$WEBHOOK_PORT" \
-		--cert "$RAYGATE_CERTS/tls.crt" --key "$RAYGATE_CERTS/tls.key"
+		--cert "$RAYGATE_CERTS/tls.crt" --key "$RAYGATE_CERTS/tls.key" --kubeconfig "$KUBECONFIG"
 	wait_until 20 "raygate webhook /readyz" webhook_ready || { tail -20 "$LOGS/raygate-webhook.log"; die "raygate's webhook did not start"; }
 	register_webhook
 }

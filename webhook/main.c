@@ -4,17 +4,25 @@
  *   raygate-webhook --addr 127.0.0.1:9443 --cert tls.crt --key tls.key [options]
  *
  * Flags may also come from the environment (flags win): RAYGATE_WEBHOOK_ADDR,
- * RAYGATE_WEBHOOK_CERT, RAYGATE_WEBHOOK_KEY, RAYGATE_WEBHOOK_LOG_LEVEL.
+ * RAYGATE_WEBHOOK_CERT, RAYGATE_WEBHOOK_KEY, RAYGATE_WEBHOOK_KUBECONFIG,
+ * RAYGATE_WEBHOOK_LOG_LEVEL.
+ * The Queue watch (queuewatch.h) reads the Kubernetes API as the gate does:
+ * --kubeconfig, else $KUBECONFIG, else the in-cluster service account; with
+ * none of them the queue tree checks are skipped (and that is logged).
  * The flags, their defaults and bounds: parse_flags (raygate-webhook --help).
  * SIGTERM/SIGINT: graceful stop, exit 0.
  */
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
 #include "flags.h"
+#include "kube.h"
+#include "kubeconfig.h"
 #include "log.h"
+#include "queuewatch.h"
 #include "server.h"
 #include "version.h"
 
@@ -46,7 +54,7 @@ static void on_signal(int sig)
 
 /* The command line and environment: every flag, its default and its bound. */
 struct webhook_flags {
-    const char *addr, *cert, *key;
+    const char *addr, *cert, *key, *kubeconfig, *context;
     int64_t max_body_bytes;
     int64_t request_timeout_ms, handshake_timeout_ms, reload_interval_ms, shutdown_delay_ms, shutdown_timeout_ms;
     int log_level;
@@ -60,6 +68,9 @@ static int parse_flags(int argc, char **argv, struct webhook_flags *f)
                         "listen address: 127.0.0.1:9443, :9443 (all interfaces), [::1]:9443"),
         FLAG_STRING_ENV("cert", "FILE", "RAYGATE_WEBHOOK_CERT", &f->cert, "PEM certificate chain, leaf first (required)"),
         FLAG_STRING_ENV("key", "FILE", "RAYGATE_WEBHOOK_KEY", &f->key, "PEM private key (required)"),
+        FLAG_STRING_ENV("kubeconfig", "FILE", "RAYGATE_WEBHOOK_KUBECONFIG", &f->kubeconfig,
+                        "the API the Queues are watched from: default $KUBECONFIG, else the in-cluster service account"),
+        FLAG_STRING("context", "NAME", &f->context, "the kubeconfig context (default its current-context)"),
         FLAG_INT("max-body-bytes", "N", &f->max_body_bytes, 1, INT64_C(1) << 31, "larger request bodies get 413"),
         FLAG_DURATION("request-timeout", &f->request_timeout_ms, 100 * FLAGS_MILLISECOND, FLAGS_HOUR,
                       "HTTP request / keep-alive idle timeout"),
@@ -87,6 +98,49 @@ static int parse_flags(int argc, char **argv, struct webhook_flags *f)
         return flags_fail(&p, "--cert and --key (or RAYGATE_WEBHOOK_CERT and RAYGATE_WEBHOOK_KEY) are required");
     log_set_level((enum log_level)f->log_level);
     return -1;
+}
+
+/* The Queue watch and what it needs, released by api_finish. */
+struct webhook_api {
+    struct kubeconfig cfg;
+    struct kube_client *client;
+    struct queuewatch *queues;
+};
+
+/*
+ * Starts the Queue watch. A --kubeconfig that does not load is an error
+ * (returns -1); without one, a $KUBECONFIG or service account that does not
+ * load, or none at all, leaves the webhook without the watch (logged).
+ */
+static int api_start(const struct webhook_flags *f, struct webhook_api *api)
+{
+    struct error err = {{0}};
+    kubeconfig_init(&api->cfg);
+    if (f->kubeconfig == NULL && getenv("KUBECONFIG") == NULL && getenv("KUBERNETES_SERVICE_HOST") == NULL) {
+        log_warnf("no Kubernetes API (--kubeconfig, $KUBECONFIG or a service account): the queue tree checks are skipped");
+        return 0;
+    }
+    if (kubeconfig_load(f->kubeconfig, f->context, &api->cfg, &err) != 0) {
+        if (f->kubeconfig != NULL) {
+            log_errorf("--kubeconfig: %s", err.message);
+            return -1;
+        }
+        log_warnf("kubeconfig: %s: the queue tree checks are skipped", err.message);
+        return 0;
+    }
+    if ((api->client = kube_client_create(&api->cfg, NULL, &err)) == NULL ||
+        (api->queues = queuewatch_create(api->client, &err)) == NULL) {
+        log_errorf("queue watch: %s", err.message);
+        return -1;
+    }
+    return 0;
+}
+
+static void api_finish(struct webhook_api *api)
+{
+    queuewatch_destroy(api->queues);
+    kube_client_destroy(api->client);
+    kubeconfig_finish(&api->cfg);
 }
 
 static void install_signals(void)
@@ -130,13 +184,22 @@ int main(int argc, char **argv)
 
     signal(SIGPIPE, SIG_IGN);
     raise_fd_limit();
-    if ((running = server_create(&cfg)) == NULL)
+    struct webhook_api api = {0};
+    if (api_start(&f, &api) != 0) {
+        api_finish(&api);
         return 1;
+    }
+    cfg.queues = api.queues;
+    if ((running = server_create(&cfg)) == NULL) {
+        api_finish(&api);
+        return 1;
+    }
     install_signals();
     rc = server_run(running);
     struct server *s = running;
     running = NULL;
     server_destroy(s);
+    api_finish(&api);
     log_infof("exiting");
     return rc == 0 ? 0 : 1;
 }

@@ -18,6 +18,7 @@
 #include "listen.h"
 #include "log.h"
 #include "metrics.h"
+#include "queuewatch.h"
 #include "tlsreload.h"
 #include "util.h"
 
@@ -38,8 +39,9 @@ struct server {
     volatile sig_atomic_t stop_requested;
     enum phase phase;
     uint64_t next_poll_ms, close_listener_ms, deadline_ms, timers_done_ms;
-    int clean_exit; /* no connection and no h2o timer left: the context can be disposed */
-    int h2o_ready;  /* config and context initialised */
+    int clean_exit;                  /* no connection and no h2o timer left: the context can be disposed */
+    int h2o_ready;                   /* config and context initialised */
+    uint64_t tree_unknown_logged_ms; /* when a skipped queue tree check was last logged */
 
     struct metrics_registry *metrics;
     struct metrics_family *m_requests, *m_http, *m_duration, *m_reloads, *m_conns;
@@ -66,9 +68,9 @@ static void create_metrics(struct server *s)
                                            "AdmissionReviews answered, by object kind, operation and result "
                                            "(patched, allowed, denied, error).",
                                            3, requests_labels);
-    s->m_http = metrics_counter_create(s->metrics, "raygate_webhook_http_requests_total",
-                                       "HTTP requests, by path (/mutate, /healthz, /readyz, /metrics or other) and status code.", 2,
-                                       http_labels);
+    s->m_http = metrics_counter_create(
+        s->metrics, "raygate_webhook_http_requests_total",
+        "HTTP requests, by path (/mutate, /validate, /healthz, /readyz, /metrics or other) and status code.", 2, http_labels);
     s->m_duration = metrics_histogram_create(s->metrics, "raygate_webhook_request_duration_seconds",
                                              "Time from the start of a POST /mutate request to its answer, by object kind.", 1,
                                              kind_label, duration_buckets, sizeof(duration_buckets) / sizeof(duration_buckets[0]));
@@ -142,20 +144,45 @@ static double seconds_since(const struct timeval *start)
     return d < 0 ? 0 : d;
 }
 
-/* The whole webhook: body -> admission_respond -> response. */
-static void handle_mutate(struct server *s, h2o_req_t *req)
+/* Says, at most once a minute, that a queue tree check was skipped (fail open). */
+static void note_tree_unknown(struct server *s, const struct admission_info *info)
+{
+    uint64_t now = h2o_now(s->ctx.loop);
+    if (s->tree_unknown_logged_ms != 0 && now < s->tree_unknown_logged_ms + 60000)
+        return;
+    s->tree_unknown_logged_ms = now;
+    log_warnf("%s %s allowed without the queue tree checks: %s", info->kind, info->operation,
+              s->cfg.queues == NULL ? "no Kubernetes API configured (--kubeconfig)"
+                                    : "the Queues are not listed yet (Queue CRD absent, no RBAC, or the API server unreachable)");
+}
+
+/* The decision, against the Queues the watch knows (locked for the call: the watch thread waits meanwhile). */
+static int decide(struct server *s, h2o_req_t *req, char **text, size_t *text_len, struct admission_info *info, struct error *err)
+{
+    const char *body = req->entity.base != NULL ? req->entity.base : "";
+    const struct queuecheck_set *queues = s->cfg.queues != NULL ? queuewatch_lock(s->cfg.queues) : NULL;
+    int rc = admission_respond(body, req->entity.len, queues, text, text_len, info, err);
+    if (s->cfg.queues != NULL)
+        queuewatch_unlock(s->cfg.queues);
+    if (rc == 0 && info->tree_unknown)
+        note_tree_unknown(s, info);
+    return rc;
+}
+
+/* The whole webhook (POST /mutate or /validate, path): body -> admission_respond -> response. */
+static void handle_review(struct server *s, h2o_req_t *req, const char *path)
 {
     if (!method_is(req, "POST")) {
-        respond_method_not_allowed(s, req, "/mutate", "POST");
+        respond_method_not_allowed(s, req, path, "POST");
         return;
     }
     /* h2o already answers 413 while reading a too-large body; this covers any path that slips by. */
     if (req->entity.len > s->cfg.max_body_bytes) {
-        respond_text(s, req, "/mutate", 413, "Payload Too Large", "request body too large\n");
+        respond_text(s, req, path, 413, "Payload Too Large", "request body too large\n");
         return;
     }
     if (!is_json(req)) {
-        respond_text(s, req, "/mutate", 415, "Unsupported Media Type", "Content-Type must be application/json\n");
+        respond_text(s, req, path, 415, "Unsupported Media Type", "Content-Type must be application/json\n");
         return;
     }
 
@@ -163,8 +190,7 @@ static void handle_mutate(struct server *s, h2o_req_t *req)
     size_t text_len = 0;
     struct admission_info info = {.kind = "other", .operation = "unknown", .result = "error"};
     struct error err = {{0}};
-    const char *body = req->entity.base != NULL ? req->entity.base : "";
-    int rc = admission_respond(body, req->entity.len, &text, &text_len, &info, &err);
+    int rc = decide(s, req, &text, &text_len, &info, &err);
     const char *labels[] = {info.kind, info.operation, info.result};
     metrics_counter_add(s->m_requests, labels, 1);
 
@@ -172,10 +198,10 @@ static void handle_mutate(struct server *s, h2o_req_t *req)
         int status = ADMISSION_ERROR_STATUS;
         char line[sizeof(err.message) + 1];
         snprintf(line, sizeof(line), "%s\n", err.message[0] != '\0' ? err.message : "not an AdmissionReview v1 request");
-        log_warnf("POST /mutate: %d: %s", status, err.message);
-        respond_text(s, req, "/mutate", status, "Bad Request", line);
+        log_warnf("POST %s: %d: %s", path, status, err.message);
+        respond_text(s, req, path, status, "Bad Request", line);
     } else {
-        respond(s, req, "/mutate", 200, "OK", "application/json", text, text_len);
+        respond(s, req, path, 200, "OK", "application/json", text, text_len);
         free(text);
     }
     if (!h2o_timeval_is_null(&req->timestamps.request_begin_at)) {
@@ -183,7 +209,7 @@ static void handle_mutate(struct server *s, h2o_req_t *req)
         const char *kind[] = {info.kind};
         metrics_histogram_observe(s->m_duration, kind, d);
         int denied = strcmp(info.result, "denied") == 0;
-        log_debugf("POST /mutate kind=%s operation=%s result=%s bytes=%zu %.3fms%s%s", info.kind, info.operation, info.result,
+        log_debugf("POST %s kind=%s operation=%s result=%s bytes=%zu %.3fms%s%s", path, info.kind, info.operation, info.result,
                    req->entity.len, d * 1e3, denied ? ": " : "", denied ? info.denial.message : "");
     }
 }
@@ -194,7 +220,11 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     h2o_iovec_t path = req->path_normalized;
 
     if (h2o_memis(path.base, path.len, H2O_STRLIT("/mutate"))) {
-        handle_mutate(s, req);
+        handle_review(s, req, "/mutate");
+        return 0;
+    }
+    if (h2o_memis(path.base, path.len, H2O_STRLIT("/validate"))) {
+        handle_review(s, req, "/validate");
         return 0;
     }
     const char *label = h2o_memis(path.base, path.len, H2O_STRLIT("/healthz"))   ? "/healthz"

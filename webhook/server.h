@@ -2,6 +2,7 @@
  * server: the webhook's HTTPS server on h2o's evloop.
  *
  *   POST /mutate    AdmissionReview in, AdmissionReview out (lib/gang/admission.h)
+ *   POST /validate  the same (the Queue validating webhook's path)
  *   GET  /healthz   200 while the process runs
  *   GET  /readyz    200 while accepting, 503 once shutdown started
  *   GET  /metrics   Prometheus text (lib/core/metrics.h)
@@ -19,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct queuewatch;
+
 struct server_config {
     const char *addr;              /* "127.0.0.1:9443", ":9443" (all interfaces), "[::1]:9443" */
     const char *cert_path;         /* PEM: leaf then intermediates */
@@ -29,6 +32,7 @@ struct server_config {
     uint64_t reload_interval_ms;   /* how often the certificate files are checked */
     uint64_t shutdown_delay_ms;    /* keep accepting (not ready) this long after a stop request */
     uint64_t shutdown_timeout_ms;  /* then wait at most this long for open connections */
+    struct queuewatch *queues;     /* borrowed: the Queues the admissions check the tree against; NULL: none (fail open) */
 };
 
 struct server;

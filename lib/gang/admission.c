@@ -8,6 +8,7 @@
 #include "jsonscan.h"
 #include "legacy.h"
 #include "mutate.h"
+#include "queuecheck.h"
 #include "rayjob.h"
 #include "util.h"
 
@@ -107,7 +108,7 @@ static json_t *parse_review(const char *body, size_t len, struct error *err)
 }
 
 /* Which decision a request needs. */
-enum target { TARGET_NONE, TARGET_RAYCLUSTER, TARGET_RAYJOB, TARGET_POD };
+enum target { TARGET_NONE, TARGET_RAYCLUSTER, TARGET_RAYJOB, TARGET_RAYSERVICE, TARGET_POD, TARGET_QUEUE };
 
 /* The decision request (borrowed) needs (TARGET_NONE: allowed as it is); sets info's kind and operation. */
 static enum target classify(const json_t *request, struct admission_info *info)
@@ -123,14 +124,24 @@ static enum target classify(const json_t *request, struct admission_info *info)
     int is_legacy = string_is(kind, "group", LEGACY_GROUP) && string_is(kind, "version", "v1");
     int is_raycluster = (is_kuberay || is_legacy) && string_is(kind, "kind", "RayCluster");
     int is_rayjob = string_is(kind, "group", "ray.io") && string_is(kind, "kind", "RayJob") && string_is(kind, "version", "v1");
+    int is_rayservice = is_kuberay && string_is(kind, "kind", "RayService");
     int is_pod = string_is(kind, "group", "") && string_is(kind, "version", "v1") && string_is(kind, "kind", "Pod");
+    int is_queue = string_is(kind, "group", "scheduling.volcano.sh") && string_is(kind, "version", "v1beta1") &&
+                   string_is(kind, "kind", "Queue");
     info->operation = operation_name(op);
-    info->kind = is_raycluster ? "RayCluster" : is_rayjob ? "RayJob" : is_pod ? "Pod" : "other";
+    info->kind = is_raycluster   ? "RayCluster"
+                 : is_rayjob     ? "RayJob"
+                 : is_rayservice ? "RayService"
+                 : is_pod        ? "Pod"
+                 : is_queue      ? "Queue"
+                                 : "other";
 
-    if (whole && (is_raycluster || is_rayjob) && (create || update))
-        return is_raycluster ? TARGET_RAYCLUSTER : TARGET_RAYJOB;
+    if (whole && (is_raycluster || is_rayjob || is_rayservice) && (create || update))
+        return is_raycluster ? TARGET_RAYCLUSTER : is_rayjob ? TARGET_RAYJOB : TARGET_RAYSERVICE;
     if (whole && is_pod && create)
         return TARGET_POD;
+    if (whole && is_queue)
+        return TARGET_QUEUE;
     return TARGET_NONE;
 }
 
@@ -158,8 +169,43 @@ static json_t *answer(const char *uid, int denied, const struct mutate_result *r
     return review;
 }
 
-int admission_handle(const char *body, size_t len, json_t **response, struct admission_info *info, struct error *err)
+/*
+ * The decision on a Ray object or Pod (borrowed request): the queue tree's
+ * leaf check, then the mutation. Returns 1 when denied (merr says why), 0.
+ */
+static int decide_object(enum target target, const json_t *request, const json_t *object, const struct queuecheck_set *queues,
+                         struct mutate_result *result, struct admission_info *info, struct error *merr)
 {
+    if (target != TARGET_POD) {
+        const json_t *old = string_is(request, "operation", "UPDATE") ? json_object_get(request, "oldObject") : NULL;
+        enum queuecheck_verdict v = queuecheck_gang(queues, object, old, merr);
+        info->tree_unknown = v == QUEUECHECK_UNKNOWN;
+        if (v == QUEUECHECK_DENIED)
+            return 1;
+    }
+    int decided = target == TARGET_RAYCLUSTER ? mutate_raycluster(object, result, merr)
+                  : target == TARGET_RAYJOB   ? rayjob_mutate(object, result, merr)
+                  : target == TARGET_POD      ? mutate_pod(object, result, merr)
+                                              : 0; /* a RayService: KubeRay copies its labels to its RayClusters, mutated then */
+    return decided != 0;
+}
+
+/* A Queue (request borrowed): the tree's validation; returns 1 when denied (merr says why), else 0. */
+static int decide_queue(const json_t *request, const struct queuecheck_set *queues, struct mutate_result *result,
+                        struct admission_info *info, struct error *merr)
+{
+    const json_t *object = json_object_get(request, "object"), *old = json_object_get(request, "oldObject");
+    enum queuecheck_verdict v =
+        queuecheck_queue(queues, info->operation, json_string_value(json_object_get(request, "name")),
+                         json_is_object(object) ? object : NULL, json_is_object(old) ? old : NULL, &result->warnings, merr);
+    info->tree_unknown = v == QUEUECHECK_UNKNOWN;
+    return v == QUEUECHECK_DENIED;
+}
+
+int admission_handle(const char *body, size_t len, const struct queuecheck_set *queues, json_t **response,
+                     struct admission_info *info, struct error *err)
+{
+    static const struct queuecheck_set unknown; /* NULL queues: not synced */
     struct mutate_result result;
     struct error merr;
     int denied = 0, rc = -1;
@@ -168,22 +214,22 @@ int admission_handle(const char *body, size_t len, json_t **response, struct adm
     info->kind = "other";
     info->operation = "unknown";
     info->result = "error";
+    info->tree_unknown = 0;
     json_t *review = parse_review(body, len, err);
     if (review == NULL)
         return -1;
     mutate_result_init(&result);
     json_t *request = json_object_get(review, "request");
     enum target target = classify(request, info);
-    if (target != TARGET_NONE) {
+    if (target == TARGET_QUEUE) {
+        denied = decide_queue(request, queues != NULL ? queues : &unknown, &result, info, &merr);
+    } else if (target != TARGET_NONE) {
         json_t *object = json_object_get(request, "object");
         if (!json_is_object(object)) {
             error_setf(err, "request.object must be an object");
             goto out;
         }
-        int decided = target == TARGET_RAYCLUSTER ? mutate_raycluster(object, &result, &merr)
-                      : target == TARGET_RAYJOB   ? rayjob_mutate(object, &result, &merr)
-                                                  : mutate_pod(object, &result, &merr);
-        denied = decided != 0;
+        denied = decide_object(target, request, object, queues != NULL ? queues : &unknown, &result, info, &merr);
     }
     *response = answer(json_string_value(json_object_get(request, "uid")), denied, &result, &merr, info);
     rc = 0;
@@ -319,6 +365,7 @@ int admission_respond_pod_fast(const char *body, size_t len, char **text, size_t
     *text = util_buf_take(&out);
     info->kind = "Pod";
     info->operation = "CREATE";
+    info->tree_unknown = 0;
     info->result = patch.len > 0 ? "patched" : "allowed";
     handled = 1;
 
@@ -329,13 +376,14 @@ out:
     return handled;
 }
 
-int admission_respond(const char *body, size_t len, char **text, size_t *text_len, struct admission_info *info, struct error *err)
+int admission_respond(const char *body, size_t len, const struct queuecheck_set *queues, char **text, size_t *text_len,
+                      struct admission_info *info, struct error *err)
 {
     json_t *response = NULL;
     *text = NULL;
     if (admission_respond_pod_fast(body, len, text, text_len, info))
         return 0;
-    if (admission_handle(body, len, &response, info, err) != 0)
+    if (admission_handle(body, len, queues, &response, info, err) != 0)
         return -1;
     /* response: new reference from admission_handle, released here. */
     *text = json_dumps(response, JSON_COMPACT);

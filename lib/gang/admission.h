@@ -1,9 +1,16 @@
 /*
  * admission: AdmissionReview (admission.k8s.io/v1) in, AdmissionReview out.
  *
- * A pure function of the request body: no I/O, no API call, no global state
- * but the log. The webhook's HTTP layer calls admission_handle() once per
- * POST /mutate and maps its result to an HTTP response.
+ * A pure function of the request body and the Queues the webhook knows
+ * (queuecheck.h): no I/O, no API call, no global state. The webhook's HTTP
+ * layer calls admission_respond() once per POST /mutate or /validate and maps
+ * its result to an HTTP response.
+ *
+ * Decisions: RayCluster, RayJob and legacy RayCluster CREATE and UPDATE are
+ * mutated (mutate.h, rayjob.h, legacy.h) and Pod CREATE gated; a RayCluster,
+ * RayJob, RayService or legacy RayCluster whose queue label names a queue with
+ * children is denied; Queue CREATE, UPDATE and DELETE are validated
+ * (queuecheck.h).
  */
 #ifndef RAYGATE_ADMISSION_H
 #define RAYGATE_ADMISSION_H
@@ -13,9 +20,7 @@
 #include <jansson.h>
 
 #include "errors.h"
-
-/* The HTTP status of an answer to a body that is not a usable AdmissionReview (err->message says why). */
-#define ADMISSION_ERROR_STATUS 400
+#include "queuecheck.h"
 
 /* The HTTP status of an answer to a body that is not a usable AdmissionReview (err->message says why). */
 #define ADMISSION_ERROR_STATUS 400
@@ -33,14 +38,16 @@
 
 /* What was decided, for metrics and logs. Strings are static. */
 struct admission_info {
-    const char *kind;      /* "RayCluster", "RayJob", "Pod" or "other" */
+    const char *kind;      /* "RayCluster", "RayJob", "RayService", "Pod", "Queue" or "other" */
     const char *operation; /* "CREATE", "UPDATE", ... or "unknown" */
     const char *result;    /* "patched", "allowed", "denied" or "error" */
     struct error denial;   /* result "denied": why (the answer's status.message) */
+    int tree_unknown;      /* a queue tree check was skipped: the Queues are not known yet (allowed on that ground) */
 };
 
 /*
  * Decodes the AdmissionReview in body[0..len), decides, and encodes the answer.
+ * queues: the Queues the webhook knows (borrowed; NULL: unknown, as unsynced).
  * Returns 0 and sets *response to a new reference (caller owns it: json_decref)
  * holding the whole AdmissionReview response (apiVersion, kind, response.uid,
  * allowed, and patchType/patch or status or warnings as decided); info is filled.
@@ -48,7 +55,8 @@ struct admission_info {
  * than ADMISSION_MAX_JSON_VALUES values: *response is NULL and err says why
  * (info->result is "error").
  */
-int admission_handle(const char *body, size_t len, json_t **response, struct admission_info *info, struct error *err);
+int admission_handle(const char *body, size_t len, const struct queuecheck_set *queues, json_t **response,
+                     struct admission_info *info, struct error *err);
 
 /*
  * admission_handle() followed by json_dumps(JSON_COMPACT): the answer as text,
@@ -58,7 +66,8 @@ int admission_handle(const char *body, size_t len, json_t **response, struct adm
  * several times less; bodies the scan declines go through admission_handle().
  * Returns 0, or -1 with err as admission_handle() (*text is then NULL).
  */
-int admission_respond(const char *body, size_t len, char **text, size_t *text_len, struct admission_info *info, struct error *err);
+int admission_respond(const char *body, size_t len, const struct queuecheck_set *queues, char **text, size_t *text_len,
+                      struct admission_info *info, struct error *err);
 
 /*
  * The fast path alone, for tests: returns 1 and the answer when it handled the

@@ -132,10 +132,27 @@ e2e_teardown() {
 		# RayClusters first: a namespace controller that lost discovery (an apiserver restart) may leave them behind.
 		kc delete rayclusters.ray.io -n "$NS" --all --wait=false >/dev/null 2>&1 || true
 		kc delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
-		local q
-		for q in "${E2E_QUEUES[@]}"; do kc delete queue "$q" --wait=false >/dev/null 2>&1 || true; done
+		e2e_delete_queues "${E2E_QUEUES[@]}"
 	fi
 	return $rc
+}
+
+# e2e_delete_queues QUEUE...: deletes the Queues, the last first (children
+# before their parents). The webhook refuses to delete a queue with children or
+# with gangs by its status, which the gate controller clears once the gangs'
+# pods are gone: what is refused is tried again, for up to 30 s.
+e2e_delete_queues() {
+	local left=() again q i
+	for ((i = $# - 1; i >= 0; i--)); do left+=("${@:i+1:1}"); done
+	for ((i = 0; i < 60 && ${#left[@]} > 0; i++)); do
+		((i == 0)) || sleep 0.5
+		again=()
+		for q in "${left[@]}"; do
+			kc delete queue "$q" --ignore-not-found --wait=false >/dev/null 2>&1 || again+=("$q")
+		done
+		left=(${again[@]+"${again[@]}"})
+	done
+	((${#left[@]} == 0)) || say "e2e: Queues not deleted (the next test's baseline tries again): ${left[*]}"
 }
 
 fail() { say "FAIL: $*"; exit 1; }

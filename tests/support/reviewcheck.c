@@ -115,7 +115,7 @@ static int check_idempotent(const json_t *review, const json_t *object, struct e
     json_t *response = NULL;
     struct admission_info info;
     struct error err;
-    int rc = admission_handle(text, strlen(text), &response, &info, &err);
+    int rc = admission_handle(text, strlen(text), NULL, &response, &info, &err);
     free(text);
     int bad = 0;
     if (rc != 0)
@@ -243,6 +243,6 @@ out:
 int reviewcheck_run(const char *body, size_t len, int *rc, json_t **response, struct admission_info *info, struct error *err,
                     json_t **patched, struct error *why)
 {
-    *rc = admission_handle(body, len, response, info, err);
+    *rc = admission_handle(body, len, NULL, response, info, err);
     return reviewcheck_answer(body, len, *rc, *response, info, err, patched, why);
 }

@@ -85,7 +85,8 @@ def run(helm, chart, manifest_docs, check):
     # Another namespace: every namespaced object, the certificate's names and the selector follow it.
     docs = render(helm, chart, namespace="rg")
     for d in docs:
-        if d["kind"] not in ("ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration", "CustomResourceDefinition"):
+        if d["kind"] not in ("ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration",
+                             "CustomResourceDefinition"):
             expect(d["metadata"].get("namespace") == "rg", "%s not in the release namespace rg" % key(d))
     certs = container(docs, "Job/raygate-certs")
     expect("raygate-webhook.rg.svc" in certs["args"] and certs["args"][certs["args"].index("--namespace") + 1] == "rg",
@@ -95,6 +96,8 @@ def run(helm, chart, manifest_docs, check):
         expect(w["clientConfig"]["service"]["namespace"] == "rg", "%s: service not in rg" % w["name"])
         expect(w["namespaceSelector"]["matchExpressions"][0]["values"] == ["kube-system", "rg"],
                "%s: the default namespaceSelector does not exclude rg" % w["name"])
+    for w in {key(d): d for d in docs}["ValidatingWebhookConfiguration/raygate"]["webhooks"]:
+        expect(w["clientConfig"]["service"]["namespace"] == "rg", "%s: service not in rg" % w["name"])
 
     # image, replicas, resources.
     docs = render(helm, chart, {"image": {"repository": "example.org/rg", "tag": "t1", "pullPolicy": "Never"},
@@ -131,8 +134,9 @@ def run(helm, chart, manifest_docs, check):
            cert["spec"]["dnsNames"][0] == "raygate-webhook.%s.svc" % NS and
            cert["spec"]["issuerRef"] == {"kind": "Issuer", "name": "raygate-selfsigned"} and "Issuer/raygate-selfsigned" in by,
            "cert-manager mode: no Certificate for raygate-webhook-tls from the self-signed Issuer")
-    expect(by["MutatingWebhookConfiguration/raygate"]["metadata"].get("annotations", {}).get("cert-manager.io/inject-ca-from") ==
-           "%s/raygate-webhook-tls" % NS, "cert-manager mode: no inject-ca-from annotation")
+    for k in ("MutatingWebhookConfiguration/raygate", "ValidatingWebhookConfiguration/raygate"):
+        expect(by[k]["metadata"].get("annotations", {}).get("cert-manager.io/inject-ca-from") == "%s/raygate-webhook-tls" % NS,
+               "cert-manager mode: no inject-ca-from annotation on %s" % k)
     check(docs, "chart (cert-manager)", rbac=False, containers=2)
     issuer = {"kind": "ClusterIssuer", "name": "corp-ca", "group": "cert-manager.io"}
     docs = render(helm, chart, {"certificates.mode": "cert-manager", "certificates.certManager.issuerRef": issuer})
