@@ -283,14 +283,16 @@ static int cmp_preemptors(const void *pa, const void *pb)
     return r != 0 ? r : strcmp(a->g->name, b->g->name);
 }
 
-/* The gangs d left waiting on capacity or nodes, in the order they are weighed; *n of them (caller frees). */
+/* The gangs d left waiting on capacity (their queue's or an ancestor's, or a guarantee) or nodes, in the order they
+ * are weighed; *n of them (caller frees). */
 static struct candidate *preemptors(const struct cache *c, const struct admit_result *d, size_t *n)
 {
     struct candidate *cs = util_calloc(d->len + 1, sizeof(*cs));
     *n = 0;
     for (size_t i = 0; i < d->len; i++) {
         const struct admit_decision *x = &d->items[i];
-        if (x->action != ADMIT_ACTION_WAIT || (x->reason != ADMIT_REASON_QUEUE_CAPACITY && x->reason != ADMIT_REASON_NODES))
+        if (x->action != ADMIT_ACTION_WAIT ||
+            (x->reason != ADMIT_REASON_QUEUE_CAPACITY && x->reason != ADMIT_REASON_QUEUE_TREE && x->reason != ADMIT_REASON_NODES))
             continue;
         struct cache_gang *g = cache_gang_get(c, x->namespace_, x->cluster);
         if (g == NULL || !g->present || g->admitted || !g->spec_ok || g->legacy || g->queue == NULL)
