@@ -4,8 +4,8 @@
 # cpu 8; gangs of one head of cpu 2. fa first fills the parent (it borrows
 # fb's idle 4); then fb and fa alternately submit two gangs each, for
 # RAYGATE_FLAP_ROUNDS rounds (default 4). fb reclaims its deserved once: the
-# evictions (the gate's raygate_preemptions_total of both queues, and the
-# RayClusters' raygate.io/requeue-count) are at most the 2 gangs fa borrowed,
+# evictions (the gate's raygate_preemptions_total of both queues; as many
+# RayClusters carry raygate.io/preempted-by) are at most the 2 gangs fa borrowed,
 # both queues end at their deserved, and once they settle nothing more is
 # evicted for RAYGATE_FLAP_WINDOW seconds (default 30; a fresh gang of either
 # queue, not in its requeue backoff, waits all that time). Prints the count.
@@ -35,8 +35,8 @@ evictions() { # the gate's count over both queues, both kinds
 	curl -sf "http://127.0.0.1:$GATE_METRICS_PORT/metrics" | grep -E "^raygate_preemptions_total\{queue=\"($FA|$FB)\"" |
 		awk '{s += $2} END {print s + 0}'
 }
-requeues() { # the RayClusters' raygate.io/requeue-count, summed
-	kc get rayclusters.ray.io -n "$NS" -o json | jq '[.items[].metadata.annotations["raygate.io/requeue-count"] // "0" | tonumber] | add // 0'
+preempted() { # the RayClusters preempted at least once (raygate.io/preempted-by)
+	kc get rayclusters.ray.io -n "$NS" -o json | jq '[.items[] | select(.metadata.annotations["raygate.io/preempted-by"])] | length'
 }
 admitted_in() { # QUEUE: its admitted gangs
 	kc get rayclusters.ray.io -n "$NS" -l "volcano.sh/queue-name=$1" -o json |
@@ -58,10 +58,10 @@ done
 both_deserved() { [[ "$(admitted_in "$FA") $(admitted_in "$FB")" == "2 2" ]]; }
 eventually 60 "both queues at their deserved (2 gangs of cpu 2 each)" both_deserved
 count="$(evictions)"
-say "flapping: $count evictions ($(requeues) requeues on the RayClusters) over $ROUNDS alternating rounds (took $((SECONDS - lap))s)"
+say "flapping: $count evictions ($(preempted) RayClusters preempted) over $ROUNDS alternating rounds (took $((SECONDS - lap))s)"
 ((count <= 2)) || fail "$count evictions: more than the 2 gangs fa borrowed"
 ((count == 2)) || fail "$count evictions: fb did not reclaim its deserved from fa (2 expected)"
-assert_eq "requeues recorded on the RayClusters" "$count" "$(requeues)"
+assert_eq "RayClusters preempted (each once)" "$count" "$(preempted)"
 lap=$SECONDS
 settled() { [[ "$(evictions)" == "$count" ]] && both_deserved; }
 stays "$WINDOW" "no eviction once settled; fa and fb keep their deserved" settled
