@@ -32,8 +32,9 @@ decided() { # NAME...: each admitted, or its pod created and gated
 	for c; do admitted "$c" && [[ "$(gated_count "$c")" == 0 ]] || all_gated "$c" 1 || return 1; done
 }
 evictions() { # the gate's count over both queues, both kinds
-	curl -sf "http://127.0.0.1:$GATE_METRICS_PORT/metrics" | grep -E "^raygate_preemptions_total\{queue=\"($FA|$FB)\"" |
-		awk '{s += $2} END {print s + 0}'
+	curl -sf "http://127.0.0.1:$GATE_METRICS_PORT/metrics" |
+		awk -v a="raygate_preemptions_total{queue=\"$FA\"" -v b="raygate_preemptions_total{queue=\"$FB\"" \
+			'index($1, a) == 1 || index($1, b) == 1 {s += $2} END {print s + 0}'
 }
 preempted() { # the RayClusters preempted at least once (raygate.io/preempted-by)
 	kc get rayclusters.ray.io -n "$NS" -o json | jq '[.items[] | select(.metadata.annotations["raygate.io/preempted-by"])] | length'
