@@ -130,7 +130,8 @@ static struct flags_program program_of(const struct flag *table, size_t n)
                     "       kubectl raygate gangs [-n NS | -A] [--queue Q] [-o json|yaml|wide]\n"
                     "       kubectl raygate why NAME [-n NS] [-o json|yaml]",
         .epilog = "Commands:\n"
-                  "  queues [QUEUE]  the queues: capability, what their admitted gangs hold, gangs by phase\n"
+                  "  queues [QUEUE]  the queue tree (QUEUE: its subtree): capability, guarantee, deserved\n"
+                  "                  (derived by weight: *), what their gangs hold, share, gangs by phase\n"
                   "  gangs           the gangs: state, pods bound, position in the queue, what they wait for\n"
                   "  why NAME        why gang NAME (its RayCluster, RayJob or PodGroup name) is in its state,\n"
                   "                  and what would have to change\n"

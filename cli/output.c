@@ -195,35 +195,64 @@ void output_gangs_table(struct util_buf *b, const json_t *rows, unsigned flags)
     grid_print(b, &t, 5, flags);
 }
 
+/* The DESERVED cell: derived ones marked (new). */
+static char *deserved_cell(const json_t *row)
+{
+    char *c = resource_cell(json_object_get(row, "deserved"));
+    if (!json_is_true(json_object_get(row, "deservedDerived")))
+        return c;
+    char *marked = util_strdupf("%s*", strcmp(c, "-") == 0 ? "0" : c);
+    free(c);
+    return marked;
+}
+
+static void queue_cells(struct grid *t, const json_t *row, unsigned flags)
+{
+    size_t c = 0;
+    json_int_t depth = json_integer_value(json_object_get(row, "depth"));
+    cell(t, c++, util_strdupf("%*s%s", (int)(depth > 0 && depth < 64 ? 2 * depth : 0), "", str(row, "name")));
+    cell(t, c++, dash_or(str(row, "parent")));
+    cell(t, c++, dash_or(str(row, "state")));
+    cell(t, c++, resource_cell(json_object_get(row, "capability")));
+    cell(t, c++, resource_cell(json_object_get(row, "guarantee")));
+    cell(t, c++, deserved_cell(row));
+    cell(t, c++, resource_cell(json_object_get(row, "allocated")));
+    cell(t, c++, dash_or(str(row, "share")));
+    cell(t, c++, int_cell(json_object_get(row, "running")));
+    cell(t, c++, int_cell(json_object_get(row, "pending")));
+    if (flags & OUTPUT_WIDE) {
+        cell(t, c++, int_cell(json_object_get(row, "inqueue")));
+        cell(t, c++, int_cell(json_object_get(row, "weight")));
+    }
+    t->rows++;
+}
+
 void output_queues_table(struct util_buf *b, const json_t *rows, unsigned flags)
 {
-    static const char *const names[] = {"NAME",    "STATE",   "CAPABILITY", "DESERVED", "ALLOCATED",
-                                        "RUNNING", "PENDING", "INQUEUE",    "WEIGHT"};
+    static const char *const names[] = {"NAME",      "PARENT", "STATE",   "CAPABILITY", "GUARANTEE", "DESERVED",
+                                        "ALLOCATED", "SHARE",  "RUNNING", "PENDING",    "INQUEUE",   "WEIGHT"};
     if (json_array_size(rows) == 0) {
         util_buf_puts(b, "No queues found.\n");
         return;
     }
     struct grid t = {0};
-    header(&t, names, (flags & OUTPUT_WIDE) ? 9 : 7);
+    header(&t, names, (flags & OUTPUT_WIDE) ? 12 : 10);
     size_t i;
     const json_t *row;
+    int derived = 0;
     json_array_foreach(rows, i, row)
     {
-        size_t c = 0;
-        cell(&t, c++, dash_or(str(row, "name")));
-        cell(&t, c++, dash_or(str(row, "state")));
-        cell(&t, c++, resource_cell(json_object_get(row, "capability")));
-        cell(&t, c++, resource_cell(json_object_get(row, "deserved")));
-        cell(&t, c++, resource_cell(json_object_get(row, "allocated")));
-        cell(&t, c++, int_cell(json_object_get(row, "running")));
-        cell(&t, c++, int_cell(json_object_get(row, "pending")));
-        if (flags & OUTPUT_WIDE) {
-            cell(&t, c++, int_cell(json_object_get(row, "inqueue")));
-            cell(&t, c++, int_cell(json_object_get(row, "weight")));
-        }
-        t.rows++;
+        queue_cells(&t, row, flags);
+        derived |= json_is_true(json_object_get(row, "deservedDerived"));
     }
     grid_print(b, &t, (size_t)-1, flags);
+    if (derived)
+        util_buf_puts(b, "* derived by weight\n");
+    json_array_foreach(rows, i, row)
+    {
+        if (str(row, "treeError") != NULL)
+            util_buf_printf(b, "queue %s: %s\n", str(row, "name"), str(row, "treeError"));
+    }
 }
 
 static void why_gang(struct util_buf *b, const json_t *g, unsigned flags)

@@ -29,8 +29,12 @@ void output_gangs_table(struct util_buf *b, const json_t *rows, unsigned flags);
 
 /*
  * Appends the queues table of rows (borrowed, view_queues') to b:
- *   NAME STATE CAPABILITY DESERVED ALLOCATED RUNNING PENDING
- * (wide: also INQUEUE and WEIGHT). Resource lists read "cpu=4,memory=6Gi"; "-" when empty.
+ *   NAME PARENT STATE CAPABILITY GUARANTEE DESERVED ALLOCATED SHARE RUNNING PENDING
+ * (wide: also INQUEUE and WEIGHT). NAME is indented two spaces a level;
+ * resource lists read "cpu=4,memory=6Gi", "-" when empty; a deserved derived
+ * by weight ends with "*" ("0*" when empty). Under the table, the line
+ * "* derived by weight" when a row has one, and "queue NAME: <treeError>"
+ * for each row with a treeError.
  */
 void output_queues_table(struct util_buf *b, const json_t *rows, unsigned flags);
 

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "quantity.h"
+#include "queuetree.h"
 #include "resources.h"
 #include "util.h"
 
@@ -596,41 +597,125 @@ static json_t *copy_object(const json_t *obj)
     return json_is_object(obj) ? json_deep_copy(obj) : json_object();
 }
 
-static int by_row_name(const void *pa, const void *pb)
+static json_t *count(const json_t *status, const char *key)
 {
-    return strcmp(row_str(*(json_t *const *)pa, "name"), row_str(*(json_t *const *)pb, "name"));
+    return json_integer(json_integer_value(json_object_get(status, key)));
+}
+
+/* One Queue's row (new), at depth in the tree: what its spec and the gate's status say, nothing computed. */
+static json_t *queue_row(const json_t *q, size_t depth)
+{
+    const json_t *spec = json_object_get(q, "spec"), *status = json_object_get(q, "status");
+    const char *state = str(status, "state"), *parent = str(spec, "parent");
+    const json_t *deserved = json_object_get(status, "deserved");
+    if (!json_is_object(deserved)) /* a gate that does not write it yet: the spec's */
+        deserved = json_object_get(spec, "deserved");
+    json_t *row = json_object();
+    set_str(row, "name", str(meta(q), "name"));
+    set_str(row, "parent", parent != NULL && parent[0] != '\0' ? parent : NULL);
+    json_object_set_new(row, "depth", json_integer((json_int_t)depth));
+    set_str(row, "state", state != NULL ? state : "Open");
+    json_object_set_new(row, "capability", copy_object(json_object_get(spec, "capability")));
+    json_object_set_new(row, "guarantee", copy_object(json_object_get(json_object_get(spec, "guarantee"), "resource")));
+    json_object_set_new(row, "deserved", copy_object(deserved));
+    json_object_set_new(row, "deservedDerived", json_boolean(json_is_true(json_object_get(status, "deservedDerived"))));
+    json_object_set_new(row, "allocated", copy_object(json_object_get(status, "allocated")));
+    set_str(row, "share", str(status, "share"));
+    set_str(row, "treeError", str(status, "treeError"));
+    json_object_set_new(row, "running", count(status, "running"));
+    json_object_set_new(row, "pending", count(status, "pending"));
+    json_object_set_new(row, "inqueue", count(status, "inqueue"));
+    const json_t *w = json_object_get(spec, "weight");
+    json_object_set_new(row, "weight", json_is_integer(w) ? json_integer(json_integer_value(w)) : json_null());
+    return row;
+}
+
+/* The Queues of a snapshot, sorted by name, linked as a tree (queuetree.h). */
+struct queue_forest {
+    size_t n;
+    const json_t **obj;      /* borrowed */
+    struct queuetree_in *in; /* names borrowed from obj */
+    struct queuetree_node *nodes;
+    size_t root_first;
+    unsigned char *shown; /* a row was made of it */
+    int has_root;         /* a Queue named "root" is among them */
+};
+
+static int by_queue_name(const void *pa, const void *pb)
+{
+    return strcmp(str(meta(*(const json_t *const *)pa), "name"), str(meta(*(const json_t *const *)pb), "name"));
+}
+
+static void forest_init(struct queue_forest *f, const json_t *snapshot)
+{
+    const json_t *queues = array_of(snapshot, "queues"), *q;
+    size_t i;
+    memset(f, 0, sizeof(*f));
+    f->obj = util_calloc(json_array_size(queues) + 1, sizeof(*f->obj));
+    json_array_foreach(queues, i, q)
+    {
+        if (str(meta(q), "name") != NULL)
+            f->obj[f->n++] = q;
+    }
+    qsort(f->obj, f->n, sizeof(*f->obj), by_queue_name); /* so that children link in name order */
+    f->in = util_calloc(f->n + 1, sizeof(*f->in));
+    f->nodes = util_calloc(f->n + 1, sizeof(*f->nodes));
+    f->shown = util_calloc(f->n + 1, 1);
+    for (i = 0; i < f->n; i++)
+        f->in[i] = (struct queuetree_in){str(meta(f->obj[i]), "name"), str(json_object_get(f->obj[i], "spec"), "parent"), 1};
+    queuetree_build(f->in, f->n, f->nodes, &f->root_first);
+    for (i = 0; i < f->n; i++)
+        f->has_root |= f->nodes[i].is_root;
+}
+
+static void forest_finish(struct queue_forest *f)
+{
+    free(f->obj);
+    free(f->in);
+    free(f->nodes);
+    free(f->shown);
+}
+
+/* Rows of i and its subtree, depth first, into out; a queue is shown once, whatever cycle links it. */
+static void subtree_rows(struct queue_forest *f, size_t i, size_t depth, json_t *out)
+{
+    for (; i != QUEUETREE_ROOT; i = f->nodes[i].next_sibling) {
+        if (f->shown[i])
+            continue;
+        f->shown[i] = 1;
+        json_array_append_new(out, queue_row(f->obj[i], depth));
+        subtree_rows(f, f->nodes[i].first_child, depth + 1, out);
+    }
 }
 
 json_t *view_queues(const json_t *snapshot, const char *queue)
 {
-    size_t i, n = 0;
-    const json_t *q;
-    const json_t *queues = array_of(snapshot, "queues");
-    json_t **rows = util_calloc(json_array_size(queues) + 1, sizeof(*rows));
-    json_array_foreach(queues, i, q)
-    {
-        const char *name = str(meta(q), "name");
-        if (name == NULL || (queue != NULL && strcmp(name, queue) != 0))
-            continue;
-        const json_t *spec = json_object_get(q, "spec"), *status = json_object_get(q, "status");
-        const char *state = str(status, "state");
-        json_t *row = json_object();
-        set_str(row, "name", name);
-        set_str(row, "state", state != NULL ? state : "Open");
-        json_object_set_new(row, "capability", copy_object(json_object_get(spec, "capability")));
-        json_object_set_new(row, "deserved", copy_object(json_object_get(spec, "deserved")));
-        json_object_set_new(row, "allocated", copy_object(json_object_get(status, "allocated")));
-        json_object_set_new(row, "running", json_integer(json_integer_value(json_object_get(status, "running"))));
-        json_object_set_new(row, "pending", json_integer(json_integer_value(json_object_get(status, "pending"))));
-        json_object_set_new(row, "inqueue", json_integer(json_integer_value(json_object_get(status, "inqueue"))));
-        const json_t *w = json_object_get(spec, "weight");
-        json_object_set_new(row, "weight", json_is_integer(w) ? json_integer(json_integer_value(w)) : json_null());
-        rows[n++] = row;
-    }
-    qsort(rows, n, sizeof(*rows), by_row_name);
+    struct queue_forest f;
+    forest_init(&f, snapshot);
     json_t *out = json_array();
-    for (i = 0; i < n; i++)
-        json_array_append_new(out, rows[i]);
-    free(rows);
+    size_t i, base = f.has_root ? 1 : 0; /* the root's children one level under a Queue named root */
+    if (queue != NULL) {
+        i = queuetree_find(f.in, f.n, queue);
+        if (i != QUEUETREE_ROOT) { /* the queue and its subtree */
+            const struct queuetree_node *nd = &f.nodes[i];
+            size_t d = nd->state == QUEUETREE_OK && !nd->is_root ? nd->depth - 1 + base : 0;
+            f.shown[i] = 1;
+            json_array_append_new(out, queue_row(f.obj[i], d));
+            subtree_rows(&f, nd->is_root ? f.root_first : nd->first_child, d + 1, out);
+        }
+    } else {
+        for (i = 0; i < f.n; i++) {
+            if (f.nodes[i].is_root) {
+                f.shown[i] = 1;
+                json_array_append_new(out, queue_row(f.obj[i], 0));
+            }
+        }
+        subtree_rows(&f, f.root_first, base, out);
+        for (i = 0; i < f.n; i++) { /* the bad ones, outside the tree */
+            if (!f.shown[i])
+                json_array_append_new(out, queue_row(f.obj[i], 0));
+        }
+    }
+    forest_finish(&f);
     return out;
 }

@@ -96,10 +96,20 @@ int view_queue_short(const json_t *queue, const json_t *need, const char *name, 
                      int64_t *free_);
 
 /*
- * The queues of snapshot (optionally only the one named queue), sorted by
- * name, as a new JSON array of rows:
- *   {"name","state","capability","deserved","allocated","running","pending","inqueue","weight"}
- * capability/deserved/allocated are ResourceList objects (empty when unset).
+ * The queues of snapshot as a tree (spec.parent, queuetree.h), as a new JSON
+ * array of rows, depth first: a Queue named "root" first, then the root's
+ * children, each followed by its subtree, siblings by name; then the queues
+ * outside the tree (a cycle, its own parent, a missing parent, or under such
+ * a one), by name. With queue: only that queue and its subtree. Each row:
+ *   {"name","parent" (spec.parent, or null),"depth" (0: top of what is
+ *    shown; a child one more than its parent),"state","capability",
+ *    "guarantee" (spec.guarantee.resource),"deserved","deservedDerived",
+ *    "allocated","share" (string, or null),"treeError" (or null),"running",
+ *    "pending","inqueue","weight"}
+ * Read from the objects, not computed: deserved, deservedDerived, allocated,
+ * share and treeError are the gate's status fields (status.deserved
+ * absent: spec.deserved, not derived). ResourceLists are objects (empty when
+ * unset).
  */
 json_t *view_queues(const json_t *snapshot, const char *queue);
 

@@ -11,6 +11,7 @@
 #include "log.h"
 #include "podgroup.h"
 #include "preempthold.h"
+#include "qtree.h"
 #include "queuemetrics.h"
 #include "util.h"
 
@@ -257,6 +258,8 @@ struct sync_ctx {
     const struct admit *admit;
     unsigned crds;
     char now[32];
+    struct qtree tree;                   /* the queue tree now, alloc and demand added, deserved derived */
+    unsigned char *synced;               /* by tree index: the queue's status was compared at this sync */
     size_t npodgroups, nqueues, nwrites; /* compared, and writes queued (for the debug log) */
 };
 
@@ -339,23 +342,33 @@ static void sync_queue_status(struct sync_ctx *x, const struct cache_queue *q, c
     free(path);
 }
 
-/* One queue: its gangs' PodGroups, its status and its gauges. */
-static void sync_queue(struct sync_ctx *x, struct cache_queue *q)
+/*
+ * One queue: with whole set (a queue the pass evaluated, or every queue),
+ * its gangs' PodGroups, its counts and allocation; always, its place in the
+ * tree (deserved, share, a parent's allocation), which any queue's change
+ * may move. Then its status and gauges.
+ */
+static void sync_queue(struct sync_ctx *x, struct cache_queue *q, int whole)
 {
-    for (struct cache_gang *g = q->gangs; (x->crds & PODGROUP_CRD_PODGROUPS) && g != NULL; g = g->queue_next) {
+    for (struct cache_gang *g = q->gangs; whole && (x->crds & PODGROUP_CRD_PODGROUPS) && g != NULL; g = g->queue_next) {
         if (podgroup_wanted(g))
             sync_podgroup(x, g);
     }
     struct podgroup_queue_status st;
     struct error err;
     podgroup_queue_status_init(&st);
-    if (podgroup_queue_status(x->cache, q, &st, &err) != 0) {
+    if (whole && podgroup_queue_status(x->cache, q, &st, &err) != 0) {
         log_warnf("queue %s: status not computed: %s", q->name, err.message);
         podgroup_queue_status_finish(&st);
         return;
     }
+    size_t i = qtree_index(&x->tree, q);
+    if (i != QUEUETREE_ROOT) {
+        podgroup_queue_tree(&x->tree, i, x->cache, &st);
+        x->synced[i] = 1;
+    }
     queuemetrics_queue(x->s->qmetrics, x->cache, q, &st);
-    x->nqueues++;
+    x->nqueues += whole;
     if ((x->crds & PODGROUP_CRD_QUEUES) && q->present)
         sync_queue_status(x, q, &st);
     podgroup_queue_status_finish(&st);
@@ -388,14 +401,21 @@ void status_sync(struct status *s, struct cache *cache, const struct admit *admi
         drop_failed(s->pg_expected);
         drop_failed(s->queue_expected);
     }
+    qtree_init(&x.tree);
+    qtree_fill(&x.tree, cache);
+    x.synced = util_calloc(x.tree.n + 1, 1);
     struct cache_queue *q;
     if (s->full) {
         cache_queue_for_each(q, cache)
-            sync_queue(&x, q);
+            sync_queue(&x, q, 1);
     } else {
         for (size_t i = 0; i < res->queues_evaluated; i++) {
             if ((q = cache_queue_get(cache, res->queues[i])) != NULL)
-                sync_queue(&x, q);
+                sync_queue(&x, q, 1);
+        }
+        for (size_t i = 0; i < x.tree.n; i++) { /* the others' place in the tree */
+            if (!x.synced[i])
+                sync_queue(&x, x.tree.queues[i].q, 0);
         }
     }
     sync_dirty(&x);
@@ -403,6 +423,8 @@ void status_sync(struct status *s, struct cache *cache, const struct admit *admi
     if (crds & PODGROUP_CRD_PODGROUPS)
         s->full = 0;
     pthread_mutex_unlock(&s->mu);
+    free(x.synced);
+    qtree_finish(&x.tree);
     if (x.npodgroups > 0 || x.nqueues > 0)
         log_debugf("status: %zu PodGroups and %zu queues compared, %zu writes queued", x.npodgroups, x.nqueues, x.nwrites);
 }

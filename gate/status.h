@@ -63,7 +63,9 @@ void status_podgroups_synced(struct status *s);
  * After a pass (res, borrowed) and its gate removals, with the cache's lock
  * held (cache and admit borrowed): the PodGroups of the gangs of the queues
  * the pass evaluated (every queue after status_podgroups_synced) and of
- * PodGroups that changed, those queues' status and gauges. crds: the
+ * PodGroups that changed, those queues' status and gauges; and every
+ * queue's place in the queue tree (qtree_fill: deserved, share, treeError,
+ * a parent's allocation), which any queue's change may move. crds: the
  * PODGROUP_CRD_* flags usable now (PODGROUPS only once that watch synced,
  * QUEUES likewise). resync: a periodic full pass, when failed writes are
  * tried again. Writes are queued, never waited for.

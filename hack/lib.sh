@@ -18,13 +18,16 @@ BUILD="${RAYGATE_BUILD:-$ROOT/build}"
 # Ports, all on 127.0.0.1; moved off the defaults so a developer's own
 # cluster or a system etcd does not collide. RAYGATE_PORT_OFFSET shifts them
 # all, so that several local clusters (each with its own RAYGATE_STATE) can
-# run side by side, e.g. one per git worktree.
+# run side by side, e.g. one per git worktree, or hack/test.sh's e2e shards
+# (RAYGATE_PORT_OFFSET, +50, +100, ...).
 _po="${RAYGATE_PORT_OFFSET:-0}"
-# Offsets are multiples of 100 up to 900: the base ports differ by 2 to 9,000,
-# and e.g. an offset of 3000 would put one cluster's apiserver on another's
-# webhook port.
-[[ "$_po" =~ ^[0-9]+$ ]] && ((_po % 100 == 0 && _po <= 900)) ||
-	{ echo "RAYGATE_PORT_OFFSET must be one of 0, 100, 200, ..., 900" >&2; exit 2; }
+# Offsets are multiples of 50 up to 950: under 1,000 the ports of one cluster
+# (these, the real node's, the peers', hack/bench.sh's and the tests' own, like
+# test_gate_metrics' GATE_METRICS_PORT + 7) differ by 1 to 26, 131 to 159, 346
+# to 379 and 503 to 512, never by a multiple of 50; an offset of 3000 would put
+# one cluster's apiserver on another's webhook port.
+[[ "$_po" =~ ^[0-9]+$ ]] && ((_po % 50 == 0 && _po <= 950)) ||
+	{ echo "RAYGATE_PORT_OFFSET must be one of 0, 50, 100, ..., 950" >&2; exit 2; }
 ETCD_PORT="${RAYGATE_ETCD_PORT:-$((23790 + _po))}"
 ETCD_PEER_PORT="${RAYGATE_ETCD_PEER_PORT:-$((23800 + _po))}"
 APISERVER_PORT="${RAYGATE_APISERVER_PORT:-$((26443 + _po))}"
@@ -35,6 +38,17 @@ KUBERAY_METRICS_PORT="${RAYGATE_KUBERAY_METRICS_PORT:-$((28080 + _po))}"
 KUBERAY_HEALTH_PORT="${RAYGATE_KUBERAY_HEALTH_PORT:-$((28082 + _po))}"
 WEBHOOK_PORT="${RAYGATE_WEBHOOK_PORT:-$((29443 + _po))}"
 GATE_METRICS_PORT="${RAYGATE_GATE_METRICS_PORT:-$((29090 + _po))}"
+
+# hack/e2e.sh's shards: shard K (1..N) runs a cluster of its own on
+# RAYGATE_PORT_OFFSET + 50 (K - 1), its state in $STATE-e2e-K.
+shard_offset() { echo $((_po + 50 * ($1 - 1))); }
+shard_state() { echo "$STATE-e2e-$1"; }
+# check_shards N: dies unless N is a number of shards whose offsets all exist.
+check_shards() {
+	[[ "$1" =~ ^[1-9][0-9]*$ ]] || die "--shards takes a number from 1, not '$1'"
+	(($(shard_offset "$1") <= 950)) ||
+		die "$1 shards from RAYGATE_PORT_OFFSET=$_po need offsets up to $(shard_offset "$1"); the last is 950"
+}
 
 kc() { "$KUBECTL" "$@"; }
 

@@ -4,26 +4,36 @@
 # binary on loopback: hostile input over TLS, slow clients), the same two
 # suites in an AddressSanitizer+UndefinedBehaviorSanitizer build (build-san),
 # the unit suite under valgrind, a short pass of every libFuzzer harness
-# (build-fuzz, RAYGATE_FUZZ_SECONDS each, default 10), the e2e suite
-# against a real local control plane, and the in-cluster suite (raygate from
-# its image on a real node: hack/cluster.sh up --real-node); exits non-zero on
-# any failure. A real node that cannot start is a failure, not a skip.
+# (build-fuzz, RAYGATE_FUZZ_SECONDS each, default 10), the e2e suite as
+# shards side by side, each against a real local control plane of its own,
+# and the in-cluster suite (raygate from its image on a real node:
+# hack/cluster.sh up --real-node) in one shard after its e2e tests
+# (hack/e2e.sh); exits non-zero on any failure. A real node that cannot start
+# is a failure, not a skip.
 #
-#   hack/test.sh [--unit-only] [--keep-cluster] [--no-real-node]
+#   hack/test.sh [--unit-only] [--keep-cluster] [--no-real-node] [--shards N]
 #     --unit-only: everything but e2e and in-cluster; --no-real-node: no in-cluster suite
+#     --shards N: the e2e suite in N shards (default 2, or RAYGATE_E2E_SHARDS), split
+#       by tests/e2e/durations.txt; shard K on RAYGATE_PORT_OFFSET + 50 (K - 1)
+#       (0 and 50 when unset), state in .cluster-e2e-K; --keep-cluster: leave them up
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$here/lib.sh"
 
-unit_only=0 keep=0 real_node=1
-for a in "$@"; do
-	case "$a" in
-	--unit-only) unit_only=1 ;;
-	--keep-cluster) keep=1 ;;
-	--no-real-node) real_node=0 ;;
-	*) die "usage: hack/test.sh [--unit-only] [--keep-cluster] [--no-real-node]" ;;
+usage() { sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//' >&$((${1:-2} ? 2 : 1)); exit "${1:-2}"; }
+unit_only=0 keep=0 real_node=1 shards="${RAYGATE_E2E_SHARDS:-2}"
+while (($#)); do
+	case "$1" in
+	--unit-only) unit_only=1; shift ;;
+	--keep-cluster) keep=1; shift ;;
+	--no-real-node) real_node=0; shift ;;
+	--shards) shards="${2:-}"; shift 2 || usage ;;
+	--shards=*) shards="${1#*=}"; shift ;;
+	--help | -h) usage 0 ;;
+	*) usage ;;
 	esac
 done
+((unit_only)) || check_shards "$shards"
 
 step() { printf '\n==> %s\n' "$*"; }
 
@@ -32,7 +42,7 @@ FUZZ_BUILD="${RAYGATE_FUZZ_BUILD:-$ROOT/build-fuzz}"
 export RAYGATE_FUZZ_BUILD="$FUZZ_BUILD"
 rm -f "$BUILD/meson-logs/unit.json" "$BUILD/meson-logs/local.json" "$BUILD/meson-logs/valgrind-valgrind.json" \
 	"$BUILD/meson-logs/valgrind-webhook.json" \
-	"$BUILD/meson-logs/e2e.json" "$BUILD/meson-logs/incluster.json" "$SAN_BUILD/meson-logs/san-unit.json" "$SAN_BUILD/meson-logs/san-local.json" \
+	"$BUILD/meson-logs/e2e-plan.txt" "$BUILD/meson-logs/incluster.json" "$SAN_BUILD/meson-logs/san-unit.json" "$SAN_BUILD/meson-logs/san-local.json" \
 	"$FUZZ_BUILD/fuzz-results.json"
 
 step "dependencies"
@@ -74,58 +84,23 @@ step "fuzzing: a short pass of each harness"
 bash "$here/fuzz.sh" "${RAYGATE_FUZZ_SECONDS:-10}" || rc=1
 
 if ((unit_only == 0)); then
-	step "e2e tests (real control plane)"
-	started=0 cluster_ok=1
-	# The e2e suite runs raygate's host binaries: not on a real-node cluster.
-	if [[ -f "$STATE/real-node.enabled" ]]; then "$here/cluster.sh" down >/dev/null 2>&1 || true; fi
-	if ! "$here/cluster.sh" status >/dev/null 2>&1; then
+	step "e2e tests (real control planes: $shards shards side by side)"
+	# The shards start clusters of their own, on ports a cluster in $STATE may hold.
+	if "$here/cluster.sh" status >/dev/null 2>&1 || [[ -f "$STATE/real-node.enabled" ]]; then
+		say "taking down the local cluster in $STATE: the e2e shards start their own"
 		"$here/cluster.sh" down >/dev/null 2>&1 || true
-		"$here/cluster.sh" up || { say "the local control plane could not start"; cluster_ok=0; rc=1; }
-		started=1
 	fi
-	if ((cluster_ok)); then
-		meson test -C "$BUILD" --suite e2e --print-errorlogs --logbase e2e || rc=1
-	else
-		say "e2e: FAILED, no control plane"
-	fi
-	if ((started && !keep)); then "$here/cluster.sh" down; fi
-fi
-
-if ((unit_only == 0 && real_node)); then
-	step "in-cluster tests (raygate from its image on a real node)"
-	if [[ ! -f "$STATE/real-node.enabled" ]] || ! "$here/cluster.sh" status >/dev/null 2>&1; then
-		"$here/cluster.sh" down >/dev/null 2>&1 || true
-		if "$here/cluster.sh" up --real-node; then
-			meson test -C "$BUILD" --suite incluster --print-errorlogs --logbase incluster || rc=1
-		else
-			say "in-cluster tests: FAILED, the real node could not start (the error above says why)"
-			rc=1
-		fi
-	else
-		meson test -C "$BUILD" --suite incluster --print-errorlogs --logbase incluster || rc=1
-	fi
-	((keep)) || "$here/cluster.sh" down
+	e2e_args=(--shards "$shards")
+	((keep)) && e2e_args+=(--keep-cluster)
+	((real_node)) || e2e_args+=(--no-real-node)
+	bash "$here/e2e.sh" "${e2e_args[@]}" || rc=1
 fi
 
 step "summary"
 logs=("$BUILD/meson-logs/unit.json" "$BUILD/meson-logs/local.json" "$SAN_BUILD/meson-logs/san-unit.json"
 	"$SAN_BUILD/meson-logs/san-local.json" "$BUILD/meson-logs/valgrind-valgrind.json" "$BUILD/meson-logs/valgrind-webhook.json"
 	"$FUZZ_BUILD/fuzz-results.json")
-((unit_only)) || logs+=("$BUILD/meson-logs/e2e.json")
-((unit_only || !real_node)) || logs+=("$BUILD/meson-logs/incluster.json")
-python3 - "${logs[@]}" <<'PY' || true
-import json, os, sys
-ok = fail = skip = 0
-results = []
-for path in sys.argv[1:]:
-    if not os.path.exists(path):
-        fail += 1  # a suite that did not run is a failure, never a silent skip
-        continue
-    results += [json.loads(line)["result"] for line in open(path)]
-for r in results:
-    if r in ("OK", "EXPECTEDFAIL"): ok += 1
-    elif r == "SKIP": skip += 1
-    else: fail += 1
-print(f"{ok} passed, {fail} failed, {skip} skipped")
-PY
+# The e2e shards' logs and the in-cluster suite's, by the plan hack/e2e.sh ran.
+((unit_only)) || logs=(--e2e-plan "$BUILD/meson-logs/e2e-plan.txt" "${logs[@]}")
+python3 "$here/test-summary.py" "${logs[@]}" || rc=1
 exit $rc

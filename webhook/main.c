@@ -108,9 +108,10 @@ struct webhook_api {
 };
 
 /*
- * Starts the Queue watch. A --kubeconfig that does not load is an error
- * (returns -1); without one, a $KUBECONFIG or service account that does not
- * load, or none at all, leaves the webhook without the watch (logged).
+ * Starts the Queue watch; returns 0, or the exit status. A --kubeconfig
+ * that does not load is a bad flag (2); without one, a $KUBECONFIG or
+ * service account that does not load, or none at all, leaves the webhook
+ * without the watch (logged).
  */
 static int api_start(const struct webhook_flags *f, struct webhook_api *api)
 {
@@ -123,7 +124,7 @@ static int api_start(const struct webhook_flags *f, struct webhook_api *api)
     if (kubeconfig_load(f->kubeconfig, f->context, &api->cfg, &err) != 0) {
         if (f->kubeconfig != NULL) {
             log_errorf("--kubeconfig: %s", err.message);
-            return -1;
+            return 2;
         }
         log_warnf("kubeconfig: %s: the queue tree checks are skipped", err.message);
         return 0;
@@ -131,7 +132,7 @@ static int api_start(const struct webhook_flags *f, struct webhook_api *api)
     if ((api->client = kube_client_create(&api->cfg, NULL, &err)) == NULL ||
         (api->queues = queuewatch_create(api->client, &err)) == NULL) {
         log_errorf("queue watch: %s", err.message);
-        return -1;
+        return 1;
     }
     return 0;
 }
@@ -185,9 +186,9 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     raise_fd_limit();
     struct webhook_api api = {0};
-    if (api_start(&f, &api) != 0) {
+    if ((rc = api_start(&f, &api)) != 0) {
         api_finish(&api);
-        return 1;
+        return rc;
     }
     cfg.queues = api.queues;
     if ((running = server_create(&cfg)) == NULL) {

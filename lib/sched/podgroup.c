@@ -473,6 +473,8 @@ void podgroup_queue_status_init(struct podgroup_queue_status *st)
 {
     memset(st, 0, sizeof(*st));
     resources_init(&st->allocated);
+    resources_init(&st->deserved);
+    st->share = -1;
 }
 
 void podgroup_queue_status_finish(struct podgroup_queue_status *st)
@@ -480,31 +482,41 @@ void podgroup_queue_status_finish(struct podgroup_queue_status *st)
     if (st == NULL)
         return;
     resources_finish(&st->allocated);
-    st->running = st->inqueue = st->pending = 0;
+    resources_finish(&st->deserved);
+    free(st->tree_error);
+    podgroup_queue_status_init(st);
+}
+
+/* A gang's PodGroup counted by phase into st. */
+static void count_phase(const struct cache_gang *g, struct podgroup_queue_status *st)
+{
+    struct podgroup_gang pg;
+    podgroup_gang_from_cache(g, &pg);
+    switch (podgroup_phase_of(&pg)) {
+    case PODGROUP_PHASE_PENDING:
+        st->pending++;
+        break;
+    case PODGROUP_PHASE_INQUEUE:
+        st->inqueue++;
+        break;
+    case PODGROUP_PHASE_RUNNING:
+        st->running++;
+        break;
+    }
 }
 
 int podgroup_queue_status(const struct cache *c, const struct cache_queue *q, struct podgroup_queue_status *st, struct error *err)
 {
-    podgroup_queue_status_finish(st);
+    resources_finish(&st->allocated);
+    resources_init(&st->allocated);
+    st->running = st->inqueue = st->pending = 0;
+    st->fields |= PODGROUP_QUEUE_COUNTS | PODGROUP_QUEUE_ALLOCATED;
     struct resources held;
     resources_init(&held);
     int rc = 0;
     for (const struct cache_gang *g = q->gangs; g != NULL && rc == 0; g = g->queue_next) {
-        if (podgroup_wanted(g)) {
-            struct podgroup_gang pg;
-            podgroup_gang_from_cache(g, &pg);
-            switch (podgroup_phase_of(&pg)) {
-            case PODGROUP_PHASE_PENDING:
-                st->pending++;
-                break;
-            case PODGROUP_PHASE_INQUEUE:
-                st->inqueue++;
-                break;
-            case PODGROUP_PHASE_RUNNING:
-                st->running++;
-                break;
-            }
-        }
+        if (podgroup_wanted(g))
+            count_phase(g, st);
         /* A gang whose RayCluster is gone still holds its share until its pods are. */
         if (!g->admitted)
             continue;
@@ -515,24 +527,192 @@ int podgroup_queue_status(const struct cache *c, const struct cache_queue *q, st
     return rc;
 }
 
-json_t *podgroup_queue_patch(const json_t *observed_status, const struct podgroup_queue_status *st)
+/* ---- the queue's place in the tree ---- */
+
+/* The format of resource id of a queue's status: its spec's where it lists the resource, else by the resource's kind. */
+static enum quantity_format format_of(const struct cache_queue *q, uint32_t id, const char *name)
 {
-    static const char *const keys[] = {"allocated", "inqueue", "pending", "running"};
-    json_t *from = pick(observed_status, keys, NKEYS(keys));
-    json_t *to = json_object();
-    json_t *alloc = json_object();
-    for (size_t i = 0; i < st->allocated.len; i++) {
-        const struct resource *r = &st->allocated.items[i];
-        if (r->quantity.value == 0)
+    const struct shape_rl *lists[] = {q->deserved, q->capability, q->guarantee};
+    for (size_t l = 0; l < NKEYS(lists); l++) {
+        for (uint32_t k = 0; lists[l] != NULL && k < lists[l]->len; k++) {
+            if (lists[l]->items[k].id == id)
+                return (enum quantity_format)lists[l]->items[k].format;
+        }
+    }
+    int binary = strcmp(name, "memory") == 0 || strcmp(name, "ephemeral-storage") == 0 || strncmp(name, "hugepages-", 10) == 0;
+    return binary ? QUANTITY_BINARY_SI : QUANTITY_DECIMAL_SI;
+}
+
+/* v (dense, nres) as a resource list into out: positive values only, formatted as q's. */
+static void dense_resources(const struct cache *c, const struct cache_queue *q, const int64_t *v, uint32_t nres,
+                            struct resources *out)
+{
+    resources_finish(out);
+    resources_init(out);
+    for (uint32_t k = 0; k < nres; k++) {
+        if (v[k] <= 0)
+            continue;
+        const char *name = cache_resource_name(c, k);
+        struct quantity qty = {v[k], format_of(q, k, name)};
+        resources_set(out, name, &qty);
+    }
+}
+
+/* "a -> b -> a": the cycle of parents from q back to it (bounded by the number of queues). */
+static void cycle_text(const struct qtree *t, const struct cache *c, const struct cache_queue *q, struct util_buf *b)
+{
+    util_buf_puts(b, q->name);
+    const struct cache_queue *at = q;
+    for (size_t n = 0; n <= t->n && at != NULL && at->parent != NULL; n++) {
+        util_buf_printf(b, " -> %s", at->parent);
+        if (strcmp(at->parent, q->name) == 0)
+            break;
+        at = cache_queue_get(c, at->parent);
+    }
+}
+
+/* Why queue i (bad for a reason of its own) is bad, as said of it (of_ancestor 0) or of an ancestor (1). */
+static void bad_text(const struct qtree *t, const struct cache *c, size_t i, int of_ancestor, struct util_buf *b)
+{
+    const struct cache_queue *q = t->queues[i].q;
+    switch (t->queues[i].state) {
+    case QUEUETREE_SELF_PARENT:
+        util_buf_puts(b, of_ancestor ? "which is its own parent" : "its own parent");
+        break;
+    case QUEUETREE_CYCLE:
+        util_buf_puts(b, of_ancestor ? "which is in a cycle of parents (" : "in a cycle of parents (");
+        cycle_text(t, c, q, b);
+        util_buf_puts(b, ")");
+        break;
+    case QUEUETREE_MISSING_PARENT:
+        util_buf_printf(b, "%sparent %s does not exist", of_ancestor ? "whose " : "", q->parent != NULL ? q->parent : "");
+        break;
+    default:
+        util_buf_puts(b, of_ancestor ? "which is outside the tree" : "outside the tree");
+        break;
+    }
+}
+
+/* st->tree_error for a bad queue i (new string), or NULL. */
+static char *tree_error(const struct qtree *t, const struct cache *c, size_t i)
+{
+    const struct qtree_queue *n = &t->queues[i];
+    if (n->state == QUEUETREE_OK)
+        return NULL;
+    struct util_buf b = {0};
+    if (n->state == QUEUETREE_BAD_ANCESTOR) {
+        const struct cache_queue *a = n->bad != NULL ? cache_queue_get(c, n->bad) : NULL;
+        size_t ai = a != NULL ? qtree_index(t, a) : QUEUETREE_ROOT;
+        util_buf_printf(&b, "under queue %s, ", n->bad != NULL ? n->bad : "?");
+        if (ai != QUEUETREE_ROOT && t->queues[ai].state != QUEUETREE_BAD_ANCESTOR)
+            bad_text(t, c, ai, 1, &b);
+        else
+            util_buf_puts(&b, "which is outside the tree");
+    } else {
+        bad_text(t, c, i, 0, &b);
+    }
+    util_buf_puts(&b, ": treated as Closed");
+    return util_buf_take(&b);
+}
+
+/* The root queue's allocation: its children's (new array, nres). */
+static int64_t *root_alloc(const struct qtree *t)
+{
+    int64_t *sum = util_calloc((size_t)t->nres + 1, sizeof(*sum));
+    for (size_t ch = t->root_first; ch != QUEUETREE_ROOT; ch = t->queues[ch].next_sibling) {
+        for (uint32_t k = 0; k < t->nres; k++)
+            if (__builtin_add_overflow(sum[k], t->queues[ch].alloc[k], &sum[k]))
+                sum[k] = INT64_MAX;
+    }
+    return sum;
+}
+
+void podgroup_queue_tree(const struct qtree *t, size_t i, const struct cache *c, struct podgroup_queue_status *st)
+{
+    const struct qtree_queue *n = &t->queues[i];
+    st->fields |= PODGROUP_QUEUE_TREE;
+    free(st->tree_error);
+    st->tree_error = tree_error(t, c, i);
+    st->share = -1;
+    st->share_text[0] = '\0';
+    st->deserved_derived = 0;
+    if (n->is_root) {
+        int64_t *sum = root_alloc(t);
+        dense_resources(c, n->q, sum, t->nres, &st->allocated);
+        free(sum);
+        resources_finish(&st->deserved);
+        resources_init(&st->deserved);
+        st->fields |= PODGROUP_QUEUE_ALLOCATED;
+        return;
+    }
+    if (n->nchildren > 0) {
+        dense_resources(c, n->q, n->alloc, t->nres, &st->allocated);
+        st->fields |= PODGROUP_QUEUE_ALLOCATED;
+    }
+    dense_resources(c, n->q, n->deserved, t->nres, &st->deserved);
+    st->deserved_derived = !n->explicit_deserved;
+    st->share = qtree_share(t, i);
+    if (st->share >= QTREE_SHARE_MAX)
+        snprintf(st->share_text, sizeof(st->share_text), "inf");
+    else
+        snprintf(st->share_text, sizeof(st->share_text), "%.2f", st->share);
+}
+
+/* A resource list as a Queue status shows it (new object). */
+static json_t *resource_list(const struct resources *r)
+{
+    json_t *out = json_object();
+    for (size_t i = 0; i < r->len; i++) {
+        const struct resource *e = &r->items[i];
+        if (e->quantity.value == 0)
             continue;
         char buf[QUANTITY_FORMAT_MAX];
-        quantity_format(&r->quantity, resources_unit(r->name), buf, sizeof(buf));
-        json_object_set_new(alloc, r->name, json_string(buf));
+        quantity_format(&e->quantity, resources_unit(e->name), buf, sizeof(buf));
+        json_object_set_new(out, e->name, json_string(buf));
     }
-    json_object_set_new(to, "allocated", alloc);
-    set_count(to, "inqueue", st->inqueue);
-    set_count(to, "pending", st->pending);
-    set_count(to, "running", st->running);
+    return out;
+}
+
+/* Adds observed's keys (borrowed) among keys to into. */
+static void pick_into(json_t *into, const json_t *observed, const char *const *keys, size_t n)
+{
+    json_t *p = pick(observed, keys, n);
+    json_object_update(into, p);
+    json_decref(p);
+}
+
+/* What st says of the fields it has (new), and the observed status's keys of those fields (new, into *from). */
+static json_t *queue_wanted(const json_t *observed_status, const struct podgroup_queue_status *st, json_t **from)
+{
+    static const char *const counts[] = {"inqueue", "pending", "running"}, *const alloc[] = {"allocated"},
+                             *const tree[] = {"deserved", "deservedDerived", "share", "treeError"};
+    json_t *to = json_object();
+    *from = json_object();
+    if (st->fields & PODGROUP_QUEUE_COUNTS) {
+        pick_into(*from, observed_status, counts, NKEYS(counts));
+        set_count(to, "inqueue", st->inqueue);
+        set_count(to, "pending", st->pending);
+        set_count(to, "running", st->running);
+    }
+    if (st->fields & PODGROUP_QUEUE_ALLOCATED) {
+        pick_into(*from, observed_status, alloc, NKEYS(alloc));
+        json_object_set_new(to, "allocated", resource_list(&st->allocated));
+    }
+    if (st->fields & PODGROUP_QUEUE_TREE) {
+        pick_into(*from, observed_status, tree, NKEYS(tree));
+        json_object_set_new(to, "deserved", resource_list(&st->deserved));
+        json_object_set_new(to, "deservedDerived", json_boolean(st->deserved_derived));
+        if (st->share_text[0] != '\0')
+            json_object_set_new(to, "share", json_string(st->share_text));
+        if (st->tree_error != NULL)
+            json_object_set_new(to, "treeError", json_string(st->tree_error));
+    }
+    return to;
+}
+
+json_t *podgroup_queue_patch(const json_t *observed_status, const struct podgroup_queue_status *st)
+{
+    json_t *from, *to = queue_wanted(observed_status, st, &from);
     const char *state = json_string_value(json_object_get(observed_status, "state"));
     if (state == NULL || state[0] == '\0')
         json_object_set_new(to, "state", json_string("Open"));

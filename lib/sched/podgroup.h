@@ -49,8 +49,10 @@
  *
  * Queue status: running, inqueue and pending count the queue's PodGroups in
  * those phases (zero counts left out), allocated is what its admitted gangs
- * hold (admit_gang_hold: what admission charges them with); state is set to
- * Open only when it is empty. Other fields are left alone.
+ * hold (admit_gang_hold: what admission charges them with; a queue with
+ * children: its subtree's); deserved, deservedDerived, share and treeError
+ * show its place in the queue tree (qtree.h); state is set to Open only when
+ * it is empty. Other fields are left alone.
  */
 #ifndef RAYGATE_PODGROUP_H
 #define RAYGATE_PODGROUP_H
@@ -61,6 +63,7 @@
 
 #include "admit.h"
 #include "cache.h"
+#include "qtree.h"
 #include "resources.h"
 
 #define PODGROUP_GROUP_VERSION "scheduling.volcano.sh/v1beta1"
@@ -138,24 +141,61 @@ json_t *podgroup_trim(const json_t *podgroup);
 
 /* ---- Queue status ---- */
 
+/* Which fields of a struct podgroup_queue_status are set: podgroup_queue_patch() compares and writes only those. */
+enum {
+    PODGROUP_QUEUE_COUNTS = 1 << 0,    /* running, inqueue, pending */
+    PODGROUP_QUEUE_ALLOCATED = 1 << 1, /* allocated */
+    PODGROUP_QUEUE_TREE = 1 << 2,      /* deserved, deserved_derived, share, tree_error */
+};
+
+/* Longest share string, NUL included. */
+#define PODGROUP_SHARE_MAX 32
+
 struct podgroup_queue_status {
-    int64_t running, inqueue, pending; /* PodGroups by phase */
-    struct resources allocated;
+    unsigned fields;                     /* PODGROUP_QUEUE_* */
+    int64_t running, inqueue, pending;   /* its own PodGroups by phase */
+    struct resources allocated;          /* what it holds; a queue with children (or the root queue): its subtree */
+    struct resources deserved;           /* its effective deserved: spec.deserved, or derived by weight */
+    int deserved_derived;                /* deserved was derived (spec.deserved unset) */
+    double share;                        /* qtree_share(); negative: none (the root queue) */
+    char share_text[PODGROUP_SHARE_MAX]; /* status.share: "0.50"; "inf" when it deserves nothing and holds something */
+    char *tree_error;                    /* owned: why it is outside the tree (then treated as Closed), or NULL */
 };
 
 void podgroup_queue_status_init(struct podgroup_queue_status *st);
 void podgroup_queue_status_finish(struct podgroup_queue_status *st);
 
 /*
- * Computes the status of queue q of cache c into st (initialised; it is
- * overwritten). Returns 0, or -1 with err when a sum overflows.
+ * Computes the counts and allocation of queue q of cache c into st
+ * (initialised; those are overwritten, and set in st->fields). Returns 0, or
+ * -1 with err when a sum overflows.
  */
 int podgroup_queue_status(const struct cache *c, const struct cache_queue *q, struct podgroup_queue_status *st, struct error *err);
 
 /*
+ * Sets st's tree fields (PODGROUP_QUEUE_TREE) for queue i of t, a tree
+ * built from c with every queue's alloc and demand added and deserved
+ * derived (qtree.h): deserved (zero quantities left out) and whether it was
+ * derived, share (qtree_share, two decimals) and tree_error for a bad queue:
+ *   "its own parent: treated as Closed"
+ *   "in a cycle of parents (a -> b -> a): treated as Closed"
+ *   "parent x does not exist: treated as Closed"
+ *   "under queue a, which is in a cycle of parents (a -> b -> a): treated as Closed"
+ * For a queue with children, and the Queue named root, also allocated
+ * (PODGROUP_QUEUE_ALLOCATED): its subtree's, from t; a leaf's is
+ * podgroup_queue_status()'s. The root queue has no deserved and no share.
+ * Quantities take the format of the queue's spec where it lists the
+ * resource, else binary (Gi) for memory, ephemeral-storage and hugepages,
+ * decimal for the rest.
+ */
+void podgroup_queue_tree(const struct qtree *t, size_t i, const struct cache *c, struct podgroup_queue_status *st);
+
+/*
  * The JSON merge patch {"status": {...}} (new) that turns the Queue status the
  * API showed last (borrowed; NULL when none) into st, or NULL when nothing
- * differs.
+ * differs. Only st->fields are compared (status.running, inqueue and pending;
+ * allocated; deserved, deservedDerived, share and treeError); state is set
+ * to Open when empty; other fields are left alone.
  */
 json_t *podgroup_queue_patch(const json_t *observed_status, const struct podgroup_queue_status *st);
 

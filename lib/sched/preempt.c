@@ -454,6 +454,8 @@ static void sel_init(struct sel *s)
         s->nodes[i] = (struct reclaimtree_node){q->parent, q->capability, q->deserved, q->guarantee, q->allocated};
     }
     reclaimtree_init(&s->tree, s->nodes, in->nqueues);
+    s->tree.root_cap = in->root_cap;
+    s->tree.root_room = in->root_room;
 }
 
 static void sel_finish(struct sel *s)

@@ -149,6 +149,8 @@ struct preempt_input {
     const struct preempt_gang *pool; /* the admitted gangs, the possible victims */
     size_t npool;
     const struct preempt_preemptor *preemptor;
+    const struct resources *root_cap;  /* the capability of a Queue named root; NULL: none */
+    const struct resources *root_room; /* the room the root shares (qtree.h); NULL: not checked */
 };
 
 /* The choice. Initialise with preempt_result_init, release with preempt_result_finish. */

@@ -6,6 +6,7 @@
 #include "evict.h"
 #include "fit.h"
 #include "preempthold.h"
+#include "qtree.h"
 #include "queuetree.h"
 #include "util.h"
 
@@ -69,6 +70,7 @@ struct scan {
     struct resources *holds;
     struct cache_pod ***bound;
     size_t npool, cap;
+    struct resources root_cap, root_room; /* the root's (qtree.h) */
 };
 
 /* out = rl's resources; NULL when rl is NULL. */
@@ -154,6 +156,23 @@ static int link_tree(struct scan *s)
     return rc;
 }
 
+/* The root's capability and room, as qtree.h counts them. */
+static void root_limits(struct scan *s)
+{
+    struct qtree t;
+    qtree_init(&t);
+    qtree_fill(&t, s->c);
+    for (uint32_t k = 0; k < t.nres; k++) {
+        const char *name = cache_resource_name(s->c, k);
+        struct quantity q = {t.root_cap[k], QUANTITY_DECIMAL_SI};
+        if (q.value != QTREE_UNLIMITED)
+            resources_set(&s->root_cap, name, &q);
+        q.value = t.total[k] < q.value ? t.total[k] : q.value;
+        resources_set(&s->root_room, name, &q);
+    }
+    qtree_finish(&t);
+}
+
 static int build_queues(struct scan *s)
 {
     struct cache_queue *q;
@@ -173,7 +192,9 @@ static int build_queues(struct scan *s)
             note(s->out, util_strdupf("queue %s: %s", q->name, perr.message));
         pq->capability = from_rl(s->c, q->present ? q->capability : NULL, &r[QRES_CAPABILITY]);
         pq->deserved = from_rl(s->c, q->present ? q->deserved : NULL, &r[QRES_DESERVED]);
-        pq->guarantee = from_rl(s->c, q->present ? q->guarantee : NULL, &r[QRES_GUARANTEE]);
+        /* The Queue named root is the root itself, not a sibling whose guarantee the root's children leave room for. */
+        int root = strcmp(q->name, QUEUETREE_ROOT_NAME) == 0;
+        pq->guarantee = from_rl(s->c, q->present && !root ? q->guarantee : NULL, &r[QRES_GUARANTEE]);
         pq->reclaimable = q->reclaimable;
         resources_init(&r[QRES_ALLOCATED]);
         resources_init(&r[QRES_OWN]);
@@ -181,6 +202,7 @@ static int build_queues(struct scan *s)
         if (own_hold(s, i++) != 0)
             return -1;
     }
+    root_limits(s);
     return link_tree(s);
 }
 
@@ -241,6 +263,8 @@ static void scan_finish(struct scan *s)
 {
     for (size_t i = 0; i < QRES * s->nq; i++)
         resources_finish(&s->qres[i]);
+    resources_finish(&s->root_cap);
+    resources_finish(&s->root_room);
     for (size_t i = 0; i < s->npool; i++) {
         resources_finish(&s->holds[i]);
         free(s->bound[i]);
@@ -365,7 +389,7 @@ static int weigh(struct scan *s, struct fit *f, const struct candidate *cand)
     }
     fit_sort_larger_first(f, pods, p.npods);
     p.pods = pods;
-    struct preempt_input in = {s->queues, s->nq, s->pool, s->npool, &p};
+    struct preempt_input in = {s->queues, s->nq, s->pool, s->npool, &p, &s->root_cap, &s->root_room};
     struct preempt_result r;
     preempt_result_init(&r);
     int rc = preempt_select(f, &in, &r, s->err);

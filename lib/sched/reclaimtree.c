@@ -32,9 +32,12 @@ void reclaimtree_init(struct reclaimtree *t, const struct reclaimtree_node *node
             t->up[i] = QUEUETREE_ROOT;
         t->depth[i] = 0;
     }
+    t->guarded = util_calloc(n + 1, sizeof(*t->guarded));
     for (size_t i = 0; i < n; i++) {
         for (size_t q = i; q != QUEUETREE_ROOT; q = t->up[q])
             t->depth[i]++;
+        if (nodes[i].guarantee != NULL && nodes[i].guarantee->len > 0)
+            t->guarded[t->up[i] == QUEUETREE_ROOT ? n : t->up[i]] = 1;
     }
 }
 
@@ -46,6 +49,7 @@ void reclaimtree_finish(struct reclaimtree *t)
         resources_finish(&t->freed[i]);
     resources_finish(&t->tmp);
     free(t->freed);
+    free(t->guarded);
     free(t->depth);
     free(t->up);
     memset(t, 0, sizeof(*t));
@@ -138,21 +142,24 @@ static int after(struct reclaimtree *t, size_t q, const struct resources *reques
 }
 
 /*
- * Under parent P (not the root): sum over P's children s of max(after(s)
- * (+ request for on_path), guarantee(s)), in each resource some child
- * guarantees and P's capability lists, within that capability.
+ * Under parent (QUEUETREE_ROOT: the root), in each resource room lists and
+ * request asks for: the sum over parent's children s of after(s) (+ request
+ * for on_path), each at least its guarantee when reserve is set, stays
+ * within room. With reserve, only resources some child guarantees count.
  */
-static int guarantees_fit(struct reclaimtree *t, size_t parent, size_t on_path, const struct resources *request, struct error *err)
+static int level_fits(struct reclaimtree *t, size_t parent, const struct resources *room, size_t on_path,
+                      const struct resources *request, int reserve, struct error *err)
 {
-    const struct resources *cap = t->nodes[parent].capability;
-    for (size_t k = 0; cap != NULL && k < cap->len; k++) {
-        const char *name = cap->items[k].name;
+    for (size_t k = 0; room != NULL && k < room->len; k++) {
+        const char *name = room->items[k].name;
+        if (reclaimtree_value(request, name) <= 0)
+            continue;
         int64_t sum = 0;
         int guaranteed = 0;
         for (size_t s = 0; s < t->n; s++) {
             if (t->up[s] != parent)
                 continue;
-            int64_t g = reclaimtree_value(t->nodes[s].guarantee, name);
+            int64_t g = reserve ? reclaimtree_value(t->nodes[s].guarantee, name) : 0;
             guaranteed |= g > 0;
             if (after(t, s, s == on_path ? request : NULL, &t->tmp, err) != 0)
                 return -1;
@@ -162,10 +169,20 @@ static int guarantees_fit(struct reclaimtree *t, size_t parent, size_t on_path, 
                 return -1;
             }
         }
-        if (guaranteed && sum > cap->items[k].quantity.value)
+        if ((guaranteed || !reserve) && sum > room->items[k].quantity.value)
             return 0;
     }
     return 1;
+}
+
+/* Queue q's parent level, the root's too, leaves room for request (level_fits()). */
+static int parent_fits(struct reclaimtree *t, size_t q, const struct resources *request, struct error *err)
+{
+    size_t up = t->up[q];
+    if (up != QUEUETREE_ROOT)
+        return t->guarded[up] ? level_fits(t, up, t->nodes[up].capability, q, request, 1, err) : 1;
+    int r = level_fits(t, up, t->root_cap, q, request, 0, err);
+    return r <= 0 || !t->guarded[t->n] ? r : level_fits(t, up, t->root_room, q, request, 1, err);
 }
 
 int reclaimtree_fits(struct reclaimtree *t, size_t p, const struct resources *request, struct reclaimtree_block *why,
@@ -182,7 +199,7 @@ int reclaimtree_fits(struct reclaimtree *t, size_t p, const struct resources *re
             }
             return 0;
         }
-        int r = t->up[q] != QUEUETREE_ROOT ? guarantees_fit(t, t->up[q], q, request, err) : 1;
+        int r = parent_fits(t, q, request, err);
         if (r <= 0 && why != NULL) {
             why->level = t->up[q];
             why->limit = NULL;

@@ -43,7 +43,11 @@ struct reclaimtree {
     size_t *up;              /* owned: each queue's parent, QUEUETREE_ROOT for a bad one */
     size_t *depth;           /* owned: 1 for a child of the root */
     struct resources *freed; /* owned: per queue, what the set's victims in its subtree hold */
+    unsigned char *guarded;  /* owned: n + 1, the root's last: some child of the queue has a guarantee */
     struct resources tmp;
+    /* Set by the caller after reclaimtree_init, borrowed; NULL: not checked. */
+    const struct resources *root_cap;  /* the capability of a Queue named root */
+    const struct resources *root_room; /* the room the root shares (qtree.h: min(total, root_cap)) */
 };
 
 /* Why a preemptor does not fit the tree (reclaimtree_fits). */
@@ -81,13 +85,15 @@ int reclaimtree_free(struct reclaimtree *t, size_t q, const struct resources *ho
 double reclaimtree_share(const struct resources *alloc, const struct resources *deserved);
 
 /*
- * Whether request fits queue p and every ancestor after the set: at each
- * level its allocation after plus request is within its capability; and,
- * below a parent P (not the root), the children s of P hold or reserve
- * sum(max(after(s) (+ request on p's path), guarantee(s))) within P's
- * capability in each resource a child of P guarantees: room guaranteed to
- * a sibling is never lent. Returns 1, 0 with why (when not NULL;
- * initialised by the caller) or -1 with err on overflow.
+ * Whether request fits queue p and every ancestor after the set, as
+ * qtree_fits() decides, in each resource request asks for: at each level
+ * its allocation after plus request is within its capability (the root's:
+ * the sum of the root's children within root_cap); and, below a parent P,
+ * the children s of P hold or reserve sum(max(after(s) (+ request on p's
+ * path), guarantee(s))) within P's capability (the root's: root_room) in
+ * each resource a child of P guarantees: room guaranteed to a sibling is
+ * never lent. Returns 1, 0 with why (when not NULL; initialised by the
+ * caller; level QUEUETREE_ROOT: the root) or -1 with err on overflow.
  */
 int reclaimtree_fits(struct reclaimtree *t, size_t p, const struct resources *request, struct reclaimtree_block *why,
                      struct error *err);

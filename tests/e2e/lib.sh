@@ -142,9 +142,9 @@ e2e_teardown() {
 # with gangs by its status, which the gate controller clears once the gangs'
 # pods are gone: what is refused is tried again, for up to 30 s.
 e2e_delete_queues() {
-	local left=() again q i
+	local left=() again q i deadline=$((SECONDS + 30))
 	for ((i = $# - 1; i >= 0; i--)); do left+=("${@:i+1:1}"); done
-	for ((i = 0; i < 60 && ${#left[@]} > 0; i++)); do
+	for ((i = 0; ${#left[@]} > 0 && SECONDS < deadline; i++)); do
 		((i == 0)) || sleep 0.5
 		again=()
 		for q in "${left[@]}"; do

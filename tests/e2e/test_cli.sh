@@ -65,7 +65,7 @@ assert_eq "-o yaml parses to -o json (ages aside)" "$(jq -c '[.items[] | del(.ag
 
 queues="$(kc raygate queues "$Q")"
 printf '%s\n' "$queues" | sed 's/^/    /' >&2
-grep -Eq "^$Q +Open +cpu=4,memory=6Gi +- +cpu=3,memory=4Gi +1 +1$" <<<"$queues" || fail "queues row for $Q: $queues"
+grep -Eq "^$Q +- +Open +cpu=4,memory=6Gi +- +[^ ]+ +cpu=3,memory=4Gi +[0-9.]+ +1 +1$" <<<"$queues" || fail "queues row for $Q: $queues"
 pass "queues: capability, allocated, running 1, pending 1"
 
 why="$(kc raygate why test-cluster-1 -n "$NS")"

@@ -17,15 +17,13 @@ ENG="eng-$u" TRAIN="train-$u" INFER="infer-$u"
 # tree_queue NAME PARENT [CPU]: applies a Queue under PARENT ("" for the root),
 # capability cpu CPU when given; kubectl's output (warnings included) on stdout
 tree_queue() {
-	local out rc=0
+	local out rc=0 spec="weight: 1"
+	spec+="${2:+, parent: $2}${3:+, capability: {cpu: \"$3\"\}}"
 	out="$(kc apply -f - 2>&1 <<-YAML
 		apiVersion: scheduling.volcano.sh/v1beta1
 		kind: Queue
 		metadata: {name: $1, labels: {e2e.raygate.io/added: "true"}}
-		spec:
-		  weight: 1
-		  ${2:+parent: $2}
-		  ${3:+capability: {cpu: "$3"}}
+		spec: {$spec}
 	YAML
 	)" || rc=$?
 	[[ " ${E2E_QUEUES[*]} " == *" $1 "* ]] || ((rc != 0)) || E2E_QUEUES+=("$1")
@@ -95,6 +93,7 @@ pass "deleting the idle leaf $INFER is allowed (dry run)"
 
 # A capability above the parent's: allowed, with a warning.
 out="$(tree_queue "big-$u" "$ENG" 32)" || fail "Queue big-$u (capability above its parent's) was denied: $out"
+E2E_QUEUES+=("big-$u") # (created in a subshell)
 say "    $out"
 [[ "$out" == *"Warning:"*"spec.capability.cpu: 32 is above 16, the capability of its parent $ENG"* ]] ||
 	fail "no warning for a capability above the parent's: $out"

@@ -21,7 +21,7 @@ SKIP_DIRS = {".git", ".cluster", "build", "subprojects"}
 
 sources = []
 for dirpath, dirnames, filenames in os.walk(root):
-    dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS and not d.startswith("build")]
+    dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS and not d.startswith(("build", ".cluster"))]
     for f in filenames:
         if f.endswith((".c", ".h")):
             sources.append(os.path.join(dirpath, f))

@@ -16,6 +16,7 @@
 #include "metrics.h"
 #include "names.h"
 #include "podgroup.h"
+#include "qtree.h"
 #include "queuemetrics.h" /* gate/: the gauges that mirror the queue status */
 
 /* ---- a gang described in JSON (the transition fixtures) ---- */
@@ -375,6 +376,89 @@ static void test_queue_status(void **state)
     json_decref(cases);
 }
 
+/* Queue name's status in tree t as the gate would write it on an empty status (new patch's "status"), its gauges in gs. */
+static json_t *tree_status(struct cache *c, const struct qtree *t, struct gauges *gs, const char *name)
+{
+    struct cache_queue *q = cache_queue_get(c, name);
+    if (q == NULL)
+        fail_msg("queue %s not cached", name);
+    struct podgroup_queue_status st;
+    struct error err;
+    podgroup_queue_status_init(&st);
+    assert_int_equal(podgroup_queue_status(c, q, &st, &err), 0);
+    podgroup_queue_tree(t, qtree_index(t, q), c, &st);
+    json_t *patch = podgroup_queue_patch(NULL, &st);
+    assert_non_null(patch);
+    queuemetrics_queue(gs->m, c, q, &st);
+    /* Once written, the same status is not written again. */
+    json_t *after = jsonpatch_merge_apply(NULL, json_object_get(patch, "status"));
+    json_t *again = podgroup_queue_patch(after, &st);
+    if (again != NULL)
+        fail_msg("queue %s: written, and then patched again: %s", name, fixture_dump(again));
+    json_decref(after);
+    podgroup_queue_status_finish(&st);
+    json_t *status = json_incref(json_object_get(patch, "status"));
+    json_decref(patch);
+    return status;
+}
+
+/*
+ * The queue tree in the Queue status (podgroup/tree.json): a parent's
+ * allocated is its subtree's, deserved is marked derived or not, share has
+ * two decimals, and the queues of a cycle, under it, or with a missing parent
+ * say why they are outside the tree. Each field of "expect" is checked; the
+ * gauges of "metrics" are rendered.
+ */
+static void test_queue_tree(void **state)
+{
+    (void)state;
+    json_t *fx = fixture_json("podgroup/tree.json");
+    struct cache *c = cachefixture_load(fx, 0);
+    struct qtree t;
+    qtree_init(&t);
+    qtree_fill(&t, c);
+    struct gauges gs;
+    gauges_init(&gs);
+    const char *name;
+    json_t *want;
+    json_object_foreach(json_object_get(fx, "expect"), name, want)
+    {
+        json_t *got = tree_status(c, &t, &gs, name);
+        const char *key;
+        json_t *v;
+        json_object_foreach(want, key, v)
+        {
+            char what[128];
+            snprintf(what, sizeof(what), "status.%s", key);
+            json_t *g = json_object_get(got, key);
+            fixture_check_json(name, what, g != NULL ? g : json_null(), v);
+        }
+        json_decref(got);
+    }
+    char *text = metrics_render(gs.reg, NULL);
+    check_lines("tree", text, json_object_get(fx, "metrics"), json_object_get(fx, "absent"));
+    free(text);
+
+    /* train loses its spec.deserved: its deserved is derived now, and the series of the explicit one goes. */
+    struct error err;
+    json_t *train = json_pack("{s:{s:s},s:{s:s}}", "metadata", "name", "train", "spec", "parent", "ml");
+    assert_int_equal(cache_upsert_queue(c, train, &err), 0);
+    json_decref(train);
+    qtree_fill(&t, c);
+    json_decref(tree_status(c, &t, &gs, "train"));
+    text = metrics_render(gs.reg, NULL);
+    json_t *now = json_pack("[s]", "raygate_queue_deserved{queue=\"train\",resource=\"cpu\",derived=\"true\"} 4");
+    json_t *gone = json_pack("[s]", "raygate_queue_deserved{queue=\"train\",resource=\"cpu\",derived=\"false\"}");
+    check_lines("train derived", text, now, gone);
+    json_decref(now);
+    json_decref(gone);
+    free(text);
+    gauges_finish(&gs);
+    qtree_finish(&t);
+    cache_destroy(c);
+    json_decref(fx);
+}
+
 static const json_t *find_object(const json_t *fx, const char *kind, const char *name)
 {
     size_t i;
@@ -491,8 +575,9 @@ static void test_walkthrough(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_transitions),  cmocka_unit_test(test_names),       cmocka_unit_test(test_discovery),
-        cmocka_unit_test(test_queue_status), cmocka_unit_test(test_walkthrough), cmocka_unit_test(test_wait_annotations),
+        cmocka_unit_test(test_transitions),      cmocka_unit_test(test_names),      cmocka_unit_test(test_discovery),
+        cmocka_unit_test(test_queue_status),     cmocka_unit_test(test_queue_tree), cmocka_unit_test(test_walkthrough),
+        cmocka_unit_test(test_wait_annotations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,8 @@
  * fixture holds "nodes" and "pods" in shorthand ({"name", "cpu", "memory",
  * "pods", "labels"}; a pod's "node" binds it, "selector" is its nodeSelector)
  * that the test writes out as API objects into a cache, an "input" (queues,
- * gangs, preemptor) and "cases". A case replaces the input's "queues",
+ * gangs, preemptor; optionally the root's "root_cap" and "root_room") and
+ * "cases". A case replaces root_cap and root_room, and the input's "queues",
  * "gangs" or "preemptor" fields it names (by queue or gang name; "preemptor":
  * its fields), runs preempt_select() on a fresh pass and expects "kind",
  * "victims" (gang names, in the order chosen), "message" and "event"
@@ -97,7 +98,8 @@ static json_t *merged(const json_t *base, const json_t *over)
 struct built {
     size_t nq, ng;
     struct preempt_queue *queues;
-    struct resources *res; /* QR per queue (capability, deserved, allocated, guarantee), 1 per gang, 1 for the preemptor */
+    struct resources
+        *res; /* QR per queue (capability, deserved, allocated, guarantee), 1 per gang, 1 for the preemptor, 2 for the root */
     struct preempt_gang *gangs;
     struct cache_pod ***gang_pods;
     struct preempt_preemptor p;
@@ -187,6 +189,13 @@ static void build_gangs(struct built *b, const struct cache *c, const json_t *ga
     }
 }
 
+/* The case's field key, else the input's (NULL when neither has it). */
+static const json_t *case_or_input(const json_t *cs, const json_t *in, const char *key)
+{
+    const json_t *v = json_object_get(cs, key);
+    return v != NULL ? v : json_object_get(in, key);
+}
+
 static void build(struct built *b, const struct cache *c, struct fit *f, const json_t *in, const json_t *cs)
 {
     memset(b, 0, sizeof(*b));
@@ -195,7 +204,7 @@ static void build(struct built *b, const struct cache *c, struct fit *f, const j
     json_t *p = json_deep_copy(json_object_get(in, "preemptor"));
     if (json_object_get(cs, "preemptor") != NULL)
         json_object_update(p, json_object_get(cs, "preemptor"));
-    b->res = calloc(QR * json_array_size(queues) + json_array_size(gangs) + 1, sizeof(*b->res));
+    b->res = calloc(QR * json_array_size(queues) + json_array_size(gangs) + 3, sizeof(*b->res));
     build_queues(b, queues);
     build_gangs(b, c, gangs);
     b->p.namespace_ = "default";
@@ -208,7 +217,9 @@ static void build(struct built *b, const struct cache *c, struct fit *f, const j
     b->p.request = rl(&b->res[QR * b->nq + b->ng], json_object_get(p, "request"));
     b->p.pods = pods_named(c, json_object_get(p, "pods"), &b->p.npods);
     fit_sort_larger_first(f, b->p.pods, b->p.npods);
-    b->in = (struct preempt_input){b->queues, b->nq, b->gangs, b->ng, &b->p};
+    b->in = (struct preempt_input){b->queues, b->nq, b->gangs, b->ng, &b->p, NULL, NULL};
+    b->in.root_cap = rl(&b->res[QR * b->nq + b->ng + 1], case_or_input(cs, in, "root_cap"));
+    b->in.root_room = rl(&b->res[QR * b->nq + b->ng + 2], case_or_input(cs, in, "root_room"));
     /* Names borrowed from the JSON live as long as the fixture: keep the merged copies with it. */
     json_array_append_new((json_t *)json_object_get(cs, "_keep"), queues);
     json_array_append_new((json_t *)json_object_get(cs, "_keep"), gangs);
@@ -217,7 +228,7 @@ static void build(struct built *b, const struct cache *c, struct fit *f, const j
 
 static void unbuild(struct built *b)
 {
-    for (size_t i = 0; i < QR * b->nq + b->ng + 1; i++)
+    for (size_t i = 0; i < QR * b->nq + b->ng + 3; i++)
         resources_finish(&b->res[i]);
     for (size_t i = 0; i < b->ng; i++)
         free(b->gang_pods[i]);

@@ -159,6 +159,31 @@ static void test_equal_priority(void **state)
 }
 
 /*
+ * The reclaim case: the guide's queue deserving cpu 0, node-1 of cpu 4, and
+ * test-cluster-1 at priority 0 in queue qa (deserved cpu 4, memory 6Gi; parent
+ * when not NULL). Returns the cache (the caller destroys it).
+ */
+static struct cache *reclaim_case(json_t *fx, const char *parent)
+{
+    struct cache *c = cachefixture_load(fx, 0);
+    json_t *qb = object(fx, "queues", 0), *qa = object(fx, "queues", 0), *node = object(fx, "nodes", 0);
+    json_object_set_new(json_object_get(qb, "spec"), "deserved", json_pack("{s:s}", "cpu", "0"));
+    json_object_set_new(json_object_get(qa, "metadata"), "name", json_string("qa"));
+    json_object_set_new(json_object_get(qa, "spec"), "deserved", json_pack("{s:s, s:s}", "cpu", "4", "memory", "6Gi"));
+    if (parent != NULL)
+        json_object_set_new(json_object_get(qa, "spec"), "parent", json_string(parent));
+    json_object_set_new(json_object_get(json_object_get(node, "status"), "allocatable"), "cpu", json_string("4"));
+    upsert_new(c, "queues", qb);
+    upsert_new(c, "queues", qa);
+    upsert_new(c, "nodes", node);
+    json_t *rc = object(fx, "rayclusters", 1);
+    set_queue_label(rc, "qa");
+    upsert_new(c, "rayclusters", rc);
+    waiting_pods_priority_0(c, fx, "qa");
+    return c;
+}
+
+/*
  * Reclaim is bounded by deserved, not by priority: test-cluster-1 (cpu 3) in
  * its own queue qa (deserved cpu 4), of the same priority as test-cluster-0,
  * waits on the nodes (node-1 has cpu 4) while the guide's queue, deserving
@@ -168,19 +193,7 @@ static void test_reclaim_equal_priority(void **state)
 {
     (void)state;
     json_t *fx = fixture_json("preemptscan/guide.json");
-    struct cache *c = cachefixture_load(fx, 0);
-    json_t *qb = object(fx, "queues", 0), *qa = object(fx, "queues", 0), *node = object(fx, "nodes", 0);
-    json_object_set_new(json_object_get(qb, "spec"), "deserved", json_pack("{s:s}", "cpu", "0"));
-    json_object_set_new(json_object_get(qa, "metadata"), "name", json_string("qa"));
-    json_object_set_new(json_object_get(qa, "spec"), "deserved", json_pack("{s:s, s:s}", "cpu", "4", "memory", "6Gi"));
-    json_object_set_new(json_object_get(json_object_get(node, "status"), "allocatable"), "cpu", json_string("4"));
-    upsert_new(c, "queues", qb);
-    upsert_new(c, "queues", qa);
-    upsert_new(c, "nodes", node);
-    json_t *rc = object(fx, "rayclusters", 1);
-    set_queue_label(rc, "qa");
-    upsert_new(c, "rayclusters", rc);
-    waiting_pods_priority_0(c, fx, "qa");
+    struct cache *c = reclaim_case(fx, NULL);
     struct preemptscan_result r;
     preemptscan_result_init(&r);
     pass_and_scan(c, &r);
@@ -198,30 +211,17 @@ static void test_reclaim_equal_priority(void **state)
 /*
  * The tree: the reclaim of test_reclaim_equal_priority with qa under queue
  * eng. The preemptor must fit eng's capability too: cpu 2 refuses it, cpu 8
- * lets it reclaim.
+ * lets it reclaim; and the root's, a Queue named root.
  */
 static void test_reclaim_tree(void **state)
 {
     (void)state;
     json_t *fx = fixture_json("preemptscan/guide.json");
-    struct cache *c = cachefixture_load(fx, 0);
-    json_t *qb = object(fx, "queues", 0), *qa = object(fx, "queues", 0), *eng = object(fx, "queues", 0),
-           *node = object(fx, "nodes", 0);
-    json_object_set_new(json_object_get(qb, "spec"), "deserved", json_pack("{s:s}", "cpu", "0"));
-    json_object_set_new(json_object_get(qa, "metadata"), "name", json_string("qa"));
-    json_object_set_new(json_object_get(qa, "spec"), "deserved", json_pack("{s:s, s:s}", "cpu", "4", "memory", "6Gi"));
-    json_object_set_new(json_object_get(qa, "spec"), "parent", json_string("eng"));
+    struct cache *c = reclaim_case(fx, "eng");
+    json_t *eng = object(fx, "queues", 0);
     json_object_set_new(json_object_get(eng, "metadata"), "name", json_string("eng"));
     json_object_set_new(json_object_get(eng, "spec"), "capability", json_pack("{s:s}", "cpu", "2"));
-    json_object_set_new(json_object_get(json_object_get(node, "status"), "allocatable"), "cpu", json_string("4"));
-    upsert_new(c, "queues", qb);
-    upsert_new(c, "queues", qa);
     upsert_new(c, "queues", json_incref(eng));
-    upsert_new(c, "nodes", node);
-    json_t *rc = object(fx, "rayclusters", 1);
-    set_queue_label(rc, "qa");
-    upsert_new(c, "rayclusters", rc);
-    waiting_pods_priority_0(c, fx, "qa");
     struct preemptscan_result r;
     preemptscan_result_init(&r);
     pass_and_scan(c, &r);
@@ -233,6 +233,13 @@ static void test_reclaim_tree(void **state)
     assert_int_equal(r.kind, PREEMPT_KIND_RECLAIM);
     assert_int_equal(r.nvictims, 1);
     assert_string_equal(r.victims[0].cluster, "test-cluster-0");
+    /* A Queue named root caps the whole tree: cpu 2 refuses it too. */
+    json_t *root = object(fx, "queues", 0);
+    json_object_set_new(json_object_get(root, "metadata"), "name", json_string("root"));
+    json_object_set_new(json_object_get(root, "spec"), "capability", json_pack("{s:s}", "cpu", "2"));
+    upsert_new(c, "queues", root);
+    pass_and_scan(c, &r);
+    assert_int_equal(r.kind, PREEMPT_KIND_NONE);
     preemptscan_result_finish(&r);
     cache_destroy(c);
     json_decref(fx);

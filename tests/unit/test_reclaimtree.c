@@ -1,6 +1,7 @@
 /*
  * lib/sched/reclaimtree.c: the tree's links (depth, common ancestors, a cycle
- * taken as the root's), share, and a sibling's guarantee in fits. The reclaim
+ * taken as the root's), share, and a sibling's guarantee and the root's room
+ * and capability in fits. The reclaim
  * rules themselves are driven by tests/fixtures/preempt/reclaim-tree.json
  * (test_preempt).
  */
@@ -110,12 +111,48 @@ static void test_guarantee_not_lent(void **state)
     resources_finish(&gang);
 }
 
+/* At the root: a (holding 4) and b (guaranteed 4) share a room of cpu 8; a Queue named root caps the sum. */
+static void test_root(void **state)
+{
+    (void)state;
+    struct resources held, guarantee, room, cap, request;
+    struct reclaimtree_node nodes[2] = {
+        {QUEUETREE_ROOT, NULL, NULL, NULL, res(&held, 4, -1)},
+        {QUEUETREE_ROOT, NULL, NULL, res(&guarantee, 4, -1), NULL},
+    };
+    struct reclaimtree t;
+    reclaimtree_init(&t, nodes, 2);
+    struct error err = {{0}};
+    res(&request, 2, -1);
+    assert_int_equal(reclaimtree_fits(&t, 0, &request, NULL, &err), 1);
+    t.root_room = res(&room, 8, -1);
+    struct reclaimtree_block why = {0};
+    resources_init(&why.have);
+    assert_int_equal(reclaimtree_fits(&t, 0, &request, &why, &err), 0);
+    assert_int_equal(why.level, QUEUETREE_ROOT);
+    t.root_room = NULL;
+    t.root_cap = res(&cap, 5, -1);
+    assert_int_equal(reclaimtree_fits(&t, 0, &request, &why, &err), 0);
+    assert_int_equal(why.level, QUEUETREE_ROOT);
+    resources_finish(&cap);
+    t.root_cap = res(&cap, 6, -1);
+    assert_int_equal(reclaimtree_fits(&t, 0, &request, &why, &err), 1);
+    reclaimtree_finish(&t);
+    resources_finish(&why.have);
+    resources_finish(&held);
+    resources_finish(&guarantee);
+    resources_finish(&room);
+    resources_finish(&cap);
+    resources_finish(&request);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_links),
         cmocka_unit_test(test_share),
         cmocka_unit_test(test_guarantee_not_lent),
+        cmocka_unit_test(test_root),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -45,24 +45,38 @@ static void on_changed(void *arg)
     pthread_mutex_unlock(&w->mu);
 }
 
-static int setup(void **state)
+/* A world on fixture fx_name's cache; pass: after one admission pass (else the fixture's admissions only). */
+static struct world *world_new(const char *fx_name, int pass)
 {
     struct world *w = calloc(1, sizeof(*w));
     w->state = fake_cluster_state_new();
     w->f = fake_cluster_start(w->state, &w->k, NULL);
     w->reg = metrics_registry_create();
-    json_t *fx = fixture_json("admit/queue-walkthrough.json");
+    json_t *fx = fixture_json(fx_name);
     w->cache = cachefixture_load(fx, 0);
     json_decref(fx);
     w->admit = admit_create(w->cache);
     admit_result_init(&w->res);
-    admit_pass(w->admit, ADMIT_PASS_FULL, &w->res);
+    if (pass)
+        admit_pass(w->admit, ADMIT_PASS_FULL, &w->res);
     for (size_t i = 0; i < w->res.len; i++) /* what the controller keeps of each decision (apply_plan) */
         admit_reason_changed(w->cache, &w->res.items[i]);
     pthread_mutex_init(&w->mu, NULL);
     w->s = status_create(w->k, w->reg, NULL, on_changed, w);
     assert_non_null(w->s);
-    *state = w;
+    return w;
+}
+
+static int setup(void **state)
+{
+    *state = world_new("admit/queue-walkthrough.json", 1);
+    return 0;
+}
+
+/* podgroup/tree.json: a three-level queue tree, a cycle and a missing parent. */
+static int setup_tree(void **state)
+{
+    *state = world_new("podgroup/tree.json", 0);
     return 0;
 }
 
@@ -218,6 +232,80 @@ static void test_not_leading(void **state)
     assert_int_equal(writes(w), 0);
 }
 
+/* The status body (new) of the last PATCH of queue name's status, or NULL. */
+static json_t *last_queue_status(struct world *w, const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof(path), STATUS_VOLCANO_API "/queues/%s/status", name);
+    json_t *log = fake_log(w->f), *body = NULL;
+    for (size_t i = 0; i < json_array_size(log); i++) {
+        const char *method = log_field(log, i, "method"), *p = log_field(log, i, "target");
+        if (method != NULL && strcmp(method, "PATCH") == 0 && p != NULL && strcmp(p, path) == 0) {
+            json_decref(body);
+            body = json_loads(log_field(log, i, "body"), 0, NULL);
+        }
+    }
+    json_decref(log);
+    json_t *status = json_incref(json_object_get(body, "status"));
+    json_decref(body);
+    return status;
+}
+
+static size_t queue_patches(struct world *w, const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof(path), STATUS_VOLCANO_API "/queues/%s/status", name);
+    return fake_wait_requests(w->f, "PATCH", path, 0, 0);
+}
+
+static void assert_status(struct world *w, const char *queue, const char *field, const char *json)
+{
+    json_t *st = last_queue_status(w, queue), *want = json_loads(json, JSON_DECODE_ANY, NULL);
+    assert_non_null(want);
+    fixture_check_json(queue, field, json_object_get(st, field), want);
+    json_decref(want);
+    json_decref(st);
+}
+
+/*
+ * The queue tree in the Queues' status: a parent's allocated is its
+ * subtree's, deserved is marked derived, a cycle's queues say so. When a
+ * pass evaluated only a leaf, its ancestors' status follows it, and a queue
+ * whose status did not change is not written again.
+ */
+static void test_tree(void **state)
+{
+    struct world *w = *state;
+    status_podgroups_synced(w->s);
+    sync_locked(w, ALL_CRDS, 0);
+    assert_int_equal(fake_wait_requests(w->f, "PATCH", STATUS_VOLCANO_API "/queues/", 10, 5000), 10);
+    settle(w, 15); /* and the five PodGroups */
+    assert_status(w, "eng", "allocated", "{\"cpu\": \"7\", \"memory\": \"10752Mi\"}");
+    assert_status(w, "ml", "allocated", "{\"cpu\": \"6\", \"memory\": \"10Gi\"}");
+    assert_status(w, "eng", "deservedDerived", "true");
+    assert_status(w, "train", "deservedDerived", "false");
+    assert_status(w, "infer", "share", "\"0.67\"");
+    assert_status(w, "a", "treeError", "\"in a cycle of parents (a -> b -> a): treated as Closed\"");
+
+    /* infer's waiting gang (3 cpu) is admitted: a pass evaluated infer alone. */
+    pthread_mutex_lock(&w->mu);
+    cache_gang_mark_admitted(w->cache, cache_gang_get(w->cache, "default", "i2"), "2024-05-01T10:05:00Z");
+    cache_pod_mark_ungated(w->cache, cache_pod_get(w->cache, "default", "i2-head"));
+    pthread_mutex_unlock(&w->mu);
+    admit_result_finish(&w->res);
+    admit_result_init(&w->res);
+    admit_result_add_queue(&w->res, "infer");
+    sync_locked(w, ALL_CRDS, 0);
+    assert_int_equal(fake_wait_requests(w->f, "PATCH", STATUS_VOLCANO_API "/queues/eng/status", 2, 5000), 2);
+    assert_int_equal(fake_wait_requests(w->f, "PATCH", STATUS_VOLCANO_API "/queues/ml/status", 2, 5000), 2);
+    usleep(200 * 1000);
+    assert_status(w, "eng", "allocated", "{\"cpu\": \"10\", \"memory\": \"11776Mi\"}");
+    assert_status(w, "ml", "allocated", "{\"cpu\": \"9\", \"memory\": \"11Gi\"}");
+    assert_status(w, "infer", "allocated", "{\"cpu\": \"5\", \"memory\": \"3Gi\"}");
+    assert_int_equal(queue_patches(w, "research"), 1); /* its deserved and share did not change */
+    assert_int_equal(queue_patches(w, "a"), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -226,6 +314,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gone_under_patch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_waits_for_resync, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_leading, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tree, setup_tree, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

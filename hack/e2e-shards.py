@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Splits the e2e suite into N shards of about equal time, for hack/test.sh to
+run side by side, each against its own local cluster.
+
+  hack/e2e-shards.py BUILD N [--incluster] [TEST...]
+
+The tests are those of the meson suite e2e in BUILD (meson-info/intro-tests.json,
+i.e. tests/e2e/meson.build), or only the TESTs named: a test added there lands
+in a shard with no other step. Their durations come from tests/e2e/durations.txt; a test missing there
+is assumed to take DEFAULT_S and named on stderr (add it with its time). Each
+test goes to exactly one shard: longest first, to the shard with the least
+work so far. With --incluster the in-cluster suite (its tests plus
+real_node_up) is one more job, put in a shard like a test; that shard runs it
+after its e2e tests, on a real-node cluster of its own.
+
+Prints one line per shard: its estimated seconds, then `+incluster` when it
+has the in-cluster suite, then its e2e tests in meson.build order. Exits 2 on
+a usage error, 1 when there is no e2e test to run or a TEST is not one.
+"""
+import json
+import os
+import sys
+
+DEFAULT_S = 60  # a test with no recorded duration
+TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "e2e", "durations.txt")
+
+
+def read_table(path):
+    """name -> seconds, from the 'name seconds' lines of the table."""
+    table = {}
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            try:
+                name, secs = line.split()
+                table[name] = int(secs)
+            except ValueError:
+                sys.exit(f"{path}:{n}: want 'name seconds', got: {line}")
+    return table
+
+
+def suite_tests(build, suite):
+    """The names of the tests of SUITE, in meson.build order."""
+    with open(os.path.join(build, "meson-info", "intro-tests.json")) as f:
+        tests = json.load(f)
+    return [t["name"] for t in tests if any(s.split(":")[-1] == suite for s in t["suite"])]
+
+
+def duration(table, name, missing):
+    if name in table:
+        return table[name]
+    missing.append(name)
+    return DEFAULT_S
+
+
+def plan(e2e, incluster, table, n, with_incluster):
+    """[(seconds, has_incluster, [tests])] for N shards; each e2e test in exactly one;
+    the in-cluster suite (INCLUSTER, its tests) one job when WITH_INCLUSTER."""
+    missing = []
+    jobs = [(duration(table, t, missing), i, t) for i, t in enumerate(e2e)]
+    if with_incluster and incluster:
+        secs = sum(duration(table, t, missing) for t in incluster) + table.get("real_node_up", 0)
+        jobs.append((secs, len(e2e), "+incluster"))
+    if missing:
+        print(f"e2e-shards: no duration in tests/e2e/durations.txt for {', '.join(missing)}: "
+              f"assumed {DEFAULT_S} s each (add them, with their time from the last run)", file=sys.stderr)
+    shards = [[0, []] for _ in range(min(n, len(jobs)))]
+    for secs, order, name in sorted(jobs, key=lambda j: (-j[0], j[1])):
+        least = min(shards, key=lambda s: s[0])
+        least[0] += secs
+        least[1].append((order, name))
+    out = []
+    for secs, members in shards:
+        names = [name for _, name in sorted(members)]
+        out.append((secs, "+incluster" in names, [m for m in names if m != "+incluster"]))
+    placed = [t for _, _, tests in out for t in tests]
+    assert sorted(placed) == sorted(e2e), "every e2e test in exactly one shard"
+    return out
+
+
+def main(argv):
+    args = [a for a in argv[1:] if a != "--incluster"]
+    if len(args) < 2 or not args[1].isdigit() or int(args[1]) < 1:
+        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        return 2
+    build, n, only = args[0], int(args[1]), args[2:]
+    e2e = suite_tests(build, "e2e")
+    unknown = sorted(set(only) - set(e2e))
+    if unknown:
+        print(f"e2e-shards: not tests of suite e2e: {' '.join(unknown)}", file=sys.stderr)
+        return 1
+    incluster = suite_tests(build, "incluster")
+    table = read_table(TABLE)
+    stale = sorted(set(table) - set(e2e) - set(incluster) - {"real_node_up"})
+    if stale:
+        print(f"e2e-shards: tests/e2e/durations.txt names tests that do not exist: {', '.join(stale)}", file=sys.stderr)
+    if only:
+        e2e = [t for t in e2e if t in only]
+    if not e2e:
+        print(f"e2e-shards: no test of suite e2e in {build}", file=sys.stderr)
+        return 1
+    for secs, has_incluster, tests in plan(e2e, incluster, table, n, "--incluster" in argv):
+        print(" ".join([str(secs)] + (["+incluster"] if has_incluster else []) + tests))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
