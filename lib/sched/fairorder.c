@@ -58,52 +58,17 @@ static size_t mark_heads(const struct fairorder *f, size_t i, size_t *head)
 }
 
 /*
- * Queue c's share for its turn: qtree_share(), except that a queue that
- * deserves nothing (weight 0, or no room left for it) comes after every queue
- * that deserves something, even while it holds nothing: it only borrows what
- * they leave.
- */
-static double turn_share(const struct qtree *t, size_t c)
-{
-    double s = qtree_share(t, c);
-    for (uint32_t k = 0; s == 0 && k < t->nres; k++) {
-        if (t->queues[c].deserved[k] > 0)
-            return s;
-    }
-    return s == 0 ? QTREE_SHARE_MAX : s;
-}
-
-/*
- * qtree_pick()'s walk: from the root down, the child with the lowest share
- * whose subtree has items left; between equal shares, the one whose next item
- * comes first in the caller's order (priority, then age, then name), not the
- * lower name: while shares are equal (nothing held yet) the order across
- * queues stays the one within them.
+ * qtree_pick()'s walk, with equal shares won by the child whose next item
+ * comes first in the caller's order (priority, then age, then name) rather
+ * than by the lower name: while shares are equal (nothing held yet) the order
+ * across queues stays the one within them.
  */
 static size_t pick(struct fairorder *f)
 {
     const struct qtree *t = f->t;
     for (size_t c = t->root_first; c != QUEUETREE_ROOT; c = t->queues[c].next_sibling)
         mark_heads(f, c, f->head);
-    size_t first = t->root_first, picked = QUEUETREE_ROOT;
-    while (first != QUEUETREE_ROOT) {
-        size_t best = QUEUETREE_ROOT;
-        double best_share = 0;
-        for (size_t c = first; c != QUEUETREE_ROOT; c = t->queues[c].next_sibling) {
-            if (f->head[c] == FAIRORDER_END)
-                continue;
-            double s = turn_share(t, c);
-            if (best == QUEUETREE_ROOT || s < best_share || (s == best_share && f->head[c] < f->head[best])) {
-                best = c;
-                best_share = s;
-            }
-        }
-        if (best == QUEUETREE_ROOT)
-            break;
-        picked = best;
-        first = t->queues[best].first_child;
-    }
-    return picked;
+    return qtree_pick_ranked(t, f->head);
 }
 
 size_t fairorder_next(struct fairorder *f)

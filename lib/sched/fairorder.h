@@ -7,14 +7,15 @@
  * (priority, then older, then name), each with the tree index of its queue.
  * fairorder_next() first returns, in that order, the items whose queue is not
  * a usable leaf (qtree_leaf_usable(): they can only wait, or finish what was
- * admitted before), then picks the leaf whose turn it is as qtree_pick() does,
- * and returns that leaf's next item: from the root down, the child with the
- * lowest share (qtree_share()) whose subtree has items left. Shares are read
- * from the tree's alloc at each call, so what the caller admitted meanwhile
- * (qtree_add_alloc()) moves the turn. Between equal shares the child whose
- * next item comes first in the caller's order wins (qtree_pick(): the lower
- * name), so that while nothing is held the order across queues is the order
- * within them: priority, then age.
+ * admitted before), then picks the leaf whose turn it is as qtree_pick() does
+ * (qtree_pick_ranked()), and returns that leaf's next item: from the root
+ * down, the child with the lowest share (qtree_share(); one that deserves
+ * nothing last) whose subtree has items left. Shares are read from the tree's
+ * alloc at each call, so what the caller admitted meanwhile (qtree_add_alloc())
+ * moves the turn. Between equal shares the child whose next item comes first
+ * in the caller's order wins (qtree_pick(): the lower name), so that while
+ * nothing is held the order across queues is the order within them: priority,
+ * then age, as kueue #10131 asks of hierarchical fair sharing.
  *
  * O(queues) per item. Pure: no I/O.
  */
@@ -26,7 +27,7 @@
 #include "qtree.h"
 
 /* fairorder_next() when every item was returned. */
-#define FAIRORDER_END ((size_t)-1)
+#define FAIRORDER_END QTREE_RANK_NONE
 
 struct fairorder {
     const struct qtree *t; /* borrowed */

@@ -522,18 +522,28 @@ static int mark_work(const struct qtree *t, size_t i, const unsigned char *has_w
 size_t qtree_pick(const struct qtree *t, const unsigned char *has_work)
 {
     unsigned char *work = util_calloc(t->n + 1, 1);
+    size_t *rank = util_calloc(t->n + 1, sizeof(*rank));
     for (size_t c = t->root_first; c != QUEUETREE_ROOT; c = t->queues[c].next_sibling)
         mark_work(t, c, has_work, work);
+    for (size_t i = 0; i < t->n; i++)
+        rank[i] = work[i] ? i : QTREE_RANK_NONE; /* ties: the lower name, which is the lower index */
+    size_t picked = qtree_pick_ranked(t, rank);
+    free(work);
+    free(rank);
+    return picked != QUEUETREE_ROOT && has_work[picked] ? picked : QUEUETREE_ROOT;
+}
+
+size_t qtree_pick_ranked(const struct qtree *t, const size_t *rank)
+{
     size_t first = t->root_first, picked = QUEUETREE_ROOT;
     while (first != QUEUETREE_ROOT) {
         size_t best = QUEUETREE_ROOT;
         double best_share = 0;
         for (size_t c = first; c != QUEUETREE_ROOT; c = t->queues[c].next_sibling) {
-            if (!work[c])
+            if (rank[c] == QTREE_RANK_NONE)
                 continue;
             double s = qtree_deserves_nothing(t, c) ? QTREE_SHARE_MAX : qtree_share(t, c);
-            /* ties: the lower name, which is the lower index */
-            if (best == QUEUETREE_ROOT || s < best_share || (s == best_share && c < best)) {
+            if (best == QUEUETREE_ROOT || s < best_share || (s == best_share && rank[c] < rank[best])) {
                 best = c;
                 best_share = s;
             }
@@ -543,8 +553,7 @@ size_t qtree_pick(const struct qtree *t, const unsigned char *has_work)
         picked = best;
         first = t->queues[best].first_child;
     }
-    free(work);
-    return picked != QUEUETREE_ROOT && has_work[picked] ? picked : QUEUETREE_ROOT;
+    return picked;
 }
 
 /* ---- the tree outside a pass ---- */

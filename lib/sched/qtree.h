@@ -159,6 +159,19 @@ void qtree_block_text(const struct qtree *t, size_t leaf, const struct qtree_blo
  */
 size_t qtree_pick(const struct qtree *t, const unsigned char *has_work);
 
+/* A rank of qtree_pick_ranked(): the subtree has no work. */
+#define QTREE_RANK_NONE ((size_t)-1)
+
+/*
+ * qtree_pick() with the caller's tie-break: rank[i] (indexed like t->queues)
+ * is QTREE_RANK_NONE when queue i's subtree has no work, else its rank; among
+ * children of equal share the lower rank wins (qtree_pick(): the index, so the
+ * name; the admission pass: where the subtree's next gang is in its order).
+ * Returns the queue the walk ends at (the caller ranks leaves only by their
+ * work), or QUEUETREE_ROOT. O(queues).
+ */
+size_t qtree_pick_ranked(const struct qtree *t, const size_t *rank);
+
 /*
  * qtree_build() for every resource id the cache knows, then every queue's
  * alloc (what its gangs hold: an admitted gang as a pass charges it, hold.h;

@@ -26,23 +26,6 @@ void treepass_min_dense(const struct cache_gang *g, uint32_t nres, int64_t *out)
     }
 }
 
-/*
- * A gang that would be weighed for admission if its turn came: complete (as
- * many live pods as minMember; a legacy gang: its head, approximated by one
- * live pod) and not admitted. Its minResources is what its queue asks for.
- */
-static int gang_waits(const struct cache_gang *g)
-{
-    if (!g->present || !g->spec_ok || g->admitted)
-        return 0;
-    int64_t live = 0;
-    const struct cache_pod *pod;
-    cache_gang_for_each_pod(pod, g) {
-        live += cache_pod_live(pod);
-    }
-    return g->legacy ? live > 0 : live >= g->min_member;
-}
-
 void treepass_load(struct qtree *t, const struct marks *m, const unsigned char *skip, int64_t *a, int64_t *tail)
 {
     for (size_t i = 0; i < t->n; i++) {
@@ -54,8 +37,8 @@ void treepass_load(struct qtree *t, const struct marks *m, const unsigned char *
                 hold_ungated(m, t->nres, g, a);
             if (skip == NULL || !skip[i])
                 qtree_add_alloc(t, i, a, 1);
-            qtree_add_demand(t, i, a, 1); /* demand is alloc and more */
-            if (gang_waits(g)) {
+            qtree_add_demand(t, i, a, 1);     /* demand is alloc and more */
+            if (g->present && !g->admitted) { /* as qtree_fill() counts it */
                 treepass_min_dense(g, t->nres, a);
                 qtree_add_demand(t, i, a, 1);
             }

@@ -4,7 +4,7 @@
  *
  * A pass builds the tree over the cache, then adds what every queue's gangs
  * hold (alloc: hold.h's sums, the same a pass charges a queue it evaluates)
- * and ask for (demand: the minResources of its complete, waiting gangs), and
+ * and ask for (demand: the minResources of its gangs not admitted), and
  * derives deserved. A gang's verdict then depends on its ancestors and their
  * other children: see admit.h. Pure: no I/O.
  */
@@ -34,7 +34,7 @@ void treepass_min_dense(const struct cache_gang *g, uint32_t nres, int64_t *out)
  * t->n, indexed like t->queues; NULL: none skipped): an admitted gang holds
  * hold_gang(), another hold_ungated() (m: the pass's marks); the demand of
  * every queue (skipped or not): what its gangs hold, plus the minResources of
- * its complete, waiting gangs; then derives deserved (qtree_derive). A queue
+ * its present gangs that are not admitted (as qtree_fill()); then derives deserved (qtree_derive). A queue
  * skipped has its alloc added by the caller. a, tail: t->nres of scratch each.
  */
 void treepass_load(struct qtree *t, const struct marks *m, const unsigned char *skip, int64_t *a, int64_t *tail);

@@ -723,6 +723,51 @@ static void test_tail_release(void **state)
     admit_result_finish(&r);
 }
 
+/* A gang kept out by an idle queue's guarantee waits on room, as one short of node room does (admit/tree-guarantee.json). */
+static void test_tree_guarantee_room(void **state)
+{
+    struct admit_test *fix = *state;
+    struct admit_result r;
+    admit_result_init(&r);
+    admit_pass(fix->a, 0, &r);
+    assert_int_equal(r.len, 2);
+    assert_string_equal(r.items[0].cluster, "train-a");
+    assert_int_equal(r.items[0].reason, ADMIT_REASON_QUEUE_TREE);
+    assert_true(cache_gang_get(fix->c, "default", "train-a")->node_wait);
+    assert_false(cache_gang_get(fix->c, "default", "train-b")->node_wait);
+    admit_result_finish(&r);
+}
+
+/*
+ * In a tree a gang's verdict depends on other queues (admit/tree-ancestor-capability.json):
+ * infer's gang ends, only infer changed, and train-big, kept out by eng, is admitted in the
+ * same incremental pass, every queue weighed.
+ */
+static void test_tree_incremental(void **state)
+{
+    struct admit_test *fix = *state;
+    struct admit_result r;
+    admit_result_init(&r);
+    admit_pass(fix->a, 0, &r);
+    assert_int_equal(r.len, 4);
+    assert_string_equal(r.items[3].cluster, "train-big");
+    assert_int_equal(r.items[3].reason, ADMIT_REASON_QUEUE_TREE);
+    apply(fix->c, &r, 0);
+    admit_pass(fix->a, 0, &r); /* the queues the marks made dirty */
+    admit_result_finish(&r);
+
+    cache_delete_pod(fix->c, "default", "infer-a-head");
+    cache_delete_raycluster(fix->c, "default", "infer-a");
+    admit_result_init(&r);
+    admit_pass(fix->a, 0, &r);
+    assert_int_equal(r.queues_evaluated, 4);
+    size_t admitted = 0;
+    for (size_t i = 0; i < r.len; i++)
+        admitted += r.items[i].action == ADMIT_ACTION_ADMIT && strcmp(r.items[i].cluster, "train-big") == 0;
+    assert_int_equal(admitted, 1);
+    admit_result_finish(&r);
+}
+
 /* How many gangs of queue the decisions [from, r->len) admit. */
 static size_t admitted_of(const struct admit_result *r, size_t from, const char *queue)
 {
@@ -758,6 +803,24 @@ static void test_fair_weights(void **state)
     admit_result_finish(&r);
 }
 
+/*
+ * Fair sharing down the tree (admit-fair/tree.json): eng and research share 8
+ * cpu 4 and 4, eng's 4 go 1:3 to train and infer, and the pick from the root
+ * down admits exactly that, although the gangs were created in turn.
+ */
+static void test_fair_tree(void **state)
+{
+    struct admit_test *fix = *state;
+    struct admit_result r;
+    admit_result_init(&r);
+    admit_pass(fix->a, 0, &r);
+    assert_int_equal(r.len, 24);
+    assert_int_equal(admitted_of(&r, 0, "research"), 4);
+    assert_int_equal(admitted_of(&r, 0, "train"), 1);
+    assert_int_equal(admitted_of(&r, 0, "infer"), 3);
+    admit_result_finish(&r);
+}
+
 /* A queue of weight 0 deserves nothing: its gangs, older, come after those of a queue that deserves the room. */
 static void test_fair_weight_zero(void **state)
 {
@@ -786,7 +849,10 @@ int main(void)
                                                  "admit/queue-walkthrough.json"),
         ADMIT_TEST(test_tail_progress, "admit/tail-queue.json"),
         ADMIT_TEST(test_tail_release, "admit/tail-release.json"),
+        ADMIT_TEST(test_tree_guarantee_room, "admit/tree-guarantee.json"),
+        ADMIT_TEST(test_tree_incremental, "admit/tree-ancestor-capability.json"),
         ADMIT_TEST(test_fair_weights, "admit-fair/weights.json"),
+        ADMIT_TEST(test_fair_tree, "admit-fair/tree.json"),
         ADMIT_TEST(test_fair_weight_zero, "admit-fair/weight-zero.json"),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
