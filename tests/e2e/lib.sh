@@ -593,6 +593,11 @@ wait_texts() { { pod_events "$(head_pod "$1")"; pg_message "ray-$1-pg"; } | sort
 
 gate_running() { [[ "$("$ROOT/hack/cluster.sh" status 2>/dev/null)" == *"raygate-gate"*"running"* ]]; }
 
+webhook_running() { "$ROOT/hack/cluster.sh" status 2>/dev/null | grep "^raygate-webhook *running" >/dev/null; }
+
+# restore_webhook: the webhook started again unless it runs (for e2e_on_exit after a test stopped it)
+restore_webhook() { webhook_running || "$ROOT/hack/cluster.sh" start-webhook >/dev/null 2>&1 || true; }
+
 # restore_gate: the gate controller as hack/cluster.sh starts it, with no flag
 # (for e2e_on_exit after a test restarted it otherwise)
 restore_gate() {

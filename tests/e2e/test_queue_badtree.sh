@@ -12,8 +12,6 @@
 e2e_setup
 U="$(e2e_uid)"
 A="bad-a-$U" B="bad-b-$U" C="bad-c-$U" D="bad-d-$U"
-webhook_running() { "$ROOT/hack/cluster.sh" status 2>/dev/null | grep "^raygate-webhook *running" >/dev/null; }
-restore_webhook() { webhook_running || "$ROOT/hack/cluster.sh" start-webhook >/dev/null 2>&1 || true; }
 e2e_on_exit restore_webhook
 tree_queue "$C" cpu=4
 inv_start
