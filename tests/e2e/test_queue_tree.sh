@@ -64,7 +64,7 @@ for t in t1 t2 t3 t4; do
 done
 gang t5 "$TRAIN"
 waits t5 2
-says t5 "$ENG"
+says t5 "$ENG" "cpu 16 of 16"
 timing "train borrows to 16"
 
 # infer reclaims its deserved: one train gang, the newest, whole.
