@@ -307,7 +307,8 @@ static int cmp_preemptors(const void *pa, const void *pb)
     return r != 0 ? r : strcmp(a->g->name, b->g->name);
 }
 
-/* The gangs d left waiting on capacity or nodes, in the order they are weighed; *n of them (caller frees). */
+/* The gangs d left waiting on capacity (their queue's or an ancestor's, or a guarantee) or nodes, in the order they
+ * are weighed; *n of them (caller frees). */
 static struct candidate *preemptors(const struct cache *c, const struct admit_result *d, size_t *n)
 {
     struct candidate *cs = util_calloc(d->len + 1, sizeof(*cs));

@@ -20,8 +20,16 @@ stderr and one JSON line each in --violations:
                      set) keeps pods bound or ungated (its leftovers, which
                      raygate deletes) for longer than --evict-grace seconds
                      after the checker first saw them: a gang evicted in part;
-  over-capability    the ungated, unfinished pods of a queue request more of a
-                     resource than the queue's capability lists;
+  over-capability    the ungated, unfinished pods of a queue's subtree (a leaf:
+                     its own; a parent: its descendants'; spec.parent, issue
+                     23) request more of a resource than the queue's
+                     capability lists (or the tree more than a Queue named
+                     "root" lists);
+  guarantee-lent     under a parent (or the root: the nodes' allocatable less
+                     what pods outside any queue request), the children's
+                     max(allocated, spec.guarantee.resource) sum to more than
+                     the parent's capability: room guaranteed to one was lent
+                     to another;
   partly-ungated     an admitted gang stays partly ungated longer than --grace
                      seconds: its live head, or fewer than the members of a
                      worker group (its minReplicas shape) that exist, gated.
@@ -31,10 +39,14 @@ that fits is admitted (fault drill 7; a gang in its requeue backoff or
 deactivated after evictions is not expected to be), and exits 3 naming those
 that are not (any other failure of the check itself exits 1):
 
-  fitting-gang-waits a complete gang that is not admitted fits its queue's free
-                     capability and the nodes (first fit, larger pods first),
+  fitting-gang-waits a complete gang that is not admitted, in a leaf queue of a
+                     good tree, fits its queue's and every ancestor's free
+                     capability without taking a guarantee of another
+                     subtree, and the nodes (first fit, larger pods first),
                      and is not behind a fifo queue's head gang that does not
                      fit; or an admitted gang's first gated tail pod fits.
+
+--self-test runs the tree checks on fixtures (no cluster) and exits.
 
 Pods are listed before RayClusters, so an annotation written before a pod was
 ungated (what raygate does) is always seen. Pods whose RayCluster (by owner
@@ -228,6 +240,143 @@ def fmt(v):
     return str(v.numerator) if v.denominator == 1 else "%.3f" % float(v)
 
 
+ROOT_NAME = "root"
+
+
+def spec_resources(obj):
+    return {k: quantity(v) for k, v in (obj or {}).items()}
+
+
+class Tree:
+    """The Queues' tree through spec.parent (issue 23; the gate's lib/sched/qtree.h).
+
+    A queue without a parent ("" or "root") is a child of the root, which exists
+    whether or not a Queue is named "root"; a Queue named "root" is the root
+    itself (its capability caps the whole tree). A queue whose chain of parents
+    does not reach the root (a cycle, a missing parent, under such a queue) is
+    bad: it is treated as Closed, and only its own capability is checked.
+    total: the room the root shares (the nodes' allocatable less what pods
+    outside any queue hold), or None when unknown (the root's level unchecked).
+    """
+
+    def __init__(self, queues, total=None):
+        self.cap, self.guarantee, self.parent = {}, {}, {}
+        self.root_cap = {}
+        for q in queues:
+            name, spec = q["metadata"]["name"], q.get("spec") or {}
+            if name == ROOT_NAME:
+                self.root_cap = spec_resources(spec.get("capability"))
+                continue
+            p = spec.get("parent") or ROOT_NAME
+            self.parent[name] = None if p == ROOT_NAME else p
+            self.cap[name] = spec_resources(spec.get("capability"))
+            self.guarantee[name] = spec_resources((spec.get("guarantee") or {}).get("resource"))
+        self.bad = set()
+        for name in self.parent:
+            seen, at = set(), name
+            while at is not None and at not in seen and at in self.parent:
+                seen.add(at)
+                at = self.parent[at]
+            if at is not None:  # a cycle, or a parent that is not a queue
+                self.bad.add(name)
+        self.children = {None: []}
+        for name in self.parent:
+            if name not in self.bad:
+                self.children.setdefault(self.parent[name], []).append(name)
+        self.total = total
+
+    def chain(self, name):
+        """[name, its parent, ..., a child of the root]; [name] for a bad queue."""
+        out = [name]
+        while name not in self.bad and self.parent.get(name) is not None:
+            name = self.parent[name]
+            out.append(name)
+        return out
+
+    def is_leaf(self, name):
+        return name in self.parent and name not in self.bad and not self.children.get(name)
+
+    def alloc(self, held):
+        """{queue: what its subtree holds}, from held {leaf: {resource: amount}}."""
+        out = {name: {} for name in self.parent}
+        for name, res in held.items():
+            for at in self.chain(name) if name in self.parent else []:
+                add(out[at], res)
+        return out
+
+    def room(self, parent, res):
+        """The room parent (None: the root) shares among its children in res, or None when unlimited."""
+        limits = [self.root_cap.get(res)]
+        if parent is None:
+            limits.append((self.total or {}).get(res))
+        else:
+            limits += [self.cap[at].get(res) for at in self.chain(parent)]
+        limits = [v for v in limits if v is not None]
+        return min(limits) if limits else None
+
+    def guarantee_excess(self, parent, alloc, res, plus=None, extra=0):
+        """(sum over parent's children of max(alloc, guarantee), room) in res when it exceeds the room, else None.
+        plus: a child whose alloc grows by extra. Guarantees that alone pass the room are not judged."""
+        kids = self.children.get(parent, [])
+        if not any(self.guarantee[k].get(res, 0) > 0 for k in kids):
+            return None
+        room = self.room(parent, res)
+        if room is None:
+            return None
+        used = sum(max(alloc[k].get(res, 0) + (extra if k == plus else 0), self.guarantee[k].get(res, 0)) for k in kids)
+        if used > max(room, sum(self.guarantee[k].get(res, 0) for k in kids)):
+            return used, room
+        return None
+
+    def violations(self, held):
+        """[(key, kind, message)]: every queue's subtree within its capability and the root's, no guarantee lent."""
+        alloc, out = self.alloc(held), []
+        for name in sorted(self.parent):
+            for res, v in sorted(self.cap[name].items()):
+                if alloc[name].get(res, 0) > v:
+                    kids = self.children.get(name)
+                    what = "its subtree (%s) requests" % ", ".join(kids) if kids else "its ungated pods request"
+                    out.append((("cap", name, res, fmt(alloc[name][res])), "over-capability",
+                                "queue %s: %s %s %s, capability %s" % (name, what, res, fmt(alloc[name][res]), fmt(v))))
+        top = {}
+        for name in self.children.get(None, []):
+            add(top, alloc[name])
+        for res, v in sorted(self.root_cap.items()):
+            if top.get(res, 0) > v:
+                out.append((("cap", ROOT_NAME, res, fmt(top[res])), "over-capability",
+                            "queue root: the tree requests %s %s, capability %s" % (res, fmt(top[res]), fmt(v))))
+        for parent in sorted(self.children, key=lambda p: p or ""):
+            kids = self.children[parent]
+            for res in sorted({r for k in kids for r in self.guarantee[k]}):
+                bad = self.guarantee_excess(parent, alloc, res)
+                if bad:
+                    out.append((("lent", parent, res, fmt(bad[0])), "guarantee-lent",
+                                "under %s: the children's max(allocated, guarantee) in %s sum to %s, room %s (%s)" %
+                                (parent or "the root", res, fmt(bad[0]), fmt(bad[1]),
+                                 ", ".join("%s %s/%s" % (k, fmt(alloc[k].get(res, 0)), fmt(self.guarantee[k].get(res, 0)))
+                                           for k in kids))))
+        return out
+
+    def fits(self, leaf, need, alloc):
+        """Whether need fits leaf, every ancestor's capability and their parents' guarantees (qtree_fits)."""
+        if not self.is_leaf(leaf):
+            return False
+        chain = self.chain(leaf)
+        top = {}
+        for name in self.children.get(None, []):
+            add(top, alloc[name])
+        for res, v in need.items():
+            if v <= 0:
+                continue
+            if any(alloc[at].get(res, 0) + v > self.cap[at].get(res, alloc[at].get(res, 0) + v) for at in chain):
+                return False
+            if top.get(res, 0) + v > self.root_cap.get(res, top.get(res, 0) + v):
+                return False
+            if any(self.guarantee_excess(self.parent.get(at), alloc, res, at, v) for at in chain):
+                return False
+        return True
+
+
 class Api:
     def __init__(self, server, token, ca):
         m = re.match(r"https://([^:/]+):(\d+)", server)
@@ -350,14 +499,11 @@ class Checker:
                 self.violate(("ungated", meta["uid"]), "ungated-unadmitted",
                              "pod %s has no %s gate but RayCluster %s has no %s" % (name, GATE, rc["metadata"]["name"], ADMITTED))
 
-        for q in queues:
-            cap = (q.get("spec") or {}).get("capability") or {}
-            used = held.get(q["metadata"]["name"], {})
-            for res, v in cap.items():
-                if used.get(res, 0) > quantity(v):
-                    self.violate(("cap", q["metadata"]["name"], res, fmt(used[res])), "over-capability",
-                                 "queue %s: its ungated pods request %s %s, capability %s: %s" % (q["metadata"]["name"], res, fmt(used[res]), v,
-                                                                                                  " ".join(who.get(q["metadata"]["name"], []))))
+        tree = Tree(queues)
+        if any(tree.guarantee[k] for k in tree.children.get(None, [])):
+            tree.total = self.root_total()
+        for key, kind, message in tree.violations(held):
+            self.violate(key, kind, message + (": " + " ".join(who[key[1]]) if key[1] in who else ""))
 
         for uid in list(self.leftover_since):
             if uid not in leftovers:
@@ -401,13 +547,25 @@ class Checker:
                 self.violate(("partial", uid), "partly-ungated", "admitted RayCluster %s/%s partly ungated for over %ss (%s)" %
                              (rc["metadata"]["namespace"], rc["metadata"]["name"], self.args.grace, "; ".join(short)))
 
+    def root_total(self, pods=None, nodes=None):
+        """The room the root shares: every node's allocatable less what bound, unfinished pods outside any queue
+        request (all nodes, cordoned or not: the checker may see more room than the gate, never less)."""
+        total = {}
+        for n in nodes if nodes is not None else self.api.get("/api/v1/nodes")["items"]:
+            add(total, {k: quantity(v) for k, v in n["status"].get("allocatable", {}).items()})
+        for p in pods if pods is not None else self.api.get("/api/v1/pods")["items"]:
+            if p["spec"].get("nodeName") and not finished(p) and QUEUE_LABEL not in (p["metadata"].get("labels") or {}):
+                add(total, pod_request(p["spec"]), -1)
+        return total
+
     def settled(self):
         """One check on a quiet cluster: every gang that fits is admitted. Returns the number of findings."""
         pods = self.api.get("/api/v1/pods")["items"]
         rcs = self.api.get("/apis/ray.io/v1%s/rayclusters" % ("/namespaces/" + self.args.namespace if self.args.namespace else ""))["items"]
         queues = {q["metadata"]["name"]: q for q in self.api.get("/apis/scheduling.volcano.sh/v1beta1/queues")["items"]}
         nodes = []
-        for n in sorted(self.api.get("/api/v1/nodes")["items"], key=lambda n: n["metadata"]["name"]):
+        all_nodes = self.api.get("/api/v1/nodes")["items"]
+        for n in sorted(all_nodes, key=lambda n: n["metadata"]["name"]):
             ready = any(c["type"] == "Ready" and c["status"] == "True" for c in n["status"].get("conditions") or [])
             if ready and not n["spec"].get("unschedulable"):
                 nodes.append([n["metadata"]["name"], {k: quantity(v) for k, v in n["status"]["allocatable"].items()}])
@@ -467,15 +625,17 @@ class Checker:
             waiting.setdefault(q, []).append((-priority(live_pods), meta["creationTimestamp"], meta["namespace"], meta["name"],
                                                minres, [pod_request(p["spec"]) for p in members]))
         node_list = [[n, free_node[n]] for n, _ in nodes]
+        tree = Tree(queues.values(), self.root_total(pods, all_nodes))
+        alloc = tree.alloc(held)
         for q, gangs in waiting.items():
             queue = queues.get(q)
-            if queue is None or (queue.get("status") or {}).get("state") in ("Closed", "Closing"):
-                continue
+            if queue is None or (queue.get("status") or {}).get("state") in ("Closed", "Closing") or not tree.is_leaf(q):
+                continue  # closed, a parent or in a bad tree: its gangs wait
             cap = {k: quantity(v) for k, v in ((queue.get("spec") or {}).get("capability") or {}).items()}
             free = {k: v - held.get(q, {}).get(k, 0) for k, v in cap.items()}
             fifo = (queue.get("spec") or {}).get("dequeueStrategy") == "fifo"
             for _, created, ns, name, minres, members in sorted(gangs):
-                ok = fits(minres, free) and place(members, node_list)
+                ok = tree.fits(q, minres, alloc) and place(members, node_list)
                 if ok:
                     findings += 1
                     print("SETTLED CHECK FAILED [fitting-gang-waits]: RayCluster %s/%s (queue %s%s) fits (needs %s; free %s) but is not admitted" %
@@ -484,12 +644,9 @@ class Checker:
                 if fifo:
                     break  # the head gang: those behind it wait for it, fitting or not
         for q, items in tails.items():
-            queue = queues.get(q)
-            cap = {k: quantity(v) for k, v in ((queue or {}).get("spec") or {}).get("capability", {}).items()}
-            free = {k: v - held.get(q, {}).get(k, 0) for k, v in cap.items()}
             for rc, pod in items:
                 req = pod_request(pod["spec"])
-                if fits(req, free) and place([req], node_list):
+                if tree.fits(q, req, alloc) and place([req], node_list):
                     findings += 1
                     print("SETTLED CHECK FAILED [fitting-gang-waits]: tail pod %s of admitted RayCluster %s fits queue %s but is gated" %
                           (pod["metadata"]["name"], rc["metadata"]["name"], q), file=sys.stderr, flush=True)
@@ -521,6 +678,65 @@ class Checker:
         return 1 if self.violations else 0
 
 
+def self_test():
+    """The tree checks on fixtures: returns the number of failures (printed)."""
+    def q(name, parent=None, cap=None, guarantee=None):
+        spec = {"capability": cap or {}}
+        if parent:
+            spec["parent"] = parent
+        if guarantee:
+            spec["guarantee"] = {"resource": guarantee}
+        return {"metadata": {"name": name}, "spec": spec}
+
+    def cpu(v):
+        return {"cpu": Fraction(v)}
+
+    eng = [q("eng", cap={"cpu": "16"}), q("train", "eng"), q("infer", "eng"), q("research", cap={"cpu": "8"})]
+    guaranteed = [q("eng", cap={"cpu": "16"}), q("train", "eng", cap={"cpu": "32"}), q("infer", "eng", guarantee={"cpu": "4"})]
+    cycle = [q("a", "b"), q("b", "a"), q("d", "b"), q("c", cap={"cpu": "2"}), q("x", "missing")]
+    top = [q("p", cap={"cpu": "8"}), q("g", guarantee={"cpu": "2"}), q("root", cap={"cpu": "9"})]
+    cases = [  # (what, tree, held, expected violation kinds and queues)
+        ("within every capability", Tree(eng), {"train": cpu(12), "infer": cpu(4), "research": cpu(8)}, []),
+        ("a parent over its capability", Tree(eng), {"train": cpu(14), "infer": cpu(4)}, [("over-capability", "eng")]),
+        ("a leaf over its own", Tree(eng), {"research": cpu(9)}, [("over-capability", "research")]),
+        ("a guarantee kept", Tree(guaranteed), {"train": cpu(12)}, []),
+        ("a guarantee lent", Tree(guaranteed), {"train": cpu(13)}, [("guarantee-lent", "eng")]),
+        ("a guarantee used by its own", Tree(guaranteed), {"train": cpu(10), "infer": cpu(6)}, []),
+        ("a bad tree: own capability only", Tree(cycle), {"a": cpu(5), "d": cpu(5), "c": cpu(3)}, [("over-capability", "c")]),
+        ("the root's guarantee, total known", Tree(top, cpu(8)), {"p": cpu(7)}, [("guarantee-lent", None)]),
+        ("the root's guarantee kept", Tree(top, cpu(8)), {"p": cpu(6), "g": cpu(1)}, []),
+        ("a Queue named root caps the tree (and lends g's guarantee)", Tree(top), {"p": cpu(8), "g": cpu(2)},
+         [("over-capability", "root"), ("guarantee-lent", None)]),
+    ]
+    failures = 0
+    for what, tree, held, want in cases:
+        got = sorted((kind, key[1]) for key, kind, _ in tree.violations(held))
+        if got != sorted(want, key=str):
+            failures += 1
+            print("self-test FAILED: %s: want %s, got %s" % (what, want, got), file=sys.stderr)
+    fits_cases = [  # (what, tree, held, leaf, need, expected)
+        ("train borrows up to eng's 16", Tree(eng), {"train": cpu(12)}, "train", cpu(4), True),
+        ("not beyond", Tree(eng), {"train": cpu(12), "infer": cpu(2)}, "train", cpu(4), False),
+        ("a child's capability above its parent's is the parent's", Tree(guaranteed), {}, "train", cpu(17), False),
+        ("infer's idle guarantee is not lent", Tree(guaranteed), {"train": cpu(12)}, "train", cpu(1), False),
+        ("infer uses its guarantee", Tree(guaranteed), {"train": cpu(12)}, "infer", cpu(4), True),
+        ("a parent holds no gangs", Tree(eng), {}, "eng", cpu(1), False),
+        ("a queue in a cycle holds none", Tree(cycle), {}, "a", cpu(1), False),
+        ("nor one under it", Tree(cycle), {}, "d", cpu(1), False),
+        ("nor one whose parent is missing", Tree(cycle), {}, "x", cpu(1), False),
+        ("the rest goes on", Tree(cycle), {}, "c", cpu(2), True),
+        ("the root's guarantee", Tree(top, cpu(8)), {"p": cpu(5)}, "p", cpu(2), False),
+        ("the root's capability", Tree(top), {"g": cpu(2)}, "p", cpu(8), False),
+    ]
+    for what, tree, held, leaf, need, want in fits_cases:
+        if tree.fits(leaf, need, tree.alloc(held)) != want:
+            failures += 1
+            print("self-test FAILED: fits: %s: want %s" % (what, want), file=sys.stderr)
+    print("invariants self-test: %d cases, %d failed" % (len(cases) + len(fits_cases), failures), file=sys.stderr)
+    return failures
+
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--server", required=True)
@@ -535,6 +751,8 @@ def main():
     ap.add_argument("--violations", default=os.devnull, help="file to append violations to (JSON lines)")
     ap.add_argument("--status", default=os.devnull)
     ap.add_argument("--settled", action="store_true", help="check once that every gang that fits is admitted, and exit")
+    if sys.argv[1:] == ["--self-test"]:
+        return 1 if self_test() else 0
     args = ap.parse_args()
     if args.settled:
         return 3 if Checker(args).settled() else 0

@@ -3,15 +3,17 @@
 # keep the e2e suite short; the issue's 5 minutes is RAYGATE_CHURN_SECONDS=300),
 # RayClusters of random shapes (head, 0-2 worker groups of 0-3
 # replicas, a third of them autoscaling, a third with priority 1000) are
-# created and deleted against 3 queues of random capability, dequeue strategy
-# and preemption policy (raygate.io/preemption: the default LowerPriority,
-# LowerOrNewerEqualPriority, or a random one of the three), each deserving cpu
-# 2 and memory 3Gi (spec.deserved), whose capability also grows now and then;
+# created and deleted against 3 leaf queues of random capability, dequeue
+# strategy and preemption policy (raygate.io/preemption: the default
+# LowerPriority, LowerOrNewerEqualPriority, or a random one of the three), two
+# of them under a parent of random capability (the queue tree, issue 23: one
+# deserving by weight, with a guarantee; see below), the others deserving cpu
+# 2 and memory 3Gi (spec.deserved); capabilities also grow now and then;
 # autoscaling clusters are scaled up. The sequence is drawn from
 # RAYGATE_CHURN_SEED (printed; set it to replay the same actions). The
 # invariant checker runs throughout (no gang partly placed or partly evicted,
-# no queue over capability) while gangs preempt within their queue and reclaim
-# across queues; once the churn stops and the cluster is quiet, every gang
+# no queue nor parent over capability, no guarantee lent) while gangs preempt
+# within their queue and reclaim across queues; once the churn stops and the cluster is quiet, every gang
 # that fits is admitted. The preemptions of each kind are counted (gate
 # metric raygate_preemptions_total).
 #
@@ -28,18 +30,36 @@ RANDOM=$SEED
 kc apply -f "$ROOT/samples/priorityclass-ray-high.yaml" >/dev/null
 
 pick() { local -a a=("$@"); echo "${a[RANDOM % ${#a[@]}]}"; }
+# The tree (issue 23): churn-SEED-p (capability cpu 8 to 10, memory 10 to 14Gi)
+# -> {churn-SEED-0, churn-SEED-1}, and churn-SEED-2 at the root. 0 and 2
+# deserve cpu 2 and memory 3Gi (spec.deserved); 1 has none (derived by its
+# weight, 1 to 3) and no capability (its parent's), and a guarantee of cpu 1
+# and memory 1Gi that 0 may not borrow. The gangs go to the leaves 0, 1, 2;
+# the capabilities that grow are 0's, 2's and p's (index 3).
 QUEUES=() QCPU=() QMEM=()
+P="churn-$SEED-p"
+QCPU[3]=$((8 + RANDOM % 3))
+QMEM[3]=$((10 + RANDOM % 5))
+tree_queue "$P" cpu="${QCPU[3]}" memory="${QMEM[3]}Gi" weight=$((1 + RANDOM % 3))
+say "queue $P: cpu ${QCPU[3]}, memory ${QMEM[3]}Gi, weight $(kc get queue "$P" -o jsonpath='{.spec.weight}'), parent of churn-$SEED-0 and -1"
 for i in 0 1 2; do
 	q="churn-$SEED-$i"
 	QCPU[i]=$((4 + RANDOM % 3))
 	QMEM[i]=$((4 + RANDOM % 5))
-	make_queue "$q" "${QCPU[i]}" "${QMEM[i]}Gi" "$(pick fifo traverse "")"
-	kc patch queue "$q" --type merge -p '{"spec":{"deserved":{"cpu":"2","memory":"3Gi"}}}' >/dev/null
+	parent=""
+	((i == 2)) || parent="$P"
+	if ((i == 1)); then
+		tree_queue "$q" parent="$P" weight=$((1 + RANDOM % 3)) strategy="$(pick fifo traverse "")"
+		kc patch queue "$q" --type merge -p '{"spec":{"guarantee":{"resource":{"cpu":"1","memory":"1Gi"}}}}' >/dev/null
+	else
+		tree_queue "$q" ${parent:+parent=$parent} cpu="${QCPU[i]}" memory="${QMEM[i]}Gi" strategy="$(pick fifo traverse "")"
+		kc patch queue "$q" --type merge -p '{"spec":{"deserved":{"cpu":"2","memory":"3Gi"}}}' >/dev/null
+	fi
 	policy=("" LowerOrNewerEqualPriority "$(pick "" LowerOrNewerEqualPriority Never)")
 	[[ -z "${policy[i]}" ]] || kc annotate queue "$q" "raygate.io/preemption=${policy[i]}" >/dev/null
 	QUEUES+=("$q")
-	say "queue $q: cpu ${QCPU[i]}, memory ${QMEM[i]}Gi, deserved cpu 2, memory 3Gi," \
-		"dequeueStrategy '$(kc get queue "$q" -o jsonpath='{.spec.dequeueStrategy}')', preemption '${policy[i]:-LowerPriority}'"
+	say "queue $q: $(kc get queue "$q" -o json | jq -c '.spec | del(.reclaimable)')," \
+		"preemption '${policy[i]:-LowerPriority}'"
 done
 # Ballast: one pod of cpu 6 on each node (no queue: not raygate's), bound by kube-scheduler (two do not fit one node).
 NODES="$(kc get nodes -o name | wc -l)"
@@ -91,10 +111,10 @@ while ((SECONDS < t_end)); do
 		kc delete rayclusters.ray.io -n "$NS" "${LIVE[i]}" --wait=false >/dev/null
 		LIVE=("${LIVE[@]:0:i}" "${LIVE[@]:i+1}"); deleted=$((deleted + 1))
 	elif ((action < 18)); then
-		i=$((RANDOM % 3))
-		if ((QCPU[i] < 7)); then QCPU[i]=$((QCPU[i] + 1)); fi
-		if ((QMEM[i] < 10)); then QMEM[i]=$((QMEM[i] + 1)); fi
-		kc patch queue "${QUEUES[i]}" --type merge \
+		i=$(pick 0 2 3)
+		if ((QCPU[i] < (i == 3 ? 12 : 7))); then QCPU[i]=$((QCPU[i] + 1)); fi
+		if ((QMEM[i] < (i == 3 ? 16 : 10))); then QMEM[i]=$((QMEM[i] + 1)); fi
+		kc patch queue "$( ((i == 3)) && echo "$P" || echo "${QUEUES[i]}")" --type merge \
 			-p "{\"spec\":{\"capability\":{\"cpu\":\"${QCPU[i]}\",\"memory\":\"${QMEM[i]}Gi\"}}}" >/dev/null
 		grown=$((grown + 1))
 	else

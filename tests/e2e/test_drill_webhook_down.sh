@@ -6,8 +6,6 @@
 # creation works again and the missing worker joins its admitted gang.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
-webhook_running() { "$ROOT/hack/cluster.sh" status 2>/dev/null | grep "^raygate-webhook *running" >/dev/null; }
-restore_webhook() { webhook_running || "$ROOT/hack/cluster.sh" start-webhook >/dev/null 2>&1 || true; }
 e2e_on_exit restore_webhook
 Q="whdown-$(e2e_uid)"
 make_queue "$Q" 8 16Gi

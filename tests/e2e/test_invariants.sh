@@ -65,4 +65,17 @@ eventually 60 "KubeRay created d's 3 pods" has_pods d 3
 kc annotate rayclusters.ray.io -n "$NS" d raygate.io/evicted-at=2020-01-01T00:00:00Z raygate.io/requeue-count=1 >/dev/null
 ungate "$(head_pod d)"
 eventually 20 "checker: partly-evicted" saw partly-evicted
+# The tree (issue 23): e, in leaf L under parent P (capability cpu 2; L lists none), ungated (cpu 3): P over its
+# capability; and L's sibling G's guarantee (cpu 1) lent.
+U="$(e2e_uid)"
+P="inv-p-$U" L="inv-l-$U" G="inv-g-$U"
+tree_queue "$P" cpu=2
+tree_queue "$L" parent="$P"
+tree_queue "$G" parent="$P" guarantee=1
+sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" e "$L" | kc apply -n "$NS" -f - >/dev/null
+eventually 60 "KubeRay created e's 3 pods" has_pods e 3
+for p in $(kc get pods -n "$NS" -l ray.io/cluster=e -o name); do ungate "${p#pod/}"; done
+parent_over() { grep "queue $P: its subtree (" "$INV_DIR/violations" | grep -q "requests cpu 3, capability 2"; }
+eventually 20 "checker: over-capability of the parent $P" parent_over
+eventually 20 "checker: guarantee-lent under $P" saw guarantee-lent
 inv_kill
