@@ -165,18 +165,24 @@ void model_node_account(struct cache_node *node, const struct shape_rl *req, int
     node->used_pods += sign;
 }
 
+/* The interned resource list of v (borrowed; NULL: absent), or NULL when absent, invalid or (nonempty) empty. */
+static const struct shape_rl *parse_rl(struct shape_pool *p, const json_t *v, const char *field, int nonempty)
+{
+    struct resources res;
+    struct error rerr;
+    resources_init(&res);
+    const struct shape_rl *rl = NULL;
+    if (v != NULL && resources_parse(&res, v, field, 0, &rerr) == 0 && (!nonempty || res.len > 0))
+        rl = shape_rl_intern(p, &res, 1, NULL);
+    resources_finish(&res);
+    return rl;
+}
+
 int model_queue_parse_preemption(struct shape_pool *p, struct cache_queue *q, const json_t *obj)
 {
     const json_t *spec = json_object_get(obj, "spec");
     const json_t *annotations = json_object_get(json_object_get(obj, "metadata"), "annotations");
-    struct resources res;
-    struct error rerr;
-    resources_init(&res);
-    const struct shape_rl *deserved = NULL;
-    const json_t *d = json_object_get(spec, "deserved");
-    if (d != NULL && resources_parse(&res, d, "spec.deserved", 0, &rerr) == 0)
-        deserved = shape_rl_intern(p, &res, 1, NULL);
-    resources_finish(&res);
+    const struct shape_rl *deserved = parse_rl(p, json_object_get(spec, "deserved"), "spec.deserved", 0);
     uint8_t reclaimable = !json_is_false(json_object_get(spec, "reclaimable"));
     const char *preemption = shape_member(p, annotations, NAMES_ANNOTATION_PREEMPTION);
     int changed = q->deserved != deserved || q->reclaimable != reclaimable || q->preemption != preemption;
@@ -193,14 +199,8 @@ int model_queue_parse_tree(struct shape_pool *p, struct cache_queue *q, const js
     const json_t *spec = json_object_get(obj, "spec");
     const char *parent = json_string_value(json_object_get(spec, "parent"));
     parent = queuetree_parent_is_root(parent) ? NULL : shape_intern(p, parent);
-    struct resources res;
-    struct error rerr;
-    resources_init(&res);
-    const struct shape_rl *guarantee = NULL;
     const json_t *g = json_object_get(json_object_get(spec, "guarantee"), "resource");
-    if (g != NULL && resources_parse(&res, g, "spec.guarantee.resource", 0, &rerr) == 0 && res.len > 0)
-        guarantee = shape_rl_intern(p, &res, 1, NULL);
-    resources_finish(&res);
+    const struct shape_rl *guarantee = parse_rl(p, g, "spec.guarantee.resource", 1);
     const json_t *w = json_object_get(spec, "weight");
     uint32_t weight = json_is_integer(w) && json_integer_value(w) >= 0 && json_integer_value(w) <= UINT32_MAX
                           ? (uint32_t)json_integer_value(w)

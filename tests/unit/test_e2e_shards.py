@@ -8,29 +8,19 @@ not run or ran twice: failures).
 
     test_e2e_shards.py SOURCE_ROOT BUILD_ROOT
 """
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import unitcheck  # noqa: E402
+
 root, build = sys.argv[1], sys.argv[2]
 hack = os.path.join(root, "hack")
-spec = importlib.util.spec_from_file_location("e2e_shards", os.path.join(hack, "e2e-shards.py"))
-shards = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(shards)
-
-failures = 0
-
-
-def check(what, got, want):
-    global failures
-    if got != want:
-        failures += 1
-        print(f"FAIL {what}: got {got!r}, want {want!r}")
-    else:
-        print(f"ok {what}")
+shards = unitcheck.load("e2e_shards", os.path.join(hack, "e2e-shards.py"))
+check = unitcheck.check
 
 
 def run(*args):
@@ -105,4 +95,4 @@ with tempfile.TemporaryDirectory() as d:
     rc, out, err = run(summary, "--e2e-plan", os.path.join(d, "no-plan.txt"))
     check("summary: no plan (hack/e2e.sh did not run)", (rc, out.strip()), (1, "0 passed, 1 failed, 0 skipped"))
 
-sys.exit(1 if failures else 0)
+sys.exit(1 if unitcheck.failures else 0)

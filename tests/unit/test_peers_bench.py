@@ -7,29 +7,19 @@ table (summary.jq, report.jq).
 
     test_peers_bench.py SOURCE_ROOT
 """
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import unitcheck  # noqa: E402
+
 root = sys.argv[1]
 peers = os.path.join(root, "hack", "bench", "peers")
-spec = importlib.util.spec_from_file_location("workloads", os.path.join(peers, "workloads.py"))
-w = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(w)
-
-failures = 0
-
-
-def check(what, got, want):
-    global failures
-    if got != want:
-        failures += 1
-        print(f"FAIL {what}: got {got!r}, want {want!r}")
-    else:
-        print(f"ok {what}")
+w = unitcheck.load("workloads", os.path.join(peers, "workloads.py"))
+check = unitcheck.check
 
 
 # Prometheus counters, summed by a label.
@@ -124,5 +114,5 @@ check("report: the error is shown", "no gang system gang run 1: boom" in md, Tru
 check("report: a RayJob held whole, then placed", "| raygate | 2 s | held whole: 3 pods, 0 bound | cluster all bound in 1.5 s |" in md, True)
 check("report: a RayJob denied", "| no gang system | **denied**: no | – | – |" in md, True)
 
-print(f"{failures} failed" if failures else "all peers bench checks passed")
-sys.exit(1 if failures else 0)
+print(f"{unitcheck.failures} failed" if unitcheck.failures else "all peers bench checks passed")
+sys.exit(1 if unitcheck.failures else 0)
