@@ -244,7 +244,7 @@ const json_t *view_blocker(const json_t *rows, const json_t *row)
         json_int_t p = json_integer_value(json_object_get(other, "position"));
         const char *q = str(other, "queue");
         if (q == NULL || queue == NULL || strcmp(q, queue) != 0 || p <= 0 || p >= pos ||
-            (r != ADMIT_REASON_QUEUE_CAPACITY && r != ADMIT_REASON_NODES))
+            (r != ADMIT_REASON_QUEUE_CAPACITY && r != ADMIT_REASON_QUEUE_TREE && r != ADMIT_REASON_NODES))
             continue;
         if (best == NULL || p < best_pos) {
             best = other;
@@ -254,24 +254,60 @@ const json_t *view_blocker(const json_t *rows, const json_t *row)
     return best;
 }
 
-/* "queue q: cpu, memory short" by the queue's status now (snapshot borrowed), or "queue q: room now". */
-static char *short_capacity(const json_t *snapshot, const json_t *row)
+/* The resources of need short in queue (snapshot's; borrowed) into b, after sep: returns whether any. */
+static int put_short(const json_t *queue, const json_t *need, struct util_buf *b, const char *sep)
 {
-    const json_t *queue = view_find_queue(snapshot, str(row, "queue")), *need = json_object_get(row, "minResources"), *v;
-    const char *name, *sep = ": ";
-    struct util_buf b = {0};
-    util_buf_printf(&b, "queue %s", str(row, "queue"));
+    const char *name;
+    const json_t *v;
+    int any = 0;
     json_object_foreach((json_t *)need, name, v)
     {
         struct quantity n, cap;
         int64_t free_;
         if (!view_queue_short(queue, need, name, &n, &cap, &free_))
             continue;
-        util_buf_printf(&b, "%s%s", sep, name);
-        sep = ", ";
+        util_buf_printf(b, "%s%s", any ? ", " : sep, name);
+        any = 1;
     }
-    util_buf_puts(&b, sep[0] == ':' ? ": room now" : " short");
+    return any;
+}
+
+/* "queue q: cpu, memory short" by the queue's status now (snapshot borrowed), or "queue q: room now". */
+static char *short_capacity(const json_t *snapshot, const json_t *row)
+{
+    const json_t *queue = view_find_queue(snapshot, str(row, "queue")), *need = json_object_get(row, "minResources");
+    struct util_buf b = {0};
+    util_buf_printf(&b, "queue %s", str(row, "queue"));
+    util_buf_puts(&b, put_short(queue, need, &b, ": ") ? " short" : ": room now");
     return util_buf_take(&b);
+}
+
+/* queue-tree: "queue eng (above train): cpu short", the first ancestor short by its status now, or "room guaranteed elsewhere". */
+static char *short_tree(const json_t *snapshot, const json_t *row)
+{
+    const char *leaf = str(row, "queue");
+    const json_t *need = json_object_get(row, "minResources");
+    const json_t *q = view_find_queue(snapshot, leaf);
+    struct util_buf b = {0};
+    for (int depth = 0; q != NULL && depth < 64; depth++) {
+        const char *parent = str(json_object_get(q, "spec"), "parent");
+        q = parent != NULL ? view_find_queue(snapshot, parent) : NULL;
+        util_buf_printf(&b, "queue %s (above %s)", parent != NULL ? parent : "", leaf);
+        if (q != NULL && put_short(q, need, &b, ": ")) {
+            util_buf_puts(&b, " short");
+            return util_buf_take(&b);
+        }
+        util_buf_finish(&b);
+    }
+    return util_strdupf("queue %s: room guaranteed elsewhere", leaf);
+}
+
+/* queue-bad-tree: "queue a: " and its status.treeError, or "bad queue tree". */
+static char *short_bad_tree(const json_t *snapshot, const char *queue)
+{
+    const json_t *q = view_find_queue(snapshot, queue);
+    const char *err = str(json_object_get(q, "status"), "treeError");
+    return util_strdupf("queue %s: %s", queue, err != NULL ? err : "bad queue tree");
 }
 
 /* The shortened wait reason of a row that is not admitted, by its reason code (new string). */
@@ -301,12 +337,15 @@ static char *short_reason(const json_t *snapshot, const json_t *rows, const json
         return util_strdupf("queue %s is Closed", q);
     case ADMIT_REASON_INVALID:
         return util_strdup("invalid spec");
+    case ADMIT_REASON_QUEUE_NOT_LEAF:
+        return util_strdupf("queue %s has children", q);
+    case ADMIT_REASON_QUEUE_BAD_TREE:
+        return short_bad_tree(snapshot, q);
+    case ADMIT_REASON_QUEUE_TREE:
+        return short_tree(snapshot, row);
     case ADMIT_REASON_NONE:
     case ADMIT_REASON_EVICTED:
     case ADMIT_REASON_DEACTIVATED:
-    case ADMIT_REASON_QUEUE_NOT_LEAF:
-    case ADMIT_REASON_QUEUE_BAD_TREE:
-    case ADMIT_REASON_QUEUE_TREE:
         break;
     }
     return util_strdup(message);

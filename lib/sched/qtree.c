@@ -444,7 +444,7 @@ static void put_quantity(struct util_buf *b, const char *name, int64_t v)
 
 void qtree_children_text(const struct qtree *t, size_t i, struct util_buf *b)
 {
-    size_t first = i == QUEUETREE_ROOT ? t->root_first : t->queues[i].first_child;
+    size_t first = i == QUEUETREE_ROOT || t->queues[i].is_root ? t->root_first : t->queues[i].first_child;
     for (size_t c = first; c != QUEUETREE_ROOT; c = t->queues[c].next_sibling)
         util_buf_printf(b, "%s%s", c == first ? "" : ", ", t->queues[c].q->name);
 }
@@ -493,6 +493,10 @@ void qtree_block_text(const struct qtree *t, size_t leaf, const struct qtree_blo
         break;
     }
     case QTREE_BLOCK_NOT_LEAF:
+        if (e->is_root && t->root_first == QUEUETREE_ROOT) {
+            util_buf_printf(b, "queue %s is the root: only leaf queues hold gangs", e->q->name);
+            break;
+        }
         util_buf_printf(b, "queue %s has children (", e->q->name);
         qtree_children_text(t, why->level, b);
         util_buf_puts(b, "): only leaf queues hold gangs");

@@ -116,6 +116,10 @@ static void test_capability_above_parent(void **state)
     assert_int_equal(t.queues[kid].cap[cpu], 6000);
     assert_int_equal(t.queues[other].cap[cpu], 10000);
     assert_false(qtree_leaf_usable(&t, root));
+    struct util_buf rb = {0};
+    qtree_children_text(&t, root, &rb); /* the root Queue's children are the root's */
+    assert_string_equal(rb.data, "other, p");
+    util_buf_finish(&rb);
     struct qtree_block why;
     assert_false(qtree_fits(&t, kid, vec(&t, cpu, 7000), &why));
     assert_int_equal(why.level, idx(&t, c, "p"));
