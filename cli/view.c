@@ -322,6 +322,8 @@ static char *short_reason(const json_t *snapshot, const json_t *rows, const json
         return short_capacity(snapshot, row);
     case ADMIT_REASON_NODES:
         return util_strdup("nodes: no room");
+    case ADMIT_REASON_TOPOLOGY:
+        return util_strdup("topology: no domain has room");
     case ADMIT_REASON_BLOCKED:
         blocker = view_blocker(rows, row);
         return blocker != NULL ? util_strdupf("behind %s (fifo)", str(blocker, "name")) : util_strdup("behind a gang (fifo)");

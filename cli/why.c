@@ -254,6 +254,10 @@ static void explain_wait(json_t *lines, const json_t *snapshot, const json_t *ro
     case ADMIT_REASON_INVALID:
         add_line(lines, "its spec must be fixed: %s", msg);
         break;
+    case ADMIT_REASON_TOPOLOGY:
+        add_line(lines, "no single topology domain has room for it (kubectl raygate domains shows each domain's room)");
+        add_line(lines, "%s", msg);
+        break;
     case ADMIT_REASON_NONE:
         add_line(lines,
                  "the gate controller has not written its reason code yet (annotation " NAMES_ANNOTATION_WAIT_REASON

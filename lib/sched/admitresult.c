@@ -29,9 +29,11 @@ void admit_result_finish(struct admit_result *r)
         for (size_t j = 0; j < d->npods; j++) {
             json_decref(d->pods[j].keep_gates);
             free(d->pods[j].message);
+            json_decref(d->pods[j].confine);
         }
         free(d->pods);
         free(d->message);
+        free(d->topology);
     }
     free(r->items);
     free(r->queues);
@@ -105,14 +107,19 @@ const char *admit_reason_name(enum admit_reason reason)
         return "queue-bad-tree";
     case ADMIT_REASON_QUEUE_TREE:
         return "queue-tree";
+    case ADMIT_REASON_TOPOLOGY:
+        return "topology";
     }
     return "";
 }
 
 json_t *admit_ungate_patch(const struct admit_pod *p)
 {
-    return json_pack("{s:{s:s},s:{s:o}}", "metadata", "resourceVersion", p->resource_version, "spec", "schedulingGates",
-                     p->keep_gates != NULL ? json_incref(p->keep_gates) : json_array());
+    json_t *patch = json_pack("{s:{s:s},s:{s:o}}", "metadata", "resourceVersion", p->resource_version, "spec", "schedulingGates",
+                              p->keep_gates != NULL ? json_incref(p->keep_gates) : json_array());
+    if (p->confine != NULL)
+        json_object_update_missing(json_object_get(patch, "spec"), p->confine);
+    return patch;
 }
 
 struct admit_decision *admit_result_add(struct admit_result *r, enum admit_action action, enum admit_reason reason,
@@ -160,6 +167,7 @@ void admit_result_add_pod(struct admit_result *r, struct admit_decision *d, cons
     memcpy(ap->resource_version, pod->resource_version, lr);
     ap->keep_gates = pod->nforeign_gates > 0 ? json_array() : NULL;
     ap->message = NULL;
+    ap->confine = NULL;
     for (uint32_t i = 0; i < pod->nforeign_gates; i++)
         json_array_append_new(ap->keep_gates, json_pack("{s:s}", "name", pod->foreign_gates[i]));
 }

@@ -36,6 +36,8 @@ enum admit_reason {
     ADMIT_REASON_QUEUE_BAD_TREE, /* "queue a is in a cycle: treated as Closed" (queuetree.h) */
     ADMIT_REASON_QUEUE_TREE,     /* "... does not fit queue train: queue eng (parent of train): cpu 16 of 16 allocated": an
                                     ancestor's capability, or room guaranteed to another queue (qtree_fits) */
+    ADMIT_REASON_TOPOLOGY, /* "... needs nvidia.com/gpu 16 in one rack domain; largest free domain: r2 with nvidia.com/gpu 12 (...)"
+                              (topoplace.h): no domain of a hard constraint holds a set */
 };
 
 /* A pod to ungate (or, for TAIL_WAIT, a pod that waits). Its names belong to the result. */
@@ -45,6 +47,8 @@ struct admit_pod {
     char *resource_version;
     json_t *keep_gates; /* new: the pod's spec.schedulingGates without ours ([{"name": ...}]); NULL when none */
     char *message;      /* TAIL_WAIT: why this pod waits (owned); otherwise NULL */
+    json_t *confine;    /* new: merged into the pod's spec with the gate's removal, keeping it in its topology domain
+                           (topoconfine.h: {"nodeSelector": {...}} or {"affinity": {...}}); NULL: none */
 };
 
 /* A decision; namespace_ to queue belong to the result, message to the decision. */
@@ -57,7 +61,10 @@ struct admit_decision {
     char *cluster_uid; /* may be NULL */
     char *gang;        /* "ray-<cluster>-pg" */
     char *queue;
-    char *message; /* WAIT/TAIL_WAIT: the reason; otherwise the Normal event text */
+    char *message;  /* WAIT/TAIL_WAIT: the reason; otherwise the Normal event text */
+    char *topology; /* ADMIT of a topology-constrained gang: the value of its raygate.io/topology-placed annotation
+                       (topoconfine_record(), owned by the decision); else NULL */
+    int spread;     /* ADMIT: a soft topology constraint found no domain; the gang was placed across domains */
     struct admit_pod *pods;
     size_t npods;
     size_t pods_cap;
@@ -102,7 +109,8 @@ void admit_result_add_queue(struct admit_result *r, const char *name);
 
 /*
  * The JSON merge patch that removes our gate from p (new reference):
- * {"metadata":{"resourceVersion":...},"spec":{"schedulingGates":[...rest]}}.
+ * {"metadata":{"resourceVersion":...},"spec":{"schedulingGates":[...rest]}},
+ * with p->confine's members merged into "spec".
  * The apiserver rejects it with 409 if the pod changed since.
  */
 json_t *admit_ungate_patch(const struct admit_pod *p);
@@ -112,7 +120,7 @@ const char *admit_action_name(enum admit_action action);
 
 /*
  * "", "queue-missing", "queue-closed", "invalid", "pods", "blocked", "queue-capacity", "nodes", "evicted", "deactivated",
- * "queue-not-leaf", "queue-bad-tree", "queue-tree".
+ * "queue-not-leaf", "queue-bad-tree", "queue-tree", "topology".
  */
 const char *admit_reason_name(enum admit_reason reason);
 

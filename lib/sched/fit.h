@@ -80,4 +80,30 @@ void fit_reserve(struct fit *f, struct cache_pod *pod);
 /* "cpu 2, memory 4Gi": a resource list, as messages write it. */
 void fit_request_text(struct util_buf *b, const struct cache *c, const struct shape_rl *req);
 
+/* ---- topology (topodomain.h, topoplace.h) ---- */
+
+/* The pass's nodes (Ready, schedulable, sorted by name): sets *nodes (borrowed until fit_end) and returns how many. */
+size_t fit_nodes(const struct fit *f, struct cache_node *const **nodes);
+
+/* Bumped whenever fit_begin() built the node list anew: indices of an older generation are stale. */
+uint64_t fit_nodes_generation(const struct fit *f);
+
+/* The pass's index of node n, or SIZE_MAX when it is not one of the pass's nodes. */
+size_t fit_node_index(const struct fit *f, const struct cache_node *n);
+
+/* Node i's free room now (tentative placements included): resource id -> value (borrowed, fit_resources() long), and free pods. */
+const int64_t *fit_node_free(const struct fit *f, size_t i, int64_t *pods);
+
+/* How many resource ids the pass counts (the length of fit_node_free()'s array). */
+uint32_t fit_resources(const struct fit *f);
+
+/*
+ * fit_place() restricted to the nodes of indices nodes[0..nn) (ascending),
+ * first fit in that order: returns n when all fit (tentative; fit_commit() or
+ * fit_undo()), else the index of the first pod that fits on none of them,
+ * with every placement of this call undone. No message and no memo: the
+ * caller (topoplace.h) says why.
+ */
+size_t fit_place_on(struct fit *f, struct cache_pod **pods, size_t n, const uint32_t *nodes, size_t nn);
+
 #endif

@@ -199,6 +199,7 @@ static const char *unschedulable_reason(enum admit_reason r)
         return "QueueClosed";
     case ADMIT_REASON_NONE:
     case ADMIT_REASON_QUEUE_TREE:
+    case ADMIT_REASON_TOPOLOGY:
     case ADMIT_REASON_BLOCKED:
     case ADMIT_REASON_QUEUE_CAPACITY:
     case ADMIT_REASON_NODES:
@@ -769,6 +770,7 @@ static const char *const reason_tokens[] = {
     [ADMIT_REASON_QUEUE_NOT_LEAF] = "queue_not_leaf",
     [ADMIT_REASON_QUEUE_BAD_TREE] = "queue_bad_tree",
     [ADMIT_REASON_QUEUE_TREE] = "queue_tree",
+    [ADMIT_REASON_TOPOLOGY] = "topology",
 };
 _Static_assert(NKEYS(reason_tokens) == PODGROUP_REASON_TOKENS, "a token for every admit_reason");
 

@@ -1,0 +1,49 @@
+/*
+ * topodomain: the domains a topology constraint (topology.h) chooses among,
+ * over one pass's nodes (fit.h): by node label, one domain per value of the
+ * key among the Ready, schedulable nodes; by HyperNode, one domain per valid
+ * HyperNode of tier <= the highest allowed (hypernode.h). Built on first use
+ * in a pass and kept while neither the nodes (fit_nodes_generation) nor the
+ * HyperNodes (hypernodes_generation) change. Pure.
+ */
+#ifndef RAYGATE_TOPODOMAIN_H
+#define RAYGATE_TOPODOMAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fit.h"
+#include "hypernode.h"
+#include "topology.h"
+
+struct topo_domain {
+    const char *name; /* the label value (interned by the cache), or the HyperNode's name */
+    const char *key;  /* TOPO_BY_LABEL: the label key (the constraint's); NULL for a HyperNode */
+    int32_t tier;     /* a HyperNode's tier; 0 for a label domain */
+    uint32_t *nodes;  /* fit indices of its nodes, ascending */
+    size_t nn;
+};
+
+struct topodomains;
+
+struct topodomains *topodomains_create(void);
+void topodomains_destroy(struct topodomains *t);
+
+/* The HyperNodes (borrowed, may be NULL: none) HyperNode constraints resolve against. */
+void topodomains_set_hypernodes(struct topodomains *t, const struct hypernodes *h);
+
+/* A pass begins on f (fit_begin() done): drops what was built for older nodes or HyperNodes. */
+void topodomains_begin(struct topodomains *t, struct fit *f, const struct cache *c);
+
+/*
+ * The domains of constraint c (mode not NONE) over the pass's nodes, in a
+ * stable order (label value; HyperNodes by tier then name): sets *n and returns
+ * the array (borrowed until the next topodomains_begin()). *n == 0: no Ready
+ * node carries the key, or no HyperNode of an allowed tier has a Ready node.
+ */
+const struct topo_domain *topodomains_get(struct topodomains *t, const struct topo_constraint *c, size_t *n);
+
+/* Whether fit node index i is in d (binary search). */
+int topodomain_has(const struct topo_domain *d, uint32_t i);
+
+#endif
