@@ -45,6 +45,11 @@ void admit_set_now(struct admit *a, int64_t now_ms)
     a->now_ms = now_ms;
 }
 
+void admit_set_hypernodes(struct admit *a, const struct hypernodes *h)
+{
+    a->hypernodes = h;
+}
+
 void admit_destroy(struct admit *a)
 {
     if (a == NULL)

@@ -126,6 +126,15 @@ void admit_set_evict(struct admit *a, const struct evict_config *cfg);
 void admit_set_now(struct admit *a, int64_t now_ms);
 
 /*
+ * The HyperNodes (hypernode.h; borrowed, may be NULL: none) that Volcano-style
+ * topology constraints resolve against. A pass that finds them changed
+ * (hypernodes_generation) re-evaluates the gangs waiting on room, as after a
+ * node change; the controller only needs to run a pass.
+ */
+struct hypernodes;
+void admit_set_hypernodes(struct admit *a, const struct hypernodes *h);
+
+/*
  * The members of gang g as a pass picks them (the head and, per worker group,
  * as many pods as minMember counts: ungated ones first, then by creation),
  * among its live pods. Sets *out to a new array (caller frees) of g's live

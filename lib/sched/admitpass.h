@@ -65,10 +65,11 @@ enum scratch_kind {
 /* The decision state kept across passes (admit.h). */
 struct admit {
     struct cache *c;
-    struct fit *fit;           /* the nodes' free room */
-    struct evict_config evict; /* what holds evicted gangs back (admit_set_evict) */
-    int64_t now_ms;            /* the time of the next passes (admit_set_now) */
-    struct preempthold *hold;  /* the preemptors whose room is held (preempthold.h) */
+    struct fit *fit;                     /* the nodes' free room */
+    struct evict_config evict;           /* what holds evicted gangs back (admit_set_evict) */
+    int64_t now_ms;                      /* the time of the next passes (admit_set_now) */
+    struct preempthold *hold;            /* the preemptors whose room is held (preempthold.h) */
+    const struct hypernodes *hypernodes; /* admit_set_hypernodes(); NULL: none */
     void *buf[SCRATCH_COUNT];
     size_t cap[SCRATCH_COUNT];
 };
