@@ -7,7 +7,8 @@
  * shown: a CRD that is not installed (404: the legacy cluster.ray.io
  * RayCluster, RayJob), pods or PriorityClasses the user may not list (403:
  * PODS counts the PodGroup's running pods, PRIORITY its class), PodGroups of
- * other namespaces (403: positions count the gangs of the namespace only).
+ * other namespaces (403: positions count the gangs of the namespace only),
+ * HyperNodes (404: no HyperNode CRD, none).
  */
 #ifndef RAYGATE_CLI_FETCH_H
 #define RAYGATE_CLI_FETCH_H
@@ -19,6 +20,7 @@
 enum {
     FETCH_QUEUES = 1 << 0,
     FETCH_GANGS = 1 << 1, /* PodGroups, their owners, pods and PriorityClasses */
+    FETCH_NODES = 1 << 2, /* nodes, every namespace's pods and RayClusters, HyperNodes (cli/domains.h) */
 };
 
 struct fetch_scope {

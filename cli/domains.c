@@ -1,0 +1,598 @@
+/*
+ * domains: free room per topology domain (see domains.h). Pure: the room is
+ * counted by lib's cache, built from the snapshot, so that it is the gate's.
+ */
+#include "domains.h"
+
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache.h"
+#include "quantity.h"
+#include "resources.h"
+#include "topology.h"
+#include "util.h"
+
+static const char *str(const json_t *obj, const char *key)
+{
+    return json_string_value(json_object_get(obj, key));
+}
+
+static const json_t *meta_map(const json_t *obj, const char *which)
+{
+    return json_object_get(json_object_get(obj, "metadata"), which);
+}
+
+/* A domain being summed: dense by resource id. */
+struct dom {
+    const char *name; /* borrowed from the cache or the snapshot */
+    int32_t tier;
+    char *error; /* owned: an invalid HyperNode's reason */
+    size_t nodes;
+    int64_t *free_, *alloc;
+    json_t *gangs; /* new array */
+};
+
+struct doms {
+    struct dom *d;
+    size_t n, cap;
+    uint32_t nres;
+    uint8_t *fmt, *seen; /* by resource id: the quantity format; shown */
+    struct cache *c;
+};
+
+static struct dom *dom_add(struct doms *s, const char *name, int32_t tier)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 16;
+        s->d = util_realloc(s->d, s->cap * sizeof(*s->d));
+    }
+    struct dom *d = &s->d[s->n++];
+    memset(d, 0, sizeof(*d));
+    d->name = name;
+    d->tier = tier;
+    d->free_ = util_calloc(s->nres ? s->nres : 1, sizeof(*d->free_));
+    d->alloc = util_calloc(s->nres ? s->nres : 1, sizeof(*d->alloc));
+    d->gangs = json_array();
+    return d;
+}
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+/* Whether node n counts in a domain: Ready and schedulable, as the gate's domains (topodomain.h). */
+static int node_counts(const struct cache_node *n)
+{
+    return n->present && n->ready && !n->unschedulable;
+}
+
+/* Adds node n's room to d. */
+static void dom_add_node(struct doms *s, struct dom *d, const struct cache_node *n)
+{
+    d->nodes++;
+    for (uint32_t i = 0; n->allocatable != NULL && i < n->allocatable->len; i++) {
+        const struct shape_res *r = &n->allocatable->items[i];
+        int64_t used = r->id < n->nused ? n->used[r->id] : 0;
+        d->alloc[r->id] = sat_add(d->alloc[r->id], r->value);
+        d->free_[r->id] = sat_add(d->free_[r->id], r->value > used ? r->value - used : 0);
+        if (!s->seen[r->id])
+            s->fmt[r->id] = r->format;
+        s->seen[r->id] = 1;
+    }
+}
+
+static const char *node_label(const struct cache_node *n, const char *key)
+{
+    for (uint32_t i = 0; i < n->nlabels; i++) {
+        if (strcmp(n->labels[i].key, key) == 0)
+            return n->labels[i].value;
+    }
+    return NULL;
+}
+
+static void doms_init(struct doms *s, const json_t *snap)
+{
+    struct error err = {{0}};
+    size_t i;
+    json_t *o;
+    memset(s, 0, sizeof(*s));
+    s->c = cache_create();
+    /* An object the cache refuses is left out, as the gate leaves it out. */
+    json_array_foreach(json_object_get(snap, "nodes"), i, o) (void)cache_upsert_node(s->c, o, &err);
+    json_array_foreach(json_object_get(snap, "nodePods"), i, o) (void)cache_upsert_pod(s->c, o, &err);
+    s->nres = s->c->shapes.nresources;
+    s->fmt = util_calloc(s->nres ? s->nres : 1, 1);
+    s->seen = util_calloc(s->nres ? s->nres : 1, 1);
+}
+
+static void doms_finish(struct doms *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->d[i].error);
+        free(s->d[i].free_);
+        free(s->d[i].alloc);
+        json_decref(s->d[i].gangs);
+    }
+    free(s->d);
+    free(s->fmt);
+    free(s->seen);
+    cache_destroy(s->c);
+}
+
+/* One domain per value of key among the Ready, schedulable nodes. */
+static void label_domains(struct doms *s, const char *key)
+{
+    json_t *index = json_object(); /* value -> position in s->d */
+    struct cache_node *n;
+    cache_node_for_each(n, s->c)
+    {
+        const char *v = node_counts(n) ? node_label(n, key) : NULL;
+        if (v == NULL)
+            continue;
+        json_t *at = json_object_get(index, v);
+        if (at == NULL) {
+            json_object_set_new(index, v, json_integer((json_int_t)s->n));
+            dom_add(s, v, 0);
+        }
+        dom_add_node(s, &s->d[at != NULL ? json_integer_value(at) : (json_int_t)s->n - 1], n);
+    }
+    json_decref(index);
+}
+
+/* ---- HyperNodes ---- */
+
+/* The HyperNodes' resolution: name -> {"obj": HyperNode, "nodes": {name: true} or absent, "error": text}. */
+struct hn_ctx {
+    const struct cache *c;
+    json_t *byname; /* new */
+};
+
+/* Whether a labelMatch (borrowed) selects labels of n: matchLabels and matchExpressions all hold. */
+static int label_match(const json_t *sel, const struct cache_node *n, int *bad)
+{
+    const char *k;
+    json_t *v;
+    size_t i;
+    json_object_foreach((json_t *)json_object_get(sel, "matchLabels"), k, v)
+    {
+        const char *have = node_label(n, k);
+        if (have == NULL || !json_is_string(v) || strcmp(have, json_string_value(v)) != 0)
+            return 0;
+    }
+    json_array_foreach(json_object_get(sel, "matchExpressions"), i, v)
+    {
+        const char *op = str(v, "operator"), *have = node_label(n, str(v, "key") ? str(v, "key") : "");
+        int in = 0;
+        size_t j;
+        json_t *val;
+        json_array_foreach(json_object_get(v, "values"), j, val) in |= have != NULL && json_is_string(val) &&
+                                                                         strcmp(have, json_string_value(val)) == 0;
+        if (op != NULL && strcmp(op, "In") == 0 ? !in
+            : op != NULL && strcmp(op, "NotIn") == 0 ? in
+            : op != NULL && strcmp(op, "Exists") == 0 ? have == NULL
+            : op != NULL && strcmp(op, "DoesNotExist") == 0 ? have != NULL
+                                                           : (*bad = 1))
+            return 0;
+    }
+    return 1;
+}
+
+/* Which one selector a member (borrowed) has: "exactMatch", "regexMatch", "labelMatch"; NULL with err when none or several. */
+static const char *member_selector(const json_t *m, size_t idx, const json_t **sel, struct error *err)
+{
+    static const char *const kinds[] = {"exactMatch", "regexMatch", "labelMatch"};
+    const char *kind = NULL;
+    for (size_t i = 0; i < 3; i++) {
+        const json_t *s = json_object_get(json_object_get(m, "selector"), kinds[i]);
+        if (s == NULL || json_is_null(s))
+            continue;
+        if (kind != NULL) {
+            error_setf(err, "spec.members[%zu].selector: more than one of exactMatch, regexMatch, labelMatch", idx);
+            return NULL;
+        }
+        kind = kinds[i];
+        *sel = s;
+    }
+    if (kind == NULL)
+        error_setf(err, "spec.members[%zu].selector: one of exactMatch, regexMatch, labelMatch is needed", idx);
+    return kind;
+}
+
+static void resolve(struct hn_ctx *h, const char *name, json_t *chain);
+
+/* Adds to nodes the names that member idx of a HyperNode selects among names (an object: the candidates). Returns 0, or -1 with err. */
+static int match_names(const json_t *names, const char *kind, const json_t *sel, size_t idx, json_t *out, struct error *err)
+{
+    const char *k;
+    json_t *v;
+    if (strcmp(kind, "exactMatch") == 0) {
+        const char *want = str(sel, "name");
+        if (want == NULL || *want == '\0') {
+            error_setf(err, "spec.members[%zu].selector.exactMatch.name: empty", idx);
+            return -1;
+        }
+        if (json_object_get(names, want) != NULL)
+            json_object_set_new(out, want, json_true());
+        return 0;
+    }
+    regex_t re;
+    const char *pattern = str(sel, "pattern");
+    if (pattern == NULL || regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB) != 0) {
+        error_setf(err, "spec.members[%zu].selector.regexMatch.pattern: not a valid regular expression", idx);
+        return -1;
+    }
+    json_object_foreach((json_t *)names, k, v)
+    {
+        if (regexec(&re, k, 0, NULL, 0) == 0)
+            json_object_set_new(out, k, json_true());
+    }
+    regfree(&re);
+    return 0;
+}
+
+/* The nodes member idx (of type Node) selects, added to out. Returns 0, or -1 with err. */
+static int member_nodes(struct hn_ctx *h, const char *kind, const json_t *sel, size_t idx, json_t *out, struct error *err)
+{
+    struct cache_node *n;
+    if (strcmp(kind, "labelMatch") != 0) {
+        json_t *names = json_object();
+        cache_node_for_each(n, h->c) json_object_set_new(names, n->name, json_true());
+        int rc = match_names(names, kind, sel, idx, out, err);
+        json_decref(names);
+        return rc;
+    }
+    int bad = 0;
+    cache_node_for_each(n, h->c)
+    {
+        if (label_match(sel, n, &bad))
+            json_object_set_new(out, n->name, json_true());
+    }
+    if (bad)
+        error_setf(err, "spec.members[%zu].selector.labelMatch: unknown operator", idx);
+    return bad ? -1 : 0;
+}
+
+/* The nodes child HyperNodes selected by member idx cover, added to out. Returns 0, or -1 with err. */
+static int member_children(struct hn_ctx *h, const char *kind, const json_t *sel, size_t idx, json_t *chain, json_t *out,
+                           struct error *err)
+{
+    if (strcmp(kind, "labelMatch") == 0) {
+        error_setf(err, "spec.members[%zu].selector: a HyperNode member takes exactMatch or regexMatch", idx);
+        return -1;
+    }
+    json_t *children = json_object();
+    const char *k;
+    json_t *v;
+    int rc = match_names(h->byname, kind, sel, idx, children, err);
+    json_object_foreach(children, k, v)
+    {
+        if (rc != 0)
+            break;
+        resolve(h, k, chain);
+        json_t *child = json_object_get(h->byname, k);
+        if (json_object_get(child, "error") != NULL) {
+            error_setf(err, "spec.members[%zu]: HyperNode %s: %s", idx, k, str(child, "error"));
+            rc = -1;
+        } else {
+            json_object_update(out, json_object_get(child, "nodes"));
+        }
+    }
+    json_decref(children);
+    return rc;
+}
+
+static int resolve_members(struct hn_ctx *h, const json_t *hn, json_t *chain, json_t *out, struct error *err)
+{
+    const json_t *spec = json_object_get(hn, "spec"), *m;
+    size_t i;
+    if (!json_is_integer(json_object_get(spec, "tier")) || json_integer_value(json_object_get(spec, "tier")) < 1) {
+        error_setf(err, "spec.tier: an integer >= 1 is needed");
+        return -1;
+    }
+    json_array_foreach(json_object_get(spec, "members"), i, m)
+    {
+        const json_t *sel = NULL;
+        const char *type = str(m, "type"), *kind = member_selector(m, i, &sel, err);
+        if (kind == NULL)
+            return -1;
+        if (type != NULL && strcmp(type, "Node") == 0) {
+            if (member_nodes(h, kind, sel, i, out, err) != 0)
+                return -1;
+        } else if (type != NULL && strcmp(type, "HyperNode") == 0) {
+            if (member_children(h, kind, sel, i, chain, out, err) != 0)
+                return -1;
+        } else {
+            error_setf(err, "spec.members[%zu].type: \"%s\" is not Node or HyperNode", i, type ? type : "");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Resolves HyperNode name once: sets its "nodes", or its "error". chain: the HyperNodes being resolved above it. */
+static void resolve(struct hn_ctx *h, const char *name, json_t *chain)
+{
+    json_t *e = json_object_get(h->byname, name);
+    if (json_object_get(e, "nodes") != NULL || json_object_get(e, "error") != NULL)
+        return;
+    if (json_object_get(chain, name) != NULL) {
+        json_object_set_new(e, "error", json_sprintf("a cycle through its children (HyperNode %s)", name));
+        return;
+    }
+    struct error err = {{0}};
+    json_t *nodes = json_object();
+    json_object_set_new(chain, name, json_true());
+    int rc = resolve_members(h, json_object_get(e, "obj"), chain, nodes, &err);
+    json_object_del(chain, name);
+    if (json_object_get(e, "error") != NULL) /* a cycle came back to it */
+        rc = 0, json_decref(nodes);
+    else if (rc == 0)
+        json_object_set_new(e, "nodes", nodes);
+    else
+        json_object_set_new(e, "error", json_string(err.message)), json_decref(nodes);
+}
+
+/* One domain per HyperNode of tier <= tier (0: any), and the invalid ones (names borrowed from the snapshot). */
+static void hypernode_domains(struct doms *s, const json_t *snap, int32_t tier)
+{
+    struct hn_ctx h = {.c = s->c, .byname = json_object()};
+    size_t i;
+    json_t *o, *chain = json_object();
+    json_array_foreach(json_object_get(snap, "hyperNodes"), i, o)
+    {
+        const char *name = str(json_object_get(o, "metadata"), "name");
+        if (name != NULL)
+            json_object_set_new(h.byname, name, json_pack("{s:O}", "obj", o));
+    }
+    const char *key;
+    json_t *e;
+    json_object_foreach(h.byname, key, e)
+    {
+        resolve(&h, key, chain);
+        const json_t *obj = json_object_get(e, "obj");
+        json_int_t t = json_integer_value(json_object_get(json_object_get(obj, "spec"), "tier"));
+        if (tier > 0 && t > tier)
+            continue;
+        struct dom *d = dom_add(s, str(json_object_get(obj, "metadata"), "name"), (int32_t)t);
+        if (json_object_get(e, "error") != NULL) {
+            d->error = util_strdup(str(e, "error"));
+            continue;
+        }
+        const char *node;
+        json_t *v;
+        json_object_foreach(json_object_get(e, "nodes"), node, v)
+        {
+            struct cache_node *n = cache_node_get(s->c, node);
+            if (n != NULL && node_counts(n))
+                dom_add_node(s, d, n);
+        }
+    }
+    json_decref(chain);
+    json_decref(h.byname);
+}
+
+/* ---- rows ---- */
+
+/* Column order: nvidia.com/gpu, the other extended resources, cpu, memory, the rest. */
+static int resource_rank(const char *name)
+{
+    if (strcmp(name, "nvidia.com/gpu") == 0)
+        return 0;
+    if (strchr(name, '/') != NULL)
+        return 1;
+    return strcmp(name, "cpu") == 0 ? 2 : strcmp(name, "memory") == 0 ? 3 : 4;
+}
+
+static const struct cache *sort_cache;
+
+static int by_resource(const void *a, const void *b)
+{
+    const char *x = cache_resource_name(sort_cache, *(const uint32_t *)a);
+    const char *y = cache_resource_name(sort_cache, *(const uint32_t *)b);
+    int rx = resource_rank(x), ry = resource_rank(y);
+    return rx != ry ? rx - ry : strcmp(x, y);
+}
+
+static int by_tier_name(const void *a, const void *b)
+{
+    const struct dom *x = a, *y = b;
+    return x->tier != y->tier ? (x->tier < y->tier ? -1 : 1) : strcmp(x->name, y->name);
+}
+
+static json_t *quantity_json(const char *name, int64_t value, uint8_t fmt)
+{
+    char buf[QUANTITY_FORMAT_MAX];
+    struct quantity q = {value, (enum quantity_format)fmt};
+    quantity_format(&q, resources_unit(name), buf, sizeof(buf));
+    return json_string(buf);
+}
+
+/* The rows of s (new array); ids: the shown resource ids in column order. */
+static json_t *rows_of(const struct doms *s, const uint32_t *ids, size_t nids, int hypernodes)
+{
+    json_t *rows = json_array();
+    for (size_t i = 0; i < s->n; i++) {
+        const struct dom *d = &s->d[i];
+        json_t *res = json_array();
+        for (size_t k = 0; k < nids && d->error == NULL; k++) {
+            const char *name = cache_resource_name(s->c, ids[k]);
+            json_array_append_new(res, json_pack("{s:s,s:o,s:o}", "name", name, "free",
+                                                 quantity_json(name, d->free_[ids[k]], s->fmt[ids[k]]), "allocatable",
+                                                 quantity_json(name, d->alloc[ids[k]], s->fmt[ids[k]])));
+        }
+        json_array_append_new(rows, json_pack("{s:s,s:o,s:I,s:o,s:O,s:o}", "domain", d->name, "tier",
+                                              hypernodes ? json_integer(d->tier) : json_null(), "nodes", (json_int_t)d->nodes,
+                                              "resources", res, "gangs", d->gangs, "error",
+                                              d->error != NULL ? json_string(d->error) : json_null()));
+    }
+    return rows;
+}
+
+/* Whether o (borrowed) is a KubeRay RayCluster (list items carry no kind): it has a head group. */
+static int is_raycluster(const json_t *o)
+{
+    return json_object_get(json_object_get(o, "spec"), "headGroupSpec") != NULL;
+}
+
+/* Whether owner (borrowed) asks for the kind of domain q shows (its own or a worker group's annotation, or Volcano's mode). */
+static int asks_for(const json_t *owner, const struct domains_query *q)
+{
+    if (q->hypernodes)
+        return json_object_get(meta_map(owner, "labels"), TOPOLOGY_VOLCANO_MODE) != NULL ||
+               json_object_get(meta_map(owner, "annotations"), TOPOLOGY_VOLCANO_MODE) != NULL;
+    const json_t *a = meta_map(owner, "annotations"), *g;
+    size_t i;
+    if (q->key == NULL)
+        return 0;
+    if ((str(a, TOPOLOGY_REQUIRED) && strcmp(str(a, TOPOLOGY_REQUIRED), q->key) == 0) ||
+        (str(a, TOPOLOGY_PREFERRED) && strcmp(str(a, TOPOLOGY_PREFERRED), q->key) == 0))
+        return 1;
+    json_array_foreach(json_object_get(json_object_get(owner, "spec"), "workerGroupSpecs"), i, g)
+    {
+        const json_t *ga = json_object_get(json_object_get(json_object_get(g, "template"), "metadata"), "annotations");
+        if ((str(ga, TOPOLOGY_REQUIRED) && strcmp(str(ga, TOPOLOGY_REQUIRED), q->key) == 0) ||
+            (str(ga, TOPOLOGY_PREFERRED) && strcmp(str(ga, TOPOLOGY_PREFERRED), q->key) == 0))
+            return 1;
+    }
+    return 0;
+}
+
+/* Adds each RayCluster that asks for q's kind of domain to the gangs of the domains its raygate.io/topology-placed names. */
+static void place_gangs(struct doms *s, const json_t *snap, const struct domains_query *q)
+{
+    size_t i;
+    const json_t *o;
+    json_array_foreach(json_object_get(snap, "owners"), i, o)
+    {
+        const char *record = str(meta_map(o, "annotations"), TOPOLOGY_PLACED);
+        if (record == NULL || !is_raycluster(o) || !asks_for(o, q))
+            continue;
+        json_t *placed = json_loads(record, 0, NULL);
+        const char *set;
+        json_t *v;
+        json_object_foreach(placed, set, v)
+        {
+            for (size_t k = 0; json_is_string(v) && k < s->n; k++) {
+                if (s->d[k].error != NULL || strcmp(s->d[k].name, json_string_value(v)) != 0)
+                    continue;
+                const json_t *m = json_object_get(o, "metadata");
+                json_array_append_new(s->d[k].gangs, strcmp(set, "gang") == 0
+                                                         ? json_sprintf("%s/%s", str(m, "namespace"), str(m, "name"))
+                                                         : json_sprintf("%s/%s (%s)", str(m, "namespace"), str(m, "name"), set));
+            }
+        }
+        json_decref(placed);
+    }
+}
+
+json_t *domains_view(const json_t *snapshot, const struct domains_query *q)
+{
+    struct doms s;
+    doms_init(&s, snapshot);
+    if (q->hypernodes)
+        hypernode_domains(&s, snapshot, q->tier);
+    else if (q->key != NULL)
+        label_domains(&s, q->key);
+    if (s.n > 1)
+        qsort(s.d, s.n, sizeof(*s.d), by_tier_name);
+    place_gangs(&s, snapshot, q);
+    uint32_t *ids = util_calloc(s.nres ? s.nres : 1, sizeof(*ids));
+    size_t nids = 0;
+    for (uint32_t id = 0; id < s.nres; id++) {
+        if (s.seen[id] && strcmp(cache_resource_name(s.c, id), "pods") != 0)
+            ids[nids++] = id;
+    }
+    sort_cache = s.c;
+    qsort(ids, nids, sizeof(*ids), by_resource);
+    json_t *rows = rows_of(&s, ids, nids, q->hypernodes);
+    free(ids);
+    doms_finish(&s);
+    return rows;
+}
+
+/* ---- what the gangs ask for ---- */
+
+static int by_string(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Adds gang text to the row of key (NULL: HyperNodes of tier <= tier) in rows (an object: sort key -> row). */
+static void ask(json_t *rows, const char *key, int32_t tier, json_t *gang)
+{
+    char *sort = key != NULL ? util_strdupf("k%s", key) : util_strdupf("t%010d", (int)tier);
+    json_t *row = json_object_get(rows, sort);
+    if (row == NULL) {
+        char *cmd = key != NULL ? util_strdupf("kubectl raygate domains --key %s", key)
+                    : tier > 0  ? util_strdupf("kubectl raygate domains --hypernodes --tier %d", (int)tier)
+                                : util_strdup("kubectl raygate domains --hypernodes");
+        row = json_pack("{s:o,s:o,s:[],s:s}", "key", key != NULL ? json_string(key) : json_null(), "tier",
+                        key != NULL ? json_null() : json_integer(tier), "gangs", "command", cmd);
+        json_object_set_new(rows, sort, row);
+        free(cmd);
+    }
+    json_array_append_new(json_object_get(row, "gangs"), gang);
+    free(sort);
+}
+
+/* The label keys the annotations (borrowed) ask for, with who ("ns/name" or "ns/name group G"). */
+static void ask_keys(json_t *rows, const json_t *annotations, const char *who)
+{
+    const char *req = str(annotations, TOPOLOGY_REQUIRED), *pref = str(annotations, TOPOLOGY_PREFERRED);
+    if (req != NULL)
+        ask(rows, req, 0, json_sprintf("%s (required)", who));
+    if (pref != NULL)
+        ask(rows, pref, 0, json_sprintf("%s (preferred)", who));
+}
+
+/* What RayCluster o (borrowed) asks for, added to rows. */
+static void ask_owner(json_t *rows, const json_t *o)
+{
+    const json_t *m = json_object_get(o, "metadata"), *g;
+    char *who = util_strdupf("%s/%s", str(m, "namespace"), str(m, "name"));
+    size_t i;
+    ask_keys(rows, meta_map(o, "annotations"), who);
+    json_array_foreach(json_object_get(json_object_get(o, "spec"), "workerGroupSpecs"), i, g)
+    {
+        char *gwho = util_strdupf("%s group %s", who, str(g, "groupName") ? str(g, "groupName") : "?");
+        ask_keys(rows, json_object_get(json_object_get(json_object_get(g, "template"), "metadata"), "annotations"), gwho);
+        free(gwho);
+    }
+    const json_t *labels = meta_map(o, "labels"), *ann = meta_map(o, "annotations");
+    const char *mode = str(labels, TOPOLOGY_VOLCANO_MODE) ? str(labels, TOPOLOGY_VOLCANO_MODE) : str(ann, TOPOLOGY_VOLCANO_MODE);
+    const char *tier = str(labels, TOPOLOGY_VOLCANO_TIER) ? str(labels, TOPOLOGY_VOLCANO_TIER) : str(ann, TOPOLOGY_VOLCANO_TIER);
+    if (mode != NULL) {
+        long t = tier != NULL ? strtol(tier, NULL, 10) : 0;
+        ask(rows, NULL, t > 0 && t <= INT32_MAX ? (int32_t)t : 0, json_sprintf("%s (%s)", who, mode));
+    }
+    free(who);
+}
+
+json_t *domains_asked(const json_t *snapshot)
+{
+    json_t *byname = json_object(), *rows = json_array();
+    size_t i;
+    const json_t *o;
+    json_array_foreach(json_object_get(snapshot, "owners"), i, o)
+    {
+        if (is_raycluster(o))
+            ask_owner(byname, o);
+    }
+    /* Sort keys: "k<key>" before "t<tier>", each in order. */
+    size_t n = json_object_size(byname), k = 0;
+    const char **keys = util_calloc(n ? n : 1, sizeof(*keys));
+    const char *key;
+    json_t *row;
+    json_object_foreach(byname, key, row) keys[k++] = key;
+    qsort(keys, n, sizeof(*keys), by_string);
+    for (k = 0; k < n; k++)
+        json_array_append(rows, json_object_get(byname, keys[k]));
+    free(keys);
+    json_decref(byname);
+    return rows;
+}

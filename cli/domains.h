@@ -1,0 +1,65 @@
+/*
+ * domains: `kubectl raygate domains`, the free room of each topology domain
+ * (docs/topology.md), as pure functions of a snapshot. No I/O: cli/fetch.c
+ * reads the objects (FETCH_NODES), cli/output.c prints the rows.
+ *
+ * The snapshot is view.h's, with (missing arrays count as empty):
+ *   "nodes":      [Node, ...],
+ *   "nodePods":   [Pod, ...]        the cluster's pods (terminated ones are not counted),
+ *   "hyperNodes": [HyperNode, ...]  topology.volcano.sh/v1alpha1,
+ *   "owners":     [object, ...]     RayClusters: what they ask (raygate.io/topology-required,
+ *                                   -preferred, volcano.sh/network-topology-mode) and where
+ *                                   they were placed (raygate.io/topology-placed).
+ *
+ * Room is counted as the gate counts it (cache.h): a domain's nodes are its
+ * Ready, schedulable nodes; a node's free room is its allocatable less the
+ * requests of the non-terminated pods bound to it, terminating pods included
+ * (at least 0 per node); a domain's is the sum over its nodes.
+ *
+ * HyperNodes are resolved as the gate resolves them (hypernode.h): members of
+ * type Node by exactMatch (name), regexMatch (pattern, POSIX extended,
+ * unanchored, as Volcano's Go regexp.MatchString) or labelMatch
+ * (matchLabels, matchExpressions In, NotIn, Exists, DoesNotExist); members of
+ * type HyperNode by exactMatch or regexMatch on HyperNode names, covering
+ * every node their children cover. An invalid HyperNode (no tier, a bad
+ * selector, an unknown type, a child cycle) is a row with "error" set.
+ */
+#ifndef RAYGATE_CLI_DOMAINS_H
+#define RAYGATE_CLI_DOMAINS_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+/* What `domains` shows: the values of a node label, or the HyperNodes. */
+struct domains_query {
+    const char *key; /* --key LABEL: one domain per value among Ready, schedulable nodes; NULL with hypernodes */
+    int hypernodes;  /* --hypernodes: one domain per HyperNode */
+    int32_t tier;    /* --tier N: HyperNodes of tier <= N only; 0: every tier */
+};
+
+/*
+ * The domains of q over snapshot (borrowed), as a new JSON array of rows,
+ * by label value (HyperNodes: by tier, then name):
+ *   {"domain","tier" (a HyperNode's; null for a label value),"nodes" (Ready,
+ *    schedulable nodes),"resources":[{"name","free","allocatable"} (quantity
+ *    strings), ...] (nvidia.com/gpu first, then the other extended resources,
+ *    cpu, memory, the rest; "pods" left out),"gangs":["ns/name", or
+ *    "ns/name (group/G)", "ns/name (slice/R)" for a group's or a slice's set,
+ *    ...] (the RayClusters that ask for this kind of domain and whose
+ *    raygate.io/topology-placed names it),"error" (an invalid HyperNode's
+ *    reason, else null)}
+ */
+json_t *domains_view(const json_t *snapshot, const struct domains_query *q);
+
+/*
+ * What the gangs of snapshot (borrowed) ask for, as a new JSON array of rows,
+ * label keys by name, then HyperNodes by tier:
+ *   {"key" (the label key, or null for HyperNodes),"tier" (HyperNodes: the
+ *    highest tier allowed, 0 for any; null for a key),"gangs":["ns/name
+ *    (required)", "ns/name group G (preferred)", "ns/name (hard)", ...],
+ *    "command" (the domains command that shows those domains)}
+ */
+json_t *domains_asked(const json_t *snapshot);
+
+#endif
