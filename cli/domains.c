@@ -103,8 +103,8 @@ static void doms_init(struct doms *s, const json_t *snap)
     memset(s, 0, sizeof(*s));
     s->c = cache_create();
     /* An object the cache refuses is left out, as the gate leaves it out. */
-    json_array_foreach(json_object_get(snap, "nodes"), i, o) (void)cache_upsert_node(s->c, o, &err);
-    json_array_foreach(json_object_get(snap, "nodePods"), i, o) (void)cache_upsert_pod(s->c, o, &err);
+    json_array_foreach(json_object_get(snap, "nodes"), i, o)(void) cache_upsert_node(s->c, o, &err);
+    json_array_foreach(json_object_get(snap, "nodePods"), i, o)(void) cache_upsert_pod(s->c, o, &err);
     s->nres = s->c->shapes.nresources;
     s->fmt = util_calloc(s->nres ? s->nres : 1, 1);
     s->seen = util_calloc(s->nres ? s->nres : 1, 1);
@@ -129,8 +129,7 @@ static void label_domains(struct doms *s, const char *key)
 {
     json_t *index = json_object(); /* value -> position in s->d */
     struct cache_node *n;
-    cache_node_for_each(n, s->c)
-    {
+    cache_node_for_each(n, s->c) {
         const char *v = node_counts(n) ? node_label(n, key) : NULL;
         if (v == NULL)
             continue;
@@ -152,7 +151,31 @@ struct hn_ctx {
     json_t *byname; /* new */
 };
 
-/* Whether a labelMatch (borrowed) selects labels of n: matchLabels and matchExpressions all hold. */
+/* Whether matchExpression e (borrowed) holds for the labels of n; *bad set for an unknown operator. */
+static int expr_holds(const json_t *e, const struct cache_node *n, int *bad)
+{
+    const char *op = str(e, "operator"), *key = str(e, "key"), *have = key != NULL ? node_label(n, key) : NULL;
+    int in = 0;
+    size_t j;
+    json_t *val;
+    json_array_foreach(json_object_get(e, "values"), j, val)
+    {
+        if (have != NULL && json_is_string(val) && strcmp(have, json_string_value(val)) == 0)
+            in = 1;
+    }
+    if (op != NULL && strcmp(op, "In") == 0)
+        return in;
+    if (op != NULL && strcmp(op, "NotIn") == 0)
+        return !in;
+    if (op != NULL && strcmp(op, "Exists") == 0)
+        return have != NULL;
+    if (op != NULL && strcmp(op, "DoesNotExist") == 0)
+        return have == NULL;
+    *bad = 1;
+    return 0;
+}
+
+/* Whether a labelMatch (borrowed) selects n: matchLabels and matchExpressions all hold. */
 static int label_match(const json_t *sel, const struct cache_node *n, int *bad)
 {
     const char *k;
@@ -166,17 +189,7 @@ static int label_match(const json_t *sel, const struct cache_node *n, int *bad)
     }
     json_array_foreach(json_object_get(sel, "matchExpressions"), i, v)
     {
-        const char *op = str(v, "operator"), *have = node_label(n, str(v, "key") ? str(v, "key") : "");
-        int in = 0;
-        size_t j;
-        json_t *val;
-        json_array_foreach(json_object_get(v, "values"), j, val) in |= have != NULL && json_is_string(val) &&
-                                                                         strcmp(have, json_string_value(val)) == 0;
-        if (op != NULL && strcmp(op, "In") == 0 ? !in
-            : op != NULL && strcmp(op, "NotIn") == 0 ? in
-            : op != NULL && strcmp(op, "Exists") == 0 ? have == NULL
-            : op != NULL && strcmp(op, "DoesNotExist") == 0 ? have != NULL
-                                                           : (*bad = 1))
+        if (!expr_holds(v, n, bad))
             return 0;
     }
     return 1;
@@ -205,7 +218,8 @@ static const char *member_selector(const json_t *m, size_t idx, const json_t **s
 
 static void resolve(struct hn_ctx *h, const char *name, json_t *chain);
 
-/* Adds to nodes the names that member idx of a HyperNode selects among names (an object: the candidates). Returns 0, or -1 with err. */
+/* Adds to nodes the names that member idx of a HyperNode selects among names (an object: the candidates). Returns 0, or -1 with
+ * err. */
 static int match_names(const json_t *names, const char *kind, const json_t *sel, size_t idx, json_t *out, struct error *err)
 {
     const char *k;
@@ -241,14 +255,14 @@ static int member_nodes(struct hn_ctx *h, const char *kind, const json_t *sel, s
     struct cache_node *n;
     if (strcmp(kind, "labelMatch") != 0) {
         json_t *names = json_object();
-        cache_node_for_each(n, h->c) json_object_set_new(names, n->name, json_true());
+        cache_node_for_each(n, h->c)
+            json_object_set_new(names, n->name, json_true());
         int rc = match_names(names, kind, sel, idx, out, err);
         json_decref(names);
         return rc;
     }
     int bad = 0;
-    cache_node_for_each(n, h->c)
-    {
+    cache_node_for_each(n, h->c) {
         if (label_match(sel, n, &bad))
             json_object_set_new(out, n->name, json_true());
     }
@@ -329,12 +343,13 @@ static void resolve(struct hn_ctx *h, const char *name, json_t *chain)
     json_object_set_new(chain, name, json_true());
     int rc = resolve_members(h, json_object_get(e, "obj"), chain, nodes, &err);
     json_object_del(chain, name);
-    if (json_object_get(e, "error") != NULL) /* a cycle came back to it */
-        rc = 0, json_decref(nodes);
-    else if (rc == 0)
+    if (rc == 0 && json_object_get(e, "error") == NULL) {
         json_object_set_new(e, "nodes", nodes);
-    else
-        json_object_set_new(e, "error", json_string(err.message)), json_decref(nodes);
+        return;
+    }
+    json_decref(nodes);
+    if (json_object_get(e, "error") == NULL) /* else a cycle came back to it: that is the reason */
+        json_object_set_new(e, "error", json_string(err.message));
 }
 
 /* One domain per HyperNode of tier <= tier (0: any), and the invalid ones (names borrowed from the snapshot). */

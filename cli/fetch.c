@@ -48,7 +48,8 @@ static int list_into(struct kube_client *c, json_t *snapshot, const char *key, c
 {
     /* Terminated pods hold no room: the field selector kubectl describe node uses. */
     struct kube_list_options lo = {.label_selector = selector,
-                                   .field_selector = strcmp(key, "nodePods") == 0 ? "status.phase!=Succeeded,status.phase!=Failed" : NULL};
+                                   .field_selector =
+                                       strcmp(key, "nodePods") == 0 ? "status.phase!=Succeeded,status.phase!=Failed" : NULL};
     struct kube_list_result lr;
     struct kube_response resp;
     int rc = 0;

@@ -42,7 +42,7 @@ struct args {
     int all_namespaces;
     int hypernodes; /* domains --hypernodes */
     int64_t tier;   /* domains --tier (0: any) */
-    int format; /* enum format */
+    int format;     /* enum format */
 };
 
 /* kubectl's short flags, as the long ones lib/core/flags reads (writable storage: getopt_long takes char **). */

@@ -351,9 +351,10 @@ void output_asked_table(struct util_buf *b, const json_t *rows, unsigned flags)
     {
         json_int_t tier = json_integer_value(json_object_get(row, "tier"));
         char *gangs = join_cell(json_object_get(row, "gangs"));
-        cell(&t, 0, str(row, "key") != NULL ? util_strdupf("label %s", str(row, "key"))
-                    : tier > 0              ? util_strdupf("HyperNode of tier <= %" JSON_INTEGER_FORMAT, tier)
-                                            : util_strdup("HyperNode (any tier)"));
+        cell(&t, 0,
+             str(row, "key") != NULL ? util_strdupf("label %s", str(row, "key"))
+             : tier > 0              ? util_strdupf("HyperNode of tier <= %" JSON_INTEGER_FORMAT, tier)
+                                     : util_strdup("HyperNode (any tier)"));
         cell(&t, 1, (flags & OUTPUT_WIDE) ? util_strdup(gangs) : cut(gangs, OUTPUT_REASON_WIDTH));
         cell(&t, 2, dash_or(str(row, "command")));
         free(gangs);
