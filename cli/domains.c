@@ -457,24 +457,16 @@ static int is_raycluster(const json_t *o)
 /* Whether owner (borrowed) asks for the kind of domain q shows (its own or a worker group's annotation, or Volcano's mode). */
 static int asks_for(const json_t *owner, const struct domains_query *q)
 {
-    if (q->hypernodes)
-        return json_object_get(meta_map(owner, "labels"), TOPOLOGY_VOLCANO_MODE) != NULL ||
-               json_object_get(meta_map(owner, "annotations"), TOPOLOGY_VOLCANO_MODE) != NULL;
-    const json_t *a = meta_map(owner, "annotations"), *g;
+    json_t *asks = domains_asks_of(owner), *a;
     size_t i;
-    if (q->key == NULL)
-        return 0;
-    if ((str(a, TOPOLOGY_REQUIRED) && strcmp(str(a, TOPOLOGY_REQUIRED), q->key) == 0) ||
-        (str(a, TOPOLOGY_PREFERRED) && strcmp(str(a, TOPOLOGY_PREFERRED), q->key) == 0))
-        return 1;
-    json_array_foreach(json_object_get(json_object_get(owner, "spec"), "workerGroupSpecs"), i, g)
+    int yes = 0;
+    json_array_foreach(asks, i, a)
     {
-        const json_t *ga = json_object_get(json_object_get(json_object_get(g, "template"), "metadata"), "annotations");
-        if ((str(ga, TOPOLOGY_REQUIRED) && strcmp(str(ga, TOPOLOGY_REQUIRED), q->key) == 0) ||
-            (str(ga, TOPOLOGY_PREFERRED) && strcmp(str(ga, TOPOLOGY_PREFERRED), q->key) == 0))
-            return 1;
+        const char *key = str(a, "key");
+        yes |= q->hypernodes ? key == NULL : key != NULL && q->key != NULL && strcmp(key, q->key) == 0;
     }
-    return 0;
+    json_decref(asks);
+    return yes;
 }
 
 /* Adds each RayCluster that asks for q's kind of domain to the gangs of the domains its raygate.io/topology-placed names. */
@@ -555,37 +547,65 @@ static void ask(json_t *rows, const char *key, int32_t tier, json_t *gang)
     free(sort);
 }
 
-/* The label keys the annotations (borrowed) ask for, with who ("ns/name" or "ns/name group G"). */
-static void ask_keys(json_t *rows, const json_t *annotations, const char *who)
+/* Appends to out what annotations (borrowed) of group (NULL: the gang) ask: label keys, required then preferred. */
+static void asks_of_keys(json_t *out, const json_t *annotations, const char *group)
 {
-    const char *req = str(annotations, TOPOLOGY_REQUIRED), *pref = str(annotations, TOPOLOGY_PREFERRED);
-    if (req != NULL)
-        ask(rows, req, 0, json_sprintf("%s (required)", who));
-    if (pref != NULL)
-        ask(rows, pref, 0, json_sprintf("%s (preferred)", who));
+    static const char *const modes[][2] = {{TOPOLOGY_REQUIRED, "required"}, {TOPOLOGY_PREFERRED, "preferred"}};
+    for (size_t i = 0; i < 2; i++) {
+        const char *key = str(annotations, modes[i][0]);
+        if (key != NULL)
+            json_array_append_new(out, json_pack("{s:s,s:n,s:s,s:s?,s:I}", "key", key, "tier", "mode", modes[i][1], "group", group,
+                                                 "hosts", (json_int_t)1));
+    }
+}
+
+/* The worker groups of owner (borrowed): a RayCluster's, or a RayJob's spec.rayClusterSpec's. */
+static const json_t *worker_groups(const json_t *owner)
+{
+    const json_t *spec = json_object_get(owner, "spec"), *rc = json_object_get(spec, "rayClusterSpec");
+    return json_object_get(rc != NULL ? rc : spec, "workerGroupSpecs");
+}
+
+json_t *domains_asks_of(const json_t *owner)
+{
+    json_t *out = json_array();
+    const json_t *g, *labels = meta_map(owner, "labels"), *ann = meta_map(owner, "annotations");
+    size_t i;
+    asks_of_keys(out, ann, NULL);
+    json_array_foreach(worker_groups(owner), i, g)
+    {
+        size_t before = json_array_size(out);
+        asks_of_keys(out, json_object_get(json_object_get(json_object_get(g, "template"), "metadata"), "annotations"),
+                     str(g, "groupName") != NULL ? str(g, "groupName") : "?");
+        json_int_t hosts = json_integer_value(json_object_get(g, "numOfHosts"));
+        for (size_t k = before; k < json_array_size(out) && hosts > 1; k++)
+            json_object_set_new(json_array_get(out, k), "hosts", json_integer(hosts));
+    }
+    const char *mode = str(labels, TOPOLOGY_VOLCANO_MODE) ? str(labels, TOPOLOGY_VOLCANO_MODE) : str(ann, TOPOLOGY_VOLCANO_MODE);
+    const char *tier = str(labels, TOPOLOGY_VOLCANO_TIER) ? str(labels, TOPOLOGY_VOLCANO_TIER) : str(ann, TOPOLOGY_VOLCANO_TIER);
+    if (mode != NULL) {
+        long t = tier != NULL ? strtol(tier, NULL, 10) : 0;
+        json_array_append_new(out, json_pack("{s:n,s:I,s:s,s:n,s:I}", "key", "tier", (json_int_t)(t > 0 && t <= INT32_MAX ? t : 0),
+                                             "mode", mode, "group", "hosts", (json_int_t)1));
+    }
+    return out;
 }
 
 /* What RayCluster o (borrowed) asks for, added to rows. */
 static void ask_owner(json_t *rows, const json_t *o)
 {
-    const json_t *m = json_object_get(o, "metadata"), *g;
-    char *who = util_strdupf("%s/%s", str(m, "namespace"), str(m, "name"));
+    const json_t *m = json_object_get(o, "metadata");
+    json_t *asks = domains_asks_of(o), *a;
     size_t i;
-    ask_keys(rows, meta_map(o, "annotations"), who);
-    json_array_foreach(json_object_get(json_object_get(o, "spec"), "workerGroupSpecs"), i, g)
+    json_array_foreach(asks, i, a)
     {
-        char *gwho = util_strdupf("%s group %s", who, str(g, "groupName") ? str(g, "groupName") : "?");
-        ask_keys(rows, json_object_get(json_object_get(json_object_get(g, "template"), "metadata"), "annotations"), gwho);
-        free(gwho);
+        const char *group = str(a, "group");
+        json_t *who = group != NULL
+                          ? json_sprintf("%s/%s group %s (%s)", str(m, "namespace"), str(m, "name"), group, str(a, "mode"))
+                          : json_sprintf("%s/%s (%s)", str(m, "namespace"), str(m, "name"), str(a, "mode"));
+        ask(rows, str(a, "key"), (int32_t)json_integer_value(json_object_get(a, "tier")), who);
     }
-    const json_t *labels = meta_map(o, "labels"), *ann = meta_map(o, "annotations");
-    const char *mode = str(labels, TOPOLOGY_VOLCANO_MODE) ? str(labels, TOPOLOGY_VOLCANO_MODE) : str(ann, TOPOLOGY_VOLCANO_MODE);
-    const char *tier = str(labels, TOPOLOGY_VOLCANO_TIER) ? str(labels, TOPOLOGY_VOLCANO_TIER) : str(ann, TOPOLOGY_VOLCANO_TIER);
-    if (mode != NULL) {
-        long t = tier != NULL ? strtol(tier, NULL, 10) : 0;
-        ask(rows, NULL, t > 0 && t <= INT32_MAX ? (int32_t)t : 0, json_sprintf("%s (%s)", who, mode));
-    }
-    free(who);
+    json_decref(asks);
 }
 
 json_t *domains_asked(const json_t *snapshot)

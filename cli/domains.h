@@ -53,6 +53,19 @@ struct domains_query {
 json_t *domains_view(const json_t *snapshot, const struct domains_query *q);
 
 /*
+ * What owner (borrowed: a RayCluster, or a RayJob with spec.rayClusterSpec)
+ * asks for, read from its annotations and labels (topology.h), as a new array:
+ *   {"key" (a node label key, or null for HyperNodes),"tier" (HyperNodes:
+ *    the highest tier allowed, 0 for any; else null),"mode" ("required",
+ *    "preferred", or Volcano's mode as written),"group" (the worker group
+ *    whose template asks, or null for the whole gang),"hosts" (the group's
+ *    numOfHosts when > 1: each replica in one domain; else 1)}
+ * the gang's keys first, then each group's, then Volcano's. Empty when it asks
+ * for nothing.
+ */
+json_t *domains_asks_of(const json_t *owner);
+
+/*
  * What the gangs of snapshot (borrowed) ask for, as a new JSON array of rows,
  * label keys by name, then HyperNodes by tier:
  *   {"key" (the label key, or null for HyperNodes),"tier" (HyperNodes: the
