@@ -109,13 +109,19 @@ static int fetch_gangs(struct kube_client *c, json_t *snap, const char *ns, stru
     return rc < 0 ? -1 : 0;
 }
 
-/* What `domains` counts: nodes, the pods bound to them, HyperNodes, and the RayClusters that ask and were placed. */
+int fetch_room(struct kube_client *c, json_t *snapshot, struct error *err)
+{
+    if (list_into(c, snapshot, "nodes", "/api/v1/nodes", NULL, MISSING_FAILS, err) != 0 ||
+        list_into(c, snapshot, "nodePods", "/api/v1/pods", NULL, MISSING_FAILS, err) != 0)
+        return -1;
+    return list_into(c, snapshot, "hyperNodes", "/apis/topology.volcano.sh/v1alpha1/hypernodes", NULL, MISSING_EMPTY, err) < 0 ? -1
+                                                                                                                               : 0;
+}
+
+/* What `domains` counts (fetch_room), and the RayClusters that ask and were placed. */
 static int fetch_nodes(struct kube_client *c, json_t *snap, struct error *err)
 {
-    if (list_into(c, snap, "nodes", "/api/v1/nodes", NULL, MISSING_FAILS, err) != 0 ||
-        list_into(c, snap, "nodePods", "/api/v1/pods", NULL, MISSING_FAILS, err) != 0)
-        return -1;
-    if (list_into(c, snap, "hyperNodes", "/apis/topology.volcano.sh/v1alpha1/hypernodes", NULL, MISSING_EMPTY, err) < 0)
+    if (fetch_room(c, snap, err) != 0)
         return -1;
     return list_into(c, snap, "owners", "/apis/ray.io/v1/rayclusters", NULL, MISSING_EMPTY, err) < 0 ? -1 : 0;
 }

@@ -36,6 +36,14 @@ struct fetch_scope {
 json_t *fetch_snapshot(struct kube_client *c, const struct fetch_scope *scope, struct error *err);
 
 /*
+ * Adds to snapshot the room of the nodes (cli/domains.h): "nodes", "nodePods"
+ * (every namespace's pods not Succeeded or Failed) and "hyperNodes" (none
+ * without the HyperNode CRD). Returns 0, or -1 with err (nodes or pods
+ * cannot be listed).
+ */
+int fetch_room(struct kube_client *c, json_t *snapshot, struct error *err);
+
+/*
  * Adds to snapshot's "events" (created if missing) the Events of namespace ns
  * whose involvedObject is named name. Returns 0, or -1 (a warning is added to
  * snapshot's "warnings").
