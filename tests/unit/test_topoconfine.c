@@ -121,11 +121,64 @@ static void test_record(void **state)
     json_decref(fx);
 }
 
+/* A constraint from {"mode": "hard" | "soft", "key": label key} (borrowed strings); absent: none. */
+static struct topo_constraint constraint(const json_t *o)
+{
+    const char *mode = json_string_value(json_object_get(o, "mode"));
+    struct topo_constraint c = {.mode = mode == NULL                ? TOPO_MODE_NONE
+                                        : strcmp(mode, "hard") == 0 ? TOPO_MODE_HARD
+                                                                    : TOPO_MODE_SOFT,
+                                .by = TOPO_BY_LABEL,
+                                .key = (char *)json_string_value(json_object_get(o, "key"))};
+    return c;
+}
+
+static void test_recorded(void **state)
+{
+    (void)state;
+    json_t *fx = fixture_json("topoconfine/confine.json");
+    struct cache *c = cachefixture_load(fx, 0);
+    struct fit *f = fit_create(c);
+    struct topodomains *t = topodomains_create();
+    fit_begin(f);
+    topodomains_begin(t, f, c);
+    size_t k;
+    const json_t *cs;
+    json_array_foreach(json_object_get(fx, "recorded"), k, cs)
+    {
+        const json_t *rq = json_object_get(cs, "request");
+        struct topo_group groups[4];
+        struct topo_request r = {.gang = constraint(json_object_get(rq, "gang")),
+                                 .include_head = json_is_true(json_object_get(rq, "include_head")),
+                                 .groups = groups,
+                                 .ngroups = json_array_size(json_object_get(rq, "groups"))};
+        assert_true(r.ngroups <= 4);
+        for (size_t i = 0; i < r.ngroups; i++) {
+            const json_t *g = json_array_get(json_object_get(rq, "groups"), i);
+            groups[i] = (struct topo_group){(char *)json_string_value(json_object_get(g, "name")),
+                                            json_integer_value(json_object_get(g, "hosts")), constraint(g)};
+        }
+        char where[256];
+        snprintf(where, sizeof(where), "recorded %zu (%s)", k, json_string_value(json_object_get(cs, "comment")));
+        const struct cache_pod *pod = cache_pod_get(c, "default", json_string_value(json_object_get(cs, "pod")));
+        assert_non_null(pod);
+        const char *record = json_string_value(json_object_get(cs, "record"));
+        expect_json(where, topoconfine_recorded(record, &r, pod, t, f), json_object_get(cs, "confine"));
+    }
+    assert_true(k >= 10);
+    fit_end(f);
+    topodomains_destroy(t);
+    fit_destroy(f);
+    cache_destroy(c);
+    json_decref(fx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_confine),
         cmocka_unit_test(test_record),
+        cmocka_unit_test(test_recorded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
