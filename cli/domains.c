@@ -4,12 +4,12 @@
  */
 #include "domains.h"
 
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cache.h"
+#include "hypernode.h"
 #include "quantity.h"
 #include "resources.h"
 #include "topology.h"
@@ -27,7 +27,7 @@ static const json_t *meta_map(const json_t *obj, const char *which)
 
 /* A domain being summed: dense by resource id. */
 struct dom {
-    const char *name; /* borrowed from the cache or the snapshot */
+    char *name; /* owned */
     int32_t tier;
     char *error; /* owned: an invalid HyperNode's reason */
     size_t nodes;
@@ -43,7 +43,8 @@ struct doms {
     struct cache *c;
 };
 
-static struct dom *dom_add(struct doms *s, const char *name, int32_t tier)
+/* Adds a domain named name (steals it). */
+static struct dom *dom_add(struct doms *s, char *name, int32_t tier)
 {
     if (s->n == s->cap) {
         s->cap = s->cap ? 2 * s->cap : 16;
@@ -113,6 +114,7 @@ static void doms_init(struct doms *s, const json_t *snap)
 static void doms_finish(struct doms *s)
 {
     for (size_t i = 0; i < s->n; i++) {
+        free(s->d[i].name);
         free(s->d[i].error);
         free(s->d[i].free_);
         free(s->d[i].alloc);
@@ -136,7 +138,7 @@ static void label_domains(struct doms *s, const char *key)
         json_t *at = json_object_get(index, v);
         if (at == NULL) {
             json_object_set_new(index, v, json_integer((json_int_t)s->n));
-            dom_add(s, v, 0);
+            dom_add(s, util_strdup(v), 0);
         }
         dom_add_node(s, &s->d[at != NULL ? json_integer_value(at) : (json_int_t)s->n - 1], n);
     }
@@ -145,250 +147,43 @@ static void label_domains(struct doms *s, const char *key)
 
 /* ---- HyperNodes ---- */
 
-/* The HyperNodes' resolution: name -> {"obj": HyperNode, "nodes": {name: true} or absent, "error": text}. */
-struct hn_ctx {
-    const struct cache *c;
-    json_t *byname; /* new */
-};
-
-/* Whether matchExpression e (borrowed) holds for the labels of n; *bad set for an unknown operator. */
-static int expr_holds(const json_t *e, const struct cache_node *n, int *bad)
+/* Adds HyperNode o (borrowed) as a row with the reason it is invalid, when its tier is shown. */
+static void invalid_hypernode(struct doms *s, const json_t *o, int32_t tier, const char *why)
 {
-    const char *op = str(e, "operator"), *key = str(e, "key"), *have = key != NULL ? node_label(n, key) : NULL;
-    int in = 0;
-    size_t j;
-    json_t *val;
-    json_array_foreach(json_object_get(e, "values"), j, val)
-    {
-        if (have != NULL && json_is_string(val) && strcmp(have, json_string_value(val)) == 0)
-            in = 1;
-    }
-    if (op != NULL && strcmp(op, "In") == 0)
-        return in;
-    if (op != NULL && strcmp(op, "NotIn") == 0)
-        return !in;
-    if (op != NULL && strcmp(op, "Exists") == 0)
-        return have != NULL;
-    if (op != NULL && strcmp(op, "DoesNotExist") == 0)
-        return have == NULL;
-    *bad = 1;
-    return 0;
-}
-
-/* Whether a labelMatch (borrowed) selects n: matchLabels and matchExpressions all hold. */
-static int label_match(const json_t *sel, const struct cache_node *n, int *bad)
-{
-    const char *k;
-    json_t *v;
-    size_t i;
-    json_object_foreach((json_t *)json_object_get(sel, "matchLabels"), k, v)
-    {
-        const char *have = node_label(n, k);
-        if (have == NULL || !json_is_string(v) || strcmp(have, json_string_value(v)) != 0)
-            return 0;
-    }
-    json_array_foreach(json_object_get(sel, "matchExpressions"), i, v)
-    {
-        if (!expr_holds(v, n, bad))
-            return 0;
-    }
-    return 1;
-}
-
-/* Which one selector a member (borrowed) has: "exactMatch", "regexMatch", "labelMatch"; NULL with err when none or several. */
-static const char *member_selector(const json_t *m, size_t idx, const json_t **sel, struct error *err)
-{
-    static const char *const kinds[] = {"exactMatch", "regexMatch", "labelMatch"};
-    const char *kind = NULL;
-    for (size_t i = 0; i < 3; i++) {
-        const json_t *s = json_object_get(json_object_get(m, "selector"), kinds[i]);
-        if (s == NULL || json_is_null(s))
-            continue;
-        if (kind != NULL) {
-            error_setf(err, "spec.members[%zu].selector: more than one of exactMatch, regexMatch, labelMatch", idx);
-            return NULL;
-        }
-        kind = kinds[i];
-        *sel = s;
-    }
-    if (kind == NULL)
-        error_setf(err, "spec.members[%zu].selector: one of exactMatch, regexMatch, labelMatch is needed", idx);
-    return kind;
-}
-
-static void resolve(struct hn_ctx *h, const char *name, json_t *chain);
-
-/* Adds to nodes the names that member idx of a HyperNode selects among names (an object: the candidates). Returns 0, or -1 with
- * err. */
-static int match_names(const json_t *names, const char *kind, const json_t *sel, size_t idx, json_t *out, struct error *err)
-{
-    const char *k;
-    json_t *v;
-    if (strcmp(kind, "exactMatch") == 0) {
-        const char *want = str(sel, "name");
-        if (want == NULL || *want == '\0') {
-            error_setf(err, "spec.members[%zu].selector.exactMatch.name: empty", idx);
-            return -1;
-        }
-        if (json_object_get(names, want) != NULL)
-            json_object_set_new(out, want, json_true());
-        return 0;
-    }
-    regex_t re;
-    const char *pattern = str(sel, "pattern");
-    if (pattern == NULL || regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB) != 0) {
-        error_setf(err, "spec.members[%zu].selector.regexMatch.pattern: not a valid regular expression", idx);
-        return -1;
-    }
-    json_object_foreach((json_t *)names, k, v)
-    {
-        if (regexec(&re, k, 0, NULL, 0) == 0)
-            json_object_set_new(out, k, json_true());
-    }
-    regfree(&re);
-    return 0;
-}
-
-/* The nodes member idx (of type Node) selects, added to out. Returns 0, or -1 with err. */
-static int member_nodes(struct hn_ctx *h, const char *kind, const json_t *sel, size_t idx, json_t *out, struct error *err)
-{
-    struct cache_node *n;
-    if (strcmp(kind, "labelMatch") != 0) {
-        json_t *names = json_object();
-        cache_node_for_each(n, h->c)
-            json_object_set_new(names, n->name, json_true());
-        int rc = match_names(names, kind, sel, idx, out, err);
-        json_decref(names);
-        return rc;
-    }
-    int bad = 0;
-    cache_node_for_each(n, h->c) {
-        if (label_match(sel, n, &bad))
-            json_object_set_new(out, n->name, json_true());
-    }
-    if (bad)
-        error_setf(err, "spec.members[%zu].selector.labelMatch: unknown operator", idx);
-    return bad ? -1 : 0;
-}
-
-/* The nodes child HyperNodes selected by member idx cover, added to out. Returns 0, or -1 with err. */
-static int member_children(struct hn_ctx *h, const char *kind, const json_t *sel, size_t idx, json_t *chain, json_t *out,
-                           struct error *err)
-{
-    if (strcmp(kind, "labelMatch") == 0) {
-        error_setf(err, "spec.members[%zu].selector: a HyperNode member takes exactMatch or regexMatch", idx);
-        return -1;
-    }
-    json_t *children = json_object();
-    const char *k;
-    json_t *v;
-    int rc = match_names(h->byname, kind, sel, idx, children, err);
-    json_object_foreach(children, k, v)
-    {
-        if (rc != 0)
-            break;
-        resolve(h, k, chain);
-        json_t *child = json_object_get(h->byname, k);
-        if (json_object_get(child, "error") != NULL) {
-            error_setf(err, "spec.members[%zu]: HyperNode %s: %s", idx, k, str(child, "error"));
-            rc = -1;
-        } else {
-            json_object_update(out, json_object_get(child, "nodes"));
-        }
-    }
-    json_decref(children);
-    return rc;
-}
-
-static int resolve_members(struct hn_ctx *h, const json_t *hn, json_t *chain, json_t *out, struct error *err)
-{
-    const json_t *spec = json_object_get(hn, "spec"), *m;
-    size_t i;
-    if (!json_is_integer(json_object_get(spec, "tier")) || json_integer_value(json_object_get(spec, "tier")) < 1) {
-        error_setf(err, "spec.tier: an integer >= 1 is needed");
-        return -1;
-    }
-    json_array_foreach(json_object_get(spec, "members"), i, m)
-    {
-        const json_t *sel = NULL;
-        const char *type = str(m, "type"), *kind = member_selector(m, i, &sel, err);
-        if (kind == NULL)
-            return -1;
-        if (type != NULL && strcmp(type, "Node") == 0) {
-            if (member_nodes(h, kind, sel, i, out, err) != 0)
-                return -1;
-        } else if (type != NULL && strcmp(type, "HyperNode") == 0) {
-            if (member_children(h, kind, sel, i, chain, out, err) != 0)
-                return -1;
-        } else {
-            error_setf(err, "spec.members[%zu].type: \"%s\" is not Node or HyperNode", i, type ? type : "");
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/* Resolves HyperNode name once: sets its "nodes", or its "error". chain: the HyperNodes being resolved above it. */
-static void resolve(struct hn_ctx *h, const char *name, json_t *chain)
-{
-    json_t *e = json_object_get(h->byname, name);
-    if (json_object_get(e, "nodes") != NULL || json_object_get(e, "error") != NULL)
+    const char *name = str(json_object_get(o, "metadata"), "name");
+    json_int_t t = json_integer_value(json_object_get(json_object_get(o, "spec"), "tier"));
+    if (name == NULL || (tier > 0 && t > tier))
         return;
-    if (json_object_get(chain, name) != NULL) {
-        json_object_set_new(e, "error", json_sprintf("a cycle through its children (HyperNode %s)", name));
-        return;
-    }
-    struct error err = {{0}};
-    json_t *nodes = json_object();
-    json_object_set_new(chain, name, json_true());
-    int rc = resolve_members(h, json_object_get(e, "obj"), chain, nodes, &err);
-    json_object_del(chain, name);
-    if (rc == 0 && json_object_get(e, "error") == NULL) {
-        json_object_set_new(e, "nodes", nodes);
-        return;
-    }
-    json_decref(nodes);
-    if (json_object_get(e, "error") == NULL) /* else a cycle came back to it: that is the reason */
-        json_object_set_new(e, "error", json_string(err.message));
+    struct dom *d = dom_add(s, util_strdup(name), (int32_t)t);
+    d->error = util_strdup(why);
 }
 
-/* One domain per HyperNode of tier <= tier (0: any), and the invalid ones (names borrowed from the snapshot). */
+/* One domain per HyperNode of tier <= tier (0: any) with a node, resolved by lib's hypernode.h as the gate resolves them, and the
+ * invalid ones. */
 static void hypernode_domains(struct doms *s, const json_t *snap, int32_t tier)
 {
-    struct hn_ctx h = {.c = s->c, .byname = json_object()};
-    size_t i;
-    json_t *o, *chain = json_object();
+    struct hypernodes *h = hypernodes_create();
+    struct hypernode_domain *hd = NULL;
+    size_t i, n;
+    json_t *o;
     json_array_foreach(json_object_get(snap, "hyperNodes"), i, o)
     {
-        const char *name = str(json_object_get(o, "metadata"), "name");
-        if (name != NULL)
-            json_object_set_new(h.byname, name, json_pack("{s:O}", "obj", o));
+        struct error err = {{0}};
+        if (hypernodes_upsert(h, o, &err) != 0)
+            invalid_hypernode(s, o, tier, err.message);
     }
-    const char *key;
-    json_t *e;
-    json_object_foreach(h.byname, key, e)
-    {
-        resolve(&h, key, chain);
-        const json_t *obj = json_object_get(e, "obj");
-        json_int_t t = json_integer_value(json_object_get(json_object_get(obj, "spec"), "tier"));
-        if (tier > 0 && t > tier)
+    n = hypernodes_resolve(h, s->c, &hd);
+    for (i = 0; i < n; i++) {
+        if (tier > 0 && hd[i].tier > tier)
             continue;
-        struct dom *d = dom_add(s, str(json_object_get(obj, "metadata"), "name"), (int32_t)t);
-        if (json_object_get(e, "error") != NULL) {
-            d->error = util_strdup(str(e, "error"));
-            continue;
-        }
-        const char *node;
-        json_t *v;
-        json_object_foreach(json_object_get(e, "nodes"), node, v)
-        {
-            struct cache_node *n = cache_node_get(s->c, node);
-            if (n != NULL && node_counts(n))
-                dom_add_node(s, d, n);
+        struct dom *d = dom_add(s, util_strdup(hd[i].name), hd[i].tier);
+        for (size_t k = 0; k < hd[i].nn; k++) {
+            if (node_counts(hd[i].nodes[k]))
+                dom_add_node(s, d, hd[i].nodes[k]);
         }
     }
-    json_decref(chain);
-    json_decref(h.byname);
+    hypernodes_domains_free(hd, n);
+    hypernodes_destroy(h);
 }
 
 /* ---- rows ---- */

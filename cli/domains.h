@@ -16,13 +16,9 @@
  * requests of the non-terminated pods bound to it, terminating pods included
  * (at least 0 per node); a domain's is the sum over its nodes.
  *
- * HyperNodes are resolved as the gate resolves them (hypernode.h): members of
- * type Node by exactMatch (name), regexMatch (pattern, POSIX extended,
- * unanchored, as Volcano's Go regexp.MatchString) or labelMatch
- * (matchLabels, matchExpressions In, NotIn, Exists, DoesNotExist); members of
- * type HyperNode by exactMatch or regexMatch on HyperNode names, covering
- * every node their children cover. An invalid HyperNode (no tier, a bad
- * selector, an unknown type, a child cycle) is a row with "error" set.
+ * HyperNodes are resolved by lib's hypernode.h, as the gate resolves them:
+ * a HyperNode with no node is no domain; an invalid one (hypernodes_upsert()
+ * refuses it: no tier, a bad selector, a child cycle) is a row with "error".
  */
 #ifndef RAYGATE_CLI_DOMAINS_H
 #define RAYGATE_CLI_DOMAINS_H
