@@ -342,47 +342,34 @@ static void ask(json_t *rows, const char *key, int32_t tier, json_t *gang)
     free(sort);
 }
 
-/* Appends to out what annotations (borrowed) of group (NULL: the gang) ask: label keys, required then preferred. */
-static void asks_of_keys(json_t *out, const json_t *annotations, const char *group)
+/* Appends constraint c of group (NULL: the gang), whose replicas have hosts hosts each, to out; nothing for no constraint. */
+static void add_ask(json_t *out, const struct topo_constraint *c, const char *group, int64_t hosts)
 {
-    static const char *const modes[][2] = {{TOPOLOGY_REQUIRED, "required"}, {TOPOLOGY_PREFERRED, "preferred"}};
-    for (size_t i = 0; i < 2; i++) {
-        const char *key = str(annotations, modes[i][0]);
-        if (key != NULL)
-            json_array_append_new(out, json_pack("{s:s,s:n,s:s,s:s?,s:I}", "key", key, "tier", "mode", modes[i][1], "group", group,
-                                                 "hosts", (json_int_t)1));
-    }
-}
-
-/* The worker groups of owner (borrowed): a RayCluster's, or a RayJob's spec.rayClusterSpec's. */
-static const json_t *worker_groups(const json_t *owner)
-{
-    const json_t *spec = json_object_get(owner, "spec"), *rc = json_object_get(spec, "rayClusterSpec");
-    return json_object_get(rc != NULL ? rc : spec, "workerGroupSpecs");
+    if (c->mode == TOPO_MODE_NONE)
+        return;
+    int label = c->by == TOPO_BY_LABEL;
+    const char *mode = !label ? topo_mode_name((enum topo_mode)c->mode) : c->mode == TOPO_MODE_HARD ? "required" : "preferred";
+    json_array_append_new(out, json_pack("{s:o,s:o,s:s,s:s?,s:I}", "key", label ? json_string(c->key) : json_null(), "tier",
+                                         label ? json_null() : json_integer(c->max_tier), "mode", mode, "group", group, "hosts",
+                                         (json_int_t)hosts));
 }
 
 json_t *domains_asks_of(const json_t *owner)
 {
     json_t *out = json_array();
-    const json_t *g, *labels = meta_map(owner, "labels"), *ann = meta_map(owner, "annotations");
-    size_t i;
-    asks_of_keys(out, ann, NULL);
-    json_array_foreach(worker_groups(owner), i, g)
-    {
-        size_t before = json_array_size(out);
-        asks_of_keys(out, json_object_get(json_object_get(json_object_get(g, "template"), "metadata"), "annotations"),
-                     str(g, "groupName") != NULL ? str(g, "groupName") : "?");
-        json_int_t hosts = json_integer_value(json_object_get(g, "numOfHosts"));
-        for (size_t k = before; k < json_array_size(out) && hosts > 1; k++)
-            json_object_set_new(json_array_get(out, k), "hosts", json_integer(hosts));
+    struct topo_request r;
+    struct error err = {{0}};
+    topo_request_init(&r);
+    /* A request the webhook would deny asks for nothing the gate places: none shown. */
+    if (topo_request_parse(owner, &r, &err) == 0) {
+        add_ask(out, &r.gang, NULL, 1);
+        for (size_t i = 0; i < r.ngroups; i++) {
+            const struct topo_group *g = &r.groups[i];
+            /* A multi-host group without its own constraint: each replica in one domain of the gang's. */
+            add_ask(out, g->c.mode != TOPO_MODE_NONE ? &g->c : &r.gang, g->name, g->hosts);
+        }
     }
-    const char *mode = str(labels, TOPOLOGY_VOLCANO_MODE) ? str(labels, TOPOLOGY_VOLCANO_MODE) : str(ann, TOPOLOGY_VOLCANO_MODE);
-    const char *tier = str(labels, TOPOLOGY_VOLCANO_TIER) ? str(labels, TOPOLOGY_VOLCANO_TIER) : str(ann, TOPOLOGY_VOLCANO_TIER);
-    if (mode != NULL) {
-        long t = tier != NULL ? strtol(tier, NULL, 10) : 0;
-        json_array_append_new(out, json_pack("{s:n,s:I,s:s,s:n,s:I}", "key", "tier", (json_int_t)(t > 0 && t <= INT32_MAX ? t : 0),
-                                             "mode", mode, "group", "hosts", (json_int_t)1));
-    }
+    topo_request_finish(&r);
     return out;
 }
 

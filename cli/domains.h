@@ -50,14 +50,15 @@ json_t *domains_view(const json_t *snapshot, const struct domains_query *q);
 
 /*
  * What owner (borrowed: a RayCluster, or a RayJob with spec.rayClusterSpec)
- * asks for, read from its annotations and labels (topology.h), as a new array:
+ * asks for, read by lib's topo_request_parse() (topology.h), as a new array:
  *   {"key" (a node label key, or null for HyperNodes),"tier" (HyperNodes:
- *    the highest tier allowed, 0 for any; else null),"mode" ("required",
- *    "preferred", or Volcano's mode as written),"group" (the worker group
- *    whose template asks, or null for the whole gang),"hosts" (the group's
- *    numOfHosts when > 1: each replica in one domain; else 1)}
- * the gang's keys first, then each group's, then Volcano's. Empty when it asks
- * for nothing.
+ *    the highest tier allowed, 0 for any; else null),"mode" ("required" or
+ *    "preferred" for a key, "hard" or "soft" for HyperNodes),"group" (the
+ *    worker group whose pods the set holds, or null for the whole gang),
+ *    "hosts" (the group's numOfHosts: above 1, each replica in one domain)}
+ * the gang's first, then each group with its own constraint or more than one
+ * host (a multi-host group without its own: the gang's constraint, per
+ * replica). Empty when it asks for nothing or its request is invalid.
  */
 json_t *domains_asks_of(const json_t *owner);
 

@@ -350,9 +350,13 @@ static void explain_topology(json_t *lines, const json_t *snapshot, const json_t
         lines, "room must appear in %s: gangs or pods there end, nodes join it, or a gang of higher priority preempts within it%s",
         first != NULL ? b.data : "one domain",
         first != NULL && str(first, "key") != NULL ? "; " TOPOLOGY_PREFERRED " instead lets it spread when none has room" : "");
-    if (first != NULL)
-        add_line(lines, "kubectl raygate domains %s%s shows each domain's room",
-                 str(first, "key") != NULL ? "--key " : "--hypernodes", str(first, "key") != NULL ? str(first, "key") : "");
+    json_int_t tier = json_integer_value(json_object_get(first, "tier"));
+    if (first != NULL && str(first, "key") != NULL)
+        add_line(lines, "kubectl raygate domains --key %s shows each domain's room", str(first, "key"));
+    else if (first != NULL && tier > 0)
+        add_line(lines, "kubectl raygate domains --hypernodes --tier %" JSON_INTEGER_FORMAT " shows each HyperNode's room", tier);
+    else if (first != NULL)
+        add_line(lines, "kubectl raygate domains --hypernodes shows each HyperNode's room");
     util_buf_finish(&b);
     json_decref(asks);
 }
