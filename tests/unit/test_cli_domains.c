@@ -21,9 +21,7 @@ static json_t *rows_of_case(const json_t *c, const json_t *snap)
 {
     if (json_is_true(json_object_get(c, "asked")))
         return domains_asked(snap);
-    struct domains_query q = {.key = clicase_str(c, "key"),
-                              .hypernodes = json_is_true(json_object_get(c, "hypernodes")),
-                              .tier = (int32_t)json_integer_value(json_object_get(c, "tier"))};
+    struct domains_query q = clicase_domains_query(c);
     return domains_view(snap, &q);
 }
 

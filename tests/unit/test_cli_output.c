@@ -18,9 +18,7 @@
 /* A domains case's result (new): what the gangs ask for without key and hypernodes, else the domains. */
 static json_t *domains_items(const json_t *c, const json_t *snap)
 {
-    struct domains_query q = {.key = clicase_str(c, "key"),
-                              .hypernodes = json_is_true(json_object_get(c, "hypernodes")),
-                              .tier = (int32_t)json_integer_value(json_object_get(c, "tier"))};
+    struct domains_query q = clicase_domains_query(c);
     return json_pack("{s:o}", "items", q.key == NULL && !q.hypernodes ? domains_asked(snap) : domains_view(snap, &q));
 }
 
