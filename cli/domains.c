@@ -382,9 +382,9 @@ static void ask_owner(json_t *rows, const json_t *o)
     json_array_foreach(asks, i, a)
     {
         const char *group = str(a, "group");
-        json_t *who = group != NULL
-                          ? json_sprintf("%s/%s group %s (%s)", str(m, "namespace"), str(m, "name"), group, str(a, "mode"))
-                          : json_sprintf("%s/%s (%s)", str(m, "namespace"), str(m, "name"), str(a, "mode"));
+        int slices = json_integer_value(json_object_get(a, "hosts")) > 1;
+        json_t *who = json_sprintf("%s/%s%s%s%s (%s)", str(m, "namespace"), str(m, "name"), group != NULL ? " group " : "",
+                                   group != NULL ? group : "", slices ? ", each replica" : "", str(a, "mode"));
         ask(rows, str(a, "key"), (int32_t)json_integer_value(json_object_get(a, "tier")), who);
     }
     json_decref(asks);

@@ -67,7 +67,8 @@ json_t *domains_asks_of(const json_t *owner);
  * label keys by name, then HyperNodes by tier:
  *   {"key" (the label key, or null for HyperNodes),"tier" (HyperNodes: the
  *    highest tier allowed, 0 for any; null for a key),"gangs":["ns/name
- *    (required)", "ns/name group G (preferred)", "ns/name (hard)", ...],
+ *    (required)", "ns/name group G (preferred)", "ns/name group G, each
+ *    replica (required)" (numOfHosts > 1), "ns/name (hard)", ...],
  *    "command" (the domains command that shows those domains)}
  */
 json_t *domains_asked(const json_t *snapshot);
