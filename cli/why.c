@@ -227,16 +227,16 @@ static const json_t *owner_of(const json_t *snapshot, const json_t *gang)
     return NULL;
 }
 
-/* "one domain of node label rack", "one HyperNode of tier <= 2", of an ask (domains_asks_of). */
+/* "one rack domain", "one HyperNode of tier <= 2", of an ask (domains_asks_of): the gate's words (topo_constraint_text). */
 static void put_domain(struct util_buf *b, const json_t *ask)
 {
-    json_int_t tier = json_integer_value(json_object_get(ask, "tier"));
-    if (str(ask, "key") != NULL)
-        util_buf_printf(b, "one domain of node label %s", str(ask, "key"));
-    else if (tier > 0)
-        util_buf_printf(b, "one HyperNode of tier <= %" JSON_INTEGER_FORMAT, tier);
-    else
-        util_buf_puts(b, "one HyperNode");
+    char text[256];
+    struct topo_constraint c = {.mode = TOPO_MODE_HARD,
+                                .by = str(ask, "key") != NULL ? TOPO_BY_LABEL : TOPO_BY_HYPERNODE,
+                                .key = (char *)str(ask, "key"),
+                                .max_tier = (int32_t)json_integer_value(json_object_get(ask, "tier"))};
+    topo_constraint_text(&c, text, sizeof(text));
+    util_buf_puts(b, text);
 }
 
 /* One line per ask of owner: which pods must lie in which kind of domain. */
