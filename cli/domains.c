@@ -104,8 +104,14 @@ static void doms_init(struct doms *s, const json_t *snap)
     memset(s, 0, sizeof(*s));
     s->c = cache_create();
     /* An object the cache refuses is left out, as the gate leaves it out. */
-    json_array_foreach(json_object_get(snap, "nodes"), i, o)(void) cache_upsert_node(s->c, o, &err);
-    json_array_foreach(json_object_get(snap, "nodePods"), i, o)(void) cache_upsert_pod(s->c, o, &err);
+    json_array_foreach(json_object_get(snap, "nodes"), i, o)
+    {
+        (void)cache_upsert_node(s->c, o, &err);
+    }
+    json_array_foreach(json_object_get(snap, "nodePods"), i, o)
+    {
+        (void)cache_upsert_pod(s->c, o, &err);
+    }
     s->nres = s->c->shapes.nresources;
     s->fmt = util_calloc(s->nres ? s->nres : 1, 1);
     s->seen = util_calloc(s->nres ? s->nres : 1, 1);
@@ -198,14 +204,17 @@ static int resource_rank(const char *name)
     return strcmp(name, "cpu") == 0 ? 2 : strcmp(name, "memory") == 0 ? 3 : 4;
 }
 
-static const struct cache *sort_cache;
+/* A shown resource: its id and name (borrowed from the cache). */
+struct column {
+    uint32_t id;
+    const char *name;
+};
 
-static int by_resource(const void *a, const void *b)
+static int by_column(const void *a, const void *b)
 {
-    const char *x = cache_resource_name(sort_cache, *(const uint32_t *)a);
-    const char *y = cache_resource_name(sort_cache, *(const uint32_t *)b);
-    int rx = resource_rank(x), ry = resource_rank(y);
-    return rx != ry ? rx - ry : strcmp(x, y);
+    const struct column *x = a, *y = b;
+    int rx = resource_rank(x->name), ry = resource_rank(y->name);
+    return rx != ry ? rx - ry : strcmp(x->name, y->name);
 }
 
 static int by_tier_name(const void *a, const void *b)
@@ -222,18 +231,18 @@ static json_t *quantity_json(const char *name, int64_t value, uint8_t fmt)
     return json_string(buf);
 }
 
-/* The rows of s (new array); ids: the shown resource ids in column order. */
-static json_t *rows_of(const struct doms *s, const uint32_t *ids, size_t nids, int hypernodes)
+/* The rows of s (new array); cols: the shown resources in column order. */
+static json_t *rows_of(const struct doms *s, const struct column *cols, size_t ncols, int hypernodes)
 {
     json_t *rows = json_array();
     for (size_t i = 0; i < s->n; i++) {
         const struct dom *d = &s->d[i];
         json_t *res = json_array();
-        for (size_t k = 0; k < nids && d->error == NULL; k++) {
-            const char *name = cache_resource_name(s->c, ids[k]);
-            json_array_append_new(res, json_pack("{s:s,s:o,s:o}", "name", name, "free",
-                                                 quantity_json(name, d->free_[ids[k]], s->fmt[ids[k]]), "allocatable",
-                                                 quantity_json(name, d->alloc[ids[k]], s->fmt[ids[k]])));
+        for (size_t k = 0; k < ncols && d->error == NULL; k++) {
+            uint32_t id = cols[k].id;
+            json_array_append_new(res, json_pack("{s:s,s:o,s:o}", "name", cols[k].name, "free",
+                                                 quantity_json(cols[k].name, d->free_[id], s->fmt[id]), "allocatable",
+                                                 quantity_json(cols[k].name, d->alloc[id], s->fmt[id])));
         }
         json_array_append_new(rows, json_pack("{s:s,s:o,s:I,s:o,s:O,s:o}", "domain", d->name, "tier",
                                               hypernodes ? json_integer(d->tier) : json_null(), "nodes", (json_int_t)d->nodes,
@@ -303,16 +312,16 @@ json_t *domains_view(const json_t *snapshot, const struct domains_query *q)
     if (s.n > 1)
         qsort(s.d, s.n, sizeof(*s.d), by_tier_name);
     place_gangs(&s, snapshot, q);
-    uint32_t *ids = util_calloc(s.nres ? s.nres : 1, sizeof(*ids));
-    size_t nids = 0;
+    struct column *cols = util_calloc(s.nres ? s.nres : 1, sizeof(*cols));
+    size_t ncols = 0;
     for (uint32_t id = 0; id < s.nres; id++) {
-        if (s.seen[id] && strcmp(cache_resource_name(s.c, id), "pods") != 0)
-            ids[nids++] = id;
+        const char *name = cache_resource_name(s.c, id);
+        if (s.seen[id] && strcmp(name, "pods") != 0)
+            cols[ncols++] = (struct column){id, name};
     }
-    sort_cache = s.c;
-    qsort(ids, nids, sizeof(*ids), by_resource);
-    json_t *rows = rows_of(&s, ids, nids, q->hypernodes);
-    free(ids);
+    qsort(cols, ncols, sizeof(*cols), by_column);
+    json_t *rows = rows_of(&s, cols, ncols, q->hypernodes);
+    free(cols);
     doms_finish(&s);
     return rows;
 }
