@@ -323,7 +323,7 @@ static void explain_room(json_t *lines, const json_t *snapshot, const json_t *ga
                  " node%s); the gang asks %s %s in all (its minResources, the head included)",
                  name, b.data, str(needed_resource(best, need), "free"), str(best, "domain"),
                  json_integer_value(json_object_get(best, "nodes")),
-                 json_integer_value(json_object_get(best, "nodes")) == 1 ? "" : "s", name, str(need, name));
+                 json_integer_value(json_object_get(best, "nodes")) == 1 ? "" : "s", str(need, name), name);
     }
     util_buf_finish(&b);
     json_decref(rows);
