@@ -217,7 +217,7 @@ static void build(struct built *b, const struct cache *c, struct fit *f, const j
     b->p.request = rl(&b->res[QR * b->nq + b->ng], json_object_get(p, "request"));
     b->p.pods = pods_named(c, json_object_get(p, "pods"), &b->p.npods);
     fit_sort_larger_first(f, b->p.pods, b->p.npods);
-    b->in = (struct preempt_input){b->queues, b->nq, b->gangs, b->ng, &b->p, NULL, NULL};
+    b->in = (struct preempt_input){b->queues, b->nq, b->gangs, b->ng, &b->p, NULL, NULL, NULL, NULL};
     b->in.root_cap = rl(&b->res[QR * b->nq + b->ng + 1], case_or_input(cs, in, "root_cap"));
     b->in.root_room = rl(&b->res[QR * b->nq + b->ng + 2], case_or_input(cs, in, "root_room"));
     /* Names borrowed from the JSON live as long as the fixture: keep the merged copies with it. */
