@@ -118,7 +118,7 @@ static const struct topo_domain *place(struct fit *f, struct topodomains *t, con
     char *why = NULL;
     const struct topo_domain *d = NULL;
     size_t mark = fit_mark(f);
-    if (topoplace_gang(f, t, c, r, unbound, nu, bound, nb, &out, &why)) {
+    if (topoplace_gang(f, t, c, r, unbound, nu, bound, nb, &out, &why) == 1) {
         d = primary_domain(&out, preemptdomain_constraint(r));
         if (d == NULL)
             fit_undo(f, mark);
