@@ -355,5 +355,6 @@ static inline size_t preemptfixture_run(const char *file)
     cache_destroy(c);
     json_decref(fx);
     return n;
+}
 
 #endif
