@@ -90,9 +90,9 @@ struct sel {
     struct error *err;
     int failed; /* an overflow: no victims */
     /* Topology (preemptdomain.h). */
-    const struct topo_constraint *topo; /* the preemptor's primary constraint, when the input has domains; else NULL */
-    int in_domain;                      /* fits_nodes() asks for the constrained pods in one domain */
-    int by_domain;                      /* victims free one domain (decide()) */
+    const struct topo_constraint *topo;   /* the preemptor's primary constraint, when the input has domains; else NULL */
+    int in_domain;                        /* fits_nodes() asks for the constrained pods in one domain */
+    int by_domain;                        /* victims free one domain (decide()) */
     struct preemptdomain_victim *victims; /* the set's, for preemptdomain_fits() */
     const struct topo_domain *landed;     /* where the last fits_nodes() in one domain placed it */
     int64_t left;                         /* and the room left there */

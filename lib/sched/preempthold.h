@@ -42,9 +42,9 @@
 
 /* A held preemptor. */
 struct preempthold_item {
-    struct cache_gang *g; /* borrowed from the cache */
-    int victims_remain;   /* some victim's pods are not gone yet */
-    char *victims;        /* owned: "ns/a, ns/b", the victims whose pods remain; "" when none */
+    struct cache_gang *g;             /* borrowed from the cache */
+    int victims_remain;               /* some victim's pods are not gone yet */
+    char *victims;                    /* owned: "ns/a, ns/b", the victims whose pods remain; "" when none */
     struct cache_gang **victim_gangs; /* owned array of those victims (borrowed from the cache), for preemptdomain_hold() */
     size_t nvictim_gangs;
 };

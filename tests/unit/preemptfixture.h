@@ -59,10 +59,9 @@ static inline json_t *pod_object(const json_t *p)
         json_object_set(spec, "nodeName", (json_t *)node);
     if (json_object_get(p, "selector") != NULL)
         json_object_set(spec, "nodeSelector", json_object_get(p, "selector"));
-    json_t *obj =
-        json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s}, s:o, s:{s:s}}", "apiVersion", "v1", "kind", "Pod", "metadata", "name", name,
-                  "namespace", "default", "uid", uid, "resourceVersion", "1", "creationTimestamp", "2024-05-01T10:00:00Z", "spec", spec,
-                  "status", "phase", node != NULL ? "Running" : "Pending");
+    json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s}, s:o, s:{s:s}}", "apiVersion", "v1", "kind", "Pod", "metadata",
+                            "name", name, "namespace", "default", "uid", uid, "resourceVersion", "1", "creationTimestamp",
+                            "2024-05-01T10:00:00Z", "spec", spec, "status", "phase", node != NULL ? "Running" : "Pending");
     const char *cluster = json_string_value(json_object_get(p, "cluster"));
     if (cluster != NULL)
         json_object_set_new(json_object_get(obj, "metadata"), "labels", json_pack("{s:s}", NAMES_LABEL_CLUSTER, cluster));
@@ -220,7 +219,8 @@ static inline void topo_from(struct topo_request *r, const json_t *j)
     r->gang.key = util_strdup(req != NULL ? req : pref);
 }
 
-static inline void build(struct built *b, const struct cache *c, struct fit *f, struct topodomains *t, const json_t *in, const json_t *cs)
+static inline void build(struct built *b, const struct cache *c, struct fit *f, struct topodomains *t, const json_t *in,
+                         const json_t *cs)
 {
     memset(b, 0, sizeof(*b));
     json_t *queues = merged(json_object_get(in, "queues"), json_object_get(cs, "queues"));
