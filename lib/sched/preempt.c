@@ -489,7 +489,8 @@ static void choose_in_domains(struct sel *s)
         memcpy(s->set, s->cand, s->ncand * sizeof(*s->set));
         s->nset = s->ncand;
         if (s->ncand == 0 || !fits_nodes(s))
-            continue; /* never evict for a domain that its candidates cannot free */
+            continue;                              /* never evict for a domain that its candidates cannot free */
+        s->budget = PREEMPT_SEARCH_MAX / (long)nd; /* fewest()'s search shared fairly among the domains */
         pick(s);
         if (s->nset == 0 || s->failed || !fits_nodes(s))
             continue;

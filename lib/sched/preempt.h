@@ -67,7 +67,8 @@
  * domain, the set above is chosen among the candidates with pods there, and
  * the preemptor must then fit with its constrained pods in one domain; the
  * domain needing the fewest victims wins, then the lowest priorities, then
- * the best fit. When no domain can be freed there are no victims (hard), or
+ * the best fit (the search for fewer victims, 4096 sets, shared equally
+ * among the domains). When no domain can be freed there are no victims (hard), or
  * the victims are chosen as for an unconstrained gang (soft: it may spread).
  * A hard one that fits one domain already (only its queue is short) gets
  * victims as any gang, its fit on the nodes still in one domain.
