@@ -357,4 +357,16 @@ static inline size_t preemptfixture_run(const char *file)
     return n;
 }
 
+/* Runs every fixture of folder dir (at least min_files of them, min_cases cases in all). */
+static inline void preemptfixture_run_dir(const char *dir, size_t min_files, size_t min_cases)
+{
+    size_t nfiles, ncases = 0;
+    char **files = fixture_list(dir, &nfiles);
+    assert_true(nfiles >= min_files);
+    for (size_t i = 0; i < nfiles; i++)
+        ncases += preemptfixture_run(files[i]);
+    assert_true(ncases >= min_cases);
+    fixture_list_free(files, nfiles);
+}
+
 #endif

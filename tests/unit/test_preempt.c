@@ -16,13 +16,7 @@
 static void test_fixtures(void **state)
 {
     (void)state;
-    size_t nfiles, ncases = 0;
-    char **files = fixture_list("preempt", &nfiles);
-    assert_true(nfiles >= 3);
-    for (size_t i = 0; i < nfiles; i++)
-        ncases += preemptfixture_run(files[i]);
-    assert_true(ncases >= 20);
-    fixture_list_free(files, nfiles);
+    preemptfixture_run_dir("preempt", 3, 20);
 }
 
 static void test_policy_parse(void **state)

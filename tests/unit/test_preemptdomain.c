@@ -20,13 +20,7 @@
 static void test_fixtures(void **state)
 {
     (void)state;
-    size_t nfiles, ncases = 0;
-    char **files = fixture_list("preemptdomain", &nfiles);
-    assert_true(nfiles >= 2);
-    for (size_t i = 0; i < nfiles; i++)
-        ncases += preemptfixture_run(files[i]);
-    assert_true(ncases >= 12);
-    fixture_list_free(files, nfiles);
+    preemptfixture_run_dir("preemptdomain", 2, 12);
 }
 
 static void test_constraint(void **state)

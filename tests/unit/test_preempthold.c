@@ -288,19 +288,17 @@ static void test_nodes_held(void **state)
 static void test_topology_held(void **state)
 {
     struct world *w = *state;
-    struct cache *c = w->c;
-    struct admit *a = w->a;
-    struct admit_result *d = &w->d;
-    int64_t now = evicted_ms() + 10000;
-    pass_at(a, now, d);
-    record(c, d);
-    assert_action(d, PREEMPTOR, ADMIT_ACTION_WAIT);
-    assert_non_null(strstr(decision(d, PREEMPTOR)->message, "its room is held"));
-    assert_action(d, "third", ADMIT_ACTION_ADMIT);
-    victim_pods_gone(c, w->fx, 3);
-    pass_at(a, now + 1000, d);
-    record(c, d);
-    assert_action(d, PREEMPTOR, ADMIT_ACTION_ADMIT);
+    for (int step = 0; step < 2; step++) {
+        pass_at(w->a, evicted_ms() + 10000 + 1000 * step, &w->d);
+        record(w->c, &w->d);
+        if (step == 0) {
+            assert_action(&w->d, PREEMPTOR, ADMIT_ACTION_WAIT);
+            assert_non_null(strstr(decision(&w->d, PREEMPTOR)->message, "its room is held"));
+            assert_action(&w->d, "third", ADMIT_ACTION_ADMIT);
+            victim_pods_gone(w->c, w->fx, 3);
+        }
+    }
+    assert_action(&w->d, PREEMPTOR, ADMIT_ACTION_ADMIT);
 }
 
 /* The preemptor deleted while it holds node room: third takes the room at once. */
