@@ -19,6 +19,7 @@
 #include "evict.h"
 #include "resources.h"
 #include "shape.h"
+#include "topology.h"
 
 struct cache_node {
     struct table_node by_name;
@@ -69,6 +70,7 @@ struct cache_pod {
     const char *queue;                         /* interned volcano.sh/queue-name label, or NULL */
     const char *node_type;                     /* interned ray.io/node-type label, or NULL */
     const char *group;                         /* interned ray.io/group label, or NULL */
+    const char *replica;                       /* interned ray.io/worker-group-replica-name label (a multi-host replica), or NULL */
     const char **foreign_gates;                /* owned array of interned names: gates other than ours */
     uint32_t nforeign_gates;
     uint8_t phase; /* enum cache_phase */
@@ -143,6 +145,7 @@ struct cache_gang {
     char *resource_version;     /* owned */
     char *admitted_at;          /* owned annotation value, or NULL */
     char *admit_mark_rv;        /* owned: resourceVersion when marked admitted */
+    char *topo_placed;          /* owned annotation raygate.io/topology-placed (topoconfine.h), or NULL */
     char *spec_error;           /* owned: why the gang arithmetic failed, or NULL */
     const char *priority_class; /* interned ray.io/priority-class-name label, or NULL */
     int64_t generation;         /* metadata.generation: bumped by every change of its spec */
@@ -153,6 +156,7 @@ struct cache_gang {
     char *owner_uid;            /* owned: that RayJob's uid, or NULL */
     int64_t created;            /* creationTimestamp, Unix seconds */
     int64_t min_member;
+    struct topo_request *topo;  /* owned: where its pods are to lie (topology.h), or NULL when it asks nothing */
     struct cache_group *groups; /* owned: the gang's shape besides its head (see gang.h) */
     uint32_t ngroups;
     struct resources min_resources; /* for messages, formats kept */
@@ -210,10 +214,18 @@ void model_queue_set_timeouts(struct cache_queue *q, const json_t *annotations);
 
 /*
  * The raygate.io/admitted-at annotation of metadata (borrowed) into
- * g->admitted_at. Our own admission stands until the watch brings a version
- * newer than the one we marked (cache_gang_mark_admitted).
+ * g->admitted_at, and raygate.io/topology-placed into g->topo_placed. Our own
+ * admission stands until the watch brings a version newer than the one we
+ * marked (cache_gang_mark_admitted): meanwhile both are kept.
  */
 void model_gang_parse_admitted(struct cache_gang *g, const json_t *meta);
+
+/* g->admitted_at, g->topo_placed: set to a copy of at, placed (borrowed; NULL: none). */
+void model_gang_set_admitted(struct cache_gang *g, const char *at);
+void model_gang_set_placed(struct cache_gang *g, const char *placed);
+
+/* Frees g->admitted_at and g->topo_placed (the admission and where it placed the gang), leaving both NULL. */
+void model_gang_clear_admitted(struct cache_gang *g);
 
 /*
  * The generation and eviction record (evict.h) of metadata (borrowed). Our
@@ -228,7 +240,7 @@ void model_gang_parse_spec(struct shape_pool *p, struct cache_gang *g, const jso
 /* Links pod into g's pods, in creation order (then by name); pod->gang and g->npods are the caller's. */
 void model_gang_insert_pod(struct cache_gang *g, struct cache_pod *pod);
 
-/* Releases g's groups. */
+/* Releases g's groups and its topology request. */
 void model_gang_clear_groups(struct shape_pool *p, struct cache_gang *g);
 
 /* ---- pods ---- */
