@@ -172,8 +172,7 @@ struct cache_gang {
     /* Preemption (preempt.h), from the RayCluster while present. */
     uint8_t preemptable; /* not volcano.sh/preemptable "false" (label or annotation) */
     char *preempted_by;  /* owned annotation raygate.io/preempted-by ("ns/name" of its last preemptor), or NULL; set by the cache
-                            only (on cache.preempted while set) */    /* Topology (topology.h). */
-    struct topo_request *topo; /* owned: where its pods must lie; NULL: none */
+                            only (on cache.preempted while set) */
 };
 
 /* An RFC 3339 UTC time as the apiserver writes it (NULL fine); 0 when absent or malformed. */
