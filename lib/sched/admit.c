@@ -410,6 +410,14 @@ static void block_queue(struct qstate *qs, const struct cache_gang *g)
         qs->blocker = g;
 }
 
+void admitpass_put_gang(struct pass *p, const struct cache_gang *g, struct util_buf *b)
+{
+    util_buf_puts(b, "gang ray-");
+    util_buf_puts(b, cache_gang_group(g));
+    util_buf_puts(b, "-pg");
+    util_buf_puts(b, admitpass_size_text(p, g));
+}
+
 void admitpass_wait(struct pass *p, const struct work *w, enum admit_reason reason, char *message)
 {
     decide(p, ADMIT_ACTION_WAIT, reason, w, message);
@@ -498,10 +506,7 @@ static int pending_fits_nodes(struct pass *p, const struct work *w)
         return 1;
     }
     struct util_buf b = {0};
-    util_buf_puts(&b, "gang ray-");
-    util_buf_puts(&b, cache_gang_group(g));
-    util_buf_puts(&b, "-pg");
-    util_buf_puts(&b, admitpass_size_text(p, g));
+    admitpass_put_gang(p, g, &b);
     util_buf_puts(&b, " does not fit the nodes: no node fits pod ");
     util_buf_puts(&b, unbound[failed]->name);
     util_buf_puts(&b, why);
