@@ -275,7 +275,7 @@ bench_topology() {
 	jq -c -f "$here/bench/topology_summary.jq" <<<"$out" >"$WORK/topology.json"
 	jq -r '"topology: constrained / unconstrained (thread CPU ms, median): " +
 		([.passes[] | "\(.name) \(.required_ms | . * 100 | round / 100) / \(.none_ms | . * 100 | round / 100) = \(.ratio | . * 100 | round / 100)x"] | join(", ")) +
-		"; within \(.target_ratio)x: \(if .within then "yes" else "NO" end); load average \(.load_average | join(" -> "))"' "$WORK/topology.json" >&2
+		"; within \(.target_ratio)x: \(if .within then "yes" elif .honoured then "NO" else "NO (no gang placed in one rack)" end); load average \(.load_average | join(" -> "))"' "$WORK/topology.json" >&2
 	save topology <"$WORK/topology.json"
 }
 

@@ -81,7 +81,7 @@ def ok(c): if c then "met" else "**not met**" end;
 "",
 "| target | measured | |",
 "|---|---|---|",
-"| constrained full passes ≤ \($p.target_ratio)× unconstrained (pending; steady) | \([$p.passes[] | select(.gate) | "\(.ratio | r2)×"] | join("; ")) | \(ok($p.within)) |",
+"| constrained full passes ≤ \($p.target_ratio)× unconstrained (pending; steady) | \([$p.passes[] | select(.gate) | "\(.ratio | r2)×"] | join("; ")) | \(ok($p.within))\(if $p.honoured then "" else " (no admitted gang was placed in one rack: the constraint was not honoured)" end) |",
 "") else empty end),
 (if .e2e then (.e2e as $e | targets.e2e as $t |
 "## 3. End to end on the local control plane\n",

@@ -5,7 +5,9 @@
 #   config        the run's sizes (the required run's, without its topology)
 #   none, required   per pass the samples' median, min and max (thread CPU and wall ms), and what the passes decided
 #   passes        per pass (name, key into none and required), the constrained and unconstrained medians of thread CPU ms and their ratio
-#   target_ratio, within   the issue's bound and whether every full pass (pending, steady) stays within it
+#   honoured      whether the constrained first pass placed any admitted gang in one rack (when none was, the
+#                 constraint was ignored and the ratios say nothing)
+#   target_ratio, within   the issue's bound and whether every full pass (pending, steady) stays within it, honoured
 #   load_average  /proc/loadavg's three figures at the start of the first run and at the end of the last
 # Tested by tests/unit/test_bench_jq.sh.
 
@@ -34,7 +36,8 @@ def figures: . as $r | reduce passes[] as $p ({bound_pods: $r.bound_pods, load_a
 	none: (.none | figures),
 	required: (.required | figures),
 	passes: $passes,
+	honoured: (.required.full_pass_counts.topology_placed > 0),
 	target_ratio: $target,
-	within: ($passes | map(select(.gate)) | all(.ratio != null and .ratio <= $target)),
+	within: (.required.full_pass_counts.topology_placed > 0 and ($passes | map(select(.gate)) | all(.ratio != null and .ratio <= $target))),
 	load_average: [.none.load_average_start, .required.load_average_end]
 }
