@@ -176,10 +176,10 @@ static json_t *node_json(const struct opts *o, long i)
     char name[32], zone[16];
     snprintf(name, sizeof(name), "node-%05ld", i);
     snprintf(zone, sizeof(zone), "zone-%ld", i % 3);
-    json_t *n = json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s,s:s}},s:{},s:{s:{s:s,s:s,s:s},s:[{s:s,s:s}]}}", "apiVersion", "v1", "kind", "Node",
-                     "metadata", "name", name, "labels", "kubernetes.io/hostname", name, "topology.kubernetes.io/zone", zone,
-                     "node.kubernetes.io/instance-type", "bench-32", "spec", "status", "allocatable", "cpu", "32", "memory",
-                     "128Gi", "pods", "110", "conditions", "type", "Ready", "status", "True");
+    json_t *n = json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s,s:s}},s:{},s:{s:{s:s,s:s,s:s},s:[{s:s,s:s}]}}", "apiVersion", "v1", "kind",
+                          "Node", "metadata", "name", name, "labels", "kubernetes.io/hostname", name, "topology.kubernetes.io/zone",
+                          zone, "node.kubernetes.io/instance-type", "bench-32", "spec", "status", "allocatable", "cpu", "32",
+                          "memory", "128Gi", "pods", "110", "conditions", "type", "Ready", "status", "True");
     if (o->gpus > 0)
         json_object_set_new(json_object_get(json_object_get(n, "status"), "allocatable"), "nvidia.com/gpu",
                             json_integer(NODE_GPUS));
@@ -215,8 +215,8 @@ static const char *gang_queue(const struct opts *o, long g, char *buf, size_t si
 static json_t *template_json(const char *cpu, const char *memory, int64_t gpus)
 {
     json_t *t = json_pack("{s:{s:[{s:s,s:s,s:{s:{s:s,s:s},s:{s:s,s:s}}}]}}", "spec", "containers", "name", "ray", "image",
-                     "rayproject/ray:2.9.0", "resources", "requests", "cpu", cpu, "memory", memory, "limits", "cpu", cpu, "memory",
-                     memory);
+                          "rayproject/ray:2.9.0", "resources", "requests", "cpu", cpu, "memory", memory, "limits", "cpu", cpu,
+                          "memory", memory);
     if (gpus > 0) {
         json_t *res = json_object_get(json_array_get(json_object_get(json_object_get(t, "spec"), "containers"), 0), "resources");
         json_object_set_new(json_object_get(res, "requests"), "nvidia.com/gpu", json_integer(gpus));
@@ -445,8 +445,8 @@ static long bind_gang(struct cache *c, const struct opts *o, struct fit *fit, co
             if ((k == 0) != head)
                 continue;
             long rack = confine_rack(o, p->confine);
-            long n = rack < 0 ? fit_place(fit, o, g, k, -1, 0)
-                              : fit_place(fit, o, g, k, rack_first(o, rack), rack_first(o, rack + 1));
+            long n =
+                rack < 0 ? fit_place(fit, o, g, k, -1, 0) : fit_place(fit, o, g, k, rack_first(o, rack), rack_first(o, rack + 1));
             if (n < 0)
                 die("the bench's scheduler found no node for an admitted pod");
             char node[32];
@@ -498,8 +498,8 @@ static json_t *counts(const struct admit_result *r)
         }
     }
     return json_pack("{s:I,s:I,s:I,s:I,s:I,s:o}", "queues_evaluated", (json_int_t)r->queues_evaluated, "gangs_evaluated",
-                     (json_int_t)r->gangs_evaluated, "admit", (json_int_t)admit, "admit_pods", (json_int_t)pods,
-                     "topology_placed", (json_int_t)placed, "wait", waits);
+                     (json_int_t)r->gangs_evaluated, "admit", (json_int_t)admit, "admit_pods", (json_int_t)pods, "topology_placed",
+                     (json_int_t)placed, "wait", waits);
 }
 
 static void usage(void)
@@ -514,10 +514,14 @@ int main(int argc, char **argv)
 {
     struct opts o = {10000, -1, 100, 10, 5, 0, 0, 0};
     static const struct option options[] = {
-        {"gangs", required_argument, NULL, 'g'},   {"nodes", required_argument, NULL, 'n'},
-        {"queues", required_argument, NULL, 'q'},  {"pods-per-gang", required_argument, NULL, 'p'},
-        {"runs", required_argument, NULL, 'r'},    {"gpus", required_argument, NULL, 'G'},
-        {"domains", required_argument, NULL, 'd'}, {"topology", required_argument, NULL, 't'},
+        {"gangs", required_argument, NULL, 'g'},
+        {"nodes", required_argument, NULL, 'n'},
+        {"queues", required_argument, NULL, 'q'},
+        {"pods-per-gang", required_argument, NULL, 'p'},
+        {"runs", required_argument, NULL, 'r'},
+        {"gpus", required_argument, NULL, 'G'},
+        {"domains", required_argument, NULL, 'd'},
+        {"topology", required_argument, NULL, 't'},
         {NULL, 0, NULL, 0},
     };
     int ch;
@@ -684,15 +688,16 @@ int main(int argc, char **argv)
     }
     admit_result_finish(&last);
 
-    json_t *out = json_pack(
-        "{s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s},s:o,s:o,s:f,s:f,s:f,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "config",
-        "gangs", (json_int_t)o.gangs, "nodes", (json_int_t)o.nodes, "queues", (json_int_t)o.queues, "pods_per_gang",
-        (json_int_t)o.pods, "runs", (json_int_t)o.runs, "gpus_per_worker", (json_int_t)o.gpus, "domains", (json_int_t)o.domains,
-        "topology", o.required ? "required" : "none", "load_average_start", load_start, "load_average_end", loadavg(), "load_ms", load_ms, "load_pods_ms", load_pods_ms, "bytes_per_pod", bytes_per_pod, "bound_pods",
-        (json_int_t)nbound, "full_pass_ms", full, "full_pass_counts", first_counts, "steady_full_pass_ms", steady,
-        "steady_full_pass_counts", steady_counts, "pod_created_ms", created, "pod_created_pass_ms", created_pass,
-        "pod_created_counts", created_counts, "pending_gang_deleted_ms", del_pending, "pending_gang_deleted_counts",
-        del_pending_counts, "running_gang_deleted_ms", del_running, "running_gang_deleted_counts", del_running_counts);
+    json_t *out =
+        json_pack("{s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s},s:o,s:o,s:f,s:f,s:f,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
+                  "config", "gangs", (json_int_t)o.gangs, "nodes", (json_int_t)o.nodes, "queues", (json_int_t)o.queues,
+                  "pods_per_gang", (json_int_t)o.pods, "runs", (json_int_t)o.runs, "gpus_per_worker", (json_int_t)o.gpus, "domains",
+                  (json_int_t)o.domains, "topology", o.required ? "required" : "none", "load_average_start", load_start,
+                  "load_average_end", loadavg(), "load_ms", load_ms, "load_pods_ms", load_pods_ms, "bytes_per_pod", bytes_per_pod,
+                  "bound_pods", (json_int_t)nbound, "full_pass_ms", full, "full_pass_counts", first_counts, "steady_full_pass_ms",
+                  steady, "steady_full_pass_counts", steady_counts, "pod_created_ms", created, "pod_created_pass_ms", created_pass,
+                  "pod_created_counts", created_counts, "pending_gang_deleted_ms", del_pending, "pending_gang_deleted_counts",
+                  del_pending_counts, "running_gang_deleted_ms", del_running, "running_gang_deleted_counts", del_running_counts);
     if (out == NULL)
         die("cannot build the result");
     char *text = json_dumps(out, JSON_COMPACT);
