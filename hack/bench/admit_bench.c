@@ -211,17 +211,23 @@ static const char *gang_queue(const struct opts *o, long g, char *buf, size_t si
     return buf;
 }
 
+/* Adds nvidia.com/gpu gpus (when > 0) to the requests and limits of the first container of pod spec (borrowed). */
+static void add_gpus(json_t *spec, int64_t gpus)
+{
+    if (gpus <= 0)
+        return;
+    json_t *res = json_object_get(json_array_get(json_object_get(spec, "containers"), 0), "resources");
+    json_object_set_new(json_object_get(res, "requests"), "nvidia.com/gpu", json_integer(gpus));
+    json_object_set_new(json_object_get(res, "limits"), "nvidia.com/gpu", json_integer(gpus));
+}
+
 /* A pod template (new reference); gpus > 0 adds nvidia.com/gpu to requests and limits. */
 static json_t *template_json(const char *cpu, const char *memory, int64_t gpus)
 {
     json_t *t = json_pack("{s:{s:[{s:s,s:s,s:{s:{s:s,s:s},s:{s:s,s:s}}}]}}", "spec", "containers", "name", "ray", "image",
                           "rayproject/ray:2.9.0", "resources", "requests", "cpu", cpu, "memory", memory, "limits", "cpu", cpu,
                           "memory", memory);
-    if (gpus > 0) {
-        json_t *res = json_object_get(json_array_get(json_object_get(json_object_get(t, "spec"), "containers"), 0), "resources");
-        json_object_set_new(json_object_get(res, "requests"), "nvidia.com/gpu", json_integer(gpus));
-        json_object_set_new(json_object_get(res, "limits"), "nvidia.com/gpu", json_integer(gpus));
-    }
+    add_gpus(json_object_get(t, "spec"), gpus);
     return t;
 }
 
@@ -278,12 +284,7 @@ static json_t *pod_json(const struct opts *o, long g, long k, const char *node, 
         "requests", "cpu", cpu, "memory", memory, "limits", "cpu", cpu, "memory", memory, "schedulerName", "default-scheduler",
         "restartPolicy", "Never", "priority", 0, "status", "phase", "Pending", "qosClass", "Guaranteed");
     json_t *spec = json_object_get(pod, "spec");
-    int64_t gpus = pod_req(o, g, k).gpu;
-    if (gpus > 0) {
-        json_t *res = json_object_get(json_array_get(json_object_get(spec, "containers"), 0), "resources");
-        json_object_set_new(json_object_get(res, "requests"), "nvidia.com/gpu", json_integer(gpus));
-        json_object_set_new(json_object_get(res, "limits"), "nvidia.com/gpu", json_integer(gpus));
-    }
+    add_gpus(spec, pod_req(o, g, k).gpu);
     if (confine != NULL)
         json_object_update(spec, (json_t *)confine);
     if (node != NULL) {
