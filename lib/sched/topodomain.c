@@ -26,7 +26,13 @@ struct topodomains {
     struct hypernode_domain *hd; /* the HyperNodes resolved (hypernodes_resolve), once per generation */
     size_t nhd;
     int resolved;
-    struct topo_memo memo;
+    struct topo_memo memo[TOPO_MEMOS];
+    size_t memo_next;
+    uint32_t *all; /* 0..nall-1 */
+    size_t nall;
+    int64_t *total; /* topodomains_total() */
+    uint64_t total_room;
+    int total_valid;
 };
 
 struct topodomains *topodomains_create(void)
@@ -47,9 +53,19 @@ static void drop_entries(struct topodomains *t)
     t->hd = NULL;
     t->nhd = 0;
     t->resolved = 0;
-    free(t->memo.why);
-    free(t->memo.key);
-    t->memo.why = t->memo.key = NULL;
+    free(t->all);
+    t->all = NULL;
+    t->nall = 0;
+}
+
+static void clear_memos(struct topodomains *t)
+{
+    for (size_t i = 0; i < TOPO_MEMOS; i++) {
+        free(t->memo[i].why);
+        free(t->memo[i].key);
+        t->memo[i].why = t->memo[i].key = NULL;
+    }
+    t->total_valid = 0;
 }
 
 void topodomains_destroy(struct topodomains *t)
@@ -57,10 +73,14 @@ void topodomains_destroy(struct topodomains *t)
     if (t == NULL)
         return;
     drop_entries(t);
+    clear_memos(t);
     free(t->entries);
-    free(t->memo.req);
-    free(t->memo.sched);
-    free(t->memo.in_set);
+    for (size_t i = 0; i < TOPO_MEMOS; i++) {
+        free(t->memo[i].req);
+        free(t->memo[i].sched);
+        free(t->memo[i].in_set);
+    }
+    free(t->total);
     free(t);
 }
 
@@ -76,8 +96,7 @@ void topodomains_begin(struct topodomains *t, struct fit *f, const struct cache 
     uint64_t hg = t->h != NULL ? hypernodes_generation(t->h) : 0, ng = fit_nodes_generation(f);
     if (!t->built || hg != t->h_gen || ng != t->node_gen || t->f != f || t->c != c)
         drop_entries(t);
-    free(t->memo.why); /* the room is new */
-    t->memo.why = NULL;
+    clear_memos(t); /* the room is new */
     t->built = 1;
     t->h_gen = hg;
     t->node_gen = ng;
@@ -195,9 +214,56 @@ const struct topo_domain *topodomains_get(struct topodomains *t, const struct to
     return e->d;
 }
 
-struct topo_memo *topodomains_memo(struct topodomains *t)
+struct topo_memo *topodomains_memo(struct topodomains *t, size_t i)
 {
-    return &t->memo;
+    return &t->memo[i];
+}
+
+struct topo_memo *topodomains_memo_slot(struct topodomains *t)
+{
+    struct topo_memo *m = &t->memo[t->memo_next];
+    t->memo_next = (t->memo_next + 1) % TOPO_MEMOS;
+    return m;
+}
+
+const uint32_t *topodomains_all(struct topodomains *t, size_t *n)
+{
+    struct cache_node *const *nodes;
+    size_t nn = fit_nodes(t->f, &nodes);
+    if (t->all == NULL || t->nall != nn) {
+        free(t->all);
+        t->all = util_calloc(nn ? nn : 1, sizeof(*t->all));
+        for (size_t i = 0; i < nn; i++)
+            t->all[i] = (uint32_t)i;
+        t->nall = nn;
+    }
+    *n = nn;
+    return t->all;
+}
+
+const int64_t *topodomains_total(struct topodomains *t)
+{
+    uint32_t nres = fit_resources(t->f);
+    uint64_t room = fit_room_version(t->f);
+    int steady = fit_mark(t->f) == 0; /* nothing tentative: the room is what the version says */
+    if (t->total_valid && steady && t->total_room == room)
+        return t->total;
+    free(t->total);
+    t->total = util_calloc(nres + 1, sizeof(*t->total));
+    struct cache_node *const *nodes;
+    size_t nn = fit_nodes(t->f, &nodes);
+    for (size_t i = 0; i < nn; i++) {
+        int64_t pods;
+        const int64_t *room_i = fit_node_free(t->f, i, &pods);
+        for (uint32_t j = 0; j < nres; j++) {
+            if (room_i[j] > 0)
+                t->total[j] = room_i[j] > INT64_MAX - t->total[j] ? INT64_MAX : t->total[j] + room_i[j];
+        }
+        t->total[nres] += pods > 0 ? pods : 0;
+    }
+    t->total_valid = steady;
+    t->total_room = room;
+    return t->total;
 }
 
 int topodomain_has(const struct topo_domain *d, uint32_t i)

@@ -44,11 +44,12 @@ void topodomains_begin(struct topodomains *t, struct fit *f, const struct cache 
 const struct topo_domain *topodomains_get(struct topodomains *t, const struct topo_constraint *c, size_t *n);
 
 /*
- * topoplace.c's memo of its last failure in the pass (reset by
- * topodomains_begin): a gang whose request has only a gang-wide constraint
- * equal to this one, whose pods have the same shapes in the same order, with
- * the room unchanged since (fit_room_version), fails the same way.
+ * topoplace.c's memo of its last failures in the pass (TOPO_MEMOS of them,
+ * reset by topodomains_begin): a gang whose request has only a gang-wide
+ * constraint equal to an entry's, whose pods have the same shapes in the same
+ * order, with the room unchanged since (fit_room_version), fails the same way.
  */
+#define TOPO_MEMOS 8
 struct topo_memo {
     uint64_t room;
     const struct shape_rl **req;
@@ -61,7 +62,22 @@ struct topo_memo {
     char *why; /* owned; NULL: no memo */
     int rc;    /* what topoplace_gang() returned */
 };
-struct topo_memo *topodomains_memo(struct topodomains *t);
+
+/* Memo entry i (< TOPO_MEMOS). */
+struct topo_memo *topodomains_memo(struct topodomains *t, size_t i);
+
+/* The entry to overwrite next (round robin). */
+struct topo_memo *topodomains_memo_slot(struct topodomains *t);
+
+/* Every node index of the pass, 0..n-1 (borrowed until the nodes change). */
+const uint32_t *topodomains_all(struct topodomains *t, size_t *n);
+
+/*
+ * The free room of all the pass's nodes summed, by resource id, pods last
+ * (fit_resources() + 1 long; borrowed until the next call). Kept while the
+ * room is unchanged and nothing is tentative.
+ */
+const int64_t *topodomains_total(struct topodomains *t);
 
 /* Whether fit node index i is in d (binary search). */
 int topodomain_has(const struct topo_domain *d, uint32_t i);

@@ -110,9 +110,11 @@ struct call {
     size_t ninner, inner_cap;
     struct cache_pod **rest; /* in no set: placed anywhere */
     size_t nrest;
-    int64_t *need; /* scratch: a set's summed request, by resource id */
-    int64_t *room; /* scratch: a domain's summed free room */
-    uint32_t *tmp; /* scratch: a domain's nodes within another's */
+    int64_t *need;              /* scratch: a set's summed request, by resource id */
+    int64_t *room;              /* scratch: a domain's summed free room */
+    int64_t *best;              /* per resource (pods last): the most free room of one domain, by candidates() at top level */
+    size_t *best_at;            /* which domain (its index) */
+    const struct set *best_for; /* the set best was computed for; NULL: none */
     struct topoplace_out *out;
     char *why; /* the first hard failure's text */
 };
@@ -193,7 +195,8 @@ static void call_finish(struct call *k)
     free(k->rest);
     free(k->need);
     free(k->room);
-    free(k->tmp);
+    free(k->best);
+    free(k->best_at);
     free(k->why);
 }
 
@@ -309,11 +312,21 @@ static size_t candidates(struct call *k, const struct set *s, const struct topo_
     struct cand *cs = util_calloc(nd ? nd : 1, sizeof(*cs));
     size_t nc = 0;
     sum_need(k, s, s == &k->gang);
+    uint32_t nres = fit_resources(k->f);
+    if (within == NULL) { /* what fail_text() says of the largest domain */
+        memset(k->best, 0, (nres + 1) * sizeof(*k->best));
+        memset(k->best_at, 0, (nres + 1) * sizeof(*k->best_at));
+        k->best_for = s;
+    }
     for (size_t i = 0; i < nd; i++) {
         struct cand x = {.d = &ds[i], .nodes = ds[i].nodes, .nn = ds[i].nn, .order = i};
         if (within != NULL)
             x.nodes = x.own = intersect(&ds[i], within, &x.nn);
         sum_room(k, x.nodes, x.nn);
+        for (uint32_t j = 0; within == NULL && j <= nres; j++) {
+            if (k->need[j] > 0 && k->room[j] > k->best[j])
+                k->best[j] = k->room[j], k->best_at[j] = i;
+        }
         if (x.nn > 0 && holds_pins(s, x.nodes, x.nn) && covers(k, &x.score))
             cs[nc++] = x;
         else
@@ -334,14 +347,7 @@ static void free_cands(struct cand *cs, size_t n)
 /* Every node of the pass, for pods placed anywhere while others are tentative (fit_place_on: no memo to spoil). */
 static const uint32_t *all_nodes(struct call *k, size_t *nn)
 {
-    struct cache_node *const *nodes;
-    *nn = fit_nodes(k->f, &nodes);
-    if (k->tmp == NULL) {
-        k->tmp = util_calloc(*nn ? *nn : 1, sizeof(*k->tmp));
-        for (size_t i = 0; i < *nn; i++)
-            k->tmp[i] = (uint32_t)i;
-    }
-    return k->tmp;
+    return topodomains_all(k->t, nn);
 }
 
 /* Places s's pods on nodes (NULL: every node); 1 when all fit. */
@@ -407,7 +413,7 @@ static void put_no_domain(struct util_buf *b, const struct topo_constraint *c)
 static char *fail_text(struct call *k, const struct set *s)
 {
     char what[256];
-    size_t nd, nall;
+    size_t nd;
     const struct topo_domain *ds = topodomains_get(k->t, s->c, &nd);
     uint32_t nres = fit_resources(k->f), key = nres;
     struct util_buf b = {0};
@@ -421,19 +427,14 @@ static char *fail_text(struct call *k, const struct set *s)
         put_no_domain(&b, s->c);
         return util_buf_take(&b);
     }
-    sum_need(k, s, s == &k->gang);
-    int64_t *best = util_calloc(nres + 1, sizeof(*best)), *total = util_calloc(nres + 1, sizeof(*total));
-    size_t *best_at = util_calloc(nres + 1, sizeof(*best_at));
-    for (size_t i = 0; i < nd; i++) {
-        sum_room(k, ds[i].nodes, ds[i].nn);
-        for (uint32_t j = 0; j <= nres; j++) {
-            if (k->need[j] > 0 && k->room[j] > best[j])
-                best[j] = k->room[j], best_at[j] = i;
-        }
+    if (k->best_for != s) { /* candidates() for s at top level sums every domain's room */
+        struct cand *cs;
+        size_t nc = candidates(k, s, NULL, &cs);
+        free_cands(cs, nc);
     }
-    const uint32_t *all = all_nodes(k, &nall);
-    sum_room(k, all, nall);
-    memcpy(total, k->room, (nres + 1) * sizeof(*total));
+    sum_need(k, s, s == &k->gang);
+    const int64_t *best = k->best, *total = topodomains_total(k->t);
+    const size_t *best_at = k->best_at;
     double worst = -1;
     for (uint32_t j = 0; j <= nres; j++) { /* the resource the best domain is shortest of */
         double ratio = k->need[j] > 0 ? (double)k->need[j] / (double)(best[j] > 0 ? best[j] : 1) : -1;
@@ -447,9 +448,6 @@ static char *fail_text(struct call *k, const struct set *s)
     util_buf_puts(&b, " (cluster-wide free: ");
     put_amount(&b, k, key, total[key], 0);
     util_buf_puts(&b, worst <= 1 ? "), but no domain fits its pods node by node" : ")");
-    free(best);
-    free(total);
-    free(best_at);
     return util_buf_take(&b);
 }
 
@@ -567,18 +565,22 @@ int topoplace_gang(struct fit *f, struct topodomains *t, const struct cache *c, 
                    struct cache_pod **pods, size_t n, struct cache_pod *const *bound, size_t nbound, struct topoplace_out *out,
                    char **why)
 {
-    struct topo_memo *m = topodomains_memo(t);
     uint64_t room = fit_room_version(f);
-    int memo = memo_kind(r, nbound);
-    if (memo && memo_same(m, room, r, pods, n)) {
-        *why = util_strdup(m->why);
-        return m->rc;
+    int memo = memo_kind(r, nbound) && fit_mark(f) == 0; /* nothing tentative: the room is what its version says */
+    for (size_t i = 0; memo && i < TOPO_MEMOS; i++) {
+        const struct topo_memo *m = topodomains_memo(t, i);
+        if (memo_same(m, room, r, pods, n)) {
+            *why = util_strdup(m->why);
+            return m->rc;
+        }
     }
     uint32_t nres = fit_resources(f);
     struct call k = {.f = f, .t = t, .c = c, .r = r, .out = out};
     k.rest = util_calloc(n ? n : 1, sizeof(*k.rest));
     k.need = util_calloc(nres + 1, sizeof(*k.need));
     k.room = util_calloc(nres + 1, sizeof(*k.room));
+    k.best = util_calloc(nres + 1, sizeof(*k.best));
+    k.best_at = util_calloc(nres + 1, sizeof(*k.best_at));
     k.gang.c = &r->gang;
     for (size_t i = 0; i < nbound; i++)
         classify(&k, bound[i], 1);
@@ -601,7 +603,7 @@ int topoplace_gang(struct fit *f, struct topodomains *t, const struct cache *c, 
         *why = k.why != NULL ? k.why : util_strdup("no domain holds it");
         k.why = NULL;
         if (memo)
-            memo_store(m, room, r, pods, n, *why, rc);
+            memo_store(topodomains_memo_slot(t), room, r, pods, n, *why, rc);
     }
     call_finish(&k);
     return rc;
