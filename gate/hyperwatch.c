@@ -54,7 +54,8 @@ static void tell_invalid(struct hyperwatch *hw, const char *name, const json_t *
     if (was == NULL || strcmp(was, version) != 0) {
         log_warnf("HyperNode %s is invalid and ignored: %s", name, why);
         json_t *msg = json_sprintf("%s; raygate ignores this HyperNode until it is fixed", why);
-        json_array_append_new(hw->pending, json_pack("{s:s, s:s, s:o}", "name", name, "uid", uid != NULL ? uid : "", "message", msg));
+        json_array_append_new(hw->pending,
+                              json_pack("{s:s, s:s, s:o}", "name", name, "uid", uid != NULL ? uid : "", "message", msg));
         json_object_set_new(hw->told, name, json_string(version));
     }
     free(version);
@@ -87,8 +88,8 @@ size_t hyperwatch_take_events(struct hyperwatch *hw, struct eventpost_list *l, c
         const char *uid = json_string_value(json_object_get(p, "uid"));
         struct events_object obj = {HYPERWATCH_API_VERSION, "HyperNode", "", json_string_value(json_object_get(p, "name")),
                                     uid[0] != '\0' ? uid : NULL};
-        json_t *ev = events_build(&obj, "Warning", HYPERWATCH_REASON_INVALID,
-                                  json_string_value(json_object_get(p, "message")), now, instance);
+        json_t *ev = events_build(&obj, "Warning", HYPERWATCH_REASON_INVALID, json_string_value(json_object_get(p, "message")), now,
+                                  instance);
         json_object_set_new(json_object_get(ev, "metadata"), "namespace", json_string(CLUSTER_EVENTS_NS));
         eventpost_add_new(l, CLUSTER_EVENTS_NS, ev);
     }

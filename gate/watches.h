@@ -62,7 +62,8 @@ int watches_discovery_wanted(const struct watches *w);
 /* Asks discovery again and starts the watches it allows. Returns 0, or -1 with err when a watch cannot start. */
 int watches_discover(struct watches *w, struct error *err);
 
-/* Caller holds cfg.mu: whether every watch decisions need (pods, nodes, RayClusters, Queues, HyperNodes) delivered its initial list. */
+/* Caller holds cfg.mu: whether every watch decisions need (pods, nodes, RayClusters, Queues, HyperNodes) delivered its initial
+ * list. */
 int watches_synced(const struct watches *w);
 
 /*

@@ -163,9 +163,9 @@ static void serve_hypernodes(json_t *state)
     json_object_set_new(json_object_get(state, "get"), HYPERWATCH_API,
                         json_pack("{s:[{s:s},{s:s}]}", "resources", "name", "hypernodes", "name", "hypernodes/status"));
     json_t *list = json_deep_copy(json_object_get(fx, "hypernodes"));
-    json_array_append_new(list, json_pack("{s:{s:s, s:s, s:s}, s:{s:i, s:[{s:s, s:{s:{s:s}}}]}}", "metadata", "name", "bad",
-                                          "uid", "u-bad", "resourceVersion", "7", "spec", "tier", 1, "members", "type", "Node",
-                                          "selector", "regexMatch", "pattern", "rack(1"));
+    json_array_append_new(list, json_pack("{s:{s:s, s:s, s:s}, s:{s:i, s:[{s:s, s:{s:{s:s}}}]}}", "metadata", "name", "bad", "uid",
+                                          "u-bad", "resourceVersion", "7", "spec", "tier", 1, "members", "type", "Node", "selector",
+                                          "regexMatch", "pattern", "rack(1"));
     json_object_set_new(json_object_get(state, "lists"), HYPERWATCH_API "/hypernodes", list);
     json_decref(fx);
 }
@@ -188,7 +188,8 @@ static void test_hypernodes(void **state)
     assert_int_equal(hyperwatch_take_events(x->hyper, &l, "2026-11-25T00:00:00Z", "test"), 1);
     assert_int_equal(hyperwatch_take_events(x->hyper, &l, "2026-11-25T00:00:00Z", "test"), 0);
     /* The same version again (a relist): not told twice. */
-    json_t *again = json_deep_copy(json_array_get(json_object_get(json_object_get(x->state, "lists"), HYPERWATCH_API "/hypernodes"), 6));
+    json_t *again =
+        json_deep_copy(json_array_get(json_object_get(json_object_get(x->state, "lists"), HYPERWATCH_API "/hypernodes"), 6));
     hyperwatch_record(x->hyper, KUBE_WATCH_MODIFIED, again);
     assert_int_equal(hyperwatch_take_events(x->hyper, &l, "2026-11-25T00:00:00Z", "test"), 0);
     pthread_mutex_unlock(&x->mu);
@@ -230,11 +231,8 @@ static void test_no_hypernode_crd(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_lists_into_cache),
-        cmocka_unit_test(test_no_queue_crd),
-        cmocka_unit_test(test_legacy_found_later),
-        cmocka_unit_test(test_hypernodes),
-        cmocka_unit_test(test_no_hypernode_crd),
+        cmocka_unit_test(test_lists_into_cache), cmocka_unit_test(test_no_queue_crd),     cmocka_unit_test(test_legacy_found_later),
+        cmocka_unit_test(test_hypernodes),       cmocka_unit_test(test_no_hypernode_crd),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
