@@ -12,7 +12,7 @@
 
 struct hyperwatch {
     struct hypernodes *set;
-    json_t *told;    /* name -> "uid/resourceVersion" of the invalid version already reported */
+    json_t *told;    /* name -> "uid/g<generation>" (or "uid/<resourceVersion>") of the invalid version already reported */
     json_t *pending; /* [{name, uid, message}] to post */
 };
 
@@ -48,8 +48,11 @@ static const char *meta(const json_t *obj, const char *field)
 /* An invalid version of HyperNode name (object borrowed): said once per version. */
 static void tell_invalid(struct hyperwatch *hw, const char *name, const json_t *object, const char *why)
 {
+    /* A version is its spec's: metadata.generation, which a label or annotation does not bump; else resourceVersion. */
     const char *uid = meta(object, "uid"), *rv = meta(object, "resourceVersion");
-    char *version = util_strdupf("%s/%s", uid != NULL ? uid : "", rv != NULL ? rv : "");
+    const json_t *gen = json_object_get(json_object_get(object, "metadata"), "generation");
+    char *version = json_is_integer(gen) ? util_strdupf("%s/g%lld", uid != NULL ? uid : "", (long long)json_integer_value(gen))
+                                         : util_strdupf("%s/%s", uid != NULL ? uid : "", rv != NULL ? rv : "");
     const char *was = json_string_value(json_object_get(hw->told, name));
     if (was == NULL || strcmp(was, version) != 0) {
         log_warnf("HyperNode %s is invalid and ignored: %s", name, why);

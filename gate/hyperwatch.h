@@ -3,8 +3,8 @@
  * lib/sched/hypernode.h) as the gate sees them. watches.h feeds it every
  * HyperNode watch event under the controller's lock; it keeps the set the
  * admission pass resolves Volcano-style topology constraints against
- * (admit_set_hypernodes), and says once per change of an object that it is
- * invalid: a log line at once, and a Warning Event InvalidHyperNode on the
+ * (admit_set_hypernodes), and says once per change of an object's spec
+ * (metadata.generation) that it is invalid: a log line at once, and a Warning Event InvalidHyperNode on the
  * HyperNode (message: the field and what is wrong), which the controller
  * posts after its next pass. An invalid HyperNode is ignored, never fatal.
  *

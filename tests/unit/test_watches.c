@@ -163,9 +163,9 @@ static void serve_hypernodes(json_t *state)
     json_object_set_new(json_object_get(state, "get"), HYPERWATCH_API,
                         json_pack("{s:[{s:s},{s:s}]}", "resources", "name", "hypernodes", "name", "hypernodes/status"));
     json_t *list = json_deep_copy(json_object_get(fx, "hypernodes"));
-    json_array_append_new(list, json_pack("{s:{s:s, s:s, s:s}, s:{s:i, s:[{s:s, s:{s:{s:s}}}]}}", "metadata", "name", "bad", "uid",
-                                          "u-bad", "resourceVersion", "7", "spec", "tier", 1, "members", "type", "Node", "selector",
-                                          "regexMatch", "pattern", "rack(1"));
+    json_array_append_new(list, json_pack("{s:{s:s, s:s, s:s, s:i}, s:{s:i, s:[{s:s, s:{s:{s:s}}}]}}", "metadata", "name", "bad",
+                                          "uid", "u-bad", "resourceVersion", "7", "generation", 1, "spec", "tier", 1, "members",
+                                          "type", "Node", "selector", "regexMatch", "pattern", "rack(1"));
     json_object_set_new(json_object_get(state, "lists"), HYPERWATCH_API "/hypernodes", list);
     json_decref(fx);
 }
@@ -192,8 +192,16 @@ static void test_hypernodes(void **state)
         json_deep_copy(json_array_get(json_object_get(json_object_get(x->state, "lists"), HYPERWATCH_API "/hypernodes"), 6));
     hyperwatch_record(x->hyper, KUBE_WATCH_MODIFIED, again);
     assert_int_equal(hyperwatch_take_events(x->hyper, &l, "2026-11-25T00:00:00Z", "test"), 0);
+    /* An annotation changes the resourceVersion, not the generation: not told again. */
+    json_object_set_new(json_object_get(again, "metadata"), "resourceVersion", json_string("8"));
+    hyperwatch_record(x->hyper, KUBE_WATCH_MODIFIED, again);
+    assert_int_equal(hyperwatch_take_events(x->hyper, &l, "2026-11-25T00:00:00Z", "test"), 0);
+    /* A new spec, still invalid: told again. */
+    json_object_set_new(json_object_get(again, "metadata"), "generation", json_integer(2));
+    hyperwatch_record(x->hyper, KUBE_WATCH_MODIFIED, again);
+    assert_int_equal(hyperwatch_take_events(x->hyper, &l, "2026-11-25T00:00:00Z", "test"), 1);
     pthread_mutex_unlock(&x->mu);
-    assert_int_equal(l.len, 1);
+    assert_int_equal(l.len, 2);
     const json_t *ev = l.items[0].event;
     assert_string_equal(l.items[0].ns, "default");
     assert_string_equal(json_string_value(json_object_get(ev, "reason")), "InvalidHyperNode");
