@@ -105,24 +105,22 @@ void hypernodes_destroy(struct hypernodes *h)
     free(h);
 }
 
-/* The index of name in h->v, or where it would go (*found 0). */
+static int cmp_name(const void *key, const void *elem)
+{
+    return strcmp(key, (*(struct hnode *const *)elem)->name);
+}
+
+/* The index of name in h->v (*found 1), or where it would go (*found 0). */
 static size_t find(const struct hypernodes *h, const char *name, int *found)
 {
-    size_t lo = 0, hi = h->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(h->v[mid]->name, name);
-        if (c == 0) {
-            *found = 1;
-            return mid;
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *found = 0;
-    return lo;
+    struct hnode **at = h->n > 0 ? bsearch(name, h->v, h->n, sizeof(*h->v), cmp_name) : NULL;
+    *found = at != NULL;
+    if (at != NULL)
+        return (size_t)(at - h->v);
+    size_t i = 0;
+    while (i < h->n && strcmp(h->v[i]->name, name) < 0) /* O(n) as the insertion's move is */
+        i++;
+    return i;
 }
 
 uint64_t hypernodes_generation(const struct hypernodes *h)

@@ -93,13 +93,20 @@ static int wait_synced(struct world *x)
     return 0;
 }
 
-static void test_lists_into_cache(void **state)
+/* A world whose watches started and synced. */
+static struct world *world_started(int with_queues)
 {
-    (void)state;
-    struct world *x = world_new(1);
+    struct world *x = world_new(with_queues);
     struct error err = {{0}};
     assert_int_equal(watches_start(x->w, &err), 0);
     assert_true(wait_synced(x));
+    return x;
+}
+
+static void test_lists_into_cache(void **state)
+{
+    (void)state;
+    struct world *x = world_started(1);
     pthread_mutex_lock(&x->mu);
     assert_non_null(cache_pod_get(x->cache, "default", "test-cluster-0-head"));
     assert_non_null(cache_pod_get(x->cache, "default", "test-cluster-1-worker-worker-b"));
@@ -124,10 +131,7 @@ static void test_lists_into_cache(void **state)
 static void test_no_queue_crd(void **state)
 {
     (void)state;
-    struct world *x = world_new(0);
-    struct error err = {{0}};
-    assert_int_equal(watches_start(x->w, &err), 0);
-    assert_true(wait_synced(x));
+    struct world *x = world_started(0);
     pthread_mutex_lock(&x->mu);
     const struct cache_queue *q = cache_queue_get(x->cache, "kuberay-test-queue");
     assert_true(q == NULL || !q->present); /* only named by its gangs */
@@ -141,16 +145,14 @@ static void test_no_queue_crd(void **state)
 static void test_legacy_found_later(void **state)
 {
     (void)state;
-    struct world *x = world_new(1);
-    struct error err = {{0}};
-    assert_int_equal(watches_start(x->w, &err), 0);
-    assert_true(wait_synced(x));
+    struct world *x = world_started(1);
     assert_int_equal(fake_wait_requests(x->f, "GET", "/apis/cluster.ray.io/v1/rayclusters", 0, 0), 0);
     pthread_mutex_lock(&x->f->lock);
     json_object_set_new(json_object_get(x->state, "get"), "/apis/cluster.ray.io/v1",
                         json_pack("{s:[{s:s}]}", "resources", "name", "rayclusters"));
     json_object_set_new(json_object_get(x->state, "lists"), "/apis/cluster.ray.io/v1/rayclusters", json_array());
     pthread_mutex_unlock(&x->f->lock);
+    struct error err = {{0}};
     assert_int_equal(watches_discover(x->w, &err), 0);
     assert_true(fake_wait_requests(x->f, "GET", "/apis/cluster.ray.io/v1/rayclusters", 1, 5000) >= 1);
     world_free(x);
@@ -223,10 +225,7 @@ static void test_hypernodes(void **state)
 static void test_no_hypernode_crd(void **state)
 {
     (void)state;
-    struct world *x = world_new(1);
-    struct error err = {{0}};
-    assert_int_equal(watches_start(x->w, &err), 0);
-    assert_true(wait_synced(x));
+    struct world *x = world_started(1);
     pthread_mutex_lock(&x->mu);
     assert_int_equal(hypernodes_count(hyperwatch_set(x->hyper)), 0);
     pthread_mutex_unlock(&x->mu);
