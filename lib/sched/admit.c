@@ -13,6 +13,7 @@
 #include "hold.h"
 #include "marks.h"
 #include "members.h"
+#include "preemptdomain.h"
 #include "preempthold.h"
 #include "qtree.h"
 #include "resources.h"
@@ -598,9 +599,10 @@ static void reserve_admitted(struct pass *p)
 
 /*
  * A held preemptor that does not fit yet keeps its room (preempthold.h): its
- * minResources charged to its queue, its unbound members placed where they fit.
+ * minResources charged to its queue, its unbound members placed where they fit
+ * (a topology-constrained one's in the domain its victims free, preemptdomain.h).
  */
-static void hold_room(struct pass *p, struct work *w)
+static void hold_room(struct pass *p, struct work *w, const struct preempthold_item *it)
 {
     treepass_min_dense(w->g, p->nres, p->hold_a);
     admitpass_queue_add(p, w->qs, p->hold_a, 1);
@@ -611,6 +613,9 @@ static void hold_room(struct pass *p, struct work *w)
             unbound[n++] = w->live[i];
     }
     fit_sort_larger_first(p->fit, unbound, n);
+    if (w->g->topo != NULL &&
+        preemptdomain_hold(p->fit, p->a->topo, p->c, w->g->topo, unbound, n, it->victim_gangs, it->nvictim_gangs) != NULL)
+        return;
     for (size_t i = 0; i < n; i++)
         fit_reserve(p->fit, unbound[i]);
 }
@@ -648,7 +653,7 @@ static void weigh_held(struct pass *p, struct work *works, size_t n)
             preempthold_forget(p->a->hold, w->g);
             continue;
         }
-        hold_room(p, w);
+        hold_room(p, w, it);
         char *m =
             util_strdupf("%s; its room is held until the pods of the gangs it preempted are gone (%s)", d->message, it->victims);
         free(d->message);
