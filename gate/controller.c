@@ -19,6 +19,7 @@
 #include "evictor.h"
 #include "evictscan.h"
 #include "fault.h"
+#include "hyperwatch.h"
 #include "log.h"
 #include "preemptscan.h"
 #include "rerun.h"
@@ -49,6 +50,7 @@ struct controller {
     int changed;         /* something arrived since the last pass */
 
     struct watches *watches;
+    struct hyperwatch *hyper; /* Volcano's HyperNodes, which admit borrows; under mu */
     struct status *status;
     struct apply *apply;
 
@@ -123,13 +125,15 @@ static int create_rooms(struct controller *c)
         return -1;
     c->admit = admit_create(c->cache);
     admit_set_evict(c->admit, &c->opts.evict);
+    c->hyper = hyperwatch_create();
+    admit_set_hypernodes(c->admit, hyperwatch_set(c->hyper));
     c->evictor = evictor_create(c->client, c->reg, c->instance);
     struct apply_config ac = {c->client, c->reg, c->instance, may_write_fn, c, &c->stopping};
     c->apply = apply_create(&ac);
     c->status = status_create(c->client, c->reg, may_write_fn, on_status_changed, c);
     if (c->status == NULL)
         return -1;
-    struct watches_config wc = {c->client, &c->mu, c->cache, c->status, &c->changed, wake_fn, c};
+    struct watches_config wc = {c->client, &c->mu, c->cache, c->status, &c->changed, wake_fn, c, c->hyper};
     c->watches = watches_create(&wc);
     return 0;
 }
@@ -200,6 +204,7 @@ void controller_destroy(struct controller *c)
     evictor_destroy(c->evictor);
     json_decref(c->evict_warned);
     admit_destroy(c->admit);
+    hyperwatch_destroy(c->hyper);
     cache_destroy(c->cache);
     if (c->wake_fd >= 0)
         close(c->wake_fd);
@@ -473,6 +478,21 @@ static void sync_status(struct controller *c, const struct admit_result *res, in
     pthread_mutex_unlock(&c->mu);
 }
 
+/* The InvalidHyperNode Events found since the last pass (hyperwatch.h), posted without the lock. */
+static void tell_hypernodes(struct controller *c)
+{
+    struct eventpost_list l;
+    eventpost_list_init(&l);
+    char now[32];
+    events_timestamp(clock_wall_ms() / 1000, now, sizeof(now));
+    pthread_mutex_lock(&c->mu);
+    size_t n = hyperwatch_take_events(c->hyper, &l, now, c->instance);
+    pthread_mutex_unlock(&c->mu);
+    if (n > 0)
+        eventpost_send(c->client, &l, may_write_fn, c, "InvalidHyperNode Events");
+    eventpost_list_finish(&l);
+}
+
 /* One pass, if due: decided under the lock, carried out without it, then status, preemption, evictions. */
 static void pass(struct controller *c, struct run_state *rs, long long now)
 {
@@ -496,6 +516,7 @@ static void pass(struct controller *c, struct run_state *rs, long long now)
         sync_status(c, &res, (flags & ADMIT_PASS_FULL) != 0);
     scan_preemption(c, &res);
     admit_result_finish(&res);
+    tell_hypernodes(c);
     scan_evictions(c, rs, 1);
     if ((flags & ADMIT_PASS_FULL) && may_write(c)) {
         /* RayJobs suspended to rerun them after an eviction, once KubeRay has (rerun.h). */

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hyperwatch.h"
 #include "legacy.h"
 #include "log.h"
 #include "podgroup.h"
@@ -14,12 +15,14 @@ enum watch_kind {
     WATCH_RAYCLUSTERS,
     WATCH_QUEUES,
     WATCH_PODGROUPS,
-    WATCH_LEGACY, /* the legacy operator's RayClusters (lib/gang/legacy.h), when its CRD is installed */
+    WATCH_LEGACY,     /* the legacy operator's RayClusters (lib/gang/legacy.h), when its CRD is installed */
+    WATCH_HYPERNODES, /* Volcano's HyperNodes (hyperwatch.h), when their CRD is installed */
     WATCH_COUNT,
 };
 
 /* The watches decisions need; the PodGroup watch only feeds status writes. */
-#define DECISION_WATCHES ((1u << WATCH_PODS) | (1u << WATCH_NODES) | (1u << WATCH_RAYCLUSTERS) | (1u << WATCH_QUEUES))
+#define DECISION_WATCHES                                                                                                           \
+    ((1u << WATCH_PODS) | (1u << WATCH_NODES) | (1u << WATCH_RAYCLUSTERS) | (1u << WATCH_QUEUES) | (1u << WATCH_HYPERNODES))
 
 #define LEGACY_API "/apis/" LEGACY_API_VERSION
 
@@ -33,6 +36,7 @@ static const struct {
     [WATCH_QUEUES] = {"queues", STATUS_VOLCANO_API "/queues"},
     [WATCH_PODGROUPS] = {"podgroups", STATUS_VOLCANO_API "/podgroups"},
     [WATCH_LEGACY] = {"legacy-rayclusters", LEGACY_API "/rayclusters"},
+    [WATCH_HYPERNODES] = {"hypernodes", HYPERWATCH_API "/hypernodes"},
 };
 
 struct watch_ctx {
@@ -47,6 +51,7 @@ struct watches {
     unsigned started; /* bit per watch_kind; the controller's thread */
     unsigned crds;    /* PODGROUP_CRD_* found by discovery; written under cfg.mu by the controller's thread */
     int discovered;   /* discovery answered at least once; likewise */
+    int hyper_said;   /* the HyperNode CRD's absence was logged; the controller's thread */
     unsigned synced;  /* under cfg.mu: bit per watch_kind (set too for a watch not started: its CRD is not installed) */
 };
 
@@ -92,6 +97,7 @@ static void on_deleted(struct watches *w, enum watch_kind kind, const json_t *ob
         status_record_queue(w->cfg.status, KUBE_WATCH_DELETED, object);
         break;
     case WATCH_PODGROUPS:
+    case WATCH_HYPERNODES:
     case WATCH_COUNT:
         break;
     }
@@ -112,6 +118,7 @@ static int on_upserted(struct watches *w, enum watch_kind kind, enum kube_watch_
         status_record_queue(w->cfg.status, ev, object);
         return cache_upsert_queue(w->cfg.cache, object, err);
     case WATCH_PODGROUPS:
+    case WATCH_HYPERNODES:
     case WATCH_COUNT:
         break;
     }
@@ -135,6 +142,8 @@ static void on_watch(void *arg, enum kube_watch_event ev, json_t *object)
             status_podgroups_synced(w->cfg.status); /* every PodGroup is known now: compare them all */
     } else if (x->kind == WATCH_PODGROUPS) {
         status_record_podgroup(w->cfg.status, ev, object);
+    } else if (x->kind == WATCH_HYPERNODES) {
+        hyperwatch_record(w->cfg.hyper, ev, object);
     } else if (ev == KUBE_WATCH_DELETED) {
         on_deleted(w, x->kind, object);
     } else {
@@ -218,6 +227,44 @@ static int discover_legacy(struct watches *w, struct error *err)
     return start_watch(w, WATCH_LEGACY, err);
 }
 
+/*
+ * Volcano's HyperNode CRD (GET /apis/topology.volcano.sh/v1alpha1): once it is
+ * served, HyperNodes are watched, and passes wait for their list. Until then
+ * their watch counts as synced (no HyperNode exists), its absence is said
+ * once, and it is looked for again at each resync. Returns 0, or -1 with err
+ * when the watch cannot start.
+ */
+static int discover_hypernodes(struct watches *w, struct error *err)
+{
+    if (w->started & (1u << WATCH_HYPERNODES))
+        return 0;
+    int served = 0;
+    if (w->cfg.hyper != NULL) {
+        struct kube_response r;
+        kube_response_init(&r);
+        if (kube_get(w->cfg.client, HYPERWATCH_API, &r) == 0)
+            served = resource_listed(r.body, "hypernodes");
+        else if (r.status != 404)
+            log_warnf("discovery of %s: %s", HYPERWATCH_API, r.message);
+        kube_response_finish(&r);
+    }
+    pthread_mutex_lock(w->cfg.mu);
+    if (served)
+        w->synced &= ~(1u << WATCH_HYPERNODES); /* passes wait for the list */
+    else
+        w->synced |= 1u << WATCH_HYPERNODES;
+    pthread_mutex_unlock(w->cfg.mu);
+    if (!served) {
+        if (w->cfg.hyper != NULL && !w->hyper_said)
+            log_infof("HyperNode CRD (hypernodes.topology.volcano.sh) is not installed: gangs that ask for Volcano's "
+                      "network topology find no HyperNode");
+        w->hyper_said = 1;
+        return 0;
+    }
+    log_infof("HyperNode CRD (hypernodes.topology.volcano.sh) found: watching HyperNodes");
+    return start_watch(w, WATCH_HYPERNODES, err);
+}
+
 /* Says what discovery found, once, and again only when it changes. */
 static void log_discovery(unsigned was, unsigned flags, int first)
 {
@@ -256,6 +303,8 @@ int watches_discover(struct watches *w, struct error *err)
         return -1;
     if ((flags & PODGROUP_CRD_PODGROUPS) && start_watch(w, WATCH_PODGROUPS, err) != 0)
         return -1;
+    if (discover_hypernodes(w, err) != 0)
+        return -1;
     return discover_legacy(w, err);
 }
 
@@ -273,7 +322,7 @@ int watches_start(struct watches *w, struct error *err)
 int watches_discovery_wanted(const struct watches *w)
 {
     return !w->discovered || !(w->crds & PODGROUP_CRD_PODGROUPS) || !(w->crds & PODGROUP_CRD_QUEUES) ||
-           !(w->started & (1u << WATCH_LEGACY));
+           !(w->started & (1u << WATCH_LEGACY)) || (w->cfg.hyper != NULL && !(w->started & (1u << WATCH_HYPERNODES)));
 }
 
 int watches_synced(const struct watches *w)

@@ -3,17 +3,20 @@
  *
  * One watcher thread (lib/io/kube.h) lists and watches pods, nodes,
  * KubeRay's RayClusters, and, when discovery finds their CRDs, Volcano's
- * Queues and PodGroups and the legacy operator's RayClusters
+ * Queues, PodGroups and HyperNodes and the legacy operator's RayClusters
  * (lib/gang/legacy.h). Each event goes, under the controller's lock, into
- * the cache (lib/sched/cache.h) or the status mirror (status.h: PodGroups,
- * and Queues' status); then *changed is set and the controller is woken.
+ * the cache (lib/sched/cache.h), the status mirror (status.h: PodGroups,
+ * and Queues' status) or the HyperNodes (hyperwatch.h); then *changed is set
+ * and the controller is woken.
  *
  * Discovery says which of Volcano's CRDs exist: without the PodGroup CRD no
  * PodGroup is written, without the Queue CRD no queue exists (its watch
  * counts as synced, every gang waits for its queue); either is said once in
  * the log, looked for again at each resync, and used from the moment it
- * appears. The legacy RayCluster CRD is looked for at start and at each
- * resync until found.
+ * appears. The legacy RayCluster CRD and Volcano's HyperNode CRD
+ * (topology.volcano.sh) are looked for at start and at each resync until
+ * found; without the HyperNode CRD no HyperNode exists (its watch counts as
+ * synced).
  *
  * Threads: watches_start, watches_discover and watches_discovery_wanted run on
  * the controller's thread (or before it runs); the event handlers on the
@@ -27,6 +30,7 @@
 #include <pthread.h>
 
 #include "cache.h"
+#include "hyperwatch.h"
 #include "kube.h"
 #include "status.h"
 
@@ -41,6 +45,7 @@ struct watches_config {
     int *changed;            /* set to 1 (under mu) after every event */
     void (*wake)(void *arg); /* after every event, without the lock */
     void *arg;
+    struct hyperwatch *hyper; /* HyperNodes go here (under mu); NULL: not watched */
 };
 
 struct watches *watches_create(const struct watches_config *cfg);
@@ -57,7 +62,8 @@ int watches_discovery_wanted(const struct watches *w);
 /* Asks discovery again and starts the watches it allows. Returns 0, or -1 with err when a watch cannot start. */
 int watches_discover(struct watches *w, struct error *err);
 
-/* Caller holds cfg.mu: whether every watch decisions need (pods, nodes, RayClusters, Queues) delivered its initial list. */
+/* Caller holds cfg.mu: whether every watch decisions need (pods, nodes, RayClusters, Queues, HyperNodes) delivered its initial
+ * list. */
 int watches_synced(const struct watches *w);
 
 /*

@@ -38,6 +38,9 @@ struct member {
     uint8_t compiled;
     char *name;   /* SEL_EXACT */
     regex_t re;   /* SEL_REGEX, when compiled */
+    char *prefix; /* SEL_REGEX: a literal every match starts with ("" when none is known), a cheap test before regexec */
+    char *suffix; /* likewise, a literal every match ends with */
+    size_t nprefix, nsuffix;
     size_t nreqs; /* SEL_LABEL: all hold; none (an empty selector) selects nothing, as in Volcano */
     struct label_req *reqs;
 };
@@ -61,6 +64,8 @@ struct hypernodes {
 static void member_finish(struct member *m)
 {
     free(m->name);
+    free(m->prefix);
+    free(m->suffix);
     if (m->compiled)
         regfree(&m->re);
     for (size_t i = 0; i < m->nreqs; i++) {
@@ -105,24 +110,22 @@ void hypernodes_destroy(struct hypernodes *h)
     free(h);
 }
 
-/* The index of name in h->v, or where it would go (*found 0). */
+static int cmp_name(const void *key, const void *elem)
+{
+    return strcmp(key, (*(struct hnode *const *)elem)->name);
+}
+
+/* The index of name in h->v (*found 1), or where it would go (*found 0). */
 static size_t find(const struct hypernodes *h, const char *name, int *found)
 {
-    size_t lo = 0, hi = h->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(h->v[mid]->name, name);
-        if (c == 0) {
-            *found = 1;
-            return mid;
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *found = 0;
-    return lo;
+    struct hnode **at = h->n > 0 ? bsearch(name, h->v, h->n, sizeof(*h->v), cmp_name) : NULL;
+    *found = at != NULL;
+    if (at != NULL)
+        return (size_t)(at - h->v);
+    size_t i = 0;
+    while (i < h->n && strcmp(h->v[i]->name, name) < 0) /* O(n) as the insertion's move is */
+        i++;
+    return i;
 }
 
 uint64_t hypernodes_generation(const struct hypernodes *h)
@@ -193,6 +196,40 @@ static void add_value(struct label_req *r, const char *v)
 {
     r->values = util_realloc(r->values, (r->nvalues + 1) * sizeof(*r->values));
     r->values[r->nvalues++] = util_strdup(v);
+}
+
+/*
+ * The literal every match of ERE pattern p starts with (when p begins with ^)
+ * and ends with (when it ends with an unescaped $): the characters up to the
+ * first special one, less a last one a quantifier may follow. Conservative:
+ * none at all when p has an alternation anywhere.
+ */
+static void regex_literals(struct member *m, const char *p)
+{
+    static const char special[] = "\\.[]()*+?{}|^$";
+    size_t len = strlen(p);
+    m->prefix = util_strdup("");
+    m->suffix = util_strdup("");
+    if (strchr(p, '|') != NULL)
+        return;
+    if (p[0] == '^') {
+        size_t n = strcspn(p + 1, special);
+        if (n > 0 && strchr("*?{+", p[1 + n]) != NULL && p[1 + n] != '\0')
+            n--; /* "^ab*": only "a" is sure */
+        free(m->prefix);
+        m->prefix = util_memdup(p + 1, n);
+        m->nprefix = n;
+    }
+    if (len >= 2 && p[len - 1] == '$' && p[len - 2] != '\\') {
+        size_t n = 0;
+        while (n < len - 1 && strchr(special, p[len - 2 - n]) == NULL)
+            n++;
+        if (n > 0 && n < len - 1 && p[len - 2 - n] == '\\')
+            n--; /* its first character is escaped: drop it */
+        free(m->suffix);
+        m->suffix = util_memdup(p + len - 1 - n, n);
+        m->nsuffix = n;
+    }
 }
 
 /* One matchExpressions requirement (at path, for messages) into m. */
@@ -298,6 +335,7 @@ static int parse_selector(struct member *m, const json_t *sel, const char *path,
             return -1;
         }
         m->compiled = 1;
+        regex_literals(m, text);
     } else if (m->hyper) {
         error_setf(err, "%s.labelMatch: only members of type Node may select by label", path);
         return -1;
@@ -481,13 +519,18 @@ int hypernodes_upsert(struct hypernodes *h, const json_t *obj, struct error *err
 
 /* ---- resolution ---- */
 
+static const char *node_label(const struct cache_node *n, const char *key)
+{
+    for (uint32_t i = 0; i < n->nlabels; i++) {
+        if (strcmp(n->labels[i].key, key) == 0)
+            return n->labels[i].value;
+    }
+    return NULL;
+}
+
 static int req_holds(const struct cache_node *n, const struct label_req *r)
 {
-    const char *v = NULL;
-    for (uint32_t i = 0; i < n->nlabels && v == NULL; i++) {
-        if (strcmp(n->labels[i].key, r->key) == 0)
-            v = n->labels[i].value;
-    }
+    const char *v = node_label(n, r->key);
     int in = 0;
     for (size_t i = 0; i < r->nvalues && v != NULL && !in; i++)
         in = strcmp(r->values[i], v) == 0;
@@ -503,10 +546,15 @@ static int req_holds(const struct cache_node *n, const struct label_req *r)
     }
 }
 
-static int node_selected(const struct member *m, const struct cache_node *n)
+/* Whether member m selects node n, whose name is nn bytes long. */
+static int node_selected(const struct member *m, const struct cache_node *n, size_t nn)
 {
-    if (m->kind == SEL_REGEX)
+    if (m->kind == SEL_REGEX) {
+        if (nn < m->nprefix + m->nsuffix || memcmp(n->name, m->prefix, m->nprefix) != 0 ||
+            memcmp(n->name + nn - m->nsuffix, m->suffix, m->nsuffix) != 0)
+            return 0;
         return regexec(&m->re, n->name, 0, NULL, 0) == 0;
+    }
     for (size_t i = 0; i < m->nreqs; i++) {
         if (!req_holds(n, &m->reqs[i]))
             return 0;
@@ -528,25 +576,88 @@ static void nodelist_add(struct nodelist *l, struct cache_node *n)
     l->v[l->n++] = n;
 }
 
-/* The cached nodes hn's Node members select, appended to l (duplicates possible). */
-static void direct_nodes(const struct hnode *hn, const struct cache *c, struct nodelist *l)
+/* A member as an index entry: its HyperNode's index and its own. */
+#define MEMBER_REF(i, k) ((json_int_t)(i) << 24 | (json_int_t)(k))
+#define MEMBER_OF(h, ref) (&(h)->v[(ref) >> 24]->members[(ref)&0xffffff])
+
+/*
+ * The regex and label members of the usable HyperNodes, for the walk over the
+ * nodes: a label member with an In requirement (matchLabels' are) under
+ * index[key][value] for each of its values, so that a node meets only the
+ * members its labels can satisfy; every other one in scan.
+ */
+static void member_index(const struct hypernodes *h, const uint8_t *cyclic, json_t *index, json_t *scan)
 {
-    for (size_t k = 0; k < hn->nm; k++) {
-        const struct member *m = &hn->members[k];
-        if (m->hyper)
-            continue;
-        if (m->kind == SEL_EXACT) {
-            struct cache_node *n = cache_node_get(c, m->name);
-            if (n != NULL && n->present)
-                nodelist_add(l, n);
-            continue;
-        }
-        struct cache_node *n;
-        cache_node_for_each(n, c) {
-            if (n->present && node_selected(m, n))
-                nodelist_add(l, n);
+    for (size_t i = 0; i < h->n; i++) {
+        for (size_t k = 0; h->v[i]->valid && !cyclic[i] && k < h->v[i]->nm; k++) {
+            const struct member *m = &h->v[i]->members[k];
+            if (m->hyper || m->kind == SEL_EXACT)
+                continue;
+            const struct label_req *in = NULL;
+            for (size_t r = 0; m->kind == SEL_LABEL && r < m->nreqs && in == NULL; r++)
+                in = m->reqs[r].op == OP_IN ? &m->reqs[r] : NULL;
+            if (in == NULL) {
+                json_array_append_new(scan, json_integer(MEMBER_REF(i, k)));
+                continue;
+            }
+            if (json_object_get(index, in->key) == NULL)
+                json_object_set_new(index, in->key, json_object());
+            json_t *values = json_object_get(index, in->key);
+            for (size_t v = 0; v < in->nvalues; v++) {
+                if (json_object_get(values, in->values[v]) == NULL)
+                    json_object_set_new(values, in->values[v], json_array());
+                json_array_append_new(json_object_get(values, in->values[v]), json_integer(MEMBER_REF(i, k)));
+            }
         }
     }
+}
+
+/* Adds n to the HyperNodes of the members in refs (borrowed) that select it. */
+static void try_members(const struct hypernodes *h, const json_t *refs, struct cache_node *n, struct nodelist *direct)
+{
+    size_t x, nn = strlen(n->name);
+    const json_t *ref;
+    json_array_foreach(refs, x, ref)
+    {
+        json_int_t r = json_integer_value(ref);
+        if (node_selected(MEMBER_OF(h, r), n, nn))
+            nodelist_add(&direct[r >> 24], n);
+    }
+}
+
+/*
+ * The cached nodes every usable (valid, not cyclic) HyperNode's Node members
+ * select, into direct[] by HyperNode (duplicates possible). Exact names are
+ * looked up; the nodes are walked once for the regex and label members.
+ */
+static void direct_nodes(const struct hypernodes *h, const uint8_t *cyclic, const struct cache *c, struct nodelist *direct)
+{
+    for (size_t i = 0; i < h->n; i++) {
+        for (size_t k = 0; h->v[i]->valid && !cyclic[i] && k < h->v[i]->nm; k++) {
+            const struct member *m = &h->v[i]->members[k];
+            struct cache_node *n = !m->hyper && m->kind == SEL_EXACT ? cache_node_get(c, m->name) : NULL;
+            if (n != NULL && n->present)
+                nodelist_add(&direct[i], n);
+        }
+    }
+    json_t *index = json_object(), *scan = json_array();
+    member_index(h, cyclic, index, scan);
+    struct cache_node *n;
+    cache_node_for_each(n, c) {
+        if (!n->present)
+            continue;
+        const char *key;
+        const json_t *values;
+        json_object_foreach(index, key, values)
+        {
+            const char *v = node_label(n, key);
+            if (v != NULL)
+                try_members(h, json_object_get(values, v), n, direct);
+        }
+        try_members(h, scan, n, direct);
+    }
+    json_decref(index);
+    json_decref(scan);
 }
 
 static int by_node_name(const void *a, const void *b)
@@ -598,10 +709,7 @@ size_t hypernodes_resolve(const struct hypernodes *h, const struct cache *c, str
     uint8_t *cyclic = util_calloc(h->n + 1, 1);
     find_cycles(h, &g, cyclic);
     struct nodelist *direct = util_calloc(h->n + 1, sizeof(*direct));
-    for (size_t i = 0; i < h->n; i++) {
-        if (h->v[i]->valid && !cyclic[i])
-            direct_nodes(h->v[i], c, &direct[i]);
-    }
+    direct_nodes(h, cyclic, c, direct);
     struct hypernode_domain *d = util_calloc(h->n + 1, sizeof(*d));
     size_t nd = 0;
     for (size_t i = 0; i < h->n; i++) {

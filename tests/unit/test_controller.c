@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 
 #include "controller.h"
+#include "hyperwatch.h"
 #include "fakeapi.h"
 #include "fixtures.h"
 #include "podgroup.h"
@@ -202,6 +203,33 @@ static void test_admits_gang_record_first(void **state)
     free(text);
 }
 
+/* An invalid HyperNode: a Warning Event on it, in namespace default, naming the field; admission goes on. */
+static void test_invalid_hypernode_event(void **state)
+{
+    struct world *w = *state;
+    pthread_mutex_lock(&w->f->lock);
+    json_object_set_new(json_object_get(w->state, "get"), HYPERWATCH_API,
+                        json_pack("{s:[{s:s}]}", "resources", "name", "hypernodes"));
+    json_object_set_new(json_object_get(w->state, "lists"), HYPERWATCH_API "/hypernodes",
+                        json_pack("[{s:{s:s, s:s}, s:{s:i, s:[{s:s, s:{s:{s:s}}}]}}]", "metadata", "name", "bad", "uid", "u-1",
+                                  "spec", "tier", 1, "members", "type", "Node", "selector", "regexMatch", "pattern", "node-(["));
+    pthread_mutex_unlock(&w->f->lock);
+    start(w, NULL);
+    assert_int_equal(fake_wait_requests(w->f, "PATCH", POD_PATH "test-cluster-0-", 3, 10000), 3);
+    assert_true(fake_wait_requests(w->f, "POST", "/api/v1/namespaces/default/events", 3, 5000) >= 3);
+    stop(w);
+    json_t *log = fake_log(w->f);
+    assert_true(event_posted(log, "InvalidHyperNode", "bad"));
+    int named = 0;
+    for (size_t i = 0; i < json_array_size(log); i++) {
+        const char *body = log_field(log, i, "body");
+        named |= body != NULL && strstr(body, "InvalidHyperNode") != NULL &&
+                 strstr(body, "spec.members[0].selector.regexMatch.pattern") != NULL;
+    }
+    assert_true(named);
+    json_decref(log);
+}
+
 /* A replica that does not lead keeps its caches warm and writes nothing. */
 static void test_not_leading_writes_nothing(void **state)
 {
@@ -259,6 +287,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_admits_gang_record_first, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_invalid_hypernode_event, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_leading_writes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_fails_cleanly, setup, teardown),
     };

@@ -67,6 +67,42 @@ static struct hypernodes *load(const char *where, const json_t *fx, int reverse)
     return h;
 }
 
+/* One case: a fixture's nodes in a cache, its HyperNodes in a set. */
+struct tcase {
+    json_t *fx;
+    struct cache *c;
+    struct hypernodes *h;
+};
+
+/* Loads file's case (reverse: HyperNodes upserted backwards, results not checked). */
+static void tcase_open(struct tcase *t, const char *file, int reverse)
+{
+    t->fx = fixture_json(file);
+    t->c = nodes_cache(t->fx);
+    t->h = load(file, t->fx, reverse);
+}
+
+static void tcase_close(struct tcase *t)
+{
+    hypernodes_destroy(t->h);
+    cache_destroy(t->c);
+    json_decref(t->fx);
+}
+
+/* Fails unless t's set over its nodes resolves to want (stolen); where names the case. */
+static void expect_domains(const char *where, const struct tcase *t, json_t *want)
+{
+    json_t *got = domains_json(t->h, t->c);
+    fixture_check_json(where, "domains", got, want);
+    json_decref(got);
+    json_decref(want);
+}
+
+static json_t *want_domains(const struct tcase *t)
+{
+    return json_deep_copy(json_object_get(json_object_get(t->fx, "want"), "domains"));
+}
+
 static void test_fixtures(void **state)
 {
     (void)state;
@@ -74,15 +110,10 @@ static void test_fixtures(void **state)
     char **files = fixture_list("hypernode", &count);
     assert_true(count >= 6);
     for (size_t f = 0; f < count; f++) {
-        json_t *fx = fixture_json(files[f]);
-        struct cache *c = nodes_cache(fx);
-        struct hypernodes *h = load(files[f], fx, 0);
-        json_t *got = domains_json(h, c);
-        fixture_check_json(files[f], "domains", got, json_object_get(json_object_get(fx, "want"), "domains"));
-        json_decref(got);
-        hypernodes_destroy(h);
-        cache_destroy(c);
-        json_decref(fx);
+        struct tcase t;
+        tcase_open(&t, files[f], 0);
+        expect_domains(files[f], &t, want_domains(&t));
+        tcase_close(&t);
     }
     fixture_list_free(files, count);
 }
@@ -93,129 +124,100 @@ static void test_order_independent(void **state)
     (void)state;
     static const char *const cases[] = {"hypernode/nested.json", "hypernode/label.json", "hypernode/regex.json"};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        json_t *fx = fixture_json(cases[i]);
-        struct cache *c = nodes_cache(fx);
-        struct hypernodes *h = load(cases[i], fx, 1);
-        json_t *got = domains_json(h, c);
-        fixture_check_json(cases[i], "domains loaded backwards", got, json_object_get(json_object_get(fx, "want"), "domains"));
-        json_decref(got);
-        hypernodes_destroy(h);
-        cache_destroy(c);
-        json_decref(fx);
+        struct tcase t;
+        tcase_open(&t, cases[i], 1);
+        expect_domains(cases[i], &t, want_domains(&t));
+        tcase_close(&t);
     }
 }
 
-static json_t *rack(const char *name, const char *tier_or_null, const char *pattern)
+/* A HyperNode (new) of one regexMatch Node member; tier < 0: none. */
+static json_t *rack(const char *name, int tier, const char *pattern)
 {
     json_t *o = json_pack("{s:{s:s}, s:{s:[{s:s, s:{s:{s:s}}}]}}", "metadata", "name", name, "spec", "members", "type", "Node",
                           "selector", "regexMatch", "pattern", pattern);
-    if (tier_or_null != NULL)
-        json_object_set_new(json_object_get(o, "spec"), "tier", json_integer(atoi(tier_or_null)));
+    if (tier >= 0)
+        json_object_set_new(json_object_get(o, "spec"), "tier", json_integer(tier));
     return o;
+}
+
+/* Upserts obj (stolen) into t's set; returns the result, err filled. */
+static int upsert_new(struct tcase *t, json_t *obj, struct error *err)
+{
+    int rc = hypernodes_upsert(t->h, obj, err);
+    json_decref(obj);
+    return rc;
 }
 
 /* Every change bumps the generation; replacing keeps one HyperNode; deleting an absent one changes nothing. */
 static void test_generation(void **state)
 {
     (void)state;
-    json_t *fx = fixture_json("hypernode/exact.json");
-    struct cache *c = nodes_cache(fx);
-    struct hypernodes *h = hypernodes_create();
+    struct tcase t = {fixture_json("hypernode/exact.json"), NULL, hypernodes_create()};
+    t.c = nodes_cache(t.fx);
     struct error err = {{0}};
-    uint64_t g0 = hypernodes_generation(h);
-
-    json_t *r1 = rack("r1", "1", "^rack1-");
-    assert_int_equal(hypernodes_upsert(h, r1, &err), 0);
-    uint64_t g1 = hypernodes_generation(h);
+    uint64_t g0 = hypernodes_generation(t.h);
+    assert_int_equal(upsert_new(&t, rack("r1", 1, "^rack1-"), &err), 0);
+    uint64_t g1 = hypernodes_generation(t.h);
     assert_true(g1 > g0);
 
     /* Replaced by an invalid version: still one HyperNode, no domain. */
-    json_t *bad = rack("r1", NULL, "^rack1-");
-    assert_int_equal(hypernodes_upsert(h, bad, &err), -1);
+    assert_int_equal(upsert_new(&t, rack("r1", -1, "^rack1-"), &err), -1);
     assert_string_equal(err.message, "spec.tier: missing");
-    assert_true(hypernodes_generation(h) > g1);
-    assert_int_equal(hypernodes_count(h), 1);
-    json_t *got = domains_json(h, c);
-    assert_int_equal(json_array_size(got), 0);
-    json_decref(got);
+    assert_true(hypernodes_generation(t.h) > g1);
+    assert_int_equal(hypernodes_count(t.h), 1);
+    expect_domains("invalid", &t, json_array());
 
     /* Fixed, and its selector changed: the new one counts. */
-    json_t *r1b = rack("r1", "1", "^rack2-");
-    assert_int_equal(hypernodes_upsert(h, r1b, &err), 0);
-    got = domains_json(h, c);
-    json_t *want = json_pack("[{s:s, s:i, s:[s,s]}]", "name", "r1", "tier", 1, "nodes", "rack2-a", "rack2-b");
-    fixture_check_json("replace", "domains", got, want);
-    json_decref(got);
-    json_decref(want);
+    assert_int_equal(upsert_new(&t, rack("r1", 1, "^rack2-"), &err), 0);
+    expect_domains("replaced", &t, json_pack("[{s:s, s:i, s:[s,s]}]", "name", "r1", "tier", 1, "nodes", "rack2-a", "rack2-b"));
 
-    uint64_t g2 = hypernodes_generation(h);
-    hypernodes_delete(h, "absent");
-    assert_true(hypernodes_generation(h) == g2);
-    hypernodes_delete(h, "r1");
-    assert_true(hypernodes_generation(h) > g2);
-    assert_int_equal(hypernodes_count(h), 0);
-    got = domains_json(h, c);
-    assert_int_equal(json_array_size(got), 0);
-    json_decref(got);
+    uint64_t g2 = hypernodes_generation(t.h);
+    hypernodes_delete(t.h, "absent");
+    assert_true(hypernodes_generation(t.h) == g2);
+    hypernodes_delete(t.h, "r1");
+    assert_true(hypernodes_generation(t.h) > g2);
+    assert_int_equal(hypernodes_count(t.h), 0);
+    expect_domains("deleted", &t, json_array());
 
     /* Without a name it cannot be kept. */
-    json_t *anon = json_pack("{s:{s:i}}", "spec", "tier", 1);
-    assert_int_equal(hypernodes_upsert(h, anon, &err), -1);
+    assert_int_equal(upsert_new(&t, json_pack("{s:{s:i}}", "spec", "tier", 1), &err), -1);
     assert_string_equal(err.message, "metadata.name: missing");
-    assert_int_equal(hypernodes_count(h), 0);
-
-    json_decref(anon);
-    json_decref(r1);
-    json_decref(bad);
-    json_decref(r1b);
-    hypernodes_destroy(h);
-    cache_destroy(c);
-    json_decref(fx);
+    assert_int_equal(hypernodes_count(t.h), 0);
+    tcase_close(&t);
 }
 
 /* Breaking a cycle (deleting one of its HyperNodes) brings the other back. */
 static void test_cycle_broken(void **state)
 {
     (void)state;
-    json_t *fx = fixture_json("hypernode/cycle.json");
-    struct cache *c = nodes_cache(fx);
-    struct hypernodes *h = load("cycle", fx, 0);
-    hypernodes_delete(h, "b");
-    json_t *got = domains_json(h, c);
-    json_t *want = json_pack("[{s:s, s:i, s:[s]}, {s:s, s:i, s:[s,s]}]", "name", "a", "tier", 1, "nodes", "rack1-a", "name", "c",
-                             "tier", 3, "nodes", "rack1-a", "rack3-a");
-    fixture_check_json("cycle broken", "domains", got, want);
-    json_decref(got);
-    json_decref(want);
-    hypernodes_destroy(h);
-    cache_destroy(c);
-    json_decref(fx);
+    struct tcase t;
+    tcase_open(&t, "hypernode/cycle.json", 0);
+    hypernodes_delete(t.h, "b");
+    expect_domains("cycle broken", &t,
+                   json_pack("[{s:s, s:i, s:[s]}, {s:s, s:i, s:[s,s]}]", "name", "a", "tier", 1, "nodes", "rack1-a", "name", "c",
+                             "tier", 3, "nodes", "rack1-a", "rack3-a"));
+    tcase_close(&t);
 }
 
 /* A node that leaves the cache leaves its domains; one that joins and matches enters them. */
 static void test_follows_nodes(void **state)
 {
     (void)state;
-    json_t *fx = fixture_json("hypernode/nested.json");
-    struct cache *c = nodes_cache(fx);
-    struct hypernodes *h = load("nested", fx, 0);
-    cache_delete_node(c, "rack3-a");
+    struct tcase t;
+    tcase_open(&t, "hypernode/nested.json", 0);
+    cache_delete_node(t.c, "rack3-a");
     json_t *node = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "name", "rack1-c", "labels", "rack", "r1");
-    cachefixture_upsert(c, "nodes", node);
-    json_t *got = domains_json(h, c);
-    /* rack-3 and spine-b lost their only node; rack-1, spine-a and root gained rack1-c. */
-    json_t *want =
-        json_pack("[{s:s, s:i, s:[s,s,s]}, {s:s, s:i, s:[s,s]}, {s:s, s:i, s:[s,s,s,s,s]}, {s:s, s:i, s:[s,s,s,s,s,s]}]", "name",
-                  "rack-1", "tier", 1, "nodes", "rack1-a", "rack1-b", "rack1-c", "name", "rack-2", "tier", 1, "nodes", "rack2-a",
-                  "rack2-b", "name", "spine-a", "tier", 2, "nodes", "rack1-a", "rack1-b", "rack1-c", "rack2-a", "rack2-b", "name",
-                  "root", "tier", 3, "nodes", "other", "rack1-a", "rack1-b", "rack1-c", "rack2-a", "rack2-b");
-    fixture_check_json("nodes changed", "domains", got, want);
-    json_decref(got);
-    json_decref(want);
+    cachefixture_upsert(t.c, "nodes", node);
     json_decref(node);
-    hypernodes_destroy(h);
-    cache_destroy(c);
-    json_decref(fx);
+    /* rack-3 and spine-b lost their only node; rack-1, spine-a and root gained rack1-c. */
+    expect_domains("nodes changed", &t,
+                   json_pack("[{s:s, s:i, s:[s,s,s]}, {s:s, s:i, s:[s,s]}, {s:s, s:i, s:[s,s,s,s,s]}, {s:s, s:i, s:[s,s,s,s,s,s]}]",
+                             "name", "rack-1", "tier", 1, "nodes", "rack1-a", "rack1-b", "rack1-c", "name", "rack-2", "tier", 1,
+                             "nodes", "rack2-a", "rack2-b", "name", "spine-a", "tier", 2, "nodes", "rack1-a", "rack1-b", "rack1-c",
+                             "rack2-a", "rack2-b", "name", "root", "tier", 3, "nodes", "other", "rack1-a", "rack1-b", "rack1-c",
+                             "rack2-a", "rack2-b"));
+    tcase_close(&t);
 }
 
 int main(void)

@@ -4,7 +4,8 @@
  * Queues land in the cache under the controller's lock, *changed is set and
  * the controller woken; without the Queue CRD its watch is never started and
  * counts as synced; PodGroups go to the status mirror, not the cache; the
- * legacy operator's CRD starts its watch once it is served.
+ * legacy operator's CRD starts its watch once it is served; HyperNodes
+ * (when their CRD is served) go to the hyperwatch, an invalid one told once.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 
 #include "fakeapi.h"
 #include "fixtures.h"
+#include "hyperwatch.h"
 #include "podgroup.h"
 #include "watches.h"
 
@@ -26,6 +28,7 @@ struct world {
     struct cache *cache;
     struct status *status;
     struct watches *w;
+    struct hyperwatch *hyper;
     int changed; /* under mu */
     int wakes;   /* under mu */
 };
@@ -59,7 +62,8 @@ static struct world *world_new(int with_queues)
     pthread_mutex_init(&x->mu, NULL);
     x->cache = cache_create();
     x->status = status_create(x->k, x->reg, NULL, NULL, NULL);
-    struct watches_config cfg = {x->k, &x->mu, x->cache, x->status, &x->changed, on_wake, x};
+    x->hyper = hyperwatch_create();
+    struct watches_config cfg = {x->k, &x->mu, x->cache, x->status, &x->changed, on_wake, x, x->hyper};
     x->w = watches_create(&cfg);
     return x;
 }
@@ -67,6 +71,7 @@ static struct world *world_new(int with_queues)
 static void world_free(struct world *x)
 {
     watches_destroy(x->w);
+    hyperwatch_destroy(x->hyper);
     status_destroy(x->status);
     cache_destroy(x->cache);
     metrics_registry_destroy(x->reg);
@@ -88,13 +93,20 @@ static int wait_synced(struct world *x)
     return 0;
 }
 
-static void test_lists_into_cache(void **state)
+/* A world whose watches started and synced. */
+static struct world *world_started(int with_queues)
 {
-    (void)state;
-    struct world *x = world_new(1);
+    struct world *x = world_new(with_queues);
     struct error err = {{0}};
     assert_int_equal(watches_start(x->w, &err), 0);
     assert_true(wait_synced(x));
+    return x;
+}
+
+static void test_lists_into_cache(void **state)
+{
+    (void)state;
+    struct world *x = world_started(1);
     pthread_mutex_lock(&x->mu);
     assert_non_null(cache_pod_get(x->cache, "default", "test-cluster-0-head"));
     assert_non_null(cache_pod_get(x->cache, "default", "test-cluster-1-worker-worker-b"));
@@ -119,10 +131,7 @@ static void test_lists_into_cache(void **state)
 static void test_no_queue_crd(void **state)
 {
     (void)state;
-    struct world *x = world_new(0);
-    struct error err = {{0}};
-    assert_int_equal(watches_start(x->w, &err), 0);
-    assert_true(wait_synced(x));
+    struct world *x = world_started(0);
     pthread_mutex_lock(&x->mu);
     const struct cache_queue *q = cache_queue_get(x->cache, "kuberay-test-queue");
     assert_true(q == NULL || !q->present); /* only named by its gangs */
@@ -136,27 +145,101 @@ static void test_no_queue_crd(void **state)
 static void test_legacy_found_later(void **state)
 {
     (void)state;
-    struct world *x = world_new(1);
-    struct error err = {{0}};
-    assert_int_equal(watches_start(x->w, &err), 0);
-    assert_true(wait_synced(x));
+    struct world *x = world_started(1);
     assert_int_equal(fake_wait_requests(x->f, "GET", "/apis/cluster.ray.io/v1/rayclusters", 0, 0), 0);
     pthread_mutex_lock(&x->f->lock);
     json_object_set_new(json_object_get(x->state, "get"), "/apis/cluster.ray.io/v1",
                         json_pack("{s:[{s:s}]}", "resources", "name", "rayclusters"));
     json_object_set_new(json_object_get(x->state, "lists"), "/apis/cluster.ray.io/v1/rayclusters", json_array());
     pthread_mutex_unlock(&x->f->lock);
+    struct error err = {{0}};
     assert_int_equal(watches_discover(x->w, &err), 0);
     assert_true(fake_wait_requests(x->f, "GET", "/apis/cluster.ray.io/v1/rayclusters", 1, 5000) >= 1);
+    world_free(x);
+}
+
+/* Serves the HyperNode CRD and, as its list, the hypernode fixture's valid tree plus one invalid HyperNode. */
+static void serve_hypernodes(json_t *state)
+{
+    json_t *fx = fixture_json("hypernode/nested.json");
+    json_object_set_new(json_object_get(state, "get"), HYPERWATCH_API,
+                        json_pack("{s:[{s:s},{s:s}]}", "resources", "name", "hypernodes", "name", "hypernodes/status"));
+    json_t *list = json_deep_copy(json_object_get(fx, "hypernodes"));
+    json_array_append_new(list, json_pack("{s:{s:s, s:s, s:s, s:i}, s:{s:i, s:[{s:s, s:{s:{s:s}}}]}}", "metadata", "name", "bad",
+                                          "uid", "u-bad", "resourceVersion", "7", "generation", 1, "spec", "tier", 1, "members",
+                                          "type", "Node", "selector", "regexMatch", "pattern", "rack(1"));
+    json_object_set_new(json_object_get(state, "lists"), HYPERWATCH_API "/hypernodes", list);
+    json_decref(fx);
+}
+
+/* HyperNodes listed into the hyperwatch before decisions start; the invalid one told once, as a Warning Event on it. */
+static void test_hypernodes(void **state)
+{
+    (void)state;
+    struct world *x = world_new(1);
+    pthread_mutex_lock(&x->f->lock);
+    serve_hypernodes(x->state);
+    pthread_mutex_unlock(&x->f->lock);
+    struct error err = {{0}};
+    assert_int_equal(watches_start(x->w, &err), 0);
+    assert_true(wait_synced(x));
+    struct eventpost_list l;
+    eventpost_list_init(&l);
+    pthread_mutex_lock(&x->mu);
+    assert_int_equal(hypernodes_count(hyperwatch_set(x->hyper)), 7);
+    assert_int_equal(hyperwatch_take_events(x->hyper, &l, "2026-11-25T00:00:00Z", "test"), 1);
+    assert_int_equal(hyperwatch_take_events(x->hyper, &l, "2026-11-25T00:00:00Z", "test"), 0);
+    /* The same version again (a relist): not told twice. */
+    json_t *again =
+        json_deep_copy(json_array_get(json_object_get(json_object_get(x->state, "lists"), HYPERWATCH_API "/hypernodes"), 6));
+    hyperwatch_record(x->hyper, KUBE_WATCH_MODIFIED, again);
+    assert_int_equal(hyperwatch_take_events(x->hyper, &l, "2026-11-25T00:00:00Z", "test"), 0);
+    /* An annotation changes the resourceVersion, not the generation: not told again. */
+    json_object_set_new(json_object_get(again, "metadata"), "resourceVersion", json_string("8"));
+    hyperwatch_record(x->hyper, KUBE_WATCH_MODIFIED, again);
+    assert_int_equal(hyperwatch_take_events(x->hyper, &l, "2026-11-25T00:00:00Z", "test"), 0);
+    /* A new spec, still invalid: told again. */
+    json_object_set_new(json_object_get(again, "metadata"), "generation", json_integer(2));
+    hyperwatch_record(x->hyper, KUBE_WATCH_MODIFIED, again);
+    assert_int_equal(hyperwatch_take_events(x->hyper, &l, "2026-11-25T00:00:00Z", "test"), 1);
+    pthread_mutex_unlock(&x->mu);
+    assert_int_equal(l.len, 2);
+    const json_t *ev = l.items[0].event;
+    assert_string_equal(l.items[0].ns, "default");
+    assert_string_equal(json_string_value(json_object_get(ev, "reason")), "InvalidHyperNode");
+    assert_string_equal(json_string_value(json_object_get(ev, "type")), "Warning");
+    const json_t *inv = json_object_get(ev, "involvedObject");
+    assert_string_equal(json_string_value(json_object_get(inv, "kind")), "HyperNode");
+    assert_string_equal(json_string_value(json_object_get(inv, "apiVersion")), "topology.volcano.sh/v1alpha1");
+    assert_string_equal(json_string_value(json_object_get(inv, "name")), "bad");
+    assert_string_equal(json_string_value(json_object_get(inv, "namespace")), "");
+    assert_string_equal(json_string_value(json_object_get(inv, "uid")), "u-bad");
+    const char *msg = json_string_value(json_object_get(ev, "message"));
+    assert_non_null(strstr(msg, "spec.members[0].selector.regexMatch.pattern"));
+    eventpost_list_finish(&l);
+    json_decref(again);
+    world_free(x);
+}
+
+/* Without the HyperNode CRD: no HyperNode, decisions not held up, its list never asked for. */
+static void test_no_hypernode_crd(void **state)
+{
+    (void)state;
+    struct world *x = world_started(1);
+    pthread_mutex_lock(&x->mu);
+    assert_int_equal(hypernodes_count(hyperwatch_set(x->hyper)), 0);
+    pthread_mutex_unlock(&x->mu);
+    assert_true(watches_discovery_wanted(x->w));
+    assert_int_equal(fake_wait_requests(x->f, "GET", HYPERWATCH_API "/hypernodes", 0, 0), 0);
+    assert_true(fake_wait_requests(x->f, "GET", HYPERWATCH_API, 1, 0) >= 1);
     world_free(x);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_lists_into_cache),
-        cmocka_unit_test(test_no_queue_crd),
-        cmocka_unit_test(test_legacy_found_later),
+        cmocka_unit_test(test_lists_into_cache), cmocka_unit_test(test_no_queue_crd),     cmocka_unit_test(test_legacy_found_later),
+        cmocka_unit_test(test_hypernodes),       cmocka_unit_test(test_no_hypernode_crd),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
