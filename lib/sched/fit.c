@@ -80,7 +80,9 @@ struct fit {
     size_t nn;
     int stale;          /* nodes is to be built again (fit_nodes_changed) */
     uint64_t nodes_gen; /* bumped by every build of nodes */
-    void *buf[4];       /* free room, free pods, trees, sort weights */
+    uint32_t *touched;  /* nodes whose free room changed this pass, in order, repeats kept (fit_touched) */
+    size_t ntouched, captouched;
+    void *buf[4]; /* free room, free pods, trees, sort weights */
     size_t cap[4];
     /* One pass's. */
     uint32_t nres;
@@ -314,6 +316,11 @@ static void take(struct fit *f, size_t i, const struct shape_rl *req, int sign)
     }
     f->free_pods[i] -= sign;
     tree_update(f, f->nres, i);
+    if (f->ntouched == f->captouched) {
+        f->captouched = f->captouched ? f->captouched * 2 : 256;
+        f->touched = util_realloc(f->touched, f->captouched * sizeof(*f->touched));
+    }
+    f->touched[f->ntouched++] = (uint32_t)i;
 }
 
 /* take() and remember it, to be undone. */
@@ -668,6 +675,7 @@ void fit_destroy(struct fit *f)
     for (size_t i = 0; i < sizeof(f->buf) / sizeof(f->buf[0]); i++)
         free(f->buf[i]);
     free(f->nodes);
+    free(f->touched);
     free(f);
 }
 
@@ -711,6 +719,7 @@ void fit_begin(struct fit *f)
     f->ntainted = 0;
     f->free = buffer(f, BUF_FREE, f->nn * f->nres, sizeof(*f->free), 1);
     f->free_pods = buffer(f, BUF_FREE_PODS, f->nn, sizeof(*f->free_pods), 0);
+    f->ntouched = 0;
     for (size_t i = 0; i < f->nn; i++) {
         const struct cache_node *n = f->nodes[i];
         int64_t *free_room = f->free + i * f->nres;
@@ -759,6 +768,12 @@ const int64_t *fit_node_free(const struct fit *f, size_t i, int64_t *pods)
     if (pods != NULL)
         *pods = f->free_pods[i];
     return f->free + i * f->nres;
+}
+
+size_t fit_touched(const struct fit *f, const uint32_t **nodes)
+{
+    *nodes = f->touched;
+    return f->ntouched;
 }
 
 uint64_t fit_room_version(const struct fit *f)

@@ -97,6 +97,14 @@ const int64_t *fit_node_free(const struct fit *f, size_t i, int64_t *pods);
 /* Changes whenever the pass's free room may have grown or shrunk for good (a commit, a release): equal values, same room. */
 uint64_t fit_room_version(const struct fit *f);
 
+/*
+ * The nodes whose free room changed since fit_begin() (placed, released,
+ * undone, committed or not), in order, a node once per change: sets *nodes
+ * (borrowed until the next change) and returns how many. Whoever keeps sums
+ * over nodes catches up from where it last read.
+ */
+size_t fit_touched(const struct fit *f, const uint32_t **nodes);
+
 /* How many resource ids the pass counts (the length of fit_node_free()'s array). */
 uint32_t fit_resources(const struct fit *f);
 

@@ -12,6 +12,9 @@ struct entry {
     int32_t max_tier; /* TOPO_BY_HYPERNODE's */
     struct topo_domain *d;
     size_t n;
+    int64_t *sums; /* n x (nres + 1): each domain's free room summed (topodomains_sums), pods last */
+    uint32_t *off; /* nn + 1: node i is in domains doms[off[i]..off[i + 1]) (HyperNodes nest: several) */
+    uint32_t *doms;
 };
 
 struct topodomains {
@@ -30,9 +33,12 @@ struct topodomains {
     size_t memo_next;
     uint32_t *all; /* 0..nall-1 */
     size_t nall;
-    int64_t *total; /* topodomains_total() */
-    uint64_t total_room;
-    int total_valid;
+    /* Sums kept up to date with fit_touched(): every node's free room as last read (clamped at 0), and their total. */
+    int64_t *seen; /* nn x (nres + 1) */
+    int64_t *total;
+    uint32_t nres;
+    size_t cursor; /* fit_touched() read up to here */
+    int seen_built;
 };
 
 struct topodomains *topodomains_create(void)
@@ -47,6 +53,9 @@ static void drop_entries(struct topodomains *t)
             free(t->entries[i].d[j].nodes);
         free(t->entries[i].d);
         free(t->entries[i].key);
+        free(t->entries[i].sums);
+        free(t->entries[i].off);
+        free(t->entries[i].doms);
     }
     t->n = 0;
     hypernodes_domains_free(t->hd, t->nhd);
@@ -65,7 +74,7 @@ static void clear_memos(struct topodomains *t)
         free(t->memo[i].key);
         t->memo[i].why = t->memo[i].key = NULL;
     }
-    t->total_valid = 0;
+    t->seen_built = 0;
 }
 
 void topodomains_destroy(struct topodomains *t)
@@ -81,6 +90,7 @@ void topodomains_destroy(struct topodomains *t)
         free(t->memo[i].in_set);
     }
     free(t->total);
+    free(t->seen);
     free(t);
 }
 
@@ -186,6 +196,9 @@ static void build_hypernode(struct topodomains *t, struct entry *e)
     }
 }
 
+static void catch_up(struct topodomains *t);
+static void entry_sums(struct topodomains *t, struct entry *e);
+
 const struct topo_domain *topodomains_get(struct topodomains *t, const struct topo_constraint *c, size_t *n)
 {
     for (size_t i = 0; i < t->n; i++) {
@@ -209,6 +222,10 @@ const struct topo_domain *topodomains_get(struct topodomains *t, const struct to
         build_label(t, e);
     } else {
         build_hypernode(t, e);
+    }
+    if (t->seen_built) {
+        catch_up(t);
+        entry_sums(t, e);
     }
     *n = e->n;
     return e->d;
@@ -241,29 +258,120 @@ const uint32_t *topodomains_all(struct topodomains *t, size_t *n)
     return t->all;
 }
 
+/*
+ * A node's free room counted in sums: at least 0, at most 2^45 (35 TB of
+ * memory; "pods" without a limit), so that sums over 2^17 nodes never
+ * overflow and stay exact under the changes added and taken away.
+ */
+static int64_t clamp(int64_t v)
+{
+    const int64_t most = (int64_t)1 << 45;
+    return v < 0 ? 0 : v > most ? most : v;
+}
+
+/* Node i's free room now, clamped, into v (nres + 1, pods last). */
+static void read_node(const struct topodomains *t, size_t i, int64_t *v)
+{
+    int64_t pods;
+    const int64_t *room = fit_node_free(t->f, i, &pods);
+    for (uint32_t j = 0; j < t->nres; j++)
+        v[j] = clamp(room[j]);
+    v[t->nres] = clamp(pods);
+}
+
+static void add_to(int64_t *into, const int64_t *v, uint32_t n, int sign)
+{
+    for (uint32_t j = 0; j < n; j++)
+        into[j] += sign * v[j];
+}
+
+/* e's sums from the nodes as last read, and which domains each node is in. */
+static void entry_sums(struct topodomains *t, struct entry *e)
+{
+    size_t nn = t->nall, w = t->nres + 1;
+    free(e->sums);
+    free(e->off);
+    free(e->doms);
+    e->sums = util_calloc(e->n * w + 1, sizeof(*e->sums));
+    e->off = util_calloc(nn + 1, sizeof(*e->off));
+    size_t total = 0;
+    for (size_t d = 0; d < e->n; d++) {
+        for (size_t k = 0; k < e->d[d].nn; k++)
+            e->off[e->d[d].nodes[k] + 1]++;
+        total += e->d[d].nn;
+    }
+    for (size_t i = 0; i < nn; i++)
+        e->off[i + 1] += e->off[i];
+    e->doms = util_calloc(total + 1, sizeof(*e->doms));
+    uint32_t *fill = util_calloc(nn + 1, sizeof(*fill));
+    for (size_t d = 0; d < e->n; d++) {
+        for (size_t k = 0; k < e->d[d].nn; k++) {
+            uint32_t i = e->d[d].nodes[k];
+            e->doms[e->off[i] + fill[i]++] = (uint32_t)d;
+            add_to(e->sums + d * w, t->seen + (size_t)i * w, (uint32_t)w, 1);
+        }
+    }
+    free(fill);
+}
+
+/* Brings the sums up to date: from scratch once per pass, then by the nodes fit touched since. */
+static void catch_up(struct topodomains *t)
+{
+    size_t nn;
+    topodomains_all(t, &nn);
+    const uint32_t *touched;
+    size_t nt = fit_touched(t->f, &touched);
+    if (!t->seen_built) {
+        t->nres = fit_resources(t->f);
+        size_t w = t->nres + 1;
+        free(t->seen);
+        free(t->total);
+        t->seen = util_calloc(nn * w + 1, sizeof(*t->seen));
+        t->total = util_calloc(w, sizeof(*t->total));
+        for (size_t i = 0; i < nn; i++) {
+            read_node(t, i, t->seen + i * w);
+            add_to(t->total, t->seen + i * w, (uint32_t)w, 1);
+        }
+        for (size_t e = 0; e < t->n; e++)
+            entry_sums(t, &t->entries[e]);
+        t->cursor = nt;
+        t->seen_built = 1;
+        return;
+    }
+    size_t w = t->nres + 1;
+    int64_t *now = util_calloc(w, sizeof(*now));
+    for (; t->cursor < nt; t->cursor++) {
+        uint32_t i = touched[t->cursor];
+        int64_t *old = t->seen + (size_t)i * w;
+        read_node(t, i, now);
+        add_to(now, old, (uint32_t)w, -1); /* now: the change */
+        add_to(t->total, now, (uint32_t)w, 1);
+        for (size_t e = 0; e < t->n; e++) {
+            const struct entry *x = &t->entries[e];
+            for (uint32_t k = x->off != NULL ? x->off[i] : 0; x->off != NULL && k < x->off[i + 1]; k++)
+                add_to(x->sums + (size_t)x->doms[k] * w, now, (uint32_t)w, 1);
+        }
+        add_to(old, now, (uint32_t)w, 1);
+    }
+    free(now);
+}
+
 const int64_t *topodomains_total(struct topodomains *t)
 {
-    uint32_t nres = fit_resources(t->f);
-    uint64_t room = fit_room_version(t->f);
-    int steady = fit_mark(t->f) == 0; /* nothing tentative: the room is what the version says */
-    if (t->total_valid && steady && t->total_room == room)
-        return t->total;
-    free(t->total);
-    t->total = util_calloc(nres + 1, sizeof(*t->total));
-    struct cache_node *const *nodes;
-    size_t nn = fit_nodes(t->f, &nodes);
-    for (size_t i = 0; i < nn; i++) {
-        int64_t pods;
-        const int64_t *room_i = fit_node_free(t->f, i, &pods);
-        for (uint32_t j = 0; j < nres; j++) {
-            if (room_i[j] > 0)
-                t->total[j] = room_i[j] > INT64_MAX - t->total[j] ? INT64_MAX : t->total[j] + room_i[j];
-        }
-        t->total[nres] += pods > 0 ? pods : 0;
-    }
-    t->total_valid = steady;
-    t->total_room = room;
+    catch_up(t);
     return t->total;
+}
+
+const int64_t *topodomains_sums(struct topodomains *t, const struct topo_constraint *c, size_t *n)
+{
+    const struct topo_domain *d = topodomains_get(t, c, n);
+    (void)d;
+    catch_up(t);
+    for (size_t e = 0; e < t->n; e++) {
+        if (t->entries[e].d == d)
+            return t->entries[e].sums;
+    }
+    return NULL;
 }
 
 int topodomain_has(const struct topo_domain *d, uint32_t i)

@@ -73,11 +73,18 @@ struct topo_memo *topodomains_memo_slot(struct topodomains *t);
 const uint32_t *topodomains_all(struct topodomains *t, size_t *n);
 
 /*
- * The free room of all the pass's nodes summed, by resource id, pods last
- * (fit_resources() + 1 long; borrowed until the next call). Kept while the
- * room is unchanged and nothing is tentative.
+ * The free room of all the pass's nodes summed (each node's clamped at 0), by
+ * resource id, pods last (fit_resources() + 1 long; borrowed until the next
+ * call). Kept up to date with fit_touched(): O(nodes changed) per call.
  */
 const int64_t *topodomains_total(struct topodomains *t);
+
+/*
+ * The same sums per domain of constraint c: *n domains (topodomains_get's,
+ * in its order) of fit_resources() + 1 values each, borrowed until the next
+ * call.
+ */
+const int64_t *topodomains_sums(struct topodomains *t, const struct topo_constraint *c, size_t *n);
 
 /* Whether fit node index i is in d (binary search). */
 int topodomain_has(const struct topo_domain *d, uint32_t i);
