@@ -33,7 +33,7 @@ inv_assert() {
 	if [[ -s "$INV_DIR/violations" ]]; then
 		say "--- invariant violations:"
 		sed 's/^/    /' "$INV_DIR/violations" >&2
-		fail "$what: $(wc -l <"$INV_DIR/violations") invariant violation(s)"
+		fail "$what: $(wc -l <"$INV_DIR/violations") invariant violation(s), the first: $(head -1 "$INV_DIR/violations" | cut -c1-300)"
 	fi
 	kill -0 "$INV_PID" 2>/dev/null || fail "$what: the invariant checker is not running"
 	# It must still be polling: wait for one more poll than now.

@@ -130,6 +130,8 @@ e2e_teardown() {
 	if [[ -n "${E2E_TMP:-}" ]]; then
 		if ((rc == 0)) && [[ -z "${E2E_KEEP:-}" ]]; then rm -rf "$E2E_TMP"; else say "--- $E2E_NAME's scratch files kept in $E2E_TMP"; fi
 	fi
+	# Said again last: a log cut to its tail (CI's) still shows why the test failed.
+	((rc == 0)) || say "--- $E2E_NAME failed: ${E2E_FAILED:-exit status $rc}"
 	if [[ -n "$NS" && -z "${E2E_KEEP:-}" ]]; then
 		# RayClusters first: a namespace controller that lost discovery (an apiserver restart) may leave them behind.
 		kc delete rayclusters.ray.io -n "$NS" --all --wait=false >/dev/null 2>&1 || true
@@ -157,7 +159,7 @@ e2e_delete_queues() {
 	((${#left[@]} == 0)) || say "e2e: Queues not deleted (the next test's baseline tries again): ${left[*]}"
 }
 
-fail() { say "FAIL: $*"; exit 1; }
+fail() { E2E_FAILED="$*"; say "FAIL: $*"; exit 1; }
 pass() { say "ok: $* [${SECONDS}s]"; }
 
 # assert_eq WHAT EXPECTED ACTUAL
