@@ -467,15 +467,16 @@ raycluster() {
 #   claim=CLAIM        the workers mount the PersistentVolumeClaim CLAIM at /data
 #   autoscaling=1      in-tree autoscaling, its sidecar at cpu 100m, memory 128Mi
 #   tolerations=LIST   every pod's tolerations, a YAML flow sequence ('[{key: k, operator: Exists}]')
+#   wlimits=1          the workers' limits equal to their requests (needed for nvidia.com/gpu)
 #   hosts=N            every worker group's numOfHosts (a multi-host group: REPLICAS sets of N pods)
 #   wannotations=ENTRIES  the worker groups' template annotations (YAML flow mapping entries)
 # No group: workerGroupSpecs [].
 raycluster_spec() {
-	local version=2.9.0 cpu=1 memory=1Gi head="" limits="" claim="" autoscaling="" tolerations="" hosts="" wannotations=""
+	local version=2.9.0 cpu=1 memory=1Gi head="" limits="" claim="" autoscaling="" tolerations="" hosts="" wannotations="" wlimits=""
 	local arg groups=() g gname r min max req
 	for arg; do
 		case "$arg" in
-		version=* | cpu=* | memory=* | head=* | limits=* | claim=* | autoscaling=* | tolerations=* | hosts=* | wannotations=*)
+		version=* | cpu=* | memory=* | head=* | limits=* | claim=* | autoscaling=* | tolerations=* | hosts=* | wannotations=* | wlimits=*)
 			printf -v "${arg%%=*}" %s "${arg#*=}" ;;
 		group=*) groups+=("${arg#group=}") ;;
 		workers=*) groups+=("worker:${arg#workers=}:${arg#workers=}:${arg#workers=}") ;;
@@ -514,7 +515,7 @@ raycluster_spec() {
 			    metadata: {annotations: {$wannotations\}\}}
 			    spec:
 			      containers:
-			      - {name: ray-worker, image: "rayproject/ray:$version"${req:+, resources: {requests: {$req\}\}}${claim:+, volumeMounts: [{name: data, mountPath: /data\}]}}
+			      - {name: ray-worker, image: "rayproject/ray:$version"${req:+, resources: {requests: {$req\}${wlimits:+, limits: {$req\}}\}}${claim:+, volumeMounts: [{name: data, mountPath: /data\}]}}
 		YAML
 		[[ -z "$claim" ]] || echo "      volumes: [{name: data, persistentVolumeClaim: {claimName: $claim}}]"
 		[[ -z "$tolerations" ]] || echo "      tolerations: $tolerations"
@@ -623,23 +624,20 @@ restore_gate() {
 }
 
 # ------------------------------------------------------------- topology (issue 24)
-# racks_up [--hypernodes]: 16 kwok nodes of this test's own, in 4 racks of 4:
+# racks_up: 16 kwok nodes of this test's own, in 4 racks of 4:
 # rK-nJ-UID (K and J 1..4), labelled RACK_KEY=rK (raygate.io/e2e-rack),
 # e2e.raygate.io/rack-set=UID and e2e.raygate.io/added (a later test's
 # baseline deletes what is left), kubernetes.io/hostname its name; nvidia.com/gpu
 # 8, cpu 32, memory 256Gi and 110 pods each. They carry the taint
 # e2e.raygate.io/racks=UID:NoSchedule, so no pod of another test lands there;
 # the test's pods tolerate it (RACK_TOLERATIONS, e.g. raycluster
-# tolerations="$RACK_TOLERATIONS"). The cluster's own nodes have no GPU. With
-# --hypernodes also Volcano HyperNodes: tier 1 e2e-UID-rK per rack (rack 1's
-# members by exactMatch, rack 2's by regexMatch, racks 3 and 4 by
-# labelMatch), tier 2 e2e-UID-spine over the four (members of type
-# HyperNode). All are deleted when the test ends. Sets RACK_UID, RACK_KEY,
-# RACK_TOLERATIONS and RACK_NODES (the names, rack by rack).
+# tolerations="$RACK_TOLERATIONS"). The cluster's own nodes have no GPU.
+# They are deleted when the test ends, with the HyperNodes of
+# racks_hypernodes. Sets RACK_UID, RACK_KEY, RACK_TOLERATIONS and RACK_NODES
+# (the names, rack by rack).
 RACK_KEY=raygate.io/e2e-rack
 racks_up() {
-	local k j nodes=() hn=0
-	[[ "${1:-}" == --hypernodes ]] && hn=1
+	local k j nodes=()
 	RACK_UID="$(e2e_uid)"
 	RACK_TOLERATIONS="[{key: e2e.raygate.io/racks, operator: Equal, value: \"$RACK_UID\", effect: NoSchedule}]"
 	RACK_NODES=()
@@ -655,17 +653,24 @@ racks_up() {
 			jq '[.items[] | select(.status.conditions[]? | .type == "Ready" and .status == "True")] | length')" == 16 ]]
 	}
 	eventually 60 "16 rack nodes ($RACK_KEY r1..r4, set $RACK_UID) Ready" _racks_ready
-	((hn)) || return 0
+}
+
+# racks_hypernodes: Volcano HyperNodes over racks_up's racks: tier 1
+# e2e-UID-rK per rack (rack 1's members by exactMatch, rack 2's by
+# regexMatch, racks 3 and 4 by labelMatch), tier 2 e2e-UID-spine over the
+# four (members of type HyperNode).
+racks_hypernodes() {
+	local k
 	kc get crd hypernodes.topology.volcano.sh >/dev/null 2>&1 || fail "the HyperNode CRD is not installed"
 	{
-		rack_hypernode 1 "$(printf '{type: Node, selector: {exactMatch: {name: r1-n%s-%s}}}, ' 1 "$RACK_UID" 2 "$RACK_UID" 3 "$RACK_UID" 4 "$RACK_UID")"
+		rack_hypernode 1 "$(printf '{type: Node, selector: {exactMatch: {name: r1-n%s-%s}}}, ' 1 "$RACK_UID" 2 "$RACK_UID" 3 "$RACK_UID" 4 "$RACK_UID" | sed 's/, $//')"
 		rack_hypernode 2 "{type: Node, selector: {regexMatch: {pattern: \"^r2-n[0-9]-$RACK_UID\$\"}}}"
 		for k in 3 4; do
 			rack_hypernode $k "{type: Node, selector: {labelMatch: {matchLabels: {$RACK_KEY: r$k, e2e.raygate.io/rack-set: \"$RACK_UID\"}}}}"
 		done
 		echo "---"
 		echo "{apiVersion: topology.volcano.sh/v1alpha1, kind: HyperNode, metadata: {name: e2e-$RACK_UID-spine, labels: {e2e.raygate.io/added: \"true\"}},"
-		echo " spec: {tier: 2, members: [$(for k in 1 2 3 4; do printf '{type: HyperNode, selector: {exactMatch: {name: e2e-%s-r%s}}}, ' "$RACK_UID" $k; done)]}}"
+		echo " spec: {tier: 2, members: [$(for k in 1 2 3 4; do printf '{type: HyperNode, selector: {exactMatch: {name: e2e-%s-r%s}}}, ' "$RACK_UID" $k; done | sed 's/, $//')]}}"
 	} | kc apply -f - >/dev/null || fail "could not create the HyperNodes"
 	pass "HyperNodes e2e-$RACK_UID-r1..r4 (tier 1) and e2e-$RACK_UID-spine (tier 2)"
 }

@@ -40,7 +40,7 @@ pinned() {
 				        nodeSelector: {kubernetes.io/hostname: $node}
 				        tolerations: $RACK_TOLERATIONS
 				        containers:
-				        - {name: ray-worker, image: "rayproject/ray:2.9.0", resources: {requests: {cpu: "1", memory: 1Gi, nvidia.com/gpu: 8}}}
+				        - {name: ray-worker, image: "rayproject/ray:2.9.0", resources: {requests: {cpu: "1", memory: 1Gi, nvidia.com/gpu: 8}, limits: {cpu: "1", memory: 1Gi, nvidia.com/gpu: 8}}}
 			YAML
 		done
 	} | kc apply -n "$NS" -f - >/dev/null
@@ -65,7 +65,7 @@ pass "every GPU of the 16 rack nodes is held by a priority-0 gang"
 
 t0=$SECONDS
 raycluster high queue="$Q" priority=ray-high annotations="raygate.io/topology-required: $RACK_KEY" \
-	tolerations="$RACK_TOLERATIONS" cpu=1 memory=1Gi group='gpu:4:4:4:cpu: "1", memory: 1Gi, nvidia.com/gpu: 8' |
+	tolerations="$RACK_TOLERATIONS" wlimits=1 cpu=1 memory=1Gi group='gpu:4:4:4:cpu: "1", memory: 1Gi, nvidia.com/gpu: 8' |
 	kc apply -n "$NS" -f - >/dev/null
 all_or_none_watch high 5 150 || fail "high was not admitted whole"
 eventually 60 "high's 5 pods bound" is bound_count high 5

@@ -24,7 +24,7 @@ inv_start
 WORKER='cpu: "1", memory: 1Gi, nvidia.com/gpu: 8'
 # gpu_cluster NAME ANNOTATION: a head and 4 GPU workers in $Q, tolerating the racks, with ANNOTATION: the rack label
 gpu_cluster() {
-	raycluster "$1" queue="$Q" annotations="$2: $RACK_KEY" tolerations="$RACK_TOLERATIONS" \
+	raycluster "$1" queue="$Q" annotations="$2: $RACK_KEY" tolerations="$RACK_TOLERATIONS" wlimits=1 \
 		cpu=1 memory=1Gi group="gpu:4:4:4:$WORKER" | kc apply -n "$NS" -f - >/dev/null
 }
 # worker_selectors CLUSTER: the distinct values of its workers' nodeSelector on the rack label ("-": none)
@@ -41,7 +41,7 @@ fillers_bound() { [[ "$(kc get pods -n "$NS" -l e2e.raygate.io/filler -o json | 
 eventually 60 "a plain pod holds nvidia.com/gpu 8 on one node of each rack" fillers_bound
 
 gpu_cluster big raygate.io/topology-required
-eventually 60 "KubeRay created big's 5 pods" all_gated big 5
+eventually 60 "KubeRay created big's 5 pods" has_pods big 5
 eventually 30 "big's PodGroup says raygate.io/wait-reason: topology" is pg_annotation ray-big-pg raygate.io/wait-reason topology
 waits_saying big "largest free domain" "nvidia.com/gpu 24" "cluster-wide free: nvidia.com/gpu 96" ||
 	{ wait_texts big; fail "big's wait message does not name the largest free domain (24) and the cluster-wide room (96)"; }

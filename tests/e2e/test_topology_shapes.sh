@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 24, Ray-aware shapes and Volcano's way to ask, on 4 racks of 4 nodes
-# with nvidia.com/gpu 8 each and HyperNodes over them (racks_up --hypernodes:
-# tier 1 per rack, tier 2 over all).
+# with nvidia.com/gpu 8 each (racks_up) and HyperNodes over them
+# (racks_hypernodes: tier 1 per rack, tier 2 over all).
 # - Slices: "slices" has a worker group of numOfHosts 4 and replicas 2
 #   (nvidia.com/gpu 8 each host) whose template says raygate.io/
 #   topology-required: the rack label. KubeRay (RayMultiHostIndexing) labels
@@ -17,13 +17,13 @@
 # The invariant checker runs throughout.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
-racks_up --hypernodes
+racks_up
 Q="toposhape-$(e2e_uid)"
 tree_queue "$Q"
 inv_start
 
 # --- slices
-raycluster slices queue="$Q" tolerations="$RACK_TOLERATIONS" cpu=1 memory=1Gi hosts=4 \
+raycluster slices queue="$Q" tolerations="$RACK_TOLERATIONS" wlimits=1 cpu=1 memory=1Gi hosts=4 \
 	wannotations="raygate.io/topology-required: $RACK_KEY" group='tpu:2:2:2:cpu: "1", memory: 1Gi, nvidia.com/gpu: 8' |
 	kc apply -n "$NS" -f - >/dev/null
 eventually 60 "KubeRay created slices' 9 pods" has_pods slices 9
@@ -52,6 +52,7 @@ done
 pass "each replica's 4 hosts in one rack: $(for r in "${!rack_of_replica[@]}"; do printf '%s=%s ' "$r" "${rack_of_replica[$r]}"; done)"
 
 # --- Volcano's labels, as KubeRay documents them
+racks_hypernodes
 sed -e "s/name: test-cluster-0/name: volcano/" -e "s/volcano.sh\/queue-name: .*/volcano.sh\/queue-name: $Q/" \
 	"$ROOT/samples/raycluster-test-cluster-0.yaml" |
 	sed -e 's/^\(    volcano.sh\/queue-name: .*\)$/    ray.io\/scheduler-name: volcano\n\1\n    volcano.sh\/network-topology-mode: hard\n    volcano.sh\/network-topology-highest-tier-allowed: "1"/' \
