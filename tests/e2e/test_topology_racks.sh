@@ -57,7 +57,7 @@ assert_eq "big's workers' nodeSelector $RACK_KEY" r3 "$(worker_selectors big)"
 assert_eq "big's head is not confined (no GPU, not in the gang-wide set)" "-" \
 	"$(kc get pod -n "$NS" "$(head_pod big)" -o json | jq -r --arg k "$RACK_KEY" '.spec.nodeSelector[$k] // "-"')"
 assert_eq "big's raygate.io/topology-placed" '{"gang":"r3"}' "$(rc_annotation big raygate.io/topology-placed | jq -cS 'with_entries(select(.value != false))')"
-assert_eq "big's PodGroup has no wait reason left" "" "$(pg_annotation ray-big-pg raygate.io/wait-reason)"
+eventually 10 "big's PodGroup has no wait reason left" is pg_annotation ray-big-pg raygate.io/wait-reason ""
 
 # Soft: no rack has 32 free now (r1, r2, r4: 24; r3: 0).
 gpu_cluster soft raygate.io/topology-preferred
