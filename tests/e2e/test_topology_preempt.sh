@@ -22,26 +22,16 @@ inv_start --evict-grace 30
 # pinned NAME NODE...: a priority-0 gang in $Q: a head and, per NODE, a worker group of one worker
 # (nvidia.com/gpu 8) with a nodeSelector on that node's hostname
 pinned() {
-	local name="$1" i=0 node
+	local name="$1" i=0 node gpu='cpu: "1", memory: 1Gi, nvidia.com/gpu: 8'
+	local worker="{name: ray-worker, image: \"rayproject/ray:2.9.0\", resources: {requests: {$gpu}, limits: {$gpu}}}"
 	shift
 	{
 		raycluster "$name" queue="$Q" tolerations="$RACK_TOLERATIONS" cpu=1 memory=1Gi | sed '/^  workerGroupSpecs: \[\]$/d'
 		echo '  workerGroupSpecs:'
 		for node; do
 			i=$((i + 1))
-			cat <<-YAML
-				  - groupName: g$i
-				    replicas: 1
-				    minReplicas: 1
-				    maxReplicas: 1
-				    rayStartParams: {}
-				    template:
-				      spec:
-				        nodeSelector: {kubernetes.io/hostname: $node}
-				        tolerations: $RACK_TOLERATIONS
-				        containers:
-				        - {name: ray-worker, image: "rayproject/ray:2.9.0", resources: {requests: {cpu: "1", memory: 1Gi, nvidia.com/gpu: 8}, limits: {cpu: "1", memory: 1Gi, nvidia.com/gpu: 8}}}
-			YAML
+			echo "  - {groupName: g$i, replicas: 1, minReplicas: 1, maxReplicas: 1, rayStartParams: {},"
+			echo "     template: {spec: {nodeSelector: {kubernetes.io/hostname: $node}, tolerations: $RACK_TOLERATIONS, containers: [$worker]}}}"
 		done
 	} | kc apply -n "$NS" -f - >/dev/null
 }
