@@ -10,6 +10,7 @@
 #include "legacy.h"
 #include "log.h"
 #include "names.h"
+#include "topology.h"
 #include "ungate.h"
 #include "util.h"
 
@@ -214,7 +215,10 @@ static void record_admissions(struct apply *a, struct apply_pass *p)
         items[i] = (struct kube_batch_item){.method = "GET", .path = paths[i]};
         if (d->action != ADMIT_ACTION_ADMIT)
             continue;
-        patches[i] = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", NAMES_ANNOTATION_ADMITTED, p->now);
+        /* Where a topology-constrained gang was placed goes in the same write (pods that come later follow it); null
+           clears an older admission's. */
+        patches[i] = json_pack("{s:{s:{s:s,s:s?}}}", "metadata", "annotations", NAMES_ANNOTATION_ADMITTED, p->now, TOPOLOGY_PLACED,
+                               d->topology);
         if (d->cluster_uid != NULL) /* never stamp a new RayCluster of the same name */
             json_object_set_new(json_object_get(patches[i], "metadata"), "uid", json_string(d->cluster_uid));
         items[i].method = "PATCH";
@@ -358,6 +362,7 @@ static void commit(struct apply_pass *p, pthread_mutex_t *mu, struct cache *cach
         struct cache_gang *g = d->action == ADMIT_ACTION_ADMIT ? cache_gang_get(cache, d->namespace_, d->cluster) : NULL;
         if (g != NULL) {
             cache_gang_mark_admitted(cache, g, p->now);
+            cache_gang_mark_placed(g, d->topology);
             cache_gang_set_complete_ms(cache, g, 0);
         }
         for (size_t k = 0; k < d->npods; k++) {

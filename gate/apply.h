@@ -8,8 +8,9 @@
  * of the cache, so that carrying them out reads nothing more from it.
  *
  * apply_carry_out runs without the lock:
- * - ADMIT: record raygate.io/admitted-at on the RayCluster first, then remove
- *   our gate from all the gang's pods (crash-consistent: after a restart, an
+ * - ADMIT: record raygate.io/admitted-at on the RayCluster first (with
+ *   raygate.io/topology-placed, where a topology-constrained gang was placed,
+ *   in the same patch), then remove our gate from all the gang's pods (crash-consistent: after a restart, an
  *   admitted RayCluster with gated pods is finished first); a Normal Event on
  *   the RayCluster;
  * - FINISH / TAIL_ADMIT: read the RayCluster (the cache may be behind), then

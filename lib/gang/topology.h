@@ -1,24 +1,30 @@
 /*
  * topology: where a Ray cluster asks its pods to lie, read from the
- * RayCluster (or from a RayJob's spec.rayClusterSpec with the RayJob's
- * metadata). Pure; shared by the webhook (denials) and the gate controller
- * (placement, topoplace.h).
+ * RayCluster (or from a RayJob's spec.rayClusterSpec, or a RayService's
+ * spec.rayClusterConfig, with that object's metadata). Pure; shared by the
+ * webhook (denials) and the gate controller (placement, topoplace.h).
  *
  * Two ways to ask, both honoured:
  * - Volcano's: the labels (or annotations) volcano.sh/network-topology-mode
  *   "hard" | "soft" and volcano.sh/network-topology-highest-tier-allowed "N"
  *   on the RayCluster: the gang lies within one HyperNode of tier <= N
- *   (hypernode.h; no tier: any tier). Mode without a tier means any tier.
+ *   (hypernode.h; no tier: any tier). Mode without a tier means any tier;
+ *   a tier without a mode asks nothing (as KubeRay reads them), but must
+ *   still be a tier. A label and an annotation giving different values is an
+ *   error.
  * - By node label, as Kueue's podset-required-topology: the annotation
  *   raygate.io/topology-required: KEY (hard) or raygate.io/topology-preferred:
  *   KEY (soft) on the RayCluster (the whole gang) or on a worker group's
  *   template metadata (that group): its pods lie on nodes that share one value
  *   of label KEY.
- * Both on one object is an error (two answers to one question).
+ * Both on one object is an error (two answers to one question), and so are
+ * required and preferred together on one object. Volcano's keys on a group's
+ * template are not read.
  *
  * Ray-aware shapes:
  * - The head is left out of a gang-wide constraint unless the RayCluster's
- *   annotation raygate.io/topology-include-head is "true".
+ *   annotation raygate.io/topology-include-head is "true" ("false" or absent:
+ *   left out; anything else is an error).
  * - A worker group with numOfHosts > 1 is a set of slices: each replica's
  *   hosts (pods sharing the label ray.io/worker-group-replica-name) lie in one
  *   domain of the group's constraint; different replicas may lie in different
@@ -95,7 +101,11 @@ void topo_request_finish(struct topo_request *r);
 /*
  * Reads the request of obj (borrowed): a RayCluster, or a RayJob (its
  * metadata, and spec.rayClusterSpec for the groups; field paths then start
- * with spec.rayClusterSpec.). out must be initialised; it is overwritten.
+ * with spec.rayClusterSpec.), or a RayService (spec.rayClusterConfig). Which
+ * one is told by the spec holding rayClusterSpec or rayClusterConfig, not by
+ * kind (list items carry none). A numOfHosts that is not a positive integer
+ * counts as 1 (the gang arithmetic, gang.h, reports it). out must be
+ * initialised; it is overwritten.
  * Returns 0 (out may hold no constraint at all), or -1 with err naming the
  * field (out left empty).
  */
@@ -104,13 +114,21 @@ int topo_request_parse(const json_t *obj, struct topo_request *out, struct error
 /* Whether r constrains anything (the gang or a group). */
 int topo_request_any(const struct topo_request *r);
 
-/* The constraint that applies to the pods of group name (NULL: the head): the group's own, else the gang's. */
+/*
+ * The constraint that applies to the pods of group name (NULL: the head): the
+ * group's own, else the gang's; for the head the gang's only when include_head
+ * is set. Never NULL: a constraint of mode NONE when nothing applies.
+ */
 const struct topo_constraint *topo_request_for(const struct topo_request *r, const char *group);
 
 /* "hard" / "soft" / "none". */
 const char *topo_mode_name(enum topo_mode m);
 
-/* What a constraint asks, for messages: "one nvidia.com/gpu.clique domain", "one HyperNode of tier <= 2". */
+/*
+ * What a constraint asks, for messages: "one nvidia.com/gpu.clique domain",
+ * "one HyperNode of tier <= 2", "one HyperNode" (any tier); NULL or mode NONE:
+ * "no topology constraint". Cut to size (util_format).
+ */
 void topo_constraint_text(const struct topo_constraint *c, char *buf, size_t size);
 
 #endif

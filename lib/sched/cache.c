@@ -381,7 +381,7 @@ static void gang_maybe_free(struct cache *c, struct cache_gang *g)
     if (g->all_next != NULL)
         g->all_next->all_prev = g->all_prev;
     gang_clear_cluster(c, g);
-    free(g->admitted_at);
+    model_gang_clear_admitted(g);
     free(g->admit_mark_rv);
     free(g->evict_mark_rv);
     free(g->last_message);
@@ -713,12 +713,15 @@ void cache_gang_mark_admitted(struct cache *c, struct cache_gang *g, const char 
     g->evict_mark_rv = NULL;
     free(g->admit_mark_rv);
     g->admit_mark_rv = util_strdup(g->resource_version != NULL ? g->resource_version : "");
-    char *copy = util_strdup(at != NULL ? at : "");
-    free(g->admitted_at);
-    g->admitted_at = copy;
+    model_gang_set_admitted(g, at != NULL ? at : "");
     g->admitted = 1;
     gang_update_reserving(c, g);
     queue_dirty(c, g->queue);
+}
+
+void cache_gang_mark_placed(struct cache_gang *g, const char *placed)
+{
+    model_gang_set_placed(g, placed);
 }
 
 void cache_gang_mark_evicted(struct cache *c, struct cache_gang *g, const struct evict_record *rec)
@@ -727,8 +730,7 @@ void cache_gang_mark_evicted(struct cache *c, struct cache_gang *g, const struct
     g->evict_mark_rv = util_strdup(g->resource_version != NULL ? g->resource_version : "");
     free(g->admit_mark_rv);
     g->admit_mark_rv = NULL;
-    free(g->admitted_at);
-    g->admitted_at = NULL;
+    model_gang_clear_admitted(g);
     g->record = *rec;
     if (g->admitted) {
         g->admitted = 0;

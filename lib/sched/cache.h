@@ -120,6 +120,9 @@ void cache_pod_mark_told(struct cache_pod *pod);
 /* Likewise for the raygate.io/admitted-at annotation of gang's RayCluster; at is its value. */
 void cache_gang_mark_admitted(struct cache *c, struct cache_gang *gang, const char *at);
 
+/* With it, the raygate.io/topology-placed annotation written in the same patch (placed: its value, copied; NULL: none). */
+void cache_gang_mark_placed(struct cache_gang *gang, const char *placed);
+
 /*
  * Records that gang's eviction was written (evictor_record: the admission
  * withdrawn, rec in its annotations) before the watch shows it: the gang is

@@ -3,18 +3,22 @@
  * HyperNode, cluster-scoped), read from list and watch, and resolved into the
  * node sets that topology-constrained gangs are placed in (topodomain.h).
  *
- * A HyperNode has spec.tier (an integer >= 1; lower tiers are closer, e.g.
- * 1 a rack's switch, 2 a spine) and spec.members, each {type: Node |
- * HyperNode, selector: one of exactMatch {name}, regexMatch {pattern} (POSIX
- * extended, anchored as Volcano anchors it), labelMatch {matchLabels,
- * matchExpressions}}. Members of type HyperNode name child HyperNodes (exact
- * or regex); a HyperNode covers its own Node members and every node its
- * children cover, recursively.
+ * A HyperNode has spec.tier (an integer >= 0, as Volcano's CRD allows;
+ * lower tiers are closer, e.g. 1 a rack's switch, 2 a spine) and
+ * spec.members, each {type: Node | HyperNode, selector: one of exactMatch
+ * {name}, regexMatch {pattern} (POSIX extended; a search, as Volcano's Go
+ * regexp.MatchString: the pattern anchors itself with ^ and $), labelMatch
+ * {matchLabels, matchExpressions} (Node members only; an empty one selects
+ * nothing, as in Volcano)}. Members of type HyperNode name child HyperNodes
+ * (exact or regex); a HyperNode covers its own Node members and every node
+ * its children cover, recursively.
  *
- * An invalid HyperNode (no tier, a bad regex, an unknown member type, a
- * member with no or several selectors, a cycle through children) is kept,
- * marked invalid with the reason (the controller reports it in an Event),
- * and ignored: never fatal, and the others stand.
+ * An invalid HyperNode (no tier, no members, a bad regex or label
+ * selector, an unknown member type, a member with no or several selectors)
+ * is kept, marked invalid with the reason (the controller reports it in an
+ * Event), and ignored: never fatal, and the others stand. A cycle through
+ * children is the set's: the upsert that closes it says so, and every
+ * HyperNode on it is left out of the domains until it is broken.
  *
  * Pure: no I/O, no threads, no clock.
  */

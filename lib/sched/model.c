@@ -234,19 +234,39 @@ void model_gang_clear_groups(struct shape_pool *p, struct cache_gang *g)
 void model_gang_parse_admitted(struct cache_gang *g, const json_t *meta)
 {
     const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
-    const char *admitted_at = json_string_value(json_object_get(json_object_get(meta, "annotations"), NAMES_ANNOTATION_ADMITTED));
+    const json_t *annotations = json_object_get(meta, "annotations");
+    const char *admitted_at = json_string_value(json_object_get(annotations, NAMES_ANNOTATION_ADMITTED));
     if (admitted_at != NULL && admitted_at[0] == '\0')
         admitted_at = NULL;
     if (admitted_at == NULL && g->admit_mark_rv != NULL && rv != NULL && strcmp(g->admit_mark_rv, rv) == 0 &&
-        g->admitted_at != NULL) {
-        admitted_at = g->admitted_at;
-    } else {
-        free(g->admit_mark_rv);
-        g->admit_mark_rv = NULL;
-    }
-    char *at = util_strdup(admitted_at);
+        g->admitted_at != NULL)
+        return; /* our own admission, not seen yet: it stands, and where it placed the gang */
+    free(g->admit_mark_rv);
+    g->admit_mark_rv = NULL;
+    model_gang_set_admitted(g, admitted_at);
+    /* A record outlives its admission only on the object (an eviction may leave it): it counts while admitted. */
+    const char *placed = json_string_value(json_object_get(annotations, TOPOLOGY_PLACED));
+    model_gang_set_placed(g, admitted_at != NULL && placed != NULL && placed[0] != '\0' ? placed : NULL);
+}
+
+void model_gang_set_admitted(struct cache_gang *g, const char *at)
+{
+    char *copy = util_strdup(at);
     free(g->admitted_at);
-    g->admitted_at = at;
+    g->admitted_at = copy;
+}
+
+void model_gang_set_placed(struct cache_gang *g, const char *placed)
+{
+    char *copy = util_strdup(placed);
+    free(g->topo_placed);
+    g->topo_placed = copy;
+}
+
+void model_gang_clear_admitted(struct cache_gang *g)
+{
+    model_gang_set_admitted(g, NULL);
+    model_gang_set_placed(g, NULL);
 }
 
 void model_gang_parse_eviction(struct cache_gang *g, const json_t *meta)
@@ -254,8 +274,7 @@ void model_gang_parse_eviction(struct cache_gang *g, const json_t *meta)
     const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
     g->generation = json_integer_value(json_object_get(meta, "generation"));
     if (g->evict_mark_rv != NULL && rv != NULL && strcmp(g->evict_mark_rv, rv) == 0) {
-        free(g->admitted_at);
-        g->admitted_at = NULL;
+        model_gang_clear_admitted(g);
         return;
     }
     free(g->evict_mark_rv);
@@ -335,6 +354,7 @@ void model_pod_release(struct shape_pool *p, struct cache_pod *pod)
     shape_release(p, pod->queue);
     shape_release(p, pod->node_type);
     shape_release(p, pod->group);
+    shape_release(p, pod->replica);
     for (uint32_t i = 0; i < pod->nforeign_gates; i++)
         shape_release(p, pod->foreign_gates[i]);
     free(pod->foreign_gates);
@@ -343,7 +363,7 @@ void model_pod_release(struct shape_pool *p, struct cache_pod *pod)
     shape_rl_release(p, pod->request);
     shape_sched_release(p, pod->sched);
     free(pod->strings);
-    pod->namespace_ = pod->cluster = pod->queue = pod->node_type = pod->group = NULL;
+    pod->namespace_ = pod->cluster = pod->queue = pod->node_type = pod->group = pod->replica = NULL;
     pod->foreign_gates = NULL;
     pod->nforeign_gates = 0;
     pod->request = NULL;
@@ -393,6 +413,7 @@ void model_pod_parse_meta(struct shape_pool *p, struct cache_pod *pod, const cha
     pod->queue = shape_member(p, labels, NAMES_LABEL_QUEUE);
     pod->node_type = shape_member(p, labels, NAMES_LABEL_NODE_TYPE);
     pod->group = shape_member(p, labels, NAMES_LABEL_GROUP);
+    pod->replica = shape_member(p, labels, TOPOLOGY_REPLICA_LABEL);
     const char *cluster, *kind, *type;
     if (pod->cluster == NULL && legacy_pod_labels(labels, &cluster, &kind, &type)) { /* the legacy operator's pod */
         pod->cluster = shape_intern(p, cluster);

@@ -19,6 +19,7 @@
 #include "evict.h"
 #include "resources.h"
 #include "shape.h"
+#include "topology.h"
 
 struct cache_node {
     struct table_node by_name;
@@ -69,6 +70,7 @@ struct cache_pod {
     const char *queue;                         /* interned volcano.sh/queue-name label, or NULL */
     const char *node_type;                     /* interned ray.io/node-type label, or NULL */
     const char *group;                         /* interned ray.io/group label, or NULL */
+    const char *replica;                       /* interned ray.io/worker-group-replica-name label (a multi-host replica), or NULL */
     const char **foreign_gates;                /* owned array of interned names: gates other than ours */
     uint32_t nforeign_gates;
     uint8_t phase; /* enum cache_phase */
@@ -142,6 +144,7 @@ struct cache_gang {
     char *uid;                  /* owned */
     char *resource_version;     /* owned */
     char *admitted_at;          /* owned annotation value, or NULL */
+    char *topo_placed;          /* owned annotation raygate.io/topology-placed (topoconfine.h), or NULL */
     char *admit_mark_rv;        /* owned: resourceVersion when marked admitted */
     char *spec_error;           /* owned: why the gang arithmetic failed, or NULL */
     const char *priority_class; /* interned ray.io/priority-class-name label, or NULL */
@@ -209,10 +212,18 @@ void model_queue_set_timeouts(struct cache_queue *q, const json_t *annotations);
 
 /*
  * The raygate.io/admitted-at annotation of metadata (borrowed) into
- * g->admitted_at. Our own admission stands until the watch brings a version
- * newer than the one we marked (cache_gang_mark_admitted).
+ * g->admitted_at, and raygate.io/topology-placed into g->topo_placed. Our own
+ * admission stands until the watch brings a version newer than the one we
+ * marked (cache_gang_mark_admitted): meanwhile both are kept.
  */
 void model_gang_parse_admitted(struct cache_gang *g, const json_t *meta);
+
+/* g->admitted_at, g->topo_placed: set to a copy of at, placed (borrowed; NULL: none). */
+void model_gang_set_admitted(struct cache_gang *g, const char *at);
+void model_gang_set_placed(struct cache_gang *g, const char *placed);
+
+/* Frees g->admitted_at and g->topo_placed (the admission and where it placed the gang), leaving both NULL. */
+void model_gang_clear_admitted(struct cache_gang *g);
 
 /*
  * The generation and eviction record (evict.h) of metadata (borrowed). Our

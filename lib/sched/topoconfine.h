@@ -18,15 +18,22 @@
  * set's domain (new reference; NULL when the pod is in no set or its set
  * spread): {"nodeSelector": {KEY: VALUE}} for a label domain; for a HyperNode,
  * required node affinity on kubernetes.io/hostname In (the domain's nodes'
- * hostnames), added to every term the pod already has (Kubernetes allows
- * only additions on a gated pod).
+ * hostnames: their kubernetes.io/hostname label, else their name), added at
+ * the end of every term the pod already has, the terms otherwise exactly as
+ * the apiserver gave them (Kubernetes allows only additions on a gated pod).
+ * Also NULL for a label domain when the pod's own nodeSelector gives KEY
+ * another value: it cannot be confined there, and the caller takes it as not
+ * fitting the domain (fit honours the pod's nodeSelector, so a placement never
+ * puts it there).
  */
 json_t *topoconfine_pod(const struct topoplace_set *s, const struct cache_pod *pod, const struct fit *f);
 
 /*
  * The RayCluster annotation raygate.io/topology-placed recording out (new
- * string, JSON): {"gang": "rack-a", "group/gpu": "rack-b", "slice/<replica>": "rack-c",
- * "spread": true}; keys only for the sets out holds.
+ * string, compact JSON, keys sorted): {"gang": "rack-a", "group/gpu": "rack-b",
+ * "slice/<replica>": "rack-c", "spread": true}; the values are domain names;
+ * keys only for the sets out holds that went to a domain, "spread" only when
+ * out->spread.
  */
 char *topoconfine_record(const struct topoplace_out *out);
 

@@ -4,7 +4,8 @@
  * test-cluster-1 waits): the plan tells the waiting gang's pods once; an
  * accepted record is followed by the gates and the cache learns both; a
  * refused record (409: the RayCluster changed) removes no gate and the cache
- * does not believe the admission; not leading, nothing is written.
+ * does not believe the admission; not leading, nothing is written. An
+ * admission's record carries where a topology-constrained gang was placed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,9 @@
 #include "cachefixture.h"
 #include "fakeapi.h"
 #include "fixtures.h"
+#include "names.h"
+#include "topology.h"
+#include "util.h"
 
 #define RC0 "/apis/ray.io/v1/namespaces/default/rayclusters/test-cluster-0"
 
@@ -71,17 +75,47 @@ static int teardown(void **state)
     return 0;
 }
 
-/* One pass as the controller runs it: decided and planned under the lock, carried out without it. Returns its result. */
-static int pass(struct world *w)
+/*
+ * One pass as the controller runs it: decided and planned under the lock, carried out without it, its ADMITs given
+ * topology (NULL: none) as the record of where they were placed (topoconfine_record). Returns its result.
+ */
+static int pass_placed(struct world *w, const char *topology)
 {
     struct apply_pass p;
     pthread_mutex_lock(&w->mu);
     admit_result_finish(&w->res);
     admit_result_init(&w->res);
     admit_pass(w->admit, ADMIT_PASS_FULL, &w->res);
+    for (size_t i = 0; i < w->res.len && topology != NULL; i++) {
+        if (w->res.items[i].action == ADMIT_ACTION_ADMIT)
+            w->res.items[i].topology = util_strdup(topology);
+    }
     apply_plan(w->apply, &p, w->cache, &w->res, 0);
     pthread_mutex_unlock(&w->mu);
     return apply_carry_out(w->apply, &p, &w->mu, w->cache);
+}
+
+static int pass(struct world *w)
+{
+    return pass_placed(w, NULL);
+}
+
+/* The annotations of the one PATCH of test-cluster-0 (new reference); fails unless there is exactly one. */
+static json_t *rc0_annotations(struct world *w)
+{
+    json_t *log = fake_log(w->f), *annotations = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < json_array_size(log); i++) {
+        if (strcmp(log_field(log, i, "method"), "PATCH") != 0 || strcmp(log_field(log, i, "target"), RC0) != 0)
+            continue;
+        json_t *body = json_loads(log_field(log, i, "body"), 0, NULL);
+        annotations = json_incref(json_object_get(json_object_get(body, "metadata"), "annotations"));
+        json_decref(body);
+        n++;
+    }
+    json_decref(log);
+    assert_int_equal(n, 1);
+    return annotations;
 }
 
 static int pod_ungated_mark(struct world *w, const char *name)
@@ -102,6 +136,11 @@ static void test_record_then_gates_then_cache(void **state)
     assert_false(cache_gang_get(w->cache, "default", "test-cluster-1")->admitted);
     assert_true(pod_ungated_mark(w, "test-cluster-0-head"));
     assert_false(pod_ungated_mark(w, "test-cluster-1-head"));
+    json_t *ann = rc0_annotations(w); /* no topology: an older admission's record is cleared */
+    assert_true(json_is_string(json_object_get(ann, NAMES_ANNOTATION_ADMITTED)));
+    assert_true(json_is_null(json_object_get(ann, TOPOLOGY_PLACED)));
+    json_decref(ann);
+    assert_null(cache_gang_get(w->cache, "default", "test-cluster-0")->topo_placed);
     /* The waiting gang's RayCluster and its 3 pods are told, and the admission on its RayCluster: 5 Events. */
     size_t events = fake_wait_requests(w->f, "POST", "/api/v1/namespaces/default/events", 0, 0);
     assert_int_equal(events, 5);
@@ -109,6 +148,22 @@ static void test_record_then_gates_then_cache(void **state)
     assert_int_equal(pass(w), 0);
     assert_int_equal(fake_wait_requests(w->f, "PATCH", RC0, 0, 0), 1);
     assert_int_equal(fake_wait_requests(w->f, "POST", "/api/v1/namespaces/default/events", 0, 0), events);
+}
+
+/* A topology-constrained gang: where it was placed is recorded in the admission's own patch, and the cache learns it. */
+static void test_record_topology(void **state)
+{
+    struct world *w = *state;
+    const char *placed = "{\"gang\":\"rack-a\",\"slice/tpu-x\":\"rack-b\"}";
+    assert_int_equal(pass_placed(w, placed), 0);
+    json_t *ann = rc0_annotations(w);
+    assert_true(json_is_string(json_object_get(ann, NAMES_ANNOTATION_ADMITTED)));
+    assert_string_equal(json_string_value(json_object_get(ann, TOPOLOGY_PLACED)), placed);
+    json_decref(ann);
+    assert_int_equal(fake_wait_requests(w->f, "PATCH", "/api/v1/namespaces/default/pods/test-cluster-0-", 0, 0), 3);
+    const struct cache_gang *g = cache_gang_get(w->cache, "default", "test-cluster-0");
+    assert_true(g->admitted);
+    assert_string_equal(g->topo_placed, placed);
 }
 
 /* The RayCluster changed since the decision (409): no gate goes, and the cache still sees a waiting gang. */
@@ -155,6 +210,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_record_then_gates_then_cache, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_record_topology, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused_record, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_record_retries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_leading, setup, teardown),

@@ -429,6 +429,45 @@ static void test_memory_per_pod(void **state)
 #endif
 }
 
+/*
+ * raygate.io/topology-placed (topoconfine.h) counts while its RayCluster is admitted: ours, marked with the
+ * admission, stands until the watch brings a newer version; an eviction, or an annotation left on an object no
+ * longer admitted, leaves none.
+ */
+static void test_topology_placed(void **state)
+{
+    struct cache_test *t = *state;
+    struct cache *c = t->c;
+    struct error err;
+    json_t *rc = json_deep_copy(json_array_get(json_object_get(t->fx, "rayclusters"), 0));
+    json_t *meta = json_object_get(rc, "metadata");
+    json_object_set_new(meta, "resourceVersion", json_string("100"));
+    json_object_set_new(meta, "annotations",
+                        json_pack("{s:s,s:s}", "raygate.io/admitted-at", "2026-11-23T10:00:00Z", "raygate.io/topology-placed",
+                                  "{\"gang\":\"r1\"}"));
+    assert_int_equal(cache_upsert_raycluster(c, rc, &err), 0);
+    struct cache_gang *g = cache_gang_get(c, "default", "test-cluster-0");
+    assert_string_equal(g->topo_placed, "{\"gang\":\"r1\"}");
+    struct evict_record rec = {.count = 1};
+    cache_gang_mark_evicted(c, g, &rec);
+    assert_null(g->topo_placed);
+    json_object_set_new(meta, "resourceVersion", json_string("101"));
+    json_object_del(json_object_get(meta, "annotations"), "raygate.io/admitted-at");
+    assert_int_equal(cache_upsert_raycluster(c, rc, &err), 0); /* the record left behind: not admitted, it does not count */
+    assert_null(g->topo_placed);
+    cache_gang_mark_admitted(c, g, "2026-11-23T11:00:00Z");
+    cache_gang_mark_placed(g, "{\"gang\":\"r2\"}");
+    assert_int_equal(cache_upsert_raycluster(c, rc, &err), 0); /* rv 101, before our write: ours stands */
+    assert_true(g->admitted);
+    assert_string_equal(g->topo_placed, "{\"gang\":\"r2\"}");
+    json_object_set_new(meta, "resourceVersion", json_string("102"));
+    json_object_set_new(json_object_get(meta, "annotations"), "raygate.io/admitted-at", json_string("2026-11-23T11:00:00Z"));
+    json_object_set_new(json_object_get(meta, "annotations"), "raygate.io/topology-placed", json_string("{\"gang\":\"r3\"}"));
+    assert_int_equal(cache_upsert_raycluster(c, rc, &err), 0);
+    assert_string_equal(g->topo_placed, "{\"gang\":\"r3\"}");
+    json_decref(rc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -436,6 +475,7 @@ int main(void)
         CACHE_TEST(test_lookups, "admit/queue-walkthrough.json"),
         CACHE_TEST(test_eviction_fields, "admit/queue-walkthrough.json"),
         CACHE_TEST(test_preemption_fields, "admit/queue-walkthrough.json"),
+        CACHE_TEST(test_topology_placed, "admit/queue-walkthrough.json"),
         CACHE_TEST(test_interning, "admit/nodes-taints.json"),
         cmocka_unit_test(test_memory_per_pod),
     };

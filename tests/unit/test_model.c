@@ -181,6 +181,32 @@ static void test_gang_spec(void **state)
     json_decref(obj);
 }
 
+/* raygate.io/topology-placed counts while the RayCluster is admitted (test_cache: while ours is marked). */
+static void test_gang_admitted(void **state)
+{
+    (void)state;
+    struct cache_gang g;
+    memset(&g, 0, sizeof(g));
+    json_t *meta = parse("{\"resourceVersion\": \"5\", \"annotations\": {\"raygate.io/admitted-at\": \"2024-05-01T10:00:00Z\","
+                         " \"raygate.io/topology-placed\": \"{\\\"gang\\\":\\\"r1\\\"}\"}}");
+    model_gang_parse_admitted(&g, meta);
+    assert_string_equal(g.admitted_at, "2024-05-01T10:00:00Z");
+    assert_string_equal(g.topo_placed, "{\"gang\":\"r1\"}");
+    json_object_del(json_object_get(meta, "annotations"), NAMES_ANNOTATION_ADMITTED);
+    model_gang_parse_admitted(&g, meta); /* evicted, the record left on the object: it no longer counts */
+    assert_null(g.admitted_at);
+    assert_null(g.topo_placed);
+    json_object_set_new(meta, "resourceVersion", json_string("6"));
+    json_object_set_new(json_object_get(meta, "annotations"), NAMES_ANNOTATION_ADMITTED, json_string("2024-05-01T11:00:00Z"));
+    json_object_set_new(json_object_get(meta, "annotations"), TOPOLOGY_PLACED, json_string(""));
+    model_gang_parse_admitted(&g, meta); /* admitted again, an empty record: none */
+    assert_non_null(g.admitted_at);
+    assert_null(g.topo_placed);
+    model_gang_clear_admitted(&g);
+    assert_null(g.admitted_at);
+    json_decref(meta);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -189,6 +215,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pod_spec, poolfixture_setup, poolfixture_teardown),
         cmocka_unit_test_setup_teardown(test_gang_insert_pod, poolfixture_setup, poolfixture_teardown),
         cmocka_unit_test_setup_teardown(test_gang_spec, poolfixture_setup, poolfixture_teardown),
+        cmocka_unit_test(test_gang_admitted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
