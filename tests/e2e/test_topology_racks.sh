@@ -43,7 +43,7 @@ eventually 60 "a plain pod holds nvidia.com/gpu 8 on one node of each rack" fill
 gpu_cluster big raygate.io/topology-required
 eventually 60 "KubeRay created big's 5 pods" has_pods big 5
 eventually 30 "big's PodGroup says raygate.io/wait-reason: topology" is pg_annotation ray-big-pg raygate.io/wait-reason topology
-waits_saying big "largest free domain" "nvidia.com/gpu 24" "cluster-wide free" "nvidia.com/gpu 96" ||
+wait_until 15 "big's wait message" waits_saying big "largest free domain" "nvidia.com/gpu 24" "cluster-wide free" "nvidia.com/gpu 96" ||
 	{ wait_texts big; fail "big's wait message does not name the largest free domain (24) and the cluster-wide room (96)"; }
 pass "big waits: no rack holds nvidia.com/gpu 32, though the cluster has 96 free"
 stays 3 "big stays gated while no rack holds it" all_gated big 5
