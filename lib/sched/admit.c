@@ -7,6 +7,7 @@
 
 #include "admitpass.h"
 #include "admitselect.h"
+#include "admittopo.h"
 #include "fairorder.h"
 #include "fit.h"
 #include "hold.h"
@@ -31,6 +32,7 @@ struct admit *admit_create(struct cache *c)
     a->c = c;
     a->fit = fit_create(c);
     a->hold = preempthold_create();
+    a->topo = topodomains_create();
     evict_config_default(&a->evict);
     return a;
 }
@@ -48,6 +50,7 @@ void admit_set_now(struct admit *a, int64_t now_ms)
 void admit_set_hypernodes(struct admit *a, const struct hypernodes *h)
 {
     a->hypernodes = h;
+    topodomains_set_hypernodes(a->topo, h);
 }
 
 void admit_destroy(struct admit *a)
@@ -58,6 +61,7 @@ void admit_destroy(struct admit *a)
         free(a->buf[i]);
     fit_destroy(a->fit);
     preempthold_destroy(a->hold);
+    topodomains_destroy(a->topo);
     free(a);
 }
 
@@ -84,7 +88,7 @@ static struct admit_decision *decide(struct pass *p, enum admit_action action, e
                                      char *message)
 {
     struct admit_decision *d = admit_result_add(p->out, action, reason, w->g, message);
-    if (reason == ADMIT_REASON_NODES)
+    if (reason == ADMIT_REASON_NODES || reason == ADMIT_REASON_TOPOLOGY)
         cache_gang_set_node_wait(p->c, w->g, 1);
     return d;
 }
@@ -106,7 +110,7 @@ static void sb_gang_size(struct util_buf *b, const struct cache_gang *g)
 }
 
 /* sb_gang_size's text for g (borrowed, valid until the next call): gangs of one size, one formatting per pass. */
-static const char *gang_size_text(struct pass *p, const struct cache_gang *g)
+const char *admitpass_size_text(struct pass *p, const struct cache_gang *g)
 {
     if (p->size_text == NULL || p->size_rl != g->min_rl || p->size_member != g->min_member) {
         struct util_buf b = {0};
@@ -282,6 +286,7 @@ static void admit_tail(struct pass *p, struct work *w)
                         plural(w->g->min_member, "pod", "pods"));
         struct admit_decision *d = decide(p, ADMIT_ACTION_TAIL_ADMIT, ADMIT_REASON_NONE, w, util_buf_take(&b));
         admit_result_add_pod(p->out, d, pod);
+        admittopo_finish(p, w, d, pod); /* an autoscaled pod of a constrained set goes to its set's domain */
     }
     extra_heads_wait(p, w, NULL);
 }
@@ -304,6 +309,7 @@ static void evaluate_admitted(struct pass *p, struct work *w)
             if (d == NULL)
                 d = decide(p, ADMIT_ACTION_FINISH, ADMIT_REASON_NONE, w, NULL);
             admit_result_add_pod(p->out, d, pod);
+            admittopo_finish(p, w, d, pod);
             admit_pod(p, w, pod, 1);
         }
         hold_gang(&p->marks, p->nres, w->g, NULL, p->hold_a, p->hold_tail);
@@ -403,6 +409,12 @@ static void block_queue(struct qstate *qs, const struct cache_gang *g)
         qs->blocker = g;
 }
 
+void admitpass_wait(struct pass *p, const struct work *w, enum admit_reason reason, char *message)
+{
+    decide(p, ADMIT_ACTION_WAIT, reason, w, message);
+    block_queue(w->qs, w->g);
+}
+
 /*
  * Whether g's minResources (in p->hold_a) fit every level above its queue
  * (qtree.h); if not, decides WAIT naming the level and returns 0. One blocked
@@ -421,7 +433,7 @@ static int pending_fits_tree(struct pass *p, const struct work *w)
     util_buf_puts(&b, "gang ray-");
     util_buf_puts(&b, cache_gang_group(w->g));
     util_buf_puts(&b, "-pg");
-    util_buf_puts(&b, gang_size_text(p, w->g));
+    util_buf_puts(&b, admitpass_size_text(p, w->g));
     util_buf_printf(&b, " does not fit queue %s: ", w->qs->q->name);
     util_buf_append(&b, t.data, t.len);
     util_buf_finish(&t);
@@ -446,7 +458,7 @@ static int pending_fits_queue(struct pass *p, const struct work *w)
         return pending_fits_tree(p, w);
     if (!same) {
         struct util_buf m = {0};
-        util_buf_puts(&m, gang_size_text(p, g));
+        util_buf_puts(&m, admitpass_size_text(p, g));
         util_buf_printf(&m, " does not fit queue %s: %s", qs->q->name, why);
         free(why);
         free(qs->memo_text);
@@ -476,6 +488,8 @@ static int pending_fits_nodes(struct pass *p, const struct work *w)
             unbound[nplace++] = w->live[i];
     }
     fit_sort_larger_first(p->fit, unbound, nplace);
+    if (g->topo != NULL)
+        return admittopo_place(p, w, unbound, nplace);
     char *why = NULL;
     size_t failed = fit_place_gang(p->fit, unbound, nplace, &why);
     if (failed == nplace) {
@@ -486,7 +500,7 @@ static int pending_fits_nodes(struct pass *p, const struct work *w)
     util_buf_puts(&b, "gang ray-");
     util_buf_puts(&b, cache_gang_group(g));
     util_buf_puts(&b, "-pg");
-    util_buf_puts(&b, gang_size_text(p, g));
+    util_buf_puts(&b, admitpass_size_text(p, g));
     util_buf_puts(&b, " does not fit the nodes: no node fits pod ");
     util_buf_puts(&b, unbound[failed]->name);
     util_buf_puts(&b, why);
@@ -510,6 +524,8 @@ static void admit_gang(struct pass *p, struct work *w)
         struct cache_pod *pod = w->live[i];
         if (!pod_ungated(p, pod)) {
             admit_result_add_pod(p->out, d, pod);
+            if (g->topo != NULL)
+                admittopo_pod(p, w, d, pod);
             admit_pod(p, w, pod, 0); /* placed by pending_fits_nodes() */
         }
     }
@@ -517,6 +533,8 @@ static void admit_gang(struct pass *p, struct work *w)
     util_buf_printf(&b, "admitted by queue %s; scheduling gates removed from %zu %s", qs->q->name, d->npods,
                     plural((int64_t)d->npods, "pod", "pods"));
     d->message = util_buf_take(&b);
+    if (g->topo != NULL)
+        admittopo_admitted(p, d);
     w->admitted = 1;
     hold_gang(&p->marks, p->nres, g, NULL, p->hold_a, p->hold_tail);
     admitpass_queue_add(p, qs, p->hold_a, 1);
@@ -558,6 +576,7 @@ static void pass_finish(struct pass *p)
     free(p->hold_tail);
     free(p->size_text);
     qtree_finish(&p->tree);
+    topoplace_out_finish(&p->placed);
 }
 
 /* Admitted pods the scheduler has not bound yet keep their room, whatever is decided next. */
@@ -617,9 +636,9 @@ static void weigh_held(struct pass *p, struct work *works, size_t n)
         size_t at = p->out->len;
         evaluate_pending(p, w);
         struct admit_decision *d = p->out->len > at ? &p->out->items[at] : NULL;
-        int waits =
-            d != NULL && d->action == ADMIT_ACTION_WAIT &&
-            (d->reason == ADMIT_REASON_QUEUE_CAPACITY || d->reason == ADMIT_REASON_QUEUE_TREE || d->reason == ADMIT_REASON_NODES);
+        int waits = d != NULL && d->action == ADMIT_ACTION_WAIT &&
+                    (d->reason == ADMIT_REASON_QUEUE_CAPACITY || d->reason == ADMIT_REASON_QUEUE_TREE ||
+                     d->reason == ADMIT_REASON_NODES || d->reason == ADMIT_REASON_TOPOLOGY);
         if (!waits || !it->victims_remain) {
             preempthold_forget(p->a->hold, w->g);
             continue;
@@ -671,7 +690,12 @@ size_t admit_pass(struct admit *a, unsigned flags, struct admit_result *out)
     unsigned changes = cache_take_changes(a->c);
     if (changes & CACHE_CHANGED_NODES)
         fit_nodes_changed(a->fit);
+    uint64_t hn = a->hypernodes != NULL ? hypernodes_generation(a->hypernodes) : 0;
+    if (hn != a->hypernodes_gen) /* the domains changed: gangs waiting on room may fit now */
+        changes |= CACHE_CHANGED_CAPACITY;
+    a->hypernodes_gen = hn;
     fit_begin(a->fit);
+    topodomains_begin(a->topo, a->fit, a->c);
     reserve_admitted(&p);
     p.nheld = preempthold_refresh(a->hold, a->c, a->now_ms, &p.held);
     p.linked = treepass_linked(a->c);

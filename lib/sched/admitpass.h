@@ -17,6 +17,8 @@
 #include "marks.h"
 #include "preempthold.h"
 #include "qtree.h"
+#include "topodomain.h"
+#include "topoplace.h"
 #include "util.h"
 
 /*
@@ -70,6 +72,8 @@ struct admit {
     int64_t now_ms;                      /* the time of the next passes (admit_set_now) */
     struct preempthold *hold;            /* the preemptors whose room is held (preempthold.h) */
     const struct hypernodes *hypernodes; /* admit_set_hypernodes(); NULL: none */
+    uint64_t hypernodes_gen;             /* their generation at the last pass */
+    struct topodomains *topo;            /* the domains of topology constraints (topodomain.h) */
     void *buf[SCRATCH_COUNT];
     size_t cap[SCRATCH_COUNT];
 };
@@ -89,8 +93,9 @@ struct pass {
     int64_t size_member;
     const struct preempthold_item *held; /* the preemptors whose room is held (preempthold.h) */
     size_t nheld;
-    struct qtree tree; /* the queue tree (qtree.h), its alloc kept with the queues' held; empty for one flat queue */
-    int linked;        /* treepass_linked(): the queues are more than flat ones */
+    struct qtree tree;           /* the queue tree (qtree.h), its alloc kept with the queues' held; empty for one flat queue */
+    int linked;                  /* treepass_linked(): the queues are more than flat ones */
+    struct topoplace_out placed; /* the last topology-constrained gang placed (admittopo.h) */
 };
 
 /* Buffer kind of at least n * size bytes, zeroed if zero; its contents are the caller's until the next call for that kind. */
@@ -107,6 +112,12 @@ static inline void admitpass_pod_mark(struct pass *p, const struct cache_pod *po
 }
 
 /* Adds sign * v (dense) to what qs's queue holds, and to its path in the tree. */
+/* " (3 pods; cpu 3, memory 4Gi)", what follows a gang's name (borrowed until the next call). */
+const char *admitpass_size_text(struct pass *p, const struct cache_gang *g);
+
+/* Decides WAIT for w's gang with reason and message (steals), and blocks its queue if fifo. */
+void admitpass_wait(struct pass *p, const struct work *w, enum admit_reason reason, char *message);
+
 static inline void admitpass_queue_add(struct pass *p, struct qstate *qs, const int64_t *v, int sign)
 {
     for (uint32_t k = 0; k < p->nres; k++)

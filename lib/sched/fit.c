@@ -78,8 +78,9 @@ struct fit {
     /* Kept across passes. */
     struct cache_node **nodes; /* Ready, schedulable nodes by name */
     size_t nn;
-    int stale;    /* nodes is to be built again (fit_nodes_changed) */
-    void *buf[4]; /* free room, free pods, trees, sort weights */
+    int stale;          /* nodes is to be built again (fit_nodes_changed) */
+    uint64_t nodes_gen; /* bumped by every build of nodes */
+    void *buf[4];       /* free room, free pods, trees, sort weights */
     size_t cap[4];
     /* One pass's. */
     uint32_t nres;
@@ -599,8 +600,7 @@ size_t fit_mark(const struct fit *f)
     return f->nlog;
 }
 
-/* The pass's index of node n, or SIZE_MAX when n is not one of its nodes. */
-static size_t node_index(const struct fit *f, const struct cache_node *n)
+size_t fit_node_index(const struct fit *f, const struct cache_node *n)
 {
     size_t lo = 0, hi = f->nn;
     while (lo < hi) {
@@ -630,7 +630,7 @@ int fit_release(struct fit *f, const struct cache_pod *pod)
 {
     if (pod->counted == NULL)
         return 0;
-    size_t i = node_index(f, pod->counted);
+    size_t i = fit_node_index(f, pod->counted);
     if (i == SIZE_MAX)
         return 0;
     log_take(f, i, pod->request, -1);
@@ -689,6 +689,7 @@ static void build_nodes(struct fit *f)
     }
     qsort(f->nodes, f->nn, sizeof(*f->nodes), cmp_node_name);
     f->stale = 0;
+    f->nodes_gen++;
 }
 
 static uint32_t find_resource(const struct cache *c, const char *name)
@@ -738,4 +739,54 @@ void fit_end(struct fit *f)
     f->nlog = f->caplog = 0;
     f->commits = 0;
     memset(&f->memo, 0, sizeof(f->memo));
+}
+
+/* ---- topology ---- */
+
+size_t fit_nodes(const struct fit *f, struct cache_node *const **nodes)
+{
+    *nodes = f->nodes;
+    return f->nn;
+}
+
+uint64_t fit_nodes_generation(const struct fit *f)
+{
+    return f->nodes_gen;
+}
+
+const int64_t *fit_node_free(const struct fit *f, size_t i, int64_t *pods)
+{
+    if (pods != NULL)
+        *pods = f->free_pods[i];
+    return f->free + i * f->nres;
+}
+
+uint64_t fit_room_version(const struct fit *f)
+{
+    return f->commits;
+}
+
+uint32_t fit_resources(const struct fit *f)
+{
+    return f->nres;
+}
+
+size_t fit_place_on(struct fit *f, struct cache_pod **pods, size_t n, const uint32_t *nodes, size_t nn)
+{
+    size_t mark = f->nlog;
+    for (size_t i = 0; i < n; i++) {
+        const struct cache_pod *pod = pods[i];
+        size_t at = SIZE_MAX;
+        for (size_t j = 0; j < nn && at == SIZE_MAX; j++) {
+            const struct cache_node *node = f->nodes[nodes[j]];
+            if (room_for(f, nodes[j], pod->request) && selector_matches(node, pod->sched) && taints_tolerated(node, pod->sched))
+                at = nodes[j];
+        }
+        if (at == SIZE_MAX) {
+            fit_undo(f, mark);
+            return i;
+        }
+        log_take(f, at, pod->request, 1);
+    }
+    return n;
 }

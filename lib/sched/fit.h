@@ -94,6 +94,9 @@ size_t fit_node_index(const struct fit *f, const struct cache_node *n);
 /* Node i's free room now (tentative placements included): resource id -> value (borrowed, fit_resources() long), and free pods. */
 const int64_t *fit_node_free(const struct fit *f, size_t i, int64_t *pods);
 
+/* Changes whenever the pass's free room may have grown or shrunk for good (a commit, a release): equal values, same room. */
+uint64_t fit_room_version(const struct fit *f);
+
 /* How many resource ids the pass counts (the length of fit_node_free()'s array). */
 uint32_t fit_resources(const struct fit *f);
 

@@ -36,9 +36,9 @@ struct member {
     uint8_t hyper; /* type HyperNode: the selector picks child HyperNodes by name */
     uint8_t kind;  /* enum sel_kind */
     uint8_t compiled;
-    char *name;    /* SEL_EXACT */
-    regex_t re;    /* SEL_REGEX, when compiled */
-    size_t nreqs;  /* SEL_LABEL: all hold; none (an empty selector) selects nothing, as in Volcano */
+    char *name;   /* SEL_EXACT */
+    regex_t re;   /* SEL_REGEX, when compiled */
+    size_t nreqs; /* SEL_LABEL: all hold; none (an empty selector) selects nothing, as in Volcano */
     struct label_req *reqs;
 };
 
@@ -281,8 +281,8 @@ static int parse_selector(struct member *m, const json_t *sel, const char *path,
                               : "only one of exactMatch, regexMatch or labelMatch may be given");
         return -1;
     }
-    const char *text = m->kind == SEL_EXACT ? json_string_value(json_object_get(s, "name"))
-                                            : json_string_value(json_object_get(s, "pattern"));
+    const char *text =
+        m->kind == SEL_EXACT ? json_string_value(json_object_get(s, "name")) : json_string_value(json_object_get(s, "pattern"));
     if (m->kind != SEL_LABEL && (text == NULL || text[0] == '\0')) {
         error_setf(err, "%s.%s.%s: missing", path, kinds[m->kind], m->kind == SEL_EXACT ? "name" : "pattern");
         return -1;
@@ -542,8 +542,7 @@ static void direct_nodes(const struct hnode *hn, const struct cache *c, struct n
             continue;
         }
         struct cache_node *n;
-        cache_node_for_each(n, c)
-        {
+        cache_node_for_each(n, c) {
             if (n->present && node_selected(m, n))
                 nodelist_add(l, n);
         }
@@ -578,8 +577,8 @@ static void nodelist_unique(struct nodelist *l)
 }
 
 /* The domain of HyperNode i: its own nodes and those of every HyperNode below it not on a cycle. */
-static void cover(const struct hypernodes *h, const struct graph *g, const uint8_t *cyclic, const struct nodelist *direct,
-                  size_t i, struct nodelist *out)
+static void cover(const struct hypernodes *h, const struct graph *g, const uint8_t *cyclic, const struct nodelist *direct, size_t i,
+                  struct nodelist *out)
 {
     uint8_t *seen = util_calloc(h->n + 1, 1);
     seen[i] = 1;

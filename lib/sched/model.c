@@ -229,6 +229,9 @@ void model_gang_clear_groups(struct shape_pool *p, struct cache_gang *g)
     free(g->groups);
     g->groups = NULL;
     g->ngroups = 0;
+    topo_request_finish(g->topo);
+    free(g->topo);
+    g->topo = NULL;
 }
 
 void model_gang_parse_admitted(struct cache_gang *g, const json_t *meta)
@@ -284,6 +287,27 @@ void model_gang_parse_eviction(struct cache_gang *g, const json_t *meta)
         g->record_error = util_strdup(err.message);
 }
 
+/* g's topology request (topology.h); one that does not parse makes the spec invalid (the webhook denies it first). */
+static void gang_parse_topology(struct cache_gang *g, const json_t *obj)
+{
+    struct topo_request r;
+    struct error err;
+    topo_request_init(&r);
+    if (g->legacy || topo_request_parse(obj, &r, &err) != 0) {
+        if (!g->legacy) {
+            g->spec_ok = 0;
+            g->spec_error = util_strdup(err.message);
+        }
+        return;
+    }
+    if (!topo_request_any(&r)) {
+        topo_request_finish(&r);
+        return;
+    }
+    g->topo = util_calloc(1, sizeof(*g->topo));
+    *g->topo = r;
+}
+
 void model_gang_parse_spec(struct shape_pool *p, struct cache_gang *g, const json_t *obj)
 {
     struct gang_spec spec;
@@ -309,6 +333,7 @@ void model_gang_parse_spec(struct shape_pool *p, struct cache_gang *g, const jso
         }
         resources_copy(&g->min_resources, &spec.min_resources);
         g->min_rl = shape_rl_intern(p, &spec.min_resources, 0, NULL);
+        gang_parse_topology(g, obj);
     } else {
         g->spec_ok = 0;
         g->min_member = 0;

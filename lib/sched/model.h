@@ -144,8 +144,8 @@ struct cache_gang {
     char *uid;                  /* owned */
     char *resource_version;     /* owned */
     char *admitted_at;          /* owned annotation value, or NULL */
-    char *topo_placed;          /* owned annotation raygate.io/topology-placed (topoconfine.h), or NULL */
     char *admit_mark_rv;        /* owned: resourceVersion when marked admitted */
+    char *topo_placed;          /* owned annotation raygate.io/topology-placed (topoconfine.h), or NULL */
     char *spec_error;           /* owned: why the gang arithmetic failed, or NULL */
     const char *priority_class; /* interned ray.io/priority-class-name label, or NULL */
     int64_t generation;         /* metadata.generation: bumped by every change of its spec */
@@ -156,6 +156,7 @@ struct cache_gang {
     char *owner_uid;            /* owned: that RayJob's uid, or NULL */
     int64_t created;            /* creationTimestamp, Unix seconds */
     int64_t min_member;
+    struct topo_request *topo;  /* owned: where its pods are to lie (topology.h), or NULL when it asks nothing */
     struct cache_group *groups; /* owned: the gang's shape besides its head (see gang.h) */
     uint32_t ngroups;
     struct resources min_resources; /* for messages, formats kept */
@@ -238,7 +239,7 @@ void model_gang_parse_spec(struct shape_pool *p, struct cache_gang *g, const jso
 /* Links pod into g's pods, in creation order (then by name); pod->gang and g->npods are the caller's. */
 void model_gang_insert_pod(struct cache_gang *g, struct cache_pod *pod);
 
-/* Releases g's groups. */
+/* Releases g's groups and its topology request. */
 void model_gang_clear_groups(struct shape_pool *p, struct cache_gang *g);
 
 /* ---- pods ---- */

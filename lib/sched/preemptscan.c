@@ -315,8 +315,8 @@ static struct candidate *preemptors(const struct cache *c, const struct admit_re
     *n = 0;
     for (size_t i = 0; i < d->len; i++) {
         const struct admit_decision *x = &d->items[i];
-        if (x->action != ADMIT_ACTION_WAIT ||
-            (x->reason != ADMIT_REASON_QUEUE_CAPACITY && x->reason != ADMIT_REASON_QUEUE_TREE && x->reason != ADMIT_REASON_NODES))
+        if (x->action != ADMIT_ACTION_WAIT || (x->reason != ADMIT_REASON_QUEUE_CAPACITY && x->reason != ADMIT_REASON_QUEUE_TREE &&
+                                               x->reason != ADMIT_REASON_NODES && x->reason != ADMIT_REASON_TOPOLOGY))
             continue;
         struct cache_gang *g = cache_gang_get(c, x->namespace_, x->cluster);
         if (g == NULL || !g->present || g->admitted || !g->spec_ok || g->legacy || g->queue == NULL)

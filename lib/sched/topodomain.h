@@ -43,6 +43,26 @@ void topodomains_begin(struct topodomains *t, struct fit *f, const struct cache 
  */
 const struct topo_domain *topodomains_get(struct topodomains *t, const struct topo_constraint *c, size_t *n);
 
+/*
+ * topoplace.c's memo of its last failure in the pass (reset by
+ * topodomains_begin): a gang whose request has only a gang-wide constraint
+ * equal to this one, whose pods have the same shapes in the same order, with
+ * the room unchanged since (fit_room_version), fails the same way.
+ */
+struct topo_memo {
+    uint64_t room;
+    const struct shape_rl **req;
+    const struct shape_sched **sched;
+    uint8_t *in_set;
+    size_t n, cap;
+    uint8_t mode, by;
+    char *key; /* owned */
+    int32_t max_tier;
+    char *why; /* owned; NULL: no memo */
+    int rc;    /* what topoplace_gang() returned */
+};
+struct topo_memo *topodomains_memo(struct topodomains *t);
+
 /* Whether fit node index i is in d (binary search). */
 int topodomain_has(const struct topo_domain *d, uint32_t i);
 

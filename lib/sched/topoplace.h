@@ -64,8 +64,10 @@ void topoplace_out_finish(struct topoplace_out *o);
  * Places pods[0..n) (a gang's unbound members, sorted larger first) and honours
  * r, the gang's request, with bound the gang's members already bound (they pin
  * their sets; may be 0). Returns 1 when all are placed (tentatively: the
- * caller fit_commit()s) with out filled; else 0, nothing placed, and *why set
- * (new string, the text after "gang ray-x-pg (...) "), and out empty.
+ * caller fit_commit()s) with out filled. Else nothing is placed, out is empty
+ * and *why set (new string, the text after "gang ray-x-pg (...) "): 0 when no
+ * domain holds a hard set (ADMIT_REASON_TOPOLOGY), -1 when pods fit no node
+ * otherwise (the head, or a soft set spread: ADMIT_REASON_NODES).
  */
 int topoplace_gang(struct fit *f, struct topodomains *t, const struct cache *c, const struct topo_request *r,
                    struct cache_pod **pods, size_t n, struct cache_pod *const *bound, size_t nbound, struct topoplace_out *out,

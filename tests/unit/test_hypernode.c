@@ -204,11 +204,11 @@ static void test_follows_nodes(void **state)
     cachefixture_upsert(c, "nodes", node);
     json_t *got = domains_json(h, c);
     /* rack-3 and spine-b lost their only node; rack-1, spine-a and root gained rack1-c. */
-    json_t *want = json_pack("[{s:s, s:i, s:[s,s,s]}, {s:s, s:i, s:[s,s]}, {s:s, s:i, s:[s,s,s,s,s]}, {s:s, s:i, s:[s,s,s,s,s,s]}]",
-                             "name", "rack-1", "tier", 1, "nodes", "rack1-a", "rack1-b", "rack1-c", "name", "rack-2", "tier", 1,
-                             "nodes", "rack2-a", "rack2-b", "name", "spine-a", "tier", 2, "nodes", "rack1-a", "rack1-b", "rack1-c",
-                             "rack2-a", "rack2-b", "name", "root", "tier", 3, "nodes", "other", "rack1-a", "rack1-b", "rack1-c",
-                             "rack2-a", "rack2-b");
+    json_t *want =
+        json_pack("[{s:s, s:i, s:[s,s,s]}, {s:s, s:i, s:[s,s]}, {s:s, s:i, s:[s,s,s,s,s]}, {s:s, s:i, s:[s,s,s,s,s,s]}]", "name",
+                  "rack-1", "tier", 1, "nodes", "rack1-a", "rack1-b", "rack1-c", "name", "rack-2", "tier", 1, "nodes", "rack2-a",
+                  "rack2-b", "name", "spine-a", "tier", 2, "nodes", "rack1-a", "rack1-b", "rack1-c", "rack2-a", "rack2-b", "name",
+                  "root", "tier", 3, "nodes", "other", "rack1-a", "rack1-b", "rack1-c", "rack2-a", "rack2-b");
     fixture_check_json("nodes changed", "domains", got, want);
     json_decref(got);
     json_decref(want);
@@ -221,8 +221,8 @@ static void test_follows_nodes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fixtures),          cmocka_unit_test(test_order_independent), cmocka_unit_test(test_generation),
-        cmocka_unit_test(test_cycle_broken),      cmocka_unit_test(test_follows_nodes),
+        cmocka_unit_test(test_fixtures),     cmocka_unit_test(test_order_independent), cmocka_unit_test(test_generation),
+        cmocka_unit_test(test_cycle_broken), cmocka_unit_test(test_follows_nodes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
