@@ -12,7 +12,8 @@
 #   nodeSelector on the rack label, and raygate.io/topology-placed says r3.
 # - Soft: "soft", big's shape with raygate.io/topology-preferred, finds no rack
 #   with 32 free (r3 full, the others 24): it is admitted across racks, its
-#   record and its PodGroup say it spread, and its workers are not confined.
+#   record and its admission (GangAdmitted Event or PodGroup condition) say it
+#   spread, and its workers are not confined.
 # The invariant checker runs throughout (a gang lies in its recorded domain).
 . "$(dirname "$0")/lib.sh"
 e2e_setup
@@ -43,7 +44,8 @@ eventually 60 "a plain pod holds nvidia.com/gpu 8 on one node of each rack" fill
 gpu_cluster big raygate.io/topology-required
 eventually 60 "KubeRay created big's 5 pods" has_pods big 5
 eventually 30 "big's PodGroup says raygate.io/wait-reason: topology" is pg_annotation ray-big-pg raygate.io/wait-reason topology
-wait_until 15 "big's wait message" waits_saying big "largest free domain" "nvidia.com/gpu 24" "cluster-wide free" "nvidia.com/gpu 96" ||
+wait_until 15 "big's wait message" waits_saying big "needs 32 nvidia.com/gpu in one $RACK_KEY domain" \
+	"; largest free domain: r" " with 24 (cluster-wide free: 96)" ||
 	{ wait_texts big; fail "big's wait message does not name the largest free domain (24) and the cluster-wide room (96)"; }
 pass "big waits: no rack holds nvidia.com/gpu 32, though the cluster has 96 free"
 stays 3 "big stays gated while no rack holds it" all_gated big 5
@@ -68,8 +70,13 @@ assert_eq "soft's workers are not confined to a rack" "-" "$(worker_selectors so
 racks="$(worker_racks soft)"
 (($(wc -w <<<"$racks") >= 2)) || fail "soft's workers should lie in several racks, are in: $racks"
 pass "soft's workers lie across racks: $racks"
-pg_spread() {
-	kc get podgroup -n "$NS" ray-soft-pg -o json | jq -e '[.status.conditions[]?.message // "" | test("spread|across"; "i")] | any' >/dev/null
+# told_spread: soft's GangAdmitted Event, or a condition of its PodGroup, says it spread
+told_spread() {
+	{
+		kc get events -n "$NS" --field-selector involvedObject.kind=RayCluster,involvedObject.name=soft,reason=GangAdmitted -o json |
+			jq -r '.items[].message'
+		kc get podgroup -n "$NS" ray-soft-pg -o json | jq -r '.status.conditions[]?.message // ""'
+	} | grep -i 'spread' >/dev/null
 }
-eventually 10 "soft's PodGroup condition says it was spread across domains" pg_spread
+eventually 10 "soft's admission says it spread across domains" told_spread
 inv_stop
