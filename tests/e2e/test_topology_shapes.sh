@@ -71,6 +71,6 @@ affinity_nodes() { # its workers' required node affinity on kubernetes.io/hostna
 		[.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[]?.matchExpressions[]? |
 		 select(.key == "kubernetes.io/hostname" and .operator == "In") | .values | sort]] | unique'
 }
-expected="$(jq -nc --arg r "$want" --arg u "$RACK_UID" '[[[range(1; 5) | "r\($r)-n\(.)-\($u)"]]]')"
+expected="$(jq -nc --arg r "$want" --arg u "$RACK_UID" '[[[range(1; 5) | "\($r)-n\(.)-\($u)"]]]')"
 assert_eq "its workers' required node affinity: kubernetes.io/hostname In the nodes of $hn" "$expected" "$(affinity_nodes)"
 inv_stop
