@@ -10,6 +10,7 @@
 #include "mutate.h"
 #include "queuecheck.h"
 #include "rayjob.h"
+#include "topology.h"
 #include "util.h"
 
 /* The operation as one of our static strings (they outlive the request). */
@@ -170,8 +171,43 @@ static json_t *answer(const char *uid, int denied, const struct mutate_result *r
 }
 
 /*
+ * The topology request of a queued Ray object (borrowed; unqueued ones are not
+ * ours): 1 when it is invalid (merr names the field), else 0. An UPDATE of an
+ * object whose old version was invalid already is allowed with a warning:
+ * KubeRay's and the autoscaler's updates of a cluster created before this check
+ * must go on.
+ */
+static int decide_topology(const json_t *request, const json_t *object, struct mutate_result *result, struct error *merr)
+{
+    const json_t *labels = json_object_get(json_object_get(object, "metadata"), "labels");
+    const char *queue = json_string_value(json_object_get(labels, NAMES_LABEL_QUEUE));
+    const json_t *old = string_is(request, "operation", "UPDATE") ? json_object_get(request, "oldObject") : NULL;
+    struct topo_request r;
+    struct error old_err;
+    int rc = 0;
+
+    if (queue == NULL || queue[0] == '\0')
+        return 0;
+    topo_request_init(&r);
+    if (topo_request_parse(object, &r, merr) != 0) {
+        rc = 1;
+        if (json_is_object(old) && topo_request_parse(old, &r, &old_err) != 0) {
+            if (result->warnings == NULL)
+                result->warnings = json_array();
+            char *text = util_strdupf("%s (allowed: the object was so before this update)", merr->message);
+            json_array_append_new(result->warnings, json_string(text));
+            free(text);
+            rc = 0;
+        }
+    }
+    topo_request_finish(&r);
+    return rc;
+}
+
+/*
  * The decision on a Ray object or Pod (borrowed request): the queue tree's
- * leaf check, then the mutation. Returns 1 when denied (merr says why), 0.
+ * leaf check, the mutation, then the topology request. Returns 1 when denied
+ * (merr says why), 0.
  */
 static int decide_object(enum target target, const json_t *request, const json_t *object, const struct queuecheck_set *queues,
                          struct mutate_result *result, struct admission_info *info, struct error *merr)
@@ -187,7 +223,9 @@ static int decide_object(enum target target, const json_t *request, const json_t
                   : target == TARGET_RAYJOB   ? rayjob_mutate(object, result, merr)
                   : target == TARGET_POD      ? mutate_pod(object, result, merr)
                                               : 0; /* a RayService: KubeRay copies its labels to its RayClusters, mutated then */
-    return decided != 0;
+    if (decided != 0)
+        return 1;
+    return target != TARGET_POD && decide_topology(request, object, result, merr);
 }
 
 /* A Queue (request borrowed): the tree's validation; returns 1 when denied (merr says why), else 0. */

@@ -9,8 +9,9 @@
  * Decisions: RayCluster, RayJob and legacy RayCluster CREATE and UPDATE are
  * mutated (mutate.h, rayjob.h, legacy.h) and Pod CREATE gated; a RayCluster,
  * RayJob, RayService or legacy RayCluster whose queue label names a queue with
- * children is denied; Queue CREATE, UPDATE and DELETE are validated
- * (queuecheck.h).
+ * children is denied, and so is a queued one whose topology request is invalid
+ * (topology.h; an UPDATE of one that was invalid already is allowed with a
+ * warning); Queue CREATE, UPDATE and DELETE are validated (queuecheck.h).
  */
 #ifndef RAYGATE_ADMISSION_H
 #define RAYGATE_ADMISSION_H

@@ -13,6 +13,7 @@
 #include "hold.h"
 #include "marks.h"
 #include "members.h"
+#include "preemptdomain.h"
 #include "preempthold.h"
 #include "qtree.h"
 #include "resources.h"
@@ -409,6 +410,14 @@ static void block_queue(struct qstate *qs, const struct cache_gang *g)
         qs->blocker = g;
 }
 
+void admitpass_put_gang(struct pass *p, const struct cache_gang *g, struct util_buf *b)
+{
+    util_buf_puts(b, "gang ray-");
+    util_buf_puts(b, cache_gang_group(g));
+    util_buf_puts(b, "-pg");
+    util_buf_puts(b, admitpass_size_text(p, g));
+}
+
 void admitpass_wait(struct pass *p, const struct work *w, enum admit_reason reason, char *message)
 {
     decide(p, ADMIT_ACTION_WAIT, reason, w, message);
@@ -497,10 +506,7 @@ static int pending_fits_nodes(struct pass *p, const struct work *w)
         return 1;
     }
     struct util_buf b = {0};
-    util_buf_puts(&b, "gang ray-");
-    util_buf_puts(&b, cache_gang_group(g));
-    util_buf_puts(&b, "-pg");
-    util_buf_puts(&b, admitpass_size_text(p, g));
+    admitpass_put_gang(p, g, &b);
     util_buf_puts(&b, " does not fit the nodes: no node fits pod ");
     util_buf_puts(&b, unbound[failed]->name);
     util_buf_puts(&b, why);
@@ -593,9 +599,10 @@ static void reserve_admitted(struct pass *p)
 
 /*
  * A held preemptor that does not fit yet keeps its room (preempthold.h): its
- * minResources charged to its queue, its unbound members placed where they fit.
+ * minResources charged to its queue, its unbound members placed where they fit
+ * (a topology-constrained one's in the domain its victims free, preemptdomain.h).
  */
-static void hold_room(struct pass *p, struct work *w)
+static void hold_room(struct pass *p, struct work *w, const struct preempthold_item *it)
 {
     treepass_min_dense(w->g, p->nres, p->hold_a);
     admitpass_queue_add(p, w->qs, p->hold_a, 1);
@@ -606,6 +613,9 @@ static void hold_room(struct pass *p, struct work *w)
             unbound[n++] = w->live[i];
     }
     fit_sort_larger_first(p->fit, unbound, n);
+    if (w->g->topo != NULL &&
+        preemptdomain_hold(p->fit, p->a->topo, p->c, w->g->topo, unbound, n, it->victim_gangs, it->nvictim_gangs) != NULL)
+        return;
     for (size_t i = 0; i < n; i++)
         fit_reserve(p->fit, unbound[i]);
 }
@@ -643,7 +653,7 @@ static void weigh_held(struct pass *p, struct work *works, size_t n)
             preempthold_forget(p->a->hold, w->g);
             continue;
         }
-        hold_room(p, w);
+        hold_room(p, w, it);
         char *m =
             util_strdupf("%s; its room is held until the pods of the gangs it preempted are gone (%s)", d->message, it->victims);
         free(d->message);

@@ -115,6 +115,9 @@ static inline void admitpass_pod_mark(struct pass *p, const struct cache_pod *po
 /* " (3 pods; cpu 3, memory 4Gi)", what follows a gang's name (borrowed until the next call). */
 const char *admitpass_size_text(struct pass *p, const struct cache_gang *g);
 
+/* Appends "gang ray-<cluster>-pg (3 pods; cpu 3)" for g to b. */
+void admitpass_put_gang(struct pass *p, const struct cache_gang *g, struct util_buf *b);
+
 /* Decides WAIT for w's gang with reason and message (steals), and blocks its queue if fifo. */
 void admitpass_wait(struct pass *p, const struct work *w, enum admit_reason reason, char *message);
 

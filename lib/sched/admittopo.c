@@ -26,10 +26,7 @@ int admittopo_place(struct pass *p, const struct work *w, struct cache_pod **unb
         return 1;
     }
     struct util_buf b = {0};
-    util_buf_puts(&b, "gang ray-");
-    util_buf_puts(&b, cache_gang_group(g));
-    util_buf_puts(&b, "-pg");
-    util_buf_puts(&b, admitpass_size_text(p, g));
+    admitpass_put_gang(p, g, &b);
     util_buf_printf(&b, rc == 0 ? " %s" : " does not fit the nodes: %s", why);
     free(why);
     admitpass_wait(p, w, rc == 0 ? ADMIT_REASON_TOPOLOGY : ADMIT_REASON_NODES, util_buf_take(&b));

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "preemptdomain.h"
 #include "quantity.h"
 #include "reclaimtree.h"
 #include "util.h"
@@ -63,6 +64,7 @@ void preempt_result_finish(struct preempt_result *r)
     if (r == NULL)
         return;
     free(r->victims);
+    free(r->domain);
     free(r->message);
     memset(r, 0, sizeof(*r));
 }
@@ -87,6 +89,15 @@ struct sel {
     struct resources tmp;
     struct error *err;
     int failed; /* an overflow: no victims */
+    /* Topology (preemptdomain.h). */
+    const struct topo_constraint *topo;   /* the preemptor's primary constraint, when the input has domains; else NULL */
+    int in_domain;                        /* fits_nodes() asks for the constrained pods in one domain */
+    int by_domain;                        /* victims free one domain (decide()) */
+    struct preemptdomain_victim *victims; /* the set's, for preemptdomain_fits() */
+    const struct topo_domain *landed;     /* where the last fits_nodes() in one domain placed it */
+    int64_t left;                         /* and the room left there */
+    const struct topo_domain *freed;      /* the domain the chosen set frees */
+    long budget;                          /* sets fewest() may still weigh */
 };
 
 /* s->tmp += r * factor; records an overflow. */
@@ -130,9 +141,17 @@ static int reclaim_allows(struct sel *s)
     return r > 0;
 }
 
-/* The preemptor's pods fit the nodes with the room of the set's pods given back. */
+/* The preemptor's pods fit the nodes with the room of the set's pods given back (in one domain: s->in_domain). */
 static int fits_nodes(struct sel *s)
 {
+    if (s->in_domain) {
+        for (size_t i = 0; i < s->nset; i++) {
+            const struct preempt_gang *g = &s->in->pool[s->set[i]];
+            s->victims[i] = (struct preemptdomain_victim){g->pods, g->npods};
+        }
+        return preemptdomain_fits(s->f, s->in->domains, s->in->cache, s->p->topo, s->p->pods, s->p->npods, s->victims, s->nset,
+                                  &s->landed, &s->left);
+    }
     size_t mark = fit_mark(s->f);
     for (size_t i = 0; i < s->nset; i++) {
         const struct preempt_gang *g = &s->in->pool[s->set[i]];
@@ -261,18 +280,18 @@ static int first_of_size(struct sel *s, size_t k, size_t *idx, long *budget)
 
 /*
  * s->set holds a minimal set of m > 2 victims: a smaller one, the fewest
- * gangs, when one exists among the first PREEMPT_SEARCH_MAX sets weighed
- * (sizes 2 to m - 1, each in the candidates' order); else the set stays.
+ * gangs, when one exists among the first PREEMPT_SEARCH_MAX sets weighed in
+ * the selection (sizes 2 to m - 1, each in the candidates' order); else the
+ * set stays.
  */
 static void fewest(struct sel *s)
 {
     size_t m = s->nset;
     size_t *minimal = util_calloc(m + 1, sizeof(*minimal)), *idx = util_calloc(m + 1, sizeof(*idx));
     memcpy(minimal, s->set, m * sizeof(*minimal));
-    long budget = PREEMPT_SEARCH_MAX;
     int found = 0;
-    for (size_t k = 2; k < m && !found && budget > 0 && !s->failed; k++)
-        found = first_of_size(s, k, idx, &budget);
+    for (size_t k = 2; k < m && !found && s->budget > 0 && !s->failed; k++)
+        found = first_of_size(s, k, idx, &s->budget);
     if (!found) {
         memcpy(s->set, minimal, m * sizeof(*minimal));
         s->nset = m;
@@ -356,6 +375,11 @@ static char *needed_message(struct sel *s)
     util_buf_printf(&b, " needed%s", queue_short ? "" : " on the nodes");
     if (queue_short && s->block.level != s->p->queue && s->block.level < s->in->nqueues)
         util_buf_printf(&b, " in queue %s", s->in->queues[s->block.level].name);
+    if (s->freed != NULL) {
+        char what[256];
+        topo_constraint_text(s->topo, what, sizeof(what));
+        util_buf_printf(&b, " in %s: %s", what, s->freed->name);
+    }
     return util_buf_take(&b);
 }
 
@@ -388,6 +412,7 @@ static void finish_result(struct sel *s, struct preempt_result *out)
     out->victims = util_calloc(s->nset + 1, sizeof(*out->victims));
     memcpy(out->victims, s->set, s->nset * sizeof(*s->set));
     out->message = needed_message(s);
+    out->domain = s->freed != NULL ? util_strdup(s->freed->name) : NULL;
 }
 
 static int in_set(const struct sel *s, size_t gang)
@@ -417,6 +442,90 @@ static void lower_first(struct sel *s)
     }
 }
 
+/* A set among s->cand (choose()); a reclaim's then lower_first(). */
+static void pick(struct sel *s)
+{
+    choose(s);
+    if (s->kind == PREEMPT_KIND_RECLAIM && s->nset > 0 && !s->failed)
+        lower_first(s);
+}
+
+/* The candidates of cand[0..n) with pods in d, into out (order kept); returns how many. */
+static size_t in_domain(const struct sel *s, const struct topo_domain *d, const size_t *cand, size_t n, size_t *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct preempt_gang *g = &s->in->pool[cand[i]];
+        if (preemptdomain_touches(s->f, d, g->pods, g->npods))
+            out[k++] = cand[i];
+    }
+    return k;
+}
+
+/* How the set s chose for domain order weighs (fits_nodes() done on it last: s->left). */
+static struct preemptdomain_score score(const struct sel *s, size_t order)
+{
+    struct preemptdomain_score sc = {.nvictims = s->nset, .left = s->left, .order = order};
+    for (size_t i = 0; i < s->nset; i++)
+        sc.priorities += s->in->pool[s->set[i]].priority;
+    return sc;
+}
+
+/*
+ * Victims that free one domain (preemptdomain.h): for each domain of the
+ * preemptor's constraint, a set among the candidates with pods there, when
+ * evicting them all makes it fit; the best such set into s->set (s->freed its
+ * domain), else nset 0.
+ */
+static void choose_in_domains(struct sel *s)
+{
+    size_t nd, nall = s->ncand;
+    const struct topo_domain *ds = topodomains_get(s->in->domains, s->topo, &nd);
+    size_t *all = s->cand, *best = util_calloc(s->in->npool + 1, sizeof(*best)), nbest = 0;
+    struct preemptdomain_score top = {0};
+    s->cand = util_calloc(s->in->npool + 1, sizeof(*s->cand));
+    for (size_t k = 0; k < nd && !s->failed; k++) {
+        s->ncand = in_domain(s, &ds[k], all, nall, s->cand);
+        memcpy(s->set, s->cand, s->ncand * sizeof(*s->set));
+        s->nset = s->ncand;
+        if (s->ncand == 0 || !fits_nodes(s))
+            continue;                              /* never evict for a domain that its candidates cannot free */
+        s->budget = PREEMPT_SEARCH_MAX / (long)nd; /* fewest()'s search shared fairly among the domains */
+        pick(s);
+        if (s->nset == 0 || s->failed || !fits_nodes(s))
+            continue;
+        struct preemptdomain_score sc = score(s, k);
+        if (nbest == 0 || preemptdomain_better(&sc, &top)) {
+            top = sc;
+            nbest = s->nset;
+            memcpy(best, s->set, nbest * sizeof(*best));
+            s->freed = s->landed;
+        }
+    }
+    free(s->cand);
+    s->cand = all;
+    s->ncand = nall;
+    memcpy(s->set, best, nbest * sizeof(*best));
+    s->nset = nbest;
+    free(best);
+}
+
+/* The set for the candidates gathered: freeing one domain (s->by_domain), else choose()'s. */
+static void decide(struct sel *s)
+{
+    s->freed = NULL;
+    if (!s->by_domain) {
+        pick(s);
+        return;
+    }
+    int in = s->in_domain;
+    s->in_domain = 1;
+    choose_in_domains(s);
+    s->in_domain = in;
+    if (s->nset == 0 && !s->failed && s->topo->mode == TOPO_MODE_SOFT)
+        pick(s); /* soft: no domain can be freed, it may spread */
+}
+
 /*
  * Reclaim, the nearest queues first: the candidates whose common ancestor
  * with the preemptor's queue is at depth d or deeper, d from the deepest up
@@ -431,9 +540,8 @@ static void reclaim(struct sel *s, struct preempt_result *out, size_t *ncandidat
         if (s->ncand == weighed)
             continue; /* no candidate more than at the level below */
         weighed = *ncandidates = s->ncand;
-        choose(s);
+        decide(s);
         if (s->nset > 0 && !s->failed) {
-            lower_first(s);
             finish_result(s, out);
             return;
         }
@@ -448,6 +556,11 @@ static void sel_init(struct sel *s)
     s->cand = util_calloc(in->npool + 1, sizeof(*s->cand));
     s->set = util_calloc(in->npool + 1, sizeof(*s->set));
     s->vq = util_calloc(in->npool + 1, sizeof(*s->vq));
+    s->victims = util_calloc(in->npool + 1, sizeof(*s->victims));
+    s->budget = PREEMPT_SEARCH_MAX;
+    if (in->domains != NULL && in->cache != NULL && in->preemptor->topo != NULL)
+        s->topo = preemptdomain_constraint(in->preemptor->topo);
+    s->in_domain = s->topo != NULL && s->topo->mode == TOPO_MODE_HARD;
     s->nodes = util_calloc(in->nqueues + 1, sizeof(*s->nodes));
     for (size_t i = 0; i < in->nqueues; i++) {
         const struct preempt_queue *q = &in->queues[i];
@@ -465,8 +578,21 @@ static void sel_finish(struct sel *s)
     resources_finish(&s->tmp);
     free(s->nodes);
     free(s->vq);
+    free(s->victims);
     free(s->cand);
     free(s->set);
+}
+
+/* Why no set admits the preemptor. */
+static char *nothing_message(const struct sel *s, size_t ncandidates)
+{
+    if (ncandidates == 0)
+        return util_strdup("no admitted gang it may preempt or reclaim");
+    if (!s->by_domain || s->topo->mode != TOPO_MODE_HARD)
+        return util_strdup("evicting every gang it may preempt or reclaim would not admit it");
+    char what[256];
+    topo_constraint_text(s->topo, what, sizeof(what));
+    return util_strdupf("evicting the gangs it may preempt or reclaim would not free %s for it", what);
 }
 
 int preempt_select(struct fit *f, const struct preempt_input *in, struct preempt_result *out, struct error *err)
@@ -484,10 +610,11 @@ int preempt_select(struct fit *f, const struct preempt_input *in, struct preempt
         out->message = util_strdup("it fits without evicting anything");
     size_t ncandidates = 0;
     if (out->message == NULL && !s.failed) {
+        s.by_domain = s.topo != NULL && !fits_nodes(&s);
         s.kind = PREEMPT_KIND_PREEMPT;
         gather(&s);
         ncandidates = s.ncand;
-        choose(&s);
+        decide(&s);
         if (s.nset > 0 && !s.failed)
             finish_result(&s, out);
     }
@@ -498,8 +625,7 @@ int preempt_select(struct fit *f, const struct preempt_input *in, struct preempt
     }
     ncandidates += nreclaim;
     if (out->message == NULL && !s.failed)
-        out->message = util_strdup(ncandidates == 0 ? "no admitted gang it may preempt or reclaim"
-                                                    : "evicting every gang it may preempt or reclaim would not admit it");
+        out->message = nothing_message(&s, ncandidates);
     int rc = s.failed ? -1 : 0;
     if (s.failed)
         preempt_result_finish(out);

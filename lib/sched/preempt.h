@@ -61,6 +61,18 @@
  * one of its queue would do. When even every candidate does not make it fit,
  * there are no victims.
  *
+ * A topology-constrained preemptor (preempt_preemptor.topo) that does not
+ * fit the nodes as they are (hard: in one domain; soft: anywhere) gets
+ * victims that free one domain of its constraint (preemptdomain.h): for each
+ * domain, the set above is chosen among the candidates with pods there, and
+ * the preemptor must then fit with its constrained pods in one domain; the
+ * domain needing the fewest victims wins, then the lowest priorities, then
+ * the best fit (the search for fewer victims, 4096 sets, shared equally
+ * among the domains). When no domain can be freed there are no victims (hard), or
+ * the victims are chosen as for an unconstrained gang (soft: it may spread).
+ * A hard one that fits one domain already (only its queue is short) gets
+ * victims as any gang, its fit on the nodes still in one domain.
+ *
  * Conservative: the room a victim's admitted but unbound pods reserve is not
  * counted as freed (fit.h does not say on which node a reservation sits), so
  * a set that relies on it is not found; an eviction is never chosen that the
@@ -77,6 +89,8 @@
 #include "fit.h"
 #include "queuetree.h"
 #include "resources.h"
+#include "topodomain.h"
+#include "topology.h"
 
 enum preempt_policy {
     PREEMPT_POLICY_LOWER_PRIORITY = 0,
@@ -141,6 +155,7 @@ struct preempt_preemptor {
     const struct resources *request; /* what it would hold of its queue (its minResources) */
     struct cache_pod **pods;         /* its members to place, sorted larger first (fit_sort_larger_first) */
     size_t npods;
+    const struct topo_request *topo; /* where its pods must lie (topology.h); NULL: anywhere */
 };
 
 struct preempt_input {
@@ -151,6 +166,9 @@ struct preempt_input {
     const struct preempt_preemptor *preemptor;
     const struct resources *root_cap;  /* the capability of a Queue named root; NULL: none */
     const struct resources *root_room; /* the room the root shares (qtree.h); NULL: not checked */
+    /* Topology (preemptdomain.h); both NULL: the preemptor's topo is not looked at. */
+    struct topodomains *domains; /* the pass's domains (topodomains_begin() done on its fit) */
+    const struct cache *cache;   /* the cache the pass's fit was created on */
 };
 
 /* The choice. Initialise with preempt_result_init, release with preempt_result_finish. */
@@ -158,6 +176,7 @@ struct preempt_result {
     enum preempt_kind kind; /* NONE: no victims */
     size_t *victims;        /* owned: indexes into preempt_input.pool, the order they were chosen in */
     size_t nvictims;
+    char *domain;  /* owned: the domain the victims free for a topology-constrained preemptor, or NULL */
     char *message; /* owned: NONE: why not ("no gang of queue q with lower priority than 1000"); else what is needed ("cpu 4
                       needed") */
 };

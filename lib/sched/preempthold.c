@@ -28,6 +28,7 @@ static void clear(struct preempthold *h)
 {
     for (size_t i = 0; i < h->n; i++) {
         free(h->items[i].victims);
+        free(h->items[i].victim_gangs);
         free(h->held[i].ns);
         free(h->held[i].name);
     }
@@ -123,7 +124,7 @@ size_t preempthold_refresh(struct preempthold *h, const struct cache *c, int64_t
         }
     }
     clear(h);
-    for (const struct cache_gang *v = c->preempted; v != NULL; v = v->pre_next) {
+    for (struct cache_gang *v = c->preempted; v != NULL; v = v->pre_next) {
         if (!preempthold_in_flight(v, now_ms))
             continue;
         struct cache_gang *p = named(c, v->preempted_by);
@@ -135,6 +136,8 @@ size_t preempthold_refresh(struct preempthold *h, const struct cache *c, int64_t
         free(it->victims);
         it->victims = list;
         it->victims_remain = 1;
+        it->victim_gangs = util_realloc(it->victim_gangs, (it->nvictim_gangs + 1) * sizeof(*it->victim_gangs));
+        it->victim_gangs[it->nvictim_gangs++] = v;
     }
     /* Held before, its victims' pods gone since: held until a pass weighs it once more. */
     for (size_t i = 0; i < nold; i++) {

@@ -22,7 +22,10 @@
  * are placed on the nodes where they fit (fit_reserve, larger first) before
  * any other gang is weighed, so that neither a gang of its queue nor one of
  * another queue on the same nodes, whatever its priority, takes the room its
- * victims free. A gang that itself preempts under the rules still may, once
+ * victims free. A topology-constrained preemptor's members go, instead, on
+ * the nodes of the domain it lands in once its victims' pods are gone
+ * (preemptdomain_hold), so that the room freed there is what is held. A gang
+ * that itself preempts under the rules still may, once
  * this preemption is over (preemptscan starts none while one is in flight).
  * The holder state is rebuilt from the cache after a restart (the victims'
  * records), except the one look after the victims' pods are gone.
@@ -39,9 +42,11 @@
 
 /* A held preemptor. */
 struct preempthold_item {
-    struct cache_gang *g; /* borrowed from the cache */
-    int victims_remain;   /* some victim's pods are not gone yet */
-    char *victims;        /* owned: "ns/a, ns/b", the victims whose pods remain; "" when none */
+    struct cache_gang *g;             /* borrowed from the cache */
+    int victims_remain;               /* some victim's pods are not gone yet */
+    char *victims;                    /* owned: "ns/a, ns/b", the victims whose pods remain; "" when none */
+    struct cache_gang **victim_gangs; /* owned array of those victims (borrowed from the cache), for preemptdomain_hold() */
+    size_t nvictim_gangs;
 };
 
 struct preempthold;

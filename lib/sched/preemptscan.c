@@ -8,6 +8,7 @@
 #include "preempthold.h"
 #include "qtree.h"
 #include "queuetree.h"
+#include "topodomain.h"
 #include "util.h"
 
 void preemptscan_result_init(struct preemptscan_result *r)
@@ -44,6 +45,7 @@ void preemptscan_result_finish(struct preemptscan_result *r)
     free(r->cluster);
     free(r->gang);
     free(r->queue);
+    free(r->domain);
     free(r->victim_message);
     free(r->preemptor_message);
     memset(r, 0, sizeof(*r));
@@ -71,6 +73,7 @@ struct scan {
     struct cache_pod ***bound;
     size_t npool, cap;
     struct resources root_cap, root_room; /* the root's (qtree.h) */
+    struct topodomains *domains;          /* the pass's (preempt_input.domains) */
 };
 
 /* out = rl's resources; NULL when rl is NULL. */
@@ -358,6 +361,7 @@ static void fill_result(struct scan *s, const struct preempt_input *in, const st
     out->gang = util_strdupf("ray-%s-pg", cache_gang_group(g));
     out->queue = util_strdup(g->queue->name);
     out->priority = in->preemptor->priority;
+    out->domain = r->domain != NULL ? util_strdup(r->domain) : NULL;
     out->victim_message = preempt_victim_message(in, r);
     out->victims = util_calloc(r->nvictims + 1, sizeof(*out->victims));
     struct util_buf b = {0};
@@ -389,7 +393,8 @@ static int weigh(struct scan *s, struct fit *f, const struct candidate *cand)
     }
     fit_sort_larger_first(f, pods, p.npods);
     p.pods = pods;
-    struct preempt_input in = {s->queues, s->nq, s->pool, s->npool, &p, &s->root_cap, &s->root_room};
+    p.topo = g->topo;
+    struct preempt_input in = {s->queues, s->nq, s->pool, s->npool, &p, &s->root_cap, &s->root_room, s->domains, s->c};
     struct preempt_result r;
     preempt_result_init(&r);
     int rc = preempt_select(f, &in, &r, s->err);
@@ -416,8 +421,8 @@ static void reserve_admitted(const struct cache *c, struct fit *f)
     free(resv);
 }
 
-int preemptscan_run(const struct cache *c, const struct admit_result *d, int64_t now_ms, struct preemptscan_result *out,
-                    struct error *err)
+int preemptscan_run(const struct cache *c, const struct admit_result *d, const struct hypernodes *h, int64_t now_ms,
+                    struct preemptscan_result *out, struct error *err)
 {
     preemptscan_result_finish(out);
     size_t n;
@@ -433,8 +438,12 @@ int preemptscan_run(const struct cache *c, const struct admit_result *d, int64_t
     struct fit *f = fit_create(c);
     fit_begin(f);
     reserve_admitted(c, f);
+    s.domains = topodomains_create();
+    topodomains_set_hypernodes(s.domains, h);
+    topodomains_begin(s.domains, f, c);
     for (size_t i = 0; i < n && rc == 0 && out->kind == PREEMPT_KIND_NONE; i++)
         rc = weigh(&s, f, &cs[i]) < 0 ? -1 : 0;
+    topodomains_destroy(s.domains);
     fit_end(f);
     fit_destroy(f);
     scan_finish(&s);

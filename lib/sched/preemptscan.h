@@ -23,6 +23,10 @@
  * its minResources of the queue, and places its live pods (its autoscaling
  * tail too: a conservative count, never a smaller one).
  *
+ * A topology-constrained preemptor (the RayCluster's request, topology.h)
+ * gets victims that free one domain of its constraint (preemptdomain.h),
+ * over the domains of the scan's pass; the result names the domain.
+ *
  * A victim is evicted whole: the result lists every live pod of it that is
  * ungated or bound, to delete, as lib/evictscan does for an eviction.
  */
@@ -64,6 +68,7 @@ struct preemptscan_result {
     char *gang;
     char *queue;
     int32_t priority;
+    char *domain; /* a topology-constrained preemptor's: the domain its victims free (preempt_result.domain), or NULL */
     char *
         victim_message; /* the Preempted Events on the victims: "preempted by gang ns/x (priority 1000) in queue q: cpu 4 needed" */
     char *preemptor_message; /* the Preempting Event: "preempting gang ray-a-pg of queue q (priority 0): cpu 4 needed" */
@@ -79,11 +84,13 @@ void preemptscan_result_finish(struct preemptscan_result *r);
 
 /*
  * Scans c after a pass whose decisions are d (borrowed), filling out
- * (initialised by the caller). Returns 0 (out->kind says whether there is a
- * preemption), or -1 with err when a sum of resources overflows (no
- * preemption then).
+ * (initialised by the caller); h (borrowed, may be NULL: none) are the
+ * HyperNodes Volcano-style constraints resolve against. Returns 0 (out->kind
+ * says whether there is a preemption), or -1 with err when a sum of resources
+ * overflows (no preemption then).
  */
-int preemptscan_run(const struct cache *c, const struct admit_result *d, int64_t now_ms, struct preemptscan_result *out,
-                    struct error *err);
+struct hypernodes;
+int preemptscan_run(const struct cache *c, const struct admit_result *d, const struct hypernodes *h, int64_t now_ms,
+                    struct preemptscan_result *out, struct error *err);
 
 #endif

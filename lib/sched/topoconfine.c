@@ -125,31 +125,26 @@ char *topoconfine_record(const struct topoplace_out *out)
 }
 
 /*
- * The set pod is in under r, as topoplace.h draws them: fills s's group,
- * replica and constraint; returns 0 when it is in none.
+ * The set pod is in under r, as topoplace_set_of() finds it: a group's own
+ * (a slice of it when the group has numOfHosts > 1), else the gang-wide set
+ * (slices under the gang-wide constraint alone are in the gang's domain).
+ * Fills s's group, replica and constraint; returns 0 when it is in none.
  */
 static int set_of(const struct topo_request *r, const struct cache_pod *pod, struct topoplace_set *s)
 {
     memset(s, 0, sizeof(*s));
-    if (streq(pod->node_type, "head")) {
-        s->c = &r->gang;
-        return r->include_head && r->gang.mode != TOPO_MODE_NONE;
+    int head = streq(pod->node_type, "head");
+    for (size_t i = 0; !head && pod->group != NULL && i < r->ngroups; i++) {
+        const struct topo_group *g = &r->groups[i];
+        if (g->c.mode != TOPO_MODE_NONE && streq(g->name, pod->group)) {
+            s->c = &g->c;
+            s->group = g->name;
+            s->replica = g->hosts > 1 ? pod->replica : NULL;
+            return 1;
+        }
     }
-    const struct topo_group *g = NULL;
-    for (size_t i = 0; i < r->ngroups && pod->group != NULL; i++) {
-        if (strcmp(r->groups[i].name, pod->group) == 0)
-            g = &r->groups[i];
-    }
-    s->c = g != NULL && g->c.mode != TOPO_MODE_NONE ? &g->c : &r->gang;
-    if (s->c->mode == TOPO_MODE_NONE)
-        return 0;
-    if (g != NULL && g->hosts > 1 && pod->replica != NULL) {
-        s->group = g->name;
-        s->replica = pod->replica;
-    } else if (g != NULL && s->c == &g->c) {
-        s->group = g->name;
-    }
-    return 1;
+    s->c = &r->gang;
+    return r->gang.mode != TOPO_MODE_NONE && (r->include_head || !head);
 }
 
 json_t *topoconfine_recorded(const char *record, const struct topo_request *r, const struct cache_pod *pod, struct topodomains *t,

@@ -499,7 +499,9 @@ static int place_gang(struct call *k)
     if (ok)
         return 1;
     if (k->r->gang.mode == TOPO_MODE_SOFT) {
-        if (place_inner(k, NULL) && place_on(k, &k->gang, NULL, 0)) {
+        if (!place_inner(k, NULL))
+            return 0; /* a hard inner set holds nowhere: k->why says so */
+        if (place_on(k, &k->gang, NULL, 0)) {
             out_add(k->out, NULL, NULL, &k->r->gang, NULL);
             return 1;
         }

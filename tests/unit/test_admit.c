@@ -56,6 +56,19 @@ static void check_decisions(const char *what, const struct admit_result *r, size
             for (size_t k = 0; ok && k < d->npods; k++)
                 ok = d->pods[k].message != NULL && strcmp(d->pods[k].message, json_string_value(json_array_get(wpm, k))) == 0;
         }
+        /* topology: the domains recorded; confine: each pod's confinement (compact JSON, null for none). */
+        const json_t *wtopo = json_object_get(w, "topology"), *wconf = json_object_get(w, "confine");
+        if (wtopo != NULL)
+            ok = ok && d->topology != NULL && strcmp(d->topology, json_string_value(wtopo)) == 0;
+        if (wconf != NULL) {
+            ok = ok && json_array_size(wconf) == d->npods;
+            for (size_t k = 0; ok && k < d->npods; k++) {
+                char *got_conf = d->pods[k].confine != NULL ? json_dumps(d->pods[k].confine, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+                const char *want_conf = json_string_value(json_array_get(wconf, k));
+                ok = (got_conf == NULL) == (want_conf == NULL) && (got_conf == NULL || strcmp(got_conf, want_conf) == 0);
+                free(got_conf);
+            }
+        }
         if (d->action == ADMIT_ACTION_TAIL_WAIT) {
             for (size_t k = 0; k < d->npods; k++)
                 ok = ok && d->pods[k].message != NULL && d->pods[k].message[0] != '\0';

@@ -121,6 +121,11 @@ static int setup_nodes(void **state)
     return world_setup(state, "preempthold/nodes.json");
 }
 
+static int setup_topology(void **state)
+{
+    return world_setup(state, "preempthold/topology.json");
+}
+
 static int teardown(void **state)
 {
     struct world *w = *state;
@@ -274,6 +279,28 @@ static void test_nodes_held(void **state)
     assert_action(d, "third", ADMIT_ACTION_WAIT);
 }
 
+/*
+ * A topology-constrained preemptor's room is held in the domain its victims
+ * free (rack b), not on the first nodes with room (node-0, rack a, where it
+ * can never go): third takes node-0 meanwhile; once the victim's pods are
+ * gone the preemptor is admitted in rack b.
+ */
+static void test_topology_held(void **state)
+{
+    struct world *w = *state;
+    for (int step = 0; step < 2; step++) {
+        pass_at(w->a, evicted_ms() + 10000 + 1000 * step, &w->d);
+        record(w->c, &w->d);
+        if (step == 0) {
+            assert_action(&w->d, PREEMPTOR, ADMIT_ACTION_WAIT);
+            assert_non_null(strstr(decision(&w->d, PREEMPTOR)->message, "its room is held"));
+            assert_action(&w->d, "third", ADMIT_ACTION_ADMIT);
+            victim_pods_gone(w->c, w->fx, 3);
+        }
+    }
+    assert_action(&w->d, PREEMPTOR, ADMIT_ACTION_ADMIT);
+}
+
 /* The preemptor deleted while it holds node room: third takes the room at once. */
 static void test_nodes_preemptor_gone(void **state)
 {
@@ -367,6 +394,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gives_up, setup_queue, teardown),
         cmocka_unit_test_setup_teardown(test_nodes_held, setup_nodes, teardown),
         cmocka_unit_test_setup_teardown(test_nodes_preemptor_gone, setup_nodes, teardown),
+        cmocka_unit_test_setup_teardown(test_topology_held, setup_topology, teardown),
         cmocka_unit_test_setup_teardown(test_victim_share_until_gone, setup_queue, teardown),
         cmocka_unit_test(test_marked),
     };

@@ -26,7 +26,7 @@ static void pass_and_scan(struct cache *c, struct preemptscan_result *out)
     admit_result_init(&d);
     admit_pass(a, ADMIT_PASS_FULL, &d);
     struct error err = {{0}};
-    if (preemptscan_run(c, &d, 0, out, &err) != 0)
+    if (preemptscan_run(c, &d, NULL, 0, out, &err) != 0)
         fail_msg("preemptscan_run: %s", err.message);
     admit_result_finish(&d);
     admit_destroy(a);
@@ -273,12 +273,51 @@ static void test_in_flight(void **state)
     json_decref(fx);
 }
 
+/* A topology-constrained preemptor frees one rack (racks.json); without its constraint, a node in each. */
+static void test_topology(void **state)
+{
+    (void)state;
+    json_t *fx = fixture_json("preemptscan/racks.json");
+    struct cache *c = cachefixture_load(fx, 0);
+    struct preemptscan_result r;
+    preemptscan_result_init(&r);
+    pass_and_scan(c, &r);
+    assert_int_equal(r.kind, PREEMPT_KIND_PREEMPT);
+    assert_string_equal(r.cluster, "test-cluster-1");
+    assert_int_equal(r.nvictims, 2);
+    assert_string_equal(r.victims[0].cluster, "lo-a");
+    assert_string_equal(r.victims[1].cluster, "mid-a");
+    assert_non_null(r.domain);
+    assert_string_equal(r.domain, "a");
+    assert_non_null(strstr(r.victim_message, "needed on the nodes in one rack domain: a"));
+    preemptscan_result_finish(&r);
+    /* The same preemptor without a constraint: one node in each rack. */
+    size_t i = json_array_size(json_object_get(fx, "rayclusters")) - 1;
+    json_t *rc = object(fx, "rayclusters", i);
+    json_object_del(json_object_get(rc, "metadata"), "annotations");
+    json_object_set_new(json_object_get(rc, "metadata"), "resourceVersion", json_string("200"));
+    upsert_new(c, "rayclusters", rc);
+    preemptscan_result_init(&r);
+    pass_and_scan(c, &r);
+    assert_int_equal(r.nvictims, 2);
+    assert_string_equal(r.victims[0].cluster, "lo-a");
+    assert_string_equal(r.victims[1].cluster, "lo-b");
+    assert_null(r.domain);
+    preemptscan_result_finish(&r);
+    cache_destroy(c);
+    json_decref(fx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_guide),        cmocka_unit_test(test_not_preemptable),
-        cmocka_unit_test(test_policy),       cmocka_unit_test(test_equal_priority),
-        cmocka_unit_test(test_in_flight),    cmocka_unit_test(test_reclaim_equal_priority),
+        cmocka_unit_test(test_guide),
+        cmocka_unit_test(test_topology),
+        cmocka_unit_test(test_not_preemptable),
+        cmocka_unit_test(test_policy),
+        cmocka_unit_test(test_equal_priority),
+        cmocka_unit_test(test_in_flight),
+        cmocka_unit_test(test_reclaim_equal_priority),
         cmocka_unit_test(test_reclaim_tree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
