@@ -694,8 +694,20 @@ rack_hypernode() {
 	echo " spec: {tier: 1, members: [$2]}}"
 }
 
-# racks_down UID: the rack nodes and HyperNodes of set UID deleted
+# racks_down UID: the rack nodes and HyperNodes of set UID deleted (kept with
+# E2E_KEEP; the next test's baseline deletes them). The test's RayClusters and
+# pods go first, while kwok still plays those nodes' kubelets: a pod bound to
+# a node that is gone stays terminating until the pod garbage collector
+# removes it (tens of seconds), and with it the gang in its Queue's status,
+# which keeps the Queue from being deleted.
 racks_down() {
+	[[ -z "${E2E_KEEP:-}" ]] || return 0
+	_rack_pods_gone() {
+		[[ "$(kc get pods -n "$NS" -o json | jq --arg u "-$1" '[.items[] | select((.spec.nodeName // "") | endswith($u))] | length')" == 0 ]]
+	}
+	kc delete rayclusters.ray.io -n "$NS" --all --wait=false >/dev/null 2>&1 || true
+	kc delete pods -n "$NS" -l e2e.raygate.io/filler --wait=false >/dev/null 2>&1 || true
+	wait_until 30 "the test's pods gone from the rack nodes" _rack_pods_gone "$1" || true
 	kc delete nodes -l "e2e.raygate.io/rack-set=$1" --ignore-not-found --wait=false >/dev/null 2>&1 || true
 	kc delete hypernodes.topology.volcano.sh e2e-$1-r1 e2e-$1-r2 e2e-$1-r3 e2e-$1-r4 e2e-$1-spine \
 		--ignore-not-found --wait=false >/dev/null 2>&1 || true
