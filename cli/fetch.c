@@ -46,7 +46,10 @@ static char *collection(const char *prefix, const char *ns, const char *resource
 static int list_into(struct kube_client *c, json_t *snapshot, const char *key, const char *path, const char *selector,
                      enum missing missing, struct error *err)
 {
-    struct kube_list_options lo = {.label_selector = selector};
+    /* Terminated pods hold no room: the field selector kubectl describe node uses. */
+    struct kube_list_options lo = {.label_selector = selector,
+                                   .field_selector =
+                                       strcmp(key, "nodePods") == 0 ? "status.phase!=Succeeded,status.phase!=Failed" : NULL};
     struct kube_list_result lr;
     struct kube_response resp;
     int rc = 0;
@@ -106,10 +109,29 @@ static int fetch_gangs(struct kube_client *c, json_t *snap, const char *ns, stru
     return rc < 0 ? -1 : 0;
 }
 
+int fetch_room(struct kube_client *c, json_t *snapshot, struct error *err)
+{
+    if (list_into(c, snapshot, "nodes", "/api/v1/nodes", NULL, MISSING_FAILS, err) != 0 ||
+        list_into(c, snapshot, "nodePods", "/api/v1/pods", NULL, MISSING_FAILS, err) != 0)
+        return -1;
+    return list_into(c, snapshot, "hyperNodes", "/apis/topology.volcano.sh/v1alpha1/hypernodes", NULL, MISSING_EMPTY, err) < 0 ? -1
+                                                                                                                               : 0;
+}
+
+/* What `domains` counts (fetch_room), and the RayClusters that ask and were placed. */
+static int fetch_nodes(struct kube_client *c, json_t *snap, struct error *err)
+{
+    if (fetch_room(c, snap, err) != 0)
+        return -1;
+    return list_into(c, snap, "owners", "/apis/ray.io/v1/rayclusters", NULL, MISSING_EMPTY, err) < 0 ? -1 : 0;
+}
+
 json_t *fetch_snapshot(struct kube_client *c, const struct fetch_scope *scope, struct error *err)
 {
     json_t *snap = json_pack("{s:[],s:[],s:[],s:[],s:[]}", "warnings", "queues", "podGroups", "owners", "events");
-    if (list_into(c, snap, "queues", VOLCANO "/queues", NULL, MISSING_FAILS, err) != 0)
+    if ((scope->what & FETCH_QUEUES) && list_into(c, snap, "queues", VOLCANO "/queues", NULL, MISSING_FAILS, err) != 0)
+        goto fail;
+    if ((scope->what & FETCH_NODES) && fetch_nodes(c, snap, err) != 0)
         goto fail;
     if ((scope->what & FETCH_GANGS) && fetch_gangs(c, snap, scope->namespace_, err) != 0)
         goto fail;

@@ -7,7 +7,8 @@
  * shown: a CRD that is not installed (404: the legacy cluster.ray.io
  * RayCluster, RayJob), pods or PriorityClasses the user may not list (403:
  * PODS counts the PodGroup's running pods, PRIORITY its class), PodGroups of
- * other namespaces (403: positions count the gangs of the namespace only).
+ * other namespaces (403: positions count the gangs of the namespace only),
+ * HyperNodes (404: no HyperNode CRD, none).
  */
 #ifndef RAYGATE_CLI_FETCH_H
 #define RAYGATE_CLI_FETCH_H
@@ -19,6 +20,7 @@
 enum {
     FETCH_QUEUES = 1 << 0,
     FETCH_GANGS = 1 << 1, /* PodGroups, their owners, pods and PriorityClasses */
+    FETCH_NODES = 1 << 2, /* nodes, every namespace's pods and RayClusters, HyperNodes (cli/domains.h) */
 };
 
 struct fetch_scope {
@@ -32,6 +34,14 @@ struct fetch_scope {
  * failed: no Volcano CRDs, no access, the server unreachable).
  */
 json_t *fetch_snapshot(struct kube_client *c, const struct fetch_scope *scope, struct error *err);
+
+/*
+ * Adds to snapshot the room of the nodes (cli/domains.h): "nodes", "nodePods"
+ * (every namespace's pods not Succeeded or Failed) and "hyperNodes" (none
+ * without the HyperNode CRD). Returns 0, or -1 with err (nodes or pods
+ * cannot be listed).
+ */
+int fetch_room(struct kube_client *c, json_t *snapshot, struct error *err);
 
 /*
  * Adds to snapshot's "events" (created if missing) the Events of namespace ns

@@ -6,6 +6,7 @@
  *   kubectl raygate queues [QUEUE] [-o json|yaml|wide]
  *   kubectl raygate gangs [-n NS | -A] [--queue Q] [-o json|yaml|wide]
  *   kubectl raygate why NAME [-n NS] [-o json|yaml]
+ *   kubectl raygate domains [--key LABEL | --hypernodes [--tier N]] [-o json|yaml|wide]
  *
  * kubectl hands a plugin its arguments as they are: --kubeconfig, --context
  * and -n/--namespace are read here. Exit status: 0, 1 when the API cannot be
@@ -18,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "domains.h"
 #include "errors.h"
 #include "fetch.h"
 #include "flags.h"
@@ -36,8 +38,11 @@ struct args {
     const char *command;
     const char *name; /* queues' QUEUE, why's NAME */
     const char *kubeconfig, *context, *namespace_, *queue;
+    const char *key; /* domains --key */
     int all_namespaces;
-    int format; /* enum format */
+    int hypernodes; /* domains --hypernodes */
+    int64_t tier;   /* domains --tier (0: any) */
+    int format;     /* enum format */
 };
 
 /* kubectl's short flags, as the long ones lib/core/flags reads (writable storage: getopt_long takes char **). */
@@ -128,13 +133,17 @@ static struct flags_program program_of(const struct flag *table, size_t n)
         .name = "kubectl-raygate",
         .synopsis = "kubectl raygate queues [QUEUE] [-o json|yaml|wide]\n"
                     "       kubectl raygate gangs [-n NS | -A] [--queue Q] [-o json|yaml|wide]\n"
-                    "       kubectl raygate why NAME [-n NS] [-o json|yaml]",
+                    "       kubectl raygate why NAME [-n NS] [-o json|yaml]\n"
+                    "       kubectl raygate domains [--key LABEL | --hypernodes [--tier N]] [-o json|yaml|wide]",
         .epilog = "Commands:\n"
                   "  queues [QUEUE]  the queue tree (QUEUE: its subtree): capability, guarantee, deserved\n"
                   "                  (derived by weight: *), what their gangs hold, share, gangs by phase\n"
                   "  gangs           the gangs: state, pods bound, position in the queue, what they wait for\n"
                   "  why NAME        why gang NAME (its RayCluster, RayJob or PodGroup name) is in its state,\n"
                   "                  and what would have to change\n"
+                  "  domains         free room per topology domain (FREE/ALLOC: free/allocatable of its Ready,\n"
+                  "                  schedulable nodes) and the gangs placed there; without --key or\n"
+                  "                  --hypernodes: the topologies the gangs ask for\n"
                   "Short flags: -n (--namespace), -A (--all-namespaces), -o (--output), -h (--help).\n"
                   "Reads only what raygate's gate controller writes: the ClusterRole raygate-viewer\n"
                   "(manifests/cli-viewer.yaml) is all it needs.\n",
@@ -148,17 +157,24 @@ static struct flags_program program_of(const struct flag *table, size_t n)
 static int check_command(const struct flags_program *p, struct args *a, const struct split *s)
 {
     if (s->npos == 0)
-        return flags_fail(p, "a command is needed: queues, gangs or why (see --help)");
+        return flags_fail(p, "a command is needed: queues, gangs, why or domains (see --help)");
     a->command = s->pos[0];
     a->name = s->npos > 1 ? s->pos[1] : NULL;
-    if (strcmp(a->command, "queues") != 0 && strcmp(a->command, "gangs") != 0 && strcmp(a->command, "why") != 0)
-        return flags_fail(p, "unknown command \"%s\" (queues, gangs, why)", a->command);
-    if (s->npos > 2 || (strcmp(a->command, "gangs") == 0 && a->name != NULL))
+    int domains = strcmp(a->command, "domains") == 0;
+    if (strcmp(a->command, "queues") != 0 && strcmp(a->command, "gangs") != 0 && strcmp(a->command, "why") != 0 && !domains)
+        return flags_fail(p, "unknown command \"%s\" (queues, gangs, why, domains)", a->command);
+    if (s->npos > 2 || ((strcmp(a->command, "gangs") == 0 || domains) && a->name != NULL))
         return flags_fail(p, "unexpected argument \"%s\" (see --help)", s->pos[s->npos - 1]);
     if (strcmp(a->command, "why") == 0 && a->name == NULL)
         return flags_fail(p, "why needs the gang's NAME");
     if (strcmp(a->command, "why") == 0 && a->format == FORMAT_WIDE)
-        return flags_fail(p, "--output wide is for queues and gangs");
+        return flags_fail(p, "--output wide is for queues, gangs and domains");
+    if (!domains && (a->key != NULL || a->hypernodes || a->tier != 0))
+        return flags_fail(p, "%s is for domains", a->key != NULL ? "--key" : a->hypernodes ? "--hypernodes" : "--tier");
+    if (a->key != NULL && (a->hypernodes || *a->key == '\0'))
+        return flags_fail(p, "--key: %s", *a->key == '\0' ? "an empty label key" : "give --key or --hypernodes, not both");
+    if (a->tier != 0 && !a->hypernodes)
+        return flags_fail(p, "--tier needs --hypernodes");
     return 0;
 }
 
@@ -169,6 +185,9 @@ static int parse_args(int argc, char **argv, struct args *a)
         FLAG_STRING("namespace", "NS", &a->namespace_, "the namespace (default: the context's, else default)"),
         FLAG_BOOL("all-namespaces", &a->all_namespaces, "gangs of every namespace"),
         FLAG_STRING("queue", "Q", &a->queue, "gangs of queue Q only"),
+        FLAG_STRING("key", "LABEL", &a->key, "domains: one per value of node label LABEL"),
+        FLAG_BOOL("hypernodes", &a->hypernodes, "domains: one per Volcano HyperNode"),
+        FLAG_INT("tier", "N", &a->tier, 1, INT32_MAX, "domains --hypernodes: HyperNodes of tier N or lower only"),
         FLAG_CHOICE("output", "FORMAT", formats, &a->format, "table, json, yaml or wide"),
         FLAG_STRING("kubeconfig", "FILE", &a->kubeconfig, "default $KUBECONFIG, else ~/.kube/config, else in-cluster"),
         FLAG_STRING("context", "NAME", &a->context, "the kubeconfig context"),
@@ -238,11 +257,25 @@ static void print_why_text(struct util_buf *b, const json_t *why, unsigned flags
     output_why(b, why, flags);
 }
 
+/* The domains command's result (new) after printing it; *rc: its exit status. */
+static json_t *print_domains(const json_t *snap, const struct args *a, unsigned flags, int *rc)
+{
+    struct domains_query q = {.key = a->key, .hypernodes = a->hypernodes, .tier = (int32_t)a->tier};
+    if (q.key == NULL && !q.hypernodes) {
+        json_t *v = json_pack("{s:o}", "items", domains_asked(snap));
+        *rc = print_value(v, a, flags, output_asked_table);
+        return v;
+    }
+    json_t *v = json_pack("{s:o}", "items", domains_view(snap, &q));
+    *rc = print_value(v, a, flags, output_domains_table);
+    return v;
+}
+
 static int run(struct kube_client *c, const struct args *a, const char *ns, unsigned flags)
 {
     struct error err = {{0}};
-    int gangs = strcmp(a->command, "queues") != 0;
-    struct fetch_scope scope = {.what = FETCH_QUEUES | (gangs ? FETCH_GANGS : 0),
+    int gangs = strcmp(a->command, "queues") != 0, domains = strcmp(a->command, "domains") == 0;
+    struct fetch_scope scope = {.what = domains ? FETCH_NODES : FETCH_QUEUES | (gangs ? FETCH_GANGS : 0),
                                 .namespace_ = strcmp(a->command, "gangs") == 0 && a->all_namespaces ? NULL : ns};
     json_t *snap = fetch_snapshot(c, &scope, &err), *v = NULL, *w;
     if (snap == NULL) {
@@ -251,7 +284,9 @@ static int run(struct kube_client *c, const struct args *a, const char *ns, unsi
     }
     long long now = (long long)time(NULL);
     int rc = 0;
-    if (strcmp(a->command, "queues") == 0) {
+    if (domains) {
+        v = print_domains(snap, a, flags, &rc);
+    } else if (strcmp(a->command, "queues") == 0) {
         v = json_pack("{s:o}", "items", view_queues(snap, a->name));
         rc = print_value(v, a, flags, output_queues_table);
     } else if (strcmp(a->command, "gangs") == 0) {
@@ -263,6 +298,9 @@ static int run(struct kube_client *c, const struct args *a, const char *ns, unsi
         rc = 1;
     } else {
         fetch_events(c, snap, ns, json_string_value(json_object_get(json_object_get(w, "gang"), "name")));
+        /* A gang that waits for a topology domain: its explanation shows the room of the domains now. */
+        if (view_wait_reason(json_object_get(w, "gang")) == ADMIT_REASON_TOPOLOGY && fetch_room(c, snap, &err) != 0)
+            say("warning", "the room of the topology domains cannot be read: %s", err.message);
         json_decref(w);
         v = why_explain(snap, now, ns, a->name);
         rc = print_value(v, a, flags, print_why_text);

@@ -255,6 +255,114 @@ void output_queues_table(struct util_buf *b, const json_t *rows, unsigned flags)
     }
 }
 
+/* Whether the domains table shows resource name: extended resources, cpu and memory; wide: every one. */
+static int domain_column(const char *name, unsigned flags)
+{
+    return (flags & OUTPUT_WIDE) || strchr(name, '/') != NULL || strcmp(name, "cpu") == 0 || strcmp(name, "memory") == 0;
+}
+
+/* "a, b, c" of the strings of list (borrowed), or "-" (new). */
+static char *join_cell(const json_t *list)
+{
+    struct util_buf b = {0};
+    size_t i;
+    const json_t *v;
+    json_array_foreach(list, i, v) util_buf_printf(&b, "%s%s", b.len ? ", " : "", json_string_value(v));
+    if (b.len == 0)
+        util_buf_puts(&b, "-");
+    return util_buf_take(&b);
+}
+
+static void domain_cells(struct grid *t, const json_t *row, int tier, unsigned flags)
+{
+    size_t c = 0, i;
+    const json_t *r;
+    cell(t, c++, dash_or(str(row, "domain")));
+    if (tier)
+        cell(t, c++, int_cell(json_object_get(row, "tier")));
+    cell(t, c++, int_cell(json_object_get(row, "nodes")));
+    json_array_foreach(json_object_get(row, "resources"), i, r)
+    {
+        if (domain_column(str(r, "name"), flags))
+            cell(t, c++, util_strdupf("%s/%s", str(r, "free"), str(r, "allocatable")));
+    }
+    char *gangs = join_cell(json_object_get(row, "gangs"));
+    cell(t, c++, (flags & OUTPUT_WIDE) ? util_strdup(gangs) : cut(gangs, OUTPUT_REASON_WIDTH));
+    free(gangs);
+    t->rows++;
+}
+
+void output_domains_table(struct util_buf *b, const json_t *rows, unsigned flags)
+{
+    const json_t *first = NULL, *row, *r;
+    size_t i, k, shown = 0;
+    json_array_foreach(rows, i, row) first = first == NULL && str(row, "error") == NULL ? row : first;
+    if (first == NULL) {
+        util_buf_puts(b, "No domains found.\n");
+    } else {
+        int tier = json_is_integer(json_object_get(first, "tier"));
+        const json_t *res = json_object_get(first, "resources");
+        char **names = util_calloc(json_array_size(res) + 4, sizeof(*names));
+        names[shown++] = util_strdup("DOMAIN");
+        if (tier)
+            names[shown++] = util_strdup("TIER");
+        names[shown++] = util_strdup("NODES");
+        json_array_foreach(res, k, r)
+        {
+            if (!domain_column(str(r, "name"), flags))
+                continue;
+            names[shown] = util_strdupf("%s FREE/ALLOC", str(r, "name"));
+            for (char *p = names[shown++]; *p != '\0'; p++)
+                *p = (char)toupper((unsigned char)*p);
+        }
+        names[shown++] = util_strdup("GANGS");
+        struct grid t = {0};
+        header(&t, (const char *const *)names, shown);
+        json_array_foreach(rows, i, row)
+        {
+            if (str(row, "error") == NULL)
+                domain_cells(&t, row, tier, flags);
+        }
+        grid_print(b, &t, (size_t)-1, flags);
+        for (k = 0; k < shown; k++)
+            free(names[k]);
+        free(names);
+    }
+    json_array_foreach(rows, i, row)
+    {
+        if (str(row, "error") != NULL)
+            util_buf_printf(b, "HyperNode %s ignored: %s\n", str(row, "domain"), str(row, "error"));
+    }
+}
+
+void output_asked_table(struct util_buf *b, const json_t *rows, unsigned flags)
+{
+    static const char *const names[] = {"ASKED FOR", "GANGS", "SHOW WITH"};
+    if (json_array_size(rows) == 0) {
+        util_buf_puts(b, "No gang asks for a topology. Show the domains of a node label with --key LABEL, or the HyperNodes "
+                         "with --hypernodes.\n");
+        return;
+    }
+    struct grid t = {0};
+    header(&t, names, 3);
+    size_t i;
+    const json_t *row;
+    json_array_foreach(rows, i, row)
+    {
+        json_int_t tier = json_integer_value(json_object_get(row, "tier"));
+        char *gangs = join_cell(json_object_get(row, "gangs"));
+        cell(&t, 0,
+             str(row, "key") != NULL ? util_strdupf("label %s", str(row, "key"))
+             : tier > 0              ? util_strdupf("HyperNode of tier <= %" JSON_INTEGER_FORMAT, tier)
+                                     : util_strdup("HyperNode (any tier)"));
+        cell(&t, 1, (flags & OUTPUT_WIDE) ? util_strdup(gangs) : cut(gangs, OUTPUT_REASON_WIDTH));
+        cell(&t, 2, dash_or(str(row, "command")));
+        free(gangs);
+        t.rows++;
+    }
+    grid_print(b, &t, (size_t)-1, flags);
+}
+
 static void why_gang(struct util_buf *b, const json_t *g, unsigned flags)
 {
     const json_t *pods = json_object_get(g, "pods"), *prio = json_object_get(g, "priority");

@@ -38,6 +38,24 @@ void output_gangs_table(struct util_buf *b, const json_t *rows, unsigned flags);
  */
 void output_queues_table(struct util_buf *b, const json_t *rows, unsigned flags);
 
+/*
+ * Appends the domains table of rows (borrowed, domains_view's) to b:
+ *   DOMAIN [TIER] NODES <RESOURCE> FREE/ALLOC ... GANGS
+ * (TIER for HyperNodes; a cell per resource reads "12/32", free/allocatable;
+ * resources: the extended ones (nvidia.com/gpu first), cpu and memory, wide:
+ * every one; GANGS cut like WAITING FOR, wide: in full). Under it,
+ * "HyperNode NAME ignored: <error>" for each row with an error. No valid
+ * row: the line "No domains found." instead of the table.
+ */
+void output_domains_table(struct util_buf *b, const json_t *rows, unsigned flags);
+
+/*
+ * Appends the table of what gangs ask for (rows borrowed, domains_asked's):
+ *   ASKED FOR GANGS SHOW WITH
+ * or, with no rows, a line saying no gang asks and how to show domains.
+ */
+void output_asked_table(struct util_buf *b, const json_t *rows, unsigned flags);
+
 /* Appends the text of a why_explain() result (borrowed) to b. */
 void output_why(struct util_buf *b, const json_t *why, unsigned flags);
 

@@ -9,9 +9,11 @@
 #include <string.h>
 
 #include "admit.h"
+#include "domains.h"
 #include "names.h"
 #include "quantity.h"
 #include "resources.h"
+#include "topology.h"
 #include "util.h"
 #include "view.h"
 
@@ -209,6 +211,156 @@ static void explain_tree(json_t *lines, const json_t *snapshot, const json_t *ga
     add_line(lines, "%s", msg);
 }
 
+/* ---- topology ---- */
+
+/* The owner (RayCluster or RayJob, borrowed) of gang row, or NULL when the snapshot lacks it. */
+static const json_t *owner_of(const json_t *snapshot, const json_t *gang)
+{
+    size_t i;
+    const json_t *o;
+    json_array_foreach(json_object_get(snapshot, "owners"), i, o)
+    {
+        const json_t *m = json_object_get(o, "metadata");
+        if (streq(str(m, "namespace"), str(gang, "namespace")) && streq(str(m, "name"), str(gang, "name")))
+            return o;
+    }
+    return NULL;
+}
+
+/* "one rack domain", "one HyperNode of tier <= 2", of an ask (domains_asks_of): the gate's words (topo_constraint_text). */
+static void put_domain(struct util_buf *b, const json_t *ask)
+{
+    char text[256];
+    struct topo_constraint c = {.mode = TOPO_MODE_HARD,
+                                .by = str(ask, "key") != NULL ? TOPO_BY_LABEL : TOPO_BY_HYPERNODE,
+                                .key = (char *)str(ask, "key"),
+                                .max_tier = (int32_t)json_integer_value(json_object_get(ask, "tier"))};
+    topo_constraint_text(&c, text, sizeof(text));
+    util_buf_puts(b, text);
+}
+
+/* One line per ask of owner: which pods must lie in which kind of domain. */
+static void explain_asks(json_t *lines, const json_t *owner, const json_t *asks)
+{
+    const char *head = str(json_object_get(json_object_get(owner, "metadata"), "annotations"), TOPOLOGY_INCLUDE_HEAD);
+    size_t i;
+    const json_t *a;
+    json_array_foreach(asks, i, a)
+    {
+        struct util_buf b = {0};
+        json_int_t hosts = json_integer_value(json_object_get(a, "hosts"));
+        if (str(a, "group") == NULL)
+            util_buf_printf(&b, "the whole gang%s must lie in ",
+                            streq(head, "true") ? ", head included," : " but the head (" TOPOLOGY_INCLUDE_HEAD " is not \"true\")");
+        else if (hosts > 1)
+            util_buf_printf(&b, "each replica of group %s (numOfHosts %" JSON_INTEGER_FORMAT ") must lie in ", str(a, "group"),
+                            hosts);
+        else
+            util_buf_printf(&b, "group %s must lie in ", str(a, "group"));
+        put_domain(&b, a);
+        util_buf_printf(&b, " (%s)", str(a, "mode"));
+        json_array_append_new(lines, json_string(b.data));
+        util_buf_finish(&b);
+    }
+}
+
+/* The first resource of row's (borrowed) that need (minResources, borrowed) names: gpu first, as domains orders them. */
+static const json_t *needed_resource(const json_t *row, const json_t *need)
+{
+    size_t i;
+    const json_t *r;
+    json_array_foreach(json_object_get(row, "resources"), i, r)
+    {
+        if (json_object_get(need, str(r, "name")) != NULL)
+            return r;
+    }
+    return NULL;
+}
+
+/* The free room of resource name in a domain row (borrowed); -1 when it does not parse. */
+static int64_t row_free(const json_t *row, const char *name)
+{
+    size_t i;
+    const json_t *r;
+    struct quantity q;
+    struct error err = {{0}};
+    json_array_foreach(json_object_get(row, "resources"), i, r)
+    {
+        if (streq(str(r, "name"), name))
+            return quantity_parse(str(r, "free"), resources_unit(name), &q, &err) == 0 ? q.value : -1;
+    }
+    return -1;
+}
+
+/* With the nodes read: the domain of ask's kind with the most free of the first resource the gang needs, now. */
+static void explain_room(json_t *lines, const json_t *snapshot, const json_t *gang, const json_t *ask)
+{
+    struct domains_query q = {.key = str(ask, "key"),
+                              .hypernodes = str(ask, "key") == NULL,
+                              .tier = (int32_t)json_integer_value(json_object_get(ask, "tier"))};
+    json_t *rows = domains_view(snapshot, &q), *row, *best = NULL;
+    const json_t *need = json_object_get(gang, "minResources"), *res = NULL;
+    int64_t most = -1;
+    size_t i;
+    json_array_foreach(rows, i, row)
+    {
+        if (str(row, "error") != NULL || (res == NULL && (res = needed_resource(row, need)) == NULL))
+            continue;
+        int64_t f = row_free(row, str(res, "name"));
+        if (f > most) {
+            most = f;
+            best = row;
+        }
+    }
+    struct util_buf b = {0};
+    put_domain(&b, ask);
+    if (best == NULL) {
+        add_line(lines, "now: no Ready, schedulable node lies in %s", b.data);
+    } else {
+        const char *name = str(res, "name");
+        add_line(lines,
+                 "now: the most %s free in %s is %s, in %s (%" JSON_INTEGER_FORMAT
+                 " node%s); the gang asks %s %s in all (its minResources, the head included)",
+                 name, b.data, str(needed_resource(best, need), "free"), str(best, "domain"),
+                 json_integer_value(json_object_get(best, "nodes")),
+                 json_integer_value(json_object_get(best, "nodes")) == 1 ? "" : "s", str(need, name), name);
+    }
+    util_buf_finish(&b);
+    json_decref(rows);
+}
+
+/*
+ * A gang that waits for a topology domain: what it asks, the gate's words (with
+ * what it needs and the largest free domain), the room now when the nodes were
+ * read, and what would have to change.
+ */
+static void explain_topology(json_t *lines, const json_t *snapshot, const json_t *gang)
+{
+    const json_t *owner = owner_of(snapshot, gang);
+    json_t *asks = owner != NULL ? domains_asks_of(owner) : json_array();
+    const json_t *first = json_array_get(asks, 0);
+    explain_asks(lines, owner, asks);
+    add_line(lines, "no single domain has room for it; the gate says: %s", str(gang, "message"));
+    if (first != NULL && json_is_array(json_object_get(snapshot, "nodes")))
+        explain_room(lines, snapshot, gang, first);
+    struct util_buf b = {0};
+    if (first != NULL)
+        put_domain(&b, first);
+    add_line(
+        lines, "room must appear in %s: gangs or pods there end, nodes join it, or a gang of higher priority preempts within it%s",
+        first != NULL ? b.data : "one domain",
+        first != NULL && str(first, "key") != NULL ? "; " TOPOLOGY_PREFERRED " instead lets it spread when none has room" : "");
+    json_int_t tier = json_integer_value(json_object_get(first, "tier"));
+    if (first != NULL && str(first, "key") != NULL)
+        add_line(lines, "kubectl raygate domains --key %s shows each domain's room", str(first, "key"));
+    else if (first != NULL && tier > 0)
+        add_line(lines, "kubectl raygate domains --hypernodes --tier %" JSON_INTEGER_FORMAT " shows each HyperNode's room", tier);
+    else if (first != NULL)
+        add_line(lines, "kubectl raygate domains --hypernodes shows each HyperNode's room");
+    util_buf_finish(&b);
+    json_decref(asks);
+}
+
 /*
  * What a gang that is not admitted waits for, by the gate's reason code
  * (view_wait_reason); its message is quoted, never searched.
@@ -255,8 +407,7 @@ static void explain_wait(json_t *lines, const json_t *snapshot, const json_t *ro
         add_line(lines, "its spec must be fixed: %s", msg);
         break;
     case ADMIT_REASON_TOPOLOGY:
-        add_line(lines, "no single topology domain has room for it (kubectl raygate domains shows each domain's room)");
-        add_line(lines, "%s", msg);
+        explain_topology(lines, snapshot, gang);
         break;
     case ADMIT_REASON_NONE:
         add_line(lines,

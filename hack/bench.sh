@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # raygate's benchmarks (issue 6); not part of the tests.
 #
-#   hack/bench.sh [--quick] [--parts webhook,admit,e2e,peers] [--runs N] [--duration S]
-#                 [--admit-sizes "1000 10000 100000"] [--e2e-nodes N] [--e2e-clusters N]
-#                 [--e2e-gang N] [--out DIR]
+#   hack/bench.sh [--quick] [--parts webhook,admit,topology,e2e,peers] [--runs N] [--duration S]
+#                 [--admit-sizes "1000 10000 100000"] [--topo-nodes N] [--topo-domains N]
+#                 [--topo-gangs N] [--e2e-nodes N] [--e2e-clusters N] [--e2e-gang N] [--out DIR]
 #
 # 1. webhook: wrk over TLS with keep-alive (16 connections) POSTs fixed
 #    AdmissionReviews (tests/fixtures/bench: a KubeRay worker pod, a RayCluster)
@@ -14,6 +14,12 @@
 #    on adjacent ports; runs alternate between them. Peak RSS is VmHWM.
 # 2. admit: hack/bench/admit_bench.c, lib/sched/cache + lib/sched/admit in process, at
 #    each size of --admit-sizes gangs (10 pods each, 100 queues, nodes = gangs/2).
+#    topology (issue 24): admit_bench on GPU gangs (a head and 4 workers of 4
+#    or 8 nvidia.com/gpu; nodes of 8) with --topo-nodes nodes (5000) labelled
+#    into --topo-domains racks (500), --topo-gangs gangs (10000) pending, once
+#    with every RayCluster asking raygate.io/topology-required: the rack label
+#    and once without: the same passes, and constrained / unconstrained (target:
+#    within 2x; shown, never failing the script). --quick: 1000, 100, 2000.
 # 3. e2e: a local control plane with --e2e-nodes nodes (hack/cluster.sh at
 #    RAYGATE_PORT_OFFSET): --e2e-clusters RayClusters x 10 pods created at once
 #    into a queue with room for all, time to all pods bound, with raygate and
@@ -47,8 +53,11 @@ ARGS="$*"
 RUNS="${BENCH_RUNS:-5}"
 DURATION="${BENCH_DURATION:-10}"
 CONNECTIONS=16
-PARTS="webhook,admit,e2e"
+PARTS="webhook,admit,topology,e2e"
 ADMIT_SIZES="1000 10000 100000"
+TOPO_NODES=5000
+TOPO_DOMAINS=500
+TOPO_GANGS=10000
 E2E_NODES=500
 E2E_CLUSTERS=200
 E2E_GANG=1000
@@ -58,11 +67,15 @@ PEERS_ARGS=()
 RUNS_GIVEN=0
 while (($#)); do
 	case "$1" in
-	--quick) QUICK=1; RUNS=3; DURATION=2; ADMIT_SIZES="1000 10000"; E2E_NODES=20; E2E_CLUSTERS=10; E2E_GANG=50; shift ;;
+	--quick) QUICK=1; RUNS=3; DURATION=2; ADMIT_SIZES="1000 10000"; E2E_NODES=20; E2E_CLUSTERS=10; E2E_GANG=50
+		TOPO_NODES=1000; TOPO_DOMAINS=100; TOPO_GANGS=2000; shift ;;
 	--parts) PARTS="$2"; shift 2 ;;
 	--runs) RUNS="$2"; RUNS_GIVEN=1; shift 2 ;;
 	--duration) DURATION="$2"; shift 2 ;;
 	--admit-sizes) ADMIT_SIZES="$2"; shift 2 ;;
+	--topo-nodes) TOPO_NODES="$2"; shift 2 ;;
+	--topo-domains) TOPO_DOMAINS="$2"; shift 2 ;;
+	--topo-gangs) TOPO_GANGS="$2"; shift 2 ;;
 	--e2e-nodes) E2E_NODES="$2"; shift 2 ;;
 	--e2e-clusters) E2E_CLUSTERS="$2"; shift 2 ;;
 	--e2e-gang) E2E_GANG="$2"; shift 2 ;;
@@ -247,6 +260,23 @@ bench_admit() {
 		     pod_created_ms: (.pod_created_ms | both), pod_created_counts,
 		     pending_gang_deleted_ms: (.pending_gang_deleted_ms | both), pending_gang_deleted_counts,
 		     running_gang_deleted_ms: (.running_gang_deleted_ms | both), running_gang_deleted_counts})' <<<"$all" | save admit
+}
+
+# ------------------------------------------------------------------ 2b. topology
+
+# The same GPU cluster and gangs, unconstrained and every gang asking for one rack; prints the figures and the ratios.
+bench_topology() {
+	local mode out="{}" args=(--gangs "$TOPO_GANGS" --nodes "$TOPO_NODES" --domains "$TOPO_DOMAINS" --pods-per-gang 5 --gpus 4 --runs "$RUNS")
+	for mode in none required; do
+		say "topology: $TOPO_GANGS gangs, $TOPO_NODES nodes in $TOPO_DOMAINS racks, --topology $mode, $RUNS runs"
+		out="$(jq -c --arg m "$mode" --argjson r "$("$BENCH_BUILD/hack/bench/admit_bench" "${args[@]}" --topology "$mode")" \
+			'. + {($m): $r}' <<<"$out")"
+	done
+	jq -c -f "$here/bench/topology_summary.jq" <<<"$out" >"$WORK/topology.json"
+	jq -r '"topology: constrained / unconstrained (thread CPU ms, median): " +
+		([.passes[] | "\(.name) \(.required_ms | . * 100 | round / 100) / \(.none_ms | . * 100 | round / 100) = \(.ratio | . * 100 | round / 100)x"] | join(", ")) +
+		"; within \(.target_ratio)x: \(if .within then "yes" elif .honoured then "NO" else "NO (no gang placed in one rack)" end); load average \(.load_average | join(" -> "))"' "$WORK/topology.json" >&2
+	save topology <"$WORK/topology.json"
 }
 
 # ------------------------------------------------------------------ 3. e2e
@@ -473,6 +503,7 @@ main() {
 	build
 	part webhook && bench_webhook
 	part admit && bench_admit
+	part topology && bench_topology
 	part e2e && bench_e2e
 	part peers && bench_peers
 

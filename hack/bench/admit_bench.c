@@ -3,6 +3,7 @@
  * scale, in process, on synthetic objects shaped like the API's.
  *
  *   admit_bench [--gangs N] [--nodes N] [--queues N] [--pods-per-gang N] [--runs N]
+ *               [--gpus N] [--domains N] [--topology none|required]
  *
  * The cluster: NODES Ready nodes (cpu 32, memory 128Gi, pods 110; default
  * gangs/2, so the mix stays the same at every size), QUEUES queues, GANGS
@@ -11,6 +12,20 @@
  * in five have a capability of 80% of their share of the nodes' cpu, so most
  * of their gangs wait on the queue; every fifth queue is unlimited, so its
  * gangs compete for nodes until no node has room.
+ *
+ * GPUs (--gpus N, N > 0; issue 24): every node also has nvidia.com/gpu 8, and
+ * every worker asks for N GPUs, every third gang's workers for 2N (two gang
+ * sizes, so that domains fragment).
+ * Domains (--domains D; issue 24): node i carries the label
+ * raygate.io/bench-rack = rack-NNNN, i * D / nodes, so each rack is a run of
+ * nodes D-th of the cluster in name order. --topology required puts the
+ * annotation raygate.io/topology-required: raygate.io/bench-rack on every
+ * RayCluster (its workers lie in one rack, the head anywhere); none (the
+ * default) leaves it out: the same cluster and gangs, unconstrained. Admitted
+ * pods are bound in the rack their confinement (admit_pod.confine) names, and
+ * the admitted RayCluster records raygate.io/topology-placed, as the gate
+ * controller does. The counts say how many admitted gangs were placed in a
+ * domain (topology_placed).
  *
  * Measured (each RUNS times; raw samples in milliseconds, wall and thread CPU time):
  * - full_pass_ms: admit_pass(ADMIT_PASS_FULL) over the pending state (the pass
@@ -27,7 +42,8 @@
  *     (the room it frees may admit waiting gangs);
  * - bytes_per_pod: heap (mallinfo2) held by the cache per pending pod, measured
  *   over inserting every pod.
- * Prints one JSON object on stdout.
+ * Prints one JSON object on stdout, with the load average (/proc/loadavg) at
+ * the start and the end: on a shared machine, figures come with the load.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -41,10 +57,61 @@
 
 #include "admit.h"
 #include "cache.h"
+#include "topology.h"
+
+/* The node label of --domains: the bench's racks. */
+#define BENCH_RACK "raygate.io/bench-rack"
+#define NODE_GPUS 8
 
 struct opts {
     long gangs, nodes, queues, pods, runs;
+    long gpus;    /* GPUs per worker (every third gang's workers: twice as many); 0: no GPUs anywhere */
+    long domains; /* racks the nodes are labelled into; 0: no label */
+    int required; /* every RayCluster asks raygate.io/topology-required: BENCH_RACK */
 };
+
+/* What one pod asks for. */
+struct req {
+    int64_t cpu, mem, gpu;
+};
+
+/* Pod k of gang g (0: the head): cpu 2 / 4Gi, or cpu 4 / 8Gi and the gang's GPUs. */
+static struct req pod_req(const struct opts *o, long g, long k)
+{
+    if (k == 0)
+        return (struct req){2000, 4LL << 30, 0};
+    return (struct req){4000, 8LL << 30, o->gpus * (g % 3 == 2 ? 2 : 1)};
+}
+
+/* The rack of node i, and the first node of rack d (nodes of a rack are consecutive). */
+static long node_rack(const struct opts *o, long i)
+{
+    return i * o->domains / o->nodes;
+}
+
+static long rack_first(const struct opts *o, long d)
+{
+    return (d * o->nodes + o->domains - 1) / o->domains;
+}
+
+/* "0.52 0.61 0.70" from /proc/loadavg (new reference). */
+static json_t *loadavg(void)
+{
+    char buf[128] = "";
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f != NULL) {
+        if (fgets(buf, sizeof(buf), f) == NULL)
+            buf[0] = 0;
+        fclose(f);
+    }
+    /* The first three fields: 1, 5 and 15 minutes. */
+    char *p = buf;
+    for (int n = 0; *p != 0; p++)
+        if (*p == ' ' && ++n == 3)
+            break;
+    *p = 0;
+    return json_string(buf);
+}
 
 static double clock_ms(clockid_t clk)
 {
@@ -104,15 +171,24 @@ static void uid(char *buf, size_t size, char kind, long n)
     snprintf(buf, size, "%c0000000-0000-4000-8000-%012ld", kind, n);
 }
 
-static json_t *node_json(long i)
+static json_t *node_json(const struct opts *o, long i)
 {
     char name[32], zone[16];
     snprintf(name, sizeof(name), "node-%05ld", i);
     snprintf(zone, sizeof(zone), "zone-%ld", i % 3);
-    return json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s,s:s}},s:{},s:{s:{s:s,s:s,s:s},s:[{s:s,s:s}]}}", "apiVersion", "v1", "kind", "Node",
-                     "metadata", "name", name, "labels", "kubernetes.io/hostname", name, "topology.kubernetes.io/zone", zone,
-                     "node.kubernetes.io/instance-type", "bench-32", "spec", "status", "allocatable", "cpu", "32", "memory",
-                     "128Gi", "pods", "110", "conditions", "type", "Ready", "status", "True");
+    json_t *n = json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s,s:s}},s:{},s:{s:{s:s,s:s,s:s},s:[{s:s,s:s}]}}", "apiVersion", "v1", "kind",
+                          "Node", "metadata", "name", name, "labels", "kubernetes.io/hostname", name, "topology.kubernetes.io/zone",
+                          zone, "node.kubernetes.io/instance-type", "bench-32", "spec", "status", "allocatable", "cpu", "32",
+                          "memory", "128Gi", "pods", "110", "conditions", "type", "Ready", "status", "True");
+    if (o->gpus > 0)
+        json_object_set_new(json_object_get(json_object_get(n, "status"), "allocatable"), "nvidia.com/gpu",
+                            json_integer(NODE_GPUS));
+    if (o->domains > 0) {
+        char rack[32];
+        snprintf(rack, sizeof(rack), "rack-%04ld", node_rack(o, i));
+        json_object_set_new(json_object_get(json_object_get(n, "metadata"), "labels"), BENCH_RACK, json_string(rack));
+    }
+    return n;
 }
 
 static json_t *queue_json(const struct opts *o, long q)
@@ -135,14 +211,28 @@ static const char *gang_queue(const struct opts *o, long g, char *buf, size_t si
     return buf;
 }
 
-static json_t *template_json(const char *cpu, const char *memory)
+/* Adds nvidia.com/gpu gpus (when > 0) to the requests and limits of the first container of pod spec (borrowed). */
+static void add_gpus(json_t *spec, int64_t gpus)
 {
-    return json_pack("{s:{s:[{s:s,s:s,s:{s:{s:s,s:s},s:{s:s,s:s}}}]}}", "spec", "containers", "name", "ray", "image",
-                     "rayproject/ray:2.9.0", "resources", "requests", "cpu", cpu, "memory", memory, "limits", "cpu", cpu, "memory",
-                     memory);
+    if (gpus <= 0)
+        return;
+    json_t *res = json_object_get(json_array_get(json_object_get(spec, "containers"), 0), "resources");
+    json_object_set_new(json_object_get(res, "requests"), "nvidia.com/gpu", json_integer(gpus));
+    json_object_set_new(json_object_get(res, "limits"), "nvidia.com/gpu", json_integer(gpus));
 }
 
-static json_t *raycluster_json(const struct opts *o, long g, int admitted)
+/* A pod template (new reference); gpus > 0 adds nvidia.com/gpu to requests and limits. */
+static json_t *template_json(const char *cpu, const char *memory, int64_t gpus)
+{
+    json_t *t = json_pack("{s:{s:[{s:s,s:s,s:{s:{s:s,s:s},s:{s:s,s:s}}}]}}", "spec", "containers", "name", "ray", "image",
+                          "rayproject/ray:2.9.0", "resources", "requests", "cpu", cpu, "memory", memory, "limits", "cpu", cpu,
+                          "memory", memory);
+    add_gpus(json_object_get(t, "spec"), gpus);
+    return t;
+}
+
+/* RayCluster g (new reference); admitted: with raygate.io/admitted-at and, when placed is not NULL, raygate.io/topology-placed. */
+static json_t *raycluster_json(const struct opts *o, long g, int admitted, const char *placed)
 {
     char name[32], id[48], ts[48], queue[32];
     snprintf(name, sizeof(name), "rc-%06ld", g);
@@ -152,17 +242,26 @@ static json_t *raycluster_json(const struct opts *o, long g, int admitted)
         json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:s,s:s,s:{s:s}},s:{s:{s:{},s:o},s:[{s:s,s:I,s:I,s:I,s:{},s:o}]}}", "apiVersion",
                   "ray.io/v1", "kind", "RayCluster", "metadata", "name", name, "namespace", "bench", "uid", id, "resourceVersion",
                   "1", "creationTimestamp", ts, "labels", "volcano.sh/queue-name", gang_queue(o, g, queue, sizeof(queue)), "spec",
-                  "headGroupSpec", "rayStartParams", "template", template_json("2", "4Gi"), "workerGroupSpecs", "groupName", "w",
+                  "headGroupSpec", "rayStartParams", "template", template_json("2", "4Gi", 0), "workerGroupSpecs", "groupName", "w",
                   "replicas", (json_int_t)(o->pods - 1), "minReplicas", (json_int_t)(o->pods - 1), "maxReplicas",
-                  (json_int_t)(o->pods - 1), "rayStartParams", "template", template_json("4", "8Gi"));
+                  (json_int_t)(o->pods - 1), "rayStartParams", "template", template_json("4", "8Gi", pod_req(o, g, 1).gpu));
+    json_t *annotations = json_object();
+    if (o->required)
+        json_object_set_new(annotations, TOPOLOGY_REQUIRED, json_string(BENCH_RACK));
     if (admitted)
-        json_object_set_new(json_object_get(rc, "metadata"), "annotations",
-                            json_pack("{s:s}", "raygate.io/admitted-at", "2024-06-01T00:00:00Z"));
+        json_object_set_new(annotations, "raygate.io/admitted-at", json_string("2024-06-01T00:00:00Z"));
+    if (admitted && placed != NULL)
+        json_object_set_new(annotations, TOPOLOGY_PLACED, json_string(placed));
+    json_object_set_new(json_object_get(rc, "metadata"), "annotations", annotations);
     return rc;
 }
 
-/* Pod k of gang g, as KubeRay creates it and the webhook gates it; bound to node when node is not NULL. */
-static json_t *pod_json(const struct opts *o, long g, long k, const char *node, const char *rv)
+/*
+ * Pod k of gang g, as KubeRay creates it and the webhook gates it; bound to
+ * node when node is not NULL, with confine (borrowed, may be NULL: the
+ * confinement its gate's removal added) merged into its spec.
+ */
+static json_t *pod_json(const struct opts *o, long g, long k, const char *node, const json_t *confine, const char *rv)
 {
     char name[80], id[48], ts[48], cluster[32], queue[32], group[48];
     snprintf(cluster, sizeof(cluster), "rc-%06ld", g);
@@ -185,6 +284,9 @@ static json_t *pod_json(const struct opts *o, long g, long k, const char *node, 
         "requests", "cpu", cpu, "memory", memory, "limits", "cpu", cpu, "memory", memory, "schedulerName", "default-scheduler",
         "restartPolicy", "Never", "priority", 0, "status", "phase", "Pending", "qosClass", "Guaranteed");
     json_t *spec = json_object_get(pod, "spec");
+    add_gpus(spec, pod_req(o, g, k).gpu);
+    if (confine != NULL)
+        json_object_update(spec, (json_t *)confine);
     if (node != NULL) {
         json_object_set_new(spec, "nodeName", json_string(node));
         json_object_set_new(json_object_get(pod, "status"), "phase", json_string("Running"));
@@ -194,18 +296,19 @@ static json_t *pod_json(const struct opts *o, long g, long k, const char *node, 
     return pod;
 }
 
-static void upsert_pod(struct cache *c, const struct opts *o, long g, long k, const char *node, const char *rv)
+static void upsert_pod(struct cache *c, const struct opts *o, long g, long k, const char *node, const json_t *confine,
+                       const char *rv)
 {
     struct error err;
-    json_t *pod = pod_json(o, g, k, node, rv);
+    json_t *pod = pod_json(o, g, k, node, confine, rv);
     check(cache_upsert_pod(c, pod, &err), &err);
     json_decref(pod);
 }
 
-static void upsert_raycluster(struct cache *c, const struct opts *o, long g, int admitted)
+static void upsert_raycluster(struct cache *c, const struct opts *o, long g, int admitted, const char *placed)
 {
     struct error err;
-    json_t *rc = raycluster_json(o, g, admitted);
+    json_t *rc = raycluster_json(o, g, admitted, placed);
     check(cache_upsert_raycluster(c, rc, &err), &err);
     json_decref(rc);
 }
@@ -243,41 +346,117 @@ static void timed_pass(struct admit *a, unsigned flags, json_t *samples, struct 
 
 /*
  * The scheduler's part: first fit by node name, larger pods first, as admit.c
- * places them, so that every admitted pod finds the node admit_pass found.
- * start[shape] skips nodes that cannot take the shape (room only shrinks
- * between frees).
+ * places them, so that every admitted pod finds the node admit_pass found; a
+ * pod confined to a rack, first fit among the rack's nodes. start[shape]
+ * skips nodes that cannot take the shape (room only shrinks between frees).
  */
 struct fit {
     long nnodes;
-    int64_t *cpu, *mem, *pods;
-    long start[2];
+    int64_t *cpu, *mem, *gpu, *pods;
+    long start[3]; /* the head; workers of N GPUs; workers of 2N */
 };
 
-static long fit_place(struct fit *f, int head)
+static void fit_init(struct fit *f, const struct opts *o)
 {
-    int64_t cpu = head ? 2000 : 4000, mem = head ? 4LL << 30 : 8LL << 30;
-    for (long i = f->start[head]; i < f->nnodes; i++) {
-        if (f->cpu[i] >= cpu && f->mem[i] >= mem && f->pods[i] >= 1) {
-            f->cpu[i] -= cpu;
-            f->mem[i] -= mem;
+    size_t n = (size_t)o->nodes;
+    *f = (struct fit){o->nodes, calloc(n, 8), calloc(n, 8), calloc(n, 8), calloc(n, 8), {0, 0, 0}};
+    for (long i = 0; i < o->nodes; i++) {
+        f->cpu[i] = 32000;
+        f->mem[i] = 128LL << 30;
+        f->gpu[i] = o->gpus > 0 ? NODE_GPUS : 0;
+        f->pods[i] = 110;
+    }
+}
+
+static void fit_finish(struct fit *f)
+{
+    free(f->cpu);
+    free(f->mem);
+    free(f->gpu);
+    free(f->pods);
+}
+
+static int shape_of(long g, long k)
+{
+    return k == 0 ? 0 : g % 3 == 2 ? 2 : 1;
+}
+
+/* Places pod k of gang g on the first node of [lo, hi) with room (lo < 0: anywhere, from start[shape]). Returns it, or -1. */
+static long fit_place(struct fit *f, const struct opts *o, long g, long k, long lo, long hi)
+{
+    struct req r = pod_req(o, g, k);
+    int shape = shape_of(g, k), anywhere = lo < 0;
+    if (anywhere) {
+        lo = f->start[shape];
+        hi = f->nnodes;
+    }
+    for (long i = lo; i < hi; i++) {
+        if (f->cpu[i] >= r.cpu && f->mem[i] >= r.mem && f->gpu[i] >= r.gpu && f->pods[i] >= 1) {
+            f->cpu[i] -= r.cpu;
+            f->mem[i] -= r.mem;
+            f->gpu[i] -= r.gpu;
             f->pods[i]--;
-            f->start[head] = i;
+            if (anywhere)
+                f->start[shape] = i;
             return i;
         }
     }
     return -1;
 }
 
-static void fit_free(struct fit *f, const struct cache_pod *p)
+/* Pod k of its gang, from its name ("rc-G-head-x7k2p", "rc-G-w-worker-K"). */
+static long pod_index(const char *name)
+{
+    return strstr(name, "-head-") != NULL ? 0 : strtol(strrchr(name, '-') + 1, NULL, 10);
+}
+
+static void fit_free(struct fit *f, const struct opts *o, const struct cache_pod *p)
 {
     if (p->node == NULL)
         return;
     long i = strtol(p->node->name + 5, NULL, 10);
-    int head = strstr(p->name, "-head-") != NULL;
-    f->cpu[i] += head ? 2000 : 4000;
-    f->mem[i] += head ? 4LL << 30 : 8LL << 30;
+    struct req r = pod_req(o, strtol(p->cluster + 3, NULL, 10), pod_index(p->name));
+    f->cpu[i] += r.cpu;
+    f->mem[i] += r.mem;
+    f->gpu[i] += r.gpu;
     f->pods[i]++;
-    f->start[0] = f->start[1] = 0;
+    f->start[0] = f->start[1] = f->start[2] = 0;
+}
+
+/* The rack a confinement (borrowed, may be NULL) names: {"nodeSelector": {BENCH_RACK: "rack-NNNN"}}; -1: none. */
+static long confine_rack(const struct opts *o, const json_t *confine)
+{
+    if (confine == NULL)
+        return -1;
+    const char *v = json_string_value(json_object_get(json_object_get(confine, "nodeSelector"), BENCH_RACK));
+    long d = v != NULL && strncmp(v, "rack-", 5) == 0 ? strtol(v + 5, NULL, 10) : -1;
+    if (d < 0 || d >= o->domains)
+        die("an admitted pod's confinement is not a bench rack");
+    return d;
+}
+
+/* Binds the pods of ADMIT decision d of gang g: workers, then the head (larger first). Returns pods bound. */
+static long bind_gang(struct cache *c, const struct opts *o, struct fit *fit, const struct admit_decision *d, long g)
+{
+    long nbound = 0;
+    for (int head = 0; head <= 1; head++) {
+        for (size_t j = 0; j < d->npods; j++) {
+            const struct admit_pod *p = &d->pods[j];
+            long k = pod_index(p->name);
+            if ((k == 0) != head)
+                continue;
+            long rack = confine_rack(o, p->confine);
+            long n =
+                rack < 0 ? fit_place(fit, o, g, k, -1, 0) : fit_place(fit, o, g, k, rack_first(o, rack), rack_first(o, rack + 1));
+            if (n < 0)
+                die("the bench's scheduler found no node for an admitted pod");
+            char node[32];
+            snprintf(node, sizeof(node), "node-%05ld", n);
+            upsert_pod(c, o, g, k, node, p->confine, "3");
+            nbound++;
+        }
+    }
+    return nbound;
 }
 
 /* What the controller and the scheduler do with a pass's admissions: admitted-at, gates off, pods bound. Returns pods bound. */
@@ -292,17 +471,8 @@ static long carry_out(struct cache *c, const struct opts *o, struct fit *fit, co
         long g = strtol(d->cluster + 3, NULL, 10);
         running[g] = 1;
         cache_gang_mark_admitted(c, cache_gang_get(c, d->namespace_, d->cluster), "2024-06-01T00:00:00Z");
-        upsert_raycluster(c, o, g, 1);
-        for (long j = 1; j <= o->pods; j++) {
-            long k = j % o->pods; /* workers, then the head: larger first */
-            long n = fit_place(fit, k == 0);
-            if (n < 0)
-                die("the bench's scheduler found no node for an admitted pod");
-            char node[32];
-            snprintf(node, sizeof(node), "node-%05ld", n);
-            upsert_pod(c, o, g, k, node, "3");
-            nbound++;
-        }
+        upsert_raycluster(c, o, g, 1, d->topology);
+        nbound += bind_gang(c, o, fit, d, g);
     }
     return nbound;
 }
@@ -312,38 +482,48 @@ static json_t *samples(void)
     return json_pack("{s:[],s:[]}", "wall", "cpu");
 }
 
-/* What a pass decided: gangs admitted (and their pods) and waits by reason. */
+/* What a pass decided: gangs admitted (and their pods; those placed in a topology domain) and waits by reason. */
 static json_t *counts(const struct admit_result *r)
 {
-    size_t admit = 0, pods = 0;
+    size_t admit = 0, pods = 0, placed = 0;
     json_t *waits = json_object();
     for (size_t i = 0; i < r->len; i++) {
         const struct admit_decision *d = &r->items[i];
         if (d->action == ADMIT_ACTION_ADMIT) {
             admit++;
             pods += d->npods;
+            placed += d->topology != NULL;
         } else if (d->action == ADMIT_ACTION_WAIT) {
             const char *reason = admit_reason_name(d->reason);
             json_object_set_new(waits, reason, json_integer(json_integer_value(json_object_get(waits, reason)) + 1));
         }
     }
-    return json_pack("{s:I,s:I,s:I,s:I,s:o}", "queues_evaluated", (json_int_t)r->queues_evaluated, "gangs_evaluated",
-                     (json_int_t)r->gangs_evaluated, "admit", (json_int_t)admit, "admit_pods", (json_int_t)pods, "wait", waits);
+    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:o}", "queues_evaluated", (json_int_t)r->queues_evaluated, "gangs_evaluated",
+                     (json_int_t)r->gangs_evaluated, "admit", (json_int_t)admit, "admit_pods", (json_int_t)pods, "topology_placed",
+                     (json_int_t)placed, "wait", waits);
 }
 
 static void usage(void)
 {
-    fputs("usage: admit_bench [--gangs N] [--nodes N] [--queues N] [--pods-per-gang N] [--runs N]\n", stderr);
+    fputs("usage: admit_bench [--gangs N] [--nodes N] [--queues N] [--pods-per-gang N] [--runs N]\n"
+          "                   [--gpus N (0-4)] [--domains N] [--topology none|required (required: --domains)]\n",
+          stderr);
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
-    struct opts o = {10000, -1, 100, 10, 5};
+    struct opts o = {10000, -1, 100, 10, 5, 0, 0, 0};
     static const struct option options[] = {
-        {"gangs", required_argument, NULL, 'g'},  {"nodes", required_argument, NULL, 'n'},
-        {"queues", required_argument, NULL, 'q'}, {"pods-per-gang", required_argument, NULL, 'p'},
-        {"runs", required_argument, NULL, 'r'},   {NULL, 0, NULL, 0},
+        {"gangs", required_argument, NULL, 'g'},
+        {"nodes", required_argument, NULL, 'n'},
+        {"queues", required_argument, NULL, 'q'},
+        {"pods-per-gang", required_argument, NULL, 'p'},
+        {"runs", required_argument, NULL, 'r'},
+        {"gpus", required_argument, NULL, 'G'},
+        {"domains", required_argument, NULL, 'd'},
+        {"topology", required_argument, NULL, 't'},
+        {NULL, 0, NULL, 0},
     };
     int ch;
     while ((ch = getopt_long(argc, argv, "", options, NULL)) != -1) {
@@ -364,6 +544,17 @@ int main(int argc, char **argv)
         case 'r':
             o.runs = v;
             break;
+        case 'G':
+            o.gpus = v;
+            break;
+        case 'd':
+            o.domains = v;
+            break;
+        case 't':
+            if (strcmp(optarg, "required") != 0 && strcmp(optarg, "none") != 0)
+                usage();
+            o.required = strcmp(optarg, "required") == 0;
+            break;
         default:
             usage();
         }
@@ -372,13 +563,16 @@ int main(int argc, char **argv)
         o.nodes = o.gangs / 2;
     if (o.gangs < 4 || o.nodes < 1 || o.queues < 1 || o.pods < 2 || o.runs < 1 || o.gangs > 900000 || o.pods > 999)
         usage();
+    if (o.gpus < 0 || 2 * o.gpus > NODE_GPUS || o.domains < 0 || o.domains > o.nodes || (o.required && o.domains == 0))
+        usage();
+    json_t *load_start = loadavg();
 
     struct cache *c = cache_create();
     struct admit *adm = admit_create(c);
     struct error err;
     double t0 = now_ms();
     for (long i = 0; i < o.nodes; i++) {
-        json_t *n = node_json(i);
+        json_t *n = node_json(&o, i);
         check(cache_upsert_node(c, n, &err), &err);
         json_decref(n);
     }
@@ -388,12 +582,12 @@ int main(int argc, char **argv)
         json_decref(j);
     }
     for (long g = 0; g < o.gangs; g++)
-        upsert_raycluster(c, &o, g, 0);
+        upsert_raycluster(c, &o, g, 0, NULL);
     struct mallinfo2 m0 = mallinfo2();
     double t1 = now_ms();
     for (long g = 0; g < o.gangs; g++) {
         for (long k = 0; k < o.pods; k++)
-            upsert_pod(c, &o, g, k, NULL, "2");
+            upsert_pod(c, &o, g, k, NULL, NULL, "2");
     }
     double load_pods_ms = now_ms() - t1;
     struct mallinfo2 m1 = mallinfo2();
@@ -411,12 +605,8 @@ int main(int argc, char **argv)
     json_t *first_counts = counts(&first);
 
     /* Carry the decisions out; the scheduler binds the admitted pods. */
-    struct fit fit = {o.nodes, calloc((size_t)o.nodes, 8), calloc((size_t)o.nodes, 8), calloc((size_t)o.nodes, 8), {0, 0}};
-    for (long i = 0; i < o.nodes; i++) {
-        fit.cpu[i] = 32000;
-        fit.mem[i] = 128LL << 30;
-        fit.pods[i] = 110;
-    }
+    struct fit fit;
+    fit_init(&fit, &o);
     unsigned char *running = calloc((size_t)o.gangs + 1, 1);
     long nbound = carry_out(c, &o, &fit, &first, running);
     admit_result_finish(&first);
@@ -443,11 +633,11 @@ int main(int argc, char **argv)
     json_t *created = samples(), *created_pass = samples();
     json_t *created_counts = NULL;
     long extra = o.gangs; /* a new RayCluster whose pods arrive one by one */
-    upsert_raycluster(c, &o, extra, 0);
+    upsert_raycluster(c, &o, extra, 0, NULL);
     timed_pass(adm, 0, NULL, NULL);
     for (long r = 0; r < o.runs; r++) {
         struct span a = span_start();
-        upsert_pod(c, &o, extra, 1 + r % (o.pods - 1), NULL, "2");
+        upsert_pod(c, &o, extra, 1 + r % (o.pods - 1), NULL, NULL, "2");
         timed_pass(adm, 0, created_pass, &last);
         span_add(created, a);
         if (created_counts == NULL)
@@ -468,9 +658,9 @@ int main(int argc, char **argv)
         span_add(del_pending, a);
         if (del_pending_counts == NULL)
             del_pending_counts = counts(&last);
-        upsert_raycluster(c, &o, pending, 0);
+        upsert_raycluster(c, &o, pending, 0, NULL);
         for (long k = 0; k < o.pods; k++)
-            upsert_pod(c, &o, pending, k, NULL, "2");
+            upsert_pod(c, &o, pending, k, NULL, NULL, "2");
         timed_pass(adm, 0, NULL, NULL);
     }
     for (long r = 0; r < o.runs; r++) {
@@ -485,7 +675,7 @@ int main(int argc, char **argv)
         if (g == NULL)
             die("running gang not cached");
         for (const struct cache_pod *p = g->pods; p != NULL; p = p->gang_next)
-            fit_free(&fit, p);
+            fit_free(&fit, &o, p);
         struct span a = span_start();
         delete_gang(c, &o, run);
         timed_pass(adm, 0, NULL, &last);
@@ -499,14 +689,16 @@ int main(int argc, char **argv)
     }
     admit_result_finish(&last);
 
-    json_t *out = json_pack(
-        "{s:{s:I,s:I,s:I,s:I,s:I},s:f,s:f,s:f,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "config", "gangs",
-        (json_int_t)o.gangs, "nodes", (json_int_t)o.nodes, "queues", (json_int_t)o.queues, "pods_per_gang", (json_int_t)o.pods,
-        "runs", (json_int_t)o.runs, "load_ms", load_ms, "load_pods_ms", load_pods_ms, "bytes_per_pod", bytes_per_pod, "bound_pods",
-        (json_int_t)nbound, "full_pass_ms", full, "full_pass_counts", first_counts, "steady_full_pass_ms", steady,
-        "steady_full_pass_counts", steady_counts, "pod_created_ms", created, "pod_created_pass_ms", created_pass,
-        "pod_created_counts", created_counts, "pending_gang_deleted_ms", del_pending, "pending_gang_deleted_counts",
-        del_pending_counts, "running_gang_deleted_ms", del_running, "running_gang_deleted_counts", del_running_counts);
+    json_t *out =
+        json_pack("{s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s},s:o,s:o,s:f,s:f,s:f,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
+                  "config", "gangs", (json_int_t)o.gangs, "nodes", (json_int_t)o.nodes, "queues", (json_int_t)o.queues,
+                  "pods_per_gang", (json_int_t)o.pods, "runs", (json_int_t)o.runs, "gpus_per_worker", (json_int_t)o.gpus, "domains",
+                  (json_int_t)o.domains, "topology", o.required ? "required" : "none", "load_average_start", load_start,
+                  "load_average_end", loadavg(), "load_ms", load_ms, "load_pods_ms", load_pods_ms, "bytes_per_pod", bytes_per_pod,
+                  "bound_pods", (json_int_t)nbound, "full_pass_ms", full, "full_pass_counts", first_counts, "steady_full_pass_ms",
+                  steady, "steady_full_pass_counts", steady_counts, "pod_created_ms", created, "pod_created_pass_ms", created_pass,
+                  "pod_created_counts", created_counts, "pending_gang_deleted_ms", del_pending, "pending_gang_deleted_counts",
+                  del_pending_counts, "running_gang_deleted_ms", del_running, "running_gang_deleted_counts", del_running_counts);
     if (out == NULL)
         die("cannot build the result");
     char *text = json_dumps(out, JSON_COMPACT);
@@ -514,9 +706,7 @@ int main(int argc, char **argv)
     free(text);
     json_decref(out);
     free(running);
-    free(fit.cpu);
-    free(fit.mem);
-    free(fit.pods);
+    fit_finish(&fit);
     admit_destroy(adm);
     cache_destroy(c);
     return 0;

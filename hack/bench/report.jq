@@ -68,6 +68,21 @@ def ok(c): if c then "met" else "**not met**" end;
 "| one gang deleted ≤ \($t.gang_deleted_ms) ms (pending; running) | \(.pending_gang_deleted_ms.cpu.median | r3) ms; \(.running_gang_deleted_ms.cpu.median | r3) ms | \(ok(.pending_gang_deleted_ms.cpu.median <= $t.gang_deleted_ms and .running_gang_deleted_ms.cpu.median <= $t.gang_deleted_ms)) |",
 "| memory per cached pod ≤ \($t.bytes_per_pod / 1024) KB | \(.bytes_per_pod | k) B | \(ok(.bytes_per_pod <= $t.bytes_per_pod)) |",
 "" end)) else empty end),
+(if .topology then (.topology as $p |
+"## 2b. Topology-constrained admission (in process)\n",
+"admit_bench: \($p.config.gangs | commas) gangs (a head, \($p.config.pods_per_gang - 1) workers of \($p.config.gpus_per_worker) nvidia.com/gpu, every third gang’s of \($p.config.gpus_per_worker * 2)) in \($p.config.queues) queues, \($p.config.nodes | commas) nodes (nvidia.com/gpu 8) in \($p.config.domains) racks; constrained: every RayCluster asks `raygate.io/topology-required` of the rack label. Thread CPU ms; load average \($p.load_average | join(" → ")).\n",
+"| pass | unconstrained | constrained | ratio |",
+"|---|---|---|---|",
+($p.passes[] as $x |
+	"| \($x.name) | \($p.none[$x.key].cpu | fig(r3)) | \($p.required[$x.key].cpu | fig(r3)) | \($x.ratio | r2)× |"),
+"",
+(["none", "required"][] as $m | $p[$m].full_pass_counts as $c |
+	"First pass, \(if $m == "none" then "unconstrained" else "constrained" end): \($c.admit) admit (\($c.topology_placed) in one rack), \($c.wait | to_entries | map("\(.value) \(.key)") | join(", ")) wait."),
+"",
+"| target | measured | |",
+"|---|---|---|",
+"| constrained full passes ≤ \($p.target_ratio)× unconstrained (pending; steady) | \([$p.passes[] | select(.gate) | "\(.ratio | r2)×"] | join("; ")) | \(ok($p.within))\(if $p.honoured then "" else " (no admitted gang was placed in one rack: the constraint was not honoured)" end) |",
+"") else empty end),
 (if .e2e then (.e2e as $e | targets.e2e as $t |
 "## 3. End to end on the local control plane\n",
 "\($e.setup.nodes) kwok nodes; \($e.setup.clusters) RayClusters × \($e.setup.pods_per_cluster) pods created at once into a queue with room for all; one gang of \($e.setup.gang_pods) pods.\n",

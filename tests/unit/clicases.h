@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "domains.h"
 #include "fixtures.h"
 #include "view.h"
 
@@ -31,6 +32,15 @@ static inline long long clicase_now(const json_t *c)
 static inline const char *clicase_str(const json_t *c, const char *key)
 {
     return json_string_value(json_object_get(c, key));
+}
+
+/* A domains case's query: its "key", "hypernodes" and "tier" (strings borrowed from c). */
+static inline struct domains_query clicase_domains_query(const json_t *c)
+{
+    struct domains_query q = {.key = clicase_str(c, "key"),
+                              .hypernodes = json_is_true(json_object_get(c, "hypernodes")),
+                              .tier = (int32_t)json_integer_value(json_object_get(c, "tier"))};
+    return q;
 }
 
 /* Every Unschedulable message of snapshot rewritten to a nonsense text of its own (what the gate might say one day). */

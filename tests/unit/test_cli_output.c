@@ -9,10 +9,18 @@
 #include <string.h>
 
 #include "clicases.h"
+#include "domains.h"
 #include "fixtures.h"
 #include "output.h"
 #include "view.h"
 #include "why.h"
+
+/* A domains case's result (new): what the gangs ask for without key and hypernodes, else the domains. */
+static json_t *domains_items(const json_t *c, const json_t *snap)
+{
+    struct domains_query q = clicase_domains_query(c);
+    return json_pack("{s:o}", "items", q.key == NULL && !q.hypernodes ? domains_asked(snap) : domains_view(snap, &q));
+}
 
 /* The text a case prints: the command's rows (or why's result) in its format with its flags (new string). */
 static char *render(const json_t *c)
@@ -32,6 +40,8 @@ static char *render(const json_t *c)
         v = json_pack("{s:o}", "items", view_queues(snap, clicase_str(c, "queue")));
     else if (strcmp(cmd, "gangs") == 0)
         v = json_pack("{s:o}", "items", view_gangs(snap, clicase_now(c), &filter));
+    else if (strcmp(cmd, "domains") == 0)
+        v = domains_items(c, snap);
     else
         v = why_explain(snap, clicase_now(c), clicase_str(c, "namespace"), clicase_str(c, "name"));
     assert_non_null(v);
@@ -44,6 +54,10 @@ static char *render(const json_t *c)
         output_queues_table(&b, json_object_get(v, "items"), flags);
     else if (strcmp(cmd, "gangs") == 0)
         output_gangs_table(&b, json_object_get(v, "items"), flags);
+    else if (strcmp(cmd, "domains") == 0 && (clicase_str(c, "key") != NULL || json_is_true(json_object_get(c, "hypernodes"))))
+        output_domains_table(&b, json_object_get(v, "items"), flags);
+    else if (strcmp(cmd, "domains") == 0)
+        output_asked_table(&b, json_object_get(v, "items"), flags);
     else
         output_why(&b, v, flags);
     json_decref(v);
