@@ -331,8 +331,11 @@ cmd_up() {
 		--server-address "127.0.0.1:$KWOK_PORT"
 
 
+	# RayMultiHostIndexing: KubeRay v1.5.1 labels the pods of one replica of a
+	# multi-host worker group (numOfHosts > 1) ray.io/worker-group-replica-name
+	# only with it; raygate's slices (issue 24) are those pods.
 	start kuberay-operator "$KUBERAY_BIN/ray-operator" \
-		--kubeconfig "$KUBECONFIG" \
+		--kubeconfig "$KUBECONFIG" --feature-gates RayMultiHostIndexing=true \
 		--metrics-addr "127.0.0.1:$KUBERAY_METRICS_PORT" --health-probe-bind-address "127.0.0.1:$KUBERAY_HEALTH_PORT" \
 		--enable-leader-election=false $(kuberay_batch_flag "$gang")
 

@@ -32,7 +32,10 @@ stderr and one JSON line each in --violations:
                      to another;
   partly-ungated     an admitted gang stays partly ungated longer than --grace
                      seconds: its live head, or fewer than the members of a
-                     worker group (its minReplicas shape) that exist, gated.
+                     worker group (its minReplicas shape) that exist, gated;
+  topology-split     a pod of an admitted topology-constrained gang is bound
+                     outside the domain raygate.io/topology-placed records for
+                     its set (issue 24; invtopology.py).
 
 With --settled it instead checks once, on a quiet cluster, that every gang
 that fits is admitted (fault drill 7; a gang in its requeue backoff or
@@ -46,7 +49,7 @@ that are not (any other failure of the check itself exits 1):
                      and is not behind a fifo queue's head gang that does not
                      fit; or an admitted gang's first gated tail pod fits.
 
---self-test runs the tree checks on fixtures (no cluster) and exits.
+--self-test runs the tree and topology checks on fixtures (no cluster) and exits.
 
 Pods are listed before RayClusters, so an annotation written before a pod was
 ungated (what raygate does) is always seen. Pods whose RayCluster (by owner
@@ -65,6 +68,8 @@ import sys
 import time
 from datetime import datetime, timezone
 from fractions import Fraction
+
+import invtopology
 
 GATE = "raygate.io/gang"
 ADMITTED = "raygate.io/admitted-at"
@@ -446,9 +451,11 @@ class Checker:
         if legacy is not None:
             rcs += [dict(rc, apiVersion="cluster.ray.io/v1") for rc in legacy["items"]]
         queues = self.api.get("/apis/scheduling.volcano.sh/v1beta1/queues")["items"]
-        return pods, rcs, queues
+        nodes = self.api.get("/api/v1/nodes")["items"]
+        hypernodes = self.api.get("/apis/topology.volcano.sh/v1alpha1/hypernodes", missing_ok=True)
+        return pods, rcs, queues, nodes, (hypernodes or {}).get("items") or []
 
-    def check(self, pods, rcs, queues):
+    def check(self, pods, rcs, queues, nodes=(), hypernodes=()):
         now = time.monotonic()
         by_uid = {}
         for rc in rcs:
@@ -498,6 +505,9 @@ class Checker:
             if ungated and live(pod) and at is None:
                 self.violate(("ungated", meta["uid"]), "ungated-unadmitted",
                              "pod %s has no %s gate but RayCluster %s has no %s" % (name, GATE, rc["metadata"]["name"], ADMITTED))
+
+        for key, kind, message in invtopology.violations(by_uid, pods, nodes, hypernodes):
+            self.violate(key, kind, message)
 
         tree = Tree(queues)
         if any(tree.guarantee[k] for k in tree.children.get(None, [])):
@@ -732,7 +742,11 @@ def self_test():
         if tree.fits(leaf, need, tree.alloc(held)) != want:
             failures += 1
             print("self-test FAILED: fits: %s: want %s" % (what, want), file=sys.stderr)
-    print("invariants self-test: %d cases, %d failed" % (len(cases) + len(fits_cases), failures), file=sys.stderr)
+    topo_failed, topo_cases = invtopology.self_test()
+    for what, want, got in topo_failed:
+        failures += 1
+        print("self-test FAILED: topology: %s: want %d violations, got %s" % (what, want, got), file=sys.stderr)
+    print("invariants self-test: %d cases, %d failed" % (len(cases) + len(fits_cases) + topo_cases, failures), file=sys.stderr)
     return failures
 
 

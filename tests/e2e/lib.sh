@@ -95,6 +95,8 @@ e2e_baseline() {
 			kc delete $left --ignore-not-found --wait=false >/dev/null 2>&1 ||
 			say "e2e: some could not be deleted (yet): $(echo $left)"
 	fi
+	# The HyperNodes of racks_up (issue 24), when Volcano's topology CRD is installed.
+	kc delete hypernodes.topology.volcano.sh -l e2e.raygate.io/added --ignore-not-found --wait=false >/dev/null 2>&1 || true
 	if [[ -z "${E2E_KEEP:-}" ]]; then
 		for c in $(kc get namespaces -l e2e.raygate.io/test -o jsonpath='{range .items[?(@.status.phase=="Active")]}{.metadata.name}{"\n"}{end}'); do
 			say "e2e: deleting namespace $c (left by an earlier test)"
@@ -429,20 +431,24 @@ describe_has() { # pod text
 # -f -). Metadata keys (the rest are raycluster_spec's):
 #   queue=QUEUE        label volcano.sh/queue-name (none: not raygate's)
 #   priority=CLASS     label ray.io/priority-class-name
+#   labels=ENTRIES     more labels, as YAML flow mapping entries ('a: "1", b: x')
+#   annotations=ENTRIES  annotations, the same way
 raycluster() {
-	local name="$1" queue="" priority="" arg spec=() labels body
+	local name="$1" queue="" priority="" annotations="" more="" arg spec=() labels body
 	shift
 	for arg; do
 		case "$arg" in
-		queue=* | priority=*) printf -v "${arg%%=*}" %s "${arg#*=}" ;;
+		queue=* | priority=* | annotations=*) printf -v "${arg%%=*}" %s "${arg#*=}" ;;
+		labels=*) more="${arg#labels=}" ;;
 		*) spec+=("$arg") ;;
 		esac
 	done
 	body="$(raycluster_spec "${spec[@]}")" || return 1 # (a parameter it refuses: nothing written)
 	labels="${queue:+volcano.sh/queue-name: $queue}"
 	labels="$labels${priority:+${labels:+, }ray.io/priority-class-name: $priority}"
+	labels="$labels${more:+${labels:+, }$more}"
 	printf 'apiVersion: ray.io/v1\nkind: RayCluster\n'
-	echo "metadata: {name: $name${labels:+, labels: {$labels\}}}"
+	echo "metadata: {name: $name${labels:+, labels: {$labels\}}${annotations:+, annotations: {$annotations\}}}"
 	echo 'spec:'
 	sed 's/^/  /' <<<"$body"
 }
@@ -460,12 +466,18 @@ raycluster() {
 #   workers=N          group=worker:N:N:N
 #   claim=CLAIM        the workers mount the PersistentVolumeClaim CLAIM at /data
 #   autoscaling=1      in-tree autoscaling, its sidecar at cpu 100m, memory 128Mi
+#   tolerations=LIST   every pod's tolerations, a YAML flow sequence ('[{key: k, operator: Exists}]')
+#   wlimits=1          the workers' limits equal to their requests (needed for nvidia.com/gpu)
+#   hosts=N            every worker group's numOfHosts (a multi-host group: REPLICAS sets of N pods)
+#   wannotations=ENTRIES  the worker groups' template annotations (YAML flow mapping entries)
 # No group: workerGroupSpecs [].
 raycluster_spec() {
-	local version=2.9.0 cpu=1 memory=1Gi head="" limits="" claim="" autoscaling="" arg groups=() g gname r min max req
+	local version=2.9.0 cpu=1 memory=1Gi head="" limits="" claim="" autoscaling="" tolerations="" hosts="" wannotations="" wlimits=""
+	local arg groups=() g gname r min max req
 	for arg; do
 		case "$arg" in
-		version=* | cpu=* | memory=* | head=* | limits=* | claim=* | autoscaling=*) printf -v "${arg%%=*}" %s "${arg#*=}" ;;
+		version=* | cpu=* | memory=* | head=* | limits=* | claim=* | autoscaling=* | tolerations=* | hosts=* | wannotations=* | wlimits=*)
+			printf -v "${arg%%=*}" %s "${arg#*=}" ;;
 		group=*) groups+=("${arg#group=}") ;;
 		workers=*) groups+=("worker:${arg#workers=}:${arg#workers=}:${arg#workers=}") ;;
 		*) fail "raycluster_spec: unknown parameter '$arg'" ;;
@@ -486,6 +498,7 @@ raycluster_spec() {
 		      containers:
 		      - {name: ray-head, image: "rayproject/ray:$version", resources: {requests: {$head}${limits:+, limits: {$head\}}}}
 	YAML
+	[[ -z "$tolerations" ]] || echo "      tolerations: $tolerations"
 	((${#groups[@]})) || { echo 'workerGroupSpecs: []'; return 0; }
 	echo 'workerGroupSpecs:'
 	for g in "${groups[@]}"; do
@@ -495,14 +508,17 @@ raycluster_spec() {
 			- groupName: $gname
 			  replicas: $r
 			  minReplicas: $min
-			  maxReplicas: $max
+			  maxReplicas: $max${hosts:+
+			  numOfHosts: $hosts}
 			  rayStartParams: {}
-			  template:
+			  template:${wannotations:+
+			    metadata: {annotations: {$wannotations\}\}}
 			    spec:
 			      containers:
-			      - {name: ray-worker, image: "rayproject/ray:$version"${req:+, resources: {requests: {$req\}\}}${claim:+, volumeMounts: [{name: data, mountPath: /data\}]}}
+			      - {name: ray-worker, image: "rayproject/ray:$version"${req:+, resources: {requests: {$req\}${wlimits:+, limits: {$req\}}\}}${claim:+, volumeMounts: [{name: data, mountPath: /data\}]}}
 		YAML
 		[[ -z "$claim" ]] || echo "      volumes: [{name: data, persistentVolumeClaim: {claimName: $claim}}]"
+		[[ -z "$tolerations" ]] || echo "      tolerations: $tolerations"
 	done
 }
 
@@ -605,6 +621,122 @@ restore_webhook() { webhook_running || "$ROOT/hack/cluster.sh" start-webhook >/d
 restore_gate() {
 	"$ROOT/hack/cluster.sh" stop raygate-gate >/dev/null 2>&1 || true
 	"$ROOT/hack/cluster.sh" start-gate >/dev/null 2>&1 || true
+}
+
+# ------------------------------------------------------------- topology (issue 24)
+# racks_up: 16 kwok nodes of this test's own, in 4 racks of 4:
+# rK-nJ-UID (K and J 1..4), labelled RACK_KEY=rK (raygate.io/e2e-rack),
+# e2e.raygate.io/rack-set=UID and e2e.raygate.io/added (a later test's
+# baseline deletes what is left), kubernetes.io/hostname its name; nvidia.com/gpu
+# 8, cpu 32, memory 256Gi and 110 pods each. They carry the taint
+# e2e.raygate.io/racks=UID:NoSchedule, so no pod of another test lands there;
+# the test's pods tolerate it (RACK_TOLERATIONS, e.g. raycluster
+# tolerations="$RACK_TOLERATIONS"). The cluster's own nodes have no GPU.
+# They are deleted when the test ends, with the HyperNodes of
+# racks_hypernodes. Sets RACK_UID, RACK_KEY, RACK_TOLERATIONS and RACK_NODES
+# (the names, rack by rack).
+RACK_KEY=raygate.io/e2e-rack
+racks_up() {
+	local k j nodes=()
+	RACK_UID="$(e2e_uid)"
+	RACK_TOLERATIONS="[{key: e2e.raygate.io/racks, operator: Equal, value: \"$RACK_UID\", effect: NoSchedule}]"
+	RACK_NODES=()
+	for k in 1 2 3 4; do
+		for j in 1 2 3 4; do RACK_NODES+=("r$k-n$j-$RACK_UID"); done
+	done
+	e2e_on_exit "racks_down $RACK_UID"
+	for k in "${RACK_NODES[@]}"; do nodes+=("$(rack_node "$k" "${k%%-*}")"); done
+	printf '%s\n' "${nodes[@]}" | jq -s '{apiVersion: "v1", kind: "List", items: .}' | kc apply -f - >/dev/null ||
+		fail "could not create the rack nodes"
+	_racks_ready() {
+		[[ "$(kc get nodes -l "e2e.raygate.io/rack-set=$RACK_UID" -o json |
+			jq '[.items[] | select(.status.conditions[]? | .type == "Ready" and .status == "True")] | length')" == 16 ]]
+	}
+	eventually 60 "16 rack nodes ($RACK_KEY r1..r4, set $RACK_UID) Ready" _racks_ready
+}
+
+# racks_hypernodes: Volcano HyperNodes over racks_up's racks: tier 1
+# e2e-UID-rK per rack (rack 1's members by exactMatch, rack 2's by
+# regexMatch, racks 3 and 4 by labelMatch), tier 2 e2e-UID-spine over the
+# four (members of type HyperNode).
+racks_hypernodes() {
+	local k
+	kc get crd hypernodes.topology.volcano.sh >/dev/null 2>&1 || fail "the HyperNode CRD is not installed"
+	{
+		rack_hypernode 1 "$(printf '{type: Node, selector: {exactMatch: {name: r1-n%s-%s}}}, ' 1 "$RACK_UID" 2 "$RACK_UID" 3 "$RACK_UID" 4 "$RACK_UID" | sed 's/, $//')"
+		rack_hypernode 2 "{type: Node, selector: {regexMatch: {pattern: \"^r2-n[0-9]-$RACK_UID\$\"}}}"
+		for k in 3 4; do
+			rack_hypernode $k "{type: Node, selector: {labelMatch: {matchLabels: {$RACK_KEY: r$k, e2e.raygate.io/rack-set: \"$RACK_UID\"}}}}"
+		done
+		echo "---"
+		echo "{apiVersion: topology.volcano.sh/v1alpha1, kind: HyperNode, metadata: {name: e2e-$RACK_UID-spine, labels: {e2e.raygate.io/added: \"true\"}},"
+		echo " spec: {tier: 2, members: [$(for k in 1 2 3 4; do printf '{type: HyperNode, selector: {exactMatch: {name: e2e-%s-r%s}}}, ' "$RACK_UID" $k; done | sed 's/, $//')]}}"
+	} | kc apply -f - >/dev/null || fail "could not create the HyperNodes"
+	pass "HyperNodes e2e-$RACK_UID-r1..r4 (tier 1) and e2e-$RACK_UID-spine (tier 2)"
+}
+
+# rack_node NAME RACK: a rack node's manifest (JSON)
+rack_node() {
+	jq -n --arg name "$1" --arg rack "$2" --arg key "$RACK_KEY" --arg uid "$RACK_UID" '
+		{apiVersion: "v1", kind: "Node",
+		 metadata: {name: $name,
+			annotations: {"node.alpha.kubernetes.io/ttl": "0", "kwok.x-k8s.io/node": "fake"},
+			labels: {"kubernetes.io/hostname": $name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", type: "kwok",
+				($key): $rack, "e2e.raygate.io/rack-set": $uid, "e2e.raygate.io/added": "true"}},
+		 spec: {taints: [{key: "e2e.raygate.io/racks", value: $uid, effect: "NoSchedule"}]},
+		 status: ({cpu: "32", memory: "256Gi", "nvidia.com/gpu": "8", pods: "110"} | {allocatable: ., capacity: .})}'
+}
+
+# rack_hypernode K MEMBERS: the tier 1 HyperNode of rack K (YAML; MEMBERS flow sequence entries)
+rack_hypernode() {
+	echo "---"
+	echo "{apiVersion: topology.volcano.sh/v1alpha1, kind: HyperNode, metadata: {name: e2e-$RACK_UID-r$1, labels: {e2e.raygate.io/added: \"true\"}},"
+	echo " spec: {tier: 1, members: [$2]}}"
+}
+
+# racks_down UID: the rack nodes and HyperNodes of set UID deleted (kept with
+# E2E_KEEP; the next test's baseline deletes them). The test's RayClusters and
+# pods go first, while kwok still plays those nodes' kubelets: a pod bound to
+# a node that is gone stays terminating until the pod garbage collector
+# removes it (tens of seconds), and with it the gang in its Queue's status,
+# which keeps the Queue from being deleted.
+racks_down() {
+	[[ -z "${E2E_KEEP:-}" ]] || return 0
+	_rack_pods_gone() {
+		[[ "$(kc get pods -n "$NS" -o json | jq --arg u "-$1" '[.items[] | select((.spec.nodeName // "") | endswith($u))] | length')" == 0 ]]
+	}
+	kc delete rayclusters.ray.io -n "$NS" --all --wait=false >/dev/null 2>&1 || true
+	kc delete pods -n "$NS" -l e2e.raygate.io/filler --wait=false >/dev/null 2>&1 || true
+	wait_until 30 "the test's pods gone from the rack nodes" _rack_pods_gone "$1" || true
+	kc delete nodes -l "e2e.raygate.io/rack-set=$1" --ignore-not-found --wait=false >/dev/null 2>&1 || true
+	kc delete hypernodes.topology.volcano.sh e2e-$1-r1 e2e-$1-r2 e2e-$1-r3 e2e-$1-r4 e2e-$1-spine \
+		--ignore-not-found --wait=false >/dev/null 2>&1 || true
+}
+
+# rack_of NODE: its RACK_KEY label ("" for a node outside the racks)
+rack_of() { kc get node "$1" -o json | jq -r --arg k "$RACK_KEY" '.metadata.labels[$k] // ""'; }
+
+# pod_racks CLUSTER [SELECTOR]: "POD NODE RACK" of the Ray cluster's bound pods (with the
+# extra label SELECTOR, e.g. ray.io/node-type=worker), one per line
+pod_racks() {
+	local nodes
+	nodes="$(kc get nodes -o json | jq -c --arg k "$RACK_KEY" '[.items[] | {key: .metadata.name, value: (.metadata.labels[$k] // "-")}] | from_entries')"
+	kc get pods -n "$NS" -l "ray.io/cluster=$1${2:+,$2}" -o json |
+		jq -r --argjson r "$nodes" '.items[] | select(.spec.nodeName != null) | "\(.metadata.name) \(.spec.nodeName) \($r[.spec.nodeName] // "-")"'
+}
+
+# filler_pod NAME NODE GPUS: a plain pod (no queue: outside raygate's gangs) on NODE (node
+# selector), holding GPUS nvidia.com/gpu there
+filler_pod() {
+	kc apply -n "$NS" -f - >/dev/null <<-YAML
+		apiVersion: v1
+		kind: Pod
+		metadata: {name: $1, labels: {e2e.raygate.io/filler: "true"}}
+		spec:
+		  nodeSelector: {kubernetes.io/hostname: $2}
+		  tolerations: $RACK_TOLERATIONS
+		  containers: [{name: c, image: busybox, resources: {requests: {nvidia.com/gpu: "$3"}, limits: {nvidia.com/gpu: "$3"}}}]
+	YAML
 }
 
 . "$_e2e_here/invariants.sh"
