@@ -304,13 +304,13 @@ static int holds_pins(const struct set *s, const uint32_t *nodes, size_t nn)
     return 1;
 }
 
-/* The domains of s's constraint (within another's, or NULL) whose summed room covers the set, best fit first. */
+/* The domains of s's constraint (within another's, or NULL) whose summed room covers the set (next_best() takes them in order). */
 static size_t candidates(struct call *k, const struct set *s, const struct topo_domain *within, struct cand **out)
 {
     size_t nd;
     const struct topo_domain *ds = topodomains_get(k->t, s->c, &nd);
-    struct cand *cs = util_calloc(nd ? nd : 1, sizeof(*cs));
-    size_t nc = 0;
+    struct cand *cs = NULL;
+    size_t nc = 0, cap = 0;
     sum_need(k, s, s == &k->gang);
     uint32_t nres = fit_resources(k->f);
     if (within == NULL) { /* what fail_text() says of the largest domain */
@@ -331,14 +331,36 @@ static size_t candidates(struct call *k, const struct set *s, const struct topo_
             if (k->need[j] > 0 && k->room[j] > k->best[j])
                 k->best[j] = k->room[j], k->best_at[j] = i;
         }
-        if (x.nn > 0 && holds_pins(s, x.nodes, x.nn) && covers(k, &x.score))
+        if (x.nn > 0 && holds_pins(s, x.nodes, x.nn) && covers(k, &x.score)) {
+            if (nc == cap) {
+                cap = cap ? cap * 2 : 8;
+                cs = util_realloc(cs, cap * sizeof(*cs));
+            }
             cs[nc++] = x;
-        else
+        } else {
             free(x.own);
+        }
     }
-    qsort(cs, nc, sizeof(*cs), cmp_cand);
     *out = cs;
     return nc;
+}
+
+/*
+ * The best of cs[0..*left) (cmp_cand's order), moved to cs[*left - 1] and
+ * *left decremented: the domains are taken best first without sorting them
+ * all, as the first one mostly holds the set.
+ */
+static const struct cand *next_best(struct cand *cs, size_t *left)
+{
+    size_t best = 0;
+    for (size_t i = 1; i < *left; i++) {
+        if (cmp_cand(&cs[i], &cs[best]) < 0)
+            best = i;
+    }
+    struct cand x = cs[best];
+    cs[best] = cs[*left - 1];
+    cs[--*left] = x;
+    return &cs[*left];
 }
 
 static void free_cands(struct cand *cs, size_t n)
@@ -372,9 +394,10 @@ static int place_set(struct call *k, const struct set *s, const struct topo_doma
     struct cand *cs;
     size_t nc = candidates(k, s, within, &cs);
     int ok = 0;
-    for (size_t i = 0; i < nc && !ok; i++) {
-        ok = place_on(k, s, cs[i].nodes, cs[i].nn);
-        *chosen = cs[i].d;
+    for (size_t left = nc; left > 0 && !ok;) {
+        const struct cand *x = next_best(cs, &left);
+        ok = place_on(k, s, x->nodes, x->nn);
+        *chosen = x->d;
     }
     free_cands(cs, nc);
     if (!ok && s->c->mode == TOPO_MODE_SOFT) {
@@ -483,14 +506,15 @@ static int place_gang(struct call *k)
     struct cand *cs;
     size_t nc = candidates(k, &k->gang, NULL, &cs);
     int ok = 0;
-    for (size_t i = 0; i < nc && !ok; i++) {
+    for (size_t left = nc; left > 0 && !ok;) {
+        const struct cand *x = next_best(cs, &left);
         size_t mark = fit_mark(k->f), nsets = k->out->nsets;
-        struct topo_domain cut = *cs[i].d;
-        cut.nodes = (uint32_t *)cs[i].nodes;
-        cut.nn = cs[i].nn;
-        ok = place_inner(k, &cut) && place_on(k, &k->gang, cs[i].nodes, cs[i].nn);
+        struct topo_domain cut = *x->d;
+        cut.nodes = (uint32_t *)x->nodes;
+        cut.nn = x->nn;
+        ok = place_inner(k, &cut) && place_on(k, &k->gang, x->nodes, x->nn);
         if (ok) {
-            out_add(k->out, NULL, NULL, k->r->gang.mode != TOPO_MODE_NONE ? &k->r->gang : NULL, cs[i].d);
+            out_add(k->out, NULL, NULL, k->r->gang.mode != TOPO_MODE_NONE ? &k->r->gang : NULL, x->d);
         } else {
             fit_undo(k->f, mark);
             k->out->nsets = nsets;
