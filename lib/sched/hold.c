@@ -16,18 +16,22 @@ void hold_gang(const struct marks *m, uint32_t nres, const struct cache_gang *g,
 {
     memset(out, 0, nres * sizeof(*out));
     memset(tail, 0, nres * sizeof(*tail));
-    size_t pods = 0;
+    size_t pods = 0, gated = 0;
     int marked = marks_get(m, g) != 0;
     for (const struct cache_pod *pod = g->pods; pod != NULL; pod = pod->gang_next) {
         unsigned marks = marked ? marks_get(m, pod) : 0;
-        if (!pod_holds(pod, !cache_pod_gated(pod) || (marks & MARKS_ADMITTED) || pod == extra))
+        if (!pod_holds(pod, !cache_pod_gated(pod) || (marks & MARKS_ADMITTED) || pod == extra)) {
+            gated += cache_pod_live(pod);
             continue;
+        }
         pods++;
         int64_t *sum = cache_pod_live(pod) && (marks & MARKS_TAIL) ? tail : out;
         for (uint32_t k = 0; pod->request != NULL && k < pod->request->len; k++)
             sum[pod->request->items[k].id] += pod->request->items[k].value;
     }
-    if (pods == 0)
+    /* Admitted with its live pods all gated still (a gate removal the API refused, a restart mid-admission): FINISH
+       ungates them with no check, so the gang holds its minResources now, not once they are ungated. */
+    if (pods == 0 && (gated == 0 || !g->admitted))
         return;
     for (uint32_t k = 0; g->min_rl != NULL && k < g->min_rl->len; k++) {
         const struct shape_res *r = &g->min_rl->items[k];

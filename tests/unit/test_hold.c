@@ -46,6 +46,10 @@ static void test_gang(void **state)
     marks_init(&m, keys, bits, slots);
     hold_gang(&m, nres, g, NULL, out, tail);
     assert_int_equal(cpu(c, out), 0);
+    /* Admitted, its pods all gated still (a gate removal refused): it holds minResources (3) already. */
+    cache_gang_mark_admitted(c, g, "2024-05-01T10:00:00Z");
+    hold_gang(&m, nres, g, NULL, out, tail);
+    assert_int_equal(cpu(c, out), 3000);
     hold_gang(&m, nres, g, head, out, tail); /* the head alone (1) holds minResources (3) */
     assert_int_equal(cpu(c, out), 3000);
     marks_set(&m, head, MARKS_ADMITTED);
