@@ -36,6 +36,16 @@ void util_format(char *buf, size_t size, const char *fmt, ...) __attribute__((fo
 void util_one_line(char *s);
 
 /* A new string formatted like printf (caller frees). */
+/* a + b, saturated at INT64_MAX and INT64_MIN (resource sums that must never wrap). */
+static inline int64_t util_sat_add(int64_t a, int64_t b)
+{
+    if (b > 0 && a > INT64_MAX - b)
+        return INT64_MAX;
+    if (b < 0 && a < INT64_MIN - b)
+        return INT64_MIN;
+    return a + b;
+}
+
 char *util_strdupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* A new NUL-terminated copy of s[0..n) (caller frees). */

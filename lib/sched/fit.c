@@ -31,11 +31,6 @@ static const char *plural(int64_t n, const char *one, const char *many)
     return n == 1 ? one : many;
 }
 
-static int64_t sat_add(int64_t a, int64_t b)
-{
-    return a > INT64_MAX - b ? INT64_MAX : a + b;
-}
-
 /* Creation order, then namespace/name. */
 static int cmp_created(const void *pa, const void *pb)
 {
@@ -145,7 +140,7 @@ void fit_sort_larger_first(struct fit *f, struct cache_pod **pods, size_t n)
             else if (r->id == f->memory)
                 ws[i].w[2] = r->value;
             else if (strcmp(name, "ephemeral-storage") != 0 && strncmp(name, "hugepages-", 10) != 0)
-                ws[i].w[0] = sat_add(ws[i].w[0], r->value);
+                ws[i].w[0] = util_sat_add(ws[i].w[0], r->value);
         }
     }
     if (n > 32) {

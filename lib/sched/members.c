@@ -5,11 +5,6 @@
 
 #include "util.h"
 
-static int64_t sat_add(int64_t a, int64_t b)
-{
-    return a > INT64_MAX - b ? INT64_MAX : a + b;
-}
-
 int members_role(const struct cache_gang *g, const struct cache_pod *pod)
 {
     if (pod->node_type == NULL)
@@ -37,7 +32,7 @@ size_t members_order(const struct cache_gang *g, struct cache_pod **live, size_t
     need[0] = 1;
     for (uint32_t i = 0; i < g->ngroups; i++) {
         need[1 + i] = g->groups[i].pods;
-        left = sat_add(left, g->groups[i].pods);
+        left = util_sat_add(left, g->groups[i].pods);
     }
     for (size_t i = 0; i < nlive; i++)
         role[i] = members_role(g, live[i]);

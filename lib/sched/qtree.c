@@ -25,15 +25,6 @@ void qtree_finish(struct qtree *t)
     qtree_init(t);
 }
 
-static int64_t sat_add(int64_t a, int64_t b)
-{
-    if (b > 0 && a > INT64_MAX - b)
-        return INT64_MAX;
-    if (b < 0 && a < INT64_MIN - b)
-        return INT64_MIN;
-    return a + b;
-}
-
 static int cmp_queue_name(const void *a, const void *b)
 {
     return strcmp(((const struct qtree_queue *)a)->q->name, ((const struct qtree_queue *)b)->q->name);
@@ -135,10 +126,10 @@ static void sum_total(struct qtree *t, const struct cache *c)
         for (uint32_t k = 0; node->allocatable != NULL && k < node->allocatable->len; k++) {
             uint32_t id = node->allocatable->items[k].id;
             if (id < t->nres)
-                t->total[id] = sat_add(t->total[id], node->allocatable->items[k].value);
+                t->total[id] = util_sat_add(t->total[id], node->allocatable->items[k].value);
         }
         for (uint32_t k = 0; k < node->nused && k < t->nres; k++)
-            t->total[k] = sat_add(t->total[k], -node->foreign[k]);
+            t->total[k] = util_sat_add(t->total[k], -node->foreign[k]);
     }
     for (uint32_t k = 0; k < t->nres; k++) {
         if (t->total[k] < 0)
@@ -184,7 +175,7 @@ static void add_path(struct qtree *t, size_t i, const int64_t *v, int sign, int 
         struct qtree_queue *e = &t->queues[at];
         int64_t *dst = arr == ARR_ALLOC ? e->alloc : e->demand;
         for (uint32_t k = 0; k < t->nres; k++)
-            dst[k] = sat_add(dst[k], sign * v[k]);
+            dst[k] = util_sat_add(dst[k], sign * v[k]);
         if (e->state != QUEUETREE_OK && e->state != QUEUETREE_BAD_ANCESTOR)
             break; /* a cycle's parents lead back to it */
         if (e->state == QUEUETREE_BAD_ANCESTOR && e->parent != QUEUETREE_ROOT && t->queues[e->parent].state == QUEUETREE_CYCLE)
@@ -216,7 +207,7 @@ static void fill_children(struct qtree *t, size_t first, uint32_t k, int64_t roo
 {
     for (size_t c = first; c != QUEUETREE_ROOT; c = t->queues[c].next_sibling) {
         if (t->queues[c].explicit_deserved)
-            room = sat_add(room, -t->queues[c].deserved[k]);
+            room = util_sat_add(room, -t->queues[c].deserved[k]);
         else
             t->queues[c].deserved[k] = -1; /* not settled */
     }
@@ -236,7 +227,7 @@ static void fill_children(struct qtree *t, size_t first, uint32_t k, int64_t roo
             int64_t p = (room0 <= 0 || e->weight == 0) ? 0 : portion(room0, e->weight, wsum);
             if (e->weight == 0 || limit <= p) { /* capped: settle, and share what it leaves again */
                 e->deserved[k] = e->weight == 0 ? 0 : (limit > 0 ? limit : 0);
-                room = sat_add(room, -e->deserved[k]);
+                room = util_sat_add(room, -e->deserved[k]);
                 changed = 1;
             }
         }
@@ -315,7 +306,7 @@ static int64_t footprint(const struct qtree *t, size_t i, uint32_t k)
         inner = e->alloc[k];
     } else {
         for (size_t c = e->first_child; c != QUEUETREE_ROOT; c = t->queues[c].next_sibling)
-            inner = sat_add(inner, footprint(t, c, k));
+            inner = util_sat_add(inner, footprint(t, c, k));
     }
     return inner > e->guarantee[k] ? inner : e->guarantee[k];
 }
@@ -347,8 +338,8 @@ static int root_blocks(const struct qtree *t, const int64_t *need, struct qtree_
             continue;
         int64_t held = 0;
         for (size_t c = t->root_first; c != QUEUETREE_ROOT; c = t->queues[c].next_sibling)
-            held = sat_add(held, t->queues[c].alloc[k]);
-        if (sat_add(held, need[k]) > t->root_cap[k]) {
+            held = util_sat_add(held, t->queues[c].alloc[k]);
+        if (util_sat_add(held, need[k]) > t->root_cap[k]) {
             *why = (struct qtree_block){QTREE_BLOCK_CAPABILITY, r, QUEUETREE_ROOT, k, held, t->root_cap[k]};
             return 1;
         }
@@ -361,7 +352,7 @@ static int capability_blocks(const struct qtree *t, size_t i, const int64_t *nee
     for (size_t at = i; at != QUEUETREE_ROOT; at = t->queues[at].parent) {
         for (uint32_t k = 0; k < t->nres; k++) {
             int64_t cap = own_cap(t, at, k);
-            if (need[k] > 0 && cap != QTREE_UNLIMITED && sat_add(t->queues[at].alloc[k], need[k]) > cap) {
+            if (need[k] > 0 && cap != QTREE_UNLIMITED && util_sat_add(t->queues[at].alloc[k], need[k]) > cap) {
                 *why = (struct qtree_block){QTREE_BLOCK_CAPABILITY, at, QUEUETREE_ROOT, k, t->queues[at].alloc[k], cap};
                 return 1;
             }
@@ -377,7 +368,7 @@ static size_t idlest_guarantee(const struct qtree *t, size_t p, size_t at, uint3
     int64_t most = 0;
     size_t first = p == QUEUETREE_ROOT ? t->root_first : t->queues[p].first_child;
     for (size_t c = first; c != QUEUETREE_ROOT; c = t->queues[c].next_sibling) {
-        int64_t idle = sat_add(t->queues[c].guarantee[k], -t->queues[c].alloc[k]);
+        int64_t idle = util_sat_add(t->queues[c].guarantee[k], -t->queues[c].alloc[k]);
         if (c != at && idle > most) {
             most = idle;
             best = c;
@@ -390,18 +381,18 @@ static size_t idlest_guarantee(const struct qtree *t, size_t p, size_t at, uint3
 static int guarantee_blocks_k(const struct qtree *t, size_t i, int64_t need, uint32_t k, struct qtree_block *why)
 {
     int64_t before = footprint(t, i, k);
-    int64_t after = sat_add(t->queues[i].alloc[k], need);
+    int64_t after = util_sat_add(t->queues[i].alloc[k], need);
     after = after > t->queues[i].guarantee[k] ? after : t->queues[i].guarantee[k];
     for (size_t at = i; at != QUEUETREE_ROOT && after > before; at = t->queues[at].parent) {
         size_t p = t->queues[at].parent;
         size_t first = p == QUEUETREE_ROOT ? t->root_first : t->queues[p].first_child;
         int64_t sum = 0;
         for (size_t c = first; c != QUEUETREE_ROOT; c = t->queues[c].next_sibling)
-            sum = sat_add(sum, c == at ? after : footprint(t, c, k));
+            sum = util_sat_add(sum, c == at ? after : footprint(t, c, k));
         int64_t room = room_of(t, p, k);
         size_t other = idlest_guarantee(t, p, at, k);
         if (room != QTREE_UNLIMITED && sum > room && other != QUEUETREE_ROOT) {
-            *why = (struct qtree_block){QTREE_BLOCK_GUARANTEE, at, other, k, sat_add(sum, -after), room};
+            *why = (struct qtree_block){QTREE_BLOCK_GUARANTEE, at, other, k, util_sat_add(sum, -after), room};
             return 1;
         }
         if (p == QUEUETREE_ROOT)

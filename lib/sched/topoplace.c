@@ -202,11 +202,6 @@ static void call_finish(struct call *k)
 
 /* ---- domains ---- */
 
-static int64_t sat_add(int64_t a, int64_t b)
-{
-    return a > INT64_MAX - b ? INT64_MAX : a + b;
-}
-
 /* k->need: the summed requests of s's pods (with with_inner, the inner sets' too: they lie in the gang's domain), by resource id,
  * pods last. */
 static void sum_need(struct call *k, const struct set *s, int with_inner)
@@ -218,7 +213,7 @@ static void sum_need(struct call *k, const struct set *s, int with_inner)
         for (size_t i = 0; i < x->n; i++) {
             const struct shape_rl *req = x->pods[i]->request;
             for (uint32_t j = 0; req != NULL && j < req->len; j++)
-                k->need[req->items[j].id] = sat_add(k->need[req->items[j].id], req->items[j].value);
+                k->need[req->items[j].id] = util_sat_add(k->need[req->items[j].id], req->items[j].value);
             k->need[nres]++; /* pods */
         }
     }
@@ -234,9 +229,9 @@ static void sum_room(struct call *k, const uint32_t *nodes, size_t nn)
         const int64_t *free_room = fit_node_free(k->f, nodes[i], &pods);
         for (uint32_t j = 0; j < nres; j++) {
             if (k->need[j] > 0 && free_room[j] > 0)
-                k->room[j] = sat_add(k->room[j], free_room[j]);
+                k->room[j] = util_sat_add(k->room[j], free_room[j]);
         }
-        k->room[nres] = sat_add(k->room[nres], pods > 0 ? pods : 0);
+        k->room[nres] = util_sat_add(k->room[nres], pods > 0 ? pods : 0);
     }
 }
 
