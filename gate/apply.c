@@ -22,6 +22,8 @@ struct apply {
     struct metrics_family *m_ungate_seconds;
     struct metrics_family *m_wait_seconds;
     struct metrics_family *m_spread_seconds;
+    pthread_mutex_t *mu; /* during apply_carry_out: the cache's lock, for ungate_bound */
+    struct cache *cache;
 };
 
 /* A decision that removes gates (ADMIT, FINISH, TAIL_ADMIT), and what became of it. */
@@ -32,6 +34,9 @@ struct apply_act {
     int skip;                /* not recorded or read: 1 its RayCluster is gone, -1 failed; its gates stay */
     struct ungate_job *jobs; /* its d->npods pods, in the pass's batch */
 };
+
+/* Passes releasing more gates than this are paced by the binds (ungatepace.h); smaller ones go at once. */
+#define APPLY_PACE_OVER 32
 
 #define NKEYS(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -93,9 +98,26 @@ static int ungate_may_write(void *arg)
     return !*a->cfg.stopping && may_write(a);
 }
 
+/* How many of the released pods the cache (the pod watch) has seen bound, for the paced release (ungate.h). */
+static size_t ungate_bound(void *arg, const struct ungate_job *jobs, const size_t *order, size_t n)
+{
+    struct apply *a = arg;
+    size_t bound = 0;
+    pthread_mutex_lock(a->mu);
+    for (size_t i = 0; i < n; i++) {
+        const struct ungate_job *job = &jobs[order[i]];
+        const struct cache_pod *pod = job->ok ? cache_pod_by_uid(a->cache, job->pod->uid) : NULL;
+        bound += job->ok && (pod == NULL || pod->node != NULL); /* a pod gone counts as done */
+    }
+    pthread_mutex_unlock(a->mu);
+    return bound;
+}
+
 static size_t ungate_jobs(struct apply *a, struct ungate_job *jobs, size_t n)
 {
-    struct ungate_options o = {.may_write = ungate_may_write, .arg = a};
+    struct ungate_options o = {.may_write = ungate_may_write, .arg = a, .pace_over = APPLY_PACE_OVER};
+    if (a->mu != NULL && a->cache != NULL)
+        o.bound = ungate_bound;
     return ungate_pods(a->cfg.client, jobs, n, &o);
 }
 
@@ -378,12 +400,16 @@ int apply_carry_out(struct apply *a, struct apply_pass *p, pthread_mutex_t *mu, 
 {
     int retry = 0;
     long long t0 = clock_mono_ms();
+    a->mu = mu;
+    a->cache = cache;
     record_admissions(a, p);
     note_admitted(a, p);
     for (size_t i = 0; i < p->nacts; i++)
         retry |= p->acts[i].skip < 0;
     int failed = 0;
     struct ungate_job *jobs = remove_gates(a, p, &failed);
+    a->mu = NULL;
+    a->cache = NULL;
     retry |= failed;
     double secs = (double)(clock_mono_ms() - t0) / 1000.0;
     for (size_t i = 0; i < p->nacts; i++) {

@@ -7,6 +7,7 @@
 #include "cache.h"
 #include "clock.h"
 #include "log.h"
+#include "ungatepace.h"
 #include "util.h"
 
 json_t *ungate_gates_without_ours(const json_t *pod, int *ours)
@@ -147,6 +148,74 @@ static size_t patch_round(struct kube_client *k, struct ungate_job *jobs, struct
     return nretry;
 }
 
+/* Rounds of PATCHes for jobs idx[0..n) (idx is overwritten), retried as ungate.h says; returns when all are done or given up. */
+static void release(struct kube_client *k, struct ungate_job *jobs, struct attempt *tries, size_t *idx, size_t n,
+                    const struct ungate_options *opt, size_t *retry)
+{
+    long long start = clock_mono_ms(), step = opt->step_ms;
+    size_t pending = n;
+    while (pending > 0) {
+        if (opt->may_write != NULL && !opt->may_write(opt->arg))
+            break;
+        int others = 0;
+        size_t nretry = patch_round(k, jobs, tries, idx, pending, opt->concurrency, retry, &others);
+        memcpy(idx, retry, nretry * sizeof(*idx));
+        pending = nretry;
+        long long left = opt->persist_ms - (clock_mono_ms() - start);
+        if (pending == 0 || left <= 0)
+            break;
+        if (others) { /* a 409 is retried at once with its new version; anything else after a short, growing pause */
+            clock_sleep_ms(step < left ? step : left);
+            step = step * 2 < UNGATE_STEP_MAX_MS ? step * 2 : UNGATE_STEP_MAX_MS;
+        }
+    }
+}
+
+/*
+ * The paced release (ungatepace.h): order[0..n) is the jobs, heads first; the
+ * gates go in batches sized by how fast the released pods bind.
+ */
+static void release_paced(struct kube_client *k, struct ungate_job *jobs, struct attempt *tries, const size_t *order, size_t n,
+                          const struct ungate_options *opt, size_t *idx, size_t *retry)
+{
+    struct ungatepace pace;
+    ungatepace_init(&pace, NULL);
+    size_t done = 0, bound = 0;
+    while (done < n) {
+        if (opt->may_write != NULL && !opt->may_write(opt->arg))
+            break;
+        long long now = clock_mono_ms();
+        if (done > 0) {
+            bound = opt->bound(opt->arg, jobs, order, done);
+            ungatepace_observe(&pace, now, 0, bound);
+        }
+        size_t heads = 0;
+        while (done + heads < n && jobs[order[done + heads]].pod->head)
+            heads++;
+        size_t m = heads > 0 ? heads : ungatepace_batch(&pace, now, n - done);
+        if (m == 0) {
+            clock_sleep_ms(opt->pace_tick_ms);
+            continue;
+        }
+        memcpy(idx, order + done, m * sizeof(*idx));
+        release(k, jobs, tries, idx, m, opt, retry);
+        done += m;
+        ungatepace_observe(&pace, clock_mono_ms(), m, bound);
+    }
+}
+
+/* Job indices, heads first (the rest in their order). */
+static void head_first(const struct ungate_job *jobs, size_t n, size_t *order)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < n; i++)
+        if (jobs[i].pod->head)
+            order[j++] = i;
+    for (size_t i = 0; i < n; i++)
+        if (!jobs[i].pod->head)
+            order[j++] = i;
+}
+
 size_t ungate_pods(struct kube_client *k, struct ungate_job *jobs, size_t n, const struct ungate_options *o)
 {
     struct ungate_options opt = o != NULL ? *o : (struct ungate_options){0};
@@ -155,32 +224,25 @@ size_t ungate_pods(struct kube_client *k, struct ungate_job *jobs, size_t n, con
     if (opt.step_ms <= 0)
         opt.step_ms = UNGATE_STEP_MS;
     if (opt.concurrency == 0)
-        opt.concurrency = 64;
+        opt.concurrency = UNGATE_CONCURRENCY;
+    if (opt.pace_tick_ms <= 0)
+        opt.pace_tick_ms = UNGATE_PACE_TICK_MS;
     struct attempt *tries = util_calloc(n + 1, sizeof(*tries));
     size_t *idx = util_calloc(n + 1, sizeof(*idx)), *retry = util_calloc(n + 1, sizeof(*retry));
+    size_t *order = util_calloc(n + 1, sizeof(*order));
     for (size_t i = 0; i < n; i++) {
         jobs[i].ok = 0;
         jobs[i].removed_ms = -1;
         tries[i].path = util_strdupf("/api/v1/namespaces/%s/pods/%s", jobs[i].ns, jobs[i].pod->name);
         tries[i].patch = admit_ungate_patch(jobs[i].pod);
-        idx[i] = i;
     }
-    long long start = clock_mono_ms(), step = opt.step_ms;
-    size_t pending = n;
-    while (pending > 0) {
-        if (opt.may_write != NULL && !opt.may_write(opt.arg))
-            break;
-        int others = 0;
-        size_t nretry = patch_round(k, jobs, tries, idx, pending, opt.concurrency, retry, &others);
-        memcpy(idx, retry, nretry * sizeof(*idx));
-        pending = nretry;
-        long long left = opt.persist_ms - (clock_mono_ms() - start);
-        if (pending == 0 || left <= 0)
-            break;
-        if (others) { /* a 409 is retried at once with its new version; anything else after a short, growing pause */
-            clock_sleep_ms(step < left ? step : left);
-            step = step * 2 < UNGATE_STEP_MAX_MS ? step * 2 : UNGATE_STEP_MAX_MS;
-        }
+    long long start = clock_mono_ms();
+    head_first(jobs, n, order);
+    if (opt.bound != NULL && n > opt.pace_over) {
+        release_paced(k, jobs, tries, order, n, &opt, idx, retry);
+    } else {
+        memcpy(idx, order, n * sizeof(*idx));
+        release(k, jobs, tries, idx, n, &opt, retry);
     }
     size_t notok = 0;
     for (size_t i = 0; i < n; i++) {
@@ -197,6 +259,7 @@ size_t ungate_pods(struct kube_client *k, struct ungate_job *jobs, size_t n, con
     free(tries);
     free(idx);
     free(retry);
+    free(order);
     return notok;
 }
 

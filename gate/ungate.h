@@ -38,17 +38,29 @@ struct ungate_options {
     long long step_ms;           /* first pause between rounds that had failures other than 409 (0: UNGATE_STEP_MS) */
     int (*may_write)(void *arg); /* asked before every round; NULL: always */
     void *arg;
-    size_t concurrency; /* 0: 64 */
+    size_t concurrency; /* PATCHes in flight at most (0: UNGATE_CONCURRENCY) */
+    /*
+     * Paced release: when set, and there are more than pace_over jobs, the
+     * gates go head first, then in batches sized by how fast the released pods
+     * bind (ungatepace.h). bound answers how many of jobs[order[0..n)] are
+     * bound (have a node) now. NULL: every gate at once, heads first.
+     */
+    size_t (*bound)(void *arg, const struct ungate_job *jobs, const size_t *order, size_t n);
+    size_t pace_over;       /* gangs up to this many pods go at once (0: every batch is paced) */
+    long long pace_tick_ms; /* between looks at the binds while the backlog is full (0: UNGATE_PACE_TICK_MS) */
 };
 
 #define UNGATE_PERSIST_MS 30000 /* an apiserver restart fits in it */
 #define UNGATE_STEP_MS 50       /* doubles per round, up to UNGATE_STEP_MAX_MS */
 #define UNGATE_STEP_MAX_MS 1000
-#define UNGATE_HOPELESS_TRIES 3 /* tries for a 4xx other than 404, 408, 409, 429 */
+#define UNGATE_HOPELESS_TRIES 3
+#define UNGATE_CONCURRENCY 16  /* leaves the API server room for kube-scheduler's binds (its client: 50 QPS) */
+#define UNGATE_PACE_TICK_MS 20 /* tries for a 4xx other than 404, 408, 409, 429 */
 
 /*
- * Removes our gate from the n pods of jobs, concurrently (one batch for all,
- * retries batched too). Sets jobs[i].ok and removed_ms. o may be NULL.
+ * Removes our gate from the n pods of jobs, concurrently (at most
+ * o->concurrency PATCHes in flight, retries batched too), heads first; paced
+ * by the binds when o->bound is set. Sets jobs[i].ok and removed_ms. o may be NULL.
  * Returns the number of jobs not ok (each logged).
  */
 size_t ungate_pods(struct kube_client *k, struct ungate_job *jobs, size_t n, const struct ungate_options *o);

@@ -166,6 +166,7 @@ void admit_result_add_pod(struct admit_result *r, struct admit_decision *d, cons
     memcpy(ap->uid, pod->uid, lu);
     memcpy(ap->resource_version, pod->resource_version, lr);
     ap->keep_gates = pod->nforeign_gates > 0 ? json_array() : NULL;
+    ap->head = pod->node_type != NULL && strcmp(pod->node_type, "head") == 0;
     ap->message = NULL;
     ap->confine = NULL;
     for (uint32_t i = 0; i < pod->nforeign_gates; i++)

@@ -45,6 +45,7 @@ struct admit_pod {
     char *name;
     char *uid;
     char *resource_version;
+    int head;           /* the Ray head (ray.io/node-type head): its gate goes first */
     json_t *keep_gates; /* new: the pod's spec.schedulingGates without ours ([{"name": ...}]); NULL when none */
     char *message;      /* TAIL_WAIT: why this pod waits (owned); otherwise NULL */
     json_t *confine;    /* new: merged into the pod's spec with the gate's removal, keeping it in its topology domain

@@ -14,6 +14,7 @@
 #include "fakeapi.h"
 #include "log.h"
 #include "ungate.h"
+#include "ungatepace.h"
 #include "names.h"
 
 #define GATE NAMES_GATE
@@ -419,12 +420,147 @@ static void test_owner_verdict(void **state)
     json_decref(deleting);
 }
 
+/* ------------------------------------------------------------------ paced release */
+
+#define BIG 41 /* a head (named last) and 40 workers */
+
+struct big {
+    struct admit_pod pods[BIG];
+    struct ungate_job jobs[BIG];
+    char names[BIG][16], uids[BIG][24];
+};
+
+static struct fake *big_start(struct big *b, json_t *pods)
+{
+    memset(b, 0, sizeof(*b));
+    for (size_t i = 0; i < BIG; i++) {
+        if (i + 1 == BIG)
+            snprintf(b->names[i], sizeof(b->names[i]), "head");
+        else
+            snprintf(b->names[i], sizeof(b->names[i]), "w%02zu", i);
+        snprintf(b->uids[i], sizeof(b->uids[i]), "uid-%s", b->names[i]);
+        pod_add(pods, b->names[i], 10, json_array());
+        b->pods[i] = (struct admit_pod){.name = b->names[i], .uid = b->uids[i], .resource_version = "10", .head = i + 1 == BIG};
+        b->pods[i].keep_gates = json_pack("[{s:s}]", "name", "other.io/x");
+        b->jobs[i] = (struct ungate_job){.ns = "ray", .pod = &b->pods[i]};
+    }
+    return fake_start(pods_handler, pods);
+}
+
+static void big_finish(struct big *b)
+{
+    for (size_t i = 0; i < BIG; i++)
+        json_decref(b->pods[i].keep_gates);
+}
+
+/* A scheduler that binds per_look of the released pods each time it is asked; each look recorded. */
+struct sched {
+    size_t per_look, binds, looks;
+    size_t released[256]; /* released (n) at each look */
+    size_t max_backlog;
+};
+
+static size_t sched_bound(void *arg, const struct ungate_job *jobs, const size_t *order, size_t n)
+{
+    struct sched *s = arg;
+    for (size_t i = 0; i < n; i++)
+        assert_true(jobs[order[i]].ok); /* only released pods are asked about */
+    if (s->looks < 256)
+        s->released[s->looks] = n;
+    s->looks++;
+    s->binds = s->binds + s->per_look < n ? s->binds + s->per_look : n;
+    if (n - s->binds > s->max_backlog)
+        s->max_backlog = n - s->binds;
+    return s->binds;
+}
+
+/*
+ * With bind feedback, the head's gate goes first and alone, then the workers'
+ * in batches that keep the backlog of released, unbound pods bounded (the
+ * floor, UNGATEPACE_MIN_BATCH), not all 40 at once.
+ */
+static void test_paced_head_first(void **state)
+{
+    (void)state;
+    json_t *pods = pods_new();
+    struct big b;
+    struct fake *f = big_start(&b, pods);
+    struct kube_client *k = client(f);
+    struct sched s = {.per_look = 2};
+    struct ungate_options o = {.bound = sched_bound, .arg = &s, .pace_tick_ms = 1};
+
+    assert_int_equal(ungate_pods(k, b.jobs, BIG, &o), 0);
+    long long head_ms = pod_int(f, "head", "removed_ms");
+    for (size_t i = 0; i < BIG; i++) {
+        assert_true(b.jobs[i].ok);
+        assert_false(pod_gated(f, b.names[i]));
+        if (i + 1 < BIG)
+            assert_true(pod_int(f, b.names[i], "removed_ms") >= head_ms);
+    }
+    assert_true(s.looks > 3);
+    assert_int_equal(s.released[0], 1); /* the head alone */
+    assert_int_equal(s.released[1], 1 + UNGATEPACE_MIN_BATCH);
+    assert_true(s.max_backlog <= UNGATEPACE_MIN_BATCH);
+
+    big_finish(&b);
+    kube_client_destroy(k);
+    fake_stop(f);
+    json_decref(pods);
+}
+
+/* Without feedback (bound NULL), every gate goes in one go, the head's first in order. */
+static void test_unpaced(void **state)
+{
+    (void)state;
+    json_t *pods = pods_new();
+    struct big b;
+    struct fake *f = big_start(&b, pods);
+    struct kube_client *k = client(f);
+    struct ungate_options o = {.concurrency = 1};
+
+    assert_int_equal(ungate_pods(k, b.jobs, BIG, &o), 0);
+    long long head_ms = pod_int(f, "head", "removed_ms");
+    for (size_t i = 0; i + 1 < BIG; i++)
+        assert_true(pod_int(f, b.names[i], "removed_ms") >= head_ms);
+
+    big_finish(&b);
+    kube_client_destroy(k);
+    fake_stop(f);
+    json_decref(pods);
+}
+
+/* A scheduler that binds nothing: pacing cannot help; after the stall time every gate goes. */
+static void test_paced_stall(void **state)
+{
+    (void)state;
+    json_t *pods = pods_new();
+    struct big b;
+    struct fake *f = big_start(&b, pods);
+    struct kube_client *k = client(f);
+    struct sched s = {.per_look = 0};
+    struct ungate_options o = {.bound = sched_bound, .arg = &s, .pace_tick_ms = 5};
+
+    long long t0 = mono_ms();
+    assert_int_equal(ungate_pods(k, b.jobs, BIG, &o), 0);
+    long long t1 = mono_ms();
+    for (size_t i = 0; i < BIG; i++)
+        assert_false(pod_gated(f, b.names[i]));
+    assert_true(t1 - t0 >= UNGATEPACE_STALL_MS);
+    assert_true(t1 - t0 < UNGATEPACE_STALL_MS + 5000);
+
+    big_finish(&b);
+    kube_client_destroy(k);
+    fake_stop(f);
+    json_decref(pods);
+}
+
 int main(void)
 {
     log_set_level(LOG_LEVEL_ERROR);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_retries_until_gone), cmocka_unit_test(test_gone),   cmocka_unit_test(test_limits),
-        cmocka_unit_test(test_may_write),          cmocka_unit_test(test_spread), cmocka_unit_test(test_owner_verdict),
+        cmocka_unit_test(test_retries_until_gone), cmocka_unit_test(test_gone),    cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_may_write),          cmocka_unit_test(test_spread),  cmocka_unit_test(test_owner_verdict),
+        cmocka_unit_test(test_paced_head_first),   cmocka_unit_test(test_unpaced), cmocka_unit_test(test_paced_stall),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
