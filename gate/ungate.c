@@ -180,7 +180,8 @@ static void release_paced(struct kube_client *k, struct ungate_job *jobs, struct
 {
     struct ungatepace pace;
     ungatepace_init(&pace, NULL);
-    size_t done = 0, bound = 0;
+    size_t done = 0, bound = 0, batches = 0, peak = 0;
+    long long t0 = clock_mono_ms();
     while (done < n) {
         if (opt->may_write != NULL && !opt->may_write(opt->arg))
             break;
@@ -200,8 +201,12 @@ static void release_paced(struct kube_client *k, struct ungate_job *jobs, struct
         memcpy(idx, order + done, m * sizeof(*idx));
         release(k, jobs, tries, idx, m, opt, retry);
         done += m;
+        batches++;
+        peak = ungatepace_rate(&pace) > peak ? ungatepace_rate(&pace) : peak;
         ungatepace_observe(&pace, clock_mono_ms(), m, bound);
     }
+    log_infof("ungate: %zu gates paced in %zu batches over %lld ms (binds seen up to %zu/s)", done, batches, clock_mono_ms() - t0,
+              peak);
 }
 
 /* Job indices, heads first (the rest in their order). */

@@ -17,12 +17,14 @@ void ungatepace_init(struct ungatepace *p, const struct ungatepace_config *cfg)
         p->cfg.window_ms = UNGATEPACE_WINDOW_MS;
     if (p->cfg.stall_ms <= 0)
         p->cfg.stall_ms = UNGATEPACE_STALL_MS;
+    if (p->cfg.deadline_ms <= 0)
+        p->cfg.deadline_ms = UNGATEPACE_DEADLINE_MS;
 }
 
 void ungatepace_observe(struct ungatepace *p, long long now_ms, size_t released_more, size_t bound)
 {
     if (p->released == 0 && released_more > 0)
-        p->progress_ms = now_ms;
+        p->progress_ms = p->first_ms = now_ms;
     p->released += released_more;
     if (bound > p->released)
         bound = p->released;
@@ -58,6 +60,8 @@ size_t ungatepace_batch(const struct ungatepace *p, long long now_ms, size_t lef
     size_t backlog = p->released - p->bound;
     if (p->released > 0 && backlog > 0 && now_ms - p->progress_ms >= p->cfg.stall_ms)
         return left; /* not binding: pacing cannot help, a partly released gang must not last */
+    if (p->released > 0 && now_ms - p->first_ms >= p->cfg.deadline_ms)
+        return left;
     size_t rate = ungatepace_rate(p);
     size_t target = p->cfg.min_batch;
     if (rate > 0 && (size_t)((long long)rate * p->cfg.window_ms / 1000) > target)
@@ -68,5 +72,11 @@ size_t ungatepace_batch(const struct ungatepace *p, long long now_ms, size_t lef
     size_t n = backlog > target / 2 ? 0 : target - backlog;
     if (p->released == 0 && n < p->cfg.min_batch)
         n = p->cfg.min_batch;
+    if (p->released > 0) { /* on the line from the first release to all by the deadline */
+        long long total = (long long)(p->released + left);
+        size_t due = (size_t)(total * (now_ms - p->first_ms) / p->cfg.deadline_ms);
+        if (due > p->released && due - p->released > n)
+            n = due - p->released;
+    }
     return n < left ? n : left;
 }

@@ -16,6 +16,12 @@
  * A scheduler that stops binding (no bind for stall_ms while pods wait
  * released) is not helped by slower releases: the gang would only stay partly
  * released longer. Then every gate left goes at once.
+ *
+ * And an admitted gang must not stay partly released for long, whatever the
+ * scheduler's pace (the e2e invariant checker's grace is 5 s): the releases
+ * keep up with a straight line from the first gate to all of them by
+ * deadline_ms, so a gang too big to bind in that time goes faster than it
+ * binds, though still in batches.
  */
 #ifndef RAYGATE_UNGATEPACE_H
 #define RAYGATE_UNGATEPACE_H
@@ -27,16 +33,18 @@
 #define UNGATEPACE_RATE_SPAN_MS 200 /* no rate from a shorter span (0: the floor, min_batch) */
 
 struct ungatepace_config {
-    size_t min_batch;    /* 0: UNGATEPACE_MIN_BATCH */
-    size_t max_batch;    /* 0: UNGATEPACE_MAX_BATCH */
-    long long window_ms; /* 0: UNGATEPACE_WINDOW_MS */
-    long long stall_ms;  /* 0: UNGATEPACE_STALL_MS */
+    size_t min_batch;      /* 0: UNGATEPACE_MIN_BATCH */
+    size_t max_batch;      /* 0: UNGATEPACE_MAX_BATCH */
+    long long window_ms;   /* 0: UNGATEPACE_WINDOW_MS */
+    long long stall_ms;    /* 0: UNGATEPACE_STALL_MS */
+    long long deadline_ms; /* 0: UNGATEPACE_DEADLINE_MS */
 };
 
 #define UNGATEPACE_MIN_BATCH 16 /* ~0.3 s of a 2-core scheduler's binds */
 #define UNGATEPACE_MAX_BATCH 256
 #define UNGATEPACE_WINDOW_MS 500 /* released, unbound work kept ahead of the scheduler */
 #define UNGATEPACE_STALL_MS 2000
+#define UNGATEPACE_DEADLINE_MS 4000
 
 /* Caller-owned state; ungatepace_init fills it. */
 struct ungatepace {
@@ -48,6 +56,7 @@ struct ungatepace {
     size_t released;       /* gates removed so far */
     size_t bound;          /* of those, bound at the last observation */
     long long progress_ms; /* when bound last grew (or the first release) */
+    long long first_ms;    /* the first release */
 };
 
 /* cfg may be NULL (all defaults). */

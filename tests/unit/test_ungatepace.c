@@ -26,7 +26,7 @@ static void test_first_batch(void **state)
 static void test_refill_at_half(void **state)
 {
     (void)state;
-    struct ungatepace_config cfg = {.min_batch = 16, .max_batch = 256, .window_ms = 100, .stall_ms = 5000};
+    struct ungatepace_config cfg = {.min_batch = 16, .max_batch = 256, .window_ms = 100, .stall_ms = 5000, .deadline_ms = 100000};
     struct ungatepace p;
     ungatepace_init(&p, &cfg);
     ungatepace_observe(&p, 0, 16, 0);
@@ -46,7 +46,7 @@ static void test_refill_at_half(void **state)
 static void test_batch_follows_rate(void **state)
 {
     (void)state;
-    struct ungatepace_config cfg = {.min_batch = 8, .max_batch = 100, .window_ms = 1000, .stall_ms = 5000};
+    struct ungatepace_config cfg = {.min_batch = 8, .max_batch = 100, .window_ms = 1000, .stall_ms = 5000, .deadline_ms = 100000};
     struct ungatepace p;
     ungatepace_init(&p, &cfg);
     ungatepace_observe(&p, 0, 8, 0);
@@ -69,7 +69,7 @@ static void test_batch_follows_rate(void **state)
         t += 100;
         bound = bound + 30 <= released ? bound + 30 : released;
         ungatepace_observe(&p, t, 0, bound);
-        size_t more = ungatepace_batch(&p, t, 100000);
+        size_t more = ungatepace_batch(&p, t, 2000 - released);
         released += more;
         ungatepace_observe(&p, t, more, bound);
     }
@@ -82,7 +82,7 @@ static void test_batch_follows_rate(void **state)
 static void test_stall_releases_all(void **state)
 {
     (void)state;
-    struct ungatepace_config cfg = {.min_batch = 16, .stall_ms = 1000};
+    struct ungatepace_config cfg = {.min_batch = 16, .stall_ms = 1000, .deadline_ms = 100000};
     struct ungatepace p;
     ungatepace_init(&p, &cfg);
     ungatepace_observe(&p, 0, 16, 0);
@@ -93,6 +93,26 @@ static void test_stall_releases_all(void **state)
     ungatepace_observe(&p, 1200, 0, 1);
     assert_int_equal(ungatepace_batch(&p, 2100, 500), 0);
     assert_int_equal(ungatepace_batch(&p, 2200, 500), 500);
+}
+
+/* A slow scheduler: the releases still keep up with the line to all gates by the deadline, then all go. */
+static void test_deadline(void **state)
+{
+    (void)state;
+    struct ungatepace_config cfg = {.min_batch = 10, .max_batch = 10, .window_ms = 100, .stall_ms = 100000, .deadline_ms = 4000};
+    struct ungatepace p;
+    ungatepace_init(&p, &cfg);
+    ungatepace_observe(&p, 0, 10, 0);
+    /* 1 s in, 8 bound (8/s): the rate wants 10 waiting, so 8 more; the line wants 1000 * 1/4 = 250 released. */
+    ungatepace_observe(&p, 1000, 0, 8);
+    assert_int_equal(ungatepace_batch(&p, 1000, 990), 240);
+    ungatepace_observe(&p, 1000, 240, 8);
+    /* At 2 s: 500 due, 250 released. */
+    ungatepace_observe(&p, 2000, 0, 16);
+    assert_int_equal(ungatepace_batch(&p, 2000, 750), 250);
+    /* Past the deadline: everything left. */
+    ungatepace_observe(&p, 4000, 250, 30);
+    assert_int_equal(ungatepace_batch(&p, 4000, 500), 500);
 }
 
 /* Bound counts above released are clamped (a pod bound before our view of its release). */
@@ -110,7 +130,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_first_batch),        cmocka_unit_test(test_refill_at_half), cmocka_unit_test(test_batch_follows_rate),
-        cmocka_unit_test(test_stall_releases_all), cmocka_unit_test(test_bound_clamped),
+        cmocka_unit_test(test_stall_releases_all), cmocka_unit_test(test_bound_clamped),  cmocka_unit_test(test_deadline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
