@@ -44,7 +44,7 @@ struct ungatepace_config {
 #define UNGATEPACE_MAX_BATCH 256
 #define UNGATEPACE_WINDOW_MS 500 /* released, unbound work kept ahead of the scheduler */
 #define UNGATEPACE_STALL_MS 2000
-#define UNGATEPACE_DEADLINE_MS 4000
+#define UNGATEPACE_DEADLINE_MS 3000 /* the the last batch starts by then, 2 s left for its PATCHes in the 5 s grace */
 
 /* Caller-owned state; ungatepace_init fills it. */
 struct ungatepace {
