@@ -172,6 +172,22 @@ def gated(pod):
     return any(g.get("name") == GATE for g in (pod["spec"].get("schedulingGates") or []))
 
 
+def pod_story(pod, rc):
+    """A pod counted against a queue, for a violation's message: its requests, node, and its RayCluster's state."""
+    meta = pod["metadata"]
+    parts = ["%s=%s" % (k, fmt(v)) for k, v in sorted(pod_request(pod["spec"]).items())]
+    parts.append("node=%s" % (pod["spec"].get("nodeName") or "-"))
+    if meta.get("deletionTimestamp"):
+        parts.append("terminating")
+    if rc is None:
+        parts.append("rc=gone")
+    else:
+        parts.append("rc=%s" % ("admitted " + annotation(rc, ADMITTED) if annotation(rc, ADMITTED) else "not-admitted"))
+        if rc["metadata"].get("deletionTimestamp"):
+            parts.append("rc-deleting")
+    return "%s(%s)" % (meta["name"], ",".join(parts))
+
+
 def finished(pod):
     return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
@@ -484,9 +500,7 @@ class Checker:
             ungated = not gated(pod)
             if ungated and not finished(pod):
                 add(held.setdefault(meta["labels"][QUEUE_LABEL], {}), pod_request(pod["spec"]))
-                who.setdefault(meta["labels"][QUEUE_LABEL], []).append("%s(%s%s)" % (
-                    meta["name"], ",".join("%s=%s" % (k, fmt(v)) for k, v in sorted(pod_request(pod["spec"]).items())),
-                    ",terminating" if meta.get("deletionTimestamp") else ""))
+                who.setdefault(meta["labels"][QUEUE_LABEL], []).append(pod_story(pod, by_uid.get(owner_uid(pod))))
             rc = by_uid.get(owner_uid(pod))
             if rc is None:
                 continue
@@ -513,7 +527,8 @@ class Checker:
         if any(tree.guarantee[k] for k in tree.children.get(None, [])):
             tree.total = self.root_total()
         for key, kind, message in tree.violations(held):
-            self.violate(key, kind, message + (": " + " ".join(who[key[1]]) if key[1] in who else ""))
+            pods_of = [p for q in sorted(who) if key[1] in tree.chain(q) for p in who[q]] if key[1] in tree.parent else []
+            self.violate(key, kind, message + (": " + " ".join(pods_of) if pods_of else ""))
 
         for uid in list(self.leftover_since):
             if uid not in leftovers:
