@@ -199,7 +199,10 @@ static void release_paced(struct kube_client *k, struct ungate_job *jobs, struct
             continue;
         }
         memcpy(idx, order + done, m * sizeof(*idx));
-        release(k, jobs, tries, idx, m, opt, retry);
+        struct ungate_options o = *opt;
+        if (ungatepace_behind(&pace, now)) /* pacing gave up: as fast as the API server takes them */
+            o.concurrency = UNGATE_CATCHUP_CONCURRENCY;
+        release(k, jobs, tries, idx, m, &o, retry);
         done += m;
         batches++;
         peak = ungatepace_rate(&pace) > peak ? ungatepace_rate(&pace) : peak;

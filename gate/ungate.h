@@ -54,8 +54,10 @@ struct ungate_options {
 #define UNGATE_STEP_MS 50       /* doubles per round, up to UNGATE_STEP_MAX_MS */
 #define UNGATE_STEP_MAX_MS 1000
 #define UNGATE_HOPELESS_TRIES 3
-#define UNGATE_CONCURRENCY 16  /* leaves the API server room for kube-scheduler's binds (its client: 50 QPS) */
-#define UNGATE_PACE_TICK_MS 20 /* tries for a 4xx other than 404, 408, 409, 429 */
+#define UNGATE_CONCURRENCY 16 /* leaves the API server room for kube-scheduler's binds (its client: 50 QPS) */
+#define UNGATE_PACE_TICK_MS 20
+#define UNGATE_CATCHUP_CONCURRENCY                                                                                                 \
+    64 /* a paced release past its deadline (ungatepace_behind) */ /* tries for a 4xx other than 404, 408, 409, 429 */
 
 /*
  * Removes our gate from the n pods of jobs, concurrently (at most

@@ -53,15 +53,22 @@ size_t ungatepace_rate(const struct ungatepace *p)
     return (size_t)((long long)(p->bound - p->b[oldest]) * 1000 / dt);
 }
 
+int ungatepace_behind(const struct ungatepace *p, long long now_ms)
+{
+    if (p->released == 0)
+        return 0;
+    if (p->released > p->bound && now_ms - p->progress_ms >= p->cfg.stall_ms)
+        return 1; /* not binding: pacing cannot help, a partly released gang must not last */
+    return now_ms - p->first_ms >= p->cfg.deadline_ms;
+}
+
 size_t ungatepace_batch(const struct ungatepace *p, long long now_ms, size_t left)
 {
     if (left == 0)
         return 0;
-    size_t backlog = p->released - p->bound;
-    if (p->released > 0 && backlog > 0 && now_ms - p->progress_ms >= p->cfg.stall_ms)
-        return left; /* not binding: pacing cannot help, a partly released gang must not last */
-    if (p->released > 0 && now_ms - p->first_ms >= p->cfg.deadline_ms)
+    if (ungatepace_behind(p, now_ms))
         return left;
+    size_t backlog = p->released - p->bound;
     size_t rate = ungatepace_rate(p);
     size_t target = p->cfg.min_batch;
     if (rate > 0 && (size_t)((long long)rate * p->cfg.window_ms / 1000) > target)

@@ -72,6 +72,13 @@ void ungatepace_observe(struct ungatepace *p, long long now_ms, size_t released_
 size_t ungatepace_rate(const struct ungatepace *p);
 
 /*
+ * Whether the release is past pacing at now_ms: the scheduler stalled, or the
+ * deadline passed. Then the gates left go as fast as the API server takes
+ * them (ungate.c: more PATCHes in flight).
+ */
+int ungatepace_behind(const struct ungatepace *p, long long now_ms);
+
+/*
  * How many of the left gates to remove now: 0 means wait and observe again.
  * Never more than left; left > 0 with nothing released yet: at least min_batch
  * (or left).

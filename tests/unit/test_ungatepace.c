@@ -88,6 +88,8 @@ static void test_stall_releases_all(void **state)
     ungatepace_observe(&p, 0, 16, 0);
     ungatepace_observe(&p, 999, 0, 0);
     assert_int_equal(ungatepace_batch(&p, 999, 500), 0);
+    assert_false(ungatepace_behind(&p, 999));
+    assert_true(ungatepace_behind(&p, 1000));
     assert_int_equal(ungatepace_batch(&p, 1000, 500), 500);
     /* A bind restarts the clock. */
     ungatepace_observe(&p, 1200, 0, 1);
@@ -110,8 +112,10 @@ static void test_deadline(void **state)
     /* At 2 s: 500 due, 250 released. */
     ungatepace_observe(&p, 2000, 0, 16);
     assert_int_equal(ungatepace_batch(&p, 2000, 750), 250);
-    /* Past the deadline: everything left. */
+    /* Past the deadline: everything left, and the release is behind. */
+    assert_false(ungatepace_behind(&p, 3999));
     ungatepace_observe(&p, 4000, 250, 30);
+    assert_true(ungatepace_behind(&p, 4000));
     assert_int_equal(ungatepace_batch(&p, 4000, 500), 500);
 }
 
