@@ -68,6 +68,7 @@ check("scheduler attempts per pod", c["scheduler_attempts_per_pod"], 1.0)
 # The audit log: who sent each mutating request, by user agent; reads, other
 # stages and lines that are not events are not counted.
 check("raygate's gate by its agent", w.audit_component({"userAgent": "raygate/0.9.0"}), "raygate")
+check("KubeRay by its agent", w.audit_component({"userAgent": "kuberay-operator/v1.5.1"}), "kuberay")
 check("KubeRay by its program's name", w.audit_component({"userAgent": "ray-operator/v0.0.0 (linux/amd64) kubernetes/$Format"}), "kuberay")
 check("a controller-manager controller", w.audit_component({"userAgent": "kube-controller-manager/v1.33.13 (linux/amd64) kubernetes/abc/generic-garbage-collector"}),
       "kube-controller-manager")

@@ -59,7 +59,10 @@ trap cleanup EXIT
 if bash "$ROOT/hack/cluster.sh" status >/dev/null 2>&1; then
 	die "a local cluster already runs in $STATE (RAYGATE_PORT_OFFSET=${RAYGATE_PORT_OFFSET:-0}): take it down first"
 fi
-peers_built="$(for s in $SYSTEMS; do [[ "$s" == kueue || "$s" == coscheduling ]] && printf '%s\n' "$s"; done | paste -sd, -)"
+peers_built=""
+for s in $SYSTEMS; do
+	[[ "$s" == kueue || "$s" == coscheduling ]] && peers_built+="${peers_built:+,}$s"
+done
 if [[ -n "$peers_built" ]]; then
 	say "peers: building $peers_built (once, into $RAYGATE_CACHE)"
 	bash "$ROOT/hack/build-upstream.sh" --peers "$peers_built" >"$WORK/build.log" 2>&1 || { tail -30 "$WORK/build.log"; die "building the peers failed"; }

@@ -431,6 +431,7 @@ def scrape(kube, since=None):
 # The raygate webhook only watches Queues, so raygate's writes are its gate's.
 AUDIT_COMPONENTS = {
     "raygate": "raygate",
+    "kuberay-operator": "kuberay",
     "ray-operator": "kuberay",
     "kube-scheduler": "kube-scheduler",
     "scheduler": "kube-scheduler",  # scheduler-plugins' scheduler, in its place under coscheduling
