@@ -193,6 +193,7 @@ check("report: raygate's flood row by component", "| raygate | flood | 2 | – |
 check("report: no gang system's flood row", "| no gang system | flood | – | – | – | 1 | 1 | – | – | – | 0 | 2 (2–2.3) |" in md, True)
 check("report: which requests, largest first", "raygate: raygate gate create events 1, patch pods 1; KubeRay create pods 1; scheduler create pods/binding 1." in md, True)
 check("report: no by-component row without audit figures", "| no gang system | gang |" in md, False)
+check("report: which requests, flood only (no gang figures)", ("Which requests (flood" in md, "Which requests (gang" in md), (True, False))
 check("report: the held cluster's reason", "“raygate  does not fit”" in md, True)
 check("report: a cluster not held says so", "**not held**: 3 of 3 pods bound" in md, True)
 check("report: the error is shown", "no gang system gang run 1: boom" in md, True)

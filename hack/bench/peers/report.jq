@@ -59,9 +59,10 @@ else empty end),
 ($sys[] | . as $x | ("flood", "gang") as $wl | $b[$x][$wl] as $v | select($v != null and $v.mutations_by_component != null) |
 	"| \($x | name) | \($wl) | " + (bycomp($v.mutations_by_component; $v.audit_mutations_per_pod) | join(" | ")) + " |"),
 "",
-"Which requests (flood, per Ray pod, median; ≥ 0.05 shown): " + ($sys | map(. as $x | $b[$x].flood.mutations_by_request // null | select(. != null) |
+(("flood", "gang") as $wl | [$sys[] | . as $x | $b[$x][$wl].mutations_by_request // null | select(. != null) |
 	"\($x | name): " + (to_entries | sort_by(.key as $k | comps | index($k) // 99) | map(.key as $c | .value | to_entries | map(select(.value >= 0.05)) | select(length > 0) |
-		"\($c | cname) " + (sort_by(-.value) | map("\(.key) \(.value | r2)") | join(", "))) | join("; "))) | join(". ")) + ".\n"
+		"\($c | cname) " + (sort_by(-.value) | map("\(.key) \(.value | r2)") | join(", "))) | join("; "))] | select(length > 0) |
+	"Which requests (\($wl), per Ray pod, median; ≥ 0.05 shown): " + join(". ") + ".\n")
 else empty end),
 "Gang system: raygate’s webhook and gate controller, Kueue’s manager, scheduler-plugins’ PodGroup controller (coscheduling’s gang logic itself runs inside the scheduler: compare kube-scheduler below). CPU seconds of the other processes over the flood (median): " + ($sys | map(. as $x | $b[$x].flood.procs_cpu_s // {} | "\($x | name): " + (to_entries | map("\(.key) \(.value.median | r1)") | join(", "))) | join("; ")) + ".\n"
 else empty end),
