@@ -395,6 +395,8 @@ def scrape(kube, since=None):
     """Counters read before and after a workload; given the point before
     (since), also the audit log's mutating requests from there to now."""
     _, api = kube.request("GET", "/metrics", raw=True)
+    # Right after the apiserver's counters, so that both count the same requests.
+    audit, offset = audit_read(os.path.join(STATE, "logs", "audit.log"), since["audit_offset"] if since else None)
     try:
         conn = http.client.HTTPConnection("127.0.0.1", ETCD_PORT, timeout=10)
         conn.request("GET", "/metrics")
@@ -411,7 +413,6 @@ def scrape(kube, since=None):
     dels = prom_sum(etcd, "etcd_mvcc_delete_total") or prom_sum(etcd, "etcd_debugging_mvcc_delete_total")
     txns = prom_sum(etcd, "etcd_mvcc_txn_total") or prom_sum(etcd, "etcd_debugging_mvcc_txn_total")
     procs = {c: proc_cpu_rss(c) for c in GANG_COMPONENTS[GANG] + OTHER_COMPONENTS}
-    audit, offset = audit_read(os.path.join(STATE, "logs", "audit.log"), since["audit_offset"] if since else None)
     return {
         "audit_offset": offset,
         "audit": audit,
