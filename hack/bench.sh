@@ -32,7 +32,9 @@
 #    walkthrough, contention, flood, one big gang, autoscaling, and their cost
 #    (hack/bench/peers/run.sh; sizes --peers-contention 50, --peers-flood 200,
 #    --peers-gang 1000; --quick: 20, 20, 100; 3 runs unless --runs says more;
-#    --peers-workloads "contention rayjob" runs only those).
+#    --peers-workloads "contention rayjob" runs only those, --peers-systems
+#    "raygate none" only those systems; the apiserver's audit log counts every
+#    mutating request by component).
 #
 # Every figure is the median of --runs runs (default 5) with min and max.
 # Results: DIR/<date>.md and .json (default bench/results; --quick runs are
@@ -84,6 +86,7 @@ while (($#)); do
 	--peers-flood) PEERS_ARGS+=(--flood "$2"); shift 2 ;;
 	--peers-gang) PEERS_ARGS+=(--gang "$2"); shift 2 ;;
 	--peers-workloads) PEERS_ARGS+=(--workloads "$2"); shift 2 ;;
+	--peers-systems) PEERS_ARGS+=(--systems "$2"); shift 2 ;;
 	*) usage ;;
 	esac
 done
