@@ -182,6 +182,8 @@ size_t evictscan_run(const struct cache *c, const struct evict_config *cfg, int6
                 queue_config(q, cfg, &qcfg, out);
                 configured = 1;
             }
+            if (g->nunsettled == 0)
+                continue; /* every member bound and Ready: no deadline runs (evict_check), and its pods stay untouched */
             evicted += (size_t)scan_admitted(g, &qcfg, cfg, now_ms, floor_ms, random, out);
         }
     }

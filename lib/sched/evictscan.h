@@ -19,6 +19,11 @@
  * such pods (a controller stopped in the middle of an eviction, or deletions
  * that failed) gets them listed again, with no new record: the eviction is
  * finished.
+ *
+ * Cost: the scan runs about once a second over every gang. An admitted gang
+ * whose live pods are all bound and Ready (cache_gang.nunsettled is 0, kept by
+ * the cache) has no deadline running, so its pods are not walked: a cache of
+ * running gangs costs a look at each gang (hack/bench.sh: admit_bench --scan).
  */
 #ifndef RAYGATE_EVICTSCAN_H
 #define RAYGATE_EVICTSCAN_H

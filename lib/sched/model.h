@@ -54,6 +54,7 @@ enum {
     CACHE_POD_MARKED_UNGATED = 1 << 2, /* cache_pod_mark_ungated(): kept for the pod's uid, whatever version follows */
     CACHE_POD_BAD_REQUEST = 1 << 3,    /* its request did not parse; counted as empty */
     CACHE_POD_TOLD = 1 << 4,           /* its gang's current wait reason was reported on it (cache_pod_mark_told) */
+    CACHE_POD_UNSETTLED = 1 << 5,      /* counted in its gang's nunsettled (model_gang_insert_pod) */
 };
 
 struct cache_gang;
@@ -135,6 +136,7 @@ struct cache_gang {
     struct cache_pod *pods;                     /* pods labelled with the cluster, any state, oldest first (then by name) */
     struct cache_pod *pods_tail;                /* the newest */
     size_t npods;
+    size_t nunsettled;         /* of those, the live ones not both bound and Ready: with none, no deadline runs (evictscan.h) */
     struct cache_queue *queue; /* its queue label's queue; kept after the cluster is deleted */
     /* The RayCluster, while present. */
     uint8_t present;
@@ -236,8 +238,19 @@ void model_gang_parse_eviction(struct cache_gang *g, const json_t *meta);
 /* The gang arithmetic of the RayCluster (borrowed; a RayJob's submitter included): minMember, groups, minResources. */
 void model_gang_parse_spec(struct shape_pool *p, struct cache_gang *g, const json_t *obj);
 
-/* Links pod into g's pods, in creation order (then by name); pod->gang and g->npods are the caller's. */
+/*
+ * Links pod into g's pods, in creation order (then by name), counting it in
+ * g->nunsettled when it is live and not both bound (pod->node set first) and
+ * Ready; pod->gang and g->npods are the caller's. A pod's state changes only
+ * between model_gang_remove_pod() and the next insert.
+ */
 void model_gang_insert_pod(struct cache_gang *g, struct cache_pod *pod);
+
+/* Unlinks pod from g's pods, and from g->nunsettled; pod->gang and g->npods are the caller's. */
+void model_gang_remove_pod(struct cache_gang *g, struct cache_pod *pod);
+
+/* A pod is live (a gang member) when neither terminating nor Succeeded/Failed (cache_pod_live). */
+int model_pod_live(const struct cache_pod *pod);
 
 /* Releases g's groups and its topology request. */
 void model_gang_clear_groups(struct shape_pool *p, struct cache_gang *g);
