@@ -517,6 +517,8 @@ static json_t *counts(const struct admit_result *r)
  * - scan_ms: one evictscan_run over the cache, RUNS times (after one warm-up),
  *   wall and process CPU time, under the default timeouts with the readiness
  *   timeout on (every member is judged on both); nothing is due;
+ * - scan_tenth_unready_ms: the same after one worker of every tenth gang
+ *   stopped being Ready a minute ago (those gangs have a deadline running);
  * - memory: the heap the cache holds (mallinfo2: uordblks + hblkhd) and the
  *   RSS growth while the pods are inserted, against the bytes of the pods'
  *   compact JSON (what the API sends, without managedFields), per 1,000 pods.
@@ -587,8 +589,11 @@ static void template_rename(json_t *t, const json_t *pod, long g)
     }
 }
 
-/* Pod k of gang g, running and Ready on node n (new reference): pod_json's, or tmpl's (borrowed, may be NULL) renamed. */
-static json_t *running_pod(const struct opts *o, const json_t *tmpl, long g, long k, long n)
+/*
+ * Pod k of gang g, running on node n (new reference): pod_json's, or tmpl's (borrowed, may be NULL) renamed;
+ * Ready, or not Ready since unready (not NULL).
+ */
+static json_t *running_pod(const struct opts *o, const json_t *tmpl, long g, long k, long n, const char *unready)
 {
     char node[32], ts[48];
     snprintf(node, sizeof(node), "node-%05ld", n);
@@ -604,7 +609,13 @@ static json_t *running_pod(const struct opts *o, const json_t *tmpl, long g, lon
     }
     const char *container =
         json_string_value(json_object_get(json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0), "name"));
-    json_object_set_new(pod, "status", running_status(ts, n, container != NULL ? container : "ray"));
+    json_t *status = running_status(ts, n, container != NULL ? container : "ray");
+    if (unready != NULL) {
+        json_t *ready = json_array_get(json_object_get(status, "conditions"), 2); /* Ready */
+        json_object_set_new(ready, "status", json_string("False"));
+        json_object_set_new(ready, "lastTransitionTime", json_string(unready));
+    }
+    json_object_set_new(pod, "status", status);
     return pod;
 }
 
@@ -647,7 +658,7 @@ static json_t *scan_fill(struct cache *c, const struct opts *o, const json_t *tm
     long npods = 0;
     for (long g = 0; g < o->gangs; g++) {
         for (long k = 0; k < o->pods; k++, npods++) {
-            json_t *pod = running_pod(o, tmpl, g, k, npods / PODS_PER_NODE);
+            json_t *pod = running_pod(o, tmpl, g, k, npods / PODS_PER_NODE, NULL);
             json_bytes += (double)json_dumpb(pod, NULL, 0, JSON_COMPACT);
             check(cache_upsert_pod(c, pod, &err), &err);
             json_decref(pod);
@@ -694,14 +705,23 @@ static int scan_bench(struct opts *o)
     size_t evicted = timed_scan(c, &cfg, now, NULL); /* warm-up */
     for (long r = 0; r < o->runs; r++)
         evicted += timed_scan(c, &cfg, now, scan);
+    json_t *tenth = samples();
+    struct error err;
+    for (long g = 0; g < o->gangs; g += 10) {
+        json_t *pod = running_pod(o, tmpl, g, 1, (g * o->pods + 1) / PODS_PER_NODE, "2024-06-01T23:59:00Z");
+        check(cache_upsert_pod(c, pod, &err), &err);
+        json_decref(pod);
+    }
+    for (long r = 0; r < o->runs; r++)
+        evicted += timed_scan(c, &cfg, now, tenth);
     if (evicted != 0)
         die("the scan evicted a running gang");
-    json_t *out = json_pack("{s:s,s:{s:I,s:I,s:I,s:I,s:I,s:s?,s:I,s:I},s:o,s:o,s:I,s:o,s:o}", "mode", "scan", "config", "gangs",
-                            (json_int_t)o->gangs, "pods_per_gang", (json_int_t)o->pods, "nodes", (json_int_t)o->nodes, "queues",
-                            (json_int_t)o->queues, "runs", (json_int_t)o->runs, "pod_template", o->pod_template,
-                            "placement_timeout_ms", (json_int_t)cfg.placement_timeout_ms, "pods_ready_timeout_ms",
-                            (json_int_t)cfg.pods_ready_timeout_ms, "load_average_start", load_start, "load_average_end", loadavg(),
-                            "scan_period_ms", (json_int_t)SCAN_PERIOD_MS, "scan_ms", scan, "memory", memory);
+    json_t *out = json_pack(
+        "{s:s,s:{s:I,s:I,s:I,s:I,s:I,s:s?,s:I,s:I},s:o,s:o,s:I,s:o,s:o,s:o}", "mode", "scan", "config", "gangs",
+        (json_int_t)o->gangs, "pods_per_gang", (json_int_t)o->pods, "nodes", (json_int_t)o->nodes, "queues", (json_int_t)o->queues,
+        "runs", (json_int_t)o->runs, "pod_template", o->pod_template, "placement_timeout_ms", (json_int_t)cfg.placement_timeout_ms,
+        "pods_ready_timeout_ms", (json_int_t)cfg.pods_ready_timeout_ms, "load_average_start", load_start, "load_average_end",
+        loadavg(), "scan_period_ms", (json_int_t)SCAN_PERIOD_MS, "scan_ms", scan, "scan_tenth_unready_ms", tenth, "memory", memory);
     if (out == NULL)
         die("cannot build the result");
     char *text = json_dumps(out, JSON_COMPACT);
