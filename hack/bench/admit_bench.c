@@ -156,6 +156,17 @@ static void die(const char *what)
     exit(1);
 }
 
+/* Prints out (stolen; NULL: json_pack failed) on one line. */
+static void print_result(json_t *out)
+{
+    if (out == NULL)
+        die("cannot build the result");
+    char *text = json_dumps(out, JSON_COMPACT);
+    puts(text);
+    free(text);
+    json_decref(out);
+}
+
 static void check(int rc, const struct error *err)
 {
     if (rc != 0)
@@ -722,12 +733,7 @@ static int scan_bench(struct opts *o)
         "runs", (json_int_t)o->runs, "pod_template", o->pod_template, "placement_timeout_ms", (json_int_t)cfg.placement_timeout_ms,
         "pods_ready_timeout_ms", (json_int_t)cfg.pods_ready_timeout_ms, "load_average_start", load_start, "load_average_end",
         loadavg(), "scan_period_ms", (json_int_t)SCAN_PERIOD_MS, "scan_ms", scan, "scan_tenth_unready_ms", tenth, "memory", memory);
-    if (out == NULL)
-        die("cannot build the result");
-    char *text = json_dumps(out, JSON_COMPACT);
-    puts(text);
-    free(text);
-    json_decref(out);
+    print_result(out);
     json_decref(tmpl);
     cache_destroy(c);
     return 0;
@@ -941,12 +947,7 @@ int main(int argc, char **argv)
                   steady, "steady_full_pass_counts", steady_counts, "pod_created_ms", created, "pod_created_pass_ms", created_pass,
                   "pod_created_counts", created_counts, "pending_gang_deleted_ms", del_pending, "pending_gang_deleted_counts",
                   del_pending_counts, "running_gang_deleted_ms", del_running, "running_gang_deleted_counts", del_running_counts);
-    if (out == NULL)
-        die("cannot build the result");
-    char *text = json_dumps(out, JSON_COMPACT);
-    puts(text);
-    free(text);
-    json_decref(out);
+    print_result(out);
     free(running);
     fit_finish(&fit);
     admit_destroy(adm);
