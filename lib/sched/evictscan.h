@@ -21,9 +21,10 @@
  * finished.
  *
  * Cost: the scan runs about once a second over every gang. An admitted gang
- * whose live pods are all bound and Ready (cache_gang.nunsettled is 0, kept by
- * the cache) has no deadline running, so its pods are not walked: a cache of
- * running gangs costs a look at each gang (hack/bench.sh: admit_bench --scan).
+ * none of whose live pods has a deadline running (none unbound, or placement
+ * not timed; none bound but not Ready, or readiness not timed: cache_gang's
+ * nunbound and nunready, kept by the cache) is not walked: a cache of running
+ * gangs costs a look at each gang (hack/bench.sh: admit_bench --scan).
  */
 #ifndef RAYGATE_EVICTSCAN_H
 #define RAYGATE_EVICTSCAN_H

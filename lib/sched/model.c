@@ -362,9 +362,12 @@ int model_pod_live(const struct cache_pod *pod)
 
 void model_gang_insert_pod(struct cache_gang *g, struct cache_pod *pod)
 {
-    if (model_pod_live(pod) && !(pod->node != NULL && pod->ready)) {
-        pod->flags |= CACHE_POD_UNSETTLED;
-        g->nunsettled++;
+    if (model_pod_live(pod) && pod->node == NULL) {
+        pod->flags |= CACHE_POD_UNBOUND;
+        g->nunbound++;
+    } else if (model_pod_live(pod) && !pod->ready) {
+        pod->flags |= CACHE_POD_UNREADY;
+        g->nunready++;
     }
     struct cache_pod *after = g->pods_tail;
     while (after != NULL && pod_before(pod, after))
@@ -383,10 +386,9 @@ void model_gang_insert_pod(struct cache_gang *g, struct cache_pod *pod)
 
 void model_gang_remove_pod(struct cache_gang *g, struct cache_pod *pod)
 {
-    if (pod->flags & CACHE_POD_UNSETTLED) {
-        pod->flags &= (uint8_t)~CACHE_POD_UNSETTLED;
-        g->nunsettled--;
-    }
+    g->nunbound -= (pod->flags & CACHE_POD_UNBOUND) != 0;
+    g->nunready -= (pod->flags & CACHE_POD_UNREADY) != 0;
+    pod->flags &= (uint8_t) ~(CACHE_POD_UNBOUND | CACHE_POD_UNREADY);
     if (pod->gang_prev != NULL)
         pod->gang_prev->gang_next = pod->gang_next;
     else

@@ -468,18 +468,20 @@ static void test_topology_placed(void **state)
     json_decref(rc);
 }
 
-/* Every gang's nunsettled against a count of its pods: live and not both bound and Ready. */
+/* Every gang's nunbound and nunready against a count of its pods: live and unbound; live, bound and not Ready. */
 static void check_unsettled(const struct cache *c)
 {
     size_t gangs = 0;
     for (const struct cache_gang *g = c->all_gangs; g != NULL; g = g->all_next, gangs++) {
-        size_t n = 0;
+        size_t unbound = 0, unready = 0;
         const struct cache_pod *p;
         cache_gang_for_each_pod(p, g) {
-            n += cache_pod_live(p) && !(p->node != NULL && p->ready);
+            unbound += cache_pod_live(p) && p->node == NULL;
+            unready += cache_pod_live(p) && p->node != NULL && !p->ready;
         }
-        if (n != g->nunsettled)
-            fail_msg("gang %s: nunsettled %zu, its pods say %zu", g->name, g->nunsettled, n);
+        if (unbound != g->nunbound || unready != g->nunready)
+            fail_msg("gang %s: nunbound %zu, nunready %zu; its pods say %zu, %zu", g->name, g->nunbound, g->nunready, unbound,
+                     unready);
     }
     assert_true(gangs > 0);
 }
@@ -515,11 +517,11 @@ static size_t unsettled(const struct cache *c, const char *gang)
 {
     const struct cache_gang *g = cache_gang_get(c, "default", gang);
     assert_non_null(g);
-    return g->nunsettled;
+    return g->nunbound + g->nunready;
 }
 
 /*
- * A gang's nunsettled (what lets the eviction scan skip a running gang, evictscan.h) follows its pods through
+ * A gang's nunbound and nunready (what lets the eviction scan skip a running gang, evictscan.h) follows its pods through
  * binding, readiness, termination, a move to another gang and deletion, in any order of arrival.
  */
 static void test_unsettled_count(void **state)
@@ -540,10 +542,13 @@ static void test_unsettled_count(void **state)
     const char *not_ready = "{\"status\": {\"conditions\": [{\"type\": \"Ready\", \"status\": \"False\"}]}}";
     upsert_changed(c, fx, "healthy-w1", not_ready); /* bound, no longer Ready */
     assert_int_equal(unsettled(c, "healthy"), 1);
+    assert_int_equal(cache_gang_get(c, "default", "healthy")->nunready, 1);
     upsert_changed(c, fx, "healthy-w1", NULL);
     assert_int_equal(unsettled(c, "healthy"), 0);
     upsert_changed(c, fx, "stuck-w1", "{\"spec\": {\"nodeName\": \"node-1\"}}"); /* bound, not Ready */
     assert_int_equal(unsettled(c, "stuck"), 2);
+    assert_int_equal(cache_gang_get(c, "default", "stuck")->nunbound, 1);
+    assert_int_equal(cache_gang_get(c, "default", "stuck")->nunready, 1);
     upsert_changed(c, fx, "stuck-w1",
                    "{\"spec\": {\"nodeName\": \"node-1\"}, \"status\": {\"conditions\": [{\"type\": "
                    "\"Ready\", \"status\": \"True\"}]}}");
