@@ -208,16 +208,21 @@ static void tell_due(struct waitevents *w, struct gang *g, struct cache *cache, 
 
 void waitevents_note(struct waitevents *w, struct cache *cache, const struct admit_decision *d, const struct waitevents_pass *x)
 {
-    int tail = d->action == ADMIT_ACTION_TAIL_WAIT || d->action == ADMIT_ACTION_TAIL_ADMIT;
-    if (d->action != ADMIT_ACTION_WAIT && d->action != ADMIT_ACTION_TAIL_WAIT) {
+    int tail = d->action == ADMIT_ACTION_TAIL_WAIT;
+    if (d->action != ADMIT_ACTION_WAIT && !tail) {
+        /* ADMIT and FINISH end the gang's wait (ADMIT its tail's too: a new gang); the counts are kept, for a reason
+           that comes back. A TAIL_ADMIT may come in the same pass as the next pod's TAIL_WAIT: it ends nothing. */
         struct gang *g = lookup(w, d->namespace_, d->cluster);
-        if (g != NULL) /* the wait is over; the counts are kept, for a reason that comes back */
-            eventplan_note(tail ? &g->tail : &g->wait, ADMIT_REASON_NONE, x->mono_ms);
         if (g != NULL && d->action != ADMIT_ACTION_TAIL_ADMIT)
+            eventplan_note(&g->wait, ADMIT_REASON_NONE, x->mono_ms);
+        if (g != NULL && d->action == ADMIT_ACTION_ADMIT)
             eventplan_note(&g->tail, ADMIT_REASON_NONE, x->mono_ms);
         return;
     }
     struct gang *g = entry(w, d);
+    /* Another pod first in the tail's line: a new stretch, told anew. */
+    if (tail && g->ntargets > 0 && d->npods > 0 && strcmp(g->targets[0].uid, d->pods[0].uid) != 0)
+        eventplan_note(&g->tail, ADMIT_REASON_NONE, x->mono_ms);
     eventplan_note(tail ? &g->tail : &g->wait, d->reason, x->mono_ms);
     set_str(tail ? &g->tail_message : &g->message, d->message);
     if (tail)
@@ -225,13 +230,22 @@ void waitevents_note(struct waitevents *w, struct cache *cache, const struct adm
     tell_due(w, g, cache, x, tail);
 }
 
-/* Whether the cache still shows g's wait (tail: its tail's): for a wait told after the pass that reported it. */
+/*
+ * Whether the cache still shows g's wait (tail: its tail's, an admitted gang
+ * with a gated pod): for a wait told after the pass that reported it.
+ */
 static int still_waits(const struct gang *g, struct cache *cache, int tail)
 {
     const struct cache_gang *cg = cache_gang_get(cache, g->ns, g->cluster);
     if (cg == NULL || (g->uid != NULL && cg->uid != NULL && strcmp(cg->uid, g->uid) != 0))
         return 0;
-    return tail ? cg->admitted : !cg->admitted;
+    if (!tail)
+        return !cg->admitted;
+    for (const struct cache_pod *pod = cg->admitted ? cg->pods : NULL; pod != NULL; pod = pod->gang_next) {
+        if (cache_pod_live(pod) && cache_pod_gated(pod))
+            return 1;
+    }
+    return 0;
 }
 
 long long waitevents_flush(struct waitevents *w, struct cache *cache, const struct waitevents_pass *x)
