@@ -5,6 +5,7 @@
 
 #include <openssl/evp.h>
 
+#include "jsonpatch.h"
 #include "jsonscan.h"
 #include "legacy.h"
 #include "mutate.h"
@@ -297,6 +298,33 @@ static void put_token(struct util_buf *b, const struct jsonscan *s, long i)
     util_buf_append(b, s->text + s->tokens[i].start, s->tokens[i].len);
 }
 
+/*
+ * The text answer() would give, json_dumps()'d, for an allowed request of
+ * plain uid token: patch (patch_len bytes of JSON text; none when 0) and
+ * warnings (NULL: none), without building and dumping a tree.
+ */
+static void put_answer(struct util_buf *out, const struct jsonscan *s, long uid, const char *patch, size_t patch_len,
+                       const json_t *warnings)
+{
+    util_buf_puts(out, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":\"");
+    put_token(out, s, uid);
+    util_buf_puts(out, "\",\"allowed\":true");
+    if (patch_len > 0) {
+        char *b64 = util_base64_encode(patch, patch_len);
+        util_buf_puts(out, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
+        util_buf_puts(out, b64);
+        util_buf_puts(out, "\"");
+        free(b64);
+    }
+    if (warnings != NULL) {
+        char *w = json_dumps(warnings, JSON_COMPACT);
+        util_buf_puts(out, ",\"warnings\":");
+        util_buf_puts(out, w);
+        free(w);
+    }
+    util_buf_puts(out, "}}");
+}
+
 /* 1: decided (*patch set to the operations' text, or left NULL for none); 0: declined. */
 static int pod_patch(const struct jsonscan *s, long object, struct util_buf *patch)
 {
@@ -406,17 +434,7 @@ static int respond_pod_scanned(const struct jsonscan *s, char **text, size_t *te
         return 0;
     }
 
-    util_buf_puts(&out, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":\"");
-    put_token(&out, s, uid);
-    util_buf_puts(&out, "\",\"allowed\":true");
-    if (patch.len > 0) {
-        char *b64 = util_base64_encode(patch.data, patch.len);
-        util_buf_puts(&out, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
-        util_buf_puts(&out, b64);
-        util_buf_puts(&out, "\"");
-        free(b64);
-    }
-    util_buf_puts(&out, "}}");
+    put_answer(&out, s, uid, patch.data, patch.len, NULL);
     *text_len = out.len;
     *text = util_buf_take(&out);
     info->kind = "Pod";
@@ -519,21 +537,25 @@ static int respond_raycluster_scanned(const struct jsonscan *s, const struct que
     if (update && old >= 0)
         json_object_set_new(req, "oldObject", jsonscan_value(s, old, SHAPE_CLUSTER, cluster_shape));
     json_t *obj = jsonscan_value(s, object, SHAPE_CLUSTER, cluster_shape);
-    json_t *uid_value = jsonscan_value(s, uid, JSONSCAN_WHOLE, NULL);
     mutate_result_init(&result);
     info->kind = "RayCluster";
     info->operation = update ? "UPDATE" : "CREATE";
     int handled = decide_object(TARGET_RAYCLUSTER, req, obj, queues != NULL ? queues : &unknown_queues, &result, info, &merr) == 0;
     if (handled) {
-        json_t *response = answer(json_string_value(uid_value), 0, &result, &merr, info);
-        *text = json_dumps(response, JSON_COMPACT);
-        json_decref(response);
-        if (*text == NULL)
-            abort();
-        *text_len = strlen(*text);
+        struct util_buf out = {0};
+        size_t patch_len = 0;
+        char *patch = jsonpatch_dumps(result.patch, &patch_len);
+        if (patch == NULL && result.patch != NULL) {
+            patch = json_dumps(result.patch, JSON_COMPACT); /* a real number */
+            patch_len = strlen(patch);
+        }
+        put_answer(&out, s, uid, patch, patch_len, result.warnings);
+        free(patch);
+        *text_len = out.len;
+        *text = util_buf_take(&out);
+        info->result = result.patch != NULL ? "patched" : "allowed";
     }
     mutate_result_finish(&result);
-    json_decref(uid_value);
     json_decref(obj);
     json_decref(req);
     return handled;

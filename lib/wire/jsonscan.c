@@ -47,24 +47,30 @@ static long push(struct cursor *c, enum jsonscan_type type, size_t start)
 static long scan_string(struct cursor *c)
 {
     size_t start = ++c->pos; /* after the quote */
+    /* Locals, not the cursor: the compiler need not store and reload the position on every byte. */
+    const unsigned char *p = c->p;
+    size_t pos = start, end = c->end;
     int escaped = 0;
     for (;;) {
-        if (c->pos >= c->end)
+        while (pos < end && (unsigned char)(p[pos] - 0x20) < 0x60 && p[pos] != '"' && p[pos] != '\\')
+            pos++; /* the plain run (0x20 to 0x7f, no quote or backslash): most of a string */
+        if (pos >= end)
             return -1;
-        unsigned char ch = c->p[c->pos];
+        unsigned char ch = p[pos];
         if (ch == '"')
             break;
         if (ch < 0x20 || ch >= 0x80)
             return -1; /* control characters are invalid; UTF-8 is left to jansson's decoder */
         if (ch == '\\') {
-            if (c->pos + 1 >= c->end || strchr("\"\\/bfnrt", c->p[c->pos + 1]) == NULL || c->p[c->pos + 1] == '\0')
+            if (pos + 1 >= end || strchr("\"\\/bfnrt", p[pos + 1]) == NULL || p[pos + 1] == '\0')
                 return -1; /* \u (and anything else) is left to jansson */
             escaped = 1;
-            c->pos += 2;
+            pos += 2;
             continue;
         }
-        c->pos++;
+        pos++;
     }
+    c->pos = pos;
     long t = push(c, JSONSCAN_STRING, start);
     c->s->tokens[t].len = (uint32_t)(c->pos - start);
     c->s->tokens[t].escaped = (uint8_t)escaped;
