@@ -331,9 +331,11 @@ static void diff(json_t *patch, const char *path, const json_t *from, const json
         free(keys);
         keys = sorted_keys(to, &n);
         for (size_t i = 0; i < n; i++) {
-            char *p = jsonpatch_pointer_join(path, keys[i]);
             const json_t *old = json_object_get(from, keys[i]);
             const json_t *new = json_object_get(to, keys[i]);
+            if (old == new)
+                continue; /* one value, shared by a shallow copy (mutate's copy on write): nothing to say, no path to build */
+            char *p = jsonpatch_pointer_join(path, keys[i]);
             if (old == NULL)
                 jsonpatch_append_new(patch, "add", p, json_deep_copy(new));
             else
