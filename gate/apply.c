@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "eventplan.h"
 #include "events.h"
 #include "fault.h"
 #include "legacy.h"
@@ -13,9 +14,11 @@
 #include "topology.h"
 #include "ungate.h"
 #include "util.h"
+#include "waitevents.h"
 
 struct apply {
     struct apply_config cfg;
+    struct waitevents *waits;     /* the GangWaiting Warnings, once per gang and reason */
     struct ungate_spread *spread; /* gangs whose admission left gates behind */
     struct metrics_family *m_admitted;
     struct metrics_family *m_decisions;
@@ -68,6 +71,7 @@ struct apply *apply_create(const struct apply_config *cfg)
     struct apply *a = util_calloc(1, sizeof(*a));
     a->cfg = *cfg;
     a->spread = ungate_spread_create();
+    a->waits = waitevents_create(cfg->settle_ms > 0 ? cfg->settle_ms : cfg->settle_ms < 0 ? 0 : EVENTPLAN_SETTLE_MS);
     create_metrics(a, cfg->reg);
     return a;
 }
@@ -77,6 +81,7 @@ void apply_destroy(struct apply *a)
     if (a == NULL)
         return;
     ungate_spread_destroy(a->spread);
+    waitevents_destroy(a->waits);
     free(a);
 }
 
@@ -124,43 +129,26 @@ static size_t ungate_jobs(struct apply *a, struct ungate_job *jobs, size_t n)
 /* ------------------------------------------------------------------ plan (under the lock) */
 
 /*
- * Warning events for a waiting gang: on the RayCluster when its reason
- * changed (changed), and on every gated pod not yet told the current reason
- * (all of them after a change; a pod that joins later, once), "waiting for
- * pods" included: when KubeRay cannot create a pod (a quota, a bad template),
- * the gated pods that exist say why they wait.
+ * The GangWaiting Warnings of a decision (waitevents.h): one per gang and
+ * reason, on its RayCluster and head pod (a tail's: its first waiting pod),
+ * once the reason has lasted a second; every decision is noted, for an ADMIT
+ * or FINISH ends its gang's wait.
  */
 static void wait_events(struct apply *a, struct apply_pass *p, struct cache *cache, const struct admit_decision *d, int changed)
 {
-    if (changed) {
-        struct events_object rc = {rc_api_version(d), "RayCluster", d->namespace_, d->cluster, d->cluster_uid};
-        eventpost_add(&p->events, &rc, "Warning", "GangWaiting", d->message, p->now, a->cfg.instance);
-        log_infof("gang %s/%s waits: %s", d->namespace_, d->gang, d->message);
-    }
-    struct cache_gang *g = cache_gang_get(cache, d->namespace_, d->cluster);
-    for (struct cache_pod *pod = g != NULL ? g->pods : NULL; pod != NULL; pod = pod->gang_next) {
-        if (!cache_pod_live(pod) || !cache_pod_gated(pod) || (pod->flags & CACHE_POD_TOLD))
-            continue;
-        cache_pod_mark_told(pod);
-        struct events_object po = {"v1", "Pod", pod->namespace_, pod->name, pod->uid};
-        eventpost_add(&p->events, &po, "Warning", "GangWaiting", d->message, p->now, a->cfg.instance);
-    }
+    struct waitevents_pass x = {&p->events, p->now, a->cfg.instance, p->mono_ms};
+    if (changed && d->action == ADMIT_ACTION_WAIT)
+        log_debugf("gang %s/%s waits: %s", d->namespace_, d->gang, d->message);
+    else if (changed && d->action == ADMIT_ACTION_TAIL_WAIT)
+        log_debugf("gang %s/%s: autoscaled pods wait: %s", d->namespace_, d->gang, d->message);
+    waitevents_note(a->waits, cache, d, &x);
 }
 
-/* TAIL_WAIT: each waiting pod is told why, once per story: the first one why it does not fit, the others whom they wait behind. */
-static void tail_wait_events(struct apply *a, struct apply_pass *p, struct cache *cache, const struct admit_decision *d, int report)
+/* After the pass's decisions: the waits settled since (waitevents_flush); a pass is wanted when the next settles. */
+static void settled_waits(struct apply *a, struct apply_pass *p, struct cache *cache)
 {
-    if (report)
-        log_infof("gang %s/%s: autoscaled pods wait: %s", d->namespace_, d->gang, d->message);
-    for (size_t k = 0; k < d->npods; k++) {
-        struct cache_pod *pod = cache_pod_by_uid(cache, d->pods[k].uid);
-        if (pod == NULL || (pod->flags & CACHE_POD_TOLD))
-            continue;
-        cache_pod_mark_told(pod);
-        struct events_object po = {"v1", "Pod", d->namespace_, d->pods[k].name, d->pods[k].uid};
-        eventpost_add(&p->events, &po, "Warning", "GangWaiting", d->pods[k].message != NULL ? d->pods[k].message : d->message,
-                      p->now, a->cfg.instance);
-    }
+    struct waitevents_pass x = {&p->events, p->now, a->cfg.instance, p->mono_ms};
+    p->settle_at = waitevents_flush(a->waits, cache, &x);
 }
 
 /* Keeps gang->complete_ms: when a waiting gang was first seen with all its pods. */
@@ -186,10 +174,11 @@ static long long wait_since(struct cache *cache, const struct admit_decision *d,
 
 void apply_plan(struct apply *a, struct apply_pass *p, struct cache *cache, struct admit_result *res, long long woke_ms)
 {
-    *p = (struct apply_pass){.res = res};
+    *p = (struct apply_pass){.res = res, .settle_at = -1};
     events_timestamp(time(NULL), p->now, sizeof(p->now));
     p->acts = util_calloc(res->len + 1, sizeof(*p->acts));
     long long mono = clock_mono_ms();
+    p->mono_ms = mono;
     int abandoned = 0;
     for (size_t i = 0; i < res->len; i++) {
         struct admit_decision *d = &res->items[i];
@@ -203,13 +192,12 @@ void apply_plan(struct apply *a, struct apply_pass *p, struct cache *cache, stru
             continue;
         const char *labels[] = {admit_action_name(d->action), admit_reason_name(d->reason)};
         metrics_counter_add(a->m_decisions, labels, 1);
-        if (d->action == ADMIT_ACTION_WAIT)
-            wait_events(a, p, cache, d, report);
-        else if (d->action == ADMIT_ACTION_TAIL_WAIT)
-            tail_wait_events(a, p, cache, d, report);
-        else
+        wait_events(a, p, cache, d, report);
+        if (d->action != ADMIT_ACTION_WAIT && d->action != ADMIT_ACTION_TAIL_WAIT)
             p->acts[p->nacts++] = (struct apply_act){.d = d, .report = report, .since = wait_since(cache, d, woke_ms)};
     }
+    if (!abandoned)
+        settled_waits(a, p, cache);
 }
 
 /* ------------------------------------------------------------------ carry out (without the lock) */
@@ -398,7 +386,7 @@ static void commit(struct apply_pass *p, pthread_mutex_t *mu, struct cache *cach
 
 int apply_carry_out(struct apply *a, struct apply_pass *p, pthread_mutex_t *mu, struct cache *cache)
 {
-    int retry = 0;
+    int retry = p->settle_at >= 0; /* a wait to tell once settled: a pass then */
     long long t0 = clock_mono_ms();
     a->mu = mu;
     a->cache = cache;

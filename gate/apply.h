@@ -3,7 +3,8 @@
  *
  * apply_plan runs under the controller's lock, right after the pass: it counts
  * every decision, keeps the gangs' completeness times, builds the Warning
- * Events of the waits (marking the pods told) and lists the acts, the
+ * Events of the waits (waitevents.h: once per gang and reason, on the
+ * RayCluster and the head pod, once the reason has lasted a second) and lists the acts, the
  * decisions that remove gates (ADMIT, FINISH, TAIL_ADMIT), with all it needs
  * of the cache, so that carrying them out reads nothing more from it.
  *
@@ -50,6 +51,7 @@ struct apply_config {
     int (*may_write)(void *arg); /* asked before every write (leader election); NULL: always */
     void *arg;
     const volatile sig_atomic_t *stopping; /* non-zero: no gate removal starts any more */
+    long long settle_ms;                   /* how long a wait lasts before its Warning: 0 EVENTPLAN_SETTLE_MS, < 0 at once */
 };
 
 struct apply *apply_create(const struct apply_config *cfg);
@@ -66,6 +68,8 @@ struct apply_pass {
     struct eventpost_list events;
     struct apply_act *acts;
     size_t nacts;
+    long long mono_ms;   /* CLOCK_MONOTONIC ms of the plan */
+    long long settle_at; /* when a wait not told yet settles (waitevents.h), or -1 */
 };
 
 /*
@@ -78,7 +82,9 @@ void apply_plan(struct apply *a, struct apply_pass *p, struct cache *cache, stru
 /*
  * Without the lock: carries out p's acts and Events (above); mu and cache only
  * for the one trip that records what the API accepted. Frees what p holds.
- * Returns -1 if something failed that a pass soon should try again, else 0.
+ * Returns -1 if something failed that a pass soon should try again, or a
+ * wait is to be told once it has lasted its settle time (a pass then tells
+ * it, waitevents.h), else 0.
  */
 int apply_carry_out(struct apply *a, struct apply_pass *p, pthread_mutex_t *mu, struct cache *cache);
 

@@ -128,7 +128,7 @@ static int create_rooms(struct controller *c)
     c->hyper = hyperwatch_create();
     admit_set_hypernodes(c->admit, hyperwatch_set(c->hyper));
     c->evictor = evictor_create(c->client, c->reg, c->instance);
-    struct apply_config ac = {c->client, c->reg, c->instance, may_write_fn, c, &c->stopping};
+    struct apply_config ac = {c->client, c->reg, c->instance, may_write_fn, c, &c->stopping, 0};
     c->apply = apply_create(&ac);
     c->status = status_create(c->client, c->reg, may_write_fn, on_status_changed, c);
     if (c->status == NULL)

@@ -20,8 +20,11 @@
 #include "kube.h"
 
 struct eventpost_item {
-    char *ns;      /* the Event's namespace (owned) */
-    json_t *event; /* owned */
+    char *ns;        /* the Event's namespace (owned) */
+    json_t *event;   /* owned */
+    char *name;      /* an aggregated Event's name (owned), or NULL: a new Event, its name generated */
+    json_t *patch;   /* an aggregated Event's count patch (owned), or NULL */
+    int patch_first; /* a repeat: PATCH name with patch, and POST event if it is gone (404) */
 };
 
 /* Events to post; zero-initialised storage is an empty list. */
@@ -41,6 +44,17 @@ void eventpost_list_finish(struct eventpost_list *l);
 /* Adds the Event events_build makes of these (every string copied). */
 void eventpost_add(struct eventpost_list *l, const struct events_object *obj, const char *type, const char *reason,
                    const char *message, const char *now, const char *instance);
+
+/*
+ * Adds an aggregated Event about obj named name (eventplan_event_name), the
+ * count-th of its kind (events_build_named, events_count_patch): the first
+ * (count 1) is created, and if it exists already (409: raygate restarted)
+ * counted up instead; a repeat (count > 1) is counted up by a PATCH, and
+ * created again if it is gone (404: the apiserver's Event TTL passed).
+ * Strings copied.
+ */
+void eventpost_add_counted(struct eventpost_list *l, const struct events_object *obj, const char *name, const char *type,
+                           const char *reason, const char *message, const char *now, const char *instance, long long count);
 
 /* Adds event (stolen) to post in namespace ns (copied). */
 void eventpost_add_new(struct eventpost_list *l, const char *ns, json_t *event);

@@ -10,6 +10,12 @@
  * still queued is merged into the creation; queued writes go out together,
  * concurrently (kube_batch), and a batch starts when the last one is done, so
  * writes of one key never overtake each other.
+ * Writes of one key are coalesced over a window (STATUSWRITER_WINDOW_MS): a
+ * key written less than a window ago is written again only once the window
+ * is over, in one write of all that changed meanwhile (a merge patch queued
+ * over another is composed with it). A gang's PodGroup status during a flood
+ * of its pods is so written about once a second, not once per pod; a key not
+ * written for a window goes out at once.
  * After each write the done callback runs on the writer's thread.
  */
 #ifndef RAYGATE_GATE_STATUSWRITER_H
@@ -22,6 +28,9 @@
 #include "kube.h"
 
 struct statuswriter;
+
+/* The default coalescing window of one key's writes. */
+#define STATUSWRITER_WINDOW_MS 1000
 
 enum statuswriter_kind {
     STATUSWRITER_PODGROUP,        /* a PodGroup (its creation, or a patch of the object) */
@@ -70,6 +79,17 @@ struct statuswriter *statuswriter_create(struct kube_client *client, statuswrite
  */
 uint64_t statuswriter_submit_new(struct statuswriter *w, const struct statuswriter_key *key, const char *method, const char *path,
                                  const char *content_type, json_t *body);
+
+/* Sets the coalescing window (0: none, every write at once); any thread. */
+void statuswriter_set_window(struct statuswriter *w, long long window_ms);
+
+/*
+ * The JSON merge patch (new) that does what first then second (both
+ * borrowed) do: second's members over first's, objects composed member by
+ * member. (One case it cannot say: first deleting a member that second sets
+ * to an object; the object is then merged into the target's old one.)
+ */
+json_t *statuswriter_merge_compose(const json_t *first, const json_t *second);
 
 /* Stops the thread after the batch in flight (queued writes are dropped) and frees it; accepts NULL. */
 void statuswriter_destroy(struct statuswriter *w);

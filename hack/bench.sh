@@ -2,7 +2,7 @@
 # raygate's benchmarks (issue 6); not part of the tests.
 #
 #   hack/bench.sh [--quick] [--parts webhook,admit,topology,e2e,peers] [--runs N] [--duration S]
-#                 [--admit-sizes "1000 10000 100000"] [--topo-nodes N] [--topo-domains N]
+#                 [--admit-sizes "1000 10000 100000"] [--scan-gangs N] [--topo-nodes N] [--topo-domains N]
 #                 [--topo-gangs N] [--e2e-nodes N] [--e2e-clusters N] [--e2e-gang N] [--out DIR]
 #
 # 1. webhook: wrk over TLS with keep-alive (16 connections) POSTs fixed
@@ -14,6 +14,11 @@
 #    on adjacent ports; runs alternate between them. Peak RSS is VmHWM.
 # 2. admit: hack/bench/admit_bench.c, lib/sched/cache + lib/sched/admit in process, at
 #    each size of --admit-sizes gangs (10 pods each, 100 queues, nodes = gangs/2).
+#    Then admit_bench --scan: --scan-gangs admitted gangs (10000; --quick 2000)
+#    of 10 running pods made from tests/fixtures/bench/pod-review.json's KubeRay
+#    worker: the eviction scan's process CPU time (the gate scans about once a
+#    second: target <= 5 ms per second), and the heap and RSS the cache holds
+#    per 1,000 pods against the pods' JSON (target: at most 2x).
 #    topology (issue 24): admit_bench on GPU gangs (a head and 4 workers of 4
 #    or 8 nvidia.com/gpu; nodes of 8) with --topo-nodes nodes (5000) labelled
 #    into --topo-domains racks (500), --topo-gangs gangs (10000) pending, once
@@ -32,7 +37,9 @@
 #    walkthrough, contention, flood, one big gang, autoscaling, and their cost
 #    (hack/bench/peers/run.sh; sizes --peers-contention 50, --peers-flood 200,
 #    --peers-gang 1000; --quick: 20, 20, 100; 3 runs unless --runs says more;
-#    --peers-workloads "contention rayjob" runs only those).
+#    --peers-workloads "contention rayjob" runs only those, --peers-systems
+#    "raygate none" only those systems; the apiserver's audit log counts every
+#    mutating request by component).
 #
 # Every figure is the median of --runs runs (default 5) with min and max.
 # Results: DIR/<date>.md and .json (default bench/results; --quick runs are
@@ -55,6 +62,7 @@ DURATION="${BENCH_DURATION:-10}"
 CONNECTIONS=16
 PARTS="webhook,admit,topology,e2e"
 ADMIT_SIZES="1000 10000 100000"
+SCAN_GANGS=10000
 TOPO_NODES=5000
 TOPO_DOMAINS=500
 TOPO_GANGS=10000
@@ -67,12 +75,13 @@ PEERS_ARGS=()
 RUNS_GIVEN=0
 while (($#)); do
 	case "$1" in
-	--quick) QUICK=1; RUNS=3; DURATION=2; ADMIT_SIZES="1000 10000"; E2E_NODES=20; E2E_CLUSTERS=10; E2E_GANG=50
+	--quick) QUICK=1; RUNS=3; DURATION=2; ADMIT_SIZES="1000 10000"; SCAN_GANGS=2000; E2E_NODES=20; E2E_CLUSTERS=10; E2E_GANG=50
 		TOPO_NODES=1000; TOPO_DOMAINS=100; TOPO_GANGS=2000; shift ;;
 	--parts) PARTS="$2"; shift 2 ;;
 	--runs) RUNS="$2"; RUNS_GIVEN=1; shift 2 ;;
 	--duration) DURATION="$2"; shift 2 ;;
 	--admit-sizes) ADMIT_SIZES="$2"; shift 2 ;;
+	--scan-gangs) SCAN_GANGS="$2"; shift 2 ;;
 	--topo-nodes) TOPO_NODES="$2"; shift 2 ;;
 	--topo-domains) TOPO_DOMAINS="$2"; shift 2 ;;
 	--topo-gangs) TOPO_GANGS="$2"; shift 2 ;;
@@ -84,6 +93,7 @@ while (($#)); do
 	--peers-flood) PEERS_ARGS+=(--flood "$2"); shift 2 ;;
 	--peers-gang) PEERS_ARGS+=(--gang "$2"); shift 2 ;;
 	--peers-workloads) PEERS_ARGS+=(--workloads "$2"); shift 2 ;;
+	--peers-systems) PEERS_ARGS+=(--systems "$2"); shift 2 ;;
 	*) usage ;;
 	esac
 done
@@ -260,6 +270,26 @@ bench_admit() {
 		     pod_created_ms: (.pod_created_ms | both), pod_created_counts,
 		     pending_gang_deleted_ms: (.pending_gang_deleted_ms | both), pending_gang_deleted_counts,
 		     running_gang_deleted_ms: (.running_gang_deleted_ms | both), running_gang_deleted_counts})' <<<"$all" | save admit
+	bench_admit_scan
+}
+
+# The eviction scan over running gangs, and the cache's memory against the pods' JSON.
+bench_admit_scan() {
+	local out
+	say "admit: eviction scan over $SCAN_GANGS admitted gangs of 10 running pods, $RUNS runs"
+	out="$("$BENCH_BUILD/hack/bench/admit_bench" --scan --gangs "$SCAN_GANGS" --runs "$RUNS" \
+		--pod-template "$ROOT/tests/fixtures/bench/pod-review.json")"
+	jq -c '
+		def st: sort as $s | ($s | length) as $n |
+			{median: (if $n % 2 == 1 then $s[($n - 1) / 2] else ($s[$n / 2 - 1] + $s[$n / 2]) / 2 end),
+			 min: $s[0], max: $s[-1], p90: $s[([($n * 0.9 | ceil) - 1, 0] | max)], n: $n};
+		def both: {wall: (.wall | st), cpu: (.cpu | st)};
+		{config: (.config | del(.pod_template)), load_average: [.load_average_start, .load_average_end], scan_period_ms,
+		 scan_ms: (.scan_ms | both), scan_tenth_unready_ms: (.scan_tenth_unready_ms | both), memory}' <<<"$out" >"$WORK/admit-scan.json"
+	jq -r '"admit: eviction scan \(.scan_ms.cpu.median * 1000 | round / 1000) ms CPU (p90 \(.scan_ms.cpu.p90 * 1000 | round / 1000)), " +
+		"a tenth not Ready \(.scan_tenth_unready_ms.cpu.median * 1000 | round / 1000) ms; cache heap \(.memory.heap_over_json * 1000 | round / 1000)x " +
+		"the pods'"'"' JSON; load average \(.load_average | join(" -> "))"' "$WORK/admit-scan.json" >&2
+	save admit_scan <"$WORK/admit-scan.json"
 }
 
 # ------------------------------------------------------------------ 2b. topology

@@ -22,6 +22,10 @@
 #     --name runs another gate controller as its own component (pid, log
 #     .cluster/logs/raygate-gate-X.log); status, stop and down include it.
 #
+# RAYGATE_APISERVER_AUDIT=1: kube-apiserver writes an audit log of every
+# mutating request (Metadata level: who, verb, resource; no bodies) to
+# .cluster/logs/audit.log, for hack/bench.sh --parts peers' count by component.
+#
 # State (kubeconfig, PKI, logs, pids) lives in .cluster/ (RAYGATE_STATE).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -274,9 +278,10 @@ cmd_up() {
 	make_pki
 	write_kubeconfig
 	local api_extra=()
+	[[ "${RAYGATE_APISERVER_AUDIT:-0}" == 1 ]] && mapfile -d '' -t api_extra < <(audit_args)
 	if ((real_node)); then
 		real_node_prepare
-		mapfile -d '' -t api_extra < <(real_node_apiserver_args)
+		mapfile -d '' -t -O "${#api_extra[@]}" api_extra < <(real_node_apiserver_args)
 	fi
 
 	start etcd "$(command -v etcd)" --name raygate-local --data-dir "$STATE/etcd" \
@@ -363,6 +368,23 @@ cmd_up() {
 		esac
 	fi
 	say "cluster up in $((SECONDS - t0))s: $nodes nodes ($capacity), gang system $gang; export KUBECONFIG=$KUBECONFIG"
+}
+
+# audit_args: kube-apiserver's audit flags (NUL-separated), after writing the
+# policy: mutating verbs at Metadata level, one event per request (at
+# ResponseComplete), nothing else; a log that is never rotated during a run.
+audit_args() {
+	cat >"$STATE/audit-policy.yaml" <<-EOF
+		apiVersion: audit.k8s.io/v1
+		kind: Policy
+		omitStages: [RequestReceived, ResponseStarted, Panic]
+		rules:
+		- level: Metadata
+		  verbs: [create, update, patch, delete, deletecollection]
+		- level: None
+	EOF
+	printf '%s\0' --audit-policy-file "$STATE/audit-policy.yaml" --audit-log-path "$LOGS/audit.log" \
+		--audit-log-format json --audit-log-mode blocking --audit-log-maxsize 100000 --audit-log-maxbackup 1
 }
 
 crds_established() {

@@ -14,7 +14,9 @@ def targets: {
 		full_pass_ms: 20,
 		pod_created_ms: 1,
 		gang_deleted_ms: 1,      # pending and running
-		bytes_per_pod: 1024
+		bytes_per_pod: 1024,
+		scan_ms_per_s: 5,        # the eviction scan over running gangs: CPU ms per second at the gate's scan period
+		cache_over_json: 2       # the cache's heap per cached pod, against the pod's JSON
 	},
 	e2e: {
 		ratio: 1.25,             # first create -> all bound, with raygate / without
@@ -68,6 +70,20 @@ def ok(c): if c then "met" else "**not met**" end;
 "| one gang deleted ≤ \($t.gang_deleted_ms) ms (pending; running) | \(.pending_gang_deleted_ms.cpu.median | r3) ms; \(.running_gang_deleted_ms.cpu.median | r3) ms | \(ok(.pending_gang_deleted_ms.cpu.median <= $t.gang_deleted_ms and .running_gang_deleted_ms.cpu.median <= $t.gang_deleted_ms)) |",
 "| memory per cached pod ≤ \($t.bytes_per_pod / 1024) KB | \(.bytes_per_pod | k) B | \(ok(.bytes_per_pod <= $t.bytes_per_pod)) |",
 "" end)) else empty end),
+(if .admit_scan then (.admit_scan as $s | targets.admit as $t | ($s.scan_ms.cpu.median * 1000 / $s.scan_period_ms) as $per_s |
+"## 2a. Eviction scan and the cache’s memory (in process)\n",
+"admit_bench --scan: \($s.config.gangs | commas) admitted gangs of \($s.config.pods_per_gang) running pods (a KubeRay worker: tests/fixtures/bench/pod-review.json), \($s.config.nodes | commas) nodes, placement timeout \($s.config.placement_timeout_ms / 1000) s, readiness timeout \($s.config.pods_ready_timeout_ms / 1000) s. Process CPU ms per scan, median (min–max) and p90; the gate scans at most every \($s.scan_period_ms) ms. Load average \($s.load_average | join(" → ")).\n",
+"| state | CPU ms per scan | p90 | CPU ms per second |",
+"|---|---|---|---|",
+"| every pod bound and Ready | \($s.scan_ms.cpu | fig(r3)) | \($s.scan_ms.cpu.p90 | r3) | \($per_s | r3) |",
+"| one worker of every tenth gang not Ready | \($s.scan_tenth_unready_ms.cpu | fig(r3)) | \($s.scan_tenth_unready_ms.cpu.p90 | r3) | \($s.scan_tenth_unready_ms.cpu.median * 1000 / $s.scan_period_ms | r3) |",
+"",
+"Memory per 1,000 cached pods: pods’ JSON \($s.memory.json_bytes_per_1000_pods / 1048576 | r2) MB (compact, no managedFields); cache heap \($s.memory.heap_bytes_per_1000_pods / 1048576 | r2) MB (\($s.memory.heap_over_json | r3)×); RSS growth \($s.memory.rss_bytes_per_1000_pods / 1048576 | r2) MB (\($s.memory.rss_over_json | r3)×).\n",
+"| target | measured | |",
+"|---|---|---|",
+"| eviction scan ≤ \($t.scan_ms_per_s) ms of CPU per second (every pod running) | \($per_s | r3) ms | \(ok($per_s <= $t.scan_ms_per_s)) |",
+"| cache heap per pod ≤ \($t.cache_over_json)× its JSON | \($s.memory.heap_over_json | r3)× | \(ok($s.memory.heap_over_json <= $t.cache_over_json)) |",
+"") else empty end),
 (if .topology then (.topology as $p |
 "## 2b. Topology-constrained admission (in process)\n",
 "admit_bench: \($p.config.gangs | commas) gangs (a head, \($p.config.pods_per_gang - 1) workers of \($p.config.gpus_per_worker) nvidia.com/gpu, every third gang’s of \($p.config.gpus_per_worker * 2)) in \($p.config.queues) queues, \($p.config.nodes | commas) nodes (nvidia.com/gpu 8) in \($p.config.domains) racks; constrained: every RayCluster asks `raygate.io/topology-required` of the rack label. Thread CPU ms; load average \($p.load_average | join(" → ")).\n",

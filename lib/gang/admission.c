@@ -5,6 +5,7 @@
 
 #include <openssl/evp.h>
 
+#include "jsonpatch.h"
 #include "jsonscan.h"
 #include "legacy.h"
 #include "mutate.h"
@@ -12,6 +13,8 @@
 #include "rayjob.h"
 #include "topology.h"
 #include "util.h"
+
+static const struct queuecheck_set unknown_queues; /* NULL queues: not synced */
 
 /* The operation as one of our static strings (they outlive the request). */
 static const char *operation_name(const char *op)
@@ -243,7 +246,6 @@ static int decide_queue(const json_t *request, const struct queuecheck_set *queu
 int admission_handle(const char *body, size_t len, const struct queuecheck_set *queues, json_t **response,
                      struct admission_info *info, struct error *err)
 {
-    static const struct queuecheck_set unknown; /* NULL queues: not synced */
     struct mutate_result result;
     struct error merr;
     int denied = 0, rc = -1;
@@ -260,14 +262,14 @@ int admission_handle(const char *body, size_t len, const struct queuecheck_set *
     json_t *request = json_object_get(review, "request");
     enum target target = classify(request, info);
     if (target == TARGET_QUEUE) {
-        denied = decide_queue(request, queues != NULL ? queues : &unknown, &result, info, &merr);
+        denied = decide_queue(request, queues != NULL ? queues : &unknown_queues, &result, info, &merr);
     } else if (target != TARGET_NONE) {
         json_t *object = json_object_get(request, "object");
         if (!json_is_object(object)) {
             error_setf(err, "request.object must be an object");
             goto out;
         }
-        denied = decide_object(target, request, object, queues != NULL ? queues : &unknown, &result, info, &merr);
+        denied = decide_object(target, request, object, queues != NULL ? queues : &unknown_queues, &result, info, &merr);
     }
     *response = answer(json_string_value(json_object_get(request, "uid")), denied, &result, &merr, info);
     rc = 0;
@@ -294,6 +296,33 @@ static int nonempty(const struct jsonscan *s, long i)
 static void put_token(struct util_buf *b, const struct jsonscan *s, long i)
 {
     util_buf_append(b, s->text + s->tokens[i].start, s->tokens[i].len);
+}
+
+/*
+ * The text answer() would give, json_dumps()'d, for an allowed request of
+ * plain uid token: patch (patch_len bytes of JSON text; none when 0) and
+ * warnings (NULL: none), without building and dumping a tree.
+ */
+static void put_answer(struct util_buf *out, const struct jsonscan *s, long uid, const char *patch, size_t patch_len,
+                       const json_t *warnings)
+{
+    util_buf_puts(out, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":\"");
+    put_token(out, s, uid);
+    util_buf_puts(out, "\",\"allowed\":true");
+    if (patch_len > 0) {
+        char *b64 = util_base64_encode(patch, patch_len);
+        util_buf_puts(out, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
+        util_buf_puts(out, b64);
+        util_buf_puts(out, "\"");
+        free(b64);
+    }
+    if (warnings != NULL) {
+        char *w = json_dumps(warnings, JSON_COMPACT);
+        util_buf_puts(out, ",\"warnings\":");
+        util_buf_puts(out, w);
+        free(w);
+    }
+    util_buf_puts(out, "}}");
 }
 
 /* 1: decided (*patch set to the operations' text, or left NULL for none); 0: declined. */
@@ -364,52 +393,180 @@ static int pod_patch(const struct jsonscan *s, long object, struct util_buf *pat
     return 1;
 }
 
-int admission_respond_pod_fast(const char *body, size_t len, char **text, size_t *text_len, struct admission_info *info)
+/* The request of a scanned AdmissionReview v1 whose uid is plain text (its index in s, *uid set), else -1. */
+static long scanned_request(const struct jsonscan *s, long *uid)
 {
-    struct jsonscan s;
-    struct util_buf patch = {0}, out = {0};
-    int handled = 0;
-    jsonscan_init(&s);
-    if (jsonscan_parse(&s, body, len) != 0)
-        goto out;
-    long request = jsonscan_get(&s, 0, "request");
-    long uid = jsonscan_get(&s, request, "uid");
-    long kind = jsonscan_get(&s, request, "kind");
-    long sub = jsonscan_get(&s, request, "subResource");
-    long object = jsonscan_get(&s, request, "object");
-    if (!jsonscan_string_is(&s, jsonscan_get(&s, 0, "apiVersion"), "admission.k8s.io/v1") ||
-        !jsonscan_string_is(&s, jsonscan_get(&s, 0, "kind"), "AdmissionReview") || !plain_string(&s, uid) ||
-        !jsonscan_string_is(&s, jsonscan_get(&s, kind, "group"), "") ||
-        !jsonscan_string_is(&s, jsonscan_get(&s, kind, "version"), "v1") ||
-        !jsonscan_string_is(&s, jsonscan_get(&s, kind, "kind"), "Pod") ||
-        !jsonscan_string_is(&s, jsonscan_get(&s, request, "operation"), "CREATE") ||
-        (jsonscan_type(&s, sub) == JSONSCAN_STRING && s.tokens[sub].len > 0) || jsonscan_type(&s, object) != JSONSCAN_OBJECT)
-        goto out;
-    if (!pod_patch(&s, object, &patch))
-        goto out;
+    long request = jsonscan_get(s, 0, "request");
+    *uid = jsonscan_get(s, request, "uid");
+    if (!jsonscan_string_is(s, jsonscan_get(s, 0, "apiVersion"), "admission.k8s.io/v1") ||
+        !jsonscan_string_is(s, jsonscan_get(s, 0, "kind"), "AdmissionReview") || !plain_string(s, *uid))
+        return -1;
+    return request;
+}
 
-    util_buf_puts(&out, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":\"");
-    put_token(&out, &s, uid);
-    util_buf_puts(&out, "\",\"allowed\":true");
-    if (patch.len > 0) {
-        char *b64 = util_base64_encode(patch.data, patch.len);
-        util_buf_puts(&out, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
-        util_buf_puts(&out, b64);
-        util_buf_puts(&out, "\"");
-        free(b64);
+/* Whether the scanned request asks about a whole object (no subresource) of kind group/one of versions/kind. */
+static int scanned_kind_is(const struct jsonscan *s, long request, const char *group, const char *const *versions, const char *kind)
+{
+    long k = jsonscan_get(s, request, "kind");
+    long sub = jsonscan_get(s, request, "subResource");
+    if (jsonscan_type(s, sub) == JSONSCAN_STRING && s->tokens[sub].len > 0)
+        return 0;
+    if (!jsonscan_string_is(s, jsonscan_get(s, k, "group"), group) || !jsonscan_string_is(s, jsonscan_get(s, k, "kind"), kind))
+        return 0;
+    for (long v = jsonscan_get(s, k, "version"); *versions != NULL; versions++)
+        if (jsonscan_string_is(s, v, *versions))
+            return 1;
+    return 0;
+}
+
+/* The Pod CREATE fast path on a scan: 1 when answered (*text set), 0 when declined. */
+static int respond_pod_scanned(const struct jsonscan *s, char **text, size_t *text_len, struct admission_info *info)
+{
+    static const char *const v1[] = {"v1", NULL};
+    struct util_buf patch = {0}, out = {0};
+    long uid, request = scanned_request(s, &uid);
+    long object = jsonscan_get(s, request, "object");
+    if (request < 0 || !scanned_kind_is(s, request, "", v1, "Pod") ||
+        !jsonscan_string_is(s, jsonscan_get(s, request, "operation"), "CREATE") || jsonscan_type(s, object) != JSONSCAN_OBJECT)
+        return 0;
+    if (!pod_patch(s, object, &patch)) {
+        util_buf_finish(&patch);
+        return 0;
     }
-    util_buf_puts(&out, "}}");
+
+    put_answer(&out, s, uid, patch.data, patch.len, NULL);
     *text_len = out.len;
     *text = util_buf_take(&out);
     info->kind = "Pod";
     info->operation = "CREATE";
     info->tree_unknown = 0;
     info->result = patch.len > 0 ? "patched" : "allowed";
-    handled = 1;
-
-out:
     util_buf_finish(&patch);
-    util_buf_finish(&out);
+    return 1;
+}
+
+int admission_respond_pod_fast(const char *body, size_t len, char **text, size_t *text_len, struct admission_info *info)
+{
+    struct jsonscan s;
+    jsonscan_init(&s);
+    int handled = jsonscan_parse(&s, body, len) == 0 && respond_pod_scanned(&s, text, text_len, info);
+    jsonscan_finish(&s);
+    return handled;
+}
+
+/* ---- the RayCluster fast path: the jansson path's decision on a tree built from the scan, without what it never reads ---- */
+
+enum shape {
+    SHAPE_CLUSTER = 1,
+    SHAPE_METADATA,
+    SHAPE_SPEC,
+    SHAPE_GROUPS,
+    SHAPE_GROUP,
+    SHAPE_TEMPLATE,
+    SHAPE_POD_SPEC,
+    SHAPE_CONTAINERS,
+    SHAPE_CONTAINER
+};
+
+static int key_is(const struct jsonscan *s, long key, const char *a, const char *b)
+{
+    return jsonscan_string_is(s, key, a) || (b != NULL && jsonscan_string_is(s, key, b));
+}
+
+/*
+ * What the RayCluster decision (queuecheck_gang, submitter_cluster_gang,
+ * mutate_raycluster, topo_request_parse) reads of a RayCluster: everything but
+ * metadata.managedFields and, in the head's and workers' pod templates' specs,
+ * all but containers' and initContainers' name, resources and restartPolicy,
+ * overhead and priorityClassName. The pod specs' rest (env, volumes, probes,
+ * images...) is most of a RayCluster's JSON. An object where an array is
+ * expected, or the other way round, is built whole.
+ */
+static int cluster_shape(int shape, const struct jsonscan *s, long key)
+{
+    int element = key < 0;
+    if (element != (shape == SHAPE_GROUPS || shape == SHAPE_CONTAINERS))
+        return JSONSCAN_WHOLE;
+    switch (shape) {
+    case SHAPE_CLUSTER:
+        return key_is(s, key, "metadata", NULL) ? SHAPE_METADATA : key_is(s, key, "spec", NULL) ? SHAPE_SPEC : JSONSCAN_WHOLE;
+    case SHAPE_METADATA:
+        return key_is(s, key, "managedFields", NULL) ? JSONSCAN_DROP : JSONSCAN_WHOLE;
+    case SHAPE_SPEC:
+        return key_is(s, key, "headGroupSpec", NULL)      ? SHAPE_GROUP
+               : key_is(s, key, "workerGroupSpecs", NULL) ? SHAPE_GROUPS
+                                                          : JSONSCAN_WHOLE;
+    case SHAPE_GROUPS:
+        return SHAPE_GROUP;
+    case SHAPE_GROUP:
+        return key_is(s, key, "template", NULL) ? SHAPE_TEMPLATE : JSONSCAN_WHOLE;
+    case SHAPE_TEMPLATE:
+        return key_is(s, key, "spec", NULL) ? SHAPE_POD_SPEC : JSONSCAN_WHOLE;
+    case SHAPE_POD_SPEC:
+        return key_is(s, key, "containers", "initContainers")    ? SHAPE_CONTAINERS
+               : key_is(s, key, "overhead", "priorityClassName") ? JSONSCAN_WHOLE
+                                                                 : JSONSCAN_DROP;
+    case SHAPE_CONTAINERS:
+        return SHAPE_CONTAINER;
+    default: /* SHAPE_CONTAINER */
+        return key_is(s, key, "name", "resources") || key_is(s, key, "restartPolicy", NULL) ? JSONSCAN_WHOLE : JSONSCAN_DROP;
+    }
+}
+
+/*
+ * The RayCluster CREATE or UPDATE fast path on a scan: 1 when answered (*text
+ * set), 0 when declined. It answers only what it allows: a denial is worded by
+ * the jansson path.
+ */
+static int respond_raycluster_scanned(const struct jsonscan *s, const struct queuecheck_set *queues, char **text, size_t *text_len,
+                                      struct admission_info *info)
+{
+    static const char *const versions[] = {"v1", "v1alpha1", NULL};
+    long uid, request = scanned_request(s, &uid);
+    long op = jsonscan_get(s, request, "operation"), object = jsonscan_get(s, request, "object");
+    int update = jsonscan_string_is(s, op, "UPDATE");
+    /* parse_review's bound: the scan's tokens bound the values, and each container adds at most one to count_values. */
+    if (2 * s->len > ADMISSION_MAX_JSON_VALUES || request < 0 || !scanned_kind_is(s, request, "ray.io", versions, "RayCluster") ||
+        !(update || jsonscan_string_is(s, op, "CREATE")) || jsonscan_type(s, object) != JSONSCAN_OBJECT)
+        return 0;
+
+    struct mutate_result result;
+    struct error merr;
+    json_t *req = json_pack("{s:s}", "operation", update ? "UPDATE" : "CREATE");
+    long old = jsonscan_get(s, request, "oldObject");
+    if (update && old >= 0)
+        json_object_set_new(req, "oldObject", jsonscan_value(s, old, SHAPE_CLUSTER, cluster_shape));
+    json_t *obj = jsonscan_value(s, object, SHAPE_CLUSTER, cluster_shape);
+    mutate_result_init(&result);
+    info->kind = "RayCluster";
+    info->operation = update ? "UPDATE" : "CREATE";
+    int handled = decide_object(TARGET_RAYCLUSTER, req, obj, queues != NULL ? queues : &unknown_queues, &result, info, &merr) == 0;
+    if (handled) {
+        struct util_buf out = {0};
+        size_t patch_len = 0;
+        char *patch = jsonpatch_dumps(result.patch, &patch_len);
+        if (patch == NULL && result.patch != NULL) {
+            patch = json_dumps(result.patch, JSON_COMPACT); /* a real number */
+            patch_len = strlen(patch);
+        }
+        put_answer(&out, s, uid, patch, patch_len, result.warnings);
+        free(patch);
+        *text_len = out.len;
+        *text = util_buf_take(&out);
+        info->result = result.patch != NULL ? "patched" : "allowed";
+    }
+    mutate_result_finish(&result);
+    json_decref(obj);
+    json_decref(req);
+    return handled;
+}
+
+int admission_respond_raycluster_fast(const char *body, size_t len, const struct queuecheck_set *queues, char **text,
+                                      size_t *text_len, struct admission_info *info)
+{
+    struct jsonscan s;
+    jsonscan_init(&s);
+    int handled = jsonscan_parse(&s, body, len) == 0 && respond_raycluster_scanned(&s, queues, text, text_len, info);
     jsonscan_finish(&s);
     return handled;
 }
@@ -418,8 +575,14 @@ int admission_respond(const char *body, size_t len, const struct queuecheck_set 
                       struct admission_info *info, struct error *err)
 {
     json_t *response = NULL;
+    struct jsonscan s;
     *text = NULL;
-    if (admission_respond_pod_fast(body, len, text, text_len, info))
+    /* One scan for both fast paths; what they decline, jansson parses and decides. */
+    jsonscan_init(&s);
+    int handled = jsonscan_parse(&s, body, len) == 0 &&
+                  (respond_pod_scanned(&s, text, text_len, info) || respond_raycluster_scanned(&s, queues, text, text_len, info));
+    jsonscan_finish(&s);
+    if (handled)
         return 0;
     if (admission_handle(body, len, queues, &response, info, err) != 0)
         return -1;

@@ -65,15 +65,21 @@ int admission_handle(const char *body, size_t len, const struct queuecheck_set *
  * but a Pod CREATE (nearly every request: one per Ray pod) is answered from a
  * scan of the body (lib/wire/jsonscan.h) instead of a jansson tree, which costs
  * several times less; bodies the scan declines go through admission_handle().
+ * A RayCluster CREATE or UPDATE that is allowed is decided from the same scan
+ * too: admission_handle()'s functions run on a jansson tree built from the
+ * tokens of only what they read (no pod spec's env, volumes, probes...), which
+ * spares the parse of the whole body; a denial goes through admission_handle().
  * Returns 0, or -1 with err as admission_handle() (*text is then NULL).
  */
 int admission_respond(const char *body, size_t len, const struct queuecheck_set *queues, char **text, size_t *text_len,
                       struct admission_info *info, struct error *err);
 
 /*
- * The fast path alone, for tests: returns 1 and the answer when it handled the
+ * Each fast path alone, for tests: returns 1 and the answer when it handled the
  * body, 0 when it declined (admission_handle() must decide).
  */
 int admission_respond_pod_fast(const char *body, size_t len, char **text, size_t *text_len, struct admission_info *info);
+int admission_respond_raycluster_fast(const char *body, size_t len, const struct queuecheck_set *queues, char **text,
+                                      size_t *text_len, struct admission_info *info);
 
 #endif

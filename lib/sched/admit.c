@@ -204,39 +204,52 @@ static void extra_heads_wait(struct pass *p, struct work *w, struct admit_decisi
 }
 
 /*
- * Whether tail pod fits its gang's queue and every level above it (qtree.h),
- * with what it adds to the gang's hold in p->hold_b; else the reason, and its
- * message in *why (new). One blocked by room guaranteed to another queue
- * waits on room, as one short of node room does.
+ * Whether growth (dense, what an admitted gang's hold grows by) fits its
+ * queue and every level above it (qtree.h); else the reason, and what is
+ * short in *why (new). One blocked by room guaranteed to another queue waits
+ * on room, as one short of node room does.
  */
-static enum admit_reason tail_fits_queue(struct pass *p, struct work *w, const struct cache_pod *pod, char **why)
+static enum admit_reason growth_fits_queue(struct pass *p, struct work *w, const int64_t *growth, char **why)
 {
     struct qstate *qs = w->qs;
     enum admit_reason reason = queue_unusable(qs->q, why);
     if (reason != ADMIT_REASON_NONE)
         return reason;
+    int guarantee = 0;
+    struct util_buf t = {0};
+    if (!hold_fits(p->c, qs->q, qs->held, growth, NULL, why))
+        reason = ADMIT_REASON_QUEUE_CAPACITY;
+    else if (p->linked) /* flat queues: the leaf's own capability is all there is */
+        reason = treepass_fits(&p->tree, qs->ti, growth, p->c, &t, &guarantee);
+    if (reason != ADMIT_REASON_NONE && *why == NULL)
+        *why = util_buf_take(&t);
+    util_buf_finish(&t);
+    if (guarantee)
+        cache_gang_set_node_wait(p->c, w->g, 1);
+    return reason;
+}
+
+/*
+ * Whether tail pod fits its gang's queue and every level above it, with what
+ * it adds to the gang's hold in p->hold_b; else the reason, and its message
+ * in *why (new).
+ */
+static enum admit_reason tail_fits_queue(struct pass *p, struct work *w, const struct cache_pod *pod, char **why)
+{
     hold_gang(&p->marks, p->nres, w->g, NULL, p->hold_a, p->hold_tail);
     hold_gang(&p->marks, p->nres, w->g, pod, p->hold_b, p->hold_tail);
     for (uint32_t k = 0; k < p->nres; k++)
         p->hold_b[k] -= p->hold_a[k];
     char *short_ = NULL;
-    int guarantee = 0;
-    struct util_buf t = {0}, b = {0};
-    if (!hold_fits(p->c, qs->q, qs->held, p->hold_b, NULL, &short_))
-        reason = ADMIT_REASON_QUEUE_CAPACITY;
-    else if (p->linked) /* flat queues: the leaf's own capability is all there is */
-        reason = treepass_fits(&p->tree, qs->ti, p->hold_b, p->c, &t, &guarantee);
+    enum admit_reason reason = growth_fits_queue(p, w, p->hold_b, &short_);
     if (reason == ADMIT_REASON_NONE)
         return reason;
-    if (short_ == NULL)
-        short_ = util_buf_take(&t);
+    struct util_buf b = {0};
     util_buf_printf(&b, "pod %s (", pod->name);
     fit_request_text(&b, p->c, pod->request);
-    util_buf_printf(&b, ") does not fit queue %s: %s", qs->q->name, short_);
+    util_buf_printf(&b, ") does not fit queue %s: %s", w->qs->q->name, short_ != NULL ? short_ : "");
     free(short_);
     *why = util_buf_take(&b);
-    if (guarantee)
-        cache_gang_set_node_wait(p->c, w->g, 1);
     return reason;
 }
 
@@ -292,36 +305,99 @@ static void admit_tail(struct pass *p, struct work *w)
     extra_heads_wait(p, w, NULL);
 }
 
-/* An admitted gang: replace missing members at once, then its tail. */
+/*
+ * Members that replace others of an admitted gang (a pod deleted and made
+ * again) while those still terminate: the gang's hold grows by them (the old
+ * pods still count) until the old are gone. Marks the gated members admitted
+ * and returns 1 when that growth fits the queue and every level above it;
+ * else unmarks them, makes their wait (TAIL_WAIT, told on each pod, into
+ * *wait) and returns 0. A gang whose hold does not grow (members never ungated, after a
+ * refused gate removal or a restart) goes on at once: its hold was counted.
+ */
+static int members_fit(struct pass *p, struct work *w, struct admit_decision **wait)
+{
+    hold_gang(&p->marks, p->nres, w->g, NULL, p->hold_a, p->hold_tail);
+    for (size_t i = 0; i < w->ncore; i++) {
+        if (!pod_ungated(p, w->live[i]))
+            admitpass_pod_mark(p, w->live[i], MARKS_ADMITTED | MARKS_REPLACING);
+    }
+    hold_gang(&p->marks, p->nres, w->g, NULL, p->hold_b, p->hold_tail);
+    int grows = 0;
+    for (uint32_t k = 0; k < p->nres; k++) {
+        p->hold_b[k] -= p->hold_a[k];
+        grows |= p->hold_b[k] > 0;
+    }
+    char *short_ = NULL;
+    enum admit_reason reason = grows ? growth_fits_queue(p, w, p->hold_b, &short_) : ADMIT_REASON_NONE;
+    struct admit_decision *d = NULL;
+    for (size_t i = 0; i < w->ncore; i++) {
+        struct cache_pod *pod = w->live[i];
+        if (!(marks_get(&p->marks, pod) & MARKS_REPLACING))
+            continue;
+        marks_clear(&p->marks, pod, MARKS_REPLACING | (reason != ADMIT_REASON_NONE ? MARKS_ADMITTED : 0));
+        if (reason == ADMIT_REASON_NONE)
+            continue;
+        char *why = util_strdupf("pod %s replaces a member of admitted gang ray-%s-pg while the pods it replaces still "
+                                 "terminate: it waits for them to go, as queue %s has no room for both: %s",
+                                 pod->name, cache_gang_group(w->g), w->qs->q->name, short_ != NULL ? short_ : "");
+        if (d == NULL)
+            d = decide(p, ADMIT_ACTION_TAIL_WAIT, reason, w, util_strdup(why));
+        admit_result_add_pod(p->out, d, pod);
+        d->pods[d->npods - 1].message = why;
+    }
+    free(short_);
+    if (reason == ADMIT_REASON_NONE)
+        admitpass_queue_add(p, w->qs, p->hold_b, 1);
+    *wait = d;
+    return reason == ADMIT_REASON_NONE;
+}
+
+/* The tail of a gang whose replaced members wait (members_fit): each of its pods waits behind them, and is told so. */
+static void tail_waits_behind(struct pass *p, struct work *w, struct admit_decision *d)
+{
+    for (size_t i = w->ncore; i < w->nlive && d != NULL; i++) {
+        struct cache_pod *pod = w->live[i];
+        if (pod_ungated(p, pod) || extra_head(w, i))
+            continue;
+        admit_result_add_pod(p->out, d, pod);
+        d->pods[d->npods - 1].message =
+            util_strdupf("waiting behind pod %s, a replaced member of the gang (autoscaled pods are admitted after its members)",
+                         d->pods[0].name);
+    }
+    extra_heads_wait(p, w, d);
+}
+
+/* An admitted gang: replace missing members at once (members_fit), then its tail. */
 static void evaluate_admitted(struct pass *p, struct work *w)
 {
     struct cache_queue *q = w->qs->q;
     size_t need = 0;
     for (size_t i = 0; i < w->ncore; i++)
         need += !pod_ungated(p, w->live[i]);
-    struct admit_decision *d = NULL;
-    if (need > 0) {
-        hold_gang(&p->marks, p->nres, w->g, NULL, p->hold_a, p->hold_tail);
-        admitpass_queue_add(p, w->qs, p->hold_a, -1);
-        for (size_t i = 0; i < w->ncore; i++) {
-            struct cache_pod *pod = w->live[i];
-            if (pod_ungated(p, pod))
-                continue;
-            if (d == NULL)
-                d = decide(p, ADMIT_ACTION_FINISH, ADMIT_REASON_NONE, w, NULL);
-            admit_result_add_pod(p->out, d, pod);
-            admittopo_finish(p, w, d, pod);
-            admit_pod(p, w, pod, 1);
-        }
-        hold_gang(&p->marks, p->nres, w->g, NULL, p->hold_a, p->hold_tail);
-        admitpass_queue_add(p, w->qs, p->hold_a, 1);
-        if (d != NULL) {
-            struct util_buf b = {0};
-            util_buf_printf(&b, "admitted by queue %s earlier; scheduling gates removed from %zu %s", q->name, d->npods,
-                            plural((int64_t)d->npods, "pod", "pods"));
-            d->message = util_buf_take(&b);
-        }
+    if (need == 0) {
+        admit_tail(p, w);
+        return;
     }
+    struct admit_decision *wait = NULL;
+    if (!members_fit(p, w, &wait)) {
+        tail_waits_behind(p, w, wait);
+        return;
+    }
+    struct admit_decision *d = decide(p, ADMIT_ACTION_FINISH, ADMIT_REASON_NONE, w, NULL);
+    for (size_t i = 0; i < w->ncore; i++) {
+        struct cache_pod *pod = w->live[i];
+        if (!(marks_get(&p->marks, pod) & MARKS_ADMITTED) || !cache_pod_gated(pod))
+            continue;
+        admit_result_add_pod(p->out, d, pod);
+        admittopo_finish(p, w, d, pod);
+        w->ungated++;
+        if (pod->node == NULL)
+            fit_reserve(p->fit, pod);
+    }
+    struct util_buf b = {0};
+    util_buf_printf(&b, "admitted by queue %s earlier; scheduling gates removed from %zu %s", q->name, d->npods,
+                    plural((int64_t)d->npods, "pod", "pods"));
+    d->message = util_buf_take(&b);
     admit_tail(p, w);
 }
 

@@ -398,7 +398,7 @@ static void gang_maybe_free(struct cache *c, struct cache_gang *g)
 
 int cache_pod_live(const struct cache_pod *pod)
 {
-    return !(pod->flags & CACHE_POD_DELETING) && pod->phase != CACHE_PHASE_SUCCEEDED && pod->phase != CACHE_PHASE_FAILED;
+    return model_pod_live(pod);
 }
 
 int cache_pod_gated(const struct cache_pod *pod)
@@ -484,15 +484,7 @@ static void pod_detach(struct cache *c, struct cache_pod *pod)
     }
     if (pod->gang != NULL) {
         struct cache_gang *g = pod->gang;
-        if (pod->gang_prev != NULL)
-            pod->gang_prev->gang_next = pod->gang_next;
-        else
-            g->pods = pod->gang_next;
-        if (pod->gang_next != NULL)
-            pod->gang_next->gang_prev = pod->gang_prev;
-        else
-            g->pods_tail = pod->gang_prev;
-        pod->gang_prev = pod->gang_next = NULL;
+        model_gang_remove_pod(g, pod);
         g->npods--;
         pod->gang = NULL;
         queue_dirty(c, g->queue);

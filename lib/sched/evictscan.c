@@ -106,6 +106,15 @@ static void queue_config(const struct cache_queue *q, const struct evict_config 
     }
 }
 
+/*
+ * No member of g has a deadline running under qcfg (evict_check's): none is unbound, or placement is not timed;
+ * and none is bound but not Ready, or readiness is not timed (the default).
+ */
+static int nothing_timed(const struct cache_gang *g, const struct evict_config *qcfg)
+{
+    return (g->nunbound == 0 || qcfg->placement_timeout_ms == 0) && (g->nunready == 0 || qcfg->pods_ready_timeout_ms == 0);
+}
+
 /* An admitted gang: evicted when evict_check says so, else its next deadline noted. Returns 1 when evicted. */
 static int scan_admitted(const struct cache_gang *g, const struct evict_config *qcfg, const struct evict_config *cfg,
                          int64_t now_ms, int64_t floor_ms, uint32_t random, struct evictscan_result *out)
@@ -182,6 +191,8 @@ size_t evictscan_run(const struct cache *c, const struct evict_config *cfg, int6
                 queue_config(q, cfg, &qcfg, out);
                 configured = 1;
             }
+            if (nothing_timed(g, &qcfg))
+                continue; /* its pods stay untouched */
             evicted += (size_t)scan_admitted(g, &qcfg, cfg, now_ms, floor_ms, random, out);
         }
     }

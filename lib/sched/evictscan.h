@@ -19,6 +19,12 @@
  * such pods (a controller stopped in the middle of an eviction, or deletions
  * that failed) gets them listed again, with no new record: the eviction is
  * finished.
+ *
+ * Cost: the scan runs about once a second over every gang. An admitted gang
+ * none of whose live pods has a deadline running (none unbound, or placement
+ * not timed; none bound but not Ready, or readiness not timed: cache_gang's
+ * nunbound and nunready, kept by the cache) is not walked: a cache of running
+ * gangs costs a look at each gang (hack/bench.sh: admit_bench --scan).
  */
 #ifndef RAYGATE_EVICTSCAN_H
 #define RAYGATE_EVICTSCAN_H

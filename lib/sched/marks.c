@@ -42,3 +42,10 @@ void marks_set(struct marks *m, const void *key, unsigned bits)
     }
     m->bits[i] |= (uint8_t)bits;
 }
+
+void marks_clear(struct marks *m, const void *key, unsigned bits)
+{
+    size_t i = slot(m, key);
+    if (m->keys[i] == key)
+        m->bits[i] &= (uint8_t)~bits;
+}

@@ -12,8 +12,9 @@
 #include <stdint.h>
 
 enum {
-    MARKS_ADMITTED = 1 << 0, /* a pod the pass admitted */
-    MARKS_TAIL = 1 << 1,     /* a pod beyond its gang's members (members.h) */
+    MARKS_ADMITTED = 1 << 0,  /* a pod the pass admitted */
+    MARKS_TAIL = 1 << 1,      /* a pod beyond its gang's members (members.h) */
+    MARKS_REPLACING = 1 << 2, /* a gated member of an admitted gang being weighed (admit.c), for the moment */
 };
 
 struct marks {
@@ -33,5 +34,8 @@ unsigned marks_get(const struct marks *m, const void *key);
 
 /* Adds bits to key's marks; key must not be NULL, and at most half the slots may be taken. */
 void marks_set(struct marks *m, const void *key, unsigned bits);
+
+/* Removes bits from key's marks (its slot stays taken); nothing when key has none. */
+void marks_clear(struct marks *m, const void *key, unsigned bits);
 
 #endif

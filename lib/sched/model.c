@@ -355,8 +355,20 @@ static int pod_before(const struct cache_pod *a, const struct cache_pod *b)
  * the place is found walking back from the newest: the decision pass then
  * reads every gang in order without sorting it.
  */
+int model_pod_live(const struct cache_pod *pod)
+{
+    return !(pod->flags & CACHE_POD_DELETING) && pod->phase != CACHE_PHASE_SUCCEEDED && pod->phase != CACHE_PHASE_FAILED;
+}
+
 void model_gang_insert_pod(struct cache_gang *g, struct cache_pod *pod)
 {
+    if (model_pod_live(pod) && pod->node == NULL) {
+        pod->flags |= CACHE_POD_UNBOUND;
+        g->nunbound++;
+    } else if (model_pod_live(pod) && !pod->ready) {
+        pod->flags |= CACHE_POD_UNREADY;
+        g->nunready++;
+    }
     struct cache_pod *after = g->pods_tail;
     while (after != NULL && pod_before(pod, after))
         after = after->gang_prev;
@@ -370,6 +382,22 @@ void model_gang_insert_pod(struct cache_gang *g, struct cache_pod *pod)
         after->gang_next = pod;
     else
         g->pods = pod;
+}
+
+void model_gang_remove_pod(struct cache_gang *g, struct cache_pod *pod)
+{
+    g->nunbound -= (pod->flags & CACHE_POD_UNBOUND) != 0;
+    g->nunready -= (pod->flags & CACHE_POD_UNREADY) != 0;
+    pod->flags &= (uint8_t) ~(CACHE_POD_UNBOUND | CACHE_POD_UNREADY);
+    if (pod->gang_prev != NULL)
+        pod->gang_prev->gang_next = pod->gang_next;
+    else
+        g->pods = pod->gang_next;
+    if (pod->gang_next != NULL)
+        pod->gang_next->gang_prev = pod->gang_prev;
+    else
+        g->pods_tail = pod->gang_prev;
+    pod->gang_prev = pod->gang_next = NULL;
 }
 
 void model_pod_release(struct shape_pool *p, struct cache_pod *pod)

@@ -54,6 +54,8 @@ enum {
     CACHE_POD_MARKED_UNGATED = 1 << 2, /* cache_pod_mark_ungated(): kept for the pod's uid, whatever version follows */
     CACHE_POD_BAD_REQUEST = 1 << 3,    /* its request did not parse; counted as empty */
     CACHE_POD_TOLD = 1 << 4,           /* its gang's current wait reason was reported on it (cache_pod_mark_told) */
+    CACHE_POD_UNBOUND = 1 << 5,        /* counted in its gang's nunbound (model_gang_insert_pod) */
+    CACHE_POD_UNREADY = 1 << 6,        /* counted in its gang's nunready */
 };
 
 struct cache_gang;
@@ -135,6 +137,8 @@ struct cache_gang {
     struct cache_pod *pods;                     /* pods labelled with the cluster, any state, oldest first (then by name) */
     struct cache_pod *pods_tail;                /* the newest */
     size_t npods;
+    /* Of those, the live ones unbound, and bound but not Ready: what eviction times (evictscan.h skips a gang with none). */
+    size_t nunbound, nunready;
     struct cache_queue *queue; /* its queue label's queue; kept after the cluster is deleted */
     /* The RayCluster, while present. */
     uint8_t present;
@@ -236,8 +240,19 @@ void model_gang_parse_eviction(struct cache_gang *g, const json_t *meta);
 /* The gang arithmetic of the RayCluster (borrowed; a RayJob's submitter included): minMember, groups, minResources. */
 void model_gang_parse_spec(struct shape_pool *p, struct cache_gang *g, const json_t *obj);
 
-/* Links pod into g's pods, in creation order (then by name); pod->gang and g->npods are the caller's. */
+/*
+ * Links pod into g's pods, in creation order (then by name), counting it in
+ * g->nunbound when it is live and unbound (pod->node is set first), in
+ * g->nunready when live, bound and not Ready; pod->gang and g->npods are the caller's. A pod's state changes only
+ * between model_gang_remove_pod() and the next insert.
+ */
 void model_gang_insert_pod(struct cache_gang *g, struct cache_pod *pod);
+
+/* Unlinks pod from g's pods, and from g->nunbound or g->nunready; pod->gang and g->npods are the caller's. */
+void model_gang_remove_pod(struct cache_gang *g, struct cache_pod *pod);
+
+/* A pod is live (a gang member) when neither terminating nor Succeeded/Failed (cache_pod_live). */
+int model_pod_live(const struct cache_pod *pod);
 
 /* Releases g's groups and its topology request. */
 void model_gang_clear_groups(struct shape_pool *p, struct cache_gang *g);

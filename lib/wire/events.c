@@ -46,3 +46,19 @@ json_t *events_build(const struct events_object *obj, const char *type, const ch
                   now, "lastTimestamp", now, "count", 1, "reportingComponent", EVENTS_COMPONENT, "reportingInstance", instance);
     return ev;
 }
+
+json_t *events_build_named(const struct events_object *obj, const char *name, const char *type, const char *reason,
+                           const char *message, const char *now, const char *instance, long long count)
+{
+    json_t *ev = events_build(obj, type, reason, message, now, instance);
+    json_t *meta = json_object_get(ev, "metadata");
+    json_object_del(meta, "generateName");
+    json_object_set_new(meta, "name", json_string(name));
+    json_object_set_new(ev, "count", json_integer(count));
+    return ev;
+}
+
+json_t *events_count_patch(const char *message, const char *now, long long count)
+{
+    return json_pack("{s:I, s:s, s:o}", "count", (json_int_t)count, "lastTimestamp", now, "message", cut_message(message));
+}

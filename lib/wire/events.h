@@ -29,6 +29,18 @@ struct events_object {
 json_t *events_build(const struct events_object *obj, const char *type, const char *reason, const char *message, const char *now,
                      const char *instance);
 
+/*
+ * An aggregated Event (new, caller owns it): as events_build, but named name
+ * (not generated) and counted count, so that a repeat is a PATCH of this
+ * Event (events_count_patch) rather than a new one, the way Kubernetes'
+ * recorder aggregates a repeated Event.
+ */
+json_t *events_build_named(const struct events_object *obj, const char *name, const char *type, const char *reason,
+                           const char *message, const char *now, const char *instance, long long count);
+
+/* The JSON merge patch (new) that counts an aggregated Event up: its count, lastTimestamp (now) and message. */
+json_t *events_count_patch(const char *message, const char *now, long long count);
+
 /* Formats unix seconds as RFC 3339 UTC into buf (at least 21 bytes). Returns buf. */
 char *events_timestamp(long long unix_seconds, char *buf, size_t size);
 

@@ -331,9 +331,11 @@ static void diff(json_t *patch, const char *path, const json_t *from, const json
         free(keys);
         keys = sorted_keys(to, &n);
         for (size_t i = 0; i < n; i++) {
-            char *p = jsonpatch_pointer_join(path, keys[i]);
             const json_t *old = json_object_get(from, keys[i]);
             const json_t *new = json_object_get(to, keys[i]);
+            if (old == new)
+                continue; /* one value, shared by a shallow copy (mutate's copy on write): nothing to say, no path to build */
+            char *p = jsonpatch_pointer_join(path, keys[i]);
             if (old == NULL)
                 jsonpatch_append_new(patch, "add", p, json_deep_copy(new));
             else
@@ -407,4 +409,98 @@ json_t *jsonpatch_merge_apply(const json_t *doc, const json_t *patch)
             json_object_set_new(out, key, jsonpatch_merge_apply(json_object_get(out, key), v));
     }
     return out;
+}
+
+/* A string as jansson dumps it without flags: '"', '\\' and control characters escaped, other bytes (valid UTF-8) as they are. */
+static void dump_string(struct util_buf *b, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t run = 0;
+    util_buf_append(b, "\"", 1);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch >= 0x20 && ch != '"' && ch != '\\')
+            continue;
+        util_buf_append(b, s + run, i - run);
+        run = i + 1;
+        const char *esc = ch == '"'    ? "\\\""
+                          : ch == '\\' ? "\\\\"
+                          : ch == '\b' ? "\\b"
+                          : ch == '\f' ? "\\f"
+                          : ch == '\n' ? "\\n"
+                          : ch == '\r' ? "\\r"
+                          : ch == '\t' ? "\\t"
+                                       : NULL;
+        if (esc != NULL) {
+            util_buf_puts(b, esc);
+        } else {
+            char u[7] = {'\\', 'u', '0', '0', hex[ch >> 4], hex[ch & 15], '\0'};
+            util_buf_puts(b, u);
+        }
+    }
+    util_buf_append(b, s + run, n - run);
+    util_buf_append(b, "\"", 1);
+}
+
+/* Appends value compactly; -1 at a real number. */
+static int dump_value(struct util_buf *b, const json_t *v)
+{
+    const char *key;
+    const json_t *member;
+    size_t i, first = 1;
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        util_buf_append(b, "{", 1);
+        json_object_foreach((json_t *)v, key, member)
+        {
+            if (!first)
+                util_buf_append(b, ",", 1);
+            first = 0;
+            dump_string(b, key, strlen(key));
+            util_buf_append(b, ":", 1);
+            if (dump_value(b, member) != 0)
+                return -1;
+        }
+        util_buf_append(b, "}", 1);
+        return 0;
+    case JSON_ARRAY:
+        util_buf_append(b, "[", 1);
+        json_array_foreach(v, i, member)
+        {
+            if (i > 0)
+                util_buf_append(b, ",", 1);
+            if (dump_value(b, member) != 0)
+                return -1;
+        }
+        util_buf_append(b, "]", 1);
+        return 0;
+    case JSON_STRING:
+        dump_string(b, json_string_value(v), json_string_length(v));
+        return 0;
+    case JSON_INTEGER:
+        util_buf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        return 0;
+    case JSON_TRUE:
+        util_buf_puts(b, "true");
+        return 0;
+    case JSON_FALSE:
+        util_buf_puts(b, "false");
+        return 0;
+    case JSON_NULL:
+        util_buf_puts(b, "null");
+        return 0;
+    default:
+        return -1; /* JSON_REAL */
+    }
+}
+
+char *jsonpatch_dumps(const json_t *value, size_t *len)
+{
+    struct util_buf b = {0};
+    if (value == NULL || dump_value(&b, value) != 0) {
+        util_buf_finish(&b);
+        return NULL;
+    }
+    *len = b.len;
+    return util_buf_take(&b);
 }

@@ -47,24 +47,30 @@ static long push(struct cursor *c, enum jsonscan_type type, size_t start)
 static long scan_string(struct cursor *c)
 {
     size_t start = ++c->pos; /* after the quote */
+    /* Locals, not the cursor: the compiler need not store and reload the position on every byte. */
+    const unsigned char *p = c->p;
+    size_t pos = start, end = c->end;
     int escaped = 0;
     for (;;) {
-        if (c->pos >= c->end)
+        while (pos < end && (unsigned char)(p[pos] - 0x20) < 0x60 && p[pos] != '"' && p[pos] != '\\')
+            pos++; /* the plain run (0x20 to 0x7f, no quote or backslash): most of a string */
+        if (pos >= end)
             return -1;
-        unsigned char ch = c->p[c->pos];
+        unsigned char ch = p[pos];
         if (ch == '"')
             break;
         if (ch < 0x20 || ch >= 0x80)
             return -1; /* control characters are invalid; UTF-8 is left to jansson's decoder */
         if (ch == '\\') {
-            if (c->pos + 1 >= c->end || strchr("\"\\/bfnrt", c->p[c->pos + 1]) == NULL || c->p[c->pos + 1] == '\0')
+            if (pos + 1 >= end || strchr("\"\\/bfnrt", p[pos + 1]) == NULL || p[pos + 1] == '\0')
                 return -1; /* \u (and anything else) is left to jansson */
             escaped = 1;
-            c->pos += 2;
+            pos += 2;
             continue;
         }
-        c->pos++;
+        pos++;
     }
+    c->pos = pos;
     long t = push(c, JSONSCAN_STRING, start);
     c->s->tokens[t].len = (uint32_t)(c->pos - start);
     c->s->tokens[t].escaped = (uint8_t)escaped;
@@ -276,4 +282,93 @@ long jsonscan_get(const struct jsonscan *s, long obj, const char *key)
         i = (long)s->tokens[i + 1].next;
     }
     return -1;
+}
+
+/* A string token's value: its text with the escapes the scanner lets through (all but \u) decoded. */
+static json_t *string_value(const struct jsonscan *s, const struct jsonscan_token *t)
+{
+    const char *p = s->text + t->start;
+    if (!t->escaped)
+        return json_stringn_nocheck(p, t->len); /* ASCII without control characters: valid UTF-8 */
+    char small[256], *buf = t->len <= sizeof(small) ? small : util_malloc(t->len);
+    size_t n = 0;
+    for (uint32_t k = 0; k < t->len; k++) {
+        char ch = p[k];
+        if (ch == '\\') {
+            ch = p[++k];
+            ch = ch == 'b' ? '\b' : ch == 'f' ? '\f' : ch == 'n' ? '\n' : ch == 'r' ? '\r' : ch == 't' ? '\t' : ch;
+        }
+        buf[n++] = ch;
+    }
+    json_t *v = json_stringn_nocheck(buf, n);
+    if (buf != small)
+        free(buf);
+    return v;
+}
+
+/* A number token's value: at most 15 characters without an exponent (scan_number), so neither overflows. */
+static json_t *number_value(const struct jsonscan *s, const struct jsonscan_token *t)
+{
+    char buf[16];
+    memcpy(buf, s->text + t->start, t->len);
+    buf[t->len] = '\0';
+    if (memchr(buf, '.', t->len) == NULL)
+        return json_integer(strtoll(buf, NULL, 10));
+    return json_real(strtod(buf, NULL));
+}
+
+/* Sets member key (a token: no escapes, no NUL) of obj to v (stolen). */
+static void set_member(json_t *obj, const struct jsonscan *s, long key, json_t *v)
+{
+    const struct jsonscan_token *k = &s->tokens[key];
+    char small[128], *name = k->len < sizeof(small) ? small : util_malloc((size_t)k->len + 1);
+    memcpy(name, s->text + k->start, k->len);
+    name[k->len] = '\0';
+    json_object_set_new_nocheck(obj, name, v);
+    if (name != small)
+        free(name);
+}
+
+json_t *jsonscan_value(const struct jsonscan *s, long i, int shape, jsonscan_shape_fn fn)
+{
+    int type = jsonscan_type(s, i);
+    if (type == 0)
+        return NULL;
+    const struct jsonscan_token *t = &s->tokens[i];
+    switch (type) {
+    case JSONSCAN_OBJECT: {
+        json_t *obj = json_object();
+        long key = i + 1;
+        for (uint32_t k = 0; k < t->count; k++) {
+            int sub = shape == JSONSCAN_WHOLE ? JSONSCAN_WHOLE : fn(shape, s, key);
+            if (sub != JSONSCAN_DROP)
+                set_member(obj, s, key, jsonscan_value(s, key + 1, sub, fn));
+            key = (long)s->tokens[key + 1].next;
+        }
+        return obj;
+    }
+    case JSONSCAN_ARRAY: {
+        json_t *arr = json_array();
+        long e = i + 1;
+        for (uint32_t k = 0; k < t->count; k++) {
+            int sub = shape == JSONSCAN_WHOLE ? JSONSCAN_WHOLE : fn(shape, s, -1);
+            if (sub != JSONSCAN_DROP)
+                json_array_append_new(arr, jsonscan_value(s, e, sub, fn));
+            e = (long)s->tokens[e].next;
+        }
+        return arr;
+    }
+    case JSONSCAN_STRING:
+        return string_value(s, t);
+    case JSONSCAN_NUMBER:
+        return number_value(s, t);
+    case JSONSCAN_TRUE:
+        return json_true();
+    case JSONSCAN_FALSE:
+        return json_false();
+    case JSONSCAN_NULL:
+        return json_null();
+    default:
+        return NULL;
+    }
 }

@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #define JSONSCAN_MAX_DEPTH 256
 
 enum jsonscan_type {
@@ -75,5 +77,26 @@ int jsonscan_string_is(const struct jsonscan *s, long i, const char *value);
 
 /* The type of token i, or 0 when i is -1. */
 int jsonscan_type(const struct jsonscan *s, long i);
+
+/*
+ * Which members of an object jsonscan_value() builds, and how: called with
+ * the shape of the object (or array) at hand and the token index of a
+ * member's key (-1 for an array's elements); returns the shape to build that
+ * member's value with, or JSONSCAN_DROP to leave the member out. The shape
+ * JSONSCAN_WHOLE builds everything and is never passed to the function.
+ */
+#define JSONSCAN_WHOLE 0
+#define JSONSCAN_DROP (-1)
+typedef int (*jsonscan_shape_fn)(int shape, const struct jsonscan *s, long key);
+
+/*
+ * The value at token index i (new), built as json_loadb() reads its text:
+ * strings decoded, integers as json_integer, numbers with a fraction as
+ * json_real, objects keeping their members' order. With shape other than
+ * JSONSCAN_WHOLE, the members of objects and arrays are built as fn says,
+ * so that a caller builds only the parts of a document it reads. NULL when
+ * i is not a token.
+ */
+json_t *jsonscan_value(const struct jsonscan *s, long i, int shape, jsonscan_shape_fn fn);
 
 #endif

@@ -32,7 +32,10 @@ stderr and one JSON line each in --violations:
                      to another;
   partly-ungated     an admitted gang stays partly ungated longer than --grace
                      seconds: its live head, or fewer than the members of a
-                     worker group (its minReplicas shape) that exist, gated;
+                     worker group (its minReplicas shape) that exist, gated
+                     (a member replacing one that still terminates ungated
+                     may wait for its room: raygate ungates it once that one
+                     is gone);
   topology-split     a pod of an admitted topology-constrained gang is bound
                      outside the domain raygate.io/topology-placed records for
                      its set (issue 24; invtopology.py).
@@ -550,19 +553,23 @@ class Checker:
             short = []
             roles = {}
             for pod in per_rc.get(uid, []):
-                if not live(pod):
+                leaving = not live(pod) and not finished(pod) and not gated(pod)
+                if not live(pod) and not leaving:
                     continue
                 labels = pod["metadata"].get("labels") or {}
                 if "ray-cluster-name" in labels and "ray.io/cluster" not in labels:  # the legacy operator's pod
                     role = "head" if labels.get("ray-node-type") == "head" else labels.get("ray-user-node-type")
                 else:
                     role = "head" if labels.get("ray.io/node-type") == "head" else labels.get("ray.io/group")
-                n = roles.setdefault(role, [0, 0])
+                n = roles.setdefault(role, [0, 0, 0])
+                if leaving:  # terminating and ungated: a member being replaced, whose room its replacement waits for
+                    n[2] += 1
+                    continue
                 n[0] += 1
                 n[1] += 0 if gated(pod) else 1
-            for role, (exist, ungated) in roles.items():
+            for role, (exist, ungated, leaving) in roles.items():
                 need = 1 if role == "head" else shape.get(role, 0)
-                if ungated < min(need, exist):
+                if ungated + leaving < min(need, exist):
                     short.append("%s: %d of %d members ungated" % (role, ungated, min(need, exist)))
             if not short:
                 self.partial_since.pop(uid, None)

@@ -2,10 +2,11 @@
 # Issue 5, e2e 4: an autoscaling Ray cluster (minReplicas 1, replicas 3). The
 # gang is the head (with the autoscaler sidecar's resources) and 1 worker: cpu
 # 500m + 500m + 1 = 2, admitted when the queue (cpu 2) holds it; the 2 other
-# workers are its tail and follow one at a time as the queue grows, each
-# waiting meanwhile with its own GangWaiting Event. The worker group is named
+# workers are its tail and follow one at a time as the queue grows. The worker group is named
 # "cpu" on purpose: its pods' names sort before the head's, and KubeRay creates
-# them all in the same second; the head must still be in the gang. Scaling
+# them all in the same second; the head must still be in the gang. The tail's
+# wait is told once per reason, on the RayCluster and on the tail's first
+# waiting pod (the next to go), not on every waiting pod. Scaling
 # down gives the tail's share back to the queue.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
@@ -38,8 +39,8 @@ assert_eq "tail pods gated" 2 "${#tail[@]}"
 first="${tail[0]}" second="${tail[1]}"
 want1="pod $first (cpu 1, memory 1Gi) does not fit queue $Q: cpu needs 1, 0 of 2 free"
 eventually 10 "$first is told: $want1" pod_told "$first" "$want1"
-want2="waiting behind pod $first (autoscaled pods are admitted one at a time, in creation order): $want1"
-eventually 10 "$second is told whom it waits behind" pod_told "$second" "$want2"
+eventually 10 "the RayCluster is told: $want1" pod_told auto "$want1"
+assert_eq "$second (behind $first) has no GangWaiting Event of its own" "" "$(pod_events "$second")"
 stays 3 "the tail stays gated while the queue is full" two_ungated
 eventually 10 "the gang's pods Running" pods_running_count auto 2
 

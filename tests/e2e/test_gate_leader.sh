@@ -44,8 +44,9 @@ waiting_events() {
 			map(.count) | add // 0'
 }
 one_event() { [[ "$(waiting_events "$1" "$2")" == 1 ]]; }
-# Each writer would post its own Event for the reason (count 1 each): a
-# second writer would have spoken within a few seconds.
+# One Event for the reason, count 1 (a second writer would find the Event
+# by its name and count it up again from its own state: the log check below
+# is what tells a second writer apart).
 eventually 20 "a 'does not fit' Event on test-cluster-1" one_event test-cluster-1 "$Q"
 stays 3 "one 'does not fit' Event on test-cluster-1 (one writer)" one_event test-cluster-1 "$Q"
 log_has raygate-gate "admit $NS/ray-test-cluster-0-pg" || fail "the leader's log does not show the admission"

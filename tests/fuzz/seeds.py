@@ -3,7 +3,7 @@
 
     seeds.py FIXTURES OUT    writes OUT/<harness>/<name> files
 
-admission:   the AdmissionReview bodies of fixtures/admission, fixtures/bench and
+admission:   the AdmissionReview bodies of fixtures/admission, fixtures/admission-fast, fixtures/bench and
              fixtures/hostile (the small ones), and every mutate fixture object
              (fixtures/mutate, fixtures/rayjob/mutate) wrapped in a CREATE review
              of its kind
@@ -45,6 +45,8 @@ def base(path):
 for path in sorted(glob.glob(os.path.join(fixtures, "admission", "*.json"))):
     c = json.load(open(path))
     put("admission", base(path), c["body"] if "body" in c else json.dumps(c["review"]))
+for path in sorted(glob.glob(os.path.join(fixtures, "admission-fast", "*.json"))):
+    put("admission", "fast-" + base(path), json.dumps(json.load(open(path))["review"]))
 for path in sorted(glob.glob(os.path.join(fixtures, "bench", "*.json"))):
     put("admission", "bench-" + base(path), open(path, "rb").read())
 for path in sorted(glob.glob(os.path.join(fixtures, "hostile", "bodies", "*"))):

@@ -240,9 +240,37 @@ out:
     return bad;
 }
 
+/* admission_respond() (the fast paths) answers body as admission_handle() did (rc, response, err): the same text or error. */
+static int check_same_text(const char *body, size_t len, int rc, const json_t *response, const struct error *err, struct error *why)
+{
+    char *text = NULL, *want = NULL;
+    size_t text_len = 0;
+    struct admission_info info;
+    struct error terr = {{0}};
+    int bad = 1;
+    int trc = admission_respond(body, len, NULL, &text, &text_len, &info, &terr);
+    if (trc != rc) {
+        fail(why, "admission_respond returned %d, admission_handle %d", trc, rc);
+    } else if (rc != 0) {
+        bad = strcmp(terr.message, err->message) != 0;
+        if (bad)
+            fail(why, "admission_respond's error \"%s\" is not admission_handle's \"%s\"", terr.message, err->message);
+    } else {
+        want = json_dumps(response, JSON_COMPACT);
+        bad = want == NULL || text_len != strlen(want) || memcmp(text, want, text_len) != 0;
+        if (bad)
+            fail(why, "admission_respond answered %.200s, admission_handle %.200s", text, want != NULL ? want : "(null)");
+    }
+    free(want);
+    free(text);
+    return bad ? -1 : 0;
+}
+
 int reviewcheck_run(const char *body, size_t len, int *rc, json_t **response, struct admission_info *info, struct error *err,
                     json_t **patched, struct error *why)
 {
     *rc = admission_handle(body, len, NULL, response, info, err);
+    if (check_same_text(body, len, *rc, *response, err, why) != 0)
+        return -1;
     return reviewcheck_answer(body, len, *rc, *response, info, err, patched, why);
 }

@@ -36,7 +36,8 @@ int reviewcheck_answer(const char *body, size_t len, int rc, const json_t *respo
 
 /*
  * Runs admission_handle() on body and checks its outcome with
- * reviewcheck_answer(). *response (new reference or NULL) and *rc are the
+ * reviewcheck_answer(), and that admission_respond() (the fast paths) answers
+ * the same text, or the same error. *response (new reference or NULL) and *rc are the
  * handler's, for further checks by the caller.
  */
 int reviewcheck_run(const char *body, size_t len, int *rc, json_t **response, struct admission_info *info, struct error *err,

@@ -137,31 +137,58 @@ static void test_length_respected(void **state)
     assert_null(response);
 }
 
+/* How many bodies each fast path answered itself. */
+struct fast_counts {
+    size_t pod, raycluster;
+};
+
+/* When a fast path answers body, the jansson path must accept it; counts the answer. */
+static void check_fast(const char *what, const char *body, size_t len, const struct queuecheck_set *queues, int want_rc,
+                       const struct error *want_err, struct fast_counts *fast)
+{
+    char *fast_text = NULL;
+    size_t fast_len = 0;
+    struct admission_info fast_info = {0};
+    int pod = admission_respond_pod_fast(body, len, &fast_text, &fast_len, &fast_info);
+    if (pod) {
+        assert_string_equal(fast_info.kind, "Pod");
+        free(fast_text);
+        fast_text = NULL;
+    }
+    int raycluster = admission_respond_raycluster_fast(body, len, queues, &fast_text, &fast_len, &fast_info);
+    if (raycluster) {
+        assert_string_equal(fast_info.kind, "RayCluster");
+        assert_string_not_equal(fast_info.result, "denied");
+        free(fast_text);
+    }
+    if ((pod || raycluster) && want_rc != 0)
+        fail_msg("%s: a fast path answered a body the jansson path refuses (%s)", what, want_err->message);
+    assert_false(pod && raycluster);
+    fast->pod += (size_t)pod;
+    fast->raycluster += (size_t)raycluster;
+}
+
 /*
  * body through admission_respond() and through admission_handle() + json_dumps():
  * the same answer, byte for byte, or the same error. Counts the bodies the
- * Pod fast path answered itself.
+ * fast paths answered themselves.
  */
-static void check_same_answer(const char *what, const char *body, size_t len, size_t *fast)
+static void check_same_answer_with(const char *what, const char *body, size_t len, const struct queuecheck_set *queues,
+                                   struct fast_counts *fast)
 {
-    char *text = NULL, *fast_text = NULL;
-    size_t text_len = 0, fast_len = 0;
-    struct admission_info info = {0}, want_info = {0}, fast_info = {0};
+    char *text = NULL;
+    size_t text_len = 0;
+    struct admission_info info = {0}, want_info = {0};
     struct error err = {{0}}, want_err = {{0}};
     json_t *response = NULL;
-    int want_rc = admission_handle(body, len, NULL, &response, &want_info, &want_err);
-    int rc = admission_respond(body, len, NULL, &text, &text_len, &info, &err);
-    if (admission_respond_pod_fast(body, len, &fast_text, &fast_len, &fast_info)) {
-        (*fast)++;
-        if (want_rc != 0)
-            fail_msg("%s: the fast path answered a body the jansson path refuses (%s)", what, want_err.message);
-        assert_string_equal(fast_info.kind, "Pod");
-        free(fast_text);
-    }
+    int want_rc = admission_handle(body, len, queues, &response, &want_info, &want_err);
+    int rc = admission_respond(body, len, queues, &text, &text_len, &info, &err);
+    check_fast(what, body, len, queues, want_rc, &want_err, fast);
     assert_int_equal(rc, want_rc);
     assert_string_equal(info.kind, want_info.kind);
     assert_string_equal(info.operation, want_info.operation);
     assert_string_equal(info.result, want_info.result);
+    assert_int_equal(info.tree_unknown, want_info.tree_unknown);
     if (rc != 0) {
         assert_null(text);
         assert_string_equal(err.message, want_err.message);
@@ -174,6 +201,11 @@ static void check_same_answer(const char *what, const char *body, size_t len, si
     free(want);
     free(text);
     json_decref(response);
+}
+
+static void check_same_answer(const char *what, const char *body, size_t len, struct fast_counts *fast)
+{
+    check_same_answer_with(what, body, len, NULL, fast);
 }
 
 /* A Pod CREATE AdmissionReview around object (borrowed), as text (caller frees); indent 0: compact. */
@@ -191,7 +223,8 @@ static char *pod_review(const json_t *object, int indent)
 static void test_respond_same_answer(void **state)
 {
     (void)state;
-    size_t n, fast = 0, bodies = 0;
+    size_t n, bodies = 0;
+    struct fast_counts fast = {0, 0};
     char **files = fixture_list("admission", &n);
     for (size_t i = 0; i < n; i++) {
         json_t *c = fixture_json(files[i]);
@@ -206,7 +239,7 @@ static void test_respond_same_answer(void **state)
 
     /* Every pod of the mutation fixtures, compact and indented, as the apiserver could send it. */
     files = fixture_list("mutate/pod", &n);
-    size_t fast_before = fast, legacy = 0;
+    size_t fast_before = fast.pod, legacy = 0;
     for (size_t i = 0; i < n; i++) {
         json_t *c = fixture_json(files[i]);
         legacy += strstr(files[i], "/legacy-") != NULL; /* the legacy operator's pods go through jansson */
@@ -220,13 +253,13 @@ static void test_respond_same_answer(void **state)
     }
     fixture_list_free(files, n);
     assert_true(legacy >= 3);
-    assert_true(fast - fast_before >= 2 * (n - 1 - legacy)); /* all but the denied one and the legacy ones */
+    assert_true(fast.pod - fast_before >= 2 * (n - 1 - legacy)); /* all but the denied one and the legacy ones */
 
     size_t len;
     char *body = fixture_read("bench/pod-review.json", &len);
-    size_t before = fast;
+    size_t before = fast.pod;
     check_same_answer("bench/pod-review.json", body, len, &fast);
-    assert_int_equal(fast, before + 1);
+    assert_int_equal(fast.pod, before + 1);
     free(body);
 
     /* What the scan declines goes to jansson, which decides: escapes that decode to our names, duplicates, odd numbers. */
@@ -344,6 +377,95 @@ static void test_queue_tree(void **state)
     queuecheck_set_finish(&s);
 }
 
+/* Queues q and eng, each with a child: a RayCluster in either is denied. */
+static void parent_queues(struct queuecheck_set *s)
+{
+    queuecheck_set_init(s);
+    static const char *const pairs[][2] = {{"q", NULL}, {"q-child", "q"}, {"eng", NULL}, {"train", "eng"}};
+    for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+        json_t *q = json_pack("{s:{s:s}, s:{}}", "metadata", "name", pairs[i][0], "spec");
+        if (pairs[i][1] != NULL)
+            json_object_set_new(json_object_get(q, "spec"), "parent", json_string(pairs[i][1]));
+        queuecheck_set_put(s, q);
+        json_decref(q);
+    }
+    s->synced = 1;
+}
+
+/* review (borrowed) compact and indented, without Queues and against parent_queues(): the same answers either way. */
+static void check_review_all_ways(const char *what, const json_t *review, const struct queuecheck_set *parents,
+                                  struct fast_counts *fast, struct fast_counts *denied)
+{
+    for (int indent = 0; indent <= 1; indent++) {
+        char *body = json_dumps(review, indent ? JSON_INDENT(1) : JSON_COMPACT);
+        check_same_answer(what, body, strlen(body), fast);
+        check_same_answer_with(what, body, strlen(body), parents, denied);
+        free(body);
+    }
+}
+
+/*
+ * A RayCluster CREATE or UPDATE is answered from the scan when it is allowed,
+ * byte for byte as the jansson path answers: the mutation fixtures, the bench's
+ * bodies and the cases of admission-fast/ (each says whether the fast path
+ * answers it); a denial (the queue has children, an invalid spec) is left to
+ * the jansson path.
+ */
+static void test_respond_raycluster_fast(void **state)
+{
+    (void)state;
+    struct queuecheck_set parents;
+    struct fast_counts fast = {0, 0}, denied = {0, 0};
+    size_t n, want_fast = 0;
+    parent_queues(&parents);
+
+    char **files = fixture_list("mutate/raycluster", &n);
+    for (size_t i = 0; i < n; i++) {
+        json_t *c = fixture_json(files[i]);
+        json_t *object = json_incref(json_object_get(c, "object"));
+        char *text = review_text("ray.io", "v1", "RayCluster", "CREATE", object, NULL);
+        json_t *review = json_loads(text, 0, NULL);
+        check_review_all_ways(files[i], review, &parents, &fast, &denied);
+        want_fast += json_object_get(c, "deny") == NULL;
+        json_decref(review);
+        free(text);
+        json_decref(c);
+    }
+    fixture_list_free(files, n);
+    assert_true(n >= 10);
+    assert_int_equal(fast.raycluster, 2 * want_fast); /* compact and indented */
+
+    files = fixture_list("admission-fast", &n);
+    for (size_t i = 0; i < n; i++) {
+        json_t *c = fixture_json(files[i]);
+        size_t before = fast.raycluster, denied_before = denied.raycluster;
+        const json_t *request = json_object_get(json_object_get(c, "review"), "request");
+        const json_t *object = json_object_get(request, "object");
+        int create = strcmp(json_string_value(json_object_get(request, "operation")), "CREATE") == 0;
+        const char *queue = json_string_value(
+            json_object_get(json_object_get(json_object_get(object, "metadata"), "labels"), "volcano.sh/queue-name"));
+        check_review_all_ways(files[i], json_object_get(c, "review"), &parents, &fast, &denied);
+        if (create && queue != NULL && strcmp(queue, "q") == 0 && denied.raycluster != denied_before)
+            fail_msg("%s: answered by the fast path, but q has a child", files[i]);
+        if (fast.raycluster - before != (json_is_true(json_object_get(c, "fast")) ? 2u : 0u))
+            fail_msg("%s: the RayCluster fast path answered it %zu times of 2, the fixture says %s", files[i],
+                     fast.raycluster - before, json_is_true(json_object_get(c, "fast")) ? "always" : "never");
+        json_decref(c);
+    }
+    fixture_list_free(files, n);
+    assert_true(n >= 10);
+
+    static const char *const bench[] = {"bench/raycluster-review.json", "bench/raycluster-large-review.json"};
+    for (size_t i = 0; i < sizeof(bench) / sizeof(bench[0]); i++) {
+        size_t len, before = fast.raycluster;
+        char *body = fixture_read(bench[i], &len);
+        check_same_answer(bench[i], body, len, &fast);
+        assert_int_equal(fast.raycluster, before + 1);
+        free(body);
+    }
+    queuecheck_set_finish(&parents);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -351,6 +473,7 @@ int main(void)
         cmocka_unit_test(test_length_respected),
         cmocka_unit_test(test_respond_same_answer),
         cmocka_unit_test(test_queue_tree),
+        cmocka_unit_test(test_respond_raycluster_fast),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

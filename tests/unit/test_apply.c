@@ -55,7 +55,7 @@ static int setup(void **state)
     w->admit = admit_create(w->cache);
     admit_result_init(&w->res);
     w->leading = 1;
-    struct apply_config cfg = {w->k, w->reg, "test", leading, w, &w->stopping};
+    struct apply_config cfg = {w->k, w->reg, "test", leading, w, &w->stopping, -1}; /* Warnings at once */
     w->apply = apply_create(&cfg);
     *state = w;
     return 0;
@@ -125,6 +125,74 @@ static int pod_ungated_mark(struct world *w, const char *name)
     return (p->flags & CACHE_POD_MARKED_UNGATED) != 0;
 }
 
+/* How many GangWaiting Events were posted about object name ("x-": any whose name starts so; "": any). */
+static size_t gang_waiting_on(struct world *w, const char *prefix)
+{
+    json_t *log = fake_log(w->f);
+    size_t n = 0;
+    for (size_t i = 0; i < json_array_size(log); i++) {
+        if (strcmp(log_field(log, i, "method"), "POST") != 0 ||
+            !starts_with(log_field(log, i, "target"), "/api/v1/namespaces/default/events"))
+            continue;
+        json_t *ev = json_loads(log_field(log, i, "body"), 0, NULL);
+        const char *name = json_string_value(json_object_get(json_object_get(ev, "involvedObject"), "name"));
+        size_t len = strlen(prefix);
+        int match = len == 0 || (prefix[len - 1] == '-' ? starts_with(name, prefix) : strcmp(name, prefix) == 0);
+        if (strcmp(json_string_value(json_object_get(ev, "reason")), "GangWaiting") == 0 && match)
+            n++;
+        json_decref(ev);
+    }
+    json_decref(log);
+    return n;
+}
+
+/* An apply whose Warnings settle for settle_ms, in place of setup's. */
+static void settle(struct world *w, long long settle_ms)
+{
+    apply_destroy(w->apply);
+    metrics_registry_destroy(w->reg);
+    w->reg = metrics_registry_create();
+    struct apply_config cfg = {w->k, w->reg, "test", leading, w, &w->stopping, settle_ms};
+    w->apply = apply_create(&cfg);
+}
+
+/*
+ * A wait is told once it has lasted the settle time: not at the pass that
+ * first reported it (carry_out asks for a pass later), but at a pass after it,
+ * once, on the RayCluster and the head.
+ */
+static void test_wait_told_once_settled(void **state)
+{
+    struct world *w = *state;
+    settle(w, 300);
+    assert_int_equal(pass(w), -1); /* test-cluster-1 waits, not told yet: a pass is wanted */
+    assert_int_equal(gang_waiting_on(w, "test-cluster-1"), 0);
+    usleep(350 * 1000);
+    assert_int_equal(pass(w), 0);
+    assert_int_equal(gang_waiting_on(w, "test-cluster-1"), 1);
+    assert_int_equal(gang_waiting_on(w, "test-cluster-1-head"), 1);
+    assert_int_equal(gang_waiting_on(w, ""), 2);
+    assert_int_equal(pass(w), 0);
+    assert_int_equal(gang_waiting_on(w, ""), 2);
+}
+
+/* A gang admitted before its wait settled gets no Warning. */
+static void test_admitted_before_settled_not_told(void **state)
+{
+    struct world *w = *state;
+    settle(w, 60000);
+    assert_int_equal(pass(w), -1);
+    pthread_mutex_lock(&w->mu);
+    cache_delete_raycluster(w->cache, "default", "test-cluster-0");
+    const char *pods[] = {"test-cluster-0-head", "test-cluster-0-worker-worker-a", "test-cluster-0-worker-worker-b"};
+    for (size_t i = 0; i < 3; i++)
+        cache_delete_pod(w->cache, "default", pods[i]);
+    pthread_mutex_unlock(&w->mu);
+    assert_int_equal(pass(w), 0); /* test-cluster-1 admitted: nothing left to tell */
+    assert_true(cache_gang_get(w->cache, "default", "test-cluster-1")->admitted);
+    assert_int_equal(gang_waiting_on(w, ""), 0);
+}
+
 static void test_record_then_gates_then_cache(void **state)
 {
     struct world *w = *state;
@@ -141,10 +209,14 @@ static void test_record_then_gates_then_cache(void **state)
     assert_true(json_is_null(json_object_get(ann, TOPOLOGY_PLACED)));
     json_decref(ann);
     assert_null(cache_gang_get(w->cache, "default", "test-cluster-0")->topo_placed);
-    /* The waiting gang's RayCluster and its 3 pods are told, and the admission on its RayCluster: 5 Events. */
+    /* The waiting gang's RayCluster and its head pod are told (not its workers), and the admission on its RayCluster:
+       3 Events. */
     size_t events = fake_wait_requests(w->f, "POST", "/api/v1/namespaces/default/events", 0, 0);
-    assert_int_equal(events, 5);
-    /* Again: the admitted gang is done, the waiting one's pods were told already (its RayCluster again only on a change). */
+    assert_int_equal(events, 3);
+    assert_int_equal(gang_waiting_on(w, "test-cluster-1"), 1);
+    assert_int_equal(gang_waiting_on(w, "test-cluster-1-head"), 1);
+    assert_int_equal(gang_waiting_on(w, "test-cluster-1-worker-"), 0);
+    /* Again: the admitted gang is done, the waiting one was told already (again only on a change). */
     assert_int_equal(pass(w), 0);
     assert_int_equal(fake_wait_requests(w->f, "PATCH", RC0, 0, 0), 1);
     assert_int_equal(fake_wait_requests(w->f, "POST", "/api/v1/namespaces/default/events", 0, 0), events);
@@ -188,7 +260,7 @@ static void test_failed_record_retries(void **state)
     apply_destroy(w->apply);
     metrics_registry_destroy(w->reg);
     w->reg = metrics_registry_create();
-    struct apply_config cfg = {w->k, w->reg, "test", leading, w, &w->stopping};
+    struct apply_config cfg = {w->k, w->reg, "test", leading, w, &w->stopping, -1}; /* Warnings at once */
     w->apply = apply_create(&cfg);
     json_object_set_new(json_object_get(w->state, "script"), RC0,
                         json_pack("[i,i,i,i,i,i,i,i]", 500, 500, 500, 500, 500, 500, 500, 500));
@@ -211,6 +283,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_record_then_gates_then_cache, setup, teardown),
         cmocka_unit_test_setup_teardown(test_record_topology, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wait_told_once_settled, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_admitted_before_settled_not_told, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused_record, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_record_retries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_leading, setup, teardown),

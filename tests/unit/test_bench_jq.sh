@@ -7,7 +7,8 @@
 #   60, 75, 0.5, 100 constrained: ratios 1.5, 2.5, 2, 4, the steady pass over 2x);
 # - hack/bench/report.jq on report/results.json must print report/report.md exactly
 #   (a real run's results and the report it produced, targets met and not met),
-#   and on report/topology-results.json (the topology part alone) report/topology-report.md.
+#   and on report/topology-results.json (the topology part alone) report/topology-report.md,
+#   on report/scan-results.json (the eviction scan and the cache's memory alone) report/scan-report.md.
 # usage: test_bench_jq.sh SOURCE_ROOT
 set -u
 root="$1"
@@ -41,6 +42,10 @@ if ! diff -u "$fx/report/report.md" <(jq -r -f "$root/hack/bench/report.jq" "$fx
 fi
 if ! diff -u "$fx/report/topology-report.md" <(jq -r -f "$root/hack/bench/report.jq" "$fx/report/topology-results.json"); then
 	echo "FAIL: report.jq on report/topology-results.json differs from report/topology-report.md (above)"
+	failed=1
+fi
+if ! diff -u "$fx/report/scan-report.md" <(jq -r -f "$root/hack/bench/report.jq" "$fx/report/scan-results.json"); then
+	echo "FAIL: report.jq on report/scan-results.json differs from report/scan-report.md (above)"
 	failed=1
 fi
 [[ "$failed" == 0 ]] && echo "e2e_summary.jq, topology_summary.jq and report.jq: as expected"

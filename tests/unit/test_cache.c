@@ -468,6 +468,114 @@ static void test_topology_placed(void **state)
     json_decref(rc);
 }
 
+/* Every gang's nunbound and nunready against a count of its pods: live and unbound; live, bound and not Ready. */
+static void check_unsettled(const struct cache *c)
+{
+    size_t gangs = 0;
+    for (const struct cache_gang *g = c->all_gangs; g != NULL; g = g->all_next, gangs++) {
+        size_t unbound = 0, unready = 0;
+        const struct cache_pod *p;
+        cache_gang_for_each_pod(p, g) {
+            unbound += cache_pod_live(p) && p->node == NULL;
+            unready += cache_pod_live(p) && p->node != NULL && !p->ready;
+        }
+        if (unbound != g->nunbound || unready != g->nunready)
+            fail_msg("gang %s: nunbound %zu, nunready %zu; its pods say %zu, %zu", g->name, g->nunbound, g->nunready, unbound,
+                     unready);
+    }
+    assert_true(gangs > 0);
+}
+
+/* Upserts fixture pod name (borrowed) with changes (JSON merged into it, NULL: none); checks every gang's count. */
+static void upsert_changed(struct cache *c, json_t *fx, const char *name, const char *changes)
+{
+    struct error err;
+    json_t *pod = json_deep_copy(fixture_pod(fx, name));
+    if (changes != NULL) {
+        json_error_t jerr;
+        json_t *ch = json_loads(changes, 0, &jerr);
+        if (ch == NULL)
+            fail_msg("%s: %s", changes, jerr.text);
+        const char *key;
+        json_t *v;
+        json_object_foreach(ch, key, v)
+        {
+            json_t *to = json_object_get(pod, key);
+            if (json_is_object(to) && json_is_object(v))
+                json_object_update(to, v);
+            else
+                json_object_set(pod, key, v);
+        }
+        json_decref(ch);
+    }
+    assert_int_equal(cache_upsert_pod(c, pod, &err), 0);
+    json_decref(pod);
+    check_unsettled(c);
+}
+
+static size_t unsettled(const struct cache *c, const char *gang)
+{
+    const struct cache_gang *g = cache_gang_get(c, "default", gang);
+    assert_non_null(g);
+    return g->nunbound + g->nunready;
+}
+
+/*
+ * A gang's nunbound and nunready (what lets the eviction scan skip a running gang, evictscan.h) follows its pods through
+ * binding, readiness, termination, a move to another gang and deletion, in any order of arrival.
+ */
+static void test_unsettled_count(void **state)
+{
+    struct cache_test *t = *state;
+    struct cache *c = t->c;
+    json_t *fx = t->fx;
+    struct error err;
+    static const char *const pods[] = {"stuck-w1", "healthy-head", "stuck-head", "healthy-w1", "stuck-w2", "healthy-w2"};
+    for (size_t i = 0; i < sizeof(pods) / sizeof(pods[0]); i++) /* the pods before their RayClusters */
+        upsert_changed(c, fx, pods[i], NULL);
+    for (size_t i = 0; i < json_array_size(json_object_get(fx, "rayclusters")); i++)
+        assert_int_equal(cache_upsert_raycluster(c, json_array_get(json_object_get(fx, "rayclusters"), i), &err), 0);
+    check_unsettled(c);
+    assert_int_equal(unsettled(c, "stuck"), 2);
+    assert_int_equal(unsettled(c, "healthy"), 0);
+
+    const char *not_ready = "{\"status\": {\"conditions\": [{\"type\": \"Ready\", \"status\": \"False\"}]}}";
+    upsert_changed(c, fx, "healthy-w1", not_ready); /* bound, no longer Ready */
+    assert_int_equal(unsettled(c, "healthy"), 1);
+    assert_int_equal(cache_gang_get(c, "default", "healthy")->nunready, 1);
+    upsert_changed(c, fx, "healthy-w1", NULL);
+    assert_int_equal(unsettled(c, "healthy"), 0);
+    upsert_changed(c, fx, "stuck-w1", "{\"spec\": {\"nodeName\": \"node-1\"}}"); /* bound, not Ready */
+    assert_int_equal(unsettled(c, "stuck"), 2);
+    assert_int_equal(cache_gang_get(c, "default", "stuck")->nunbound, 1);
+    assert_int_equal(cache_gang_get(c, "default", "stuck")->nunready, 1);
+    upsert_changed(c, fx, "stuck-w1",
+                   "{\"spec\": {\"nodeName\": \"node-1\"}, \"status\": {\"conditions\": [{\"type\": "
+                   "\"Ready\", \"status\": \"True\"}]}}");
+    assert_int_equal(unsettled(c, "stuck"), 1);
+    upsert_changed(c, fx, "stuck-w2", "{\"metadata\": {\"deletionTimestamp\": \"2026-11-23T10:00:00Z\"}}"); /* terminating */
+    assert_int_equal(unsettled(c, "stuck"), 0);
+    upsert_changed(c, fx, "healthy-w2", "{\"status\": {\"phase\": \"Failed\"}}"); /* ended: not a member */
+    assert_int_equal(unsettled(c, "healthy"), 0);
+    upsert_changed(c, fx, "healthy-w2", "{\"status\": {\"phase\": \"Pending\"}, \"spec\": {\"nodeName\": null}}");
+    assert_int_equal(unsettled(c, "healthy"), 1);
+    upsert_changed(c, fx, "healthy-w2",
+                   "{\"status\": {\"phase\": \"Pending\"}, \"spec\": {\"nodeName\": null}, "
+                   "\"metadata\": {\"labels\": {\"ray.io/cluster\": \"stuck\"}}}"); /* relabelled */
+    assert_int_equal(unsettled(c, "healthy"), 0);
+    assert_int_equal(unsettled(c, "stuck"), 1);
+    cache_delete_pod(c, "default", "healthy-w2");
+    check_unsettled(c);
+    assert_int_equal(unsettled(c, "stuck"), 0);
+    upsert_changed(c, fx, "healthy-head", not_ready);
+    assert_int_equal(unsettled(c, "healthy"), 1);
+    cache_delete_raycluster(c, "default", "healthy"); /* the gang outlives its RayCluster while it has pods */
+    assert_int_equal(unsettled(c, "healthy"), 1);
+    cache_delete_pod(c, "default", "healthy-head");
+    check_unsettled(c);
+    assert_int_equal(unsettled(c, "healthy"), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -477,6 +585,7 @@ int main(void)
         CACHE_TEST(test_preemption_fields, "admit/queue-walkthrough.json"),
         CACHE_TEST(test_topology_placed, "admit/queue-walkthrough.json"),
         CACHE_TEST(test_interning, "admit/nodes-taints.json"),
+        CACHE_TEST(test_unsettled_count, "evictscan/placement.json"),
         cmocka_unit_test(test_memory_per_pod),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

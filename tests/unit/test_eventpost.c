@@ -122,6 +122,52 @@ static void test_failures_counted(void **state)
     eventpost_list_finish(&l);
 }
 
+/*
+ * Aggregated Events: a first one (count 1) is created by its name, a repeat
+ * counted up by a PATCH of it; one found gone (404) is created again, one
+ * found existing (409, after a restart) is counted up instead. None of those
+ * is a failure.
+ */
+static void test_counted(void **state)
+{
+    struct world *w = *state;
+    json_t *script = json_object_get(w->state, "script");
+    json_object_set_new(script, "/api/v1/namespaces/ray/events/gone.gangwaiting-queue-capacity", json_pack("[i]", 404));
+    json_object_set_new(script, "/api/v1/namespaces/other/events", json_pack("[i]", 409));
+    struct eventpost_list l;
+    eventpost_list_init(&l);
+    struct events_object rc = {"ray.io/v1", "RayCluster", "ray", "gone", NULL};
+    struct events_object po = {"v1", "Pod", "other", "h", NULL};
+    eventpost_add_counted(&l, &rc, "gone.gangwaiting-queue-capacity", "Warning", "GangWaiting", "full", "2026-11-25T10:00:00Z",
+                          "test", 3);
+    eventpost_add_counted(&l, &po, "h.gangwaiting-pods", "Warning", "GangWaiting", "pods", "2026-11-25T10:00:00Z", "test", 1);
+    assert_int_equal(eventpost_send(w->k, &l, NULL, NULL, "events"), 0);
+    eventpost_list_finish(&l);
+    json_t *log = fake_log(w->f);
+    assert_int_equal(json_array_size(log), 4);
+    /* Round one: the repeat's PATCH (404) and the first's POST (409); round two: the other way. */
+    int patch404 = 0, post404 = 0, post409 = 0, patch409 = 0;
+    for (size_t i = 0; i < 4; i++) {
+        const char *m = log_field(log, i, "method"), *t = log_field(log, i, "target");
+        json_t *body = json_loads(log_field(log, i, "body"), 0, NULL);
+        long long count = json_integer_value(json_object_get(body, "count"));
+        if (strcmp(m, "PATCH") == 0 && strcmp(t, "/api/v1/namespaces/ray/events/gone.gangwaiting-queue-capacity") == 0) {
+            patch404 += i < 2 && count == 3;
+        } else if (strcmp(m, "POST") == 0 && strcmp(t, "/api/v1/namespaces/ray/events") == 0) {
+            post404 += i >= 2 && count == 3 &&
+                       strcmp(json_string_value(json_object_get(json_object_get(body, "metadata"), "name")),
+                              "gone.gangwaiting-queue-capacity") == 0;
+        } else if (strcmp(m, "POST") == 0 && strcmp(t, "/api/v1/namespaces/other/events") == 0) {
+            post409 += i < 2 && count == 1;
+        } else if (strcmp(m, "PATCH") == 0 && strcmp(t, "/api/v1/namespaces/other/events/h.gangwaiting-pods") == 0) {
+            patch409 += i >= 2 && strcmp(json_string_value(json_object_get(body, "lastTimestamp")), "2026-11-25T10:00:00Z") == 0;
+        }
+        json_decref(body);
+    }
+    assert_int_equal(patch404 + post404 + post409 + patch409, 4);
+    json_decref(log);
+}
+
 /* An Event added with eventpost_add_new is stolen; finish frees what was never sent. */
 static void test_add_new_and_finish(void **state)
 {
@@ -155,6 +201,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_not_leading_drops_and_frees, setup, teardown),
         cmocka_unit_test_setup_teardown(test_posts_to_namespaces, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failures_counted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_counted, setup, teardown),
         cmocka_unit_test(test_add_new_and_finish),
         cmocka_unit_test(test_namespace_terminating),
     };

@@ -62,6 +62,26 @@ static void test_long_message_cut(void **state)
     json_decref(ev);
 }
 
+/* An aggregated Event: named (not generated), counted; its count patch says count, lastTimestamp and message. */
+static void test_named_and_count_patch(void **state)
+{
+    (void)state;
+    struct events_object obj = {"ray.io/v1", "RayCluster", "ns", "rc", "u1"};
+    json_t *ev =
+        events_build_named(&obj, "rc.gangwaiting-pods-u1", "Warning", "GangWaiting", "why", "2026-11-21T19:31:15Z", "h", 4);
+    json_t *meta = json_object_get(ev, "metadata");
+    assert_string_equal(json_string_value(json_object_get(meta, "name")), "rc.gangwaiting-pods-u1");
+    assert_null(json_object_get(meta, "generateName"));
+    assert_int_equal(json_integer_value(json_object_get(ev, "count")), 4);
+    assert_string_equal(json_string_value(json_object_get(ev, "reason")), "GangWaiting");
+    json_decref(ev);
+    json_t *p = events_count_patch("later", "2026-11-21T19:40:00Z", 5);
+    json_t *want = json_pack("{s:i,s:s,s:s}", "count", 5, "lastTimestamp", "2026-11-21T19:40:00Z", "message", "later");
+    assert_true(json_equal(p, want));
+    json_decref(p);
+    json_decref(want);
+}
+
 static void test_timestamp(void **state)
 {
     (void)state;
@@ -72,10 +92,8 @@ static void test_timestamp(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_build_fields),
-        cmocka_unit_test(test_no_uid),
-        cmocka_unit_test(test_long_message_cut),
-        cmocka_unit_test(test_timestamp),
+        cmocka_unit_test(test_build_fields),          cmocka_unit_test(test_no_uid),    cmocka_unit_test(test_long_message_cut),
+        cmocka_unit_test(test_named_and_count_patch), cmocka_unit_test(test_timestamp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

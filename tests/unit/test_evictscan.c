@@ -191,11 +191,53 @@ static void test_jitter_spreads_gangs(void **state)
     json_decref(fx);
 }
 
+/*
+ * A running gang (every pod bound and Ready) is passed over without walking its pods (evictscan.h, "Cost"); when
+ * one of its pods stops being Ready, the next scans judge it again: a deadline, then the eviction.
+ */
+static void test_running_gang_judged_again(void **state)
+{
+    (void)state;
+    json_t *fx = fixture_json("evictscan/placement.json");
+    struct cache *c = cachefixture_load(fx, 0);
+    struct evict_config cfg;
+    struct error err = {{0}};
+    evict_config_default(&cfg);
+    if (evict_config_for_queue(&cfg, "0", "2m", &cfg, &err) != 0) /* stuck's unbound workers are not timed */
+        fail_msg("%s", err.message);
+    int64_t t1020 = 1795428000000LL + 20 * 60000;
+    struct evictscan_result r;
+    evictscan_result_init(&r);
+    assert_int_equal(evictscan_run(c, &cfg, t1020, 0, 1, &r), 0);
+    assert_int_equal(r.len, 0);
+    assert_int_equal(r.next_ms, 0);
+    evictscan_result_finish(&r);
+
+    json_t *pod = json_deep_copy(json_array_get(json_object_get(fx, "pods"), 4)); /* healthy-w1 */
+    assert_string_equal(json_string_value(json_object_get(json_object_get(pod, "metadata"), "name")), "healthy-w1");
+    json_object_set_new(pod, "status",
+                        json_pack("{s:s,s:[{s:s,s:s,s:s},{s:s,s:s,s:s}]}", "phase", "Running", "conditions", "type", "PodScheduled",
+                                  "status", "True", "lastTransitionTime", "2026-11-23T10:00:01Z", "type", "Ready", "status",
+                                  "False", "lastTransitionTime", "2026-11-23T10:20:00Z"));
+    assert_int_equal(cache_upsert_pod(c, pod, &err), 0);
+    assert_int_equal(evictscan_run(c, &cfg, t1020 + 60000, 0, 1, &r), 0);
+    assert_int_equal(r.next_ms, t1020 + 120000); /* Ready changed at 10:20, 2m */
+    evictscan_result_finish(&r);
+    assert_int_equal(evictscan_run(c, &cfg, t1020 + 120000, 0, 1, &r), 1);
+    assert_string_equal(r.items[0].cluster, "healthy");
+    assert_int_equal(r.items[0].reason, EVICT_REASON_PODS_READY_TIMEOUT);
+    evictscan_result_finish(&r);
+    json_decref(pod);
+    cache_destroy(c);
+    json_decref(fx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixtures),
         cmocka_unit_test(test_jitter_spreads_gangs),
+        cmocka_unit_test(test_running_gang_judged_again),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

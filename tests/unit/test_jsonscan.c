@@ -135,6 +135,41 @@ static void test_tokens(void **state)
     jsonscan_finish(&s);
 }
 
+/* jsonscan_value() of the whole document is what jansson read (want): equal values of equal types, in the same order. */
+static void check_value(const char *what, const struct jsonscan *s, const json_t *want)
+{
+    json_t *got = jsonscan_value(s, 0, JSONSCAN_WHOLE, NULL);
+    char *a = json_dumps(got, JSON_COMPACT | JSON_ENCODE_ANY), *b = json_dumps(want, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (!json_equal(got, want) || strcmp(a, b) != 0)
+        fail_msg("jsonscan_value differs from jansson on %.200s:\n  %.300s\n  %.300s", what, a, b);
+    free(a);
+    free(b);
+    json_decref(got);
+}
+
+/* The values of documents with every kind of token, as jansson reads them. */
+static void test_value(void **state)
+{
+    (void)state;
+    static const char *const docs[] = {
+        "{}",
+        "{\"a\":-0.5,\"b\":[true,false,null,\"x\"],\"c\":{\"d\":[]},\"e\":-0,\"f\":0.0,\"g\":1.25}",
+        "{\"s\":\"with \\\"escapes\\\" \\\\ \\/ \\b\\f\\n\\r\\t\",\"\":\"\"}",
+        "{\"a\":123456789012345,\"b\":-12345678901234,\"z\":1,\"y\":2,\"x\":{\"k\":[[1],[2.5]]}}",
+    };
+    struct jsonscan s;
+    jsonscan_init(&s);
+    for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+        assert_int_equal(jsonscan_parse(&s, docs[i], strlen(docs[i])), 0);
+        json_t *want = json_loads(docs[i], JSON_REJECT_DUPLICATES, NULL);
+        assert_non_null(want);
+        check_value(docs[i], &s, want);
+        json_decref(want);
+    }
+    assert_null(jsonscan_value(&s, -1, JSONSCAN_WHOLE, NULL));
+    jsonscan_finish(&s);
+}
+
 /* Never more than jansson: every byte-level mutation of a real AdmissionReview the scan accepts, jansson accepts too. */
 static void test_subset_of_jansson(void **state)
 {
@@ -165,6 +200,7 @@ static void test_subset_of_jansson(void **state)
         json_t *j = json_loadb(copy, len, JSON_REJECT_DUPLICATES, &err);
         if (j == NULL)
             fail_msg("round %d: scanned, but jansson says: %s (line %d, column %d)", round, err.text, err.line, err.column);
+        check_value(copy, &s, j);
         json_decref(j);
     }
     /* Both outcomes happened: the property was exercised. */
@@ -178,10 +214,8 @@ static void test_subset_of_jansson(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_accepts),
-        cmocka_unit_test(test_declines),
-        cmocka_unit_test(test_tokens),
-        cmocka_unit_test(test_subset_of_jansson),
+        cmocka_unit_test(test_accepts),           cmocka_unit_test(test_declines), cmocka_unit_test(test_tokens),
+        cmocka_unit_test(test_subset_of_jansson), cmocka_unit_test(test_value),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

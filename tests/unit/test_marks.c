@@ -42,11 +42,34 @@ static void test_set_get(void **state)
     free(keys);
 }
 
+/* Clearing removes only the bits named, keeps a collided neighbour reachable, and ignores an unmarked key. */
+static void test_clear(void **state)
+{
+    (void)state;
+    size_t slots = marks_slots(4);
+    const void **keys = calloc(slots, sizeof(*keys));
+    uint8_t *bits = malloc(slots);
+    struct marks m;
+    marks_init(&m, keys, bits, slots);
+    char objs[40];
+    for (int i = 0; i < 8; i++)
+        marks_set(&m, &objs[i * 5], MARKS_ADMITTED | MARKS_TAIL);
+    marks_clear(&m, &objs[0], MARKS_ADMITTED);
+    assert_int_equal(marks_get(&m, &objs[0]), MARKS_TAIL);
+    for (int i = 1; i < 8; i++)
+        assert_int_equal(marks_get(&m, &objs[i * 5]), MARKS_ADMITTED | MARKS_TAIL);
+    marks_clear(&m, &objs[1], MARKS_ADMITTED); /* never marked */
+    assert_int_equal(marks_get(&m, &objs[1]), 0);
+    free(bits);
+    free(keys);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slots),
         cmocka_unit_test(test_set_get),
+        cmocka_unit_test(test_clear),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -65,12 +65,82 @@ check("etcd writes per pod", c["etcd_writes_per_pod"], 6.0)
 check("the gang system's CPU", c["gang_cpu_s"], 2.5)
 check("scheduler attempts per pod", c["scheduler_attempts_per_pod"], 1.0)
 
+# The audit log: who sent each mutating request, by user agent; reads, other
+# stages and lines that are not events are not counted.
+check("raygate's gate by its agent", w.audit_component({"userAgent": "raygate/0.9.0"}), "raygate")
+check("KubeRay by its agent", w.audit_component({"userAgent": "kuberay-operator/v1.5.1"}), "kuberay")
+check("KubeRay by its program's name", w.audit_component({"userAgent": "ray-operator/v0.0.0 (linux/amd64) kubernetes/$Format"}), "kuberay")
+check("a controller-manager controller", w.audit_component({"userAgent": "kube-controller-manager/v1.33.13 (linux/amd64) kubernetes/abc/generic-garbage-collector"}),
+      "kube-controller-manager")
+check("scheduler-plugins' scheduler is the scheduler", w.audit_component({"userAgent": "scheduler/v0.0.0 (linux/amd64) kubernetes/$Format/scheduler"}), "kube-scheduler")
+check("an unknown agent stands for itself", w.audit_component({"userAgent": "helm/3.18"}), "helm")
+check("no agent: the user", w.audit_component({"user": {"username": "raygate-admin"}}), "raygate-admin")
+
+
+def event(agent, verb, resource, sub=None, stage="ResponseComplete"):
+    ref = {"resource": resource, "namespace": "ns"}
+    if sub:
+        ref["subresource"] = sub
+    return json.dumps({"kind": "Event", "stage": stage, "verb": verb, "userAgent": agent, "objectRef": ref})
+
+
+audit_lines = [
+    event("raygate/0.9.0", "patch", "pods"), event("raygate/0.9.0", "patch", "pods"),
+    event("raygate/0.9.0", "update", "podgroups", "status"), event("raygate/0.9.0", "create", "events"),
+    event("ray-operator/v1", "create", "pods"), event("ray-operator/v1", "create", "pods"),
+    event("kube-scheduler/v1.33 (linux) k/scheduler", "create", "pods", "binding"),
+    event("kube-scheduler/v1.33 (linux) k/scheduler", "create", "pods", "binding", stage="RequestReceived"),
+    event("kwok/v0.7.0", "get", "pods"), "not json", "",
+]
+counts = w.audit_count(audit_lines)
+check("audit counts by component and request", counts, {
+    "raygate": {"patch pods": 2, "update podgroups/status": 1, "create events": 1},
+    "kuberay": {"create pods": 2}, "kube-scheduler": {"create pods/binding": 1}})
+ac = w.audit_cost(counts, 2)
+check("audit: mutating requests per Ray pod", ac["mutations_per_pod"], 3.5)
+check("audit: per Ray pod by component", ac["by_component"], {"kube-scheduler": 0.5, "kuberay": 1.0, "raygate": 2.0})
+check("audit: per Ray pod by request", ac["by_request"]["raygate"], {"create events": 0.5, "patch pods": 1.0, "update podgroups/status": 0.5})
+check("audit: no log, no figures", w.audit_cost(None, 2), None)
+
+# Reading the log between two points: whole lines after the first point only.
+with tempfile.TemporaryDirectory() as d:
+    log_path = os.path.join(d, "audit.log")
+    check("audit: no log yet", w.audit_read(log_path), (None, None))
+    with open(log_path, "w") as f:
+        f.write(audit_lines[0] + "\n" + audit_lines[4] + "\n")
+    _, at = w.audit_read(log_path)
+    check("audit: the point before is the end", at, os.path.getsize(log_path))
+    with open(log_path, "a") as f:
+        f.write(audit_lines[2] + "\n" + audit_lines[6] + "\n" + audit_lines[1][:20])
+    got, end = w.audit_read(log_path, at)
+    check("audit: only what came after, whole lines", got, {"raygate": {"update podgroups/status": 1}, "kube-scheduler": {"create pods/binding": 1}})
+    check("audit: read up to the partial line", end, os.path.getsize(log_path) - 20)
+    with open(log_path, "w") as f:
+        f.write(audit_lines[0] + "\n")
+    check("audit: a rotated log gives no figures", w.audit_read(log_path, end)[0], None)
+
+c2 = w.cost(dict(point(10, 0, 100, 0, 1.0, 0, 0.0), procs={"kube-apiserver": {"cpu_s": 2.0, "rss_kb": 1, "hwm_kb": 1}}),
+            dict(point(30, 10, 140, 20, 3.5, 10, 5.0), procs={"kube-apiserver": {"cpu_s": 7.0, "rss_kb": 1, "hwm_kb": 1}}, audit=counts), 10)
+check("apiserver CPU seconds per Ray pod", c2["apiserver_cpu_s_per_pod"], 0.5)
+check("the cost carries the audit figures", c2["audit"]["by_component"]["raygate"], 0.4)
+check("no apiserver process, no CPU figure", c["apiserver_cpu_s_per_pod"], None)
+
 # summary.jq and report.jq on result lines of two systems and three runs.
 lines = []
 for sysname, secs in (("raygate", [4.0, 6.0, 5.0]), ("none", [2.0, 2.5, 3.0])):
     for run, s in enumerate(secs, 1):
+        # Audit figures: raygate's gate writes 1, 3, 2 per pod; KubeRay 1; kwok only in run 2 (0 in the others).
+        by_comp = {"kuberay": 1.0, "kube-scheduler": 1.0}
+        by_req = {"kuberay": {"create pods": 1.0}, "kube-scheduler": {"create pods/binding": 1.0}}
+        if sysname == "raygate":
+            by_comp["raygate"] = [1.0, 3.0, 2.0][run - 1]
+            by_req["raygate"] = {"patch pods": 1.0, "create events": by_comp["raygate"] - 1}
+        if run == 2:
+            by_comp["helm"], by_req["helm"] = 0.3, {"create secrets": 0.3}
+        audit = {"mutations_per_pod": sum(by_comp.values()), "by_component": by_comp, "by_request": by_req}
         cost = {"apiserver_requests_per_pod": {"POST": 2}, "apiserver_mutations_per_pod": 3, "etcd_writes_per_pod": 4,
-                "gang_cpu_s": 1, "gang_hwm_kb": 2048, "procs": {"kube-scheduler": {"cpu_s": 1}}, "scheduler_attempts_per_pod": 1}
+                "gang_cpu_s": 1, "gang_hwm_kb": 2048, "procs": {"kube-scheduler": {"cpu_s": 1}}, "scheduler_attempts_per_pod": 1,
+                "apiserver_cpu_s_per_pod": 0.001 * run, "audit": audit}
         lines.append({"system": sysname, "run": run, "workload": "flood", "load": "1.0 1.0 1.0",
                       "result": {"clusters": 2, "pods_per_cluster": 10, "all_bound_s": s, "partial_max": 0, "cost": cost}})
         lines.append({"system": sysname, "run": run, "workload": "contention", "load": "1.0 1.0 1.0",
@@ -104,10 +174,26 @@ check("partial placements at the end, median", summary["by_system"]["none"]["con
 check("settled runs", summary["by_system"]["raygate"]["contention"]["settled_runs"], 3)
 check("a failed workload is listed, not counted", summary["by_system"]["none"]["errors"], [{"workload": "gang", "run": 1, "error": "boom"}])
 check("samples kept apart from the runs", "samples" in json.dumps(summary["runs"]), False)
+rf = summary["by_system"]["raygate"]["flood"]
+check("apiserver CPU per pod: median, min, max", (rf["apiserver_cpu_s_per_pod"]["median"], rf["apiserver_cpu_s_per_pod"]["min"],
+                                                  rf["apiserver_cpu_s_per_pod"]["max"]), (0.002, 0.001, 0.003))
+check("audit mutations per pod, median", rf["audit_mutations_per_pod"]["median"], 4.0)
+check("by component: the gate's median, min, max", rf["mutations_by_component"]["raygate"], {"median": 2.0, "min": 1.0, "max": 3.0, "n": 3})
+check("by component: a run without it counts 0", rf["mutations_by_component"]["helm"]["median"], 0)
+check("by request: medians per component", rf["mutations_by_request"]["raygate"], {"create events": 1.0, "patch pods": 1.0})
+check("no gang system: no raygate column", "raygate" in summary["by_system"]["none"]["flood"]["mutations_by_component"], False)
+check("contention carries the apiserver cost too", summary["by_system"]["none"]["contention"]["apiserver_cpu_s_per_pod"]["median"], 0.002)
 
 doc = {"peers": summary, "versions": {"kuberay": "v1.5.1", "kubernetes": "v1.33.13"}}
 md = subprocess.run(["jq", "-r", "-f", os.path.join(peers, "report.jq")], input=json.dumps(doc), capture_output=True, text=True, check=True).stdout
 check("report: a flood row per system", sum(1 for l in md.splitlines() if l.startswith(("| raygate | 5 (4–6) s", "| no gang system | 2.5 (2–3) s"))), 2)
+check("report: apiserver CPU per pod in ms", "| 3 | 2 (1–3) ms | 4 |" in md, True)
+check("report: the by-component header", "| system | workload | raygate gate | Kueue | PodGroup controller | KubeRay | scheduler | controller-manager | kwok (kubelet) | bench client | other | total |" in md, True)
+check("report: raygate's flood row by component", "| raygate | flood | 2 | – | – | 1 | 1 | – | – | – | 0 | 4 (3–5.3) |" in md, True)
+check("report: no gang system's flood row", "| no gang system | flood | – | – | – | 1 | 1 | – | – | – | 0 | 2 (2–2.3) |" in md, True)
+check("report: which requests, largest first", "raygate: raygate gate create events 1, patch pods 1; KubeRay create pods 1; scheduler create pods/binding 1." in md, True)
+check("report: no by-component row without audit figures", "| no gang system | gang |" in md, False)
+check("report: which requests, flood only (no gang figures)", ("Which requests (flood" in md, "Which requests (gang" in md), (True, False))
 check("report: the held cluster's reason", "“raygate  does not fit”" in md, True)
 check("report: a cluster not held says so", "**not held**: 3 of 3 pods bound" in md, True)
 check("report: the error is shown", "no gang system gang run 1: boom" in md, True)

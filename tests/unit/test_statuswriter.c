@@ -181,6 +181,56 @@ static void test_replace_and_merge(void **state)
     json_decref(log);
 }
 
+/*
+ * The window: a key's first write goes at once; the writes of it within the
+ * window after go together once it is over, as one patch that does what they
+ * did one after the other; another key is not held.
+ */
+static void test_window_coalesces(void **state)
+{
+    struct world *x = *state;
+    struct statuswriter *w = statuswriter_create(x->k, NULL, on_done, &x->d);
+    statuswriter_set_window(w, 400);
+    struct statuswriter_key k = {STATUSWRITER_PODGROUP_STATUS, "ray", "a"}, other = {STATUSWRITER_PODGROUP_STATUS, "ray", "b"};
+    statuswriter_submit_new(w, &k, "PATCH", "/a", NULL, json_pack("{s:{s:i,s:i}}", "status", "running", 0, "pending", 3));
+    wait_seen(&x->d, 1);
+    statuswriter_submit_new(w, &k, "PATCH", "/a", NULL, json_pack("{s:{s:i,s:i}}", "status", "running", 1, "pending", 2));
+    statuswriter_submit_new(w, &k, "PATCH", "/a", NULL, json_pack("{s:{s:i,s:s}}", "status", "pending", 1, "phase", "Running"));
+    statuswriter_submit_new(w, &other, "PATCH", "/b", NULL, json_pack("{s:i}", "n", 1));
+    wait_seen(&x->d, 2); /* b: at once */
+    usleep(100 * 1000);
+    assert_int_equal(fake_wait_requests(x->f, "PATCH", "/a", 0, 0), 1); /* a: held for the window */
+    wait_seen(&x->d, 3);
+    statuswriter_destroy(w);
+    json_t *log = fake_log(x->f);
+    assert_int_equal(json_array_size(log), 3);
+    assert_string_equal(log_field(log, 2, "target"), "/a");
+    json_t *body = json_loads(log_field(log, 2, "body"), 0, NULL);
+    json_t *want = json_pack("{s:{s:i,s:i,s:s}}", "status", "running", 1, "pending", 1, "phase", "Running");
+    assert_true(json_equal(body, want));
+    json_decref(want);
+    json_decref(body);
+    json_decref(log);
+}
+
+/* Composing merge patches: the second's members win, objects member by member, a null (delete) kept. */
+static void test_merge_compose(void **state)
+{
+    (void)state;
+    json_t *a = json_pack("{s:{s:i,s:i},s:i,s:s}", "status", "x", 1, "y", 2, "n", 1, "gone", "v");
+    json_t *b = json_pack("{s:{s:i,s:n},s:{s:i},s:n}", "status", "y", 3, "x", "new", "k", 1, "gone");
+    json_t *c = statuswriter_merge_compose(a, b);
+    json_t *want = json_pack("{s:{s:n,s:i},s:i,s:n,s:{s:i}}", "status", "x", "y", 3, "n", 1, "gone", "new", "k", 1);
+    assert_true(json_equal(c, want));
+    json_t *d = statuswriter_merge_compose(a, json_null());
+    assert_true(json_is_null(d));
+    json_decref(a);
+    json_decref(b);
+    json_decref(c);
+    json_decref(d);
+    json_decref(want);
+}
+
 static int no(void *arg)
 {
     (void)arg;
@@ -205,6 +255,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_key_equal),
         cmocka_unit_test_setup_teardown(test_replace_and_merge, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_window_coalesces, setup, teardown),
+        cmocka_unit_test(test_merge_compose),
         cmocka_unit_test_setup_teardown(test_not_leading, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

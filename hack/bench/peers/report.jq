@@ -4,6 +4,15 @@ def r2: if . == null then "–" else (. * 100 | round / 100 | tostring) end;
 def k: if . == null then "–" else (. | round | tostring) end;
 def fig(f): if . == null then "–" elif (.min | f) == (.max | f) then (.median | f) else "\(.median | f) (\(.min | f)–\(.max | f))" end;
 def name: {raygate: "raygate", kueue: "Kueue", coscheduling: "coscheduling", none: "no gang system"}[.] // .;
+def ms: if . == null then "–" else (. * 1000 | r1) end;
+# The audit log's components, in the by-component table's order, and their names there.
+def comps: ["raygate", "kueue", "podgroup-controller", "kuberay", "kube-scheduler", "kube-controller-manager", "kwok", "bench"];
+def cname: {raygate: "raygate gate", kueue: "Kueue", "podgroup-controller": "PodGroup controller", kuberay: "KubeRay",
+	"kube-scheduler": "scheduler", "kube-controller-manager": "controller-manager", kwok: "kwok (kubelet)", bench: "bench client"}[.] // .;
+# A by-component row's cells: comps' medians, then the other components' sum, then the total.
+def bycomp($c; $t): ($c // {}) as $m |
+	(comps | map($m[.].median // null | if . == null then "–" else r2 end)) +
+	[[$m | to_entries[] | select(.key as $k | comps | index($k) | not) | .value.median] | if length == 0 then "–" else add | r2 end, ($t | fig(r2))];
 def yn: if . == null then "–" elif . then "yes" else "no" end;
 
 select(.peers) | .peers as $p | $p.setup as $s | $p.by_system as $b | ($s.systems) as $sys |
@@ -30,18 +39,30 @@ else empty end),
 (if ([$sys[] | $b[.].flood, $b[.].gang] | map(select(. != null)) | length) > 0 then
 "### Flood, one big gang, cost\n",
 "Flood: \($s.flood_clusters) RayClusters × \($s.flood_pods_per_cluster) pods into a queue with room for all, first create → all bound. Gang: one RayCluster of \($s.gang_pods) pods; *admissible* is when raygate’s Queue or Kueue’s LocalQueue appears (coscheduling and no gang system hold nothing: when the last pod exists); *÷ none* is admissible → all bound over no gang system’s created → all bound (the same pods, nothing holding them). Cost per Ray pod over the flood. KubeRay’s wait-gcs-ready init container makes every worker ask the scheduler for 200m CPU\([$sys[] | $b[.].flood.nodes_added // 0, $b[.].gang.nodes_added // 0] | max | if . > 0 then ": where the nodes could not hold a workload, it added kwok nodes like the others for its runs (flood \([$sys[] | $b[.].flood.nodes_added // 0] | max), gang \([$sys[] | $b[.].gang.nodes_added // 0] | max))" else "" end).\n",
-"| system | flood: all bound | × none | gang: admissible → all bound | gang: created → all bound | × none | ÷ none | apiserver requests per pod | mutating requests per pod | etcd writes per pod | gang system CPU (flood) | gang system peak RSS | scheduler attempts per pod |",
-"|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+"| system | flood: all bound | × none | gang: admissible → all bound | gang: created → all bound | × none | ÷ none | apiserver requests per pod | mutating requests per pod | apiserver CPU per pod | etcd writes per pod | gang system CPU (flood) | gang system peak RSS | scheduler attempts per pod |",
+"|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
 ($sys[] | . as $x | $b[$x] as $v | ($p.ratios[$x] // {}) as $q |
-	"| \($x | name) | \($v.flood.all_bound_s | fig(r1)) s | \($q.flood_all_bound | r2) | \($v.gang.admissible_to_all_bound_s | fig(r1)) s | \($v.gang.created_to_all_bound_s | fig(r1)) s | \($q.gang_created_to_all_bound | r2) | \($q.gang_admissible_to_all_bound | r2) | \($v.flood.requests_per_pod // {} | to_entries | map(select(.value.median > 0.05)) | map("\(.key) \(.value.median | r1)") | join(", ")) | \($v.flood.mutations_per_pod | fig(r1)) | \($v.flood.etcd_writes_per_pod | fig(r1)) | \(if $x == "none" then "–" else "\($v.flood.gang_cpu_s | fig(r1)) s" end) | \(if $x == "none" then "–" else "\($v.flood.gang_hwm_kb.max // null | if . == null then "–" else (. / 1024 | r1) + " MB" end)" end) | \($v.flood.scheduler_attempts_per_pod | fig(r2)) |"),
+	"| \($x | name) | \($v.flood.all_bound_s | fig(r1)) s | \($q.flood_all_bound | r2) | \($v.gang.admissible_to_all_bound_s | fig(r1)) s | \($v.gang.created_to_all_bound_s | fig(r1)) s | \($q.gang_created_to_all_bound | r2) | \($q.gang_admissible_to_all_bound | r2) | \($v.flood.requests_per_pod // {} | to_entries | map(select(.value.median > 0.05)) | map("\(.key) \(.value.median | r1)") | join(", ")) | \($v.flood.mutations_per_pod | fig(r1)) | \($v.flood.apiserver_cpu_s_per_pod | fig(ms)) ms | \($v.flood.etcd_writes_per_pod | fig(r1)) | \(if $x == "none" then "–" else "\($v.flood.gang_cpu_s | fig(r1)) s" end) | \(if $x == "none" then "–" else "\($v.flood.gang_hwm_kb.max // null | if . == null then "–" else (. / 1024 | r1) + " MB" end)" end) | \($v.flood.scheduler_attempts_per_pod | fig(r2)) |"),
 "",
 (if ([$sys[] | $b[.].gang.mutations_per_pod] | map(select(. != null)) | length) > 0 then
 "Cost per Ray pod over the gang of \($s.gang_pods) (from its RayCluster’s creation to the last bind; kwok writes each pod’s status a while after its bind, so where the binds come in one burst at the end, as after raygate’s gate removal, fewer of those writes fall inside):\n",
-"| system | apiserver requests per pod | mutating requests per pod | etcd writes per pod | gang system CPU | gang system peak RSS | scheduler attempts per pod |",
-"|---|---|---|---|---|---|---|",
+"| system | apiserver requests per pod | mutating requests per pod | apiserver CPU per pod | etcd writes per pod | gang system CPU | gang system peak RSS | scheduler attempts per pod |",
+"|---|---|---|---|---|---|---|---|",
 ($sys[] | . as $x | $b[$x].gang as $g | select($g != null and $g.mutations_per_pod != null) |
-	"| \($x | name) | \($g.requests_per_pod // {} | to_entries | map(select(.value.median > 0.05)) | map("\(.key) \(.value.median | r1)") | join(", ")) | \($g.mutations_per_pod | fig(r1)) | \($g.etcd_writes_per_pod | fig(r1)) | \(if $x == "none" then "–" else "\($g.gang_cpu_s | fig(r1)) s" end) | \(if $x == "none" then "–" else "\($g.gang_hwm_kb.max // null | if . == null then "–" else (. / 1024 | r1) + " MB" end)" end) | \($g.scheduler_attempts_per_pod | fig(r2)) |"),
+	"| \($x | name) | \($g.requests_per_pod // {} | to_entries | map(select(.value.median > 0.05)) | map("\(.key) \(.value.median | r1)") | join(", ")) | \($g.mutations_per_pod | fig(r1)) | \($g.apiserver_cpu_s_per_pod | fig(ms)) ms | \($g.etcd_writes_per_pod | fig(r1)) | \(if $x == "none" then "–" else "\($g.gang_cpu_s | fig(r1)) s" end) | \(if $x == "none" then "–" else "\($g.gang_hwm_kb.max // null | if . == null then "–" else (. / 1024 | r1) + " MB" end)" end) | \($g.scheduler_attempts_per_pod | fig(r2)) |"),
 ""
+else empty end),
+(if ([$sys[] | $b[.].flood.mutations_by_component, $b[.].gang.mutations_by_component] | map(select(. != null)) | length) > 0 then
+"Mutating requests per Ray pod by component, from the apiserver’s audit log (every create, update, patch and delete, attributed by the sender’s user agent; the bench client’s are its RayCluster creates):\n",
+"| system | workload | " + (comps | map(cname) | join(" | ")) + " | other | total |",
+"|---|---|" + (comps | map("---|") | join("")) + "---|---|",
+($sys[] | . as $x | ("flood", "gang") as $wl | $b[$x][$wl] as $v | select($v != null and $v.mutations_by_component != null) |
+	"| \($x | name) | \($wl) | " + (bycomp($v.mutations_by_component; $v.audit_mutations_per_pod) | join(" | ")) + " |"),
+"",
+(("flood", "gang") as $wl | [$sys[] | . as $x | $b[$x][$wl].mutations_by_request // null | select(. != null) |
+	"\($x | name): " + (to_entries | sort_by(.key as $k | comps | index($k) // 99) | map(.key as $c | .value | to_entries | map(select(.value >= 0.05)) | select(length > 0) |
+		"\($c | cname) " + (sort_by(-.value) | map("\(.key) \(.value | r2)") | join(", "))) | join("; "))] | select(length > 0) |
+	"Which requests (\($wl), per Ray pod, median; ≥ 0.05 shown): " + join(". ") + ".\n")
 else empty end),
 "Gang system: raygate’s webhook and gate controller, Kueue’s manager, scheduler-plugins’ PodGroup controller (coscheduling’s gang logic itself runs inside the scheduler: compare kube-scheduler below). CPU seconds of the other processes over the flood (median): " + ($sys | map(. as $x | $b[$x].flood.procs_cpu_s // {} | "\($x | name): " + (to_entries | map("\(.key) \(.value.median | r1)") | join(", "))) | join("; ")) + ".\n"
 else empty end),

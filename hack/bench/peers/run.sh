@@ -10,7 +10,9 @@
 #   flood        --flood RayClusters x 10 pods into a queue with room for all
 #   gang         one gang of --gang pods: admissible -> all bound
 # and what each cost (apiserver requests by verb, etcd writes, CPU seconds and
-# RSS of the gang system's processes, kube-scheduler's attempts).
+# RSS of the gang system's processes, kube-scheduler's attempts, the
+# apiserver's CPU seconds, and every mutating request by component, verb and
+# resource from the apiserver's audit log: RAYGATE_APISERVER_AUDIT=1).
 #
 #   hack/bench/peers/run.sh --out FILE [--quick] [--runs N] [--systems "raygate kueue coscheduling none"]
 #                           [--contention N] [--flood N] [--gang N] [--seed S]
@@ -57,8 +59,14 @@ trap cleanup EXIT
 if bash "$ROOT/hack/cluster.sh" status >/dev/null 2>&1; then
 	die "a local cluster already runs in $STATE (RAYGATE_PORT_OFFSET=${RAYGATE_PORT_OFFSET:-0}): take it down first"
 fi
-say "peers: building Kueue and scheduler-plugins (once, into $RAYGATE_CACHE)"
-bash "$ROOT/hack/build-upstream.sh" --peers kueue,coscheduling >"$WORK/build.log" 2>&1 || { tail -30 "$WORK/build.log"; die "building the peers failed"; }
+peers_built=""
+for s in $SYSTEMS; do
+	[[ "$s" == kueue || "$s" == coscheduling ]] && peers_built+="${peers_built:+,}$s"
+done
+if [[ -n "$peers_built" ]]; then
+	say "peers: building $peers_built (once, into $RAYGATE_CACHE)"
+	bash "$ROOT/hack/build-upstream.sh" --peers "$peers_built" >"$WORK/build.log" 2>&1 || { tail -30 "$WORK/build.log"; die "building the peers failed"; }
+fi
 
 export RAYGATE_STATE="$STATE" RAYGATE_APISERVER_PORT="$APISERVER_PORT" RAYGATE_ETCD_PORT="$ETCD_PORT" RAYGATE_SCHED_PORT="$SCHED_PORT" KUBECTL
 workload() { RAYGATE_GANG="$1" python3 "$here/workloads.py" "${@:2}"; }
@@ -93,7 +101,7 @@ record() {
 for sys in $SYSTEMS; do
 	say "peers: cluster up --gang $sys"
 	CLUSTER_UP=1
-	bash "$ROOT/hack/cluster.sh" up --gang "$sys" --nodes "$nodes" --node-capacity "$CAPACITY" >"$WORK/up-$sys.log" 2>&1 ||
+	RAYGATE_APISERVER_AUDIT=1 bash "$ROOT/hack/cluster.sh" up --gang "$sys" --nodes "$nodes" --node-capacity "$CAPACITY" >"$WORK/up-$sys.log" 2>&1 ||
 		{ tail -30 "$WORK/up-$sys.log"; die "cluster up --gang $sys failed"; }
 	for ((r = 1; r <= RUNS; r++)); do
 		if ((r == 1)); then

@@ -66,7 +66,7 @@ class Kube:
         return http.client.HTTPSConnection("127.0.0.1", APISERVER_PORT, context=self.ctx, timeout=timeout)
 
     def request(self, method, path, body=None, ctype="application/json", raw=False):
-        headers = {"Authorization": "Bearer " + self.token, "Accept": "application/json"}
+        headers = {"Authorization": "Bearer " + self.token, "Accept": "application/json", "User-Agent": "raygate-peers-bench/1"}
         data = None
         if body is not None:
             data = json.dumps(body).encode()
@@ -391,9 +391,12 @@ def prom_sum(text, metric, label=None):
     return out
 
 
-def scrape(kube):
-    """Counters read before and after a workload."""
+def scrape(kube, since=None):
+    """Counters read before and after a workload; given the point before
+    (since), also the audit log's mutating requests from there to now."""
     _, api = kube.request("GET", "/metrics", raw=True)
+    # Right after the apiserver's counters, so that both count the same requests.
+    audit, offset = audit_read(os.path.join(STATE, "logs", "audit.log"), since["audit_offset"] if since else None)
     try:
         conn = http.client.HTTPConnection("127.0.0.1", ETCD_PORT, timeout=10)
         conn.request("GET", "/metrics")
@@ -411,11 +414,98 @@ def scrape(kube):
     txns = prom_sum(etcd, "etcd_mvcc_txn_total") or prom_sum(etcd, "etcd_debugging_mvcc_txn_total")
     procs = {c: proc_cpu_rss(c) for c in GANG_COMPONENTS[GANG] + OTHER_COMPONENTS}
     return {
+        "audit_offset": offset,
+        "audit": audit,
         "apiserver_requests": prom_sum(api, "apiserver_request_total", "verb"),
         "etcd": {"put": puts, "delete": dels, "txn": txns},
         "scheduler_attempts": prom_sum(sched, "scheduler_schedule_attempts_total", "result"),
         "procs": procs,
         "t": time.time(),
+    }
+
+
+# ------------------------------------------------------------------ audit log
+
+# Who sent a mutating request, by the first word of its user agent (every
+# component signs in as the same admin user here; each sends its own agent,
+# its program's name). Another word stands for itself.
+# The raygate webhook only watches Queues, so raygate's writes are its gate's.
+AUDIT_COMPONENTS = {
+    "raygate": "raygate",
+    "kuberay-operator": "kuberay",
+    "ray-operator": "kuberay",
+    "kube-scheduler": "kube-scheduler",
+    "scheduler": "kube-scheduler",  # scheduler-plugins' scheduler, in its place under coscheduling
+    "kube-controller-manager": "kube-controller-manager",
+    "kwok": "kwok",
+    "kueue": "kueue",
+    "controller": "podgroup-controller",
+    "raygate-peers-bench": "bench",
+    "kube-apiserver": "kube-apiserver",
+    "kubectl": "kubectl",
+}
+MUTATING_VERBS = ("create", "update", "patch", "delete", "deletecollection")
+
+
+def audit_component(event):
+    """The component that sent an audit event, from its user agent."""
+    agent = event.get("userAgent") or ""
+    word = agent.split("/", 1)[0].split(" ", 1)[0]
+    if word in AUDIT_COMPONENTS:
+        return AUDIT_COMPONENTS[word]
+    return word or event.get("user", {}).get("username", "unknown")
+
+
+def audit_count(lines):
+    """Mutating requests in audit log lines (JSON events), as
+    {component: {"verb resource[/subresource]": n}}; other lines are skipped."""
+    out = {}
+    for line in lines:
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(ev, dict) or ev.get("verb") not in MUTATING_VERBS or ev.get("stage", "ResponseComplete") != "ResponseComplete":
+            continue
+        ref = ev.get("objectRef") or {}
+        what = ev["verb"] + " " + (ref.get("resource") or "?") + ("/" + ref["subresource"] if ref.get("subresource") else "")
+        byreq = out.setdefault(audit_component(ev), {})
+        byreq[what] = byreq.get(what, 0) + 1
+    return out
+
+
+def audit_read(path, offset=None):
+    """(counts of the events written after byte offset, the offset read to,
+    the end of the last whole line). Without an offset: (None, the end).
+    None counts when there is no log or it was rotated meanwhile."""
+    try:
+        with open(path, "rb") as f:
+            end = f.seek(0, os.SEEK_END)
+            start = offset if offset is not None else max(end - 65536, 0)
+            if end < start:
+                return None, end
+            f.seek(start)
+            data = f.read(end - start)
+    except OSError:
+        return None, None
+    whole = data[: data.rfind(b"\n") + 1]
+    if offset is None:
+        return None, start + len(whole)
+    return audit_count(whole.decode(errors="replace").splitlines()), offset + len(whole)
+
+
+def audit_cost(counts, pods):
+    """Mutating requests per Ray pod from audit_count's counts: in total, by
+    component, and by component and request (rounded; None without a log)."""
+    if counts is None:
+        return None
+    per = max(pods, 1)
+    total = sum(n for c in counts.values() for n in c.values())
+    return {
+        "mutations": total,
+        "mutations_per_pod": round(total / per, 2),
+        "by_component": {c: round(sum(r.values()) / per, 2) for c, r in sorted(counts.items())},
+        "by_request": {c: {k: round(n / per, 3) for k, n in sorted(r.items())} for c, r in sorted(counts.items())},
     }
 
 
@@ -432,8 +522,12 @@ def cost(before, after, pods):
     gang = [procs[c] for c in GANG_COMPONENTS[GANG] if c in procs]
     attempts = {k: after["scheduler_attempts"].get(k, 0) - before["scheduler_attempts"].get(k, 0) for k in after["scheduler_attempts"]}
     per = max(pods, 1)
+    api = procs.get("kube-apiserver")
     return {
         "pods": pods,
+        "apiserver_cpu_s": api["cpu_s"] if api else None,
+        "apiserver_cpu_s_per_pod": round(api["cpu_s"] / per, 4) if api else None,
+        "audit": audit_cost(after.get("audit"), pods),
         "apiserver_requests": req,
         "apiserver_requests_per_pod": {v: round(n / per, 2) for v, n in req.items() if n},
         "apiserver_mutations_per_pod": round(sum(n for v, n in req.items() if v in ("POST", "PUT", "PATCH", "DELETE", "CREATE", "UPDATE", "APPLY")) / per, 2),
@@ -573,7 +667,7 @@ def contention(args):
         c = p["cluster"]
         if c in want and p["node"] and 0 < cl[c]["bound"] < want[c]["pods"]:
             bound_cpu_partial += 1 if "-head-" in name else want[c]["worker_cpu"]
-    after = scrape(kube)
+    after = scrape(kube, before)
     pods = sum(s["pods"] for s in shapes)
     w.close()
     out = {
@@ -620,7 +714,7 @@ def flood(args):
     ok = wait_for(done, args.limit, step=0.5)
     snap = w.snapshot()
     last = max((p["bound_at"] for p in snap.values() if p["bound_at"]), default=t0)
-    after = scrape(kube)
+    after = scrape(kube, before)
     w.close()
     out = {"clusters": args.clusters, "pods_per_cluster": args.pods, "create_s": round(created, 2),
            "all_bound_s": round(last - t0, 2) if ok else None, "bound": sum(1 for p in snap.values() if p["node"]),
@@ -667,7 +761,7 @@ def gang(args):
     ok = wait_for(lambda: sum(1 for p in w.snapshot().values() if p["node"]) >= n, args.limit, step=0.2)
     snap = w.snapshot()
     last = max((p["bound_at"] for p in snap.values() if p["bound_at"]), default=ta)
-    after = scrape(kube)
+    after = scrape(kube, before)
     w.close()
     out = {"pods": n, "created_to_all_bound_s": round(last - t0, 2) if ok else None,
            "admissible_to_all_bound_s": round(last - ta, 2) if ok else None,
