@@ -167,14 +167,13 @@ const struct preempthold_item *admit_held(const struct admit *a, const struct ca
 
 /*
  * Whether d's reason differs from the last one recorded for its gang (WAIT) or
- * for its gang's autoscaling tail (TAIL_WAIT), recording it: the controller
- * emits a GangWaiting Event on the RayCluster only when this returns 1.
- * Another count of "waiting for pods" is not a new reason (its message is
- * still recorded: the gang's PodGroup shows the current one). When the gang's
- * (or its tail's) reason changes, CACHE_POD_TOLD is cleared on its pods, so
- * that each gated pod is told the new reason once (the controller marks it
- * with cache_pod_mark_told()); a pod that was not told yet (one that joined
- * since) is told even when the reason is no news. ADMIT and FINISH forget the gang's reason,
+ * for its gang's autoscaling tail (TAIL_WAIT), recording it. Another count of
+ * "waiting for pods" is not a new reason (its message is still recorded: the
+ * gang's PodGroup shows the current one). When the gang's (or its tail's)
+ * reason changes, CACHE_POD_TOLD is cleared on its pods, so that the pods the
+ * controller tells (gate/waitevents.c: the head, or a tail's first waiting
+ * pod, once the reason has lasted its settling time) are told the new reason
+ * once (cache_pod_mark_told()). ADMIT and FINISH forget the gang's reason,
  * TAIL_ADMIT the tail's, and return 1. Returns 0 when the gang is no longer
  * cached.
  */
