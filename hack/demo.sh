@@ -135,3 +135,30 @@ show kubectl get pods -n "$NS" -o wide
 wait_pg ray-rayjob-sample-pg Running
 show kubectl get podgroup -n "$NS"
 show kubectl get queue kuberay-test-queue -o jsonpath='{.status.allocated}{"\n"}'
+
+narrate "Queues in a tree (Volcano's spec.parent): eng has cpu 4, shared by train (weight 3) and infer (weight 1, guaranteed cpu 1)"
+show kubectl apply -f "$ROOT/samples/queue-tree.yaml"
+# in_queue NAME QUEUE: the guide's test-cluster-0 renamed and put in QUEUE
+in_queue() { sed "s/test-cluster-0/$1/; s/kuberay-test-queue/$2/" "$ROOT/samples/raycluster-test-cluster-0.yaml"; }
+narrate "Only leaves hold gangs: the webhook denies a RayCluster that names eng, and names the field"
+printf '\033[36m$ %s\033[0m\n' "kubectl apply -f eng-cluster.yaml   # volcano.sh/queue-name: eng"
+if in_queue eng-cluster eng | kubectl apply -n "$NS" -f - 2>&1; then
+	echo "the webhook admitted a RayCluster naming a queue with children" >&2
+	exit 1
+fi
+narrate "train-0 (cpu 3) in train is admitted: eng's cpu 4 less infer's guarantee leaves train exactly 3"
+in_queue train-0 train | kubectl apply -n "$NS" -f -
+wait_pods train-0 3 Running
+narrate "train-1, the same shape, waits whole: eng has cpu 1 left, and that one is infer's guarantee, never lent though infer is idle"
+in_queue train-1 train | kubectl apply -n "$NS" -f -
+wait_pods train-1 3
+# short_in_eng: train-1's PodGroup says it does not fit (once its pods exist)
+short_in_eng() { kubectl get podgroup -n "$NS" ray-train-1-pg -o jsonpath='{.status.conditions[*].message}' 2>/dev/null | grep -q 'does not fit'; }
+wait_until 20 "train-1 waits on eng's room" short_in_eng
+show kubectl raygate queues
+show kubectl raygate why train-1 -n "$NS"
+narrate "Delete train-0: train-1 takes its room"
+show kubectl delete rayclusters.ray.io -n "$NS" train-0
+wait_pods train-1 3 Running
+wait_pg ray-train-1-pg Running
+show kubectl raygate gangs -n "$NS"
