@@ -543,12 +543,8 @@ static int respond_raycluster_scanned(const struct jsonscan *s, const struct que
     int handled = decide_object(TARGET_RAYCLUSTER, req, obj, queues != NULL ? queues : &unknown_queues, &result, info, &merr) == 0;
     if (handled) {
         struct util_buf out = {0};
-        size_t patch_len = 0;
-        char *patch = jsonpatch_dumps(result.patch, &patch_len);
-        if (patch == NULL && result.patch != NULL) {
-            patch = json_dumps(result.patch, JSON_COMPACT); /* a real number */
-            patch_len = strlen(patch);
-        }
+        char *patch = result.patch != NULL ? json_dumps(result.patch, JSON_COMPACT) : NULL;
+        size_t patch_len = patch != NULL ? strlen(patch) : 0;
         put_answer(&out, s, uid, patch, patch_len, result.warnings);
         free(patch);
         *text_len = out.len;

@@ -67,12 +67,4 @@ json_t *jsonpatch_merge_diff(const json_t *from, const json_t *to);
  */
 json_t *jsonpatch_merge_apply(const json_t *doc, const json_t *patch);
 
-/*
- * The text json_dumps(value, JSON_COMPACT) writes (a new string, caller
- * frees; *len set), written without jansson's per-character UTF-8 walk: a
- * patch's strings are copied in runs. NULL when value holds a real number
- * (json_dumps' "%.17g" is left to it) or is NULL.
- */
-char *jsonpatch_dumps(const json_t *value, size_t *len);
-
 #endif

@@ -69,48 +69,6 @@ static void test_diff_cases(void **state)
     json_decref(cases);
 }
 
-/* value (borrowed) through jsonpatch_dumps: json_dumps' compact text, byte for byte; NULL when it holds a real. */
-static void check_dumps(const char *what, const json_t *value, int has_real)
-{
-    size_t len = 0;
-    char *got = jsonpatch_dumps(value, &len);
-    if (has_real) {
-        assert_null(got);
-        return;
-    }
-    char *want = json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY);
-    if (got == NULL || strcmp(got, want) != 0)
-        fail_msg("%s: jsonpatch_dumps %s, json_dumps %s", what, got != NULL ? got : "(null)", want);
-    assert_int_equal(len, strlen(want));
-    free(got);
-    free(want);
-}
-
-/* jsonpatch_dumps writes what json_dumps writes: every case of the patch fixtures, and every escape. */
-static void test_dumps(void **state)
-{
-    (void)state;
-    static const char *const files[] = {"jsonpatch/diff.json", "jsonpatch/apply.json"};
-    for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
-        json_t *cases = fixture_json(files[f]);
-        size_t i;
-        json_t *c;
-        json_array_foreach(cases, i, c)
-        {
-            json_t *patch = json_object_get(c, "patch");
-            check_dumps(json_string_value(json_object_get(c, "comment")), patch, 0); /* the fixtures hold no reals */
-        }
-        json_decref(cases);
-    }
-    json_t *v = json_pack("[s,s,s,I,b,b,n,{s:s,s:[]},{}]", "\x01\x1f\x7f/\"\\\b\f\n\r\t end", "\xc3\xa9\xe2\x80\xa8", "",
-                          (json_int_t)-5, 1, 0, "k\n\"", "v", "z", "e");
-    check_dumps("escapes", v, 0);
-    json_array_append_new(v, json_real(1.5));
-    check_dumps("a real", v, 1);
-    json_decref(v);
-    assert_null(jsonpatch_dumps(NULL, &(size_t){0}));
-}
-
 /* RFC 7386: the diff is the expected merge patch, and applying it to from gives to. */
 static void test_merge_cases(void **state)
 {
@@ -241,7 +199,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_apply_cases),
         cmocka_unit_test(test_diff_cases),
-        cmocka_unit_test(test_dumps),
         cmocka_unit_test(test_merge_cases),
         cmocka_unit_test(test_merge_apply_rfc),
         cmocka_unit_test(test_pointer_join),
