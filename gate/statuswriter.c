@@ -231,7 +231,7 @@ uint64_t statuswriter_submit_new(struct statuswriter *w, const struct statuswrit
     } else if (i < w->len) {
         if (strcmp(w->queued[i].method, "PATCH") == 0 && strcmp(method, "PATCH") == 0) {
             /* Each patch says what changed since the one before it: together, both changes. */
-            json_t *both = statuswriter_merge_compose(w->queued[i].body, body);
+            json_t *both = jsonpatch_merge_compose(w->queued[i].body, body);
             json_decref(it.body);
             it.body = both;
         }
@@ -256,21 +256,6 @@ void statuswriter_set_window(struct statuswriter *w, long long window_ms)
     pthread_mutex_lock(&w->mu);
     w->window_ms = window_ms;
     pthread_mutex_unlock(&w->mu);
-}
-
-json_t *statuswriter_merge_compose(const json_t *first, const json_t *second)
-{
-    if (!json_is_object(first) || !json_is_object(second))
-        return json_deep_copy(second);
-    json_t *out = json_deep_copy(first);
-    const char *k;
-    json_t *v;
-    json_object_foreach((json_t *)second, k, v)
-    {
-        json_t *a = json_object_get(out, k);
-        json_object_set_new(out, k, a != NULL ? statuswriter_merge_compose(a, v) : json_deep_copy(v));
-    }
-    return out;
 }
 
 void statuswriter_destroy(struct statuswriter *w)

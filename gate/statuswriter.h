@@ -83,14 +83,6 @@ uint64_t statuswriter_submit_new(struct statuswriter *w, const struct statuswrit
 /* Sets the coalescing window (0: none, every write at once); any thread. */
 void statuswriter_set_window(struct statuswriter *w, long long window_ms);
 
-/*
- * The JSON merge patch (new) that does what first then second (both
- * borrowed) do: second's members over first's, objects composed member by
- * member. (One case it cannot say: first deleting a member that second sets
- * to an object; the object is then merged into the target's old one.)
- */
-json_t *statuswriter_merge_compose(const json_t *first, const json_t *second);
-
 /* Stops the thread after the batch in flight (queued writes are dropped) and frees it; accepts NULL. */
 void statuswriter_destroy(struct statuswriter *w);
 

@@ -410,3 +410,18 @@ json_t *jsonpatch_merge_apply(const json_t *doc, const json_t *patch)
     }
     return out;
 }
+
+json_t *jsonpatch_merge_compose(const json_t *first, const json_t *second)
+{
+    if (!json_is_object(first) || !json_is_object(second))
+        return json_deep_copy(second);
+    json_t *out = json_deep_copy(first);
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)second, k, v)
+    {
+        json_t *a = json_object_get(out, k);
+        json_object_set_new(out, k, a != NULL ? jsonpatch_merge_compose(a, v) : json_deep_copy(v));
+    }
+    return out;
+}

@@ -67,4 +67,12 @@ json_t *jsonpatch_merge_diff(const json_t *from, const json_t *to);
  */
 json_t *jsonpatch_merge_apply(const json_t *doc, const json_t *patch);
 
+/*
+ * The JSON merge patch (new) that does what first then second (both
+ * borrowed) do: second's members over first's, objects composed member by
+ * member. (One case it cannot say: first deleting a member that second sets
+ * to an object; the object is then merged into the target's old one.)
+ */
+json_t *jsonpatch_merge_compose(const json_t *first, const json_t *second);
+
 #endif

@@ -12,6 +12,7 @@
 
 #include "fakeapi.h"
 #include "statuswriter.h"
+#include "jsonpatch.h"
 
 struct done_log {
     pthread_mutex_t mu;
@@ -219,10 +220,10 @@ static void test_merge_compose(void **state)
     (void)state;
     json_t *a = json_pack("{s:{s:i,s:i},s:i,s:s}", "status", "x", 1, "y", 2, "n", 1, "gone", "v");
     json_t *b = json_pack("{s:{s:i,s:n},s:{s:i},s:n}", "status", "y", 3, "x", "new", "k", 1, "gone");
-    json_t *c = statuswriter_merge_compose(a, b);
+    json_t *c = jsonpatch_merge_compose(a, b);
     json_t *want = json_pack("{s:{s:n,s:i},s:i,s:n,s:{s:i}}", "status", "x", "y", 3, "n", 1, "gone", "new", "k", 1);
     assert_true(json_equal(c, want));
-    json_t *d = statuswriter_merge_compose(a, json_null());
+    json_t *d = jsonpatch_merge_compose(a, json_null());
     assert_true(json_is_null(d));
     json_decref(a);
     json_decref(b);
