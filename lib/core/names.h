@@ -44,4 +44,37 @@
 #define NAMES_ANNOTATION_WAIT_PODS "raygate.io/wait-pods-created"
 #define NAMES_ANNOTATION_WAIT_REASON "raygate.io/wait-reason"
 
+/*
+ * Dispatch to many clusters (docs/dispatch.md). On the manager: a Queue's
+ * workers (comma-separated, in order of preference); a worker's kubeconfig
+ * Secret in raygate-system, labelled with the worker's name (data key
+ * "kubeconfig"); on a dispatched RayCluster or RayJob, where it runs, when it
+ * was created there and when its lease was last renewed there (RFC 3339,
+ * the manager's clock), per-worker reasons while no worker fits (JSON
+ * {"worker": "message"}), the user's give-up duration ("10m"; unset: wait
+ * forever), and the dispatcher's finalizer.
+ */
+#define NAMES_ANNOTATION_DISPATCH_TO "raygate.io/dispatch-to"
+#define NAMES_LABEL_WORKER_CLUSTER "raygate.io/worker-cluster"
+#define NAMES_SECRET_KUBECONFIG_KEY "kubeconfig"
+#define NAMES_ANNOTATION_DISPATCHED_TO "raygate.io/dispatched-to"
+#define NAMES_ANNOTATION_DISPATCHED_AT "raygate.io/dispatched-at"
+#define NAMES_ANNOTATION_DISPATCH_RENEWED "raygate.io/dispatch-renewed-at"
+#define NAMES_ANNOTATION_DISPATCH_REASONS "raygate.io/dispatch-reasons"
+#define NAMES_ANNOTATION_DISPATCH_GIVE_UP "raygate.io/dispatch-give-up"
+#define NAMES_FINALIZER_DISPATCH "raygate.io/dispatch"
+
+/*
+ * On a worker's copy (and on the RayCluster KubeRay makes there for a copied
+ * RayJob): the manager it came from (label: the dispatcher's --cluster-name),
+ * the manager object's uid, the lease (a decimal counter the dispatcher bumps
+ * at every renewal) and the lease's length in seconds. A worker's gate that
+ * sees the counter unchanged for that long, on its own clock, evicts the gang
+ * whole and admits it no more.
+ */
+#define NAMES_LABEL_DISPATCHED_FROM "raygate.io/dispatched-from"
+#define NAMES_ANNOTATION_DISPATCH_ORIGIN_UID "raygate.io/dispatch-origin-uid"
+#define NAMES_ANNOTATION_DISPATCH_LEASE "raygate.io/dispatch-lease"
+#define NAMES_ANNOTATION_DISPATCH_LEASE_SECONDS "raygate.io/dispatch-lease-seconds"
+
 #endif
