@@ -35,6 +35,11 @@
 #define NAMES_LABEL_PREEMPTABLE "volcano.sh/preemptable"
 #define NAMES_ANNOTATION_PREEMPTED_BY "raygate.io/preempted-by"
 
+/* A Queue's consent ("true") that it and its subtree reclaim, and are reclaimed from, by their deserved derived by
+   weight when spec.deserved is unset (preempt.h); off by default, as Volcano's reclaim action and Kueue's fair
+   sharing preemption are. */
+#define NAMES_ANNOTATION_RECLAIM_BY_WEIGHT "raygate.io/reclaim-by-weight"
+
 /*
  * Annotations on a PodGroup, the gate controller's typed wait reason (podgroup.h)
  * that `kubectl raygate why` reads: the reason code, admit_reason_name() of

@@ -185,12 +185,16 @@ int model_queue_parse_preemption(struct shape_pool *p, struct cache_queue *q, co
     const struct shape_rl *deserved = parse_rl(p, json_object_get(spec, "deserved"), "spec.deserved", 0);
     uint8_t reclaimable = !json_is_false(json_object_get(spec, "reclaimable"));
     const char *preemption = shape_member(p, annotations, NAMES_ANNOTATION_PREEMPTION);
-    int changed = q->deserved != deserved || q->reclaimable != reclaimable || q->preemption != preemption;
+    const char *by_weight = json_string_value(json_object_get(annotations, NAMES_ANNOTATION_RECLAIM_BY_WEIGHT));
+    uint8_t reclaim_by_weight = by_weight != NULL && strcmp(by_weight, "true") == 0;
+    int changed = q->deserved != deserved || q->reclaimable != reclaimable || q->preemption != preemption ||
+                  q->reclaim_by_weight != reclaim_by_weight;
     shape_rl_release(p, q->deserved);
     shape_release(p, q->preemption);
     q->deserved = deserved;
     q->reclaimable = reclaimable;
     q->preemption = preemption;
+    q->reclaim_by_weight = reclaim_by_weight;
     return changed;
 }
 

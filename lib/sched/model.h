@@ -113,6 +113,7 @@ struct cache_queue {
     const struct shape_rl *deserved; /* spec.deserved; NULL: none (it neither reclaims nor is reclaimed from) */
     uint8_t reclaimable;             /* spec.reclaimable is not false */
     const char *preemption;          /* interned annotation raygate.io/preemption (preempt_policy_parse), or NULL */
+    uint8_t reclaim_by_weight;       /* annotation raygate.io/reclaim-by-weight is "true" (preempt.h) */
     /* The tree (qtree.h). */
     const char *parent;               /* interned spec.parent, or NULL: a child of the root ("" and "root" too) */
     const struct shape_rl *guarantee; /* spec.guarantee.resource; NULL: none */

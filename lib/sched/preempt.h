@@ -32,7 +32,10 @@
  * deepest (siblings) are weighed alone first, then those of the next level
  * up with them, and so on to the root. The preemptor's queue's policy
  * decides only within the queue, except Never, which turns reclaim off as
- * well. A queue without deserved neither reclaims nor is reclaimed from.
+ * well. A queue without deserved neither reclaims nor is reclaimed from,
+ * unless it or an ancestor says raygate.io/reclaim-by-weight: "true": then
+ * its deserved derived by weight (qtree.h, qtree_fill: by the demand of the
+ * moment) stands for deserved here, both ways (preemptscan fills it in).
  *
  * Never a candidate: a gang whose RayCluster says volcano.sh/preemptable:
  * "false" (label or annotation), a gang already being evicted (its share and

@@ -160,20 +160,50 @@ static int link_tree(struct scan *s)
 }
 
 /* The root's capability and room, as qtree.h counts them. */
-static void root_limits(struct scan *s)
+static void root_limits(struct scan *s, const struct qtree *t)
 {
-    struct qtree t;
-    qtree_init(&t);
-    qtree_fill(&t, s->c);
-    for (uint32_t k = 0; k < t.nres; k++) {
+    for (uint32_t k = 0; k < t->nres; k++) {
         const char *name = cache_resource_name(s->c, k);
-        struct quantity q = {t.root_cap[k], QUANTITY_DECIMAL_SI};
+        struct quantity q = {t->root_cap[k], QUANTITY_DECIMAL_SI};
         if (q.value != QTREE_UNLIMITED)
             resources_set(&s->root_cap, name, &q);
-        q.value = t.total[k] < q.value ? t.total[k] : q.value;
+        q.value = t->total[k] < q.value ? t->total[k] : q.value;
         resources_set(&s->root_room, name, &q);
     }
-    qtree_finish(&t);
+}
+
+/* Whether queue i of t or an ancestor opts in to reclaim by its deserved derived by weight. */
+static int by_weight(const struct qtree *t, size_t i)
+{
+    size_t steps = 0; /* the links are a tree; the bound only guards */
+    for (; i != QUEUETREE_ROOT && steps++ <= t->n; i = t->queues[i].parent) {
+        if (t->queues[i].q->reclaim_by_weight)
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * A queue without spec.deserved that opts in (NAMES_ANNOTATION_RECLAIM_BY_WEIGHT, on it or an ancestor) reclaims and
+ * is reclaimed from by its deserved derived by weight (qtree_derive), in the resources contended at its level
+ * (qtree_contended): elsewhere its derived deserved is its own demand, and a victim would always be "below" it. With
+ * none contended it has no deserved: it neither reclaims nor is reclaimed from.
+ */
+static void derived_deserved(struct scan *s, const struct qtree *t)
+{
+    for (size_t i = 0; i < s->nq; i++) {
+        size_t x = qtree_index(t, s->cq[i]);
+        if (!s->cq[i]->present || s->queues[i].deserved != NULL || x == QUEUETREE_ROOT || t->queues[x].explicit_deserved ||
+            t->queues[x].is_root || !by_weight(t, x))
+            continue;
+        struct resources *r = &s->qres[QRES * i + QRES_DESERVED];
+        for (uint32_t k = 0; k < t->nres; k++) {
+            struct quantity q = {t->queues[x].deserved[k], QUANTITY_DECIMAL_SI};
+            if (qtree_contended(t, x, k))
+                resources_set(r, cache_resource_name(s->c, k), &q);
+        }
+        s->queues[i].deserved = r->len > 0 ? r : NULL;
+    }
 }
 
 static int build_queues(struct scan *s)
@@ -205,7 +235,12 @@ static int build_queues(struct scan *s)
         if (own_hold(s, i++) != 0)
             return -1;
     }
-    root_limits(s);
+    struct qtree t;
+    qtree_init(&t);
+    qtree_fill(&t, s->c);
+    root_limits(s, &t);
+    derived_deserved(s, &t);
+    qtree_finish(&t);
     return link_tree(s);
 }
 

@@ -319,6 +319,17 @@ static int64_t room_of(const struct qtree *t, size_t p, uint32_t k)
     return t->total[k] < t->root_cap[k] ? t->total[k] : t->root_cap[k];
 }
 
+int qtree_contended(const struct qtree *t, size_t i, uint32_t k)
+{
+    size_t p = t->queues[i].parent;
+    size_t first = p == QUEUETREE_ROOT ? t->root_first : t->queues[p].first_child;
+    int64_t room = p == QUEUETREE_ROOT ? room_of(t, p, k) : t->queues[p].deserved[k];
+    int64_t sum = 0;
+    for (size_t c = first; c != QUEUETREE_ROOT; c = t->queues[c].next_sibling)
+        sum = util_sat_add(sum, t->queues[c].demand[k]);
+    return sum > room;
+}
+
 /* The Queue named "root", or QUEUETREE_ROOT. */
 static size_t root_queue(const struct qtree *t)
 {

@@ -124,6 +124,15 @@ void qtree_add_demand(struct qtree *t, size_t i, const int64_t *v, int sign);
 /* Derives the deserved of every queue without spec.deserved (see above), top down. Call after adding demand. */
 void qtree_derive(struct qtree *t);
 
+/*
+ * Whether resource k is contended at queue i's level: its parent's children
+ * together demand more of it than the room the parent shares among them (the
+ * water-filling's: the root's min(total, root_cap), else the parent's
+ * deserved). Where it is not, a derived deserved is only the queue's own
+ * demand, not a share of anything. Call after qtree_derive().
+ */
+int qtree_contended(const struct qtree *t, size_t i, uint32_t k);
+
 /* Queue i's share (see above), from its alloc and deserved now. */
 double qtree_share(const struct qtree *t, size_t i);
 

@@ -9,7 +9,9 @@
 # (the evicted clusters wait gated: qb cannot reclaim them back, its
 # allocation plus one would pass its deserved). The invariant checker runs
 # throughout. Fails without the rule: the default LowerPriority kept qa's
-# gang waiting forever.
+# gang waiting forever. With RECLAIM_BY=weight (test_gate_reclaim_weight.sh)
+# neither queue sets deserved: both say raygate.io/reclaim-by-weight, and the
+# deserved derived by their equal weights (cpu 4 each) does the same.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 KEEP=kwok-node-0
@@ -32,7 +34,12 @@ QA="deserved-a-$(e2e_uid)"
 QB="deserved-b-$(e2e_uid)"
 for q in "$QA" "$QB"; do
 	make_queue "$q" 8 16Gi
-	queue_deserved "$q" 4
+	if [[ "${RECLAIM_BY:-deserved}" == weight ]]; then
+		# Deserved derived by weight (equal weights: cpu 4 each of the 8 while both ask for more), by consent.
+		kc annotate queue "$q" raygate.io/reclaim-by-weight=true >/dev/null
+	else
+		queue_deserved "$q" 4
+	fi
 done
 inv_start
 

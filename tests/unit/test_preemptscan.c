@@ -308,6 +308,75 @@ static void test_topology(void **state)
     json_decref(fx);
 }
 
+/*
+ * Reclaim by deserved derived by weight (raygate.io/reclaim-by-weight): the
+ * case of test_reclaim_equal_priority with neither queue setting deserved.
+ * Sets both queues' weights (qa's, then the guide's) and, when opt_in is not
+ * NULL, the annotation on that queue ("qa", "kuberay-test-queue", or "eng":
+ * a parent of both).
+ */
+static struct cache *by_weight_case(json_t *fx, int wa, int wb, const char *opt_in)
+{
+    struct cache *c = reclaim_case(fx, NULL);
+    const char *names[] = {"qa", "kuberay-test-queue"};
+    int weights[] = {wa, wb};
+    for (size_t i = 0; i < 2; i++) {
+        json_t *q = object(fx, "queues", 0);
+        json_object_set_new(json_object_get(q, "metadata"), "name", json_string(names[i]));
+        json_object_set_new(json_object_get(q, "spec"), "weight", json_integer(weights[i]));
+        if (opt_in != NULL && strcmp(opt_in, "eng") == 0)
+            json_object_set_new(json_object_get(q, "spec"), "parent", json_string("eng"));
+        if (opt_in != NULL && strcmp(opt_in, names[i]) == 0)
+            json_object_set_new(json_object_get(q, "metadata"), "annotations",
+                                json_pack("{s:s}", "raygate.io/reclaim-by-weight", "true"));
+        upsert_new(c, "queues", q);
+    }
+    if (opt_in != NULL && strcmp(opt_in, "eng") == 0) {
+        json_t *eng = object(fx, "queues", 0);
+        json_object_set_new(json_object_get(eng, "metadata"), "name", json_string("eng"));
+        json_object_set_new(json_object_get(eng, "spec"), "capability", json_pack("{s:s}", "cpu", "8"));
+        json_object_set_new(json_object_get(eng, "metadata"), "annotations",
+                            json_pack("{s:s}", "raygate.io/reclaim-by-weight", "true"));
+        upsert_new(c, "queues", eng);
+    }
+    return c;
+}
+
+/* The kind of preemption scanned on by_weight_case(fx, wa, wb, opt_in). */
+static enum preempt_kind by_weight_kind(int wa, int wb, const char *opt_in)
+{
+    json_t *fx = fixture_json("preemptscan/guide.json");
+    struct cache *c = by_weight_case(fx, wa, wb, opt_in);
+    struct preemptscan_result r;
+    preemptscan_result_init(&r);
+    pass_and_scan(c, &r);
+    enum preempt_kind kind = r.kind;
+    if (kind == PREEMPT_KIND_RECLAIM) {
+        assert_int_equal(r.nvictims, 1);
+        assert_string_equal(r.victims[0].cluster, "test-cluster-0");
+    }
+    preemptscan_result_finish(&r);
+    cache_destroy(c);
+    json_decref(fx);
+    return kind;
+}
+
+/*
+ * node-1 has cpu 4; the guide's queue borrows cpu 3 with weight 0 (it
+ * deserves nothing), qa (weight 1) waits for cpu 3: qa's derived deserved is
+ * cpu 4. It reclaims only when both queues opt in (on themselves, or on a
+ * parent of both). With equal weights qa deserves cpu 2 < 3: no reclaim.
+ */
+static void test_reclaim_by_weight(void **state)
+{
+    (void)state;
+    assert_int_equal(by_weight_kind(1, 0, NULL), PREEMPT_KIND_NONE);
+    assert_int_equal(by_weight_kind(1, 0, "qa"), PREEMPT_KIND_NONE); /* the borrower has no deserved: not a victim */
+    assert_int_equal(by_weight_kind(1, 0, "kuberay-test-queue"), PREEMPT_KIND_NONE);
+    assert_int_equal(by_weight_kind(1, 0, "eng"), PREEMPT_KIND_RECLAIM);
+    assert_int_equal(by_weight_kind(1, 1, "eng"), PREEMPT_KIND_NONE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -319,6 +388,7 @@ int main(void)
         cmocka_unit_test(test_in_flight),
         cmocka_unit_test(test_reclaim_equal_priority),
         cmocka_unit_test(test_reclaim_tree),
+        cmocka_unit_test(test_reclaim_by_weight),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

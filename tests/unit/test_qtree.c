@@ -223,6 +223,46 @@ static void test_derive_weights(void **state)
     cache_destroy(c);
 }
 
+/* A resource is contended at a level when the siblings demand more than the parent's room (the root's: the nodes'). */
+static void test_contended(void **state)
+{
+    (void)state;
+    struct cache *c = load("[" Q("eng", "\"weight\":1") "," Q("train", "\"parent\":\"eng\"") "," Q("infer", "\"parent\":\"eng\"") "," Q(
+                               "research", "\"weight\":1") "]",
+                           "8");
+    uint32_t cpu = cpu_id(c);
+    struct qtree t;
+    qtree_init(&t);
+    qtree_build(&t, c, c->shapes.nresources);
+    size_t eng = idx(&t, c, "eng"), train = idx(&t, c, "train"), infer = idx(&t, c, "infer"), research = idx(&t, c, "research");
+    qtree_add_demand(&t, train, vec(&t, cpu, 2000), 1);
+    qtree_add_demand(&t, infer, vec(&t, cpu, 1000), 1);
+    qtree_add_demand(&t, research, vec(&t, cpu, 5000), 1);
+    qtree_derive(&t);
+    /* The root's children ask 3 + 5 of 8: nobody is contended; under eng (deserved 3), 2 + 1 of 3: neither. */
+    assert_false(qtree_contended(&t, eng, cpu));
+    assert_false(qtree_contended(&t, research, cpu));
+    assert_false(qtree_contended(&t, train, cpu));
+    /* research asks one more: 9 of 8 at the root; eng's children still ask what eng deserves (3 of 3). */
+    qtree_add_demand(&t, research, vec(&t, cpu, 1000), 1);
+    qtree_derive(&t);
+    assert_true(qtree_contended(&t, eng, cpu));
+    assert_true(qtree_contended(&t, research, cpu));
+    assert_false(qtree_contended(&t, infer, cpu));
+    /* train asks one more: 4 of eng's 4 (eng deserves its demand: 4 of 8 by weight): not contended under eng. */
+    qtree_add_demand(&t, train, vec(&t, cpu, 1000), 1);
+    qtree_derive(&t);
+    assert_int_equal(t.queues[eng].deserved[cpu], 4000);
+    assert_false(qtree_contended(&t, train, cpu));
+    /* infer asks two more: 6 of eng's 4 under eng. */
+    qtree_add_demand(&t, infer, vec(&t, cpu, 2000), 1);
+    qtree_derive(&t);
+    assert_true(qtree_contended(&t, train, cpu));
+    assert_true(qtree_contended(&t, infer, cpu));
+    qtree_finish(&t);
+    cache_destroy(c);
+}
+
 /* Share is the dominant alloc / deserved; the pick goes down the lowest share with work. */
 static void test_share_and_pick(void **state)
 {
@@ -308,6 +348,7 @@ int main(void)
         cmocka_unit_test(test_capability_above_parent),
         cmocka_unit_test(test_guarantee_not_lent),
         cmocka_unit_test(test_derive_weights),
+        cmocka_unit_test(test_contended),
         cmocka_unit_test(test_share_and_pick),
         cmocka_unit_test(test_pick_weight_zero),
         cmocka_unit_test(test_bad_tree),
