@@ -227,8 +227,8 @@ static void test_derive_weights(void **state)
 static void test_contended(void **state)
 {
     (void)state;
-    struct cache *c = load("[" Q("eng", "\"weight\":1") "," Q("train", "\"parent\":\"eng\"") "," Q("infer", "\"parent\":\"eng\"") "," Q(
-                               "research", "\"weight\":1") "]",
+    struct cache *c = load("[" Q("eng", "\"weight\":1") "," Q("train", "\"parent\":\"eng\"") "," Q(
+                               "infer", "\"parent\":\"eng\"") "," Q("research", "\"weight\":1") "]",
                            "8");
     uint32_t cpu = cpu_id(c);
     struct qtree t;
