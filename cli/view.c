@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dispatchview.h"
 #include "quantity.h"
 #include "queuetree.h"
 #include "resources.h"
@@ -360,8 +361,8 @@ static void set_waiting_for(const json_t *snapshot, json_t *rows, long long now)
     json_t *row;
     json_array_foreach(rows, i, row)
     {
-        if (view_state_admitted(str(row, "state")))
-            continue;
+        if (view_state_admitted(str(row, "state")) || json_object_get(row, "dispatch") != NULL)
+            continue; /* a dispatched gang's is dispatchview's */
         char *s = short_reason(snapshot, rows, row);
         if (strcmp(str(row, "state"), "Backoff") == 0) {
             char age[16], *b = util_strdupf("backoff, %s left; %s",
@@ -524,6 +525,7 @@ static json_t *gang_row(const json_t *snapshot, const json_t *pg, long long now)
     json_decref(clusters);
     json_object_set_new(row, "requeueCount", json_integer(requeues));
     set_str(row, "requeueAt", annotation(owner, EVICT_ANNOTATION_REQUEUE_AT));
+    dispatchview_row(row, owner, pg); /* on a manager: where it runs, or why no worker fits */
     return row;
 }
 
