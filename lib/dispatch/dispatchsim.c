@@ -154,7 +154,9 @@ static json_t *member_pod(struct sim *s, const json_t *template, const char *typ
         json_object_set_new(spec, "schedulingGates", gates);
     }
     json_array_append_new(gates, json_pack("{s:s}", "name", NAMES_GATE));
-    char *name = util_strdupf("%s-dispatch-sim-%zu", s->cluster, i);
+    /* Named as KubeRay names them, with an index for its random suffix: messages name pods. */
+    char *name = strcmp(type, "head") == 0 ? util_strdupf("%s-head", s->cluster)
+                                           : util_strdupf("%s-%s-worker-%zu", s->cluster, group, i);
     char *uid = util_strdupf("dispatch-sim/%s/%s", s->ns, name);
     json_t *pod = json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:s,s:s,s:o},s:o,s:{s:s}}", "apiVersion", "v1", "kind", "Pod", "metadata",
                             "name", name, "namespace", s->ns, "uid", uid, "resourceVersion", "1", "creationTimestamp",
