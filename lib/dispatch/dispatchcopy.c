@@ -139,8 +139,8 @@ void dispatch_remote_finish(struct dispatch_remote *r)
 
 static int has_admitted(const json_t *obj)
 {
-    const char *at =
-        json_string_value(json_object_get(json_object_get(json_object_get(obj, "metadata"), "annotations"), NAMES_ANNOTATION_ADMITTED));
+    const char *at = json_string_value(
+        json_object_get(json_object_get(json_object_get(obj, "metadata"), "annotations"), NAMES_ANNOTATION_ADMITTED));
     return at != NULL && at[0] != '\0';
 }
 

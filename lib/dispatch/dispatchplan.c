@@ -263,20 +263,13 @@ void dispatch_plan(const struct dispatch_plan_input *in, struct dispatch_plan *o
 const char *dispatch_action_name(enum dispatch_action a)
 {
     static const char *const names[] = {
-        [DISPATCH_ACTION_NONE] = "none",
-        [DISPATCH_ACTION_ADD_FINALIZER] = "add-finalizer",
-        [DISPATCH_ACTION_PICK] = "pick",
-        [DISPATCH_ACTION_NOMINATE] = "nominate",
-        [DISPATCH_ACTION_WAIT_FIT] = "wait-fit",
-        [DISPATCH_ACTION_WAIT_QUOTA] = "wait-quota",
-        [DISPATCH_ACTION_WITHDRAW] = "withdraw",
-        [DISPATCH_ACTION_RENEW] = "renew",
-        [DISPATCH_ACTION_MIRROR] = "mirror",
-        [DISPATCH_ACTION_DELETE_STALE] = "delete-stale",
-        [DISPATCH_ACTION_WAIT_LOST] = "wait-lost",
-        [DISPATCH_ACTION_REDISPATCH] = "redispatch",
-        [DISPATCH_ACTION_GIVE_UP] = "give-up",
-        [DISPATCH_ACTION_FINALIZE] = "finalize",
+        [DISPATCH_ACTION_NONE] = "none",           [DISPATCH_ACTION_ADD_FINALIZER] = "add-finalizer",
+        [DISPATCH_ACTION_PICK] = "pick",           [DISPATCH_ACTION_NOMINATE] = "nominate",
+        [DISPATCH_ACTION_WAIT_FIT] = "wait-fit",   [DISPATCH_ACTION_WAIT_QUOTA] = "wait-quota",
+        [DISPATCH_ACTION_WITHDRAW] = "withdraw",   [DISPATCH_ACTION_RENEW] = "renew",
+        [DISPATCH_ACTION_MIRROR] = "mirror",       [DISPATCH_ACTION_DELETE_STALE] = "delete-stale",
+        [DISPATCH_ACTION_WAIT_LOST] = "wait-lost", [DISPATCH_ACTION_REDISPATCH] = "redispatch",
+        [DISPATCH_ACTION_GIVE_UP] = "give-up",     [DISPATCH_ACTION_FINALIZE] = "finalize",
     };
     if ((size_t)a >= sizeof(names) / sizeof(names[0]) || names[a] == NULL)
         return "unknown";

@@ -128,11 +128,8 @@ static void test_remote_raycluster(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_copy_strips),
-        cmocka_unit_test(test_copy_refuses),
-        cmocka_unit_test(test_renew_patch),
-        cmocka_unit_test(test_remote_rayjob),
-        cmocka_unit_test(test_remote_raycluster),
+        cmocka_unit_test(test_copy_strips),   cmocka_unit_test(test_copy_refuses),      cmocka_unit_test(test_renew_patch),
+        cmocka_unit_test(test_remote_rayjob), cmocka_unit_test(test_remote_raycluster),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -74,7 +74,8 @@ static void test_pick_least_stranded_ties_by_order(void **state)
 static void test_pick_why(void **state)
 {
     (void)state;
-    struct dispatch_verdict east = {.reason = ADMIT_REASON_QUEUE_CAPACITY, .message = "cpu needs 8, 4 free", .stranded = DISPATCH_PPM};
+    struct dispatch_verdict east = {
+        .reason = ADMIT_REASON_QUEUE_CAPACITY, .message = "cpu needs 8, 4 free", .stranded = DISPATCH_PPM};
     struct dispatch_verdict west = {.reason = ADMIT_REASON_QUEUE_CLOSED, .message = "queue a is Closed", .stranded = DISPATCH_PPM};
     struct dispatch_candidate c[3] = {
         {.name = "gpu-east", .up = 1, .verdict = &east},
@@ -86,8 +87,9 @@ static void test_pick_why(void **state)
     assert_string_equal(why, "gpu-east: cpu needs 8, 4 free; gpu-west: queue a is Closed");
     free(why);
     why = dispatch_pick_why(c, 3);
-    assert_string_equal(why, "gpu-east: cpu needs 8, 4 free; gpu-west: queue a is Closed; gpu-north: unreachable: connect: connection "
-                             "refused ");
+    assert_string_equal(why,
+                        "gpu-east: cpu needs 8, 4 free; gpu-west: queue a is Closed; gpu-north: unreachable: connect: connection "
+                        "refused ");
     free(why);
     why = dispatch_pick_why(c, 0);
     assert_string_equal(why, "");

@@ -23,15 +23,15 @@ static char *snapshot(const struct cache *c)
     util_buf_printf(&b, "nodes %zu (%zu present) pods %zu gangs %zu queues %zu reserving %zu\n", c->nodes.len, c->nnodes_present,
                     c->pods.len, c->gangs.len, c->queues.len, c->nreserving);
     const struct cache_node *n;
-    cache_node_for_each(n, c)
-    {
+    cache_node_for_each(n, c) {
         util_buf_printf(&b, "node %s bound %zu pods %lld:", n->name, n->bound, (long long)n->used_pods);
         for (uint32_t k = 0; k < n->nused; k++)
             util_buf_printf(&b, " %lld", (long long)n->used[k]);
         util_buf_puts(&b, "\n");
     }
     const struct cache_queue *q;
-    cache_queue_for_each(q, c) util_buf_printf(&b, "queue %s present %d gangs %zu\n", q->name, q->present, q->ngangs);
+    cache_queue_for_each(q, c)
+        util_buf_printf(&b, "queue %s present %d gangs %zu\n", q->name, q->present, q->ngangs);
     for (const struct cache_gang *g = c->all_gangs; g != NULL; g = g->all_next) {
         struct resources hold;
         struct error err;
