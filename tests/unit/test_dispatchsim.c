@@ -184,6 +184,13 @@ static void test_sim_rayjob_cluster(void **state)
     assert_null(dispatch_sim_cluster(bare, "train", w->now, &err));
     assert_string_equal(err.message, "metadata.labels." NAMES_LABEL_QUEUE ": missing");
     json_decref(bare);
+    /* A RayJob on an existing cluster (clusterSelector) has no cluster of its own to send. */
+    json_t *selector = json_deep_copy(json_object_get(json_object_get(w->fx, "objects"), "job"));
+    json_object_del(json_object_get(selector, "spec"), "rayClusterSpec");
+    json_object_set_new(json_object_get(selector, "spec"), "clusterSelector", json_pack("{s:s}", "ray.io/cluster", "shared"));
+    assert_null(dispatch_sim_cluster(selector, "job", w->now, &err));
+    assert_string_equal(err.message, "spec.rayClusterSpec: missing (a RayJob on an existing cluster is not dispatched)");
+    json_decref(selector);
 }
 
 int main(void)
