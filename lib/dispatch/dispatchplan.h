@@ -8,7 +8,9 @@
  *    each reachable worker holding a copy (delete it there), then FINALIZE with
  *    no worker (drop the finalizer). A copy on an unreachable worker is not
  *    waited for: nothing renews its lease any more, so its gate evicts it, and
- *    it is deleted as stale once that worker is back. Without our finalizer:
+ *    it is deleted once that worker is back (by the dispatcher's sweep of
+ *    copies whose origin uid names no manager object: there is no object
+ *    left to plan for). Without our finalizer:
  *    NONE.
  * 2. ADD_FINALIZER when ours is missing.
  * 3. DELETE_STALE on a reachable worker holding a copy (the origin uid is
