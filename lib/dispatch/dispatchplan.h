@@ -12,11 +12,15 @@
  *    copies whose origin uid names no manager object: there is no object
  *    left to plan for). Without our finalizer:
  *    NONE.
+ *    A copy being deleted already (going) is waited for: NONE until it is
+ *    gone, then the next step.
  * 2. ADD_FINALIZER when ours is missing.
  * 3. DELETE_STALE on a reachable worker holding a copy (the origin uid is
  *    the manager object's) that is not the worker dispatched-to names: a
  *    withdrawn copy whose deletion failed, a copy on a lost worker that came
- *    back after a re-dispatch, an orphan of a dispatcher restart.
+ *    back after a re-dispatch, an orphan of a dispatcher restart. Such a
+ *    copy being deleted already: NONE (waiting for it to be gone; nothing is
+ *    nominated meanwhile).
  * 4. Dispatched (dispatched-to set):
  *    - the worker is unreachable (or no longer registered): WAIT_LOST until
  *      the lease plus the margin has passed since the last successful renewal
@@ -111,8 +115,13 @@ int dispatch_state_parse(const json_t *obj, struct dispatch_state *st, struct er
 /* One registered worker, as seen now. name borrowed. */
 struct dispatch_worker_view {
     const char *name;
-    int up;       /* reachable, its lists current */
-    int copy;     /* up: it holds a copy of this object (dispatch_copy_origin() == the manager object's uid) */
+    int up; /* reachable, its lists current */
+    /* up: it holds a copy of this object (dispatch_copy_origin() == the manager object's uid), a copy being
+       deleted included. The dispatcher deletes copies with propagationPolicy Foreground, so that a copy stays
+       until its pods are gone and nothing is nominated elsewhere meanwhile (a withdrawal racing the worker's
+       admission must not leave pods bound on two workers). */
+    int copy;
+    int going;    /* copy: its deletionTimestamp is set (deleted already: waited for, not deleted again) */
     int admitted; /* copy: the worker's gate admitted it (dispatch_remote.admitted) */
     int shown;    /* copy: the manager shows its status already (dispatch_remote_shown()) */
 };
