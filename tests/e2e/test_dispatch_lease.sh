@@ -17,7 +17,7 @@ C=leased
 
 # The RayCluster as the dispatcher's copy carries the lease: annotated at creation (never admitted unleased).
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" "$C" "$Q" | kc create --dry-run=client -o json -f - |
-	jq --arg s "$LEASE" '.metadata.annotations += {"raygate.io/dispatch-lease": "1", "raygate.io/dispatch-lease-seconds": $s}' |
+	jq --arg s "$LEASE" --arg ns "$NS" '.metadata.namespace = $ns | .metadata.annotations += {"raygate.io/dispatch-lease": "1", "raygate.io/dispatch-lease-seconds": $s}' |
 	kc create -n "$NS" -f - >/dev/null
 
 # bump: one renewal (the counter + 1), its time (ms) kept in $E2E_TMP/bumped
