@@ -115,10 +115,10 @@ enum dispatchlease_state dispatchlease_check(const struct dispatchlease *l, int6
     return DISPATCHLEASE_NONE;
 }
 
-/* "25s" (whole seconds, rounded down) of the time since l's counter last changed. */
+/* The time since l's counter last changed, in whole seconds rounded up: past a 20s lease by 1 ms is "21s", never "20s". */
 static int64_t unrenewed_s(const struct dispatchlease *l, int64_t now_ms)
 {
-    return now_ms > l->seen_ms ? (now_ms - l->seen_ms) / 1000 : 0;
+    return now_ms > l->seen_ms ? (now_ms - l->seen_ms + 999) / 1000 : 0;
 }
 
 char *dispatchlease_wait_message(const char *gang, const struct dispatchlease *l, int64_t now_ms)

@@ -129,11 +129,11 @@ static void test_messages(void **state)
     assert_null(dispatchlease_wait_message("ray-a-pg", NULL, 20000));
     char *m = dispatchlease_wait_message("ray-a-pg", l, 26500);
     assert_string_equal(m,
-                        "gang ray-a-pg waits: its dispatch lease (raygate.io/dispatch-lease) was not renewed for 25s (lease 20s); "
+                        "gang ray-a-pg waits: its dispatch lease (raygate.io/dispatch-lease) was not renewed for 26s (lease 20s); "
                         "it may be admitted again when the dispatcher renews it");
     free(m);
     m = dispatchlease_evict_message("ray-a-pg", l, 26500);
-    assert_string_equal(m, "gang ray-a-pg evicted: its dispatch lease (raygate.io/dispatch-lease) was not renewed for 25s (lease "
+    assert_string_equal(m, "gang ray-a-pg evicted: its dispatch lease (raygate.io/dispatch-lease) was not renewed for 26s (lease "
                            "20s): the manager may run it elsewhere; its pods are deleted and it waits until the dispatcher renews "
                            "the lease");
     free(m);
