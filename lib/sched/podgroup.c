@@ -197,6 +197,8 @@ static const char *unschedulable_reason(enum admit_reason r)
         return "QueueNotLeaf";
     case ADMIT_REASON_QUEUE_BAD_TREE:
         return "QueueClosed";
+    case ADMIT_REASON_DISPATCH_LEASE:
+        return "DispatchLease";
     case ADMIT_REASON_NONE:
     case ADMIT_REASON_QUEUE_TREE:
     case ADMIT_REASON_TOPOLOGY:
@@ -222,6 +224,11 @@ static struct want evicted_want(const struct podgroup_gang *g, const char *admit
     if (g->admitted)
         return (struct want){WANT_SET_IF_PRESENT, COND_EVICTED, "False", "Readmitted", NULL, admitted_at};
     const char *reason = evict_reason_name((enum evict_reason)r->reason);
+    if (r->reason == EVICT_REASON_DISPATCH_LEASE) {
+        util_format(buf, size, "evicted at %s: its dispatch lease (%s) was not renewed in time; it waits until it is", at,
+                    NAMES_ANNOTATION_DISPATCH_LEASE);
+        return (struct want){WANT_SET, COND_EVICTED, "True", reason, buf, at};
+    }
     int by = g->preempted_by != NULL && (r->reason == EVICT_REASON_PREEMPTED || r->reason == EVICT_REASON_RECLAIMED);
     util_format(buf, size, "evicted at %s (eviction %" PRId64 " since the RayCluster's spec last changed)%s%s%s", at, r->count,
                 by ? (r->reason == EVICT_REASON_RECLAIMED ? "; reclaimed by gang " : "; preempted by gang ") : "",
@@ -771,6 +778,7 @@ static const char *const reason_tokens[] = {
     [ADMIT_REASON_QUEUE_BAD_TREE] = "queue_bad_tree",
     [ADMIT_REASON_QUEUE_TREE] = "queue_tree",
     [ADMIT_REASON_TOPOLOGY] = "topology",
+    [ADMIT_REASON_DISPATCH_LEASE] = "dispatch_lease",
 };
 _Static_assert(NKEYS(reason_tokens) == PODGROUP_REASON_TOKENS, "a token for every admit_reason");
 
