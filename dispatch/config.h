@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-struct dispatch_config {
+struct dispatch_options {
     const char *kubeconfig;   /* the manager's; NULL: $KUBECONFIG, else in-cluster */
     const char *context;      /* its context; NULL: current-context */
     const char *cluster_name; /* this manager's name: the raygate.io/dispatched-from label on copies */

@@ -23,6 +23,7 @@
 #include "loop.h"
 #include "metrics.h"
 #include "version.h"
+#include "workers.h"
 
 extern char **environ;
 
@@ -45,26 +46,11 @@ static int dispatch_ready(void *arg, char *why, size_t size)
     return 0;
 }
 
-/* A cluster name goes into a label value: at most 63 characters of [A-Za-z0-9._-], alphanumeric at both ends. */
-static int label_value_ok(const char *s)
-{
-    size_t n = 0;
-    for (const char *p = s; *p != '\0'; p++, n++) {
-        char c = *p;
-        int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-        if (!alnum && c != '-' && c != '_' && c != '.')
-            return 0;
-        if (!alnum && (p == s || p[1] == '\0'))
-            return 0;
-    }
-    return n > 0 && n <= 63;
-}
-
 /* The lease must be renewable: the dispatcher renews every lease/4, and a withdrawal must not wait longer than a day. */
-static int check_flags(const struct flags_program *p, const struct dispatch_config *c)
+static int check_flags(const struct flags_program *p, const struct dispatch_options *c)
 {
     char a[FLAGS_DURATION_MAX], b[FLAGS_DURATION_MAX];
-    if (!label_value_ok(c->cluster_name))
+    if (!dispatchworkers_name_ok(c->cluster_name))
         return flags_fail(p, "--cluster-name: \"%s\" is not a label value (1-63 of a-z, A-Z, 0-9, '-', '_', '.')", c->cluster_name);
     if (c->namespace_[0] == '\0')
         return flags_fail(p, "--namespace: must not be empty");
@@ -75,27 +61,30 @@ static int check_flags(const struct flags_program *p, const struct dispatch_conf
     if (c->resync_ms * 4 > c->lease_ms) {
         flags_format_duration(c->resync_ms, a, sizeof(a));
         flags_format_duration(c->lease_ms, b, sizeof(b));
-        return flags_fail(p, "--resync (%s) must be at most a quarter of --dispatch-lease (%s): the lease is renewed every quarter", a,
-                          b);
+        return flags_fail(p, "--resync (%s) must be at most a quarter of --dispatch-lease (%s): the lease is renewed every quarter",
+                          a, b);
     }
     return -1;
 }
 
 /* Parses the command line into c (which holds the defaults); returns -1 to go on, else the exit status. */
-static int parse_flags(int argc, char **argv, struct dispatch_config *c)
+static int parse_flags(int argc, char **argv, struct dispatch_options *c)
 {
     const struct flag table[] = {
-        FLAG_STRING("kubeconfig", "FILE", &c->kubeconfig, "the manager cluster's; default $KUBECONFIG, else the in-cluster service account"),
+        FLAG_STRING("kubeconfig", "FILE", &c->kubeconfig,
+                    "the manager cluster's; default $KUBECONFIG, else the in-cluster service account"),
         FLAG_STRING("context", "NAME", &c->context, "the kubeconfig context (default its current-context)"),
         FLAG_STRING("cluster-name", "NAME", &c->cluster_name,
                     "this manager's name, the raygate.io/dispatched-from label of the copies it makes on workers"),
-        FLAG_STRING("namespace", "NS", &c->namespace_, "where the workers' kubeconfig Secrets (label raygate.io/worker-cluster) live"),
+        FLAG_STRING("namespace", "NS", &c->namespace_,
+                    "where the workers' kubeconfig Secrets (label raygate.io/worker-cluster) live"),
         FLAG_DURATION("dispatch-timeout", &c->timeout_ms, FLAGS_SECOND, 24 * FLAGS_HOUR,
                       "withdraw a copy the worker's gate has not admitted this long after dispatch, and nominate again"),
         FLAG_DURATION("dispatch-lease", &c->lease_ms, 4 * FLAGS_SECOND, 24 * FLAGS_HOUR,
                       "a worker's gate evicts a copy whose lease was not renewed this long (whole seconds; renewed every quarter)"),
-        FLAG_DURATION("dispatch-lease-margin", &c->margin_ms, 0, 24 * FLAGS_HOUR,
-                      "re-dispatch off a lost worker only after the lease plus this (clock-rate skew, the gate's eviction latency)"),
+        FLAG_DURATION(
+            "dispatch-lease-margin", &c->margin_ms, 0, 24 * FLAGS_HOUR,
+            "re-dispatch off a lost worker only after the lease plus this (clock-rate skew, the gate's eviction latency)"),
         FLAG_DURATION("resync", &c->resync_ms, 100 * FLAGS_MILLISECOND, FLAGS_HOUR,
                       "one pass (workers, their views, the manager's objects) this often"),
         FLAG_STRING("metrics-addr", "ADDR", &c->metrics_addr,
@@ -134,7 +123,7 @@ struct dispatch_main {
     struct httpd *httpd;
 };
 
-static int connect_manager(struct dispatch_main *m, const struct dispatch_config *c)
+static int connect_manager(struct dispatch_main *m, const struct dispatch_options *c)
 {
     struct error err = {{0}};
     if (kubeconfig_load(c->kubeconfig, c->context, &m->kcfg, &err) != 0) {
@@ -150,7 +139,7 @@ static int connect_manager(struct dispatch_main *m, const struct dispatch_config
     return 0;
 }
 
-static void log_started(const struct dispatch_config *c)
+static void log_started(const struct dispatch_options *c)
 {
     char t[FLAGS_DURATION_MAX], l[FLAGS_DURATION_MAX], g[FLAGS_DURATION_MAX], r[FLAGS_DURATION_MAX];
     flags_format_duration(c->timeout_ms, t, sizeof(t));
@@ -172,7 +161,7 @@ static void dispatch_finish(struct dispatch_main *m)
 
 int main(int argc, char **argv)
 {
-    struct dispatch_config c = {
+    struct dispatch_options c = {
         .cluster_name = "manager",
         .namespace_ = "raygate-system",
         .timeout_ms = 60 * FLAGS_SECOND,

@@ -12,10 +12,7 @@
 enum { VIEW_NODES, VIEW_PODS, VIEW_QUEUES, VIEW_RAYCLUSTERS, VIEW_RAYJOBS, VIEW_N };
 
 static const char *const view_paths[VIEW_N] = {
-    "/api/v1/nodes",
-    "/api/v1/pods",
-    "/apis/scheduling.volcano.sh/v1beta1/queues",
-    "/apis/ray.io/v1/rayclusters",
+    "/api/v1/nodes",           "/api/v1/pods", "/apis/scheduling.volcano.sh/v1beta1/queues", "/apis/ray.io/v1/rayclusters",
     "/apis/ray.io/v1/rayjobs",
 };
 
@@ -26,12 +23,14 @@ void dispatchview_init(struct dispatchview *v)
 {
     memset(v, 0, sizeof(*v));
     v->cache = cache_create();
+    v->admit = admit_create(v->cache);
     v->keys = json_object();
     v->copies = json_object();
 }
 
 void dispatchview_finish(struct dispatchview *v)
 {
+    admit_destroy(v->admit);
     cache_destroy(v->cache);
     json_decref(v->keys);
     json_decref(v->copies);
@@ -131,7 +130,10 @@ static void add_copies(json_t *copies, const char *kind, const json_t *items, co
         char *key = object_key(obj);
         if (from != NULL && strcmp(from, cluster_name) == 0 && key != NULL) {
             char *ck = util_strdupf("%s/%s", kind, key);
-            json_object_set(copies, ck, obj);
+            json_t *copy = json_copy(obj);
+            json_object_set_new(copy, "kind", json_string(kind)); /* list items carry no kind */
+            json_object_set_new(copy, "apiVersion", json_string("ray.io/v1"));
+            json_object_set_new(copies, ck, copy);
             free(ck);
         }
         free(key);
@@ -152,21 +154,27 @@ void dispatchview_apply(struct dispatchview *v, const json_t *nodes, const json_
     v->refreshed = 1;
 }
 
-int dispatchview_refresh(struct dispatchview *v, struct kube_client *k, const char *cluster_name, struct error *err)
+int dispatchview_list(struct kube_client *k, const char *const *paths, size_t n, struct kube_list_result *res, struct error *err)
 {
-    struct kube_list_result res[VIEW_N];
-    int rc = 0;
-    for (int i = 0; i < VIEW_N; i++)
+    for (size_t i = 0; i < n; i++)
         kube_list_result_init(&res[i]);
-    for (int i = 0; i < VIEW_N && rc == 0; i++) {
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
         struct kube_response resp;
         kube_response_init(&resp);
-        if (kube_list(k, view_paths[i], NULL, &res[i], &resp) != 0) {
+        if (kube_list(k, paths[i], NULL, &res[i], &resp) != 0) {
             error_setf(err, "%s", resp.message);
             rc = -1;
         }
         kube_response_finish(&resp);
     }
+    return rc;
+}
+
+int dispatchview_refresh(struct dispatchview *v, struct kube_client *k, const char *cluster_name, struct error *err)
+{
+    struct kube_list_result res[VIEW_N];
+    int rc = dispatchview_list(k, view_paths, VIEW_N, res, err);
     if (rc == 0)
         dispatchview_apply(v, res[VIEW_NODES].items, res[VIEW_PODS].items, res[VIEW_QUEUES].items, res[VIEW_RAYCLUSTERS].items,
                            res[VIEW_RAYJOBS].items, cluster_name);

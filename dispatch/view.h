@@ -13,14 +13,18 @@
 #ifndef RAYGATE_DISPATCH_VIEW_H
 #define RAYGATE_DISPATCH_VIEW_H
 
+#include <stddef.h>
+
 #include <jansson.h>
 
+#include "admit.h"
 #include "cache.h"
 #include "errors.h"
 #include "kube.h"
 
 struct dispatchview {
     struct cache *cache; /* the worker's nodes, pods, Queues and RayClusters */
+    struct admit *admit; /* the decision state of cache, for the simulation (dispatchsim.h) */
     json_t *keys;        /* what is in the cache: {"Node"|"Pod"|"RayCluster"|"Queue": {key: true}} */
     json_t *copies;      /* {"RayCluster/ns/name"|"RayJob/ns/name": object}: this manager's copies there */
     int refreshed;       /* a refresh succeeded at least once */
@@ -43,6 +47,13 @@ int dispatchview_refresh(struct dispatchview *v, struct kube_client *k, const ch
  */
 void dispatchview_apply(struct dispatchview *v, const json_t *nodes, const json_t *pods, const json_t *queues,
                         const json_t *rayclusters, const json_t *rayjobs, const char *cluster_name);
+
+/*
+ * Lists the n collections at paths with k into res[0..n) (initialised here;
+ * the caller finishes them, also on failure). Returns 0, or -1 with err (the
+ * first list that failed).
+ */
+int dispatchview_list(struct kube_client *k, const char *const *paths, size_t n, struct kube_list_result *res, struct error *err);
 
 /* The copy of kind ("RayCluster" or "RayJob") ns/name on the worker (borrowed), or NULL. */
 const json_t *dispatchview_copy(const struct dispatchview *v, const char *kind, const char *namespace_, const char *name);

@@ -73,7 +73,7 @@ int dispatchworkers_parse_secret(const json_t *secret, char **name, struct kubec
     return rc;
 }
 
-void dispatchworkers_init(struct dispatchworkers *ws, const struct dispatch_config *cfg, struct kube_client *manager,
+void dispatchworkers_init(struct dispatchworkers *ws, const struct dispatch_options *cfg, struct kube_client *manager,
                           struct metrics_registry *reg)
 {
     static const char *const labels[] = {"cluster"};
@@ -81,9 +81,9 @@ void dispatchworkers_init(struct dispatchworkers *ws, const struct dispatch_conf
     ws->cfg = cfg;
     ws->manager = manager;
     if (reg != NULL)
-        ws->up = metrics_gauge_create(reg, "raygate_worker_up",
-                                      "Whether the dispatcher reaches a worker cluster (1) or not (0: its Secret says why).", 1,
-                                      labels);
+        ws->up =
+            metrics_gauge_create(reg, "raygate_worker_up",
+                                 "Whether the dispatcher reaches a worker cluster (1) or not (0: its Secret says why).", 1, labels);
 }
 
 static void worker_destroy(struct dispatch_worker *w)
@@ -145,8 +145,8 @@ static struct dispatch_worker *worker_create(struct dispatchworkers *ws, const j
     w->secret_name = util_strdup(meta_str(secret, "name") != NULL ? meta_str(secret, "name") : "");
     w->secret_uid = util_strdup(meta_str(secret, "uid"));
     w->secret_hash = secret_hash(secret);
-    const char *reported = json_string_value(json_object_get(json_object_get(meta(secret), "annotations"),
-                                                             DISPATCHWORKERS_ANNOTATION_STATUS));
+    const char *reported =
+        json_string_value(json_object_get(json_object_get(meta(secret), "annotations"), DISPATCHWORKERS_ANNOTATION_STATUS));
     w->reported = util_strdup(reported);
     dispatchview_init(&w->view);
     struct error err = {{0}};

@@ -40,24 +40,24 @@
 #define DISPATCHWORKERS_STATUS_MAX 512
 
 struct dispatch_worker {
-    char *name;                /* the label's value */
-    char *secret_name;         /* its Secret */
-    char *secret_uid;          /* for Events about it */
-    uint64_t secret_hash;      /* of the Secret's data.kubeconfig last parsed (our own annotation changes its resourceVersion) */
+    char *name;                 /* the label's value */
+    char *secret_name;          /* its Secret */
+    char *secret_uid;           /* for Events about it */
+    uint64_t secret_hash;       /* of the Secret's data.kubeconfig last parsed (our own annotation changes its resourceVersion) */
     struct kube_client *client; /* NULL while its kubeconfig does not parse */
-    struct dispatchview view;  /* what the last successful refresh saw (view.h) */
-    int up;                    /* the last refresh succeeded */
+    struct dispatchview view;   /* what the last successful refresh saw (view.h) */
+    int up;                     /* the last refresh succeeded */
     char status[DISPATCHWORKERS_STATUS_MAX]; /* "up" or why it is down */
-    char *reported;            /* the status annotation the Secret carries (as last seen or written), or NULL */
-    int seen;                  /* found in the last list of Secrets */
+    char *reported;                          /* the status annotation the Secret carries (as last seen or written), or NULL */
+    int seen;                                /* found in the last list of Secrets */
 };
 
 struct dispatchworkers {
     struct dispatch_worker **items; /* in the order the Secrets were first seen */
     size_t len, cap;
-    const struct dispatch_config *cfg; /* borrowed */
-    struct kube_client *manager;       /* borrowed */
-    struct metrics_family *up;         /* raygate_worker_up{cluster}, borrowed from the registry; NULL: none */
+    const struct dispatch_options *cfg; /* borrowed */
+    struct kube_client *manager;        /* borrowed */
+    struct metrics_family *up;          /* raygate_worker_up{cluster}, borrowed from the registry; NULL: none */
 };
 
 /*
@@ -76,7 +76,7 @@ int dispatchworkers_name_ok(const char *s);
 int dispatchworkers_parse_secret(const json_t *secret, char **name, struct kubeconfig *cfg, struct error *err);
 
 /* Initialises an empty registry; reg may be NULL (no gauge). cfg and manager must outlive it. */
-void dispatchworkers_init(struct dispatchworkers *ws, const struct dispatch_config *cfg, struct kube_client *manager,
+void dispatchworkers_init(struct dispatchworkers *ws, const struct dispatch_options *cfg, struct kube_client *manager,
                           struct metrics_registry *reg);
 
 /* Drops every worker (their clients and views). */
