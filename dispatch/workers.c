@@ -149,6 +149,7 @@ static struct dispatch_worker *worker_create(struct dispatchworkers *ws, const j
         json_string_value(json_object_get(json_object_get(meta(secret), "annotations"), DISPATCHWORKERS_ANNOTATION_STATUS));
     w->reported = util_strdup(reported);
     dispatchview_init(&w->view);
+    util_format(w->status, sizeof(w->status), "%s", "not reached yet"); /* no log line for a worker not tried yet */
     struct error err = {{0}};
     if (perr != NULL) {
         dispatchworkers_set_state(ws, w, 0, perr->message);
