@@ -81,6 +81,16 @@ struct dispatch_remote {
                        shows one), RayJob {"jobStatus", "jobDeploymentStatus"} (those present); {} when none */
 };
 
+/* Whether a RayJob's status.jobDeploymentStatus (borrowed; NULL: none) says it ran to its end: Complete or Failed. */
+int dispatch_remote_terminal(const char *job_deployment_status);
+
+/*
+ * Whether a RayJob's status.jobDeploymentStatus (borrowed; NULL: none) says
+ * its cluster was admitted and the job submitted: Running, Complete, Failed,
+ * Suspending, Suspended or Retrying.
+ */
+int dispatch_remote_started(const char *job_deployment_status);
+
 /* Initialises an empty remote (status NULL) in caller-owned storage. */
 void dispatch_remote_init(struct dispatch_remote *r);
 

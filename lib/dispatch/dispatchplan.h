@@ -24,7 +24,8 @@
  *      lease on its own clock from the last change it saw, has evicted the
  *      gang;
  *    - the worker is reachable but holds no copy: NONE for a RayJob shown
- *      terminal on the manager (it ran; its copy was cleaned up); NOMINATE on
+ *      terminal or started on the manager (it ran, or runs: its copy was
+ *      cleaned up or deleted there, and a job never runs twice); NOMINATE on
  *      that worker again (create the copy: the dispatcher's create after
  *      writing dispatched-to did not happen) within the timeout of
  *      dispatched-at; REDISPATCH after it;
@@ -73,6 +74,7 @@ struct dispatch_state {
     int deleting;            /* metadata.deletionTimestamp is set */
     int finalizer;           /* metadata.finalizers holds raygate.io/dispatch */
     int terminal;            /* a RayJob whose status.jobDeploymentStatus is Complete or Failed */
+    int started;             /* a RayJob whose status.jobDeploymentStatus shows it was submitted (dispatch_remote_started) */
 };
 
 /* The largest give-up accepted: 365 days. */
