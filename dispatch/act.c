@@ -5,6 +5,7 @@
 
 #include "dispatchcopy.h"
 #include "gang.h"
+#include "jsonpatch.h"
 #include "names.h"
 #include "podgroup.h"
 #include "util.h"
@@ -57,7 +58,11 @@ static int send(struct kube_client *k, const char *method, const char *path, enu
     return rc;
 }
 
-/* Sends body (stolen) to obj's path. */
+/*
+ * Sends body (stolen) to obj's path. *updated (may be NULL), for a PATCH: obj
+ * with the patch applied and the answer's resourceVersion (the object as the
+ * API now holds it, without trusting the answer to carry all of it).
+ */
 static int send_obj(struct kube_client *k, const char *method, const json_t *obj, const char *suffix, json_t *body,
                     json_t **updated, struct error *err)
 {
@@ -68,7 +73,17 @@ static int send_obj(struct kube_client *k, const char *method, const json_t *obj
         return -1;
     }
     char *path = util_strdupf("%s%s", base, suffix);
-    int rc = send(k, method, path, KUBE_PATCH_MERGE, body, obj, updated, err);
+    json_t *answer = NULL;
+    int rc = send(k, method, path, KUBE_PATCH_MERGE, body, obj, updated != NULL ? &answer : NULL, err);
+    if (rc == 0 && updated != NULL && strcmp(method, "PATCH") == 0) {
+        json_t *meta_patch = json_object_get(body, "metadata");
+        json_object_del(meta_patch, "resourceVersion"); /* a precondition, not a change */
+        *updated = jsonpatch_merge_apply(obj, body);
+        const char *rv = meta_str(answer, "resourceVersion");
+        if (rv != NULL)
+            json_object_set_new(json_object_get(*updated, "metadata"), "resourceVersion", json_string(rv));
+    }
+    json_decref(answer);
     free(path);
     free(base);
     json_decref(body);

@@ -25,7 +25,8 @@ char *dispatchact_path(const json_t *obj);
 /*
  * Adds (add 1) or removes (add 0) the dispatcher's finalizer on the manager
  * object, with its resourceVersion as a precondition. *updated (may be NULL)
- * gets the object the API returned (new reference, kind and apiVersion set).
+ * gets the object as it is now (new reference): obj with the change and the
+ * API's new resourceVersion.
  */
 int dispatchact_finalizer(struct kube_client *k, const json_t *obj, int add, json_t **updated, struct error *err);
 

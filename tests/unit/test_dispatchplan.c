@@ -83,7 +83,8 @@ static void run_case(const json_t *fx, const json_t *tc)
         fail_msg("%s: no reason given", name);
     const json_t *next = json_object_get(want, "next_in_ms");
     if (next != NULL && plan.next_ms - in.now_ms != json_integer_value(next))
-        fail_msg("%s: next in %lld ms, want %lld", name, (long long)(plan.next_ms - in.now_ms), (long long)json_integer_value(next));
+        fail_msg("%s: next in %lld ms, want %lld", name, (long long)(plan.next_ms - in.now_ms),
+                 (long long)json_integer_value(next));
     dispatch_state_finish(&st);
 }
 
@@ -115,7 +116,8 @@ static void test_state_errors(void **state)
             fail_msg("%s: parsed", name);
         const char *want = json_string_value(json_object_get(tc, "error"));
         const char *prefix = json_string_value(json_object_get(tc, "error_prefix"));
-        if ((want != NULL && strcmp(err.message, want) != 0) || (prefix != NULL && strncmp(err.message, prefix, strlen(prefix)) != 0))
+        if ((want != NULL && strcmp(err.message, want) != 0) ||
+            (prefix != NULL && strncmp(err.message, prefix, strlen(prefix)) != 0))
             fail_msg("%s: error \"%s\"", name, err.message);
         assert_null(st.uid);
         assert_null(st.dispatched_to);
@@ -128,12 +130,12 @@ static void test_state_errors(void **state)
 static void test_state_fields(void **state)
 {
     (void)state;
-    json_t *obj = json_pack("{s:s,s:{s:s,s:s,s:s,s:[s],s:{s:s,s:s,s:s,s:s}},s:{s:s}}", "kind", "RayJob", "metadata", "uid", "u-9",
-                            "creationTimestamp", "2026-11-26T09:00:00Z", "deletionTimestamp", "2026-11-26T09:59:00Z",
-                            "finalizers", NAMES_FINALIZER_DISPATCH, "annotations", NAMES_ANNOTATION_DISPATCHED_TO, "east",
-                            NAMES_ANNOTATION_DISPATCHED_AT, "2026-11-26T09:10:00Z", NAMES_ANNOTATION_DISPATCH_RENEWED,
-                            "2026-11-26T09:50:00Z", NAMES_ANNOTATION_DISPATCH_GIVE_UP, "1h30m", "status", "jobDeploymentStatus",
-                            "Failed");
+    json_t *obj =
+        json_pack("{s:s,s:{s:s,s:s,s:s,s:[s],s:{s:s,s:s,s:s,s:s}},s:{s:s}}", "kind", "RayJob", "metadata", "uid", "u-9",
+                  "creationTimestamp", "2026-11-26T09:00:00Z", "deletionTimestamp", "2026-11-26T09:59:00Z", "finalizers",
+                  NAMES_FINALIZER_DISPATCH, "annotations", NAMES_ANNOTATION_DISPATCHED_TO, "east", NAMES_ANNOTATION_DISPATCHED_AT,
+                  "2026-11-26T09:10:00Z", NAMES_ANNOTATION_DISPATCH_RENEWED, "2026-11-26T09:50:00Z",
+                  NAMES_ANNOTATION_DISPATCH_GIVE_UP, "1h30m", "status", "jobDeploymentStatus", "Failed");
     struct dispatch_state st;
     struct error err = {{0}};
     dispatch_state_init(&st);
@@ -148,7 +150,10 @@ static void test_state_fields(void **state)
     /* Lost, with a lease that would overflow a plain sum: waits, never wraps into a re-dispatch. */
     st.deleting = 0;
     struct dispatch_worker_view w = {.name = "east"};
-    struct dispatch_plan_input in = {.st = &st, .workers = &w, .nworkers = 1, .now_ms = st.renewed_at + 1,
+    struct dispatch_plan_input in = {.st = &st,
+                                     .workers = &w,
+                                     .nworkers = 1,
+                                     .now_ms = st.renewed_at + 1,
                                      .cfg = {.timeout_ms = 1000, .lease_ms = INT64_MAX - 5, .margin_ms = INT64_MAX - 5}};
     struct dispatch_plan plan;
     dispatch_plan(&in, &plan);
