@@ -264,7 +264,11 @@ static void do_nominate(struct ctx *x, size_t wi)
     if (fresh && x->q != NULL)
         dispatchmanager_quota_take(x->q, x->obj);
     if (dispatchact_create_copy(w->client, copy, &err) != 0) {
-        log_warnf("%s: cannot create it on worker %s: %s", x->key, w->name, err.message);
+        /* Retried at the next passes until the timeout (then nominated again): shown, not only logged. */
+        char msg[sizeof(err.message) + 64];
+        util_format(msg, sizeof(msg), "cannot create it on worker %s: %s", w->name, err.message);
+        log_warnf("%s: %s", x->key, msg);
+        podgroup(x, "False", "CreateFailed", msg);
     } else {
         char msg[256];
         util_format(msg, sizeof(msg), "dispatched to worker %s", w->name);

@@ -129,6 +129,17 @@ void dispatchworkers_set_state(struct dispatchworkers *ws, struct dispatch_worke
     metrics_gauge_set(ws->up, labels, up ? 1 : 0);
 }
 
+/*
+ * A worker that does not answer must not hold up the pass (the renewals of
+ * the other workers' leases wait for it): short timeouts, one retry.
+ */
+static const struct kube_client_options worker_client_options = {
+    .connect_timeout_ms = 3000,
+    .request_timeout_ms = 15000,
+    .backoff_max_ms = 2000,
+    .max_retries = 1,
+};
+
 /* What decides whether a Secret must be parsed again: its data.kubeconfig. */
 static uint64_t secret_hash(const json_t *secret)
 {
@@ -153,7 +164,7 @@ static struct dispatch_worker *worker_create(struct dispatchworkers *ws, const j
     struct error err = {{0}};
     if (perr != NULL) {
         dispatchworkers_set_state(ws, w, 0, perr->message);
-    } else if ((w->client = kube_client_create(cfg, NULL, &err)) == NULL) {
+    } else if ((w->client = kube_client_create(cfg, &worker_client_options, &err)) == NULL) {
         dispatchworkers_set_state(ws, w, 0, err.message);
     } else {
         dispatchworkers_set_state(ws, w, 0, "not reached yet");
