@@ -115,16 +115,38 @@ struct dispatch_worker *dispatchworkers_get(const struct dispatchworkers *ws, co
     return NULL;
 }
 
+/*
+ * Drops what changes from one failed attempt to the next in libcurl's
+ * messages (" after 3001 ms"), so that a worker that stays down keeps one
+ * status: its Secret's annotation and Events change only when the reason does.
+ */
+static void steady(char *s)
+{
+    char *p = s;
+    while ((p = strstr(p, " after ")) != NULL) {
+        char *q = p + 7;
+        while (*q >= '0' && *q <= '9')
+            q++;
+        if (q > p + 7 && strncmp(q, " ms", 3) == 0)
+            memmove(p, q + 3, strlen(q + 3) + 1);
+        else
+            p += 7;
+    }
+}
+
 void dispatchworkers_set_state(struct dispatchworkers *ws, struct dispatch_worker *w, int up, const char *why)
 {
-    if (w->up != up || strcmp(w->status, up ? "up" : why) != 0) {
+    char now[DISPATCHWORKERS_STATUS_MAX];
+    util_format(now, sizeof(now), "%s", up ? "up" : why);
+    steady(now);
+    if (w->up != up || strcmp(w->status, now) != 0) {
         if (up)
             log_infof("worker %s is up", w->name);
         else
-            log_warnf("worker %s is down: %s", w->name, why);
+            log_warnf("worker %s is down: %s", w->name, now);
     }
     w->up = up;
-    util_format(w->status, sizeof(w->status), "%s", up ? "up" : why);
+    util_format(w->status, sizeof(w->status), "%s", now);
     const char *labels[] = {w->name};
     metrics_gauge_set(ws->up, labels, up ? 1 : 0);
 }

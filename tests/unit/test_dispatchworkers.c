@@ -115,6 +115,29 @@ static void test_registry(void **state)
     json_decref(cases);
 }
 
+/* A worker that stays down for the same reason keeps one status: libcurl's elapsed time is dropped. */
+static void test_steady_status(void **state)
+{
+    (void)state;
+    json_t *cases = fixture_json("dispatchworkers/secrets.json");
+    struct dispatchworkers ws;
+    dispatchworkers_init(&ws, &opts, NULL, NULL);
+    json_t *good = secret_as(cases, GOOD, "worker-a", "a");
+    struct dispatch_worker *w = dispatchworkers_apply_secret(&ws, good);
+    dispatchworkers_set_state(&ws, w, 0, "GET /api/v1/nodes: Failed to connect to 127.0.0.1 port 1 after 0 ms: Couldn't connect");
+    char first[DISPATCHWORKERS_STATUS_MAX];
+    snprintf(first, sizeof(first), "%s", w->status);
+    dispatchworkers_set_state(&ws, w, 0,
+                              "GET /api/v1/nodes: Failed to connect to 127.0.0.1 port 1 after 3001 ms: Couldn't connect");
+    assert_string_equal(w->status, first);
+    assert_string_equal(w->status, "GET /api/v1/nodes: Failed to connect to 127.0.0.1 port 1: Couldn't connect");
+    dispatchworkers_set_state(&ws, w, 0, "it stopped after 3 tries");
+    assert_string_equal(w->status, "it stopped after 3 tries");
+    json_decref(good);
+    dispatchworkers_finish(&ws);
+    json_decref(cases);
+}
+
 /* Requests in the fake's log with method and exact target. */
 static size_t count(struct fake *f, const char *method, const char *target)
 {
@@ -206,6 +229,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_cases),
         cmocka_unit_test(test_registry),
+        cmocka_unit_test(test_steady_status),
         cmocka_unit_test(test_sync_report),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
