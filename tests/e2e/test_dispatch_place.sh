@@ -3,6 +3,9 @@
 # (a's Queue is too small for it) goes to b and never to a; two gangs that fit
 # one worker each (each worker's Queue holds one of them) land one on each.
 # The sampler watches both workers throughout: no gang is ever bound in both.
+# Then deleting a manager's object deletes the worker's copy (the
+# dispatcher's finalizer): the copy and its pods go there, then the manager's
+# object goes.
 . "$(dirname "$0")/multi.sh"
 multi_setup
 samp_start
@@ -37,3 +40,13 @@ eventually 60 "no copy of g1 left on $(other "$t1")" no_copy "$(other "$t1")" ra
 eventually 60 "no copy of g2 left on $(other "$t2")" no_copy "$(other "$t2")" rayclusters.ray.io g2
 stays 5 "g1 and g2 stay one on each worker" one_each
 samp_stop "no gang bound in two clusters at once"
+
+# 3. Deleting on the manager.
+fin() { on m get rayclusters.ray.io -n "$NS" big -o json | jq -e '.metadata.finalizers // [] | index("raygate.io/dispatch")'; }
+fin >/dev/null || fail "the manager's big lacks the dispatcher's finalizer raygate.io/dispatch"
+pass "the manager's big carries the dispatcher's finalizer"
+on m delete rayclusters.ray.io -n "$NS" big --wait=false >/dev/null
+eventually 60 "big's copy is gone from b" no_copy b rayclusters.ray.io big
+no_pods() { [[ "$(on b get pods -n "$NS" -l ray.io/cluster=big -o name | wc -l)" == 0 ]]; }
+eventually 60 "big's pods are gone from b" no_pods
+eventually 30 "big is gone from the manager" no_copy m rayclusters.ray.io big
