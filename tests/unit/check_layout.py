@@ -3,7 +3,7 @@
 
 Fails (exit 1), naming file and line, when:
 
-- a file of lib/wire, lib/gang or lib/sched (policy, pure) includes a header of
+- a file of lib/wire, lib/gang, lib/sched or lib/dispatch (policy, pure) includes a header of
   lib/io/ (the Kubernetes client, kubeconfig, the listener, the log) or a
   system header for I/O or threads (curl, pthread, unistd, sockets, files), or
   calls a clock: policy gets the time passed in;
@@ -12,7 +12,7 @@ Fails (exit 1), naming file and line, when:
 - a folder of lib/ includes a header of a folder above it. The folders, bottom
   up: core (errors, util, names, flags, metrics), wire (formats, on core),
   io (the edges, on core and wire: the client reads wire formats), gang (on
-  core, wire), sched (on core, wire, gang);
+  core, wire), sched (on core, wire, gang), dispatch (on core, wire, gang, sched);
 - product modules include each other in a circle. A module is x.c and x.h (and
   a private x_internal.h); it uses module y when one of its files includes
   "y.h" (or "y_internal.h") and that is a file of lib/*/,
@@ -34,7 +34,7 @@ SYSTEM = {
     "netdb.h": "name resolution",
     "sys/stat.h": "files",
 }
-PURE = ("wire", "gang", "sched")
+PURE = ("wire", "gang", "sched", "dispatch")
 CLOCKS = ("clock_gettime", "gettimeofday", "time", "clock")
 
 # The folders of lib/ a folder of lib/ may include headers of (besides its own).
@@ -44,6 +44,7 @@ LAYERS = {
     "io": {"core", "wire"},
     "gang": {"core", "wire"},
     "sched": {"core", "wire", "gang"},
+    "dispatch": {"core", "wire", "gang", "sched"},
 }
 # Product folders besides lib/*/: programs, whose modules take part in the circle check.
 PROGRAMS = ("gate", "webhook", "cli", "certs")
@@ -84,7 +85,7 @@ def includes(path):
 
 
 def check_pure(root, tree):
-    """I/O, clocks and metrics in lib/wire, lib/gang, lib/sched; returns the number of violations."""
+    """I/O, clocks and metrics in lib/wire, lib/gang, lib/sched, lib/dispatch; returns the number of violations."""
     io_headers = set(f for f in tree.get("lib/io", []) if f.endswith(".h"))
     bad = 0
     for d in PURE:
