@@ -419,6 +419,12 @@ static void explain_wait(json_t *lines, const json_t *snapshot, const json_t *ro
     case ADMIT_REASON_DEACTIVATED:
         add_line(lines, "%s", msg);
         break;
+    case ADMIT_REASON_DISPATCH_LEASE:
+        add_line(lines, "a manager cluster dispatched it here with a lease (annotation " NAMES_ANNOTATION_DISPATCH_LEASE
+                        "): while the lease is not renewed (the manager may run it elsewhere) or does not parse, it is not "
+                        "admitted here");
+        add_line(lines, "%s", msg);
+        break;
     case ADMIT_REASON_QUEUE_NOT_LEAF:
     case ADMIT_REASON_QUEUE_BAD_TREE:
     case ADMIT_REASON_QUEUE_TREE:

@@ -204,7 +204,7 @@ struct evictor *evictor_create(struct kube_client *k, struct metrics_registry *r
     e->k = k;
     e->m_evicted = metrics_counter_create(reg, "raygate_gangs_evicted_total",
                                           "Gangs taken back whole after a timeout (requeued), by queue and reason "
-                                          "(PlacementTimeout, PodsReadyTimeout).",
+                                          "(PlacementTimeout, PodsReadyTimeout, DispatchLeaseExpired).",
                                           2, labels);
     e->instance = util_strdup(instance);
     e->sent = json_object();
@@ -220,13 +220,15 @@ void evictor_destroy(struct evictor *e)
     free(e);
 }
 
-/* The GangEvicted (or Preempted) Events of an eviction: on the RayCluster and on each of its pods. */
+/* The GangEvicted (or Preempted, or DispatchLeaseExpired) Events of an eviction: on the RayCluster and on each of its pods. */
 static void tell(struct evictor *e, const struct evictscan_gang *g, const char *now, const struct evictor_hooks *h)
 {
     struct eventpost_list l;
     eventpost_list_init(&l);
     struct events_object rc = {"ray.io/v1", "RayCluster", g->namespace_, g->cluster, g->cluster_uid};
-    const char *reason = g->preempted_by != NULL ? "Preempted" : "GangEvicted";
+    const char *reason = g->preempted_by != NULL                    ? "Preempted"
+                         : g->reason == EVICT_REASON_DISPATCH_LEASE ? evict_reason_name(g->reason)
+                                                                    : "GangEvicted";
     eventpost_add(&l, &rc, "Warning", reason, g->message, now, e->instance);
     for (size_t i = 0; i < g->npods; i++) {
         struct events_object po = {"v1", "Pod", g->namespace_, g->pods[i].name, g->pods[i].uid};

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "hyperwatch.h"
 #include "legacy.h"
 #include "log.h"
@@ -113,6 +114,7 @@ static int on_upserted(struct watches *w, enum watch_kind kind, enum kube_watch_
         return cache_upsert_node(w->cfg.cache, object, err);
     case WATCH_RAYCLUSTERS:
     case WATCH_LEGACY:
+        cache_set_clock(w->cfg.cache, clock_wall_ms()); /* a dispatch lease's change is seen now (dispatchlease.h) */
         return cache_upsert_raycluster(w->cfg.cache, object, err);
     case WATCH_QUEUES:
         status_record_queue(w->cfg.status, ev, object);

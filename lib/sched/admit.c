@@ -8,6 +8,7 @@
 #include "admitpass.h"
 #include "admitselect.h"
 #include "admittopo.h"
+#include "dispatchlease.h"
 #include "fairorder.h"
 #include "fit.h"
 #include "hold.h"
@@ -370,6 +371,8 @@ static void tail_waits_behind(struct pass *p, struct work *w, struct admit_decis
 /* An admitted gang: replace missing members at once (members_fit), then its tail. */
 static void evaluate_admitted(struct pass *p, struct work *w)
 {
+    if (dispatchlease_check(w->g->lease, p->a->now_ms, NULL) == DISPATCHLEASE_EXPIRED)
+        return; /* the next eviction scan takes it back (evictscan.h): meanwhile none of its pods is ungated */
     struct cache_queue *q = w->qs->q;
     size_t need = 0;
     for (size_t i = 0; i < w->ncore; i++)
@@ -441,6 +444,22 @@ static int pending_held(struct pass *p, const struct work *w)
     return 1;
 }
 
+/*
+ * A gang dispatched from a manager (dispatchlease.h) whose lease expired, or
+ * whose lease annotations do not parse, waits; it blocks no fifo queue, as an
+ * evicted gang does not: decides WAIT and returns 1.
+ */
+static int pending_lease(struct pass *p, const struct work *w)
+{
+    const struct cache_gang *g = w->g;
+    if (dispatchlease_check(g->lease, p->a->now_ms, NULL) == DISPATCHLEASE_NONE)
+        return 0;
+    char gang[300];
+    util_format(gang, sizeof(gang), "ray-%s-pg", cache_gang_group(g));
+    decide(p, ADMIT_ACTION_WAIT, ADMIT_REASON_DISPATCH_LEASE, w, dispatchlease_wait_message(gang, g->lease, p->a->now_ms));
+    return 1;
+}
+
 /* A pending gang that cannot be weighed yet (its queue unusable, its spec invalid, pods missing, a fifo blocker): decides WAIT and
  * returns 1. */
 static int pending_not_ready(struct pass *p, const struct work *w)
@@ -459,7 +478,7 @@ static int pending_not_ready(struct pass *p, const struct work *w)
         wait_msg(p, w, ADMIT_REASON_INVALID, "invalid RayCluster: %s", g->spec_error != NULL ? g->spec_error : "");
         return 1;
     }
-    if (pending_held(p, w))
+    if (pending_lease(p, w) || pending_held(p, w))
         return 1;
     if (g->legacy && !has_head(w)) {
         wait_msg(p, w, ADMIT_REASON_PODS,

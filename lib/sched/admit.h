@@ -39,6 +39,13 @@
  * does not.
  * - WAIT: with a reason and a message for Events.
  *
+ * Dispatch leases (dispatchlease.h): a gang whose RayCluster carries a
+ * manager's lease that expired at the pass's time, or that does not parse,
+ * waits (ADMIT_REASON_DISPATCH_LEASE) before any check of room; an admitted
+ * gang whose lease expired gets no pod ungated (no FINISH, no TAIL_ADMIT)
+ * until the eviction scan (evictscan.h) takes it back. A renewal changes its
+ * RayCluster, which makes its queue dirty: the next pass admits it as usual.
+ *
  * The queue tree (qtree.h): queues nest through spec.parent. A gang is
  * admitted only when, besides its own queue's capability as above, every
  * ancestor stays within its capability and no room guaranteed to another

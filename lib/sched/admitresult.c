@@ -109,6 +109,8 @@ const char *admit_reason_name(enum admit_reason reason)
         return "queue-tree";
     case ADMIT_REASON_TOPOLOGY:
         return "topology";
+    case ADMIT_REASON_DISPATCH_LEASE:
+        return "dispatch-lease";
     }
     return "";
 }

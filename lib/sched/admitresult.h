@@ -38,6 +38,8 @@ enum admit_reason {
                                     ancestor's capability, or room guaranteed to another queue (qtree_fits) */
     ADMIT_REASON_TOPOLOGY, /* "... needs nvidia.com/gpu 16 in one rack domain; largest free domain: r2 with nvidia.com/gpu 12 (...)"
                               (topoplace.h): no domain of a hard constraint holds a set */
+    ADMIT_REASON_DISPATCH_LEASE, /* "gang ray-x-pg waits: its dispatch lease (raygate.io/dispatch-lease) was not renewed for 25s
+                                    (lease 20s) ...", or its lease annotations do not parse (dispatchlease.h) */
 };
 
 /* A pod to ungate (or, for TAIL_WAIT, a pod that waits). Its names belong to the result. */
@@ -121,7 +123,7 @@ const char *admit_action_name(enum admit_action action);
 
 /*
  * "", "queue-missing", "queue-closed", "invalid", "pods", "blocked", "queue-capacity", "nodes", "evicted", "deactivated",
- * "queue-not-leaf", "queue-bad-tree", "queue-tree", "topology".
+ * "queue-not-leaf", "queue-bad-tree", "queue-tree", "topology", "dispatch-lease".
  */
 const char *admit_reason_name(enum admit_reason reason);
 

@@ -684,6 +684,7 @@ int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct error *er
     }
     free(marked_by);
     model_gang_parse_spec(&c->shapes, g, obj);
+    dispatchlease_observe(&g->lease, meta, c->clock_ms);
 
     const char *queue = json_string_value(json_object_get(labels, NAMES_LABEL_QUEUE));
     gang_set_queue(c, g, queue != NULL && queue[0] != '\0' ? queue_ref(c, queue) : NULL);
@@ -746,6 +747,7 @@ void cache_delete_raycluster(struct cache *c, const char *namespace_, const char
     /* queue, admitted and minResources stay: the gang holds its queue share until its pods are gone. */
     g->present = 0;
     gang_clear_cluster(c, g);
+    dispatchlease_drop(&g->lease);
     free(g->admit_mark_rv);
     g->admit_mark_rv = NULL;
     queue_dirty(c, g->queue);
@@ -802,6 +804,11 @@ struct cache_node *cache_node_next(const struct cache *c, const struct cache_nod
 {
     struct table_node *h = table_next(&c->nodes, &n->by_name);
     return h != NULL ? TABLE_CONTAINER_OF(h, struct cache_node, by_name) : NULL;
+}
+
+void cache_set_clock(struct cache *c, int64_t now_ms)
+{
+    c->clock_ms = now_ms;
 }
 
 void cache_mark_all_dirty(struct cache *c)

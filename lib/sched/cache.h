@@ -65,6 +65,7 @@ struct cache {
     uint8_t nodes_changed;    /* the set or the properties of Ready nodes changed (cache_take_changes) */
     uint64_t generation;      /* bumped by every change */
     size_t nnodes_present;    /* nodes whose Node object is cached */
+    int64_t clock_ms;         /* the time upserts happen at (cache_set_clock): when a gang's dispatch lease was seen */
 };
 
 /* Creates an empty cache. */
@@ -83,6 +84,13 @@ int cache_upsert_node(struct cache *c, const json_t *node, struct error *err);
 int cache_upsert_pod(struct cache *c, const json_t *pod, struct error *err);
 int cache_upsert_raycluster(struct cache *c, const json_t *raycluster, struct error *err);
 int cache_upsert_queue(struct cache *c, const json_t *queue, struct error *err);
+
+/*
+ * The time (Unix ms of the caller's clock) at which the next upserts are
+ * seen: a RayCluster's dispatch lease (dispatchlease.h) that changes is
+ * stamped with it. 0 after cache_create().
+ */
+void cache_set_clock(struct cache *c, int64_t now_ms);
 
 /* Removes an object by key; namespace_ is ignored for nodes and queues. Absent objects are fine. */
 void cache_delete_node(struct cache *c, const char *name);

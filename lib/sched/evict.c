@@ -206,6 +206,8 @@ const char *evict_reason_name(enum evict_reason reason)
         return "Preempted";
     case EVICT_REASON_RECLAIMED:
         return "Reclaimed";
+    case EVICT_REASON_DISPATCH_LEASE:
+        return "DispatchLeaseExpired";
     case EVICT_REASON_NONE:
         break;
     }
@@ -238,6 +240,8 @@ static enum evict_reason reason_of(const char *s)
         return EVICT_REASON_PREEMPTED;
     if (strcmp(s, evict_reason_name(EVICT_REASON_RECLAIMED)) == 0)
         return EVICT_REASON_RECLAIMED;
+    if (strcmp(s, evict_reason_name(EVICT_REASON_DISPATCH_LEASE)) == 0)
+        return EVICT_REASON_DISPATCH_LEASE;
     return EVICT_REASON_NONE;
 }
 
@@ -286,8 +290,9 @@ void evict_record_next(const struct evict_record *prev, const struct evict_confi
                        int64_t generation, int64_t now_ms, uint32_t random, struct evict_record *out)
 {
     int64_t count = prev->generation == generation ? prev->count : 0;
-    if (reason == EVICT_REASON_PREEMPTED || reason == EVICT_REASON_RECLAIMED) {
-        /* No penalty for having been preempted: the count stays, the gang may be admitted again at once. */
+    if (reason == EVICT_REASON_PREEMPTED || reason == EVICT_REASON_RECLAIMED || reason == EVICT_REASON_DISPATCH_LEASE) {
+        /* No penalty for having been preempted (or for a lost manager): the count stays, the gang may be admitted again at
+           once (a lease's gang once renewed: dispatchlease.h). */
         *out = (struct evict_record){.count = count,
                                      .evicted_at_ms = now_ms - now_ms % 1000,
                                      .requeue_at_ms = now_ms - now_ms % 1000,

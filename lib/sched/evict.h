@@ -50,7 +50,7 @@
 #define EVICT_ANNOTATION_REQUEUE_AT "raygate.io/requeue-at"                 /* RFC 3339: earliest re-admission */
 #define EVICT_ANNOTATION_EVICTED_AT "raygate.io/evicted-at"                 /* RFC 3339: the last eviction */
 #define EVICT_ANNOTATION_EVICTED_GENERATION "raygate.io/evicted-generation" /* metadata.generation then */
-#define EVICT_ANNOTATION_EVICTED_REASON "raygate.io/evicted-reason"         /* PlacementTimeout, PodsReadyTimeout */
+#define EVICT_ANNOTATION_EVICTED_REASON "raygate.io/evicted-reason"         /* evict_reason_name() */
 
 /* The reason of the DisruptionTarget condition on deleted pods (kube-scheduler writes PreemptionByScheduler). */
 #define EVICT_DISRUPTION_REASON "EvictionByRaygate"
@@ -118,8 +118,9 @@ enum evict_reason {
     EVICT_REASON_NONE = 0,
     EVICT_REASON_PLACEMENT_TIMEOUT,
     EVICT_REASON_PODS_READY_TIMEOUT,
-    EVICT_REASON_PREEMPTED, /* a higher-priority gang of its queue took its place (preempt.h): no backoff, not counted */
-    EVICT_REASON_RECLAIMED, /* a queue under its deserved share took it back (preempt.h): likewise */
+    EVICT_REASON_PREEMPTED,      /* a higher-priority gang of its queue took its place (preempt.h): no backoff, not counted */
+    EVICT_REASON_RECLAIMED,      /* a queue under its deserved share took it back (preempt.h): likewise */
+    EVICT_REASON_DISPATCH_LEASE, /* its dispatch lease was not renewed (dispatchlease.h): likewise; held until renewed */
 };
 
 /* What evict_check found. Initialise with evict_verdict_init, release with evict_verdict_finish. */
@@ -144,7 +145,8 @@ void evict_verdict_finish(struct evict_verdict *v);
  */
 enum evict_reason evict_check(const struct evict_config *cfg, const struct evict_gang *g, int64_t now_ms, struct evict_verdict *v);
 
-/* "PlacementTimeout", "PodsReadyTimeout" (Event reasons and the metric's label), "" for NONE. */
+/* "PlacementTimeout", "PodsReadyTimeout", "Preempted", "Reclaimed", "DispatchLeaseExpired" (Event reasons and the metric's
+   label), "" for NONE. */
 const char *evict_reason_name(enum evict_reason reason);
 
 /* ------------------------------------------------------------ the requeue */
@@ -174,8 +176,8 @@ int64_t evict_backoff_ms(const struct evict_config *cfg, int64_t n, uint32_t ran
  * count grows by one (from 0 when prev was written at another generation);
  * requeue_at is now + the backoff rounded up to a whole second, or 0 when
  * the count reaches the limit (deactivated); evicted_at is now rounded down.
- * PREEMPTED and RECLAIMED carry no penalty: the count stays (0 from another
- * generation) and requeue_at is evicted_at.
+ * PREEMPTED, RECLAIMED and DISPATCH_LEASE carry no penalty: the count stays
+ * (0 from another generation) and requeue_at is evicted_at.
  */
 void evict_record_next(const struct evict_record *prev, const struct evict_config *cfg, enum evict_reason reason,
                        int64_t generation, int64_t now_ms, uint32_t random, struct evict_record *out);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "admit.h"
+#include "dispatchlease.h"
 #include "util.h"
 
 void evictscan_result_init(struct evictscan_result *r)
@@ -155,6 +156,25 @@ static int scan_admitted(const struct cache_gang *g, const struct evict_config *
     return evicted;
 }
 
+/* An admitted gang whose dispatch lease expired (dispatchlease.h) is evicted whole, else its lease's end noted. Returns 1 when
+ * evicted. */
+static int scan_lease(const struct cache_gang *g, const struct evict_config *cfg, int64_t now_ms, struct evictscan_result *out)
+{
+    int64_t deadline;
+    if (dispatchlease_check(g->lease, now_ms, &deadline) != DISPATCHLEASE_EXPIRED) {
+        keep_earliest(&out->next_ms, deadline);
+        return 0;
+    }
+    struct cache_pod **live;
+    size_t nmembers = admit_gang_members(g, &live);
+    struct evictscan_gang *e = add_gang(out, g, live, nmembers);
+    free(live);
+    e->reason = EVICT_REASON_DISPATCH_LEASE;
+    evict_record_next(&g->record, cfg, e->reason, g->generation, now_ms, 0, &e->record);
+    e->message = dispatchlease_evict_message(e->gang, g->lease, now_ms);
+    return 1;
+}
+
 /* A gang not admitted with an eviction record: its leftovers to delete, and the end of its backoff to look again at. */
 static void scan_evicted(const struct cache_gang *g, const struct evict_config *cfg, int64_t now_ms, struct evictscan_result *out)
 {
@@ -185,6 +205,10 @@ size_t evictscan_run(const struct cache *c, const struct evict_config *cfg, int6
             if (!g->admitted) {
                 if (g->record.evicted_at_ms > 0)
                     scan_evicted(g, cfg, now_ms, out);
+                continue;
+            }
+            if (scan_lease(g, cfg, now_ms, out)) {
+                evicted++;
                 continue;
             }
             if (!configured) {

@@ -13,6 +13,11 @@
  * that just started cannot know how long a pod waited before (a member
  * ungated by a restarted controller gets a whole timeout).
  *
+ * Before its timeouts, an admitted gang dispatched from a manager whose
+ * lease expired (dispatchlease.h) is evicted whole (EVICT_REASON_DISPATCH_LEASE,
+ * no backoff: it is held back until the lease is renewed), and the end of
+ * every running lease is a time to look again.
+ *
  * An eviction lists every live pod of the gang that is ungated or bound (its
  * members and its tail): they are deleted, and KubeRay's replacements wait
  * behind the gate. A gang that is not admitted but has an eviction record and

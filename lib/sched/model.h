@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "dispatchlease.h"
 #include "evict.h"
 #include "resources.h"
 #include "shape.h"
@@ -177,6 +178,9 @@ struct cache_gang {
     uint8_t preemptable; /* not volcano.sh/preemptable "false" (label or annotation) */
     char *preempted_by;  /* owned annotation raygate.io/preempted-by ("ns/name" of its last preemptor), or NULL; set by the cache
                             only (on cache.preempted while set) */
+    /* Dispatched from a manager (dispatchlease.h): its lease as this gate saw it, from the RayCluster while present (cache's
+       clock: cache_set_clock); NULL when it carries none. Owned. */
+    struct dispatchlease *lease;
 };
 
 /* An RFC 3339 UTC time as the apiserver writes it (NULL fine); 0 when absent or malformed. */

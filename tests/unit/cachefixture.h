@@ -1,7 +1,9 @@
 /*
  * cachefixture: a lib/sched/cache model built from a fixture's objects, for the
  * tests of the decision code (test_admit, test_podgroup). A fixture holds
- * arrays "queues", "nodes", "rayclusters" and "pods" of API objects.
+ * arrays "queues", "nodes", "rayclusters" and "pods" of API objects, and
+ * optionally "seen" (RFC 3339): the time the cache sees them at
+ * (cache_set_clock: when dispatch leases were last seen to change).
  */
 #ifndef RAYGATE_TEST_CACHEFIXTURE_H
 #define RAYGATE_TEST_CACHEFIXTURE_H
@@ -38,6 +40,11 @@ static inline void cachefixture_upsert(struct cache *c, const char *kind, const 
 static inline struct cache *cachefixture_load(const json_t *fx, int reverse)
 {
     struct cache *c = cache_create();
+    const char *seen = json_string_value(json_object_get(fx, "seen"));
+    int64_t seen_ms = 0;
+    if (seen != NULL && evict_parse_time(seen, &seen_ms) != 0)
+        fail_msg("fixture: \"seen\": %s is not RFC 3339", seen);
+    cache_set_clock(c, seen_ms);
     for (size_t k = 0; k < 4; k++) {
         const char *kind = cachefixture_kinds[reverse ? 3 - k : k];
         const json_t *arr = json_object_get(fx, kind);
