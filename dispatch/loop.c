@@ -13,6 +13,7 @@
 #include "manager.h"
 #include "object.h"
 #include "rayjob.h"
+#include "dispatchpick.h"
 #include "util.h"
 #include "workers.h"
 
@@ -82,7 +83,30 @@ static void warn_once(struct dispatch_loop *l, const char *key, const char *msg)
     json_object_set_new(l->warned, key, json_string(msg));
 }
 
-/* Step 1: the registry, each worker's view, and their state on the Secrets. */
+/*
+ * The state of each worker reached in this pass: "up", or, when it lacks a
+ * Queue that a manager Queue dispatching to it names (no gang of that Queue
+ * ever fits there), "up; no Queue q", shown on its Secret and in an Event.
+ */
+static void settle_states(struct dispatch_loop *l)
+{
+    for (size_t i = 0; i < l->workers.len; i++) {
+        struct dispatch_worker *w = l->workers.items[i];
+        if (!w->reached)
+            continue;
+        struct util_buf b = {0};
+        for (size_t j = 0; j < l->mgr.nqueues; j++) {
+            const struct dispatchmanager_queue *q = &l->mgr.queues[j];
+            const struct cache_queue *wq = cache_queue_get(w->view.cache, q->name);
+            if (dispatch_to_index(&q->to, w->name) != DISPATCH_NO_WORKER && (wq == NULL || !wq->present))
+                util_buf_printf(&b, "%s%s", b.len == 0 ? "up; no Queue " : ", ", q->name);
+        }
+        dispatchworkers_set_state(&l->workers, w, 1, b.data);
+        util_buf_finish(&b);
+    }
+}
+
+/* Step 1: the registry, each worker's view (their state is reported once the manager's Queues are known). */
 static void refresh_workers(struct dispatch_loop *l)
 {
     struct error err = {{0}};
@@ -92,12 +116,10 @@ static void refresh_workers(struct dispatch_loop *l)
         struct dispatch_worker *w = l->workers.items[i];
         if (w->client == NULL)
             continue; /* its kubeconfig does not parse: down since it was read */
-        if (dispatchview_refresh(&w->view, w->client, l->opt->cluster_name, &err) == 0)
-            dispatchworkers_set_state(&l->workers, w, 1, NULL);
-        else
+        w->reached = dispatchview_refresh(&w->view, w->client, l->opt->cluster_name, &err) == 0;
+        if (!w->reached)
             dispatchworkers_set_state(&l->workers, w, 0, err.message);
     }
-    dispatchworkers_report(&l->workers, l->now);
 }
 
 /* The uids of the manager's objects (a new JSON object used as a set). */
@@ -153,8 +175,12 @@ void dispatchloop_pass(struct dispatch_loop *l, int64_t now_ms)
     struct error err = {{0}};
     if (dispatchmanager_list(&l->mgr, l->manager, &err) != 0) {
         warn_once(l, "manager", err.message);
+        settle_states(l);
+        dispatchworkers_report(&l->workers, l->now);
         return;
     }
+    settle_states(l);
+    dispatchworkers_report(&l->workers, l->now);
     json_object_del(l->warned, "manager");
     json_object_clear(l->nominated);
     struct dispatchobject_env env = {

@@ -137,11 +137,11 @@ static void steady(char *s)
 void dispatchworkers_set_state(struct dispatchworkers *ws, struct dispatch_worker *w, int up, const char *why)
 {
     char now[DISPATCHWORKERS_STATUS_MAX];
-    util_format(now, sizeof(now), "%s", up ? "up" : why);
+    util_format(now, sizeof(now), "%s", up ? (why != NULL ? why : "up") : why);
     steady(now);
     if (w->up != up || strcmp(w->status, now) != 0) {
         if (up)
-            log_infof("worker %s is up", w->name);
+            log_infof("worker %s is %s", w->name, now);
         else
             log_warnf("worker %s is down: %s", w->name, now);
     }
@@ -313,11 +313,14 @@ static int report_one(struct dispatchworkers *ws, struct dispatch_worker *w, con
         return -1;
     struct events_object obj = {"v1", "Secret", ws->cfg->namespace_, w->secret_name, w->secret_uid};
     char msg[DISPATCHWORKERS_STATUS_MAX + 64];
-    if (w->up)
+    if (w->up && strcmp(w->status, "up") == 0)
         util_format(msg, sizeof(msg), "worker %s is reachable", w->name);
+    else if (w->up)
+        util_format(msg, sizeof(msg), "worker %s is reachable, with a problem: %s", w->name, w->status);
     else
         util_format(msg, sizeof(msg), "worker %s is down: %s", w->name, w->status);
-    dispatchnotify_event(ws->manager, &obj, w->up ? "Normal" : "Warning",
+    int fine = w->up && strcmp(w->status, "up") == 0;
+    dispatchnotify_event(ws->manager, &obj, fine ? "Normal" : "Warning",
                          w->up ? DISPATCHWORKERS_REASON_UP : DISPATCHWORKERS_REASON_DOWN, msg, now);
     return 0;
 }

@@ -10,9 +10,10 @@
  * Nothing here is fatal: a Secret that does not parse, or a worker that does
  * not answer, is a worker that is down, with the reason. The reason is shown
  * where an operator looks: on the Secret (annotation raygate.io/worker-status,
- * "up" or the error, written when it changes), in an Event on the Secret
- * (WorkerDown, Warning; WorkerUp, Normal), and in the gauge
- * raygate_worker_up{cluster} (1 or 0). The other workers go on.
+ * "up", the error, or "up; no Queue q" for a reachable worker without a Queue
+ * the manager dispatches to it; written when it changes), in an Event on the
+ * Secret (WorkerDown, Warning; WorkerUp, Normal, Warning with a note), and in
+ * the gauge raygate_worker_up{cluster} (1 or 0). The other workers go on.
  */
 #ifndef RAYGATE_DISPATCH_WORKERS_H
 #define RAYGATE_DISPATCH_WORKERS_H
@@ -50,6 +51,7 @@ struct dispatch_worker {
     char status[DISPATCHWORKERS_STATUS_MAX]; /* "up" or why it is down */
     char *reported;                          /* the status annotation the Secret carries (as last seen or written), or NULL */
     int seen;                                /* found in the last list of Secrets */
+    int reached;                             /* the last refresh of its view succeeded */
 };
 
 struct dispatchworkers {
@@ -100,7 +102,10 @@ struct dispatch_worker *dispatchworkers_apply_secret(struct dispatchworkers *ws,
 /* The worker named name, or NULL. */
 struct dispatch_worker *dispatchworkers_get(const struct dispatchworkers *ws, const char *name);
 
-/* Records w's state: up, or down for why (copied); updates the gauge. */
+/*
+ * Records w's state: up (why NULL: "up"; else a note on a reachable worker,
+ * "up; no Queue q"), or down for why (copied); updates the gauge.
+ */
 void dispatchworkers_set_state(struct dispatchworkers *ws, struct dispatch_worker *w, int up, const char *why);
 
 /*

@@ -211,11 +211,42 @@ static void test_unreachable(void **state)
     world_stop(&w);
 }
 
+/* Worker a reachable but without Queue q, which the manager dispatches to it: said on its Secret; nothing nominated. */
+static void test_worker_without_queue(void **state)
+{
+    (void)state;
+    struct world w;
+    world_start(&w);
+    set_list(w.worker, w.wstate, QUEUES, json_array());
+    dispatchloop_pass(w.loop, NOW_MS);
+    json_t *patches = bodies(w.manager, "PATCH", SECRETS "/worker-a");
+    assert_int_equal(json_array_size(patches), 1);
+    assert_string_equal(ann(json_array_get(patches, 0), "raygate.io/worker-status"), "up; no Queue q");
+    json_t *posts = bodies(w.worker, "POST", "/apis/ray.io/v1/namespaces/ray/rayclusters");
+    assert_int_equal(json_array_size(posts), 0);
+    /* The Queue made there: the worker is plainly up again, and the gang is dispatched. */
+    json_t *wfx = fixture_json("dispatchloop/worker.json");
+    set_list(w.worker, w.wstate, QUEUES, json_deep_copy(json_object_get(wfx, "queues")));
+    dispatchloop_pass(w.loop, NOW_MS + 2000);
+    json_t *again = bodies(w.manager, "PATCH", SECRETS "/worker-a");
+    assert_int_equal(json_array_size(again), 2);
+    assert_string_equal(ann(json_array_get(again, 1), "raygate.io/worker-status"), "up");
+    json_t *posts2 = bodies(w.worker, "POST", "/apis/ray.io/v1/namespaces/ray/rayclusters");
+    assert_int_equal(json_array_size(posts2), 1);
+    json_decref(posts2);
+    json_decref(again);
+    json_decref(wfx);
+    json_decref(posts);
+    json_decref(patches);
+    world_stop(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nominate_renew_sweep),
         cmocka_unit_test(test_unreachable),
+        cmocka_unit_test(test_worker_without_queue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
