@@ -7,8 +7,8 @@
 
 #include "util.h"
 
-/* What a copy keeps of the manager object's metadata; the rest is the manager's bookkeeping. */
-static const char *const kept_metadata[] = {"name", "namespace", "labels", "annotations"};
+/* What a copy keeps of the manager object's metadata besides labels and annotations; the rest is the manager's bookkeeping. */
+static const char *const kept_metadata[] = {"name", "namespace"};
 
 /* The manager-side dispatch annotations: where and when it was dispatched there, not for the worker. */
 static const char *const manager_annotations[] = {
@@ -139,8 +139,8 @@ void dispatch_remote_finish(struct dispatch_remote *r)
 
 static int has_admitted(const json_t *obj)
 {
-    const char *at =
-        json_string_value(json_object_get(json_object_get(json_object_get(obj, "metadata"), "annotations"), NAMES_ANNOTATION_ADMITTED));
+    const char *at = json_string_value(
+        json_object_get(json_object_get(json_object_get(obj, "metadata"), "annotations"), NAMES_ANNOTATION_ADMITTED));
     return at != NULL && at[0] != '\0';
 }
 

@@ -75,8 +75,8 @@ json_t *dispatch_copy_renew_patch(const json_t *worker_obj, struct error *err);
 
 /* What the manager object shows of its copy on a worker. */
 struct dispatch_remote {
-    int admitted; /* the worker's gate admitted the gang (raygate.io/admitted-at), or a RayJob got past Initializing */
-    int terminal; /* a RayJob whose jobDeploymentStatus is Complete or Failed: it ran; never dispatched again */
+    int admitted;   /* the worker's gate admitted the gang (raygate.io/admitted-at), or a RayJob got past Initializing */
+    int terminal;   /* a RayJob whose jobDeploymentStatus is Complete or Failed: it ran; never dispatched again */
     json_t *status; /* new: the manager's status subresource body's "status": RayCluster {"state"} (when the worker
                        shows one), RayJob {"jobStatus", "jobDeploymentStatus"} (those present); {} when none */
 };

@@ -83,8 +83,7 @@ size_t dispatch_pick(const struct dispatch_candidate *cand, size_t n)
     return best;
 }
 
-/* What one worker's clause says after "name: ". New string. */
-static char *clause(const struct dispatch_candidate *c)
+static char *clause_text(const struct dispatch_candidate *c)
 {
     if (!c->up)
         return util_strdupf("unreachable: %s", c->error != NULL ? c->error : "no answer");
@@ -93,6 +92,14 @@ static char *clause(const struct dispatch_candidate *c)
     if (c->verdict->fits)
         return util_strdup("fits");
     return util_strdup(c->verdict->message != NULL ? c->verdict->message : admit_reason_name(c->verdict->reason));
+}
+
+/* What one worker's clause says after "name: ", one line of valid UTF-8 (a worker's error may hold anything). New string. */
+static char *clause(const struct dispatch_candidate *c)
+{
+    char *text = clause_text(c);
+    util_one_line(text);
+    return text;
 }
 
 char *dispatch_pick_why(const struct dispatch_candidate *cand, size_t n)
@@ -111,7 +118,6 @@ json_t *dispatch_pick_reasons(const struct dispatch_candidate *cand, size_t n)
     json_t *out = json_object();
     for (size_t i = 0; i < n; i++) {
         char *text = clause(&cand[i]);
-        util_one_line(text); /* valid UTF-8 for jansson, whatever a worker's error said */
         json_object_set_new(out, cand[i].name, json_string(text));
         free(text);
     }

@@ -141,11 +141,21 @@ static void plan_deleting(const struct dispatch_plan_input *in, struct dispatch_
         set(out, DISPATCH_ACTION_NONE, DISPATCH_NO_WORKER, "deleted");
         return;
     }
-    for (size_t i = 0; i < in->nworkers; i++)
-        if (in->workers[i].up && in->workers[i].copy) {
-            set(out, DISPATCH_ACTION_FINALIZE, i, "deleted on the manager: deleting its copy on %s", in->workers[i].name);
+    size_t going = DISPATCH_NO_WORKER;
+    for (size_t i = 0; i < in->nworkers; i++) {
+        const struct dispatch_worker_view *v = &in->workers[i];
+        if (v->up && v->copy && !v->going) {
+            set(out, DISPATCH_ACTION_FINALIZE, i, "deleted on the manager: deleting its copy on %s", v->name);
             return;
         }
+        if (v->up && v->copy && going == DISPATCH_NO_WORKER)
+            going = i;
+    }
+    if (going != DISPATCH_NO_WORKER) {
+        set(out, DISPATCH_ACTION_NONE, going, "deleted on the manager: waiting for its copy on %s to be gone",
+            in->workers[going].name);
+        return;
+    }
     set(out, DISPATCH_ACTION_FINALIZE, DISPATCH_NO_WORKER, "deleted on the manager: no copy left on a reachable worker");
 }
 
@@ -250,8 +260,11 @@ void dispatch_plan(const struct dispatch_plan_input *in, struct dispatch_plan *o
     size_t w = worker_index(in, st->dispatched_to);
     for (size_t i = 0; i < in->nworkers; i++)
         if (i != w && in->workers[i].up && in->workers[i].copy) {
-            set(out, DISPATCH_ACTION_DELETE_STALE, i, "stale copy on %s (dispatched to %s)", in->workers[i].name,
-                st->dispatched_to != NULL ? st->dispatched_to : "none");
+            if (in->workers[i].going)
+                set(out, DISPATCH_ACTION_NONE, i, "waiting for the stale copy on %s to be gone", in->workers[i].name);
+            else
+                set(out, DISPATCH_ACTION_DELETE_STALE, i, "stale copy on %s (dispatched to %s)", in->workers[i].name,
+                    st->dispatched_to != NULL ? st->dispatched_to : "none");
             return;
         }
     if (st->dispatched_to != NULL)
@@ -263,20 +276,13 @@ void dispatch_plan(const struct dispatch_plan_input *in, struct dispatch_plan *o
 const char *dispatch_action_name(enum dispatch_action a)
 {
     static const char *const names[] = {
-        [DISPATCH_ACTION_NONE] = "none",
-        [DISPATCH_ACTION_ADD_FINALIZER] = "add-finalizer",
-        [DISPATCH_ACTION_PICK] = "pick",
-        [DISPATCH_ACTION_NOMINATE] = "nominate",
-        [DISPATCH_ACTION_WAIT_FIT] = "wait-fit",
-        [DISPATCH_ACTION_WAIT_QUOTA] = "wait-quota",
-        [DISPATCH_ACTION_WITHDRAW] = "withdraw",
-        [DISPATCH_ACTION_RENEW] = "renew",
-        [DISPATCH_ACTION_MIRROR] = "mirror",
-        [DISPATCH_ACTION_DELETE_STALE] = "delete-stale",
-        [DISPATCH_ACTION_WAIT_LOST] = "wait-lost",
-        [DISPATCH_ACTION_REDISPATCH] = "redispatch",
-        [DISPATCH_ACTION_GIVE_UP] = "give-up",
-        [DISPATCH_ACTION_FINALIZE] = "finalize",
+        [DISPATCH_ACTION_NONE] = "none",           [DISPATCH_ACTION_ADD_FINALIZER] = "add-finalizer",
+        [DISPATCH_ACTION_PICK] = "pick",           [DISPATCH_ACTION_NOMINATE] = "nominate",
+        [DISPATCH_ACTION_WAIT_FIT] = "wait-fit",   [DISPATCH_ACTION_WAIT_QUOTA] = "wait-quota",
+        [DISPATCH_ACTION_WITHDRAW] = "withdraw",   [DISPATCH_ACTION_RENEW] = "renew",
+        [DISPATCH_ACTION_MIRROR] = "mirror",       [DISPATCH_ACTION_DELETE_STALE] = "delete-stale",
+        [DISPATCH_ACTION_WAIT_LOST] = "wait-lost", [DISPATCH_ACTION_REDISPATCH] = "redispatch",
+        [DISPATCH_ACTION_GIVE_UP] = "give-up",     [DISPATCH_ACTION_FINALIZE] = "finalize",
     };
     if ((size_t)a >= sizeof(names) / sizeof(names[0]) || names[a] == NULL)
         return "unknown";

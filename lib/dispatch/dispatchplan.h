@@ -8,13 +8,19 @@
  *    each reachable worker holding a copy (delete it there), then FINALIZE with
  *    no worker (drop the finalizer). A copy on an unreachable worker is not
  *    waited for: nothing renews its lease any more, so its gate evicts it, and
- *    it is deleted as stale once that worker is back. Without our finalizer:
+ *    it is deleted once that worker is back (by the dispatcher's sweep of
+ *    copies whose origin uid names no manager object: there is no object
+ *    left to plan for). Without our finalizer:
  *    NONE.
+ *    A copy being deleted already (going) is waited for: NONE until it is
+ *    gone, then the next step.
  * 2. ADD_FINALIZER when ours is missing.
  * 3. DELETE_STALE on a reachable worker holding a copy (the origin uid is
  *    the manager object's) that is not the worker dispatched-to names: a
  *    withdrawn copy whose deletion failed, a copy on a lost worker that came
- *    back after a re-dispatch, an orphan of a dispatcher restart.
+ *    back after a re-dispatch, an orphan of a dispatcher restart. Such a
+ *    copy being deleted already: NONE (waiting for it to be gone; nothing is
+ *    nominated meanwhile).
  * 4. Dispatched (dispatched-to set):
  *    - the worker is unreachable (or no longer registered): WAIT_LOST until
  *      the lease plus the margin has passed since the last successful renewal
@@ -46,6 +52,15 @@
  *      (dispatchsim.h, dispatchpick.h) and plan again with the pick;
  *    - NOMINATE on the picked worker; WAIT_FIT when none fits (show why).
  *
+ * Renewal order (RENEW): the dispatcher writes renewed-at on the manager
+ * object before it sends the bump to the worker, and does not send it when
+ * that write fails. renewed-at is thus never earlier than any bump the worker
+ * may have applied, even one whose answer was lost in a partition: a lost
+ * worker's deadline (renewed-at + lease + margin) counts from at least the
+ * last bump its gate can have seen, plus the worker request's timeout, which
+ * the margin covers (docs/dispatch.md). A bump that fails leaves renewed-at
+ * later than the worker's last change: the re-dispatch then only comes later.
+ *
  * Times are Unix ms on the manager's clock. Pure: no I/O, no threads, no
  * clock (now is passed in).
  */
@@ -65,16 +80,16 @@
 /* The manager object's dispatch state, from its JSON (dispatch_state_parse). */
 struct dispatch_state {
     enum dispatch_kind kind;
-    char *uid;               /* owned metadata.uid */
-    char *dispatched_to;     /* owned raygate.io/dispatched-to, or NULL: not dispatched */
-    int64_t dispatched_at;   /* raygate.io/dispatched-at, or 0 */
-    int64_t renewed_at;      /* raygate.io/dispatch-renewed-at, or 0: never renewed */
-    int64_t created;         /* metadata.creationTimestamp, or 0 */
-    int64_t give_up_ms;      /* raygate.io/dispatch-give-up as a duration; 0: wait forever */
-    int deleting;            /* metadata.deletionTimestamp is set */
-    int finalizer;           /* metadata.finalizers holds raygate.io/dispatch */
-    int terminal;            /* a RayJob whose status.jobDeploymentStatus is Complete or Failed */
-    int started;             /* a RayJob whose status.jobDeploymentStatus shows it was submitted (dispatch_remote_started) */
+    char *uid;             /* owned metadata.uid */
+    char *dispatched_to;   /* owned raygate.io/dispatched-to, or NULL: not dispatched */
+    int64_t dispatched_at; /* raygate.io/dispatched-at, or 0 */
+    int64_t renewed_at;    /* raygate.io/dispatch-renewed-at, or 0: never renewed */
+    int64_t created;       /* metadata.creationTimestamp, or 0 */
+    int64_t give_up_ms;    /* raygate.io/dispatch-give-up as a duration; 0: wait forever */
+    int deleting;          /* metadata.deletionTimestamp is set */
+    int finalizer;         /* metadata.finalizers holds raygate.io/dispatch */
+    int terminal;          /* a RayJob whose status.jobDeploymentStatus is Complete or Failed */
+    int started;           /* a RayJob whose status.jobDeploymentStatus shows it was submitted (dispatch_remote_started) */
 };
 
 /* The largest give-up accepted: 365 days. */
@@ -100,8 +115,13 @@ int dispatch_state_parse(const json_t *obj, struct dispatch_state *st, struct er
 /* One registered worker, as seen now. name borrowed. */
 struct dispatch_worker_view {
     const char *name;
-    int up;       /* reachable, its lists current */
-    int copy;     /* up: it holds a copy of this object (dispatch_copy_origin() == the manager object's uid) */
+    int up; /* reachable, its lists current */
+    /* up: it holds a copy of this object (dispatch_copy_origin() == the manager object's uid), a copy being
+       deleted included. The dispatcher deletes copies with propagationPolicy Foreground, so that a copy stays
+       until its pods are gone and nothing is nominated elsewhere meanwhile (a withdrawal racing the worker's
+       admission must not leave pods bound on two workers). */
+    int copy;
+    int going;    /* copy: its deletionTimestamp is set (deleted already: waited for, not deleted again) */
     int admitted; /* copy: the worker's gate admitted it (dispatch_remote.admitted) */
     int shown;    /* copy: the manager shows its status already (dispatch_remote_shown()) */
 };
@@ -131,7 +151,7 @@ enum dispatch_action {
     DISPATCH_ACTION_WAIT_FIT,     /* no worker fits: show the reasons per worker */
     DISPATCH_ACTION_WAIT_QUOTA,   /* the manager Queue's capability is full */
     DISPATCH_ACTION_WITHDRAW,     /* delete the copy on worker (not admitted in time), clear dispatched-to */
-    DISPATCH_ACTION_RENEW,        /* bump the lease on worker, then write renewed-at = now */
+    DISPATCH_ACTION_RENEW,        /* write renewed-at = now, THEN bump the lease on worker (see below) */
     DISPATCH_ACTION_MIRROR,       /* write the worker's status on the manager object */
     DISPATCH_ACTION_DELETE_STALE, /* delete the copy on worker: not where the object is dispatched */
     DISPATCH_ACTION_WAIT_LOST,    /* worker lost; its gang may still run there until the deadline */
@@ -142,9 +162,9 @@ enum dispatch_action {
 
 struct dispatch_plan {
     enum dispatch_action action;
-    size_t worker;   /* index into the input's workers, or DISPATCH_NO_WORKER */
+    size_t worker;    /* index into the input's workers, or DISPATCH_NO_WORKER */
     char reason[200]; /* one line for logs and Events ("not admitted on gpu-east within 1m") */
-    int64_t next_ms; /* the earliest time the plan changes by itself (a renewal, timeout, deadline); 0: none */
+    int64_t next_ms;  /* the earliest time the plan changes by itself (a renewal, timeout, deadline); 0: none */
 };
 
 /* Plans the next action for in (borrowed) into out. */

@@ -64,8 +64,8 @@ static json_t *cluster_of_rayjob(const json_t *rayjob, const char *name)
     const char *uid = json_string_value(json_object_get(meta, "uid"));
     json_object_set_new(labels, NAMES_LABEL_ORIGIN_CRD, json_string("RayJob"));
     json_object_set_new(labels, RAYJOB_LABEL_ORIGIN_NAME, json_string(job != NULL ? job : ""));
-    json_t *owner = json_pack("[{s:s,s:s,s:s,s:s,s:b}]", "apiVersion", "ray.io/v1", "kind", "RayJob", "name", job != NULL ? job : "",
-                              "uid", uid != NULL ? uid : "dispatch-sim", "controller", 1);
+    json_t *owner = json_pack("[{s:s,s:s,s:s,s:s,s:b}]", "apiVersion", "ray.io/v1", "kind", "RayJob", "name",
+                              job != NULL ? job : "", "uid", uid != NULL ? uid : "dispatch-sim", "controller", 1);
     json_t *spec = json_object_get(json_object_get(rayjob, "spec"), "rayClusterSpec");
     return json_pack("{s:s,s:s,s:{s:s,s:O,s:o,s:o,s:o},s:O}", "apiVersion", "ray.io/v1", "kind", "RayCluster", "metadata", "name",
                      name, "namespace", json_object_get(meta, "namespace"), "labels", labels, "annotations", annotations,
@@ -154,11 +154,13 @@ static json_t *member_pod(struct sim *s, const json_t *template, const char *typ
         json_object_set_new(spec, "schedulingGates", gates);
     }
     json_array_append_new(gates, json_pack("{s:s}", "name", NAMES_GATE));
-    char *name = util_strdupf("%s-dispatch-sim-%zu", s->cluster, i);
+    /* Named as KubeRay names them, with an index for its random suffix: messages name pods. */
+    char *name =
+        strcmp(type, "head") == 0 ? util_strdupf("%s-head", s->cluster) : util_strdupf("%s-%s-worker-%zu", s->cluster, group, i);
     char *uid = util_strdupf("dispatch-sim/%s/%s", s->ns, name);
     json_t *pod = json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:s,s:s,s:o},s:o,s:{s:s}}", "apiVersion", "v1", "kind", "Pod", "metadata",
-                            "name", name, "namespace", s->ns, "uid", uid, "resourceVersion", "1", "creationTimestamp",
-                            s->created, "labels", labels, "spec", spec, "status", "phase", "Pending");
+                            "name", name, "namespace", s->ns, "uid", uid, "resourceVersion", "1", "creationTimestamp", s->created,
+                            "labels", labels, "spec", spec, "status", "phase", "Pending");
     free(uid);
     s->pods = util_realloc(s->pods, (s->npods + 1) * sizeof(*s->pods));
     s->pods[s->npods++] = name;
@@ -223,8 +225,7 @@ static int64_t stranded_in(const struct cache *c, uint32_t id, int64_t want)
 {
     int64_t alloc = 0, used = 0;
     const struct cache_node *n;
-    cache_node_for_each(n, c)
-    {
+    cache_node_for_each(n, c) {
         if (!n->present || !n->ready || n->unschedulable || n->allocatable == NULL)
             continue;
         for (uint32_t k = 0; k < n->allocatable->len; k++)

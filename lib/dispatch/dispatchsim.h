@@ -24,6 +24,10 @@
  *   holds). Only the pass's bookkeeping flags move (dirty marks, node-wait
  *   lists, cache_take_changes), which the dispatcher does not use.
  *
+ * An approximation: the synthetic head pod lacks KubeRay's autoscaler sidecar
+ * (spec.enableInTreeAutoscaling): the gang's minResources counts it, so the
+ * queue checks do, but the head's node fit is that much optimistic.
+ *
  * stranded (best fit): after placing the gang, the room left free on the
  * worker's Ready, schedulable nodes in each resource the gang asks for
  * (allocatable - requests of the bound pods - the gang's minResources),

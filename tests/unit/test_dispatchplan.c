@@ -55,6 +55,7 @@ static void run_case(const json_t *fx, const json_t *tc)
             .name = json_string_value(json_object_get(w, "name")),
             .up = json_is_true(json_object_get(w, "up")),
             .copy = json_is_true(json_object_get(w, "copy")),
+            .going = json_is_true(json_object_get(w, "going")),
             .admitted = json_is_true(json_object_get(w, "admitted")),
             .shown = json_is_true(json_object_get(w, "shown")),
         };
