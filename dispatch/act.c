@@ -131,7 +131,7 @@ int dispatchact_create_copy(struct kube_client *w, const json_t *copy, struct er
 int dispatchact_delete_copy(struct kube_client *w, const json_t *worker_obj, struct error *err)
 {
     const char *uid = meta_str(worker_obj, "uid");
-    json_t *opts = json_pack("{s:s,s:s,s:s}", "apiVersion", "v1", "kind", "DeleteOptions", "propagationPolicy", "Background");
+    json_t *opts = json_pack("{s:s,s:s,s:s}", "apiVersion", "v1", "kind", "DeleteOptions", "propagationPolicy", "Foreground");
     if (uid != NULL)
         json_object_set_new(opts, "preconditions", json_pack("{s:s}", "uid", uid));
     return send_obj(w, "DELETE", worker_obj, "", opts, NULL, err);

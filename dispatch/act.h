@@ -42,7 +42,9 @@ int dispatchact_create_copy(struct kube_client *w, const json_t *copy, struct er
 /*
  * Deletes worker_obj (a copy on worker w, as listed there) with its uid as a
  * precondition, so that an object created again under the name is left
- * alone. Gone already (404) is success.
+ * alone, and propagationPolicy Foreground: the copy stays (with its
+ * deletionTimestamp) until its pods are gone, so that the plan nominates
+ * nowhere else meanwhile (dispatchplan.h). Gone already (404) is success.
  */
 int dispatchact_delete_copy(struct kube_client *w, const json_t *worker_obj, struct error *err);
 

@@ -155,7 +155,9 @@ static void sweep_orphans(struct dispatch_loop *l)
         {
             const char *owner = NULL, *owner_uid = NULL;
             const char *origin = dispatch_copy_origin(copy, l->opt->cluster_name);
-            if (origin == NULL || json_object_get(uids, origin) != NULL || rayjob_owner_of(copy, &owner, &owner_uid))
+            const json_t *meta = json_object_get(copy, "metadata");
+            if (origin == NULL || json_object_get(uids, origin) != NULL || rayjob_owner_of(copy, &owner, &owner_uid) ||
+                json_object_get(meta, "deletionTimestamp") != NULL)
                 continue;
             struct error err = {{0}};
             if (dispatchact_delete_copy(w->client, copy, &err) == 0)

@@ -86,6 +86,7 @@ static void read_workers(struct ctx *x)
             continue;
         }
         v->copy = 1;
+        v->going = json_object_get(json_object_get(copy, "metadata"), "deletionTimestamp") != NULL;
         v->admitted = x->remotes[i].admitted;
         v->shown = dispatch_remote_shown(x->obj, &x->remotes[i]);
     }
@@ -322,10 +323,17 @@ static int delete_copy(struct ctx *x, size_t wi, const char *why)
     return 0;
 }
 
-/* Bumps the lease on worker wi (the copy, and for a RayJob its RayCluster there), then records the renewal. */
+/*
+ * Renews the lease on worker wi: renewed-at on the manager first, then the
+ * bump of the copy (and for a RayJob of its RayCluster there), none when that
+ * write failed. renewed-at is then never earlier than a bump the worker may
+ * have applied, even one whose answer a partition lost (dispatchplan.h).
+ */
 static void do_renew(struct ctx *x, size_t wi)
 {
     struct dispatch_worker *w = x->env->workers->items[wi];
+    if (annotate(x, json_pack("{s:s}", NAMES_ANNOTATION_DISPATCH_RENEWED, x->env->now)) != 0)
+        return;
     struct error err = {{0}};
     const json_t *objs[2] = {x->copies[wi], x->clusters[wi]};
     for (size_t i = 0; i < 2; i++) {
@@ -334,7 +342,6 @@ static void do_renew(struct ctx *x, size_t wi)
             return;
         }
     }
-    annotate(x, json_pack("{s:s}", NAMES_ANNOTATION_DISPATCH_RENEWED, x->env->now));
 }
 
 static void do_mirror(struct ctx *x, size_t wi)

@@ -3,8 +3,9 @@
  * fake API servers (fakeapi.h), a manager and worker a
  * (tests/fixtures/dispatchloop): one nomination (the copy created once on the
  * worker, the manager object annotated, an Event, the manager-side PodGroup
- * with condition Dispatched), its renewal at the next pass, and the copy
- * deleted once its manager object is gone.
+ * with condition Dispatched), its renewal at the next pass, the copy deleted
+ * (once) when its manager object is gone; a worker that does not answer, and
+ * one without the Queue.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -177,6 +178,14 @@ static void test_nominate_renew_sweep(void **state)
     assert_int_equal(json_array_size(deletes), 1);
     assert_string_equal(json_string_value(json_object_get(json_object_get(json_array_get(deletes, 0), "preconditions"), "uid")),
                         "uid-copy");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(deletes, 0), "propagationPolicy")), "Foreground");
+    /* Being deleted there (Foreground: until its pods are gone): not deleted again. */
+    json_object_set_new(json_object_get(copy, "metadata"), "deletionTimestamp", json_string("2026-11-26T06:40:02Z"));
+    set_list(w.worker, w.wstate, RAYCLUSTERS, json_pack("[O]", copy));
+    dispatchloop_pass(w.loop, NOW_MS + 4000);
+    json_t *deletes2 = bodies(w.worker, "DELETE", RC1);
+    assert_int_equal(json_array_size(deletes2), 1);
+    json_decref(deletes2);
     json_decref(deletes);
     json_decref(mpatch);
     json_decref(renew);
