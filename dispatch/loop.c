@@ -214,8 +214,11 @@ void dispatchloop_run(struct dispatch_loop *l)
         long long start = clock_mono_ms();
         dispatchloop_pass(l, clock_wall_ms());
         long long took = clock_mono_ms() - start;
-        if (took > l->opt->resync_ms)
-            log_warnf("a pass took %lld ms, longer than --resync", took);
+        /* Longer than a quarter lease, and renewals come late: the leases themselves are at risk. */
+        if (took > l->opt->lease_ms / 4)
+            log_warnf("a pass took %lld ms, longer than a quarter of --dispatch-lease: renewals come late", took);
+        else if (took > l->opt->resync_ms)
+            log_debugf("a pass took %lld ms, longer than --resync", took);
         /* Sleep in short steps so that a signal ends the loop promptly. */
         for (long long left = l->opt->resync_ms - took; left > 0 && !l->stop; left -= 100)
             clock_sleep_ms(left < 100 ? left : 100);
