@@ -15,6 +15,20 @@
 #     the Coscheduling plugin, in place of kube-scheduler, its PodGroup CRD, and
 #     KubeRay started with --batch-scheduler=scheduler-plugins. Both are peers
 #     built by hack/build-upstream.sh for hack/bench.sh --parts peers.
+#   hack/cluster.sh up --manager [--cluster-name NAME] [-- DISPATCH-ARG...]
+#     A manager of many clusters (issue 25, docs/dispatch.md): etcd,
+#     kube-apiserver and kube-controller-manager, KubeRay's and Volcano's CRDs
+#     served, no KubeRay operator, no scheduler, no nodes; and the dispatcher
+#     build/dispatch/raygate-dispatch (--cluster-name NAME, default manager;
+#     DISPATCH-ARGs after its own, e.g. --dispatch-lease 20s), its log
+#     .cluster/logs/raygate-dispatch.log.
+#   hack/cluster.sh add-worker NAME KUBECONFIG   (against the manager)
+#     Registers the cluster of KUBECONFIG as worker NAME: grants the manager's
+#     dispatcher manifests/dispatch/worker-rbac.yaml there and writes its
+#     ServiceAccount token, with the server and CA, as a kubeconfig into the
+#     manager's Secret raygate-system/raygate-worker-NAME (label
+#     raygate.io/worker-cluster=NAME, key kubeconfig).
+#   hack/cluster.sh start-dispatch [ARGS...]   (a manager's dispatcher, again)
 #   hack/cluster.sh down | status | env
 #   hack/cluster.sh add-node NAME [--node-capacity ...] [--label k=v]...   (used by tests)
 #   hack/cluster.sh restart COMPONENT [EXTRA-ARG...] | stop COMPONENT [SIGNAL] (used by tests)
@@ -26,7 +40,10 @@
 # mutating request (Metadata level: who, verb, resource; no bodies) to
 # .cluster/logs/audit.log, for hack/bench.sh --parts peers' count by component.
 #
-# State (kubeconfig, PKI, logs, pids) lives in .cluster/ (RAYGATE_STATE).
+# State (kubeconfig, PKI, logs, pids) lives in .cluster/ (RAYGATE_STATE; a
+# relative one is taken from the current folder; unset and RAYGATE_PORT_OFFSET
+# N: .cluster-N/). A state folder is one cluster's: a command with another
+# RAYGATE_PORT_OFFSET than it was brought up with is refused (but down).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$here/lib.sh"
@@ -36,6 +53,9 @@ PIDS="$STATE/pids"
 LOGS="$STATE/logs"
 PKI="$STATE/pki"
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok kuberay-operator raygate-webhook raygate-gate)
+# A manager (up --manager) runs these.
+MANAGER_COMPONENTS=(etcd kube-apiserver kube-controller-manager raygate-dispatch)
+[[ "$(cat "$STATE/role" 2>/dev/null)" != manager ]] || COMPONENTS=("${MANAGER_COMPONENTS[@]}")
 
 usage() { sed -n '2,/^# State/p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
@@ -253,6 +273,7 @@ cmd_up() {
 	local nodes=4 capacity="cpu=8,memory=32Gi" gang=raygate real_node=0
 	while (($#)); do
 		case "$1" in
+		--manager) shift; cmd_up_manager "$@"; return ;;
 		--nodes) nodes="$2"; shift 2 ;;
 		--nodes=*) nodes="${1#*=}"; shift ;;
 		--node-capacity) capacity="$2"; shift 2 ;;
@@ -273,7 +294,7 @@ cmd_up() {
 	bash "$here/build-upstream.sh" "${peer_build[@]}" 2>&1 | sed -u '/: cached$/d; /^build-upstream: all upstream programs present$/d' >&2
 	command -v etcd >/dev/null || die "etcd not found: run hack/deps.sh"
 	rm -rf "$KUBECACHEDIR" # what a cluster that was here before served is not this one's
-	mkdir -p "$STATE" "$PIDS" "$LOGS"
+	claim_state worker
 	echo "$gang" >"$STATE/gang"
 	make_pki
 	write_kubeconfig
@@ -284,26 +305,7 @@ cmd_up() {
 		mapfile -d '' -t -O "${#api_extra[@]}" api_extra < <(real_node_apiserver_args)
 	fi
 
-	start etcd "$(command -v etcd)" --name raygate-local --data-dir "$STATE/etcd" \
-		--listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
-		--listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
-		--initial-cluster "raygate-local=http://127.0.0.1:$ETCD_PEER_PORT" \
-		--quota-backend-bytes 4294967296 --snapshot-count 100000
-	wait_until 30 "etcd health" curl -sf "http://127.0.0.1:$ETCD_PORT/health" || { tail -20 "$LOGS/etcd.log"; die "etcd did not start"; }
-
-	start kube-apiserver "$K8S_BIN/kube-apiserver" \
-		--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$APISERVER_PORT" \
-		--etcd-servers "http://127.0.0.1:$ETCD_PORT" \
-		--tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" \
-		--client-ca-file "$PKI/ca.crt" --token-auth-file "$PKI/tokens.csv" \
-		--service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
-		--service-account-issuer https://kubernetes.default.svc.cluster.local \
-		--service-cluster-ip-range 10.96.0.0/16 \
-		--authorization-mode Node,RBAC --allow-privileged=true \
-		--enable-priority-and-fairness=false \
-		--max-requests-inflight 2000 --max-mutating-requests-inflight 1000 \
-		--profiling=false --v 1 "${api_extra[@]}"
-	wait_until 90 "kube-apiserver /readyz" api_ready || { tail -30 "$LOGS/kube-apiserver.log"; die "kube-apiserver did not become ready"; }
+	start_api "${api_extra[@]}"
 
 	# CRDs before the controller-manager: its garbage collector discovers the
 	# resources it must watch at start (then only every 30 s), and deleting a
@@ -317,12 +319,7 @@ cmd_up() {
 	peer_crds "$gang"
 	wait_until 60 "CRDs established" crds_established || die "CRDs were not established"
 
-	start kube-controller-manager "$K8S_BIN/kube-controller-manager" \
-		--kubeconfig "$KUBECONFIG" --authentication-kubeconfig "$KUBECONFIG" --authorization-kubeconfig "$KUBECONFIG" \
-		--bind-address 127.0.0.1 --secure-port "$KCM_PORT" --leader-elect=false \
-		--service-account-private-key-file "$PKI/sa.key" --root-ca-file "$PKI/ca.crt" \
-		--use-service-account-credentials=false \
-		--kube-api-qps 500 --kube-api-burst 1000 --concurrent-gc-syncs 50 --profiling=false --v 1
+	start_kcm
 	if [[ "$gang" == coscheduling ]]; then
 		start_coscheduling_scheduler
 	else
@@ -368,6 +365,142 @@ cmd_up() {
 		esac
 	fi
 	say "cluster up in $((SECONDS - t0))s: $nodes nodes ($capacity), gang system $gang; export KUBECONFIG=$KUBECONFIG"
+}
+
+# start_api [EXTRA-APISERVER-ARG...]: etcd and kube-apiserver, until ready.
+start_api() {
+	start etcd "$(command -v etcd)" --name raygate-local --data-dir "$STATE/etcd" \
+		--listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+		--listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+		--initial-cluster "raygate-local=http://127.0.0.1:$ETCD_PEER_PORT" \
+		--quota-backend-bytes 4294967296 --snapshot-count 100000
+	wait_until 30 "etcd health" curl -sf "http://127.0.0.1:$ETCD_PORT/health" || { tail -20 "$LOGS/etcd.log"; die "etcd did not start"; }
+
+	start kube-apiserver "$K8S_BIN/kube-apiserver" \
+		--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$APISERVER_PORT" \
+		--etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+		--tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" \
+		--client-ca-file "$PKI/ca.crt" --token-auth-file "$PKI/tokens.csv" \
+		--service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
+		--service-account-issuer https://kubernetes.default.svc.cluster.local \
+		--service-cluster-ip-range 10.96.0.0/16 \
+		--authorization-mode Node,RBAC --allow-privileged=true \
+		--enable-priority-and-fairness=false \
+		--max-requests-inflight 2000 --max-mutating-requests-inflight 1000 \
+		--profiling=false --v 1 "$@"
+	wait_until 90 "kube-apiserver /readyz" api_ready || { tail -30 "$LOGS/kube-apiserver.log"; die "kube-apiserver did not become ready"; }
+}
+
+start_kcm() {
+	start kube-controller-manager "$K8S_BIN/kube-controller-manager" \
+		--kubeconfig "$KUBECONFIG" --authentication-kubeconfig "$KUBECONFIG" --authorization-kubeconfig "$KUBECONFIG" \
+		--bind-address 127.0.0.1 --secure-port "$KCM_PORT" --leader-elect=false \
+		--service-account-private-key-file "$PKI/sa.key" --root-ca-file "$PKI/ca.crt" \
+		--use-service-account-credentials=false \
+		--kube-api-qps 500 --kube-api-burst 1000 --concurrent-gc-syncs 50 --profiling=false --v 1
+}
+
+# claim_state ROLE: the state folder made this cluster's (worker: a cluster
+# of nodes; manager: up --manager); refused while it holds another running
+# cluster: up twice in one folder is one cluster (what runs stays), but a
+# manager and a worker never share one.
+claim_state() {
+	local had
+	had="$(cat "$STATE/role" 2>/dev/null)" || had=""
+	if [[ -n "$had" && "$had" != "$1" ]] && running kube-apiserver; then
+		die "$STATE holds a running $had cluster: take it down first, or use another RAYGATE_STATE"
+	fi
+	mkdir -p "$STATE" "$PIDS" "$LOGS"
+	echo "$1" >"$STATE/role"
+	echo "$_po" >"$STATE/port-offset"
+}
+
+# ---------------------------------------------------------------- many clusters (issue 25)
+# cmd_up_manager [--cluster-name NAME] [-- DISPATCH-ARG...]
+cmd_up_manager() {
+	local name=manager t0=$SECONDS
+	while (($#)); do
+		case "$1" in
+		--cluster-name) name="${2:-}"; shift 2 || usage ;;
+		--cluster-name=*) name="${1#*=}"; shift ;;
+		--) shift; break ;;
+		*) usage ;;
+		esac
+	done
+	[[ "$name" =~ ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ ]] || die "--cluster-name takes a DNS label, not '$name'"
+	bash "$here/build-upstream.sh" 2>&1 | sed -u '/: cached$/d; /^build-upstream: all upstream programs present$/d' >&2
+	command -v etcd >/dev/null || die "etcd not found: run hack/deps.sh"
+	rm -rf "$KUBECACHEDIR"
+	claim_state manager
+	COMPONENTS=("${MANAGER_COMPONENTS[@]}")
+	echo "$name" >"$STATE/cluster-name"
+	make_pki
+	write_kubeconfig
+	start_api
+	# What is dispatched (KubeRay's kinds) and the Queues and PodGroups of raygate; no operator runs them here.
+	kc apply --server-side --force-conflicts -f "$(kuberay_crd_dir)" >/dev/null
+	kc apply --server-side --force-conflicts -f "$ROOT/manifests/crds/" >/dev/null
+	wait_until 60 "CRDs established" crds_established || die "CRDs were not established"
+	# The controller-manager: namespaces deleted whole, service accounts, garbage collection.
+	start_kcm
+	wait_until 60 "namespace default's service account" kc get serviceaccount default -n default ||
+		{ tail -30 "$LOGS/kube-controller-manager.log"; die "kube-controller-manager is not working"; }
+	kc get namespace raygate-system >/dev/null 2>&1 || kc create namespace raygate-system >/dev/null
+	start_dispatch "$@"
+	say "manager $name up in $((SECONDS - t0))s (no nodes, no KubeRay operator); export KUBECONFIG=$KUBECONFIG"
+	say "register workers: RAYGATE_STATE=$STATE RAYGATE_PORT_OFFSET=$_po hack/cluster.sh add-worker NAME KUBECONFIG"
+}
+
+# start_dispatch [ARG...]: the manager's dispatcher from build/, with ARGs
+# after its usual flags (a later flag wins). Not built: says so, and the
+# manager goes on without it (start-dispatch later).
+start_dispatch() {
+	local bin="$BUILD/dispatch/raygate-dispatch" name
+	[[ "$(cat "$STATE/role" 2>/dev/null)" == manager ]] || die "start-dispatch: $STATE is not a manager (up --manager)"
+	if [[ ! -x "$bin" ]]; then
+		say "WARNING: the dispatcher is not built ($bin): the manager runs without it (meson compile -C $BUILD, then hack/cluster.sh start-dispatch)"
+		return 0
+	fi
+	name="$(cat "$STATE/cluster-name")"
+	start raygate-dispatch "$bin" --kubeconfig "$KUBECONFIG" --cluster-name "$name" --namespace raygate-system \
+		--metrics-addr "127.0.0.1:$DISPATCH_METRICS_PORT" "$@"
+	sleep 1
+	running raygate-dispatch || { tail -20 "$LOGS/raygate-dispatch.log"; die "raygate-dispatch exited at once"; }
+	say "raygate-dispatch running (log $LOGS/raygate-dispatch.log, metrics 127.0.0.1:$DISPATCH_METRICS_PORT)"
+}
+
+# cmd_add_worker NAME KUBECONFIG: registers a worker on this manager.
+cmd_add_worker() {
+	local name="${1:-}" wkc="${2:-}" sa=raygate-dispatch token cfg
+	(($# == 2)) || usage
+	[[ "$name" =~ ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ ]] || die "add-worker: a worker's name is a DNS label, not '$name'"
+	[[ -r "$wkc" ]] || die "add-worker: no kubeconfig at $wkc"
+	[[ "$(cat "$STATE/role" 2>/dev/null)" == manager ]] || die "add-worker: $STATE is not a manager (up --manager)"
+	wkc="$(realpath -- "$wkc")"
+	# On the worker: least privilege for the manager's dispatcher, and a token of its ServiceAccount.
+	"$KUBECTL" --kubeconfig "$wkc" apply --server-side --force-conflicts -f "$ROOT/manifests/dispatch/worker-rbac.yaml" >/dev/null ||
+		die "add-worker: cannot apply manifests/dispatch/worker-rbac.yaml on $name"
+	token="$("$KUBECTL" --kubeconfig "$wkc" create token "$sa" -n raygate-system --duration 8760h)" ||
+		die "add-worker: cannot make a token of $name's ServiceAccount raygate-system/$sa"
+	cfg="$(worker_kubeconfig "$name" "$wkc" "$token")" || die "add-worker: cannot read the server and CA of $wkc"
+	kc get namespace raygate-system >/dev/null 2>&1 || kc create namespace raygate-system >/dev/null
+	jq -n --arg name "$name" --arg cfg "$cfg" '{apiVersion: "v1", kind: "Secret", type: "Opaque",
+		metadata: {name: ("raygate-worker-" + $name), namespace: "raygate-system",
+			labels: {"raygate.io/worker-cluster": $name}},
+		data: {kubeconfig: ($cfg | @base64)}}' | kc apply -f - >/dev/null || die "add-worker: cannot write the Secret"
+	say "worker $name registered: Secret raygate-system/raygate-worker-$name on the manager"
+}
+
+# worker_kubeconfig NAME KUBECONFIG TOKEN: a kubeconfig (JSON) for the
+# worker's server and CA (inline) with TOKEN, nothing else of KUBECONFIG.
+worker_kubeconfig() {
+	"$KUBECTL" --kubeconfig "$2" config view --raw --minify --flatten -o json |
+		jq -e --arg name "$1" --arg token "$3" '.clusters[0].cluster as $c |
+			select($c.server and $c["certificate-authority-data"]) |
+			{apiVersion: "v1", kind: "Config", "current-context": $name,
+			 clusters: [{name: $name, cluster: {server: $c.server, "certificate-authority-data": $c["certificate-authority-data"]}}],
+			 users: [{name: "raygate-dispatch", user: {token: $token}}],
+			 contexts: [{name: $name, context: {cluster: $name, user: "raygate-dispatch"}}]}'
 }
 
 # audit_args: kube-apiserver's audit flags (NUL-separated), after writing the
@@ -470,8 +603,11 @@ cmd_restart() {
 	start "$c" "${args[@]}" "$@"
 }
 
+[[ "${1:-}" == down ]] || check_state_offset
 case "${1:-}" in
 up) shift; cmd_up "$@" ;;
+add-worker) shift; cmd_add_worker "$@" ;;
+start-dispatch) shift; start_dispatch "$@" ;;
 down) cmd_down ;;
 status) cmd_status ;;
 env) cmd_env ;;

@@ -13,6 +13,11 @@ work so far. With --incluster the in-cluster suite (its tests plus
 real_node_up) is one more job, put in a shard like a test; that shard runs it
 after its e2e tests, on a real-node cluster of its own.
 
+The tests of a GROUPS prefix (dispatch_: the many-cluster tests, which bring
+up a worker and a manager beside the shard's cluster at its offset + 20 and +
+40, tests/e2e/multi.sh) are one job, in one shard: hack/e2e.sh leaves the
+next offset free after that shard.
+
 Prints one line per shard: its estimated seconds, then `+incluster` when it
 has the in-cluster suite, then its e2e tests in meson.build order. Exits 2 on
 a usage error, 1 when there is no e2e test to run or a TEST is not one.
@@ -22,6 +27,7 @@ import os
 import sys
 
 DEFAULT_S = 60  # a test with no recorded duration
+GROUPS = ("dispatch_",)  # tests of one prefix run in one shard
 TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "e2e", "durations.txt")
 
 
@@ -59,7 +65,15 @@ def plan(e2e, incluster, table, n, with_incluster):
     """[(seconds, has_incluster, [tests])] for N shards; each e2e test in exactly one;
     the in-cluster suite (INCLUSTER, its tests) one job when WITH_INCLUSTER."""
     missing = []
-    jobs = [(duration(table, t, missing), i, t) for i, t in enumerate(e2e)]
+    jobs, grouped = [], {}
+    for i, t in enumerate(e2e):
+        group = next((g for g in GROUPS if t.startswith(g)), None)
+        if group is None:
+            jobs.append((duration(table, t, missing), i, t))
+        else:
+            grouped.setdefault(group, []).append((duration(table, t, missing), i, t))
+    for group, members in grouped.items():
+        jobs.append((sum(m[0] for m in members), min(m[1] for m in members), "+group:" + group))
     if with_incluster and incluster:
         secs = sum(duration(table, t, missing) for t in incluster) + table.get("real_node_up", 0)
         jobs.append((secs, len(e2e), "+incluster"))
@@ -74,6 +88,8 @@ def plan(e2e, incluster, table, n, with_incluster):
     out = []
     for secs, members in shards:
         names = [name for _, name in sorted(members)]
+        names = [t for name in names for t in (
+            [m for m in e2e if m.startswith(name[len("+group:"):])] if name.startswith("+group:") else [name])]
         out.append((secs, "+incluster" in names, [m for m in names if m != "+incluster"]))
     placed = [t for _, _, tests in out for t in tests]
     assert sorted(placed) == sorted(e2e), "every e2e test in exactly one shard"
@@ -93,7 +109,7 @@ def main(argv):
         return 1
     incluster = suite_tests(build, "incluster")
     table = read_table(TABLE)
-    stale = sorted(set(table) - set(e2e) - set(incluster) - {"real_node_up"})
+    stale = sorted(set(table) - set(e2e) - set(incluster) - set(suite_tests(build, "dispatch")) - {"real_node_up"})
     if stale:
         print(f"e2e-shards: tests/e2e/durations.txt names tests that do not exist: {', '.join(stale)}", file=sys.stderr)
     if only:

@@ -11,7 +11,9 @@
 #   hack/e2e.sh [--shards N] [--keep-cluster] [--no-real-node] [TEST...]
 #     --shards N: N shards (default 2, or RAYGATE_E2E_SHARDS). Shard K (1..N)
 #       uses RAYGATE_PORT_OFFSET + 50 (K - 1) (offset 0 when unset: shards on
-#       0, 50) and the state folder .cluster-e2e-K (RAYGATE_STATE-e2e-K).
+#       0, 50) and the state folder .cluster-e2e-K (RAYGATE_STATE-e2e-K); the
+#       shards after the one with the dispatch_* tests one offset more (that
+#       one's clusters at + 20 and + 40 need + 50 free; tests/e2e/multi.sh).
 #     --keep-cluster: leave the shards' clusters up; --no-real-node: no in-cluster suite
 #     TEST...: only these e2e tests (names of tests/e2e/meson.build)
 #
@@ -91,6 +93,9 @@ run_shard() {
 	else
 		"$cluster" down >/dev/null 2>&1 || true
 	fi
+	# What a many-cluster test killed before its own cleanup left (tests/e2e/multi.sh's clusters).
+	RAYGATE_STATE="$RAYGATE_STATE-b" RAYGATE_PORT_OFFSET=$((off + 20)) "$cluster" down >/dev/null 2>&1 || true
+	RAYGATE_STATE="$RAYGATE_STATE-m" RAYGATE_PORT_OFFSET=$((off + 40)) "$cluster" down >/dev/null 2>&1 || true
 	say "e2e shard $k: done in $((SECONDS - t0))s"
 	return "$rc"
 }
@@ -102,20 +107,28 @@ interrupted() {
 	wait || true
 	local i
 	for ((i = 1; i <= k; i++)); do
-		((keep)) || RAYGATE_STATE="$(shard_state "$i")" RAYGATE_PORT_OFFSET="$(shard_offset "$i")" "$here/cluster.sh" down >/dev/null 2>&1 || true
+		((keep)) || RAYGATE_STATE="$(shard_state "$i")" RAYGATE_PORT_OFFSET="${offs[i - 1]}" "$here/cluster.sh" down >/dev/null 2>&1 || true
 	done
 	exit 130
 }
+# The shards' offsets: 50 apart, 100 after the shard with the many-cluster tests.
+offs=() ests=() lines=() off="$_po"
+while read -r est tests; do
+	offs+=("$off") ests+=("$est") lines+=("$tests")
+	off=$((off + 50))
+	[[ " $tests " != *" dispatch_"* ]] || off=$((off + 50))
+done <"$PLAN"
+((offs[${#offs[@]} - 1] <= 950)) || die "the shards from RAYGATE_PORT_OFFSET=$_po need offsets up to ${offs[-1]}; the last is 950"
 t0=$SECONDS k=0 pids=()
 trap interrupted INT TERM
-while read -r est tests; do
-	k=$((k + 1))
-	off="$(shard_offset "$k")"
-	say "e2e shard $k: RAYGATE_PORT_OFFSET=$off, $(shard_state "$k"), ~${est}s by tests/e2e/durations.txt: $tests"
+for ((k = 1; k <= ${#offs[@]}; k++)); do
+	off="${offs[k - 1]}" tests="${lines[k - 1]}"
+	say "e2e shard $k: RAYGATE_PORT_OFFSET=$off, $(shard_state "$k"), ~${ests[k - 1]}s by tests/e2e/durations.txt: $tests"
 	# Each line of the shard's output prefixed, as it comes.
 	run_shard "$k" "$off" $tests </dev/null > >(sed -u "s/^/[e2e-$k] /") 2>&1 &
 	pids+=($!)
-done <"$PLAN"
+done
+k=${#offs[@]}
 rc=0
 for pid in "${pids[@]}"; do wait "$pid" || rc=1; done
 sleep 0.2 # the prefixing seds' last lines

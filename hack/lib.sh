@@ -9,7 +9,15 @@
 _lib_here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$_lib_here/.." && pwd)"
 . "$_lib_here/versions.sh"
-STATE="${RAYGATE_STATE:-$ROOT/.cluster}"
+# Absolute, whatever the caller's folder: a relative RAYGATE_STATE is taken
+# from where the command runs, and the paths written into the kubeconfig (its
+# CA), the components' arguments and the e2e tests (meson runs them elsewhere)
+# must all name that same folder. Unset: .cluster/ for RAYGATE_PORT_OFFSET 0,
+# .cluster-OFFSET/ for another, so that two clusters never share one.
+STATE="${RAYGATE_STATE:-$ROOT/.cluster${RAYGATE_PORT_OFFSET:+-$RAYGATE_PORT_OFFSET}}"
+[[ "$STATE" != "$ROOT/.cluster-0" ]] || STATE="$ROOT/.cluster"
+STATE="$(realpath -m -- "$STATE")"
+export RAYGATE_STATE="$STATE"
 export KUBECONFIG="$STATE/kubeconfig"
 export KUBECACHEDIR="$STATE/kube-cache"
 KUBECTL="$K8S_BIN/kubectl"
@@ -25,9 +33,14 @@ _po="${RAYGATE_PORT_OFFSET:-0}"
 # (these, the real node's, the peers', hack/bench.sh's and the tests' own, like
 # test_gate_metrics' GATE_METRICS_PORT + 7) differ by 1 to 26, 131 to 159, 346
 # to 379 and 503 to 512, never by a multiple of 50; an offset of 3000 would put
-# one cluster's apiserver on another's webhook port.
-[[ "$_po" =~ ^[0-9]+$ ]] && ((_po % 50 == 0 && _po <= 950)) ||
-	{ echo "RAYGATE_PORT_OFFSET must be one of 0, 50, 100, ..., 950" >&2; exit 2; }
+# one cluster's apiserver on another's webhook port. The many-cluster tests
+# (tests/e2e/multi.sh) add a worker at N + 20 and a manager at N + 40 beside
+# the cluster at N: those differ from N and each other by 20 or 40, which no two
+# ports of a cluster do (but the peers' Kueue, never run there), and N + 40
+# needs N + 50 free (its etcd peer and controller-manager ports are N + 50's
+# etcd and kwok ports): hack/e2e.sh skips N + 50 after that shard.
+[[ "$_po" =~ ^[0-9]+$ ]] && ((_po % 50 % 20 == 0 && _po <= 990)) ||
+	{ echo "RAYGATE_PORT_OFFSET must be one of 0, 50, 100, ..., 950 (or one of those + 20 or + 40)" >&2; exit 2; }
 ETCD_PORT="${RAYGATE_ETCD_PORT:-$((23790 + _po))}"
 ETCD_PEER_PORT="${RAYGATE_ETCD_PEER_PORT:-$((23800 + _po))}"
 APISERVER_PORT="${RAYGATE_APISERVER_PORT:-$((26443 + _po))}"
@@ -38,6 +51,17 @@ KUBERAY_METRICS_PORT="${RAYGATE_KUBERAY_METRICS_PORT:-$((28080 + _po))}"
 KUBERAY_HEALTH_PORT="${RAYGATE_KUBERAY_HEALTH_PORT:-$((28082 + _po))}"
 WEBHOOK_PORT="${RAYGATE_WEBHOOK_PORT:-$((29443 + _po))}"
 GATE_METRICS_PORT="${RAYGATE_GATE_METRICS_PORT:-$((29090 + _po))}"
+DISPATCH_METRICS_PORT="${RAYGATE_DISPATCH_METRICS_PORT:-$((29091 + _po))}"
+
+# check_state_offset: dies when the state folder belongs to a cluster on
+# another RAYGATE_PORT_OFFSET (hack/cluster.sh up records it): its ports are
+# not this command's, and two clusters never share a state folder.
+check_state_offset() {
+	local had
+	had="$(cat "$STATE/port-offset" 2>/dev/null)" || return 0
+	[[ "$had" == "$_po" ]] ||
+		die "$STATE is the state of the cluster on RAYGATE_PORT_OFFSET=$had, not $_po: set that offset, or another RAYGATE_STATE"
+}
 
 # hack/e2e.sh's shards: shard K (1..N) runs a cluster of its own on
 # RAYGATE_PORT_OFFSET + 50 (K - 1), its state in $STATE-e2e-K.

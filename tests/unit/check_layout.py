@@ -16,7 +16,7 @@ Fails (exit 1), naming file and line, when:
 - product modules include each other in a circle. A module is x.c and x.h (and
   a private x_internal.h); it uses module y when one of its files includes
   "y.h" (or "y_internal.h") and that is a file of lib/*/,
-  gate/, webhook/, cli/ or certs/. Every circle is printed.
+  gate/, webhook/, cli/, certs/ or dispatch/. Every circle is printed.
 
 usage: check_layout.py SOURCE_ROOT
 """
@@ -47,7 +47,7 @@ LAYERS = {
     "dispatch": {"core", "wire", "gang", "sched"},
 }
 # Product folders besides lib/*/: programs, whose modules take part in the circle check.
-PROGRAMS = ("gate", "webhook", "cli", "certs")
+PROGRAMS = ("gate", "webhook", "cli", "certs", "dispatch")
 
 # Exceptions, each with the reason it stands (none today).
 METRICS_ALLOW = set()

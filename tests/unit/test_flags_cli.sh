@@ -1,10 +1,10 @@
 #!/bin/bash
-# The three programs' command lines, from tests/fixtures/flags/cli.txt: each row
+# The programs' command lines, from tests/fixtures/flags/cli.txt: each row
 # runs one program and checks its exit status and what it wrote to stderr.
-# usage: test_flags_cli.sh FIXTURE GATE WEBHOOK CERTS KUBECTL-RAYGATE
+# usage: test_flags_cli.sh FIXTURE GATE WEBHOOK CERTS KUBECTL-RAYGATE DISPATCH
 set -u
 fixture="$1"
-declare -A prog=([raygate-gate]="$2" [raygate-webhook]="$3" [raygate-certs]="$4" [kubectl-raygate]="$5")
+declare -A prog=([raygate-gate]="$2" [raygate-webhook]="$3" [raygate-certs]="$4" [kubectl-raygate]="$5" [raygate-dispatch]="$6")
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 rows=0 failed=0

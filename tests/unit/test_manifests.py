@@ -15,6 +15,10 @@ chart charts/raygate:
   values render what they say (chart_cases below); invalid values are refused.
 
     test_manifests.py MANIFESTS_DIR FIXTURES_DIR [--helm HELM --chart CHART_DIR]
+                      [--rbac RBAC_JSON --containers N]
+
+--rbac and --containers check another kustomization (manifests/dispatch/)
+against its own reviewed RBAC, with at least N containers.
 """
 import json
 import os
@@ -77,7 +81,7 @@ def check(docs, label, rbac=True, containers=3):
         err("only %d containers found" % checked)
     if not rbac:
         return
-    want = json.load(open(os.path.join(fixtures, "manifests", "rbac.json")))
+    want = json.load(open(opts.get("--rbac", os.path.join(fixtures, "manifests", "rbac.json"))))
 
     def norm(rule):
         return {k: sorted(rule.get(k, [])) for k in ("apiGroups", "resources", "resourceNames", "verbs", "nonResourceURLs")}
@@ -143,7 +147,7 @@ def load_manifests():
 
 
 manifest_docs = load_manifests()
-check(manifest_docs, "manifests/")
+check(manifest_docs, manifests if "--rbac" in opts else "manifests/", containers=int(opts.get("--containers", 3)))
 if "--helm" in opts:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import chart_cases

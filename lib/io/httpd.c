@@ -131,7 +131,7 @@ struct httpd *httpd_start(const char *addr, struct metrics_registry *reg, httpd_
     h->ready_arg = ready_arg;
 
     h2o_config_init(&h->config);
-    h->config.server_name = h2o_iovec_init(H2O_STRLIT("raygate-gate"));
+    h->config.server_name = h2o_iovec_init(H2O_STRLIT("raygate"));
     h2o_hostconf_t *host = h2o_config_register_host(&h->config, h2o_iovec_init(H2O_STRLIT("default")), 65535);
     h2o_pathconf_t *path = h2o_config_register_path(host, "/", 0);
     struct handler *handler = (struct handler *)h2o_create_handler(path, sizeof(*handler));

@@ -1,15 +1,17 @@
 /*
- * httpd: the gate controller's plain-HTTP endpoint for Prometheus and kubelet
- * probes, on h2o's evloop in a thread of its own.
+ * httpd: the programs' plain-HTTP endpoint for Prometheus and kubelet probes
+ * (raygate-gate, raygate-dispatch), on h2o's evloop in a thread of its own.
+ * Not in the raygate library (which does not link h2o): a program that serves
+ * it compiles lib_httpd_sources (lib/meson.build) with the h2o dependency.
  *
  *   GET /metrics   Prometheus text (lib/core/metrics.h)
  *   GET /healthz   200 while the process runs
  *   GET /readyz    200 once ready() says so (caches synced), else 503
  *
- * It never touches the controller's state except through ready().
+ * It never touches the program's state except through ready().
  */
-#ifndef RAYGATE_GATE_HTTPD_H
-#define RAYGATE_GATE_HTTPD_H
+#ifndef RAYGATE_HTTPD_H
+#define RAYGATE_HTTPD_H
 
 #include "metrics.h"
 

@@ -1,0 +1,190 @@
+/*
+ * raygate-dispatch: dispatches the RayClusters and RayJobs of a manager
+ * cluster's opted-in Queues to one worker cluster each (docs/dispatch.md).
+ *
+ *   raygate-dispatch [--kubeconfig FILE] [--context NAME] [--cluster-name NAME] [--namespace NS]
+ *                    [--dispatch-timeout D] [--dispatch-lease D] [--dispatch-lease-margin D]
+ *                    [--resync D] [--metrics-addr ADDR] [--log-level L]
+ *
+ * The flags, their defaults and bounds: parse_flags (raygate-dispatch --help).
+ * Without --kubeconfig it uses $KUBECONFIG, else the in-cluster config (the
+ * manager's API server).
+ */
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "flags.h"
+#include "httpd.h"
+#include "kube.h"
+#include "kubeconfig.h"
+#include "log.h"
+#include "loop.h"
+#include "metrics.h"
+#include "version.h"
+#include "workers.h"
+
+extern char **environ;
+
+static struct dispatch_loop *the_loop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    if (the_loop != NULL)
+        dispatchloop_stop(the_loop);
+}
+
+/* /readyz: ready once a whole pass ran. */
+static int dispatch_ready(void *arg, char *why, size_t size)
+{
+    (void)arg;
+    if (the_loop != NULL && dispatchloop_synced(the_loop))
+        return 1;
+    snprintf(why, size, "no pass completed yet");
+    return 0;
+}
+
+/* The lease must be renewable: the dispatcher renews every lease/4, and a withdrawal must not wait longer than a day. */
+static int check_flags(const struct flags_program *p, const struct dispatch_options *c)
+{
+    char a[FLAGS_DURATION_MAX], b[FLAGS_DURATION_MAX];
+    if (!dispatchworkers_name_ok(c->cluster_name))
+        return flags_fail(p, "--cluster-name: \"%s\" is not a label value (1-63 of a-z, A-Z, 0-9, '-', '_', '.')", c->cluster_name);
+    if (c->namespace_[0] == '\0')
+        return flags_fail(p, "--namespace: must not be empty");
+    if (c->lease_ms % FLAGS_SECOND != 0) {
+        flags_format_duration(c->lease_ms, a, sizeof(a));
+        return flags_fail(p, "--dispatch-lease: %s is not whole seconds (the lease is written in seconds)", a);
+    }
+    if (c->resync_ms * 4 > c->lease_ms) {
+        flags_format_duration(c->resync_ms, a, sizeof(a));
+        flags_format_duration(c->lease_ms, b, sizeof(b));
+        return flags_fail(p, "--resync (%s) must be at most a quarter of --dispatch-lease (%s): the lease is renewed every quarter",
+                          a, b);
+    }
+    return -1;
+}
+
+/* Parses the command line into c (which holds the defaults); returns -1 to go on, else the exit status. */
+static int parse_flags(int argc, char **argv, struct dispatch_options *c)
+{
+    const struct flag table[] = {
+        FLAG_STRING("kubeconfig", "FILE", &c->kubeconfig,
+                    "the manager cluster's; default $KUBECONFIG, else the in-cluster service account"),
+        FLAG_STRING("context", "NAME", &c->context, "the kubeconfig context (default its current-context)"),
+        FLAG_STRING("cluster-name", "NAME", &c->cluster_name,
+                    "this manager's name, the raygate.io/dispatched-from label of the copies it makes on workers"),
+        FLAG_STRING("namespace", "NS", &c->namespace_,
+                    "where the workers' kubeconfig Secrets (label raygate.io/worker-cluster) live"),
+        FLAG_DURATION("dispatch-timeout", &c->timeout_ms, FLAGS_SECOND, 24 * FLAGS_HOUR,
+                      "withdraw a copy the worker's gate has not admitted this long after dispatch, and nominate again"),
+        FLAG_DURATION("dispatch-lease", &c->lease_ms, 4 * FLAGS_SECOND, 24 * FLAGS_HOUR,
+                      "a worker's gate evicts a copy whose lease was not renewed this long (whole seconds; renewed every quarter)"),
+        FLAG_DURATION(
+            "dispatch-lease-margin", &c->margin_ms, 0, 24 * FLAGS_HOUR,
+            "re-dispatch off a lost worker only after the lease plus this (clock-rate skew, the gate's eviction latency)"),
+        FLAG_DURATION("resync", &c->resync_ms, 100 * FLAGS_MILLISECOND, FLAGS_HOUR,
+                      "one pass (workers, their views, the manager's objects) this often"),
+        FLAG_STRING("metrics-addr", "ADDR", &c->metrics_addr,
+                    "serve /metrics, /healthz and /readyz over HTTP on HOST:PORT, :PORT or [IPv6]:PORT (default: not served)"),
+        FLAG_CHOICE("log-level", "LEVEL", log_level_names, &c->log_level, "error, warn, info or debug"),
+    };
+    const struct flags_program p = {
+        .name = "raygate-dispatch",
+        .synopsis = "raygate-dispatch [flags]   (dispatches Ray objects of a manager cluster to worker clusters)",
+        .epilog = "durations: 500ms, 30s, 10m, 1h, 1m30s\n",
+        .flags = table,
+        .nflags = sizeof(table) / sizeof(table[0]),
+    };
+    int rc = flags_handle(&p, RAYGATE_VERSION, argc, argv, environ);
+    if (rc >= 0)
+        return rc;
+    log_set_level((enum log_level)c->log_level);
+    return check_flags(&p, c);
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+/* What main starts, released in reverse order by dispatch_finish. */
+struct dispatch_main {
+    struct kubeconfig kcfg;
+    struct metrics_registry *reg;
+    struct kube_metrics km;
+    struct kube_client *client;
+    struct httpd *httpd;
+};
+
+static int connect_manager(struct dispatch_main *m, const struct dispatch_options *c)
+{
+    struct error err = {{0}};
+    if (kubeconfig_load(c->kubeconfig, c->context, &m->kcfg, &err) != 0) {
+        log_errorf("kubeconfig: %s", err.message);
+        return -1;
+    }
+    kube_metrics_register(m->reg, &m->km);
+    struct kube_client_options copts = {.metrics = &m->km};
+    if ((m->client = kube_client_create(&m->kcfg, &copts, &err)) == NULL) {
+        log_errorf("kubernetes client: %s", err.message);
+        return -1;
+    }
+    return 0;
+}
+
+static void log_started(const struct dispatch_options *c)
+{
+    char t[FLAGS_DURATION_MAX], l[FLAGS_DURATION_MAX], g[FLAGS_DURATION_MAX], r[FLAGS_DURATION_MAX];
+    flags_format_duration(c->timeout_ms, t, sizeof(t));
+    flags_format_duration(c->lease_ms, l, sizeof(l));
+    flags_format_duration(c->margin_ms, g, sizeof(g));
+    flags_format_duration(c->resync_ms, r, sizeof(r));
+    log_infof("raygate-dispatch %s started (manager %s, worker Secrets in %s, timeout %s, lease %s + margin %s, resync %s)",
+              RAYGATE_VERSION, c->cluster_name, c->namespace_, t, l, g, r);
+}
+
+static void dispatch_finish(struct dispatch_main *m)
+{
+    httpd_stop(m->httpd);
+    dispatchloop_destroy(the_loop);
+    kube_client_destroy(m->client);
+    kubeconfig_finish(&m->kcfg);
+    metrics_registry_destroy(m->reg);
+}
+
+int main(int argc, char **argv)
+{
+    struct dispatch_options c = {
+        .cluster_name = "manager",
+        .namespace_ = "raygate-system",
+        .timeout_ms = 60 * FLAGS_SECOND,
+        .lease_ms = 120 * FLAGS_SECOND,
+        .margin_ms = 30 * FLAGS_SECOND,
+        .resync_ms = 2 * FLAGS_SECOND,
+        .log_level = LOG_LEVEL_INFO,
+    };
+    int rc = parse_flags(argc, argv, &c);
+    if (rc >= 0)
+        return rc;
+
+    struct dispatch_main m = {.reg = metrics_registry_create()};
+    kubeconfig_init(&m.kcfg);
+    rc = 1;
+    if (connect_manager(&m, &c) == 0 && (the_loop = dispatchloop_create(&c, m.client, m.reg)) != NULL &&
+        (c.metrics_addr == NULL || (m.httpd = httpd_start(c.metrics_addr, m.reg, dispatch_ready, NULL)) != NULL)) {
+        install_signals();
+        log_started(&c);
+        dispatchloop_run(the_loop);
+        log_infof("raygate-dispatch stopping");
+        rc = 0;
+    }
+    dispatch_finish(&m);
+    return rc;
+}

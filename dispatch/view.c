@@ -1,0 +1,206 @@
+#include "view.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "names.h"
+#include "rayjob.h"
+#include "util.h"
+
+/* The collections a view lists, in the order dispatchview_apply takes them. */
+enum { VIEW_NODES, VIEW_PODS, VIEW_QUEUES, VIEW_RAYCLUSTERS, VIEW_RAYJOBS, VIEW_N };
+
+static const char *const view_paths[VIEW_N] = {
+    "/api/v1/nodes",           "/api/v1/pods", "/apis/scheduling.volcano.sh/v1beta1/queues", "/apis/ray.io/v1/rayclusters",
+    "/apis/ray.io/v1/rayjobs",
+};
+
+/* The cache's kinds (keys of v->keys), for VIEW_NODES..VIEW_RAYCLUSTERS. */
+static const char *const view_kinds[VIEW_RAYJOBS] = {"Node", "Pod", "Queue", "RayCluster"};
+
+void dispatchview_init(struct dispatchview *v)
+{
+    memset(v, 0, sizeof(*v));
+    v->cache = cache_create();
+    v->admit = admit_create(v->cache);
+    v->keys = json_object();
+    v->copies = json_object();
+}
+
+void dispatchview_finish(struct dispatchview *v)
+{
+    admit_destroy(v->admit);
+    cache_destroy(v->cache);
+    json_decref(v->keys);
+    json_decref(v->copies);
+    memset(v, 0, sizeof(*v));
+}
+
+static const char *meta_str(const json_t *obj, const char *field)
+{
+    return json_string_value(json_object_get(json_object_get(obj, "metadata"), field));
+}
+
+static const char *label_of(const json_t *obj, const char *label)
+{
+    return json_string_value(json_object_get(json_object_get(json_object_get(obj, "metadata"), "labels"), label));
+}
+
+/* "ns/name" (cluster-scoped: "name"), new string; NULL when the object has no name. */
+static char *object_key(const json_t *obj)
+{
+    const char *name = meta_str(obj, "name"), *ns = meta_str(obj, "namespace");
+    if (name == NULL)
+        return NULL;
+    return ns != NULL ? util_strdupf("%s/%s", ns, name) : util_strdup(name);
+}
+
+static int upsert(struct cache *c, int kind, const json_t *obj, struct error *err)
+{
+    switch (kind) {
+    case VIEW_NODES:
+        return cache_upsert_node(c, obj, err);
+    case VIEW_PODS:
+        return cache_upsert_pod(c, obj, err);
+    case VIEW_QUEUES:
+        return cache_upsert_queue(c, obj, err);
+    default:
+        return cache_upsert_raycluster(c, obj, err);
+    }
+}
+
+/* Removes the object of kind under key ("ns/name" or "name") from the cache. */
+static void delete_key(struct cache *c, int kind, const char *key)
+{
+    const char *slash = strchr(key, '/');
+    char *ns = slash != NULL ? util_memdup(key, (size_t)(slash - key)) : NULL;
+    const char *name = slash != NULL ? slash + 1 : key;
+    switch (kind) {
+    case VIEW_NODES:
+        cache_delete_node(c, name);
+        break;
+    case VIEW_PODS:
+        cache_delete_pod(c, ns, name);
+        break;
+    case VIEW_QUEUES:
+        cache_delete_queue(c, name);
+        break;
+    default:
+        cache_delete_raycluster(c, ns, name);
+        break;
+    }
+    free(ns);
+}
+
+/* Upserts every item of one kind and deletes what the last apply had and this one lacks. */
+static void apply_kind(struct dispatchview *v, int kind, const json_t *items)
+{
+    json_t *now = json_object();
+    size_t i;
+    json_t *obj;
+    json_array_foreach(items, i, obj)
+    {
+        struct error err = {{0}};
+        char *key = object_key(obj);
+        if (key == NULL || upsert(v->cache, kind, obj, &err) != 0)
+            log_debugf("view: %s ignored: %s", view_kinds[kind], key != NULL ? err.message : "no name");
+        else
+            json_object_set_new(now, key, json_true());
+        free(key);
+    }
+    const char *key;
+    json_t *val;
+    json_object_foreach(json_object_get(v->keys, view_kinds[kind]), key, val)
+    {
+        if (json_object_get(now, key) == NULL)
+            delete_key(v->cache, kind, key);
+    }
+    json_object_set_new(v->keys, view_kinds[kind], now);
+}
+
+/* Adds the items of kind labelled dispatched-from=cluster_name to copies, as "Kind/ns/name". */
+static void add_copies(json_t *copies, const char *kind, const json_t *items, const char *cluster_name)
+{
+    size_t i;
+    json_t *obj;
+    json_array_foreach(items, i, obj)
+    {
+        const char *from = label_of(obj, NAMES_LABEL_DISPATCHED_FROM);
+        char *key = object_key(obj);
+        if (from != NULL && strcmp(from, cluster_name) == 0 && key != NULL) {
+            char *ck = util_strdupf("%s/%s", kind, key);
+            json_t *copy = json_copy(obj);
+            json_object_set_new(copy, "kind", json_string(kind)); /* list items carry no kind */
+            json_object_set_new(copy, "apiVersion", json_string("ray.io/v1"));
+            json_object_set_new(copies, ck, copy);
+            free(ck);
+        }
+        free(key);
+    }
+}
+
+void dispatchview_apply(struct dispatchview *v, const json_t *nodes, const json_t *pods, const json_t *queues,
+                        const json_t *rayclusters, const json_t *rayjobs, const char *cluster_name)
+{
+    const json_t *lists[VIEW_RAYJOBS] = {nodes, pods, queues, rayclusters};
+    for (int kind = 0; kind < VIEW_RAYJOBS; kind++)
+        apply_kind(v, kind, lists[kind]);
+    json_t *copies = json_object();
+    add_copies(copies, "RayCluster", rayclusters, cluster_name);
+    add_copies(copies, "RayJob", rayjobs, cluster_name);
+    json_decref(v->copies);
+    v->copies = copies;
+    v->refreshed = 1;
+}
+
+int dispatchview_list(struct kube_client *k, const char *const *paths, size_t n, struct kube_list_result *res, struct error *err)
+{
+    for (size_t i = 0; i < n; i++)
+        kube_list_result_init(&res[i]);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        struct kube_response resp;
+        kube_response_init(&resp);
+        if (kube_list(k, paths[i], NULL, &res[i], &resp) != 0) {
+            error_setf(err, "%s", resp.message);
+            rc = -1;
+        }
+        kube_response_finish(&resp);
+    }
+    return rc;
+}
+
+int dispatchview_refresh(struct dispatchview *v, struct kube_client *k, const char *cluster_name, struct error *err)
+{
+    struct kube_list_result res[VIEW_N];
+    int rc = dispatchview_list(k, view_paths, VIEW_N, res, err);
+    if (rc == 0)
+        dispatchview_apply(v, res[VIEW_NODES].items, res[VIEW_PODS].items, res[VIEW_QUEUES].items, res[VIEW_RAYCLUSTERS].items,
+                           res[VIEW_RAYJOBS].items, cluster_name);
+    for (int i = 0; i < VIEW_N; i++)
+        kube_list_result_finish(&res[i]);
+    return rc;
+}
+
+const json_t *dispatchview_copy(const struct dispatchview *v, const char *kind, const char *namespace_, const char *name)
+{
+    char *key = util_strdupf("%s/%s/%s", kind, namespace_, name);
+    const json_t *obj = json_object_get(v->copies, key);
+    free(key);
+    return obj;
+}
+
+const json_t *dispatchview_rayjob_cluster(const struct dispatchview *v, const char *namespace_, const char *job)
+{
+    const char *key;
+    json_t *obj;
+    json_object_foreach(v->copies, key, obj)
+    {
+        const char *owner = NULL, *uid = NULL, *ns = meta_str(obj, "namespace");
+        if (strncmp(key, "RayCluster/", 11) == 0 && ns != NULL && strcmp(ns, namespace_) == 0 &&
+            rayjob_owner_of(obj, &owner, &uid) && strcmp(owner, job) == 0)
+            return obj;
+    }
+    return NULL;
+}

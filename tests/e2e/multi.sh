@@ -1,0 +1,239 @@
+# The many-cluster harness of the dispatch tests (issue 25): a test sources
+# this file (it sources lib.sh), calls multi_setup, and has three clusters:
+#
+#   a  worker: the test's own cluster (RAYGATE_STATE, RAYGATE_PORT_OFFSET N;
+#      e2e_setup brings it up as for any test): kwok nodes, KubeRay, raygate
+#   b  worker: a cluster like it at N + 20, state RAYGATE_STATE-b (2 nodes of
+#      cpu 8, memory 32Gi)
+#   m  manager: hack/cluster.sh up --manager at N + 40, state RAYGATE_STATE-m,
+#      with the dispatcher (--cluster-name manager), both workers registered
+#      (add-worker a, add-worker b)
+#
+# N is a multiple of 50; hack/e2e.sh leaves N + 50 free after the shard of the
+# dispatch_* tests (hack/lib.sh says why). The test's namespace NS exists on
+# all three. b and m are taken down when the test ends (a stays: it is the
+# shard's); what the test made on a goes with NS and its Queues.
+#
+#   multi_setup [DISPATCH-ARG...]  the above; DISPATCH-ARGs go to raygate-dispatch
+#                     (after the harness's own: --dispatch-timeout 30s --resync 1s)
+#   on a|b|m ARGS...  kubectl against that cluster
+#   mq NAME [a=CPU] [b=CPU] [to=a,b]  a Queue NAME on each worker (capability cpu
+#                     CPU there, memory 64Gi; unset: no capability) and on the
+#                     manager, annotated raygate.io/dispatch-to TO (default a,b)
+#   samp_start / samp_assert [WHAT] / samp_stop   the at-most-once sampler
+#                     (dispatch_sampler.py) on both workers, every 0.5 s
+#   samp_ever UID     the workers the gang of manager uid UID was ever bound in
+_multi_here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$_multi_here/lib.sh"
+
+MULTI_A_STATE="$STATE" MULTI_A_OFFSET="$_po"
+MULTI_B_STATE="$STATE-b" MULTI_B_OFFSET=$((_po + 20))
+MULTI_M_STATE="$STATE-m" MULTI_M_OFFSET=$((_po + 40))
+MULTI_UP=()
+
+# multi_cluster a|b|m COMMAND...: hack/cluster.sh COMMAND for that cluster
+multi_cluster() {
+	local w="$1"
+	shift
+	case "$w" in
+	a) RAYGATE_STATE="$MULTI_A_STATE" RAYGATE_PORT_OFFSET="$MULTI_A_OFFSET" "$ROOT/hack/cluster.sh" "$@" ;;
+	b) RAYGATE_STATE="$MULTI_B_STATE" RAYGATE_PORT_OFFSET="$MULTI_B_OFFSET" "$ROOT/hack/cluster.sh" "$@" ;;
+	m) RAYGATE_STATE="$MULTI_M_STATE" RAYGATE_PORT_OFFSET="$MULTI_M_OFFSET" "$ROOT/hack/cluster.sh" "$@" ;;
+	*) fail "multi_cluster: no cluster '$w'" ;;
+	esac
+}
+
+# on a|b|m ARGS...: kubectl against that cluster
+on() {
+	local st
+	case "$1" in
+	a) st="$MULTI_A_STATE" ;;
+	b) st="$MULTI_B_STATE" ;;
+	m) st="$MULTI_M_STATE" ;;
+	*) fail "on: no cluster '$1'" ;;
+	esac
+	shift
+	KUBECONFIG="$st/kubeconfig" KUBECACHEDIR="$st/kube-cache" "$KUBECTL" "$@"
+}
+
+multi_setup() {
+	((_po % 50 == 0)) || fail "the many-cluster tests need a RAYGATE_PORT_OFFSET that is a multiple of 50, not $_po"
+	# A TERM (meson's timeout) must run the EXIT trap: the clusters b and m go down there.
+	trap 'exit 143' TERM INT
+	e2e_setup
+	e2e_on_exit multi_teardown
+	local t0=$SECONDS pb pm
+	# What an earlier run left in their state folders, then both at once.
+	multi_cluster b down >/dev/null 2>&1 || true
+	multi_cluster m down >/dev/null 2>&1 || true
+	MULTI_UP=(b m)
+	multi_cluster b up --nodes 2 --node-capacity cpu=8,memory=32Gi >"$E2E_TMP/up-b.log" 2>&1 &
+	pb=$!
+	multi_cluster m up --manager --cluster-name manager -- --dispatch-timeout 30s --resync 1s "$@" >"$E2E_TMP/up-m.log" 2>&1 &
+	pm=$!
+	wait "$pb" || { tail -20 "$E2E_TMP/up-b.log" >&2; fail "worker b did not come up"; }
+	wait "$pm" || { tail -20 "$E2E_TMP/up-m.log" >&2; fail "the manager did not come up"; }
+	grep -F "WARNING" "$E2E_TMP/up-m.log" >&2 || true
+	multi_cluster m status 2>/dev/null | grep -q "^raygate-dispatch *running" ||
+		fail "raygate-dispatch does not run on the manager (is build/dispatch/raygate-dispatch built?)"
+	pass "worker b (offset $MULTI_B_OFFSET) and the manager (offset $MULTI_M_OFFSET) up in $((SECONDS - t0))s"
+	local w
+	for w in a b; do
+		multi_cluster m add-worker "$w" "$(multi_state "$w")/kubeconfig" || fail "add-worker $w failed"
+	done
+	for w in b m; do
+		on "$w" create namespace "$NS" >/dev/null || fail "cannot create namespace $NS on $w"
+	done
+	on b label namespace "$NS" "e2e.raygate.io/test=$E2E_NAME" >/dev/null
+	pass "workers a and b registered on the manager; namespace $NS on all three"
+}
+
+multi_state() {
+	case "$1" in a) echo "$MULTI_A_STATE" ;; b) echo "$MULTI_B_STATE" ;; m) echo "$MULTI_M_STATE" ;; esac
+}
+
+multi_teardown() {
+	samp_kill
+	local rc=0 w
+	if [[ -n "${E2E_FAILED:-}" ]]; then
+		say "--- the dispatcher's log (last 40 lines):"
+		tail -40 "$MULTI_M_STATE/logs/raygate-dispatch.log" 2>/dev/null | cut -c1-400 | sed 's/^/    /' >&2 || true
+		for w in m b; do
+			say "--- $w: RayClusters and RayJobs in $NS:"
+			on "$w" get rayclusters.ray.io,rayjobs.ray.io -n "$NS" -o wide 2>&1 | sed 's/^/    /' >&2 || true
+		done
+	fi
+	[[ -z "${E2E_KEEP:-}" ]] || { say "--- E2E_KEEP: clusters b and m kept (RAYGATE_STATE=$MULTI_B_STATE, $MULTI_M_STATE)"; return 0; }
+	for w in "${MULTI_UP[@]}"; do multi_cluster "$w" down >/dev/null 2>&1 || rc=1; done
+	# The dispatcher's grant on a (the shard's cluster) goes with its manager; raygate-system stays (the gate's).
+	on a delete clusterrolebinding,clusterrole raygate-dispatch-read raygate-dispatch-write --ignore-not-found >/dev/null 2>&1 || true
+	on a delete serviceaccount -n raygate-system raygate-dispatch --ignore-not-found >/dev/null 2>&1 || true
+	[[ -z "$SAMP_DIR" ]] || rm -rf "$SAMP_DIR"
+	return $rc
+}
+
+# mq NAME [a=CPU] [b=CPU] [to=WORKERS]: the Queue NAME on both workers and the manager
+mq() {
+	local name="$1" a="" b="" to="a,b" arg w cap
+	shift
+	for arg; do
+		case "$arg" in a=* | b=* | to=*) printf -v "${arg%%=*}" %s "${arg#*=}" ;; *) fail "mq: unknown parameter '$arg'" ;; esac
+	done
+	for w in a b; do
+		cap="${!w}"
+		on "$w" apply -f - >/dev/null <<-YAML || fail "cannot make Queue $name on $w"
+			apiVersion: scheduling.volcano.sh/v1beta1
+			kind: Queue
+			metadata: {name: $name, labels: {e2e.raygate.io/added: "true"}}
+			spec:
+			  weight: 1
+			  ${cap:+capability: {cpu: \"$cap\", memory: 64Gi\}}
+		YAML
+	done
+	on m apply -f - >/dev/null <<-YAML || fail "cannot make Queue $name on the manager"
+		apiVersion: scheduling.volcano.sh/v1beta1
+		kind: Queue
+		metadata: {name: $name, annotations: {raygate.io/dispatch-to: "$to"}}
+		spec: {weight: 1}
+	YAML
+	# a's Queues go when the test ends (b and the manager go whole).
+	[[ " ${E2E_QUEUES[*]} " == *" $name "* ]] || E2E_QUEUES=("$name" "${E2E_QUEUES[@]}")
+}
+
+# mq_cap WORKER NAME CPU: the capability of the Queue NAME on WORKER set to cpu CPU
+mq_cap() {
+	on "$1" patch queue "$2" --type merge -p "{\"spec\":{\"capability\":{\"cpu\":\"$3\",\"memory\":\"64Gi\"}}}" >/dev/null ||
+		fail "cannot set Queue $2's capability on $1"
+}
+
+# m_annotation KIND NAME KEY: an annotation of the manager's object ("" when absent)
+m_annotation() {
+	on m get "$1" -n "$NS" "$2" -o json 2>/dev/null | jq -r --arg k "$3" '.metadata.annotations[$k] // ""'
+}
+
+# dispatched_to KIND NAME: the manager object's raygate.io/dispatched-to
+dispatched_to() { m_annotation "$1" "$2" raygate.io/dispatched-to; }
+
+# m_uid KIND NAME: the manager object's uid
+m_uid() { on m get "$1" -n "$NS" "$2" -o jsonpath='{.metadata.uid}'; }
+
+# copy_origin WORKER KIND NAME: the origin uid on the worker's copy ("" when there is none)
+copy_origin() {
+	on "$1" get "$2" -n "$NS" "$3" -o json 2>/dev/null | jq -r '.metadata.annotations["raygate.io/dispatch-origin-uid"] // ""'
+}
+
+# has_copy WORKER KIND NAME UID: the worker has the copy of the manager object UID
+has_copy() { [[ "$(copy_origin "$1" "$2" "$3")" == "$4" ]]; }
+
+# no_copy WORKER KIND NAME: the worker has no object of that name
+no_copy() { ! on "$1" get "$2" -n "$NS" "$3" >/dev/null 2>&1; }
+
+# w_bound WORKER CLUSTER: the Ray cluster's pods on WORKER with a node
+w_bound() {
+	on "$1" get pods -n "$NS" -l "ray.io/cluster=$2" -o json | jq '[.items[] | select(.spec.nodeName != null)] | length'
+}
+
+# w_all_bound WORKER CLUSTER N: exactly N pods of the Ray cluster on WORKER, all bound
+w_all_bound() {
+	[[ "$(on "$1" get pods -n "$NS" -l "ray.io/cluster=$2" -o json |
+		jq '"\(.items | length) \([.items[] | select(.spec.nodeName != null)] | length)"' -r)" == "$3 $3" ]]
+}
+
+# m_raycluster NAME QUEUE RAYCLUSTER-ARG...: a RayCluster on the manager (lib.sh's raycluster)
+m_raycluster() {
+	local name="$1" queue="$2"
+	shift 2
+	raycluster "$name" queue="$queue" "$@" | on m apply -n "$NS" -f - >/dev/null || fail "cannot create RayCluster $name on the manager"
+}
+
+# ------------------------------------------------------------- the sampler
+SAMP_PID="" SAMP_DIR=""
+
+samp_start() {
+	local w st
+	SAMP_DIR="$(mktemp -d "${TMPDIR:-/tmp}/raygate-samp.XXXXXX")"
+	: >"$SAMP_DIR/violations"
+	local args=()
+	for w in a b; do
+		st="$(multi_state "$w")"
+		args+=(--worker "$w=https://127.0.0.1:$(grep -o 'server: https://127.0.0.1:[0-9]*' "$st/kubeconfig" | sed 's/.*://'),$st/pki/admin.token,$st/pki/ca.crt")
+	done
+	python3 "$_multi_here/dispatch_sampler.py" "${args[@]}" --namespace "$NS" \
+		--violations "$SAMP_DIR/violations" --status "$SAMP_DIR/status" &
+	SAMP_PID=$!
+	wait_until 30 "the sampler's first poll" samp_polled_since 0 || fail "the dispatch sampler does not poll"
+	say "dispatch sampler running (pid $SAMP_PID) on a and b, namespace $NS"
+}
+
+samp_polls() { jq -r '.polls' "$SAMP_DIR/status" 2>/dev/null || echo 0; }
+samp_polled_since() { (($(samp_polls) > $1)); }
+
+# samp_ever UID: the workers the gang UID was ever seen bound in, comma-separated, sorted
+samp_ever() { jq -r --arg u "$1" '(.ever[$u] // []) | sort | join(",")' "$SAMP_DIR/status"; }
+
+samp_assert() {
+	local what="${1:-no gang bound in two clusters at once}" before
+	[[ -n "$SAMP_PID" ]] || fail "samp_assert without samp_start"
+	[[ ! -s "$SAMP_DIR/violations" ]] ||
+		fail "$what: $(wc -l <"$SAMP_DIR/violations") sample(s) with a gang bound in two clusters, the first: $(head -1 "$SAMP_DIR/violations")"
+	kill -0 "$SAMP_PID" 2>/dev/null || fail "$what: the sampler is not running"
+	before="$(samp_polls)"
+	wait_until 30 "another poll of the sampler" samp_polled_since "$before" || fail "$what: the sampler stopped polling"
+	[[ ! -s "$SAMP_DIR/violations" ]] || fail "$what: $(head -1 "$SAMP_DIR/violations")"
+	pass "$what ($(samp_polls) polls of both workers, $(jq -r .errors "$SAMP_DIR/status") failed)"
+}
+
+samp_stop() {
+	[[ -n "$SAMP_PID" ]] || return 0
+	samp_assert "${1:-}"
+	samp_kill
+}
+
+samp_kill() {
+	if [[ -n "$SAMP_PID" ]]; then
+		kill "$SAMP_PID" 2>/dev/null || true
+		wait "$SAMP_PID" 2>/dev/null || true
+		SAMP_PID=""
+	fi
+	return 0
+}
