@@ -11,6 +11,7 @@
 #include "mutate.h"
 #include "queuecheck.h"
 #include "rayjob.h"
+#include "scanmutate.h"
 #include "topology.h"
 #include "util.h"
 
@@ -537,20 +538,23 @@ static int respond_raycluster_scanned(const struct jsonscan *s, const struct que
     if (update && old >= 0)
         json_object_set_new(req, "oldObject", jsonscan_value(s, old, SHAPE_CLUSTER, cluster_shape));
     json_t *obj = jsonscan_value(s, object, SHAPE_CLUSTER, cluster_shape);
+    struct util_buf patch = {0};
     mutate_result_init(&result);
     info->kind = "RayCluster";
     info->operation = update ? "UPDATE" : "CREATE";
-    int handled = decide_object(TARGET_RAYCLUSTER, req, obj, queues != NULL ? queues : &unknown_queues, &result, info, &merr) == 0;
+    /* decide_object()'s steps, the mutation's patch written from the scan instead of a copy and a diff of the tree. */
+    enum queuecheck_verdict v = queuecheck_gang(queues != NULL ? queues : &unknown_queues, obj, json_object_get(req, "oldObject"), &merr);
+    info->tree_unknown = v == QUEUECHECK_UNKNOWN;
+    int handled = v != QUEUECHECK_DENIED && scanmutate_raycluster(s, object, obj, &patch, &result) &&
+                  decide_topology(req, obj, &result, &merr) == 0;
     if (handled) {
         struct util_buf out = {0};
-        char *patch = result.patch != NULL ? json_dumps(result.patch, JSON_COMPACT) : NULL;
-        size_t patch_len = patch != NULL ? strlen(patch) : 0;
-        put_answer(&out, s, uid, patch, patch_len, result.warnings);
-        free(patch);
+        put_answer(&out, s, uid, patch.data, patch.len, result.warnings);
         *text_len = out.len;
         *text = util_buf_take(&out);
-        info->result = result.patch != NULL ? "patched" : "allowed";
+        info->result = patch.len > 0 ? "patched" : "allowed";
     }
+    util_buf_finish(&patch);
     mutate_result_finish(&result);
     json_decref(obj);
     json_decref(req);
