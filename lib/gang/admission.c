@@ -505,8 +505,10 @@ static int keep(const struct jsonscan *s, long key, const char *const *names, in
 static int cluster_shape(int shape, const struct jsonscan *s, long key)
 {
     static const char *const top[] = {"apiVersion", "kind", NULL}, *const meta[] = {"name", "labels", "annotations", NULL},
-                             *const spec[] = {"enableInTreeAutoscaling", "autoscalerOptions", "rayClusterSpec", "rayClusterConfig", NULL},
-                             *const group[] = {"groupName", "replicas", "minReplicas", "maxReplicas", "numOfHosts", "suspend", NULL},
+                             *const spec[] = {"enableInTreeAutoscaling", "autoscalerOptions", "rayClusterSpec", "rayClusterConfig",
+                                              NULL},
+                             *const group[] = {"groupName",  "replicas", "minReplicas", "maxReplicas",
+                                               "numOfHosts", "suspend",  NULL},
                              *const annotations[] = {"annotations", NULL}, *const pod[] = {"overhead", "priorityClassName", NULL},
                              *const container[] = {"name", "resources", "restartPolicy", NULL};
     int element = key < 0;
@@ -528,7 +530,9 @@ static int cluster_shape(int shape, const struct jsonscan *s, long key)
     case SHAPE_GROUP:
         return key_is(s, key, "template", NULL) ? SHAPE_TEMPLATE : keep(s, key, group, JSONSCAN_WHOLE);
     case SHAPE_TEMPLATE:
-        return key_is(s, key, "spec", NULL) ? SHAPE_POD_SPEC : key_is(s, key, "metadata", NULL) ? SHAPE_TEMPLATE_METADATA : JSONSCAN_DROP;
+        return key_is(s, key, "spec", NULL)       ? SHAPE_POD_SPEC
+               : key_is(s, key, "metadata", NULL) ? SHAPE_TEMPLATE_METADATA
+                                                  : JSONSCAN_DROP;
     case SHAPE_TEMPLATE_METADATA:
         return keep(s, key, annotations, JSONSCAN_WHOLE);
     case SHAPE_POD_SPEC:
@@ -569,7 +573,8 @@ static int respond_raycluster_scanned(const struct jsonscan *s, const struct que
     info->kind = "RayCluster";
     info->operation = update ? "UPDATE" : "CREATE";
     /* decide_object()'s steps, the mutation's patch written from the scan instead of a copy and a diff of the tree. */
-    enum queuecheck_verdict v = queuecheck_gang(queues != NULL ? queues : &unknown_queues, obj, json_object_get(req, "oldObject"), &merr);
+    enum queuecheck_verdict v =
+        queuecheck_gang(queues != NULL ? queues : &unknown_queues, obj, json_object_get(req, "oldObject"), &merr);
     info->tree_unknown = v == QUEUECHECK_UNKNOWN;
     int handled = v != QUEUECHECK_DENIED && scanmutate_raycluster(s, object, obj, &patch, &result) &&
                   decide_topology(req, obj, &result, &merr) == 0;
