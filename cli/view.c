@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "dispatchview.h"
+#include "dispatched.h"
 #include "quantity.h"
 #include "queuetree.h"
 #include "resources.h"
@@ -527,7 +527,7 @@ static json_t *gang_row(const json_t *snapshot, const json_t *pg, long long now)
     json_decref(clusters);
     json_object_set_new(row, "requeueCount", json_integer(requeues));
     set_str(row, "requeueAt", annotation(owner, EVICT_ANNOTATION_REQUEUE_AT));
-    dispatchview_row(row, owner, pg); /* on a manager: where it runs, or why no worker fits */
+    dispatched_row(row, owner, pg); /* on a manager: where it runs, or why no worker fits */
     return row;
 }
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "admit.h"
-#include "dispatchview.h"
+#include "dispatched.h"
 #include "domains.h"
 #include "names.h"
 #include "quantity.h"
@@ -441,7 +441,7 @@ static void explain_state(json_t *lines, const json_t *snapshot, const json_t *r
     json_int_t bound = json_integer_value(json_object_get(pods, "bound")), min = json_integer_value(json_object_get(pods, "min"));
     json_int_t requeues = json_integer_value(json_object_get(gang, "requeueCount"));
     char age[16];
-    if (dispatchview_explain(lines, gang))
+    if (dispatched_explain(lines, gang))
         return;
     if (view_state_admitted(state)) {
         add_line(lines, "admitted by queue %s%s%s; %" JSON_INTEGER_FORMAT " of %" JSON_INTEGER_FORMAT " pods %s%s",

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "log.h"
 #include "names.h"
 #include "rayjob.h"
@@ -175,6 +176,9 @@ int dispatchview_refresh(struct dispatchview *v, struct kube_client *k, const ch
 {
     struct kube_list_result res[VIEW_N];
     int rc = dispatchview_list(k, view_paths, VIEW_N, res, err);
+    /* A copy's dispatch lease is seen now (dispatchlease.h): else every lease would look first seen at time 0, and the
+       simulation would take the worker's dispatched gangs for expired. */
+    cache_set_clock(v->cache, clock_wall_ms());
     if (rc == 0)
         dispatchview_apply(v, res[VIEW_NODES].items, res[VIEW_PODS].items, res[VIEW_QUEUES].items, res[VIEW_RAYCLUSTERS].items,
                            res[VIEW_RAYJOBS].items, cluster_name);

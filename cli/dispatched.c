@@ -1,4 +1,4 @@
-#include "dispatchview.h"
+#include "dispatched.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +43,7 @@ static char *reasons_text(const json_t *reasons)
     return util_buf_take(&b);
 }
 
-int dispatchview_row(json_t *row, const json_t *owner, const json_t *pg)
+int dispatched_row(json_t *row, const json_t *owner, const json_t *pg)
 {
     const char *to = annotation(owner, NAMES_ANNOTATION_DISPATCHED_TO);
     const char *text = annotation(owner, NAMES_ANNOTATION_DISPATCH_REASONS);
@@ -77,7 +77,7 @@ int dispatchview_row(json_t *row, const json_t *owner, const json_t *pg)
     return 1;
 }
 
-int dispatchview_explain(json_t *lines, const json_t *row)
+int dispatched_explain(json_t *lines, const json_t *row)
 {
     const json_t *d = json_object_get(row, "dispatch");
     if (d == NULL)
