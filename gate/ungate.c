@@ -179,7 +179,7 @@ static void release_paced(struct kube_client *k, struct ungate_job *jobs, struct
                           const struct ungate_options *opt, size_t *idx, size_t *retry)
 {
     struct ungatepace pace;
-    ungatepace_init(&pace, NULL);
+    ungatepace_init(&pace, opt->pace);
     size_t done = 0, bound = 0, batches = 0, peak = 0;
     long long t0 = clock_mono_ms();
     while (done < n) {

@@ -24,6 +24,7 @@
 
 #include "admit.h"
 #include "kube.h"
+#include "ungatepace.h"
 
 /* A pod to ungate. */
 struct ungate_job {
@@ -46,8 +47,9 @@ struct ungate_options {
      * bound (have a node) now. NULL: every gate at once, heads first.
      */
     size_t (*bound)(void *arg, const struct ungate_job *jobs, const size_t *order, size_t n);
-    size_t pace_over;       /* gangs up to this many pods go at once (0: every batch is paced) */
-    long long pace_tick_ms; /* between looks at the binds while the backlog is full (0: UNGATE_PACE_TICK_MS) */
+    size_t pace_over;                     /* gangs up to this many pods go at once (0: every batch is paced) */
+    long long pace_tick_ms;               /* between looks at the binds while the backlog is full (0: UNGATE_PACE_TICK_MS) */
+    const struct ungatepace_config *pace; /* the pacing's batches, stall and deadline (borrowed; NULL: ungatepace.h's) */
 };
 
 #define UNGATE_PERSIST_MS 30000 /* an apiserver restart fits in it */
