@@ -10,11 +10,11 @@
  * Without --kubeconfig it uses $KUBECONFIG, else the in-cluster config (the
  * manager's API server).
  */
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "config.h"
+#include "daemon.h"
 #include "flags.h"
 #include "httpd.h"
 #include "kube.h"
@@ -105,15 +105,6 @@ static int parse_flags(int argc, char **argv, struct dispatch_options *c)
     return check_flags(&p, c);
 }
 
-static void install_signals(void)
-{
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-}
-
 /* What main starts, released in reverse order by dispatch_finish. */
 struct dispatch_main {
     struct kubeconfig kcfg;
@@ -125,18 +116,8 @@ struct dispatch_main {
 
 static int connect_manager(struct dispatch_main *m, const struct dispatch_options *c)
 {
-    struct error err = {{0}};
-    if (kubeconfig_load(c->kubeconfig, c->context, &m->kcfg, &err) != 0) {
-        log_errorf("kubeconfig: %s", err.message);
-        return -1;
-    }
-    kube_metrics_register(m->reg, &m->km);
-    struct kube_client_options copts = {.metrics = &m->km};
-    if ((m->client = kube_client_create(&m->kcfg, &copts, &err)) == NULL) {
-        log_errorf("kubernetes client: %s", err.message);
-        return -1;
-    }
-    return 0;
+    m->client = daemon_connect(c->kubeconfig, c->context, m->reg, &m->kcfg, &m->km);
+    return m->client != NULL ? 0 : -1;
 }
 
 static void log_started(const struct dispatch_options *c)
@@ -179,7 +160,7 @@ int main(int argc, char **argv)
     rc = 1;
     if (connect_manager(&m, &c) == 0 && (the_loop = dispatchloop_create(&c, m.client, m.reg)) != NULL &&
         (c.metrics_addr == NULL || (m.httpd = httpd_start(c.metrics_addr, m.reg, dispatch_ready, NULL)) != NULL)) {
-        install_signals();
+        daemon_signals(on_signal);
         log_started(&c);
         dispatchloop_run(the_loop);
         log_infof("raygate-dispatch stopping");

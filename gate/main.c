@@ -12,12 +12,12 @@
  *
  * Without --kubeconfig it uses $KUBECONFIG, else the in-cluster config.
  */
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <unistd.h>
 
 #include "controller.h"
+#include "daemon.h"
 #include "evict.h"
 #include "flags.h"
 #include "httpd.h"
@@ -153,19 +153,8 @@ struct gate {
 
 static int connect_api(struct gate *g, const struct gate_flags *f)
 {
-    struct error kerr = {{0}};
-    struct error err = {{0}};
-    if (kubeconfig_load(f->kubeconfig, f->context, &g->cfg, &kerr) != 0) {
-        log_errorf("kubeconfig: %s", kerr.message);
-        return -1;
-    }
-    kube_metrics_register(g->reg, &g->km);
-    struct kube_client_options copts = {.metrics = &g->km};
-    if ((g->client = kube_client_create(&g->cfg, &copts, &err)) == NULL) {
-        log_errorf("kubernetes client: %s", err.message);
-        return -1;
-    }
-    return 0;
+    g->client = daemon_connect(f->kubeconfig, f->context, g->reg, &g->cfg, &g->km);
+    return g->client != NULL ? 0 : -1;
 }
 
 static int create_leader(struct gate *g, const struct gate_flags *f)
@@ -218,22 +207,13 @@ static void log_evict_flags(const struct evict_config *e)
         r, b, m, (long long)e->requeue_limit);
 }
 
-static void install_signals(void)
-{
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-}
-
 /* Serves metrics, starts the watches and the election: then controller_run may run. */
 static int start(struct gate *g, const struct gate_flags *f)
 {
     struct error err = {{0}};
     if (f->metrics_addr != NULL && (g->httpd = httpd_start(f->metrics_addr, g->reg, gate_ready, NULL)) == NULL)
         return -1;
-    install_signals();
+    daemon_signals(on_signal);
     if (controller_start(the_controller, &err) != 0) {
         log_errorf("watches: %s", err.message);
         return -1;
