@@ -298,13 +298,14 @@ static void do_wait_fit(struct ctx *x)
     json_decref(reasons);
 }
 
-/* Clears dispatched-to (and the renewal) and tells why (Event DispatchWithdrawn; PodGroup reason pg_reason). */
-static void undispatch(struct ctx *x, const char *type, const char *pg_reason, const char *message)
+/* Clears dispatched-to (and the renewal) and tells why (Event DispatchWithdrawn, a Warning when warning; PodGroup reason
+   pg_reason). */
+static void undispatch(struct ctx *x, const char *pg_reason, const char *message, int warning)
 {
     if (annotate(x, json_pack("{s:n,s:n}", NAMES_ANNOTATION_DISPATCHED_TO, NAMES_ANNOTATION_DISPATCH_RENEWED)) != 0)
         return;
     log_infof("%s: %s", x->key, message);
-    event(x, type, DISPATCHOBJECT_REASON_WITHDRAWN, message);
+    event(x, warning ? "Warning" : "Normal", DISPATCHOBJECT_REASON_WITHDRAWN, message);
     podgroup(x, "False", pg_reason, message);
 }
 
@@ -434,7 +435,7 @@ static int act(struct ctx *x, const struct dispatch_plan *p)
         break;
     case DISPATCH_ACTION_WITHDRAW:
         if (on_worker && delete_copy(x, w, p->reason) == 0)
-            undispatch(x, "Normal", "Withdrawn", p->reason);
+            undispatch(x, "Withdrawn", p->reason, 0);
         break;
     case DISPATCH_ACTION_RENEW:
         if (on_worker)
@@ -452,7 +453,7 @@ static int act(struct ctx *x, const struct dispatch_plan *p)
         do_lost(x, w, p->reason);
         break;
     case DISPATCH_ACTION_REDISPATCH:
-        undispatch(x, "Warning", "Redispatching", p->reason);
+        undispatch(x, "Redispatching", p->reason, 1);
         break;
     case DISPATCH_ACTION_GIVE_UP:
         do_give_up(x, p->reason);

@@ -4,7 +4,7 @@
     test_reference.py SOURCE_ROOT
 
 Reads every .c and .h file under the product folders (lib, gate, webhook, cli,
-certs), whatever file a name lives in, with comments removed and adjacent string
+certs, dispatch), whatever file a name lives in, with comments removed and adjacent string
 literals joined, and extracts:
 
   flags        the first argument of every FLAG_*( "name", ... ) table line; the
@@ -33,8 +33,9 @@ import os
 import re
 import sys
 
-PRODUCT_DIRS = ("lib", "gate", "webhook", "cli", "certs")
-PROGRAMS = {"gate": "raygate-gate", "webhook": "raygate-webhook", "certs": "raygate-certs", "cli": "kubectl-raygate"}
+PRODUCT_DIRS = ("lib", "gate", "webhook", "cli", "certs", "dispatch")
+PROGRAMS = {"gate": "raygate-gate", "webhook": "raygate-webhook", "certs": "raygate-certs", "cli": "kubectl-raygate",
+            "dispatch": "raygate-dispatch"}
 LITERAL = r'"((?:[^"\\\n]|\\.)*)"'
 # Fewest names each extractor must find: a refactoring that hides names from
 # the extractor must make the test fail, not pass with nothing to compare.
@@ -166,9 +167,12 @@ class Code:
         return found
 
     def is_event_type(self, arg, depth=0):
-        """arg is "Warning" or "Normal", or a macro that is."""
+        """arg is "Warning" or "Normal", a macro that is, or COND ? one : the other."""
         if arg in ('"Warning"', '"Normal"'):
             return True
+        m = re.fullmatch(r"[^?]+\?\s*([^:]+?)\s*:\s*(.+?)\s*", arg, re.S)
+        if m and depth < 8:
+            return self.is_event_type(m.group(1), depth + 1) and self.is_event_type(m.group(2), depth + 1)
         return depth < 8 and arg in self.defines and self.is_event_type(self.defines[arg], depth + 1)
 
     def values(self, expr, text, pos, depth=0):
