@@ -467,8 +467,8 @@ struct cache_pod *cache_pod_by_uid(const struct cache *c, const char *uid)
     return NULL;
 }
 
-/* Removes pod's contributions to node usage and its gang, leaving its fields. */
-static void pod_detach(struct cache *c, struct cache_pod *pod)
+/* Removes pod's contributions to node usage and its gang, leaving its fields; an emptied gang is freed, or kept (upsert). */
+static void pod_detach(struct cache *c, struct cache_pod *pod, struct cache_gang **kept)
 {
     if (pod->reserving)
         reserving_remove(c, pod);
@@ -488,7 +488,7 @@ static void pod_detach(struct cache *c, struct cache_pod *pod)
         g->npods--;
         pod->gang = NULL;
         queue_dirty(c, g->queue);
-        gang_maybe_free(c, g);
+        kept != NULL ? (void)(*kept = g) : gang_maybe_free(c, g);
     }
 }
 
@@ -498,6 +498,7 @@ struct pod_prev {
     const struct shape_rl *request; /* its request while counted: a reference, released by pod_attach() */
     int keep_mark;                  /* CACHE_POD_MARKED_UNGATED stands: the version marked */
     int told;                       /* CACHE_POD_TOLD stands: the same pod (uid) */
+    struct cache_gang *gang;        /* its gang, not freed (a gone RayCluster's keeps its queue share): pod_attach */
 };
 
 /* The pod cached as ns/name, detached and emptied (what stands of it in *prev), else a new one. */
@@ -517,7 +518,7 @@ static struct cache_pod *pod_reuse(struct cache *c, const char *ns, const char *
            version that still shows it is older than our patch, delivered late (our patch followed a 409 and a re-read),
            and must not make the pod gated again, which would drop its share from its queue until the next event. */
         prev->keep_mark = (pod->flags & CACHE_POD_MARKED_UNGATED) && strcmp(pod->uid, uid) == 0;
-        pod_detach(c, pod);
+        pod_detach(c, pod, &prev->gang);
         table_remove(&c->pods_uid, &pod->by_uid);
         model_pod_release(&c->shapes, pod);
     } else {
@@ -568,6 +569,8 @@ static void pod_attach(struct cache *c, struct cache_pod *pod, const char *ns, c
         g->npods++;
         queue_dirty(c, g->queue);
     }
+    if (prev->gang != NULL && prev->gang != pod->gang)
+        gang_maybe_free(c, prev->gang);
     update_reserving(c, pod);
 }
 
@@ -601,7 +604,7 @@ static void pod_remove(struct cache *c, struct cache_pod *pod)
 {
     if (pod->counted != NULL)
         c->capacity_changed = 1;
-    pod_detach(c, pod);
+    pod_detach(c, pod, NULL);
     table_remove(&c->pods, &pod->by_name);
     table_remove(&c->pods_uid, &pod->by_uid);
     model_pod_release(&c->shapes, pod);

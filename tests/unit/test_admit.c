@@ -849,6 +849,39 @@ static void test_fair_weight_zero(void **state)
     admit_result_finish(&r);
 }
 
+/*
+ * A deleted RayCluster's last pod keeps its queue share until it is gone,
+ * also across its updates: the garbage collector's deletionTimestamp on gone's
+ * head (the fixture's first pod) once its RayCluster is deleted. An update of
+ * the last pod of a gang without RayCluster used to free the gang, and its
+ * share with it, while the pod still ran: same was admitted into a full parent
+ * (queue_fairshare's over-capability in CI, with gangs of one head).
+ */
+static void test_gone_cluster_pod_update(void **state)
+{
+    struct admit_test *t = *state;
+    cache_delete_raycluster(t->c, "default", "gone");
+    json_t *pod = json_deep_copy(json_array_get(json_object_get(t->fx, "pods"), 0));
+    json_object_set_new(json_object_get(pod, "metadata"), "deletionTimestamp", json_string("2024-05-01T10:09:00Z"));
+    json_object_set_new(json_object_get(pod, "metadata"), "resourceVersion", json_string("900"));
+    cachefixture_upsert(t->c, "pods", pod);
+    json_decref(pod);
+    struct admit_result r;
+    admit_result_init(&r);
+    admit_pass(t->a, ADMIT_PASS_FULL, &r);
+    assert_int_equal(r.len, 1);
+    assert_int_equal(r.items[0].action, ADMIT_ACTION_WAIT);
+    assert_string_equal(r.items[0].cluster, "same");
+    assert_int_equal(r.items[0].reason, ADMIT_REASON_QUEUE_TREE);
+    admit_result_finish(&r);
+    /* Gone for good: the room is free. */
+    cache_delete_pod(t->c, "default", "gone-head");
+    admit_result_init(&r);
+    admit_pass(t->a, ADMIT_PASS_FULL, &r);
+    assert_int_equal(r.items[0].action, ADMIT_ACTION_ADMIT);
+    admit_result_finish(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -867,6 +900,7 @@ int main(void)
         ADMIT_TEST(test_fair_weights, "admit-fair/weights.json"),
         ADMIT_TEST(test_fair_tree, "admit-fair/tree.json"),
         ADMIT_TEST(test_fair_weight_zero, "admit-fair/weight-zero.json"),
+        ADMIT_TEST(test_gone_cluster_pod_update, "admit/tree-gone-cluster-pods.json"),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
