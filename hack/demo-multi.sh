@@ -116,6 +116,9 @@ narrate "The dispatcher weighed it against each worker with the gate's own admis
 printf '\033[36m[hub] $ kubectl get raycluster test-cluster-0 -o json | jq .metadata.annotations\033[0m\n'
 on m get rayclusters.ray.io -n "$NS" test-cluster-0 -o json |
 	jq '.metadata.annotations | with_entries(select(.key | startswith("raygate.io/dispatch")))'
+# has_event NAME REASON: the manager has an Event REASON on its object NAME
+has_event() { [[ -n "$(on m get events -n "$NS" --field-selector "involvedObject.name=$1,reason=$2" -o name)" ]]; }
+wait_until 20 "the Dispatched Event on test-cluster-0" has_event test-cluster-0 Dispatched || true
 show_on m get events -n "$NS" --field-selector involvedObject.name=test-cluster-0,reason=Dispatched
 wait_until 90 "test-cluster-0's 3 pods Running on west" running_on b test-cluster-0 3 ||
 	{ on b get pods -n "$NS" -o wide >&2; die "test-cluster-0's pods did not all run on west"; }

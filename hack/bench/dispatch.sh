@@ -168,7 +168,8 @@ bench_dispatch() {
 	pods="$(dispatch_pods)"
 	jq -nc --argjson m0 "$mem0" --argjson m1 "$mem1" --argjson m2 "$mem2" --argjson direct "$direct" \
 		--argjson dispatched "$dispatched" --argjson pods "$pods" --argjson gang "$DISPATCH_GANG" \
-		--argjson nodes $((DISPATCH_PODS / 100 + 2)) -f "$here/bench/dispatch_summary.jq" | save dispatch
+		--argjson nodes $((DISPATCH_PODS / 100 + 2)) '{$m0, $m1, $m2, $direct, $dispatched, $pods, $gang, $nodes}' |
+		jq -c -f "$here/bench/dispatch_summary.jq" | save dispatch
 	dispatch_down
 	DISPATCH_STARTED=0
 }
