@@ -21,7 +21,7 @@
 # says why those never collide, and that N + 50 must then be free.
 
 MULTI_A_STATE="" MULTI_A_OFFSET="" MULTI_B_STATE="" MULTI_B_OFFSET="" MULTI_M_STATE="" MULTI_M_OFFSET=""
-declare -A MULTI_UP_PID=() MULTI_UP_LOG=()
+declare -gA MULTI_UP_PID=() MULTI_UP_LOG=()
 
 multi_init() {
 	MULTI_A_STATE="$(realpath -m -- "$1")" MULTI_A_OFFSET="$2"

@@ -1,7 +1,7 @@
 # hack/bench.sh --parts dispatch (issue 25): sourced by hack/bench.sh, whose
 # helpers (now, save, say, die, WORK, RUNS, BENCH_BUILD) it uses.
 #
-# Three local clusters (hack/multi.sh): workers a and b (DISPATCH_NODES kwok
+# Three local clusters (hack/multi.sh): workers a and b (DISPATCH_PODS / 100 + 2 kwok
 # nodes of cpu 8, memory 32Gi each) at RAYGATE_PORT_OFFSET N and N + 20, the
 # manager at N + 40 with raygate-dispatch at its defaults (--resync 2s), state
 # in RAYGATE_STATE-dispatch-a, -b, -m. raygate from BENCH_BUILD.
@@ -15,6 +15,8 @@
 #    of 10, created directly on worker a), VmRSS before and after (3 resyncs
 #    after all are bound).
 # The load average (1 min) is read at the end of every measure.
+
+. "$here/multi.sh"
 
 DISPATCH_GANG="${DISPATCH_GANG:-10}"
 DISPATCH_PODS="${DISPATCH_PODS:-1000}"
@@ -36,7 +38,6 @@ dispatch_down() {
 dispatch_up() {
 	local w nodes=$((DISPATCH_PODS / 100 + 2))
 	((_po % 50 == 0)) || die "--parts dispatch needs a RAYGATE_PORT_OFFSET that is a multiple of 50, not $_po"
-	. "$here/multi.sh"
 	multi_init "$STATE-dispatch-a" "$_po" "$STATE-dispatch-b" $((_po + 20)) "$STATE-dispatch-m" $((_po + 40))
 	for w in a b m; do
 		if multi_cluster "$w" status >/dev/null 2>&1; then die "a local cluster already runs in $(multi_state "$w"): take it down first"; fi
