@@ -132,6 +132,9 @@ narrate "east never had a copy: one nomination, not a copy on every worker"
 no_raycluster a test-cluster-0 || die "east has a copy of test-cluster-0"
 show_on a get rayclusters.ray.io -n "$NS"
 narrate "On the manager, kubectl raygate (the plugin build/cli/kubectl-raygate) shows where the gang runs"
+# has_pg NAME: the manager has the PodGroup of its object NAME (the dispatcher's, condition Dispatched)
+has_pg() { on m get podgroups.scheduling.volcano.sh -n "$NS" "ray-$1-pg" >/dev/null; }
+wait_until 20 "the manager's PodGroup of test-cluster-0" has_pg test-cluster-0 || true
 show_on m raygate gangs -n "$NS"
 
 # --------------------------------------------------------------- fits nowhere
@@ -161,6 +164,7 @@ tee /dev/stderr <<-YAML | on m apply -n "$NS" -f - >/dev/null
 YAML
 wait_until 60 "too-big's reasons for east and west" reasons_for_both too-big ||
 	die "the manager's too-big has no reason per worker: $(on m get rayclusters.ray.io -n "$NS" too-big -o jsonpath='{.metadata.annotations}')"
+wait_until 20 "the manager's PodGroup of too-big" has_pg too-big || true
 show_on m raygate why too-big -n "$NS"
 show_on m raygate gangs -n "$NS"
 narrate "Neither worker has a copy of it; it is dispatched as soon as one has room (or, with raygate.io/dispatch-give-up, marked unschedulable after that long, holding no manager quota)"
