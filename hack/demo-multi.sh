@@ -63,9 +63,9 @@ show_on m get nodes
 
 narrate "Register both workers on the manager. add-worker grants the manager's dispatcher least privilege on the worker (manifests/dispatch/worker-rbac.yaml: read nodes, pods and Queues; write RayClusters and RayJobs), makes a token of that ServiceAccount and writes it, as a kubeconfig, into a Secret labelled raygate.io/worker-cluster in the manager's raygate-system"
 cluster_cmd m add-worker east "$(realpath --relative-to=. "$(multi_state a)")/kubeconfig"
-multi_register east a >/dev/null 2>&1 || die "add-worker east failed"
+multi_register east a || die "add-worker east failed"
 cluster_cmd m add-worker west "$(realpath --relative-to=. "$(multi_state b)")/kubeconfig"
-multi_register west b >/dev/null 2>&1 || die "add-worker west failed"
+multi_register west b || die "add-worker west failed"
 # worker_up NAME: the dispatcher has reached the worker (its Secret says up)
 worker_up() {
 	[[ "$(on m get secret -n raygate-system "raygate-worker-$1" -o jsonpath='{.metadata.annotations.raygate\.io/worker-status}')" == up ]]
