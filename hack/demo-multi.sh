@@ -19,6 +19,13 @@ show_on() {
 	printf '\033[36m[%s] $ kubectl %s\033[0m\n' "${WNAME[$1]}" "${*:2}"
 	on "$@"
 }
+# show_apply_on a|b|m [ARG...] <YAML: kubectl apply ARGs -f - against that cluster, the YAML shown
+show_apply_on() {
+	local yaml
+	yaml="$(cat)"
+	printf '\033[36m[%s] $ kubectl apply %s-f - <<EOF\033[0m\n%s\n\033[36mEOF\033[0m\n' "${WNAME[$1]}" "${*:2}${2:+ }" "$yaml"
+	on "$1" apply "${@:2}" -f - <<<"$yaml" >/dev/null
+}
 # cluster_cmd a|b|m ARGS...: hack/cluster.sh ARGS for that cluster, the command shown first
 cluster_cmd() {
 	printf '\033[36m$ RAYGATE_PORT_OFFSET=%s RAYGATE_STATE=%s hack/cluster.sh %s\033[0m\n' \
@@ -86,8 +93,7 @@ for w in a b; do
 		spec: {weight: 1}
 	YAML
 done
-printf '\033[36m[hub] $ kubectl apply -f -\033[0m\n'
-tee /dev/stderr <<-YAML | on m apply -f - >/dev/null
+show_apply_on m <<-YAML
 	apiVersion: scheduling.volcano.sh/v1beta1
 	kind: Queue
 	metadata:
@@ -144,8 +150,7 @@ reasons_for_both() {
 		jq -e '.metadata.annotations["raygate.io/dispatch-reasons"] // "{}" | fromjson | (.east | length > 0) and (.west | length > 0)'
 }
 narrate "too-big: a head of 1 CPU and three workers of 6 CPUs (cpu 19). east has cpu 2 in all, west cpu 16: no worker can run it, so the manager keeps it and says why, per worker"
-printf '\033[36m[hub] $ kubectl apply -n %s -f -\033[0m\n' "$NS"
-tee /dev/stderr <<-YAML | on m apply -n "$NS" -f - >/dev/null
+show_apply_on m -n "$NS" <<-YAML
 	apiVersion: ray.io/v1
 	kind: RayCluster
 	metadata: {name: too-big, labels: {volcano.sh/queue-name: $Q}}
