@@ -2,7 +2,8 @@
 # helpers (now, save, say, die, WORK, RUNS, BENCH_BUILD) it uses.
 #
 # Three local clusters (hack/multi.sh): workers a and b (DISPATCH_PODS / 100 + 2 kwok
-# nodes of cpu 8, memory 32Gi each) at RAYGATE_PORT_OFFSET N and N + 20, the
+# nodes of cpu 64, memory 256Gi, 110 pods each: a KubeRay pod asks cpu 200m, its
+# init container's) at RAYGATE_PORT_OFFSET N and N + 20, the
 # manager at N + 40 with raygate-dispatch at its defaults (--resync 2s), state
 # in RAYGATE_STATE-dispatch-a, -b, -m. raygate from BENCH_BUILD.
 # 1. The dispatcher's memory (VmRSS from /proc) with 0, 1 and 2 workers
@@ -45,8 +46,8 @@ dispatch_up() {
 	say "dispatch: starting workers a and b ($nodes nodes each) and the manager (raygate from $BENCH_BUILD)"
 	DISPATCH_STARTED=1
 	export RAYGATE_BUILD="$BENCH_BUILD"
-	multi_up_start a "$WORK/up-dispatch-a.log" --nodes "$nodes" --node-capacity cpu=8,memory=32Gi
-	multi_up_start b "$WORK/up-dispatch-b.log" --nodes "$nodes" --node-capacity cpu=8,memory=32Gi
+	multi_up_start a "$WORK/up-dispatch-a.log" --nodes "$nodes" --node-capacity cpu=64,memory=256Gi
+	multi_up_start b "$WORK/up-dispatch-b.log" --nodes "$nodes" --node-capacity cpu=64,memory=256Gi
 	multi_up_start m "$WORK/up-dispatch-m.log" --manager --cluster-name bench
 	for w in a b m; do multi_up_wait "$w" || die "dispatch: cluster $w did not come up"; done
 	DISPATCH_PID="$(multi_dispatch_pid)"
