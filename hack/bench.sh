@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # raygate's benchmarks (issue 6); not part of the tests.
 #
-#   hack/bench.sh [--quick] [--parts webhook,admit,topology,e2e,peers] [--runs N] [--duration S]
+#   hack/bench.sh [--quick] [--parts webhook,admit,topology,e2e,peers,dispatch] [--runs N] [--duration S]
 #                 [--admit-sizes "1000 10000 100000"] [--scan-gangs N] [--topo-nodes N] [--topo-domains N]
-#                 [--topo-gangs N] [--e2e-nodes N] [--e2e-clusters N] [--e2e-gang N] [--out DIR]
+#                 [--topo-gangs N] [--e2e-nodes N] [--e2e-clusters N] [--e2e-gang N]
+#                 [--dispatch-gang N] [--dispatch-pods N] [--out DIR]
 #
 # 1. webhook: wrk over TLS with keep-alive (16 connections) POSTs fixed
 #    AdmissionReviews (tests/fixtures/bench: a KubeRay worker pod, a RayCluster)
@@ -40,6 +41,14 @@
 #    --peers-workloads "contention rayjob" runs only those, --peers-systems
 #    "raygate none" only those systems; the apiserver's audit log counts every
 #    mutating request by component).
+# 5. dispatch (only when named in --parts; issue 25): three local control
+#    planes, workers a and b and a manager (hack/multi.sh: RAYGATE_PORT_OFFSET
+#    N, N + 20, N + 40; N a multiple of 50, N + 50 free). Dispatch latency:
+#    a RayCluster of --dispatch-gang pods (10) created on the manager, until all
+#    its pods are bound on the worker, against the same RayCluster created
+#    directly on the worker; raygate-dispatch's VmRSS with 0, 1 and 2 workers,
+#    and before and after --dispatch-pods pods (1000; --quick 200) of
+#    RayClusters created on a worker (hack/bench/dispatch.sh).
 #
 # Every figure is the median of --runs runs (default 5) with min and max.
 # Results: DIR/<date>.md and .json (default bench/results; --quick runs are
@@ -76,7 +85,7 @@ RUNS_GIVEN=0
 while (($#)); do
 	case "$1" in
 	--quick) QUICK=1; RUNS=3; DURATION=2; ADMIT_SIZES="1000 10000"; SCAN_GANGS=2000; E2E_NODES=20; E2E_CLUSTERS=10; E2E_GANG=50
-		TOPO_NODES=1000; TOPO_DOMAINS=100; TOPO_GANGS=2000; shift ;;
+		TOPO_NODES=1000; TOPO_DOMAINS=100; TOPO_GANGS=2000; DISPATCH_PODS=200; shift ;;
 	--parts) PARTS="$2"; shift 2 ;;
 	--runs) RUNS="$2"; RUNS_GIVEN=1; shift 2 ;;
 	--duration) DURATION="$2"; shift 2 ;;
@@ -88,6 +97,8 @@ while (($#)); do
 	--e2e-nodes) E2E_NODES="$2"; shift 2 ;;
 	--e2e-clusters) E2E_CLUSTERS="$2"; shift 2 ;;
 	--e2e-gang) E2E_GANG="$2"; shift 2 ;;
+	--dispatch-gang) DISPATCH_GANG="$2"; shift 2 ;;
+	--dispatch-pods) DISPATCH_PODS="$2"; shift 2 ;;
 	--out) OUT="$2"; shift 2 ;;
 	--peers-contention) PEERS_ARGS+=(--contention "$2"); shift 2 ;;
 	--peers-flood) PEERS_ARGS+=(--flood "$2"); shift 2 ;;
@@ -111,6 +122,7 @@ cleanup() {
 	local pid
 	for pid in "${PIDS_STARTED[@]}"; do kill "$pid" 2>/dev/null || true; done
 	if ((CLUSTER_STARTED)); then bash "$here/cluster.sh" down >/dev/null 2>&1 || true; fi
+	declare -F dispatch_down >/dev/null && dispatch_down
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -500,6 +512,10 @@ bench_peers() {
 	rm -f "$WORK/part-peers.json.tmp"
 }
 
+# ------------------------------------------------------------------ 5. dispatch
+
+. "$here/bench/dispatch.sh"
+
 # ------------------------------------------------------------------ report
 
 machine_json() {
@@ -536,6 +552,7 @@ main() {
 	part topology && bench_topology
 	part e2e && bench_e2e
 	part peers && bench_peers
+	part dispatch && bench_dispatch
 
 	mkdir -p "$OUT"
 	json="$OUT/$STAMP.json"

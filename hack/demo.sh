@@ -3,11 +3,20 @@
 # KubeRay operator, raygate) and walks through what raygate does.
 #
 #   hack/demo.sh [--keep]     (--keep: leave the cluster and the Ray clusters up)
+#   hack/demo.sh --multi [--keep]
+#     The second demo (hack/demo-multi.sh): dispatch to many clusters, with two
+#     worker clusters and a manager side by side (docs/dispatch.md).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$here/lib.sh"
-keep=0
-[[ "${1:-}" == --keep ]] && keep=1
+keep=0 multi=0
+for arg; do
+	case "$arg" in
+	--keep) keep=1 ;;
+	--multi) multi=1 ;;
+	*) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
+	esac
+done
 
 narrate() { printf '\n\033[1m# %s\033[0m\n' "$*"; }
 show() { printf '\033[36m$ %s\033[0m\n' "$*"; "$@"; }
@@ -20,6 +29,10 @@ meson compile -C "$BUILD" >/dev/null
 
 if [[ ! -x "$K8S_BIN/kube-apiserver" || ! -x "$KWOK_BIN/kwok" || ! -x "$KUBERAY_BIN/ray-operator" ]]; then
 	narrate "First run on this machine: building Kubernetes $K8S_VERSION, kwok and KubeRay from source into $RAYGATE_CACHE. This takes several minutes and happens once: later runs reuse them"
+fi
+if ((multi)); then
+	. "$here/demo-multi.sh"
+	exit 0
 fi
 narrate "Starting a real control plane on 127.0.0.1 (etcd, kube-apiserver, controller-manager, scheduler, kwok nodes, KubeRay)"
 "$here/cluster.sh" up

@@ -26,35 +26,10 @@
 _multi_here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$_multi_here/lib.sh"
 
-MULTI_A_STATE="$STATE" MULTI_A_OFFSET="$_po"
-MULTI_B_STATE="$STATE-b" MULTI_B_OFFSET=$((_po + 20))
-MULTI_M_STATE="$STATE-m" MULTI_M_OFFSET=$((_po + 40))
+. "$ROOT/hack/multi.sh"
+# (multi_cluster, on and multi_state are hack/multi.sh's)
+multi_init "$STATE" "$_po" "$STATE-b" $((_po + 20)) "$STATE-m" $((_po + 40))
 MULTI_UP=()
-
-# multi_cluster a|b|m COMMAND...: hack/cluster.sh COMMAND for that cluster
-multi_cluster() {
-	local w="$1"
-	shift
-	case "$w" in
-	a) RAYGATE_STATE="$MULTI_A_STATE" RAYGATE_PORT_OFFSET="$MULTI_A_OFFSET" "$ROOT/hack/cluster.sh" "$@" ;;
-	b) RAYGATE_STATE="$MULTI_B_STATE" RAYGATE_PORT_OFFSET="$MULTI_B_OFFSET" "$ROOT/hack/cluster.sh" "$@" ;;
-	m) RAYGATE_STATE="$MULTI_M_STATE" RAYGATE_PORT_OFFSET="$MULTI_M_OFFSET" "$ROOT/hack/cluster.sh" "$@" ;;
-	*) fail "multi_cluster: no cluster '$w'" ;;
-	esac
-}
-
-# on a|b|m ARGS...: kubectl against that cluster
-on() {
-	local st
-	case "$1" in
-	a) st="$MULTI_A_STATE" ;;
-	b) st="$MULTI_B_STATE" ;;
-	m) st="$MULTI_M_STATE" ;;
-	*) fail "on: no cluster '$1'" ;;
-	esac
-	shift
-	KUBECONFIG="$st/kubeconfig" KUBECACHEDIR="$st/kube-cache" "$KUBECTL" "$@"
-}
 
 multi_setup() {
 	((_po % 50 == 0)) || fail "the many-cluster tests need a RAYGATE_PORT_OFFSET that is a multiple of 50, not $_po"
@@ -62,34 +37,27 @@ multi_setup() {
 	trap 'exit 143' TERM INT
 	e2e_setup
 	e2e_on_exit multi_teardown
-	local t0=$SECONDS pb pm
+	local t0=$SECONDS
 	# What an earlier run left in their state folders, then both at once.
 	multi_cluster b down >/dev/null 2>&1 || true
 	multi_cluster m down >/dev/null 2>&1 || true
 	MULTI_UP=(b m)
-	multi_cluster b up --nodes 2 --node-capacity cpu=8,memory=32Gi >"$E2E_TMP/up-b.log" 2>&1 &
-	pb=$!
-	multi_cluster m up --manager --cluster-name manager -- --dispatch-timeout 30s --resync 1s "$@" >"$E2E_TMP/up-m.log" 2>&1 &
-	pm=$!
-	wait "$pb" || { tail -20 "$E2E_TMP/up-b.log" >&2; fail "worker b did not come up"; }
-	wait "$pm" || { tail -20 "$E2E_TMP/up-m.log" >&2; fail "the manager did not come up"; }
-	grep -F "WARNING" "$E2E_TMP/up-m.log" >&2 || true
+	multi_up_start b "$E2E_TMP/up-b.log" --nodes 2 --node-capacity cpu=8,memory=32Gi
+	multi_up_start m "$E2E_TMP/up-m.log" --manager --cluster-name manager -- --dispatch-timeout 30s --resync 1s "$@"
+	multi_up_wait b || fail "worker b did not come up"
+	multi_up_wait m || fail "the manager did not come up"
 	multi_cluster m status 2>/dev/null | grep -q "^raygate-dispatch *running" ||
 		fail "raygate-dispatch does not run on the manager (is build/dispatch/raygate-dispatch built?)"
 	pass "worker b (offset $MULTI_B_OFFSET) and the manager (offset $MULTI_M_OFFSET) up in $((SECONDS - t0))s"
 	local w
 	for w in a b; do
-		multi_cluster m add-worker "$w" "$(multi_state "$w")/kubeconfig" || fail "add-worker $w failed"
+		multi_register "$w" "$w" || fail "add-worker $w failed"
 	done
 	for w in b m; do
 		on "$w" create namespace "$NS" >/dev/null || fail "cannot create namespace $NS on $w"
 	done
 	on b label namespace "$NS" "e2e.raygate.io/test=$E2E_NAME" >/dev/null
 	pass "workers a and b registered on the manager; namespace $NS on all three"
-}
-
-multi_state() {
-	case "$1" in a) echo "$MULTI_A_STATE" ;; b) echo "$MULTI_B_STATE" ;; m) echo "$MULTI_M_STATE" ;; esac
 }
 
 multi_teardown() {
