@@ -11,7 +11,6 @@
 #include "mutate.h"
 #include "queuecheck.h"
 #include "rayjob.h"
-#include "scanmutate.h"
 #include "topology.h"
 #include "util.h"
 
@@ -464,7 +463,6 @@ enum shape {
     SHAPE_GROUPS,
     SHAPE_GROUP,
     SHAPE_TEMPLATE,
-    SHAPE_TEMPLATE_METADATA,
     SHAPE_POD_SPEC,
     SHAPE_CONTAINERS,
     SHAPE_CONTAINER
@@ -475,72 +473,43 @@ static int key_is(const struct jsonscan *s, long key, const char *a, const char 
     return jsonscan_string_is(s, key, a) || (b != NULL && jsonscan_string_is(s, key, b));
 }
 
-/* Whether key is one of the NULL-terminated names. */
-static int key_in(const struct jsonscan *s, long key, const char *const *names)
-{
-    for (; *names != NULL; names++)
-        if (jsonscan_string_is(s, key, *names))
-            return 1;
-    return 0;
-}
-
-/* sub when key is one of names, else JSONSCAN_DROP. */
-static int keep(const struct jsonscan *s, long key, const char *const *names, int sub)
-{
-    return key_in(s, key, names) ? sub : JSONSCAN_DROP;
-}
-
 /*
- * What the RayCluster decision reads of a RayCluster (legacy_is_raycluster,
- * queuecheck_gang, submitter_cluster_gang, topo_request_parse; the patch is
- * written from the scan): apiVersion and kind; metadata's name, labels and
- * annotations; spec's head and worker groups, autoscaling and (for the
- * topology of a RayJob's shape) rayClusterSpec and rayClusterConfig; a group's
- * counts, name, suspend and template; a template's annotations and, of its
- * spec, containers' and initContainers' name, resources and restartPolicy,
- * overhead and priorityClassName. The rest (status, managedFields, env,
- * volumes, probes, images, rayStartParams...) is most of a RayCluster's JSON.
- * An object where an array is expected, or the other way round, is built whole.
+ * What the RayCluster decision (queuecheck_gang, submitter_cluster_gang,
+ * mutate_raycluster, topo_request_parse) reads of a RayCluster: everything but
+ * metadata.managedFields and, in the head's and workers' pod templates' specs,
+ * all but containers' and initContainers' name, resources and restartPolicy,
+ * overhead and priorityClassName. The pod specs' rest (env, volumes, probes,
+ * images...) is most of a RayCluster's JSON. An object where an array is
+ * expected, or the other way round, is built whole.
  */
 static int cluster_shape(int shape, const struct jsonscan *s, long key)
 {
-    static const char *const top[] = {"apiVersion", "kind", NULL}, *const meta[] = {"name", "labels", "annotations", NULL},
-                             *const spec[] = {"enableInTreeAutoscaling", "autoscalerOptions", "rayClusterSpec", "rayClusterConfig",
-                                              NULL},
-                             *const group[] = {"groupName",  "replicas", "minReplicas", "maxReplicas",
-                                               "numOfHosts", "suspend",  NULL},
-                             *const annotations[] = {"annotations", NULL}, *const pod[] = {"overhead", "priorityClassName", NULL},
-                             *const container[] = {"name", "resources", "restartPolicy", NULL};
     int element = key < 0;
     if (element != (shape == SHAPE_GROUPS || shape == SHAPE_CONTAINERS))
         return JSONSCAN_WHOLE;
     switch (shape) {
     case SHAPE_CLUSTER:
-        return key_is(s, key, "metadata", NULL) ? SHAPE_METADATA
-               : key_is(s, key, "spec", NULL)   ? SHAPE_SPEC
-                                                : keep(s, key, top, JSONSCAN_WHOLE);
+        return key_is(s, key, "metadata", NULL) ? SHAPE_METADATA : key_is(s, key, "spec", NULL) ? SHAPE_SPEC : JSONSCAN_WHOLE;
     case SHAPE_METADATA:
-        return keep(s, key, meta, JSONSCAN_WHOLE);
+        return key_is(s, key, "managedFields", NULL) ? JSONSCAN_DROP : JSONSCAN_WHOLE;
     case SHAPE_SPEC:
         return key_is(s, key, "headGroupSpec", NULL)      ? SHAPE_GROUP
                : key_is(s, key, "workerGroupSpecs", NULL) ? SHAPE_GROUPS
-                                                          : keep(s, key, spec, JSONSCAN_WHOLE);
+                                                          : JSONSCAN_WHOLE;
     case SHAPE_GROUPS:
         return SHAPE_GROUP;
     case SHAPE_GROUP:
-        return key_is(s, key, "template", NULL) ? SHAPE_TEMPLATE : keep(s, key, group, JSONSCAN_WHOLE);
+        return key_is(s, key, "template", NULL) ? SHAPE_TEMPLATE : JSONSCAN_WHOLE;
     case SHAPE_TEMPLATE:
-        return key_is(s, key, "spec", NULL)       ? SHAPE_POD_SPEC
-               : key_is(s, key, "metadata", NULL) ? SHAPE_TEMPLATE_METADATA
-                                                  : JSONSCAN_DROP;
-    case SHAPE_TEMPLATE_METADATA:
-        return keep(s, key, annotations, JSONSCAN_WHOLE);
+        return key_is(s, key, "spec", NULL) ? SHAPE_POD_SPEC : JSONSCAN_WHOLE;
     case SHAPE_POD_SPEC:
-        return key_is(s, key, "containers", "initContainers") ? SHAPE_CONTAINERS : keep(s, key, pod, JSONSCAN_WHOLE);
+        return key_is(s, key, "containers", "initContainers")    ? SHAPE_CONTAINERS
+               : key_is(s, key, "overhead", "priorityClassName") ? JSONSCAN_WHOLE
+                                                                 : JSONSCAN_DROP;
     case SHAPE_CONTAINERS:
         return SHAPE_CONTAINER;
     default: /* SHAPE_CONTAINER */
-        return keep(s, key, container, JSONSCAN_WHOLE);
+        return key_is(s, key, "name", "resources") || key_is(s, key, "restartPolicy", NULL) ? JSONSCAN_WHOLE : JSONSCAN_DROP;
     }
 }
 
@@ -568,24 +537,20 @@ static int respond_raycluster_scanned(const struct jsonscan *s, const struct que
     if (update && old >= 0)
         json_object_set_new(req, "oldObject", jsonscan_value(s, old, SHAPE_CLUSTER, cluster_shape));
     json_t *obj = jsonscan_value(s, object, SHAPE_CLUSTER, cluster_shape);
-    struct util_buf patch = {0};
     mutate_result_init(&result);
     info->kind = "RayCluster";
     info->operation = update ? "UPDATE" : "CREATE";
-    /* decide_object()'s steps, the mutation's patch written from the scan instead of a copy and a diff of the tree. */
-    enum queuecheck_verdict v =
-        queuecheck_gang(queues != NULL ? queues : &unknown_queues, obj, json_object_get(req, "oldObject"), &merr);
-    info->tree_unknown = v == QUEUECHECK_UNKNOWN;
-    int handled = v != QUEUECHECK_DENIED && scanmutate_raycluster(s, object, obj, &patch, &result) &&
-                  decide_topology(req, obj, &result, &merr) == 0;
+    int handled = decide_object(TARGET_RAYCLUSTER, req, obj, queues != NULL ? queues : &unknown_queues, &result, info, &merr) == 0;
     if (handled) {
         struct util_buf out = {0};
-        put_answer(&out, s, uid, patch.data, patch.len, result.warnings);
+        char *patch = result.patch != NULL ? json_dumps(result.patch, JSON_COMPACT) : NULL;
+        size_t patch_len = patch != NULL ? strlen(patch) : 0;
+        put_answer(&out, s, uid, patch, patch_len, result.warnings);
+        free(patch);
         *text_len = out.len;
         *text = util_buf_take(&out);
-        info->result = patch.len > 0 ? "patched" : "allowed";
+        info->result = result.patch != NULL ? "patched" : "allowed";
     }
-    util_buf_finish(&patch);
     mutate_result_finish(&result);
     json_decref(obj);
     json_decref(req);

@@ -66,11 +66,9 @@ int admission_handle(const char *body, size_t len, const struct queuecheck_set *
  * scan of the body (lib/wire/jsonscan.h) instead of a jansson tree, which costs
  * several times less; bodies the scan declines go through admission_handle().
  * A RayCluster CREATE or UPDATE that is allowed is decided from the same scan
- * too: admission_handle()'s checks and gang arithmetic run on a jansson tree
- * built from the tokens of only what they read (no status, no pod spec's env,
- * volumes, probes...), and the patch is written from the scan (scanmutate.h),
- * which spares the parse of the whole body and the copy and diff of the
- * object; a denial goes through admission_handle().
+ * too: admission_handle()'s functions run on a jansson tree built from the
+ * tokens of only what they read (no pod spec's env, volumes, probes...), which
+ * spares the parse of the whole body; a denial goes through admission_handle().
  * Returns 0, or -1 with err as admission_handle() (*text is then NULL).
  */
 int admission_respond(const char *body, size_t len, const struct queuecheck_set *queues, char **text, size_t *text_len,

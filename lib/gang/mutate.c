@@ -50,23 +50,19 @@ static void add_warning(struct mutate_result *out, const char *text)
     json_array_append_new(out->warnings, json_string(text));
 }
 
-void mutate_warn_queue(const char *have, const char *path, const char *owner, const char *queue, struct mutate_result *out)
-{
-    if (have == NULL || strcmp(have, queue) == 0)
-        return;
-    /* Pods of one gang must sit in one queue: the cluster's label wins. */
-    char text[320];
-    util_format(text, sizeof(text), "%s: queue label \"%s\" replaced by the %s's queue \"%s\"", path, have, owner, queue);
-    util_one_line(text);
-    add_warning(out, text);
-}
-
 void mutate_pod_template(json_t *template, const char *path, const char *owner, const char *queue, const char *group,
                          const char *priority, struct mutate_result *out)
 {
     json_t *meta = mutate_own_object(template, "metadata");
     json_t *labels = mutate_own_object(meta, "labels");
-    mutate_warn_queue(json_string_value(json_object_get(labels, NAMES_LABEL_QUEUE)), path, owner, queue, out);
+    const char *have = json_string_value(json_object_get(labels, NAMES_LABEL_QUEUE));
+    if (have != NULL && strcmp(have, queue) != 0) {
+        /* Pods of one gang must sit in one queue: the cluster's label wins. */
+        char text[320];
+        util_format(text, sizeof(text), "%s: queue label \"%s\" replaced by the %s's queue \"%s\"", path, have, owner, queue);
+        util_one_line(text);
+        add_warning(out, text);
+    }
     json_object_set_new(labels, NAMES_LABEL_QUEUE, json_string(queue));
     if (group != NULL)
         json_object_set_new(mutate_own_object(meta, "annotations"), NAMES_ANNOTATION_GROUP, json_string(group));

@@ -75,12 +75,6 @@ void mutate_pod_template(json_t *template, const char *path, const char *owner, 
                          const char *priority, struct mutate_result *out);
 
 /*
- * The warning mutate_pod_template() gives when a template's queue label have
- * (NULL: none, or not a string) is not queue: appended to out->warnings.
- */
-void mutate_warn_queue(const char *have, const char *path, const char *owner, const char *queue, struct mutate_result *out);
-
-/*
  * mutate_pod_template() on the head and every worker template of a RayCluster
  * spec (borrowed, owned by the copy being mutated; its templates were checked
  * to be objects by the gang arithmetic). path names spec in warnings.

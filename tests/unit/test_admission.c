@@ -406,7 +406,6 @@ static void check_review_all_ways(const char *what, const json_t *review, const 
 
 /*
  * A RayCluster CREATE or UPDATE is answered from the scan when it is allowed,
- * its patch written from the scan (scanmutate.h),
  * byte for byte as the jansson path answers: the mutation fixtures, the bench's
  * bodies and the cases of admission-fast/ (each says whether the fast path
  * answers it); a denial (the queue has children, an invalid spec) is left to
@@ -427,9 +426,7 @@ static void test_respond_raycluster_fast(void **state)
         char *text = review_text("ray.io", "v1", "RayCluster", "CREATE", object, NULL);
         json_t *review = json_loads(text, 0, NULL);
         check_review_all_ways(files[i], review, &parents, &fast, &denied);
-        /* A legacy object (cluster.ray.io) under a ray.io kind is left to the jansson path too. */
-        const char *api = json_string_value(json_object_get(object, "apiVersion"));
-        want_fast += json_object_get(c, "deny") == NULL && strncmp(api, "cluster.ray.io/", 15) != 0;
+        want_fast += json_object_get(c, "deny") == NULL;
         json_decref(review);
         free(text);
         json_decref(c);
