@@ -63,6 +63,14 @@ int dispatched_row(json_t *row, const json_t *owner, const json_t *pg)
                                   str(cond, "message") != NULL ? json_string(str(cond, "message")) : json_null()));
     if (to != NULL && to[0] != '\0') {
         json_object_set_new(row, "state", json_string("Dispatched"));
+        /* Its pods are the worker's: none is bound here, and this cluster does not count them. */
+        json_t *pods = json_object_get(row, "pods");
+        if (json_is_object(pods)) {
+            json_object_set_new(pods, "bound", json_null());
+            char *where = util_strdupf("on worker %s", to);
+            json_object_set_new(pods, "counted", json_string(where));
+            free(where);
+        }
         char *w = util_strdupf("worker %s", to);
         json_object_set_new(row, "waitingFor", json_string(w));
         free(w);

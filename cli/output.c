@@ -156,9 +156,9 @@ static void gang_cells(struct grid *t, const json_t *row, unsigned flags)
     cell(t, c++, dash_or(str(row, "queue")));
     cell(t, c++, int_cell(json_object_get(row, "priority")));
     cell(t, c++, dash_or(str(row, "state")));
-    cell(t, c++,
-         util_strdupf("%" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT, json_integer_value(json_object_get(pods, "bound")),
-                      json_integer_value(json_object_get(pods, "min"))));
+    char *bound = int_cell(json_object_get(pods, "bound")); /* "-": its pods are a worker's (dispatched) */
+    cell(t, c++, util_strdupf("%s/%" JSON_INTEGER_FORMAT, bound, json_integer_value(json_object_get(pods, "min"))));
+    free(bound);
     cell(t, c++, int_cell(json_object_get(row, "position")));
     if (flags & OUTPUT_WIDE) {
         cell(t, c++, age_cell(row));
@@ -384,8 +384,11 @@ static void why_gang(struct util_buf *b, const json_t *g, unsigned flags)
     if (str(g, "reason") != NULL)
         util_buf_printf(b, " (%s)", str(g, "reason"));
     util_buf_printf(b, "\nNeeds:      %" JSON_INTEGER_FORMAT " pods; %s\n", json_integer_value(json_object_get(pods, "min")), res);
-    util_buf_printf(b, "Pods:       %" JSON_INTEGER_FORMAT " %s\n", json_integer_value(json_object_get(pods, "bound")),
-                    str(pods, "counted"));
+    if (json_is_integer(json_object_get(pods, "bound")))
+        util_buf_printf(b, "Pods:       %" JSON_INTEGER_FORMAT " %s\n", json_integer_value(json_object_get(pods, "bound")),
+                        str(pods, "counted"));
+    else
+        util_buf_printf(b, "Pods:       %s\n", str(pods, "counted")); /* "on worker NAME" */
     if (str(g, "message") != NULL)
         util_buf_printf(b, "Reason:     %s\n", str(g, "message"));
     free(res);

@@ -569,7 +569,17 @@ static int same_queue(const json_t *row, const char *queue)
     return q != NULL && strcmp(q, queue) == 0;
 }
 
-/* Sets "position" on every row of rows that is not admitted, per queue. */
+/*
+ * Whether row waits in its queue's order: not admitted, and not one a
+ * manager's dispatcher handles (dispatched, or waiting for a worker: the
+ * dispatcher weighs each gang on its own, in no queue order).
+ */
+static int in_queue_order(const json_t *row)
+{
+    return !view_state_admitted(str(row, "state")) && json_object_get(row, "dispatch") == NULL;
+}
+
+/* Sets "position" on every row of rows in its queue's order (in_queue_order), per queue. */
 static void set_positions(json_t *rows)
 {
     size_t n = json_array_size(rows), i, j;
@@ -577,12 +587,12 @@ static void set_positions(json_t *rows)
     for (i = 0; i < n; i++) {
         json_t *row = json_array_get(rows, i);
         const char *q = str(row, "queue");
-        if (q == NULL || view_state_admitted(str(row, "state")) || json_is_integer(json_object_get(row, "position")))
+        if (q == NULL || !in_queue_order(row) || json_is_integer(json_object_get(row, "position")))
             continue;
         size_t m = 0;
         for (j = i; j < n; j++) {
             json_t *other = json_array_get(rows, j);
-            if (same_queue(other, q) && !view_state_admitted(str(other, "state")))
+            if (same_queue(other, q) && in_queue_order(other))
                 order[m++] = other;
         }
         qsort(order, m, sizeof(*order), by_queue_order);

@@ -484,10 +484,14 @@ cmd_add_worker() {
 		die "add-worker: cannot make a token of $name's ServiceAccount raygate-system/$sa"
 	cfg="$(worker_kubeconfig "$name" "$wkc" "$token")" || die "add-worker: cannot read the server and CA of $wkc"
 	kc get namespace raygate-system >/dev/null 2>&1 || kc create namespace raygate-system >/dev/null
+	# Server-side: a client-side apply would keep the token in the Secret's
+	# last-applied-configuration annotation, readable without the data.
 	jq -n --arg name "$name" --arg cfg "$cfg" '{apiVersion: "v1", kind: "Secret", type: "Opaque",
 		metadata: {name: ("raygate-worker-" + $name), namespace: "raygate-system",
 			labels: {"raygate.io/worker-cluster": $name}},
-		data: {kubeconfig: ($cfg | @base64)}}' | kc apply -f - >/dev/null || die "add-worker: cannot write the Secret"
+		data: {kubeconfig: ($cfg | @base64)}}' |
+		kc apply --server-side --force-conflicts --field-manager raygate-add-worker -f - >/dev/null ||
+		die "add-worker: cannot write the Secret"
 	say "worker $name registered: Secret raygate-system/raygate-worker-$name on the manager"
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The root file system of raygate's image, shared by the Dockerfile (its build
 # stage runs this) and hack/image.sh (which runs it on the host): a release
-# build of the three programs, stripped, and exactly the shared libraries they
+# build of the four programs, stripped, and exactly the shared libraries they
 # load (with the dynamic loader), nothing else: no shell, no package manager.
 #
 #   hack/image-rootfs.sh SRC BUILD ROOTFS
@@ -12,7 +12,7 @@ set -euo pipefail
 src="${1:?usage: image-rootfs.sh SRC BUILD ROOTFS}"
 build="${2:?usage: image-rootfs.sh SRC BUILD ROOTFS}"
 rootfs="${3:?usage: image-rootfs.sh SRC BUILD ROOTFS}"
-progs=(usr/bin/raygate-webhook usr/bin/raygate-gate usr/bin/raygate-certs)
+progs=(usr/bin/raygate-webhook usr/bin/raygate-gate usr/bin/raygate-dispatch usr/bin/raygate-certs)
 
 if [[ ! -f "$build/build.ninja" ]]; then
 	meson setup "$build" "$src" -Dtests=false -Dbuildtype=release --prefix /usr >/dev/null
@@ -23,7 +23,7 @@ mkdir -p "$rootfs"
 rootfs="$(cd "$rootfs" && pwd)"
 staging="$(cd "$build" && pwd)/staging"
 meson install -C "$build" --destdir "$staging" --strip --quiet >/dev/null
-# The three programs only (meson also installs the kubectl plugin, which is for users' machines).
+# The four programs only (meson also installs the kubectl plugin, which is for users' machines).
 for p in "${progs[@]}"; do
 	[[ -x "$staging/$p" ]] || { echo "image-rootfs: $p was not installed" >&2; exit 1; }
 	install -D -m 0755 "$staging/$p" "$rootfs/$p"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds raygate's OCI image on this machine, pulling nothing from any
 # registry and needing no container engine: the root file system from
-# hack/image-rootfs.sh (the three programs and their shared libraries, exactly
+# hack/image-rootfs.sh (the four programs and their shared libraries, exactly
 # what the Dockerfile's build stage makes), the configuration from the
 # Dockerfile's final stage, assembled with Debian's umoci.
 #
