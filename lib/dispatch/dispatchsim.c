@@ -131,7 +131,8 @@ struct sim {
     const char *cluster;
     const char *queue;
     char created[32];
-    char **pods; /* names of the pods inserted */
+    const json_t *cluster_spec; /* borrowed: the RayCluster's spec, for the head's autoscaler sidecar */
+    char **pods;                /* names of the pods inserted */
     size_t npods;
 };
 
@@ -154,6 +155,11 @@ static json_t *member_pod(struct sim *s, const json_t *template, const char *typ
         json_object_set_new(spec, "schedulingGates", gates);
     }
     json_array_append_new(gates, json_pack("{s:s}", "name", NAMES_GATE));
+    json_t *sidecar = strcmp(type, "head") == 0 ? gang_autoscaler_container(s->cluster_spec) : NULL;
+    json_t *containers = json_object_get(spec, "containers");
+    if (sidecar != NULL && json_is_array(containers))
+        json_array_append(containers, sidecar); /* as KubeRay adds it: node fit counts it */
+    json_decref(sidecar);
     /* Named as KubeRay names them, with an index for its random suffix: messages name pods. */
     char *name =
         strcmp(type, "head") == 0 ? util_strdupf("%s-head", s->cluster) : util_strdupf("%s-%s-worker-%zu", s->cluster, group, i);
@@ -183,6 +189,7 @@ static int insert_members(struct sim *s, const json_t *cluster, struct error *er
     gang_spec_init(&g);
     int rc = submitter_cluster_gang(cluster, &g, err);
     const json_t *spec = json_object_get(cluster, "spec");
+    s->cluster_spec = spec;
     if (rc == 0)
         rc = insert_member(s, json_object_get(json_object_get(spec, "headGroupSpec"), "template"), "head", "headgroup", err);
     const json_t *groups = json_object_get(spec, "workerGroupSpecs");

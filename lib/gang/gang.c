@@ -232,6 +232,28 @@ static int template_spec(const json_t *group, const char *path, const json_t **s
     return 0;
 }
 
+/* KubeRay's autoscaler sidecar's default requests and limits (also in gang_autoscaler_container). */
+#define AUTOSCALER_CPU_MILLI 500
+#define AUTOSCALER_MEMORY_MI 512
+
+json_t *gang_autoscaler_container(const json_t *spec)
+{
+    if (!json_is_true(json_object_get(spec, "enableInTreeAutoscaling")))
+        return NULL;
+    const json_t *res = json_object_get(json_object_get(spec, "autoscalerOptions"), "resources");
+    json_t *resources;
+    if (json_is_object(res)) {
+        resources = json_deep_copy(res);
+    } else {
+        char cpu[32], memory[32];
+        util_format(cpu, sizeof(cpu), "%dm", AUTOSCALER_CPU_MILLI);
+        util_format(memory, sizeof(memory), "%dMi", AUTOSCALER_MEMORY_MI);
+        resources = json_pack("{s:{s:s,s:s},s:{s:s,s:s}}", "requests", "cpu", cpu, "memory", memory, "limits", "cpu", cpu, "memory",
+                              memory);
+    }
+    return json_pack("{s:s,s:o}", "name", "autoscaler", "resources", resources);
+}
+
 /* KubeRay's autoscaler sidecar in the head pod: the user's resources, else its defaults. */
 static int autoscaler_resources(const json_t *spec, struct resources *out, struct error *err)
 {
@@ -241,7 +263,8 @@ static int autoscaler_resources(const json_t *spec, struct resources *out, struc
     const json_t *res = opts != NULL ? json_object_get(opts, "resources") : NULL;
     if (res != NULL && !json_is_null(res))
         return container_resources(res, "spec.autoscalerOptions.resources", out, err);
-    struct quantity cpu = {500, QUANTITY_DECIMAL_SI}, memory = {512LL << 20, QUANTITY_BINARY_SI};
+    struct quantity cpu = {AUTOSCALER_CPU_MILLI, QUANTITY_DECIMAL_SI},
+                    memory = {(int64_t)AUTOSCALER_MEMORY_MI << 20, QUANTITY_BINARY_SI};
     resources_set(out, "cpu", &cpu);
     resources_set(out, "memory", &memory);
     return 0;

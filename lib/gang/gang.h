@@ -62,4 +62,14 @@ int gang_from_raycluster(const json_t *raycluster, struct gang_spec *out, struct
  */
 int gang_pod_request(const json_t *pod_spec, struct resources *out, struct error *err);
 
+/*
+ * KubeRay's autoscaler sidecar of the head pod of a RayCluster whose spec
+ * (borrowed) sets enableInTreeAutoscaling: a container named "autoscaler"
+ * whose resources are spec.autoscalerOptions.resources, else KubeRay's
+ * defaults (cpu 500m, memory 512Mi, requests equal to limits), as the gang's
+ * minResources counts it. New reference, or NULL when spec does not
+ * autoscale.
+ */
+json_t *gang_autoscaler_container(const json_t *spec);
+
 #endif
