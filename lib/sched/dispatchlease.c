@@ -1,26 +1,23 @@
 #include "dispatchlease.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "names.h"
 #include "util.h"
 
-/* Decimal digits only, within max; no sign, no space. Returns 0, or -1. */
+/* Decimal digits only, within max; no sign, no space (which strtoull would take). Returns 0, or -1. */
 static int parse_decimal(const char *s, uint64_t max, uint64_t *out)
 {
-    uint64_t v = 0;
-    if (s == NULL || *s == '\0')
+    if (s == NULL || *s < '0' || *s > '9')
         return -1;
-    for (; *s != '\0'; s++) {
-        if (*s < '0' || *s > '9')
-            return -1;
-        unsigned d = (unsigned)(*s - '0');
-        if (v > (max - d) / 10)
-            return -1;
-        v = v * 10 + d;
-    }
-    *out = v;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno != 0 || *end != '\0' || v > max)
+        return -1;
+    *out = (uint64_t)v;
     return 0;
 }
 
