@@ -146,8 +146,8 @@ static void test_string_bytes(void **state)
     static const struct {
         const char *bytes; /* what replaces the 'a' */
         int accepted, escaped;
-    } kinds[] = {{"\"", 0, 0}, {"\\n", 1, 1}, {"\x1f", 0, 0}, {"\x01", 0, 0}, {"\x80", 0, 0}, {"\xff", 0, 0},
-                 {"\x7f", 1, 0}, {" ", 1, 0},   {"!", 1, 0},     {"~", 1, 0},     {"\t", 0, 0}};
+    } kinds[] = {{"\"", 0, 0},   {"\\n", 1, 1}, {"\x1f", 0, 0}, {"\x01", 0, 0}, {"\x80", 0, 0}, {"\xff", 0, 0},
+                 {"\x7f", 1, 0}, {" ", 1, 0},   {"!", 1, 0},    {"~", 1, 0},    {"\t", 0, 0}};
     char text[64];
     for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
         for (size_t n = 1; n <= 24; n++) {
@@ -255,7 +255,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_accepts),           cmocka_unit_test(test_declines), cmocka_unit_test(test_tokens),
-        cmocka_unit_test(test_subset_of_jansson), cmocka_unit_test(test_value), cmocka_unit_test(test_string_bytes),
+        cmocka_unit_test(test_subset_of_jansson), cmocka_unit_test(test_value),    cmocka_unit_test(test_string_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
