@@ -476,11 +476,12 @@ static int key_is(const struct jsonscan *s, long key, const char *a, const char 
 /*
  * What the RayCluster decision (queuecheck_gang, submitter_cluster_gang,
  * mutate_raycluster, topo_request_parse) reads of a RayCluster: everything but
- * metadata.managedFields and, in the head's and workers' pod templates' specs,
- * all but containers' and initContainers' name, resources and restartPolicy,
- * overhead and priorityClassName. The pod specs' rest (env, volumes, probes,
- * images...) is most of a RayCluster's JSON. An object where an array is
- * expected, or the other way round, is built whole.
+ * status, metadata.managedFields, each group's rayStartParams and, in the
+ * head's and workers' pod templates' specs, all but containers' and
+ * initContainers' name, resources and restartPolicy, overhead and
+ * priorityClassName. The pod specs' rest (env, volumes, probes, images...) is
+ * most of a RayCluster's JSON. An object where an array is expected, or the
+ * other way round, is built whole.
  */
 static int cluster_shape(int shape, const struct jsonscan *s, long key)
 {
@@ -489,7 +490,10 @@ static int cluster_shape(int shape, const struct jsonscan *s, long key)
         return JSONSCAN_WHOLE;
     switch (shape) {
     case SHAPE_CLUSTER:
-        return key_is(s, key, "metadata", NULL) ? SHAPE_METADATA : key_is(s, key, "spec", NULL) ? SHAPE_SPEC : JSONSCAN_WHOLE;
+        return key_is(s, key, "metadata", NULL) ? SHAPE_METADATA
+               : key_is(s, key, "spec", NULL)   ? SHAPE_SPEC
+               : key_is(s, key, "status", NULL) ? JSONSCAN_DROP
+                                                : JSONSCAN_WHOLE;
     case SHAPE_METADATA:
         return key_is(s, key, "managedFields", NULL) ? JSONSCAN_DROP : JSONSCAN_WHOLE;
     case SHAPE_SPEC:
@@ -499,7 +503,9 @@ static int cluster_shape(int shape, const struct jsonscan *s, long key)
     case SHAPE_GROUPS:
         return SHAPE_GROUP;
     case SHAPE_GROUP:
-        return key_is(s, key, "template", NULL) ? SHAPE_TEMPLATE : JSONSCAN_WHOLE;
+        return key_is(s, key, "template", NULL)         ? SHAPE_TEMPLATE
+               : key_is(s, key, "rayStartParams", NULL) ? JSONSCAN_DROP
+                                                        : JSONSCAN_WHOLE;
     case SHAPE_TEMPLATE:
         return key_is(s, key, "spec", NULL) ? SHAPE_POD_SPEC : JSONSCAN_WHOLE;
     case SHAPE_POD_SPEC:

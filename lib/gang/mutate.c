@@ -50,19 +50,25 @@ static void add_warning(struct mutate_result *out, const char *text)
     json_array_append_new(out->warnings, json_string(text));
 }
 
-void mutate_pod_template(json_t *template, const char *path, const char *owner, const char *queue, const char *group,
-                         const char *priority, struct mutate_result *out)
+/* Pods of one gang must sit in one queue: a template (borrowed) labelled with another gets the owner's, with a warning. */
+static void warn_queue(const json_t *template, const char *path, const char *owner, const char *queue, struct mutate_result *out)
 {
-    json_t *meta = mutate_own_object(template, "metadata");
-    json_t *labels = mutate_own_object(meta, "labels");
+    const json_t *labels = json_object_get(json_object_get(template, "metadata"), "labels");
     const char *have = json_string_value(json_object_get(labels, NAMES_LABEL_QUEUE));
     if (have != NULL && strcmp(have, queue) != 0) {
-        /* Pods of one gang must sit in one queue: the cluster's label wins. */
         char text[320];
         util_format(text, sizeof(text), "%s: queue label \"%s\" replaced by the %s's queue \"%s\"", path, have, owner, queue);
         util_one_line(text);
         add_warning(out, text);
     }
+}
+
+void mutate_pod_template(json_t *template, const char *path, const char *owner, const char *queue, const char *group,
+                         const char *priority, struct mutate_result *out)
+{
+    warn_queue(template, path, owner, queue, out);
+    json_t *meta = mutate_own_object(template, "metadata");
+    json_t *labels = mutate_own_object(meta, "labels");
     json_object_set_new(labels, NAMES_LABEL_QUEUE, json_string(queue));
     if (group != NULL)
         json_object_set_new(mutate_own_object(meta, "annotations"), NAMES_ANNOTATION_GROUP, json_string(group));
@@ -108,13 +114,121 @@ static void mutate_pod_types(json_t *spec, const char *queue, const char *group,
     }
 }
 
+/* Whether v is the string text (of any length: a string holding a NUL is another). */
+static int string_equals(const json_t *v, const char *text)
+{
+    size_t n = strlen(text);
+    return json_is_string(v) && json_string_length(v) == n && memcmp(json_string_value(v), text, n) == 0;
+}
+
+/*
+ * The operations under base (a pointer to parent, borrowed) that give the map
+ * parent[name] the members keys[i]: values[i] (NULL values skipped), in place
+ * of copying the object and diffing it: a map that is absent or not an object
+ * is added whole, else each member that differs is added or replaced, as
+ * jsonpatch_diff() words it. Nothing else in the map changes.
+ */
+static void patch_map(json_t *patch, const char *base, const json_t *parent, const char *name, const char *const *keys,
+                      const char *const *values, size_t n)
+{
+    const json_t *map = json_object_get(parent, name);
+    char *path = jsonpatch_pointer_join(base, name);
+    if (!json_is_object(map)) {
+        json_t *whole = json_object();
+        for (size_t i = 0; i < n; i++)
+            if (values[i] != NULL)
+                json_object_set_new(whole, keys[i], json_string(values[i]));
+        jsonpatch_append_new(patch, map != NULL ? "replace" : "add", path, whole);
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            const json_t *have = json_object_get(map, keys[i]);
+            if (values[i] == NULL || string_equals(have, values[i]))
+                continue;
+            char *member = jsonpatch_pointer_join(path, keys[i]);
+            jsonpatch_append_new(patch, have != NULL ? "replace" : "add", member, json_string(values[i]));
+            free(member);
+        }
+    }
+    free(path);
+}
+
+/*
+ * mutate_pod_template()'s changes to the template (borrowed) at pointer base,
+ * as operations appended to patch: the queue label, the group-name annotation
+ * and the priority class, each where it differs.
+ */
+static void patch_template(json_t *patch, const char *base, const json_t *template, const char *path, const char *queue,
+                           const char *group, const char *priority, struct mutate_result *out)
+{
+    static const char *const label[] = {NAMES_LABEL_QUEUE}, *const annotation[] = {NAMES_ANNOTATION_GROUP};
+    static const char *const priority_key[] = {"priorityClassName"};
+    const json_t *meta = json_object_get(template, "metadata"), *spec = json_object_get(template, "spec");
+    char *meta_path = jsonpatch_pointer_join(base, "metadata");
+
+    warn_queue(template, path, "RayCluster", queue, out);
+    if (!json_is_object(meta)) {
+        json_t *whole = json_pack("{s:{s:s}}", "labels", NAMES_LABEL_QUEUE, queue);
+        if (group != NULL)
+            json_object_set_new(whole, "annotations", json_pack("{s:s}", NAMES_ANNOTATION_GROUP, group));
+        jsonpatch_append_new(patch, meta != NULL ? "replace" : "add", meta_path, whole);
+    } else {
+        if (group != NULL)
+            patch_map(patch, meta_path, meta, "annotations", annotation, &group, 1);
+        patch_map(patch, meta_path, meta, "labels", label, &queue, 1);
+    }
+    free(meta_path);
+    /* The apiserver resolves a pod's priority before webhooks see the pod: it must come from the template. */
+    if (priority != NULL && nonempty_string(spec, "priorityClassName") == NULL)
+        patch_map(patch, base, template, "spec", priority_key, &priority, 1);
+}
+
+/*
+ * The patch of a (KubeRay) RayCluster, written as operations: the cluster's
+ * annotations (keys[i]: values[i]) and every template's changes. The same
+ * object as mutate_cluster_templates() on a copy and jsonpatch_diff(), without
+ * copying the object, comparing it and sorting its keys.
+ */
+static json_t *cluster_patch(const json_t *raycluster, const char *const *keys, const char *const *values, size_t n,
+                             const char *queue, const char *group, const char *priority, struct mutate_result *out)
+{
+    json_t *patch = json_array();
+    const json_t *meta = json_object_get(raycluster, "metadata"), *spec = json_object_get(raycluster, "spec");
+    patch_map(patch, "/metadata", meta, "annotations", keys, values, n); /* metadata is an object: it holds the queue label */
+    /* The gang arithmetic checked that spec, the head and every worker and its template are objects. */
+    patch_template(patch, "/spec/headGroupSpec/template", json_object_get(json_object_get(spec, "headGroupSpec"), "template"),
+                   "spec.headGroupSpec.template", queue, group, priority, out);
+    const json_t *workers = json_object_get(spec, "workerGroupSpecs");
+    for (size_t i = 0; i < json_array_size(workers); i++) {
+        char base[64], path[64];
+        util_format(base, sizeof(base), "/spec/workerGroupSpecs/%zu/template", i);
+        util_format(path, sizeof(path), "spec.workerGroupSpecs[%zu].template", i);
+        patch_template(patch, base, json_object_get(json_array_get(workers, i), "template"), path, queue, group, priority, out);
+    }
+    return patch;
+}
+
+/* The patch of a legacy RayCluster (new): its annotations (keys[i]: values[i]) and pod types, by copy and diff. */
+static json_t *legacy_patch(const json_t *raycluster, const char *const *keys, const char *const *values, size_t n,
+                            const char *queue, const char *group, const char *priority, struct mutate_result *out)
+{
+    json_t *copy = json_copy((json_t *)raycluster); /* shallow: see mutate_own_object() */
+    json_t *annotations = mutate_own_object(mutate_own_object(copy, "metadata"), "annotations");
+    for (size_t i = 0; i < n; i++)
+        if (values[i] != NULL)
+            json_object_set_new(annotations, keys[i], json_string(values[i]));
+    mutate_pod_types(mutate_own_object(copy, "spec"), queue, group, priority, out);
+    json_t *patch = jsonpatch_diff(raycluster, copy);
+    json_decref(copy);
+    return patch;
+}
+
 int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struct error *err)
 {
+    static const char *const keys[] = {NAMES_ANNOTATION_MIN_MEMBER, NAMES_ANNOTATION_MIN_RESOURCES, NAMES_ANNOTATION_GROUP};
     struct gang_spec gang;
     const json_t *labels = json_object_get(json_object_get(raycluster, "metadata"), "labels");
     const char *queue = nonempty_string(labels, NAMES_LABEL_QUEUE);
     char *group = NULL, *min_resources = NULL;
-    json_t *copy = NULL;
     int rc = -1;
 
     if (queue == NULL)
@@ -136,24 +250,12 @@ int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struc
         util_format(group, n, "ray-%s-pg", name);
     }
     const char *priority = nonempty_string(labels, NAMES_LABEL_PRIORITY);
-
-    copy = json_copy((json_t *)raycluster); /* shallow: see mutate_own_object() */
-    json_t *annotations = mutate_own_object(mutate_own_object(copy, "metadata"), "annotations");
     char member[24];
     util_format(member, sizeof(member), "%" PRId64, gang.min_member);
     min_resources = resources_to_string(&gang.min_resources);
-    json_object_set_new(annotations, NAMES_ANNOTATION_MIN_MEMBER, json_string(member));
-    json_object_set_new(annotations, NAMES_ANNOTATION_MIN_RESOURCES, json_string(min_resources));
-    if (group != NULL)
-        json_object_set_new(annotations, NAMES_ANNOTATION_GROUP, json_string(group));
+    const char *values[] = {member, min_resources, group};
 
-    /* gang_from_raycluster checked that spec, the head and every worker template are objects. */
-    if (legacy)
-        mutate_pod_types(mutate_own_object(copy, "spec"), queue, group, priority, out);
-    else
-        mutate_cluster_templates(mutate_own_object(copy, "spec"), "spec", "RayCluster", queue, group, priority, out);
-
-    out->patch = jsonpatch_diff(raycluster, copy);
+    out->patch = (legacy ? legacy_patch : cluster_patch)(raycluster, keys, values, 3, queue, group, priority, out);
     if (json_array_size(out->patch) == 0) {
         json_decref(out->patch);
         out->patch = NULL;
@@ -161,7 +263,6 @@ int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struc
     rc = 0;
 
 out:
-    json_decref(copy);
     free(min_resources);
     free(group);
     gang_spec_finish(&gang);

@@ -44,6 +44,34 @@ static long push(struct cursor *c, enum jsonscan_type type, size_t start)
     return (long)s->len++;
 }
 
+/*
+ * Whether any of the 8 bytes of w is not a plain string byte: below 0x20, at or
+ * above 0x80, a quote or a backslash. (v - 0x01..) & ~v has a byte's high bit
+ * set when that byte is zero (or below n, with n per byte), in either byte order.
+ */
+static uint64_t special_in(uint64_t w)
+{
+    const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
+    uint64_t quote = w ^ (ones * '"'), backslash = w ^ (ones * '\\');
+    return (((quote - ones) & ~quote) | ((backslash - ones) & ~backslash) | ((w - ones * 0x20) & ~w) | w) & high;
+}
+
+/*
+ * How many plain bytes begin the 8 of w (read from memory), given m =
+ * special_in(w) != 0: on a little-endian machine the lowest high bit set marks
+ * the first byte that is not plain (a borrow only marks bytes after it); else 0,
+ * and the byte loop finds it.
+ */
+static size_t plain_prefix(uint64_t m)
+{
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return (size_t)__builtin_ctzll(m) / 8;
+#else
+    (void)m;
+    return 0;
+#endif
+}
+
 static long scan_string(struct cursor *c)
 {
     size_t start = ++c->pos; /* after the quote */
@@ -52,8 +80,14 @@ static long scan_string(struct cursor *c)
     size_t pos = start, end = c->end;
     int escaped = 0;
     for (;;) {
+        /* The plain run (0x20 to 0x7f, no quote or backslash), most of a string: 8 bytes at a time, then byte by byte. */
+        uint64_t w, m = 0;
+        while (end - pos >= 8 && (memcpy(&w, p + pos, 8), (m = special_in(w)) == 0))
+            pos += 8;
+        if (m != 0)
+            pos += plain_prefix(m);
         while (pos < end && (unsigned char)(p[pos] - 0x20) < 0x60 && p[pos] != '"' && p[pos] != '\\')
-            pos++; /* the plain run (0x20 to 0x7f, no quote or backslash): most of a string */
+            pos++;
         if (pos >= end)
             return -1;
         unsigned char ch = p[pos];

@@ -466,6 +466,136 @@ static void test_respond_raycluster_fast(void **state)
     queuecheck_set_finish(&parents);
 }
 
+/*
+ * The RayCluster a review's answer makes (new): request.object with the
+ * answer's patch applied, the object itself when allowed without a patch, JSON
+ * null when denied or refused. body is a whole AdmissionReview (len bytes).
+ */
+static json_t *applied_object(const char *file, const char *body, size_t len)
+{
+    char *text = NULL;
+    size_t text_len;
+    struct admission_info info;
+    struct error err;
+    json_t *review = json_loadb(body, len, 0, NULL);
+    json_t *out = json_null();
+    if (admission_respond(body, len, NULL, &text, &text_len, &info, &err) == 0) {
+        json_t *answer = json_loadb(text, text_len, 0, NULL);
+        json_t *resp = json_object_get(answer, "response");
+        const char *b64 = json_string_value(json_object_get(resp, "patch"));
+        json_t *object = json_object_get(json_object_get(review, "request"), "object");
+        if (b64 != NULL) {
+            struct error perr;
+            json_t *patch = decode_patch(file, b64);
+            out = jsonpatch_apply(object, patch, &perr);
+            if (out == NULL)
+                fail_msg("%s: patch does not apply: %s", file, perr.message);
+            json_decref(patch);
+        } else if (json_is_true(json_object_get(resp, "allowed"))) {
+            out = json_incref(object);
+        }
+        json_decref(answer);
+    }
+    free(text);
+    json_decref(review);
+    return out;
+}
+
+/*
+ * What an answer did to review's object (new), to record: the canonical patch
+ * from the object to applied (jsonpatch_diff: keys sorted, minimal; the same
+ * for any two patches that make the same object), or JSON null when denied.
+ * A record longer than 16 KB (a hostile body's 100k-character name) is kept as
+ * the SHA-256 of its text.
+ */
+static json_t *applied_record(const json_t *review_object, const json_t *applied)
+{
+    if (json_is_null(applied))
+        return json_null();
+    json_t *diff = jsonpatch_diff(review_object, applied);
+    char *text = json_dumps(diff, JSON_COMPACT | JSON_SORT_KEYS);
+    size_t n = strlen(text);
+    if (n > 16384) {
+        unsigned char md[EVP_MAX_MD_SIZE];
+        unsigned int md_len;
+        char hex[2 * EVP_MAX_MD_SIZE + 1];
+        assert_int_equal(EVP_Digest(text, n, md, &md_len, EVP_sha256(), NULL), 1);
+        for (unsigned int i = 0; i < md_len; i++)
+            snprintf(hex + 2 * i, 3, "%02x", md[i]);
+        json_decref(diff);
+        diff = json_string(hex);
+    }
+    free(text);
+    return diff;
+}
+
+/* Every RayCluster review of the fixtures, as file -> AdmissionReview text (new object of strings). */
+static json_t *raycluster_reviews(void)
+{
+    static const char *const dirs[] = {"admission", "admission-fast", "bench", "hostile/bodies", "mutate/raycluster"};
+    json_t *all = json_object();
+    for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
+        size_t n;
+        char **files = fixture_list(dirs[d], &n);
+        for (size_t i = 0; i < n; i++) {
+            size_t len;
+            char *raw = fixture_read(files[i], &len), *text = NULL;
+            json_t *c = json_loadb(raw, len, 0, NULL);
+            if (d == 4) {
+                text = review_text("ray.io", "v1", "RayCluster", "CREATE", json_incref(json_object_get(c, "object")), NULL);
+            } else if (d == 2 || d == 3) {
+                text = strndup(raw, len);
+            } else if (json_string_value(json_object_get(c, "body")) != NULL) {
+                text = strdup(json_string_value(json_object_get(c, "body")));
+            } else if (json_object_get(c, "review") != NULL) {
+                text = json_dumps(json_object_get(c, "review"), JSON_COMPACT);
+            }
+            if (text != NULL && strstr(text, "\"RayCluster\"") != NULL)
+                json_object_set_new(all, files[i], json_string(text));
+            free(text);
+            json_decref(c);
+            free(raw);
+        }
+        fixture_list_free(files, n);
+    }
+    return all;
+}
+
+/*
+ * Every RayCluster review of the fixtures makes the same object as the
+ * answers recorded in applied/raycluster.json (applied_record): however the
+ * patch is worded, what it makes must not change. RAYGATE_WRITE_APPLIED=FILE writes the record
+ * from this build instead (run it on the commit whose answers are the reference).
+ */
+static void test_raycluster_applied(void **state)
+{
+    (void)state;
+    json_t *reviews = raycluster_reviews(), *got = json_object(), *want = fixture_json("applied/raycluster.json");
+    const char *file, *write = getenv("RAYGATE_WRITE_APPLIED");
+    json_t *text;
+    size_t patched = 0;
+    json_object_foreach(reviews, file, text)
+    {
+        const char *body = json_string_value(text);
+        json_t *applied = applied_object(file, body, strlen(body));
+        json_t *review = json_loads(body, 0, NULL);
+        json_t *record = applied_record(json_object_get(json_object_get(review, "request"), "object"), applied);
+        patched += json_array_size(record) > 0 || json_is_string(record);
+        if (write == NULL)
+            fixture_check_json(file, "what the answer makes", record, json_object_get(want, file));
+        json_object_set_new(got, file, record);
+        json_decref(applied);
+        json_decref(review);
+    }
+    if (write != NULL)
+        assert_int_equal(json_dump_file(got, write, JSON_INDENT(1) | JSON_SORT_KEYS), 0);
+    assert_int_equal(json_object_size(got), json_object_size(want));
+    assert_true(patched >= 30);
+    json_decref(want);
+    json_decref(got);
+    json_decref(reviews);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -474,6 +604,7 @@ int main(void)
         cmocka_unit_test(test_respond_same_answer),
         cmocka_unit_test(test_queue_tree),
         cmocka_unit_test(test_respond_raycluster_fast),
+        cmocka_unit_test(test_raycluster_applied),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -135,6 +135,46 @@ static void test_tokens(void **state)
     jsonscan_finish(&s);
 }
 
+/*
+ * A byte that is not plain in a string is found wherever it sits, in the runs
+ * read 8 bytes at a time or in the bytes after them: each kind at every offset
+ * of strings of 1 to 24 bytes, as the one byte of the string that is not 'a'.
+ */
+static void test_string_bytes(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *bytes; /* what replaces the 'a' */
+        int accepted, escaped;
+    } kinds[] = {{"\"", 0, 0},   {"\\n", 1, 1}, {"\x1f", 0, 0}, {"\x01", 0, 0}, {"\x80", 0, 0}, {"\xff", 0, 0},
+                 {"\x7f", 1, 0}, {" ", 1, 0},   {"!", 1, 0},    {"~", 1, 0},    {"\t", 0, 0}};
+    char text[64];
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+        for (size_t n = 1; n <= 24; n++) {
+            for (size_t at = 0; at < n; at++) {
+                size_t len = strlen(kinds[k].bytes), o = 0;
+                memcpy(text + o, "{\"k\":\"", 6);
+                o += 6;
+                memset(text + o, 'a', n);
+                memcpy(text + o + at, kinds[k].bytes, len);
+                memset(text + o + at + len, 'a', n - at - 1);
+                o += n - 1 + len;
+                memcpy(text + o, "\"}", 3);
+                struct jsonscan s;
+                jsonscan_init(&s);
+                int rc = jsonscan_parse(&s, text, strlen(text));
+                if ((rc == 0) != kinds[k].accepted)
+                    fail_msg("kind %zu at %zu of %zu: %s", k, at, n, rc == 0 ? "accepted" : "declined");
+                if (rc == 0) {
+                    assert_int_equal(s.tokens[2].len, n - 1 + len);
+                    assert_int_equal(s.tokens[2].escaped, kinds[k].escaped);
+                }
+                jsonscan_finish(&s);
+            }
+        }
+    }
+}
+
 /* jsonscan_value() of the whole document is what jansson read (want): equal values of equal types, in the same order. */
 static void check_value(const char *what, const struct jsonscan *s, const json_t *want)
 {
@@ -215,7 +255,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_accepts),           cmocka_unit_test(test_declines), cmocka_unit_test(test_tokens),
-        cmocka_unit_test(test_subset_of_jansson), cmocka_unit_test(test_value),
+        cmocka_unit_test(test_subset_of_jansson), cmocka_unit_test(test_value),    cmocka_unit_test(test_string_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
