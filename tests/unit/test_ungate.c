@@ -487,8 +487,14 @@ static void test_paced_head_first(void **state)
     struct fake *f = big_start(&b, pods);
     struct kube_client *k = client(f);
     struct sched s = {.per_look = 2};
-    /* No stall or deadline on a slow machine: the batches are the binds' alone. */
-    struct ungatepace_config pace = {.stall_ms = 600000, .deadline_ms = 600000};
+    /*
+     * No stall or deadline on a slow machine: the batches are the binds' alone.
+     * A window of 1 ms keeps the target at the floor whatever the machine's
+     * speed: on a busy one the looks spread over more than the rate's span,
+     * and a rate of 2 binds per slow look times the default 0.5 s window grew
+     * the backlog past the floor.
+     */
+    struct ungatepace_config pace = {.stall_ms = 600000, .deadline_ms = 600000, .window_ms = 1};
     struct ungate_options o = {.bound = sched_bound, .arg = &s, .pace_tick_ms = 1, .pace = &pace};
 
     assert_int_equal(ungate_pods(k, b.jobs, BIG, &o), 0);
