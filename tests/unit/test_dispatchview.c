@@ -208,8 +208,9 @@ static void test_deletes_only_after_a_whole_list(void **state)
 {
     struct world *w = *state;
     struct error err = {{0}};
-    w->s.raycluster_copy = util_strdup("{\"metadata\":{\"name\":\"rc1\",\"namespace\":\"benchcap\",\"labels\":{\"" NAMES_LABEL_DISPATCHED_FROM
-                                       "\":\"manager\"}},\"spec\":{}}");
+    w->s.raycluster_copy =
+        util_strdup("{\"metadata\":{\"name\":\"rc1\",\"namespace\":\"benchcap\",\"labels\":{\"" NAMES_LABEL_DISPATCHED_FROM
+                    "\":\"manager\"}},\"spec\":{}}");
     assert_int_equal(dispatchview_refresh(&w->v, w->k, "manager", &err), 0);
     assert_int_equal(cached_pods(&w->v), NPODS);
     assert_non_null(dispatchview_copy(&w->v, "RayCluster", "benchcap", "rc1"));
