@@ -1,5 +1,8 @@
 #include "view.h"
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,10 +97,9 @@ static void delete_key(struct cache *c, int kind, const char *key)
     free(ns);
 }
 
-/* Upserts every item of one kind and deletes what the last apply had and this one lacks. */
-static void apply_kind(struct dispatchview *v, int kind, const json_t *items)
+/* Upserts the items of one kind, and records their keys in seen. */
+static void apply_items(struct dispatchview *v, int kind, const json_t *items, json_t *seen)
 {
-    json_t *now = json_object();
     size_t i;
     json_t *obj;
     json_array_foreach(items, i, obj)
@@ -107,17 +109,22 @@ static void apply_kind(struct dispatchview *v, int kind, const json_t *items)
         if (key == NULL || upsert(v->cache, kind, obj, &err) != 0)
             log_debugf("view: %s ignored: %s", view_kinds[kind], key != NULL ? err.message : "no name");
         else
-            json_object_set_new(now, key, json_true());
+            json_object_set_new(seen, key, json_true());
         free(key);
     }
+}
+
+/* Deletes what the last list of kind had and this one (seen, stolen) lacks; seen becomes the kind's keys. */
+static void drop_unseen(struct dispatchview *v, int kind, json_t *seen)
+{
     const char *key;
     json_t *val;
     json_object_foreach(json_object_get(v->keys, view_kinds[kind]), key, val)
     {
-        if (json_object_get(now, key) == NULL)
+        if (json_object_get(seen, key) == NULL)
             delete_key(v->cache, kind, key);
     }
-    json_object_set_new(v->keys, view_kinds[kind], now);
+    json_object_set_new(v->keys, view_kinds[kind], seen);
 }
 
 /* Adds the items of kind labelled dispatched-from=cluster_name to copies, as "Kind/ns/name". */
@@ -145,8 +152,11 @@ void dispatchview_apply(struct dispatchview *v, const json_t *nodes, const json_
                         const json_t *rayclusters, const json_t *rayjobs, const char *cluster_name)
 {
     const json_t *lists[VIEW_RAYJOBS] = {nodes, pods, queues, rayclusters};
-    for (int kind = 0; kind < VIEW_RAYJOBS; kind++)
-        apply_kind(v, kind, lists[kind]);
+    for (int kind = 0; kind < VIEW_RAYJOBS; kind++) {
+        json_t *seen = json_object();
+        apply_items(v, kind, lists[kind], seen);
+        drop_unseen(v, kind, seen);
+    }
     json_t *copies = json_object();
     add_copies(copies, "RayCluster", rayclusters, cluster_name);
     add_copies(copies, "RayJob", rayjobs, cluster_name);
@@ -172,18 +182,62 @@ int dispatchview_list(struct kube_client *k, const char *const *paths, size_t n,
     return rc;
 }
 
+/* One collection of a refresh being listed: where its pages go. */
+struct view_listing {
+    struct dispatchview *v;
+    int kind;                 /* VIEW_NODES..VIEW_RAYJOBS */
+    json_t *seen;             /* the keys of the kind listed so far (a cache kind) */
+    json_t *copies;           /* this manager's copies listed so far */
+    const char *cluster_name; /* borrowed */
+};
+
+/* kube_list_pages' handler: one page into the view (the cache) and the copies, before the next page is read. */
+static void view_page(const json_t *items, void *arg)
+{
+    struct view_listing *l = arg;
+    if (l->kind < VIEW_RAYJOBS)
+        apply_items(l->v, l->kind, items, l->seen);
+    if (l->kind == VIEW_RAYCLUSTERS || l->kind == VIEW_RAYJOBS)
+        add_copies(l->copies, l->kind == VIEW_RAYJOBS ? "RayJob" : "RayCluster", items, l->cluster_name);
+}
+
+/* Gives the heap the lists' pages left free back to the system (glibc keeps it otherwise). */
+static void view_trim(void)
+{
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
+}
+
 int dispatchview_refresh(struct dispatchview *v, struct kube_client *k, const char *cluster_name, struct error *err)
 {
-    struct kube_list_result res[VIEW_N];
-    int rc = dispatchview_list(k, view_paths, VIEW_N, res, err);
     /* A copy's dispatch lease is seen now (dispatchlease.h): else every lease would look first seen at time 0, and the
        simulation would take the worker's dispatched gangs for expired. */
     cache_set_clock(v->cache, clock_wall_ms());
-    if (rc == 0)
-        dispatchview_apply(v, res[VIEW_NODES].items, res[VIEW_PODS].items, res[VIEW_QUEUES].items, res[VIEW_RAYCLUSTERS].items,
-                           res[VIEW_RAYJOBS].items, cluster_name);
-    for (int i = 0; i < VIEW_N; i++)
-        kube_list_result_finish(&res[i]);
+    struct kube_list_options opts = {.limit = DISPATCHVIEW_PAGE};
+    struct view_listing l = {.v = v, .copies = json_object(), .cluster_name = cluster_name};
+    int rc = 0;
+    for (l.kind = 0; l.kind < VIEW_N && rc == 0; l.kind++) {
+        struct kube_response resp;
+        kube_response_init(&resp);
+        l.seen = json_object();
+        rc = kube_list_pages(k, view_paths[l.kind], &opts, view_page, &l, NULL, &resp);
+        if (rc != 0)
+            error_setf(err, "%s", resp.message);
+        if (rc == 0 && l.kind < VIEW_RAYJOBS)
+            drop_unseen(v, l.kind, l.seen);
+        else
+            json_decref(l.seen);
+        kube_response_finish(&resp);
+    }
+    if (rc == 0) {
+        json_decref(v->copies);
+        v->copies = l.copies;
+        v->refreshed = 1;
+    } else {
+        json_decref(l.copies);
+    }
+    view_trim();
     return rc;
 }
 

@@ -6,9 +6,16 @@
  * and RayJobs labelled raygate.io/dispatched-from=<cluster-name>, and the
  * RayClusters KubeRay made for such RayJobs, which carry the label too).
  *
- * A refresh lists everything first and changes the view only when every list
- * succeeded: a worker that stops answering keeps its last view (it is then
- * down: workers.h) and nothing is deleted from it.
+ * A refresh lists one collection after the other, page by page
+ * (DISPATCHVIEW_PAGE items), and puts each page into the cache before the
+ * next is read: the lists' JSON is never held whole (a parsed KubeRay pod
+ * takes about 85 KB of jansson's nodes, its cached form under 1 KB), and the
+ * heap the pages used is given back to the system after each refresh. What
+ * a collection's list lacks is deleted from the cache only when that whole
+ * list succeeded, and the copies are replaced only when every list did: a
+ * worker that stops answering keeps its last view, at most with some
+ * objects updated (it is then down: workers.h), and nothing is deleted from
+ * it.
  */
 #ifndef RAYGATE_DISPATCH_VIEW_H
 #define RAYGATE_DISPATCH_VIEW_H
@@ -21,6 +28,9 @@
 #include "cache.h"
 #include "errors.h"
 #include "kube.h"
+
+/* Items per page of a refresh's lists (limit=): the most JSON a refresh holds parsed at once. */
+#define DISPATCHVIEW_PAGE 100
 
 struct dispatchview {
     struct cache *cache; /* the worker's nodes, pods, Queues and RayClusters */
@@ -37,7 +47,8 @@ void dispatchview_finish(struct dispatchview *v);
  * Lists the worker's collections with k and brings the view up to date:
  * upserts what is listed, deletes from the cache what is no longer listed,
  * and replaces the copies (those labelled dispatched-from=cluster_name).
- * Returns 0, or -1 with err (the first list that failed; the view unchanged).
+ * Returns 0, or -1 with err (the first list that failed: the pages read until
+ * then are in the cache, nothing is deleted, the copies are the last ones).
  */
 int dispatchview_refresh(struct dispatchview *v, struct kube_client *k, const char *cluster_name, struct error *err);
 

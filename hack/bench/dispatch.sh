@@ -6,7 +6,7 @@
 # init container's) at RAYGATE_PORT_OFFSET N and N + 20, the
 # manager at N + 40 with raygate-dispatch at its defaults (--resync 2s), state
 # in RAYGATE_STATE-dispatch-a, -b, -m. raygate from BENCH_BUILD.
-# 1. The dispatcher's memory (VmRSS from /proc) with 0, 1 and 2 workers
+# 1. The dispatcher's memory (VmRSS and the peak VmHWM from /proc) with 0, 1 and 2 workers
 #    registered, each read 3 resyncs after the change: per worker.
 # 2. Latency, RUNS runs alternating: a RayCluster of DISPATCH_GANG pods
 #    created on the manager in a Queue dispatched to "a,b", until all its pods
@@ -75,13 +75,13 @@ worker_up() {
 	[[ "$(on m get secret -n raygate-system "raygate-worker-$1" -o jsonpath='{.metadata.annotations.raygate\.io/worker-status}')" == up ]]
 }
 
-# dispatch_rss WHAT: {what, rss_kb, load} after DISPATCH_SETTLE seconds, printed too
+# dispatch_rss WHAT: {what, rss_kb, hwm_kb, load} after DISPATCH_SETTLE seconds, printed too (VmHWM: the peak so far)
 dispatch_rss() {
 	sleep "$DISPATCH_SETTLE"
-	local kb l
-	kb="$(rss_kb "$DISPATCH_PID")" l="$(load1)"
-	say "dispatch: raygate-dispatch VmRSS $kb kB, $1; load average $l"
-	jq -nc --arg w "$1" --argjson kb "$kb" --argjson l "$l" '{what: $w, rss_kb: $kb, load: $l}'
+	local kb hwm l
+	kb="$(rss_kb "$DISPATCH_PID")" hwm="$(awk '/^VmHWM:/ {print $2}' "/proc/$DISPATCH_PID/status")" l="$(load1)"
+	say "dispatch: raygate-dispatch VmRSS $kb kB (peak $hwm kB), $1; load average $l"
+	jq -nc --arg w "$1" --argjson kb "$kb" --argjson hwm "$hwm" --argjson l "$l" '{what: $w, rss_kb: $kb, hwm_kb: $hwm, load: $l}'
 }
 
 # all_bound W NAME N: exactly N pods of the Ray cluster NAME on W, all bound

@@ -233,15 +233,13 @@ void kube_list_result_finish(struct kube_list_result *r)
     kube_list_result_init(r);
 }
 
-int kube_list(struct kube_client *c, const char *path, const struct kube_list_options *opts, struct kube_list_result *out,
-              struct kube_response *resp)
+int kube_list_pages(struct kube_client *c, const char *path, const struct kube_list_options *opts, kube_list_page_fn fn, void *arg,
+                    char **resource_version, struct kube_response *resp)
 {
     static const struct kube_list_options none = {0};
     if (opts == NULL)
         opts = &none;
-    kube_list_result_finish(out);
-    json_t *items = json_array();
-    char *cont = NULL;
+    char *cont = NULL, *rv = NULL;
     int rc = -1;
     for (;;) {
         char *url = kube_list_url(path, opts->limit != 0 ? opts->limit : c->opt.list_page_size, cont, opts->label_selector,
@@ -256,26 +254,45 @@ int kube_list(struct kube_client *c, const char *path, const struct kube_list_op
             util_format(resp->message, sizeof(resp->message), "GET %.160s: the answer is not a list", path);
             break;
         }
-        if (json_is_array(page))
-            json_array_extend(items, page);
-        const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
+        if (json_array_size(page) > 0)
+            fn(page, arg);
+        const char *v = json_string_value(json_object_get(meta, "resourceVersion"));
         const char *next = json_string_value(json_object_get(meta, "continue"));
-        free(out->resource_version);
-        out->resource_version = rv != NULL ? util_strdup(rv) : NULL;
+        free(rv);
+        rv = v != NULL ? util_strdup(v) : NULL;
         free(cont);
         cont = next != NULL && next[0] != '\0' ? util_strdup(next) : NULL;
+        /* This page is handled: drop it before the next one is read. */
+        json_decref(resp->body);
+        resp->body = NULL;
         if (cont == NULL) {
             rc = 0;
             break;
         }
     }
     free(cont);
-    if (rc == 0) {
+    if (rc == 0 && resource_version != NULL)
+        *resource_version = rv;
+    else
+        free(rv);
+    return rc;
+}
+
+/* kube_list's page handler: appends the page's items to the array arg. */
+static void list_append(const json_t *items, void *arg)
+{
+    json_array_extend(arg, (json_t *)items);
+}
+
+int kube_list(struct kube_client *c, const char *path, const struct kube_list_options *opts, struct kube_list_result *out,
+              struct kube_response *resp)
+{
+    kube_list_result_finish(out);
+    json_t *items = json_array();
+    int rc = kube_list_pages(c, path, opts, list_append, items, &out->resource_version, resp);
+    if (rc == 0)
         out->items = items;
-    } else {
+    else
         json_decref(items);
-        free(out->resource_version);
-        out->resource_version = NULL;
-    }
     return rc;
 }

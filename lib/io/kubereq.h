@@ -63,6 +63,22 @@ void kube_list_result_finish(struct kube_list_result *r);
 int kube_list(struct kube_client *c, const char *path, const struct kube_list_options *opts, struct kube_list_result *out,
               struct kube_response *resp);
 
+/*
+ * Called by kube_list_pages with each page's items (borrowed: a JSON array,
+ * freed as soon as fn returns, so that a long list is never held whole).
+ */
+typedef void (*kube_list_page_fn)(const json_t *items, void *arg);
+
+/*
+ * Lists the collection at path as kube_list does, handing each page's items
+ * to fn (called once per page, in order; a page without items is not
+ * handed). Sets *resource_version (owned, may be NULL) when not NULL and the
+ * list succeeded. Returns 0, or -1 with resp describing the failed page
+ * (pages already handed stay handed).
+ */
+int kube_list_pages(struct kube_client *c, const char *path, const struct kube_list_options *opts, kube_list_page_fn fn, void *arg,
+                    char **resource_version, struct kube_response *resp);
+
 /* --- batches --------------------------------------------------------------- */
 
 /* One request of a batch: inputs (borrowed) and its result. */
