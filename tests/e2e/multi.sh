@@ -50,7 +50,9 @@ multi_setup() {
 	multi_up_start m "$E2E_TMP/up-m.log" --manager "${m_extra[@]}" --cluster-name manager -- --dispatch-timeout 30s --resync 1s "$@"
 	multi_up_wait b || fail "worker b did not come up"
 	multi_up_wait m || fail "the manager did not come up"
-	multi_cluster m status 2>/dev/null | grep -q "^raygate-dispatch *running" ||
+	# (status read whole first: grep -q stopping early would fail the pipe under pipefail)
+	MULTI_M_STATUS="$(multi_cluster m status 2>/dev/null)" || true
+	grep -q "^raygate-dispatch *running" <<<"$MULTI_M_STATUS" ||
 		fail "raygate-dispatch does not run on the manager (is build/dispatch/raygate-dispatch built?)"
 	pass "worker b (offset $MULTI_B_OFFSET) and the manager (offset $MULTI_M_OFFSET) up in $((SECONDS - t0))s"
 	local w

@@ -13,7 +13,7 @@
 . "$(dirname "$0")/multi.sh"
 MULTI_MANAGER_KUBERAY=1 multi_setup --dispatch-lease 20s
 U="$(e2e_uid)"
-multi_cluster m status 2>/dev/null | grep -q "^kuberay-operator *running" || fail "KubeRay's operator does not run on the manager"
+grep -q "^kuberay-operator *running" <<<"$MULTI_M_STATUS" || fail "KubeRay's operator does not run on the manager"
 pass "the manager runs KubeRay's operator"
 
 # Pods on the manager, every second, until the end: there must never be one.
