@@ -33,7 +33,12 @@ static int wants_suspend(const json_t *object, const struct queuecheck_set *queu
         return -1;
     }
     const struct queuecheck_queue *q = queuecheck_set_get(queues, queue);
-    if (q == NULL || !q->dispatching)
+    if (q == NULL) {
+        /* Created just before it, the Queue may not have reached the watch yet: let it, rather than KubeRay run the object. */
+        error_setf(err, "queue %s does not exist on the manager (or is not seen yet): create it first, then try again", queue);
+        return -1;
+    }
+    if (!q->dispatching)
         return 0;
     /* Suspended by the user: theirs to resume, and the worker copy keeps it. */
     return spec_true(object, "suspend") ? 0 : 1;

@@ -13,7 +13,9 @@
  * a RayJob to be suspended whose spec.shutdownAfterJobFinishes is not true
  * (KubeRay refuses to suspend it: it would mark it ValidationFailed and fight
  * the status the dispatcher mirrors), and any unmarked queued object while the
- * Queues are not listed yet (the webhook cannot tell whether it dispatches).
+ * Queues are not listed yet or its Queue is not known (the webhook cannot tell
+ * whether it dispatches; a Queue created a moment before may not have reached
+ * the watch).
  *
  * Pure: no I/O, no threads, no clock.
  */
