@@ -22,6 +22,9 @@
 #     build/dispatch/raygate-dispatch (--cluster-name NAME, default manager;
 #     DISPATCH-ARGs after its own, e.g. --dispatch-lease 20s), its log
 #     .cluster/logs/raygate-dispatch.log.
+#     --kuberay: KubeRay's operator on the manager too, and raygate's webhook
+#     registered at /dispatch-suspend only (it suspends the RayClusters and
+#     RayJobs of dispatching Queues, so that KubeRay makes no pods for them).
 #   hack/cluster.sh add-worker NAME KUBECONFIG   (against the manager)
 #     Registers the cluster of KUBECONFIG as worker NAME: grants the manager's
 #     dispatcher manifests/dispatch/worker-rbac.yaml there and writes its
