@@ -85,6 +85,7 @@ static void read_workers(struct ctx *x)
             log_warnf("%s on %s: %s", x->key, w->name, err.message);
             continue;
         }
+        dispatch_remote_for_suspended(x->obj, &x->remotes[i]);
         v->copy = 1;
         v->going = json_object_get(json_object_get(copy, "metadata"), "deletionTimestamp") != NULL;
         v->admitted = x->remotes[i].admitted;
@@ -345,10 +346,14 @@ static void do_renew(struct ctx *x, size_t wi)
     }
 }
 
+/* The worker's status on the manager object; for one suspended for a KubeRay there, its live state in an annotation too. */
 static void do_mirror(struct ctx *x, size_t wi)
 {
     struct error err = {{0}};
-    if (dispatchact_mirror(x->env->manager, x->obj, x->remotes[wi].status, &err) != 0)
+    const struct dispatch_remote *r = &x->remotes[wi];
+    if (r->worker_state != NULL && annotate(x, json_pack("{s:O}", NAMES_ANNOTATION_DISPATCH_WORKER_STATE, r->worker_state)) != 0)
+        return;
+    if (json_object_size(r->status) > 0 && dispatchact_mirror(x->env->manager, x->obj, r->status, &err) != 0)
         log_warnf("%s: cannot mirror its status from worker %s: %s", x->key, x->views[wi].name, err.message);
 }
 

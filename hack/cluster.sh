@@ -15,13 +15,16 @@
 #     the Coscheduling plugin, in place of kube-scheduler, its PodGroup CRD, and
 #     KubeRay started with --batch-scheduler=scheduler-plugins. Both are peers
 #     built by hack/build-upstream.sh for hack/bench.sh --parts peers.
-#   hack/cluster.sh up --manager [--cluster-name NAME] [-- DISPATCH-ARG...]
+#   hack/cluster.sh up --manager [--kuberay] [--cluster-name NAME] [-- DISPATCH-ARG...]
 #     A manager of many clusters (issue 25, docs/dispatch.md): etcd,
 #     kube-apiserver and kube-controller-manager, KubeRay's and Volcano's CRDs
 #     served, no KubeRay operator, no scheduler, no nodes; and the dispatcher
 #     build/dispatch/raygate-dispatch (--cluster-name NAME, default manager;
 #     DISPATCH-ARGs after its own, e.g. --dispatch-lease 20s), its log
 #     .cluster/logs/raygate-dispatch.log.
+#     --kuberay: KubeRay's operator on the manager too, and raygate's webhook
+#     registered at /dispatch-suspend only (it suspends the RayClusters and
+#     RayJobs of dispatching Queues, so that KubeRay makes no pods for them).
 #   hack/cluster.sh add-worker NAME KUBECONFIG   (against the manager)
 #     Registers the cluster of KUBECONFIG as worker NAME: grants the manager's
 #     dispatcher manifests/dispatch/worker-rbac.yaml there and writes its
@@ -213,18 +216,21 @@ webhook_ready() {
 	curl -sf --max-time 2 --cacert "$RAYGATE_CERTS/ca.crt" "https://127.0.0.1:$WEBHOOK_PORT/readyz" >/dev/null
 }
 
+# register_webhook [MANIFEST...]: by default both configurations of a worker
+# (the Mutating one, and the Validating one for Queues); each webhook's url keeps its path.
 register_webhook() {
-	local bundle
+	local bundle f files=()
+	(($#)) || set -- "$ROOT/manifests/webhook-configuration.yaml" "$ROOT/manifests/queue-webhook-configuration.yaml"
+	for f in "$@"; do files+=(-f "$f"); done
 	bundle="$("$BUILD/certs/raygate-certs" ca-bundle --dir "$RAYGATE_CERTS")"
-	# Both configurations (the Mutating one, and the Validating one for Queues): each webhook's url keeps its path.
-	kc create --dry-run=client -o json -f "$ROOT/manifests/webhook-configuration.yaml" \
-		-f "$ROOT/manifests/queue-webhook-configuration.yaml" |
+	kc create --dry-run=client -o json "${files[@]}" |
 		jq --arg base "https://127.0.0.1:$WEBHOOK_PORT" --arg ca "$bundle" '
 			def local: .webhooks |= map(.clientConfig = {url: ($base + .clientConfig.service.path), caBundle: $ca});
 			if .kind == "List" then .items |= map(local) else local end' |
 		kc apply -f - >/dev/null
 }
 
+# start_webhook [MANIFEST...]: the webhook from build/, registered with MANIFESTs (register_webhook).
 start_webhook() {
 	local webhook="$BUILD/webhook/raygate-webhook"
 	[[ -x "$webhook" ]] || die "raygate is not built: meson setup build && meson compile -C build (or use --no-raygate)"
@@ -232,7 +238,7 @@ start_webhook() {
 	start raygate-webhook "$webhook" --addr "127.0.0.1:$WEBHOOK_PORT" \
 		--cert "$RAYGATE_CERTS/tls.crt" --key "$RAYGATE_CERTS/tls.key" --kubeconfig "$KUBECONFIG"
 	wait_until 20 "raygate webhook /readyz" webhook_ready || { tail -20 "$LOGS/raygate-webhook.log"; die "raygate's webhook did not start"; }
-	register_webhook
+	register_webhook "$@"
 }
 
 # start_gate [--name COMPONENT] [EXTRA ARGS...]: the gate controller from
@@ -418,9 +424,10 @@ claim_state() {
 # ---------------------------------------------------------------- many clusters (issue 25)
 # cmd_up_manager [--cluster-name NAME] [-- DISPATCH-ARG...]
 cmd_up_manager() {
-	local name=manager t0=$SECONDS
+	local name=manager t0=$SECONDS kuberay=0
 	while (($#)); do
 		case "$1" in
+		--kuberay) kuberay=1; shift ;;
 		--cluster-name) name="${2:-}"; shift 2 || usage ;;
 		--cluster-name=*) name="${1#*=}"; shift ;;
 		--) shift; break ;;
@@ -446,9 +453,24 @@ cmd_up_manager() {
 	wait_until 60 "namespace default's service account" kc get serviceaccount default -n default ||
 		{ tail -30 "$LOGS/kube-controller-manager.log"; die "kube-controller-manager is not working"; }
 	kc get namespace raygate-system >/dev/null 2>&1 || kc create namespace raygate-system >/dev/null
+	((kuberay)) && start_manager_kuberay
 	start_dispatch "$@"
-	say "manager $name up in $((SECONDS - t0))s (no nodes, no KubeRay operator); export KUBECONFIG=$KUBECONFIG"
+	say "manager $name up in $((SECONDS - t0))s (no nodes, $( ((kuberay)) && echo "KubeRay and raygate's /dispatch-suspend webhook" || echo "no KubeRay operator")); export KUBECONFIG=$KUBECONFIG"
 	say "register workers: RAYGATE_STATE=$STATE RAYGATE_PORT_OFFSET=$_po hack/cluster.sh add-worker NAME KUBECONFIG"
+}
+
+# start_manager_kuberay: KubeRay's operator on a manager (up --manager
+# --kuberay), and raygate's webhook first, registered at /dispatch-suspend
+# only (manifests/dispatch/manager-webhook-configuration.yaml): the
+# RayClusters and RayJobs of a dispatching Queue are suspended before KubeRay
+# sees them, so it makes no pods for them (docs/dispatch.md).
+start_manager_kuberay() {
+	start_webhook "$ROOT/manifests/dispatch/manager-webhook-configuration.yaml"
+	start kuberay-operator "$KUBERAY_BIN/ray-operator" \
+		--kubeconfig "$KUBECONFIG" --metrics-addr "127.0.0.1:$KUBERAY_METRICS_PORT" \
+		--health-probe-bind-address "127.0.0.1:$KUBERAY_HEALTH_PORT" --enable-leader-election=false
+	wait_until 60 "KubeRay operator readyz" curl -sf "http://127.0.0.1:$KUBERAY_HEALTH_PORT/readyz" ||
+		{ tail -30 "$LOGS/kuberay-operator.log"; die "the KubeRay operator is not ready"; }
 }
 
 # start_dispatch [ARG...]: the manager's dispatcher from build/, with ARGs

@@ -9,6 +9,9 @@
  * The Queue watch (queuewatch.h) reads the Kubernetes API as the gate does:
  * --kubeconfig, else $KUBECONFIG, else the in-cluster service account; with
  * none of them the queue tree checks are skipped (and that is logged).
+ * Paths: POST /mutate and /validate (a worker's: admission.h), POST
+ * /dispatch-suspend (a manager that runs KubeRay: dispatchsuspend.h), GET
+ * /healthz, /readyz, /metrics.
  * The flags, their defaults and bounds: parse_flags (raygate-webhook --help).
  * SIGTERM/SIGINT: graceful stop, exit 0.
  */

@@ -70,7 +70,8 @@ static void create_metrics(struct server *s)
                                            3, requests_labels);
     s->m_http = metrics_counter_create(
         s->metrics, "raygate_webhook_http_requests_total",
-        "HTTP requests, by path (/mutate, /validate, /healthz, /readyz, /metrics or other) and status code.", 2, http_labels);
+        "HTTP requests, by path (/mutate, /validate, /dispatch-suspend, /healthz, /readyz, /metrics or other) and status code.", 2,
+        http_labels);
     s->m_duration = metrics_histogram_create(s->metrics, "raygate_webhook_request_duration_seconds",
                                              "Time from the start of a POST /mutate request to its answer, by object kind.", 1,
                                              kind_label, duration_buckets, sizeof(duration_buckets) / sizeof(duration_buckets[0]));
@@ -157,11 +158,15 @@ static void note_tree_unknown(struct server *s, const struct admission_info *inf
 }
 
 /* The decision, against the Queues the watch knows (locked for the call: the watch thread waits meanwhile). */
-static int decide(struct server *s, h2o_req_t *req, char **text, size_t *text_len, struct admission_info *info, struct error *err)
+static int decide(struct server *s, h2o_req_t *req, const char *path, char **text, size_t *text_len, struct admission_info *info,
+                  struct error *err)
 {
     const char *body = req->entity.base != NULL ? req->entity.base : "";
     const struct queuecheck_set *queues = s->cfg.queues != NULL ? queuewatch_lock(s->cfg.queues) : NULL;
-    int rc = admission_respond(body, req->entity.len, queues, text, text_len, info, err);
+    /* /dispatch-suspend: a manager's webhook, where KubeRay must run no dispatched object (dispatchsuspend.h). */
+    int rc = strcmp(path, "/dispatch-suspend") == 0
+                 ? admission_respond_dispatch(body, req->entity.len, queues, text, text_len, info, err)
+                 : admission_respond(body, req->entity.len, queues, text, text_len, info, err);
     if (s->cfg.queues != NULL)
         queuewatch_unlock(s->cfg.queues);
     if (rc == 0 && info->tree_unknown)
@@ -190,7 +195,7 @@ static void handle_review(struct server *s, h2o_req_t *req, const char *path)
     size_t text_len = 0;
     struct admission_info info = {.kind = "other", .operation = "unknown", .result = "error"};
     struct error err = {{0}};
-    int rc = decide(s, req, &text, &text_len, &info, &err);
+    int rc = decide(s, req, path, &text, &text_len, &info, &err);
     const char *labels[] = {info.kind, info.operation, info.result};
     metrics_counter_add(s->m_requests, labels, 1);
 
@@ -221,6 +226,10 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
 
     if (h2o_memis(path.base, path.len, H2O_STRLIT("/mutate"))) {
         handle_review(s, req, "/mutate");
+        return 0;
+    }
+    if (h2o_memis(path.base, path.len, H2O_STRLIT("/dispatch-suspend"))) {
+        handle_review(s, req, "/dispatch-suspend");
         return 0;
     }
     if (h2o_memis(path.base, path.len, H2O_STRLIT("/validate"))) {

@@ -70,6 +70,18 @@
 #define NAMES_FINALIZER_DISPATCH "raygate.io/dispatch"
 
 /*
+ * A manager that runs KubeRay (docs/dispatch.md): its webhook sets
+ * spec.suspend on a RayCluster or RayJob of a dispatching Queue and marks it
+ * with NAMES_ANNOTATION_DISPATCH_SUSPENDED "true" (the copy then drops the
+ * suspend); KubeRay owns the manager's status.state and jobDeploymentStatus
+ * until the end, so the dispatcher shows the worker's live state (the
+ * RayCluster's state, the RayJob's jobDeploymentStatus) in
+ * NAMES_ANNOTATION_DISPATCH_WORKER_STATE.
+ */
+#define NAMES_ANNOTATION_DISPATCH_SUSPENDED "raygate.io/dispatch-suspended"
+#define NAMES_ANNOTATION_DISPATCH_WORKER_STATE "raygate.io/dispatch-worker-state"
+
+/*
  * On a worker's copy (and on the RayCluster KubeRay makes there for a copied
  * RayJob): the manager it came from (label: the dispatcher's --cluster-name),
  * the manager object's uid, the lease (a decimal counter the dispatcher bumps

@@ -12,10 +12,8 @@ static const char *const kept_metadata[] = {"name", "namespace"};
 
 /* The manager-side dispatch annotations: where and when it was dispatched there, not for the worker. */
 static const char *const manager_annotations[] = {
-    NAMES_ANNOTATION_DISPATCHED_TO,
-    NAMES_ANNOTATION_DISPATCHED_AT,
-    NAMES_ANNOTATION_DISPATCH_RENEWED,
-    NAMES_ANNOTATION_DISPATCH_REASONS,
+    NAMES_ANNOTATION_DISPATCHED_TO,    NAMES_ANNOTATION_DISPATCHED_AT,      NAMES_ANNOTATION_DISPATCH_RENEWED,
+    NAMES_ANNOTATION_DISPATCH_REASONS, NAMES_ANNOTATION_DISPATCH_SUSPENDED, NAMES_ANNOTATION_DISPATCH_WORKER_STATE,
 };
 
 int dispatch_kind_of(const json_t *obj, enum dispatch_kind *out, struct error *err)
@@ -68,6 +66,13 @@ static json_t *copy_metadata(const json_t *obj, const char *cluster_name, int64_
     return out;
 }
 
+int dispatch_copy_suspended(const json_t *obj)
+{
+    const char *v = json_string_value(
+        json_object_get(json_object_get(json_object_get(obj, "metadata"), "annotations"), NAMES_ANNOTATION_DISPATCH_SUSPENDED));
+    return v != NULL && strcmp(v, "true") == 0;
+}
+
 json_t *dispatch_copy_worker(const json_t *obj, const char *cluster_name, int64_t lease_seconds, struct error *err)
 {
     enum dispatch_kind kind;
@@ -86,8 +91,13 @@ json_t *dispatch_copy_worker(const json_t *obj, const char *cluster_name, int64_
     json_object_set(copy, "kind", json_object_get(obj, "kind"));
     json_object_set_new(copy, "metadata", copy_metadata(obj, cluster_name, lease_seconds));
     json_t *spec = json_object_get(obj, "spec");
-    if (spec != NULL)
-        json_object_set_new(copy, "spec", json_deep_copy(spec));
+    if (spec != NULL) {
+        json_t *s = json_deep_copy(spec);
+        /* The manager's webhook suspended it for a KubeRay there; the worker is where it runs. */
+        if (dispatch_copy_suspended(obj))
+            json_object_del(s, "suspend");
+        json_object_set_new(copy, "spec", s);
+    }
     return copy;
 }
 
@@ -134,7 +144,9 @@ void dispatch_remote_finish(struct dispatch_remote *r)
     if (r == NULL)
         return;
     json_decref(r->status);
+    json_decref(r->worker_state);
     r->status = NULL;
+    r->worker_state = NULL;
 }
 
 static int has_admitted(const json_t *obj)
@@ -188,7 +200,26 @@ int dispatch_remote_read(const json_t *worker_obj, const json_t *cluster, struct
     out->admitted = (cluster != NULL && has_admitted(cluster)) || dispatch_remote_started(deployment);
     mirror_field(out->status, status, "jobStatus");
     mirror_field(out->status, status, "jobDeploymentStatus");
+    /* A KubeRay that finds a RayJob Complete without an endTime dereferences none (a manager with KubeRay). */
+    mirror_field(out->status, status, "endTime");
     return 0;
+}
+
+void dispatch_remote_for_suspended(const json_t *manager_obj, struct dispatch_remote *r)
+{
+    enum dispatch_kind kind;
+    struct error err;
+    if (r->status == NULL || !dispatch_copy_suspended(manager_obj) || dispatch_kind_of(manager_obj, &kind, &err) != 0)
+        return;
+    const char *key = kind == DISPATCH_KIND_RAYCLUSTER ? "state" : "jobDeploymentStatus";
+    json_t *v = json_object_get(r->status, key);
+    if (!json_is_string(v))
+        return;
+    json_decref(r->worker_state);
+    r->worker_state = json_incref(v);
+    /* KubeRay leaves a terminal RayJob's status alone: that one is shown where users look. */
+    if (kind == DISPATCH_KIND_RAYCLUSTER || !dispatch_remote_terminal(json_string_value(v)))
+        json_object_del(r->status, key);
 }
 
 int dispatch_remote_shown(const json_t *manager_obj, const struct dispatch_remote *r)
@@ -200,6 +231,11 @@ int dispatch_remote_shown(const json_t *manager_obj, const struct dispatch_remot
     {
         if (!json_equal(v, json_object_get(status, key)))
             return 0;
+    }
+    if (r->worker_state != NULL) {
+        const json_t *shown = json_object_get(json_object_get(json_object_get(manager_obj, "metadata"), "annotations"),
+                                              NAMES_ANNOTATION_DISPATCH_WORKER_STATE);
+        return shown != NULL && json_equal(shown, r->worker_state);
     }
     return 1;
 }

@@ -54,6 +54,13 @@ int dispatch_kind_of(const json_t *obj, enum dispatch_kind *out, struct error *e
 json_t *dispatch_copy_worker(const json_t *obj, const char *cluster_name, int64_t lease_seconds, struct error *err);
 
 /*
+ * Whether the manager object obj (borrowed) was suspended by the manager's
+ * webhook for a KubeRay there (raygate.io/dispatch-suspended "true",
+ * dispatchsuspend.h): its copy then has no spec.suspend.
+ */
+int dispatch_copy_suspended(const json_t *obj);
+
+/*
  * Whether worker_obj (borrowed: a RayCluster or RayJob on a worker, or the
  * RayCluster KubeRay made there for a copied RayJob, which carries the
  * RayJob's labels and annotations) was dispatched by the manager named
@@ -75,10 +82,12 @@ json_t *dispatch_copy_renew_patch(const json_t *worker_obj, struct error *err);
 
 /* What the manager object shows of its copy on a worker. */
 struct dispatch_remote {
-    int admitted;   /* the worker's gate admitted the gang (raygate.io/admitted-at), or a RayJob got past Initializing */
-    int terminal;   /* a RayJob whose jobDeploymentStatus is Complete or Failed: it ran; never dispatched again */
-    json_t *status; /* new: the manager's status subresource body's "status": RayCluster {"state"} (when the worker
-                       shows one), RayJob {"jobStatus", "jobDeploymentStatus"} (those present); {} when none */
+    int admitted;         /* the worker's gate admitted the gang (raygate.io/admitted-at), or a RayJob got past Initializing */
+    int terminal;         /* a RayJob whose jobDeploymentStatus is Complete or Failed: it ran; never dispatched again */
+    json_t *status;       /* new: the manager's status subresource body's "status": RayCluster {"state"} (when the worker
+                             shows one), RayJob {"jobStatus", "jobDeploymentStatus", "endTime"} (those present); {} when none */
+    json_t *worker_state; /* new string or NULL: for a suspended manager object (dispatch_remote_for_suspended), the
+                             annotation raygate.io/dispatch-worker-state it shows */
 };
 
 /* Whether a RayJob's status.jobDeploymentStatus (borrowed; NULL: none) says it ran to its end: Complete or Failed. */
@@ -108,8 +117,22 @@ void dispatch_remote_finish(struct dispatch_remote *r);
 int dispatch_remote_read(const json_t *worker_obj, const json_t *cluster, struct dispatch_remote *out, struct error *err);
 
 /*
+ * What a manager object suspended for a KubeRay there (manager_obj borrowed;
+ * dispatch_copy_suspended) shows of r, which dispatch_remote_read filled:
+ * KubeRay owns its status.state (a RayCluster: "suspended") and its
+ * jobDeploymentStatus (a RayJob: "Suspended") and writes them back at its
+ * next reconcile, so those move to r->worker_state, shown in the annotation
+ * raygate.io/dispatch-worker-state; a RayJob's terminal jobDeploymentStatus
+ * (Complete, Failed) stays in r->status too, for KubeRay leaves a finished
+ * RayJob's status alone. jobStatus and endTime stay: KubeRay does not write
+ * them on a suspended RayJob. Does nothing for an object not so suspended.
+ */
+void dispatch_remote_for_suspended(const json_t *manager_obj, struct dispatch_remote *r);
+
+/*
  * Whether the manager object's status (manager_obj borrowed) already shows
- * r->status: every member of r->status is equal in manager_obj's status.
+ * r->status: every member of r->status is equal in manager_obj's status, and
+ * r->worker_state (when set) in its annotation raygate.io/dispatch-worker-state.
  * 1 when nothing is to be mirrored, 0 when a MIRROR is due.
  */
 int dispatch_remote_shown(const json_t *manager_obj, const struct dispatch_remote *r);

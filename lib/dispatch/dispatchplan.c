@@ -97,6 +97,10 @@ int dispatch_state_parse(const json_t *obj, struct dispatch_state *st, struct er
     st->finalizer = has_finalizer(meta);
     if (st->kind == DISPATCH_KIND_RAYJOB) {
         const char *deployment = json_string_value(json_object_get(json_object_get(obj, "status"), "jobDeploymentStatus"));
+        /* Suspended for a KubeRay on the manager: a Suspended there is KubeRay's; the worker's is in an annotation. */
+        if (dispatch_copy_suspended(obj) && !dispatch_remote_terminal(deployment))
+            deployment =
+                json_string_value(json_object_get(json_object_get(meta, "annotations"), NAMES_ANNOTATION_DISPATCH_WORKER_STATE));
         st->terminal = dispatch_remote_terminal(deployment);
         st->started = dispatch_remote_started(deployment);
     }

@@ -89,7 +89,8 @@ struct dispatch_state {
     int deleting;          /* metadata.deletionTimestamp is set */
     int finalizer;         /* metadata.finalizers holds raygate.io/dispatch */
     int terminal;          /* a RayJob whose status.jobDeploymentStatus is Complete or Failed */
-    int started;           /* a RayJob whose status.jobDeploymentStatus shows it was submitted (dispatch_remote_started) */
+    int started;           /* a RayJob whose status.jobDeploymentStatus shows it was submitted (dispatch_remote_started);
+                              suspended for a KubeRay on the manager: its raygate.io/dispatch-worker-state does */
 };
 
 /* The largest give-up accepted: 365 days. */

@@ -5,6 +5,7 @@
 
 #include <openssl/evp.h>
 
+#include "dispatchsuspend.h"
 #include "jsonpatch.h"
 #include "jsonscan.h"
 #include "legacy.h"
@@ -243,8 +244,18 @@ static int decide_queue(const json_t *request, const struct queuecheck_set *queu
     return v == QUEUECHECK_DENIED;
 }
 
-int admission_handle(const char *body, size_t len, const struct queuecheck_set *queues, json_t **response,
-                     struct admission_info *info, struct error *err)
+/* A manager's decision (dispatchsuspend.h) for a ray.io RayCluster or RayJob; others are allowed as they are. */
+static int decide_dispatch(enum target target, const json_t *request, const json_t *object, const struct queuecheck_set *queues,
+                           struct mutate_result *result, struct error *merr)
+{
+    if ((target != TARGET_RAYCLUSTER && target != TARGET_RAYJOB) || !string_is(json_object_get(request, "kind"), "group", "ray.io"))
+        return 0;
+    return dispatchsuspend_decide(request, object, target == TARGET_RAYJOB, queues, result, merr);
+}
+
+/* admission_handle(), or with dispatch set admission_respond_dispatch()'s decision. */
+static int handle(const char *body, size_t len, const struct queuecheck_set *queues, int dispatch, json_t **response,
+                  struct admission_info *info, struct error *err)
 {
     struct mutate_result result;
     struct error merr;
@@ -261,7 +272,14 @@ int admission_handle(const char *body, size_t len, const struct queuecheck_set *
     mutate_result_init(&result);
     json_t *request = json_object_get(review, "request");
     enum target target = classify(request, info);
-    if (target == TARGET_QUEUE) {
+    if (dispatch && target != TARGET_NONE) {
+        json_t *object = json_object_get(request, "object");
+        if (!json_is_object(object) && target != TARGET_QUEUE) {
+            error_setf(err, "request.object must be an object");
+            goto out;
+        }
+        denied = decide_dispatch(target, request, object, queues != NULL ? queues : &unknown_queues, &result, &merr);
+    } else if (target == TARGET_QUEUE) {
         denied = decide_queue(request, queues != NULL ? queues : &unknown_queues, &result, info, &merr);
     } else if (target != TARGET_NONE) {
         json_t *object = json_object_get(request, "object");
@@ -278,6 +296,33 @@ out:
     mutate_result_finish(&result);
     json_decref(review);
     return rc;
+}
+
+/* response (steals) as compact text: *text new (caller frees), *text_len its length. */
+static void dump_new(json_t *response, char **text, size_t *text_len)
+{
+    *text = json_dumps(response, JSON_COMPACT);
+    json_decref(response);
+    if (*text == NULL)
+        abort();
+    *text_len = strlen(*text);
+}
+
+int admission_handle(const char *body, size_t len, const struct queuecheck_set *queues, json_t **response,
+                     struct admission_info *info, struct error *err)
+{
+    return handle(body, len, queues, 0, response, info, err);
+}
+
+int admission_respond_dispatch(const char *body, size_t len, const struct queuecheck_set *queues, char **text, size_t *text_len,
+                               struct admission_info *info, struct error *err)
+{
+    json_t *response = NULL;
+    *text = NULL;
+    if (handle(body, len, queues, 1, &response, info, err) != 0)
+        return -1;
+    dump_new(response, text, text_len);
+    return 0;
 }
 
 /* ---- the Pod CREATE fast path: mutate_pod() on a scan, byte for byte as the jansson path answers ---- */
@@ -588,11 +633,6 @@ int admission_respond(const char *body, size_t len, const struct queuecheck_set 
         return 0;
     if (admission_handle(body, len, queues, &response, info, err) != 0)
         return -1;
-    /* response: new reference from admission_handle, released here. */
-    *text = json_dumps(response, JSON_COMPACT);
-    json_decref(response);
-    if (*text == NULL)
-        abort();
-    *text_len = strlen(*text);
+    dump_new(response, text, text_len);
     return 0;
 }

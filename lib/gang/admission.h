@@ -75,6 +75,15 @@ int admission_respond(const char *body, size_t len, const struct queuecheck_set 
                       struct admission_info *info, struct error *err);
 
 /*
+ * A manager's webhook (path /dispatch-suspend): as admission_respond(), but a
+ * ray.io RayCluster or RayJob CREATE or UPDATE gets dispatchsuspend.h's
+ * decision only (no gang sizing: its worker's webhook does that), and every
+ * other request is allowed as it is.
+ */
+int admission_respond_dispatch(const char *body, size_t len, const struct queuecheck_set *queues, char **text, size_t *text_len,
+                               struct admission_info *info, struct error *err);
+
+/*
  * Each fast path alone, for tests: returns 1 and the answer when it handled the
  * body, 0 when it declined (admission_handle() must decide).
  */

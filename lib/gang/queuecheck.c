@@ -79,6 +79,17 @@ static void spec_capability(const json_t *queue, struct resources *out)
         resources_finish(out);
 }
 
+/* Whether queue names workers in raygate.io/dispatch-to (its syntax is the dispatcher's to check: dispatchpick.h). */
+static int has_dispatch_to(const json_t *queue)
+{
+    const char *to = json_string_value(
+        json_object_get(json_object_get(json_object_get(queue, "metadata"), "annotations"), NAMES_ANNOTATION_DISPATCH_TO));
+    for (; to != NULL && *to != '\0'; to++)
+        if (*to != ' ' && *to != ',')
+            return 1;
+    return 0;
+}
+
 int queuecheck_set_put(struct queuecheck_set *s, const json_t *queue)
 {
     const char *name = meta_name(queue);
@@ -101,6 +112,7 @@ int queuecheck_set_put(struct queuecheck_set *s, const json_t *queue)
     q->parent = parent != NULL ? util_strdup(parent) : NULL;
     resources_init(&q->capability);
     spec_capability(queue, &q->capability);
+    q->dispatching = has_dispatch_to(queue);
     return 0;
 }
 

@@ -35,6 +35,7 @@ struct queuecheck_queue {
     char *name;                  /* owned: metadata.name */
     char *parent;                /* owned: spec.parent as written, NULL when unset or not a string */
     struct resources capability; /* spec.capability; empty when unset or when it does not parse */
+    int dispatching;             /* annotated raygate.io/dispatch-to with a non-blank value (a manager's Queue) */
 };
 
 /* The Queues the webhook knows, sorted by name. */

@@ -16,6 +16,8 @@
 #
 #   multi_setup [DISPATCH-ARG...]  the above; DISPATCH-ARGs go to raygate-dispatch
 #                     (after the harness's own: --dispatch-timeout 30s --resync 1s)
+#                     MULTI_MANAGER_KUBERAY=1: the manager runs KubeRay's operator and
+#                     raygate's /dispatch-suspend webhook (up --manager --kuberay)
 #   on a|b|m ARGS...  kubectl against that cluster
 #   mq NAME [a=CPU] [b=CPU] [to=a,b]  a Queue NAME on each worker (capability cpu
 #                     CPU there, memory 64Gi; unset: no capability) and on the
@@ -43,10 +45,14 @@ multi_setup() {
 	multi_cluster m down >/dev/null 2>&1 || true
 	MULTI_UP=(b m)
 	multi_up_start b "$E2E_TMP/up-b.log" --nodes 2 --node-capacity cpu=8,memory=32Gi
-	multi_up_start m "$E2E_TMP/up-m.log" --manager --cluster-name manager -- --dispatch-timeout 30s --resync 1s "$@"
+	local m_extra=()
+	[[ -z "${MULTI_MANAGER_KUBERAY:-}" ]] || m_extra=(--kuberay)
+	multi_up_start m "$E2E_TMP/up-m.log" --manager "${m_extra[@]}" --cluster-name manager -- --dispatch-timeout 30s --resync 1s "$@"
 	multi_up_wait b || fail "worker b did not come up"
 	multi_up_wait m || fail "the manager did not come up"
-	multi_cluster m status 2>/dev/null | grep -q "^raygate-dispatch *running" ||
+	# (status read whole first: grep -q stopping early would fail the pipe under pipefail)
+	MULTI_M_STATUS="$(multi_cluster m status 2>/dev/null)" || true
+	grep -q "^raygate-dispatch *running" <<<"$MULTI_M_STATUS" ||
 		fail "raygate-dispatch does not run on the manager (is build/dispatch/raygate-dispatch built?)"
 	pass "worker b (offset $MULTI_B_OFFSET) and the manager (offset $MULTI_M_OFFSET) up in $((SECONDS - t0))s"
 	local w

@@ -125,11 +125,74 @@ static void test_remote_raycluster(void **state)
     json_decref(fx);
 }
 
+/* A manager object suspended for a KubeRay there: the copy runs, and KubeRay's fields are left to KubeRay. */
+static void test_suspended(void **state)
+{
+    (void)state;
+    struct error err = {{0}};
+    json_t *mgr = json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:{s:s}},s:{s:b,s:b},s:{s:s,s:s}}", "apiVersion", "ray.io/v1", "kind",
+                            "RayJob", "metadata", "name", "j", "namespace", "d", "uid", "m-1", "annotations",
+                            NAMES_ANNOTATION_DISPATCH_SUSPENDED, "true", "spec", "suspend", 1, "shutdownAfterJobFinishes", 1,
+                            "status", "jobDeploymentStatus", "Suspended", "jobStatus", "NEW");
+    assert_true(dispatch_copy_suspended(mgr));
+    json_t *copy = dispatch_copy_worker(mgr, "hub", 120, &err);
+    assert_non_null(copy);
+    assert_null(json_object_get(json_object_get(copy, "spec"), "suspend"));
+    assert_true(json_is_true(json_object_get(json_object_get(copy, "spec"), "shutdownAfterJobFinishes")));
+    assert_null(
+        json_object_get(json_object_get(json_object_get(copy, "metadata"), "annotations"), NAMES_ANNOTATION_DISPATCH_SUSPENDED));
+
+    /* Running on the worker: jobStatus mirrored, the deployment status in the annotation only. */
+    json_t *worker =
+        json_pack("{s:s,s:{s:s,s:s}}", "kind", "RayJob", "status", "jobDeploymentStatus", "Running", "jobStatus", "RUNNING");
+    struct dispatch_remote r;
+    dispatch_remote_init(&r);
+    assert_int_equal(dispatch_remote_read(worker, NULL, &r, &err), 0);
+    dispatch_remote_for_suspended(mgr, &r);
+    assert_string_equal(json_string_value(r.worker_state), "Running");
+    assert_null(json_object_get(r.status, "jobDeploymentStatus"));
+    assert_string_equal(json_string_value(json_object_get(r.status, "jobStatus")), "RUNNING");
+    json_object_set_new(json_object_get(mgr, "status"), "jobStatus", json_string("RUNNING"));
+    assert_false(dispatch_remote_shown(mgr, &r)); /* the annotation is not there yet */
+    json_object_set_new(json_object_get(json_object_get(mgr, "metadata"), "annotations"), NAMES_ANNOTATION_DISPATCH_WORKER_STATE,
+                        json_string("Running"));
+    assert_true(dispatch_remote_shown(mgr, &r)); /* KubeRay's Suspended stays: no MIRROR fights it */
+
+    /* Complete: KubeRay leaves a finished RayJob alone, so it is shown in its status too, with its endTime. */
+    json_object_set_new(json_object_get(worker, "status"), "jobDeploymentStatus", json_string("Complete"));
+    json_object_set_new(json_object_get(worker, "status"), "endTime", json_string("2026-11-26T10:00:00Z"));
+    assert_int_equal(dispatch_remote_read(worker, NULL, &r, &err), 0);
+    dispatch_remote_for_suspended(mgr, &r);
+    assert_string_equal(json_string_value(json_object_get(r.status, "jobDeploymentStatus")), "Complete");
+    assert_string_equal(json_string_value(json_object_get(r.status, "endTime")), "2026-11-26T10:00:00Z");
+    assert_string_equal(json_string_value(r.worker_state), "Complete");
+
+    /* A RayCluster: its state goes to the annotation; KubeRay's "suspended" stays. */
+    json_object_set_new(mgr, "kind", json_string("RayCluster"));
+    json_t *wc = json_pack("{s:s,s:{s:s}}", "kind", "RayCluster", "status", "state", "ready");
+    assert_int_equal(dispatch_remote_read(wc, NULL, &r, &err), 0);
+    dispatch_remote_for_suspended(mgr, &r);
+    assert_int_equal(json_object_size(r.status), 0);
+    assert_string_equal(json_string_value(r.worker_state), "ready");
+
+    /* Not suspended by raygate: as before, the status is mirrored whole. */
+    json_object_del(json_object_get(json_object_get(mgr, "metadata"), "annotations"), NAMES_ANNOTATION_DISPATCH_SUSPENDED);
+    assert_int_equal(dispatch_remote_read(wc, NULL, &r, &err), 0);
+    dispatch_remote_for_suspended(mgr, &r);
+    assert_null(r.worker_state);
+    assert_string_equal(json_string_value(json_object_get(r.status, "state")), "ready");
+    dispatch_remote_finish(&r);
+    json_decref(wc);
+    json_decref(worker);
+    json_decref(copy);
+    json_decref(mgr);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_copy_strips),   cmocka_unit_test(test_copy_refuses),      cmocka_unit_test(test_renew_patch),
-        cmocka_unit_test(test_remote_rayjob), cmocka_unit_test(test_remote_raycluster),
+        cmocka_unit_test(test_remote_rayjob), cmocka_unit_test(test_remote_raycluster), cmocka_unit_test(test_suspended),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

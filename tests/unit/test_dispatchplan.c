@@ -163,6 +163,34 @@ static void test_state_fields(void **state)
     json_decref(obj);
 }
 
+/* Suspended for a KubeRay on the manager: KubeRay's own Suspended is not "started"; the worker's state is. */
+static void test_state_suspended(void **state)
+{
+    (void)state;
+    json_t *obj = json_pack("{s:s,s:{s:s,s:{s:s}},s:{s:s}}", "kind", "RayJob", "metadata", "uid", "u-1", "annotations",
+                            NAMES_ANNOTATION_DISPATCH_SUSPENDED, "true", "status", "jobDeploymentStatus", "Suspended");
+    struct dispatch_state st;
+    struct error err = {{0}};
+    dispatch_state_init(&st);
+    assert_int_equal(dispatch_state_parse(obj, &st, &err), 0);
+    assert_false(st.started || st.terminal);
+    json_object_set_new(json_object_get(json_object_get(obj, "metadata"), "annotations"), NAMES_ANNOTATION_DISPATCH_WORKER_STATE,
+                        json_string("Running"));
+    assert_int_equal(dispatch_state_parse(obj, &st, &err), 0);
+    assert_true(st.started);
+    assert_false(st.terminal);
+    json_object_set_new(json_object_get(obj, "status"), "jobDeploymentStatus", json_string("Complete"));
+    assert_int_equal(dispatch_state_parse(obj, &st, &err), 0);
+    assert_true(st.started && st.terminal);
+    /* Without the mark, a Suspended is taken as it is: it started (a worker suspended it). */
+    json_object_del(json_object_get(json_object_get(obj, "metadata"), "annotations"), NAMES_ANNOTATION_DISPATCH_SUSPENDED);
+    json_object_set_new(json_object_get(obj, "status"), "jobDeploymentStatus", json_string("Suspended"));
+    assert_int_equal(dispatch_state_parse(obj, &st, &err), 0);
+    assert_true(st.started);
+    dispatch_state_finish(&st);
+    json_decref(obj);
+}
+
 static void test_action_names(void **state)
 {
     (void)state;
@@ -174,10 +202,8 @@ static void test_action_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_plan_transitions),
-        cmocka_unit_test(test_state_errors),
-        cmocka_unit_test(test_state_fields),
-        cmocka_unit_test(test_action_names),
+        cmocka_unit_test(test_plan_transitions), cmocka_unit_test(test_state_errors), cmocka_unit_test(test_state_fields),
+        cmocka_unit_test(test_state_suspended),  cmocka_unit_test(test_action_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
