@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Issue 25: a dispatcher restart mid-dispatch leaves no orphan and no
+# duplicate. The sampler (both workers every 0.5 s) runs throughout.
+# 1. A crash between the two writes of a nomination: the dispatcher runs with
+#    --test-fault-exit-at-nomination 2 and exits, as a crash would, right
+#    after writing raygate.io/dispatched-to of its second nomination and
+#    before creating that copy. Restarted, it creates the copy on that worker,
+#    never on the other.
+# 2. SIGKILLs in a tight loop (each after 1.2-2.5 s of life, a pass or two at
+#    --resync 1s, then a restart) during a burst of four more RayClusters.
+# 3. SIGKILLs while the eight gangs run and their leases are renewed (lease
+#    40 s, renewed every 10 s): the renewals go on after the restarts, and no
+#    gang moves or is evicted.
+# Then: each manager object has exactly one copy, on the worker its
+# dispatched-to names, all pods bound there, none on the other worker; no copy
+# whose origin uid names no manager object; no gang ever bound on both.
+. "$(dirname "$0")/multi.sh"
+LEASE=40
+multi_setup --dispatch-lease "${LEASE}s"
+samp_start
+U="$(e2e_uid)"
+KINDS=rayclusters.ray.io
+other() { [[ "$1" == a ]] && echo b || echo a; }
+dispatcher_gone() { ! kill -0 "$(multi_dispatch_pid 2>/dev/null)" 2>/dev/null; }
+dispatcher_log() { cat "$(multi_state m)/logs/raygate-dispatch.log"; }
+
+# one_copy NAME: NAME's copy (its origin uid) on the worker dispatched-to names, none on the other, its 3 pods bound there
+one_copy() {
+	local to uid
+	to="$(dispatched_to $KINDS "$1")" uid="$(m_uid $KINDS "$1")"
+	[[ "$to" == a || "$to" == b ]] && has_copy "$to" $KINDS "$1" "$uid" && no_copy "$(other "$to")" $KINDS "$1" &&
+		w_all_bound "$to" "$1" 3
+}
+all_one_copy() {
+	local g
+	for g; do one_copy "$g" || return 1; done
+}
+
+# no_orphan: every copy of this manager's on a worker names a manager object by its origin uid
+no_orphan() {
+	local uids w orphans
+	uids="$(on m get $KINDS -n "$NS" -o json | jq -c '[.items[].metadata.uid]')"
+	for w in a b; do
+		orphans="$(on "$w" get $KINDS -n "$NS" -o json | jq -r --argjson u "$uids" \
+			'.items[] | (.metadata.annotations["raygate.io/dispatch-origin-uid"] // empty) as $o |
+			 select($u | index($o) | not) | "\(.metadata.name) (origin uid \($o))"')"
+		[[ -z "$orphans" ]] || fail "orphan copies on $w: $orphans"
+	done
+	pass "no copy on a or b whose origin uid names no manager object"
+}
+
+# 1. A crash between writing dispatched-to and creating the copy.
+multi_dispatch_restart --test-fault-exit-at-nomination 2 || fail "raygate-dispatch with the test fault did not start"
+mq "r-$U" a=6 b=6 # each worker's Queue holds two gangs of 3 CPUs
+for g in g1 g2 g3 g4; do raycluster "$g" queue="r-$U" workers=2; echo ---; done | on m apply -n "$NS" -f - >/dev/null ||
+	fail "cannot create g1..g4 on the manager"
+eventually 60 "the dispatcher exits at its second nomination (the test fault)" dispatcher_gone
+dispatcher_log | grep -q 'test fault: exiting at nomination 2,' || fail "the dispatcher ended otherwise than at the test fault"
+# The one nominated but not created: dispatched-to set, no copy anywhere.
+faulted="" fw=""
+for g in g1 g2 g3 g4; do
+	to="$(dispatched_to $KINDS "$g")"
+	if [[ -n "$to" ]] && no_copy a $KINDS "$g" && no_copy b $KINDS "$g"; then
+		[[ -z "$faulted" ]] || fail "both $faulted and $g are dispatched without a copy"
+		faulted="$g" fw="$to"
+	fi
+done
+[[ -n "$faulted" ]] || fail "no object is dispatched without its copy after the test fault"
+pass "$faulted is dispatched to $fw, its copy not made (the dispatcher exited between the two writes)"
+faulted_uid="$(m_uid $KINDS "$faulted")"
+multi_dispatch_restart || fail "raygate-dispatch did not start again"
+eventually 30 "$faulted's copy is created on $fw after the restart" has_copy "$fw" $KINDS "$faulted" "$faulted_uid"
+eventually 120 "g1..g4: each has one copy, on its dispatched-to worker, bound whole there" all_one_copy g1 g2 g3 g4
+assert_eq "$faulted's worker after the restart" "$fw" "$(dispatched_to $KINDS "$faulted")"
+assert_eq "the workers $faulted was ever bound in" "$fw" "$(samp_ever "$faulted_uid")"
+
+# 2. SIGKILLs in a tight loop during a burst.
+mq "k-$U" a=6 b=6
+for g in h1 h2 h3 h4; do raycluster "$g" queue="k-$U" workers=2; echo ---; done | on m apply -n "$NS" -f - >/dev/null ||
+	fail "cannot create h1..h4 on the manager"
+for i in $(seq 1 8); do
+	sleep "0.$((2 + RANDOM % 13))"
+	multi_dispatch_restart || fail "raygate-dispatch did not start again (kill $i)"
+done
+pass "the dispatcher killed (SIGKILL) and restarted 8 times during the burst"
+eventually 150 "h1..h4: each has one copy, on its dispatched-to worker, bound whole there" all_one_copy h1 h2 h3 h4
+all_one_copy g1 g2 g3 g4 || fail "g1..g4 no longer one copy each, bound whole"
+samp_assert "no gang bound in two clusters at once after the kills during the burst"
+
+# 3. SIGKILLs while the gangs run and are renewed.
+copy_lease() { on "$1" get $KINDS -n "$NS" "$2" -o json | jq -r '.metadata.annotations["raygate.io/dispatch-lease"] // ""'; }
+declare -A where lease0
+for g in g1 g2 g3 g4 h1 h2 h3 h4; do
+	where[$g]="$(dispatched_to $KINDS "$g")"
+	lease0[$g]="$(copy_lease "${where[$g]}" "$g")"
+done
+for i in $(seq 1 5); do
+	sleep "$((1 + RANDOM % 3))"
+	multi_dispatch_restart || fail "raygate-dispatch did not start again (kill $i)"
+done
+pass "the dispatcher killed (SIGKILL) and restarted 5 times while the gangs ran"
+all_renewed() {
+	local g
+	for g in "${!where[@]}"; do [[ "$(copy_lease "${where[$g]}" "$g")" != "${lease0[$g]}" ]] || return 1; done
+}
+eventually $((LEASE / 4 + 20)) "every copy's lease renewed since the kills began" all_renewed
+in_place() {
+	local g
+	for g in "${!where[@]}"; do
+		[[ "$(dispatched_to $KINDS "$g")" == "${where[$g]}" ]] && w_all_bound "${where[$g]}" "$g" 3 || return 1
+	done
+}
+stays 10 "every gang stays bound whole on its worker" in_place
+expired() { on "$1" get events -n "$NS" --field-selector reason=DispatchLeaseExpired -o name | grep -q .; }
+! expired a && ! expired b || fail "a worker's gate evicted a gang for its lease"
+pass "no gang's lease expired on a or b"
+all_one_copy g1 g2 g3 g4 h1 h2 h3 h4 || fail "not one copy each, bound whole on its worker"
+pass "g1..g4, h1..h4: one copy each, on the worker dispatched-to names, none on the other"
+no_orphan
+for g in g1 g2 g3 g4 h1 h2 h3 h4; do
+	[[ "$(samp_ever "$(m_uid $KINDS "$g")")" == "${where[$g]}" ]] || fail "$g was bound in $(samp_ever "$(m_uid $KINDS "$g")")"
+done
+pass "each gang was only ever bound on its one worker"
+samp_stop
