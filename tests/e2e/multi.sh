@@ -52,10 +52,9 @@ multi_setup() {
 	# (eval'd by e2e_teardown, whose $rc is then the test's status)
 	e2e_on_exit 'multi_teardown "$rc"'
 	MULTI_DISPATCH_ARGS=(--dispatch-timeout 30s --resync 1s "$@")
-	local t0=$SECONDS w
+	local t0=$SECONDS w reuse=0
 	if [[ -n "${RAYGATE_E2E_MULTI_SHARED:-}" ]] && multi_reusable; then
-		multi_dispatch_restart || fail "raygate-dispatch did not start again on the manager"
-		pass "worker b and the manager of an earlier test reused in $((SECONDS - t0))s (the dispatcher started again)"
+		reuse=1
 	else
 		multi_bring_up
 		pass "worker b (offset $MULTI_B_OFFSET) and the manager (offset $MULTI_M_OFFSET) up in $((SECONDS - t0))s"
@@ -63,6 +62,11 @@ multi_setup() {
 	for w in a b; do
 		multi_register "$w" "$w" || fail "add-worker $w failed"
 	done
+	if ((reuse)); then
+		# Started again after the registrations: it reads the Secrets of this test.
+		multi_dispatch_restart || fail "raygate-dispatch did not start again on the manager"
+		pass "worker b and the manager of an earlier test reused in $((SECONDS - t0))s (the dispatcher started again)"
+	fi
 	for w in b m; do
 		on "$w" create namespace "$NS" >/dev/null || fail "cannot create namespace $NS on $w"
 		on "$w" label namespace "$NS" "e2e.raygate.io/test=$E2E_NAME" >/dev/null

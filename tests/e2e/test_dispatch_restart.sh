@@ -11,7 +11,10 @@
 # 3. SIGKILLs while the eight gangs run and their leases are renewed (lease
 #    40 s, renewed every 10 s): the renewals go on after the restarts, and no
 #    gang moves or is evicted.
-# Then: each manager object has exactly one copy, on the worker its
+# 4. Two objects deleted on the manager while the dispatcher is down, one of
+#    them with its finalizer dropped by hand (its copy is then an orphan):
+#    restarted, the dispatcher deletes both copies.
+# Throughout: each manager object has exactly one copy, on the worker its
 # dispatched-to names, all pods bound there, none on the other worker; no copy
 # whose origin uid names no manager object; no gang ever bound on both.
 . "$(dirname "$0")/multi.sh"
@@ -79,7 +82,8 @@ mq "k-$U" a=6 b=6
 for g in h1 h2 h3 h4; do raycluster "$g" queue="k-$U" workers=2; echo ---; done | on m apply -n "$NS" -f - >/dev/null ||
 	fail "cannot create h1..h4 on the manager"
 for i in $(seq 1 8); do
-	sleep "0.$((2 + RANDOM % 13))"
+	ms=$((200 + RANDOM % 1300))
+	sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
 	multi_dispatch_restart || fail "raygate-dispatch did not start again (kill $i)"
 done
 pass "the dispatcher killed (SIGKILL) and restarted 8 times during the burst"
@@ -117,8 +121,28 @@ pass "no gang's lease expired on a or b"
 all_one_copy g1 g2 g3 g4 h1 h2 h3 h4 || fail "not one copy each, bound whole on its worker"
 pass "g1..g4, h1..h4: one copy each, on the worker dispatched-to names, none on the other"
 no_orphan
+declare -A muid
 for g in g1 g2 g3 g4 h1 h2 h3 h4; do
-	[[ "$(samp_ever "$(m_uid $KINDS "$g")")" == "${where[$g]}" ]] || fail "$g was bound in $(samp_ever "$(m_uid $KINDS "$g")")"
+	muid[$g]="$(m_uid $KINDS "$g")"
+	[[ "$(samp_ever "${muid[$g]}")" == "${where[$g]}" ]] || fail "$g was bound in $(samp_ever "${muid[$g]}")"
 done
 pass "each gang was only ever bound on its one worker"
+
+# 4. Deleted on the manager while the dispatcher is down: g1 as usual (its
+#    finalizer waits for the dispatcher); h1 with its finalizer dropped by
+#    hand, so that its manager object goes at once and its copy is an orphan.
+multi_cluster m stop raygate-dispatch KILL
+on m delete $KINDS -n "$NS" g1 --wait=false >/dev/null
+on m patch $KINDS -n "$NS" h1 --type json -p '[{"op": "remove", "path": "/metadata/finalizers"}]' >/dev/null ||
+	fail "cannot drop h1's finalizer"
+on m delete $KINDS -n "$NS" h1 --timeout 30s >/dev/null || fail "h1 is not gone from the manager"
+has_copy "${where[h1]}" $KINDS h1 "${muid[h1]}" || fail "h1's copy went with the dispatcher down"
+pass "g1 deleted and h1 gone on the manager while the dispatcher is down; h1's copy left on ${where[h1]}"
+multi_dispatch_restart || fail "raygate-dispatch did not start again"
+eventually 60 "g1's copy is deleted on ${where[g1]}" no_copy "${where[g1]}" $KINDS g1
+eventually 60 "g1 is gone from the manager (its finalizer dropped)" no_copy m $KINDS g1
+eventually 60 "h1's orphan copy is deleted on ${where[h1]}" no_copy "${where[h1]}" $KINDS h1
+no_orphan
+all_one_copy g2 g3 g4 h2 h3 h4 || fail "the others are no longer one copy each, bound whole on their worker"
+pass "g2..g4, h2..h4 still one copy each, bound whole on their worker"
 samp_stop
