@@ -32,15 +32,18 @@ dispatcher_log() { cat "$(multi_state m)/logs/raygate-dispatch.log"; }
 
 # all_one_copy NAME...: each NAME's copy (its origin uid) on the worker its
 # dispatched-to names, none on the other, its 3 pods all bound there (five
-# lists in all: a busy machine's kubectl is slow)
+# lists in all: a busy machine's kubectl is slow; read from files: too long
+# for an argument)
 all_one_copy() {
-	local m a b pa pb
-	m="$(on m get $KINDS -n "$NS" -o json)" && a="$(on a get $KINDS -n "$NS" -o json)" && b="$(on b get $KINDS -n "$NS" -o json)" &&
-		pa="$(on a get pods -n "$NS" -o json)" && pb="$(on b get pods -n "$NS" -o json)" || return 1
-	jq -en --argjson m "$m" --argjson a "$a" --argjson b "$b" --argjson pa "$pa" --argjson pb "$pb" --args '
-		def copies($l): [$l.items[] | {key: .metadata.name, value: (.metadata.annotations["raygate.io/dispatch-origin-uid"] // "")}] | from_entries;
-		def bound($p; $n): [$p.items[] | select(.metadata.labels["ray.io/cluster"] == $n)] | length == 3 and all(.spec.nodeName != null);
-		(copies($a)) as $ca | (copies($b)) as $cb | ($m.items | map({key: .metadata.name, value: .}) | from_entries) as $mo |
+	local d="$E2E_TMP/one"
+	mkdir -p "$d"
+	on m get $KINDS -n "$NS" -o json >"$d/m" && on a get $KINDS -n "$NS" -o json >"$d/a" &&
+		on b get $KINDS -n "$NS" -o json >"$d/b" && on a get pods -n "$NS" -o json >"$d/pa" &&
+		on b get pods -n "$NS" -o json >"$d/pb" || return 1
+	jq -en --slurpfile m "$d/m" --slurpfile a "$d/a" --slurpfile b "$d/b" --slurpfile pa "$d/pa" --slurpfile pb "$d/pb" --args '
+		def copies($l): [$l[0].items[] | {key: .metadata.name, value: (.metadata.annotations["raygate.io/dispatch-origin-uid"] // "")}] | from_entries;
+		def bound($p; $n): [$p[0].items[] | select(.metadata.labels["ray.io/cluster"] == $n)] | length == 3 and all(.spec.nodeName != null);
+		(copies($a)) as $ca | (copies($b)) as $cb | ($m[0].items | map({key: .metadata.name, value: .}) | from_entries) as $mo |
 		all($ARGS.positional[]; . as $n | $mo[$n] as $o | $o != null and
 			($o.metadata.annotations["raygate.io/dispatched-to"] // "") as $to |
 			if $to == "a" then $ca[$n] == $o.metadata.uid and $cb[$n] == null and bound($pa; $n)
