@@ -17,6 +17,9 @@ struct dispatch_options {
     int64_t lease_ms;         /* --dispatch-lease: a worker's gate evicts a copy whose lease was not renewed this long */
     int64_t margin_ms;        /* --dispatch-lease-margin: added to the lease before re-dispatching off a lost worker */
     int64_t resync_ms;        /* --resync: one pass (workers, views, manager objects) this often */
+    /* --test-fault-exit-at-nomination (test only; 0: off): exit(3) at the Nth nomination of this process, after
+       writing raygate.io/dispatched-to on the manager object and before creating its copy, as a crash would. */
+    int64_t fault_exit_at_nomination;
     int log_level;
 };
 

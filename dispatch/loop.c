@@ -26,6 +26,7 @@ struct dispatch_loop {
     json_t *nominated; /* worker names nominated to in this pass: their view does not show it yet */
     json_t *warned;    /* object key -> the last warning logged about it */
     struct metrics_family *actions;
+    int64_t nominations; /* dispatched-to written, since the start */
     volatile sig_atomic_t stop;
     atomic_int synced;
     int64_t now_ms;
@@ -194,6 +195,7 @@ void dispatchloop_pass(struct dispatch_loop *l, int64_t now_ms)
         .nominated = l->nominated,
         .warned = l->warned,
         .actions = l->actions,
+        .nominations = &l->nominations,
         .now_ms = now_ms,
         .now = l->now,
     };

@@ -4,7 +4,7 @@
  *
  *   raygate-dispatch [--kubeconfig FILE] [--context NAME] [--cluster-name NAME] [--namespace NS]
  *                    [--dispatch-timeout D] [--dispatch-lease D] [--dispatch-lease-margin D]
- *                    [--resync D] [--metrics-addr ADDR] [--log-level L]
+ *                    [--resync D] [--metrics-addr ADDR] [--log-level L] [--test-fault-exit-at-nomination N]
  *
  * The flags, their defaults and bounds: parse_flags (raygate-dispatch --help).
  * Without --kubeconfig it uses $KUBECONFIG, else the in-cluster config (the
@@ -90,6 +90,8 @@ static int parse_flags(int argc, char **argv, struct dispatch_options *c)
         FLAG_STRING("metrics-addr", "ADDR", &c->metrics_addr,
                     "serve /metrics, /healthz and /readyz over HTTP on HOST:PORT, :PORT or [IPv6]:PORT (default: not served)"),
         FLAG_CHOICE("log-level", "LEVEL", log_level_names, &c->log_level, "error, warn, info or debug"),
+        FLAG_INT("test-fault-exit-at-nomination", "N", &c->fault_exit_at_nomination, 0, 1000000,
+                 "TEST ONLY: exit(3) at the Nth nomination, after writing raygate.io/dispatched-to, before the copy"),
     };
     const struct flags_program p = {
         .name = "raygate-dispatch",

@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "act.h"
 #include "dispatchcopy.h"
@@ -246,6 +247,21 @@ static int first_time(struct ctx *x, const char *token)
     return 1;
 }
 
+/*
+ * Test-only fault point (--test-fault-exit-at-nomination): the process ends,
+ * as a crash would, between writing dispatched-to and creating the copy (the
+ * e2e test of a dispatcher restart, tests/e2e/test_dispatch_restart.sh).
+ */
+static void fault_point(struct ctx *x, const char *worker)
+{
+    int64_t at = x->env->opt->fault_exit_at_nomination;
+    if (at <= 0 || x->env->nominations == NULL || ++*x->env->nominations != at)
+        return;
+    log_warnf("test fault: exiting at nomination %lld, %s dispatched to %s and not yet created there", (long long)at, x->key,
+              worker);
+    _exit(3);
+}
+
 static void do_nominate(struct ctx *x, size_t wi)
 {
     struct dispatch_worker *w = x->env->workers->items[wi];
@@ -262,6 +278,8 @@ static void do_nominate(struct ctx *x, size_t wi)
         json_decref(copy);
         return;
     }
+    if (fresh)
+        fault_point(x, w->name);
     json_object_set_new(x->env->nominated, w->name, json_true());
     if (fresh && x->q != NULL)
         dispatchmanager_quota_take(x->q, x->obj);

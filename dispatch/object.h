@@ -27,6 +27,7 @@ struct dispatchobject_env {
     json_t *nominated;              /* workers nominated to in this pass: not nominated to again before their view shows it */
     json_t *warned;                 /* object key -> the last warning logged about it */
     struct metrics_family *actions; /* raygate_dispatch_actions_total{action}, or NULL */
+    int64_t *nominations;           /* how many nominations this process wrote (the test fault counts them) */
     int64_t now_ms;
     const char *now; /* RFC 3339 */
 };

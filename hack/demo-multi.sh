@@ -62,7 +62,8 @@ printf '(all three start side by side; this takes a minute or two)\n'
 multi_up_wait a || die "worker east did not come up (its log: $(multi_state a)/logs)"
 multi_up_wait b || die "worker west did not come up (its log: $(multi_state b)/logs)"
 multi_up_wait m || die "the manager hub did not come up (its log: $(multi_state m)/logs)"
-multi_cluster m status 2>/dev/null | grep -q "^raygate-dispatch *running" ||
+hub_status="$(multi_cluster m status 2>/dev/null)" || true # read whole: grep -q stopping early would fail the pipe
+grep -q "^raygate-dispatch *running" <<<"$hub_status" ||
 	die "raygate-dispatch does not run on the manager (is $BUILD/dispatch/raygate-dispatch built?)"
 show_on a get nodes
 show_on b get nodes

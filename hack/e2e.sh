@@ -58,6 +58,14 @@ incluster=()
 python3 "$here/e2e-shards.py" "$BUILD" "$shards" "${incluster[@]}" "${only[@]}" >"$PLAN.tmp" || die "no plan for the e2e shards"
 mv "$PLAN.tmp" "$PLAN"
 
+# multi_down STATE OFFSET: the many-cluster tests' worker b and manager m of
+# the shard (tests/e2e/multi.sh): shared by its dispatch tests, or left by one
+# that was killed before its own cleanup.
+multi_down() {
+	RAYGATE_STATE="$1-b" RAYGATE_PORT_OFFSET=$(($2 + 20)) "$here/cluster.sh" down >/dev/null 2>&1 || true
+	RAYGATE_STATE="$1-m" RAYGATE_PORT_OFFSET=$(($2 + 40)) "$here/cluster.sh" down >/dev/null 2>&1 || true
+}
+
 # run_shard K OFFSET [+incluster] TEST...: the e2e tests on a cluster of the
 # shard's own, then (+incluster) the in-cluster suite on a --real-node
 # cluster in its place.
@@ -69,6 +77,9 @@ run_shard() {
 	RAYGATE_STATE="$(shard_state "$k")"
 	local cluster="$here/cluster.sh"
 	"$cluster" down >/dev/null 2>&1 || true # what an earlier run left in this state folder
+	multi_down "$RAYGATE_STATE" "$off"
+	# The many-cluster tests of the shard share its worker b and manager m (tests/e2e/multi.sh), down at its end.
+	export RAYGATE_E2E_MULTI_SHARED=1
 	if (($# == 0)); then
 		: # only the in-cluster suite (a run of a few TESTs)
 	elif "$cluster" up; then
@@ -93,9 +104,7 @@ run_shard() {
 	else
 		"$cluster" down >/dev/null 2>&1 || true
 	fi
-	# What a many-cluster test killed before its own cleanup left (tests/e2e/multi.sh's clusters).
-	RAYGATE_STATE="$RAYGATE_STATE-b" RAYGATE_PORT_OFFSET=$((off + 20)) "$cluster" down >/dev/null 2>&1 || true
-	RAYGATE_STATE="$RAYGATE_STATE-m" RAYGATE_PORT_OFFSET=$((off + 40)) "$cluster" down >/dev/null 2>&1 || true
+	multi_down "$RAYGATE_STATE" "$off"
 	say "e2e shard $k: done in $((SECONDS - t0))s"
 	return "$rc"
 }
@@ -108,6 +117,7 @@ interrupted() {
 	local i
 	for ((i = 1; i <= k; i++)); do
 		((keep)) || RAYGATE_STATE="$(shard_state "$i")" RAYGATE_PORT_OFFSET="${offs[i - 1]}" "$here/cluster.sh" down >/dev/null 2>&1 || true
+		multi_down "$(shard_state "$i")" "${offs[i - 1]}"
 	done
 	exit 130
 }

@@ -14,10 +14,22 @@
 # all three. b and m are taken down when the test ends (a stays: it is the
 # shard's); what the test made on a goes with NS and its Queues.
 #
+# Shared (RAYGATE_E2E_MULTI_SHARED set: hack/e2e.sh sets it, and takes b and m
+# down at the shard's start and end): a test that passed leaves b and m up,
+# holding nothing of its own (its manager objects deleted, so their copies go,
+# NS and its Queues deleted on b and m), and the next dispatch test of the
+# shard takes them over when they are healthy and clean (multi_reusable),
+# with the dispatcher started again with that test's arguments; else (or
+# after a failure) they are brought up afresh as above.
+#
 #   multi_setup [DISPATCH-ARG...]  the above; DISPATCH-ARGs go to raygate-dispatch
 #                     (after the harness's own: --dispatch-timeout 30s --resync 1s)
 #                     MULTI_MANAGER_KUBERAY=1: the manager runs KubeRay's operator and
-#                     raygate's /dispatch-suspend webhook (up --manager --kuberay)
+#                     raygate's /dispatch-suspend webhook (up --manager --kuberay);
+#                     a shared manager is reused only by tests asking the same
+#   multi_dispatch_restart [DISPATCH-ARG...]  raygate-dispatch on m killed
+#                     (SIGKILL, as a crash) and started again with multi_setup's
+#                     arguments and these; 1 when it did not start
 #   on a|b|m ARGS...  kubectl against that cluster
 #   mq NAME [a=CPU] [b=CPU] [to=a,b]  a Queue NAME on each worker (capability cpu
 #                     CPU there, memory 64Gi; unset: no capability) and on the
@@ -33,39 +45,78 @@ _multi_here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 multi_init "$STATE" "$_po" "$STATE-b" $((_po + 20)) "$STATE-m" $((_po + 40))
 MULTI_UP=()
 
+MULTI_DISPATCH_ARGS=()
+
 multi_setup() {
 	((_po % 50 == 0)) || fail "the many-cluster tests need a RAYGATE_PORT_OFFSET that is a multiple of 50, not $_po"
 	# A TERM (meson's timeout) must run the EXIT trap: the clusters b and m go down there.
 	trap 'exit 143' TERM INT
 	e2e_setup
-	e2e_on_exit multi_teardown
-	local t0=$SECONDS
-	# What an earlier run left in their state folders, then both at once.
+	# (eval'd by e2e_teardown, whose $rc is then the test's status)
+	e2e_on_exit 'multi_teardown "$rc"'
+	MULTI_DISPATCH_ARGS=(--dispatch-timeout 30s --resync 1s "$@")
+	local t0=$SECONDS w reuse=0
+	if [[ -n "${RAYGATE_E2E_MULTI_SHARED:-}" ]] && multi_reusable; then
+		reuse=1
+	else
+		multi_bring_up
+		pass "worker b (offset $MULTI_B_OFFSET) and the manager (offset $MULTI_M_OFFSET) up in $((SECONDS - t0))s"
+	fi
+	for w in a b; do
+		multi_register "$w" "$w" || fail "add-worker $w failed"
+	done
+	if ((reuse)); then
+		# Started again after the registrations: it reads the Secrets of this test.
+		multi_dispatch_restart || fail "raygate-dispatch did not start again on the manager"
+		pass "worker b and the manager of an earlier test reused in $((SECONDS - t0))s (the dispatcher started again)"
+	fi
+	for w in b m; do
+		on "$w" create namespace "$NS" >/dev/null || fail "cannot create namespace $NS on $w"
+		on "$w" label namespace "$NS" "e2e.raygate.io/test=$E2E_NAME" >/dev/null
+	done
+	pass "workers a and b registered on the manager; namespace $NS on all three"
+}
+
+# multi_bring_up: b and m afresh (what an earlier run left in their state folders goes first), both at once
+multi_bring_up() {
 	multi_cluster b down >/dev/null 2>&1 || true
 	multi_cluster m down >/dev/null 2>&1 || true
 	MULTI_UP=(b m)
 	multi_up_start b "$E2E_TMP/up-b.log" --nodes 2 --node-capacity cpu=8,memory=32Gi
 	local m_extra=()
 	[[ -z "${MULTI_MANAGER_KUBERAY:-}" ]] || m_extra=(--kuberay)
-	multi_up_start m "$E2E_TMP/up-m.log" --manager "${m_extra[@]}" --cluster-name manager -- --dispatch-timeout 30s --resync 1s "$@"
+	multi_up_start m "$E2E_TMP/up-m.log" --manager "${m_extra[@]}" --cluster-name manager -- "${MULTI_DISPATCH_ARGS[@]}"
 	multi_up_wait b || fail "worker b did not come up"
 	multi_up_wait m || fail "the manager did not come up"
 	# (status read whole first: grep -q stopping early would fail the pipe under pipefail)
 	MULTI_M_STATUS="$(multi_cluster m status 2>/dev/null)" || true
 	grep -q "^raygate-dispatch *running" <<<"$MULTI_M_STATUS" ||
 		fail "raygate-dispatch does not run on the manager (is build/dispatch/raygate-dispatch built?)"
-	pass "worker b (offset $MULTI_B_OFFSET) and the manager (offset $MULTI_M_OFFSET) up in $((SECONDS - t0))s"
-	local w
-	for w in a b; do
-		multi_register "$w" "$w" || fail "add-worker $w failed"
-	done
-	for w in b m; do
-		on "$w" create namespace "$NS" >/dev/null || fail "cannot create namespace $NS on $w"
-	done
-	on b label namespace "$NS" "e2e.raygate.io/test=$E2E_NAME" >/dev/null
-	pass "workers a and b registered on the manager; namespace $NS on all three"
 }
 
+# multi_reusable: b and m were left by a passed test of this shard (the mark),
+# run, b has its two Ready nodes, and no pod of an earlier test is left on b
+# (waited for: their namespaces are being deleted). Then MULTI_UP=(b m).
+multi_reusable() {
+	[[ -f "$MULTI_M_STATE/e2e-shared" ]] || return 1
+	local kind
+	kind="$(cat "$MULTI_M_STATE/e2e-shared")"
+	rm -f "$MULTI_M_STATE/e2e-shared" # taken: a failure of this test leaves no mark
+	[[ "$kind" == "kuberay=${MULTI_MANAGER_KUBERAY:+1}" ]] || return 1 # a manager with KubeRay, or not, as asked
+	multi_cluster b status >/dev/null 2>&1 && multi_cluster m status >/dev/null 2>&1 || return 1
+	[[ "$(on b get nodes --no-headers 2>/dev/null | grep -c ' Ready ')" == 2 ]] || return 1
+	_no_earlier_pods() { [[ -z "$(on b get pods -A -l ray.io/cluster -o name 2>/dev/null)" ]]; }
+	wait_until 60 "no pod of an earlier test left on b" _no_earlier_pods || return 1
+	MULTI_UP=(b m)
+}
+
+multi_dispatch_restart() {
+	multi_cluster m stop raygate-dispatch KILL >/dev/null
+	multi_cluster m start-dispatch "${MULTI_DISPATCH_ARGS[@]}" "$@" >/dev/null
+}
+
+# multi_teardown RC: b and m down, or (shared, RC 0) left clean for the next test;
+# the dispatcher's grant on a deleted either way (the next test registers a again)
 multi_teardown() {
 	samp_kill
 	local rc=0 w
@@ -78,12 +129,37 @@ multi_teardown() {
 		done
 	fi
 	[[ -z "${E2E_KEEP:-}" ]] || { say "--- E2E_KEEP: clusters b and m kept (RAYGATE_STATE=$MULTI_B_STATE, $MULTI_M_STATE)"; return 0; }
+	if [[ -n "${RAYGATE_E2E_MULTI_SHARED:-}" && "${1:-1}" == 0 && ${#MULTI_UP[@]} -gt 0 ]]; then
+		if multi_leave_clean; then
+			MULTI_UP=()
+		else
+			say "--- b and m could not be left clean: taken down"
+		fi
+	fi
 	for w in "${MULTI_UP[@]}"; do multi_cluster "$w" down >/dev/null 2>&1 || rc=1; done
 	# The dispatcher's grant on a (the shard's cluster) goes with its manager; raygate-system stays (the gate's).
 	on a delete clusterrolebinding,clusterrole raygate-dispatch-read raygate-dispatch-write --ignore-not-found >/dev/null 2>&1 || true
 	on a delete serviceaccount -n raygate-system raygate-dispatch --ignore-not-found >/dev/null 2>&1 || true
 	[[ -z "$SAMP_DIR" ]] || rm -rf "$SAMP_DIR"
 	return $rc
+}
+
+# multi_leave_clean: the test's manager objects deleted (the dispatcher deletes
+# their copies, then drops its finalizer), NS and the test's Queues deleted on
+# b and m, the mark for the next test (multi_reusable) written; 1 when the
+# manager objects did not go within 60 s.
+multi_leave_clean() {
+	local w q st
+	st="$(multi_cluster m status 2>/dev/null)" || true # read whole: grep -q stopping early would fail the pipe
+	grep -q "^raygate-dispatch *running" <<<"$st" || multi_dispatch_restart || return 1
+	on m delete rayclusters.ray.io,rayjobs.ray.io -n "$NS" --all --wait=false >/dev/null 2>&1 || true
+	_m_empty() { [[ -z "$(on m get rayclusters.ray.io,rayjobs.ray.io -n "$NS" -o name 2>/dev/null)" ]]; }
+	wait_until 60 "the manager's objects of $NS gone (their copies deleted)" _m_empty || return 1
+	for w in b m; do
+		on "$w" delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
+		for q in "${E2E_QUEUES[@]}"; do on "$w" delete queue "$q" --ignore-not-found --wait=false >/dev/null 2>&1 || true; done
+	done
+	echo "kuberay=${MULTI_MANAGER_KUBERAY:+1}" >"$MULTI_M_STATE/e2e-shared"
 }
 
 # mq NAME [a=CPU] [b=CPU] [to=WORKERS]: the Queue NAME on both workers and the manager
