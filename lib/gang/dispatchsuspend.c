@@ -1,7 +1,9 @@
 #include "dispatchsuspend.h"
 
+#include <stdlib.h>
 #include <string.h>
 
+#include "jsonpatch.h"
 #include "names.h"
 
 static const json_t *meta_map(const json_t *obj, const char *key)
@@ -44,34 +46,20 @@ static int wants_suspend(const json_t *object, const struct queuecheck_set *queu
     return spec_true(object, "suspend") ? 0 : 1;
 }
 
-static void add_op(json_t *ops, const char *path, json_t *value)
-{
-    json_array_append_new(ops, json_pack("{s:s, s:s, s:o}", "op", "add", "path", path, "value", value));
-}
-
 /* The JSON Patch that suspends and marks object (new), or NULL when it shows both already. */
 static json_t *suspend_patch(const json_t *object)
 {
     json_t *ops = json_array();
     if (!json_is_object(json_object_get(object, "spec")))
-        add_op(ops, "/spec", json_pack("{s:b}", "suspend", 1));
+        jsonpatch_append_new(ops, "add", "/spec", json_pack("{s:b}", "suspend", 1));
     else if (!spec_true(object, "suspend"))
-        add_op(ops, "/spec/suspend", json_true());
+        jsonpatch_append_new(ops, "add", "/spec/suspend", json_true());
     if (!json_is_object(meta_map(object, "annotations")))
-        add_op(ops, "/metadata/annotations", json_pack("{s:s}", NAMES_ANNOTATION_DISPATCH_SUSPENDED, "true"));
+        jsonpatch_append_new(ops, "add", "/metadata/annotations", json_pack("{s:s}", NAMES_ANNOTATION_DISPATCH_SUSPENDED, "true"));
     else if (!marked(object)) {
-        /* The key in a JSON Pointer: its '/' escaped as "~1" (RFC 6901). */
-        char path[128] = "/metadata/annotations/";
-        size_t n = strlen(path);
-        for (const char *c = NAMES_ANNOTATION_DISPATCH_SUSPENDED; *c != '\0' && n + 3 < sizeof(path); c++) {
-            if (*c == '/') {
-                path[n++] = '~';
-                path[n++] = '1';
-            } else
-                path[n++] = *c;
-        }
-        path[n] = '\0';
-        add_op(ops, path, json_string("true"));
+        char *path = jsonpatch_pointer_join("/metadata/annotations", NAMES_ANNOTATION_DISPATCH_SUSPENDED);
+        jsonpatch_append_new(ops, "add", path, json_string("true"));
+        free(path);
     }
     if (json_array_size(ops) == 0) {
         json_decref(ops);
