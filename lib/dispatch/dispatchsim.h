@@ -24,9 +24,12 @@
  *   holds). Only the pass's bookkeeping flags move (dirty marks, node-wait
  *   lists, cache_take_changes), which the dispatcher does not use.
  *
- * An approximation: the synthetic head pod lacks KubeRay's autoscaler sidecar
- * (spec.enableInTreeAutoscaling): the gang's minResources counts it, so the
- * queue checks do, but the head's node fit is that much optimistic.
+ * The synthetic head carries KubeRay's autoscaler sidecar when the cluster
+ * autoscales (gang_autoscaler_container), as the gang's minResources does.
+ * An approximation: a copy on the worker whose pods KubeRay has not made yet
+ * holds nothing in the pass (as on the worker's own gate, which waits for its
+ * pods), so a second gang may be weighed as fitting the room the first is
+ * about to take; it is then withdrawn after --dispatch-timeout.
  *
  * stranded (best fit): after placing the gang, the room left free on the
  * worker's Ready, schedulable nodes in each resource the gang asks for
