@@ -2,7 +2,7 @@
 # Issue 25: a manager that runs KubeRay (hack/cluster.sh up --manager --kuberay).
 # Its webhook (/dispatch-suspend) suspends the RayClusters and RayJobs of a
 # dispatching Queue before KubeRay sees them, so KubeRay on the manager makes no
-# pods for them (sampled every second on the manager all along), while their
+# pods for them (sampled every half second on the manager all along), while their
 # copies run on worker b. KubeRay owns a suspended object's status.state and
 # jobDeploymentStatus, and rewrites them at every reconcile (a RayCluster's at
 # each annotation change: the dispatcher renews the lease every 5 s here; a
@@ -16,11 +16,13 @@ U="$(e2e_uid)"
 grep -q "^kuberay-operator *running" <<<"$MULTI_M_STATUS" || fail "KubeRay's operator does not run on the manager"
 pass "the manager runs KubeRay's operator"
 
-# Pods on the manager, every second, until the end: there must never be one.
+# Pods on the manager, every half second, until the end: there must never be one.
 M_PODS="$E2E_TMP/m-pods"
-(while :; do on m get pods -A --no-headers 2>/dev/null | wc -l >>"$M_PODS"; sleep 1; done) &
+(while :; do on m get pods -A --no-headers 2>/dev/null | wc -l >>"$M_PODS"; sleep 0.5; done) &
 M_PODS_PID=$!
 e2e_on_exit 'kill $M_PODS_PID 2>/dev/null || true'
+_m_sampled() { [[ -s "$M_PODS" ]]; }
+eventually 30 "the first sample of the manager's pods, before anything is created" _m_sampled
 
 mq "k-$U" a=8 b=8 to=b
 # The webhook refuses an object of a Queue it has not seen yet (created a moment ago): the client tries again.
@@ -86,6 +88,7 @@ eventually 60 "rc and job are gone from the manager" eval 'no_copy m rayclusters
 
 kill "$M_PODS_PID" 2>/dev/null || true
 samples="$(wc -l <"$M_PODS")"
-((samples >= 20)) || fail "only $samples samples of the manager's pods"
+# (At least 10: the test lasts about 30 s on a quiet machine, and kubectl is slow on a busy one.)
+((samples >= 10)) || fail "only $samples samples of the manager's pods"
 [[ "$(sort -n "$M_PODS" | tail -1)" == 0 ]] || fail "the manager had pods at some sample: $(sort -n "$M_PODS" | uniq -c | tr '\n' ' ')"
 pass "no pod on the manager at any of $samples samples"
