@@ -12,7 +12,7 @@
 #include "rayjob.h"
 #include "util.h"
 
-/* The collections a view lists, in the order dispatchview_apply takes them. */
+/* The collections a view lists, in the order dispatchview_refresh lists them. */
 enum { VIEW_NODES, VIEW_PODS, VIEW_QUEUES, VIEW_RAYCLUSTERS, VIEW_RAYJOBS, VIEW_N };
 
 static const char *const view_paths[VIEW_N] = {
@@ -146,23 +146,6 @@ static void add_copies(json_t *copies, const char *kind, const json_t *items, co
         }
         free(key);
     }
-}
-
-void dispatchview_apply(struct dispatchview *v, const json_t *nodes, const json_t *pods, const json_t *queues,
-                        const json_t *rayclusters, const json_t *rayjobs, const char *cluster_name)
-{
-    const json_t *lists[VIEW_RAYJOBS] = {nodes, pods, queues, rayclusters};
-    for (int kind = 0; kind < VIEW_RAYJOBS; kind++) {
-        json_t *seen = json_object();
-        apply_items(v, kind, lists[kind], seen);
-        drop_unseen(v, kind, seen);
-    }
-    json_t *copies = json_object();
-    add_copies(copies, "RayCluster", rayclusters, cluster_name);
-    add_copies(copies, "RayJob", rayjobs, cluster_name);
-    json_decref(v->copies);
-    v->copies = copies;
-    v->refreshed = 1;
 }
 
 int dispatchview_list(struct kube_client *k, const char *const *paths, size_t n, struct kube_list_result *res, struct error *err)

@@ -53,13 +53,6 @@ void dispatchview_finish(struct dispatchview *v);
 int dispatchview_refresh(struct dispatchview *v, struct kube_client *k, const char *cluster_name, struct error *err);
 
 /*
- * Applies lists already fetched (borrowed JSON arrays, NULL: an empty list)
- * as dispatchview_refresh does. Pure: the refresh's second half, for tests.
- */
-void dispatchview_apply(struct dispatchview *v, const json_t *nodes, const json_t *pods, const json_t *queues,
-                        const json_t *rayclusters, const json_t *rayjobs, const char *cluster_name);
-
-/*
  * Lists the n collections at paths with k into res[0..n) (initialised here;
  * the caller finishes them, also on failure). Returns 0, or -1 with err (the
  * first list that failed).

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatchsuspend.h"
 #include "util.h"
 
 /* What a copy keeps of the manager object's metadata besides labels and annotations; the rest is the manager's bookkeeping. */
@@ -68,9 +69,7 @@ static json_t *copy_metadata(const json_t *obj, const char *cluster_name, int64_
 
 int dispatch_copy_suspended(const json_t *obj)
 {
-    const char *v = json_string_value(
-        json_object_get(json_object_get(json_object_get(obj, "metadata"), "annotations"), NAMES_ANNOTATION_DISPATCH_SUSPENDED));
-    return v != NULL && strcmp(v, "true") == 0;
+    return dispatchsuspend_marked(obj);
 }
 
 json_t *dispatch_copy_worker(const json_t *obj, const char *cluster_name, int64_t lease_seconds, struct error *err)

@@ -11,8 +11,7 @@ static const json_t *meta_map(const json_t *obj, const char *key)
     return json_object_get(json_object_get(obj, "metadata"), key);
 }
 
-/* Whether obj (borrowed; NULL: none) carries raygate.io/dispatch-suspended "true". */
-static int marked(const json_t *obj)
+int dispatchsuspend_marked(const json_t *obj)
 {
     const char *v = json_string_value(json_object_get(meta_map(obj, "annotations"), NAMES_ANNOTATION_DISPATCH_SUSPENDED));
     return v != NULL && strcmp(v, "true") == 0;
@@ -56,7 +55,7 @@ static json_t *suspend_patch(const json_t *object)
         jsonpatch_append_new(ops, "add", "/spec/suspend", json_true());
     if (!json_is_object(meta_map(object, "annotations")))
         jsonpatch_append_new(ops, "add", "/metadata/annotations", json_pack("{s:s}", NAMES_ANNOTATION_DISPATCH_SUSPENDED, "true"));
-    else if (!marked(object)) {
+    else if (!dispatchsuspend_marked(object)) {
         char *path = jsonpatch_pointer_join("/metadata/annotations", NAMES_ANNOTATION_DISPATCH_SUSPENDED);
         jsonpatch_append_new(ops, "add", path, json_string("true"));
         free(path);
@@ -71,7 +70,7 @@ static json_t *suspend_patch(const json_t *object)
 int dispatchsuspend_decide(const json_t *request, const json_t *object, int is_job, const struct queuecheck_set *queues,
                            struct mutate_result *out, struct error *err)
 {
-    if (!marked(object) && !marked(json_object_get(request, "oldObject"))) {
+    if (!dispatchsuspend_marked(object) && !dispatchsuspend_marked(json_object_get(request, "oldObject"))) {
         int want = wants_suspend(object, queues, err);
         if (want <= 0)
             return want < 0;

@@ -28,6 +28,9 @@
 #include "mutate.h"
 #include "queuecheck.h"
 
+/* Whether obj (borrowed; NULL: none) carries raygate.io/dispatch-suspended "true": this webhook suspended it. */
+int dispatchsuspend_marked(const json_t *obj);
+
 /*
  * Decides on request (borrowed: an AdmissionReview request whose operation is
  * CREATE or UPDATE), object its RayCluster (is_job 0) or RayJob (is_job 1),
