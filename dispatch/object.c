@@ -199,7 +199,7 @@ static size_t run_pick(struct ctx *x)
         struct error err = {{0}};
         if (json_object_get(env->nominated, name) != NULL)
             busy_verdict(&x->verdicts[i]);
-        else if (dispatch_sim(w->view.cache, w->view.admit, x->obj, env->now_ms, &x->verdicts[i], &err) != 0)
+        else if (dispatch_sim(w->view.cache, w->view.admit, x->obj, w->view.copies, env->now_ms, &x->verdicts[i], &err) != 0)
             log_debugf("%s on %s: %s", x->key, name, err.message);
     }
     size_t p = dispatch_pick(x->cand, x->ncand);

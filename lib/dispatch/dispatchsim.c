@@ -132,6 +132,8 @@ struct sim {
     const char *queue;
     char created[32];
     const json_t *cluster_spec; /* borrowed: the RayCluster's spec, for the head's autoscaler sidecar */
+    const char *suffix;         /* after "-head" and "-worker" in the pods' names: "" for the weighed gang */
+    int own_cluster;            /* the RayCluster was inserted too: removed with the pods */
     char **pods;                /* names of the pods inserted */
     size_t npods;
 };
@@ -161,8 +163,8 @@ static json_t *member_pod(struct sim *s, const json_t *template, const char *typ
         json_array_append(containers, sidecar); /* as KubeRay adds it: node fit counts it */
     json_decref(sidecar);
     /* Named as KubeRay names them, with an index for its random suffix: messages name pods. */
-    char *name =
-        strcmp(type, "head") == 0 ? util_strdupf("%s-head", s->cluster) : util_strdupf("%s-%s-worker-%zu", s->cluster, group, i);
+    char *name = strcmp(type, "head") == 0 ? util_strdupf("%s-head%s", s->cluster, s->suffix)
+                                           : util_strdupf("%s-%s-worker%s-%zu", s->cluster, group, s->suffix, i);
     char *uid = util_strdupf("dispatch-sim/%s/%s", s->ns, name);
     json_t *pod = json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:s,s:s,s:o},s:o,s:{s:s}}", "apiVersion", "v1", "kind", "Pod", "metadata",
                             "name", name, "namespace", s->ns, "uid", uid, "resourceVersion", "1", "creationTimestamp", s->created,
@@ -182,27 +184,57 @@ static int insert_member(struct sim *s, const json_t *template, const char *type
     return rc;
 }
 
-/* Upserts the head and each worker group's counted pods of cluster (borrowed). */
-static int insert_members(struct sim *s, const json_t *cluster, struct error *err)
+/*
+ * The live members the worker holds already of a gang shaped as spec: have[0]
+ * its heads, have[1 + i] the pods of spec's group i (by the ray.io/group
+ * label). All zero when g is NULL.
+ */
+static void count_live(const struct cache_gang *g, const struct gang_spec *spec, int64_t *have)
 {
-    struct gang_spec g;
-    gang_spec_init(&g);
-    int rc = submitter_cluster_gang(cluster, &g, err);
-    const json_t *spec = json_object_get(cluster, "spec");
-    s->cluster_spec = spec;
-    if (rc == 0)
-        rc = insert_member(s, json_object_get(json_object_get(spec, "headGroupSpec"), "template"), "head", "headgroup", err);
-    const json_t *groups = json_object_get(spec, "workerGroupSpecs");
-    for (size_t i = 0; rc == 0 && i < g.ngroups; i++) {
-        const json_t *template = json_object_get(json_array_get(groups, i), "template");
-        for (int64_t k = 0; rc == 0 && k < g.groups[i].pods; k++)
-            rc = insert_member(s, template, "worker", g.groups[i].name != NULL ? g.groups[i].name : "", err);
+    memset(have, 0, (spec->ngroups + 1) * sizeof(*have));
+    for (const struct cache_pod *p = g != NULL ? g->pods : NULL; p != NULL; p = p->gang_next) {
+        if (!cache_pod_live(p))
+            continue;
+        if (p->node_type != NULL && strcmp(p->node_type, "head") == 0) {
+            have[0]++;
+            continue;
+        }
+        for (size_t i = 0; i < spec->ngroups; i++)
+            if (p->group != NULL && spec->groups[i].name != NULL && strcmp(p->group, spec->groups[i].name) == 0) {
+                have[1 + i]++;
+                break;
+            }
     }
-    gang_spec_finish(&g);
+}
+
+/*
+ * Upserts the head and each worker group's counted pods of cluster (borrowed)
+ * that the worker does not hold yet (gang g's live pods; g NULL: all of them).
+ */
+static int insert_members(struct sim *s, const json_t *cluster, const struct cache_gang *g, struct error *err)
+{
+    struct gang_spec spec;
+    gang_spec_init(&spec);
+    int rc = submitter_cluster_gang(cluster, &spec, err);
+    int64_t *have = util_calloc(spec.ngroups + 1, sizeof(*have));
+    const json_t *cspec = json_object_get(cluster, "spec");
+    s->cluster_spec = cspec;
+    if (rc == 0)
+        count_live(g, &spec, have);
+    if (rc == 0 && have[0] == 0)
+        rc = insert_member(s, json_object_get(json_object_get(cspec, "headGroupSpec"), "template"), "head", "headgroup", err);
+    const json_t *groups = json_object_get(cspec, "workerGroupSpecs");
+    for (size_t i = 0; rc == 0 && i < spec.ngroups; i++) {
+        const json_t *template = json_object_get(json_array_get(groups, i), "template");
+        for (int64_t k = have[1 + i]; rc == 0 && k < spec.groups[i].pods; k++)
+            rc = insert_member(s, template, "worker", spec.groups[i].name != NULL ? spec.groups[i].name : "", err);
+    }
+    free(have);
+    gang_spec_finish(&spec);
     return rc;
 }
 
-/* Removes what was inserted: the pods, then the cluster (its gang and a queue only it named go with them). */
+/* Removes what was inserted: the pods, then the cluster if it was inserted (its gang and a queue only it named go with it). */
 static void remove_all(struct sim *s)
 {
     for (size_t i = 0; i < s->npods; i++) {
@@ -212,9 +244,147 @@ static void remove_all(struct sim *s)
     free(s->pods);
     s->pods = NULL;
     s->npods = 0;
-    cache_delete_raycluster(s->c, s->ns, s->cluster);
+    if (s->own_cluster)
+        cache_delete_raycluster(s->c, s->ns, s->cluster);
 }
 
+/* ------------------------------------------------ copies whose pods are not all made yet */
+
+/* The pending copies' simulations (struct sim each, their strings owned). */
+struct fills {
+    struct sim *items;
+    char **strings; /* owned names and namespaces the sims point to */
+    size_t len, nstrings;
+};
+
+static const char *fills_keep(struct fills *f, const char *s)
+{
+    f->strings = util_realloc(f->strings, (f->nstrings + 1) * sizeof(*f->strings));
+    return f->strings[f->nstrings++] = util_strdup(s != NULL ? s : "");
+}
+
+static struct sim *fills_add(struct fills *f, struct cache *c, const json_t *cluster, int64_t now_ms)
+{
+    const json_t *meta = json_object_get(cluster, "metadata");
+    f->items = util_realloc(f->items, (f->len + 1) * sizeof(*f->items));
+    struct sim *s = &f->items[f->len++];
+    *s = (struct sim){
+        .c = c,
+        .ns = fills_keep(f, json_string_value(json_object_get(meta, "namespace"))),
+        .cluster = fills_keep(f, json_string_value(json_object_get(meta, "name"))),
+        .queue = fills_keep(f, json_string_value(json_object_get(json_object_get(meta, "labels"), NAMES_LABEL_QUEUE))),
+        .suffix = "-pending",
+    };
+    evict_format_time(now_ms, s->created, sizeof(s->created));
+    return s;
+}
+
+/* Whether a and b (either may be NULL) are equal strings. */
+static int same(const char *a, const char *b)
+{
+    return a != NULL && b != NULL && strcmp(a, b) == 0;
+}
+
+/* Whether copies (borrowed) hold the RayCluster KubeRay made for RayJob job (borrowed). */
+static int job_has_cluster(const json_t *copies, const json_t *job)
+{
+    const json_t *jmeta = json_object_get(job, "metadata");
+    const char *key;
+    json_t *o;
+    json_object_foreach((json_t *)copies, key, o)
+    {
+        const json_t *meta = json_object_get(o, "metadata"), *labels = json_object_get(meta, "labels");
+        if (strncmp(key, "RayCluster/", 11) == 0 &&
+            same(json_string_value(json_object_get(meta, "namespace")), json_string_value(json_object_get(jmeta, "namespace"))) &&
+            same(json_string_value(json_object_get(labels, NAMES_LABEL_ORIGIN_CRD)), "RayJob") &&
+            same(json_string_value(json_object_get(labels, RAYJOB_LABEL_ORIGIN_NAME)),
+                 json_string_value(json_object_get(jmeta, "name"))))
+            return 1;
+    }
+    return 0;
+}
+
+/* A RayJob copy KubeRay has made no RayCluster for yet: not started (no status, New or Initializing), none in copies. */
+static int job_pending(const json_t *copies, const json_t *job)
+{
+    const char *st = json_string_value(json_object_get(json_object_get(job, "status"), "jobDeploymentStatus"));
+    if (st != NULL && st[0] != '\0' && strcmp(st, "New") != 0 && strcmp(st, "Initializing") != 0)
+        return 0;
+    return !job_has_cluster(copies, job);
+}
+
+/* A RayCluster copy (borrowed) the worker holds, not admitted: the members it lacks. */
+static void fill_cluster(struct fills *f, struct cache *c, const json_t *copy, int64_t now_ms)
+{
+    const json_t *meta = json_object_get(copy, "metadata");
+    const char *ns = json_string_value(json_object_get(meta, "namespace"));
+    const char *name = json_string_value(json_object_get(meta, "name"));
+    const struct cache_gang *g = name != NULL ? cache_gang_get(c, ns != NULL ? ns : "", name) : NULL;
+    struct error err = {{0}};
+    if (g != NULL && g->present && !g->admitted && g->spec_ok)
+        insert_members(fills_add(f, c, copy, now_ms), copy, g, &err);
+}
+
+/* A RayJob copy (borrowed) with no RayCluster yet: the whole RayCluster KubeRay is about to make, with all its members. */
+static void fill_job(struct fills *f, struct cache *c, const json_t *copy, int64_t now_ms)
+{
+    const json_t *meta = json_object_get(copy, "metadata");
+    const char *job = json_string_value(json_object_get(meta, "name"));
+    const char *ns = json_string_value(json_object_get(meta, "namespace"));
+    struct error err = {{0}};
+    char *name = util_strdupf("%s-pending", job != NULL ? job : "");
+    json_t *cluster = NULL;
+    /* A second before the weighed gang (creation times are in seconds): the older, it goes first in the pass. */
+    if (job != NULL && cache_gang_get(c, ns != NULL ? ns : "", name) == NULL)
+        cluster = dispatch_sim_cluster(copy, name, now_ms - 1000, &err);
+    if (cluster != NULL) {
+        struct sim *s = fills_add(f, c, cluster, now_ms);
+        s->own_cluster = 1;
+        if (insert_members(s, cluster, NULL, &err) == 0)
+            cache_upsert_raycluster(c, cluster, &err);
+    }
+    json_decref(cluster);
+    free(name);
+}
+
+/*
+ * Every copy of copies (borrowed, may be NULL: the view's, dispatchview.h)
+ * but the weighed gang's own, whose pods KubeRay has not all made yet, into
+ * the cache at its full demand, as it will be on the worker in a moment.
+ * Copies that cannot be sized are left out: their errors are not the weighed
+ * gang's.
+ */
+static void fill_copies(struct fills *f, const struct sim *weighed, const json_t *copies, int64_t now_ms)
+{
+    const char *key;
+    json_t *copy;
+    json_object_foreach((json_t *)copies, key, copy)
+    {
+        const json_t *meta = json_object_get(copy, "metadata");
+        struct cache *c = weighed->c;
+        if (same(json_string_value(json_object_get(meta, "name")), weighed->cluster) &&
+            same(json_string_value(json_object_get(meta, "namespace")), weighed->ns))
+            continue; /* the weighed object's own copy: never its own rival */
+        if (strncmp(key, "RayCluster/", 11) == 0)
+            fill_cluster(f, c, copy, now_ms);
+        else if (strncmp(key, "RayJob/", 7) == 0 && job_pending(copies, copy))
+            fill_job(f, c, copy, now_ms);
+    }
+}
+
+/* Removes every fill, last first, and frees f. */
+static void fills_remove(struct fills *f)
+{
+    for (size_t i = f->len; i-- > 0;)
+        remove_all(&f->items[i]);
+    for (size_t i = 0; i < f->nstrings; i++)
+        free(f->strings[i]);
+    free(f->strings);
+    free(f->items);
+    memset(f, 0, sizeof(*f));
+}
+
+/* ------------------------------------------------ the verdict */
 /* ------------------------------------------------ the verdict */
 
 /* num * DISPATCH_PPM / den, for 0 <= num <= den, den > 0, without overflow. */
@@ -291,17 +461,19 @@ static int read_verdict(struct sim *s, const struct admit_result *r, struct disp
     return -1;
 }
 
-/* The cluster inserted with its members, one full pass, the verdict read. */
-static int run(struct sim *s, struct admit *a, const json_t *cluster, int64_t now_ms, struct dispatch_verdict *out,
-               struct error *err)
+/* The pending copies and the cluster inserted with their members, one full pass, the verdict read. */
+static int run(struct sim *s, struct admit *a, const json_t *cluster, const json_t *copies, int64_t now_ms,
+               struct dispatch_verdict *out, struct error *err)
 {
     if (cache_gang_get(s->c, s->ns, s->cluster) != NULL) {
         /* Nothing inserted: nothing of the worker's to remove either. */
         error_setf(err, "a RayCluster %s/%s exists on the worker already", s->ns, s->cluster);
         return -1;
     }
+    struct fills f = {0};
+    fill_copies(&f, s, copies, now_ms);
     /* Pods first: the gang is complete when its RayCluster arrives, as after a resync. */
-    int rc = insert_members(s, cluster, err);
+    int rc = insert_members(s, cluster, NULL, err);
     if (rc == 0)
         rc = cache_upsert_raycluster(s->c, cluster, err);
     if (rc == 0) {
@@ -313,11 +485,12 @@ static int run(struct sim *s, struct admit *a, const json_t *cluster, int64_t no
         admit_result_finish(&r);
     }
     remove_all(s);
+    fills_remove(&f);
     return rc;
 }
 
-int dispatch_sim(struct cache *c, struct admit *a, const json_t *obj, int64_t now_ms, struct dispatch_verdict *out,
-                 struct error *err)
+int dispatch_sim(struct cache *c, struct admit *a, const json_t *obj, const json_t *copies, int64_t now_ms,
+                 struct dispatch_verdict *out, struct error *err)
 {
     dispatch_verdict_finish(out);
     dispatch_verdict_init(out);
@@ -334,9 +507,11 @@ int dispatch_sim(struct cache *c, struct admit *a, const json_t *obj, int64_t no
             .ns = json_string_value(json_object_get(cmeta, "namespace")),
             .cluster = name,
             .queue = json_string_value(json_object_get(json_object_get(cmeta, "labels"), NAMES_LABEL_QUEUE)),
+            .suffix = "",
+            .own_cluster = 1,
         };
         evict_format_time(now_ms, s.created, sizeof(s.created));
-        rc = run(&s, a, cluster, now_ms, out, err);
+        rc = run(&s, a, cluster, copies, now_ms, out, err);
         json_decref(cluster);
     }
     if (rc != 0) {

@@ -26,10 +26,17 @@
  *
  * The synthetic head carries KubeRay's autoscaler sidecar when the cluster
  * autoscales (gang_autoscaler_container), as the gang's minResources does.
- * An approximation: a copy on the worker whose pods KubeRay has not made yet
- * holds nothing in the pass (as on the worker's own gate, which waits for its
- * pods), so a second gang may be weighed as fitting the room the first is
- * about to take; it is then withdrawn after --dispatch-timeout.
+ * Copies not yet whole: the worker's own gate waits for a gang's pods, so a
+ * copy whose pods KubeRay has not all made yet holds nothing there. The pass
+ * counts it anyway, at its full demand, as it will be in a moment: each
+ * RayCluster of copies (the view's: this manager's copies on the worker,
+ * dispatchview.h) that the worker holds, not admitted, gets the members it
+ * lacks (gated pods from its templates, named with "-pending"); a RayJob copy
+ * KubeRay has made no RayCluster for yet (jobDeploymentStatus unset, New or
+ * Initializing) gets a whole synthetic one. They are older than the weighed
+ * gang, so they take their room first, as they will on the worker; a second
+ * gang is not sent to a worker the first is about to fill. They are removed
+ * with the rest.
  *
  * stranded (best fit): after placing the gang, the room left free on the
  * worker's Ready, schedulable nodes in each resource the gang asks for
@@ -71,7 +78,8 @@ void dispatch_verdict_finish(struct dispatch_verdict *v);
 
 /*
  * Weighs manager object obj (borrowed: a RayCluster or RayJob from the
- * manager) against a worker's cache c with its decision state a
+ * manager) against a worker's cache c, with the pending copies of copies
+ * (borrowed, may be NULL: see above), with its decision state a
  * (admit_create(c), kept by the caller across calls), at now_ms (Unix ms: the
  * synthetic pods' and cluster's creation time, and the pass's time). out must
  * be initialised; it is overwritten.
@@ -83,8 +91,8 @@ void dispatch_verdict_finish(struct dispatch_verdict *v);
  * RayJob's) is in the cache already (the worker has one). The cache is
  * unchanged in every case.
  */
-int dispatch_sim(struct cache *c, struct admit *a, const json_t *obj, int64_t now_ms, struct dispatch_verdict *out,
-                 struct error *err);
+int dispatch_sim(struct cache *c, struct admit *a, const json_t *obj, const json_t *copies, int64_t now_ms,
+                 struct dispatch_verdict *out, struct error *err);
 
 /*
  * The RayCluster the worker would hold for obj (borrowed), with the worker
