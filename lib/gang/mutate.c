@@ -63,20 +63,51 @@ static void warn_queue(const json_t *template, const char *path, const char *own
     }
 }
 
+/*
+ * The changes a gang makes to a pod template, written once for both ways of
+ * making them (mutate_pod_template() in a tree, patch_template() as patch
+ * operations): the member key of the map named map (labels and annotations
+ * in the template's metadata, or the template's spec) set to value, unless
+ * keep_set and the map has a non-empty string there already.
+ */
+struct template_edit {
+    const char *map;
+    const char *key;
+    const char *value;
+    int keep_set;
+};
+
+#define TEMPLATE_EDITS_MAX 3
+
+/* The template's changes for queue, group and priority (each may be NULL but queue) into edits; returns how many. */
+static size_t template_edits(const char *queue, const char *group, const char *priority, struct template_edit *edits)
+{
+    size_t n = 0;
+    edits[n++] = (struct template_edit){"labels", NAMES_LABEL_QUEUE, queue, 0};
+    if (group != NULL)
+        edits[n++] = (struct template_edit){"annotations", NAMES_ANNOTATION_GROUP, group, 0};
+    /* The apiserver resolves a pod's priority before webhooks see the pod: it must come from the template. */
+    if (priority != NULL)
+        edits[n++] = (struct template_edit){"spec", "priorityClassName", priority, 1};
+    return n;
+}
+
+static int edit_in_spec(const struct template_edit *e)
+{
+    return strcmp(e->map, "spec") == 0;
+}
+
 void mutate_pod_template(json_t *template, const char *path, const char *owner, const char *queue, const char *group,
                          const char *priority, struct mutate_result *out)
 {
+    struct template_edit edits[TEMPLATE_EDITS_MAX];
+    size_t n = template_edits(queue, group, priority, edits);
     warn_queue(template, path, owner, queue, out);
     json_t *meta = mutate_own_object(template, "metadata");
-    json_t *labels = mutate_own_object(meta, "labels");
-    json_object_set_new(labels, NAMES_LABEL_QUEUE, json_string(queue));
-    if (group != NULL)
-        json_object_set_new(mutate_own_object(meta, "annotations"), NAMES_ANNOTATION_GROUP, json_string(group));
-    if (priority != NULL) {
-        /* The apiserver resolves a pod's priority before webhooks see the pod: it must come from the template. */
-        json_t *spec = mutate_own_object(template, "spec");
-        if (nonempty_string(spec, "priorityClassName") == NULL)
-            json_object_set_new(spec, "priorityClassName", json_string(priority));
+    for (size_t i = 0; i < n; i++) {
+        json_t *map = edit_in_spec(&edits[i]) ? mutate_own_object(template, "spec") : mutate_own_object(meta, edits[i].map);
+        if (!edits[i].keep_set || nonempty_string(map, edits[i].key) == NULL)
+            json_object_set_new(map, edits[i].key, json_string(edits[i].value));
     }
 }
 
@@ -152,34 +183,43 @@ static void patch_map(json_t *patch, const char *base, const json_t *parent, con
     free(path);
 }
 
+/* Orders edits as jsonpatch_diff() words their operations: by map name (annotations, labels, spec). */
+static int edit_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct template_edit *)a)->map, ((const struct template_edit *)b)->map);
+}
+
 /*
  * mutate_pod_template()'s changes to the template (borrowed) at pointer base,
- * as operations appended to patch: the queue label, the group-name annotation
- * and the priority class, each where it differs.
+ * as operations appended to patch, each where it differs: a metadata that is
+ * absent or not an object is added whole.
  */
 static void patch_template(json_t *patch, const char *base, const json_t *template, const char *path, const char *queue,
                            const char *group, const char *priority, struct mutate_result *out)
 {
-    static const char *const label[] = {NAMES_LABEL_QUEUE}, *const annotation[] = {NAMES_ANNOTATION_GROUP};
-    static const char *const priority_key[] = {"priorityClassName"};
-    const json_t *meta = json_object_get(template, "metadata"), *spec = json_object_get(template, "spec");
+    struct template_edit edits[TEMPLATE_EDITS_MAX];
+    size_t n = template_edits(queue, group, priority, edits);
+    const json_t *meta = json_object_get(template, "metadata");
     char *meta_path = jsonpatch_pointer_join(base, "metadata");
 
     warn_queue(template, path, "RayCluster", queue, out);
     if (!json_is_object(meta)) {
-        json_t *whole = json_pack("{s:{s:s}}", "labels", NAMES_LABEL_QUEUE, queue);
-        if (group != NULL)
-            json_object_set_new(whole, "annotations", json_pack("{s:s}", NAMES_ANNOTATION_GROUP, group));
+        json_t *whole = json_object();
+        for (size_t i = 0; i < n; i++)
+            if (!edit_in_spec(&edits[i]))
+                json_object_set_new(mutate_own_object(whole, edits[i].map), edits[i].key, json_string(edits[i].value));
         jsonpatch_append_new(patch, meta != NULL ? "replace" : "add", meta_path, whole);
-    } else {
-        if (group != NULL)
-            patch_map(patch, meta_path, meta, "annotations", annotation, &group, 1);
-        patch_map(patch, meta_path, meta, "labels", label, &queue, 1);
+    }
+    qsort(edits, n, sizeof(*edits), edit_cmp);
+    for (size_t i = 0; i < n; i++) {
+        int in_spec = edit_in_spec(&edits[i]);
+        const json_t *parent = in_spec ? template : meta;
+        if ((!in_spec && !json_is_object(meta)) ||
+            (edits[i].keep_set && nonempty_string(json_object_get(parent, edits[i].map), edits[i].key) != NULL))
+            continue;
+        patch_map(patch, in_spec ? base : meta_path, parent, edits[i].map, &edits[i].key, &edits[i].value, 1);
     }
     free(meta_path);
-    /* The apiserver resolves a pod's priority before webhooks see the pod: it must come from the template. */
-    if (priority != NULL && nonempty_string(spec, "priorityClassName") == NULL)
-        patch_map(patch, base, template, "spec", priority_key, &priority, 1);
 }
 
 /*
