@@ -68,6 +68,7 @@ static void mark_pods(struct kube_client *k, struct evictor_pod *pods, struct at
             .path = paths[i],
             .content_type = kube_patch_content_type(KUBE_PATCH_STRATEGIC),
             .body = bodies[i],
+            .status_only = 1,
         };
     }
     kube_batch(k, items, n, o->concurrency);
@@ -96,7 +97,8 @@ static size_t delete_round(struct kube_client *k, struct evictor_pod *pods, stru
 {
     struct kube_batch_item *items = util_calloc(n + 1, sizeof(*items));
     for (size_t j = 0; j < n; j++)
-        items[j] = (struct kube_batch_item){.method = "DELETE", .path = tries[idx[j]].path, .body = tries[idx[j]].precondition};
+        items[j] = (struct kube_batch_item){
+            .method = "DELETE", .path = tries[idx[j]].path, .body = tries[idx[j]].precondition, .status_only = 1};
     kube_batch(k, items, n, o->concurrency);
     size_t nretry = 0;
     for (size_t j = 0; j < n; j++) {

@@ -120,6 +120,7 @@ static size_t patch_round(struct kube_client *k, struct ungate_job *jobs, struct
             .path = tries[idx[j]].path,
             .content_type = kube_patch_content_type(KUBE_PATCH_MERGE),
             .body = tries[idx[j]].patch,
+            .status_only = 1, /* a released gang of 1,000 would hold 1,000 parsed pods until the round ends */
         };
     }
     kube_batch(k, items, n, concurrency);

@@ -501,9 +501,10 @@ void kube_xfer_result(struct kube_xfer *x, CURLcode cc, const char *path, struct
         util_format(resp->message, sizeof(resp->message), "%s %.160s: %s", x->method, path, why);
         return;
     }
-    if (x->body.len > 0)
+    int ok = status >= 200 && status <= 299;
+    if (x->body.len > 0 && !(ok && x->drop_ok_body))
         resp->body = json_loadb(x->body.data, x->body.len, 0, NULL);
-    if (status < 200 || status > 299) {
+    if (!ok) {
         const char *msg = json_string_value(json_object_get(resp->body, "message"));
         const char *reason = json_string_value(json_object_get(resp->body, "reason"));
         util_format(resp->message, sizeof(resp->message), "%s %.160s: %ld%s%s: %s", x->method, path, status,

@@ -67,6 +67,7 @@ struct kube_xfer {
     long retry_after_ms;
     struct util_buf body;
     int too_large;
+    int drop_ok_body; /* kube_xfer_result leaves a 2xx answer's body unread (kube_batch_item.status_only) */
 
     /* Watch streams: a 200 body goes to ws instead of body. */
     struct watchstream *ws;

@@ -76,6 +76,7 @@ static void slot_start(struct batch *b, size_t i)
         abort();
     kube_xfer_prepare(&s->x, it->method, verb != NULL ? verb : verb_of(it->method), it->path, it->content_type, payload,
                       b->c->opt.request_timeout_ms);
+    s->x.drop_ok_body = it->status_only;
     if (curl_multi_add_handle(b->m, s->x.easy) != CURLM_OK)
         abort();
     s->state = SLOT_RUNNING;

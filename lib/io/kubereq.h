@@ -87,6 +87,8 @@ struct kube_batch_item {
     const char *path;
     const char *content_type;  /* NULL: "application/json" */
     json_t *body;              /* borrowed, may be NULL */
+    int status_only;           /* a 2xx answer's body is not read (resp.body stays NULL): a batch of n writes then holds
+                                  at most `concurrency` answers' bodies, not n parsed objects until the end */
     struct kube_response resp; /* out: initialised by kube_batch; finish it */
     int rc;                    /* out: 0 when the final answer was 2xx, else -1 */
 };
