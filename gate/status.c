@@ -27,6 +27,7 @@ struct status {
     json_t *pgs;            /* "ns/name" -> trimmed PodGroup (podgroup_trim), from the watch and our writes */
     json_t *pg_expected;    /* "ns/name" -> {"seq": n, "obj": trimmed PodGroup as our queued write leaves it} */
     json_t *pg_dirty;       /* "ns/name" -> {"ns", "name"}: the PodGroup changed; look at its gang at the next sync */
+    json_t *pg_compared;    /* "ns/name" -> the gang's podgroup_gang_fingerprint when its PodGroup was last compared */
     json_t *queue_status;   /* queue name -> {"rv": resourceVersion, "status": {...}} */
     json_t *queue_expected; /* queue name -> {"seq": n, "status": {...}} */
 };
@@ -224,6 +225,7 @@ struct status *status_create(struct kube_client *client, struct metrics_registry
     s->pgs = json_object();
     s->pg_expected = json_object();
     s->pg_dirty = json_object();
+    s->pg_compared = json_object();
     s->queue_status = json_object();
     s->queue_expected = json_object();
     s->qmetrics = queuemetrics_create(reg);
@@ -244,6 +246,7 @@ void status_destroy(struct status *s)
     json_decref(s->pgs);
     json_decref(s->pg_expected);
     json_decref(s->pg_dirty);
+    json_decref(s->pg_compared);
     json_decref(s->queue_status);
     json_decref(s->queue_expected);
     pthread_mutex_destroy(&s->mu);
@@ -299,6 +302,15 @@ static void sync_podgroup(struct sync_ctx *x, struct cache_gang *g)
     podgroup_gang_from_cache(g, &pg);
     const struct preempthold_item *held = admit_held(x->admit, g);
     pg.preempting = held != NULL && held->victims_remain ? held->victims : NULL;
+    /* Nothing it shows moved since the last comparison, nor the PodGroup (that would have made it dirty): same answer. */
+    json_int_t fp = (json_int_t)podgroup_gang_fingerprint(&pg, g->resource_version);
+    json_t *last = json_object_get(s->pg_compared, key);
+    if (last != NULL && json_integer_value(last) == fp) {
+        free(key);
+        free(name);
+        return;
+    }
+    json_object_set_new(s->pg_compared, key, json_integer(fp));
     json_t *body = NULL, *expect = NULL;
     enum podgroup_write w = podgroup_sync(&pg, observed, x->now, &body);
     x->npodgroups++;
@@ -384,6 +396,7 @@ static void sync_dirty(struct sync_ctx *x)
         const char *ns = json_string_value(json_object_get(v, "ns"));
         char *cluster = podgroup_cluster_of(json_string_value(json_object_get(v, "name")));
         struct cache_gang *g = cluster != NULL ? cache_gang_get(x->cache, ns, cluster) : NULL;
+        json_object_del(x->s->pg_compared, key); /* the PodGroup changed: compare again */
         if ((x->crds & PODGROUP_CRD_PODGROUPS) && g != NULL && podgroup_wanted(g))
             sync_podgroup(x, g);
         free(cluster);
@@ -397,9 +410,10 @@ void status_sync(struct status *s, struct cache *cache, const struct admit *admi
     struct sync_ctx x = {.s = s, .cache = cache, .admit = admit, .crds = crds};
     events_timestamp(time(NULL), x.now, sizeof(x.now));
     pthread_mutex_lock(&s->mu);
-    if (resync) { /* writes that failed are tried again */
+    if (resync || s->full) { /* writes that failed are tried again; every PodGroup is compared (and gone gangs forgotten) */
         drop_failed(s->pg_expected);
         drop_failed(s->queue_expected);
+        json_object_clear(s->pg_compared);
     }
     qtree_init(&x.tree);
     qtree_fill(&x.tree, cache);

@@ -11,6 +11,7 @@
 #include "jsonpatch.h"
 #include "names.h"
 #include "quantity.h"
+#include "table.h"
 #include "util.h"
 
 #define COND_UNSCHEDULABLE "Unschedulable"
@@ -66,6 +67,31 @@ void podgroup_gang_from_cache(const struct cache_gang *g, struct podgroup_gang *
         else if (p->phase == CACHE_PHASE_FAILED)
             out->failed++;
     }
+}
+
+/* A string (NULL apart from "") into a fingerprint. */
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+    static const char none = 1;
+    return s != NULL ? table_hash_str(h, s) : table_hash_bytes(h, &none, 1);
+}
+
+uint64_t podgroup_gang_fingerprint(const struct podgroup_gang *g, const char *cluster_rv)
+{
+    const char *strings[] = {g->namespace_,     g->cluster,     g->cluster_uid,  g->rayjob,     g->rayjob_uid, g->queue,
+                             g->priority_class, g->admitted_at, g->preempted_by, g->preempting, g->message,    cluster_rv};
+    int64_t numbers[] = {g->legacy,       g->spec_ok, g->min_member, g->admitted, g->reason,
+                         g->pods_created, g->running, g->succeeded,  g->failed,   g->record != NULL};
+    uint64_t h = TABLE_HASH_SEED;
+    for (size_t i = 0; i < sizeof(strings) / sizeof(*strings); i++)
+        h = hash_str(h, strings[i]);
+    h = table_hash_bytes(h, numbers, sizeof(numbers));
+    if (g->record != NULL) {
+        int64_t r[] = {g->record->count, g->record->requeue_at_ms, g->record->evicted_at_ms, g->record->generation,
+                       g->record->reason};
+        h = table_hash_bytes(h, r, sizeof(r));
+    }
+    return h;
 }
 
 /* The PodGroup's owner: the RayJob the cluster was made for, else the cluster. */

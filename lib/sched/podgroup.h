@@ -106,6 +106,16 @@ int podgroup_wanted(const struct cache_gang *g);
 /* Fills out from a cached gang; strings are borrowed from the cache (valid until its next change). */
 void podgroup_gang_from_cache(const struct cache_gang *g, struct podgroup_gang *out);
 
+/*
+ * A fingerprint of everything podgroup_sync() reads of g, but min_resources,
+ * which only a change of the RayCluster's spec moves: that and every other
+ * change of the RayCluster (its annotations: admission time, eviction record,
+ * preempted-by) moves cluster_rv, its resourceVersion (NULL: none), which is
+ * hashed in. Equal fingerprints and an unchanged PodGroup give the same
+ * answer, so a caller that compared at one may skip the next (status.c).
+ */
+uint64_t podgroup_gang_fingerprint(const struct podgroup_gang *g, const char *cluster_rv);
+
 enum podgroup_phase podgroup_phase_of(const struct podgroup_gang *g);
 
 /* "Pending", "Inqueue", "Running". */

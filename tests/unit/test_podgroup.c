@@ -107,6 +107,7 @@ static void test_transitions(void **state)
         json_t *gang = json_object();
         size_t k;
         json_t *step;
+        uint64_t prev_fp = 0;
         json_array_foreach(json_object_get(sc, "steps"), k, step)
         {
             char where[512];
@@ -121,6 +122,14 @@ static void test_transitions(void **state)
             enum podgroup_write w = podgroup_sync(&h.g, observed, now, &body);
             if (strcmp(write_name(w), str(step, "write")) != 0)
                 fail_msg("%s: wrote %s, expected %s", where, write_name(w), str(step, "write"));
+            /* What status.c skips on: a step that writes (the PodGroup as the last step left it) moved the fingerprint. The
+               RayCluster's resourceVersion moves with its spec: here, with minResources. */
+            char *rv = fixture_dump(json_object_get(gang, "minResources"));
+            uint64_t fp = podgroup_gang_fingerprint(&h.g, rv);
+            free(rv);
+            if (k > 0 && (w == PODGROUP_WRITE_CREATE || w == PODGROUP_WRITE_PATCH) && fp == prev_fp)
+                fail_msg("%s: writes, yet its fingerprint is the last step's", where);
+            prev_fp = fp;
             if (w == PODGROUP_WRITE_CREATE) {
                 fixture_check_json(where, "body", body, json_object_get(step, "body"));
                 /* The apiserver's copy: ours plus its metadata. */
