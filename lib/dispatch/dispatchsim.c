@@ -365,6 +365,8 @@ static void fill_copies(struct fills *f, const struct sim *weighed, const json_t
         if (same(json_string_value(json_object_get(meta, "name")), weighed->cluster) &&
             same(json_string_value(json_object_get(meta, "namespace")), weighed->ns))
             continue; /* the weighed object's own copy: never its own rival */
+        if (json_object_get(meta, "deletionTimestamp") != NULL)
+            continue; /* withdrawn or deleted: it is leaving, not about to fill the worker */
         if (strncmp(key, "RayCluster/", 11) == 0)
             fill_cluster(f, c, copy, now_ms);
         else if (strncmp(key, "RayJob/", 7) == 0 && job_pending(copies, copy))

@@ -33,10 +33,10 @@
  * dispatchview.h) that the worker holds, not admitted, gets the members it
  * lacks (gated pods from its templates, named with "-pending"); a RayJob copy
  * KubeRay has made no RayCluster for yet (jobDeploymentStatus unset, New or
- * Initializing) gets a whole synthetic one. They are older than the weighed
- * gang, so they take their room first, as they will on the worker; a second
- * gang is not sent to a worker the first is about to fill. They are removed
- * with the rest.
+ * Initializing) gets a whole synthetic one; a copy being deleted gets
+ * nothing. They are older than the weighed gang, so they take their room
+ * first, as they will on the worker; a second gang is not sent to a worker
+ * the first is about to fill. They are removed with the rest.
  *
  * stranded (best fit): after placing the gang, the room left free on the
  * worker's Ready, schedulable nodes in each resource the gang asks for
