@@ -4,7 +4,7 @@
 # binary on loopback: hostile input over TLS, slow clients), the same two
 # suites in an AddressSanitizer+UndefinedBehaviorSanitizer build (build-san),
 # the unit suite under valgrind, a short pass of every libFuzzer harness
-# (build-fuzz, RAYGATE_FUZZ_SECONDS each, default 10), the e2e suite as
+# (build-fuzz, RAYGATE_FUZZ_SECONDS each, default 5), the e2e suite as
 # shards side by side, each against a real local control plane of its own,
 # and the in-cluster suite (raygate from its image on a real node:
 # hack/cluster.sh up --real-node) in one shard after its e2e tests
@@ -81,7 +81,7 @@ step "unit tests and the webhook binary under valgrind"
 bash "$here/valgrind.sh" "$BUILD" || rc=1
 
 step "fuzzing: a short pass of each harness"
-bash "$here/fuzz.sh" "${RAYGATE_FUZZ_SECONDS:-10}" || rc=1
+bash "$here/fuzz.sh" "${RAYGATE_FUZZ_SECONDS:-5}" || rc=1
 
 if ((unit_only == 0)); then
 	step "e2e tests (real control planes: $shards shards side by side)"
