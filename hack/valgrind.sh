@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs the unit suite under valgrind memcheck (less the checks of the sources,
-# suite 'source', which test no binary of ours): any invalid access, use of
+# suite 'source', which test no binary of ours, and the tests that are bash or
+# Python scripts, suite 'script': valgrind would check the interpreter, not
+# the programs they run, which are not traced): any invalid access, use of
 # uninitialised memory or leak (definite, indirect or possible) fails the test.
 # Hostile-input bodies over 4 MiB are skipped there (RAYGATE_UNDER_VALGRIND=1;
 # minutes each under valgrind); the sanitizer build runs them. Then the
@@ -18,7 +20,7 @@ command -v valgrind >/dev/null || die "valgrind is not installed (hack/deps.sh)"
 meson compile -C "$build" >/dev/null
 rc=0
 # meson names the log <logbase>-<wrapper>: valgrind-valgrind.json
-RAYGATE_UNDER_VALGRIND=1 nice -n 10 meson test -C "$build" --suite unit --no-suite source --print-errorlogs --logbase valgrind \
+RAYGATE_UNDER_VALGRIND=1 nice -n 10 meson test -C "$build" --suite unit --no-suite source --no-suite script --print-errorlogs --logbase valgrind \
 	--timeout-multiplier 10 \
 	--wrapper "valgrind --quiet --error-exitcode=1 --leak-check=full --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible --suppressions=$here/../tests/local/valgrind.supp" || rc=1
 RAYGATE_WEBHOOK_VALGRIND=1 nice -n 10 meson test -C "$build" hostile_tls --print-errorlogs --logbase valgrind-webhook || rc=1
