@@ -186,14 +186,9 @@ struct statuswriter *statuswriter_create(struct kube_client *client, statuswrite
 }
 
 /* Whether two strings, either of which may be NULL, are the same. */
-static int same(const char *a, const char *b)
-{
-    return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
-}
-
 int statuswriter_key_equal(const struct statuswriter_key *a, const struct statuswriter_key *b)
 {
-    return a->kind == b->kind && same(a->namespace_, b->namespace_) && same(a->name, b->name);
+    return a->kind == b->kind && util_streq(a->namespace_, b->namespace_) && util_streq(a->name, b->name);
 }
 
 uint64_t statuswriter_submit_new(struct statuswriter *w, const struct statuswriter_key *key, const char *method, const char *path,

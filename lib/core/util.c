@@ -40,6 +40,13 @@ char *util_strdup(const char *s)
     return s != NULL ? util_memdup(s, strlen(s)) : NULL;
 }
 
+int util_streq(const char *a, const char *b)
+{
+    if (a == NULL || b == NULL)
+        return a == b;
+    return strcmp(a, b) == 0;
+}
+
 /* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 when none starts there. */
 static size_t utf8_sequence(const unsigned char *s, size_t n)
 {

@@ -20,6 +20,9 @@ void *util_realloc(void *p, size_t n);
 /* A new copy of s (caller frees), or NULL if s is NULL. */
 char *util_strdup(const char *s);
 
+/* Whether a and b are equal strings; NULL equals only NULL. */
+int util_streq(const char *a, const char *b);
+
 /*
  * snprintf into a fixed buffer where cutting is intended (error messages,
  * field paths): the text is truncated, never overflowed, always terminated,

@@ -279,12 +279,6 @@ static struct sim *fills_add(struct fills *f, struct cache *c, const json_t *clu
     return s;
 }
 
-/* Whether a and b (either may be NULL) are equal strings. */
-static int same(const char *a, const char *b)
-{
-    return a != NULL && b != NULL && strcmp(a, b) == 0;
-}
-
 /* Whether copies (borrowed) hold the RayCluster KubeRay made for RayJob job (borrowed). */
 static int job_has_cluster(const json_t *copies, const json_t *job)
 {
@@ -295,10 +289,11 @@ static int job_has_cluster(const json_t *copies, const json_t *job)
     {
         const json_t *meta = json_object_get(o, "metadata"), *labels = json_object_get(meta, "labels");
         if (strncmp(key, "RayCluster/", 11) == 0 &&
-            same(json_string_value(json_object_get(meta, "namespace")), json_string_value(json_object_get(jmeta, "namespace"))) &&
-            same(json_string_value(json_object_get(labels, NAMES_LABEL_ORIGIN_CRD)), "RayJob") &&
-            same(json_string_value(json_object_get(labels, RAYJOB_LABEL_ORIGIN_NAME)),
-                 json_string_value(json_object_get(jmeta, "name"))))
+            util_streq(json_string_value(json_object_get(meta, "namespace")),
+                       json_string_value(json_object_get(jmeta, "namespace"))) &&
+            util_streq(json_string_value(json_object_get(labels, NAMES_LABEL_ORIGIN_CRD)), "RayJob") &&
+            util_streq(json_string_value(json_object_get(labels, RAYJOB_LABEL_ORIGIN_NAME)),
+                       json_string_value(json_object_get(jmeta, "name"))))
             return 1;
     }
     return 0;
@@ -362,8 +357,8 @@ static void fill_copies(struct fills *f, const struct sim *weighed, const json_t
     {
         const json_t *meta = json_object_get(copy, "metadata");
         struct cache *c = weighed->c;
-        if (same(json_string_value(json_object_get(meta, "name")), weighed->cluster) &&
-            same(json_string_value(json_object_get(meta, "namespace")), weighed->ns))
+        if (util_streq(json_string_value(json_object_get(meta, "name")), weighed->cluster) &&
+            util_streq(json_string_value(json_object_get(meta, "namespace")), weighed->ns))
             continue; /* the weighed object's own copy: never its own rival */
         if (json_object_get(meta, "deletionTimestamp") != NULL)
             continue; /* withdrawn or deleted: it is leaving, not about to fill the worker */

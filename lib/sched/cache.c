@@ -8,13 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int streq(const char *a, const char *b)
-{
-    if (a == NULL || b == NULL)
-        return a == b;
-    return strcmp(a, b) == 0;
-}
-
 const char *cache_resource_name(const struct cache *c, uint32_t id)
 {
     return id < c->shapes.nresources ? c->shapes.resource_names[id] : NULL;
@@ -202,8 +195,8 @@ int cache_upsert_queue(struct cache *c, const json_t *obj, struct error *err)
     if (resources_parse(&cap, json_object_get(spec, "capability"), "spec.capability", 0, &rerr) == 0)
         capability = shape_rl_intern(&c->shapes, &cap, 1, NULL);
     resources_finish(&cap);
-    uint8_t dequeue =
-        streq(json_string_value(json_object_get(spec, "dequeueStrategy")), "fifo") ? CACHE_DEQUEUE_FIFO : CACHE_DEQUEUE_TRAVERSE;
+    uint8_t dequeue = util_streq(json_string_value(json_object_get(spec, "dequeueStrategy")), "fifo") ? CACHE_DEQUEUE_FIFO
+                                                                                                      : CACHE_DEQUEUE_TRAVERSE;
     const char *state = shape_member(&c->shapes, json_object_get(obj, "status"), "state");
 
     int changed = !q->present || q->capability != capability || q->dequeue != dequeue || q->state != state;
@@ -247,7 +240,7 @@ struct cache_gang *cache_gang_get(const struct cache *c, const char *namespace_,
     uint64_t h = key_hash(namespace_, name);
     for (struct table_node *n = table_first(&c->gangs, h); n != NULL; n = n->next) {
         struct cache_gang *g = TABLE_CONTAINER_OF(n, struct cache_gang, by_name);
-        if (n->hash == h && strcmp(g->name, name) == 0 && streq(g->namespace_, namespace_ ? namespace_ : ""))
+        if (n->hash == h && strcmp(g->name, name) == 0 && util_streq(g->namespace_, namespace_ ? namespace_ : ""))
             return g;
     }
     return NULL;
@@ -450,7 +443,7 @@ struct cache_pod *cache_pod_get(const struct cache *c, const char *namespace_, c
     uint64_t h = key_hash(namespace_, name);
     for (struct table_node *n = table_first(&c->pods, h); n != NULL; n = n->next) {
         struct cache_pod *p = TABLE_CONTAINER_OF(n, struct cache_pod, by_name);
-        if (n->hash == h && strcmp(p->name, name) == 0 && streq(p->namespace_, namespace_ ? namespace_ : ""))
+        if (n->hash == h && strcmp(p->name, name) == 0 && util_streq(p->namespace_, namespace_ ? namespace_ : ""))
             return p;
     }
     return NULL;

@@ -10,13 +10,6 @@
 #include "submitter.h"
 #include "util.h"
 
-static int streq(const char *a, const char *b)
-{
-    if (a == NULL || b == NULL)
-        return a == b;
-    return strcmp(a, b) == 0;
-}
-
 int64_t model_parse_time(const char *s)
 {
     int64_t t;
@@ -127,8 +120,8 @@ static void node_parse_status(struct shape_pool *p, struct cache_node *fresh, co
     const json_t *conds = json_object_get(status, "conditions");
     for (size_t i = 0; i < json_array_size(conds); i++) {
         const json_t *cond = json_array_get(conds, i);
-        if (streq(json_string_value(json_object_get(cond, "type")), "Ready"))
-            fresh->ready = streq(json_string_value(json_object_get(cond, "status")), "True");
+        if (util_streq(json_string_value(json_object_get(cond, "type")), "Ready"))
+            fresh->ready = util_streq(json_string_value(json_object_get(cond, "status")), "True");
     }
 }
 
@@ -430,11 +423,11 @@ void model_pod_release(struct shape_pool *p, struct cache_pod *pod)
 
 static uint8_t parse_phase(const char *s)
 {
-    if (streq(s, "Running"))
+    if (util_streq(s, "Running"))
         return CACHE_PHASE_RUNNING;
-    if (streq(s, "Succeeded"))
+    if (util_streq(s, "Succeeded"))
         return CACHE_PHASE_SUCCEEDED;
-    if (streq(s, "Failed"))
+    if (util_streq(s, "Failed"))
         return CACHE_PHASE_FAILED;
     return CACHE_PHASE_PENDING;
 }
@@ -451,12 +444,12 @@ static void pod_conditions(struct shape_pool *p, struct cache_pod *pod, const js
         const char *type = json_string_value(json_object_get(cond, "type"));
         const char *status = json_string_value(json_object_get(cond, "status"));
         int64_t at = model_parse_time(json_string_value(json_object_get(cond, "lastTransitionTime")));
-        if (streq(type, "Ready")) {
-            pod->ready = streq(status, "True");
+        if (util_streq(type, "Ready")) {
+            pod->ready = util_streq(status, "True");
             pod->ready_changed = at;
-        } else if (streq(type, "PodScheduled") && streq(status, "True")) {
+        } else if (util_streq(type, "PodScheduled") && util_streq(status, "True")) {
             pod->scheduled_at = at;
-        } else if (streq(type, "PodScheduled") && streq(status, "False") && pod->unschedulable == NULL) {
+        } else if (util_streq(type, "PodScheduled") && util_streq(status, "False") && pod->unschedulable == NULL) {
             pod->unschedulable = shape_member(p, cond, "message");
         }
     }

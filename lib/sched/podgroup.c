@@ -20,13 +20,6 @@
 #define COND_PREEMPTING "Preempting"
 #define NWANTS 4
 
-static int streq(const char *a, const char *b)
-{
-    if (a == NULL || b == NULL)
-        return a == b;
-    return strcmp(a, b) == 0;
-}
-
 /* ---- the gang ---- */
 
 int podgroup_wanted(const struct cache_gang *g)
@@ -193,7 +186,7 @@ static json_t *new_condition(const struct podgroup_gang *g, const struct want *w
 /* cond (borrowed) brought to w: its time and ID stay when the status does. New reference. */
 static json_t *update_condition(const struct podgroup_gang *g, const json_t *cond, const struct want *w)
 {
-    if (!streq(json_string_value(json_object_get(cond, "status")), w->status))
+    if (!util_streq(json_string_value(json_object_get(cond, "status")), w->status))
         return new_condition(g, w);
     json_t *c = json_deep_copy(cond);
     json_object_set_new(c, "reason", json_string(w->reason));
@@ -305,7 +298,7 @@ static json_t *conditions(const struct podgroup_gang *g, const json_t *observed,
         const char *type = json_string_value(json_object_get(cond, "type"));
         int k = -1;
         for (int j = 0; j < NWANTS && k < 0; j++)
-            k = streq(type, wants[j].type) ? j : -1;
+            k = util_streq(type, wants[j].type) ? j : -1;
         if (k < 0 || wants[k].kind == WANT_KEEP) {
             json_array_append(out, (json_t *)cond);
             continue;
@@ -464,7 +457,7 @@ enum podgroup_write podgroup_sync(const struct podgroup_gang *g, const json_t *o
     const json_t *ref;
     json_array_foreach(refs, i, ref)
     {
-        if (streq(json_string_value(json_object_get(ref, "uid")), owner_uid(g)))
+        if (util_streq(json_string_value(json_object_get(ref, "uid")), owner_uid(g)))
             ours = 1;
         else if (json_is_true(json_object_get(ref, "controller")))
             foreign = 1;
@@ -780,7 +773,7 @@ unsigned podgroup_discovery(const json_t *resource_list)
     {
         const char *name = json_string_value(json_object_get(r, "name"));
         for (size_t k = 0; k < NKEYS(known); k++) {
-            if (streq(name, known[k].name))
+            if (util_streq(name, known[k].name))
                 flags |= known[k].flag;
         }
     }

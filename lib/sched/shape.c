@@ -5,13 +5,6 @@
 
 #include "util.h"
 
-static int streq(const char *a, const char *b)
-{
-    if (a == NULL || b == NULL)
-        return a == b;
-    return strcmp(a, b) == 0;
-}
-
 void shape_pool_init(struct shape_pool *p)
 {
     memset(p, 0, sizeof(*p));
@@ -88,7 +81,7 @@ const struct shape_rl *shape_rl_intern(struct shape_pool *p, const struct resour
     struct shape_res *items = util_calloc(r->len, sizeof(*items));
     uint32_t len = 0;
     for (size_t i = 0; i < r->len; i++) {
-        if ((r->items[i].quantity.value == 0 && !keep_zero) || streq(r->items[i].name, skip))
+        if ((r->items[i].quantity.value == 0 && !keep_zero) || util_streq(r->items[i].name, skip))
             continue;
         items[len].id = shape_resource_id(p, r->items[i].name);
         items[len].format = (uint8_t)r->items[i].quantity.format;
@@ -177,9 +170,9 @@ void shape_sched_release(struct shape_pool *p, const struct shape_sched *cs)
 
 uint8_t shape_effect(const char *s)
 {
-    if (streq(s, "NoSchedule"))
+    if (util_streq(s, "NoSchedule"))
         return SHAPE_EFFECT_NO_SCHEDULE;
-    if (streq(s, "NoExecute"))
+    if (util_streq(s, "NoExecute"))
         return SHAPE_EFFECT_NO_EXECUTE;
     return SHAPE_EFFECT_ANY;
 }
@@ -247,7 +240,7 @@ static struct shape_sched *sched_build(struct shape_pool *p, const json_t *selec
         struct shape_toleration *tol = &s->tolerations[s->ntolerations++];
         tol->key = shape_member(p, t, "key");
         tol->value = shape_member(p, t, "value");
-        tol->exists = streq(json_string_value(json_object_get(t, "operator")), "Exists");
+        tol->exists = util_streq(json_string_value(json_object_get(t, "operator")), "Exists");
         tol->effect = shape_effect(json_string_value(json_object_get(t, "effect")));
         const char *effect = json_string_value(json_object_get(t, "effect"));
         if (effect != NULL && effect[0] != '\0' && tol->effect == SHAPE_EFFECT_ANY) {

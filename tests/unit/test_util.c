@@ -106,6 +106,11 @@ static void test_strings(void **state)
     free(d);
     util_wipe_free(util_strdup("secret"), (size_t)-1);
     util_wipe_free(NULL, 0);
+    assert_true(util_streq(NULL, NULL));
+    assert_true(util_streq("a", "a"));
+    assert_false(util_streq("a", NULL));
+    assert_false(util_streq(NULL, "a"));
+    assert_false(util_streq("a", "ab"));
 }
 
 /* A cut never leaves half a UTF-8 character: jansson would refuse the message (an empty AdmissionReview status). */
