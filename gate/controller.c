@@ -125,6 +125,7 @@ static int create_rooms(struct controller *c)
         return -1;
     c->admit = admit_create(c->cache);
     admit_set_evict(c->admit, &c->opts.evict);
+    admit_set_early(c->admit, c->opts.early);
     c->hyper = hyperwatch_create();
     admit_set_hypernodes(c->admit, hyperwatch_set(c->hyper));
     c->evictor = evictor_create(c->client, c->reg, c->instance);
@@ -360,7 +361,7 @@ static void scan_preemption(struct controller *c, const struct admit_result *res
     evictscan_result_init(&er);
     char *uid = NULL;
     pthread_mutex_lock(&c->mu);
-    int rc = preemptscan_run(c->cache, res, hyperwatch_set(c->hyper), wall, &r, &err);
+    int rc = preemptscan_run(c->cache, res, hyperwatch_set(c->hyper), wall, c->opts.early, &r, &err);
     if (rc == 0 && r.kind != PREEMPT_KIND_NONE) {
         preemption_evictions(c, &r, wall, &er);
         const struct cache_gang *p = cache_gang_get(c->cache, r.namespace_, r.cluster);

@@ -5,6 +5,7 @@
  *                [--resync D] [--log-level L]
  *                [--placement-timeout D] [--pods-ready-timeout D] [--requeue-backoff-base D]
  *                [--requeue-backoff-max D] [--requeue-limit N] [--preemption=false]
+ *                [--early-admission=false]
  *                [--leader-elect [--leader-elect-lease-duration D] [--leader-elect-renew-deadline D]
  *                 [--leader-elect-retry-period D]]
  *
@@ -60,6 +61,7 @@ struct gate_flags {
     int64_t fault_exit_after_evict_deletes; /* -1: off */
     struct evict_config evict;
     int preemption;
+    int early;
     int log_level;
 };
 
@@ -118,6 +120,9 @@ static int parse_flags(int argc, char **argv, struct gate_flags *f)
                   "evict admitted gangs whole to admit a waiting gang of higher priority (Queue annotation "
                   "raygate.io/preemption: LowerPriority, LowerOrNewerEqualPriority or Never) or of a queue under its "
                   "spec.deserved"),
+        FLAG_BOOL("early-admission", &f->early,
+                  "admit a gang once its head and a pod of each worker group exist, its other pods weighed as copies of "
+                  "those and ungated as they are created, instead of waiting for all of its pods"),
         FLAG_INT("test-fault-exit-after-ungates", "N", &f->fault_exit_after_ungates, 0, 1000000,
                  "TEST ONLY: exit(3) after recording an admission and ungating N pods"),
         FLAG_INT("test-fault-exit-after-evict-deletes", "N", &f->fault_exit_after_evict_deletes, 0, 1000000,
@@ -184,6 +189,7 @@ static int create_controller(struct gate *g, const struct gate_flags *f)
         .fault_exit_after_evict_deletes = (long)f->fault_exit_after_evict_deletes,
         .evict = f->evict,
         .preemption = f->preemption,
+        .early = f->early,
         .instance = g->host,
         .leader = g->leader,
     };
@@ -247,6 +253,7 @@ int main(int argc, char **argv)
         .fault_exit_after_evict_deletes = -1,
         .log_level = LOG_LEVEL_INFO,
         .preemption = 1, /* issue 13: on unless --preemption=false */
+        .early = 1,      /* issue 26: on unless --early-admission=false */
     };
     evict_config_default(&f.evict);
     int rc = parse_flags(argc, argv, &f);
@@ -265,6 +272,7 @@ int main(int argc, char **argv)
         log_evict_flags(&f.evict);
         log_infof("preemption: %s", f.preemption ? "on (Queue annotation raygate.io/preemption; --preemption=false turns it off)"
                                                  : "off (--preemption=false)");
+        log_infof("early admission: %s", f.early ? "on (--early-admission=false turns it off)" : "off (--early-admission=false)");
         controller_run(the_controller);
         log_infof("raygate-gate stopping");
         rc = 0;

@@ -9,6 +9,7 @@
 #include "admitselect.h"
 #include "admittopo.h"
 #include "dispatchlease.h"
+#include "early.h"
 #include "fairorder.h"
 #include "fit.h"
 #include "hold.h"
@@ -47,6 +48,11 @@ void admit_set_evict(struct admit *a, const struct evict_config *cfg)
 void admit_set_now(struct admit *a, int64_t now_ms)
 {
     a->now_ms = now_ms;
+}
+
+void admit_set_early(struct admit *a, int on)
+{
+    a->early = on != 0;
 }
 
 void admit_set_hypernodes(struct admit *a, const struct hypernodes *h)
@@ -394,7 +400,7 @@ static void evaluate_admitted(struct pass *p, struct work *w)
         admit_result_add_pod(p->out, d, pod);
         admittopo_finish(p, w, d, pod);
         w->ungated++;
-        if (pod->node == NULL)
+        if (pod->node == NULL && !(p->a->early && early_reserves(w->g))) /* else its copy holds its room (early.h) */
             fit_reserve(p->fit, pod);
     }
     struct util_buf b = {0};
@@ -460,9 +466,22 @@ static int pending_lease(struct pass *p, const struct work *w)
     return 1;
 }
 
+/* Whether incomplete gang w may be weighed now, its members to come as copies (early.h): sets w->ncopies. */
+static int weigh_early(struct pass *p, struct work *w)
+{
+    if (!p->a->early || !early_applies(w->g))
+        return 0;
+    struct cache_pod **copies = admitpass_scratch(p->a, SCRATCH_UNBOUND, (size_t)w->g->min_member, sizeof(*copies), 0);
+    int complete;
+    w->ncopies = early_missing(w->g, w->live, w->ncore, w->live, w->nlive, copies, &complete);
+    if (!complete)
+        w->ncopies = 0;
+    return complete;
+}
+
 /* A pending gang that cannot be weighed yet (its queue unusable, its spec invalid, pods missing, a fifo blocker): decides WAIT and
  * returns 1. */
-static int pending_not_ready(struct pass *p, const struct work *w)
+static int pending_not_ready(struct pass *p, struct work *w)
 {
     const struct cache_gang *g = w->g;
     const struct qstate *qs = w->qs;
@@ -486,7 +505,7 @@ static int pending_not_ready(struct pass *p, const struct work *w)
                  g->min_member);
         return 1;
     }
-    if (!g->legacy && (int64_t)w->ncore < g->min_member) {
+    if (!g->legacy && (int64_t)w->ncore < g->min_member && !weigh_early(p, w)) {
         wait_msg(p, w, ADMIT_REASON_PODS, "waiting for pods: %zu of %" PRId64 " created", w->ncore, g->min_member);
         return 1;
     }
@@ -581,15 +600,31 @@ static int pending_fits_queue(struct pass *p, const struct work *w)
     return 0;
 }
 
+/* Whether unbound[i] (placed by pending_fits_nodes, sorted) stands for a member to come: a pod met twice, or not a member. */
+static int unbound_copy(const struct work *w, struct cache_pod *const *unbound, size_t i)
+{
+    if (w->ncopies == 0)
+        return 0;
+    for (size_t k = 0; k < i; k++) {
+        if (unbound[k] == unbound[i])
+            return 1;
+    }
+    return 0;
+}
+
 /* Places the gang's unbound members (its first minMember live pods) for good; if they do not fit, decides WAIT and returns 0. */
 static int pending_fits_nodes(struct pass *p, const struct work *w)
 {
     const struct cache_gang *g = w->g;
     size_t ncore = w->ncore, nplace = 0; /* minMember; fewer for a legacy gang whose workers are still to come */
-    struct cache_pod **unbound = admitpass_scratch(p->a, SCRATCH_UNBOUND, ncore, sizeof(*unbound), 0);
+    struct cache_pod **unbound = admitpass_scratch(p->a, SCRATCH_UNBOUND, ncore + w->ncopies, sizeof(*unbound), 0);
     for (size_t i = 0; i < ncore; i++) {
         if (w->live[i]->node == NULL)
             unbound[nplace++] = w->live[i];
+    }
+    if (w->ncopies > 0) { /* weighed early: the members to come, as copies of pods of their roles */
+        int complete;
+        nplace += early_missing(g, w->live, ncore, w->live, w->nlive, unbound + nplace, &complete);
     }
     fit_sort_larger_first(p->fit, unbound, nplace);
     if (g->topo != NULL)
@@ -603,6 +638,8 @@ static int pending_fits_nodes(struct pass *p, const struct work *w)
     struct util_buf b = {0};
     admitpass_put_gang(p, g, &b);
     util_buf_puts(&b, " does not fit the nodes: no node fits pod ");
+    if (unbound_copy(w, unbound, failed))
+        util_buf_puts(&b, "to come like ");
     util_buf_puts(&b, unbound[failed]->name);
     util_buf_puts(&b, why);
     if (failed > 0)
@@ -633,6 +670,8 @@ static void admit_gang(struct pass *p, struct work *w)
     struct util_buf b = {0};
     util_buf_printf(&b, "admitted by queue %s; scheduling gates removed from %zu %s", qs->q->name, d->npods,
                     plural((int64_t)d->npods, "pod", "pods"));
+    if (w->ncopies > 0)
+        util_buf_printf(&b, ", and from %zu more as they are created", w->ncopies);
     d->message = util_buf_take(&b);
     if (g->topo != NULL)
         admittopo_admitted(p, d);
@@ -690,6 +729,8 @@ static void reserve_admitted(struct pass *p)
     fit_sort_larger_first(p->fit, resv, nresv);
     for (size_t i = 0; i < nresv; i++)
         fit_reserve(p->fit, resv[i]);
+    if (p->a->early)
+        early_reserve(p->c, p->fit); /* and admitted gangs' members to come, or gated */
 }
 
 /*

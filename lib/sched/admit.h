@@ -4,7 +4,9 @@
  * A gang is the live pods (neither terminating nor Succeeded/Failed) of a
  * RayCluster labelled volcano.sh/queue-name. One pass decides, for every gang
  * it evaluates:
- * - ADMIT: a pending gang that is complete (>= minMember live pods), whose
+ * - ADMIT: a pending gang that is complete (>= minMember live pods; with
+ *   admit_set_early, once its head and a pod of each worker group exist, its
+ *   members to come weighed as copies of those: early.h), whose
  *   queue exists and is Open, whose minResources fit the queue's capability
  *   (listed resources only; admitted gangs of the queue hold the larger of
  *   their minResources and their members' requests plus their tail's, until
@@ -131,6 +133,15 @@ void admit_destroy(struct admit *a);
  */
 void admit_set_evict(struct admit *a, const struct evict_config *cfg);
 void admit_set_now(struct admit *a, int64_t now_ms);
+
+/*
+ * Whether a pass weighs a gang before its pods all exist (early.h): once its
+ * head and a pod of each worker group exist, its members to come as copies of
+ * those; an admitted gang's members to come then keep their room on the nodes
+ * as copies, and each is ungated as it arrives (FINISH). Default off: a gang
+ * waits for its pods (ADMIT_REASON_PODS) until it is complete.
+ */
+void admit_set_early(struct admit *a, int on);
 
 /*
  * The HyperNodes (hypernode.h; borrowed, may be NULL: none) that Volcano-style

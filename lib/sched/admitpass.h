@@ -48,6 +48,7 @@ struct work {
     size_t nlive;
     size_t ncore;   /* members found: live[0..ncore) */
     size_t ungated; /* live pods without our gate */
+    size_t ncopies; /* pending, weighed early (early.h): its members still to come, weighed as copies */
     int admitted;   /* in the cache, or by this pass */
     int done;       /* weighed already this pass (a held preemptor: weigh_held) */
 };
@@ -74,6 +75,7 @@ struct admit {
     const struct hypernodes *hypernodes; /* admit_set_hypernodes(); NULL: none */
     uint64_t hypernodes_gen;             /* their generation at the last pass */
     struct topodomains *topo;            /* the domains of topology constraints (topodomain.h) */
+    int early;                           /* admit_set_early(): gangs weighed before their pods all exist (early.h) */
     void *buf[SCRATCH_COUNT];
     size_t cap[SCRATCH_COUNT];
 };

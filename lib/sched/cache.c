@@ -478,6 +478,7 @@ static void pod_detach(struct cache *c, struct cache_pod *pod, struct cache_gang
     if (pod->gang != NULL) {
         struct cache_gang *g = pod->gang;
         model_gang_remove_pod(g, pod);
+        model_gang_short_update(g, c->clock_ms);
         g->npods--;
         pod->gang = NULL;
         queue_dirty(c, g->queue);
@@ -559,6 +560,7 @@ static void pod_attach(struct cache *c, struct cache_pod *pod, const char *ns, c
         struct cache_gang *g = gang_ref(c, ns, pod->cluster);
         pod->gang = g;
         model_gang_insert_pod(g, pod);
+        model_gang_short_update(g, c->clock_ms);
         g->npods++;
         queue_dirty(c, g->queue);
     }
@@ -620,8 +622,10 @@ void cache_pod_mark_told(struct cache_pod *pod)
 void cache_pod_mark_ungated(struct cache *c, struct cache_pod *pod)
 {
     pod->flags |= CACHE_POD_MARKED_UNGATED;
-    if (pod->gang != NULL)
+    if (pod->gang != NULL) {
+        model_gang_count_open(pod->gang, pod);
         queue_dirty(c, pod->gang->queue);
+    }
     update_reserving(c, pod);
 }
 
@@ -680,6 +684,7 @@ int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct error *er
     }
     free(marked_by);
     model_gang_parse_spec(&c->shapes, g, obj);
+    model_gang_short_update(g, c->clock_ms);
     dispatchlease_observe(&g->lease, meta, c->clock_ms);
 
     const char *queue = json_string_value(json_object_get(labels, NAMES_LABEL_QUEUE));

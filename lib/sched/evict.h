@@ -15,8 +15,9 @@
  *   creation, its binding, the last time its Ready condition changed) gets
  *   the whole gang evicted (reason PodsReadyTimeout).
  * A gang whose members are all bound and Ready is never evicted, however
- * long it runs; members not created yet (KubeRay replacing one) are not
- * timed, nor is a gang whose admission time is unknown.
+ * long it runs, nor is a gang whose admission time is unknown. Members not
+ * created yet are timed as unbound by evictscan.h (an early admission's,
+ * early.h, or a deleted member's replacement) from when the gang fell short.
  *
  * Requeue (struct evict_record, kept in the RayCluster's annotations):
  * - eviction n (n = 1, 2, ...) sets requeue-at to the eviction time +

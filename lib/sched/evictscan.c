@@ -108,12 +108,24 @@ static void queue_config(const struct cache_queue *q, const struct evict_config 
 }
 
 /*
+ * How many members admitted gang g lacks that are timed: while some of its
+ * pods live (a suspended RayCluster, its pods all deleted, is not timed), the
+ * members it has fewer live pods than (an early admission's still to come,
+ * or a deleted member's replacement), unbound since it fell short.
+ */
+static size_t missing_timed(const struct cache_gang *g)
+{
+    return g->nlive > 0 && (int64_t)g->nlive < g->min_member ? (size_t)(g->min_member - (int64_t)g->nlive) : 0;
+}
+
+/*
  * No member of g has a deadline running under qcfg (evict_check's): none is unbound, or placement is not timed;
  * and none is bound but not Ready, or readiness is not timed (the default).
  */
 static int nothing_timed(const struct cache_gang *g, const struct evict_config *qcfg)
 {
-    return (g->nunbound == 0 || qcfg->placement_timeout_ms == 0) && (g->nunready == 0 || qcfg->pods_ready_timeout_ms == 0);
+    return (g->nunbound == 0 || qcfg->placement_timeout_ms == 0) && (g->nunready == 0 || qcfg->pods_ready_timeout_ms == 0) &&
+           (missing_timed(g) == 0 || qcfg->placement_timeout_ms == 0);
 }
 
 /* An admitted gang: evicted when evict_check says so, else its next deadline noted. Returns 1 when evicted. */
@@ -124,8 +136,10 @@ static int scan_admitted(const struct cache_gang *g, const struct evict_config *
     if (g->admitted_at == NULL || evict_parse_time(g->admitted_at, &admitted_ms) != 0)
         return 0; /* its admission time unknown: never timed */
     struct cache_pod **live;
-    size_t nmembers = admit_gang_members(g, &live);
-    struct evict_member *m = util_calloc(nmembers + 1, sizeof(*m));
+    size_t nmembers = admit_gang_members(g, &live), nmissing = missing_timed(g);
+    struct evict_member *m = util_calloc(nmembers + nmissing + 1, sizeof(*m));
+    for (size_t i = 0; i < nmissing; i++) /* not created yet: unbound since the gang fell short (0: since its admission) */
+        m[nmembers + i] = (struct evict_member){.name = "a member not created yet", .created_ms = g->short_since_ms};
     for (size_t i = 0; i < nmembers; i++) {
         const struct cache_pod *p = live[i];
         m[i] = (struct evict_member){
@@ -138,7 +152,8 @@ static int scan_admitted(const struct cache_gang *g, const struct evict_config *
             .message = p->unschedulable,
         };
     }
-    struct evict_gang eg = {.admitted_ms = admitted_ms > floor_ms ? admitted_ms : floor_ms, .members = m, .nmembers = nmembers};
+    struct evict_gang eg = {
+        .admitted_ms = admitted_ms > floor_ms ? admitted_ms : floor_ms, .members = m, .nmembers = nmembers + nmissing};
     struct evict_verdict v;
     evict_verdict_init(&v);
     int evicted = evict_check(qcfg, &eg, now_ms, &v) != EVICT_REASON_NONE;

@@ -8,8 +8,13 @@
  * operator's: legacy.h): its members
  * (admit_gang_members: the head and the counted workers, not the
  * autoscaler's tail) are judged by evict_check under the configuration of
- * its queue (the flags, with the Queue's annotations applied). Members not
- * created yet are not timed. No clock starts before floor_ms: a controller
+ * its queue (the flags, with the Queue's annotations applied). While some
+ * of its pods live, each member it has fewer live pods than (an early
+ * admission's still to come, early.h; a deleted member's replacement) is
+ * judged as a member unbound since the gang fell short (cache_gang
+ * short_since_ms; its admission when unknown): a gang whose pods KubeRay
+ * cannot all create (a quota) does not keep what it holds past the
+ * placement timeout. One with no live pod (suspended) is not timed. No clock starts before floor_ms: a controller
  * that just started cannot know how long a pod waited before (a member
  * ungated by a restarted controller gets a whole timeout).
  *

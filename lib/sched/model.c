@@ -357,6 +357,23 @@ int model_pod_live(const struct cache_pod *pod)
     return !(pod->flags & CACHE_POD_DELETING) && pod->phase != CACHE_PHASE_SUCCEEDED && pod->phase != CACHE_PHASE_FAILED;
 }
 
+void model_gang_short_update(struct cache_gang *g, int64_t now_ms)
+{
+    if ((int64_t)g->nlive >= g->min_member)
+        g->short_since_ms = 0;
+    else if (g->short_since_ms == 0)
+        g->short_since_ms = now_ms;
+}
+
+void model_gang_count_open(struct cache_gang *g, struct cache_pod *pod)
+{
+    int open = model_pod_live(pod) && (!(pod->flags & CACHE_POD_GATED) || (pod->flags & CACHE_POD_MARKED_UNGATED));
+    if (open && !(pod->flags & CACHE_POD_OPEN)) {
+        pod->flags |= CACHE_POD_OPEN;
+        g->nopen++;
+    }
+}
+
 void model_gang_insert_pod(struct cache_gang *g, struct cache_pod *pod)
 {
     if (model_pod_live(pod) && pod->node == NULL) {
@@ -366,6 +383,8 @@ void model_gang_insert_pod(struct cache_gang *g, struct cache_pod *pod)
         pod->flags |= CACHE_POD_UNREADY;
         g->nunready++;
     }
+    model_gang_count_open(g, pod);
+    g->nlive += model_pod_live(pod) != 0;
     struct cache_pod *after = g->pods_tail;
     while (after != NULL && pod_before(pod, after))
         after = after->gang_prev;
@@ -385,7 +404,9 @@ void model_gang_remove_pod(struct cache_gang *g, struct cache_pod *pod)
 {
     g->nunbound -= (pod->flags & CACHE_POD_UNBOUND) != 0;
     g->nunready -= (pod->flags & CACHE_POD_UNREADY) != 0;
-    pod->flags &= (uint8_t) ~(CACHE_POD_UNBOUND | CACHE_POD_UNREADY);
+    g->nopen -= (pod->flags & CACHE_POD_OPEN) != 0;
+    g->nlive -= model_pod_live(pod) != 0;
+    pod->flags &= (uint8_t) ~(CACHE_POD_UNBOUND | CACHE_POD_UNREADY | CACHE_POD_OPEN);
     if (pod->gang_prev != NULL)
         pod->gang_prev->gang_next = pod->gang_next;
     else

@@ -57,6 +57,7 @@ enum {
     CACHE_POD_TOLD = 1 << 4,           /* its gang's current wait reason was reported on it (cache_pod_mark_told) */
     CACHE_POD_UNBOUND = 1 << 5,        /* counted in its gang's nunbound (model_gang_insert_pod) */
     CACHE_POD_UNREADY = 1 << 6,        /* counted in its gang's nunready */
+    CACHE_POD_OPEN = 1 << 7,           /* counted in its gang's nopen: live, our gate gone (model_gang_count_open) */
 };
 
 struct cache_gang;
@@ -141,6 +142,12 @@ struct cache_gang {
     size_t npods;
     /* Of those, the live ones unbound, and bound but not Ready: what eviction times (evictscan.h skips a gang with none). */
     size_t nunbound, nunready;
+    /* Of those, the live ones without our gate (or marked ungated): an admitted gang with fewer than minMember has
+     * members still to come or to ungate (early.h). */
+    size_t nopen;
+    size_t nlive; /* its live pods */
+    /* The cache's clock (cache_set_clock) when nlive last fell below minMember; 0: it has not, or the clock was unknown. */
+    int64_t short_since_ms;
     struct cache_queue *queue; /* its queue label's queue; kept after the cluster is deleted */
     /* The RayCluster, while present. */
     uint8_t present;
@@ -248,12 +255,19 @@ void model_gang_parse_spec(struct shape_pool *p, struct cache_gang *g, const jso
 /*
  * Links pod into g's pods, in creation order (then by name), counting it in
  * g->nunbound when it is live and unbound (pod->node is set first), in
- * g->nunready when live, bound and not Ready; pod->gang and g->npods are the caller's. A pod's state changes only
- * between model_gang_remove_pod() and the next insert.
+ * g->nunready when live, bound and not Ready, in g->nopen when live and not gated; pod->gang and g->npods are the
+ * caller's. A pod's state changes only between model_gang_remove_pod() and the next insert (but for
+ * cache_pod_mark_ungated(), which calls model_gang_count_open()).
  */
 void model_gang_insert_pod(struct cache_gang *g, struct cache_pod *pod);
 
-/* Unlinks pod from g's pods, and from g->nunbound or g->nunready; pod->gang and g->npods are the caller's. */
+/* Stamps g->short_since_ms with now_ms when its live pods fall below minMember; clears it once they do not (evictscan.h). */
+void model_gang_short_update(struct cache_gang *g, int64_t now_ms);
+
+/* Counts pod, of g, in g->nopen if it is live and not gated and not counted yet. */
+void model_gang_count_open(struct cache_gang *g, struct cache_pod *pod);
+
+/* Unlinks pod from g's pods, and from g->nunbound, g->nunready and g->nopen; pod->gang and g->npods are the caller's. */
 void model_gang_remove_pod(struct cache_gang *g, struct cache_pod *pod);
 
 /* A pod is live (a gang member) when neither terminating nor Succeeded/Failed (cache_pod_live). */

@@ -3,8 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "early.h"
 #include "evict.h"
 #include "fit.h"
+#include "members.h"
 #include "preempthold.h"
 #include "qtree.h"
 #include "queuetree.h"
@@ -328,6 +330,15 @@ static int any_in_flight(const struct cache *c, int64_t now_ms)
     return 0;
 }
 
+/* Whether g's members all exist: one weighed early (early.h) waits for them before it preempts. */
+static int complete(const struct cache_gang *g)
+{
+    struct cache_pod **live;
+    size_t ncore = members_of(g, &live);
+    free(live);
+    return (int64_t)ncore >= g->min_member;
+}
+
 struct candidate {
     struct cache_gang *g;
     int32_t priority;
@@ -357,7 +368,7 @@ static struct candidate *preemptors(const struct cache *c, const struct admit_re
                                                x->reason != ADMIT_REASON_NODES && x->reason != ADMIT_REASON_TOPOLOGY))
             continue;
         struct cache_gang *g = cache_gang_get(c, x->namespace_, x->cluster);
-        if (g == NULL || !g->present || g->admitted || !g->spec_ok || g->legacy || g->queue == NULL)
+        if (g == NULL || !g->present || g->admitted || !g->spec_ok || g->legacy || g->queue == NULL || !complete(g))
             continue;
         cs[(*n)++] = (struct candidate){g, gang_priority(g)};
     }
@@ -456,7 +467,7 @@ static void reserve_admitted(const struct cache *c, struct fit *f)
     free(resv);
 }
 
-int preemptscan_run(const struct cache *c, const struct admit_result *d, const struct hypernodes *h, int64_t now_ms,
+int preemptscan_run(const struct cache *c, const struct admit_result *d, const struct hypernodes *h, int64_t now_ms, int early,
                     struct preemptscan_result *out, struct error *err)
 {
     preemptscan_result_finish(out);
@@ -473,6 +484,8 @@ int preemptscan_run(const struct cache *c, const struct admit_result *d, const s
     struct fit *f = fit_create(c);
     fit_begin(f);
     reserve_admitted(c, f);
+    if (early)
+        early_reserve(c, f);
     s.domains = topodomains_create();
     topodomains_set_hypernodes(s.domains, h);
     topodomains_begin(s.domains, f, c);

@@ -89,7 +89,7 @@ static void check_decisions(const char *what, const struct admit_result *r, size
     }
 }
 
-/* A fixture's "now" (RFC 3339) and "evict" ({"requeue_limit": n}), for its evicted gangs (evict.h). */
+/* A fixture's "now" (RFC 3339) and "evict" ({"requeue_limit": n}), for its evicted gangs (evict.h), and "early" (early.h). */
 static void fixture_clock(struct admit *a, const json_t *fx)
 {
     int64_t now = 0;
@@ -101,6 +101,7 @@ static void fixture_clock(struct admit *a, const json_t *fx)
     evict_config_default(&cfg);
     cfg.requeue_limit = json_integer_value(json_object_get(json_object_get(fx, "evict"), "requeue_limit"));
     admit_set_evict(a, &cfg);
+    admit_set_early(a, json_is_true(json_object_get(fx, "early")));
 }
 
 /* Every fixture in admit/: the decisions of a pass over its state, whatever order the objects came in. */
