@@ -55,7 +55,8 @@ struct controller_options {
     struct evict_config evict;
     /* Preemption within a queue and reclaim across queues (preempt.h, preemptscan.h): 1 on (the default), 0 off. */
     int preemption;
-    /* Gangs admitted before their pods all exist, each ungated as it arrives (early.h, admit_set_early): 1 on, 0 off. */
+    /* Gangs admitted before their pods all exist, each ungated as it arrives (early.h, admit_set_early): 1 on, 0 off (the default).
+     */
     int early;
     const char *instance; /* reportingInstance of Events (copied) */
     /* Leader election (borrowed, not started yet); NULL: always act. Destroy it before the controller. */

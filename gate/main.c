@@ -5,7 +5,7 @@
  *                [--resync D] [--log-level L]
  *                [--placement-timeout D] [--pods-ready-timeout D] [--requeue-backoff-base D]
  *                [--requeue-backoff-max D] [--requeue-limit N] [--preemption=false]
- *                [--early-admission=false]
+ *                [--early-admission]
  *                [--leader-elect [--leader-elect-lease-duration D] [--leader-elect-renew-deadline D]
  *                 [--leader-elect-retry-period D]]
  *
@@ -253,7 +253,7 @@ int main(int argc, char **argv)
         .fault_exit_after_evict_deletes = -1,
         .log_level = LOG_LEVEL_INFO,
         .preemption = 1, /* issue 13: on unless --preemption=false */
-        .early = 1,      /* issue 26: on unless --early-admission=false */
+        .early = 0,      /* issue 26: off unless --early-admission (docs/benchmarks.md: slower on a 2-core control plane) */
     };
     evict_config_default(&f.evict);
     int rc = parse_flags(argc, argv, &f);
@@ -272,7 +272,7 @@ int main(int argc, char **argv)
         log_evict_flags(&f.evict);
         log_infof("preemption: %s", f.preemption ? "on (Queue annotation raygate.io/preemption; --preemption=false turns it off)"
                                                  : "off (--preemption=false)");
-        log_infof("early admission: %s", f.early ? "on (--early-admission=false turns it off)" : "off (--early-admission=false)");
+        log_infof("early admission: %s", f.early ? "on (--early-admission)" : "off (--early-admission turns it on)");
         controller_run(the_controller);
         log_infof("raygate-gate stopping");
         rc = 0;

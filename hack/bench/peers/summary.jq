@@ -58,6 +58,7 @@ def of($w): map(select(.workload == $w));
 			pods: .[0].pods, nodes_added: (.[0].nodes_added // 0),
 			admissible_to_all_bound_s: map(.admissible_to_all_bound_s) | st,
 			created_to_all_bound_s: map(.created_to_all_bound_s) | st,
+			first_pod_s: map(.first_pod_s) | st, last_pod_s: map(.last_pod_s) | st,
 			requests_per_pod: (map(.cost.apiserver_requests_per_pod // {}) | keyst // {}),
 			mutations_per_pod: map(.cost.apiserver_mutations_per_pod) | st,
 			etcd_writes_per_pod: map(.cost.etcd_writes_per_pod) | st,
