@@ -382,7 +382,6 @@ static void fills_remove(struct fills *f)
 }
 
 /* ------------------------------------------------ the verdict */
-/* ------------------------------------------------ the verdict */
 
 /* num * DISPATCH_PPM / den, for 0 <= num <= den, den > 0, without overflow. */
 static int64_t ppm(int64_t num, int64_t den)

@@ -471,9 +471,8 @@ static int weigh_early(struct pass *p, struct work *w)
 {
     if (!p->a->early || !early_applies(w->g))
         return 0;
-    struct cache_pod **copies = admitpass_scratch(p->a, SCRATCH_UNBOUND, (size_t)w->g->min_member, sizeof(*copies), 0);
     int complete;
-    w->ncopies = early_missing(w->g, w->live, w->ncore, w->live, w->nlive, copies, &complete);
+    w->ncopies = early_missing(w->g, w->live, w->ncore, w->live, w->nlive, NULL, &complete);
     if (!complete)
         w->ncopies = 0;
     return complete;
@@ -600,7 +599,7 @@ static int pending_fits_queue(struct pass *p, const struct work *w)
     return 0;
 }
 
-/* Whether unbound[i] (placed by pending_fits_nodes, sorted) stands for a member to come: a pod met twice, or not a member. */
+/* Whether unbound[i] (pending_fits_nodes', sorted) stands for a member to come: a pod met before it in unbound (a copy). */
 static int unbound_copy(const struct work *w, struct cache_pod *const *unbound, size_t i)
 {
     if (w->ncopies == 0)

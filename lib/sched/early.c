@@ -50,8 +50,9 @@ size_t early_missing(const struct cache_gang *g, struct cache_pod *const *filled
             *complete = 0;
             continue;
         }
-        for (int64_t k = 0; k < lack[r] && room > 0; k++, room--)
-            out[n++] = like;
+        for (int64_t k = 0; k < lack[r] && room > 0; k++, room--, n++)
+            if (out != NULL)
+                out[n] = like;
     }
     free(lack);
     return n;
@@ -60,17 +61,13 @@ size_t early_missing(const struct cache_gang *g, struct cache_pod *const *filled
 /* Appends to *out (grown, *cap its room) the copies g's members not ungated yet reserve; returns how many. */
 static size_t gang_copies(const struct cache_gang *g, struct cache_pod ***out, size_t *n, size_t *cap)
 {
-    struct cache_pod **live = util_calloc(g->npods + 1, sizeof(*live));
-    struct cache_pod **open = util_calloc(g->npods + 1, sizeof(*open));
-    size_t nlive = 0, nopen = 0;
-    const struct cache_pod *cp;
-    cache_gang_for_each_pod(cp, g) {
-        struct cache_pod *pod = (struct cache_pod *)cp;
-        if (!cache_pod_live(pod))
-            continue;
-        live[nlive++] = pod;
-        if (!cache_pod_gated(pod))
-            open[nopen++] = pod;
+    struct cache_pod **live;
+    members_of(g, &live); /* its live pods: g->nlive of them (the cache counts them by the same test) */
+    size_t nlive = g->nlive, nopen = 0;
+    struct cache_pod **open = util_calloc(nlive + 1, sizeof(*open));
+    for (size_t i = 0; i < nlive; i++) {
+        if (!cache_pod_gated(live[i]))
+            open[nopen++] = live[i];
     }
     size_t want = *n + (size_t)g->min_member;
     if (want > *cap) {

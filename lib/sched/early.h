@@ -41,7 +41,7 @@ int early_applies(const struct cache_gang *g);
  * lacks members; out holds at least g->min_member); at most g->min_member -
  * nfilled in all (pods the labels do not place fill slots too). A lacking
  * role with no pod in live gets none, and sets *complete to 0 (else 1).
- * Returns how many were appended.
+ * Returns how many were appended (out NULL: how many would be).
  */
 size_t early_missing(const struct cache_gang *g, struct cache_pod *const *filled, size_t nfilled, struct cache_pod *const *live,
                      size_t nlive, struct cache_pod **out, int *complete);
@@ -57,7 +57,9 @@ int early_reserves(const struct cache_gang *g);
  * For every gang of c that early_reserves(), reserves on f (fit_reserve) a
  * copy of a pod of each role for each member of that role not ungated yet
  * (missing, or gated: a pass ungates it without placing it again), larger
- * first. Returns how many copies were reserved.
+ * first. Returns how many copies were reserved. It walks every gang of c
+ * (a test of counters each; the pods only of the gangs it reserves for): a
+ * pass with early admission off does not call it.
  */
 size_t early_reserve(const struct cache *c, struct fit *f);
 
