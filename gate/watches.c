@@ -114,7 +114,6 @@ static int on_upserted(struct watches *w, enum watch_kind kind, enum kube_watch_
         return cache_upsert_node(w->cfg.cache, object, err);
     case WATCH_RAYCLUSTERS:
     case WATCH_LEGACY:
-        cache_set_clock(w->cfg.cache, clock_wall_ms()); /* a dispatch lease's change is seen now (dispatchlease.h) */
         return cache_upsert_raycluster(w->cfg.cache, object, err);
     case WATCH_QUEUES:
         status_record_queue(w->cfg.status, ev, object);
@@ -146,10 +145,13 @@ static void on_watch(void *arg, enum kube_watch_event ev, json_t *object)
         status_record_podgroup(w->cfg.status, ev, object);
     } else if (x->kind == WATCH_HYPERNODES) {
         hyperwatch_record(w->cfg.hyper, ev, object);
-    } else if (ev == KUBE_WATCH_DELETED) {
-        on_deleted(w, x->kind, object);
     } else {
-        rc = on_upserted(w, x->kind, ev, object, &err);
+        /* Changes are seen now: a dispatch lease's (dispatchlease.h), a gang falling short of pods (evictscan.h). */
+        cache_set_clock(w->cfg.cache, clock_wall_ms());
+        if (ev == KUBE_WATCH_DELETED)
+            on_deleted(w, x->kind, object);
+        else
+            rc = on_upserted(w, x->kind, ev, object, &err);
     }
     *w->cfg.changed = 1;
     pthread_mutex_unlock(w->cfg.mu);

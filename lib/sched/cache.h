@@ -65,7 +65,7 @@ struct cache {
     uint8_t nodes_changed;    /* the set or the properties of Ready nodes changed (cache_take_changes) */
     uint64_t generation;      /* bumped by every change */
     size_t nnodes_present;    /* nodes whose Node object is cached */
-    int64_t clock_ms;         /* the time upserts happen at (cache_set_clock): when a gang's dispatch lease was seen */
+    int64_t clock_ms;         /* the time changes happen at (cache_set_clock): a dispatch lease seen, a gang falling short */
 };
 
 /* Creates an empty cache. */
@@ -86,9 +86,12 @@ int cache_upsert_raycluster(struct cache *c, const json_t *raycluster, struct er
 int cache_upsert_queue(struct cache *c, const json_t *queue, struct error *err);
 
 /*
- * The time (Unix ms of the caller's clock) at which the next upserts are
- * seen: a RayCluster's dispatch lease (dispatchlease.h) that changes is
- * stamped with it. 0 after cache_create().
+ * The time (Unix ms of the caller's clock) at which the next upserts and
+ * deletions are seen: a RayCluster's dispatch lease (dispatchlease.h) that
+ * changes is stamped with it, and so is a gang whose live pods fall below its
+ * minMember (short_since_ms, which the eviction scan times its members to come
+ * from: evictscan.h). Set it before every change, or a stale time makes them
+ * late at once. 0 after cache_create().
  */
 void cache_set_clock(struct cache *c, int64_t now_ms);
 
