@@ -9,7 +9,7 @@
 #include <openssl/x509.h>
 
 #include "certfiles.h"
-#include "errors.h"
+#include "error.h"
 #include "kube.h"
 #include "kubeconfig.h"
 #include "log.h"
@@ -38,14 +38,14 @@ static int api_call(struct kube_client *api, const char *method, const char *pat
                     long *status, json_t **response)
 {
     struct kube_response r;
-    kube_response_init(&r);
+    kube_client_response_init(&r);
     kube_request(api, method, path, content_type, body, &r);
     *status = r.status;
     *response = r.body;
     r.body = NULL;
     if (r.status == 0)
         log_errorf("%s", r.message);
-    kube_response_finish(&r);
+    kube_client_response_finish(&r);
     return *status != 0 ? 0 : -1;
 }
 

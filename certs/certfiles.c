@@ -1,5 +1,5 @@
 #include "certfiles.h"
-#include "errors.h"
+#include "error.h"
 #include "util.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 #include "certgen.h"
-#include "errors.h"
+#include "error.h"
 #include "util.h"
 
 #include <limits.h>
@@ -323,11 +323,7 @@ static char *bio_to_string(BIO *bio, size_t *len)
     long n = BIO_get_mem_data(bio, &data);
     if (n < 0)
         return NULL;
-    char *s = malloc((size_t)n + 1);
-    if (s == NULL)
-        abort();
-    memcpy(s, data, (size_t)n);
-    s[n] = '\0';
+    char *s = util_memdup(data, (size_t)n);
     if (len != NULL)
         *len = (size_t)n;
     return s;

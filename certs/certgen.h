@@ -14,7 +14,7 @@
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 
-#include "errors.h"
+#include "error.h"
 
 /* A certificate and its private key; both owned by the struct (certgen_pair_finish). */
 struct certgen_pair {

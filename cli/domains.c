@@ -168,17 +168,17 @@ static void invalid_hypernode(struct doms *s, const json_t *o, int32_t tier, con
  * invalid ones. */
 static void hypernode_domains(struct doms *s, const json_t *snap, int32_t tier)
 {
-    struct hypernodes *h = hypernodes_create();
+    struct hypernodes *h = hypernode_create();
     struct hypernode_domain *hd = NULL;
     size_t i, n;
     json_t *o;
     json_array_foreach(json_object_get(snap, "hyperNodes"), i, o)
     {
         struct error err = {{0}};
-        if (hypernodes_upsert(h, o, &err) != 0)
+        if (hypernode_upsert(h, o, &err) != 0)
             invalid_hypernode(s, o, tier, err.message);
     }
-    n = hypernodes_resolve(h, s->c, &hd);
+    n = hypernode_resolve(h, s->c, &hd);
     for (i = 0; i < n; i++) {
         if (tier > 0 && hd[i].tier > tier)
             continue;
@@ -188,8 +188,8 @@ static void hypernode_domains(struct doms *s, const json_t *snap, int32_t tier)
                 dom_add_node(s, d, hd[i].nodes[k]);
         }
     }
-    hypernodes_domains_free(hd, n);
-    hypernodes_destroy(h);
+    hypernode_domains_free(hd, n);
+    hypernode_destroy(h);
 }
 
 /* ---- rows ---- */
@@ -357,7 +357,7 @@ static void add_ask(json_t *out, const struct topo_constraint *c, const char *gr
     if (c->mode == TOPO_MODE_NONE)
         return;
     int label = c->by == TOPO_BY_LABEL;
-    const char *mode = !label ? topo_mode_name((enum topo_mode)c->mode) : c->mode == TOPO_MODE_HARD ? "required" : "preferred";
+    const char *mode = !label ? topology_mode_name((enum topo_mode)c->mode) : c->mode == TOPO_MODE_HARD ? "required" : "preferred";
     json_array_append_new(out, json_pack("{s:o,s:o,s:s,s:s?,s:I}", "key", label ? json_string(c->key) : json_null(), "tier",
                                          label ? json_null() : json_integer(c->max_tier), "mode", mode, "group", group, "hosts",
                                          (json_int_t)hosts));
@@ -368,9 +368,9 @@ json_t *domains_asks_of(const json_t *owner)
     json_t *out = json_array();
     struct topo_request r;
     struct error err = {{0}};
-    topo_request_init(&r);
+    topology_request_init(&r);
     /* A request the webhook would deny asks for nothing the gate places: none shown. */
-    if (topo_request_parse(owner, &r, &err) == 0) {
+    if (topology_request_parse(owner, &r, &err) == 0) {
         add_ask(out, &r.gang, NULL, 1);
         for (size_t i = 0; i < r.ngroups; i++) {
             const struct topo_group *g = &r.groups[i];
@@ -378,7 +378,7 @@ json_t *domains_asks_of(const json_t *owner)
             add_ask(out, g->c.mode != TOPO_MODE_NONE ? &g->c : &r.gang, g->name, g->hosts);
         }
     }
-    topo_request_finish(&r);
+    topology_request_finish(&r);
     return out;
 }
 

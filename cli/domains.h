@@ -17,7 +17,7 @@
  * (at least 0 per node); a domain's is the sum over its nodes.
  *
  * HyperNodes are resolved by lib's hypernode.h, as the gate resolves them:
- * a HyperNode with no node is no domain; an invalid one (hypernodes_upsert()
+ * a HyperNode with no node is no domain; an invalid one (hypernode_upsert()
  * refuses it: no tier, a bad selector, a child cycle) is a row with "error".
  */
 #ifndef RAYGATE_CLI_DOMAINS_H
@@ -50,7 +50,7 @@ json_t *domains_view(const json_t *snapshot, const struct domains_query *q);
 
 /*
  * What owner (borrowed: a RayCluster, or a RayJob with spec.rayClusterSpec)
- * asks for, read by lib's topo_request_parse() (topology.h), as a new array:
+ * asks for, read by lib's topology_request_parse() (topology.h), as a new array:
  *   {"key" (a node label key, or null for HyperNodes),"tier" (HyperNodes:
  *    the highest tier allowed, 0 for any; else null),"mode" ("required" or
  *    "preferred" for a key, "hard" or "soft" for HyperNodes),"group" (the

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
+#include "error.h"
 #include "util.h"
 
 #define VOLCANO "/apis/scheduling.volcano.sh/v1beta1"
@@ -54,7 +54,7 @@ static int list_into(struct kube_client *c, json_t *snapshot, const char *key, c
     struct kube_response resp;
     int rc = 0;
     kube_list_result_init(&lr);
-    kube_response_init(&resp);
+    kube_client_response_init(&resp);
     if (json_object_get(snapshot, key) == NULL)
         json_object_set_new(snapshot, key, json_array());
     if (kube_list(c, path, &lo, &lr, &resp) == 0) {
@@ -70,7 +70,7 @@ static int list_into(struct kube_client *c, json_t *snapshot, const char *key, c
         rc = -1;
     }
     kube_list_result_finish(&lr);
-    kube_response_finish(&resp);
+    kube_client_response_finish(&resp);
     return rc;
 }
 
@@ -150,7 +150,7 @@ int fetch_events(struct kube_client *c, json_t *snapshot, const char *ns, const 
     int rc = 0;
     lo.field_selector = field;
     kube_list_result_init(&lr);
-    kube_response_init(&resp);
+    kube_client_response_init(&resp);
     if (json_object_get(snapshot, "events") == NULL)
         json_object_set_new(snapshot, "events", json_array());
     if (kube_list(c, path, &lo, &lr, &resp) == 0) {
@@ -160,7 +160,7 @@ int fetch_events(struct kube_client *c, json_t *snapshot, const char *ns, const 
         rc = -1;
     }
     kube_list_result_finish(&lr);
-    kube_response_finish(&resp);
+    kube_client_response_finish(&resp);
     free(path);
     free(field);
     return rc;

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "domains.h"
-#include "errors.h"
+#include "error.h"
 #include "fetch.h"
 #include "flags.h"
 #include "kube.h"

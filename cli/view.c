@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "dispatched.h"
+#include "names.h"
 #include "quantity.h"
 #include "queuetree.h"
 #include "resources.h"
@@ -433,7 +434,9 @@ static json_t *job_clusters(const json_t *snapshot, const char *ns, const char *
             strcmp(ons, ns) != 0)
             continue;
         json_array_insert(out, 0, (json_t *)o);
-        json_array_append_new(groups, json_sprintf("ray-%s-pg", str(meta(o), "name")));
+        char *group = names_podgroup(str(meta(o), "name"));
+        json_array_append_new(groups, json_string(group));
+        free(group);
     }
     return out;
 }
@@ -476,9 +479,9 @@ enum admit_reason view_wait_reason(const json_t *row)
     const char *code = str(row, "waitReason");
     if (code == NULL || code[0] == '\0')
         return ADMIT_REASON_NONE;
-    /* admit_reason_name() gives "" past the last reason. */
-    for (int r = ADMIT_REASON_NONE + 1; admit_reason_name((enum admit_reason)r)[0] != '\0'; r++) {
-        if (strcmp(admit_reason_name((enum admit_reason)r), code) == 0)
+    /* admit_result_reason_name() gives "" past the last reason. */
+    for (int r = ADMIT_REASON_NONE + 1; admit_result_reason_name((enum admit_reason)r)[0] != '\0'; r++) {
+        if (strcmp(admit_result_reason_name((enum admit_reason)r), code) == 0)
             return (enum admit_reason)r;
     }
     return ADMIT_REASON_NONE;

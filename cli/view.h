@@ -54,7 +54,7 @@ struct view_filter {
  *    ("bound", or "running" when pods could not be read: the PodGroup's
  *    status.running)},"position" (integer or null),"reason" (condition reason
  *    or null),"message" (full wait message or null),"waitReason" (the gate's
- *    reason code, raygate.io/wait-reason: admit_reason_name(), or null when it
+ *    reason code, raygate.io/wait-reason: admit_result_reason_name(), or null when it
  *    does not wait or the PodGroup carries none),"podsCreated" (with code
  *    "pods": raygate.io/wait-pods-created, or null),"waitingFor" (the short
  *    reason, or null),"minResources","createdAt","ageSeconds","admittedAt",

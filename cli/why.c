@@ -228,7 +228,7 @@ static const json_t *owner_of(const json_t *snapshot, const json_t *gang)
     return NULL;
 }
 
-/* "one rack domain", "one HyperNode of tier <= 2", of an ask (domains_asks_of): the gate's words (topo_constraint_text). */
+/* "one rack domain", "one HyperNode of tier <= 2", of an ask (domains_asks_of): the gate's words (topology_constraint_text). */
 static void put_domain(struct util_buf *b, const json_t *ask)
 {
     char text[256];
@@ -236,7 +236,7 @@ static void put_domain(struct util_buf *b, const json_t *ask)
                                 .by = str(ask, "key") != NULL ? TOPO_BY_LABEL : TOPO_BY_HYPERNODE,
                                 .key = (char *)str(ask, "key"),
                                 .max_tier = (int32_t)json_integer_value(json_object_get(ask, "tier"))};
-    topo_constraint_text(&c, text, sizeof(text));
+    topology_constraint_text(&c, text, sizeof(text));
     util_buf_puts(b, text);
 }
 

@@ -35,7 +35,7 @@ static int send(struct kube_client *k, const char *method, const char *path, enu
                 const json_t *obj, json_t **updated, struct error *err)
 {
     struct kube_response resp;
-    kube_response_init(&resp);
+    kube_client_response_init(&resp);
     int rc;
     if (strcmp(method, "PATCH") == 0)
         rc = kube_patch(k, path, type, body, &resp);
@@ -54,7 +54,7 @@ static int send(struct kube_client *k, const char *method, const char *path, enu
     }
     if (rc != 0 && resp.status == 404 && strcmp(method, "DELETE") == 0)
         rc = 0; /* gone already */
-    kube_response_finish(&resp);
+    kube_client_response_finish(&resp);
     return rc;
 }
 
@@ -242,12 +242,12 @@ static int pg_write(struct kube_client *k, const char *path, json_t *conditions,
 int dispatchact_podgroup(struct kube_client *k, const json_t *obj, const char *status, const char *reason, const char *message,
                          const char *now, struct error *err)
 {
-    char *name = podgroup_name(meta_str(obj, "name"));
+    char *name = names_podgroup(meta_str(obj, "name"));
     char *path = util_strdupf("/apis/" PODGROUP_GROUP_VERSION "/namespaces/%s/podgroups/%s", meta_str(obj, "namespace"), name);
     json_t *cond = json_pack("{s:s,s:s,s:s,s:s,s:s}", "type", DISPATCHACT_CONDITION, "status", status, "reason", reason, "message",
                              message, "lastTransitionTime", now);
     struct kube_response resp;
-    kube_response_init(&resp);
+    kube_client_response_init(&resp);
     int rc = kube_get(k, path, &resp);
     json_t *pg = rc == 0 ? json_incref(resp.body) : NULL;
     if (rc != 0 && resp.status == 404) {
@@ -262,7 +262,7 @@ int dispatchact_podgroup(struct kube_client *k, const json_t *obj, const char *s
     }
     if (rc == 0 && !pg_shows(pg, cond))
         rc = pg_write(k, path, pg_conditions(pg, cond), cond, err);
-    kube_response_finish(&resp);
+    kube_client_response_finish(&resp);
     json_decref(pg);
     json_decref(cond);
     free(path);

@@ -13,7 +13,7 @@
 
 #include <jansson.h>
 
-#include "errors.h"
+#include "error.h"
 #include "kube.h"
 
 /* The manager-side PodGroup's condition type (scheduling.volcano.sh/v1beta1, as MCAD's AppWrapper showed it). */

@@ -99,7 +99,7 @@ static void settle_states(struct dispatch_loop *l)
         for (size_t j = 0; j < l->mgr.nqueues; j++) {
             const struct dispatchmanager_queue *q = &l->mgr.queues[j];
             const struct cache_queue *wq = cache_queue_get(w->view.cache, q->name);
-            if (dispatch_to_index(&q->to, w->name) != DISPATCH_NO_WORKER && (wq == NULL || !wq->present))
+            if (dispatch_pick_to_index(&q->to, w->name) != DISPATCH_NO_WORKER && (wq == NULL || !wq->present))
                 util_buf_printf(&b, "%s%s", b.len == 0 ? "up; no Queue " : ", ", q->name);
         }
         dispatchworkers_set_state(&l->workers, w, 1, b.data);

@@ -21,7 +21,7 @@ static void queues_free(struct dispatchmanager_queue *qs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         free(qs[i].name);
-        dispatch_to_finish(&qs[i].to);
+        dispatch_pick_to_finish(&qs[i].to);
         free(qs[i].to_error);
         resources_finish(&qs[i].cap);
         resources_finish(&qs[i].used);
@@ -104,12 +104,12 @@ static void queue_read(struct dispatchmanager_queue *q, const json_t *queue)
 {
     const json_t *meta = json_object_get(queue, "metadata");
     q->name = util_strdup(json_string_value(json_object_get(meta, "name")));
-    dispatch_to_init(&q->to);
+    dispatch_pick_to_init(&q->to);
     resources_init(&q->cap);
     resources_init(&q->used);
     struct error err = {{0}};
     const char *to = json_string_value(json_object_get(json_object_get(meta, "annotations"), NAMES_ANNOTATION_DISPATCH_TO));
-    if (dispatch_to_parse(to, &q->to, &err) != 0)
+    if (dispatch_pick_to_parse(to, &q->to, &err) != 0)
         q->to_error = util_strdup(err.message);
     const json_t *cap = json_object_get(json_object_get(queue, "spec"), "capability");
     if (json_object_size(cap) > 0) {
@@ -143,11 +143,11 @@ static void count_used(struct dispatchmanager *m)
     {
         struct dispatchmanager_queue *q = dispatchmanager_queue_of(m, obj);
         struct dispatch_state st;
-        dispatch_state_init(&st);
+        dispatch_plan_state_init(&st);
         struct error err = {{0}};
-        if (q != NULL && q->has_cap && dispatch_state_parse(obj, &st, &err) == 0 && st.dispatched_to != NULL && !st.terminal)
+        if (q != NULL && q->has_cap && dispatch_plan_state_parse(obj, &st, &err) == 0 && st.dispatched_to != NULL && !st.terminal)
             dispatchmanager_quota_take(q, obj);
-        dispatch_state_finish(&st);
+        dispatch_plan_state_finish(&st);
     }
 }
 

@@ -16,7 +16,7 @@
 #include <jansson.h>
 
 #include "dispatchpick.h"
-#include "errors.h"
+#include "error.h"
 #include "kube.h"
 #include "resources.h"
 

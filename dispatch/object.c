@@ -82,25 +82,25 @@ static void read_workers(struct ctx *x)
         if (x->st.kind == DISPATCH_KIND_RAYJOB)
             x->clusters[i] = dispatchview_rayjob_cluster(&w->view, ns, name);
         struct error err = {{0}};
-        if (dispatch_remote_read(copy, x->clusters[i], &x->remotes[i], &err) != 0) {
+        if (dispatch_copy_remote_read(copy, x->clusters[i], &x->remotes[i], &err) != 0) {
             log_warnf("%s on %s: %s", x->key, w->name, err.message);
             continue;
         }
-        dispatch_remote_for_suspended(x->obj, &x->remotes[i]);
+        dispatch_copy_remote_for_suspended(x->obj, &x->remotes[i]);
         v->copy = 1;
         v->going = json_object_get(json_object_get(copy, "metadata"), "deletionTimestamp") != NULL;
         v->admitted = x->remotes[i].admitted;
-        v->shown = dispatch_remote_shown(x->obj, &x->remotes[i]);
+        v->shown = dispatch_copy_remote_shown(x->obj, &x->remotes[i]);
     }
 }
 
 /* Reads x->obj's state and workers; returns 0, or -1 (warned once) when its state does not parse. */
 static int ctx_read(struct ctx *x)
 {
-    dispatch_state_finish(&x->st);
-    dispatch_state_init(&x->st);
+    dispatch_plan_state_finish(&x->st);
+    dispatch_plan_state_init(&x->st);
     struct error err = {{0}};
-    if (dispatch_state_parse(x->obj, &x->st, &err) != 0) {
+    if (dispatch_plan_state_parse(x->obj, &x->st, &err) != 0) {
         const char *last = json_string_value(json_object_get(x->env->warned, x->key));
         if (last == NULL || strcmp(last, err.message) != 0)
             log_warnf("%s: left alone: %s", x->key, err.message);
@@ -109,8 +109,8 @@ static int ctx_read(struct ctx *x)
     }
     json_object_del(x->env->warned, x->key);
     for (size_t i = 0; i < x->n; i++) {
-        dispatch_remote_finish(&x->remotes[i]);
-        dispatch_remote_init(&x->remotes[i]);
+        dispatch_copy_remote_finish(&x->remotes[i]);
+        dispatch_copy_remote_init(&x->remotes[i]);
         x->copies[i] = x->clusters[i] = NULL;
         memset(&x->views[i], 0, sizeof(x->views[i]));
     }
@@ -125,13 +125,13 @@ static void ctx_init(struct ctx *x, struct dispatchobject_env *env, const json_t
     x->obj = json_incref((json_t *)obj);
     util_format(x->key, sizeof(x->key), "%s %s/%s", json_string_value(json_object_get(obj, "kind")), meta_str(obj, "namespace"),
                 meta_str(obj, "name"));
-    dispatch_state_init(&x->st);
+    dispatch_plan_state_init(&x->st);
     x->q = dispatchmanager_queue_of(env->mgr, obj);
     x->n = env->workers->len;
     x->views = util_calloc(x->n + 1, sizeof(*x->views));
     x->remotes = util_calloc(x->n + 1, sizeof(*x->remotes));
     for (size_t i = 0; i < x->n; i++)
-        dispatch_remote_init(&x->remotes[i]);
+        dispatch_copy_remote_init(&x->remotes[i]);
     x->copies = util_calloc(x->n + 1, sizeof(*x->copies));
     x->clusters = util_calloc(x->n + 1, sizeof(*x->clusters));
 }
@@ -139,16 +139,16 @@ static void ctx_init(struct ctx *x, struct dispatchobject_env *env, const json_t
 static void ctx_finish(struct ctx *x)
 {
     for (size_t i = 0; i < x->n; i++)
-        dispatch_remote_finish(&x->remotes[i]);
+        dispatch_copy_remote_finish(&x->remotes[i]);
     for (size_t i = 0; i < x->ncand; i++)
-        dispatch_verdict_finish(&x->verdicts[i]);
+        dispatch_sim_verdict_finish(&x->verdicts[i]);
     free(x->verdicts);
     free(x->cand);
     free(x->views);
     free(x->remotes);
     free(x->copies);
     free(x->clusters);
-    dispatch_state_finish(&x->st);
+    dispatch_plan_state_finish(&x->st);
     json_decref(x->obj);
 }
 
@@ -175,7 +175,7 @@ static size_t run_pick(struct ctx *x)
 {
     const struct dispatchobject_env *env = x->env;
     for (size_t i = 0; i < x->ncand; i++)
-        dispatch_verdict_finish(&x->verdicts[i]);
+        dispatch_sim_verdict_finish(&x->verdicts[i]);
     free(x->verdicts);
     free(x->cand);
     x->ncand = x->q != NULL ? x->q->to.n : 0;
@@ -184,7 +184,7 @@ static size_t run_pick(struct ctx *x)
     for (size_t i = 0; i < x->ncand; i++) {
         const char *name = x->q->to.names[i];
         const struct dispatch_worker *w = dispatchworkers_get(env->workers, name);
-        dispatch_verdict_init(&x->verdicts[i]);
+        dispatch_sim_verdict_init(&x->verdicts[i]);
         x->cand[i].name = name;
         if (w == NULL) {
             x->cand[i].error = "not registered (no Secret labelled " NAMES_LABEL_WORKER_CLUSTER " with its name)";
@@ -513,9 +513,9 @@ void dispatchobject_run(struct dispatchobject_env *env, const json_t *obj)
         in.quota_room = x.q != NULL ? dispatchmanager_quota_room(x.q, x.obj) : 1;
         struct dispatch_plan p;
         dispatch_plan(&in, &p);
-        log_debugf("%s: plan %s (%s)", x.key, dispatch_action_name(p.action), p.reason);
+        log_debugf("%s: plan %s (%s)", x.key, dispatch_plan_action_name(p.action), p.reason);
         if (p.action != DISPATCH_ACTION_NONE && env->actions != NULL) {
-            const char *labels[] = {dispatch_action_name(p.action)};
+            const char *labels[] = {dispatch_plan_action_name(p.action)};
             metrics_counter_add(env->actions, labels, 1);
         }
         if (p.action == DISPATCH_ACTION_PICK) {

@@ -155,12 +155,12 @@ int dispatchview_list(struct kube_client *k, const char *const *paths, size_t n,
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         struct kube_response resp;
-        kube_response_init(&resp);
+        kube_client_response_init(&resp);
         if (kube_list(k, paths[i], NULL, &res[i], &resp) != 0) {
             error_setf(err, "%s", resp.message);
             rc = -1;
         }
-        kube_response_finish(&resp);
+        kube_client_response_finish(&resp);
     }
     return rc;
 }
@@ -202,7 +202,7 @@ int dispatchview_refresh(struct dispatchview *v, struct kube_client *k, const ch
     int rc = 0;
     for (l.kind = 0; l.kind < VIEW_N && rc == 0; l.kind++) {
         struct kube_response resp;
-        kube_response_init(&resp);
+        kube_client_response_init(&resp);
         l.seen = json_object();
         rc = kube_list_pages(k, view_paths[l.kind], &opts, view_page, &l, NULL, &resp);
         if (rc != 0)
@@ -211,7 +211,7 @@ int dispatchview_refresh(struct dispatchview *v, struct kube_client *k, const ch
             drop_unseen(v, l.kind, l.seen);
         else
             json_decref(l.seen);
-        kube_response_finish(&resp);
+        kube_client_response_finish(&resp);
     }
     if (rc == 0) {
         json_decref(v->copies);

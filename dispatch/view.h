@@ -1,7 +1,7 @@
 /*
  * view: what the dispatcher knows of one worker cluster, refreshed by lists
  * every --resync: its nodes, pods, Queues and RayClusters in a struct cache
- * (lib/sched/cache.h: the same model the worker's gate decides on, for the
+ * (lib/sched/cache/cache.h: the same model the worker's gate decides on, for the
  * admission simulation), and the copies this manager made there (RayClusters
  * and RayJobs labelled raygate.io/dispatched-from=<cluster-name>, and the
  * RayClusters KubeRay made for such RayJobs, which carry the label too).
@@ -26,7 +26,7 @@
 
 #include "admit.h"
 #include "cache.h"
-#include "errors.h"
+#include "error.h"
 #include "kube.h"
 
 /* Items per page of a refresh's lists (limit=): the most JSON a refresh holds parsed at once. */

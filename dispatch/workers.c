@@ -275,7 +275,7 @@ int dispatchworkers_sync(struct dispatchworkers *ws, struct error *err)
     struct kube_list_result res;
     struct kube_response resp;
     kube_list_result_init(&res);
-    kube_response_init(&resp);
+    kube_client_response_init(&resp);
     int rc = kube_list(ws->manager, path, &lo, &res, &resp);
     if (rc != 0) {
         error_setf(err, "worker Secrets: %s", resp.message);
@@ -290,7 +290,7 @@ int dispatchworkers_sync(struct dispatchworkers *ws, struct error *err)
         }
         drop_unseen(ws);
     }
-    kube_response_finish(&resp);
+    kube_client_response_finish(&resp);
     kube_list_result_finish(&res);
     free(path);
     return rc;
@@ -302,11 +302,11 @@ static int report_one(struct dispatchworkers *ws, struct dispatch_worker *w, con
     char *path = util_strdupf("/api/v1/namespaces/%s/secrets/%s", ws->cfg->namespace_, w->secret_name);
     json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", DISPATCHWORKERS_ANNOTATION_STATUS, w->status);
     struct kube_response resp;
-    kube_response_init(&resp);
+    kube_client_response_init(&resp);
     int rc = kube_patch(ws->manager, path, KUBE_PATCH_MERGE, patch, &resp);
     if (rc != 0)
         log_warnf("worker %s: cannot write its state on Secret %s: %s", w->name, w->secret_name, resp.message);
-    kube_response_finish(&resp);
+    kube_client_response_finish(&resp);
     json_decref(patch);
     free(path);
     if (rc != 0)

@@ -24,7 +24,7 @@
 #include <jansson.h>
 
 #include "config.h"
-#include "errors.h"
+#include "error.h"
 #include "kube.h"
 #include "kubeconfig.h"
 #include "metrics.h"

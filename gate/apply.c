@@ -190,7 +190,7 @@ void apply_plan(struct apply *a, struct apply_pass *p, struct cache *cache, stru
         }
         if (abandoned)
             continue;
-        const char *labels[] = {admit_action_name(d->action), admit_reason_name(d->reason)};
+        const char *labels[] = {admit_result_action_name(d->action), admit_result_reason_name(d->reason)};
         metrics_counter_add(a->m_decisions, labels, 1);
         wait_events(a, p, cache, d, report);
         if (d->action != ADMIT_ACTION_WAIT && d->action != ADMIT_ACTION_TAIL_WAIT)
@@ -253,9 +253,9 @@ static void record_admissions(struct apply *a, struct apply_pass *p)
             log_warnf("%s %s/%s: %s", d->action == ADMIT_ACTION_ADMIT ? "record admission of" : "read RayCluster", d->namespace_,
                       d->cluster, items[i].resp.message);
         else if (act->skip > 0 && leading && d->action != ADMIT_ACTION_ADMIT)
-            log_infof("%s %s/%s: its RayCluster is gone or being deleted: gates kept", admit_action_name(d->action), d->namespace_,
-                      d->gang);
-        kube_response_finish(&items[i].resp);
+            log_infof("%s %s/%s: its RayCluster is gone or being deleted: gates kept", admit_result_action_name(d->action),
+                      d->namespace_, d->gang);
+        kube_client_response_finish(&items[i].resp);
         json_decref(patches[i]);
         free(paths[i]);
     }
@@ -352,8 +352,8 @@ static void report_act(struct apply *a, struct apply_pass *p, const struct apply
                 eventpost_add(&p->events, &po, "Normal", "GangAdmitted", d->message, p->now, a->cfg.instance);
         }
     }
-    log_infof("%s %s/%s (queue %s): gates removed from %zu of %zu pods in %.3f s", admit_action_name(d->action), d->namespace_,
-              d->gang, d->queue != NULL ? d->queue : "", n - failed, n, secs);
+    log_infof("%s %s/%s (queue %s): gates removed from %zu of %zu pods in %.3f s", admit_result_action_name(d->action),
+              d->namespace_, d->gang, d->queue != NULL ? d->queue : "", n - failed, n, secs);
 }
 
 /*

@@ -1,5 +1,5 @@
 /*
- * apply: carries out one decision pass (lib/sched/admit.h) in two halves.
+ * apply: carries out one decision pass (lib/sched/admit/admit.h) in two halves.
  *
  * apply_plan runs under the controller's lock, right after the pass: it counts
  * every decision, keeps the gangs' completeness times, builds the Warning

@@ -1,6 +1,6 @@
 /*
  * controller: the gate controller's run loop, a coordinator of rooms around
- * the pure decision code (lib/sched/admit.h):
+ * the pure decision code (lib/sched/admit/admit.h):
  *   watches.h    what is watched, CRD discovery, events into the cache and the status mirror
  *   hyperwatch.h Volcano's HyperNodes, which the admission pass borrows; InvalidHyperNode Events
  *   apply.h      a pass planned under the lock, carried out without it (records, gates, Events)

@@ -110,7 +110,7 @@ static size_t send_round(struct kube_client *k, struct eventpost_list *l, const 
         /* An Event in a namespace being deleted has nobody to tell. */
         if (items[j].rc != 0 && !again[i] && !(st == 403 && eventpost_namespace_terminating(items[j].resp.body)) && failed++ == 0)
             snprintf(msg, msgsize, "%s", items[j].resp.message);
-        kube_response_finish(&items[j].resp);
+        kube_client_response_finish(&items[j].resp);
         free(paths[j]);
     }
     free(items);

@@ -31,7 +31,7 @@ int evictor_record(struct kube_client *k, const char *ns, const char *name, cons
     int rc = it.rc == 0 ? 0 : (st == 404 || st == 409) ? 1 : -1;
     if (rc != 0)
         util_format(why, why_size, "%s", it.resp.message);
-    kube_response_finish(&it.resp);
+    kube_client_response_finish(&it.resp);
     json_decref(body);
     free(path);
     return rc;
@@ -79,7 +79,7 @@ static void mark_pods(struct kube_client *k, struct evictor_pod *pods, struct at
             pods[i].done = 1; /* gone, or another pod of that name */
         else if (items[i].rc != 0 && failed++ == 0)
             first = i;
-        kube_response_finish(&items[i].resp);
+        kube_client_response_finish(&items[i].resp);
         json_decref(bodies[i]);
         free(paths[i]);
     }
@@ -117,7 +117,7 @@ static size_t delete_round(struct kube_client *k, struct evictor_pod *pods, stru
                 log_warnf("evict: delete %s/%s: %s (retrying)", pods[i].ns, pods[i].name, items[j].resp.message);
             }
         }
-        kube_response_finish(&items[j].resp);
+        kube_client_response_finish(&items[j].resp);
     }
     free(items);
     return nretry;

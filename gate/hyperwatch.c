@@ -19,7 +19,7 @@ struct hyperwatch {
 struct hyperwatch *hyperwatch_create(void)
 {
     struct hyperwatch *hw = util_calloc(1, sizeof(*hw));
-    hw->set = hypernodes_create();
+    hw->set = hypernode_create();
     hw->told = json_object();
     hw->pending = json_array();
     return hw;
@@ -29,7 +29,7 @@ void hyperwatch_destroy(struct hyperwatch *hw)
 {
     if (hw == NULL)
         return;
-    hypernodes_destroy(hw->set);
+    hypernode_destroy(hw->set);
     json_decref(hw->told);
     json_decref(hw->pending);
     free(hw);
@@ -70,12 +70,12 @@ void hyperwatch_record(struct hyperwatch *hw, enum kube_watch_event ev, const js
     if (name == NULL)
         return;
     if (ev == KUBE_WATCH_DELETED) {
-        hypernodes_delete(hw->set, name);
+        hypernode_delete(hw->set, name);
         json_object_del(hw->told, name);
         return;
     }
     struct error err = {{0}};
-    if (hypernodes_upsert(hw->set, object, &err) != 0)
+    if (hypernode_upsert(hw->set, object, &err) != 0)
         tell_invalid(hw, name, object, err.message);
     else if (json_object_get(hw->told, name) != NULL) {
         log_infof("HyperNode %s is valid again", name);

@@ -1,6 +1,6 @@
 /*
  * hyperwatch: Volcano's HyperNodes (topology.volcano.sh/v1alpha1,
- * lib/sched/hypernode.h) as the gate sees them. watches.h feeds it every
+ * lib/sched/place/hypernode.h) as the gate sees them. watches.h feeds it every
  * HyperNode watch event under the controller's lock; it keeps the set the
  * admission pass resolves Volcano-style topology constraints against
  * (admit_set_hypernodes), and says once per change of an object's spec

@@ -120,7 +120,7 @@ int leader_is_leading(struct leader *l)
 static int write_lease(struct leader *l, struct lease_action *a)
 {
     struct kube_response r;
-    kube_response_init(&r);
+    kube_client_response_init(&r);
     int rc = a->kind == LEASE_ACTION_CREATE ? kube_create(l->client, l->collection, a->body, &r)
                                             : kube_update(l->client, l->path, a->body, &r);
     pthread_mutex_lock(&l->mu);
@@ -133,7 +133,7 @@ static int write_lease(struct leader *l, struct lease_action *a)
         else
             log_warnf("leader election: %s", r.message);
     }
-    kube_response_finish(&r);
+    kube_client_response_finish(&r);
     return rc;
 }
 
@@ -162,11 +162,11 @@ static void try_acquire_or_renew(struct leader *l)
         goto out;
 
     struct kube_response r;
-    kube_response_init(&r);
+    kube_client_response_init(&r);
     int rc = kube_get(l->client, l->path, &r);
     if (rc != 0 && r.status != 404) {
         log_warnf("leader election: %s", r.message);
-        kube_response_finish(&r);
+        kube_client_response_finish(&r);
         goto out;
     }
     /* The read's answer is as new as now: judge expiry from here. */
@@ -175,7 +175,7 @@ static void try_acquire_or_renew(struct leader *l)
     kind = lease_elector_try(&l->le, &now, rc == 0 ? r.body : NULL, &a);
     log_holder(l);
     pthread_mutex_unlock(&l->mu);
-    kube_response_finish(&r);
+    kube_client_response_finish(&r);
     if (kind != LEASE_ACTION_NONE)
         write_lease(l, &a);
 out:

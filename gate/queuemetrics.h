@@ -1,6 +1,6 @@
 /*
  * queuemetrics: the Prometheus gauges that mirror the Volcano status of the
- * queues (lib/sched/podgroup.h computes the status, purely; this module writes
+ * queues (lib/sched/status/podgroup.h computes the status, purely; this module writes
  * the gauges, from the gate's status sync):
  *   raygate_gangs_pending{queue,reason}       gangs not admitted, by podgroup_reason_token (every token, zeros included)
  *   raygate_queue_allocated{queue,resource}   status.allocated (a parent: its subtree's), for every resource allocated

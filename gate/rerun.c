@@ -13,7 +13,7 @@ enum rerun_outcome rerun_suspend(struct kube_client *k, const char *ns, const ch
                                  const char *stamp, struct error *why)
 {
     struct kube_response resp;
-    kube_response_init(&resp);
+    kube_client_response_init(&resp);
     enum rerun_outcome out = RERUN_FAILED;
     json_t *patch = NULL;
     char *path = util_strdupf(RAYJOBS_API "/namespaces/%s/rayjobs/%s", ns, name);
@@ -34,7 +34,7 @@ enum rerun_outcome rerun_suspend(struct kube_client *k, const char *ns, const ch
         goto done;
     }
     patch = rayjob_rerun_patch(resp.body, stamp, record);
-    kube_response_finish(&resp);
+    kube_client_response_finish(&resp);
     if (kube_patch(k, path, KUBE_PATCH_MERGE, patch, &resp) != 0) {
         out = resp.status == 404 || resp.status == 409 ? RERUN_NOT_POSSIBLE : RERUN_FAILED;
         error_setf(why, "suspend RayJob %s/%s: %s", ns, name, resp.message);
@@ -43,7 +43,7 @@ enum rerun_outcome rerun_suspend(struct kube_client *k, const char *ns, const ch
     out = RERUN_SUSPENDED;
 done:
     json_decref(patch);
-    kube_response_finish(&resp);
+    kube_client_response_finish(&resp);
     free(path);
     return out;
 }
@@ -53,7 +53,7 @@ long rerun_resume_all(struct kube_client *k, struct error *why)
     struct kube_list_options opts = {.label_selector = RAYJOB_LABEL_RERUN};
     struct kube_list_result list;
     struct kube_response resp;
-    kube_response_init(&resp);
+    kube_client_response_init(&resp);
     long done = 0;
     size_t i;
     json_t *job;
@@ -75,19 +75,19 @@ long rerun_resume_all(struct kube_client *k, struct error *why)
         const char *name = json_string_value(json_object_get(meta, "name"));
         char *path = util_strdupf(RAYJOBS_API "/namespaces/%s/rayjobs/%s", ns != NULL ? ns : "", name != NULL ? name : "");
         struct kube_response pr;
-        kube_response_init(&pr);
+        kube_client_response_init(&pr);
         if (kube_patch(k, path, KUBE_PATCH_JSON, patch, &pr) == 0) {
             log_infof("rerun: RayJob %s/%s resumed: KubeRay makes it a new RayCluster, queued like any other", ns, name);
             done++;
         } else if (pr.status != 404 && pr.status != 422) { /* 422: changed since (its test failed): the next list sees it */
             log_warnf("rerun: resume RayJob %s/%s: %s", ns, name, pr.message);
         }
-        kube_response_finish(&pr);
+        kube_client_response_finish(&pr);
         free(path);
         json_decref(patch);
     }
 out:
-    kube_response_finish(&resp);
+    kube_client_response_finish(&resp);
     kube_list_result_finish(&list);
     return done;
 }

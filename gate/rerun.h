@@ -14,7 +14,7 @@
 
 #include <jansson.h>
 
-#include "errors.h"
+#include "error.h"
 #include "kube.h"
 
 enum rerun_outcome {

@@ -9,6 +9,7 @@
 #include "events.h"
 #include "jsonpatch.h"
 #include "log.h"
+#include "names.h"
 #include "podgroup.h"
 #include "preempthold.h"
 #include "qtree.h"
@@ -54,7 +55,7 @@ static int rv_older(const char *a, const char *b)
 static void record_podgroup(struct status *s, enum kube_watch_event ev, const json_t *obj)
 {
     const char *ns = obj_str(obj, "namespace"), *name = obj_str(obj, "name");
-    char *cluster = podgroup_cluster_of(name);
+    char *cluster = names_podgroup_cluster(name);
     if (cluster == NULL || ns == NULL) {
         free(cluster);
         return;
@@ -294,7 +295,7 @@ static uint64_t patch_podgroup(struct sync_ctx *x, const struct cache_gang *g, c
 static void sync_podgroup(struct sync_ctx *x, struct cache_gang *g)
 {
     struct status *s = x->s;
-    char *name = podgroup_name(cache_gang_group(g));
+    char *name = names_podgroup(cache_gang_group(g));
     char *key = util_strdupf("%s/%s", g->namespace_, name);
     json_t *exp = json_object_get(json_object_get(s->pg_expected, key), "obj");
     const json_t *observed = exp != NULL ? exp : json_object_get(s->pgs, key);
@@ -394,7 +395,7 @@ static void sync_dirty(struct sync_ctx *x)
     json_object_foreach(x->s->pg_dirty, key, v)
     {
         const char *ns = json_string_value(json_object_get(v, "ns"));
-        char *cluster = podgroup_cluster_of(json_string_value(json_object_get(v, "name")));
+        char *cluster = names_podgroup_cluster(json_string_value(json_object_get(v, "name")));
         struct cache_gang *g = cluster != NULL ? cache_gang_get(x->cache, ns, cluster) : NULL;
         json_object_del(x->s->pg_compared, key); /* the PodGroup changed: compare again */
         if ((x->crds & PODGROUP_CRD_PODGROUPS) && g != NULL && podgroup_wanted(g))

@@ -1,6 +1,6 @@
 /*
  * status: the gate's mirror of the Volcano-compatible status it writes
- * (lib/sched/podgroup.h): the PodGroup of every gang and the status of every
+ * (lib/sched/status/podgroup.h): the PodGroup of every gang and the status of every
  * Queue, with the gauges that mirror the queues (queuemetrics.h).
  *
  * It keeps what the API showed last (the PodGroup and Queue watches, and the

@@ -148,7 +148,7 @@ static void *run(void *arg)
                 .message = items[i].resp.message,
             };
             w->done(w->arg, &r);
-            kube_response_finish(&items[i].resp);
+            kube_client_response_finish(&items[i].resp);
             item_finish(&batch[i]);
         }
         free(items);

@@ -92,7 +92,7 @@ static size_t reread(struct kube_client *k, struct ungate_job *jobs, struct atte
                 };
                 if (fresh.resource_version != NULL) {
                     json_decref(tries[i].patch);
-                    tries[i].patch = admit_ungate_patch(&fresh);
+                    tries[i].patch = admit_result_ungate_patch(&fresh);
                 }
                 retry[nretry++] = i;
             }
@@ -102,7 +102,7 @@ static size_t reread(struct kube_client *k, struct ungate_job *jobs, struct atte
             if (failed(job, &tries[i], items[j].resp.status, items[j].resp.message))
                 retry[nretry++] = i; /* the old patch: its 409 brings us back here */
         }
-        kube_response_finish(&items[j].resp);
+        kube_client_response_finish(&items[j].resp);
     }
     free(items);
     return nretry;
@@ -140,7 +140,7 @@ static size_t patch_round(struct kube_client *k, struct ungate_job *jobs, struct
             if (failed(&jobs[i], &tries[i], st, items[j].resp.message))
                 retry[nretry++] = i;
         }
-        kube_response_finish(&items[j].resp);
+        kube_client_response_finish(&items[j].resp);
     }
     free(items);
     if (nconflicts > 0)
@@ -243,7 +243,7 @@ size_t ungate_pods(struct kube_client *k, struct ungate_job *jobs, size_t n, con
         jobs[i].ok = 0;
         jobs[i].removed_ms = -1;
         tries[i].path = util_strdupf("/api/v1/namespaces/%s/pods/%s", jobs[i].ns, jobs[i].pod->name);
-        tries[i].patch = admit_ungate_patch(jobs[i].pod);
+        tries[i].patch = admit_result_ungate_patch(jobs[i].pod);
     }
     long long start = clock_mono_ms();
     head_first(jobs, n, order);

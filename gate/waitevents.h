@@ -1,6 +1,6 @@
 /*
  * waitevents: the GangWaiting Warnings of waiting gangs, once per gang and
- * per distinct reason, not per pod (lib/sched/eventplan.h decides when; this
+ * per distinct reason, not per pod (lib/sched/status/eventplan.h decides when; this
  * module keeps its state per gang, reads the cache and adds the Events to a
  * pass's list, eventpost.h).
  *

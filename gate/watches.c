@@ -72,7 +72,7 @@ void watches_destroy(struct watches *w)
 {
     if (w == NULL)
         return;
-    kube_watcher_destroy(w->watcher);
+    kube_watch_destroy(w->watcher);
     free(w);
 }
 
@@ -184,7 +184,7 @@ static int start_watch(struct watches *w, enum watch_kind k, struct error *err)
 static int discover(struct watches *w, unsigned *flags)
 {
     struct kube_response r;
-    kube_response_init(&r);
+    kube_client_response_init(&r);
     int out = 0;
     if (kube_get(w->cfg.client, STATUS_VOLCANO_API, &r) == 0) {
         *flags = podgroup_discovery(r.body);
@@ -194,7 +194,7 @@ static int discover(struct watches *w, unsigned *flags)
         log_warnf("discovery of %s: %s", STATUS_VOLCANO_API, r.message);
         out = -1;
     }
-    kube_response_finish(&r);
+    kube_client_response_finish(&r);
     return out;
 }
 
@@ -222,9 +222,9 @@ static int discover_legacy(struct watches *w, struct error *err)
     if (w->started & (1u << WATCH_LEGACY))
         return 0;
     struct kube_response r;
-    kube_response_init(&r);
+    kube_client_response_init(&r);
     int served = kube_get(w->cfg.client, LEGACY_API, &r) == 0 && resource_listed(r.body, "rayclusters");
-    kube_response_finish(&r);
+    kube_client_response_finish(&r);
     if (!served)
         return 0;
     log_infof("legacy RayCluster CRD (rayclusters.cluster.ray.io) found: the legacy Ray operator's clusters are gated too");
@@ -245,12 +245,12 @@ static int discover_hypernodes(struct watches *w, struct error *err)
     int served = 0;
     if (w->cfg.hyper != NULL) {
         struct kube_response r;
-        kube_response_init(&r);
+        kube_client_response_init(&r);
         if (kube_get(w->cfg.client, HYPERWATCH_API, &r) == 0)
             served = resource_listed(r.body, "hypernodes");
         else if (r.status != 404)
             log_warnf("discovery of %s: %s", HYPERWATCH_API, r.message);
-        kube_response_finish(&r);
+        kube_client_response_finish(&r);
     }
     pthread_mutex_lock(w->cfg.mu);
     if (served)
@@ -314,7 +314,7 @@ int watches_discover(struct watches *w, struct error *err)
 
 int watches_start(struct watches *w, struct error *err)
 {
-    w->watcher = kube_watcher_create(w->cfg.client, err);
+    w->watcher = kube_watch_create(w->cfg.client, err);
     if (w->watcher == NULL)
         return -1;
     if (start_watch(w, WATCH_PODS, err) != 0 || start_watch(w, WATCH_NODES, err) != 0 ||

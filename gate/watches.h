@@ -5,7 +5,7 @@
  * KubeRay's RayClusters, and, when discovery finds their CRDs, Volcano's
  * Queues, PodGroups and HyperNodes and the legacy operator's RayClusters
  * (lib/gang/legacy.h). Each event goes, under the controller's lock, into
- * the cache (lib/sched/cache.h), the status mirror (status.h: PodGroups,
+ * the cache (lib/sched/cache/cache.h), the status mirror (status.h: PodGroups,
  * and Queues' status) or the HyperNodes (hyperwatch.h); then *changed is set
  * and the controller is woken.
  *

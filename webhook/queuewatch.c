@@ -47,7 +47,7 @@ struct queuewatch *queuewatch_create(struct kube_client *c, struct error *err)
     struct queuewatch *w = util_calloc(1, sizeof(*w));
     pthread_mutex_init(&w->mu, NULL);
     queuecheck_set_init(&w->set);
-    if ((w->watcher = kube_watcher_create(c, err)) == NULL)
+    if ((w->watcher = kube_watch_create(c, err)) == NULL)
         goto fail;
     const struct kube_watch_spec spec = {.name = "queues", .path = QUEUEWATCH_PATH, .fn = on_event, .arg = w};
     if (kube_watch_start(w->watcher, &spec, err) != 0)
@@ -64,7 +64,7 @@ void queuewatch_destroy(struct queuewatch *w)
 {
     if (w == NULL)
         return;
-    kube_watcher_destroy(w->watcher); /* no callback runs after this */
+    kube_watch_destroy(w->watcher); /* no callback runs after this */
     queuecheck_set_finish(&w->set);
     pthread_mutex_destroy(&w->mu);
     free(w);

@@ -12,7 +12,7 @@
 #ifndef RAYGATE_QUEUEWATCH_H
 #define RAYGATE_QUEUEWATCH_H
 
-#include "errors.h"
+#include "error.h"
 #include "kube.h"
 #include "queuecheck.h"
 

@@ -11,7 +11,7 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
-#include "errors.h"
+#include "error.h"
 #include "log.h"
 #include "util.h"
 
@@ -168,11 +168,11 @@ static void free_pair(char *cert, char *key, size_t key_len)
 
 struct tlsreload *tlsreload_create(const char *cert_path, const char *key_path, struct error *err)
 {
-    struct tlsreload *r = calloc(1, sizeof(*r));
+    struct tlsreload *r = util_calloc(1, sizeof(*r));
     char *cert = NULL, *key = NULL;
     size_t cert_len = 0, key_len = 0;
-    if (r == NULL || (r->cert_path = strdup(cert_path)) == NULL || (r->key_path = strdup(key_path)) == NULL)
-        abort();
+    r->cert_path = util_strdup(cert_path);
+    r->key_path = util_strdup(key_path);
     if (read_pair(r, &cert, &cert_len, &key, &key_len, r->loaded) != 0) {
         error_set_openssl(err, "cannot read %.100s or %.100s", cert_path, key_path);
         goto fail;

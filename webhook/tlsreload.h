@@ -18,7 +18,7 @@
 
 #include <openssl/ssl.h>
 
-#include "errors.h"
+#include "error.h"
 
 struct tlsreload;
 

@@ -508,7 +508,7 @@ static json_t *counts(const struct admit_result *r)
             pods += d->npods;
             placed += d->topology != NULL;
         } else if (d->action == ADMIT_ACTION_WAIT) {
-            const char *reason = admit_reason_name(d->reason);
+            const char *reason = admit_result_reason_name(d->reason);
             json_object_set_new(waits, reason, json_integer(json_integer_value(json_object_get(waits, reason)) + 1));
         }
     }

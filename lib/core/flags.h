@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "errors.h"
+#include "error.h"
 
 /* Duration units in milliseconds, for bounds: FLAGS_MINUTE * 10. */
 #define FLAGS_MILLISECOND INT64_C(1)

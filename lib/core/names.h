@@ -6,6 +6,22 @@
 #ifndef RAYGATE_NAMES_H
 #define RAYGATE_NAMES_H
 
+#include "util.h"
+
+/*
+ * The PodGroup of a gang, "ray-<cluster>-pg": its name is the RayCluster's
+ * (a RayJob's for the RayCluster it made), as KubeRay's Volcano integration
+ * names it. Every module spells it through these.
+ */
+#define NAMES_PODGROUP_PREFIX "ray-"
+#define NAMES_PODGROUP_SUFFIX "-pg"
+/* "ray-<cluster>-pg" (new string; cluster not NULL). */
+char *names_podgroup(const char *cluster);
+/* Appends "ray-<cluster>-pg" to b. */
+void names_podgroup_put(struct util_buf *b, const char *cluster);
+/* The cluster in a PodGroup name "ray-<cluster>-pg" (new string), or NULL for another name (or NULL). */
+char *names_podgroup_cluster(const char *name);
+
 /* The scheduling gate on every pod of a queued Ray cluster (webhook adds it, gate controller removes it). */
 #define NAMES_GATE "raygate.io/gang"
 
@@ -42,7 +58,7 @@
 
 /*
  * Annotations on a PodGroup, the gate controller's typed wait reason (podgroup.h)
- * that `kubectl raygate why` reads: the reason code, admit_reason_name() of
+ * that `kubectl raygate why` reads: the reason code, admit_result_reason_name() of
  * the gang's last decision while it is not admitted; with code "pods", how
  * many of its minMember pods exist (a decimal integer).
  */

@@ -349,3 +349,8 @@ void *util_scratch(void **buf, size_t *cap, size_t n, size_t size, int zero)
         memset(*buf, 0, bytes);
     return *buf;
 }
+
+const char *util_plural(int64_t n, const char *one, const char *many)
+{
+    return n == 1 ? one : many;
+}

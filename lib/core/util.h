@@ -49,6 +49,9 @@ static inline int64_t util_sat_add(int64_t a, int64_t b)
     return a + b;
 }
 
+/* one when n is 1, else many (borrowed: one of the two): "1 pod", "3 pods". */
+const char *util_plural(int64_t n, const char *one, const char *many);
+
 char *util_strdupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* A new NUL-terminated copy of s[0..n) (caller frees). */

@@ -17,7 +17,7 @@ static const char *const manager_annotations[] = {
     NAMES_ANNOTATION_DISPATCH_REASONS, NAMES_ANNOTATION_DISPATCH_SUSPENDED, NAMES_ANNOTATION_DISPATCH_WORKER_STATE,
 };
 
-int dispatch_kind_of(const json_t *obj, enum dispatch_kind *out, struct error *err)
+int dispatch_copy_kind_of(const json_t *obj, enum dispatch_kind *out, struct error *err)
 {
     const char *kind = json_string_value(json_object_get(obj, "kind"));
     if (kind != NULL && strcmp(kind, "RayCluster") == 0)
@@ -75,7 +75,7 @@ int dispatch_copy_suspended(const json_t *obj)
 json_t *dispatch_copy_worker(const json_t *obj, const char *cluster_name, int64_t lease_seconds, struct error *err)
 {
     enum dispatch_kind kind;
-    if (dispatch_kind_of(obj, &kind, err) != 0)
+    if (dispatch_copy_kind_of(obj, &kind, err) != 0)
         return NULL;
     static const char *const required[] = {"name", "namespace", "uid"};
     for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
@@ -133,12 +133,12 @@ json_t *dispatch_copy_renew_patch(const json_t *worker_obj, struct error *err)
     return json_pack("{s:{s:s,s:{s:s}}}", "metadata", "uid", uid, "annotations", NAMES_ANNOTATION_DISPATCH_LEASE, next);
 }
 
-void dispatch_remote_init(struct dispatch_remote *r)
+void dispatch_copy_remote_init(struct dispatch_remote *r)
 {
     memset(r, 0, sizeof(*r));
 }
 
-void dispatch_remote_finish(struct dispatch_remote *r)
+void dispatch_copy_remote_finish(struct dispatch_remote *r)
 {
     if (r == NULL)
         return;
@@ -156,7 +156,7 @@ static int has_admitted(const json_t *obj)
 }
 
 /* KubeRay's jobDeploymentStatus values after the cluster was admitted and the job submitted. */
-int dispatch_remote_started(const char *s)
+int dispatch_copy_remote_started(const char *s)
 {
     static const char *const started[] = {"Running", "Complete", "Failed", "Suspending", "Suspended", "Retrying"};
     for (size_t i = 0; s != NULL && i < sizeof(started) / sizeof(started[0]); i++)
@@ -165,7 +165,7 @@ int dispatch_remote_started(const char *s)
     return 0;
 }
 
-int dispatch_remote_terminal(const char *job_deployment_status)
+int dispatch_copy_remote_terminal(const char *job_deployment_status)
 {
     return job_deployment_status != NULL &&
            (strcmp(job_deployment_status, "Complete") == 0 || strcmp(job_deployment_status, "Failed") == 0);
@@ -179,12 +179,12 @@ static void mirror_field(json_t *out, const json_t *status, const char *key)
         json_object_set(out, key, v);
 }
 
-int dispatch_remote_read(const json_t *worker_obj, const json_t *cluster, struct dispatch_remote *out, struct error *err)
+int dispatch_copy_remote_read(const json_t *worker_obj, const json_t *cluster, struct dispatch_remote *out, struct error *err)
 {
     enum dispatch_kind kind;
-    dispatch_remote_finish(out);
-    dispatch_remote_init(out);
-    if (dispatch_kind_of(worker_obj, &kind, err) != 0)
+    dispatch_copy_remote_finish(out);
+    dispatch_copy_remote_init(out);
+    if (dispatch_copy_kind_of(worker_obj, &kind, err) != 0)
         return -1;
     const json_t *status = json_object_get(worker_obj, "status");
     out->status = json_object();
@@ -194,9 +194,9 @@ int dispatch_remote_read(const json_t *worker_obj, const json_t *cluster, struct
         return 0;
     }
     const char *deployment = json_string_value(json_object_get(status, "jobDeploymentStatus"));
-    out->terminal = dispatch_remote_terminal(deployment);
+    out->terminal = dispatch_copy_remote_terminal(deployment);
     /* A RayJob's cluster may be gone (shutdownAfterJobFinishes) once the job ran: admitted all the same. */
-    out->admitted = (cluster != NULL && has_admitted(cluster)) || dispatch_remote_started(deployment);
+    out->admitted = (cluster != NULL && has_admitted(cluster)) || dispatch_copy_remote_started(deployment);
     mirror_field(out->status, status, "jobStatus");
     mirror_field(out->status, status, "jobDeploymentStatus");
     /* A KubeRay that finds a RayJob Complete without an endTime dereferences none (a manager with KubeRay). */
@@ -204,11 +204,11 @@ int dispatch_remote_read(const json_t *worker_obj, const json_t *cluster, struct
     return 0;
 }
 
-void dispatch_remote_for_suspended(const json_t *manager_obj, struct dispatch_remote *r)
+void dispatch_copy_remote_for_suspended(const json_t *manager_obj, struct dispatch_remote *r)
 {
     enum dispatch_kind kind;
     struct error err;
-    if (r->status == NULL || !dispatch_copy_suspended(manager_obj) || dispatch_kind_of(manager_obj, &kind, &err) != 0)
+    if (r->status == NULL || !dispatch_copy_suspended(manager_obj) || dispatch_copy_kind_of(manager_obj, &kind, &err) != 0)
         return;
     const char *key = kind == DISPATCH_KIND_RAYCLUSTER ? "state" : "jobDeploymentStatus";
     json_t *v = json_object_get(r->status, key);
@@ -217,11 +217,11 @@ void dispatch_remote_for_suspended(const json_t *manager_obj, struct dispatch_re
     json_decref(r->worker_state);
     r->worker_state = json_incref(v);
     /* KubeRay leaves a terminal RayJob's status alone: that one is shown where users look. */
-    if (kind == DISPATCH_KIND_RAYCLUSTER || !dispatch_remote_terminal(json_string_value(v)))
+    if (kind == DISPATCH_KIND_RAYCLUSTER || !dispatch_copy_remote_terminal(json_string_value(v)))
         json_object_del(r->status, key);
 }
 
-int dispatch_remote_shown(const json_t *manager_obj, const struct dispatch_remote *r)
+int dispatch_copy_remote_shown(const json_t *manager_obj, const struct dispatch_remote *r)
 {
     const json_t *status = json_object_get(manager_obj, "status");
     const char *key;

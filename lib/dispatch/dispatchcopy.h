@@ -30,7 +30,7 @@
 
 #include <jansson.h>
 
-#include "errors.h"
+#include "error.h"
 #include "names.h"
 
 enum dispatch_kind {
@@ -42,7 +42,7 @@ enum dispatch_kind {
  * The kind of obj (borrowed) from its "kind" member. Returns 0, or -1 with
  * err when it is neither RayCluster nor RayJob.
  */
-int dispatch_kind_of(const json_t *obj, enum dispatch_kind *out, struct error *err);
+int dispatch_copy_kind_of(const json_t *obj, enum dispatch_kind *out, struct error *err);
 
 /*
  * The worker copy of manager object obj (borrowed), as above: a new
@@ -86,25 +86,25 @@ struct dispatch_remote {
     int terminal;         /* a RayJob whose jobDeploymentStatus is Complete or Failed: it ran; never dispatched again */
     json_t *status;       /* new: the manager's status subresource body's "status": RayCluster {"state"} (when the worker
                              shows one), RayJob {"jobStatus", "jobDeploymentStatus", "endTime"} (those present); {} when none */
-    json_t *worker_state; /* new string or NULL: for a suspended manager object (dispatch_remote_for_suspended), the
+    json_t *worker_state; /* new string or NULL: for a suspended manager object (dispatch_copy_remote_for_suspended), the
                              annotation raygate.io/dispatch-worker-state it shows */
 };
 
 /* Whether a RayJob's status.jobDeploymentStatus (borrowed; NULL: none) says it ran to its end: Complete or Failed. */
-int dispatch_remote_terminal(const char *job_deployment_status);
+int dispatch_copy_remote_terminal(const char *job_deployment_status);
 
 /*
  * Whether a RayJob's status.jobDeploymentStatus (borrowed; NULL: none) says
  * its cluster was admitted and the job submitted: Running, Complete, Failed,
  * Suspending, Suspended or Retrying.
  */
-int dispatch_remote_started(const char *job_deployment_status);
+int dispatch_copy_remote_started(const char *job_deployment_status);
 
 /* Initialises an empty remote (status NULL) in caller-owned storage. */
-void dispatch_remote_init(struct dispatch_remote *r);
+void dispatch_copy_remote_init(struct dispatch_remote *r);
 
 /* Releases r's status; r may be NULL. */
-void dispatch_remote_finish(struct dispatch_remote *r);
+void dispatch_copy_remote_finish(struct dispatch_remote *r);
 
 /*
  * Reads a worker's copy: worker_obj (borrowed) is the worker's RayCluster or
@@ -114,11 +114,11 @@ void dispatch_remote_finish(struct dispatch_remote *r);
  * initialised; it is overwritten. Returns 0, or -1 with err when worker_obj
  * is neither kind.
  */
-int dispatch_remote_read(const json_t *worker_obj, const json_t *cluster, struct dispatch_remote *out, struct error *err);
+int dispatch_copy_remote_read(const json_t *worker_obj, const json_t *cluster, struct dispatch_remote *out, struct error *err);
 
 /*
  * What a manager object suspended for a KubeRay there (manager_obj borrowed;
- * dispatch_copy_suspended) shows of r, which dispatch_remote_read filled:
+ * dispatch_copy_suspended) shows of r, which dispatch_copy_remote_read filled:
  * KubeRay owns its status.state (a RayCluster: "suspended") and its
  * jobDeploymentStatus (a RayJob: "Suspended") and writes them back at its
  * next reconcile, so those move to r->worker_state, shown in the annotation
@@ -127,7 +127,7 @@ int dispatch_remote_read(const json_t *worker_obj, const json_t *cluster, struct
  * RayJob's status alone. jobStatus and endTime stay: KubeRay does not write
  * them on a suspended RayJob. Does nothing for an object not so suspended.
  */
-void dispatch_remote_for_suspended(const json_t *manager_obj, struct dispatch_remote *r);
+void dispatch_copy_remote_for_suspended(const json_t *manager_obj, struct dispatch_remote *r);
 
 /*
  * Whether the manager object's status (manager_obj borrowed) already shows
@@ -135,6 +135,6 @@ void dispatch_remote_for_suspended(const json_t *manager_obj, struct dispatch_re
  * r->worker_state (when set) in its annotation raygate.io/dispatch-worker-state.
  * 1 when nothing is to be mirrored, 0 when a MIRROR is due.
  */
-int dispatch_remote_shown(const json_t *manager_obj, const struct dispatch_remote *r);
+int dispatch_copy_remote_shown(const json_t *manager_obj, const struct dispatch_remote *r);
 
 #endif

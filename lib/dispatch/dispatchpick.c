@@ -5,19 +5,19 @@
 
 #include "util.h"
 
-void dispatch_to_init(struct dispatch_to *to)
+void dispatch_pick_to_init(struct dispatch_to *to)
 {
     memset(to, 0, sizeof(*to));
 }
 
-void dispatch_to_finish(struct dispatch_to *to)
+void dispatch_pick_to_finish(struct dispatch_to *to)
 {
     if (to == NULL)
         return;
     for (size_t i = 0; i < to->n; i++)
         free(to->names[i]);
     free(to->names);
-    dispatch_to_init(to);
+    dispatch_pick_to_init(to);
 }
 
 static int blank(char ch)
@@ -25,9 +25,9 @@ static int blank(char ch)
     return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
 }
 
-int dispatch_to_parse(const char *value, struct dispatch_to *out, struct error *err)
+int dispatch_pick_to_parse(const char *value, struct dispatch_to *out, struct error *err)
 {
-    dispatch_to_finish(out);
+    dispatch_pick_to_finish(out);
     if (value == NULL)
         return 0;
     size_t entry = 1;
@@ -44,7 +44,7 @@ int dispatch_to_parse(const char *value, struct dispatch_to *out, struct error *
             goto fail;
         }
         char *name = util_memdup(a, (size_t)(b - a));
-        if (dispatch_to_index(out, name) != DISPATCH_NO_WORKER) {
+        if (dispatch_pick_to_index(out, name) != DISPATCH_NO_WORKER) {
             error_setf(err, NAMES_ANNOTATION_DISPATCH_TO ": \"%s\" named twice", name);
             free(name);
             goto fail;
@@ -57,11 +57,11 @@ int dispatch_to_parse(const char *value, struct dispatch_to *out, struct error *
     }
 fail:
     util_one_line(err->message);
-    dispatch_to_finish(out);
+    dispatch_pick_to_finish(out);
     return -1;
 }
 
-size_t dispatch_to_index(const struct dispatch_to *to, const char *name)
+size_t dispatch_pick_to_index(const struct dispatch_to *to, const char *name)
 {
     for (size_t i = 0; i < to->n; i++)
         if (strcmp(to->names[i], name) == 0)
@@ -91,7 +91,7 @@ static char *clause_text(const struct dispatch_candidate *c)
         return util_strdup("not weighed yet");
     if (c->verdict->fits)
         return util_strdup("fits");
-    return util_strdup(c->verdict->message != NULL ? c->verdict->message : admit_reason_name(c->verdict->reason));
+    return util_strdup(c->verdict->message != NULL ? c->verdict->message : admit_result_reason_name(c->verdict->reason));
 }
 
 /* What one worker's clause says after "name: ", one line of valid UTF-8 (a worker's error may hold anything). New string. */

@@ -19,7 +19,7 @@
 #include <jansson.h>
 
 #include "dispatchsim.h"
-#include "errors.h"
+#include "error.h"
 #include "names.h"
 
 /* No worker: none fits, or none is given. */
@@ -32,10 +32,10 @@ struct dispatch_to {
 };
 
 /* Initialises an empty list in caller-owned storage. */
-void dispatch_to_init(struct dispatch_to *to);
+void dispatch_pick_to_init(struct dispatch_to *to);
 
 /* Releases the names; to may be NULL. */
-void dispatch_to_finish(struct dispatch_to *to);
+void dispatch_pick_to_finish(struct dispatch_to *to);
 
 /*
  * Parses the annotation's value (borrowed; NULL: absent) into out, which must
@@ -45,10 +45,10 @@ void dispatch_to_finish(struct dispatch_to *to);
  * 2", "raygate.io/dispatch-to: \"gpu-east\" named twice") when an entry is
  * empty or repeated; out is then empty.
  */
-int dispatch_to_parse(const char *value, struct dispatch_to *out, struct error *err);
+int dispatch_pick_to_parse(const char *value, struct dispatch_to *out, struct error *err);
 
 /* The index of name in to, or DISPATCH_NO_WORKER. */
-size_t dispatch_to_index(const struct dispatch_to *to, const char *name);
+size_t dispatch_pick_to_index(const struct dispatch_to *to, const char *name);
 
 /* One worker named in dispatch-to, as the dispatcher sees it now. Strings and verdict borrowed. */
 struct dispatch_candidate {

@@ -8,18 +8,18 @@
 #include "flags.h"
 #include "util.h"
 
-void dispatch_state_init(struct dispatch_state *st)
+void dispatch_plan_state_init(struct dispatch_state *st)
 {
     memset(st, 0, sizeof(*st));
 }
 
-void dispatch_state_finish(struct dispatch_state *st)
+void dispatch_plan_state_finish(struct dispatch_state *st)
 {
     if (st == NULL)
         return;
     free(st->uid);
     free(st->dispatched_to);
-    dispatch_state_init(st);
+    dispatch_plan_state_init(st);
 }
 
 /* An optional RFC 3339 annotation into *ms (0 when absent); -1 with err naming it when malformed. */
@@ -72,12 +72,12 @@ static int parse_annotations(const json_t *annotations, struct dispatch_state *s
     return 0;
 }
 
-int dispatch_state_parse(const json_t *obj, struct dispatch_state *st, struct error *err)
+int dispatch_plan_state_parse(const json_t *obj, struct dispatch_state *st, struct error *err)
 {
-    dispatch_state_finish(st);
+    dispatch_plan_state_finish(st);
     const json_t *meta = json_object_get(obj, "metadata");
     const char *uid = json_string_value(json_object_get(meta, "uid"));
-    if (dispatch_kind_of(obj, &st->kind, err) != 0)
+    if (dispatch_copy_kind_of(obj, &st->kind, err) != 0)
         return -1;
     if (uid == NULL || uid[0] == '\0') {
         error_setf(err, "metadata.uid: missing");
@@ -85,7 +85,7 @@ int dispatch_state_parse(const json_t *obj, struct dispatch_state *st, struct er
     }
     if (parse_annotations(json_object_get(meta, "annotations"), st, err) != 0) {
         util_one_line(err->message);
-        dispatch_state_finish(st);
+        dispatch_plan_state_finish(st);
         return -1;
     }
     st->uid = util_strdup(uid);
@@ -98,11 +98,11 @@ int dispatch_state_parse(const json_t *obj, struct dispatch_state *st, struct er
     if (st->kind == DISPATCH_KIND_RAYJOB) {
         const char *deployment = json_string_value(json_object_get(json_object_get(obj, "status"), "jobDeploymentStatus"));
         /* Suspended for a KubeRay on the manager: a Suspended there is KubeRay's; the worker's is in an annotation. */
-        if (dispatch_copy_suspended(obj) && !dispatch_remote_terminal(deployment))
+        if (dispatch_copy_suspended(obj) && !dispatch_copy_remote_terminal(deployment))
             deployment =
                 json_string_value(json_object_get(json_object_get(meta, "annotations"), NAMES_ANNOTATION_DISPATCH_WORKER_STATE));
-        st->terminal = dispatch_remote_terminal(deployment);
-        st->started = dispatch_remote_started(deployment);
+        st->terminal = dispatch_copy_remote_terminal(deployment);
+        st->started = dispatch_copy_remote_started(deployment);
     }
     return 0;
 }
@@ -277,7 +277,7 @@ void dispatch_plan(const struct dispatch_plan_input *in, struct dispatch_plan *o
         plan_waiting(in, out);
 }
 
-const char *dispatch_action_name(enum dispatch_action a)
+const char *dispatch_plan_action_name(enum dispatch_action a)
 {
     static const char *const names[] = {
         [DISPATCH_ACTION_NONE] = "none",           [DISPATCH_ACTION_ADD_FINALIZER] = "add-finalizer",

@@ -74,10 +74,10 @@
 
 #include "dispatchcopy.h"
 #include "dispatchpick.h"
-#include "errors.h"
+#include "error.h"
 #include "names.h"
 
-/* The manager object's dispatch state, from its JSON (dispatch_state_parse). */
+/* The manager object's dispatch state, from its JSON (dispatch_plan_state_parse). */
 struct dispatch_state {
     enum dispatch_kind kind;
     char *uid;             /* owned metadata.uid */
@@ -89,7 +89,7 @@ struct dispatch_state {
     int deleting;          /* metadata.deletionTimestamp is set */
     int finalizer;         /* metadata.finalizers holds raygate.io/dispatch */
     int terminal;          /* a RayJob whose status.jobDeploymentStatus is Complete or Failed */
-    int started;           /* a RayJob whose status.jobDeploymentStatus shows it was submitted (dispatch_remote_started);
+    int started;           /* a RayJob whose status.jobDeploymentStatus shows it was submitted (dispatch_copy_remote_started);
                               suspended for a KubeRay on the manager: its raygate.io/dispatch-worker-state does */
 };
 
@@ -97,10 +97,10 @@ struct dispatch_state {
 #define DISPATCH_GIVE_UP_MAX_MS (365LL * 24 * 3600 * 1000)
 
 /* Initialises an empty state in caller-owned storage. */
-void dispatch_state_init(struct dispatch_state *st);
+void dispatch_plan_state_init(struct dispatch_state *st);
 
 /* Releases st's strings; st may be NULL. */
-void dispatch_state_finish(struct dispatch_state *st);
+void dispatch_plan_state_finish(struct dispatch_state *st);
 
 /*
  * Reads the state of manager object obj (borrowed; a RayCluster or RayJob)
@@ -111,7 +111,7 @@ void dispatch_state_finish(struct dispatch_state *st);
  * without a dispatched-at (the dispatcher writes both at once: without it no
  * lost worker's deadline can be known, and the object is left alone).
  */
-int dispatch_state_parse(const json_t *obj, struct dispatch_state *st, struct error *err);
+int dispatch_plan_state_parse(const json_t *obj, struct dispatch_state *st, struct error *err);
 
 /* One registered worker, as seen now. name borrowed. */
 struct dispatch_worker_view {
@@ -124,7 +124,7 @@ struct dispatch_worker_view {
     int copy;
     int going;    /* copy: its deletionTimestamp is set (deleted already: waited for, not deleted again) */
     int admitted; /* copy: the worker's gate admitted it (dispatch_remote.admitted) */
-    int shown;    /* copy: the manager shows its status already (dispatch_remote_shown()) */
+    int shown;    /* copy: the manager shows its status already (dispatch_copy_remote_shown()) */
 };
 
 struct dispatch_config {
@@ -173,6 +173,6 @@ void dispatch_plan(const struct dispatch_plan_input *in, struct dispatch_plan *o
 
 /* "none", "add-finalizer", "pick", "nominate", "wait-fit", "wait-quota", "withdraw", "renew", "mirror", "delete-stale",
  * "wait-lost", "redispatch", "give-up", "finalize". */
-const char *dispatch_action_name(enum dispatch_action a);
+const char *dispatch_plan_action_name(enum dispatch_action a);
 
 #endif

@@ -14,14 +14,14 @@
 #include "submitter.h"
 #include "util.h"
 
-void dispatch_verdict_init(struct dispatch_verdict *v)
+void dispatch_sim_verdict_init(struct dispatch_verdict *v)
 {
     memset(v, 0, sizeof(*v));
     v->reason = ADMIT_REASON_INVALID;
     v->stranded = DISPATCH_PPM;
 }
 
-void dispatch_verdict_finish(struct dispatch_verdict *v)
+void dispatch_sim_verdict_finish(struct dispatch_verdict *v)
 {
     if (v == NULL)
         return;
@@ -93,7 +93,7 @@ static json_t *rayjob_cluster(const json_t *obj, const char *name, struct error 
 json_t *dispatch_sim_cluster(const json_t *obj, const char *name, int64_t now_ms, struct error *err)
 {
     enum dispatch_kind kind;
-    if (dispatch_kind_of(obj, &kind, err) != 0)
+    if (dispatch_copy_kind_of(obj, &kind, err) != 0)
         return NULL;
     const char *ns = json_string_value(json_object_get(json_object_get(obj, "metadata"), "namespace"));
     const char *queue =
@@ -449,7 +449,7 @@ static int read_verdict(struct sim *s, const struct admit_result *r, struct disp
         }
         if (d->action == ADMIT_ACTION_WAIT) {
             out->reason = d->reason;
-            out->message = util_strdup(d->message != NULL ? d->message : admit_reason_name(d->reason));
+            out->message = util_strdup(d->message != NULL ? d->message : admit_result_reason_name(d->reason));
             return 0;
         }
     }
@@ -488,8 +488,8 @@ static int run(struct sim *s, struct admit *a, const json_t *cluster, const json
 int dispatch_sim(struct cache *c, struct admit *a, const json_t *obj, const json_t *copies, int64_t now_ms,
                  struct dispatch_verdict *out, struct error *err)
 {
-    dispatch_verdict_finish(out);
-    dispatch_verdict_init(out);
+    dispatch_sim_verdict_finish(out);
+    dispatch_sim_verdict_init(out);
     const json_t *meta = json_object_get(obj, "metadata");
     const char *name = json_string_value(json_object_get(meta, "name"));
     int rc = -1;

@@ -57,7 +57,7 @@
 #include "admit.h"
 #include "admitresult.h"
 #include "cache.h"
-#include "errors.h"
+#include "error.h"
 
 /* stranded's scale: a whole resource left free. */
 #define DISPATCH_PPM 1000000
@@ -71,10 +71,10 @@ struct dispatch_verdict {
 };
 
 /* Initialises an empty verdict (not fitting, no message) in caller-owned storage. */
-void dispatch_verdict_init(struct dispatch_verdict *v);
+void dispatch_sim_verdict_init(struct dispatch_verdict *v);
 
 /* Releases v's message; v may be NULL. */
-void dispatch_verdict_finish(struct dispatch_verdict *v);
+void dispatch_sim_verdict_finish(struct dispatch_verdict *v);
 
 /*
  * Weighs manager object obj (borrowed: a RayCluster or RayJob from the

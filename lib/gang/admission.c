@@ -10,6 +10,7 @@
 #include "jsonscan.h"
 #include "legacy.h"
 #include "mutate.h"
+#include "names.h"
 #include "queuecheck.h"
 #include "rayjob.h"
 #include "topology.h"
@@ -192,10 +193,10 @@ static int decide_topology(const json_t *request, const json_t *object, struct m
 
     if (queue == NULL || queue[0] == '\0')
         return 0;
-    topo_request_init(&r);
-    if (topo_request_parse(object, &r, merr) != 0) {
+    topology_request_init(&r);
+    if (topology_request_parse(object, &r, merr) != 0) {
         rc = 1;
-        if (json_is_object(old) && topo_request_parse(old, &r, &old_err) != 0) {
+        if (json_is_object(old) && topology_request_parse(old, &r, &old_err) != 0) {
             if (result->warnings == NULL)
                 result->warnings = json_array();
             char *text = util_strdupf("%s (allowed: the object was so before this update)", merr->message);
@@ -204,7 +205,7 @@ static int decide_topology(const json_t *request, const json_t *object, struct m
             rc = 0;
         }
     }
-    topo_request_finish(&r);
+    topology_request_finish(&r);
     return rc;
 }
 
@@ -422,15 +423,18 @@ static int pod_patch(const struct jsonscan *s, long object, struct util_buf *pat
     long annotations = jsonscan_get(s, meta, "annotations");
     if (jsonscan_type(s, annotations) != JSONSCAN_OBJECT) {
         util_buf_puts(patch, sep);
-        util_buf_puts(patch, "{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{\"" NAMES_ANNOTATION_GROUP "\":\"ray-");
+        util_buf_puts(patch, "{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{\"" NAMES_ANNOTATION_GROUP
+                             "\":\"" NAMES_PODGROUP_PREFIX);
         put_token(patch, s, cluster);
-        util_buf_puts(patch, "-pg\"}}");
+        util_buf_puts(patch, NAMES_PODGROUP_SUFFIX "\"}}");
         sep = ",";
     } else if (jsonscan_get(s, annotations, NAMES_ANNOTATION_GROUP) < 0) {
         util_buf_puts(patch, sep);
-        util_buf_puts(patch, "{\"op\":\"add\",\"path\":\"/metadata/annotations/scheduling.k8s.io~1group-name\",\"value\":\"ray-");
+        util_buf_puts(
+            patch,
+            "{\"op\":\"add\",\"path\":\"/metadata/annotations/scheduling.k8s.io~1group-name\",\"value\":\"" NAMES_PODGROUP_PREFIX);
         put_token(patch, s, cluster);
-        util_buf_puts(patch, "-pg\"}");
+        util_buf_puts(patch, NAMES_PODGROUP_SUFFIX "\"}");
         sep = ",";
     }
     if (sep[0] == ',')
@@ -520,7 +524,7 @@ static int key_is(const struct jsonscan *s, long key, const char *a, const char 
 
 /*
  * What the RayCluster decision (queuecheck_gang, submitter_cluster_gang,
- * mutate_raycluster, topo_request_parse) reads of a RayCluster: everything but
+ * mutate_raycluster, topology_request_parse) reads of a RayCluster: everything but
  * status, metadata.managedFields, each group's rayStartParams and, in the
  * head's and workers' pod templates' specs, all but containers' and
  * initContainers' name, resources and restartPolicy, overhead and

@@ -20,7 +20,7 @@
 
 #include <jansson.h>
 
-#include "errors.h"
+#include "error.h"
 #include "queuecheck.h"
 
 /* The HTTP status of an answer to a body that is not a usable AdmissionReview (err->message says why). */

@@ -24,7 +24,7 @@
 
 #include <jansson.h>
 
-#include "errors.h"
+#include "error.h"
 #include "mutate.h"
 #include "queuecheck.h"
 

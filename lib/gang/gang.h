@@ -26,7 +26,7 @@
 #include <jansson.h>
 
 #include "resources.h"
-#include "errors.h"
+#include "error.h"
 
 /* One worker group's share of the gang. */
 struct gang_group {

@@ -9,6 +9,7 @@
 #include "gang.h"
 #include "jsonpatch.h"
 #include "legacy.h"
+#include "names.h"
 #include "submitter.h"
 #include "util.h"
 
@@ -283,11 +284,7 @@ int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struc
     const char *name = nonempty_string(json_object_get(raycluster, "metadata"), "name");
     if (name != NULL) {
         /* With generateName only, the name (and so the group) is not known yet. */
-        size_t n = strlen(name) + sizeof("ray--pg");
-        group = malloc(n);
-        if (group == NULL)
-            abort();
-        util_format(group, n, "ray-%s-pg", name);
+        group = names_podgroup(name);
     }
     const char *priority = nonempty_string(labels, NAMES_LABEL_PRIORITY);
     char member[24];
@@ -350,7 +347,7 @@ int mutate_pod(const json_t *pod, struct mutate_result *out, struct error *err)
     }
 
     /* The whole name, however long: a cut one would name another group than the RayCluster's. */
-    char *group = util_strdupf("ray-%s-pg", cluster);
+    char *group = names_podgroup(cluster);
     const json_t *annotations = json_object_get(meta, "annotations");
     if (!json_is_object(annotations)) {
         jsonpatch_append_new(patch, "add", "/metadata/annotations", json_pack("{s:s}", NAMES_ANNOTATION_GROUP, group));

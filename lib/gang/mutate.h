@@ -26,7 +26,7 @@
 
 #include <jansson.h>
 
-#include "errors.h"
+#include "error.h"
 #include "names.h"
 
 struct mutate_result {

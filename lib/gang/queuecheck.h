@@ -27,7 +27,7 @@
 
 #include <jansson.h>
 
-#include "errors.h"
+#include "error.h"
 #include "resources.h"
 
 /* One Queue as the webhook knows it. */

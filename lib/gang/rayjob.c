@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "jsonpatch.h"
+#include "names.h"
 #include "util.h"
 
 void rayjob_gang_init(struct rayjob_gang *g)
@@ -265,7 +266,7 @@ int rayjob_mutate(const json_t *rayjob, struct mutate_result *out, struct error 
         goto out;
     }
     /* With generateName only, the name (and so the group) is not known yet. */
-    group = name != NULL ? util_strdupf("ray-%s-pg", name) : NULL;
+    group = name != NULL ? names_podgroup(name) : NULL;
 
     copy = json_copy((json_t *)rayjob); /* shallow: see mutate_own_object() */
     set_annotations(copy, &g, group);

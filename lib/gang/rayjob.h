@@ -30,7 +30,7 @@
 
 #include <jansson.h>
 
-#include "errors.h"
+#include "error.h"
 #include "gang.h"
 #include "mutate.h"
 #include "names.h"

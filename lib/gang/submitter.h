@@ -12,7 +12,7 @@
 
 #include <jansson.h>
 
-#include "errors.h"
+#include "error.h"
 #include "gang.h"
 #include "resources.h"
 

@@ -29,7 +29,7 @@ static int fail(struct error *err, const char *fmt, ...)
     return -1;
 }
 
-void topo_request_init(struct topo_request *r)
+void topology_request_init(struct topo_request *r)
 {
     memset(r, 0, sizeof(*r));
 }
@@ -40,7 +40,7 @@ static void constraint_finish(struct topo_constraint *c)
     memset(c, 0, sizeof(*c));
 }
 
-void topo_request_finish(struct topo_request *r)
+void topology_request_finish(struct topo_request *r)
 {
     if (r == NULL)
         return;
@@ -50,10 +50,10 @@ void topo_request_finish(struct topo_request *r)
         constraint_finish(&r->groups[i].c);
     }
     free(r->groups);
-    topo_request_init(r);
+    topology_request_init(r);
 }
 
-const char *topo_mode_name(enum topo_mode m)
+const char *topology_mode_name(enum topo_mode m)
 {
     switch (m) {
     case TOPO_MODE_HARD:
@@ -66,7 +66,7 @@ const char *topo_mode_name(enum topo_mode m)
     return "none";
 }
 
-void topo_constraint_text(const struct topo_constraint *c, char *buf, size_t size)
+void topology_constraint_text(const struct topo_constraint *c, char *buf, size_t size)
 {
     if (c == NULL || c->mode == TOPO_MODE_NONE)
         util_format(buf, size, "no topology constraint");
@@ -78,7 +78,7 @@ void topo_constraint_text(const struct topo_constraint *c, char *buf, size_t siz
         util_format(buf, size, "one HyperNode");
 }
 
-int topo_request_any(const struct topo_request *r)
+int topology_request_any(const struct topo_request *r)
 {
     if (r->gang.mode != TOPO_MODE_NONE)
         return 1;
@@ -88,7 +88,7 @@ int topo_request_any(const struct topo_request *r)
     return 0;
 }
 
-const struct topo_constraint *topo_request_for(const struct topo_request *r, const char *group)
+const struct topo_constraint *topology_request_for(const struct topo_request *r, const char *group)
 {
     static const struct topo_constraint none;
     if (group == NULL)
@@ -309,10 +309,10 @@ static void find_source(const json_t *obj, struct source *src)
     }
 }
 
-int topo_request_parse(const json_t *obj, struct topo_request *out, struct error *err)
+int topology_request_parse(const json_t *obj, struct topo_request *out, struct error *err)
 {
     struct source src;
-    topo_request_finish(out);
+    topology_request_finish(out);
     find_source(obj, &src);
     if (parse_gang(&src, out, err) != 0)
         goto fail;
@@ -324,6 +324,6 @@ int topo_request_parse(const json_t *obj, struct topo_request *out, struct error
     return 0;
 
 fail:
-    topo_request_finish(out);
+    topology_request_finish(out);
     return -1;
 }

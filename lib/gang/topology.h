@@ -47,7 +47,7 @@
 
 #include <jansson.h>
 
-#include "errors.h"
+#include "error.h"
 
 #define TOPOLOGY_REQUIRED "raygate.io/topology-required"
 #define TOPOLOGY_PREFERRED "raygate.io/topology-preferred"
@@ -93,10 +93,10 @@ struct topo_request {
 };
 
 /* Initialises an empty request (no constraint) in caller-owned storage. */
-void topo_request_init(struct topo_request *r);
+void topology_request_init(struct topo_request *r);
 
 /* Releases r's memory, leaving it empty; r may be NULL. */
-void topo_request_finish(struct topo_request *r);
+void topology_request_finish(struct topo_request *r);
 
 /*
  * Reads the request of obj (borrowed): a RayCluster, or a RayJob (its
@@ -109,26 +109,26 @@ void topo_request_finish(struct topo_request *r);
  * Returns 0 (out may hold no constraint at all), or -1 with err naming the
  * field (out left empty).
  */
-int topo_request_parse(const json_t *obj, struct topo_request *out, struct error *err);
+int topology_request_parse(const json_t *obj, struct topo_request *out, struct error *err);
 
 /* Whether r constrains anything (the gang or a group). */
-int topo_request_any(const struct topo_request *r);
+int topology_request_any(const struct topo_request *r);
 
 /*
  * The constraint that applies to the pods of group name (NULL: the head): the
  * group's own, else the gang's; for the head the gang's only when include_head
  * is set. Never NULL: a constraint of mode NONE when nothing applies.
  */
-const struct topo_constraint *topo_request_for(const struct topo_request *r, const char *group);
+const struct topo_constraint *topology_request_for(const struct topo_request *r, const char *group);
 
 /* "hard" / "soft" / "none". */
-const char *topo_mode_name(enum topo_mode m);
+const char *topology_mode_name(enum topo_mode m);
 
 /*
  * What a constraint asks, for messages: "one nvidia.com/gpu.clique domain",
  * "one HyperNode of tier <= 2", "one HyperNode" (any tier); NULL or mode NONE:
  * "no topology constraint". Cut to size (util_format).
  */
-void topo_constraint_text(const struct topo_constraint *c, char *buf, size_t size);
+void topology_constraint_text(const struct topo_constraint *c, char *buf, size_t size);
 
 #endif

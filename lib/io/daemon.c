@@ -22,7 +22,7 @@ struct kube_client *daemon_connect(const char *path, const char *context, struct
         log_errorf("kubeconfig: %s", err.message);
         return NULL;
     }
-    kube_metrics_register(reg, km);
+    kube_client_metrics_register(reg, km);
     struct kube_client_options copts = {.metrics = km};
     struct kube_client *c = kube_client_create(cfg, &copts, &err);
     if (c == NULL)

@@ -26,7 +26,7 @@
 /* --- small helpers ------------------------------------------------------------ */
 
 /* splitmix64: jitter only, not security. */
-uint64_t kube_rng_next(uint64_t *state)
+uint64_t kube_client_rng_next(uint64_t *state)
 {
     uint64_t z = (*state += 0x9e3779b97f4a7c15u);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
@@ -34,12 +34,12 @@ uint64_t kube_rng_next(uint64_t *state)
     return z ^ (z >> 31);
 }
 
-uint64_t kube_rng_seed(const void *salt)
+uint64_t kube_client_rng_seed(const void *salt)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     uint64_t s = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid() ^ (uint64_t)(uintptr_t)salt;
-    kube_rng_next(&s);
+    kube_client_rng_next(&s);
     return s;
 }
 
@@ -59,7 +59,7 @@ static void buf_put_escaped(struct util_buf *b, const char *s)
     }
 }
 
-void kube_url_param(struct util_buf *b, const char *name, const char *value)
+void kube_client_url_param(struct util_buf *b, const char *name, const char *value)
 {
     if (value == NULL)
         return;
@@ -69,22 +69,23 @@ void kube_url_param(struct util_buf *b, const char *name, const char *value)
     buf_put_escaped(b, value);
 }
 
-char *kube_list_url(const char *path, unsigned limit, const char *cont, const char *label_selector, const char *field_selector)
+char *kube_client_list_url(const char *path, unsigned limit, const char *cont, const char *label_selector,
+                           const char *field_selector)
 {
     struct util_buf b = {0};
     char lim[24];
     util_format(lim, sizeof(lim), "%u", limit);
     util_buf_puts(&b, path);
-    kube_url_param(&b, "limit", lim);
-    kube_url_param(&b, "continue", cont);
-    kube_url_param(&b, "labelSelector", label_selector);
-    kube_url_param(&b, "fieldSelector", field_selector);
+    kube_client_url_param(&b, "limit", lim);
+    kube_client_url_param(&b, "continue", cont);
+    kube_client_url_param(&b, "labelSelector", label_selector);
+    kube_client_url_param(&b, "fieldSelector", field_selector);
     return b.data;
 }
 
 /* --- pure helpers ------------------------------------------------------------- */
 
-long kube_backoff_ms(unsigned attempt, long base_ms, long max_ms, uint64_t rnd)
+long kube_client_backoff_ms(unsigned attempt, long base_ms, long max_ms, uint64_t rnd)
 {
     if (base_ms < 1)
         base_ms = 1;
@@ -99,7 +100,7 @@ long kube_backoff_ms(unsigned attempt, long base_ms, long max_ms, uint64_t rnd)
     return d - half + (long)(rnd % (uint64_t)(half + 1));
 }
 
-long kube_retry_after_ms(const char *value)
+long kube_client_retry_after_ms(const char *value)
 {
     if (value == NULL)
         return -1;
@@ -116,7 +117,7 @@ long kube_retry_after_ms(const char *value)
     return strtol(value, NULL, 10) * 1000;
 }
 
-int kube_metrics_register(struct metrics_registry *reg, struct kube_metrics *out)
+int kube_client_metrics_register(struct metrics_registry *reg, struct kube_metrics *out)
 {
     static const char *const request_labels[] = {"verb", "code"};
     static const char *const restart_labels[] = {"watch", "reason"};
@@ -190,7 +191,7 @@ static char *token_get(struct kube_client *c)
 }
 
 /* After a 401 sent with token used: re-reads the file; returns 1 if the token is now different. */
-int kube_token_refresh_after_401(struct kube_client *c, const char *used)
+int kube_client_token_refresh_after_401(struct kube_client *c, const char *used)
 {
     if (c->cfg.token_file == NULL)
         return 0;
@@ -282,7 +283,7 @@ void kube_client_destroy(struct kube_client *c)
     free(c);
 }
 
-CURLM *kube_multi_new(void)
+CURLM *kube_client_multi_new(void)
 {
     CURLM *m = curl_multi_init();
     if (m == NULL)
@@ -291,17 +292,17 @@ CURLM *kube_multi_new(void)
     return m;
 }
 
-CURLM *kube_pool_get(struct kube_client *c)
+CURLM *kube_client_pool_get(struct kube_client *c)
 {
     CURLM *m = NULL;
     pthread_mutex_lock(&c->lock);
     if (c->pool_len > 0)
         m = c->pool[--c->pool_len];
     pthread_mutex_unlock(&c->lock);
-    return m != NULL ? m : kube_multi_new();
+    return m != NULL ? m : kube_client_multi_new();
 }
 
-void kube_pool_put(struct kube_client *c, CURLM *m)
+void kube_client_pool_put(struct kube_client *c, CURLM *m)
 {
     pthread_mutex_lock(&c->lock);
     if (c->pool_len < KUBE_POOL_MAX_IDLE) {
@@ -313,7 +314,7 @@ void kube_pool_put(struct kube_client *c, CURLM *m)
         curl_multi_cleanup(m);
 }
 
-void kube_count_request(struct kube_client *c, const char *verb, long status)
+void kube_client_count_request(struct kube_client *c, const char *verb, long status)
 {
     if (c->metrics.requests == NULL)
         return;
@@ -336,7 +337,7 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
         size_t m = n - 12 < sizeof(v) - 1 ? n - 12 : sizeof(v) - 1;
         memcpy(v, p + 12, m);
         v[m] = '\0';
-        x->retry_after_ms = kube_retry_after_ms(v);
+        x->retry_after_ms = kube_client_retry_after_ms(v);
     }
     return n;
 }
@@ -361,7 +362,7 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *ud)
     return n;
 }
 
-void kube_xfer_reset(struct kube_xfer *x)
+void kube_client_xfer_reset(struct kube_xfer *x)
 {
     if (x->easy != NULL)
         curl_easy_cleanup(x->easy);
@@ -464,11 +465,11 @@ static void xfer_set_tls(CURL *e, const struct kubeconfig *k)
         curl_easy_setopt(e, CURLOPT_SSLKEY, k->client_key_file);
 }
 
-void kube_xfer_prepare(struct kube_xfer *x, const char *method, const char *verb, const char *url_path, const char *content_type,
-                       char *payload, long timeout_ms)
+void kube_client_xfer_prepare(struct kube_xfer *x, const char *method, const char *verb, const char *url_path,
+                              const char *content_type, char *payload, long timeout_ms)
 {
     struct kube_client *c = x->c;
-    kube_xfer_reset(x);
+    kube_client_xfer_reset(x);
     x->method = method;
     x->verb = verb;
     x->retry_after_ms = -1;
@@ -487,14 +488,14 @@ void kube_xfer_prepare(struct kube_xfer *x, const char *method, const char *verb
  * Records the outcome of a finished request (not a watch stream) into resp
  * (status, body, message) and counts it. path is for the message.
  */
-void kube_xfer_result(struct kube_xfer *x, CURLcode cc, const char *path, struct kube_response *resp)
+void kube_client_xfer_result(struct kube_xfer *x, CURLcode cc, const char *path, struct kube_response *resp)
 {
     long status = 0;
     if (cc == CURLE_OK)
         curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
     x->status = status;
-    kube_count_request(x->c, x->verb, status);
-    kube_response_finish(resp);
+    kube_client_count_request(x->c, x->verb, status);
+    kube_client_response_finish(resp);
     resp->status = status;
     if (cc != CURLE_OK) {
         const char *why = x->too_large ? "response too large" : x->errbuf[0] != '\0' ? x->errbuf : curl_easy_strerror(cc);
@@ -513,17 +514,17 @@ void kube_xfer_result(struct kube_xfer *x, CURLcode cc, const char *path, struct
 }
 
 /* How long to wait before retrying a finished request; -1: do not retry. */
-long kube_xfer_retry_delay(struct kube_xfer *x, unsigned *attempts, int *auth_retried, uint64_t *rng)
+long kube_client_xfer_retry_delay(struct kube_xfer *x, unsigned *attempts, int *auth_retried, uint64_t *rng)
 {
     struct kube_client *c = x->c;
     if (x->status == 401 && !*auth_retried) {
         *auth_retried = 1;
-        return kube_token_refresh_after_401(c, x->token) ? 0 : -1;
+        return kube_client_token_refresh_after_401(c, x->token) ? 0 : -1;
     }
     if ((x->status == 429 || (x->status >= 500 && x->retry_after_ms >= 0)) && *attempts < c->opt.max_retries) {
         long d = x->retry_after_ms >= 0
                      ? x->retry_after_ms
-                     : kube_backoff_ms(*attempts, c->opt.backoff_base_ms, c->opt.backoff_max_ms, kube_rng_next(rng));
+                     : kube_client_backoff_ms(*attempts, c->opt.backoff_base_ms, c->opt.backoff_max_ms, kube_client_rng_next(rng));
         if (d > c->opt.retry_after_max_ms)
             d = c->opt.retry_after_max_ms;
         (*attempts)++;
@@ -534,15 +535,15 @@ long kube_xfer_retry_delay(struct kube_xfer *x, unsigned *attempts, int *auth_re
 
 /* --- responses ---------------------------------------------------------------- */
 
-void kube_response_init(struct kube_response *r)
+void kube_client_response_init(struct kube_response *r)
 {
     memset(r, 0, sizeof(*r));
 }
 
-void kube_response_finish(struct kube_response *r)
+void kube_client_response_finish(struct kube_response *r)
 {
     if (r == NULL)
         return;
     json_decref(r->body);
-    kube_response_init(r);
+    kube_client_response_init(r);
 }

@@ -2,7 +2,7 @@
  * kubeclient: the Kubernetes client itself (see kube.h for the whole client
  * and its threading contract): configuration and tuning, the bearer token,
  * metrics, the outcome of one request, and the retry arithmetic. The requests
- * (kubereq.h) and the watcher (kubewatch.h) are built on it. Callers include
+ * (kube.h) and the watcher (kubewatch.h) are built on it. Callers include
  * kube.h.
  */
 #ifndef RAYGATE_KUBECLIENT_H
@@ -15,12 +15,12 @@
 
 #include "kubeconfig.h"
 #include "metrics.h"
-#include "errors.h"
+#include "error.h"
 
 struct kube_client;
 
 /*
- * Metric families the client updates, created with kube_metrics_register():
+ * Metric families the client updates, created with kube_client_metrics_register():
  *   raygate_kube_requests_total{verb,code}          counter; code "0" = no answer
  *   raygate_kube_watch_restarts_total{watch,reason} counter; reason one of
  *       "timeout" (stream ended), "expired" (410: relist), "error"
@@ -31,7 +31,7 @@ struct kube_metrics {
 };
 
 /* Creates the families in reg (once per registry). Returns 0, or -1 (out untouched) if they exist or reg is NULL. */
-int kube_metrics_register(struct metrics_registry *reg, struct kube_metrics *out);
+int kube_client_metrics_register(struct metrics_registry *reg, struct kube_metrics *out);
 
 /* Tuning; zero fields take the defaults in brackets. */
 struct kube_client_options {
@@ -67,9 +67,9 @@ struct kube_response {
     char message[320]; /* when not 2xx: "PATCH /api/v1/...: 409 Conflict: <Status message>" or the transport error */
 };
 
-void kube_response_init(struct kube_response *r);
+void kube_client_response_init(struct kube_response *r);
 /* Drops r->body and clears r; r may be NULL. */
-void kube_response_finish(struct kube_response *r);
+void kube_client_response_finish(struct kube_response *r);
 
 /* --- pure helpers (exposed for tests) --------------------------------------- */
 
@@ -77,9 +77,9 @@ void kube_response_finish(struct kube_response *r);
  * Retry delay for attempt (0-based): d = min(max_ms, base_ms * 2^attempt), then
  * jittered into [d/2, d] by rnd.
  */
-long kube_backoff_ms(unsigned attempt, long base_ms, long max_ms, uint64_t rnd);
+long kube_client_backoff_ms(unsigned attempt, long base_ms, long max_ms, uint64_t rnd);
 
 /* A Retry-After value in delay-seconds form, in ms; -1 if absent or not that form. */
-long kube_retry_after_ms(const char *value);
+long kube_client_retry_after_ms(const char *value);
 
 #endif

@@ -448,22 +448,11 @@ int kubeconfig_load_incluster(const char *sa_dir, struct kubeconfig *out, struct
         error_setf(err, "in-cluster config: invalid KUBERNETES_SERVICE_HOST/PORT");
         return -1;
     }
-    size_t n = strlen(host) + strlen(port) + 16;
-    out->server = malloc(n);
-    if (out->server == NULL)
-        abort();
     /* An IPv6 service address needs brackets in a URL. */
-    snprintf(out->server, n, strchr(host, ':') != NULL ? "https://[%s]:%s" : "https://%s:%s", host, port);
-
-    n = strlen(sa_dir) + sizeof("/namespace");
-    out->token_file = malloc(n);
-    out->ca_file = malloc(n);
-    char *ns_file = malloc(n);
-    if (out->token_file == NULL || out->ca_file == NULL || ns_file == NULL)
-        abort();
-    snprintf(out->token_file, n, "%s/token", sa_dir);
-    snprintf(out->ca_file, n, "%s/ca.crt", sa_dir);
-    snprintf(ns_file, n, "%s/namespace", sa_dir);
+    out->server = util_strdupf(strchr(host, ':') != NULL ? "https://[%s]:%s" : "https://%s:%s", host, port);
+    out->token_file = util_strdupf("%s/token", sa_dir);
+    out->ca_file = util_strdupf("%s/ca.crt", sa_dir);
+    char *ns_file = util_strdupf("%s/namespace", sa_dir);
     int rc = -1;
     if (access(out->token_file, R_OK) != 0) {
         error_setf(err, "in-cluster config: cannot read %s: %s", out->token_file, strerror(errno));

@@ -23,7 +23,7 @@
 
 #include <stddef.h>
 
-#include "errors.h"
+#include "error.h"
 
 #define KUBECONFIG_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 

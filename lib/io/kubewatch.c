@@ -82,12 +82,7 @@ static char *object_key(json_t *obj)
         return NULL;
     if (ns == NULL)
         ns = "";
-    size_t n = strlen(ns) + strlen(name) + 2;
-    char *k = malloc(n);
-    if (k == NULL)
-        abort();
-    util_format(k, n, "%s/%s", ns, name);
-    return k;
+    return util_strdupf("%s/%s", ns, name);
 }
 
 static const char *meta_string(json_t *obj, const char *field)
@@ -192,8 +187,9 @@ static int on_stream_event(void *arg, const struct watchstream_event *ev)
 static void backoff(struct watch *wt, long retry_after_ms)
 {
     const struct kube_client_options *o = &wt->w->c->opt;
-    long d = retry_after_ms >= 0 ? retry_after_ms
-                                 : kube_backoff_ms(wt->attempts, o->backoff_base_ms, o->backoff_max_ms, kube_rng_next(&wt->w->rng));
+    long d = retry_after_ms >= 0
+                 ? retry_after_ms
+                 : kube_client_backoff_ms(wt->attempts, o->backoff_base_ms, o->backoff_max_ms, kube_client_rng_next(&wt->w->rng));
     if (d > o->retry_after_max_ms)
         d = o->retry_after_max_ms;
     wt->attempts++;
@@ -206,30 +202,30 @@ static void start_request(struct watch *wt)
     if (wt->phase == PHASE_LIST) {
         if (wt->cont == NULL)
             wt->gen++;
-        char *url = kube_list_url(wt->path, c->opt.list_page_size, wt->cont, wt->label_selector, wt->field_selector);
+        char *url = kube_client_list_url(wt->path, c->opt.list_page_size, wt->cont, wt->label_selector, wt->field_selector);
         wt->x.ws = NULL;
-        kube_xfer_prepare(&wt->x, "GET", "list", url, NULL, NULL, c->opt.request_timeout_ms);
+        kube_client_xfer_prepare(&wt->x, "GET", "list", url, NULL, NULL, c->opt.request_timeout_ms);
         free(url);
     } else {
         long span = c->opt.watch_timeout_max_s - c->opt.watch_timeout_min_s + 1;
-        long timeout_s = c->opt.watch_timeout_min_s + (long)(kube_rng_next(&wt->w->rng) % (uint64_t)span);
+        long timeout_s = c->opt.watch_timeout_min_s + (long)(kube_client_rng_next(&wt->w->rng) % (uint64_t)span);
         char ts[24];
         util_format(ts, sizeof(ts), "%ld", timeout_s);
         struct util_buf b = {0};
         util_buf_puts(&b, wt->path);
-        kube_url_param(&b, "watch", "1");
-        kube_url_param(&b, "allowWatchBookmarks", "true");
-        kube_url_param(&b, "resourceVersion", wt->rv);
-        kube_url_param(&b, "timeoutSeconds", ts);
-        kube_url_param(&b, "labelSelector", wt->label_selector);
-        kube_url_param(&b, "fieldSelector", wt->field_selector);
+        kube_client_url_param(&b, "watch", "1");
+        kube_client_url_param(&b, "allowWatchBookmarks", "true");
+        kube_client_url_param(&b, "resourceVersion", wt->rv);
+        kube_client_url_param(&b, "timeoutSeconds", ts);
+        kube_client_url_param(&b, "labelSelector", wt->label_selector);
+        kube_client_url_param(&b, "fieldSelector", wt->field_selector);
         watchstream_reset(&wt->ws);
         wt->stream_expired = wt->stream_error = 0;
         wt->stream_events = 0;
         wt->stream_message[0] = '\0';
         wt->x.ws = &wt->ws;
         /* The server ends the stream after timeoutSeconds; the margin catches a dead connection. */
-        kube_xfer_prepare(&wt->x, "GET", "watch", b.data, NULL, NULL, (timeout_s + 30) * 1000);
+        kube_client_xfer_prepare(&wt->x, "GET", "watch", b.data, NULL, NULL, (timeout_s + 30) * 1000);
         free(b.data);
     }
     if (curl_multi_add_handle(wt->w->multi, wt->x.easy) != CURLM_OK)
@@ -249,8 +245,8 @@ static void relist(struct watch *wt, const char *why)
 static void list_done(struct watch *wt, CURLcode cc)
 {
     struct kube_response resp;
-    kube_response_init(&resp);
-    kube_xfer_result(&wt->x, cc, wt->path, &resp);
+    kube_client_response_init(&resp);
+    kube_client_xfer_result(&wt->x, cc, wt->path, &resp);
     json_t *items = json_object_get(resp.body, "items");
     if (resp.status == 200 && (items == NULL || json_is_array(items))) {
         size_t i;
@@ -268,13 +264,13 @@ static void list_done(struct watch *wt, CURLcode cc)
         wt->not_before = clock_mono_ms();
     } else if (resp.status == 410) { /* the continue token expired: start over */
         relist(wt, resp.message);
-    } else if (resp.status == 401 && kube_token_refresh_after_401(wt->w->c, wt->x.token)) {
+    } else if (resp.status == 401 && kube_client_token_refresh_after_401(wt->w->c, wt->x.token)) {
         wt->not_before = clock_mono_ms();
     } else {
         log_warnf("watch %s: list failed: %s", wt->name, resp.status == 200 ? "the answer is not a list" : resp.message);
         backoff(wt, resp.status == 429 || resp.status >= 500 ? wt->x.retry_after_ms : -1);
     }
-    kube_response_finish(&resp);
+    kube_client_response_finish(&resp);
 }
 
 static void stream_done(struct watch *wt, CURLcode cc)
@@ -284,11 +280,11 @@ static void stream_done(struct watch *wt, CURLcode cc)
     curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
     if (status != 200) {
         struct kube_response resp;
-        kube_response_init(&resp);
-        kube_xfer_result(x, cc, wt->path, &resp);
+        kube_client_response_init(&resp);
+        kube_client_xfer_result(x, cc, wt->path, &resp);
         if (resp.status == 410) {
             relist(wt, resp.message);
-        } else if (resp.status == 401 && kube_token_refresh_after_401(wt->w->c, x->token)) {
+        } else if (resp.status == 401 && kube_client_token_refresh_after_401(wt->w->c, x->token)) {
             count_restart(wt, "error");
             wt->not_before = clock_mono_ms();
         } else {
@@ -296,10 +292,10 @@ static void stream_done(struct watch *wt, CURLcode cc)
             count_restart(wt, "error");
             backoff(wt, resp.status == 429 || resp.status >= 500 ? x->retry_after_ms : -1);
         }
-        kube_response_finish(&resp);
+        kube_client_response_finish(&resp);
         return;
     }
-    kube_count_request(wt->w->c, "watch", 200);
+    kube_client_count_request(wt->w->c, "watch", 200);
     struct error werr = {{0}};
     int parse_failed = x->ws_rc < 0;
     if (!parse_failed && x->ws_rc == 0 && cc == CURLE_OK && watchstream_end(&wt->ws, &werr) != 0)
@@ -332,7 +328,7 @@ static void watch_free(struct watch *wt)
         return;
     if (wt->running)
         curl_multi_remove_handle(wt->w->multi, wt->x.easy);
-    kube_xfer_reset(&wt->x);
+    kube_client_xfer_reset(&wt->x);
     watchstream_finish(&wt->ws);
     json_decref(wt->known);
     free(wt->name);
@@ -381,7 +377,7 @@ static void *watcher_main(void *arg)
                 list_done(wt, cc);
             else
                 stream_done(wt, cc);
-            kube_xfer_reset(x);
+            kube_client_xfer_reset(x);
         }
         long timeout = 1000;
         now = clock_mono_ms();
@@ -398,12 +394,12 @@ static void *watcher_main(void *arg)
     return NULL;
 }
 
-struct kube_watcher *kube_watcher_create(struct kube_client *c, struct error *err)
+struct kube_watcher *kube_watch_create(struct kube_client *c, struct error *err)
 {
     struct kube_watcher *w = util_calloc(1, sizeof(*w));
     w->c = c;
-    w->multi = kube_multi_new();
-    w->rng = kube_rng_seed(w);
+    w->multi = kube_client_multi_new();
+    w->rng = kube_client_rng_seed(w);
     pthread_mutex_init(&w->lock, NULL);
     int rc = pthread_create(&w->thread, NULL, watcher_main, w);
     if (rc != 0) {
@@ -445,7 +441,7 @@ int kube_watch_start(struct kube_watcher *w, const struct kube_watch_spec *spec,
     return 0;
 }
 
-void kube_watcher_destroy(struct kube_watcher *w)
+void kube_watch_destroy(struct kube_watcher *w)
 {
     if (w == NULL)
         return;

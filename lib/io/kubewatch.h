@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "errors.h"
+#include "error.h"
 #include "kubeclient.h"
 
 struct kube_watcher;
@@ -47,7 +47,7 @@ struct kube_watch_spec {
  * Creates a watcher on c (which must outlive it) and starts its thread.
  * Returns it, or NULL with err.
  */
-struct kube_watcher *kube_watcher_create(struct kube_client *c, struct error *err);
+struct kube_watcher *kube_watch_create(struct kube_client *c, struct error *err);
 
 /*
  * Adds a watch (spec's strings are copied): list, deliver, SYNCED, then watch
@@ -59,6 +59,6 @@ struct kube_watcher *kube_watcher_create(struct kube_client *c, struct error *er
 int kube_watch_start(struct kube_watcher *w, const struct kube_watch_spec *spec, struct error *err);
 
 /* Stops and frees the watcher (see the threading contract). Accepts NULL. */
-void kube_watcher_destroy(struct kube_watcher *w);
+void kube_watch_destroy(struct kube_watcher *w);
 
 #endif

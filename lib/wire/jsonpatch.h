@@ -16,7 +16,7 @@
 
 #include <jansson.h>
 
-#include "errors.h"
+#include "error.h"
 
 /* Returns a new (malloc'd) string: base + "/" + token escaped; caller frees. */
 char *jsonpatch_pointer_join(const char *base, const char *token);

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "errors.h"
+#include "error.h"
 
 /* How a quantity is rendered; sums keep the format of their first non-zero term. */
 enum quantity_format {

@@ -12,7 +12,7 @@
 #include <jansson.h>
 
 #include "quantity.h"
-#include "errors.h"
+#include "error.h"
 
 struct resource {
     char *name; /* owned */

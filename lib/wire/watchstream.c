@@ -1,5 +1,7 @@
 #include "watchstream.h"
 
+#include "util.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,10 +124,7 @@ static int append(struct watchstream *ws, const char *data, size_t len, struct e
         size_t cap = ws->cap != 0 ? ws->cap : 4096;
         while (cap < ws->len + len)
             cap = cap > ws->max_event / 2 ? ws->max_event : cap * 2;
-        char *p = realloc(ws->buf, cap);
-        if (p == NULL)
-            abort();
-        ws->buf = p;
+        ws->buf = util_realloc(ws->buf, cap);
         ws->cap = cap;
     }
     memcpy(ws->buf + ws->len, data, len);

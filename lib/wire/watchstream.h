@@ -17,7 +17,7 @@
 
 #include <jansson.h>
 
-#include "errors.h"
+#include "error.h"
 
 /* Default maximum size of one event (one line), in bytes. */
 #define WATCHSTREAM_DEFAULT_MAX_EVENT (16u << 20)

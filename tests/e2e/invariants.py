@@ -272,7 +272,7 @@ def spec_resources(obj):
 
 
 class Tree:
-    """The Queues' tree through spec.parent (issue 23; the gate's lib/sched/qtree.h).
+    """The Queues' tree through spec.parent (issue 23; the gate's lib/sched/queues/qtree.h).
 
     A queue without a parent ("" or "root") is a child of the root, which exists
     whether or not a Queue is named "root"; a Queue named "root" is the root

@@ -4,7 +4,7 @@ topology-split  a pod of an admitted, topology-constrained RayCluster is bound
                 to a node outside the domain recorded for its set in the
                 RayCluster's raygate.io/topology-placed annotation (JSON:
                 {"gang": D, "group/NAME": D, "slice/REPLICA": D, "spread": true},
-                lib/sched/topoconfine.h).
+                lib/sched/place/topoconfine.h).
 
 A set's domain D is a value of a node label, the key being what the set's
 constraint names (raygate.io/topology-required or -preferred on the RayCluster

@@ -15,7 +15,7 @@ eventually 60 "test-cluster-0's 3 pods Running" pods_are test-cluster-0 3 Runnin
 	fail "test-cluster-0 has no raygate.io/admitted-at"
 pass "admission recorded on the RayCluster"
 describe_rc() { kc describe rayclusters.ray.io -n "$NS" "$1" | grep -F -- "$2" >/dev/null; }
-# Admitted whole, or early (lib/sched/early.h) once its head and a worker existed: "from 2 pods, and from 1 more as
+# Admitted whole, or early (lib/sched/admit/early.h) once its head and a worker existed: "from 2 pods, and from 1 more as
 # they are created".
 admitted_told() { describe_rc test-cluster-0 "admitted by queue $Q; scheduling gates removed from 3 pods" ||
 	describe_rc test-cluster-0 "admitted by queue $Q; scheduling gates removed from 2 pods, and from 1 more as they are created"; }

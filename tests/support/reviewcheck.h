@@ -23,7 +23,7 @@
 #include <jansson.h>
 
 #include "admission.h"
-#include "errors.h"
+#include "error.h"
 
 /*
  * Checks the outcome of admission_handle(body, len, ...) = rc with response

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The layout of the source tree (README: Layout; STYLE.md: Contracts between modules).
+"""The layout of the source tree (docs/contributing.md: Layout; docs/style.md: Contracts between modules).
 
 Fails (exit 1), naming file and line, when:
 
@@ -13,10 +13,14 @@ Fails (exit 1), naming file and line, when:
   up: core (errors, util, names, flags, metrics), wire (formats, on core),
   io (the edges, on core and wire: the client reads wire formats), gang (on
   core, wire), sched (on core, wire, gang), dispatch (on core, wire, gang, sched);
+- a room of lib/sched (lib/sched/README.md) includes a header of a room above
+  it: the rooms, bottom up, are SCHED_ROOMS, each on those below it;
 - product modules include each other in a circle. A module is x.c and x.h (and
   a private x_internal.h); it uses module y when one of its files includes
   "y.h" (or "y_internal.h") and that is a file of lib/*/,
   gate/, webhook/, cli/, certs/ or dispatch/. Every circle is printed.
+  check_names.py makes sure a function is defined in the .c of the header
+  that declares it, so these include circles are call circles too.
 
 usage: check_layout.py SOURCE_ROOT
 """
@@ -46,6 +50,8 @@ LAYERS = {
     "sched": {"core", "wire", "gang"},
     "dispatch": {"core", "wire", "gang", "sched"},
 }
+# lib/sched's rooms, bottom up: a room may include headers of its own and of the rooms before it.
+SCHED_ROOMS = ("record", "cache", "result", "queues", "place", "preempt", "admit", "scan", "status")
 # Product folders besides lib/*/: programs, whose modules take part in the circle check.
 PROGRAMS = ("gate", "webhook", "cli", "certs", "dispatch")
 
@@ -66,9 +72,13 @@ def blank(m):
 
 
 def sources(root):
-    """Product folders (relative to root: lib/core, ..., gate, ...) and their .c and .h files."""
+    """Product folders (relative to root: lib/core, lib/sched/cache, ..., gate, ...) and their .c and .h files."""
     lib = os.path.join(root, "lib")
-    folders = ["lib/" + d for d in sorted(os.listdir(lib)) if os.path.isdir(os.path.join(lib, d))]
+    folders = []
+    for d in sorted(os.listdir(lib)):
+        if os.path.isdir(os.path.join(lib, d)):
+            folders.append("lib/" + d)
+            folders += ["lib/%s/%s" % (d, r) for r in sorted(os.listdir(os.path.join(lib, d))) if os.path.isdir(os.path.join(lib, d, r))]
     folders += [d for d in PROGRAMS if os.path.isdir(os.path.join(root, d))]
     return {d: sorted(f for f in os.listdir(os.path.join(root, d)) if f.endswith((".c", ".h"))) for d in folders}
 
@@ -88,9 +98,11 @@ def check_pure(root, tree):
     """I/O, clocks and metrics in lib/wire, lib/gang, lib/sched, lib/dispatch; returns the number of violations."""
     io_headers = set(f for f in tree.get("lib/io", []) if f.endswith(".h"))
     bad = 0
-    for d in PURE:
-        for f in tree.get("lib/" + d, []):
-            name = "%s/%s" % (d, f)
+    for folder in sorted(tree):
+        if not folder.startswith("lib/") or folder.split("/")[1] not in PURE:
+            continue
+        for f in tree[folder]:
+            name = "%s/%s" % (folder[4:], f)
             incs, code = includes(os.path.join(root, "lib", name))
             for lineno, kind, header in incs:
                 why = SYSTEM.get(header) or (header.startswith("curl/") and "libcurl: network I/O")
@@ -157,8 +169,15 @@ def edges(root, tree):
     return uses
 
 
+def room_below(mine, theirs):
+    """Whether lib/sched room mine may use room theirs (its own, or one before it in SCHED_ROOMS)."""
+    if mine not in SCHED_ROOMS or theirs not in SCHED_ROOMS:
+        return False
+    return SCHED_ROOMS.index(theirs) <= SCHED_ROOMS.index(mine)
+
+
 def check_layers(uses):
-    """A lib/ folder that includes a header of a folder above it: one message each."""
+    """A lib/ folder (or lib/sched room) that includes a header of one above it: one message each."""
     bad = []
     for (d, m), targets in sorted(uses.items()):
         if not d.startswith("lib/"):
@@ -166,12 +185,22 @@ def check_layers(uses):
         mine = d[4:]
         for (td, tm), (where, lineno) in sorted(targets.items()):
             theirs = td[4:] if td.startswith("lib/") else td
-            if theirs == mine or theirs in LAYERS.get(mine, set()):
+            if theirs == mine:
+                continue
+            mtop, ttop = mine.split("/")[0], theirs.split("/")[0]
+            if mtop == ttop == "sched" and room_below(mine[6:], theirs[6:]):
+                continue
+            if mtop != ttop and ttop in LAYERS.get(mtop, set()):
+                continue
+            if mtop == ttop == "sched":
+                bad.append("%s:%d: includes %s/%s.h: lib/%s may use only the rooms before it (%s)" %
+                           (where, lineno, td, tm, mine, ", ".join(SCHED_ROOMS[:SCHED_ROOMS.index(mine[6:]) + 1])
+                            if mine[6:] in SCHED_ROOMS else "a room of lib/sched not in SCHED_ROOMS"))
                 continue
             if (mine, "%s/%s.h" % (theirs, tm)) in LAYER_ALLOW:
                 continue
             bad.append("%s:%d: includes %s/%s.h: lib/%s may use only %s" %
-                       (where, lineno, td, tm, mine, ", ".join("lib/" + x for x in sorted(LAYERS.get(mine, ()))) or "itself"))
+                       (where, lineno, td, tm, mine, ", ".join("lib/" + x for x in sorted(LAYERS.get(mtop, ()))) or "itself"))
     return bad
 
 
@@ -215,6 +244,13 @@ def self_check():
                ("lib/wire", "q"): {("lib/io", "log"): ("lib/wire/q.c", 1)}}
     if len(check_layers(layered)) != 2:
         errors.append("self-check: planted core -> sched and wire -> io (gang -> wire and io -> wire are allowed), found %r" % check_layers(layered))
+    rooms = {("lib/sched/cache", "c"): {("lib/sched/admit", "a"): ("lib/sched/cache/c.c", 1)},
+             ("lib/sched/admit", "a"): {("lib/sched/cache", "c"): ("lib/sched/admit/a.c", 1)},
+             ("lib/sched/scan", "s"): {("lib/gang", "g"): ("lib/sched/scan/s.c", 1)},
+             ("lib/gang", "g"): {("lib/sched/place", "p"): ("lib/gang/g.c", 1)}}
+    if len(check_layers(rooms)) != 2:
+        errors.append("self-check: planted sched/cache -> sched/admit and gang -> sched/place (admit -> cache, scan -> gang "
+                      "are allowed), found %r" % check_layers(rooms))
     if METRICS_CALL.findall("    metrics_gauge_set(m, 1);") != ["metrics_gauge_set"]:
         errors.append("self-check: a metrics_ call was not found")
     return errors
@@ -228,8 +264,8 @@ def main():
     if errors:
         return 1
     tree = sources(root)
-    if not tree.get("lib/io") or not any(tree.get("lib/" + d) for d in PURE):
-        print("no files in %s/lib/{io,%s}" % (root, ",".join(PURE)))
+    if not tree.get("lib/io") or not any(tree.get(f) for f in tree if f.startswith("lib/sched/")):
+        print("no files in %s/lib/io or lib/sched/*/" % root)
         return 1
     bad = check_pure(root, tree)
     uses = edges(root, tree)

@@ -2,7 +2,7 @@
  * fakeapi: a small fake Kubernetes API server for unit tests, an HTTP/1.1
  * server on 127.0.0.1 (one thread per connection, keep-alive, chunked watch
  * streams) whose answers each test scripts with a handler, and a kube client
- * pointed at it. Used by test_kubeclient, test_kubereq and test_kubewatch
+ * pointed at it. Used by test_kubeclient, test_kube and test_kubewatch
  * (the client) and test_ungate (the gate controller's gate removal). Include
  * it after <cmocka.h>: failed setup asserts.
  */

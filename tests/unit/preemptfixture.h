@@ -1,5 +1,5 @@
 /*
- * preemptfixture: the fixtures of lib/sched/preempt.c's selection
+ * preemptfixture: the fixtures of lib/sched/preempt/preempt.c's selection
  * (tests/fixtures/preempt/, tests/fixtures/preemptdomain/), for test_preempt
  * and test_preemptdomain. A fixture holds "nodes" and "pods" in shorthand
  * ({"name", "cpu", "memory", "pods", "labels"}; a pod's "node" binds it,
@@ -318,7 +318,7 @@ static inline size_t preemptfixture_run(const char *file)
     json_t *fx = fixture_json(file);
     struct cache *c = load_cache(fx);
     struct fit *f = fit_create(c);
-    struct topodomains *t = topodomains_create();
+    struct topodomains *t = topodomain_create();
     size_t k;
     json_t *cs;
     json_array_foreach(json_object_get(fx, "cases"), k, cs)
@@ -327,7 +327,7 @@ static inline size_t preemptfixture_run(const char *file)
         snprintf(where, sizeof(where), "%s: %s", file, json_string_value(json_object_get(cs, "comment")));
         json_object_set_new(cs, "_keep", json_array());
         fit_begin(f);
-        topodomains_begin(t, f, c);
+        topodomain_begin(t, f, c);
         struct built b;
         build(&b, c, f, t, json_object_get(fx, "input"), cs);
         size_t before = place_count(f, &b);
@@ -350,7 +350,7 @@ static inline size_t preemptfixture_run(const char *file)
         fit_end(f);
     }
     size_t n = json_array_size(json_object_get(fx, "cases"));
-    topodomains_destroy(t);
+    topodomain_destroy(t);
     fit_destroy(f);
     cache_destroy(c);
     json_decref(fx);

@@ -19,9 +19,9 @@ static char *decision_text(const struct admit_decision *d)
         json_array_append_new(pods, json_string(d->pods[i].name));
         json_array_append_new(messages, d->pods[i].message ? json_string(d->pods[i].message) : json_null());
     }
-    json_t *j = json_pack("{s:s,s:s++,s:s,s:s,s:o,s:o}", "action", admit_action_name(d->action), "cluster", d->namespace_, "/",
-                          d->cluster, "reason", admit_reason_name(d->reason), "message", d->message ? d->message : "", "pods", pods,
-                          "podMessages", messages);
+    json_t *j = json_pack("{s:s,s:s++,s:s,s:s,s:o,s:o}", "action", admit_result_action_name(d->action), "cluster", d->namespace_,
+                          "/", d->cluster, "reason", admit_result_reason_name(d->reason), "message", d->message ? d->message : "",
+                          "pods", pods, "podMessages", messages);
     char *s = fixture_dump(j);
     json_decref(j);
     return s;
@@ -40,9 +40,9 @@ static void check_decisions(const char *what, const struct admit_result *r, size
         const char *wreason = json_string_value(json_object_get(w, "reason"));
         const char *wmessage = json_string_value(json_object_get(w, "message"));
         const json_t *wpods = json_object_get(w, "pods");
-        int ok = strcmp(admit_action_name(d->action), json_string_value(json_object_get(w, "action"))) == 0 &&
+        int ok = strcmp(admit_result_action_name(d->action), json_string_value(json_object_get(w, "action"))) == 0 &&
                  strcmp(cluster, json_string_value(json_object_get(w, "cluster"))) == 0 &&
-                 (wreason == NULL || strcmp(admit_reason_name(d->reason), wreason) == 0) &&
+                 (wreason == NULL || strcmp(admit_result_reason_name(d->reason), wreason) == 0) &&
                  (wmessage == NULL || (d->message != NULL && strcmp(d->message, wmessage) == 0));
         if (wpods != NULL) {
             ok = ok && json_array_size(wpods) == d->npods;
@@ -564,7 +564,7 @@ static void test_ungate_patch_and_marks(void **state)
     admit_pass(a, 0, &r);
     assert_int_equal(r.items[0].action, ADMIT_ACTION_ADMIT);
     assert_string_equal(r.items[0].pods[0].name, "test-cluster-0-head");
-    json_t *patch = admit_ungate_patch(&r.items[0].pods[0]);
+    json_t *patch = admit_result_ungate_patch(&r.items[0].pods[0]);
     json_t *want = json_loads(
         "{\"metadata\":{\"resourceVersion\":\"102\"},\"spec\":{\"schedulingGates\":[{\"name\":\"example.com/quota\"}]}}", 0, NULL);
     assert_non_null(want);
@@ -574,7 +574,7 @@ static void test_ungate_patch_and_marks(void **state)
     }
     json_decref(patch);
     json_decref(want);
-    patch = admit_ungate_patch(&r.items[0].pods[1]);
+    patch = admit_result_ungate_patch(&r.items[0].pods[1]);
     assert_int_equal(json_array_size(json_object_get(json_object_get(patch, "spec"), "schedulingGates")), 0);
     json_decref(patch);
 

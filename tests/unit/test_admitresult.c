@@ -34,7 +34,7 @@ static void test_add(void **state)
     assert_int_equal(d->npods, 1);
     assert_string_equal(d->pods[0].name, "head");
     assert_string_equal(d->pods[0].resource_version, "7");
-    json_t *patch = admit_ungate_patch(&d->pods[0]);
+    json_t *patch = admit_result_ungate_patch(&d->pods[0]);
     char *text = json_dumps(patch, JSON_COMPACT | JSON_SORT_KEYS);
     assert_string_equal(text, "{\"metadata\":{\"resourceVersion\":\"7\"},\"spec\":{\"schedulingGates\":[{\"name\":\"other\"}]}}");
     free(text);
@@ -64,9 +64,9 @@ static void test_alloc(void **state)
 static void test_names(void **state)
 {
     (void)state;
-    assert_string_equal(admit_action_name(ADMIT_ACTION_TAIL_WAIT), "tail-wait");
-    assert_string_equal(admit_reason_name(ADMIT_REASON_QUEUE_CAPACITY), "queue-capacity");
-    assert_string_equal(admit_reason_name(ADMIT_REASON_NONE), "");
+    assert_string_equal(admit_result_action_name(ADMIT_ACTION_TAIL_WAIT), "tail-wait");
+    assert_string_equal(admit_result_reason_name(ADMIT_REASON_QUEUE_CAPACITY), "queue-capacity");
+    assert_string_equal(admit_result_reason_name(ADMIT_REASON_NONE), "");
 }
 
 int main(void)

@@ -67,7 +67,7 @@ static void check_reason(const json_t *c, json_t *snap, const char *where, void 
     const json_t *gang = json_object_get(why, "gang");
     json_t *want = clicase_with_message(json_object_get(c, "explanation"), json_string_value(json_object_get(gang, "message")));
     fixture_check_json(where, "explanation", json_object_get(why, "explanation"), want);
-    json_object_set_new(seen, admit_reason_name(view_wait_reason(gang)), json_true());
+    json_object_set_new(seen, admit_result_reason_name(view_wait_reason(gang)), json_true());
     json_decref(want);
     json_decref(why);
 }
@@ -77,9 +77,9 @@ static void test_reason_codes(void **state)
     json_t *seen = json_object();
     clicase_each_reason(check_reason, seen);
     /* One case per reason the gate gives, and one without a code (""). */
-    for (int r = ADMIT_REASON_NONE; r == ADMIT_REASON_NONE || admit_reason_name((enum admit_reason)r)[0] != '\0'; r++) {
-        if (json_object_get(seen, admit_reason_name((enum admit_reason)r)) == NULL)
-            fail_msg("no case for reason \"%s\"", admit_reason_name((enum admit_reason)r));
+    for (int r = ADMIT_REASON_NONE; r == ADMIT_REASON_NONE || admit_result_reason_name((enum admit_reason)r)[0] != '\0'; r++) {
+        if (json_object_get(seen, admit_result_reason_name((enum admit_reason)r)) == NULL)
+            fail_msg("no case for reason \"%s\"", admit_result_reason_name((enum admit_reason)r));
     }
     json_decref(seen);
 }

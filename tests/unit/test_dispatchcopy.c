@@ -76,28 +76,28 @@ static void test_remote_rayjob(void **state)
     json_t *fx = fixture_json("dispatch/copy.json");
     struct dispatch_remote r;
     struct error err = {{0}};
-    dispatch_remote_init(&r);
-    assert_int_equal(dispatch_remote_read(json_object_get(fx, "worker_rayjob"), NULL, &r, &err), 0);
+    dispatch_copy_remote_init(&r);
+    assert_int_equal(dispatch_copy_remote_read(json_object_get(fx, "worker_rayjob"), NULL, &r, &err), 0);
     assert_true(r.admitted); /* its cluster is gone, but it ran */
     assert_true(r.terminal);
     char *s = json_dumps(r.status, JSON_COMPACT | JSON_SORT_KEYS);
     assert_string_equal(s, "{\"jobDeploymentStatus\":\"Complete\",\"jobStatus\":\"SUCCEEDED\"}");
     free(s);
     json_t *mgr = json_pack("{s:s,s:{s:s}}", "kind", "RayJob", "status", "jobDeploymentStatus", "Running");
-    assert_false(dispatch_remote_shown(mgr, &r));
+    assert_false(dispatch_copy_remote_shown(mgr, &r));
     json_object_set(mgr, "status", r.status);
-    assert_true(dispatch_remote_shown(mgr, &r));
+    assert_true(dispatch_copy_remote_shown(mgr, &r));
     json_decref(mgr);
 
     /* Initializing: admitted only once the gate marked KubeRay's cluster. */
     json_t *job = json_object_get(fx, "worker_rayjob");
     json_object_set_new(json_object_get(job, "status"), "jobDeploymentStatus", json_string("Initializing"));
-    assert_int_equal(dispatch_remote_read(job, NULL, &r, &err), 0);
+    assert_int_equal(dispatch_copy_remote_read(job, NULL, &r, &err), 0);
     assert_false(r.admitted);
     assert_false(r.terminal);
-    assert_int_equal(dispatch_remote_read(job, json_object_get(fx, "worker_rayjob_cluster"), &r, &err), 0);
+    assert_int_equal(dispatch_copy_remote_read(job, json_object_get(fx, "worker_rayjob_cluster"), &r, &err), 0);
     assert_true(r.admitted);
-    dispatch_remote_finish(&r);
+    dispatch_copy_remote_finish(&r);
     json_decref(fx);
 }
 
@@ -107,21 +107,21 @@ static void test_remote_raycluster(void **state)
     json_t *fx = fixture_json("dispatch/copy.json");
     struct dispatch_remote r;
     struct error err = {{0}};
-    dispatch_remote_init(&r);
+    dispatch_copy_remote_init(&r);
     json_t *c = json_object_get(fx, "worker_rayjob_cluster");
-    assert_int_equal(dispatch_remote_read(c, NULL, &r, &err), 0);
+    assert_int_equal(dispatch_copy_remote_read(c, NULL, &r, &err), 0);
     assert_true(r.admitted);
     assert_false(r.terminal);
     assert_string_equal(json_string_value(json_object_get(r.status, "state")), "ready");
     /* The manager object's status shows "ready" already (copy.json's manager). */
-    assert_true(dispatch_remote_shown(json_object_get(fx, "manager"), &r));
+    assert_true(dispatch_copy_remote_shown(json_object_get(fx, "manager"), &r));
     json_object_del(json_object_get(c, "metadata"), "annotations");
     json_object_del(c, "status");
-    assert_int_equal(dispatch_remote_read(c, NULL, &r, &err), 0);
+    assert_int_equal(dispatch_copy_remote_read(c, NULL, &r, &err), 0);
     assert_false(r.admitted);
     assert_int_equal(json_object_size(r.status), 0);
-    dispatch_remote_finish(&r);
-    dispatch_remote_finish(NULL);
+    dispatch_copy_remote_finish(&r);
+    dispatch_copy_remote_finish(NULL);
     json_decref(fx);
 }
 
@@ -146,23 +146,23 @@ static void test_suspended(void **state)
     json_t *worker =
         json_pack("{s:s,s:{s:s,s:s}}", "kind", "RayJob", "status", "jobDeploymentStatus", "Running", "jobStatus", "RUNNING");
     struct dispatch_remote r;
-    dispatch_remote_init(&r);
-    assert_int_equal(dispatch_remote_read(worker, NULL, &r, &err), 0);
-    dispatch_remote_for_suspended(mgr, &r);
+    dispatch_copy_remote_init(&r);
+    assert_int_equal(dispatch_copy_remote_read(worker, NULL, &r, &err), 0);
+    dispatch_copy_remote_for_suspended(mgr, &r);
     assert_string_equal(json_string_value(r.worker_state), "Running");
     assert_null(json_object_get(r.status, "jobDeploymentStatus"));
     assert_string_equal(json_string_value(json_object_get(r.status, "jobStatus")), "RUNNING");
     json_object_set_new(json_object_get(mgr, "status"), "jobStatus", json_string("RUNNING"));
-    assert_false(dispatch_remote_shown(mgr, &r)); /* the annotation is not there yet */
+    assert_false(dispatch_copy_remote_shown(mgr, &r)); /* the annotation is not there yet */
     json_object_set_new(json_object_get(json_object_get(mgr, "metadata"), "annotations"), NAMES_ANNOTATION_DISPATCH_WORKER_STATE,
                         json_string("Running"));
-    assert_true(dispatch_remote_shown(mgr, &r)); /* KubeRay's Suspended stays: no MIRROR fights it */
+    assert_true(dispatch_copy_remote_shown(mgr, &r)); /* KubeRay's Suspended stays: no MIRROR fights it */
 
     /* Complete: KubeRay leaves a finished RayJob alone, so it is shown in its status too, with its endTime. */
     json_object_set_new(json_object_get(worker, "status"), "jobDeploymentStatus", json_string("Complete"));
     json_object_set_new(json_object_get(worker, "status"), "endTime", json_string("2026-11-26T10:00:00Z"));
-    assert_int_equal(dispatch_remote_read(worker, NULL, &r, &err), 0);
-    dispatch_remote_for_suspended(mgr, &r);
+    assert_int_equal(dispatch_copy_remote_read(worker, NULL, &r, &err), 0);
+    dispatch_copy_remote_for_suspended(mgr, &r);
     assert_string_equal(json_string_value(json_object_get(r.status, "jobDeploymentStatus")), "Complete");
     assert_string_equal(json_string_value(json_object_get(r.status, "endTime")), "2026-11-26T10:00:00Z");
     assert_string_equal(json_string_value(r.worker_state), "Complete");
@@ -170,18 +170,18 @@ static void test_suspended(void **state)
     /* A RayCluster: its state goes to the annotation; KubeRay's "suspended" stays. */
     json_object_set_new(mgr, "kind", json_string("RayCluster"));
     json_t *wc = json_pack("{s:s,s:{s:s}}", "kind", "RayCluster", "status", "state", "ready");
-    assert_int_equal(dispatch_remote_read(wc, NULL, &r, &err), 0);
-    dispatch_remote_for_suspended(mgr, &r);
+    assert_int_equal(dispatch_copy_remote_read(wc, NULL, &r, &err), 0);
+    dispatch_copy_remote_for_suspended(mgr, &r);
     assert_int_equal(json_object_size(r.status), 0);
     assert_string_equal(json_string_value(r.worker_state), "ready");
 
     /* Not suspended by raygate: as before, the status is mirrored whole. */
     json_object_del(json_object_get(json_object_get(mgr, "metadata"), "annotations"), NAMES_ANNOTATION_DISPATCH_SUSPENDED);
-    assert_int_equal(dispatch_remote_read(wc, NULL, &r, &err), 0);
-    dispatch_remote_for_suspended(mgr, &r);
+    assert_int_equal(dispatch_copy_remote_read(wc, NULL, &r, &err), 0);
+    dispatch_copy_remote_for_suspended(mgr, &r);
     assert_null(r.worker_state);
     assert_string_equal(json_string_value(json_object_get(r.status, "state")), "ready");
-    dispatch_remote_finish(&r);
+    dispatch_copy_remote_finish(&r);
     json_decref(wc);
     json_decref(worker);
     json_decref(copy);

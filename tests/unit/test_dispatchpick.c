@@ -14,17 +14,17 @@ static void test_to_parse(void **state)
     (void)state;
     struct dispatch_to to;
     struct error err = {{0}};
-    dispatch_to_init(&to);
-    assert_int_equal(dispatch_to_parse(" gpu-east,gpu-west ,\tcpu ", &to, &err), 0);
+    dispatch_pick_to_init(&to);
+    assert_int_equal(dispatch_pick_to_parse(" gpu-east,gpu-west ,\tcpu ", &to, &err), 0);
     assert_int_equal(to.n, 3);
     assert_string_equal(to.names[0], "gpu-east");
     assert_string_equal(to.names[1], "gpu-west");
     assert_string_equal(to.names[2], "cpu");
-    assert_int_equal(dispatch_to_index(&to, "cpu"), 2);
-    assert_int_equal(dispatch_to_index(&to, "gpu"), DISPATCH_NO_WORKER);
-    assert_int_equal(dispatch_to_parse("solo", &to, &err), 0);
+    assert_int_equal(dispatch_pick_to_index(&to, "cpu"), 2);
+    assert_int_equal(dispatch_pick_to_index(&to, "gpu"), DISPATCH_NO_WORKER);
+    assert_int_equal(dispatch_pick_to_parse("solo", &to, &err), 0);
     assert_int_equal(to.n, 1);
-    assert_int_equal(dispatch_to_parse(NULL, &to, &err), 0);
+    assert_int_equal(dispatch_pick_to_parse(NULL, &to, &err), 0);
     assert_int_equal(to.n, 0);
 
     static const struct {
@@ -38,12 +38,12 @@ static void test_to_parse(void **state)
         {"b,b ", NAMES_ANNOTATION_DISPATCH_TO ": \"b\" named twice"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        assert_int_equal(dispatch_to_parse("x,y", &to, &err), 0);
-        if (dispatch_to_parse(bad[i].value, &to, &err) != -1 || strcmp(err.message, bad[i].error) != 0)
+        assert_int_equal(dispatch_pick_to_parse("x,y", &to, &err), 0);
+        if (dispatch_pick_to_parse(bad[i].value, &to, &err) != -1 || strcmp(err.message, bad[i].error) != 0)
             fail_msg("\"%s\": %s", bad[i].value, err.message);
         assert_int_equal(to.n, 0);
     }
-    dispatch_to_finish(&to);
+    dispatch_pick_to_finish(&to);
 }
 
 static struct dispatch_verdict fits(int64_t stranded)

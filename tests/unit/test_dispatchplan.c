@@ -35,8 +35,8 @@ static void run_case(const json_t *fx, const json_t *tc)
     const char *name = json_string_value(json_object_get(tc, "name"));
     struct dispatch_state st;
     struct error err = {{0}};
-    dispatch_state_init(&st);
-    if (dispatch_state_parse(json_object_get(tc, "object"), &st, &err) != 0)
+    dispatch_plan_state_init(&st);
+    if (dispatch_plan_state_parse(json_object_get(tc, "object"), &st, &err) != 0)
         fail_msg("%s: %s", name, err.message);
     const json_t *ws = json_object_get(tc, "workers");
     struct dispatch_worker_view views[8];
@@ -76,17 +76,17 @@ static void run_case(const json_t *fx, const json_t *tc)
     const char *want_action = json_string_value(json_object_get(want, "action"));
     const char *want_worker = json_string_value(json_object_get(want, "worker"));
     const char *got_worker = plan.worker == DISPATCH_NO_WORKER ? NULL : views[plan.worker].name;
-    if (strcmp(dispatch_action_name(plan.action), want_action) != 0 ||
+    if (strcmp(dispatch_plan_action_name(plan.action), want_action) != 0 ||
         (want_worker != NULL && (got_worker == NULL || strcmp(got_worker, want_worker) != 0)))
         fail_msg("%s: want %s on %s, got %s on %s (%s)", name, want_action, want_worker ? want_worker : "-",
-                 dispatch_action_name(plan.action), got_worker ? got_worker : "-", plan.reason);
+                 dispatch_plan_action_name(plan.action), got_worker ? got_worker : "-", plan.reason);
     if (plan.reason[0] == '\0')
         fail_msg("%s: no reason given", name);
     const json_t *next = json_object_get(want, "next_in_ms");
     if (next != NULL && plan.next_ms - in.now_ms != json_integer_value(next))
         fail_msg("%s: next in %lld ms, want %lld", name, (long long)(plan.next_ms - in.now_ms),
                  (long long)json_integer_value(next));
-    dispatch_state_finish(&st);
+    dispatch_plan_state_finish(&st);
 }
 
 static void test_plan_transitions(void **state)
@@ -110,8 +110,8 @@ static void test_state_errors(void **state)
         const json_t *tc = json_array_get(bad, i);
         struct dispatch_state st;
         struct error err = {{0}};
-        dispatch_state_init(&st);
-        int rc = dispatch_state_parse(json_object_get(tc, "object"), &st, &err);
+        dispatch_plan_state_init(&st);
+        int rc = dispatch_plan_state_parse(json_object_get(tc, "object"), &st, &err);
         const char *name = json_string_value(json_object_get(tc, "name"));
         if (rc != -1)
             fail_msg("%s: parsed", name);
@@ -122,7 +122,7 @@ static void test_state_errors(void **state)
             fail_msg("%s: error \"%s\"", name, err.message);
         assert_null(st.uid);
         assert_null(st.dispatched_to);
-        dispatch_state_finish(&st);
+        dispatch_plan_state_finish(&st);
     }
     json_decref(fx);
 }
@@ -139,8 +139,8 @@ static void test_state_fields(void **state)
                   NAMES_ANNOTATION_DISPATCH_GIVE_UP, "1h30m", "status", "jobDeploymentStatus", "Failed");
     struct dispatch_state st;
     struct error err = {{0}};
-    dispatch_state_init(&st);
-    assert_int_equal(dispatch_state_parse(obj, &st, &err), 0);
+    dispatch_plan_state_init(&st);
+    assert_int_equal(dispatch_plan_state_parse(obj, &st, &err), 0);
     assert_int_equal(st.kind, DISPATCH_KIND_RAYJOB);
     assert_string_equal(st.uid, "u-9");
     assert_string_equal(st.dispatched_to, "east");
@@ -159,7 +159,7 @@ static void test_state_fields(void **state)
     struct dispatch_plan plan;
     dispatch_plan(&in, &plan);
     assert_int_equal(plan.action, DISPATCH_ACTION_WAIT_LOST);
-    dispatch_state_finish(&st);
+    dispatch_plan_state_finish(&st);
     json_decref(obj);
 }
 
@@ -171,32 +171,32 @@ static void test_state_suspended(void **state)
                             NAMES_ANNOTATION_DISPATCH_SUSPENDED, "true", "status", "jobDeploymentStatus", "Suspended");
     struct dispatch_state st;
     struct error err = {{0}};
-    dispatch_state_init(&st);
-    assert_int_equal(dispatch_state_parse(obj, &st, &err), 0);
+    dispatch_plan_state_init(&st);
+    assert_int_equal(dispatch_plan_state_parse(obj, &st, &err), 0);
     assert_false(st.started || st.terminal);
     json_object_set_new(json_object_get(json_object_get(obj, "metadata"), "annotations"), NAMES_ANNOTATION_DISPATCH_WORKER_STATE,
                         json_string("Running"));
-    assert_int_equal(dispatch_state_parse(obj, &st, &err), 0);
+    assert_int_equal(dispatch_plan_state_parse(obj, &st, &err), 0);
     assert_true(st.started);
     assert_false(st.terminal);
     json_object_set_new(json_object_get(obj, "status"), "jobDeploymentStatus", json_string("Complete"));
-    assert_int_equal(dispatch_state_parse(obj, &st, &err), 0);
+    assert_int_equal(dispatch_plan_state_parse(obj, &st, &err), 0);
     assert_true(st.started && st.terminal);
     /* Without the mark, a Suspended is taken as it is: it started (a worker suspended it). */
     json_object_del(json_object_get(json_object_get(obj, "metadata"), "annotations"), NAMES_ANNOTATION_DISPATCH_SUSPENDED);
     json_object_set_new(json_object_get(obj, "status"), "jobDeploymentStatus", json_string("Suspended"));
-    assert_int_equal(dispatch_state_parse(obj, &st, &err), 0);
+    assert_int_equal(dispatch_plan_state_parse(obj, &st, &err), 0);
     assert_true(st.started);
-    dispatch_state_finish(&st);
+    dispatch_plan_state_finish(&st);
     json_decref(obj);
 }
 
 static void test_action_names(void **state)
 {
     (void)state;
-    assert_string_equal(dispatch_action_name(DISPATCH_ACTION_DELETE_STALE), "delete-stale");
-    assert_string_equal(dispatch_action_name(DISPATCH_ACTION_FINALIZE), "finalize");
-    assert_string_equal(dispatch_action_name((enum dispatch_action)99), "unknown");
+    assert_string_equal(dispatch_plan_action_name(DISPATCH_ACTION_DELETE_STALE), "delete-stale");
+    assert_string_equal(dispatch_plan_action_name(DISPATCH_ACTION_FINALIZE), "finalize");
+    assert_string_equal(dispatch_plan_action_name((enum dispatch_action)99), "unknown");
 }
 
 int main(void)

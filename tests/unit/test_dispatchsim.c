@@ -106,12 +106,12 @@ static int weigh_with(const struct world *w, const char *worker, const char *obj
         fail_msg("%s on %s: the cache changed:\n%s---\n%s", object, worker, before, after);
     /* Twice: the same verdict (nothing of the first run is left to sway the second). */
     struct dispatch_verdict again;
-    dispatch_verdict_init(&again);
+    dispatch_sim_verdict_init(&again);
     dispatch_sim(c, a, json_object_get(json_object_get(w->fx, "objects"), object), copies, w->now, &again, &err);
     assert_int_equal(again.fits, out->fits);
     assert_int_equal(again.stranded, out->stranded);
     assert_int_equal(again.reason, out->reason);
-    dispatch_verdict_finish(&again);
+    dispatch_sim_verdict_finish(&again);
     free(before);
     free(after);
     json_decref(copies);
@@ -135,21 +135,21 @@ static void test_sim_cases(void **state)
         const char *object = json_string_value(json_object_get(tc, "object"));
         const char *worker = json_string_value(json_object_get(tc, "worker"));
         struct dispatch_verdict v;
-        dispatch_verdict_init(&v);
+        dispatch_sim_verdict_init(&v);
         int rc = weigh(w, worker, object, &v);
         int want_fits = json_is_true(json_object_get(tc, "fits"));
         const char *reason = json_string_value(json_object_get(tc, "reason"));
         const char *message = json_string_value(json_object_get(tc, "message"));
         const json_t *stranded = json_object_get(tc, "stranded");
         int ok = v.fits == want_fits && (rc == 0) == (v.reason != ADMIT_REASON_INVALID);
-        ok = ok && (reason == NULL || strcmp(admit_reason_name(v.reason), reason) == 0);
+        ok = ok && (reason == NULL || strcmp(admit_result_reason_name(v.reason), reason) == 0);
         ok = ok && (message == NULL || (v.message != NULL && strcmp(v.message, message) == 0));
         ok = ok && (stranded == NULL || v.stranded == json_integer_value(stranded));
         ok = ok && (v.fits ? v.message == NULL && v.reason == ADMIT_REASON_NONE : v.message != NULL && v.message[0] != '\0');
         if (!ok)
-            fail_msg("%s on %s: fits %d reason %s stranded %lld message %s", object, worker, v.fits, admit_reason_name(v.reason),
-                     (long long)v.stranded, v.message ? v.message : "(none)");
-        dispatch_verdict_finish(&v);
+            fail_msg("%s on %s: fits %d reason %s stranded %lld message %s", object, worker, v.fits,
+                     admit_result_reason_name(v.reason), (long long)v.stranded, v.message ? v.message : "(none)");
+        dispatch_sim_verdict_finish(&v);
     }
 }
 
@@ -158,11 +158,11 @@ static void test_sim_queue_message(void **state)
 {
     struct world *w = *state;
     struct dispatch_verdict v;
-    dispatch_verdict_init(&v);
+    dispatch_sim_verdict_init(&v);
     assert_int_equal(weigh(w, "east", "train", &v), 0);
     assert_false(v.fits);
     assert_non_null(strstr(v.message, "does not fit queue a: cpu needs 8, 4 of 4 free"));
-    dispatch_verdict_finish(&v);
+    dispatch_sim_verdict_finish(&v);
 }
 
 /* Pick on the fixtures: of the fitting workers the least stranded, whatever the order; the why text when none fits. */
@@ -173,7 +173,7 @@ static void test_sim_pick(void **state)
     struct dispatch_verdict v[4];
     struct dispatch_candidate cand[4];
     for (size_t i = 0; i < 4; i++) {
-        dispatch_verdict_init(&v[i]);
+        dispatch_sim_verdict_init(&v[i]);
         weigh(w, names[i], "train", &v[i]);
         cand[i] = (struct dispatch_candidate){.name = names[i], .up = 1, .verdict = &v[i]};
     }
@@ -190,7 +190,7 @@ static void test_sim_pick(void **state)
     assert_non_null(strstr(why, "does not fit the nodes"));
     free(why);
     for (size_t i = 0; i < 4; i++)
-        dispatch_verdict_finish(&v[i]);
+        dispatch_sim_verdict_finish(&v[i]);
 }
 
 /* The RayCluster the worker would hold for a RayJob: KubeRay's labels, the webhook's annotations, the submitter counted. */
@@ -235,15 +235,15 @@ static void test_sim_pending_copy(void **state)
     static const char *const workers[] = {"filling", "half", "jobwait"};
     for (size_t i = 0; i < sizeof(workers) / sizeof(*workers); i++) {
         struct dispatch_verdict with, without;
-        dispatch_verdict_init(&with);
-        dispatch_verdict_init(&without);
+        dispatch_sim_verdict_init(&with);
+        dispatch_sim_verdict_init(&without);
         assert_int_equal(weigh_with(w, workers[i], "train", 0, &with), 0);
         assert_int_equal(weigh_with(w, workers[i], "train", 1, &without), 0);
         if (with.fits || !without.fits)
             fail_msg("%s: fits %d with its copies, %d without", workers[i], with.fits, without.fits);
         assert_non_null(strstr(with.message, "does not fit the nodes"));
-        dispatch_verdict_finish(&with);
-        dispatch_verdict_finish(&without);
+        dispatch_sim_verdict_finish(&with);
+        dispatch_sim_verdict_finish(&without);
     }
 }
 

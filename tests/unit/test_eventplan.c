@@ -1,5 +1,5 @@
 /*
- * lib/sched/eventplan.c: a wait reason is told once it has lasted the settle
+ * lib/sched/status/eventplan.c: a wait reason is told once it has lasted the settle
  * time, once per stretch; a stretch over before that is never told; a reason
  * that comes back counts its Event up; Event names are valid and distinct.
  */

@@ -1,5 +1,5 @@
 /*
- * lib/sched/fit.c: placement on the nodes' free room, driven by tests/fixtures/fit/:
+ * lib/sched/place/fit.c: placement on the nodes' free room, driven by tests/fixtures/fit/:
  * each fixture holds nodes, pods and cases; a case is one pass (fit_begin to
  * fit_end) whose steps place pods tentatively ("place": the pods, "placed":
  * what fit_place returns, "why": its text when one does not fit), "commit",

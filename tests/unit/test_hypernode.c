@@ -1,5 +1,5 @@
 /*
- * lib/sched/hypernode.c: Volcano HyperNodes resolved into node domains.
+ * lib/sched/place/hypernode.c: Volcano HyperNodes resolved into node domains.
  *
  * Data-driven: every JSON file of tests/fixtures/hypernode holds "nodes" (cached
  * first), "hypernodes" (upserted in order) and "want": "domains" (name, tier
@@ -22,7 +22,7 @@
 static json_t *domains_json(const struct hypernodes *h, const struct cache *c)
 {
     struct hypernode_domain *d = NULL;
-    size_t n = hypernodes_resolve(h, c, &d);
+    size_t n = hypernode_resolve(h, c, &d);
     json_t *out = json_array();
     for (size_t i = 0; i < n; i++) {
         json_t *nodes = json_array();
@@ -30,7 +30,7 @@ static json_t *domains_json(const struct hypernodes *h, const struct cache *c)
             json_array_append_new(nodes, json_string(d[i].nodes[k]->name));
         json_array_append_new(out, json_pack("{s:s, s:i, s:o}", "name", d[i].name, "tier", (int)d[i].tier, "nodes", nodes));
     }
-    hypernodes_domains_free(d, n);
+    hypernode_domains_free(d, n);
     return out;
 }
 
@@ -46,7 +46,7 @@ static struct cache *nodes_cache(const json_t *fx)
 /* Upserts fx's HyperNodes in order (reverse: backwards), checking each result against want.invalid unless reverse. */
 static struct hypernodes *load(const char *where, const json_t *fx, int reverse)
 {
-    struct hypernodes *h = hypernodes_create();
+    struct hypernodes *h = hypernode_create();
     const json_t *list = json_object_get(fx, "hypernodes");
     const json_t *invalid = json_object_get(json_object_get(fx, "want"), "invalid");
     size_t n = json_array_size(list);
@@ -54,7 +54,7 @@ static struct hypernodes *load(const char *where, const json_t *fx, int reverse)
         const json_t *obj = json_array_get(list, reverse ? n - 1 - i : i);
         const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
         struct error err = {{0}};
-        int rc = hypernodes_upsert(h, obj, &err);
+        int rc = hypernode_upsert(h, obj, &err);
         if (reverse)
             continue;
         const char *want = json_string_value(json_object_get(invalid, name));
@@ -63,7 +63,7 @@ static struct hypernodes *load(const char *where, const json_t *fx, int reverse)
         if (want != NULL && (rc == 0 || strncmp(err.message, want, strlen(want)) != 0))
             fail_msg("%s: %s: rc %d, message \"%s\", expected it to start \"%s\"", where, name, rc, err.message, want);
     }
-    assert_int_equal(hypernodes_count(h), n);
+    assert_int_equal(hypernode_count(h), n);
     return h;
 }
 
@@ -84,7 +84,7 @@ static void tcase_open(struct tcase *t, const char *file, int reverse)
 
 static void tcase_close(struct tcase *t)
 {
-    hypernodes_destroy(t->h);
+    hypernode_destroy(t->h);
     cache_destroy(t->c);
     json_decref(t->fx);
 }
@@ -144,7 +144,7 @@ static json_t *rack(const char *name, int tier, const char *pattern)
 /* Upserts obj (stolen) into t's set; returns the result, err filled. */
 static int upsert_new(struct tcase *t, json_t *obj, struct error *err)
 {
-    int rc = hypernodes_upsert(t->h, obj, err);
+    int rc = hypernode_upsert(t->h, obj, err);
     json_decref(obj);
     return rc;
 }
@@ -153,37 +153,37 @@ static int upsert_new(struct tcase *t, json_t *obj, struct error *err)
 static void test_generation(void **state)
 {
     (void)state;
-    struct tcase t = {fixture_json("hypernode/exact.json"), NULL, hypernodes_create()};
+    struct tcase t = {fixture_json("hypernode/exact.json"), NULL, hypernode_create()};
     t.c = nodes_cache(t.fx);
     struct error err = {{0}};
-    uint64_t g0 = hypernodes_generation(t.h);
+    uint64_t g0 = hypernode_generation(t.h);
     assert_int_equal(upsert_new(&t, rack("r1", 1, "^rack1-"), &err), 0);
-    uint64_t g1 = hypernodes_generation(t.h);
+    uint64_t g1 = hypernode_generation(t.h);
     assert_true(g1 > g0);
 
     /* Replaced by an invalid version: still one HyperNode, no domain. */
     assert_int_equal(upsert_new(&t, rack("r1", -1, "^rack1-"), &err), -1);
     assert_string_equal(err.message, "spec.tier: missing");
-    assert_true(hypernodes_generation(t.h) > g1);
-    assert_int_equal(hypernodes_count(t.h), 1);
+    assert_true(hypernode_generation(t.h) > g1);
+    assert_int_equal(hypernode_count(t.h), 1);
     expect_domains("invalid", &t, json_array());
 
     /* Fixed, and its selector changed: the new one counts. */
     assert_int_equal(upsert_new(&t, rack("r1", 1, "^rack2-"), &err), 0);
     expect_domains("replaced", &t, json_pack("[{s:s, s:i, s:[s,s]}]", "name", "r1", "tier", 1, "nodes", "rack2-a", "rack2-b"));
 
-    uint64_t g2 = hypernodes_generation(t.h);
-    hypernodes_delete(t.h, "absent");
-    assert_true(hypernodes_generation(t.h) == g2);
-    hypernodes_delete(t.h, "r1");
-    assert_true(hypernodes_generation(t.h) > g2);
-    assert_int_equal(hypernodes_count(t.h), 0);
+    uint64_t g2 = hypernode_generation(t.h);
+    hypernode_delete(t.h, "absent");
+    assert_true(hypernode_generation(t.h) == g2);
+    hypernode_delete(t.h, "r1");
+    assert_true(hypernode_generation(t.h) > g2);
+    assert_int_equal(hypernode_count(t.h), 0);
     expect_domains("deleted", &t, json_array());
 
     /* Without a name it cannot be kept. */
     assert_int_equal(upsert_new(&t, json_pack("{s:{s:i}}", "spec", "tier", 1), &err), -1);
     assert_string_equal(err.message, "metadata.name: missing");
-    assert_int_equal(hypernodes_count(t.h), 0);
+    assert_int_equal(hypernode_count(t.h), 0);
     tcase_close(&t);
 }
 
@@ -193,7 +193,7 @@ static void test_cycle_broken(void **state)
     (void)state;
     struct tcase t;
     tcase_open(&t, "hypernode/cycle.json", 0);
-    hypernodes_delete(t.h, "b");
+    hypernode_delete(t.h, "b");
     expect_domains("cycle broken", &t,
                    json_pack("[{s:s, s:i, s:[s]}, {s:s, s:i, s:[s,s]}]", "name", "a", "tier", 1, "nodes", "rack1-a", "name", "c",
                              "tier", 3, "nodes", "rack1-a", "rack3-a"));

@@ -33,22 +33,22 @@ static void test_backoff_and_retry_after(void **state)
 {
     (void)state;
     for (uint64_t r = 0; r < 1000; r += 37) {
-        long d0 = kube_backoff_ms(0, 500, 30000, r);
+        long d0 = kube_client_backoff_ms(0, 500, 30000, r);
         assert_true(d0 >= 250 && d0 <= 500);
-        long d3 = kube_backoff_ms(3, 500, 30000, r);
+        long d3 = kube_client_backoff_ms(3, 500, 30000, r);
         assert_true(d3 >= 2000 && d3 <= 4000);
-        long dmax = kube_backoff_ms(40, 500, 30000, r);
+        long dmax = kube_client_backoff_ms(40, 500, 30000, r);
         assert_true(dmax >= 15000 && dmax <= 30000);
     }
-    assert_int_equal(kube_backoff_ms(1000, 1, 1, 12345), 1);
-    assert_int_equal(kube_retry_after_ms(" 1"), 1000);
-    assert_int_equal(kube_retry_after_ms("0\r\n"), 0);
-    assert_int_equal(kube_retry_after_ms("120"), 120000);
-    assert_int_equal(kube_retry_after_ms("Wed, 21 Oct 2015 07:28:00 GMT"), -1);
-    assert_int_equal(kube_retry_after_ms("1.5"), -1);
-    assert_int_equal(kube_retry_after_ms(""), -1);
-    assert_int_equal(kube_retry_after_ms("9999999999"), -1);
-    assert_int_equal(kube_retry_after_ms(NULL), -1);
+    assert_int_equal(kube_client_backoff_ms(1000, 1, 1, 12345), 1);
+    assert_int_equal(kube_client_retry_after_ms(" 1"), 1000);
+    assert_int_equal(kube_client_retry_after_ms("0\r\n"), 0);
+    assert_int_equal(kube_client_retry_after_ms("120"), 120000);
+    assert_int_equal(kube_client_retry_after_ms("Wed, 21 Oct 2015 07:28:00 GMT"), -1);
+    assert_int_equal(kube_client_retry_after_ms("1.5"), -1);
+    assert_int_equal(kube_client_retry_after_ms(""), -1);
+    assert_int_equal(kube_client_retry_after_ms("9999999999"), -1);
+    assert_int_equal(kube_client_retry_after_ms(NULL), -1);
     assert_string_equal(kube_patch_content_type(KUBE_PATCH_MERGE), "application/merge-patch+json");
     assert_string_equal(kube_patch_content_type(KUBE_PATCH_JSON), "application/json-patch+json");
     assert_string_equal(kube_patch_content_type(KUBE_PATCH_STRATEGIC), "application/strategic-merge-patch+json");
@@ -86,7 +86,7 @@ static void test_token_reread(void **state)
     struct fake *f = fake_start(token_handler, "Bearer new-token");
     struct kube_client *c = client_for(f, "kubeconfig-token", path, NULL);
     struct kube_response r;
-    kube_response_init(&r);
+    kube_client_response_init(&r);
 
     write_file(path, "new-token\n"); /* rotated after the client read it */
     assert_int_equal(kube_get(c, "/api/v1/namespaces", &r), 0);
@@ -130,7 +130,7 @@ static void test_token_reread(void **state)
     assert_non_null(strstr(err.message, "cannot read token file"));
     kubeconfig_finish(&cfg);
     rmdir(dir);
-    kube_response_finish(&r);
+    kube_client_response_finish(&r);
     fake_stop(f);
 }
 
@@ -156,7 +156,7 @@ static void test_no_token_in_logs(void **state)
     /* The token file is missing: the client falls back on the kubeconfig's token, and says so. */
     struct kube_client *c = client_for(f, "s3cr3t-kubeconfig-token", path, NULL);
     struct kube_response r;
-    kube_response_init(&r);
+    kube_client_response_init(&r);
     assert_int_equal(kube_get(c, "/api/v1/namespaces", &r), -1); /* 401; the re-read fails: logged */
     write_file(path, "s3cr3t-file-token\n");
     assert_int_equal(kube_get(c, "/api/v1/namespaces", &r), -1); /* 401 with the file's token */
@@ -166,10 +166,10 @@ static void test_no_token_in_logs(void **state)
             .method = "PATCH", .path = "/api/v1/namespaces/ray/pods/x", .content_type = kube_patch_content_type(KUBE_PATCH_MERGE)};
     kube_batch(c, items, 3, 2);
     for (size_t i = 0; i < 3; i++)
-        kube_response_finish(&items[i].resp);
+        kube_client_response_finish(&items[i].resp);
     kube_client_destroy(c);
     fake_stop(f);
-    kube_response_finish(&r);
+    kube_client_response_finish(&r);
 
     fflush(stderr);
     assert_true(dup2(saved, STDERR_FILENO) >= 0);

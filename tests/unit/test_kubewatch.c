@@ -156,14 +156,14 @@ static void test_watch(void **state)
     struct fake *f = fake_start(watch_handler, NULL);
     struct metrics_registry *reg = metrics_registry_create();
     struct kube_metrics m;
-    assert_int_equal(kube_metrics_register(reg, &m), 0);
+    assert_int_equal(kube_client_metrics_register(reg, &m), 0);
     /* Backoff of ten minutes: the 429's Retry-After: 0 must be what lets the list go on. */
     struct kube_client_options o = {.backoff_base_ms = 600000, .backoff_max_ms = 600000, .metrics = &m};
     struct kube_client *c = client_for(f, "tok", NULL, &o);
     struct events e;
     events_init(&e);
     struct error err;
-    struct kube_watcher *w = kube_watcher_create(c, &err);
+    struct kube_watcher *w = kube_watch_create(c, &err);
     assert_non_null(w);
     struct kube_watch_spec bad = {.name = "pods", .path = "/api/v1/pods?watch=1", .fn = on_event};
     assert_int_equal(kube_watch_start(w, &bad, &err), -1);
@@ -181,7 +181,7 @@ static void test_watch(void **state)
         if (pthread_cond_timedwait(&f->cond, &f->lock, &until) != 0)
             break;
     pthread_mutex_unlock(&f->lock);
-    kube_watcher_destroy(w);
+    kube_watch_destroy(w);
     assert_events(got, want, 5);
     json_decref(got);
 
@@ -253,13 +253,13 @@ static void test_watch_gone_relists(void **state)
     struct fake *f = fake_start(gone_handler, NULL);
     struct metrics_registry *reg = metrics_registry_create();
     struct kube_metrics m;
-    assert_int_equal(kube_metrics_register(reg, &m), 0);
+    assert_int_equal(kube_client_metrics_register(reg, &m), 0);
     struct kube_client_options o = {.backoff_base_ms = 600000, .backoff_max_ms = 600000, .metrics = &m};
     struct kube_client *c = client_for(f, NULL, NULL, &o);
     struct events e;
     events_init(&e);
     struct error err;
-    struct kube_watcher *w = kube_watcher_create(c, &err);
+    struct kube_watcher *w = kube_watch_create(c, &err);
     assert_non_null(w);
     struct kube_watch_spec spec = {.name = "pods", .path = "/api/v1/pods", .fn = on_event, .arg = &e};
     assert_int_equal(kube_watch_start(w, &spec, &err), 0);
@@ -275,7 +275,7 @@ static void test_watch_gone_relists(void **state)
         if (pthread_cond_timedwait(&f->cond, &f->lock, &until) != 0)
             break;
     pthread_mutex_unlock(&f->lock);
-    kube_watcher_destroy(w);
+    kube_watch_destroy(w);
     assert_events(got, want, 8);
     json_decref(got);
 
@@ -328,7 +328,7 @@ static void test_watch_many(void **state)
     struct events e;
     events_init(&e);
     struct error err;
-    struct kube_watcher *w = kube_watcher_create(c, &err);
+    struct kube_watcher *w = kube_watch_create(c, &err);
     static const char *const paths[] = {"/api/v1/pods", "/api/v1/nodes", "/apis/ray.io/v1/rayclusters",
                                         "/apis/scheduling.volcano.sh/v1beta1/queues"};
     for (size_t i = 0; i < 4; i++) {
@@ -351,8 +351,8 @@ static void test_watch_many(void **state)
             fail_msg("no \"%s\"", want);
     }
     json_decref(got);
-    kube_watcher_destroy(w);
-    kube_watcher_destroy(NULL);
+    kube_watch_destroy(w);
+    kube_watch_destroy(NULL);
     events_finish(&e);
     kube_client_destroy(c);
     kube_client_destroy(NULL);

@@ -37,7 +37,7 @@ static enum admit_reason reason_named(const char *name)
     if (name == NULL)
         return ADMIT_REASON_NONE;
     for (int r = ADMIT_REASON_NONE; r <= ADMIT_REASON_DISPATCH_LEASE; r++) {
-        if (strcmp(admit_reason_name((enum admit_reason)r), name) == 0)
+        if (strcmp(admit_result_reason_name((enum admit_reason)r), name) == 0)
             return (enum admit_reason)r;
     }
     fail_msg("unknown reason %s", name);
@@ -171,20 +171,20 @@ static void test_transitions(void **state)
 static void test_names(void **state)
 {
     (void)state;
-    char *n = podgroup_name("test-cluster-0");
+    char *n = names_podgroup("test-cluster-0");
     assert_string_equal(n, "ray-test-cluster-0-pg");
-    char *c = podgroup_cluster_of(n);
+    char *c = names_podgroup_cluster(n);
     assert_string_equal(c, "test-cluster-0");
     free(n);
     free(c);
-    c = podgroup_cluster_of("ray-a-pg");
+    c = names_podgroup_cluster("ray-a-pg");
     assert_string_equal(c, "a");
     free(c);
-    assert_null(podgroup_cluster_of("ray--pg"));
-    assert_null(podgroup_cluster_of("ray-x-pgx"));
-    assert_null(podgroup_cluster_of("job-x-pg"));
-    assert_null(podgroup_cluster_of("pg"));
-    assert_null(podgroup_cluster_of(NULL));
+    assert_null(names_podgroup_cluster("ray--pg"));
+    assert_null(names_podgroup_cluster("ray-x-pgx"));
+    assert_null(names_podgroup_cluster("job-x-pg"));
+    assert_null(names_podgroup_cluster("pg"));
+    assert_null(names_podgroup_cluster(NULL));
     assert_string_equal(podgroup_phase_name(PODGROUP_PHASE_INQUEUE), "Inqueue");
 }
 

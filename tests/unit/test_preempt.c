@@ -1,5 +1,5 @@
 /*
- * lib/sched/preempt.c: victim selection, driven by tests/fixtures/preempt/
+ * lib/sched/preempt/preempt.c: victim selection, driven by tests/fixtures/preempt/
  * (the format: preemptfixture.h).
  */
 #include <setjmp.h>

@@ -1,5 +1,5 @@
 /*
- * lib/sched/preemptdomain.c: victims that free one domain for a
+ * lib/sched/preempt/preemptdomain.c: victims that free one domain for a
  * topology-constrained preemptor, through preempt_select() on the fixtures of
  * tests/fixtures/preemptdomain/ (the format: preemptfixture.h), and the held
  * room of such a preemptor (preemptdomain_hold) on
@@ -76,9 +76,9 @@ static void test_hold(void **state)
     json_t *fx = fixture_json("preemptdomain/hold/layout.json");
     struct cache *c = load_cache(fx);
     struct fit *f = fit_create(c);
-    struct topodomains *t = topodomains_create();
+    struct topodomains *t = topodomain_create();
     fit_begin(f);
-    topodomains_begin(t, f, c);
+    topodomain_begin(t, f, c);
     struct topo_request r = {.gang = {.mode = TOPO_MODE_HARD, .by = TOPO_BY_LABEL, .key = "rack"}};
     struct cache_pod *pods[2] = {cache_pod_get(c, "default", "p-0"), cache_pod_get(c, "default", "p-1")};
     struct cache_gang *v = cache_gang_get(c, "default", "v");
@@ -99,7 +99,7 @@ static void test_hold(void **state)
     assert_int_equal(free_cpu(f, c, "b1"), 0);    /* v's pod still counts: only released in the simulation */
 
     fit_end(f);
-    topodomains_destroy(t);
+    topodomain_destroy(t);
     fit_destroy(f);
     cache_destroy(c);
     json_decref(fx);

@@ -1,5 +1,5 @@
 /*
- * lib/sched/preempthold.c and its hook in admit.c: the room freed by a
+ * lib/sched/preempt/preempthold.c and its hook in admit.c: the room freed by a
  * preemption's victims is held for the preemptor, against its queue
  * (tests/fixtures/preempthold/queue.json) and on the nodes (nodes.json),
  * until the victims' pods are gone and it is admitted; the hold ends when the
@@ -61,8 +61,8 @@ static void assert_action(const struct admit_result *d, const char *cluster, enu
     if (x == NULL)
         fail_msg("no decision for %s", cluster);
     if (x->action != action)
-        fail_msg("%s: %s (%s), want %s", cluster, admit_action_name(x->action), x->message ? x->message : "",
-                 admit_action_name(action));
+        fail_msg("%s: %s (%s), want %s", cluster, admit_result_action_name(x->action), x->message ? x->message : "",
+                 admit_result_action_name(action));
 }
 
 /* The controller's part after a pass: admitted gangs marked, their pods ungated. */

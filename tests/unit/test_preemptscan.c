@@ -1,5 +1,5 @@
 /*
- * lib/sched/preemptscan.c: preemption over the cache after a decision pass, on
+ * lib/sched/scan/preemptscan.c: preemption over the cache after a decision pass, on
  * tests/fixtures/preemptscan/guide.json (the guide's queue, test-cluster-0
  * admitted and running, test-cluster-1 of priority 1000 waiting), and
  * variations of it made by upserting changed objects.

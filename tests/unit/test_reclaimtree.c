@@ -1,5 +1,5 @@
 /*
- * lib/sched/reclaimtree.c: the tree's links (depth, common ancestors, a cycle
+ * lib/sched/queues/reclaimtree.c: the tree's links (depth, common ancestors, a cycle
  * taken as the root's), share, and a sibling's guarantee and the root's room
  * and capability in fits. The reclaim
  * rules themselves are driven by tests/fixtures/preempt/reclaim-tree.json

@@ -1,5 +1,5 @@
 /*
- * lib/sched/topoconfine.c: driven by tests/fixtures/topoconfine/: a fixture
+ * lib/sched/place/topoconfine.c: driven by tests/fixtures/topoconfine/: a fixture
  * holds nodes and pods (a cache), "cases" (a pod, the domain its set went to:
  * {"key", "name"} a label domain, {"nodes": [...]} a HyperNode's, null
  * spread; the confinement expected, null for none), "records" (the sets of a
@@ -139,9 +139,9 @@ static void test_recorded(void **state)
     json_t *fx = fixture_json("topoconfine/confine.json");
     struct cache *c = cachefixture_load(fx, 0);
     struct fit *f = fit_create(c);
-    struct topodomains *t = topodomains_create();
+    struct topodomains *t = topodomain_create();
     fit_begin(f);
-    topodomains_begin(t, f, c);
+    topodomain_begin(t, f, c);
     size_t k;
     const json_t *cs;
     json_array_foreach(json_object_get(fx, "recorded"), k, cs)
@@ -167,7 +167,7 @@ static void test_recorded(void **state)
     }
     assert_true(k >= 10);
     fit_end(f);
-    topodomains_destroy(t);
+    topodomain_destroy(t);
     fit_destroy(f);
     cache_destroy(c);
     json_decref(fx);

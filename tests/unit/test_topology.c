@@ -23,11 +23,11 @@ static json_t *constraint_json(const struct topo_constraint *c)
     }
     if (c->by == TOPO_BY_LABEL) {
         assert_int_equal(c->max_tier, 0);
-        return json_pack("{s:s, s:s, s:s}", "mode", topo_mode_name(c->mode), "by", "label", "key", c->key);
+        return json_pack("{s:s, s:s, s:s}", "mode", topology_mode_name(c->mode), "by", "label", "key", c->key);
     }
     assert_int_equal(c->by, TOPO_BY_HYPERNODE);
     assert_null(c->key);
-    return json_pack("{s:s, s:s, s:i}", "mode", topo_mode_name(c->mode), "by", "hypernode", "maxTier", (int)c->max_tier);
+    return json_pack("{s:s, s:s, s:i}", "mode", topology_mode_name(c->mode), "by", "hypernode", "maxTier", (int)c->max_tier);
 }
 
 /* The whole request as the fixtures write it (new). */
@@ -57,7 +57,7 @@ static void check_for(const char *file, const struct topo_request *r, const json
     json_object_foreach((json_t *)want, group, text)
     {
         char buf[128];
-        topo_constraint_text(topo_request_for(r, strcmp(group, "(head)") == 0 ? NULL : group), buf, sizeof(buf));
+        topology_constraint_text(topology_request_for(r, strcmp(group, "(head)") == 0 ? NULL : group), buf, sizeof(buf));
         if (strcmp(buf, json_string_value(text)) != 0)
             fail_msg("%s: for %s: got \"%s\", expected \"%s\"", file, group, buf, json_string_value(text));
     }
@@ -72,7 +72,7 @@ static void run_fixture(const char *file, struct topo_request *out, size_t *ok, 
     json_t *c = fixture_json(file);
     struct error err = {{0}};
     const char *want_error = json_string_value(json_object_get(c, "error"));
-    int rc = topo_request_parse(json_object_get(c, "object"), out, &err);
+    int rc = topology_request_parse(json_object_get(c, "object"), out, &err);
     if (want_error != NULL) {
         if (rc != -1)
             fail_msg("%s: parsed, expected the error %s", file, want_error);
@@ -86,7 +86,7 @@ static void run_fixture(const char *file, struct topo_request *out, size_t *ok, 
         json_t *got = request_json(out);
         fixture_check_json(file, "request", got, json_object_get(c, "request"));
         json_decref(got);
-        assert_int_equal(topo_request_any(out), json_is_true(json_object_get(c, "any")));
+        assert_int_equal(topology_request_any(out), json_is_true(json_object_get(c, "any")));
         check_for(file, out, json_object_get(c, "for"));
         (*ok)++;
     }
@@ -99,10 +99,10 @@ static void test_fixtures(void **state)
     size_t n, ok = 0, errors = 0;
     char **files = fixture_list("topology", &n);
     struct topo_request r;
-    topo_request_init(&r);
+    topology_request_init(&r);
     for (size_t i = 0; i < n; i++)
         run_fixture(files[i], &r, &ok, &errors);
-    topo_request_finish(&r);
+    topology_request_finish(&r);
     assert_empty(&r);
     assert_true(ok >= 20);
     assert_true(errors >= 25);
@@ -116,16 +116,16 @@ static void test_error_empties(void **state)
     json_t *good = fixture_json("topology/slices-under-gang.json"), *bad = fixture_json("topology/group-key-empty.json");
     struct topo_request r;
     struct error err;
-    topo_request_init(&r);
-    assert_int_equal(topo_request_parse(json_object_get(good, "object"), &r, &err), 0);
+    topology_request_init(&r);
+    assert_int_equal(topology_request_parse(json_object_get(good, "object"), &r, &err), 0);
     assert_int_equal(r.ngroups, 1);
-    assert_int_equal(topo_request_parse(json_object_get(bad, "object"), &r, &err), -1);
+    assert_int_equal(topology_request_parse(json_object_get(bad, "object"), &r, &err), -1);
     assert_empty(&r);
-    assert_int_equal(topo_request_parse(json_object_get(good, "object"), &r, &err), 0);
+    assert_int_equal(topology_request_parse(json_object_get(good, "object"), &r, &err), 0);
     assert_string_equal(r.gang.key, "rack");
     assert_string_equal(r.groups[0].name, "tpu");
-    topo_request_finish(&r);
-    topo_request_finish(NULL);
+    topology_request_finish(&r);
+    topology_request_finish(NULL);
     json_decref(good);
     json_decref(bad);
 }
@@ -140,10 +140,10 @@ static void test_degenerate_objects(void **state)
         json_t *o = json_loads(objects[i], 0, NULL);
         struct topo_request r;
         struct error err;
-        topo_request_init(&r);
-        assert_int_equal(topo_request_parse(o, &r, &err), 0);
+        topology_request_init(&r);
+        assert_int_equal(topology_request_parse(o, &r, &err), 0);
         assert_empty(&r);
-        assert_false(topo_request_any(&r));
+        assert_false(topology_request_any(&r));
         json_decref(o);
     }
 }
@@ -155,8 +155,8 @@ static void test_error_one_line(void **state)
     json_t *o = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", TOPOLOGY_REQUIRED, "rack\nzone");
     struct topo_request r;
     struct error err;
-    topo_request_init(&r);
-    assert_int_equal(topo_request_parse(o, &r, &err), -1);
+    topology_request_init(&r);
+    assert_int_equal(topology_request_parse(o, &r, &err), -1);
     assert_null(strchr(err.message, '\n'));
     assert_non_null(strstr(err.message, "invalid label key \"rack zone\""));
     json_decref(o);
@@ -166,22 +166,22 @@ static void test_names_and_text(void **state)
 {
     (void)state;
     char buf[64];
-    assert_string_equal(topo_mode_name(TOPO_MODE_HARD), "hard");
-    assert_string_equal(topo_mode_name(TOPO_MODE_SOFT), "soft");
-    assert_string_equal(topo_mode_name(TOPO_MODE_NONE), "none");
-    assert_string_equal(topo_mode_name((enum topo_mode)9), "none");
+    assert_string_equal(topology_mode_name(TOPO_MODE_HARD), "hard");
+    assert_string_equal(topology_mode_name(TOPO_MODE_SOFT), "soft");
+    assert_string_equal(topology_mode_name(TOPO_MODE_NONE), "none");
+    assert_string_equal(topology_mode_name((enum topo_mode)9), "none");
     struct topo_constraint c = {TOPO_MODE_HARD, TOPO_BY_HYPERNODE, NULL, 2};
-    topo_constraint_text(&c, buf, sizeof(buf));
+    topology_constraint_text(&c, buf, sizeof(buf));
     assert_string_equal(buf, "one HyperNode of tier <= 2");
     c.max_tier = 0;
-    topo_constraint_text(&c, buf, sizeof(buf));
+    topology_constraint_text(&c, buf, sizeof(buf));
     assert_string_equal(buf, "one HyperNode");
     c = (struct topo_constraint){TOPO_MODE_SOFT, TOPO_BY_LABEL, (char *)"nvidia.com/gpu.clique", 0};
-    topo_constraint_text(&c, buf, sizeof(buf));
+    topology_constraint_text(&c, buf, sizeof(buf));
     assert_string_equal(buf, "one nvidia.com/gpu.clique domain");
-    topo_constraint_text(&c, buf, 9); /* cut, terminated */
+    topology_constraint_text(&c, buf, 9); /* cut, terminated */
     assert_string_equal(buf, "one nvid");
-    topo_constraint_text(NULL, buf, sizeof(buf));
+    topology_constraint_text(NULL, buf, sizeof(buf));
     assert_string_equal(buf, "no topology constraint");
 }
 

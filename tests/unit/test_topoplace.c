@@ -1,5 +1,5 @@
 /*
- * lib/sched/topoplace.c (with topodomain.c and fit.c's topology part):
+ * lib/sched/place/topoplace.c (with topodomain.c and fit.c's topology part):
  * placing topology-constrained gangs, driven by tests/fixtures/topoplace/:
  * each fixture holds nodes, RayClusters (their topology annotations parsed by
  * the cache, topology.h) and pods; a case is one pass whose steps place a
@@ -126,7 +126,7 @@ static void test_fixtures(void **state)
         json_t *fx = fixture_json(files[i]);
         struct cache *c = cachefixture_load(fx, 0);
         struct fit *f = fit_create(c);
-        struct topodomains *t = topodomains_create();
+        struct topodomains *t = topodomain_create();
         size_t k;
         const json_t *cs;
         json_array_foreach(json_object_get(fx, "cases"), k, cs)
@@ -134,7 +134,7 @@ static void test_fixtures(void **state)
             char where[512];
             snprintf(where, sizeof(where), "%s: %s", files[i], json_string_value(json_object_get(cs, "comment")));
             fit_begin(f);
-            topodomains_begin(t, f, c);
+            topodomain_begin(t, f, c);
             size_t s;
             const json_t *step;
             json_array_foreach(json_object_get(cs, "steps"), s, step)
@@ -147,7 +147,7 @@ static void test_fixtures(void **state)
             fit_end(f);
             ncases++;
         }
-        topodomains_destroy(t);
+        topodomain_destroy(t);
         fit_destroy(f);
         cache_destroy(c);
         json_decref(fx);

@@ -186,7 +186,7 @@ static void test_hypernodes(void **state)
     struct eventpost_list l;
     eventpost_list_init(&l);
     pthread_mutex_lock(&x->mu);
-    assert_int_equal(hypernodes_count(hyperwatch_set(x->hyper)), 7);
+    assert_int_equal(hypernode_count(hyperwatch_set(x->hyper)), 7);
     assert_int_equal(hyperwatch_take_events(x->hyper, &l, "2026-11-25T00:00:00Z", "test"), 1);
     assert_int_equal(hyperwatch_take_events(x->hyper, &l, "2026-11-25T00:00:00Z", "test"), 0);
     /* The same version again (a relist): not told twice. */
@@ -227,7 +227,7 @@ static void test_no_hypernode_crd(void **state)
     (void)state;
     struct world *x = world_started(1);
     pthread_mutex_lock(&x->mu);
-    assert_int_equal(hypernodes_count(hyperwatch_set(x->hyper)), 0);
+    assert_int_equal(hypernode_count(hyperwatch_set(x->hyper)), 0);
     pthread_mutex_unlock(&x->mu);
     assert_true(watches_discovery_wanted(x->w));
     assert_int_equal(fake_wait_requests(x->f, "GET", HYPERWATCH_API "/hypernodes", 0, 0), 0);

@@ -733,7 +733,7 @@ def gang(args):
     (KubeRay creates the pods after Kueue unsuspends the RayCluster); raygate,
     coscheduling and none, when the last pod exists. raygate's Queue exists
     from the start, as the users' do: the gang is admitted once its head and a
-    worker exist (lib/sched/early.h) and its pods are ungated as they come, so
+    worker exist (lib/sched/admit/early.h) and its pods are ungated as they come, so
     created -> all bound overlaps creation and binding (until issue 26 the
     Queue appeared once all 1,000 pods existed, gated: that measured ungating
     a whole gang at once, not the path a user's gang takes)."""

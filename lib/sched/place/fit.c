@@ -1,0 +1,797 @@
+#include "fit.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quantity.h"
+#include "resources.h"
+
+static void sb_quantity(struct util_buf *b, const char *resource, int64_t value, uint8_t format)
+{
+    char buf[QUANTITY_FORMAT_MAX];
+    struct quantity q = {value < 0 ? 0 : value, (enum quantity_format)format};
+    quantity_format(&q, resources_unit(resource), buf, sizeof(buf));
+    util_buf_printf(b, "%s", buf);
+}
+
+void fit_request_text(struct util_buf *b, const struct cache *c, const struct shape_rl *req)
+{
+    for (uint32_t k = 0; req != NULL && k < req->len; k++) {
+        const char *name = cache_resource_name(c, req->items[k].id);
+        util_buf_printf(b, "%s%s ", k ? ", " : "", name);
+        sb_quantity(b, name, req->items[k].value, req->items[k].format);
+    }
+}
+
+/* Creation order, then namespace/name. */
+static int cmp_created(const void *pa, const void *pb)
+{
+    const struct cache_pod *a = *(const struct cache_pod *const *)pa, *b = *(const struct cache_pod *const *)pb;
+    if (a->created != b->created)
+        return a->created < b->created ? -1 : 1;
+    int r = strcmp(a->namespace_, b->namespace_);
+    return r != 0 ? r : strcmp(a->name, b->name);
+}
+
+/* A pod shape (request, constraints) seen in this pass. Free room only shrinks during a pass, so a node
+ * that could not hold a shape never will until the pass ends, and a shape that fit nowhere never fits. */
+struct fit_shape {
+    const struct shape_rl *req;
+    const struct shape_sched *sched;
+    size_t start;  /* nodes before it do not fit the shape */
+    int failed;    /* fits no node */
+    size_t stamp;  /* commits when message was written */
+    char *message; /* what follows "no node fits pod NAME" */
+};
+
+struct fit_placed {
+    uint32_t node;
+    int32_t sign; /* 1: a pod placed; -1: a bound pod's room given back (fit_release) */
+    const struct shape_rl *req;
+};
+
+/* The last gang that did not fit the nodes: its pods' shapes, in placement order, and the outcome. */
+struct fit_memo {
+    const struct shape_rl **req;
+    const struct shape_sched **sched;
+    size_t n, cap;
+    size_t failed;  /* index of the pod that fit nowhere */
+    size_t commits; /* commits when it failed */
+    char *why;      /* fit_place()'s text, or NULL when no memo */
+};
+
+struct fit {
+    const struct cache *c;
+    /* Kept across passes. */
+    struct cache_node **nodes; /* Ready, schedulable nodes by name */
+    size_t nn;
+    int stale;          /* nodes is to be built again (fit_nodes_changed) */
+    uint64_t nodes_gen; /* bumped by every build of nodes */
+    uint32_t *touched;  /* nodes whose free room changed this pass, in order, repeats kept (fit_touched) */
+    size_t ntouched, captouched;
+    void *buf[4]; /* free room, free pods, trees, sort weights */
+    size_t cap[4];
+    /* One pass's. */
+    uint32_t nres;
+    int64_t *free;      /* nn x nres */
+    int64_t *free_pods; /* nn */
+    /*
+     * Max trees over the nodes' free room, one per resource and one for pods
+     * (dimension nres): tree[d * 2 * leaves + k], leaf k of node i at k = leaves + i,
+     * a parent holds the larger of its children. A first-fit search skips every
+     * subtree without room, so placing a pod costs about log(nodes), not nodes.
+     */
+    size_t leaves;
+    int64_t *tree;
+    size_t ntainted; /* nodes with a NoSchedule or NoExecute taint */
+    struct fit_shape *shapes;
+    size_t nshapes, capshapes;
+    struct fit_placed *log; /* tentative placements */
+    size_t nlog, caplog;
+    size_t commits;
+    struct fit_memo memo;
+    uint32_t cpu, memory; /* resource ids, or UINT32_MAX */
+};
+
+/* Buffers kept across passes: big ones would otherwise be mapped and faulted in anew each time. */
+enum { BUF_FREE, BUF_FREE_PODS, BUF_TREE, BUF_WEIGHTS };
+
+/* Buffer kind of at least n * size bytes, zeroed if zero; its contents are the caller's until the next call for that kind. */
+static void *buffer(struct fit *f, int kind, size_t n, size_t size, int zero)
+{
+    return util_scratch(&f->buf[kind], &f->cap[kind], n, size, zero);
+}
+
+/* A pod with its weights for "larger first": extended resources (GPUs) dominate, then cpu, then memory. */
+struct weighed {
+    struct cache_pod *pod;
+    int64_t w[3];
+};
+
+static int cmp_weighed(const void *pa, const void *pb)
+{
+    const struct weighed *a = pa, *b = pb;
+    for (int i = 0; i < 3; i++) {
+        if (a->w[i] != b->w[i])
+            return a->w[i] > b->w[i] ? -1 : 1;
+    }
+    return cmp_created(&a->pod, &b->pod);
+}
+
+void fit_sort_larger_first(struct fit *f, struct cache_pod **pods, size_t n)
+{
+    struct weighed *ws = buffer(f, BUF_WEIGHTS, n, sizeof(*ws), 1);
+    for (size_t i = 0; i < n; i++) {
+        const struct shape_rl *req = pods[i]->request;
+        ws[i].pod = pods[i];
+        for (uint32_t k = 0; req != NULL && k < req->len; k++) {
+            const struct shape_res *r = &req->items[k];
+            const char *name = cache_resource_name(f->c, r->id);
+            if (r->id == f->cpu)
+                ws[i].w[1] = r->value;
+            else if (r->id == f->memory)
+                ws[i].w[2] = r->value;
+            else if (strcmp(name, "ephemeral-storage") != 0 && strncmp(name, "hugepages-", 10) != 0)
+                ws[i].w[0] = util_sat_add(ws[i].w[0], r->value);
+        }
+    }
+    if (n > 32) {
+        qsort(ws, n, sizeof(*ws), cmp_weighed);
+    } else {
+        /* A gang's few unbound pods, mostly of one or two shapes: insertion sort beats qsort's overhead. */
+        for (size_t i = 1; i < n; i++) {
+            struct weighed x = ws[i];
+            size_t j = i;
+            for (; j > 0 && cmp_weighed(&ws[j - 1], &x) > 0; j--)
+                ws[j] = ws[j - 1];
+            ws[j] = x;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        pods[i] = ws[i].pod;
+}
+
+static int cmp_node_name(const void *pa, const void *pb)
+{
+    const struct cache_node *a = *(const struct cache_node *const *)pa, *b = *(const struct cache_node *const *)pb;
+    return strcmp(a->name, b->name);
+}
+
+/* ---- node fit ---- */
+
+static const char *node_label(const struct cache_node *n, const char *key)
+{
+    for (uint32_t i = 0; i < n->nlabels; i++) {
+        if (n->labels[i].key == key)
+            return n->labels[i].value;
+    }
+    return NULL;
+}
+
+static int parse_int(const char *s, long long *out)
+{
+    char *end;
+    errno = 0;
+    *out = strtoll(s, &end, 10);
+    return errno == 0 && end != s && *end == '\0';
+}
+
+static int expr_matches(const struct cache_node *n, const struct shape_expr *x)
+{
+    const char *v = x->field_name ? (strcmp(x->key, "metadata.name") == 0 ? n->name : NULL) : node_label(n, x->key);
+    int in = 0;
+    for (uint32_t i = 0; i < x->nvalues && v != NULL; i++) {
+        /* Interned, except a node name against values: compare text. */
+        if (x->values[i] == v || strcmp(x->values[i], v) == 0)
+            in = 1;
+    }
+    long long a, b;
+    switch (x->op) {
+    case SHAPE_OP_IN:
+        return in;
+    case SHAPE_OP_NOT_IN:
+        return !in;
+    case SHAPE_OP_EXISTS:
+        return v != NULL;
+    case SHAPE_OP_DOES_NOT_EXIST:
+        return v == NULL;
+    case SHAPE_OP_GT:
+    case SHAPE_OP_LT:
+        if (v == NULL || x->nvalues != 1 || !parse_int(v, &a) || !parse_int(x->values[0], &b))
+            return 0;
+        return x->op == SHAPE_OP_GT ? a > b : a < b;
+    }
+    return 0;
+}
+
+static int selector_matches(const struct cache_node *n, const struct shape_sched *s)
+{
+    if (s == NULL)
+        return 1;
+    for (uint32_t i = 0; i < s->nselector; i++) {
+        if (node_label(n, s->selector[i].key) != s->selector[i].value)
+            return 0;
+    }
+    if (s->nterms == 0)
+        return 1;
+    for (uint32_t t = 0; t < s->nterms; t++) {
+        const struct shape_term *term = &s->terms[t];
+        int ok = term->len > 0; /* an empty term matches no node */
+        for (uint32_t e = 0; e < term->len && ok; e++)
+            ok = expr_matches(n, &term->exprs[e]);
+        if (ok)
+            return 1;
+    }
+    return 0;
+}
+
+static int tolerates(const struct shape_toleration *tol, const struct shape_taint *taint)
+{
+    if (tol->effect != SHAPE_EFFECT_ANY && tol->effect != taint->effect)
+        return 0;
+    if (tol->key == NULL)
+        return tol->exists; /* empty key with Exists tolerates everything */
+    if (tol->key != taint->key)
+        return 0;
+    return tol->exists || tol->value == taint->value;
+}
+
+static int taints_tolerated(const struct cache_node *n, const struct shape_sched *s)
+{
+    for (uint32_t i = 0; i < n->ntaints; i++) {
+        int ok = 0;
+        for (uint32_t j = 0; s != NULL && j < s->ntolerations && !ok; j++)
+            ok = tolerates(&s->tolerations[j], &n->taints[i]);
+        if (!ok)
+            return 0;
+    }
+    return 1;
+}
+
+static int room_for(const struct fit *f, size_t i, const struct shape_rl *req)
+{
+    if (f->free_pods[i] < 1)
+        return 0;
+    const int64_t *room = f->free + i * f->nres;
+    for (uint32_t k = 0; req != NULL && k < req->len; k++) {
+        if (room[req->items[k].id] < req->items[k].value)
+            return 0;
+    }
+    return 1;
+}
+
+static int64_t *tree_dim(const struct fit *f, uint32_t d)
+{
+    return f->tree + (size_t)d * 2 * f->leaves;
+}
+
+/* Node i's free room of dimension d changed: fix the maxima above its leaf. */
+static void tree_update(struct fit *f, uint32_t d, size_t i)
+{
+    int64_t *t = tree_dim(f, d);
+    size_t k = f->leaves + i;
+    t[k] = d < f->nres ? f->free[i * f->nres + d] : f->free_pods[i];
+    for (k >>= 1; k >= 1; k >>= 1) {
+        int64_t m = t[2 * k] > t[2 * k + 1] ? t[2 * k] : t[2 * k + 1];
+        if (t[k] == m)
+            break;
+        t[k] = m;
+    }
+}
+
+static void tree_build(struct fit *f)
+{
+    f->leaves = 1;
+    while (f->leaves < f->nn)
+        f->leaves *= 2;
+    f->tree = buffer(f, BUF_TREE, (size_t)(f->nres + 1) * 2 * f->leaves, sizeof(*f->tree), 0);
+    for (uint32_t d = 0; d <= f->nres; d++) {
+        int64_t *t = tree_dim(f, d);
+        for (size_t k = 0; k < f->leaves; k++)
+            t[f->leaves + k] = k >= f->nn ? -1 : d < f->nres ? f->free[k * f->nres + d] : f->free_pods[k];
+        for (size_t k = f->leaves - 1; k >= 1; k--)
+            t[k] = t[2 * k] > t[2 * k + 1] ? t[2 * k] : t[2 * k + 1];
+    }
+}
+
+static void take(struct fit *f, size_t i, const struct shape_rl *req, int sign)
+{
+    int64_t *room = f->free + i * f->nres;
+    for (uint32_t k = 0; req != NULL && k < req->len; k++) {
+        room[req->items[k].id] -= sign * req->items[k].value;
+        tree_update(f, req->items[k].id, i);
+    }
+    f->free_pods[i] -= sign;
+    tree_update(f, f->nres, i);
+    if (f->ntouched == f->captouched) {
+        f->captouched = f->captouched ? f->captouched * 2 : 256;
+        f->touched = util_realloc(f->touched, f->captouched * sizeof(*f->touched));
+    }
+    f->touched[f->ntouched++] = (uint32_t)i;
+}
+
+/* take() and remember it, to be undone. */
+static void log_take(struct fit *f, size_t i, const struct shape_rl *req, int sign)
+{
+    if (f->nlog == f->caplog) {
+        f->caplog = f->caplog ? f->caplog * 2 : 64;
+        f->log = util_realloc(f->log, f->caplog * sizeof(*f->log));
+    }
+    f->log[f->nlog].node = (uint32_t)i;
+    f->log[f->nlog].sign = sign;
+    f->log[f->nlog].req = req;
+    f->nlog++;
+    take(f, i, req, sign);
+}
+
+static struct fit_shape *shape_get(struct fit *f, const struct cache_pod *pod)
+{
+    for (size_t i = 0; i < f->nshapes; i++) {
+        if (f->shapes[i].req == pod->request && f->shapes[i].sched == pod->sched)
+            return &f->shapes[i];
+    }
+    if (f->nshapes == f->capshapes) {
+        f->capshapes = f->capshapes ? f->capshapes * 2 : 16;
+        f->shapes = util_realloc(f->shapes, f->capshapes * sizeof(*f->shapes));
+    }
+    struct fit_shape *s = &f->shapes[f->nshapes++];
+    memset(s, 0, sizeof(*s));
+    s->req = pod->request;
+    s->sched = pod->sched;
+    return s;
+}
+
+/* The nodes pod could go to, and the most free room of each resource it requests on any one of them. */
+struct no_fit {
+    size_t selector, taints, matching; /* nodes its selector or affinity rules out, whose taints it does not tolerate, the rest */
+    int64_t *best;                     /* by item of pod->request: the most free on a matching node (INT64_MIN: none) */
+    int64_t best_pods;
+};
+
+static void no_fit_survey(const struct fit *f, const struct cache_pod *pod, struct no_fit *nf)
+{
+    const struct shape_rl *req = pod->request;
+    uint32_t nitems = req != NULL ? req->len : 0;
+    memset(nf, 0, sizeof(*nf));
+    nf->best = util_calloc(nitems, sizeof(*nf->best));
+    for (uint32_t k = 0; k < nitems; k++)
+        nf->best[k] = INT64_MIN;
+    int every = pod->sched == NULL && f->ntainted == 0 && f->nn > 0;
+    if (every) {
+        /* Every node matches: the most free room of each resource is at the root of its tree. */
+        nf->matching = f->nn;
+        for (uint32_t k = 0; k < nitems; k++)
+            nf->best[k] = tree_dim(f, req->items[k].id)[1];
+        nf->best_pods = tree_dim(f, f->nres)[1];
+        if (nf->best_pods < 0)
+            nf->best_pods = 0;
+    }
+    for (size_t i = 0; i < f->nn && !every; i++) {
+        const struct cache_node *n = f->nodes[i];
+        if (!selector_matches(n, pod->sched)) {
+            nf->selector++;
+            continue;
+        }
+        if (!taints_tolerated(n, pod->sched)) {
+            nf->taints++;
+            continue;
+        }
+        nf->matching++;
+        const int64_t *room = f->free + i * f->nres;
+        for (uint32_t k = 0; k < nitems; k++) {
+            if (room[req->items[k].id] > nf->best[k])
+                nf->best[k] = room[req->items[k].id];
+        }
+        if (f->free_pods[i] > nf->best_pods)
+            nf->best_pods = f->free_pods[i];
+    }
+}
+
+/* No node matches: why not, node by node. */
+static void sb_no_match(struct util_buf *b, const struct fit *f, const struct no_fit *nf)
+{
+    size_t not_ready = f->c->nnodes_present - f->nn;
+    const char *sep = ": ";
+    if (f->nn == 0 && not_ready == 0)
+        util_buf_printf(b, ": there are no nodes");
+    if (not_ready > 0) {
+        util_buf_printf(b, "%s%zu %s not Ready or unschedulable", sep, not_ready,
+                        util_plural((int64_t)not_ready, "node is", "nodes are"));
+        sep = ", ";
+    }
+    if (nf->selector > 0) {
+        util_buf_printf(b, "%s%zu %s not match its node selector or affinity", sep, nf->selector,
+                        util_plural((int64_t)nf->selector, "node does", "nodes do"));
+        sep = ", ";
+    }
+    if (nf->taints > 0)
+        util_buf_printf(b, "%s%zu %s a taint it does not tolerate", sep, nf->taints,
+                        util_plural((int64_t)nf->taints, "node has", "nodes have"));
+}
+
+/* Nodes match, none has room: the resources no single node has enough of, with the most any one has (nshort of them). */
+static void sb_shortage(struct util_buf *b, const struct cache *c, const struct shape_rl *req, const struct no_fit *nf,
+                        size_t nshort)
+{
+    struct util_buf most = {0};
+    const char *sep = "";
+    util_buf_printf(b, " (");
+    for (uint32_t k = 0; req != NULL && k < req->len; k++) {
+        if (nf->best[k] >= req->items[k].value)
+            continue;
+        const char *name = cache_resource_name(c, req->items[k].id);
+        util_buf_printf(b, "%s%s ", sep, name);
+        sb_quantity(b, name, req->items[k].value, req->items[k].format);
+        if (nshort > 1)
+            util_buf_printf(&most, "%s%s ", sep, name);
+        sb_quantity(&most, name, nf->best[k], req->items[k].format);
+        sep = ", ";
+    }
+    if (nf->best_pods < 1) {
+        util_buf_printf(b, "%spods 1", sep);
+        util_buf_printf(&most, "%s%s0", sep, nshort > 1 ? "pods " : "");
+    }
+    util_buf_printf(b, "): at most %s free on one node", most.data);
+    util_buf_finish(&most);
+}
+
+/* Why pod fits no node, after "no node fits pod NAME" (against the current free room). */
+static char *describe_no_fit(struct fit *f, const struct cache_pod *pod)
+{
+    const struct shape_rl *req = pod->request;
+    uint32_t nitems = req != NULL ? req->len : 0;
+    struct no_fit nf;
+    no_fit_survey(f, pod, &nf);
+    struct util_buf b = {0};
+    size_t nshort = nf.best_pods < 1;
+    for (uint32_t k = 0; k < nitems; k++)
+        nshort += nf.best[k] < req->items[k].value;
+    if (nf.matching == 0) {
+        sb_no_match(&b, f, &nf);
+    } else if (nshort == 0) {
+        util_buf_printf(&b, " (");
+        fit_request_text(&b, f->c, req);
+        util_buf_printf(&b, "): no node has all of it free at once");
+    } else {
+        sb_shortage(&b, f->c, req, &nf, nshort);
+    }
+    free(nf.best);
+    return util_buf_take(&b);
+}
+
+/* Whether subtree k (of the trees) may hold a node with room for req: every needed maximum suffices. */
+static int subtree_may_fit(const struct fit *f, size_t k, const struct shape_rl *req)
+{
+    if (tree_dim(f, f->nres)[k] < 1)
+        return 0;
+    for (uint32_t j = 0; req != NULL && j < req->len; j++) {
+        if (tree_dim(f, req->items[j].id)[k] < req->items[j].value)
+            return 0;
+    }
+    return 1;
+}
+
+/* The first node at or after start in subtree k (covering nodes [lo, lo + width)) that takes pod, or SIZE_MAX. */
+static size_t find_in(struct fit *f, const struct cache_pod *pod, size_t start, size_t k, size_t lo, size_t width)
+{
+    if (lo + width <= start || lo >= f->nn || !subtree_may_fit(f, k, pod->request))
+        return SIZE_MAX;
+    if (width == 1) {
+        const struct cache_node *n = f->nodes[lo];
+        return room_for(f, lo, pod->request) && selector_matches(n, pod->sched) && taints_tolerated(n, pod->sched) ? lo : SIZE_MAX;
+    }
+    size_t at = find_in(f, pod, start, 2 * k, lo, width / 2);
+    return at != SIZE_MAX ? at : find_in(f, pod, start, 2 * k + 1, lo + width / 2, width / 2);
+}
+
+/* The first node at or after start that takes pod, or SIZE_MAX. */
+static size_t find_node(struct fit *f, const struct cache_pod *pod, size_t start)
+{
+    /* Nodes fill in order, so the fit is mostly at or just after start: look there before descending the trees. */
+    size_t near = start + 8 < f->nn ? start + 8 : f->nn;
+    for (size_t i = start; i < near; i++) {
+        const struct cache_node *n = f->nodes[i];
+        if (room_for(f, i, pod->request) && selector_matches(n, pod->sched) && taints_tolerated(n, pod->sched))
+            return i;
+    }
+    return near >= f->nn ? SIZE_MAX : find_in(f, pod, near, 1, 0, f->leaves);
+}
+
+/*
+ * Places pods (sorted larger first) one by one, tentatively. Returns n when all
+ * fit (placements stay; call commit()), else the index of the first that fits
+ * nowhere, with every placement undone and *why set (new string).
+ */
+size_t fit_place(struct fit *f, struct cache_pod **pods, size_t n, char **why)
+{
+    size_t mark = f->nlog;
+    for (size_t i = 0; i < n; i++) {
+        struct fit_shape *s = shape_get(f, pods[i]);
+        int tentative = f->nlog > mark;
+        size_t at = s->failed ? SIZE_MAX : find_node(f, pods[i], s->start);
+        if (at == SIZE_MAX) {
+            /* The message speaks of the nodes with this gang's earlier pods on them. */
+            char *tentative_why = tentative ? describe_no_fit(f, pods[i]) : NULL;
+            while (f->nlog > mark) {
+                f->nlog--;
+                take(f, f->log[f->nlog].node, f->log[f->nlog].req, -f->log[f->nlog].sign);
+            }
+            if (!tentative) {
+                if (!s->failed || s->stamp != f->commits) {
+                    free(s->message);
+                    s->message = describe_no_fit(f, pods[i]);
+                    s->stamp = f->commits;
+                }
+                s->failed = 1;
+                *why = util_strdup(s->message);
+            } else {
+                *why = tentative_why;
+            }
+            return i;
+        }
+        if (!tentative)
+            s->start = at;
+        log_take(f, at, pods[i]->request, 1);
+    }
+    return n;
+}
+
+/*
+ * place() for a gang's pods, remembering the last failure: a gang whose pods
+ * have the same shapes in the same order, with no placement committed since,
+ * fails the same way (a failure leaves the free room as it found it), so it is
+ * not placed again. Alike gangs waiting on full nodes then cost no search.
+ */
+size_t fit_place_gang(struct fit *f, struct cache_pod **pods, size_t n, char **why)
+{
+    struct fit_memo *m = &f->memo;
+    int same = m->why != NULL && m->commits == f->commits && m->n == n;
+    for (size_t i = 0; same && i < n; i++)
+        same = m->req[i] == pods[i]->request && m->sched[i] == pods[i]->sched;
+    if (same) {
+        *why = util_strdup(m->why);
+        return m->failed;
+    }
+    size_t failed = fit_place(f, pods, n, why);
+    if (failed < n) {
+        free(m->why);
+        if (n > m->cap) {
+            m->cap = n;
+            m->req = util_realloc(m->req, n * sizeof(*m->req));
+            m->sched = util_realloc(m->sched, n * sizeof(*m->sched));
+        }
+        for (size_t i = 0; i < n; i++) {
+            m->req[i] = pods[i]->request;
+            m->sched[i] = pods[i]->sched;
+        }
+        m->n = n;
+        m->failed = failed;
+        m->commits = f->commits;
+        m->why = util_strdup(*why);
+    }
+    return failed;
+}
+
+void fit_commit(struct fit *f)
+{
+    if (f->nlog > 0)
+        f->commits++;
+    f->nlog = 0;
+}
+
+/* Places one pod for good when it fits somewhere (an admitted pod's reservation); else nothing. */
+void fit_reserve(struct fit *f, struct cache_pod *pod)
+{
+    char *why = NULL;
+    struct cache_pod *one[1] = {pod};
+    if (fit_place(f, one, 1, &why) == 1)
+        fit_commit(f);
+    free(why);
+}
+
+size_t fit_mark(const struct fit *f)
+{
+    return f->nlog;
+}
+
+size_t fit_node_index(const struct fit *f, const struct cache_node *n)
+{
+    size_t lo = 0, hi = f->nn;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int r = strcmp(f->nodes[mid]->name, n->name);
+        if (r == 0)
+            return f->nodes[mid] == n ? mid : SIZE_MAX;
+        if (r < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return SIZE_MAX;
+}
+
+/* Free room grew: what the shapes and the memo remember of a smaller room no longer holds. */
+static void forget_failures(struct fit *f)
+{
+    for (size_t i = 0; i < f->nshapes; i++) {
+        f->shapes[i].start = 0;
+        f->shapes[i].failed = 0;
+    }
+    f->commits++; /* the memo and the shapes' messages were written for another room */
+}
+
+int fit_release(struct fit *f, const struct cache_pod *pod)
+{
+    if (pod->counted == NULL)
+        return 0;
+    size_t i = fit_node_index(f, pod->counted);
+    if (i == SIZE_MAX)
+        return 0;
+    log_take(f, i, pod->request, -1);
+    forget_failures(f);
+    return 1;
+}
+
+void fit_undo(struct fit *f, size_t mark)
+{
+    int released = 0;
+    while (f->nlog > mark) {
+        f->nlog--;
+        released |= f->log[f->nlog].sign < 0;
+        take(f, f->log[f->nlog].node, f->log[f->nlog].req, -f->log[f->nlog].sign);
+    }
+    if (released)
+        f->commits++; /* messages written while the room was larger are stale */
+}
+
+/* ---- the pass ---- */
+
+struct fit *fit_create(const struct cache *c)
+{
+    struct fit *f = util_calloc(1, sizeof(*f));
+    f->c = c;
+    f->stale = 1;
+    return f;
+}
+
+void fit_destroy(struct fit *f)
+{
+    if (f == NULL)
+        return;
+    fit_end(f);
+    for (size_t i = 0; i < sizeof(f->buf) / sizeof(f->buf[0]); i++)
+        free(f->buf[i]);
+    free(f->nodes);
+    free(f->touched);
+    free(f);
+}
+
+void fit_nodes_changed(struct fit *f)
+{
+    f->stale = 1;
+}
+
+/* The Ready, schedulable nodes, sorted by name, again (the nodes changed). */
+static void build_nodes(struct fit *f)
+{
+    free(f->nodes);
+    f->nodes = util_calloc(f->c->nodes.len, sizeof(*f->nodes));
+    f->nn = 0;
+    struct cache_node *n;
+    cache_node_for_each(n, f->c) {
+        if (n->present && n->ready && !n->unschedulable)
+            f->nodes[f->nn++] = n;
+    }
+    qsort(f->nodes, f->nn, sizeof(*f->nodes), cmp_node_name);
+    f->stale = 0;
+    f->nodes_gen++;
+}
+
+static uint32_t find_resource(const struct cache *c, const char *name)
+{
+    for (uint32_t i = 0; i < c->shapes.nresources; i++) {
+        if (strcmp(c->shapes.resource_names[i], name) == 0)
+            return i;
+    }
+    return UINT32_MAX;
+}
+
+void fit_begin(struct fit *f)
+{
+    if (f->stale)
+        build_nodes(f);
+    f->nres = f->c->shapes.nresources;
+    f->cpu = find_resource(f->c, "cpu");
+    f->memory = find_resource(f->c, "memory");
+    f->ntainted = 0;
+    f->free = buffer(f, BUF_FREE, f->nn * f->nres, sizeof(*f->free), 1);
+    f->free_pods = buffer(f, BUF_FREE_PODS, f->nn, sizeof(*f->free_pods), 0);
+    f->ntouched = 0;
+    for (size_t i = 0; i < f->nn; i++) {
+        const struct cache_node *n = f->nodes[i];
+        int64_t *free_room = f->free + i * f->nres;
+        for (uint32_t k = 0; n->allocatable != NULL && k < n->allocatable->len; k++)
+            free_room[n->allocatable->items[k].id] = n->allocatable->items[k].value;
+        for (uint32_t k = 0; k < n->nused && k < f->nres; k++)
+            free_room[k] -= n->used[k];
+        f->free_pods[i] = n->alloc_pods - n->used_pods;
+        f->ntainted += n->ntaints > 0;
+    }
+    tree_build(f);
+}
+
+void fit_end(struct fit *f)
+{
+    for (size_t i = 0; i < f->nshapes; i++)
+        free(f->shapes[i].message);
+    free(f->shapes);
+    free(f->log);
+    free(f->memo.why);
+    free(f->memo.req);
+    free(f->memo.sched);
+    f->shapes = NULL;
+    f->nshapes = f->capshapes = 0;
+    f->log = NULL;
+    f->nlog = f->caplog = 0;
+    f->commits = 0;
+    memset(&f->memo, 0, sizeof(f->memo));
+}
+
+/* ---- topology ---- */
+
+size_t fit_nodes(const struct fit *f, struct cache_node *const **nodes)
+{
+    *nodes = f->nodes;
+    return f->nn;
+}
+
+uint64_t fit_nodes_generation(const struct fit *f)
+{
+    return f->nodes_gen;
+}
+
+const int64_t *fit_node_free(const struct fit *f, size_t i, int64_t *pods)
+{
+    if (pods != NULL)
+        *pods = f->free_pods[i];
+    return f->free + i * f->nres;
+}
+
+size_t fit_touched(const struct fit *f, const uint32_t **nodes)
+{
+    *nodes = f->touched;
+    return f->ntouched;
+}
+
+uint64_t fit_room_version(const struct fit *f)
+{
+    return f->commits;
+}
+
+uint32_t fit_resources(const struct fit *f)
+{
+    return f->nres;
+}
+
+size_t fit_place_on(struct fit *f, struct cache_pod **pods, size_t n, const uint32_t *nodes, size_t nn)
+{
+    size_t mark = f->nlog;
+    for (size_t i = 0; i < n; i++) {
+        const struct cache_pod *pod = pods[i];
+        size_t at = SIZE_MAX;
+        for (size_t j = 0; j < nn && at == SIZE_MAX; j++) {
+            const struct cache_node *node = f->nodes[nodes[j]];
+            if (room_for(f, nodes[j], pod->request) && selector_matches(node, pod->sched) && taints_tolerated(node, pod->sched))
+                at = nodes[j];
+        }
+        if (at == SIZE_MAX) {
+            fit_undo(f, mark);
+            return i;
+        }
+        log_take(f, at, pod->request, 1);
+    }
+    return n;
+}
