@@ -1,7 +1,7 @@
 /*
  * util: the small helpers every raygate module uses, written once.
  *
- * Memory: out of memory aborts (STYLE.md), so the allocators never return
+ * Memory: out of memory aborts (docs/style.md), so the allocators never return
  * NULL. Strings: a growable buffer. Files: bounded whole-file reads. Base64:
  * OpenSSL's codec, with the leniency Kubernetes data needs.
  */

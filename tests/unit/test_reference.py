@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""README.md's reference tables match the product code (issue 22).
+"""docs/reference.md's tables match the product code (issues 22, 34).
 
     test_reference.py SOURCE_ROOT
 
@@ -21,12 +21,18 @@ literals joined, and extracts:
                builders and posters take type, then reason), resolved as
                above, plus every name evict_reason_name returns.
 
-and compares them with the tables under README.md's "## Reference": every name in
-the code must have a row, and every row must name something the code still has
-(for annotations and labels: a string literal equal to the key, anywhere).
+and compares them with the tables of docs/reference.md (under its "Flags",
+"Annotations and labels", "Metrics" and "Event reasons" headings; a flag table
+under a heading naming its program): every name in the code must have a row, and
+every row must name something the code still has (for annotations and labels: a
+string literal equal to the key, anywhere).
 
-Then it deletes one row of each table from a copy of the README and checks that
-the comparison notices, so that a parser that reads nothing cannot pass.
+Then it deletes one row of each table from a copy of docs/reference.md and checks
+that the comparison notices, so that a parser that reads nothing cannot pass.
+
+README.md's "## Most used" table names a few of them; each must be a row of
+docs/reference.md too (so a renamed flag or key fails there as well), and the
+README must link docs/reference.md.
 Standard library only.
 """
 import os
@@ -37,6 +43,9 @@ PRODUCT_DIRS = ("lib", "gate", "webhook", "cli", "certs", "dispatch")
 PROGRAMS = {"gate": "raygate-gate", "webhook": "raygate-webhook", "certs": "raygate-certs", "cli": "kubectl-raygate",
             "dispatch": "raygate-dispatch"}
 LITERAL = r'"((?:[^"\\\n]|\\.)*)"'
+REFERENCE = os.path.join("docs", "reference.md")
+# Fewest rows README.md's "## Most used" table must name (a parser that reads none must fail).
+MOST_USED_MINIMUM = 5
 # Fewest names each extractor must find: a refactoring that hides names from
 # the extractor must make the test fail, not pass with nothing to compare.
 MINIMUM = {"flags": 30, "annotations": 15, "metrics": 10, "reasons": 4}
@@ -254,24 +263,22 @@ def extract(code):
     return got
 
 
-def reference_tables(readme):
-    """{kind: {name: line}} from the tables under "## Reference"."""
+def reference_tables(doc):
+    """{kind: {name: line}} from the tables under the headings "Flags" (a
+    subheading per program), "Annotations and labels", "Metrics", "Event reasons"."""
     tables = {"flags": {}, "annotations": {}, "metrics": {}, "reasons": {}}
     kinds = {"flags": "flags", "annotations": "annotations", "metrics": "metrics", "event": "reasons"}
-    in_reference, kind, program = False, None, None
-    for number, line in enumerate(readme.splitlines(), 1):
-        if line.startswith("## "):
-            in_reference = line[3:].strip().lower() == "reference"
-            kind = None
-            continue
-        if not in_reference:
-            continue
-        if line.startswith("### "):
-            kind = kinds.get(line[4:].strip().split()[0].lower())
-            program = None
-            continue
-        if line.startswith("#### "):
-            program = line[5:].strip().strip("`")
+    kind, level, program = None, 0, None
+    for number, line in enumerate(doc.splitlines(), 1):
+        heading = re.match(r"(#+)\s+(.*)", line)
+        if heading:
+            depth, title = len(heading.group(1)), heading.group(2).strip()
+            if title.split() and title.split()[0].lower() in kinds:
+                kind, level, program = kinds[title.split()[0].lower()], depth, None
+            elif kind is not None and depth > level:
+                program = title.strip("`")
+            else:
+                kind = None
             continue
         if kind is None or not line.startswith("|") or re.match(r"\|\s*-", line):
             continue
@@ -286,6 +293,29 @@ def reference_tables(readme):
     return tables
 
 
+def most_used(readme, tables):
+    """Problems of README.md's "## Most used" table: each name a row of docs/reference.md."""
+    problems, count, inside = [], 0, False
+    for number, line in enumerate(readme.splitlines(), 1):
+        if line.startswith("## "):
+            inside = line[3:].strip().lower() == "most used"
+            continue
+        if not inside or not line.startswith("|") or re.match(r"\|\s*-", line):
+            continue
+        for name in re.findall(r"`([^`]+)`", line.split("|")[1]):
+            flag = re.match(r"((?:raygate|kubectl)-[a-z]+)\s+--([a-z0-9][a-z0-9-]*)", name)
+            key = f"{flag.group(1)} --{flag.group(2)}" if flag else name.split(":")[0].split("=")[0].strip()
+            kind = "flags" if flag else next((k for k in tables if k != "flags" and key in tables[k]), None)
+            count += 1
+            if kind is None or key not in tables[kind]:
+                problems.append(f"README.md:{number}: {key} (Most used) is not a row of {REFERENCE}")
+    if count < MOST_USED_MINIMUM:
+        problems.append(f"README.md's \"## Most used\" table names {count} (expected at least {MOST_USED_MINIMUM})")
+    if "(docs/reference.md)" not in readme:
+        problems.append(f"README.md does not link {REFERENCE}")
+    return problems
+
+
 def compare(got, tables, literals):
     """Problems, one line each."""
     problems = []
@@ -294,43 +324,48 @@ def compare(got, tables, literals):
         for name, where in sorted(got[kind].items()):
             if kind == "flags" and name.startswith("* "):
                 if not any(k.split(" ", 1)[1] == name[2:] for k in listed):
-                    problems.append(f"{kind}: {name[2:]} ({where}) has no row in README.md's reference")
+                    problems.append(f"{kind}: {name[2:]} ({where}) has no row in {REFERENCE}")
             elif name not in listed:
-                problems.append(f"{kind}: {name} ({where}) has no row in README.md's reference")
+                problems.append(f"{kind}: {name} ({where}) has no row in {REFERENCE}")
         for name, number in sorted(listed.items()):
             gone = name not in literals if kind == "annotations" else (
                 name not in got[kind] and f"* {name.split(' ', 1)[-1]}" not in got[kind])
             if gone:
-                problems.append(f"{kind}: README.md:{number}: {name} is no longer in the code")
+                problems.append(f"{kind}: {REFERENCE}:{number}: {name} is no longer in the code")
     return problems
+
+
+def read(root, path):
+    with open(os.path.join(root, path), encoding="utf-8") as f:
+        return f.read()
 
 
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
     code = Code(root)
     got = extract(code)
-    with open(os.path.join(root, "README.md"), encoding="utf-8") as f:
-        readme = f.read()
-    tables = reference_tables(readme)
+    reference = read(root, REFERENCE)
+    tables = reference_tables(reference)
     problems = list(code.unresolved)
     for kind, least in MINIMUM.items():
         if len(got[kind]) < least:
             problems.append(f"{kind}: only {len(got[kind])} found in the code (expected at least {least}): the extractor no longer sees them")
     problems += compare(got, tables, code.literals)
     # The comparison must notice a deleted row of each table.
-    lines = readme.splitlines()
+    lines = reference.splitlines()
     for kind in tables:
         if not tables[kind]:
-            problems.append(f"{kind}: README.md's reference has no such table")
+            problems.append(f"{kind}: {REFERENCE} has no such table")
             continue
         number = min(tables[kind].values())
         cut = "\n".join(lines[:number - 1] + lines[number:])
         if not compare(got, reference_tables(cut), code.literals):
-            problems.append(f"{kind}: deleting README.md:{number} went unnoticed")
+            problems.append(f"{kind}: deleting {REFERENCE}:{number} went unnoticed")
+    problems += most_used(read(root, "README.md"), tables)
     for p in problems:
         print(p)
     counts = ", ".join(f"{len(got[k])} {k}" for k in got)
-    print(f"{'FAIL' if problems else 'ok'}: {counts} in the code; {sum(map(len, tables.values()))} rows in README.md")
+    print(f"{'FAIL' if problems else 'ok'}: {counts} in the code; {sum(map(len, tables.values()))} rows in {REFERENCE}")
     return 1 if problems else 0
 
 
