@@ -6,6 +6,10 @@
 #
 #   hack/cluster.sh up [--nodes N] [--node-capacity cpu=8,memory=32Gi[,nvidia.com/gpu=2,...]]
 #                      [--gang raygate|kueue|coscheduling|none] [--no-raygate] [--real-node]
+#                      [--k8s VERSION] [--kuberay-version VERSION]
+#     --k8s and --kuberay-version pick the Kubernetes and KubeRay releases
+#     (default hack/versions.sh's newest; built once by hack/build-upstream.sh);
+#     the cluster's later commands use the same ones (recorded in its state).
 #     --real-node adds a real node (containerd, kubelet, kube-proxy; hack/real-node.sh)
 #     and installs raygate in-cluster from its image (kubectl apply -k
 #     hack/real-node-overlay) instead of starting the host binaries.
@@ -275,8 +279,29 @@ start_raygate() {
 . "$here/bench/peers/gang.sh"
 
 # ---------------------------------------------------------------- up
+# versioned_up ARG...: when ARGs pick versions (--k8s, --kuberay-version),
+# runs `up` again with them in the environment, without those flags: every
+# path (K8S_BIN, KUBECTL, the CRDs) is derived from them when the script starts.
+versioned_up() {
+	local rest=() k8s="" kuberay=""
+	while (($#)); do
+		case "$1" in
+		--k8s) k8s="${2:-}"; shift 2 || usage ;;
+		--k8s=*) k8s="${1#*=}"; shift ;;
+		--kuberay-version) kuberay="${2:-}"; shift 2 || usage ;;
+		--kuberay-version=*) kuberay="${1#*=}"; shift ;;
+		*) rest+=("$1"); shift ;;
+		esac
+	done
+	[[ -n "$k8s$kuberay" ]] || return 0
+	[[ -z "$k8s" || "$k8s" =~ ^v1\.[0-9]+\.[0-9]+$ ]] || { say "--k8s takes a release such as $K8S_NEWEST, not '$k8s'"; exit 2; }
+	[[ -z "$kuberay" || "$kuberay" =~ ^v1\.[0-9]+\.[0-9]+$ ]] || { say "--kuberay-version takes a release such as $KUBERAY_NEWEST, not '$kuberay'"; exit 2; }
+	RAYGATE_K8S_VERSION="${k8s:-$K8S_VERSION}" RAYGATE_KUBERAY_VERSION="${kuberay:-$KUBERAY_VERSION}" exec bash "$0" up "${rest[@]}"
+}
+
 cmd_up() {
 	local nodes=4 capacity="cpu=8,memory=32Gi" gang=raygate real_node=0
+	versioned_up "$@"
 	while (($#)); do
 		case "$1" in
 		--manager) shift; cmd_up_manager "$@"; return ;;
@@ -297,7 +322,7 @@ cmd_up() {
 	local peer_build=()
 	[[ "$gang" == kueue || "$gang" == coscheduling ]] && peer_build=(--peers "$gang")
 	# Quiet when everything is built; on a new machine it shows the build (several minutes, once).
-	bash "$here/build-upstream.sh" "${peer_build[@]}" 2>&1 | sed -u '/: cached$/d; /^build-upstream: all upstream programs present$/d' >&2
+	RAYGATE_K8S_VERSION="$K8S_VERSION" RAYGATE_KUBERAY_VERSION="$KUBERAY_VERSION" bash "$here/build-upstream.sh" "${peer_build[@]}" 2>&1 | sed -u '/: cached$/d; /^build-upstream: all upstream programs present$/d' >&2
 	command -v etcd >/dev/null || die "etcd not found: run hack/deps.sh"
 	rm -rf "$KUBECACHEDIR" # what a cluster that was here before served is not this one's
 	claim_state worker
@@ -370,7 +395,19 @@ cmd_up() {
 		kueue) start_kueue ;;
 		esac
 	fi
-	say "cluster up in $((SECONDS - t0))s: $nodes nodes ($capacity), gang system $gang; export KUBECONFIG=$KUBECONFIG"
+	say "cluster up in $((SECONDS - t0))s: Kubernetes $K8S_VERSION, KubeRay $KUBERAY_VERSION, $nodes nodes ($capacity), gang system $gang; export KUBECONFIG=$KUBECONFIG"
+}
+
+# advertise_args [EXTRA-APISERVER-ARG...]: how the apiserver advertises
+# itself. With a real node (its extra arguments advertise the host's address)
+# nothing. Otherwise no pod reaches the API through the `kubernetes` Service
+# (kwok's pods run nowhere; raygate, KubeRay and the tests use the kubeconfig
+# on 127.0.0.1), so the Service gets no endpoints (--endpoint-reconciler-type
+# none) and the apiserver advertises 127.0.0.1: Kubernetes 1.37 refuses a
+# loopback address for the endpoint reconciler, and nothing else uses it.
+advertise_args() {
+	[[ " $* " == *" --advertise-address "* ]] && return 0
+	printf '%s\n' --advertise-address 127.0.0.1 --endpoint-reconciler-type none
 }
 
 # start_api [EXTRA-APISERVER-ARG...]: etcd and kube-apiserver, until ready.
@@ -383,7 +420,7 @@ start_api() {
 	wait_until 30 "etcd health" curl -sf "http://127.0.0.1:$ETCD_PORT/health" || { tail -20 "$LOGS/etcd.log"; die "etcd did not start"; }
 
 	start kube-apiserver "$K8S_BIN/kube-apiserver" \
-		--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$APISERVER_PORT" \
+		--bind-address 127.0.0.1 --secure-port "$APISERVER_PORT" $(advertise_args "$@") \
 		--etcd-servers "http://127.0.0.1:$ETCD_PORT" \
 		--tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" \
 		--client-ca-file "$PKI/ca.crt" --token-auth-file "$PKI/tokens.csv" \
@@ -419,6 +456,8 @@ claim_state() {
 	mkdir -p "$STATE" "$PIDS" "$LOGS"
 	echo "$1" >"$STATE/role"
 	echo "$_po" >"$STATE/port-offset"
+	echo "$K8S_VERSION" >"$STATE/k8s-version"
+	echo "$KUBERAY_VERSION" >"$STATE/kuberay-version"
 }
 
 # ---------------------------------------------------------------- many clusters (issue 25)
@@ -435,7 +474,7 @@ cmd_up_manager() {
 		esac
 	done
 	[[ "$name" =~ ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ ]] || die "--cluster-name takes a DNS label, not '$name'"
-	bash "$here/build-upstream.sh" 2>&1 | sed -u '/: cached$/d; /^build-upstream: all upstream programs present$/d' >&2
+	RAYGATE_K8S_VERSION="$K8S_VERSION" RAYGATE_KUBERAY_VERSION="$KUBERAY_VERSION" bash "$here/build-upstream.sh" 2>&1 | sed -u '/: cached$/d; /^build-upstream: all upstream programs present$/d' >&2
 	command -v etcd >/dev/null || die "etcd not found: run hack/deps.sh"
 	rm -rf "$KUBECACHEDIR"
 	claim_state manager

@@ -2,7 +2,7 @@
 """Splits the e2e suite into N shards of about equal time, for hack/test.sh to
 run side by side, each against its own local cluster.
 
-  hack/e2e-shards.py BUILD N [--incluster] [TEST...]
+  hack/e2e-shards.py BUILD N [--incluster] [--oldest] [TEST...]
 
 The tests are those of the meson suite e2e in BUILD (meson-info/intro-tests.json,
 i.e. tests/e2e/meson.build), or only the TESTs named: a test added there lands
@@ -11,15 +11,18 @@ is assumed to take DEFAULT_S and named on stderr (add it with its time). Each
 test goes to exactly one shard: longest first, to the shard with the least
 work so far. With --incluster the in-cluster suite (its tests plus
 real_node_up) is one more job, put in a shard like a test; that shard runs it
-after its e2e tests, on a real-node cluster of its own.
+after its e2e tests, on a real-node cluster of its own. With --oldest the
+oldest-version suite (its tests, on Kubernetes and KubeRay's oldest supported
+releases, plus oldest_up) is one more job likewise: its shard runs it on a
+cluster of those releases after its other jobs.
 
 The tests of a GROUPS prefix (dispatch_: the many-cluster tests, which bring
 up a worker and a manager beside the shard's cluster at its offset + 20 and +
 40, tests/e2e/multi.sh) are one job, in one shard: hack/e2e.sh leaves the
 next offset free after that shard.
 
-Prints one line per shard: its estimated seconds, then `+incluster` when it
-has the in-cluster suite, then its e2e tests in meson.build order. Exits 2 on
+Prints one line per shard: its estimated seconds, then `+incluster` and
+`+oldest` when it has those suites, then its e2e tests in meson.build order. Exits 2 on
 a usage error, 1 when there is no e2e test to run or a TEST is not one.
 """
 import json
@@ -61,9 +64,12 @@ def duration(table, name, missing):
     return DEFAULT_S
 
 
-def plan(e2e, incluster, table, n, with_incluster):
-    """[(seconds, has_incluster, [tests])] for N shards; each e2e test in exactly one;
-    the in-cluster suite (INCLUSTER, its tests) one job when WITH_INCLUSTER."""
+EXTRA = ("+incluster", "+oldest")  # suites run after a shard's e2e tests, on a cluster of their own
+
+
+def plan(e2e, extra, table, n):
+    """[(seconds, [extras], [tests])] for N shards; each e2e test in exactly one; each
+    suite of EXTRA ({'+incluster': (its tests, its cluster's start-up name)}) one job."""
     missing = []
     jobs, grouped = [], {}
     for i, t in enumerate(e2e):
@@ -74,9 +80,10 @@ def plan(e2e, incluster, table, n, with_incluster):
             grouped.setdefault(group, []).append((duration(table, t, missing), i, t))
     for group, members in grouped.items():
         jobs.append((sum(m[0] for m in members), min(m[1] for m in members), "+group:" + group))
-    if with_incluster and incluster:
-        secs = sum(duration(table, t, missing) for t in incluster) + table.get("real_node_up", 0)
-        jobs.append((secs, len(e2e), "+incluster"))
+    for name, (tests, up) in extra.items():
+        if tests:
+            secs = sum(duration(table, t, missing) for t in tests) + table.get(up, 0)
+            jobs.append((secs, len(e2e) + EXTRA.index(name), name))
     if missing:
         print(f"e2e-shards: no duration in tests/e2e/durations.txt for {', '.join(missing)}: "
               f"assumed {DEFAULT_S} s each (add them, with their time from the last run)", file=sys.stderr)
@@ -90,14 +97,14 @@ def plan(e2e, incluster, table, n, with_incluster):
         names = [name for _, name in sorted(members)]
         names = [t for name in names for t in (
             [m for m in e2e if m.startswith(name[len("+group:"):])] if name.startswith("+group:") else [name])]
-        out.append((secs, "+incluster" in names, [m for m in names if m != "+incluster"]))
+        out.append((secs, [x for x in EXTRA if x in names], [m for m in names if m not in EXTRA]))
     placed = [t for _, _, tests in out for t in tests]
     assert sorted(placed) == sorted(e2e), "every e2e test in exactly one shard"
     return out
 
 
 def main(argv):
-    args = [a for a in argv[1:] if a != "--incluster"]
+    args = [a for a in argv[1:] if a not in ("--incluster", "--oldest")]
     if len(args) < 2 or not args[1].isdigit() or int(args[1]) < 1:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
@@ -108,8 +115,9 @@ def main(argv):
         print(f"e2e-shards: not tests of suite e2e: {' '.join(unknown)}", file=sys.stderr)
         return 1
     incluster = suite_tests(build, "incluster")
+    oldest = suite_tests(build, "oldest")
     table = read_table(TABLE)
-    stale = sorted(set(table) - set(e2e) - set(incluster) - {"real_node_up"})
+    stale = sorted(set(table) - set(e2e) - set(incluster) - set(oldest) - {"real_node_up", "oldest_up"})
     if stale:
         print(f"e2e-shards: tests/e2e/durations.txt names tests that do not exist: {', '.join(stale)}", file=sys.stderr)
     if only:
@@ -117,8 +125,13 @@ def main(argv):
     if not e2e:
         print(f"e2e-shards: no test of suite e2e in {build}", file=sys.stderr)
         return 1
-    for secs, has_incluster, tests in plan(e2e, incluster, table, n, "--incluster" in argv):
-        print(" ".join([str(secs)] + (["+incluster"] if has_incluster else []) + tests))
+    extra = {}
+    if "--incluster" in argv:
+        extra["+incluster"] = (incluster, "real_node_up")
+    if "--oldest" in argv:
+        extra["+oldest"] = (oldest, "oldest_up")
+    for secs, extras, tests in plan(e2e, extra, table, n):
+        print(" ".join([str(secs)] + extras + tests))
     return 0
 
 

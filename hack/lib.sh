@@ -8,7 +8,6 @@
 #               earlier cluster on the same port may have served other API groups
 _lib_here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$_lib_here/.." && pwd)"
-. "$_lib_here/versions.sh"
 # Absolute, whatever the caller's folder: a relative RAYGATE_STATE is taken
 # from where the command runs, and the paths written into the kubeconfig (its
 # CA), the components' arguments and the e2e tests (meson runs them elsewhere)
@@ -18,6 +17,13 @@ STATE="${RAYGATE_STATE:-$ROOT/.cluster${RAYGATE_PORT_OFFSET:+-$RAYGATE_PORT_OFFS
 [[ "$STATE" != "$ROOT/.cluster-0" ]] || STATE="$ROOT/.cluster"
 STATE="$(realpath -m -- "$STATE")"
 export RAYGATE_STATE="$STATE"
+# The versions: the environment's, else those the cluster in STATE was brought
+# up with (hack/cluster.sh up records them), else versions.sh's newest.
+[[ -n "${RAYGATE_K8S_VERSION:-}" || ! -f "$STATE/k8s-version" ]] || RAYGATE_K8S_VERSION="$(cat "$STATE/k8s-version")"
+[[ -n "${RAYGATE_KUBERAY_VERSION:-}" || ! -f "$STATE/kuberay-version" ]] || RAYGATE_KUBERAY_VERSION="$(cat "$STATE/kuberay-version")"
+. "$_lib_here/versions.sh"
+# Not exported: a script's children (the tests, hack/cluster.sh) resolve them
+# again, so that a command on a cluster takes that cluster's.
 export KUBECONFIG="$STATE/kubeconfig"
 export KUBECACHEDIR="$STATE/kube-cache"
 KUBECTL="$K8S_BIN/kubectl"

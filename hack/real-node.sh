@@ -107,7 +107,7 @@ real_node_pause_image() {
 	local src out="$RN/pause"
 	src="$(go env GOMODCACHE 2>/dev/null)/k8s.io/kubernetes@$K8S_VERSION/build/pause/linux/pause.c"
 	if [[ ! -f "$src" ]]; then
-		(cd "$ROOT/hack/upstream" && GOFLAGS=-mod=mod go mod download k8s.io/kubernetes) >/dev/null 2>&1 || true
+		(cd /tmp && GOFLAGS=-mod=mod go mod download "k8s.io/kubernetes@$K8S_VERSION") >/dev/null 2>&1 || true
 	fi
 	[[ -f "$src" ]] || die "--real-node: $src not found (the k8s.io/kubernetes module)"
 	rm -rf "$out"; mkdir -p "$out/rootfs"

@@ -7,7 +7,7 @@ A LOG that does not exist counts as one failure: a suite (or an e2e shard)
 that did not run is a failure, never a silent skip. --e2e-plan adds the logs
 of hack/e2e.sh's plan (hack/e2e-shards.py's lines, in the folder of the
 logs): e2e-K.json for each shard K with e2e tests, incluster.json when a
-shard has +incluster; together the shards' logs must hold each e2e test of
+shard has +incluster, oldest.json when one has +oldest; together the shards' logs must hold each e2e test of
 the plan exactly once (one missing, run twice or not planned: a failure),
 and a missing PLAN is a failure. --durations writes the seconds of every e2e
 and in-cluster test of these logs to FILE, in the format of
@@ -27,9 +27,10 @@ def read_plan(path):
     with open(path) as f:
         for k, line in enumerate(f, 1):
             words = line.split()[1:]
-            if "+incluster" in words:
-                logs.append(os.path.join(folder, "incluster.json"))
-                words.remove("+incluster")
+            for extra in ("+incluster", "+oldest"):
+                if extra in words:
+                    logs.append(os.path.join(folder, extra[1:] + ".json"))
+                    words.remove(extra)
             if words:
                 logs.append(os.path.join(folder, f"e2e-{k}.json"))
             tests += words
@@ -76,7 +77,7 @@ def main(argv):
             name = entry["name"].split(" / ", 1)[-1]
             if shard:
                 ran[name] += 1
-            if shard or os.path.basename(path).startswith("incluster"):
+            if shard or os.path.basename(path).startswith(("incluster", "oldest")):
                 durations.append(f"{name:<26} {round(entry['duration'])}")
     if expect is not None:
         missing = [t for t in expect if ran[t] == 0]

@@ -1,8 +1,21 @@
-# Versions of the upstream programs the local control plane runs.
-# Sourced by hack/*.sh; change a version here and hack/build-upstream.sh rebuilds.
-K8S_VERSION=v1.33.13
+# Versions of the upstream programs the local control plane runs, each one
+# setting: hack/build-upstream.sh derives the Kubernetes wrapper module from
+# K8S_VERSION (every staging module pinned to it) and checks that the binaries
+# were built from that version's code. Sourced by hack/*.sh (through
+# hack/lib.sh, which also takes a running cluster's versions from its state).
+#
+# The support window (README: Kubernetes and KubeRay versions): the newest is
+# the default; the oldest runs the e2e subset in a shard of its own
+# (hack/e2e.sh --oldest). RAYGATE_K8S_VERSION and RAYGATE_KUBERAY_VERSION, or
+# hack/cluster.sh up --k8s V --kuberay-version V, pick others.
+# KubeRay v1.7.0 is not served by the module proxy here: v1.6.2 is the newest.
+K8S_NEWEST=v1.37.2
+K8S_OLDEST=v1.33.13
+KUBERAY_NEWEST=v1.6.2
+KUBERAY_OLDEST=v1.5.1
+K8S_VERSION="${RAYGATE_K8S_VERSION:-$K8S_NEWEST}"
+KUBERAY_VERSION="${RAYGATE_KUBERAY_VERSION:-$KUBERAY_NEWEST}"
 KWOK_VERSION=v0.7.0
-KUBERAY_VERSION=v1.5.1
 HELM_VERSION=v3.18.6
 RAYGATE_CACHE="${RAYGATE_CACHE:-$HOME/.cache/raygate}"
 K8S_BIN="$RAYGATE_CACHE/k8s-$K8S_VERSION/bin"
