@@ -22,6 +22,10 @@ void shutdown_signal(void)
 
 void shutdown_finish(struct leader *leader)
 {
-    leader_destroy(leader); /* releases the Lease if held: the other replica takes over at once */
+    /* The Lease first: the other replica takes over at once, and nothing here writes any more (leader_is_leading says no). */
+    leader_stop(leader);
+    /* Joins the controller's threads, which ask leader_is_leading before every write until then. */
     controller_destroy(registered);
+    /* Nobody asks it any more. Destroyed before the controller, it was read freed by the status writer's thread. */
+    leader_destroy(leader);
 }

@@ -25,7 +25,12 @@ struct controller *shutdown_controller(void);
 /* From a signal handler, on any thread: asks the registered controller to stop (controller_stop). Async-signal-safe. */
 void shutdown_signal(void);
 
-/* Stops and frees the registered controller (if any) and leader (may be NULL). */
+/*
+ * Stops and frees the registered controller (if any) and leader (may be
+ * NULL), in this order: leader_stop (the Lease released: the other replica
+ * takes over at once, and this one writes nothing more), controller_destroy
+ * (joins its threads, which ask leader_is_leading until then), leader_destroy.
+ */
 void shutdown_finish(struct leader *leader);
 
 #endif
