@@ -28,8 +28,10 @@ void shutdown_signal(void);
 /*
  * Stops and frees the registered controller (if any) and leader (may be
  * NULL), in this order: leader_stop (the Lease released: the other replica
- * takes over at once, and this one writes nothing more), controller_destroy
- * (joins its threads, which ask leader_is_leading until then), leader_destroy.
+ * takes over at once, and this one writes nothing more); the controller
+ * unregistered (a later signal stops nothing) and, once no handler is still
+ * stopping it, destroyed (that joins its threads, which ask
+ * leader_is_leading until then); leader_destroy.
  */
 void shutdown_finish(struct leader *leader);
 

@@ -4,7 +4,10 @@
  * after it is counted (a use after free in the real program). The stand-in
  * controller_destroy asks the leader once more, as the real one's threads
  * (the status writer's, the watcher's) may until controller_destroy joins
- * them: the leader used to be destroyed first, and read freed then.
+ * them: the leader used to be destroyed first, and read freed then. And a
+ * signal after shutdown_finish, or one being handled on another thread while
+ * it runs, must not reach the destroyed controller: a second SIGTERM used to
+ * stop the freed one.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,7 +15,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "shutdown.h"
 
@@ -26,10 +32,13 @@ struct controller {
     int destroyed;         /* poisoned */
     int stops;             /* controller_stop calls */
     int led_at_destroy;    /* its threads' last question, answered yes: they could still write */
+    int slow;              /* controller_stop takes 200 ms, as a handler descheduled halfway */
+    atomic_int stopping;   /* a controller_stop has begun and not returned */
+    int stopping_at_destroy;
 };
 
 static char calls[256]; /* the stand-ins' calls in order, space-separated */
-static int used_after_destroy;
+static atomic_int used_after_destroy;
 
 static void record(const char *call)
 {
@@ -67,8 +76,12 @@ int leader_is_leading(struct leader *l)
 
 void controller_stop(struct controller *c)
 {
-    used_after_destroy += c->destroyed;
+    atomic_store(&c->stopping, 1);
+    if (c->slow)
+        usleep(200 * 1000);
+    used_after_destroy += c->destroyed; /* the real one writes c's flag and its eventfd */
     c->stops++;
+    atomic_store(&c->stopping, 0);
 }
 
 void controller_destroy(struct controller *c)
@@ -78,6 +91,7 @@ void controller_destroy(struct controller *c)
     used_after_destroy += c->destroyed;
     if (c->leader != NULL)
         c->led_at_destroy = leader_is_leading(c->leader);
+    c->stopping_at_destroy = atomic_load(&c->stopping);
     c->destroyed = 1;
     record("controller_destroy");
 }
@@ -125,11 +139,61 @@ static void test_either_missing(void **state)
     assert_int_equal(used_after_destroy, 0);
 }
 
+/* A signal before shutdown_finish stops the controller; one after finds none (without the fix: it stopped the destroyed one). */
+static void test_signal_after_finish(void **state)
+{
+    (void)state;
+    struct leader l = {0};
+    struct controller c = {.leader = &l};
+    shutdown_register(&c);
+    assert_ptr_equal(shutdown_controller(), &c);
+    shutdown_signal();
+    assert_int_equal(c.stops, 1);
+    shutdown_finish(&l);
+    shutdown_signal();
+    assert_int_equal(used_after_destroy, 0);
+    assert_int_equal(c.stops, 1);
+    assert_null(shutdown_controller());
+}
+
+static void *signal_main(void *arg)
+{
+    (void)arg;
+    shutdown_signal();
+    return NULL;
+}
+
+/*
+ * A handler on another thread that found the controller just before
+ * shutdown_finish forgot it: the controller is destroyed only once that
+ * handler is done with it.
+ */
+static void test_signal_in_flight(void **state)
+{
+    (void)state;
+    struct leader l = {0};
+    struct controller c = {.leader = &l, .slow = 1};
+    shutdown_register(&c);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, signal_main, NULL), 0);
+    for (int i = 0; i < 5000 && !atomic_load(&c.stopping); i++)
+        usleep(1000);
+    assert_true(atomic_load(&c.stopping));
+    shutdown_finish(&l);
+    pthread_join(t, NULL);
+    assert_false(c.stopping_at_destroy);
+    assert_int_equal(used_after_destroy, 0);
+    assert_int_equal(c.stops, 1);
+    assert_true(c.destroyed);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_order, setup),
         cmocka_unit_test_setup(test_either_missing, setup),
+        cmocka_unit_test_setup(test_signal_after_finish, setup),
+        cmocka_unit_test_setup(test_signal_in_flight, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
