@@ -3,7 +3,8 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -42,7 +43,7 @@ struct controller {
     struct controller_options opts;
     char *instance;
     int wake_fd;
-    volatile sig_atomic_t stopping;
+    atomic_bool stopping; /* set by controller_stop, from a signal handler on any thread */
 
     pthread_mutex_t mu; /* guards the cache, admit, changed, and the watches' synced bits */
     struct cache *cache;
@@ -191,7 +192,7 @@ int controller_synced(struct controller *c)
 
 void controller_stop(struct controller *c)
 {
-    c->stopping = 1;
+    atomic_store(&c->stopping, true);
     wake(c);
 }
 
@@ -413,7 +414,7 @@ static int wait_for_work(struct controller *c, const struct run_state *rs)
     while (read(c->wake_fd, &v, sizeof(v)) > 0)
         ;
     c->woke_ms = clock_mono_ms();
-    if (c->stopping)
+    if (atomic_load(&c->stopping))
         return -1;
     /* Let a burst of watch events land before deciding. */
     if (pr > 0 && c->opts.debounce_ms > 0)
@@ -536,7 +537,7 @@ void controller_run(struct controller *c)
         .evict_at = -1,
         .scan_after = -1,
     };
-    while (!c->stopping) {
+    while (!atomic_load(&c->stopping)) {
         if (wait_for_work(c, &rs) != 0)
             break;
         if (!check_leading(c, &rs))
