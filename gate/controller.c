@@ -130,12 +130,29 @@ static int create_rooms(struct controller *c)
     c->hyper = hyperwatch_create();
     admit_set_hypernodes(c->admit, hyperwatch_set(c->hyper));
     c->evictor = evictor_create(c->client, c->reg, c->instance);
-    struct apply_config ac = {c->client, c->reg, c->instance, may_write_fn, c, &c->stopping, 0};
+    struct apply_config ac = {
+        .client = c->client,
+        .reg = c->reg,
+        .instance = c->instance,
+        .may_write = may_write_fn,
+        .arg = c,
+        .stopping = &c->stopping,
+        .settle_ms = 0, /* EVENTPLAN_SETTLE_MS */
+    };
     c->apply = apply_create(&ac);
     c->status = status_create(c->client, c->reg, may_write_fn, on_status_changed, c);
     if (c->status == NULL)
         return -1;
-    struct watches_config wc = {c->client, &c->mu, c->cache, c->status, &c->changed, wake_fn, c, c->hyper};
+    struct watches_config wc = {
+        .client = c->client,
+        .mu = &c->mu,
+        .cache = c->cache,
+        .status = c->status,
+        .changed = &c->changed,
+        .wake = wake_fn,
+        .arg = c,
+        .hyper = c->hyper,
+    };
     c->watches = watches_create(&wc);
     return 0;
 }
