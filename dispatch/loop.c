@@ -1,7 +1,7 @@
 #include "loop.h"
 
-#include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,7 +27,7 @@ struct dispatch_loop {
     json_t *warned;    /* object key -> the last warning logged about it */
     struct metrics_family *actions;
     int64_t nominations; /* dispatched-to written, since the start */
-    volatile sig_atomic_t stop;
+    atomic_bool stop;    /* set by dispatchloop_stop, from a signal handler on any thread */
     atomic_int synced;
     int64_t now_ms;
     char now[32];
@@ -66,7 +66,7 @@ void dispatchloop_destroy(struct dispatch_loop *l)
 
 void dispatchloop_stop(struct dispatch_loop *l)
 {
-    l->stop = 1;
+    atomic_store(&l->stop, true);
 }
 
 int dispatchloop_synced(const struct dispatch_loop *l)
@@ -212,7 +212,7 @@ void dispatchloop_pass(struct dispatch_loop *l, int64_t now_ms)
 
 void dispatchloop_run(struct dispatch_loop *l)
 {
-    while (!l->stop) {
+    while (!atomic_load(&l->stop)) {
         long long start = clock_mono_ms();
         dispatchloop_pass(l, clock_wall_ms());
         long long took = clock_mono_ms() - start;
@@ -222,7 +222,7 @@ void dispatchloop_run(struct dispatch_loop *l)
         else if (took > l->opt->resync_ms)
             log_debugf("a pass took %lld ms, longer than --resync", took);
         /* Sleep in short steps so that a signal ends the loop promptly. */
-        for (long long left = l->opt->resync_ms - took; left > 0 && !l->stop; left -= 100)
+        for (long long left = l->opt->resync_ms - took; left > 0 && !atomic_load(&l->stop); left -= 100)
             clock_sleep_ms(left < 100 ? left : 100);
     }
 }

@@ -100,7 +100,7 @@ static int may_write(struct apply *a)
 static int ungate_may_write(void *arg)
 {
     struct apply *a = arg;
-    return !*a->cfg.stopping && may_write(a);
+    return !atomic_load(a->cfg.stopping) && may_write(a);
 }
 
 /* How many of the released pods the cache (the pod watch) has seen bound, for the paced release (ungate.h). */

@@ -33,7 +33,7 @@
 #define RAYGATE_GATE_APPLY_H
 
 #include <pthread.h>
-#include <signal.h>
+#include <stdatomic.h>
 
 #include "admit.h"
 #include "cache.h"
@@ -50,8 +50,8 @@ struct apply_config {
     const char *instance;        /* reportingInstance of Events */
     int (*may_write)(void *arg); /* asked before every write (leader election); NULL: always */
     void *arg;
-    const volatile sig_atomic_t *stopping; /* non-zero: no gate removal starts any more */
-    long long settle_ms;                   /* how long a wait lasts before its Warning: 0 EVENTPLAN_SETTLE_MS, < 0 at once */
+    const atomic_bool *stopping; /* true: no gate removal starts any more */
+    long long settle_ms;         /* how long a wait lasts before its Warning: 0 EVENTPLAN_SETTLE_MS, < 0 at once */
 };
 
 struct apply *apply_create(const struct apply_config *cfg);

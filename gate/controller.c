@@ -3,7 +3,8 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -42,7 +43,7 @@ struct controller {
     struct controller_options opts;
     char *instance;
     int wake_fd;
-    volatile sig_atomic_t stopping;
+    atomic_bool stopping; /* set by controller_stop, from a signal handler on any thread */
 
     pthread_mutex_t mu; /* guards the cache, admit, changed, and the watches' synced bits */
     struct cache *cache;
@@ -129,12 +130,29 @@ static int create_rooms(struct controller *c)
     c->hyper = hyperwatch_create();
     admit_set_hypernodes(c->admit, hyperwatch_set(c->hyper));
     c->evictor = evictor_create(c->client, c->reg, c->instance);
-    struct apply_config ac = {c->client, c->reg, c->instance, may_write_fn, c, &c->stopping, 0};
+    struct apply_config ac = {
+        .client = c->client,
+        .reg = c->reg,
+        .instance = c->instance,
+        .may_write = may_write_fn,
+        .arg = c,
+        .stopping = &c->stopping,
+        .settle_ms = 0, /* EVENTPLAN_SETTLE_MS */
+    };
     c->apply = apply_create(&ac);
     c->status = status_create(c->client, c->reg, may_write_fn, on_status_changed, c);
     if (c->status == NULL)
         return -1;
-    struct watches_config wc = {c->client, &c->mu, c->cache, c->status, &c->changed, wake_fn, c, c->hyper};
+    struct watches_config wc = {
+        .client = c->client,
+        .mu = &c->mu,
+        .cache = c->cache,
+        .status = c->status,
+        .changed = &c->changed,
+        .wake = wake_fn,
+        .arg = c,
+        .hyper = c->hyper,
+    };
     c->watches = watches_create(&wc);
     return 0;
 }
@@ -191,7 +209,7 @@ int controller_synced(struct controller *c)
 
 void controller_stop(struct controller *c)
 {
-    c->stopping = 1;
+    atomic_store(&c->stopping, true);
     wake(c);
 }
 
@@ -413,7 +431,7 @@ static int wait_for_work(struct controller *c, const struct run_state *rs)
     while (read(c->wake_fd, &v, sizeof(v)) > 0)
         ;
     c->woke_ms = clock_mono_ms();
-    if (c->stopping)
+    if (atomic_load(&c->stopping))
         return -1;
     /* Let a burst of watch events land before deciding. */
     if (pr > 0 && c->opts.debounce_ms > 0)
@@ -536,7 +554,7 @@ void controller_run(struct controller *c)
         .evict_at = -1,
         .scan_after = -1,
     };
-    while (!c->stopping) {
+    while (!atomic_load(&c->stopping)) {
         if (wait_for_work(c, &rs) != 0)
             break;
         if (!check_leading(c, &rs))

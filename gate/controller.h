@@ -59,7 +59,8 @@ struct controller_options {
      */
     int early;
     const char *instance; /* reportingInstance of Events (copied) */
-    /* Leader election (borrowed, not started yet); NULL: always act. Destroy it before the controller. */
+    /* Leader election (borrowed, not started yet); NULL: always act. Stop it (leader_stop) before controller_destroy, and
+       destroy it after: the controller's threads ask it until then (shutdown.h). */
     struct leader *leader;
 };
 

@@ -60,10 +60,10 @@ struct leader *leader_create(const struct kubeconfig *cfg, const struct leader_o
         .retry_period_ms = opts->retry_period_ms > 0 ? opts->retry_period_ms : LEASE_DEFAULT_RETRY_PERIOD_MS,
     };
     if (lease_config_check(&lc) != 0) {
-        util_format(err->message, sizeof(err->message),
-                    "leader election: need a namespace, a name, and 0 < retry period (%ld ms) < renew deadline (%ld ms) < "
-                    "lease duration (%ld ms, whole seconds)",
-                    lc.retry_period_ms, lc.renew_deadline_ms, lc.duration_ms);
+        error_setf(err,
+                   "leader election: need a namespace, a name, and 0 < retry period (%ld ms) < renew deadline (%ld ms) < "
+                   "lease duration (%ld ms, whole seconds)",
+                   lc.retry_period_ms, lc.renew_deadline_ms, lc.duration_ms);
         free(identity);
         return NULL;
     }

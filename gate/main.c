@@ -28,24 +28,23 @@
 #include "lease.h"
 #include "log.h"
 #include "metrics.h"
+#include "shutdown.h"
 #include "version.h"
 
 extern char **environ;
 
-static struct controller *the_controller;
-
 static void on_signal(int sig)
 {
     (void)sig;
-    if (the_controller != NULL)
-        controller_stop(the_controller);
+    shutdown_signal();
 }
 
 /* /readyz: ready once every watch delivered its initial list. */
 static int gate_ready(void *arg, char *why, size_t size)
 {
     (void)arg;
-    if (the_controller != NULL && controller_synced(the_controller))
+    struct controller *c = shutdown_controller();
+    if (c != NULL && controller_synced(c))
         return 1;
     snprintf(why, size, "caches not synced yet");
     return 0;
@@ -193,10 +192,12 @@ static int create_controller(struct gate *g, const struct gate_flags *f)
         .instance = g->host,
         .leader = g->leader,
     };
-    if ((the_controller = controller_create(g->client, g->reg, &opts)) == NULL) {
+    struct controller *c = controller_create(g->client, g->reg, &opts);
+    if (c == NULL) {
         log_errorf("cannot create the controller");
         return -1;
     }
+    shutdown_register(c);
     return 0;
 }
 
@@ -220,7 +221,7 @@ static int start(struct gate *g, const struct gate_flags *f)
     if (f->metrics_addr != NULL && (g->httpd = httpd_start(f->metrics_addr, g->reg, gate_ready, NULL)) == NULL)
         return -1;
     daemon_signals(on_signal);
-    if (controller_start(the_controller, &err) != 0) {
+    if (controller_start(shutdown_controller(), &err) != 0) {
         log_errorf("watches: %s", err.message);
         return -1;
     }
@@ -233,9 +234,8 @@ static int start(struct gate *g, const struct gate_flags *f)
 
 static void gate_finish(struct gate *g)
 {
-    httpd_stop(g->httpd);
-    leader_destroy(g->leader); /* releases the Lease if held: the other replica takes over at once */
-    controller_destroy(the_controller);
+    httpd_stop(g->httpd); /* first: /readyz asks the controller */
+    shutdown_finish(g->leader);
     kube_client_destroy(g->client);
     kubeconfig_finish(&g->cfg);
     metrics_registry_destroy(g->reg);
@@ -273,7 +273,7 @@ int main(int argc, char **argv)
         log_infof("preemption: %s", f.preemption ? "on (Queue annotation raygate.io/preemption; --preemption=false turns it off)"
                                                  : "off (--preemption=false)");
         log_infof("early admission: %s", f.early ? "on (--early-admission)" : "off (--early-admission turns it on)");
-        controller_run(the_controller);
+        controller_run(shutdown_controller());
         log_infof("raygate-gate stopping");
         rc = 0;
     }

@@ -3,8 +3,9 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +37,7 @@ struct server {
     h2o_socket_t *listener;
     struct tlsreload *tls;
     size_t nconns;
-    volatile sig_atomic_t stop_requested;
+    atomic_bool stop_requested; /* set by server_request_stop, from a signal handler on any thread */
     enum phase phase;
     uint64_t next_poll_ms, close_listener_ms, deadline_ms, timers_done_ms;
     int clean_exit;                  /* no connection and no h2o timer left: the context can be disposed */
@@ -473,7 +474,7 @@ fail:
 
 void server_request_stop(struct server *s)
 {
-    s->stop_requested = 1;
+    atomic_store(&s->stop_requested, true);
 }
 
 static void poll_certificate(struct server *s)
@@ -504,7 +505,7 @@ int server_run(struct server *s)
             poll_certificate(s);
             s->next_poll_ms = now + s->cfg.reload_interval_ms;
         }
-        if (s->stop_requested && s->phase == PHASE_SERVING) {
+        if (atomic_load(&s->stop_requested) && s->phase == PHASE_SERVING) {
             log_infof("stop requested: not ready; closing the listener in %llu ms", (unsigned long long)s->cfg.shutdown_delay_ms);
             s->phase = PHASE_DELAY;
             s->close_listener_ms = now + s->cfg.shutdown_delay_ms;

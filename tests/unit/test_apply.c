@@ -33,7 +33,7 @@ struct world {
     struct admit *admit;
     struct admit_result res;
     struct apply *apply;
-    volatile sig_atomic_t stopping;
+    atomic_bool stopping;
     int leading;
 };
 
