@@ -33,7 +33,7 @@ static const char *str(const json_t *obj, const char *key)
 static enum admit_action action_named(const char *where, const char *name)
 {
     for (int a = ADMIT_ACTION_ADMIT; a <= ADMIT_ACTION_TAIL_WAIT; a++) {
-        if (name != NULL && strcmp(admit_action_name((enum admit_action)a), name) == 0)
+        if (name != NULL && strcmp(admit_result_action_name((enum admit_action)a), name) == 0)
             return (enum admit_action)a;
     }
     fail_msg("%s: unknown action %s", where, name != NULL ? name : "(none)");
@@ -43,7 +43,7 @@ static enum admit_action action_named(const char *where, const char *name)
 static enum admit_reason reason_named(const char *where, const char *name)
 {
     for (int r = ADMIT_REASON_NONE; name != NULL && r <= ADMIT_REASON_DISPATCH_LEASE; r++) {
-        if (strcmp(admit_reason_name((enum admit_reason)r), name) == 0)
+        if (strcmp(admit_result_reason_name((enum admit_reason)r), name) == 0)
             return (enum admit_reason)r;
     }
     if (name != NULL)
