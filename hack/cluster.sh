@@ -6,10 +6,14 @@
 #
 #   hack/cluster.sh up [--nodes N] [--node-capacity cpu=8,memory=32Gi[,nvidia.com/gpu=2,...]]
 #                      [--gang raygate|kueue|coscheduling|none] [--no-raygate] [--real-node]
-#                      [--k8s VERSION] [--kuberay-version VERSION]
+#                      [--k8s VERSION] [--kuberay-version VERSION] [--native-gang]
 #     --k8s and --kuberay-version pick the Kubernetes and KubeRay releases
 #     (default hack/versions.sh's newest; built once by hack/build-upstream.sh);
 #     the cluster's later commands use the same ones (recorded in its state).
+#     --native-gang serves Kubernetes' own gang scheduling (KEP-4671: the
+#     Workload and PodGroup of scheduling.k8s.io/v1beta1, feature gate
+#     GenericWorkload; Kubernetes 1.37 and later), which raygate's webhook and
+#     gate then use as the last step (docs/native-gang.md).
 #     --real-node adds a real node (containerd, kubelet, kube-proxy; hack/real-node.sh)
 #     and installs raygate in-cluster from its image (kubectl apply -k
 #     hack/real-node-overlay) instead of starting the host binaries.
@@ -300,7 +304,7 @@ versioned_up() {
 }
 
 cmd_up() {
-	local nodes=4 capacity="cpu=8,memory=32Gi" gang=raygate real_node=0
+	local nodes=4 capacity="cpu=8,memory=32Gi" gang=raygate real_node=0 native=0
 	versioned_up "$@"
 	while (($#)); do
 		case "$1" in
@@ -313,10 +317,15 @@ cmd_up() {
 		--gang) gang="${2:-}"; shift 2 || usage ;;
 		--gang=*) gang="${1#*=}"; shift ;;
 		--real-node) real_node=1; shift ;;
+		--native-gang) native=1; shift ;;
 		*) usage ;;
 		esac
 	done
 	[[ "$nodes" =~ ^[0-9]+$ ]] || die "--nodes takes a number"
+	if ((native)) && ! native_gang_supported; then
+		say "--native-gang needs Kubernetes 1.37 or later (scheduling.k8s.io/v1beta1), not $K8S_VERSION"
+		exit 2
+	fi
 	case "$gang" in raygate | kueue | coscheduling | none) ;; *) say "--gang takes raygate, kueue, coscheduling or none, not '$gang'"; exit 2 ;; esac
 	local t0=$SECONDS
 	local peer_build=()
@@ -327,6 +336,7 @@ cmd_up() {
 	rm -rf "$KUBECACHEDIR" # what a cluster that was here before served is not this one's
 	claim_state worker
 	echo "$gang" >"$STATE/gang"
+	echo "$native" >"$STATE/native-gang"
 	make_pki
 	write_kubeconfig
 	local api_extra=()
@@ -336,6 +346,8 @@ cmd_up() {
 		mapfile -d '' -t -O "${#api_extra[@]}" api_extra < <(real_node_apiserver_args)
 	fi
 
+	((native)) && mapfile -d '' -t -O "${#api_extra[@]}" api_extra < <(printf '%s\0' \
+		--runtime-config scheduling.k8s.io/v1beta1=true --feature-gates GenericWorkload=true)
 	start_api "${api_extra[@]}"
 
 	# CRDs before the controller-manager: its garbage collector discovers the
@@ -356,7 +368,8 @@ cmd_up() {
 	else
 		start kube-scheduler "$K8S_BIN/kube-scheduler" \
 			--kubeconfig "$KUBECONFIG" --authentication-kubeconfig "$KUBECONFIG" --authorization-kubeconfig "$KUBECONFIG" \
-			--bind-address 127.0.0.1 --secure-port "$SCHED_PORT" --leader-elect=false --profiling=false --v 1
+			--bind-address 127.0.0.1 --secure-port "$SCHED_PORT" --leader-elect=false --profiling=false --v 1 \
+			$(native_gates)
 	fi
 	start kwok "$KWOK_BIN/kwok" --kubeconfig "$KUBECONFIG" \
 		--manage-all-nodes=false --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
@@ -395,7 +408,7 @@ cmd_up() {
 		kueue) start_kueue ;;
 		esac
 	fi
-	say "cluster up in $((SECONDS - t0))s: Kubernetes $K8S_VERSION, KubeRay $KUBERAY_VERSION, $nodes nodes ($capacity), gang system $gang; export KUBECONFIG=$KUBECONFIG"
+	say "cluster up in $((SECONDS - t0))s: Kubernetes $K8S_VERSION$( ((native)) && echo " (native gang on)"), KubeRay $KUBERAY_VERSION, $nodes nodes ($capacity), gang system $gang; export KUBECONFIG=$KUBECONFIG"
 }
 
 # advertise_args [EXTRA-APISERVER-ARG...]: how the apiserver advertises
@@ -440,7 +453,21 @@ start_kcm() {
 		--bind-address 127.0.0.1 --secure-port "$KCM_PORT" --leader-elect=false \
 		--service-account-private-key-file "$PKI/sa.key" --root-ca-file "$PKI/ca.crt" \
 		--use-service-account-credentials=false \
-		--kube-api-qps 500 --kube-api-burst 1000 --concurrent-gc-syncs 50 --profiling=false --v 1
+		--kube-api-qps 500 --kube-api-burst 1000 --concurrent-gc-syncs 50 --profiling=false --v 1 $(native_gates)
+}
+
+# Whether K8S_VERSION serves the native gang's beta API (1.37 and later).
+native_gang_supported() {
+	local minor="${K8S_VERSION#v1.}"
+	minor="${minor%%.*}"
+	((minor >= 37))
+}
+
+# native_gates: the feature gate of the native gang, for the scheduler and the
+# controller-manager, when the cluster in STATE was brought up with it.
+native_gates() {
+	[[ "$(cat "$STATE/native-gang" 2>/dev/null)" == 1 ]] && printf '%s\n' --feature-gates GenericWorkload=true
+	return 0
 }
 
 # claim_state ROLE: the state folder made this cluster's (worker: a cluster
