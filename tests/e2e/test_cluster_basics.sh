@@ -17,10 +17,10 @@ fi
 v="$(kc version -o json | jq -r .serverVersion.gitVersion)"
 assert_eq "apiserver version" "$want" "$v"
 for p in kube-apiserver kube-scheduler kube-controller-manager kubectl; do
-	built="$(go version -m "$K8S_BIN/$p" | awk '$1 == "dep" && $2 == "k8s.io/kubernetes" {print $3}')"
+	built="$(go version -m "$K8S_BIN/$p" | awk '($1 == "dep" || $1 == "mod") && $2 == "k8s.io/kubernetes" {print $3}')"
 	assert_eq "$p built from k8s.io/kubernetes" "$want" "$built"
 done
-built="$(go version -m "$KUBERAY_BIN/ray-operator" | awk '$1 == "dep" && $2 == "github.com/ray-project/kuberay/ray-operator" {print $3}')"
+built="$(go version -m "$KUBERAY_BIN/ray-operator" | awk '($1 == "dep" || $1 == "mod") && $2 == "github.com/ray-project/kuberay/ray-operator" {print $3}')"
 assert_eq "the KubeRay operator built from ray-operator" "$want_ray" "$built"
 
 kc apply -n "$NS" -f "$ROOT/samples/raycluster-plain.yaml" >/dev/null
