@@ -36,6 +36,8 @@ struct apply_act {
     long long since;         /* ADMIT: when its wait began (CLOCK_MONOTONIC ms) */
     int skip;                /* not recorded or read: 1 its RayCluster is gone, -1 failed; its gates stay */
     struct ungate_job *jobs; /* its d->npods pods, in the pass's batch */
+    int native;              /* its gang takes the native step (native_want): want is filled */
+    struct native_want want;
 };
 
 /* Passes releasing more gates than this are paced by the binds (ungatepace.h); smaller ones go at once. */
@@ -193,8 +195,11 @@ void apply_plan(struct apply *a, struct apply_pass *p, struct cache *cache, stru
         const char *labels[] = {admit_result_action_name(d->action), admit_result_reason_name(d->reason)};
         metrics_counter_add(a->m_decisions, labels, 1);
         wait_events(a, p, cache, d, report);
-        if (d->action != ADMIT_ACTION_WAIT && d->action != ADMIT_ACTION_TAIL_WAIT)
-            p->acts[p->nacts++] = (struct apply_act){.d = d, .report = report, .since = wait_since(cache, d, woke_ms)};
+        if (d->action == ADMIT_ACTION_WAIT || d->action == ADMIT_ACTION_TAIL_WAIT)
+            continue;
+        struct apply_act *act = &p->acts[p->nacts++];
+        *act = (struct apply_act){.d = d, .report = report, .since = wait_since(cache, d, woke_ms)};
+        act->native = native_want(a->cfg.native, cache, d, &act->want);
     }
     if (!abandoned)
         settled_waits(a, p, cache);
@@ -296,6 +301,45 @@ static void note_admitted(struct apply *a, struct apply_pass *p)
     }
 }
 
+/*
+ * The native PodGroups of the acts not skipped (native.h), in one go: an act
+ * whose group could not be made sure of keeps its gates (skip -1), so that no
+ * pod is released into a group kube-scheduler does not know.
+ */
+static void ensure_native(struct apply *a, struct apply_pass *p)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->nacts; i++)
+        n += p->acts[i].skip == 0 && p->acts[i].native;
+    if (n == 0)
+        return;
+    struct nativegang_spec *specs = util_calloc(n, sizeof(*specs));
+    enum nativegang_op *ops = util_calloc(n, sizeof(*ops));
+    int *ok = util_calloc(n, sizeof(*ok));
+    size_t k = 0;
+    for (size_t i = 0; i < p->nacts; i++) {
+        if (p->acts[i].skip == 0 && p->acts[i].native) {
+            specs[k] = p->acts[i].want.spec;
+            ops[k++] = p->acts[i].want.op;
+        }
+    }
+    native_ensure(a->cfg.client, specs, ops, n, ok, a->cfg.may_write, a->cfg.arg);
+    k = 0;
+    for (size_t i = 0; i < p->nacts; i++) {
+        struct apply_act *act = &p->acts[i];
+        if (act->skip != 0 || !act->native)
+            continue;
+        if (!ok[k++]) {
+            act->skip = -1;
+            log_warnf("%s %s/%s: its native PodGroup could not be written: gates kept", admit_result_action_name(act->d->action),
+                      act->d->namespace_, act->d->gang);
+        }
+    }
+    free(specs);
+    free(ops);
+    free(ok);
+}
+
 /* Every gate of the acts not skipped, in one batch (ungate.h). Returns the batch; *failed: some gate stayed. */
 static struct ungate_job *remove_gates(struct apply *a, struct apply_pass *p, int *failed)
 {
@@ -393,6 +437,7 @@ int apply_carry_out(struct apply *a, struct apply_pass *p, pthread_mutex_t *mu, 
     a->cache = cache;
     record_admissions(a, p);
     note_admitted(a, p);
+    ensure_native(a, p);
     for (size_t i = 0; i < p->nacts; i++)
         retry |= p->acts[i].skip < 0;
     int failed = 0;
@@ -409,6 +454,8 @@ int apply_carry_out(struct apply *a, struct apply_pass *p, pthread_mutex_t *mu, 
     eventpost_send(a->cfg.client, &p->events, a->cfg.may_write, a->cfg.arg, "events");
     eventpost_list_finish(&p->events);
     free(jobs);
+    for (size_t i = 0; i < p->nacts; i++)
+        native_want_finish(&p->acts[i].want);
     free(p->acts);
     p->acts = NULL;
     p->nacts = 0;

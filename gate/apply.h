@@ -8,7 +8,9 @@
  * decisions that remove gates (ADMIT, FINISH, TAIL_ADMIT), with all it needs
  * of the cache, so that carrying them out reads nothing more from it.
  *
- * apply_carry_out runs without the lock:
+ * apply_carry_out runs without the lock (with the native gang step, native.h,
+ * each act's native PodGroup is made sure of after the RayCluster's record or
+ * read, before its gates: a failed write keeps them):
  * - ADMIT: record raygate.io/admitted-at on the RayCluster first (with
  *   raygate.io/topology-placed, where a topology-constrained gang was placed,
  *   in the same patch), then remove our gate from all the gang's pods (crash-consistent: after a restart, an
@@ -40,6 +42,7 @@
 #include "eventpost.h"
 #include "kube.h"
 #include "metrics.h"
+#include "native.h"
 
 struct apply;
 
@@ -52,6 +55,7 @@ struct apply_config {
     void *arg;
     const atomic_bool *stopping; /* true: no gate removal starts any more */
     long long settle_ms;         /* how long a wait lasts before its Warning: 0 EVENTPLAN_SETTLE_MS, < 0 at once */
+    struct native *native;       /* Kubernetes' own gang scheduling (native.h), read under the lock; NULL: not used */
 };
 
 struct apply *apply_create(const struct apply_config *cfg);

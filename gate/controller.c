@@ -21,6 +21,7 @@
 #include "evictscan.h"
 #include "fault.h"
 #include "hyperwatch.h"
+#include "native.h"
 #include "log.h"
 #include "preemptscan.h"
 #include "rerun.h"
@@ -52,6 +53,7 @@ struct controller {
 
     struct watches *watches;
     struct hyperwatch *hyper; /* Volcano's HyperNodes, which admit borrows; under mu */
+    struct native *native;    /* Kubernetes' own PodGroups (native.h); under mu */
     struct status *status;
     struct apply *apply;
 
@@ -129,6 +131,7 @@ static int create_rooms(struct controller *c)
     admit_set_early(c->admit, c->opts.early);
     c->hyper = hyperwatch_create();
     admit_set_hypernodes(c->admit, hyperwatch_set(c->hyper));
+    c->native = native_create((enum native_mode)c->opts.native_gang);
     c->evictor = evictor_create(c->client, c->reg, c->instance);
     struct apply_config ac = {
         .client = c->client,
@@ -138,6 +141,7 @@ static int create_rooms(struct controller *c)
         .arg = c,
         .stopping = &c->stopping,
         .settle_ms = 0, /* EVENTPLAN_SETTLE_MS */
+        .native = c->native,
     };
     c->apply = apply_create(&ac);
     c->status = status_create(c->client, c->reg, may_write_fn, on_status_changed, c);
@@ -152,6 +156,7 @@ static int create_rooms(struct controller *c)
         .wake = wake_fn,
         .arg = c,
         .hyper = c->hyper,
+        .native = c->native,
     };
     c->watches = watches_create(&wc);
     return 0;
@@ -224,6 +229,7 @@ void controller_destroy(struct controller *c)
     json_decref(c->evict_warned);
     admit_destroy(c->admit);
     hyperwatch_destroy(c->hyper);
+    native_destroy(c->native);
     cache_destroy(c->cache);
     if (c->wake_fd >= 0)
         close(c->wake_fd);

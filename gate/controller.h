@@ -58,6 +58,8 @@ struct controller_options {
     /* Gangs admitted before their pods all exist, each ungated as it arrives (early.h, admit_set_early): 1 on, 0 off (the default).
      */
     int early;
+    /* Kubernetes' own gang scheduling as the last step (native.h): NATIVE_AUTO (the default: where served), ON or OFF. */
+    int native_gang;
     const char *instance; /* reportingInstance of Events (copied) */
     /* Leader election (borrowed, not started yet); NULL: always act. Stop it (leader_stop) before controller_destroy, and
        destroy it after: the controller's threads ask it until then (shutdown.h). */

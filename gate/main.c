@@ -5,7 +5,7 @@
  *                [--resync D] [--log-level L]
  *                [--placement-timeout D] [--pods-ready-timeout D] [--requeue-backoff-base D]
  *                [--requeue-backoff-max D] [--requeue-limit N] [--preemption=false]
- *                [--early-admission]
+ *                [--early-admission] [--native-gang auto|on|off]
  *                [--leader-elect [--leader-elect-lease-duration D] [--leader-elect-renew-deadline D]
  *                 [--leader-elect-retry-period D]]
  *
@@ -28,6 +28,7 @@
 #include "lease.h"
 #include "log.h"
 #include "metrics.h"
+#include "native.h"
 #include "shutdown.h"
 #include "version.h"
 
@@ -61,6 +62,7 @@ struct gate_flags {
     struct evict_config evict;
     int preemption;
     int early;
+    int native_gang; /* enum native_mode */
     int log_level;
 };
 
@@ -122,6 +124,9 @@ static int parse_flags(int argc, char **argv, struct gate_flags *f)
         FLAG_BOOL("early-admission", &f->early,
                   "admit a gang once its head and a pod of each worker group exist, its other pods weighed as copies of "
                   "those and ungated as they are created, instead of waiting for all of its pods"),
+        FLAG_CHOICE("native-gang", "MODE", native_mode_names, &f->native_gang,
+                    "Kubernetes' own gang scheduling (scheduling.k8s.io/v1beta1 PodGroups) as the last step: auto (where "
+                    "the API is served), on or off"),
         FLAG_INT("test-fault-exit-after-ungates", "N", &f->fault_exit_after_ungates, 0, 1000000,
                  "TEST ONLY: exit(3) after recording an admission and ungating N pods"),
         FLAG_INT("test-fault-exit-after-evict-deletes", "N", &f->fault_exit_after_evict_deletes, 0, 1000000,
@@ -189,6 +194,7 @@ static int create_controller(struct gate *g, const struct gate_flags *f)
         .evict = f->evict,
         .preemption = f->preemption,
         .early = f->early,
+        .native_gang = f->native_gang,
         .instance = g->host,
         .leader = g->leader,
     };
@@ -254,6 +260,7 @@ int main(int argc, char **argv)
         .log_level = LOG_LEVEL_INFO,
         .preemption = 1, /* issue 13: on unless --preemption=false */
         .early = 0,      /* issue 26: off unless --early-admission (docs/benchmarks.md: slower on a 2-core control plane) */
+        .native_gang = NATIVE_AUTO, /* issue 35: where the API is served */
     };
     evict_config_default(&f.evict);
     int rc = parse_flags(argc, argv, &f);

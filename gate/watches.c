@@ -7,6 +7,7 @@
 #include "hyperwatch.h"
 #include "legacy.h"
 #include "log.h"
+#include "native.h"
 #include "podgroup.h"
 #include "util.h"
 
@@ -18,6 +19,7 @@ enum watch_kind {
     WATCH_PODGROUPS,
     WATCH_LEGACY,     /* the legacy operator's RayClusters (lib/gang/legacy.h), when its CRD is installed */
     WATCH_HYPERNODES, /* Volcano's HyperNodes (hyperwatch.h), when their CRD is installed */
+    WATCH_NATIVE,     /* Kubernetes' own PodGroups (native.h), when the native gang step is used */
     WATCH_COUNT,
 };
 
@@ -38,6 +40,7 @@ static const struct {
     [WATCH_PODGROUPS] = {"podgroups", STATUS_VOLCANO_API "/podgroups"},
     [WATCH_LEGACY] = {"legacy-rayclusters", LEGACY_API "/rayclusters"},
     [WATCH_HYPERNODES] = {"hypernodes", HYPERWATCH_API "/hypernodes"},
+    [WATCH_NATIVE] = {"native-podgroups", NATIVEGANG_API "/podgroups"},
 };
 
 struct watch_ctx {
@@ -53,6 +56,7 @@ struct watches {
     unsigned crds;    /* PODGROUP_CRD_* found by discovery; written under cfg.mu by the controller's thread */
     int discovered;   /* discovery answered at least once; likewise */
     int hyper_said;   /* the HyperNode CRD's absence was logged; the controller's thread */
+    int native_said;  /* the native gang API's absence was logged; the controller's thread */
     unsigned synced;  /* under cfg.mu: bit per watch_kind (set too for a watch not started: its CRD is not installed) */
 };
 
@@ -99,6 +103,7 @@ static void on_deleted(struct watches *w, enum watch_kind kind, const json_t *ob
         break;
     case WATCH_PODGROUPS:
     case WATCH_HYPERNODES:
+    case WATCH_NATIVE:
     case WATCH_COUNT:
         break;
     }
@@ -120,6 +125,7 @@ static int on_upserted(struct watches *w, enum watch_kind kind, enum kube_watch_
         return cache_upsert_queue(w->cfg.cache, object, err);
     case WATCH_PODGROUPS:
     case WATCH_HYPERNODES:
+    case WATCH_NATIVE:
     case WATCH_COUNT:
         break;
     }
@@ -145,6 +151,8 @@ static void on_watch(void *arg, enum kube_watch_event ev, json_t *object)
         status_record_podgroup(w->cfg.status, ev, object);
     } else if (x->kind == WATCH_HYPERNODES) {
         hyperwatch_record(w->cfg.hyper, ev, object);
+    } else if (x->kind == WATCH_NATIVE) {
+        native_record(w->cfg.native, ev, object);
     } else {
         /* Changes are seen now: a dispatch lease's (dispatchlease.h), a gang falling short of pods (evictscan.h). */
         cache_set_clock(w->cfg.cache, clock_wall_ms());
@@ -269,6 +277,43 @@ static int discover_hypernodes(struct watches *w, struct error *err)
     return start_watch(w, WATCH_HYPERNODES, err);
 }
 
+/*
+ * Kubernetes' own gang scheduling (native.h): with --native-gang on, its
+ * PodGroups are watched at once; with auto, once discovery finds them served
+ * (GET /apis/scheduling.k8s.io/v1beta1), looked for again at each resync
+ * until then. Returns 0, or -1 with err when the watch cannot start.
+ */
+static int discover_native(struct watches *w, struct error *err)
+{
+    if (w->cfg.native == NULL || native_mode(w->cfg.native) == NATIVE_OFF || (w->started & (1u << WATCH_NATIVE)))
+        return 0;
+    int served = native_mode(w->cfg.native) == NATIVE_ON;
+    if (!served) {
+        struct kube_response r;
+        kube_client_response_init(&r);
+        if (kube_get(w->cfg.client, NATIVEGANG_API, &r) == 0)
+            served = resource_listed(r.body, "podgroups");
+        else if (r.status != 404)
+            log_warnf("discovery of %s: %s", NATIVEGANG_API, r.message);
+        kube_client_response_finish(&r);
+    }
+    if (!served) {
+        if (!w->native_said)
+            log_infof("Kubernetes' gang scheduling (podgroups.scheduling.k8s.io/v1beta1) is not served: gangs are placed "
+                      "without it");
+        w->native_said = 1;
+        return 0;
+    }
+    if (start_watch(w, WATCH_NATIVE, err) != 0)
+        return -1;
+    pthread_mutex_lock(w->cfg.mu);
+    native_set_enabled(w->cfg.native);
+    pthread_mutex_unlock(w->cfg.mu);
+    log_infof("Kubernetes' gang scheduling (podgroups.scheduling.k8s.io/v1beta1) is used: each admitted gang's PodGroup is "
+              "written before its gates are lifted, and kube-scheduler places it whole");
+    return 0;
+}
+
 /* Says what discovery found, once, and again only when it changes. */
 static void log_discovery(unsigned was, unsigned flags, int first)
 {
@@ -307,7 +352,7 @@ int watches_discover(struct watches *w, struct error *err)
         return -1;
     if ((flags & PODGROUP_CRD_PODGROUPS) && start_watch(w, WATCH_PODGROUPS, err) != 0)
         return -1;
-    if (discover_hypernodes(w, err) != 0)
+    if (discover_hypernodes(w, err) != 0 || discover_native(w, err) != 0)
         return -1;
     return discover_legacy(w, err);
 }
@@ -326,7 +371,8 @@ int watches_start(struct watches *w, struct error *err)
 int watches_discovery_wanted(const struct watches *w)
 {
     return !w->discovered || !(w->crds & PODGROUP_CRD_PODGROUPS) || !(w->crds & PODGROUP_CRD_QUEUES) ||
-           !(w->started & (1u << WATCH_LEGACY)) || (w->cfg.hyper != NULL && !(w->started & (1u << WATCH_HYPERNODES)));
+           !(w->started & (1u << WATCH_LEGACY)) || (w->cfg.hyper != NULL && !(w->started & (1u << WATCH_HYPERNODES))) ||
+           (w->cfg.native != NULL && native_mode(w->cfg.native) != NATIVE_OFF && !(w->started & (1u << WATCH_NATIVE)));
 }
 
 int watches_synced(const struct watches *w)

@@ -3,8 +3,9 @@
  *
  * One watcher thread (lib/io/kube.h) lists and watches pods, nodes,
  * KubeRay's RayClusters, and, when discovery finds their CRDs, Volcano's
- * Queues, PodGroups and HyperNodes and the legacy operator's RayClusters
- * (lib/gang/legacy.h). Each event goes, under the controller's lock, into
+ * Queues, PodGroups and HyperNodes, the legacy operator's RayClusters
+ * (lib/gang/legacy.h), and Kubernetes' own PodGroups when the native gang
+ * step is used (native.h). Each event goes, under the controller's lock, into
  * the cache (lib/sched/cache/cache.h), the status mirror (status.h: PodGroups,
  * and Queues' status) or the HyperNodes (hyperwatch.h); then *changed is set
  * and the controller is woken.
@@ -32,6 +33,7 @@
 #include "cache.h"
 #include "hyperwatch.h"
 #include "kube.h"
+#include "native.h"
 #include "status.h"
 
 struct watches;
@@ -46,6 +48,7 @@ struct watches_config {
     void (*wake)(void *arg); /* after every event, without the lock */
     void *arg;
     struct hyperwatch *hyper; /* HyperNodes go here (under mu); NULL: not watched */
+    struct native *native;    /* Kubernetes' own PodGroups go here (under mu); NULL: not watched */
 };
 
 struct watches *watches_create(const struct watches_config *cfg);

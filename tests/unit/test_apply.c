@@ -55,7 +55,13 @@ static int setup(void **state)
     w->admit = admit_create(w->cache);
     admit_result_init(&w->res);
     w->leading = 1;
-    struct apply_config cfg = {w->k, w->reg, "test", leading, w, &w->stopping, -1}; /* Warnings at once */
+    struct apply_config cfg = {.client = w->k,
+                               .reg = w->reg,
+                               .instance = "test",
+                               .may_write = leading,
+                               .arg = w,
+                               .stopping = &w->stopping,
+                               .settle_ms = -1}; /* Warnings at once */
     w->apply = apply_create(&cfg);
     *state = w;
     return 0;
@@ -152,7 +158,13 @@ static void settle(struct world *w, long long settle_ms)
     apply_destroy(w->apply);
     metrics_registry_destroy(w->reg);
     w->reg = metrics_registry_create();
-    struct apply_config cfg = {w->k, w->reg, "test", leading, w, &w->stopping, settle_ms};
+    struct apply_config cfg = {.client = w->k,
+                               .reg = w->reg,
+                               .instance = "test",
+                               .may_write = leading,
+                               .arg = w,
+                               .stopping = &w->stopping,
+                               .settle_ms = settle_ms};
     w->apply = apply_create(&cfg);
 }
 
@@ -260,7 +272,13 @@ static void test_failed_record_retries(void **state)
     apply_destroy(w->apply);
     metrics_registry_destroy(w->reg);
     w->reg = metrics_registry_create();
-    struct apply_config cfg = {w->k, w->reg, "test", leading, w, &w->stopping, -1}; /* Warnings at once */
+    struct apply_config cfg = {.client = w->k,
+                               .reg = w->reg,
+                               .instance = "test",
+                               .may_write = leading,
+                               .arg = w,
+                               .stopping = &w->stopping,
+                               .settle_ms = -1}; /* Warnings at once */
     w->apply = apply_create(&cfg);
     json_object_set_new(json_object_get(w->state, "script"), RC0,
                         json_pack("[i,i,i,i,i,i,i,i]", 500, 500, 500, 500, 500, 500, 500, 500));

@@ -63,7 +63,17 @@ static struct world *world_new(int with_queues)
     x->cache = cache_create();
     x->status = status_create(x->k, x->reg, NULL, NULL, NULL);
     x->hyper = hyperwatch_create();
-    struct watches_config cfg = {x->k, &x->mu, x->cache, x->status, &x->changed, on_wake, x, x->hyper};
+    struct watches_config cfg = {
+        .client = x->k,
+        .mu = &x->mu,
+        .cache = x->cache,
+        .status = x->status,
+        .changed = &x->changed,
+        .wake = on_wake,
+        .arg = x,
+        .hyper = x->hyper,
+        .native = NULL,
+    };
     x->w = watches_create(&cfg);
     return x;
 }

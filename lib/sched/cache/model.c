@@ -426,6 +426,7 @@ void model_pod_release(struct shape_pool *p, struct cache_pod *pod)
     shape_release(p, pod->node_type);
     shape_release(p, pod->group);
     shape_release(p, pod->replica);
+    shape_release(p, pod->sched_group);
     for (uint32_t i = 0; i < pod->nforeign_gates; i++)
         shape_release(p, pod->foreign_gates[i]);
     free(pod->foreign_gates);
@@ -434,7 +435,7 @@ void model_pod_release(struct shape_pool *p, struct cache_pod *pod)
     shape_rl_release(p, pod->request);
     shape_sched_release(p, pod->sched);
     free(pod->strings);
-    pod->namespace_ = pod->cluster = pod->queue = pod->node_type = pod->group = pod->replica = NULL;
+    pod->namespace_ = pod->cluster = pod->queue = pod->node_type = pod->group = pod->replica = pod->sched_group = NULL;
     pod->foreign_gates = NULL;
     pod->nforeign_gates = 0;
     pod->request = NULL;
@@ -513,6 +514,7 @@ void model_pod_parse_spec(struct shape_pool *p, struct cache_pod *pod, const jso
             pod->foreign_gates[pod->nforeign_gates++] = shape_intern(p, gate);
         }
     }
+    pod->sched_group = shape_member(p, json_object_get(spec, "schedulingGroup"), "podGroupName");
     json_int_t prio = json_integer_value(json_object_get(spec, "priority"));
     pod->priority = prio > INT32_MAX ? INT32_MAX : prio < INT32_MIN ? INT32_MIN : (int32_t)prio;
     pod->phase = parse_phase(json_string_value(json_object_get(json_object_get(obj, "status"), "phase")));

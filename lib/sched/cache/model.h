@@ -75,6 +75,7 @@ struct cache_pod {
     const char *node_type;                     /* interned ray.io/node-type label, or NULL */
     const char *group;                         /* interned ray.io/group label, or NULL */
     const char *replica;                       /* interned ray.io/worker-group-replica-name label (a multi-host replica), or NULL */
+    const char *sched_group;                   /* interned spec.schedulingGroup.podGroupName (native gang), or NULL */
     const char **foreign_gates;                /* owned array of interned names: gates other than ours */
     uint32_t nforeign_gates;
     uint8_t phase; /* enum cache_phase */
