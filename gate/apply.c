@@ -335,6 +335,12 @@ static void ensure_native(struct apply *a, struct apply_pass *p)
                       act->d->namespace_, act->d->gang);
         }
     }
+    long unused;
+    int wrote = 0;
+    for (size_t i = 0; i < n; i++)
+        wrote |= ops[i] != NATIVEGANG_NONE && ok[i];
+    if (wrote && fault_armed(FAULT_AFTER_NATIVE, &unused))
+        fault_exit(FAULT_AFTER_NATIVE, "exiting after writing %zu native PodGroups, before removing their gates", n);
     free(specs);
     free(ops);
     free(ok);

@@ -188,6 +188,7 @@ struct controller *controller_create(struct kube_client *client, struct metrics_
     }
     fault_arm(FAULT_AFTER_RECORD, opts->fault_exit_after_ungates);
     fault_arm(FAULT_AFTER_EVICT_RECORD, opts->fault_exit_after_evict_deletes);
+    fault_arm(FAULT_AFTER_NATIVE, opts->fault_exit_after_native ? 0 : -1);
     create_metrics(c);
     if (create_rooms(c) != 0) {
         log_errorf("controller: cannot start its threads");

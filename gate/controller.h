@@ -51,6 +51,8 @@ struct controller_options {
     long fault_exit_after_ungates;
     /* Test-only (FAULT_AFTER_EVICT_RECORD): after recording an eviction and deleting this many of its pods, exit(3). -1: off. */
     long fault_exit_after_evict_deletes;
+    /* Test-only (FAULT_AFTER_NATIVE): 1 exit(3) once a pass wrote its native PodGroups, before any gate goes. 0: off. */
+    int fault_exit_after_native;
     /* Whole-gang eviction and requeue (evict.h): the flags' timeouts, backoff and limit. Must pass evict_config_check. */
     struct evict_config evict;
     /* Preemption within a queue and reclaim across queues (preempt.h, preemptscan.h): 1 on (the default), 0 off. */

@@ -30,6 +30,8 @@ const char *fault_point_name(enum fault_point point)
         return "after-record";
     case FAULT_AFTER_EVICT_RECORD:
         return "after-evict-record";
+    case FAULT_AFTER_NATIVE:
+        return "after-native";
     case FAULT_COUNT:
         break;
     }

@@ -4,8 +4,8 @@
  *
  * Compiled in always, so that the drills test the binary that ships; a point
  * does nothing unless armed, and only raygate-gate's
- * --test-fault-exit-after-ungates and --test-fault-exit-after-evict-deletes
- * arm one (controller_create). Points are
+ * --test-fault-exit-after-ungates, --test-fault-exit-after-evict-deletes and
+ * --test-fault-exit-after-native arm one (controller_create). Points are
  * armed before any thread starts and only read afterwards.
  */
 #ifndef RAYGATE_GATE_FAULT_H
@@ -18,6 +18,9 @@ enum fault_point {
     /* An eviction recorded on its RayCluster (admission withdrawn), before its
        pods are deleted; the argument: how many of them to delete before exiting. */
     FAULT_AFTER_EVICT_RECORD,
+    /* A pass's native PodGroups written (native.h), before any of its gates is
+       removed; the argument is not used. */
+    FAULT_AFTER_NATIVE,
     FAULT_COUNT,
 };
 
@@ -27,7 +30,7 @@ void fault_arm(enum fault_point point, long arg);
 /* Whether point is armed; if so, *arg is its argument. */
 int fault_armed(enum fault_point point, long *arg);
 
-/* "after-record", "after-evict-record". */
+/* "after-record", "after-evict-record", "after-native". */
 const char *fault_point_name(enum fault_point point);
 
 /*

@@ -59,6 +59,7 @@ struct gate_flags {
     int64_t lease_duration_ms, renew_deadline_ms, retry_period_ms;
     int64_t fault_exit_after_ungates;       /* -1: off */
     int64_t fault_exit_after_evict_deletes; /* -1: off */
+    int fault_exit_after_native;
     struct evict_config evict;
     int preemption;
     int early;
@@ -131,6 +132,8 @@ static int parse_flags(int argc, char **argv, struct gate_flags *f)
                  "TEST ONLY: exit(3) after recording an admission and ungating N pods"),
         FLAG_INT("test-fault-exit-after-evict-deletes", "N", &f->fault_exit_after_evict_deletes, 0, 1000000,
                  "TEST ONLY: exit(3) after recording an eviction and deleting N of its pods"),
+        FLAG_BOOL("test-fault-exit-after-native", &f->fault_exit_after_native,
+                  "TEST ONLY: exit(3) once a pass wrote its native PodGroups, before removing any gate"),
     };
     const struct flags_program p = {
         .name = "raygate-gate",
@@ -191,6 +194,7 @@ static int create_controller(struct gate *g, const struct gate_flags *f)
         .debounce_ms = 5,
         .fault_exit_after_ungates = (long)f->fault_exit_after_ungates,
         .fault_exit_after_evict_deletes = (long)f->fault_exit_after_evict_deletes,
+        .fault_exit_after_native = f->fault_exit_after_native,
         .evict = f->evict,
         .preemption = f->preemption,
         .early = f->early,
