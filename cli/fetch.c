@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "nativegang.h"
 #include "util.h"
 
 #define VOLCANO "/apis/scheduling.volcano.sh/v1beta1"
@@ -106,6 +107,14 @@ static int fetch_gangs(struct kube_client *c, json_t *snap, const char *ns, stru
     if (rc == 1)
         warn(snap, "PODS counts the running pods the PodGroups report, not the bound ones");
     rc = list_into(c, snap, "priorityClasses", "/apis/scheduling.k8s.io/v1/priorityclasses", NULL, MISSING_NULL, err);
+    return rc < 0 ? -1 : 0;
+}
+
+int fetch_native(struct kube_client *c, json_t *snapshot, const char *ns, struct error *err)
+{
+    char *path = collection(NATIVEGANG_API, ns, "podgroups");
+    int rc = list_into(c, snapshot, "nativePodGroups", path, NULL, MISSING_EMPTY, err);
+    free(path);
     return rc < 0 ? -1 : 0;
 }
 

@@ -44,6 +44,14 @@ json_t *fetch_snapshot(struct kube_client *c, const struct fetch_scope *scope, s
 int fetch_room(struct kube_client *c, json_t *snapshot, struct error *err);
 
 /*
+ * Adds to snapshot's "nativePodGroups" (created if missing) Kubernetes' own
+ * PodGroups (scheduling.k8s.io/v1beta1, docs/native-gang.md) of namespace ns:
+ * none where that API is not served; a warning where they may not be read.
+ * Returns 0, or -1 with err.
+ */
+int fetch_native(struct kube_client *c, json_t *snapshot, const char *ns, struct error *err);
+
+/*
  * Adds to snapshot's "events" (created if missing) the Events of namespace ns
  * whose involvedObject is named name. Returns 0, or -1 (a warning is added to
  * snapshot's "warnings").

@@ -298,6 +298,8 @@ static int run(struct kube_client *c, const struct args *a, const char *ns, unsi
         rc = 1;
     } else {
         fetch_events(c, snap, ns, json_string_value(json_object_get(json_object_get(w, "gang"), "name")));
+        if (fetch_native(c, snap, ns, &err) != 0)
+            say("warning", "Kubernetes' own PodGroups cannot be read: %s", err.message);
         /* A gang that waits for a topology domain: its explanation shows the room of the domains now. */
         if (view_wait_reason(json_object_get(w, "gang")) == ADMIT_REASON_TOPOLOGY && fetch_room(c, snap, &err) != 0)
             say("warning", "the room of the topology domains cannot be read: %s", err.message);

@@ -12,6 +12,7 @@
 #include "dispatched.h"
 #include "domains.h"
 #include "names.h"
+#include "nativegang.h"
 #include "quantity.h"
 #include "resources.h"
 #include "topology.h"
@@ -459,6 +460,30 @@ static void explain_state(json_t *lines, const json_t *snapshot, const json_t *r
     explain_wait(lines, snapshot, rows, gang);
 }
 
+/*
+ * With Kubernetes' own gang scheduling (docs/native-gang.md): what
+ * kube-scheduler says of the gang's native PodGroup, named as its Volcano
+ * PodGroup, e.g. "kube-scheduler: waiting for 3 of 8 pods". Nothing when the
+ * snapshot has no such group.
+ */
+static void explain_native(json_t *lines, const json_t *snapshot, const json_t *gang)
+{
+    size_t i;
+    const json_t *pg;
+    json_array_foreach(json_object_get(snapshot, "nativePodGroups"), i, pg)
+    {
+        const json_t *meta = json_object_get(pg, "metadata");
+        if (!streq(str(meta, "namespace"), str(gang, "namespace")) || !streq(str(meta, "name"), str(gang, "podGroup")))
+            continue;
+        struct nativegang_seen seen;
+        nativegang_seen_parse(pg, &seen);
+        char *text = nativegang_describe(&seen, json_integer_value(json_object_get(json_object_get(gang, "pods"), "bound")));
+        add_line(lines, "%s", text);
+        free(text);
+        return;
+    }
+}
+
 /* The gangs before gang in its queue's order (new array of new references). */
 static json_t *ahead_of(const json_t *rows, const json_t *gang)
 {
@@ -535,6 +560,7 @@ json_t *why_explain(const json_t *snapshot, long long now, const char *ns, const
     }
     json_t *lines = json_array();
     explain_state(lines, snapshot, rows, gang, now);
+    explain_native(lines, snapshot, gang);
     json_t *out = json_pack("{s:O,s:o,s:o,s:o}", "gang", gang, "explanation", lines, "ahead", ahead_of(rows, gang), "events",
                             events_of(snapshot, gang, now));
     json_decref(rows);
