@@ -519,6 +519,33 @@ static void tell_hypernodes(struct controller *c)
     eventpost_list_finish(&l);
 }
 
+/*
+ * On a full pass: the native PodGroups (native.h) whose minCount no longer is
+ * their admitted gang's minMember (an autoscaler moved minReplicas), patched.
+ * A gang that grows is patched before its new members' gates go (apply.h);
+ * this catches the ones that shrink.
+ */
+static void follow_native(struct controller *c)
+{
+    enum { NATIVE_DRIFT_MAX = 256 };
+    struct native_want wants[NATIVE_DRIFT_MAX];
+    pthread_mutex_lock(&c->mu);
+    size_t n = native_drift(c->native, c->cache, wants, NATIVE_DRIFT_MAX);
+    pthread_mutex_unlock(&c->mu);
+    if (n == 0)
+        return;
+    struct nativegang_spec specs[NATIVE_DRIFT_MAX];
+    enum nativegang_op ops[NATIVE_DRIFT_MAX];
+    int ok[NATIVE_DRIFT_MAX];
+    for (size_t i = 0; i < n; i++) {
+        specs[i] = wants[i].spec;
+        ops[i] = wants[i].op;
+    }
+    native_ensure(c->client, specs, ops, n, ok, may_write_fn, c);
+    for (size_t i = 0; i < n; i++)
+        native_want_finish(&wants[i]);
+}
+
 /* One pass, if due: decided under the lock, carried out without it, then status, preemption, evictions. */
 static void pass(struct controller *c, struct run_state *rs, long long now)
 {
@@ -544,6 +571,8 @@ static void pass(struct controller *c, struct run_state *rs, long long now)
     admit_result_finish(&res);
     tell_hypernodes(c);
     scan_evictions(c, rs, 1);
+    if ((flags & ADMIT_PASS_FULL) && may_write(c))
+        follow_native(c);
     if ((flags & ADMIT_PASS_FULL) && may_write(c)) {
         /* RayJobs suspended to rerun them after an eviction, once KubeRay has (rerun.h). */
         struct error err = {{0}};

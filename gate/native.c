@@ -101,6 +101,24 @@ static int pods_name_group(struct cache *cache, const struct admit_decision *d, 
     return found;
 }
 
+/* out for gang g, its PodGroup group (steals), its pods' priority. */
+static void want_of(const struct native *n, const struct cache_gang *g, char *group, int32_t priority, struct native_want *out)
+{
+    int by_rayjob = g->owner_name != NULL && g->owner_uid != NULL;
+    out->spec = (struct nativegang_spec){
+        .namespace_ = util_strdup(g->namespace_),
+        .name = group,
+        .min_count = g->min_member,
+        .priority = priority,
+        .owner_api_version = g->legacy ? LEGACY_API_VERSION : "ray.io/v1",
+        .owner_kind = by_rayjob ? "RayJob" : "RayCluster",
+        .owner_name = util_strdup(by_rayjob ? g->owner_name : g->name),
+        .owner_uid = util_strdup(by_rayjob ? g->owner_uid : g->uid),
+    };
+    struct nativegang_seen seen;
+    out->op = nativegang_op(native_seen(n, g->namespace_, group, &seen) == 0 ? &seen : NULL, g->min_member);
+}
+
 int native_want(const struct native *n, struct cache *cache, const struct admit_decision *d, struct native_want *out)
 {
     memset(out, 0, sizeof(*out));
@@ -115,20 +133,46 @@ int native_want(const struct native *n, struct cache *cache, const struct admit_
         free(group);
         return 0;
     }
-    int by_rayjob = g->owner_name != NULL && g->owner_uid != NULL;
-    out->spec = (struct nativegang_spec){
-        .namespace_ = util_strdup(g->namespace_),
-        .name = group,
-        .min_count = g->min_member,
-        .priority = priority,
-        .owner_api_version = g->legacy ? LEGACY_API_VERSION : "ray.io/v1",
-        .owner_kind = by_rayjob ? "RayJob" : "RayCluster",
-        .owner_name = util_strdup(by_rayjob ? g->owner_name : g->name),
-        .owner_uid = util_strdup(by_rayjob ? g->owner_uid : g->uid),
-    };
-    struct nativegang_seen seen;
-    out->op = nativegang_op(native_seen(n, g->namespace_, group, &seen) == 0 ? &seen : NULL, g->min_member);
+    want_of(n, g, group, priority, out);
     return 1;
+}
+
+/* Whether a live pod of g names group: 1 with *priority its, else 0. */
+static int gang_names_group(const struct cache_gang *g, const char *group, int32_t *priority)
+{
+    const struct cache_pod *p;
+    cache_gang_for_each_pod(p, g) {
+        if (p->sched_group != NULL && strcmp(p->sched_group, group) == 0) {
+            *priority = p->priority;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+size_t native_drift(const struct native *n, struct cache *cache, struct native_want *out, size_t max)
+{
+    size_t k = 0;
+    if (!native_enabled(n))
+        return 0;
+    const struct cache_queue *q;
+    const struct cache_gang *g;
+    cache_queue_for_each(q, cache) {
+        cache_queue_for_each_gang(g, q) {
+            if (k == max || !g->admitted || g->min_member < 1)
+                continue;
+            char *group = names_podgroup(cache_gang_group(g));
+            struct nativegang_seen seen;
+            int32_t priority = 0;
+            if (native_seen(n, g->namespace_, group, &seen) != 0 || nativegang_op(&seen, g->min_member) != NATIVEGANG_PATCH ||
+                !gang_names_group(g, group, &priority)) {
+                free(group);
+                continue;
+            }
+            want_of(n, g, group, priority, &out[k++]);
+        }
+    }
+    return k;
 }
 
 void native_want_finish(struct native_want *w)

@@ -79,6 +79,14 @@ struct native_want {
  */
 int native_want(const struct native *n, struct cache *cache, const struct admit_decision *d, struct native_want *out);
 
+/*
+ * Caller holds the controller's lock. The admitted gangs whose native
+ * PodGroup the watch shows with another minCount than their minMember (an
+ * autoscaler moved minReplicas): at most max wants into out (op PATCH), for
+ * native_ensure. Returns how many.
+ */
+size_t native_drift(const struct native *n, struct cache *cache, struct native_want *out, size_t max);
+
 /* Frees w's strings; accepts a zeroed w. */
 void native_want_finish(struct native_want *w);
 

@@ -609,6 +609,10 @@ waits_saying() {
 # wait_texts CLUSTER: those messages, one per line (to print when waits_saying failed)
 wait_texts() { { pod_events "$(head_pod "$1")"; pg_message "ray-$1-pg"; } | sort -u | sed 's/^/    /' >&2; }
 
+# native_api: the cluster serves Kubernetes' own gang scheduling (scheduling.k8s.io/v1beta1 PodGroups: docs/native-gang.md)
+native_api() { kc get --raw /apis/scheduling.k8s.io/v1beta1 2>/dev/null | jq -e '.resources[] | select(.name == "podgroups")' >/dev/null; }
+# webhook_ready: raygate's webhook answers its /readyz
+webhook_ready() { curl -sf --max-time 2 --cacert "$STATE/raygate-certs/ca.crt" "https://127.0.0.1:$WEBHOOK_PORT/readyz" >/dev/null; }
 gate_running() { [[ "$("$ROOT/hack/cluster.sh" status 2>/dev/null)" == *"raygate-gate"*"running"* ]]; }
 
 webhook_running() { "$ROOT/hack/cluster.sh" status 2>/dev/null | grep "^raygate-webhook *running" >/dev/null; }
