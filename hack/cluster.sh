@@ -6,14 +6,15 @@
 #
 #   hack/cluster.sh up [--nodes N] [--node-capacity cpu=8,memory=32Gi[,nvidia.com/gpu=2,...]]
 #                      [--gang raygate|kueue|coscheduling|none] [--no-raygate] [--real-node]
-#                      [--k8s VERSION] [--kuberay-version VERSION] [--native-gang]
+#                      [--k8s VERSION] [--kuberay-version VERSION] [--native-gang | --no-native-gang]
 #     --k8s and --kuberay-version pick the Kubernetes and KubeRay releases
 #     (default hack/versions.sh's newest; built once by hack/build-upstream.sh);
 #     the cluster's later commands use the same ones (recorded in its state).
 #     --native-gang serves Kubernetes' own gang scheduling (KEP-4671: the
 #     Workload and PodGroup of scheduling.k8s.io/v1beta1, feature gate
 #     GenericWorkload; Kubernetes 1.37 and later), which raygate's webhook and
-#     gate then use as the last step (docs/native-gang.md).
+#     gate then use as the last step (docs/native-gang.md): the default where
+#     the release has it; --no-native-gang leaves the beta API off.
 #     --real-node adds a real node (containerd, kubelet, kube-proxy; hack/real-node.sh)
 #     and installs raygate in-cluster from its image (kubectl apply -k
 #     hack/real-node-overlay) instead of starting the host binaries.
@@ -304,7 +305,7 @@ versioned_up() {
 }
 
 cmd_up() {
-	local nodes=4 capacity="cpu=8,memory=32Gi" gang=raygate real_node=0 native=0
+	local nodes=4 capacity="cpu=8,memory=32Gi" gang=raygate real_node=0 native=-1
 	versioned_up "$@"
 	while (($#)); do
 		case "$1" in
@@ -318,10 +319,15 @@ cmd_up() {
 		--gang=*) gang="${1#*=}"; shift ;;
 		--real-node) real_node=1; shift ;;
 		--native-gang) native=1; shift ;;
+		--no-native-gang) native=0; shift ;;
 		*) usage ;;
 		esac
 	done
 	[[ "$nodes" =~ ^[0-9]+$ ]] || die "--nodes takes a number"
+	if ((native < 0)); then
+		native=0
+		native_gang_supported && native=1
+	fi
 	if ((native)) && ! native_gang_supported; then
 		say "--native-gang needs Kubernetes 1.37 or later (scheduling.k8s.io/v1beta1), not $K8S_VERSION"
 		exit 2
