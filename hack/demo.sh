@@ -59,7 +59,7 @@ pods_are() {
 # wait_pods CLUSTER COUNT [PHASE]: until it does (60 s).
 wait_pods() { wait_until 60 "$2 pods of $1${3:+ $3}" pods_are "$@"; }
 # wait_pg PODGROUP PHASE: until the gate controller has written that phase (20 s).
-pg_is() { [[ "$(kubectl get podgroup -n "$NS" "$1" -o jsonpath='{.status.phase}' 2>/dev/null)" == "$2" ]]; }
+pg_is() { [[ "$(kubectl get podgroups.scheduling.volcano.sh -n "$NS" "$1" -o jsonpath='{.status.phase}' 2>/dev/null)" == "$2" ]]; }
 wait_pg() { wait_until 20 "PodGroup $1 $2" pg_is "$@"; }
 
 show kubectl apply -n "$NS" -f "$ROOT/samples/raycluster-plain.yaml"
@@ -81,7 +81,7 @@ show kubectl get pods -n "$NS" -l ray.io/cluster=test-cluster-0 -o wide
 
 narrate "As with Volcano, the gang is a PodGroup (written by the gate controller, owned by the RayCluster): phase Running, condition Scheduled"
 wait_pg ray-test-cluster-0-pg Running
-show kubectl get podgroup -n "$NS" ray-test-cluster-0-pg -o yaml
+show kubectl get podgroups.scheduling.volcano.sh -n "$NS" ray-test-cluster-0-pg -o yaml
 narrate "And the queue shows 1 running gang and what it holds of the capability:"
 show kubectl get queue kuberay-test-queue -o yaml
 
@@ -101,7 +101,7 @@ printf '\033[36m$ %s\033[0m\n' "kubectl describe pod $head | tail -n 4"
 kubectl describe pod -n "$NS" "$head" | tail -n 4
 narrate "So does its PodGroup: phase Pending, condition Unschedulable with reason NotEnoughResources and the same message"
 wait_pg ray-test-cluster-1-pg Pending
-show kubectl get podgroup -n "$NS" ray-test-cluster-1-pg -o yaml
+show kubectl get podgroups.scheduling.volcano.sh -n "$NS" ray-test-cluster-1-pg -o yaml
 narrate "The queue: 1 running, 1 pending"
 show kubectl get queue kuberay-test-queue
 narrate "kubectl raygate (the plugin build/cli/kubectl-raygate, found by kubectl on PATH) shows every gang: its state, pods bound, place in its queue and what it waits for"
@@ -120,8 +120,8 @@ kubectl describe rayclusters.ray.io -n "$NS" test-cluster-1 | tail -n 3
 narrate "test-cluster-0's PodGroup went with its RayCluster (garbage collection); test-cluster-1's is now Running: Unschedulable turned False, Scheduled True"
 wait_pg ray-test-cluster-1-pg Running
 show kubectl raygate gangs -n "$NS"
-show kubectl get podgroup -n "$NS"
-show kubectl get podgroup -n "$NS" ray-test-cluster-1-pg -o yaml
+show kubectl get podgroups.scheduling.volcano.sh -n "$NS"
+show kubectl get podgroups.scheduling.volcano.sh -n "$NS" ray-test-cluster-1-pg -o yaml
 show kubectl get queue kuberay-test-queue -o yaml
 
 narrate "A RayJob is one gang too: rayjob-sample (samples/rayjob-sample.yaml) needs a cluster of cpu 3, memory 4Gi plus KubeRay's submitter (500m, 200Mi), in the same queue"
@@ -138,7 +138,7 @@ wait_pods "$job_cluster" 3
 narrate "KubeRay made it the RayCluster $job_cluster; the queue has cpu 1 left, so the job waits whole (its pods gated, no submitter yet). Its PodGroup is named after the RayJob and owned by it:"
 wait_pg ray-rayjob-sample-pg Pending
 show kubectl get pods -n "$NS" -l ray.io/cluster="$job_cluster" -o wide
-show kubectl get podgroup -n "$NS" ray-rayjob-sample-pg -o yaml
+show kubectl get podgroups.scheduling.volcano.sh -n "$NS" ray-rayjob-sample-pg -o yaml
 narrate "Delete test-cluster-1: the job's cluster is admitted whole, and once it is Ready KubeRay starts the submitter, whose share the queue already holds"
 show kubectl delete rayclusters.ray.io -n "$NS" test-cluster-1
 wait_pods "$job_cluster" 3 Running
@@ -146,7 +146,7 @@ submitter_pod() { [[ -n "$(kubectl get pods -n "$NS" -l batch.kubernetes.io/job-
 wait_until 60 "rayjob-sample's submitter pod" submitter_pod
 show kubectl get pods -n "$NS" -o wide
 wait_pg ray-rayjob-sample-pg Running
-show kubectl get podgroup -n "$NS"
+show kubectl get podgroups.scheduling.volcano.sh -n "$NS"
 show kubectl get queue kuberay-test-queue -o jsonpath='{.status.allocated}{"\n"}'
 
 narrate "Queues in a tree (Volcano's spec.parent): eng has cpu 4, shared by train (weight 3) and infer (weight 1, guaranteed cpu 1)"
@@ -166,7 +166,7 @@ narrate "train-1, the same shape, waits whole: eng has cpu 1 left, and that one 
 in_queue train-1 train | kubectl apply -n "$NS" -f -
 wait_pods train-1 3
 # short_in_eng: train-1's PodGroup says it does not fit (once its pods exist)
-short_in_eng() { kubectl get podgroup -n "$NS" ray-train-1-pg -o jsonpath='{.status.conditions[*].message}' 2>/dev/null | grep -q 'does not fit'; }
+short_in_eng() { kubectl get podgroups.scheduling.volcano.sh -n "$NS" ray-train-1-pg -o jsonpath='{.status.conditions[*].message}' 2>/dev/null | grep -q 'does not fit'; }
 wait_until 20 "train-1 waits on eng's room" short_in_eng
 show kubectl raygate queues
 show kubectl raygate why train-1 -n "$NS"

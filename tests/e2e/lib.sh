@@ -586,7 +586,7 @@ allocated() { kc get queue "$1" -o json | jq -cS '.status.allocated // {}'; }
 
 # pg_message PODGROUP: the message of its Unschedulable condition when True
 pg_message() {
-	kc get podgroup -n "$NS" "$1" -o json 2>/dev/null |
+	kc get podgroups.scheduling.volcano.sh -n "$NS" "$1" -o json 2>/dev/null |
 		jq -r '.status.conditions[]? | select(.type == "Unschedulable" and .status == "True") | .message'
 }
 # pg_says PODGROUP TEXT: that message says TEXT

@@ -35,7 +35,7 @@ assert_eq "test-cluster-1: state, pods bound/min, position" "Waiting 0/3 1" \
 	"$(jq -r '.items[1] | "\(.state) \(.pods.bound)/\(.pods.min) \(.position)"' <<<"$json")"
 want="gang ray-test-cluster-1-pg (3 pods; cpu 3, memory 4Gi) does not fit queue $Q: cpu needs 3, 1 of 4 free; memory needs 4Gi, 2Gi of 6Gi free"
 assert_eq "test-cluster-1's message (the PodGroup's)" "$want" "$(jq -r '.items[1].message' <<<"$json")"
-assert_eq "the same as kubectl get podgroup shows" "$want" \
+assert_eq "the same as kubectl get podgroups.scheduling.volcano.sh shows" "$want" \
 	"$(kc get podgroups.scheduling.volcano.sh -n "$NS" ray-test-cluster-1-pg -o jsonpath='{.status.conditions[?(@.type=="Unschedulable")].message}')"
 
 table="$(kc raygate gangs -n "$NS")"

@@ -41,11 +41,11 @@ eventually 10 "a DisruptionTarget condition (EvictionByRaygate) on the deleted p
 assert_eq "raygate_gangs_evicted_total" 1 "$(metric_value "raygate_gangs_evicted_total{queue=\"$Q\",reason=\"PlacementTimeout\"}")"
 if kc get crd podgroups.scheduling.volcano.sh >/dev/null 2>&1; then
 	pg_evicted() {
-		kc get podgroup -n "$NS" ray-pvc-pg -o json |
+		kc get podgroups.scheduling.volcano.sh -n "$NS" ray-pvc-pg -o json |
 			jq -e '.status.phase == "Pending" and ([.status.conditions[] | select(.type == "Evicted" and .status == "True" and .reason == "PlacementTimeout")] | length == 1)' >/dev/null
 	}
 	eventually 20 "PodGroup Pending with Evicted (PlacementTimeout)" pg_evicted
-	until_msg() { kc get podgroup -n "$NS" ray-pvc-pg -o json | jq -r '.status.conditions[] | select(.type == "Unschedulable") | .message' | grep -q "may be admitted again at"; }
+	until_msg() { kc get podgroups.scheduling.volcano.sh -n "$NS" ray-pvc-pg -o json | jq -r '.status.conditions[] | select(.type == "Unschedulable") | .message' | grep -q "may be admitted again at"; }
 	eventually 20 "PodGroup's wait message says until when" until_msg
 fi
 head="$(head_pod pvc)"
@@ -59,6 +59,6 @@ eventually 120 "admitted again after the backoff" admitted pvc
 say "readmitted $((SECONDS - t1))s after the claim was bound (backoff to $(rc_annotation pvc raygate.io/requeue-at))"
 eventually 60 "all 3 pods bound" all_bound pvc 3
 assert_eq "requeue-count kept" 1 "$(rc_annotation pvc raygate.io/requeue-count)"
-pg_readmitted() { kc get podgroup -n "$NS" ray-pvc-pg -o json | jq -e '[.status.conditions[] | select(.type == "Evicted" and .status == "False")] | length == 1' >/dev/null; }
+pg_readmitted() { kc get podgroups.scheduling.volcano.sh -n "$NS" ray-pvc-pg -o json | jq -e '[.status.conditions[] | select(.type == "Evicted" and .status == "False")] | length == 1' >/dev/null; }
 kc get crd podgroups.scheduling.volcano.sh >/dev/null 2>&1 && eventually 20 "PodGroup: Evicted False once readmitted" pg_readmitted
 inv_stop

@@ -49,6 +49,6 @@ kc apply --server-side --force-conflicts -f "$CRD_FILE" >/dev/null
 eventually 30 "PodGroup CRD installed again" crd_established
 found() { log | grep -q 'PodGroup CRD (podgroups.scheduling.volcano.sh) found: writing PodGroups'; }
 eventually 30 "the gate found the CRD at a resync" found
-phase() { [[ "$(kc get podgroup -n "$NS" ray-early-pg -o jsonpath='{.status.phase}' 2>/dev/null)" == Running ]]; }
+phase() { [[ "$(kc get podgroups.scheduling.volcano.sh -n "$NS" ray-early-pg -o jsonpath='{.status.phase}' 2>/dev/null)" == Running ]]; }
 eventually 30 "ray-early-pg written, phase Running" phase
-assert_eq "ray-early-pg minMember" 3 "$(kc get podgroup -n "$NS" ray-early-pg -o jsonpath='{.spec.minMember}')"
+assert_eq "ray-early-pg minMember" 3 "$(kc get podgroups.scheduling.volcano.sh -n "$NS" ray-early-pg -o jsonpath='{.spec.minMember}')"

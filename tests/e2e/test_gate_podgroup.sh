@@ -45,7 +45,7 @@ log | grep -q 'PodGroup CRD (podgroups.scheduling.volcano.sh) found' || fail "th
 
 Q="pg-$(e2e_uid)"
 make_queue "$Q" 4 6Gi
-pg() { kc get podgroup -n "$NS" "$1" -o json; }
+pg() { kc get podgroups.scheduling.volcano.sh -n "$NS" "$1" -o json; }
 queue() { kc get queue "$Q" -o json; }
 # jqpg PODGROUP FILTER: the filter's value (raw) on the PodGroup, or "" when absent.
 jqpg() { pg "$1" 2>/dev/null | jq -r "$2 // \"\""; }
@@ -56,8 +56,8 @@ sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" test-cluster-0 "$Q
 eventually 60 "test-cluster-0's 3 pods Running" pods_are test-cluster-0 3 Running
 PG0=ray-test-cluster-0-pg
 eventually 15 "$PG0 phase Running" is jqpg "$PG0" .status.phase Running
-say "$ kubectl get podgroup $PG0 -o yaml"
-kc get podgroup -n "$NS" "$PG0" -o yaml | sed 's/^/    /' >&2
+say "$ kubectl get podgroups.scheduling.volcano.sh $PG0 -o yaml"
+kc get podgroups.scheduling.volcano.sh -n "$NS" "$PG0" -o yaml | sed 's/^/    /' >&2
 uid0="$(kc get rayclusters.ray.io -n "$NS" test-cluster-0 -o jsonpath='{.metadata.uid}')"
 assert_eq "$PG0 minMember" 3 "$(jqpg "$PG0" .spec.minMember)"
 assert_eq "$PG0 minResources" '{"cpu":"3","memory":"4Gi"}' "$(pg "$PG0" | jq -cS .spec.minResources)"
@@ -77,8 +77,8 @@ sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" test-cluster-1 "$Q
 PG1=ray-test-cluster-1-pg
 want="gang $PG1 (3 pods; cpu 3, memory 4Gi) does not fit queue $Q: cpu needs 3, 1 of 4 free; memory needs 4Gi, 2Gi of 6Gi free"
 eventually 60 "$PG1 says why it waits" is jqpg "$PG1" '.status.conditions[] | select(.type == "Unschedulable") | .message' "$want"
-say "$ kubectl get podgroup $PG1 -o yaml"
-kc get podgroup -n "$NS" "$PG1" -o yaml | sed 's/^/    /' >&2
+say "$ kubectl get podgroups.scheduling.volcano.sh $PG1 -o yaml"
+kc get podgroups.scheduling.volcano.sh -n "$NS" "$PG1" -o yaml | sed 's/^/    /' >&2
 assert_eq "$PG1 phase" Pending "$(jqpg "$PG1" .status.phase)"
 assert_eq "$PG1 Unschedulable" "True NotEnoughResources" \
 	"$(pg "$PG1" | jq -r '.status.conditions[] | select(.type == "Unschedulable") | "\(.status) \(.reason)"')"
@@ -107,12 +107,12 @@ assert_eq "$PG1 Unschedulable lastTransitionTime kept" "$ltt" \
 
 # --- test-cluster-0 deleted: its PodGroup goes with it; test-cluster-1 is admitted and runs.
 kc delete rayclusters.ray.io -n "$NS" test-cluster-0 >/dev/null
-pg_gone() { ! kc get podgroup -n "$NS" "$PG0" >/dev/null 2>&1; }
+pg_gone() { ! kc get podgroups.scheduling.volcano.sh -n "$NS" "$PG0" >/dev/null 2>&1; }
 eventually 60 "$PG0 garbage-collected with its RayCluster" pg_gone
 eventually 60 "test-cluster-1's 3 pods Running" pods_are test-cluster-1 3 Running
 eventually 15 "$PG1 phase Running" is jqpg "$PG1" .status.phase Running
-say "$ kubectl get podgroup $PG1 -o yaml"
-kc get podgroup -n "$NS" "$PG1" -o yaml | sed 's/^/    /' >&2
+say "$ kubectl get podgroups.scheduling.volcano.sh $PG1 -o yaml"
+kc get podgroups.scheduling.volcano.sh -n "$NS" "$PG1" -o yaml | sed 's/^/    /' >&2
 assert_eq "$PG1 conditions" "Unschedulable False GangAdmitted, Scheduled True tasks in the gang are ready to be scheduled" \
 	"$(pg "$PG1" | jq -r '[.status.conditions[] | "\(.type) \(.status) \(.reason)"] | join(", ")')"
 assert_eq "$PG1 running" 3 "$(jqpg "$PG1" .status.running)"
@@ -138,7 +138,7 @@ release() { kc patch rayclusters.ray.io -n "$NS2" test-cluster-2 --type merge -p
 e2e_on_exit 'release; kc delete namespace "$NS2" --wait=false >/dev/null 2>&1'
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" test-cluster-2 "$Q" |
 	sed 's/^metadata:/metadata:\n  finalizers: [e2e.raygate.io\/hold]/' | kc apply -n "$NS2" -f - >/dev/null
-pg2() { kc get podgroup -n "$NS2" ray-test-cluster-2-pg >/dev/null 2>&1; }
+pg2() { kc get podgroups.scheduling.volcano.sh -n "$NS2" ray-test-cluster-2-pg >/dev/null 2>&1; }
 eventually 30 "ray-test-cluster-2-pg written" pg2
 mark=$(($(wc -l <"$GATE_LOG") + 1))
 kc delete namespace "$NS2" --wait=false >/dev/null

@@ -38,8 +38,8 @@ eventually 30 "KubeRay created job-e's RayCluster" has_cluster job-e
 C1="$(cluster_of job-e)"
 eventually 60 "$C1 admitted" admitted "$C1"
 eventually 30 "its head bound, its workers not (no claim)" is bound_count "$C1" 1
-eventually 20 "ray-job-e-pg exists" kc get podgroup -n "$NS" ray-job-e-pg
-pg_uid="$(kc get podgroup -n "$NS" ray-job-e-pg -o jsonpath='{.metadata.uid}')"
+eventually 20 "ray-job-e-pg exists" kc get podgroups.scheduling.volcano.sh -n "$NS" ray-job-e-pg
+pg_uid="$(kc get podgroups.scheduling.volcano.sh -n "$NS" ray-job-e-pg -o jsonpath='{.metadata.uid}')"
 
 # From the watch's versions: one suspended by raygate for a rerun; then resumed, only after one Suspended.
 # (Over the whole stream at once: jq 1.6's -e judges only the last object
@@ -72,7 +72,7 @@ eventually 60 "the claim is bound to its PV" claim_bound data
 eventually 120 "$C2 admitted after the backoff" admitted "$C2"
 eventually 60 "all 3 of $C2's pods bound" all_bound "$C2" 3
 eventually 60 "job-e Running again" is job_status Running
-assert_eq "ray-job-e-pg is the same object throughout" "$pg_uid" "$(kc get podgroup -n "$NS" ray-job-e-pg -o jsonpath='{.metadata.uid}')"
+assert_eq "ray-job-e-pg is the same object throughout" "$pg_uid" "$(kc get podgroups.scheduling.volcano.sh -n "$NS" ray-job-e-pg -o jsonpath='{.metadata.uid}')"
 kill "$E2E_WATCH_PID" 2>/dev/null || true # the statuses so far are all there are
 if statuses | grep -qx Failed; then fail "job-e was Failed at some point: $(statuses | tr '\n' ' ')"; fi
 pass "job-e never Failed (statuses: $(statuses | tr '\n' ' '))"

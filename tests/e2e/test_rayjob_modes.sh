@@ -14,7 +14,7 @@ for m in SidecarMode HTTPMode; do
 	sed -e "s/name: rayjob-sample/name: job-${m,,}/" -e "s/volcano.sh\/queue-name: .*/volcano.sh\/queue-name: $Q/" \
 		-e "s/^spec:/spec:\n  submissionMode: $m/" "$ROOT/samples/rayjob-sample.yaml" | kc apply -n "$NS" -f - >/dev/null
 done
-pg_size() { kc get podgroup -n "$NS" "ray-$1-pg" -o json 2>/dev/null | jq -cr '"\(.spec.minMember) \(.spec.minResources | tojson) \(.status.phase)"'; }
+pg_size() { kc get podgroups.scheduling.volcano.sh -n "$NS" "ray-$1-pg" -o json 2>/dev/null | jq -cr '"\(.spec.minMember) \(.spec.minResources | tojson) \(.status.phase)"'; }
 
 eventually 30 "KubeRay created job-sidecarmode's RayCluster" has_cluster job-sidecarmode
 eventually 30 "KubeRay created job-httpmode's RayCluster" has_cluster job-httpmode

@@ -47,13 +47,13 @@ created="$(submitter job-a | awk 'NR == 1 {print $3}')"
 	fail "job-a's submitter was created at $created, before its cluster's admission at $admitted_at"
 pass "job-a's submitter created ($created) after the admission ($admitted_at)"
 eventually 20 "queue $Q's allocated includes the submitter" is allocated "$Q" '{"cpu":"3500m","memory":"4296Mi"}'
-pg_owner() { kc get podgroup -n "$NS" "$1" -o json 2>/dev/null | jq -r '.metadata.ownerReferences[] | "\(.kind) \(.name) \(.uid) \(.controller)"'; }
-eventually 20 "PodGroup ray-job-a-pg exists" kc get podgroup -n "$NS" ray-job-a-pg
+pg_owner() { kc get podgroups.scheduling.volcano.sh -n "$NS" "$1" -o json 2>/dev/null | jq -r '.metadata.ownerReferences[] | "\(.kind) \(.name) \(.uid) \(.controller)"'; }
+eventually 20 "PodGroup ray-job-a-pg exists" kc get podgroups.scheduling.volcano.sh -n "$NS" ray-job-a-pg
 assert_eq "ray-job-a-pg's owner" "RayJob job-a $(kc get rayjob -n "$NS" job-a -o jsonpath='{.metadata.uid}') true" "$(pg_owner ray-job-a-pg)"
 assert_eq "ray-job-a-pg's minMember and minResources" '3 {"cpu":"3500m","memory":"4296Mi"}' \
-	"$(kc get podgroup -n "$NS" ray-job-a-pg -o json | jq -cr '"\(.spec.minMember) \(.spec.minResources | tojson)"')"
-eventually 20 "ray-job-a-pg phase Running" is kc get podgroup -n "$NS" ray-job-a-pg -o 'jsonpath={.status.phase}' Running
-kc get podgroup -n "$NS" "ray-$CA-pg" >/dev/null 2>&1 && fail "a PodGroup ray-$CA-pg exists for job-a's RayCluster"
+	"$(kc get podgroups.scheduling.volcano.sh -n "$NS" ray-job-a-pg -o json | jq -cr '"\(.spec.minMember) \(.spec.minResources | tojson)"')"
+eventually 20 "ray-job-a-pg phase Running" is kc get podgroups.scheduling.volcano.sh -n "$NS" ray-job-a-pg -o 'jsonpath={.status.phase}' Running
+kc get podgroups.scheduling.volcano.sh -n "$NS" "ray-$CA-pg" >/dev/null 2>&1 && fail "a PodGroup ray-$CA-pg exists for job-a's RayCluster"
 pass "no PodGroup named after job-a's RayCluster $CA"
 
 # --- The second job waits whole: its cluster's pods gated, none bound, no submitter.
@@ -79,7 +79,7 @@ eventually 30 "ray-job-c-pg says the submitter does not fit" pg_says ray-job-c-p
 say "    $(pg_message ray-job-c-pg)"
 stays 8 "job-c waits whole: none of its pods bound, no submitter" none_bound "$CC" job-c
 for c in "$CB" "$CC"; do
-	kc get podgroup -n "$NS" "ray-$c-pg" >/dev/null 2>&1 && fail "a PodGroup ray-$c-pg exists for a RayJob's RayCluster"
+	kc get podgroups.scheduling.volcano.sh -n "$NS" "ray-$c-pg" >/dev/null 2>&1 && fail "a PodGroup ray-$c-pg exists for a RayJob's RayCluster"
 done
 pass "no PodGroup named after $CB or $CC"
 inv_stop

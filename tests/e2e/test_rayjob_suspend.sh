@@ -15,7 +15,7 @@ inv_start
 
 no_cluster() { [[ -z "$(cluster_of "$1")" && "$(kc get pods -n "$NS" -l "ray.io/originated-from-cr-name=$1" -o name | grep -c .)" == 0 ]]; }
 waits_whole() { [[ "$(bound_count "$1")" == 0 ]] && gone job "$2"; }
-pg_uid() { kc get podgroup -n "$NS" "ray-$1-pg" -o jsonpath='{.metadata.uid}'; }
+pg_uid() { kc get podgroups.scheduling.volcano.sh -n "$NS" "ray-$1-pg" -o jsonpath='{.metadata.uid}'; }
 suspend() { kc patch rayjob -n "$NS" "$1" --type merge -p "{\"spec\":{\"suspend\":$2}}" >/dev/null; }
 deployment_status() { kc get rayjob -n "$NS" "$1" -o jsonpath='{.status.jobDeploymentStatus}'; }
 
@@ -27,7 +27,7 @@ all_or_none_watch "$C1" 3 90 || fail "$C1 was not admitted whole"
 pass "job-s's first cluster $C1 admitted whole"
 eventually 60 "job-s's submitter bound" submitter_bound job-s
 eventually 20 "queue $Q holds job-s's share" is allocated "$Q" "$ONE"
-eventually 20 "ray-job-s-pg exists" kc get podgroup -n "$NS" ray-job-s-pg
+eventually 20 "ray-job-s-pg exists" kc get podgroups.scheduling.volcano.sh -n "$NS" ray-job-s-pg
 pg1="$(pg_uid job-s)"
 
 # --- Suspended: KubeRay deletes its cluster and submitter; the share is free.
@@ -57,11 +57,11 @@ eventually 30 "$C2's 3 pods created, all gated" is gated_count "$C2" 3
 eventually 30 "ray-job-s-pg says job-s waits for queue $Q" pg_says ray-job-s-pg "gang ray-job-s-pg (3 pods; cpu 3500m, memory 4296Mi) does not fit queue $Q"
 stays 8 "job-s waits whole after resume: none of its pods bound, no submitter" waits_whole "$C2" job-s
 assert_eq "ray-job-s-pg is the same object across job-s's clusters" "$pg1" "$(pg_uid job-s)"
-kc get podgroup -n "$NS" "ray-$C1-pg" "ray-$C2-pg" >/dev/null 2>&1 && fail "a PodGroup is named after one of job-s's RayClusters"
+kc get podgroups.scheduling.volcano.sh -n "$NS" "ray-$C1-pg" "ray-$C2-pg" >/dev/null 2>&1 && fail "a PodGroup is named after one of job-s's RayClusters"
 pass "no PodGroup named after $C1 or $C2"
 
 # --- job-t deleted: job-s is admitted again.
 job_follows job-s "$C2" job-t
 eventually 30 "queue $Q holds job-s's share again" is allocated "$Q" "$ONE"
-eventually 30 "ray-job-s-pg Running again" is kc get podgroup -n "$NS" ray-job-s-pg -o 'jsonpath={.status.phase}' Running
+eventually 30 "ray-job-s-pg Running again" is kc get podgroups.scheduling.volcano.sh -n "$NS" ray-job-s-pg -o 'jsonpath={.status.phase}' Running
 inv_stop

@@ -36,9 +36,9 @@ assert_eq "$C sized by the webhook as a RayCluster" '3 {"cpu":"3","memory":"4Gi"
 all_or_none_watch "$C" 3 90 || fail "the RayService's cluster $C was not admitted whole"
 pass "the RayService's cluster $C gated and admitted whole"
 eventually 60 "$C's 3 pods Running" pods_are "$C" 3 Running
-eventually 20 "PodGroup ray-$C-pg exists" kc get podgroup -n "$NS" "ray-$C-pg"
+eventually 20 "PodGroup ray-$C-pg exists" kc get podgroups.scheduling.volcano.sh -n "$NS" "ray-$C-pg"
 assert_eq "ray-$C-pg's owner" "RayCluster $C" \
-	"$(kc get podgroup -n "$NS" "ray-$C-pg" -o json | jq -r '.metadata.ownerReferences[] | select(.controller) | "\(.kind) \(.name)"')"
+	"$(kc get podgroups.scheduling.volcano.sh -n "$NS" "ray-$C-pg" -o json | jq -r '.metadata.ownerReferences[] | select(.controller) | "\(.kind) \(.name)"')"
 
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" other "$Q" | kc apply -n "$NS" -f - >/dev/null
 eventually 60 "a plain RayCluster of the same shape in the queue: its 3 pods created, all gated" all_gated other 3

@@ -34,7 +34,7 @@ worker_selectors() {
 		jq -r --arg k "$RACK_KEY" '[.items[] | .spec.nodeSelector[$k] // "-"] | unique | join(" ")'
 }
 worker_racks() { pod_racks "$1" ray.io/node-type=worker | awk '{print $3}' | sort -u | tr '\n' ' ' | sed 's/ $//'; }
-pg_annotation() { kc get podgroup -n "$NS" "$1" -o json 2>/dev/null | jq -r --arg k "$2" '.metadata.annotations[$k] // ""'; }
+pg_annotation() { kc get podgroups.scheduling.volcano.sh -n "$NS" "$1" -o json 2>/dev/null | jq -r --arg k "$2" '.metadata.annotations[$k] // ""'; }
 
 # Fragmented: one node of every rack full.
 for k in 1 2 3 4; do filler_pod "filler-r$k" "r$k-n1-$RACK_UID" 8; done
@@ -75,7 +75,7 @@ told_spread() {
 	{
 		kc get events -n "$NS" --field-selector involvedObject.kind=RayCluster,involvedObject.name=soft,reason=GangAdmitted -o json |
 			jq -r '.items[].message'
-		kc get podgroup -n "$NS" ray-soft-pg -o json | jq -r '.status.conditions[]?.message // ""'
+		kc get podgroups.scheduling.volcano.sh -n "$NS" ray-soft-pg -o json | jq -r '.status.conditions[]?.message // ""'
 	} | grep -i 'spread' >/dev/null
 }
 eventually 10 "soft's admission says it spread across domains" told_spread
