@@ -167,7 +167,7 @@ static int decide(struct server *s, h2o_req_t *req, const char *path, char **tex
     /* /dispatch-suspend: a manager's webhook, where KubeRay must run no dispatched object (dispatchsuspend.h). */
     int rc = strcmp(path, "/dispatch-suspend") == 0
                  ? admission_respond_dispatch(body, req->entity.len, queues, text, text_len, info, err)
-                 : admission_respond(body, req->entity.len, queues, text, text_len, info, err);
+                 : admission_respond(body, req->entity.len, queues, &s->cfg.mutate, text, text_len, info, err);
     if (s->cfg.queues != NULL)
         queuewatch_unlock(s->cfg.queues);
     if (rc == 0 && info->tree_unknown)
