@@ -9,6 +9,9 @@
  * The Queue watch (queuewatch.h) reads the Kubernetes API as the gate does:
  * --kubeconfig, else $KUBECONFIG, else the in-cluster service account; with
  * none of them the queue tree checks are skipped (and that is logged).
+ * --native-gang (nativeprobe.h): whether gated pods also name their PodGroup
+ * in spec.schedulingGroup, for Kubernetes' own gang scheduling; auto asks the
+ * same API's discovery once at start-up (no API: off).
  * Paths: POST /mutate and /validate (a worker's: admission.h), POST
  * /dispatch-suspend (a manager that runs KubeRay: dispatchsuspend.h), GET
  * /healthz, /readyz, /metrics.
@@ -25,6 +28,7 @@
 #include "kube.h"
 #include "kubeconfig.h"
 #include "log.h"
+#include "nativeprobe.h"
 #include "queuewatch.h"
 #include "server.h"
 #include "version.h"
@@ -61,6 +65,7 @@ struct webhook_flags {
     int64_t max_body_bytes;
     int64_t request_timeout_ms, handshake_timeout_ms, reload_interval_ms, shutdown_delay_ms, shutdown_timeout_ms;
     int log_level;
+    int native_gang; /* enum nativeprobe_mode */
 };
 
 /* Parses the command line into f (which holds the defaults); returns -1 to go on, else the exit status. */
@@ -86,6 +91,9 @@ static int parse_flags(int argc, char **argv, struct webhook_flags *f)
         FLAG_DURATION("shutdown-timeout", &f->shutdown_timeout_ms, 0, FLAGS_HOUR, "then wait this long for open connections"),
         FLAG_CHOICE_ENV("log-level", "LEVEL", "RAYGATE_WEBHOOK_LOG_LEVEL", log_level_names, &f->log_level,
                         "error, warn, info or debug (debug logs one line per request)"),
+        FLAG_CHOICE("native-gang", "MODE", nativeprobe_mode_names, &f->native_gang,
+                    "auto, on or off: gated pods name their PodGroup in spec.schedulingGroup (Kubernetes' gang scheduling, "
+                    "scheduling.k8s.io/v1beta1); auto: when the API serves its podgroups, asked once at start-up"),
     };
     const struct flags_program p = {
         .name = "raygate-webhook",
@@ -170,6 +178,7 @@ int main(int argc, char **argv)
         .shutdown_delay_ms = 0,
         .shutdown_timeout_ms = 10 * FLAGS_SECOND,
         .log_level = LOG_LEVEL_INFO,
+        .native_gang = NATIVEPROBE_AUTO,
     };
     int rc = parse_flags(argc, argv, &f);
     if (rc >= 0)
@@ -194,6 +203,8 @@ int main(int argc, char **argv)
         return rc;
     }
     cfg.queues = api.queues;
+    struct nativeprobe_decision native;
+    cfg.mutate.native_gang = nativeprobe_decide((enum nativeprobe_mode)f.native_gang, api.client, &native);
     if ((running = server_create(&cfg)) == NULL) {
         api_finish(&api);
         return 1;

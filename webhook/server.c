@@ -45,7 +45,7 @@ struct server {
     uint64_t tree_unknown_logged_ms; /* when a skipped queue tree check was last logged */
 
     struct metrics_registry *metrics;
-    struct metrics_family *m_requests, *m_http, *m_duration, *m_reloads, *m_conns;
+    struct metrics_family *m_requests, *m_http, *m_duration, *m_reloads, *m_conns, *m_native_gang;
 };
 
 struct handler {
@@ -79,11 +79,16 @@ static void create_metrics(struct server *s)
     s->m_reloads = metrics_counter_create(s->metrics, "raygate_webhook_cert_reloads_total",
                                           "Certificate reloads from disk, by result (success or failure).", 1, result_label);
     s->m_conns = metrics_gauge_create(s->metrics, "raygate_webhook_open_connections", "Open client connections.", 0, NULL);
+    s->m_native_gang = metrics_gauge_create(s->metrics, "raygate_webhook_native_gang",
+                                            "1 when gated pods get spec.schedulingGroup (Kubernetes' gang scheduling, "
+                                            "--native-gang), else 0; decided at start-up.",
+                                            0, NULL);
     /* Show both reload series from the start, so that an alert on failures has a baseline. */
     const char *success[] = {"success"}, *failure[] = {"failure"};
     metrics_counter_add(s->m_reloads, success, 0);
     metrics_counter_add(s->m_reloads, failure, 0);
     metrics_gauge_set(s->m_conns, NULL, 0);
+    metrics_gauge_set(s->m_native_gang, NULL, s->cfg.mutate.native_gang ? 1 : 0);
 }
 
 static int method_is(const h2o_req_t *req, const char *m)
@@ -167,7 +172,7 @@ static int decide(struct server *s, h2o_req_t *req, const char *path, char **tex
     /* /dispatch-suspend: a manager's webhook, where KubeRay must run no dispatched object (dispatchsuspend.h). */
     int rc = strcmp(path, "/dispatch-suspend") == 0
                  ? admission_respond_dispatch(body, req->entity.len, queues, text, text_len, info, err)
-                 : admission_respond(body, req->entity.len, queues, text, text_len, info, err);
+                 : admission_respond(body, req->entity.len, queues, &s->cfg.mutate, text, text_len, info, err);
     if (s->cfg.queues != NULL)
         queuewatch_unlock(s->cfg.queues);
     if (rc == 0 && info->tree_unknown)

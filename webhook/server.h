@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mutate.h"
+
 struct queuewatch;
 
 struct server_config {
@@ -33,6 +35,7 @@ struct server_config {
     uint64_t shutdown_delay_ms;    /* keep accepting (not ready) this long after a stop request */
     uint64_t shutdown_timeout_ms;  /* then wait at most this long for open connections */
     struct queuewatch *queues;     /* borrowed: the Queues the admissions check the tree against; NULL: none (fail open) */
+    struct mutate_options mutate;  /* what the pod mutation adds (--native-gang; gauge raygate_webhook_native_gang) */
 };
 
 struct server;

@@ -22,3 +22,26 @@ char *names_podgroup_cluster(const char *name)
         return NULL;
     return util_memdup(name + pre, n - pre - suf);
 }
+
+static int is_lower_alnum(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+int names_dns_subdomain(const char *s, size_t n)
+{
+    if (n == 0 || n > 253)
+        return 0;
+    size_t start = 0;
+    for (size_t i = 0; i <= n; i++) {
+        if (i < n && s[i] != '.') {
+            if (!is_lower_alnum(s[i]) && s[i] != '-')
+                return 0;
+            continue;
+        }
+        if (i == start || !is_lower_alnum(s[start]) || !is_lower_alnum(s[i - 1]))
+            return 0;
+        start = i + 1;
+    }
+    return 1;
+}

@@ -22,6 +22,13 @@ void names_podgroup_put(struct util_buf *b, const char *cluster);
 /* The cluster in a PodGroup name "ray-<cluster>-pg" (new string), or NULL for another name (or NULL). */
 char *names_podgroup_cluster(const char *name);
 
+/*
+ * Whether s[0..n) is a DNS-1123 subdomain, as Kubernetes validates most
+ * object names (IsDNS1123Subdomain): dot-separated [a-z0-9]([-a-z0-9]*[a-z0-9])?,
+ * 1 to 253 bytes. s need not be NUL-terminated.
+ */
+int names_dns_subdomain(const char *s, size_t n);
+
 /* The scheduling gate on every pod of a queued Ray cluster (webhook adds it, gate controller removes it). */
 #define NAMES_GATE "raygate.io/gang"
 

@@ -215,7 +215,8 @@ static int decide_topology(const json_t *request, const json_t *object, struct m
  * (merr says why), 0.
  */
 static int decide_object(enum target target, const json_t *request, const json_t *object, const struct queuecheck_set *queues,
-                         struct mutate_result *result, struct admission_info *info, struct error *merr)
+                         const struct mutate_options *opts, struct mutate_result *result, struct admission_info *info,
+                         struct error *merr)
 {
     if (target != TARGET_POD) {
         const json_t *old = string_is(request, "operation", "UPDATE") ? json_object_get(request, "oldObject") : NULL;
@@ -226,7 +227,7 @@ static int decide_object(enum target target, const json_t *request, const json_t
     }
     int decided = target == TARGET_RAYCLUSTER ? mutate_raycluster(object, result, merr)
                   : target == TARGET_RAYJOB   ? rayjob_mutate(object, result, merr)
-                  : target == TARGET_POD      ? mutate_pod(object, result, merr)
+                  : target == TARGET_POD      ? mutate_pod(object, opts, result, merr)
                                               : 0; /* a RayService: KubeRay copies its labels to its RayClusters, mutated then */
     if (decided != 0)
         return 1;
@@ -255,8 +256,8 @@ static int decide_dispatch(enum target target, const json_t *request, const json
 }
 
 /* admission_handle(), or with dispatch set admission_respond_dispatch()'s decision. */
-static int handle(const char *body, size_t len, const struct queuecheck_set *queues, int dispatch, json_t **response,
-                  struct admission_info *info, struct error *err)
+static int handle(const char *body, size_t len, const struct queuecheck_set *queues, const struct mutate_options *opts,
+                  int dispatch, json_t **response, struct admission_info *info, struct error *err)
 {
     struct mutate_result result;
     struct error merr;
@@ -288,7 +289,7 @@ static int handle(const char *body, size_t len, const struct queuecheck_set *que
             error_setf(err, "request.object must be an object");
             goto out;
         }
-        denied = decide_object(target, request, object, queues != NULL ? queues : &unknown_queues, &result, info, &merr);
+        denied = decide_object(target, request, object, queues != NULL ? queues : &unknown_queues, opts, &result, info, &merr);
     }
     *response = answer(json_string_value(json_object_get(request, "uid")), denied, &result, &merr, info);
     rc = 0;
@@ -309,10 +310,10 @@ static void dump_new(json_t *response, char **text, size_t *text_len)
     *text_len = strlen(*text);
 }
 
-int admission_handle(const char *body, size_t len, const struct queuecheck_set *queues, json_t **response,
-                     struct admission_info *info, struct error *err)
+int admission_handle(const char *body, size_t len, const struct queuecheck_set *queues, const struct mutate_options *opts,
+                     json_t **response, struct admission_info *info, struct error *err)
 {
-    return handle(body, len, queues, 0, response, info, err);
+    return handle(body, len, queues, opts, 0, response, info, err);
 }
 
 int admission_respond_dispatch(const char *body, size_t len, const struct queuecheck_set *queues, char **text, size_t *text_len,
@@ -320,7 +321,7 @@ int admission_respond_dispatch(const char *body, size_t len, const struct queuec
 {
     json_t *response = NULL;
     *text = NULL;
-    if (handle(body, len, queues, 1, &response, info, err) != 0)
+    if (handle(body, len, queues, NULL, 1, &response, info, err) != 0)
         return -1;
     dump_new(response, text, text_len);
     return 0;
@@ -371,8 +372,101 @@ static void put_answer(struct util_buf *out, const struct jsonscan *s, long uid,
     util_buf_puts(out, "}}");
 }
 
-/* 1: decided (*patch set to the operations' text, or left NULL for none); 0: declined. */
-static int pod_patch(const struct jsonscan *s, long object, struct util_buf *patch)
+/* Starts the next operation of a patch: "[" before the first (*sep "["), "," before the others. */
+static void put_op(struct util_buf *patch, const char **sep)
+{
+    util_buf_puts(patch, *sep);
+    *sep = ",";
+}
+
+/* patch_gate()'s operation on a scanned spec (an object): 1 when decided, 0 to decline. */
+static int put_gate(const struct jsonscan *s, long spec, struct util_buf *patch, const char **sep)
+{
+    long gates = jsonscan_get(s, spec, "schedulingGates");
+    int type = jsonscan_type(s, gates);
+    if (type == 0 || type == JSONSCAN_NULL) {
+        put_op(patch, sep);
+        util_buf_puts(patch, "{\"op\":\"add\",\"path\":\"/spec/schedulingGates\",\"value\":[{\"name\":\"" NAMES_GATE "\"}]}");
+        return 1;
+    }
+    if (type != JSONSCAN_ARRAY)
+        return 0; /* denied: the jansson path words the message */
+    int present = 0;
+    long e = gates + 1;
+    for (uint32_t k = 0; k < s->tokens[gates].count; k++) {
+        long name = jsonscan_get(s, e, "name");
+        if (jsonscan_type(s, name) == JSONSCAN_STRING && s->tokens[name].escaped)
+            return 0; /* its decoded text might be our gate's name */
+        present |= jsonscan_string_is(s, name, NAMES_GATE);
+        e = (long)s->tokens[e].next;
+    }
+    if (!present) {
+        put_op(patch, sep);
+        util_buf_puts(patch, "{\"op\":\"add\",\"path\":\"/spec/schedulingGates/-\",\"value\":{\"name\":\"" NAMES_GATE "\"}}");
+    }
+    return 1;
+}
+
+/*
+ * patch_group_annotation()'s operation on a scanned pod (meta: its metadata,
+ * cluster: its plain cluster label). Returns the token of the group the pod
+ * has (any type), or -1 when it gets ray-<cluster>-pg.
+ */
+static long put_group_annotation(const struct jsonscan *s, long meta, long cluster, struct util_buf *patch, const char **sep)
+{
+    long annotations = jsonscan_get(s, meta, "annotations");
+    long have = jsonscan_get(s, annotations, NAMES_ANNOTATION_GROUP);
+    if (have >= 0)
+        return have;
+    int whole = jsonscan_type(s, annotations) != JSONSCAN_OBJECT; /* absent or no map: added whole */
+    put_op(patch, sep);
+    util_buf_puts(patch, whole ? "{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{\"" NAMES_ANNOTATION_GROUP
+                                 "\":\"" NAMES_PODGROUP_PREFIX
+                               : "{\"op\":\"add\",\"path\":\"/metadata/annotations/"
+                                 "scheduling.k8s.io~1group-name\",\"value\":\"" NAMES_PODGROUP_PREFIX);
+    put_token(patch, s, cluster);
+    util_buf_puts(patch, whole ? NAMES_PODGROUP_SUFFIX "\"}}" : NAMES_PODGROUP_SUFFIX "\"}");
+    return -1;
+}
+
+/*
+ * patch_scheduling_group()'s operation on a scanned spec, for the pod's group:
+ * the token group (-1: ray-<cluster>-pg of the plain label cluster, at most
+ * 300 bytes). 1 when decided, 0 to decline.
+ */
+static int put_scheduling_group(const struct jsonscan *s, long spec, long group, long cluster, struct util_buf *patch,
+                                const char **sep)
+{
+    long have = jsonscan_get(s, spec, "schedulingGroup");
+    if (have >= 0 && jsonscan_type(s, have) != JSONSCAN_NULL)
+        return 1;
+    char name[320];
+    size_t len;
+    if (group >= 0) {
+        if (jsonscan_type(s, group) != JSONSCAN_STRING)
+            return 1; /* no name */
+        if (s->tokens[group].escaped)
+            return 0; /* its decoded text is the name: jansson's */
+        len = s->tokens[group].len;
+        if (len >= sizeof(name))
+            return 1; /* longer than a DNS subdomain */
+        memcpy(name, s->text + s->tokens[group].start, len);
+    } else {
+        util_format(name, sizeof(name), NAMES_PODGROUP_PREFIX "%.*s" NAMES_PODGROUP_SUFFIX, (int)s->tokens[cluster].len,
+                    s->text + s->tokens[cluster].start);
+        len = strlen(name); /* the label is plain text of at most 300 bytes: the whole name fits */
+    }
+    if (!names_dns_subdomain(name, len))
+        return 1;
+    put_op(patch, sep);
+    util_buf_puts(patch, "{\"op\":\"add\",\"path\":\"/spec/schedulingGroup\",\"value\":{\"podGroupName\":\"");
+    util_buf_append(patch, name, len);
+    util_buf_puts(patch, "\"}}");
+    return 1;
+}
+
+/* 1: decided (*patch set to the operations' text, or left NULL for none); 0: declined. opts may be NULL. */
+static int pod_patch(const struct jsonscan *s, long object, const struct mutate_options *opts, struct util_buf *patch)
 {
     long meta = jsonscan_get(s, object, "metadata");
     long labels = jsonscan_get(s, meta, "labels");
@@ -396,47 +490,12 @@ static int pod_patch(const struct jsonscan *s, long object, struct util_buf *pat
     if (!plain_string(s, cluster) || s->tokens[cluster].len > 300)
         return 0;
 
-    long gates = jsonscan_get(s, spec, "schedulingGates");
-    int type = jsonscan_type(s, gates);
     const char *sep = "[";
-    if (type == 0 || type == JSONSCAN_NULL) {
-        util_buf_puts(patch, "[{\"op\":\"add\",\"path\":\"/spec/schedulingGates\",\"value\":[{\"name\":\"" NAMES_GATE "\"}]}");
-        sep = ",";
-    } else if (type == JSONSCAN_ARRAY) {
-        int present = 0;
-        long e = gates + 1;
-        for (uint32_t k = 0; k < s->tokens[gates].count; k++) {
-            long name = jsonscan_get(s, e, "name");
-            if (jsonscan_type(s, name) == JSONSCAN_STRING && s->tokens[name].escaped)
-                return 0; /* its decoded text might be our gate's name */
-            present |= jsonscan_string_is(s, name, NAMES_GATE);
-            e = (long)s->tokens[e].next;
-        }
-        if (!present) {
-            util_buf_puts(patch, "[{\"op\":\"add\",\"path\":\"/spec/schedulingGates/-\",\"value\":{\"name\":\"" NAMES_GATE "\"}}");
-            sep = ",";
-        }
-    } else {
-        return 0; /* denied: the jansson path words the message */
-    }
-
-    long annotations = jsonscan_get(s, meta, "annotations");
-    if (jsonscan_type(s, annotations) != JSONSCAN_OBJECT) {
-        util_buf_puts(patch, sep);
-        util_buf_puts(patch, "{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{\"" NAMES_ANNOTATION_GROUP
-                             "\":\"" NAMES_PODGROUP_PREFIX);
-        put_token(patch, s, cluster);
-        util_buf_puts(patch, NAMES_PODGROUP_SUFFIX "\"}}");
-        sep = ",";
-    } else if (jsonscan_get(s, annotations, NAMES_ANNOTATION_GROUP) < 0) {
-        util_buf_puts(patch, sep);
-        util_buf_puts(
-            patch,
-            "{\"op\":\"add\",\"path\":\"/metadata/annotations/scheduling.k8s.io~1group-name\",\"value\":\"" NAMES_PODGROUP_PREFIX);
-        put_token(patch, s, cluster);
-        util_buf_puts(patch, NAMES_PODGROUP_SUFFIX "\"}");
-        sep = ",";
-    }
+    if (!put_gate(s, spec, patch, &sep))
+        return 0;
+    long group = put_group_annotation(s, meta, cluster, patch, &sep);
+    if (opts != NULL && opts->native_gang && !put_scheduling_group(s, spec, group, cluster, patch, &sep))
+        return 0;
     if (sep[0] == ',')
         util_buf_puts(patch, "]");
     return 1;
@@ -469,7 +528,8 @@ static int scanned_kind_is(const struct jsonscan *s, long request, const char *g
 }
 
 /* The Pod CREATE fast path on a scan: 1 when answered (*text set), 0 when declined. */
-static int respond_pod_scanned(const struct jsonscan *s, char **text, size_t *text_len, struct admission_info *info)
+static int respond_pod_scanned(const struct jsonscan *s, const struct mutate_options *opts, char **text, size_t *text_len,
+                               struct admission_info *info)
 {
     static const char *const v1[] = {"v1", NULL};
     struct util_buf patch = {0}, out = {0};
@@ -478,7 +538,7 @@ static int respond_pod_scanned(const struct jsonscan *s, char **text, size_t *te
     if (request < 0 || !scanned_kind_is(s, request, "", v1, "Pod") ||
         !jsonscan_string_is(s, jsonscan_get(s, request, "operation"), "CREATE") || jsonscan_type(s, object) != JSONSCAN_OBJECT)
         return 0;
-    if (!pod_patch(s, object, &patch)) {
+    if (!pod_patch(s, object, opts, &patch)) {
         util_buf_finish(&patch);
         return 0;
     }
@@ -494,11 +554,12 @@ static int respond_pod_scanned(const struct jsonscan *s, char **text, size_t *te
     return 1;
 }
 
-int admission_respond_pod_fast(const char *body, size_t len, char **text, size_t *text_len, struct admission_info *info)
+int admission_respond_pod_fast(const char *body, size_t len, const struct mutate_options *opts, char **text, size_t *text_len,
+                               struct admission_info *info)
 {
     struct jsonscan s;
     jsonscan_init(&s);
-    int handled = jsonscan_parse(&s, body, len) == 0 && respond_pod_scanned(&s, text, text_len, info);
+    int handled = jsonscan_parse(&s, body, len) == 0 && respond_pod_scanned(&s, opts, text, text_len, info);
     jsonscan_finish(&s);
     return handled;
 }
@@ -595,7 +656,8 @@ static int respond_raycluster_scanned(const struct jsonscan *s, const struct que
     mutate_result_init(&result);
     info->kind = "RayCluster";
     info->operation = update ? "UPDATE" : "CREATE";
-    int handled = decide_object(TARGET_RAYCLUSTER, req, obj, queues != NULL ? queues : &unknown_queues, &result, info, &merr) == 0;
+    int handled =
+        decide_object(TARGET_RAYCLUSTER, req, obj, queues != NULL ? queues : &unknown_queues, NULL, &result, info, &merr) == 0;
     if (handled) {
         struct util_buf out = {0};
         char *patch = result.patch != NULL ? json_dumps(result.patch, JSON_COMPACT) : NULL;
@@ -622,20 +684,20 @@ int admission_respond_raycluster_fast(const char *body, size_t len, const struct
     return handled;
 }
 
-int admission_respond(const char *body, size_t len, const struct queuecheck_set *queues, char **text, size_t *text_len,
-                      struct admission_info *info, struct error *err)
+int admission_respond(const char *body, size_t len, const struct queuecheck_set *queues, const struct mutate_options *opts,
+                      char **text, size_t *text_len, struct admission_info *info, struct error *err)
 {
     json_t *response = NULL;
     struct jsonscan s;
     *text = NULL;
     /* One scan for both fast paths; what they decline, jansson parses and decides. */
     jsonscan_init(&s);
-    int handled = jsonscan_parse(&s, body, len) == 0 &&
-                  (respond_pod_scanned(&s, text, text_len, info) || respond_raycluster_scanned(&s, queues, text, text_len, info));
+    int handled = jsonscan_parse(&s, body, len) == 0 && (respond_pod_scanned(&s, opts, text, text_len, info) ||
+                                                         respond_raycluster_scanned(&s, queues, text, text_len, info));
     jsonscan_finish(&s);
     if (handled)
         return 0;
-    if (admission_handle(body, len, queues, &response, info, err) != 0)
+    if (admission_handle(body, len, queues, opts, &response, info, err) != 0)
         return -1;
     dump_new(response, text, text_len);
     return 0;

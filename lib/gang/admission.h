@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "error.h"
+#include "mutate.h"
 #include "queuecheck.h"
 
 /* The HTTP status of an answer to a body that is not a usable AdmissionReview (err->message says why). */
@@ -49,6 +50,8 @@ struct admission_info {
 /*
  * Decodes the AdmissionReview in body[0..len), decides, and encodes the answer.
  * queues: the Queues the webhook knows (borrowed; NULL: unknown, as unsynced).
+ * opts: what the webhook's flags add to the mutation (mutate.h; borrowed;
+ * NULL: nothing).
  * Returns 0 and sets *response to a new reference (caller owns it: json_decref)
  * holding the whole AdmissionReview response (apiVersion, kind, response.uid,
  * allowed, and patchType/patch or status or warnings as decided); info is filled.
@@ -56,8 +59,8 @@ struct admission_info {
  * than ADMISSION_MAX_JSON_VALUES values: *response is NULL and err says why
  * (info->result is "error").
  */
-int admission_handle(const char *body, size_t len, const struct queuecheck_set *queues, json_t **response,
-                     struct admission_info *info, struct error *err);
+int admission_handle(const char *body, size_t len, const struct queuecheck_set *queues, const struct mutate_options *opts,
+                     json_t **response, struct admission_info *info, struct error *err);
 
 /*
  * admission_handle() followed by json_dumps(JSON_COMPACT): the answer as text,
@@ -71,14 +74,14 @@ int admission_handle(const char *body, size_t len, const struct queuecheck_set *
  * spares the parse of the whole body; a denial goes through admission_handle().
  * Returns 0, or -1 with err as admission_handle() (*text is then NULL).
  */
-int admission_respond(const char *body, size_t len, const struct queuecheck_set *queues, char **text, size_t *text_len,
-                      struct admission_info *info, struct error *err);
+int admission_respond(const char *body, size_t len, const struct queuecheck_set *queues, const struct mutate_options *opts,
+                      char **text, size_t *text_len, struct admission_info *info, struct error *err);
 
 /*
  * A manager's webhook (path /dispatch-suspend): as admission_respond(), but a
  * ray.io RayCluster or RayJob CREATE or UPDATE gets dispatchsuspend.h's
  * decision only (no gang sizing: its worker's webhook does that), and every
- * other request is allowed as it is.
+ * other request (a Pod too) is allowed as it is: it takes no mutate_options.
  */
 int admission_respond_dispatch(const char *body, size_t len, const struct queuecheck_set *queues, char **text, size_t *text_len,
                                struct admission_info *info, struct error *err);
@@ -87,7 +90,8 @@ int admission_respond_dispatch(const char *body, size_t len, const struct queuec
  * Each fast path alone, for tests: returns 1 and the answer when it handled the
  * body, 0 when it declined (admission_handle() must decide).
  */
-int admission_respond_pod_fast(const char *body, size_t len, char **text, size_t *text_len, struct admission_info *info);
+int admission_respond_pod_fast(const char *body, size_t len, const struct mutate_options *opts, char **text, size_t *text_len,
+                               struct admission_info *info);
 int admission_respond_raycluster_fast(const char *body, size_t len, const struct queuecheck_set *queues, char **text,
                                       size_t *text_len, struct admission_info *info);
 

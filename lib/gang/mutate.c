@@ -306,7 +306,82 @@ out:
     return rc;
 }
 
-int mutate_pod(const json_t *pod, struct mutate_result *out, struct error *err)
+/*
+ * The operation that gates the pod (spec borrowed, an object), appended to
+ * patch unless the pod has our gate already. Returns 0, or -1 with err when
+ * spec.schedulingGates is not a list.
+ */
+static int patch_gate(json_t *patch, const json_t *spec, struct error *err)
+{
+    const json_t *gates = json_object_get(spec, "schedulingGates");
+    if (gates == NULL || json_is_null(gates)) {
+        json_t *list = json_array();
+        json_array_append_new(list, json_pack("{s:s}", "name", NAMES_GATE));
+        jsonpatch_append_new(patch, "add", "/spec/schedulingGates", list);
+        return 0;
+    }
+    if (!json_is_array(gates)) {
+        error_setf(err, "spec.schedulingGates: must be a list");
+        return -1;
+    }
+    size_t i;
+    const json_t *gate;
+    int present = 0;
+    json_array_foreach(gates, i, gate)
+    {
+        const char *name = json_string_value(json_object_get(gate, "name"));
+        present |= name != NULL && strcmp(name, NAMES_GATE) == 0;
+    }
+    if (!present)
+        jsonpatch_append_new(patch, "add", "/spec/schedulingGates/-", json_pack("{s:s}", "name", NAMES_GATE));
+    return 0;
+}
+
+/*
+ * The operation that gives the pod (metadata meta, borrowed) the group-name
+ * annotation group, appended to patch when the pod has none (a pod of a
+ * RayJob's RayCluster has its RayJob's). Returns the pod's group after the
+ * patch (borrowed from meta or group), or NULL when its annotation is not a
+ * string.
+ */
+static const char *patch_group_annotation(json_t *patch, const json_t *meta, const char *group, size_t *len)
+{
+    const json_t *annotations = json_object_get(meta, "annotations");
+    const json_t *have = json_object_get(annotations, NAMES_ANNOTATION_GROUP);
+    if (!json_is_object(annotations)) {
+        jsonpatch_append_new(patch, "add", "/metadata/annotations", json_pack("{s:s}", NAMES_ANNOTATION_GROUP, group));
+    } else if (have == NULL) {
+        char *path = jsonpatch_pointer_join("/metadata/annotations", NAMES_ANNOTATION_GROUP);
+        jsonpatch_append_new(patch, "add", path, json_string(group));
+        free(path);
+    } else {
+        *len = json_string_length(have);
+        return json_string_value(have);
+    }
+    *len = strlen(group);
+    return group;
+}
+
+/*
+ * Kubernetes' gang scheduling (mutate_options.native_gang): the operation
+ * that names the pod's PodGroup, group[0..len) (may be NULL), in
+ * spec.schedulingGroup (spec borrowed), appended to patch. The field is
+ * immutable, so it is set at CREATE or never. A pod that has one (any value
+ * but null: KubeRay's kubernetes-was backend sets it, or a user) keeps it. A
+ * group that is not a DNS subdomain (a cluster label with capitals or '_',
+ * an annotation written by hand, a name over 253 bytes) can name no PodGroup,
+ * and the apiserver would refuse the pod: it gets no schedulingGroup, and the
+ * gate works as before.
+ */
+static void patch_scheduling_group(json_t *patch, const json_t *spec, const char *group, size_t len)
+{
+    const json_t *have = json_object_get(spec, "schedulingGroup");
+    if ((have != NULL && !json_is_null(have)) || group == NULL || !names_dns_subdomain(group, len))
+        return;
+    jsonpatch_append_new(patch, "add", "/spec/schedulingGroup", json_pack("{s:s%}", "podGroupName", group, len));
+}
+
+int mutate_pod(const json_t *pod, const struct mutate_options *opts, struct mutate_result *out, struct error *err)
 {
     const json_t *meta = json_object_get(pod, "metadata");
     const json_t *labels = json_object_get(meta, "labels");
@@ -324,38 +399,16 @@ int mutate_pod(const json_t *pod, struct mutate_result *out, struct error *err)
         return 0;
 
     json_t *patch = json_array();
-    const json_t *gates = json_object_get(spec, "schedulingGates");
-    if (gates == NULL || json_is_null(gates)) {
-        json_t *list = json_array();
-        json_array_append_new(list, json_pack("{s:s}", "name", NAMES_GATE));
-        jsonpatch_append_new(patch, "add", "/spec/schedulingGates", list);
-    } else if (json_is_array(gates)) {
-        size_t i;
-        const json_t *gate;
-        int present = 0;
-        json_array_foreach(gates, i, gate)
-        {
-            const char *name = json_string_value(json_object_get(gate, "name"));
-            present |= name != NULL && strcmp(name, NAMES_GATE) == 0;
-        }
-        if (!present)
-            jsonpatch_append_new(patch, "add", "/spec/schedulingGates/-", json_pack("{s:s}", "name", NAMES_GATE));
-    } else {
+    if (patch_gate(patch, spec, err) != 0) {
         json_decref(patch);
-        error_setf(err, "spec.schedulingGates: must be a list");
         return -1;
     }
-
     /* The whole name, however long: a cut one would name another group than the RayCluster's. */
     char *group = names_podgroup(cluster);
-    const json_t *annotations = json_object_get(meta, "annotations");
-    if (!json_is_object(annotations)) {
-        jsonpatch_append_new(patch, "add", "/metadata/annotations", json_pack("{s:s}", NAMES_ANNOTATION_GROUP, group));
-    } else if (json_object_get(annotations, NAMES_ANNOTATION_GROUP) == NULL) {
-        char *path = jsonpatch_pointer_join("/metadata/annotations", NAMES_ANNOTATION_GROUP);
-        jsonpatch_append_new(patch, "add", path, json_string(group));
-        free(path);
-    }
+    size_t len;
+    const char *pod_group = patch_group_annotation(patch, meta, group, &len);
+    if (opts != NULL && opts->native_gang)
+        patch_scheduling_group(patch, spec, pod_group, len);
     free(group);
 
     if (json_array_size(patch) == 0)

@@ -19,6 +19,19 @@
  * gate raygate.io/gang (other gates kept) and, if missing, the annotation
  * scheduling.k8s.io/group-name ray-<cluster>-pg. metadata.name is never used.
  *
+ * Kubernetes' own gang scheduling (KEP-4671, scheduling.k8s.io/v1beta1
+ * Workload and PodGroup; the webhook's --native-gang, mutate_options): a pod
+ * gated so also names its PodGroup in spec.schedulingGroup.podGroupName,
+ * which kube-scheduler then binds all or nothing once the gate controller
+ * has written that PodGroup and lifted the gate. The name is the pod's
+ * group-name annotation (a RayJob's RayCluster's pods carry their RayJob's
+ * group), else the ray-<cluster>-pg the annotation gets. The field is
+ * immutable: it is set at CREATE, and a pod that has one (KubeRay's own
+ * kubernetes-was backend sets it, or a user did) keeps it. A name that is not
+ * a DNS subdomain (it could name no PodGroup, and the apiserver would refuse
+ * the pod) is not written: such a pod is gated as before. With the option
+ * off, the patch is what it was without it, byte for byte.
+ *
  * Both are idempotent: an object that already has what it needs gets no patch.
  */
 #ifndef RAYGATE_MUTATE_H
@@ -32,6 +45,14 @@
 struct mutate_result {
     json_t *patch;    /* new reference: RFC 6902 operations, or NULL when nothing changes */
     json_t *warnings; /* new reference: array of strings, or NULL when none */
+};
+
+/*
+ * What the webhook's flags add to the mutation. All zero (or a NULL pointer
+ * where one is taken): nothing, the mutation as it is without them.
+ */
+struct mutate_options {
+    int native_gang; /* 1: a gated pod also gets spec.schedulingGroup (Kubernetes' gang scheduling, above) */
 };
 
 /* Initialises an empty result in caller-owned storage. */
@@ -48,11 +69,12 @@ void mutate_result_finish(struct mutate_result *r);
 int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struct error *err);
 
 /*
- * Decides on a Pod object (borrowed) being created. out must be initialised and
- * empty. Returns 0 (allowed; out->patch set when any), or -1 with err when the
- * pod is malformed where we must change it (spec.schedulingGates not a list).
+ * Decides on a Pod object (borrowed) being created, with opts (borrowed; NULL:
+ * all off). out must be initialised and empty. Returns 0 (allowed; out->patch
+ * set when any), or -1 with err when the pod is malformed where we must change
+ * it (spec.schedulingGates not a list).
  */
-int mutate_pod(const json_t *pod, struct mutate_result *out, struct error *err);
+int mutate_pod(const json_t *pod, const struct mutate_options *opts, struct mutate_result *out, struct error *err);
 
 /* ---- building blocks, shared with the RayJob mutation (rayjob.h) ---- */
 

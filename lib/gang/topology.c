@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "names.h"
 #include "util.h"
 
 #define PATH_LEN 192
@@ -101,33 +102,9 @@ const struct topo_constraint *topology_request_for(const struct topo_request *r,
 
 /* ---- label keys, as Kubernetes validates them (IsQualifiedName) ---- */
 
-static int is_lower_alnum(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
 static int is_alnum(char c)
 {
-    return is_lower_alnum(c) || (c >= 'A' && c <= 'Z');
-}
-
-/* Whether s[0..n) is a DNS-1123 subdomain: dot-separated [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 253 bytes. */
-static int is_subdomain(const char *s, size_t n)
-{
-    if (n == 0 || n > 253)
-        return 0;
-    size_t start = 0;
-    for (size_t i = 0; i <= n; i++) {
-        if (i < n && s[i] != '.') {
-            if (!is_lower_alnum(s[i]) && s[i] != '-')
-                return 0;
-            continue;
-        }
-        if (i == start || !is_lower_alnum(s[start]) || !is_lower_alnum(s[i - 1]))
-            return 0;
-        start = i + 1;
-    }
-    return 1;
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z');
 }
 
 /* What is wrong with key as a node label key, or NULL when it is valid. */
@@ -138,7 +115,7 @@ static const char *label_key_problem(const char *key)
     size_t n = strlen(name);
     if (slash != NULL && strchr(name, '/') != NULL)
         return "at most one '/'";
-    if (slash != NULL && !is_subdomain(key, (size_t)(slash - key)))
+    if (slash != NULL && !names_dns_subdomain(key, (size_t)(slash - key)))
         return "the prefix before '/' must be a DNS subdomain (lowercase letters, digits, '-' and '.', at most 253 "
                "characters)";
     if (n == 0 || n > 63)

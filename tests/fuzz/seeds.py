@@ -52,10 +52,12 @@ for path in sorted(glob.glob(os.path.join(fixtures, "bench", "*.json"))):
 for path in sorted(glob.glob(os.path.join(fixtures, "hostile", "bodies", "*"))):
     if os.path.getsize(path) <= 64 << 10:
         put("admission", "hostile-" + base(path), open(path, "rb").read())
-for kind, sub in (("Pod", "mutate/pod"), ("RayCluster", "mutate/raycluster"), ("RayJob", "rayjob/mutate")):
+for kind, sub in (("Pod", "mutate/pod"), ("Pod", "mutate/pod-native"), ("RayCluster", "mutate/raycluster"),
+                  ("RayJob", "rayjob/mutate")):
     for path in sorted(glob.glob(os.path.join(fixtures, sub, "*.json"))):
         c = json.load(open(path))
-        put("admission", "mutate-" + kind.lower() + "-" + base(path), review(kind, c["object"], base(path)))
+        name = ("native-" if sub.endswith("-native") else "") + base(path)
+        put("admission", "mutate-" + kind.lower() + "-" + name, review(kind, c["object"], base(path)))
         if kind == "RayCluster":
             put("gang", "mutate-" + base(path), json.dumps(c["object"]))
 

@@ -7,6 +7,7 @@
 
 #include "jsonpatch.h"
 #include "mutate.h"
+#include "names.h"
 #include "util.h"
 
 __attribute__((format(printf, 2, 3))) static int fail(struct error *why, const char *fmt, ...)
@@ -85,12 +86,41 @@ static size_t count_gates(const json_t *pod)
     return n;
 }
 
+/* Whether a and b (either may be NULL: absent) are the same value, or both absent. */
+static int same_value(const json_t *a, const json_t *b)
+{
+    return a == NULL || b == NULL ? a == b : json_equal(a, b);
+}
+
+/*
+ * The native gang step on a patched pod: the spec.schedulingGroup it came
+ * with (null is none), else one naming its group-name annotation when that is
+ * a DNS subdomain, else none.
+ */
+static int check_scheduling_group(const json_t *before, const json_t *pod, struct error *why)
+{
+    const json_t *had = json_object_get(json_object_get(before, "spec"), "schedulingGroup");
+    const json_t *has = json_object_get(json_object_get(pod, "spec"), "schedulingGroup");
+    const json_t *group = json_object_get(json_object_get(json_object_get(pod, "metadata"), "annotations"), NAMES_ANNOTATION_GROUP);
+    if (had != NULL && !json_is_null(had))
+        return same_value(had, has) ? 0 : fail(why, "patched pod's spec.schedulingGroup is not the one it came with");
+    if (json_is_string(group) && names_dns_subdomain(json_string_value(group), json_string_length(group))) {
+        if (json_object_size(has) != 1 || !json_equal(json_object_get(has, "podGroupName"), group))
+            return fail(why, "patched pod's spec.schedulingGroup does not name its group \"%s\"", json_string_value(group));
+        return 0;
+    }
+    if (has != NULL && !json_is_null(has))
+        return fail(why, "patched pod names a group in spec.schedulingGroup, but its group-name annotation is no DNS subdomain");
+    return 0;
+}
+
 /*
  * A patched Pod: raygate's gate, never added beside one already there (a pod
  * that came with it twice keeps its two: the apiserver refuses the duplicate),
- * and the group-name annotation.
+ * and the group-name annotation; with the native gang step, its
+ * spec.schedulingGroup (check_scheduling_group); without, the one it came with.
  */
-static int check_pod(const json_t *before, const json_t *pod, struct error *why)
+static int check_pod(const json_t *before, const json_t *pod, const struct mutate_options *opts, struct error *why)
 {
     size_t had = count_gates(before), has = count_gates(pod);
     if (!json_is_array(json_object_get(json_object_get(pod, "spec"), "schedulingGates")))
@@ -100,11 +130,16 @@ static int check_pod(const json_t *before, const json_t *pod, struct error *why)
     const json_t *ann = json_object_get(json_object_get(pod, "metadata"), "annotations");
     if (!json_is_string(json_object_get(ann, NAMES_ANNOTATION_GROUP)))
         return fail(why, "patched pod has no %s annotation", NAMES_ANNOTATION_GROUP);
+    if (opts != NULL && opts->native_gang)
+        return check_scheduling_group(before, pod, why);
+    if (!same_value(json_object_get(json_object_get(before, "spec"), "schedulingGroup"),
+                    json_object_get(json_object_get(pod, "spec"), "schedulingGroup")))
+        return fail(why, "spec.schedulingGroup changed with the native gang step off");
     return 0;
 }
 
-/* Admits review with request.object replaced by object: it must be allowed with no patch. */
-static int check_idempotent(const json_t *review, const json_t *object, struct error *why)
+/* Admits review with request.object replaced by object, with opts: it must be allowed with no patch. */
+static int check_idempotent(const json_t *review, const json_t *object, const struct mutate_options *opts, struct error *why)
 {
     json_t *again = json_deep_copy(review);
     json_object_set(json_object_get(again, "request"), "object", (json_t *)object);
@@ -115,7 +150,7 @@ static int check_idempotent(const json_t *review, const json_t *object, struct e
     json_t *response = NULL;
     struct admission_info info;
     struct error err;
-    int rc = admission_handle(text, strlen(text), NULL, &response, &info, &err);
+    int rc = admission_handle(text, strlen(text), NULL, opts, &response, &info, &err);
     free(text);
     int bad = 0;
     if (rc != 0)
@@ -128,8 +163,8 @@ static int check_idempotent(const json_t *review, const json_t *object, struct e
     return bad;
 }
 
-int reviewcheck_answer(const char *body, size_t len, int rc, const json_t *response, const struct admission_info *info,
-                       const struct error *err, json_t **patched, struct error *why)
+int reviewcheck_answer(const char *body, size_t len, const struct mutate_options *opts, int rc, const json_t *response,
+                       const struct admission_info *info, const struct error *err, json_t **patched, struct error *why)
 {
     json_t *review = NULL, *patch = NULL, *result = NULL;
     int bad = -1;
@@ -223,9 +258,9 @@ int reviewcheck_answer(const char *body, size_t len, int rc, const json_t *respo
         fail(why, "patched object is not an object");
         goto out;
     }
-    if (strcmp(info->kind, "Pod") == 0 && check_pod(json_object_get(request, "object"), result, why) != 0)
+    if (strcmp(info->kind, "Pod") == 0 && check_pod(json_object_get(request, "object"), result, opts, why) != 0)
         goto out;
-    if (check_idempotent(review, result, why) != 0)
+    if (check_idempotent(review, result, opts, why) != 0)
         goto out;
     bad = 0;
     if (patched != NULL) {
@@ -241,14 +276,15 @@ out:
 }
 
 /* admission_respond() (the fast paths) answers body as admission_handle() did (rc, response, err): the same text or error. */
-static int check_same_text(const char *body, size_t len, int rc, const json_t *response, const struct error *err, struct error *why)
+static int check_same_text(const char *body, size_t len, const struct mutate_options *opts, int rc, const json_t *response,
+                           const struct error *err, struct error *why)
 {
     char *text = NULL, *want = NULL;
     size_t text_len = 0;
     struct admission_info info;
     struct error terr = {{0}};
     int bad = 1;
-    int trc = admission_respond(body, len, NULL, &text, &text_len, &info, &terr);
+    int trc = admission_respond(body, len, NULL, opts, &text, &text_len, &info, &terr);
     if (trc != rc) {
         fail(why, "admission_respond returned %d, admission_handle %d", trc, rc);
     } else if (rc != 0) {
@@ -266,11 +302,11 @@ static int check_same_text(const char *body, size_t len, int rc, const json_t *r
     return bad ? -1 : 0;
 }
 
-int reviewcheck_run(const char *body, size_t len, int *rc, json_t **response, struct admission_info *info, struct error *err,
-                    json_t **patched, struct error *why)
+int reviewcheck_run(const char *body, size_t len, const struct mutate_options *opts, int *rc, json_t **response,
+                    struct admission_info *info, struct error *err, json_t **patched, struct error *why)
 {
-    *rc = admission_handle(body, len, NULL, response, info, err);
-    if (check_same_text(body, len, *rc, *response, err, why) != 0)
+    *rc = admission_handle(body, len, NULL, opts, response, info, err);
+    if (check_same_text(body, len, opts, *rc, *response, err, why) != 0)
         return -1;
-    return reviewcheck_answer(body, len, *rc, *response, info, err, patched, why);
+    return reviewcheck_answer(body, len, opts, *rc, *response, info, err, patched, why);
 }

@@ -13,7 +13,12 @@
  *   request.object and yields an object that, admitted again, is allowed with
  *   no further patch (the mutation is complete and idempotent). A patched Pod
  *   carries raygate's scheduling gate (added only when absent) and the
- *   group-name annotation.
+ *   group-name annotation; with the native gang step on (mutate_options), the
+ *   spec.schedulingGroup it came with, or else one naming that annotation's
+ *   group when it is a DNS subdomain, or none.
+ *
+ * opts: the webhook's mutate_options the body is admitted with (borrowed; NULL:
+ * none), the same for every admission a check makes.
  */
 #ifndef RAYGATE_TEST_REVIEWCHECK_H
 #define RAYGATE_TEST_REVIEWCHECK_H
@@ -31,8 +36,8 @@
  * NULL, sets *patched to the patched object (new reference, or NULL when there
  * was no patch). Returns -1 with why otherwise.
  */
-int reviewcheck_answer(const char *body, size_t len, int rc, const json_t *response, const struct admission_info *info,
-                       const struct error *err, json_t **patched, struct error *why);
+int reviewcheck_answer(const char *body, size_t len, const struct mutate_options *opts, int rc, const json_t *response,
+                       const struct admission_info *info, const struct error *err, json_t **patched, struct error *why);
 
 /*
  * Runs admission_handle() on body and checks its outcome with
@@ -40,7 +45,7 @@ int reviewcheck_answer(const char *body, size_t len, int rc, const json_t *respo
  * the same text, or the same error. *response (new reference or NULL) and *rc are the
  * handler's, for further checks by the caller.
  */
-int reviewcheck_run(const char *body, size_t len, int *rc, json_t **response, struct admission_info *info, struct error *err,
-                    json_t **patched, struct error *why);
+int reviewcheck_run(const char *body, size_t len, const struct mutate_options *opts, int *rc, json_t **response,
+                    struct admission_info *info, struct error *err, json_t **patched, struct error *why);
 
 #endif

@@ -13,6 +13,8 @@
 #include "fixtures.h"
 #include "jsonpatch.h"
 
+static const struct mutate_options native_off = {.native_gang = 0}, native_on = {.native_gang = 1};
+
 /* Returns the patch carried by a response (new reference), checking its encoding. */
 static json_t *decode_patch(const char *file, const char *b64)
 {
@@ -29,6 +31,12 @@ static json_t *decode_patch(const char *file, const char *b64)
     return patch;
 }
 
+/* A fixture's (borrowed) mutation options: "options": {"nativeGang": true} is the webhook's --native-gang on; else none. */
+static const struct mutate_options *fixture_options(const json_t *c)
+{
+    return json_is_true(json_object_get(json_object_get(c, "options"), "nativeGang")) ? &native_on : NULL;
+}
+
 static void run_fixture(const char *file, size_t *ok, size_t *errors)
 {
     json_t *c = fixture_json(file);
@@ -37,7 +45,8 @@ static void run_fixture(const char *file, size_t *ok, size_t *errors)
     json_t *response = (json_t *)1;
     struct admission_info info = {0};
     struct error err = {{0}};
-    int rc = admission_handle(body, strlen(body), NULL, &response, &info, &err);
+    const struct mutate_options *opts = fixture_options(c);
+    int rc = admission_handle(body, strlen(body), NULL, opts, &response, &info, &err);
 
     if (json_object_get(c, "http") != NULL) {
         const char *want = json_string_value(json_object_get(c, "error"));
@@ -129,10 +138,10 @@ static void test_length_respected(void **state)
     json_t *response = NULL;
     struct admission_info info;
     struct error err;
-    assert_int_equal(admission_handle(body, strlen(body) - strlen("GARBAGE"), NULL, &response, &info, &err), 0);
+    assert_int_equal(admission_handle(body, strlen(body) - strlen("GARBAGE"), NULL, NULL, &response, &info, &err), 0);
     assert_true(json_is_true(json_object_get(json_object_get(response, "response"), "allowed")));
     json_decref(response);
-    assert_int_equal(admission_handle(body, strlen(body), NULL, &response, &info, &err), -1);
+    assert_int_equal(admission_handle(body, strlen(body), NULL, NULL, &response, &info, &err), -1);
     assert_int_equal(ADMISSION_ERROR_STATUS, 400);
     assert_null(response);
 }
@@ -143,13 +152,13 @@ struct fast_counts {
 };
 
 /* When a fast path answers body, the jansson path must accept it; counts the answer. */
-static void check_fast(const char *what, const char *body, size_t len, const struct queuecheck_set *queues, int want_rc,
-                       const struct error *want_err, struct fast_counts *fast)
+static void check_fast(const char *what, const char *body, size_t len, const struct queuecheck_set *queues,
+                       const struct mutate_options *opts, int want_rc, const struct error *want_err, struct fast_counts *fast)
 {
     char *fast_text = NULL;
     size_t fast_len = 0;
     struct admission_info fast_info = {0};
-    int pod = admission_respond_pod_fast(body, len, &fast_text, &fast_len, &fast_info);
+    int pod = admission_respond_pod_fast(body, len, opts, &fast_text, &fast_len, &fast_info);
     if (pod) {
         assert_string_equal(fast_info.kind, "Pod");
         free(fast_text);
@@ -169,21 +178,21 @@ static void check_fast(const char *what, const char *body, size_t len, const str
 }
 
 /*
- * body through admission_respond() and through admission_handle() + json_dumps():
- * the same answer, byte for byte, or the same error. Counts the bodies the
- * fast paths answered themselves.
+ * body through admission_respond() and through admission_handle() + json_dumps(),
+ * with queues and opts (either may be NULL): the same answer, byte for byte, or
+ * the same error. Counts the bodies the fast paths answered themselves.
  */
 static void check_same_answer_with(const char *what, const char *body, size_t len, const struct queuecheck_set *queues,
-                                   struct fast_counts *fast)
+                                   const struct mutate_options *opts, struct fast_counts *fast)
 {
     char *text = NULL;
     size_t text_len = 0;
     struct admission_info info = {0}, want_info = {0};
     struct error err = {{0}}, want_err = {{0}};
     json_t *response = NULL;
-    int want_rc = admission_handle(body, len, queues, &response, &want_info, &want_err);
-    int rc = admission_respond(body, len, queues, &text, &text_len, &info, &err);
-    check_fast(what, body, len, queues, want_rc, &want_err, fast);
+    int want_rc = admission_handle(body, len, queues, opts, &response, &want_info, &want_err);
+    int rc = admission_respond(body, len, queues, opts, &text, &text_len, &info, &err);
+    check_fast(what, body, len, queues, opts, want_rc, &want_err, fast);
     assert_int_equal(rc, want_rc);
     assert_string_equal(info.kind, want_info.kind);
     assert_string_equal(info.operation, want_info.operation);
@@ -205,7 +214,7 @@ static void check_same_answer_with(const char *what, const char *body, size_t le
 
 static void check_same_answer(const char *what, const char *body, size_t len, struct fast_counts *fast)
 {
-    check_same_answer_with(what, body, len, NULL, fast);
+    check_same_answer_with(what, body, len, NULL, NULL, fast);
 }
 
 /* A Pod CREATE AdmissionReview around object (borrowed), as text (caller frees); indent 0: compact. */
@@ -219,6 +228,36 @@ static char *pod_review(const json_t *object, int indent)
     return text;
 }
 
+/*
+ * Every pod of the mutation fixtures folder dir, compact and indented as the
+ * apiserver could send it, with opts: the same answers both ways, and the Pod
+ * fast path answers all but the denied ones and the legacy operator's. Returns
+ * how many bodies were checked.
+ */
+static size_t pod_fixtures_same_answer(const char *dir, const struct mutate_options *opts, struct fast_counts *fast)
+{
+    size_t n, bodies = 0, fast_before = fast->pod, declined = 0;
+    char **files = fixture_list(dir, &n);
+    for (size_t i = 0; i < n; i++) {
+        json_t *c = fixture_json(files[i]);
+        /* the legacy operator's pods go through jansson, and so do denials (jansson words them) */
+        declined += strstr(files[i], "/legacy-") != NULL || json_object_get(c, "deny") != NULL;
+        for (int indent = 0; indent <= 2; indent += 2) {
+            char *body = pod_review(json_object_get(c, "object"), indent);
+            check_same_answer_with(files[i], body, strlen(body), NULL, opts, fast);
+            bodies++;
+            free(body);
+        }
+        json_decref(c);
+    }
+    fixture_list_free(files, n);
+    assert_true(declined >= 2);
+    if (fast->pod - fast_before != 2 * (n - declined))
+        fail_msg("%s (native gang %s): the Pod fast path answered %zu of %zu bodies, expected %zu", dir,
+                 opts != NULL && opts->native_gang ? "on" : "off", fast->pod - fast_before, bodies, 2 * (n - declined));
+    return bodies;
+}
+
 /* admission_respond answers every fixture as admission_handle does, and answers most Pod CREATEs itself. */
 static void test_respond_same_answer(void **state)
 {
@@ -230,30 +269,19 @@ static void test_respond_same_answer(void **state)
         json_t *c = fixture_json(files[i]);
         const char *raw = json_string_value(json_object_get(c, "body"));
         char *body = raw != NULL ? strdup(raw) : json_dumps(json_object_get(c, "review"), JSON_COMPACT);
-        check_same_answer(files[i], body, strlen(body), &fast);
+        check_same_answer_with(files[i], body, strlen(body), NULL, fixture_options(c), &fast);
         bodies++;
         free(body);
         json_decref(c);
     }
     fixture_list_free(files, n);
 
-    /* Every pod of the mutation fixtures, compact and indented, as the apiserver could send it. */
-    files = fixture_list("mutate/pod", &n);
-    size_t fast_before = fast.pod, legacy = 0;
-    for (size_t i = 0; i < n; i++) {
-        json_t *c = fixture_json(files[i]);
-        legacy += strstr(files[i], "/legacy-") != NULL; /* the legacy operator's pods go through jansson */
-        for (int indent = 0; indent <= 2; indent += 2) {
-            char *body = pod_review(json_object_get(c, "object"), indent);
-            check_same_answer(files[i], body, strlen(body), &fast);
-            bodies++;
-            free(body);
-        }
-        json_decref(c);
-    }
-    fixture_list_free(files, n);
-    assert_true(legacy >= 3);
-    assert_true(fast.pod - fast_before >= 2 * (n - 1 - legacy)); /* all but the denied one and the legacy ones */
+    /* Every pod of the mutation fixtures, with the native gang step off and on. */
+    static const char *const pod_dirs[] = {"mutate/pod", "mutate/pod-native"};
+    const struct mutate_options *const pod_opts[] = {NULL, &native_off, &native_on};
+    for (size_t d = 0; d < sizeof(pod_dirs) / sizeof(pod_dirs[0]); d++)
+        for (size_t o = 0; o < sizeof(pod_opts) / sizeof(pod_opts[0]); o++)
+            bodies += pod_fixtures_same_answer(pod_dirs[d], pod_opts[o], &fast);
 
     size_t len;
     char *body = fixture_read("bench/pod-review.json", &len);
@@ -286,12 +314,50 @@ static void test_respond_same_answer(void **state)
         char *fast_text = NULL;
         size_t fast_len;
         struct admission_info info;
-        if (admission_respond_pod_fast(review, strlen(review), &fast_text, &fast_len, &info))
+        if (admission_respond_pod_fast(review, strlen(review), NULL, &fast_text, &fast_len, &info))
             fail_msg("tricky body %zu: the fast path should decline it", i);
         check_same_answer(review, review, strlen(review), &fast);
+        check_same_answer_with(review, review, strlen(review), NULL, &native_on, &fast);
         bodies++;
     }
-    assert_true(bodies >= 40);
+    assert_true(bodies >= 200);
+}
+
+/*
+ * With the native gang step on, the Pod fast path also declines a group-name
+ * annotation with escapes (its decoded text would be the name), which it
+ * answers with the step off (it never reads that text then); jansson's
+ * answer is the same either way.
+ */
+static void test_respond_native_declines(void **state)
+{
+    (void)state;
+    static const char *const objects[] = {
+        "{\"metadata\":{\"labels\":{\"ray.io/cluster\":\"c1\",\"volcano.sh/queue-name\":\"q\"},"
+        "\"annotations\":{\"scheduling.k8s.io/group-name\":\"ray-a\\/b-pg\"}},\"spec\":{}}",
+        "{\"metadata\":{\"labels\":{\"ray.io/cluster\":\"c1\",\"volcano.sh/queue-name\":\"q\"},"
+        "\"annotations\":{\"scheduling.k8s.io/group-name\":\"ray-job\\n-pg\"}},\"spec\":{\"schedulingGroup\":null}}",
+    };
+    struct fast_counts fast = {0, 0};
+    for (size_t i = 0; i < sizeof(objects) / sizeof(objects[0]); i++) {
+        char review[1024];
+        snprintf(review, sizeof(review),
+                 "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u1\","
+                 "\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\",\"object\":%s}}",
+                 objects[i]);
+        char *text = NULL;
+        size_t len;
+        struct admission_info info;
+        if (!admission_respond_pod_fast(review, strlen(review), &native_off, &text, &len, &info))
+            fail_msg("body %zu: the fast path should answer it with the step off", i);
+        free(text);
+        text = NULL;
+        if (admission_respond_pod_fast(review, strlen(review), &native_on, &text, &len, &info))
+            fail_msg("body %zu: the fast path should decline it with the step on", i);
+        check_same_answer_with(review, review, strlen(review), NULL, &native_off, &fast);
+        check_same_answer_with(review, review, strlen(review), NULL, &native_on, &fast);
+    }
+    assert_int_equal(fast.pod, 2); /* the two answers with the step off */
 }
 
 /* An AdmissionReview of kind group/version/kind and operation for object and old (either may be NULL), as text (caller frees). */
@@ -313,7 +379,7 @@ static json_t *answer_of(char *text, const struct queuecheck_set *queues, struct
 {
     json_t *response = NULL;
     struct error err = {{0}};
-    assert_int_equal(admission_handle(text, strlen(text), queues, &response, info, &err), 0);
+    assert_int_equal(admission_handle(text, strlen(text), queues, NULL, &response, info, &err), 0);
     free(text);
     return response;
 }
@@ -399,7 +465,7 @@ static void check_review_all_ways(const char *what, const json_t *review, const 
     for (int indent = 0; indent <= 1; indent++) {
         char *body = json_dumps(review, indent ? JSON_INDENT(1) : JSON_COMPACT);
         check_same_answer(what, body, strlen(body), fast);
-        check_same_answer_with(what, body, strlen(body), parents, denied);
+        check_same_answer_with(what, body, strlen(body), parents, NULL, denied);
         free(body);
     }
 }
@@ -479,7 +545,7 @@ static json_t *applied_object(const char *file, const char *body, size_t len)
     struct error err;
     json_t *review = json_loadb(body, len, 0, NULL);
     json_t *out = json_null();
-    if (admission_respond(body, len, NULL, &text, &text_len, &info, &err) == 0) {
+    if (admission_respond(body, len, NULL, NULL, &text, &text_len, &info, &err) == 0) {
         json_t *answer = json_loadb(text, text_len, 0, NULL);
         json_t *resp = json_object_get(answer, "response");
         const char *b64 = json_string_value(json_object_get(resp, "patch"));
@@ -602,6 +668,7 @@ int main(void)
         cmocka_unit_test(test_fixtures),
         cmocka_unit_test(test_length_respected),
         cmocka_unit_test(test_respond_same_answer),
+        cmocka_unit_test(test_respond_native_declines),
         cmocka_unit_test(test_queue_tree),
         cmocka_unit_test(test_respond_raycluster_fast),
         cmocka_unit_test(test_raycluster_applied),

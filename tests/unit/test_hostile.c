@@ -42,8 +42,13 @@ static char *case_body(const json_t *c, size_t *len)
     return buf;
 }
 
-/* Returns 0 when the case was checked, 1 when skipped (a body over 4 MiB under valgrind: minutes, not seconds). */
-static int check_case(const json_t *c)
+/*
+ * Returns 0 when the case was checked, 1 when skipped (a body over 4 MiB under
+ * valgrind: minutes, not seconds). With opts (the native gang step on), the
+ * case's "patched" and "checks" (written for the webhook's default) give way
+ * to its "native" ones, if any: the contract (reviewcheck.h) says the rest.
+ */
+static int check_case(const json_t *c, const struct mutate_options *opts)
 {
     const char *name = json_string_value(json_object_get(c, "name"));
     size_t len;
@@ -59,8 +64,8 @@ static int check_case(const json_t *c)
     struct error why;
     int rc;
 
-    if (reviewcheck_run(body, len, &rc, &response, &info, &err, &patched, &why) != 0)
-        fail_msg("%s: %s", name, why.message);
+    if (reviewcheck_run(body, len, opts, &rc, &response, &info, &err, &patched, &why) != 0)
+        fail_msg("%s%s: %s", name, opts != NULL ? " (native gang on)" : "", why.message);
 
     const json_t *http = json_object_get(c, "http");
     if (http != NULL) {
@@ -83,14 +88,15 @@ static int check_case(const json_t *c)
         if (got == NULL || strstr(got, message) == NULL)
             fail_msg("%s: status.message \"%s\" lacks \"%s\"", name, got != NULL ? got : "(none)", message);
     }
-    const json_t *want_patch = json_object_get(c, "patched");
+    const json_t *expect = opts != NULL ? json_object_get(c, "native") : c;
+    const json_t *want_patch = json_object_get(expect, "patched");
     if (json_is_true(want_patch) && patched == NULL)
         fail_msg("%s: no patch", name);
     if (json_is_false(want_patch) && patched != NULL)
         fail_msg("%s: unexpected patch", name);
     size_t i;
     const json_t *check;
-    json_array_foreach(json_object_get(c, "checks"), i, check)
+    json_array_foreach(json_object_get(expect, "checks"), i, check)
     {
         const char *pointer = json_string_value(json_object_get(check, "pointer"));
         char what[300];
@@ -117,20 +123,25 @@ static void test_catalogue(void **state)
     size_t i, errors = 0, denials = 0, patches = 0, skipped = 0;
     const json_t *c;
     assert_true(json_array_size(cases) >= 40);
+    static const struct mutate_options native_on = {.native_gang = 1};
+    size_t native = 0;
     json_array_foreach(cases, i, c)
     {
-        if (check_case(c)) {
+        if (check_case(c, NULL)) {
             skipped++;
             continue;
         }
+        check_case(c, &native_on);
         errors += json_object_get(c, "http") != NULL;
         denials += json_is_false(json_object_get(c, "allowed"));
         patches += json_is_true(json_object_get(c, "patched"));
+        native += json_object_get(c, "native") != NULL;
     }
     /* Every kind of answer is exercised. */
     assert_true(errors >= 10);
     assert_true(denials >= 10);
     assert_true(patches >= 10);
+    assert_true(native >= 4);
     assert_true(skipped <= 3);
     if (skipped > 0)
         print_message("hostile: %zu cases over 4 MiB skipped under valgrind (RAYGATE_UNDER_VALGRIND=1)\n", skipped);
@@ -150,20 +161,67 @@ static void test_checker_catches(void **state)
     json_t *bad_patch = json_pack("{s:s,s:s,s:{s:s,s:b,s:s,s:s}}", "apiVersion", "admission.k8s.io/v1", "kind", "AdmissionReview",
                                   "response", "uid", "u", "allowed", 1, "patchType", "JSONPatch", "patch",
                                   "W3sib3AiOiJyZW1vdmUiLCJwYXRoIjoiL3NwZWMvbm9kZU5hbWUifV0=");
-    assert_int_equal(reviewcheck_answer(body, strlen(body), 0, bad_patch, &info, &err, NULL, &why), -1);
+    assert_int_equal(reviewcheck_answer(body, strlen(body), NULL, 0, bad_patch, &info, &err, NULL, &why), -1);
     assert_non_null(strstr(why.message, "does not apply"));
     json_t *bare_denial = json_pack("{s:s,s:s,s:{s:s,s:b}}", "apiVersion", "admission.k8s.io/v1", "kind", "AdmissionReview",
                                     "response", "uid", "u", "allowed", 0);
     info.result = "denied";
-    assert_int_equal(reviewcheck_answer(body, strlen(body), 0, bare_denial, &info, &err, NULL, &why), -1);
+    assert_int_equal(reviewcheck_answer(body, strlen(body), NULL, 0, bare_denial, &info, &err, NULL, &why), -1);
     assert_non_null(strstr(why.message, "denial without status"));
     json_t *other_uid = json_pack("{s:s,s:s,s:{s:s,s:b}}", "apiVersion", "admission.k8s.io/v1", "kind", "AdmissionReview",
                                   "response", "uid", "v", "allowed", 1);
     info.result = "allowed";
-    assert_int_equal(reviewcheck_answer(body, strlen(body), 0, other_uid, &info, &err, NULL, &why), -1);
+    assert_int_equal(reviewcheck_answer(body, strlen(body), NULL, 0, other_uid, &info, &err, NULL, &why), -1);
     json_decref(other_uid);
     json_decref(bare_denial);
     json_decref(bad_patch);
+}
+
+/* The answer to a Pod CREATE that carries patch (compact JSON text), as a checker sees it (new). */
+static json_t *answer_with_patch(const char *patch)
+{
+    char *b64 = util_base64_encode(patch, strlen(patch));
+    json_t *answer = json_pack("{s:s,s:s,s:{s:s,s:b,s:s,s:s}}", "apiVersion", "admission.k8s.io/v1", "kind", "AdmissionReview",
+                               "response", "uid", "u", "allowed", 1, "patchType", "JSONPatch", "patch", b64);
+    free(b64);
+    return answer;
+}
+
+/* The checker on the native gang step: a schedulingGroup naming another group, or added with the step off, is caught. */
+static void test_checker_catches_scheduling_group(void **state)
+{
+    (void)state;
+    static const struct mutate_options native_on = {.native_gang = 1};
+    const char *body = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\","
+                       "\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\",\"object\":"
+                       "{\"metadata\":{\"labels\":{\"ray.io/cluster\":\"c1\",\"volcano.sh/queue-name\":\"q\"}},\"spec\":{}}}}";
+    const char *ops =
+        "[{\"op\":\"add\",\"path\":\"/spec/schedulingGates\",\"value\":[{\"name\":\"raygate.io/gang\"}]},"
+        "{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{\"scheduling.k8s.io/group-name\":\"ray-c1-pg\"}}";
+    struct admission_info info = {.kind = "Pod", .operation = "CREATE", .result = "patched"};
+    struct error err = {{0}}, why;
+    char patch[1024];
+
+    snprintf(patch, sizeof(patch),
+             "%s,{\"op\":\"add\",\"path\":\"/spec/schedulingGroup\",\"value\":{\"podGroupName\":\"ray-c1-pg\"}}]", ops);
+    json_t *right = answer_with_patch(patch);
+    assert_int_equal(reviewcheck_answer(body, strlen(body), &native_on, 0, right, &info, &err, NULL, &why), 0);
+    assert_int_equal(reviewcheck_answer(body, strlen(body), NULL, 0, right, &info, &err, NULL, &why), -1);
+    assert_non_null(strstr(why.message, "changed with the native gang step off"));
+
+    snprintf(patch, sizeof(patch), "%s,{\"op\":\"add\",\"path\":\"/spec/schedulingGroup\",\"value\":{\"podGroupName\":\"other\"}}]",
+             ops);
+    json_t *other = answer_with_patch(patch);
+    assert_int_equal(reviewcheck_answer(body, strlen(body), &native_on, 0, other, &info, &err, NULL, &why), -1);
+    assert_non_null(strstr(why.message, "does not name its group"));
+
+    snprintf(patch, sizeof(patch), "%s]", ops);
+    json_t *none = answer_with_patch(patch);
+    assert_int_equal(reviewcheck_answer(body, strlen(body), NULL, 0, none, &info, &err, NULL, &why), 0);
+    assert_int_equal(reviewcheck_answer(body, strlen(body), &native_on, 0, none, &info, &err, NULL, &why), -1);
+    json_decref(none);
+    json_decref(other);
+    json_decref(right);
 }
 
 int main(void)
@@ -172,6 +230,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_catalogue),
         cmocka_unit_test(test_checker_catches),
+        cmocka_unit_test(test_checker_catches_scheduling_group),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

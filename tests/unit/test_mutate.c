@@ -24,6 +24,19 @@ static void test_raycluster_fixtures(void **state)
     fixture_list_free(files, n);
 }
 
+static const struct mutate_options native_off = {.native_gang = 0}, native_on = {.native_gang = 1};
+
+/* mutate_pod as the webhook calls it with --native-gang off (no options, as the tests and fuzzers pass), or on. */
+static int pod_default(const json_t *pod, struct mutate_result *out, struct error *err)
+{
+    return mutate_pod(pod, NULL, out, err);
+}
+
+static int pod_native(const json_t *pod, struct mutate_result *out, struct error *err)
+{
+    return mutate_pod(pod, &native_on, out, err);
+}
+
 static void test_pod_fixtures(void **state)
 {
     (void)state;
@@ -31,10 +44,88 @@ static void test_pod_fixtures(void **state)
     char **files = fixture_list("mutate/pod", &n);
     assert_true(n >= 10);
     for (size_t i = 0; i < n; i++)
-        run_fixture(files[i], mutate_pod, &patched, &denied);
+        run_fixture(files[i], pod_default, &patched, &denied);
     assert_true(patched >= 4);
     assert_true(denied >= 1);
     fixture_list_free(files, n);
+}
+
+/* Kubernetes' gang scheduling on (mutate.h): the pods of mutate/pod-native/, each with its exact patch. */
+static void test_pod_native_fixtures(void **state)
+{
+    (void)state;
+    size_t n, patched = 0, denied = 0;
+    char **files = fixture_list("mutate/pod-native", &n);
+    assert_true(n >= 15);
+    for (size_t i = 0; i < n; i++)
+        run_fixture(files[i], pod_native, &patched, &denied);
+    assert_true(patched >= 10);
+    assert_true(denied >= 1);
+    fixture_list_free(files, n);
+}
+
+/* The patch of pod (borrowed) with opts, as compact text (new; NULL: no patch); fails on a denial. */
+static char *pod_patch_text(const char *file, const json_t *pod, const struct mutate_options *opts)
+{
+    struct mutate_result r;
+    struct error err = {{0}};
+    mutate_result_init(&r);
+    if (mutate_pod(pod, opts, &r, &err) != 0) {
+        mutate_result_finish(&r);
+        return NULL;
+    }
+    char *text = r.patch != NULL ? json_dumps(r.patch, JSON_COMPACT) : NULL;
+    if (r.patch != NULL && text == NULL)
+        fail_msg("%s: the patch does not encode", file);
+    mutate_result_finish(&r);
+    return text;
+}
+
+/*
+ * Every pod of both folders: with the step off (NULL or zeroed options) the
+ * patch is the same text; on, it is that patch with at most one operation
+ * more, the last, which adds /spec/schedulingGroup.
+ */
+static void test_pod_native_adds_one_op(void **state)
+{
+    (void)state;
+    static const char *const dirs[] = {"mutate/pod", "mutate/pod-native"};
+    size_t added = 0, same = 0;
+    for (size_t d = 0; d < 2; d++) {
+        size_t n;
+        char **files = fixture_list(dirs[d], &n);
+        for (size_t i = 0; i < n; i++) {
+            json_t *c = fixture_json(files[i]);
+            const json_t *pod = json_object_get(c, "object");
+            char *none = pod_patch_text(files[i], pod, NULL), *off = pod_patch_text(files[i], pod, &native_off);
+            char *on = pod_patch_text(files[i], pod, &native_on);
+            if ((none == NULL) != (off == NULL) || (none != NULL && strcmp(none, off) != 0))
+                fail_msg("%s: NULL options and native_gang 0 differ: %s / %s", files[i], none, off);
+            json_t *on_ops = on != NULL ? json_loads(on, 0, NULL) : json_array();
+            json_t *off_ops = off != NULL ? json_loads(off, 0, NULL) : json_array();
+            size_t k = json_array_size(off_ops);
+            if (json_array_size(on_ops) == k + 1) {
+                const json_t *last = json_array_get(on_ops, k);
+                assert_string_equal(json_string_value(json_object_get(last, "path")), "/spec/schedulingGroup");
+                assert_string_equal(json_string_value(json_object_get(last, "op")), "add");
+                json_array_remove(on_ops, k);
+                added++;
+            } else {
+                same++;
+            }
+            if (!json_equal(on_ops, off_ops))
+                fail_msg("%s: on, the patch changes more than one added operation: %s / %s", files[i], on, off);
+            json_decref(on_ops);
+            json_decref(off_ops);
+            free(none);
+            free(off);
+            free(on);
+            json_decref(c);
+        }
+        fixture_list_free(files, n);
+    }
+    assert_true(added >= 10);
+    assert_true(same >= 10);
 }
 
 /* A pod's patch does not depend on metadata.name: with or without it, the same operations. */
@@ -47,9 +138,9 @@ static void test_pod_name_irrelevant(void **state)
     struct error err;
     mutate_result_init(&a);
     mutate_result_init(&b);
-    assert_int_equal(mutate_pod(pod, &a, &err), 0);
+    assert_int_equal(mutate_pod(pod, &native_on, &a, &err), 0);
     json_object_set_new(json_object_get(pod, "metadata"), "name", json_string("something-else"));
-    assert_int_equal(mutate_pod(pod, &b, &err), 0);
+    assert_int_equal(mutate_pod(pod, &native_on, &b, &err), 0);
     assert_non_null(a.patch);
     assert_true(json_equal(a.patch, b.patch));
     mutate_result_finish(&a);
@@ -60,8 +151,8 @@ static void test_pod_name_irrelevant(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_raycluster_fixtures),
-        cmocka_unit_test(test_pod_fixtures),
+        cmocka_unit_test(test_raycluster_fixtures), cmocka_unit_test(test_pod_fixtures),
+        cmocka_unit_test(test_pod_native_fixtures), cmocka_unit_test(test_pod_native_adds_one_op),
         cmocka_unit_test(test_pod_name_irrelevant),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
