@@ -22,15 +22,21 @@ Q="native-$(e2e_uid)"
 make_queue "$Q" 12 24Gi
 inv_start --grace 30
 
+# api PATH: GET PATH of the apiserver (a watch streams until killed)
 api() { curl -sN --cacert "$STATE/pki/ca.crt" -H "Authorization: Bearer $(cat "$STATE/pki/admin.token")" "https://127.0.0.1:$APISERVER_PORT$1"; }
+# watch_into PATH FILE: a watch of PATH into FILE, in the background until the test ends (curl itself: $! is its pid,
+# and it holds none of the test's output open)
+watch_into() {
+	curl -sN --cacert "$STATE/pki/ca.crt" -H "Authorization: Bearer $(cat "$STATE/pki/admin.token")" \
+		"https://127.0.0.1:$APISERVER_PORT$1" >"$2" 2>/dev/null </dev/null &
+	e2e_on_exit "kill $! 2>/dev/null"
+}
 native_minc() { kc get podgroups.scheduling.k8s.io -n "$NS" "ray-$1-pg" -o jsonpath='{.spec.schedulingPolicy.gang.minCount}' 2>/dev/null; }
 
 # ---- 1. the group named, and written before the first gate went
 rv="$(api "/api/v1/namespaces/$NS/pods?limit=1" | jq -r .metadata.resourceVersion)"
-api "/api/v1/namespaces/$NS/pods?watch=1&resourceVersion=$rv" >"$E2E_TMP/pods.json" &
-e2e_on_exit "kill $! 2>/dev/null"
-api "/apis/scheduling.k8s.io/v1beta1/namespaces/$NS/podgroups?watch=1&resourceVersion=$rv" >"$E2E_TMP/pgs.json" &
-e2e_on_exit "kill $! 2>/dev/null"
+watch_into "/api/v1/namespaces/$NS/pods?watch=1&resourceVersion=$rv" "$E2E_TMP/pods.json"
+watch_into "/apis/scheduling.k8s.io/v1beta1/namespaces/$NS/podgroups?watch=1&resourceVersion=$rv" "$E2E_TMP/pgs.json"
 raycluster one queue="$Q" group=worker:2:2:4 | kc apply -n "$NS" -f - >/dev/null
 all_or_none_watch one 3 60 || fail "one was not admitted whole"
 eventually 30 "one's 3 pods bound" is bound_count one 3
@@ -89,7 +95,7 @@ YAML
 sed -e "s/^  name: example-cluster2$/  name: own/" -e "s/volcano.sh\/queue-name: .*/volcano.sh\/queue-name: $Q/" \
 	-e 's/^      spec:$/      spec:\n        schedulingGroup: {podGroupName: users-own}/' "$LEGACY/example-cluster2.yaml" | kc apply -n "$NS" -f - >/dev/null
 python3 "$LEGACY/node_provider.py" --server "https://127.0.0.1:$APISERVER_PORT" --token "$STATE/pki/admin.token" \
-	--ca "$STATE/pki/ca.crt" --namespace "$NS" --head-timeout 120 own >"$STATE/logs/node-provider-$NS-own.log" 2>&1 &
+	--ca "$STATE/pki/ca.crt" --namespace "$NS" --head-timeout 120 own >"$STATE/logs/node-provider-$NS-own.log" 2>&1 </dev/null &
 e2e_on_exit "kill $! 2>/dev/null"
 own_bound() { [[ "$(kc get pods -n "$NS" -l ray-cluster-name=own -o json | jq '[.items[] | select(.spec.nodeName != null)] | length')" == 2 ]]; }
 eventually 90 "own's head and worker admitted by raygate and bound" own_bound
