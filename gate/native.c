@@ -142,7 +142,7 @@ static int gang_names_group(const struct cache_gang *g, const char *group, int32
 {
     const struct cache_pod *p;
     cache_gang_for_each_pod(p, g) {
-        if (p->sched_group != NULL && strcmp(p->sched_group, group) == 0) {
+        if (cache_pod_live(p) && p->sched_group != NULL && strcmp(p->sched_group, group) == 0) {
             *priority = p->priority;
             return 1;
         }
@@ -225,12 +225,18 @@ static int ok_status(long st)
     return st >= 200 && st < 300;
 }
 
-/* Creates the Workloads and PodGroups of the specs with create[i]; an existing PodGroup (409) is marked for patch. */
+/*
+ * Creates the Workloads and then the PodGroups of the specs with want[i]; an
+ * existing PodGroup (409) is marked for patch. A Workload that could not be
+ * written (but 409: it exists) fails its spec: no PodGroup is written for it,
+ * so that a later pass, seeing none, writes both again.
+ */
 static void create(struct kube_client *c, const struct nativegang_spec *specs, size_t n, const int *want, int *patch, int *ok)
 {
     char **paths = util_calloc(n + 1, sizeof(*paths));
     json_t **bodies = util_calloc(n + 1, sizeof(*bodies));
     long *st = util_calloc(n + 1, sizeof(*st));
+    int *pg = util_calloc(n + 1, sizeof(*pg));
     for (size_t i = 0; i < n; i++) {
         if (!want[i])
             continue;
@@ -243,17 +249,20 @@ static void create(struct kube_client *c, const struct nativegang_spec *specs, s
         json_decref(bodies[i]);
         paths[i] = NULL;
         bodies[i] = NULL;
-        if (!want[i])
-            continue;
         /* An existing Workload (409) is kept as it is: the template as first written. */
+        pg[i] = want[i] && (ok_status(st[i]) || st[i] == 409);
+        if (want[i] && !pg[i])
+            ok[i] = 0;
+        if (!pg[i])
+            continue;
         paths[i] = collection(&specs[i], "podgroups");
         bodies[i] = nativegang_podgroup(&specs[i]);
     }
-    batch(c, "POST", NULL, paths, bodies, want, n, st);
+    batch(c, "POST", NULL, paths, bodies, pg, n, st);
     for (size_t i = 0; i < n; i++) {
         free(paths[i]);
         json_decref(bodies[i]);
-        if (!want[i])
+        if (!pg[i])
             continue;
         ok[i] = ok_status(st[i]);
         patch[i] = st[i] == 409;
@@ -261,6 +270,7 @@ static void create(struct kube_client *c, const struct nativegang_spec *specs, s
     free(paths);
     free(bodies);
     free(st);
+    free(pg);
 }
 
 static void patch_min_count(struct kube_client *c, const struct nativegang_spec *specs, size_t n, const int *want, int *ok)

@@ -225,6 +225,21 @@ static void test_drift(void **state)
     }
     assert_int_equal(native_drift(n, c, out, 0), 0); /* at most max */
 
+    /* A Failed pod that named the group of drifted-plain (whose live pods name none) makes no drift. */
+    json_t *dead =
+        json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:{s:s, s:s, s:s}}, s:{s:{s:s}, s:i, s:[{s:s}]}, s:{s:s}}", "apiVersion", "v1",
+                  "kind", "Pod", "metadata", "name", "drifted-plain-old", "namespace", NS, "uid", "uid-drifted-plain-old",
+                  "creationTimestamp", "2026-01-10T10:00:00Z", "labels", "ray.io/cluster", "drifted-plain", "volcano.sh/queue-name",
+                  "q", "ray.io/node-type", "worker", "spec", "schedulingGroup", "podGroupName", "ray-drifted-plain-pg", "priority",
+                  9, "containers", "name", "ray", "status", "phase", "Failed");
+    struct error err = {{0}};
+    assert_int_equal(cache_upsert_pod(c, dead, &err), 0);
+    json_decref(dead);
+    k = native_drift(n, c, out, 8);
+    assert_int_equal(k, json_array_size(want));
+    for (size_t i = 0; i < k; i++)
+        native_want_finish(&out[i]);
+
     /* The watch then shows the patch: no drift left. */
     for (size_t i = 0; i < json_array_size(want); i++) {
         json_t *pg =
@@ -406,6 +421,23 @@ static void test_ensure_failure(void **state)
     json_decref(log);
 }
 
+/* A failed write of the Workload (not 409) is no success either, and no PodGroup is written without it. */
+static void test_ensure_workload_failure(void **state)
+{
+    struct api *w = *state;
+    script(w, WORKLOADS, json_pack("[i]", 500));
+    ensure_fails(w, NATIVEGANG_CREATE, 1); /* the Workload only */
+    script(w, WORKLOADS, json_pack("[i]", 409));
+    enum nativegang_op op = NATIVEGANG_CREATE;
+    int ok[] = {-1};
+    native_ensure(w->k, &specs[0], &op, 1, ok, NULL, NULL);
+    assert_int_equal(ok[0], 1); /* an existing Workload is fine: the PodGroup is written */
+    json_t *log = fake_log(w->f);
+    assert_int_equal(json_array_size(log), 3);
+    json_decref(request(log, 2, "POST", PODGROUPS));
+    json_decref(log);
+}
+
 /* One call: a NONE costs no request; a CREATE and a PATCH are written; all ok. */
 static void test_ensure_mixed(void **state)
 {
@@ -476,6 +508,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ensure_create, api_setup, api_teardown),
         cmocka_unit_test_setup_teardown(test_ensure_conflict, api_setup, api_teardown),
         cmocka_unit_test_setup_teardown(test_ensure_failure, api_setup, api_teardown),
+        cmocka_unit_test_setup_teardown(test_ensure_workload_failure, api_setup, api_teardown),
         cmocka_unit_test_setup_teardown(test_ensure_mixed, api_setup, api_teardown),
         cmocka_unit_test_setup_teardown(test_ensure_not_leading, api_setup, api_teardown),
     };
