@@ -338,7 +338,7 @@ cmd_up() {
 	[[ "$gang" == kueue || "$gang" == coscheduling ]] && peer_build=(--peers "$gang")
 	# Quiet when everything is built; on a new machine it shows the build (several minutes, once).
 	RAYGATE_K8S_VERSION="$K8S_VERSION" RAYGATE_KUBERAY_VERSION="$KUBERAY_VERSION" bash "$here/build-upstream.sh" "${peer_build[@]}" 2>&1 | sed -u '/: cached$/d; /^build-upstream: all upstream programs present$/d' >&2
-	command -v etcd >/dev/null || die "etcd not found: run hack/deps.sh"
+	[[ -x "$ETCD_BIN/etcd" ]] || die "etcd not found in $ETCD_BIN: run hack/build-upstream.sh"
 	rm -rf "$KUBECACHEDIR" # what a cluster that was here before served is not this one's
 	claim_state worker
 	echo "$gang" >"$STATE/gang"
@@ -431,7 +431,7 @@ advertise_args() {
 
 # start_api [EXTRA-APISERVER-ARG...]: etcd and kube-apiserver, until ready.
 start_api() {
-	start etcd "$(command -v etcd)" --name raygate-local --data-dir "$STATE/etcd" \
+	start etcd "$ETCD_BIN/etcd" --name raygate-local --data-dir "$STATE/etcd" \
 		--listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
 		--listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
 		--initial-cluster "raygate-local=http://127.0.0.1:$ETCD_PEER_PORT" \
@@ -508,7 +508,7 @@ cmd_up_manager() {
 	done
 	[[ "$name" =~ ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ ]] || die "--cluster-name takes a DNS label, not '$name'"
 	RAYGATE_K8S_VERSION="$K8S_VERSION" RAYGATE_KUBERAY_VERSION="$KUBERAY_VERSION" bash "$here/build-upstream.sh" 2>&1 | sed -u '/: cached$/d; /^build-upstream: all upstream programs present$/d' >&2
-	command -v etcd >/dev/null || die "etcd not found: run hack/deps.sh"
+	[[ -x "$ETCD_BIN/etcd" ]] || die "etcd not found in $ETCD_BIN: run hack/build-upstream.sh"
 	rm -rf "$KUBECACHEDIR"
 	claim_state manager
 	COMPONENTS=("${MANAGER_COMPONENTS[@]}")

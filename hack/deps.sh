@@ -7,7 +7,7 @@ pkgs=(
 	meson ninja-build pkg-config gcc
 	libh2o-evloop-dev libssl-dev libjansson-dev libcurl4-openssl-dev libyaml-dev libcmocka-dev
 	# local control plane and tests
-	etcd-server etcd-client openssl curl jq bc procps iproute2 psmisc python3
+	etcd-client openssl curl jq bc procps iproute2 psmisc python3
 	# the image (hack/image.sh) and the real node (hack/cluster.sh up --real-node)
 	umoci containerd runc containernetworking-plugins iptables kmod util-linux
 	# benchmarks and reliability tooling

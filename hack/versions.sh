@@ -16,8 +16,13 @@ KUBERAY_OLDEST=v1.5.1
 K8S_VERSION="${RAYGATE_K8S_VERSION:-$K8S_NEWEST}"
 KUBERAY_VERSION="${RAYGATE_KUBERAY_VERSION:-$KUBERAY_NEWEST}"
 KWOK_VERSION=v0.7.0
+# etcd, from its Go module: Debian 12's etcd 3.4 lacks what kube-apiserver 1.37
+# asks of its storage (RequestWatchProgress: watches that stream their initial
+# list, which kwok's client-go uses); the 3.6 line serves both ends of the window.
+ETCD_VERSION=v3.6.16
 HELM_VERSION=v3.18.6
 RAYGATE_CACHE="${RAYGATE_CACHE:-$HOME/.cache/raygate}"
+ETCD_BIN="$RAYGATE_CACHE/etcd-$ETCD_VERSION/bin"
 K8S_BIN="$RAYGATE_CACHE/k8s-$K8S_VERSION/bin"
 KWOK_BIN="$RAYGATE_CACHE/kwok-$KWOK_VERSION/bin"
 KUBERAY_BIN="$RAYGATE_CACHE/kuberay-$KUBERAY_VERSION/bin"
