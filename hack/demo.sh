@@ -85,6 +85,12 @@ show kubectl get podgroups.scheduling.volcano.sh -n "$NS" ray-test-cluster-0-pg 
 narrate "And the queue shows 1 running gang and what it holds of the capability:"
 show kubectl get queue kuberay-test-queue -o yaml
 
+if kubectl get --raw /apis/scheduling.k8s.io/v1beta1 2>/dev/null | grep -q '"podgroups"'; then
+	narrate "This Kubernetes ($K8S_VERSION) schedules gangs itself (scheduling.k8s.io/v1beta1). Before lifting the gates, raygate wrote the gang's own PodGroup, minCount 3; the webhook had named it in each pod's spec.schedulingGroup at creation, so kube-scheduler bound the 3 pods all at once or would have bound none (docs/native-gang.md)"
+	show kubectl get podgroups.scheduling.k8s.io -n "$NS"
+	show kubectl get pods -n "$NS" -l ray.io/cluster=test-cluster-0 -o custom-columns=POD:.metadata.name,GROUP:.spec.schedulingGroup.podGroupName,NODE:.spec.nodeName
+fi
+
 narrate "test-cluster-1, the same shape: the queue has only cpu 1 and memory 2Gi left, so the whole gang waits - no pod is placed"
 sed 's/test-cluster-0/test-cluster-1/' "$ROOT/samples/raycluster-test-cluster-0.yaml" | kubectl apply -n "$NS" -f -
 wait_pods test-cluster-1 3
