@@ -147,6 +147,7 @@ static int create_rooms(struct controller *c)
     c->status = status_create(c->client, c->reg, may_write_fn, on_status_changed, c);
     if (c->status == NULL)
         return -1;
+    status_set_native(c->status, c->native);
     struct watches_config wc = {
         .client = c->client,
         .mu = &c->mu,

@@ -150,6 +150,18 @@ static int gang_names_group(const struct cache_gang *g, const char *group, int32
     return 0;
 }
 
+char *native_describe(const struct native *n, const struct cache_gang *g, const char *group)
+{
+    struct nativegang_seen seen;
+    if (!native_enabled(n) || !g->admitted || native_seen(n, g->namespace_, group, &seen) != 0)
+        return NULL;
+    int64_t bound = 0;
+    const struct cache_pod *p;
+    cache_gang_for_each_pod(p, g)
+        bound += cache_pod_live(p) && p->node != NULL;
+    return nativegang_describe(&seen, bound);
+}
+
 size_t native_drift(const struct native *n, struct cache *cache, struct native_want *out, size_t max)
 {
     size_t k = 0;

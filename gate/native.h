@@ -87,6 +87,14 @@ int native_want(const struct native *n, struct cache *cache, const struct admit_
  */
 size_t native_drift(const struct native *n, struct cache *cache, struct native_want *out, size_t max);
 
+/*
+ * Caller holds the controller's lock. What kube-scheduler says of admitted
+ * gang g's native PodGroup group (nativegang_describe, with g's bound pods),
+ * as a new string; NULL when the step is not used, g is not admitted, or the
+ * watch has not seen the group.
+ */
+char *native_describe(const struct native *n, const struct cache_gang *g, const char *group);
+
 /* Frees w's strings; accepts a zeroed w. */
 void native_want_finish(struct native_want *w);
 

@@ -23,14 +23,15 @@ struct status {
     status_changed_fn changed;
     void *arg; /* of may_write and changed */
 
-    pthread_mutex_t mu;     /* guards everything below (lock order: status.h) */
-    int full;               /* the next sync looks at every gang and queue */
-    json_t *pgs;            /* "ns/name" -> trimmed PodGroup (podgroup_trim), from the watch and our writes */
-    json_t *pg_expected;    /* "ns/name" -> {"seq": n, "obj": trimmed PodGroup as our queued write leaves it} */
-    json_t *pg_dirty;       /* "ns/name" -> {"ns", "name"}: the PodGroup changed; look at its gang at the next sync */
-    json_t *pg_compared;    /* "ns/name" -> the gang's podgroup_gang_fingerprint when its PodGroup was last compared */
-    json_t *queue_status;   /* queue name -> {"rv": resourceVersion, "status": {...}} */
-    json_t *queue_expected; /* queue name -> {"seq": n, "status": {...}} */
+    pthread_mutex_t mu;          /* guards everything below (lock order: status.h) */
+    int full;                    /* the next sync looks at every gang and queue */
+    json_t *pgs;                 /* "ns/name" -> trimmed PodGroup (podgroup_trim), from the watch and our writes */
+    json_t *pg_expected;         /* "ns/name" -> {"seq": n, "obj": trimmed PodGroup as our queued write leaves it} */
+    json_t *pg_dirty;            /* "ns/name" -> {"ns", "name"}: the PodGroup changed; look at its gang at the next sync */
+    json_t *pg_compared;         /* "ns/name" -> the gang's podgroup_gang_fingerprint when its PodGroup was last compared */
+    json_t *queue_status;        /* queue name -> {"rv": resourceVersion, "status": {...}} */
+    json_t *queue_expected;      /* queue name -> {"seq": n, "status": {...}} */
+    const struct native *native; /* Kubernetes' own PodGroups (native.h), read under the controller's lock; NULL: none */
 };
 
 static const char *obj_str(const json_t *obj, const char *field)
@@ -109,6 +110,20 @@ void status_record_queue(struct status *s, enum kube_watch_event ev, const json_
     pthread_mutex_lock(&s->mu);
     record_queue(s, ev, obj);
     pthread_mutex_unlock(&s->mu);
+}
+
+void status_touch_podgroup(struct status *s, const char *ns, const char *name)
+{
+    char *key = util_strdupf("%s/%s", ns, name);
+    pthread_mutex_lock(&s->mu);
+    json_object_set_new(s->pg_dirty, key, json_pack("{s:s,s:s}", "ns", ns, "name", name));
+    pthread_mutex_unlock(&s->mu);
+    free(key);
+}
+
+void status_set_native(struct status *s, const struct native *n)
+{
+    s->native = n;
 }
 
 void status_podgroups_synced(struct status *s)
@@ -303,12 +318,15 @@ static void sync_podgroup(struct sync_ctx *x, struct cache_gang *g)
     podgroup_gang_from_cache(g, &pg);
     const struct preempthold_item *held = admit_held(x->admit, g);
     pg.preempting = held != NULL && held->victims_remain ? held->victims : NULL;
+    char *native = native_describe(s->native, g, name);
+    pg.native = native;
     /* Nothing it shows moved since the last comparison, nor the PodGroup (that would have made it dirty): same answer. */
     json_int_t fp = (json_int_t)podgroup_gang_fingerprint(&pg, g->resource_version);
     json_t *last = json_object_get(s->pg_compared, key);
     if (last != NULL && json_integer_value(last) == fp) {
         free(key);
         free(name);
+        free(native);
         return;
     }
     json_object_set_new(s->pg_compared, key, json_integer(fp));
@@ -334,6 +352,7 @@ static void sync_podgroup(struct sync_ctx *x, struct cache_gang *g)
     }
     free(key);
     free(name);
+    free(native);
 }
 
 /* Queue q's status, written when it differs from what the API shows or our writes will leave. */

@@ -27,6 +27,7 @@
 #include "admit.h"
 #include "cache.h"
 #include "kube.h"
+#include "native.h"
 #include "metrics.h"
 #include "podgroup.h"
 #include "statuswriter.h"
@@ -58,6 +59,16 @@ void status_record_queue(struct status *s, enum kube_watch_event ev, const json_
 
 /* Every PodGroup is known now (its watch synced): the next sync compares every gang. */
 void status_podgroups_synced(struct status *s);
+
+/*
+ * Kubernetes' own PodGroup ns/name changed (native.h: its name is the Volcano
+ * PodGroup's): its gang is looked at by the next sync, whose Scheduled
+ * condition says what kube-scheduler says of it.
+ */
+void status_touch_podgroup(struct status *s, const char *ns, const char *name);
+
+/* The native gang state (native.h, read under the controller's lock in status_sync); NULL: none. */
+void status_set_native(struct status *s, const struct native *n);
 
 /*
  * After a pass (res, borrowed) and its gate removals, with the cache's lock

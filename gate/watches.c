@@ -153,6 +153,11 @@ static void on_watch(void *arg, enum kube_watch_event ev, json_t *object)
         hyperwatch_record(w->cfg.hyper, ev, object);
     } else if (x->kind == WATCH_NATIVE) {
         native_record(w->cfg.native, ev, object);
+        const json_t *meta = json_object_get(object, "metadata");
+        const char *ns = json_string_value(json_object_get(meta, "namespace"));
+        const char *name = json_string_value(json_object_get(meta, "name"));
+        if (ns != NULL && name != NULL)
+            status_touch_podgroup(w->cfg.status, ns, name);
     } else {
         /* Changes are seen now: a dispatch lease's (dispatchlease.h), a gang falling short of pods (evictscan.h). */
         cache_set_clock(w->cfg.cache, clock_wall_ms());

@@ -168,6 +168,43 @@ static void test_transitions(void **state)
     json_decref(scenarios);
 }
 
+/* The Scheduled condition's message of a PodGroup body (borrowed from body), or NULL. */
+static const char *scheduled_message(const json_t *body)
+{
+    size_t i;
+    const json_t *c;
+    json_array_foreach(json_object_get(json_object_get(body, "status"), "conditions"), i, c)
+    {
+        if (strcmp(str(c, "type"), "Scheduled") == 0)
+            return str(c, "message");
+    }
+    return NULL;
+}
+
+/* An admitted gang's Scheduled condition says what kube-scheduler says of its native PodGroup (issue 35), and a change of
+   that alone is a change of the gang (its fingerprint): its PodGroup is compared again. */
+static void test_native(void **state)
+{
+    struct podgroup_gang g = {.namespace_ = "team-a",
+                              .cluster = "c",
+                              .cluster_uid = "uid-c",
+                              .queue = "q",
+                              .spec_ok = 1,
+                              .min_member = 3,
+                              .admitted = 1,
+                              .admitted_at = "2024-05-01T10:00:00Z"};
+    json_t *body = NULL;
+    assert_int_equal(podgroup_sync(&g, NULL, "2024-05-01T10:00:01Z", &body), PODGROUP_WRITE_CREATE);
+    assert_string_equal(scheduled_message(body), "admitted by queue q");
+    uint64_t before = podgroup_gang_fingerprint(&g, "1");
+    json_decref(body);
+    g.native = "kube-scheduler: waiting for 2 of 3 pods";
+    assert_int_equal(podgroup_sync(&g, NULL, "2024-05-01T10:00:01Z", &body), PODGROUP_WRITE_CREATE);
+    assert_string_equal(scheduled_message(body), "admitted by queue q; kube-scheduler: waiting for 2 of 3 pods");
+    assert_true(podgroup_gang_fingerprint(&g, "1") != before);
+    json_decref(body);
+}
+
 static void test_names(void **state)
 {
     (void)state;
@@ -586,7 +623,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_transitions),      cmocka_unit_test(test_names),      cmocka_unit_test(test_discovery),
         cmocka_unit_test(test_queue_status),     cmocka_unit_test(test_queue_tree), cmocka_unit_test(test_walkthrough),
-        cmocka_unit_test(test_wait_annotations),
+        cmocka_unit_test(test_wait_annotations), cmocka_unit_test(test_native),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -71,8 +71,9 @@ static uint64_t hash_str(uint64_t h, const char *s)
 
 uint64_t podgroup_gang_fingerprint(const struct podgroup_gang *g, const char *cluster_rv)
 {
-    const char *strings[] = {g->namespace_,     g->cluster,     g->cluster_uid,  g->rayjob,     g->rayjob_uid, g->queue,
-                             g->priority_class, g->admitted_at, g->preempted_by, g->preempting, g->message,    cluster_rv};
+    const char *strings[] = {g->namespace_, g->cluster,        g->cluster_uid, g->rayjob,       g->rayjob_uid,
+                             g->queue,      g->priority_class, g->admitted_at, g->preempted_by, g->preempting,
+                             g->message,    cluster_rv,        g->native};
     int64_t numbers[] = {g->legacy,       g->spec_ok, g->min_member, g->admitted, g->reason,
                          g->pods_created, g->running, g->succeeded,  g->failed,   g->record != NULL};
     uint64_t h = TABLE_HASH_SEED;
@@ -339,7 +340,8 @@ static void set_count(json_t *obj, const char *key, int64_t n)
 static json_t *desired_status(const struct podgroup_gang *g, const json_t *observed_status, const char *now)
 {
     json_t *st = json_object();
-    char *scheduled = util_strdupf("admitted by queue %s", g->queue != NULL ? g->queue : "");
+    char *scheduled = util_strdupf("admitted by queue %s%s%s", g->queue != NULL ? g->queue : "", g->native != NULL ? "; " : "",
+                                   g->native != NULL ? g->native : "");
     json_t *conds = conditions(g, json_object_get(observed_status, "conditions"), now, scheduled);
     free(scheduled);
     if (json_array_size(conds) > 0)

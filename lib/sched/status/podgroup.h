@@ -98,6 +98,8 @@ struct podgroup_gang {
     const char *message;                /* the wait message, or NULL */
     int64_t pods_created;               /* reason PODS: the members that exist (admit_gang_members) */
     int64_t running, succeeded, failed; /* pods by phase */
+    const char *native;                 /* what kube-scheduler says of its native PodGroup (nativegang_describe), or NULL:
+                                           the Scheduled condition's message adds it (not from the cache: the caller sets it) */
 };
 
 /* Whether a cached gang has a PodGroup: its RayCluster is cached and names a queue. */
