@@ -86,7 +86,7 @@ int native_seen(const struct native *n, const char *ns, const char *name, struct
 /* ------------------------------------------------------------------ what a decision needs */
 
 /* The sched_group the pods of d name: 1 ours (group), -1 another's, 0 none. */
-static int pods_name_group(struct cache *cache, const struct admit_decision *d, const char *group, int32_t *priority)
+static int pods_name_group(struct cache *cache, const struct admit_decision *d, const char *group)
 {
     int found = 0;
     for (size_t k = 0; k < d->npods; k++) {
@@ -95,21 +95,20 @@ static int pods_name_group(struct cache *cache, const struct admit_decision *d, 
             continue;
         if (strcmp(pod->sched_group, group) != 0)
             return -1;
-        *priority = pod->priority;
         found = 1;
     }
     return found;
 }
 
-/* out for gang g, its PodGroup group (steals), its pods' priority. */
-static void want_of(const struct native *n, const struct cache_gang *g, char *group, int32_t priority, struct native_want *out)
+/* out for gang g and its PodGroup group (steals). */
+static void want_of(const struct native *n, const struct cache_gang *g, char *group, struct native_want *out)
 {
     int by_rayjob = g->owner_name != NULL && g->owner_uid != NULL;
     out->spec = (struct nativegang_spec){
         .namespace_ = util_strdup(g->namespace_),
         .name = group,
         .min_count = g->min_member,
-        .priority = priority,
+        .priority_class = g->priority_class != NULL ? util_strdup(g->priority_class) : NULL,
         .owner_api_version = g->legacy ? LEGACY_API_VERSION : "ray.io/v1",
         .owner_kind = by_rayjob ? "RayJob" : "RayCluster",
         .owner_name = util_strdup(by_rayjob ? g->owner_name : g->name),
@@ -128,24 +127,21 @@ int native_want(const struct native *n, struct cache *cache, const struct admit_
     if (g == NULL || g->min_member < 1)
         return 0;
     char *group = names_podgroup(cache_gang_group(g));
-    int32_t priority = 0;
-    if (pods_name_group(cache, d, group, &priority) != 1) {
+    if (pods_name_group(cache, d, group) != 1) {
         free(group);
         return 0;
     }
-    want_of(n, g, group, priority, out);
+    want_of(n, g, group, out);
     return 1;
 }
 
-/* Whether a live pod of g names group: 1 with *priority its, else 0. */
-static int gang_names_group(const struct cache_gang *g, const char *group, int32_t *priority)
+/* Whether a live pod of g names group. */
+static int gang_names_group(const struct cache_gang *g, const char *group)
 {
     const struct cache_pod *p;
     cache_gang_for_each_pod(p, g) {
-        if (cache_pod_live(p) && p->sched_group != NULL && strcmp(p->sched_group, group) == 0) {
-            *priority = p->priority;
+        if (cache_pod_live(p) && p->sched_group != NULL && strcmp(p->sched_group, group) == 0)
             return 1;
-        }
     }
     return 0;
 }
@@ -175,13 +171,12 @@ size_t native_drift(const struct native *n, struct cache *cache, struct native_w
                 continue;
             char *group = names_podgroup(cache_gang_group(g));
             struct nativegang_seen seen;
-            int32_t priority = 0;
             if (native_seen(n, g->namespace_, group, &seen) != 0 || nativegang_op(&seen, g->min_member) != NATIVEGANG_PATCH ||
-                !gang_names_group(g, group, &priority)) {
+                !gang_names_group(g, group)) {
                 free(group);
                 continue;
             }
-            want_of(n, g, group, priority, &out[k++]);
+            want_of(n, g, group, &out[k++]);
         }
     }
     return k;
@@ -193,6 +188,7 @@ void native_want_finish(struct native_want *w)
     free((char *)w->spec.name);
     free((char *)w->spec.owner_name);
     free((char *)w->spec.owner_uid);
+    free((char *)w->spec.priority_class);
     memset(w, 0, sizeof(*w));
 }
 

@@ -35,9 +35,9 @@ json_t *nativegang_workload(const struct nativegang_spec *s)
 
 json_t *nativegang_podgroup(const struct nativegang_spec *s)
 {
-    return json_pack("{s:s, s:s, s:o, s:{s:{s:s, s:s}, s:o, s:i, s:{s:{}}}}", "apiVersion", NATIVEGANG_API_VERSION, "kind",
+    return json_pack("{s:s, s:s, s:o, s:{s:{s:s, s:s}, s:o, s:s*, s:{s:{}}}}", "apiVersion", NATIVEGANG_API_VERSION, "kind",
                      "PodGroup", "metadata", metadata(s), "spec", "workloadRef", "workloadName", s->name, "templateName",
-                     NATIVEGANG_TEMPLATE, "schedulingPolicy", gang_policy(s->min_count), "priority", (int)s->priority,
+                     NATIVEGANG_TEMPLATE, "schedulingPolicy", gang_policy(s->min_count), "priorityClassName", s->priority_class,
                      "disruptionMode", "all");
 }
 

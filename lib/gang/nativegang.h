@@ -12,7 +12,9 @@
  * - a PodGroup of that template, the runtime group its pods name in
  *   spec.schedulingGroup.podGroupName (the webhook sets it at CREATE: the
  *   field is immutable), its minCount the gang's minMember (mutable: it
- *   follows autoscaling), its priority the gang's, and disruptionMode All:
+ *   follows autoscaling), the gang's PriorityClass (its label
+ *   ray.io/priority-class-name: the apiserver's Priority admission resolves it,
+ *   and refuses a priority set without its class), and disruptionMode All:
  *   whatever kube-scheduler's workload-aware preemption takes of a gang, it
  *   takes whole, as raygate evicts whole.
  * Both are named as the Volcano PodGroup is, "ray-<cluster>-pg" (a RayJob's
@@ -42,7 +44,7 @@ struct nativegang_spec {
     const char *namespace_;
     const char *name;              /* of the Workload and the PodGroup: the gang's PodGroup name */
     int64_t min_count;             /* the gang's minMember, >= 1 */
-    int32_t priority;              /* the gang's pods' spec.priority */
+    const char *priority_class;    /* the gang's ray.io/priority-class-name, or NULL: none */
     const char *owner_api_version; /* the controller: "ray.io/v1" (or the legacy operator's) */
     const char *owner_kind;        /* "RayCluster" or "RayJob" */
     const char *owner_name;

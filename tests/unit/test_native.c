@@ -104,18 +104,18 @@ static void test_record(void **state)
 
 /* ------------------------------------------------------------------ what a decision wants */
 
-/* Fails unless w is want (borrowed: {op, name, minCount, priority, ownerApiVersion, ownerKind, ownerName, ownerUid}). */
+/* Fails unless w is want (borrowed: {op, name, minCount, priorityClass, ownerApiVersion, ownerKind, ownerName, ownerUid}). */
 static void assert_want(const char *about, const struct native_want *w, const json_t *want)
 {
     const struct nativegang_spec *s = &w->spec;
     if (strcmp(op_name(w->op), str(want, "op")) != 0 || !util_streq(s->namespace_, NS) || !util_streq(s->name, str(want, "name")) ||
-        s->min_count != num(want, "minCount") || s->priority != num(want, "priority") ||
+        s->min_count != num(want, "minCount") || !util_streq(s->priority_class, str(want, "priorityClass")) ||
         !util_streq(s->owner_api_version, str(want, "ownerApiVersion")) || !util_streq(s->owner_kind, str(want, "ownerKind")) ||
         !util_streq(s->owner_name, str(want, "ownerName")) || !util_streq(s->owner_uid, str(want, "ownerUid"))) {
         char *text = json_dumps(want, JSON_COMPACT);
-        fail_msg("%s: got %s %s/%s minCount %lld priority %d owner %s %s %s %s; want %s", about, op_name(w->op), s->namespace_,
-                 s->name, (long long)s->min_count, s->priority, s->owner_api_version, s->owner_kind, s->owner_name, s->owner_uid,
-                 text);
+        fail_msg("%s: got %s %s/%s minCount %lld priority class %s owner %s %s %s %s; want %s", about, op_name(w->op),
+                 s->namespace_, s->name, (long long)s->min_count, s->priority_class != NULL ? s->priority_class : "(none)",
+                 s->owner_api_version, s->owner_kind, s->owner_name, s->owner_uid, text);
     }
 }
 
@@ -298,9 +298,29 @@ static void script(struct api *w, const char *path, json_t *codes)
 
 /* Three gangs' specs: a RayCluster's, a RayJob's, another RayCluster's. */
 static const struct nativegang_spec specs[] = {
-    {NS, "ray-a-pg", 3, 100, "ray.io/v1", "RayCluster", "a", "uid-a"},
-    {NS, "ray-job-pg", 2, 0, "ray.io/v1", "RayJob", "job", "uid-job"},
-    {NS, "ray-c-pg", 5, 7, "ray.io/v1", "RayCluster", "c", "uid-c"},
+    {.namespace_ = NS,
+     .name = "ray-a-pg",
+     .min_count = 3,
+     .priority_class = "high",
+     .owner_api_version = "ray.io/v1",
+     .owner_kind = "RayCluster",
+     .owner_name = "a",
+     .owner_uid = "uid-a"},
+    {.namespace_ = NS,
+     .name = "ray-job-pg",
+     .min_count = 2,
+     .owner_api_version = "ray.io/v1",
+     .owner_kind = "RayJob",
+     .owner_name = "job",
+     .owner_uid = "uid-job"},
+    {.namespace_ = NS,
+     .name = "ray-c-pg",
+     .min_count = 5,
+     .priority_class = "low",
+     .owner_api_version = "ray.io/v1",
+     .owner_kind = "RayCluster",
+     .owner_name = "c",
+     .owner_uid = "uid-c"},
 };
 
 /* The body of request i of log (new reference); fails unless it is method on target. */

@@ -38,7 +38,7 @@ static void test_objects(void **state)
             .namespace_ = str(j, "namespace"),
             .name = str(j, "name"),
             .min_count = json_integer_value(json_object_get(j, "minCount")),
-            .priority = (int32_t)json_integer_value(json_object_get(j, "priority")),
+            .priority_class = str(j, "priorityClass"),
             .owner_api_version = str(j, "ownerApiVersion"),
             .owner_kind = str(j, "ownerKind"),
             .owner_name = str(j, "ownerName"),
