@@ -66,6 +66,16 @@ show kubectl apply -n "$NS" -f "$ROOT/samples/raycluster-plain.yaml"
 wait_pods plain-cluster 3 Running || { show kubectl get pods -n "$NS" -o wide; exit 1; }
 show kubectl get pods -n "$NS" -o wide
 
+native=0
+if kubectl get --raw /apis/scheduling.k8s.io/v1beta1 2>/dev/null | grep -q '"podgroups"'; then
+	native=1
+	narrate "This Kubernetes ($K8S_VERSION) has its own gang scheduling (scheduling.k8s.io/v1beta1): raygate's webhook and gate are restarted with --native-gang on, to hand it the last step (docs/native-gang.md)"
+	"$here/cluster.sh" restart raygate-webhook --native-gang on >/dev/null
+	"$here/cluster.sh" stop raygate-gate
+	"$here/cluster.sh" start-gate --native-gang on >/dev/null
+	wait_until 20 "raygate's webhook" curl -sf --max-time 2 --cacert "$STATE/raygate-certs/ca.crt" "https://127.0.0.1:$WEBHOOK_PORT/readyz"
+fi
+
 narrate "Gang admission, as in the KubeRay + Volcano guide. First a queue with room for 4 CPUs and 6Gi:"
 show kubectl apply -f "$ROOT/samples/queue-kuberay-test-queue.yaml"
 
@@ -85,7 +95,7 @@ show kubectl get podgroups.scheduling.volcano.sh -n "$NS" ray-test-cluster-0-pg 
 narrate "And the queue shows 1 running gang and what it holds of the capability:"
 show kubectl get queue kuberay-test-queue -o yaml
 
-if kubectl get --raw /apis/scheduling.k8s.io/v1beta1 2>/dev/null | grep -q '"podgroups"'; then
+if ((native)); then
 	narrate "This Kubernetes ($K8S_VERSION) schedules gangs itself (scheduling.k8s.io/v1beta1). Before lifting the gates, raygate wrote the gang's own PodGroup, minCount 3; the webhook had named it in each pod's spec.schedulingGroup at creation, so kube-scheduler bound the 3 pods all at once or would have bound none (docs/native-gang.md)"
 	show kubectl get podgroups.scheduling.k8s.io -n "$NS"
 	show kubectl get pods -n "$NS" -l ray.io/cluster=test-cluster-0 -o custom-columns=POD:.metadata.name,GROUP:.spec.schedulingGroup.podGroupName,NODE:.spec.nodeName

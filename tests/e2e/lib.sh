@@ -611,6 +611,23 @@ wait_texts() { { pod_events "$(head_pod "$1")"; pg_message "ray-$1-pg"; } | sort
 
 # native_api: the cluster serves Kubernetes' own gang scheduling (scheduling.k8s.io/v1beta1 PodGroups: docs/native-gang.md)
 native_api() { kc get --raw /apis/scheduling.k8s.io/v1beta1 2>/dev/null | jq -e '.resources[] | select(.name == "podgroups")' >/dev/null; }
+# native_step MODE: raygate's webhook and gate restarted with --native-gang MODE (on, off, auto); the test's exit
+# restores both as the cluster started them (the step is opt-in: docs/native-gang.md)
+native_step() {
+	"$ROOT/hack/cluster.sh" restart raygate-webhook --native-gang "$1" >/dev/null
+	wait_until 20 "the webhook back" webhook_ready || fail "the webhook did not restart with --native-gang $1"
+	"$ROOT/hack/cluster.sh" stop raygate-gate
+	"$ROOT/hack/cluster.sh" start-gate --native-gang "$1" >/dev/null
+	if [[ -z "${E2E_NATIVE_RESTORE:-}" ]]; then
+		E2E_NATIVE_RESTORE=1
+		e2e_on_exit native_restore
+	fi
+}
+native_restore() {
+	"$ROOT/hack/cluster.sh" restart raygate-webhook >/dev/null 2>&1 || true
+	wait_until 20 "the webhook back" webhook_ready || true
+	restore_gate
+}
 # webhook_ready: raygate's webhook answers its /readyz
 webhook_ready() { curl -sf --max-time 2 --cacert "$STATE/raygate-certs/ca.crt" "https://127.0.0.1:$WEBHOOK_PORT/readyz" >/dev/null; }
 gate_running() { [[ "$("$ROOT/hack/cluster.sh" status 2>/dev/null)" == *"raygate-gate"*"running"* ]]; }

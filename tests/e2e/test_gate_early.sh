@@ -16,15 +16,7 @@ kc create quota pods3 -n "$NS" --hard=pods=3 >/dev/null || fail "the quota was n
 raycluster early queue="$Q" cpu=100m memory=128Mi "group=w:4:4:4:cpu: 100m, memory: 128Mi" | kc apply -n "$NS" -f - >/dev/null
 eventually 60 "early admitted before its 5 pods exist" admitted early
 three_bound() { [[ "$(count_pods early)" == 3 && "$(bound_count early)" == 3 ]]; }
-# With Kubernetes' own gang scheduling (docs/native-gang.md) the three are ungated but none binds: the
-# group's minCount is the gang's 5, which the quota never lets exist. Without it they bind as created.
-three_ungated() { [[ "$(count_pods early)" == 3 && "$(gated_count early)" == 0 && "$(bound_count early)" == "$1" ]]; }
-if native_api; then
-	three_bound() { three_ungated 0; }
-	eventually 30 "the 3 pods the quota lets KubeRay create: ungated, none bound (the native group waits for 5)" three_bound
-else
-	eventually 30 "the 3 pods the quota lets KubeRay create: ungated and bound" three_bound
-fi
+eventually 30 "the 3 pods the quota lets KubeRay create: ungated and bound" three_bound
 early_told() {
 	kc get events -n "$NS" --field-selector involvedObject.name=early,reason=GangAdmitted -o json |
 		jq -r '.items[].message' | grep -E "^admitted by queue $Q; scheduling gates removed from [0-9]+ pods?, and from [0-9]+ more as they are created$" >/dev/null

@@ -14,12 +14,7 @@ gate_with --placement-timeout 15s --requeue-backoff-base 10m --requeue-backoff-m
 
 pvc_cluster crash "$Q" missing 3
 eventually 60 "crash admitted" admitted crash
-# Without Kubernetes' own gang scheduling the head binds alone; with it (docs/native-gang.md) none does.
-if native_api; then
-	eventually 10 "none of its pods bound (kube-scheduler places the group whole; the workers have no claim)" is bound_count crash 0
-else
-	eventually 30 "its head bound, its workers not (no claim)" is bound_count crash 1
-fi
+eventually 30 "its head bound, its workers not (no claim)" is bound_count crash 1
 gate_down() { ! gate_running; }
 eventually 90 "the controller died mid-eviction (fault point)" gate_down
 tail -n "+$E2E_GATE_FROM" "$STATE/logs/raygate-gate.log" |

@@ -23,12 +23,7 @@ t0=$SECONDS
 pvc_cluster pvc "$Q" data
 eventually 60 "pvc admitted" admitted pvc
 admitted_at="$(rc_annotation pvc raygate.io/admitted-at)"
-# Without Kubernetes' own gang scheduling the head binds alone; with it (docs/native-gang.md) none does.
-if native_api; then
-	stays 5 "none of its pods bound: its workers have no claim, and kube-scheduler places the group whole" is bound_count pvc 0
-else
-	eventually 30 "its head bound, its workers not (no claim)" is bound_count pvc 1
-fi
+eventually 30 "its head bound, its workers not (no claim)" is bound_count pvc 1
 worker="$(kc get pods -n "$NS" -l ray.io/cluster=pvc,ray.io/node-type=worker -o jsonpath='{.items[0].metadata.name}')"
 unschedulable() { kc get pod -n "$NS" "$worker" -o json | jq -r '.status.conditions[]? | select(.type == "PodScheduled") | .message' | grep -q persistentvolumeclaim; }
 eventually 30 "the scheduler says why ($worker)" unschedulable

@@ -18,6 +18,7 @@
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 native_api || fail "this cluster does not serve scheduling.k8s.io/v1beta1 podgroups (hack/cluster.sh up --native-gang)"
+native_step on
 Q="native-$(e2e_uid)"
 make_queue "$Q" 12 24Gi
 inv_start --grace 30
@@ -37,7 +38,7 @@ native_minc() { kc get podgroups.scheduling.k8s.io -n "$NS" "ray-$1-pg" -o jsonp
 rv="$(api "/api/v1/namespaces/$NS/pods?limit=1" | jq -r .metadata.resourceVersion)"
 watch_into "/api/v1/namespaces/$NS/pods?watch=1&resourceVersion=$rv" "$E2E_TMP/pods.json"
 watch_into "/apis/scheduling.k8s.io/v1beta1/namespaces/$NS/podgroups?watch=1&resourceVersion=$rv" "$E2E_TMP/pgs.json"
-raycluster one queue="$Q" group=worker:2:2:4 | kc apply -n "$NS" -f - >/dev/null
+raycluster one queue="$Q" group=worker:2:2:2 | kc apply -n "$NS" -f - >/dev/null
 all_or_none_watch one 3 60 || fail "one was not admitted whole"
 eventually 30 "one's 3 pods bound" is bound_count one 3
 groups="$(kc get pods -n "$NS" -l ray.io/cluster=one -o jsonpath='{.items[*].spec.schedulingGroup.podGroupName}')"
@@ -59,27 +60,26 @@ pass "one's PodGroup created at resourceVersion $pg_rv, its first pod ungated at
 
 # ---- 2. autoscaling: minCount follows minReplicas
 kc patch rayclusters.ray.io -n "$NS" one --type json \
-	-p '[{"op": "replace", "path": "/spec/workerGroupSpecs/0/minReplicas", "value": 3}, {"op": "replace", "path": "/spec/workerGroupSpecs/0/replicas", "value": 3}]' >/dev/null
+	-p '[{"op": "replace", "path": "/spec/workerGroupSpecs/0/minReplicas", "value": 3}, {"op": "replace", "path": "/spec/workerGroupSpecs/0/replicas", "value": 3}, {"op": "replace", "path": "/spec/workerGroupSpecs/0/maxReplicas", "value": 3}]' >/dev/null
 eventually 60 "minReplicas 3: the PodGroup's minCount 4" is native_minc one 4
 eventually 60 "the fourth pod bound" is bound_count one 4
 kc patch rayclusters.ray.io -n "$NS" one --type json \
-	-p '[{"op": "replace", "path": "/spec/workerGroupSpecs/0/minReplicas", "value": 1}, {"op": "replace", "path": "/spec/workerGroupSpecs/0/replicas", "value": 1}]' >/dev/null
+	-p '[{"op": "replace", "path": "/spec/workerGroupSpecs/0/minReplicas", "value": 1}, {"op": "replace", "path": "/spec/workerGroupSpecs/0/replicas", "value": 1}, {"op": "replace", "path": "/spec/workerGroupSpecs/0/maxReplicas", "value": 1}]' >/dev/null
 eventually 90 "minReplicas 1: the PodGroup's minCount 2 (within a full pass)" is native_minc one 2
 kc delete rayclusters.ray.io -n "$NS" one >/dev/null
 _pg_gone() { ! kc get podgroups.scheduling.k8s.io -n "$NS" ray-one-pg >/dev/null 2>&1; }
 eventually 60 "one's PodGroup deleted with its RayCluster (garbage collector)" _pg_gone
 
 # ---- 3. the gate dies between the PodGroup write and the ungating
-e2e_on_exit restore_gate
 "$ROOT/hack/cluster.sh" stop raygate-gate
-"$ROOT/hack/cluster.sh" start-gate --test-fault-exit-after-native
+"$ROOT/hack/cluster.sh" start-gate --native-gang on --test-fault-exit-after-native
 raycluster two queue="$Q" workers=2 | kc apply -n "$NS" -f - >/dev/null
 gate_down() { ! gate_running; }
 eventually 60 "the gate died after writing two's PodGroup (fault switch)" gate_down
 grep -q "test fault: exiting after writing" "$STATE/logs/raygate-gate.log" || fail "the gate exited for another reason"
 assert_eq "two's PodGroup written before the crash" 3 "$(native_minc two)"
 assert_eq "two's pods all still gated" 3 "$(gated_count two)"
-restore_gate
+"$ROOT/hack/cluster.sh" start-gate --native-gang on >/dev/null
 all_or_none_watch two 3 60 || fail "the restarted gate did not finish two whole"
 eventually 30 "two's 3 pods bound" is bound_count two 3
 kc delete rayclusters.ray.io -n "$NS" two >/dev/null

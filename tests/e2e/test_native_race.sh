@@ -8,8 +8,8 @@
 #    is taken after raygate's decision and before kube-scheduler sees them:
 #    raygate removes only its own gate. With the native step, G binds none of
 #    its pods and waits whole; once the room is back it binds whole. With the
-#    step off (webhook and gate restarted with --native-gang off), the same
-#    test leaves G partly placed: what the native step closes.
+#    step off (webhook and gate restarted with --native-gang off, last), the
+#    same test leaves G partly placed: what the native step closes.
 # 2. A gang that raygate admits but kube-scheduler cannot place whole, for a
 #    reason raygate's model does not see (required pod anti-affinity, one
 #    worker per node, more workers than nodes): it waits whole, none of its
@@ -20,6 +20,7 @@
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 native_api || fail "this cluster does not serve scheduling.k8s.io/v1beta1 podgroups (hack/cluster.sh up --native-gang)"
+native_step on
 U="$(e2e_uid)"
 SEL="e2e.raygate.io/native=$U"
 for n in a b; do "$ROOT/hack/cluster.sh" add-node "native-$U-$n" --label e2e.raygate.io/added=true --label "$SEL"; done
@@ -110,30 +111,6 @@ eventually 60 "the room back: g1 binds whole" all_bound g1 3
 kc delete rayclusters.ray.io -n "$NS" g1 >/dev/null
 eventually 60 "g1's pods gone" has_pods g1 0
 
-# ---- 1b. the same race without the native step: partly placed
-"$ROOT/hack/cluster.sh" restart raygate-webhook --native-gang off >/dev/null
-e2e_on_exit "$ROOT/hack/cluster.sh restart raygate-webhook >/dev/null 2>&1"
-wait_until 20 "the webhook back" webhook_ready || fail "the webhook did not restart"
-"$ROOT/hack/cluster.sh" stop raygate-gate
-"$ROOT/hack/cluster.sh" start-gate --native-gang off >/dev/null
-e2e_on_exit restore_gate
-gang g2 hold
-eventually 60 "raygate admitted g2 (native step off)" raygate_released g2
-[[ -z "$(kc get pods -n "$NS" -l ray.io/cluster=g2 -o jsonpath='{.items[*].spec.schedulingGroup.podGroupName}')" ]] ||
-	fail "with --native-gang off the webhook still named a group"
-outsider
-eventually 30 "the outsider took cpu 7 of one node" outsider_bound
-release g2
-partly() { [[ "$(bound_count g2)" == 2 ]]; }
-eventually 30 "without the native step g2 is partly placed (2 of 3 pods bound)" partly
-stays 3 "and stays so (the third pod has no room)" partly
-kc delete rayclusters.ray.io -n "$NS" g2 >/dev/null
-kc delete pod -n "$NS2" outsider --wait=false >/dev/null
-eventually 60 "g2's pods gone" has_pods g2 0
-"$ROOT/hack/cluster.sh" restart raygate-webhook >/dev/null
-wait_until 20 "the webhook back" webhook_ready || fail "the webhook did not restart"
-restore_gate
-
 # ---- 2. a constraint raygate does not model: one worker per node, 3 workers, 2 nodes
 kc annotate queue "$Q" raygate.io/placement-timeout=20s --overwrite >/dev/null
 inv_start --grace 60
@@ -173,3 +150,21 @@ eventually 60 "raygate's placement timeout took spread back whole" evicted
 say "    $(kc get rayclusters.ray.io -n "$NS" spread -o jsonpath='{.metadata.annotations.raygate\.io/evicted-reason}')"
 assert_eq "none of spread's pods was ever bound" 0 "$(bound_count spread)"
 inv_stop
+kc delete rayclusters.ray.io -n "$NS" spread >/dev/null
+eventually 60 "spread's pods gone" has_pods spread 0
+
+# ---- 1b. the same race without the native step: partly placed
+native_step off
+gang g2 hold
+eventually 60 "raygate admitted g2 (native step off)" raygate_released g2
+[[ -z "$(kc get pods -n "$NS" -l ray.io/cluster=g2 -o jsonpath='{.items[*].spec.schedulingGroup.podGroupName}')" ]] ||
+	fail "with --native-gang off the webhook still named a group"
+outsider
+eventually 30 "the outsider took cpu 7 of one node" outsider_bound
+release g2
+partly() { [[ "$(bound_count g2)" == 2 ]]; }
+eventually 30 "without the native step g2 is partly placed (2 of 3 pods bound)" partly
+stays 3 "and stays so (the third pod has no room)" partly
+kc delete rayclusters.ray.io -n "$NS" g2 >/dev/null
+kc delete pod -n "$NS2" outsider --wait=false >/dev/null
+eventually 60 "g2's pods gone" has_pods g2 0
