@@ -11,7 +11,7 @@
 # every e2e test runs exactly once, a new one (meson.build) lands in a shard.
 #
 #   hack/e2e.sh [--shards N] [--keep-cluster] [--no-real-node] [--no-oldest] [TEST...]
-#     --shards N: N shards (default 2, or RAYGATE_E2E_SHARDS). Shard K (1..N)
+#     --shards N: N shards (default 3, or RAYGATE_E2E_SHARDS). Shard K (1..N)
 #       uses RAYGATE_PORT_OFFSET + 50 (K - 1) (offset 0 when unset: shards on
 #       0, 50) and the state folder .cluster-e2e-K (RAYGATE_STATE-e2e-K); the
 #       shards after the one with the dispatch_* tests one offset more (that
@@ -32,7 +32,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 usage() { sed -n '2,/^# Logs/p' "$0" | sed '$d; s/^# \{0,1\}//' >&$((${1:-2} ? 2 : 1)); exit "${1:-2}"; }
 
-shards="${RAYGATE_E2E_SHARDS:-2}" keep=0 real_node=1 oldest=1 only=()
+shards="${RAYGATE_E2E_SHARDS:-3}" keep=0 real_node=1 oldest=1 only=()
 while (($#)); do
 	case "$1" in
 	--shards) shards="${2:-}"; shift 2 || usage ;;

@@ -13,15 +13,15 @@
 #
 #   hack/test.sh [--unit-only] [--keep-cluster] [--no-real-node] [--shards N]
 #     --unit-only: everything but e2e and in-cluster; --no-real-node: no in-cluster suite
-#     --shards N: the e2e suite in N shards (default 2, or RAYGATE_E2E_SHARDS), split
+#     --shards N: the e2e suite in N shards (default 3, or RAYGATE_E2E_SHARDS), split
 #       by tests/e2e/durations.txt; shard K on RAYGATE_PORT_OFFSET + 50 (K - 1)
-#       (0 and 50 when unset), state in .cluster-e2e-K; --keep-cluster: leave them up
+#       (0, 50, ... when unset), state in .cluster-e2e-K; --keep-cluster: leave them up
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$here/lib.sh"
 
 usage() { sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//' >&$((${1:-2} ? 2 : 1)); exit "${1:-2}"; }
-unit_only=0 keep=0 real_node=1 shards="${RAYGATE_E2E_SHARDS:-2}"
+unit_only=0 keep=0 real_node=1 shards="${RAYGATE_E2E_SHARDS:-3}"
 while (($#)); do
 	case "$1" in
 	--unit-only) unit_only=1; shift ;;
