@@ -15,8 +15,10 @@
 # resource from the apiserver's audit log: RAYGATE_APISERVER_AUDIT=1).
 #
 #   hack/bench/peers/run.sh --out FILE [--quick] [--runs N] [--systems "raygate kueue coscheduling none"]
-#     (also raygate-nonative: raygate on a cluster without Kubernetes' own gang
-#     scheduling, hack/cluster.sh up --no-native-gang: the native step's cost, issue 35)
+#     (also raygate-native: raygate with --native-gang on, Kubernetes' own gang
+#     scheduling as its last step, and raygate-nonative: raygate on a cluster
+#     that does not even serve that API, hack/cluster.sh up --no-native-gang:
+#     the native step's cost, issue 35)
 #                           [--contention N] [--flood N] [--gang N] [--seed S]
 #                           [--workloads "walkthrough autoscaling rayjob contention flood gang"]
 #
@@ -47,7 +49,7 @@ done
 [[ -n "$OUT" ]] || usage
 for v in "$RUNS" "$CONTENTION" "$FLOOD" "$GANG_PODS" "$SEED"; do [[ "$v" =~ ^[0-9]+$ ]] || die "numbers expected, not '$v'"; done
 for s in $SYSTEMS; do
-	case "$s" in raygate | raygate-nonative | kueue | coscheduling | none) ;; *) die "--systems: unknown system '$s'" ;; esac
+	case "$s" in raygate | raygate-native | raygate-nonative | kueue | coscheduling | none) ;; *) die "--systems: unknown system '$s'" ;; esac
 done
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/raygate-peers.XXXXXX")"
@@ -71,7 +73,7 @@ if [[ -n "$peers_built" ]]; then
 fi
 
 export RAYGATE_STATE="$STATE" RAYGATE_APISERVER_PORT="$APISERVER_PORT" RAYGATE_ETCD_PORT="$ETCD_PORT" RAYGATE_SCHED_PORT="$SCHED_PORT" KUBECTL
-workload() { RAYGATE_GANG="${1%-nonative}" python3 "$here/workloads.py" "${@:2}"; }
+workload() { local g="${1%-nonative}"; RAYGATE_GANG="${g%-native}" python3 "$here/workloads.py" "${@:2}"; }
 
 ask="$(RAYGATE_GANG=none workload none shapes --clusters "$CONTENTION" --seed "$SEED")"
 ask_cpu="$(jq .cpu <<<"$ask")"
@@ -103,10 +105,17 @@ record() {
 for sys in $SYSTEMS; do
 	say "peers: cluster up --gang $sys"
 	CLUSTER_UP=1
-	native=()
+	native=() gang="${sys%-nonative}"
+	gang="${gang%-native}"
 	[[ "$sys" == *-nonative ]] && native=(--no-native-gang)
-	RAYGATE_APISERVER_AUDIT=1 bash "$ROOT/hack/cluster.sh" up --gang "${sys%-nonative}" "${native[@]}" --nodes "$nodes" --node-capacity "$CAPACITY" >"$WORK/up-$sys.log" 2>&1 ||
+	RAYGATE_APISERVER_AUDIT=1 bash "$ROOT/hack/cluster.sh" up --gang "$gang" "${native[@]}" --nodes "$nodes" --node-capacity "$CAPACITY" >"$WORK/up-$sys.log" 2>&1 ||
 		{ tail -30 "$WORK/up-$sys.log"; die "cluster up --gang $sys failed"; }
+	if [[ "$sys" == *-native ]]; then
+		bash "$ROOT/hack/cluster.sh" restart raygate-webhook --native-gang on >>"$WORK/up-$sys.log" 2>&1
+		bash "$ROOT/hack/cluster.sh" stop raygate-gate >>"$WORK/up-$sys.log" 2>&1
+		bash "$ROOT/hack/cluster.sh" start-gate --native-gang on >>"$WORK/up-$sys.log" 2>&1
+		sleep 2
+	fi
 	for ((r = 1; r <= RUNS; r++)); do
 		if ((r == 1)); then
 			record "$sys" "$r" walkthrough
