@@ -42,6 +42,21 @@ static int leading(void *arg)
     return ((struct world *)arg)->leading;
 }
 
+/* An apply on w's client and registry, leading as w says, its Warnings after settle_ms (< 0: at once). */
+static struct apply *apply_for(struct world *w, long long settle_ms)
+{
+    struct apply_config cfg = {
+        .client = w->k,
+        .reg = w->reg,
+        .instance = "test",
+        .may_write = leading,
+        .arg = w,
+        .stopping = &w->stopping,
+        .settle_ms = settle_ms,
+    };
+    return apply_create(&cfg);
+}
+
 static int setup(void **state)
 {
     struct world *w = calloc(1, sizeof(*w));
@@ -55,14 +70,7 @@ static int setup(void **state)
     w->admit = admit_create(w->cache);
     admit_result_init(&w->res);
     w->leading = 1;
-    struct apply_config cfg = {.client = w->k,
-                               .reg = w->reg,
-                               .instance = "test",
-                               .may_write = leading,
-                               .arg = w,
-                               .stopping = &w->stopping,
-                               .settle_ms = -1}; /* Warnings at once */
-    w->apply = apply_create(&cfg);
+    w->apply = apply_for(w, -1); /* Warnings at once */
     *state = w;
     return 0;
 }
@@ -158,14 +166,7 @@ static void settle(struct world *w, long long settle_ms)
     apply_destroy(w->apply);
     metrics_registry_destroy(w->reg);
     w->reg = metrics_registry_create();
-    struct apply_config cfg = {.client = w->k,
-                               .reg = w->reg,
-                               .instance = "test",
-                               .may_write = leading,
-                               .arg = w,
-                               .stopping = &w->stopping,
-                               .settle_ms = settle_ms};
-    w->apply = apply_create(&cfg);
+    w->apply = apply_for(w, settle_ms);
 }
 
 /*
@@ -272,14 +273,7 @@ static void test_failed_record_retries(void **state)
     apply_destroy(w->apply);
     metrics_registry_destroy(w->reg);
     w->reg = metrics_registry_create();
-    struct apply_config cfg = {.client = w->k,
-                               .reg = w->reg,
-                               .instance = "test",
-                               .may_write = leading,
-                               .arg = w,
-                               .stopping = &w->stopping,
-                               .settle_ms = -1}; /* Warnings at once */
-    w->apply = apply_create(&cfg);
+    w->apply = apply_for(w, -1); /* Warnings at once */
     json_object_set_new(json_object_get(w->state, "script"), RC0,
                         json_pack("[i,i,i,i,i,i,i,i]", 500, 500, 500, 500, 500, 500, 500, 500));
     assert_int_equal(pass(w), -1);
