@@ -120,9 +120,12 @@ def check(name, args, want_on, want_log, api=None):
 
 check("on, no API", ["--native-gang", "on"], True, "step on (as --native-gang says)")
 check("off, no API", ["--native-gang", "off"], False, "as --native-gang says")
-check("auto, no API", [], False, "no Kubernetes API to ask")
+check("auto, no API", ["--native-gang", "auto"], False, "no Kubernetes API to ask")
 with FakeAPI(served=True) as api:
     check("auto, served", ["--kubeconfig", api.kubeconfig, "--native-gang", "auto"], True, "serves podgroups", api)
+# The default is off (opt-in for now: docs/native-gang.md), even where the API serves podgroups: nothing is asked.
+with FakeAPI(served=True) as api:
+    check("no flag, served", ["--kubeconfig", api.kubeconfig], False, "as --native-gang says", api)
 with FakeAPI(served=True) as api:
     check("off, served", ["--kubeconfig", api.kubeconfig, "--native-gang", "off"], False, "as --native-gang says", api)
 with FakeAPI(served=False) as api:
@@ -130,4 +133,4 @@ with FakeAPI(served=False) as api:
 # An API that does not answer at all (nothing listens on its port): off, said as a warning.
 with tempfile.TemporaryDirectory(prefix="raygate-deadapi-") as d:
     check("auto, API down", ["--kubeconfig", kubeconfig(d, free_port()), "--native-gang", "auto"], False, "discovery failed")
-say("native gang: 7 start-ups, each decided as expected")
+say("native gang: 8 start-ups, each decided as expected")
