@@ -189,6 +189,9 @@ real_node_write_config() {
 		  x509: {clientCAFile: $PKI/ca.crt}
 		authorization: {mode: Webhook}
 		failSwapOn: false
+		# Kubernetes 1.35 and later refuse a cgroup v1 host unless told (this
+		# machine's /sys/fs/cgroup is v1); the node only runs raygate's pods.
+		failCgroupV1: false
 		maxPods: 30
 		registerWithTaints:
 		- {key: raygate.io/real-node, value: raygate-system, effect: NoSchedule}
