@@ -85,19 +85,35 @@ int native_seen(const struct native *n, const char *ns, const char *name, struct
 
 /* ------------------------------------------------------------------ what a decision needs */
 
-/* The sched_group the pods of d name: 1 ours (group), -1 another's, 0 none. */
-static int pods_name_group(struct cache *cache, const struct admit_decision *d, const char *group)
+/*
+ * The group raygate's webhook gives g's pods: its PodGroup name, from the
+ * pods' scheduling.k8s.io/group-name: ray-<cluster>-pg, or for a RayJob's
+ * cluster ray-<rayjob>-pg (cache_gang_group) or, when the RayCluster's own
+ * mutation wrote it on the templates, ray-<cluster>-pg too. Whether name is
+ * one of those.
+ */
+static int group_is_ours(const struct cache_gang *g, const char *name)
 {
-    int found = 0;
+    char *a = names_podgroup(cache_gang_group(g)), *b = names_podgroup(g->name);
+    int ours = strcmp(name, a) == 0 || strcmp(name, b) == 0;
+    free(a);
+    free(b);
+    return ours;
+}
+
+/* The group the pods of d name (interned, the cache's), when they all name one of g's own; NULL otherwise. */
+static const char *pods_name_group(struct cache *cache, const struct admit_decision *d, const struct cache_gang *g)
+{
+    const char *group = NULL;
     for (size_t k = 0; k < d->npods; k++) {
         const struct cache_pod *pod = cache_pod_by_uid(cache, d->pods[k].uid);
         if (pod == NULL || pod->sched_group == NULL)
             continue;
-        if (strcmp(pod->sched_group, group) != 0)
-            return -1;
-        found = 1;
+        if ((group != NULL && strcmp(pod->sched_group, group) != 0) || !group_is_ours(g, pod->sched_group))
+            return NULL; /* another's group (KubeRay's own backend, a user): theirs */
+        group = pod->sched_group;
     }
-    return found;
+    return group;
 }
 
 /* out for gang g and its PodGroup group (steals). */
@@ -126,30 +142,30 @@ int native_want(const struct native *n, struct cache *cache, const struct admit_
     const struct cache_gang *g = cache_gang_get(cache, d->namespace_, d->cluster);
     if (g == NULL || g->min_member < 1)
         return 0;
-    char *group = names_podgroup(cache_gang_group(g));
-    if (pods_name_group(cache, d, group) != 1) {
-        free(group);
+    const char *group = pods_name_group(cache, d, g);
+    if (group == NULL)
         return 0;
-    }
-    want_of(n, g, group, out);
+    want_of(n, g, util_strdup(group), out);
     return 1;
 }
 
-/* Whether a live pod of g names group. */
-static int gang_names_group(const struct cache_gang *g, const char *group)
+/* The group g's live pods name (interned), when it is one of g's own; NULL otherwise. */
+static const char *gang_group(const struct cache_gang *g)
 {
     const struct cache_pod *p;
     cache_gang_for_each_pod(p, g) {
-        if (cache_pod_live(p) && p->sched_group != NULL && strcmp(p->sched_group, group) == 0)
-            return 1;
+        if (cache_pod_live(p) && p->sched_group != NULL)
+            return group_is_ours(g, p->sched_group) ? p->sched_group : NULL;
     }
-    return 0;
+    return NULL;
 }
 
 char *native_describe(const struct native *n, const struct cache_gang *g, const char *group)
 {
     struct nativegang_seen seen;
-    if (!native_enabled(n) || !g->admitted || native_seen(n, g->namespace_, group, &seen) != 0)
+    const char *named = gang_group(g); /* a RayJob's cluster's pods may name the cluster's group, not the RayJob's */
+    if (!native_enabled(n) || !g->admitted ||
+        (native_seen(n, g->namespace_, group, &seen) != 0 && (named == NULL || native_seen(n, g->namespace_, named, &seen) != 0)))
         return NULL;
     int64_t bound = 0;
     const struct cache_pod *p;
@@ -169,14 +185,12 @@ size_t native_drift(const struct native *n, struct cache *cache, struct native_w
         cache_queue_for_each_gang(g, q) {
             if (k == max || !g->admitted || g->min_member < 1)
                 continue;
-            char *group = names_podgroup(cache_gang_group(g));
+            const char *group = gang_group(g);
             struct nativegang_seen seen;
-            if (native_seen(n, g->namespace_, group, &seen) != 0 || nativegang_op(&seen, g->min_member) != NATIVEGANG_PATCH ||
-                !gang_names_group(g, group)) {
-                free(group);
+            if (group == NULL ||
+                nativegang_op(native_seen(n, g->namespace_, group, &seen) == 0 ? &seen : NULL, g->min_member) == NATIVEGANG_NONE)
                 continue;
-            }
-            want_of(n, g, group, &out[k++]);
+            want_of(n, g, util_strdup(group), &out[k++]);
         }
     }
     return k;

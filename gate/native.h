@@ -80,10 +80,11 @@ struct native_want {
 int native_want(const struct native *n, struct cache *cache, const struct admit_decision *d, struct native_want *out);
 
 /*
- * Caller holds the controller's lock. The admitted gangs whose native
- * PodGroup the watch shows with another minCount than their minMember (an
- * autoscaler moved minReplicas): at most max wants into out (op PATCH), for
- * native_ensure. Returns how many.
+ * Caller holds the controller's lock. The admitted gangs whose pods name
+ * their group and whose native PodGroup the watch shows with another
+ * minCount than their minMember (minReplicas moved: op PATCH), or does not
+ * show at all (deleted, or never written: op CREATE, so that pods waiting for
+ * it are placed): at most max wants into out, for native_ensure. Returns how many.
  */
 size_t native_drift(const struct native *n, struct cache *cache, struct native_want *out, size_t max);
 
