@@ -123,7 +123,7 @@ static void want_of(const struct native *n, const struct cache_gang *g, char *gr
     out->spec = (struct nativegang_spec){
         .namespace_ = util_strdup(g->namespace_),
         .name = group,
-        .min_count = g->min_member,
+        .min_count = g->native_count, /* the members that name the group: the head's and the fixed groups' */
         .priority_class = g->priority_class != NULL ? util_strdup(g->priority_class) : NULL,
         .owner_api_version = g->legacy ? LEGACY_API_VERSION : "ray.io/v1",
         .owner_kind = by_rayjob ? "RayJob" : "RayCluster",
@@ -131,7 +131,7 @@ static void want_of(const struct native *n, const struct cache_gang *g, char *gr
         .owner_uid = util_strdup(by_rayjob ? g->owner_uid : g->uid),
     };
     struct nativegang_seen seen;
-    out->op = nativegang_op(native_seen(n, g->namespace_, group, &seen) == 0 ? &seen : NULL, g->min_member);
+    out->op = nativegang_op(native_seen(n, g->namespace_, group, &seen) == 0 ? &seen : NULL, g->native_count);
 }
 
 int native_want(const struct native *n, struct cache *cache, const struct admit_decision *d, struct native_want *out)
@@ -140,7 +140,7 @@ int native_want(const struct native *n, struct cache *cache, const struct admit_
     if (!native_enabled(n))
         return 0;
     const struct cache_gang *g = cache_gang_get(cache, d->namespace_, d->cluster);
-    if (g == NULL || g->min_member < 1)
+    if (g == NULL || g->native_count < 1)
         return 0;
     const char *group = pods_name_group(cache, d, g);
     if (group == NULL)
@@ -167,10 +167,10 @@ char *native_describe(const struct native *n, const struct cache_gang *g, const 
     if (!native_enabled(n) || !g->admitted ||
         (native_seen(n, g->namespace_, group, &seen) != 0 && (named == NULL || native_seen(n, g->namespace_, named, &seen) != 0)))
         return NULL;
-    int64_t bound = 0;
+    int64_t bound = 0; /* of the pods in the group: minCount counts those */
     const struct cache_pod *p;
     cache_gang_for_each_pod(p, g)
-        bound += cache_pod_live(p) && p->node != NULL;
+        bound += cache_pod_live(p) && p->node != NULL && p->sched_group != NULL;
     return nativegang_describe(&seen, bound);
 }
 
@@ -183,12 +183,12 @@ size_t native_drift(const struct native *n, struct cache *cache, struct native_w
     const struct cache_gang *g;
     cache_queue_for_each(q, cache) {
         cache_queue_for_each_gang(g, q) {
-            if (k == max || !g->admitted || g->min_member < 1)
+            if (k == max || !g->admitted || g->native_count < 1)
                 continue;
             const char *group = gang_group(g);
             struct nativegang_seen seen;
             if (group == NULL ||
-                nativegang_op(native_seen(n, g->namespace_, group, &seen) == 0 ? &seen : NULL, g->min_member) == NATIVEGANG_NONE)
+                nativegang_op(native_seen(n, g->namespace_, group, &seen) == 0 ? &seen : NULL, g->native_count) == NATIVEGANG_NONE)
                 continue;
             want_of(n, g, util_strdup(group), &out[k++]);
         }

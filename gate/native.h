@@ -75,14 +75,16 @@ struct native_want {
  * names the gang's PodGroup (cache_gang_group's "ray-<name>-pg") in
  * spec.schedulingGroup. A pod that names another group (KubeRay's own
  * kubernetes-was backend, a user) leaves that group to its owner: no want.
- * Returns 1 with out filled, else 0.
+ * The PodGroup's minCount is the gang's native_count (gang.h): the members
+ * that name it, as the webhook marked their templates. Returns 1 with out
+ * filled, else 0.
  */
 int native_want(const struct native *n, struct cache *cache, const struct admit_decision *d, struct native_want *out);
 
 /*
  * Caller holds the controller's lock. The admitted gangs whose pods name
  * their group and whose native PodGroup the watch shows with another
- * minCount than their minMember (minReplicas moved: op PATCH), or does not
+ * minCount than their native_count (minReplicas moved: op PATCH), or does not
  * show at all (deleted, or never written: op CREATE, so that pods waiting for
  * it are placed): at most max wants into out, for native_ensure. Returns how many.
  */

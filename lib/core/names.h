@@ -48,6 +48,15 @@ int names_dns_subdomain(const char *s, size_t n);
 #define NAMES_ANNOTATION_MIN_RESOURCES "raygate.io/min-resources"
 #define NAMES_ANNOTATION_ADMITTED "raygate.io/admitted-at"
 
+/*
+ * On a RayCluster's pod templates (the webhook's RayCluster mutation) and so
+ * on their pods: "true" when every pod of the template is a gang member
+ * (gang.h's all_members; always the head), "false" when some may be an
+ * autoscaler's tail. Only a pod marked "true" names the native PodGroup
+ * (mutate.h, docs/native-gang.md).
+ */
+#define NAMES_ANNOTATION_GANG_MEMBER "raygate.io/gang-member"
+
 /* A RayJob's submitter request (compact JSON ResourceList): written on the RayJob by the webhook, copied by
    KubeRay onto its RayCluster, read there (submitter.h). */
 #define NAMES_ANNOTATION_SUBMITTER "raygate.io/submitter-resources"

@@ -490,11 +490,18 @@ static int pod_patch(const struct jsonscan *s, long object, const struct mutate_
     if (!plain_string(s, cluster) || s->tokens[cluster].len > 300)
         return 0;
 
+    /* mutate_pod_is_member(): an escaped mark's decoded text is jansson's to compare. */
+    long mark = jsonscan_get(s, jsonscan_get(s, meta, "annotations"), NAMES_ANNOTATION_GANG_MEMBER);
+    int native = opts != NULL && opts->native_gang;
+    if (native && jsonscan_type(s, mark) == JSONSCAN_STRING && s->tokens[mark].escaped)
+        return 0;
+    native = native && jsonscan_string_is(s, mark, "true");
+
     const char *sep = "[";
     if (!put_gate(s, spec, patch, &sep))
         return 0;
     long group = put_group_annotation(s, meta, cluster, patch, &sep);
-    if (opts != NULL && opts->native_gang && !put_scheduling_group(s, spec, group, cluster, patch, &sep))
+    if (native && !put_scheduling_group(s, spec, group, cluster, patch, &sep))
         return 0;
     if (sep[0] == ',')
         util_buf_puts(patch, "]");

@@ -9,6 +9,7 @@
 void gang_spec_init(struct gang_spec *spec)
 {
     spec->min_member = 0;
+    spec->native_count = 0;
     resources_init(&spec->min_resources);
     spec->groups = NULL;
     spec->ngroups = 0;
@@ -25,6 +26,7 @@ void gang_spec_finish(struct gang_spec *spec)
     spec->groups = NULL;
     spec->ngroups = 0;
     spec->min_member = 0;
+    spec->native_count = 0;
 }
 
 /*
@@ -370,6 +372,8 @@ static int add_worker_group(const json_t *group, size_t i, int autoscaling, stru
         goto out;
     int64_t pods = effective_replicas(autoscaling, min, max, replicas) * hosts; /* both <= 2^31-1: no overflow */
     gg->pods = pods;
+    /* Under autoscaling KubeRay runs replicas in [min, max]: only min are counted, the rest is the tail. */
+    gg->all_members = !autoscaling || max <= min;
     if (__builtin_add_overflow(*members, pods, members)) {
         error_setf(err, "%s: pod count overflows", path);
         rc = -1;
@@ -401,6 +405,10 @@ int gang_from_raycluster(const json_t *raycluster, struct gang_spec *out, struct
         if (add_worker_group(json_array_get(workers, i), i, autoscaling, out, &members, err) != 0)
             goto fail;
     out->min_member = members;
+    out->native_count = 1;
+    for (size_t i = 0; i < out->ngroups; i++)
+        if (out->groups[i].all_members)
+            out->native_count += out->groups[i].pods; /* each <= min_member: no overflow */
     return 0;
 
 fail:

@@ -16,7 +16,12 @@
  * - minMember = 1 + worker pods; minResources = head + sum of worker pods;
  * - the gang's shape: the head plus, per worker group, its pods counted in
  *   minMember. The gate controller takes the gang's members by this shape (the
- *   head and each group's first pods), never simply the first pods created.
+ *   head and each group's first pods), never simply the first pods created;
+ * - a worker group whose every pod is a member (all_members): not suspended,
+ *   and without in-tree autoscaling or with maxReplicas <= minReplicas, so
+ *   that no pod of it can be an autoscaler's tail. Only such groups' pods,
+ *   and the head's, name the gang's native PodGroup (docs/native-gang.md):
+ *   native_count = 1 + their pods, the PodGroup's minCount.
  */
 #ifndef RAYGATE_GANG_H
 #define RAYGATE_GANG_H
@@ -30,18 +35,20 @@
 
 /* One worker group's share of the gang. */
 struct gang_group {
-    char *name;   /* owned: spec.workerGroupSpecs[i].groupName, or NULL when it is not a string */
-    int64_t pods; /* replicas x numOfHosts counted in minMember; 0 when suspended */
+    char *name;      /* owned: spec.workerGroupSpecs[i].groupName, or NULL when it is not a string */
+    int64_t pods;    /* replicas x numOfHosts counted in minMember; 0 when suspended */
+    int all_members; /* 1: every pod KubeRay runs for the group is one of those (no tail can grow); 0 otherwise */
 };
 
 struct gang_spec {
     int64_t min_member;
+    int64_t native_count; /* the members that name the native PodGroup: the head's and all_members groups' pods */
     struct resources min_resources;
     struct gang_group *groups; /* owned: one per spec.workerGroupSpecs entry, in order */
     size_t ngroups;
 };
 
-/* Initialises an empty spec (min_member 0, no groups) in caller-owned storage. */
+/* Initialises an empty spec (min_member 0, native_count 0, no groups) in caller-owned storage. */
 void gang_spec_init(struct gang_spec *spec);
 
 /* Releases the spec's memory; spec may be NULL. */

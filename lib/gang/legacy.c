@@ -78,8 +78,13 @@ static int type_request(const json_t *type, size_t i, struct resources *req, str
     return 0;
 }
 
-/* Pod type i: its name (borrowed) and the workers it counts, at most *left (the cluster's maxWorkers left). */
-static int type_workers(const json_t *type, size_t i, int64_t *left, const char **name, int64_t *workers, struct error *err)
+/*
+ * Pod type i: its name (borrowed) and the workers it counts, at most *left
+ * (the cluster's maxWorkers left); *all when they are all it may ever run
+ * (no autoscaling tail: the count reaches the type's maxWorkers).
+ */
+static int type_workers(const json_t *type, size_t i, int64_t *left, const char **name, int64_t *workers, int *all,
+                        struct error *err)
 {
     char path[48];
     int64_t min, max;
@@ -99,6 +104,7 @@ static int type_workers(const json_t *type, size_t i, int64_t *left, const char 
     *workers = min < max ? min : max;
     *workers = *workers < *left ? *workers : *left;
     *left -= *workers;
+    *all = *workers >= max;
     return 0;
 }
 
@@ -125,7 +131,8 @@ static int add_types(const json_t *types, const char *head, int64_t left, struct
         const json_t *type = json_array_get(types, i);
         const char *name = NULL;
         int64_t workers = 0;
-        if (type_workers(type, i, &left, &name, &workers, err) != 0 || type_request(type, i, &req, err) != 0)
+        int all = 0;
+        if (type_workers(type, i, &left, &name, &workers, &all, err) != 0 || type_request(type, i, &req, err) != 0)
             goto out;
         int is_head = !found && strcmp(name, head) == 0;
         found |= is_head;
@@ -133,7 +140,11 @@ static int add_types(const json_t *types, const char *head, int64_t left, struct
         if (add_pods(out, &req, workers, err) != 0 || (is_head && add_pods(out, &req, 1, err) != 0))
             goto out;
         out->groups[out->ngroups].name = util_strdup(name);
+        out->groups[out->ngroups].all_members = all;
         out->groups[out->ngroups++].pods = workers;
+        /* A type's podConfig makes its workers and, for the head's type, the head: they name the group together. */
+        if (all)
+            out->native_count += workers + is_head; /* <= min_member, checked above */
     }
     if (!found) {
         error_setf(err, "spec.headPodType: \"%s\" is not the name of a pod type", head);

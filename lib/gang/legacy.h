@@ -16,7 +16,9 @@
  * effective request of its podConfig (gang_pod_request: requests, else
  * limits, per container). The gang's groups are the pod types, named by
  * ray-user-node-type, so that the gate takes the head and each type's first
- * minWorkers pods as members.
+ * minWorkers pods as members. A type whose count reaches its maxWorkers has
+ * no tail (all_members): its podConfig's pods, the head's among them for the
+ * head's type, name the native PodGroup (native_count, gang.h).
  */
 #ifndef RAYGATE_LEGACY_H
 #define RAYGATE_LEGACY_H

@@ -78,15 +78,22 @@ struct template_edit {
     int keep_set;
 };
 
-#define TEMPLATE_EDITS_MAX 3
+#define TEMPLATE_EDITS_MAX 4
 
-/* The template's changes for queue, group and priority (each may be NULL but queue) into edits; returns how many. */
-static size_t template_edits(const char *queue, const char *group, const char *priority, struct template_edit *edits)
+/*
+ * The template's changes for queue, group, member (the gang-member mark,
+ * "true" or "false") and priority (each may be NULL but queue) into edits;
+ * returns how many.
+ */
+static size_t template_edits(const char *queue, const char *group, const char *member, const char *priority,
+                             struct template_edit *edits)
 {
     size_t n = 0;
     edits[n++] = (struct template_edit){"labels", NAMES_LABEL_QUEUE, queue, 0};
     if (group != NULL)
         edits[n++] = (struct template_edit){"annotations", NAMES_ANNOTATION_GROUP, group, 0};
+    if (member != NULL)
+        edits[n++] = (struct template_edit){"annotations", NAMES_ANNOTATION_GANG_MEMBER, member, 0};
     /* The apiserver resolves a pod's priority before webhooks see the pod: it must come from the template. */
     if (priority != NULL)
         edits[n++] = (struct template_edit){"spec", "priorityClassName", priority, 1};
@@ -99,10 +106,10 @@ static int edit_in_spec(const struct template_edit *e)
 }
 
 void mutate_pod_template(json_t *template, const char *path, const char *owner, const char *queue, const char *group,
-                         const char *priority, struct mutate_result *out)
+                         const char *member, const char *priority, struct mutate_result *out)
 {
     struct template_edit edits[TEMPLATE_EDITS_MAX];
-    size_t n = template_edits(queue, group, priority, edits);
+    size_t n = template_edits(queue, group, member, priority, edits);
     warn_queue(template, path, owner, queue, out);
     json_t *meta = mutate_own_object(template, "metadata");
     for (size_t i = 0; i < n; i++) {
@@ -112,13 +119,18 @@ void mutate_pod_template(json_t *template, const char *path, const char *owner, 
     }
 }
 
+const char *mutate_member_mark(const struct gang_spec *gang, size_t i)
+{
+    return i < gang->ngroups && gang->groups[i].all_members ? "true" : "false";
+}
+
 void mutate_cluster_templates(json_t *spec, const char *path, const char *owner, const char *queue, const char *group,
-                              const char *priority, struct mutate_result *out)
+                              const struct gang_spec *gang, const char *priority, struct mutate_result *out)
 {
     char p[192];
     util_format(p, sizeof(p), "%s.headGroupSpec.template", path);
-    mutate_pod_template(mutate_own_object(mutate_own_object(spec, "headGroupSpec"), "template"), p, owner, queue, group, priority,
-                        out);
+    mutate_pod_template(mutate_own_object(mutate_own_object(spec, "headGroupSpec"), "template"), p, owner, queue, group, "true",
+                        priority, out);
     json_t *workers = json_object_get(spec, "workerGroupSpecs");
     if (json_is_array(workers)) {
         workers = json_copy(workers);
@@ -128,12 +140,14 @@ void mutate_cluster_templates(json_t *spec, const char *path, const char *owner,
         json_t *worker = json_copy(json_array_get(workers, i));
         json_array_set_new(workers, i, worker);
         util_format(p, sizeof(p), "%s.workerGroupSpecs[%zu].template", path, i);
-        mutate_pod_template(mutate_own_object(worker, "template"), p, owner, queue, group, priority, out);
+        mutate_pod_template(mutate_own_object(worker, "template"), p, owner, queue, group, mutate_member_mark(gang, i), priority,
+                            out);
     }
 }
 
 /* The legacy operator's templates: every pod type's podConfig (a whole Pod: metadata and spec, as a template). */
-static void mutate_pod_types(json_t *spec, const char *queue, const char *group, const char *priority, struct mutate_result *out)
+static void mutate_pod_types(json_t *spec, const char *queue, const char *group, const struct gang_spec *gang, const char *priority,
+                             struct mutate_result *out)
 {
     json_t *types = json_copy(json_object_get(spec, "podTypes"));
     json_object_set_new(spec, "podTypes", types);
@@ -142,7 +156,8 @@ static void mutate_pod_types(json_t *spec, const char *queue, const char *group,
         json_t *type = json_copy(json_array_get(types, i));
         json_array_set_new(types, i, type);
         util_format(path, sizeof(path), "spec.podTypes[%zu].podConfig", i);
-        mutate_pod_template(mutate_own_object(type, "podConfig"), path, "RayCluster", queue, group, priority, out);
+        mutate_pod_template(mutate_own_object(type, "podConfig"), path, "RayCluster", queue, group, mutate_member_mark(gang, i),
+                            priority, out);
     }
 }
 
@@ -184,10 +199,12 @@ static void patch_map(json_t *patch, const char *base, const json_t *parent, con
     free(path);
 }
 
-/* Orders edits as jsonpatch_diff() words their operations: by map name (annotations, labels, spec). */
+/* Orders edits as jsonpatch_diff() words their operations: by map name (annotations, labels, spec), then key. */
 static int edit_cmp(const void *a, const void *b)
 {
-    return strcmp(((const struct template_edit *)a)->map, ((const struct template_edit *)b)->map);
+    const struct template_edit *x = a, *y = b;
+    int c = strcmp(x->map, y->map);
+    return c != 0 ? c : strcmp(x->key, y->key);
 }
 
 /*
@@ -196,10 +213,10 @@ static int edit_cmp(const void *a, const void *b)
  * absent or not an object is added whole.
  */
 static void patch_template(json_t *patch, const char *base, const json_t *template, const char *path, const char *queue,
-                           const char *group, const char *priority, struct mutate_result *out)
+                           const char *group, const char *member, const char *priority, struct mutate_result *out)
 {
     struct template_edit edits[TEMPLATE_EDITS_MAX];
-    size_t n = template_edits(queue, group, priority, edits);
+    size_t n = template_edits(queue, group, member, priority, edits);
     const json_t *meta = json_object_get(template, "metadata");
     char *meta_path = jsonpatch_pointer_join(base, "metadata");
 
@@ -212,13 +229,19 @@ static void patch_template(json_t *patch, const char *base, const json_t *templa
         jsonpatch_append_new(patch, meta != NULL ? "replace" : "add", meta_path, whole);
     }
     qsort(edits, n, sizeof(*edits), edit_cmp);
-    for (size_t i = 0; i < n; i++) {
+    /* One patch_map() per map: an absent map is added once, whole, with all its keys. */
+    for (size_t i = 0, run; i < n; i += run) {
+        const char *keys[TEMPLATE_EDITS_MAX], *values[TEMPLATE_EDITS_MAX];
         int in_spec = edit_in_spec(&edits[i]);
         const json_t *parent = in_spec ? template : meta;
-        if ((!in_spec && !json_is_object(meta)) ||
-            (edits[i].keep_set && nonempty_string(json_object_get(parent, edits[i].map), edits[i].key) != NULL))
+        for (run = 0; i + run < n && strcmp(edits[i + run].map, edits[i].map) == 0; run++) {
+            const struct template_edit *e = &edits[i + run];
+            keys[run] = e->key;
+            values[run] = e->keep_set && nonempty_string(json_object_get(parent, e->map), e->key) != NULL ? NULL : e->value;
+        }
+        if (!in_spec && !json_is_object(meta))
             continue;
-        patch_map(patch, in_spec ? base : meta_path, parent, edits[i].map, &edits[i].key, &edits[i].value, 1);
+        patch_map(patch, in_spec ? base : meta_path, parent, edits[i].map, keys, values, run);
     }
     free(meta_path);
 }
@@ -230,34 +253,37 @@ static void patch_template(json_t *patch, const char *base, const json_t *templa
  * copying the object, comparing it and sorting its keys.
  */
 static json_t *cluster_patch(const json_t *raycluster, const char *const *keys, const char *const *values, size_t n,
-                             const char *queue, const char *group, const char *priority, struct mutate_result *out)
+                             const char *queue, const char *group, const struct gang_spec *gang, const char *priority,
+                             struct mutate_result *out)
 {
     json_t *patch = json_array();
     const json_t *meta = json_object_get(raycluster, "metadata"), *spec = json_object_get(raycluster, "spec");
     patch_map(patch, "/metadata", meta, "annotations", keys, values, n); /* metadata is an object: it holds the queue label */
     /* The gang arithmetic checked that spec, the head and every worker and its template are objects. */
     patch_template(patch, "/spec/headGroupSpec/template", json_object_get(json_object_get(spec, "headGroupSpec"), "template"),
-                   "spec.headGroupSpec.template", queue, group, priority, out);
+                   "spec.headGroupSpec.template", queue, group, "true", priority, out);
     const json_t *workers = json_object_get(spec, "workerGroupSpecs");
     for (size_t i = 0; i < json_array_size(workers); i++) {
         char base[64], path[64];
         util_format(base, sizeof(base), "/spec/workerGroupSpecs/%zu/template", i);
         util_format(path, sizeof(path), "spec.workerGroupSpecs[%zu].template", i);
-        patch_template(patch, base, json_object_get(json_array_get(workers, i), "template"), path, queue, group, priority, out);
+        patch_template(patch, base, json_object_get(json_array_get(workers, i), "template"), path, queue, group,
+                       mutate_member_mark(gang, i), priority, out);
     }
     return patch;
 }
 
 /* The patch of a legacy RayCluster (new): its annotations (keys[i]: values[i]) and pod types, by copy and diff. */
 static json_t *legacy_patch(const json_t *raycluster, const char *const *keys, const char *const *values, size_t n,
-                            const char *queue, const char *group, const char *priority, struct mutate_result *out)
+                            const char *queue, const char *group, const struct gang_spec *gang, const char *priority,
+                            struct mutate_result *out)
 {
     json_t *copy = json_copy((json_t *)raycluster); /* shallow: see mutate_own_object() */
     json_t *annotations = mutate_own_object(mutate_own_object(copy, "metadata"), "annotations");
     for (size_t i = 0; i < n; i++)
         if (values[i] != NULL)
             json_object_set_new(annotations, keys[i], json_string(values[i]));
-    mutate_pod_types(mutate_own_object(copy, "spec"), queue, group, priority, out);
+    mutate_pod_types(mutate_own_object(copy, "spec"), queue, group, gang, priority, out);
     json_t *patch = jsonpatch_diff(raycluster, copy);
     json_decref(copy);
     return patch;
@@ -292,7 +318,7 @@ int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struc
     min_resources = resources_to_string(&gang.min_resources);
     const char *values[] = {member, min_resources, group};
 
-    out->patch = (legacy ? legacy_patch : cluster_patch)(raycluster, keys, values, 3, queue, group, priority, out);
+    out->patch = (legacy ? legacy_patch : cluster_patch)(raycluster, keys, values, 3, queue, group, &gang, priority, out);
     if (json_array_size(out->patch) == 0) {
         json_decref(out->patch);
         out->patch = NULL;
@@ -381,6 +407,12 @@ static void patch_scheduling_group(json_t *patch, const json_t *spec, const char
     jsonpatch_append_new(patch, "add", "/spec/schedulingGroup", json_pack("{s:s%}", "podGroupName", group, len));
 }
 
+int mutate_pod_is_member(const json_t *pod)
+{
+    const json_t *annotations = json_object_get(json_object_get(pod, "metadata"), "annotations");
+    return string_equals(json_object_get(annotations, NAMES_ANNOTATION_GANG_MEMBER), "true");
+}
+
 int mutate_pod(const json_t *pod, const struct mutate_options *opts, struct mutate_result *out, struct error *err)
 {
     const json_t *meta = json_object_get(pod, "metadata");
@@ -407,7 +439,7 @@ int mutate_pod(const json_t *pod, const struct mutate_options *opts, struct muta
     char *group = names_podgroup(cluster);
     size_t len;
     const char *pod_group = patch_group_annotation(patch, meta, group, &len);
-    if (opts != NULL && opts->native_gang)
+    if (opts != NULL && opts->native_gang && mutate_pod_is_member(pod))
         patch_scheduling_group(patch, spec, pod_group, len);
     free(group);
 

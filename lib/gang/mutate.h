@@ -32,6 +32,16 @@
  * the pod) is not written: such a pod is gated as before. With the option
  * off, the patch is what it was without it, byte for byte.
  *
+ * Only gang members name the group: kube-scheduler holds a whole PodGroup
+ * back while any of its pods is gated, and raygate keeps an autoscaler's tail
+ * pods gated. The RayCluster mutation marks each template with
+ * raygate.io/gang-member (names.h): "true" on the head's and on a worker
+ * group's whose every pod is a member (gang.h's all_members), "false" on the
+ * others; a pod gets spec.schedulingGroup only when it carries "true". A pod
+ * without the mark (its cluster predates the mark) names no group: it is
+ * gated as before, and the gate controller writes no PodGroup for a gang none
+ * of whose pods names one.
+ *
  * Both are idempotent: an object that already has what it needs gets no patch.
  */
 #ifndef RAYGATE_MUTATE_H
@@ -40,6 +50,7 @@
 #include <jansson.h>
 
 #include "error.h"
+#include "gang.h"
 #include "names.h"
 
 struct mutate_result {
@@ -76,6 +87,9 @@ int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struc
  */
 int mutate_pod(const json_t *pod, const struct mutate_options *opts, struct mutate_result *out, struct error *err);
 
+/* Whether a Pod (borrowed) carries raygate.io/gang-member "true": a gang member that may name the native group. */
+int mutate_pod_is_member(const json_t *pod);
+
 /* ---- building blocks, shared with the RayJob mutation (rayjob.h) ---- */
 
 /*
@@ -90,18 +104,24 @@ json_t *mutate_own_object(json_t *obj, const char *key);
 /*
  * What one pod template (borrowed, owned by the copy being mutated) needs: the
  * queue label (a different one is replaced, with a warning naming path and the
- * owner's kind), the group-name annotation when group is not NULL, and
+ * owner's kind), the group-name annotation when group is not NULL, the
+ * gang-member mark member ("true", "false"; NULL: none) and
  * spec.priorityClassName from priority (may be NULL) when the template has none.
  */
 void mutate_pod_template(json_t *template, const char *path, const char *owner, const char *queue, const char *group,
-                         const char *priority, struct mutate_result *out);
+                         const char *member, const char *priority, struct mutate_result *out);
+
+/* The gang-member mark of worker group i of gang (borrowed): "true" when all its pods are members, else "false". */
+const char *mutate_member_mark(const struct gang_spec *gang, size_t i);
 
 /*
- * mutate_pod_template() on the head and every worker template of a RayCluster
- * spec (borrowed, owned by the copy being mutated; its templates were checked
- * to be objects by the gang arithmetic). path names spec in warnings.
+ * mutate_pod_template() on the head (marked a member) and every worker
+ * template (marked by mutate_member_mark() of gang, borrowed: the spec's own
+ * gang) of a RayCluster spec (borrowed, owned by the copy being mutated; its
+ * templates were checked to be objects by the gang arithmetic). path names
+ * spec in warnings.
  */
 void mutate_cluster_templates(json_t *spec, const char *path, const char *owner, const char *queue, const char *group,
-                              const char *priority, struct mutate_result *out);
+                              const struct gang_spec *gang, const char *priority, struct mutate_result *out);
 
 #endif

@@ -7,12 +7,12 @@
  *
  * For each gang it manages, raygate writes, before it lifts any gate:
  * - a Workload of one PodGroup template, "gang", whose gang policy's minCount
- *   is the gang's minMember (the template as it was when first written:
+ *   is the number of the gang's pods that name the group (below; the template as it was when first written:
  *   kube-scheduler reads the PodGroup);
  * - a PodGroup of that template, the runtime group its pods name in
  *   spec.schedulingGroup.podGroupName (the webhook sets it at CREATE: the
- *   field is immutable), its minCount the gang's minMember (mutable: it
- *   follows autoscaling), the gang's PriorityClass (its label
+ *   field is immutable), its minCount that number (mutable: it follows
+ *   minReplicas), the gang's PriorityClass (its label
  *   ray.io/priority-class-name: the apiserver's Priority admission resolves it,
  *   and refuses a priority set without its class), and disruptionMode All:
  *   whatever kube-scheduler's workload-aware preemption takes of a gang, it
@@ -21,9 +21,11 @@
  * cluster: its RayJob's), and controlled by the RayCluster (or the RayJob), so
  * that the garbage collector deletes them with it.
  *
- * Tail pods (an autoscaler's beyond minMember) name the group too: once
- * minCount of its pods are placed, kube-scheduler places the others one by
- * one, as raygate admits them (TAIL_ADMIT).
+ * Only members name the group: the head's pods and those of worker groups
+ * whose every pod is a member (gang.h's all_members, native_count). A worker
+ * group that autoscales beyond minReplicas names none: kube-scheduler would
+ * hold the whole group back while raygate keeps its tail pods gated. Its
+ * members are placed as without the native step.
  */
 #ifndef RAYGATE_NATIVEGANG_H
 #define RAYGATE_NATIVEGANG_H
@@ -43,7 +45,7 @@
 struct nativegang_spec {
     const char *namespace_;
     const char *name;              /* of the Workload and the PodGroup: the gang's PodGroup name */
-    int64_t min_count;             /* the gang's minMember, >= 1 */
+    int64_t min_count;             /* the gang's pods that name the group (gang.h's native_count), >= 1 */
     const char *priority_class;    /* the gang's ray.io/priority-class-name, or NULL: none */
     const char *owner_api_version; /* the controller: "ray.io/v1" (or the legacy operator's) */
     const char *owner_kind;        /* "RayCluster" or "RayJob" */

@@ -271,13 +271,14 @@ int rayjob_mutate(const json_t *rayjob, struct mutate_result *out, struct error 
     copy = json_copy((json_t *)rayjob); /* shallow: see mutate_own_object() */
     set_annotations(copy, &g, group);
     json_t *spec = mutate_own_object(copy, "spec");
-    mutate_cluster_templates(mutate_own_object(spec, "rayClusterSpec"), "spec.rayClusterSpec", "RayJob", queue, group, priority,
-                             out);
+    mutate_cluster_templates(mutate_own_object(spec, "rayClusterSpec"), "spec.rayClusterSpec", "RayJob", queue, group, &g.cluster,
+                             priority, out);
     if (g.has_submitter) {
         json_t *template;
         if (own_submitter_template(spec, &template, err) != 0)
             goto out;
-        mutate_pod_template(template, "spec.submitterPodTemplate", "RayJob", queue, group, priority, out);
+        /* The submitter is no member (rayjob.h): it carries no mark, and no ray.io/cluster label to be gated by. */
+        mutate_pod_template(template, "spec.submitterPodTemplate", "RayJob", queue, group, NULL, priority, out);
         json_object_set_new(mutate_own_object(mutate_own_object(template, "metadata"), "labels"), RAYJOB_LABEL_SUBMITTER,
                             json_string("true"));
     }

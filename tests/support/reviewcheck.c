@@ -94,8 +94,9 @@ static int same_value(const json_t *a, const json_t *b)
 
 /*
  * The native gang step on a patched pod: the spec.schedulingGroup it came
- * with (null is none), else one naming its group-name annotation when that is
- * a DNS subdomain, else none.
+ * with (null is none), else, on a pod marked a gang member
+ * (raygate.io/gang-member "true"), one naming its group-name annotation when
+ * that is a DNS subdomain, else none.
  */
 static int check_scheduling_group(const json_t *before, const json_t *pod, struct error *why)
 {
@@ -104,7 +105,12 @@ static int check_scheduling_group(const json_t *before, const json_t *pod, struc
     const json_t *group = json_object_get(json_object_get(json_object_get(pod, "metadata"), "annotations"), NAMES_ANNOTATION_GROUP);
     if (had != NULL && !json_is_null(had))
         return same_value(had, has) ? 0 : fail(why, "patched pod's spec.schedulingGroup is not the one it came with");
-    if (json_is_string(group) && names_dns_subdomain(json_string_value(group), json_string_length(group))) {
+    const json_t *mark =
+        json_object_get(json_object_get(json_object_get(pod, "metadata"), "annotations"), NAMES_ANNOTATION_GANG_MEMBER);
+    int member = json_is_string(mark) && strcmp(json_string_value(mark), "true") == 0 && json_string_length(mark) == 4;
+    if (!member && has != NULL && !json_is_null(has))
+        return fail(why, "patched pod names a group in spec.schedulingGroup, but it is not marked a gang member");
+    if (member && json_is_string(group) && names_dns_subdomain(json_string_value(group), json_string_length(group))) {
         if (json_object_size(has) != 1 || !json_equal(json_object_get(has, "podGroupName"), group))
             return fail(why, "patched pod's spec.schedulingGroup does not name its group \"%s\"", json_string_value(group));
         return 0;

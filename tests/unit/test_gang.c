@@ -29,6 +29,25 @@ static void check_groups(const char *file, const struct gang_spec *spec, const j
     json_decref(got);
 }
 
+/*
+ * Who names the native PodGroup: want_count the gang's native_count, want_all
+ * [0 or 1, ...] each group's all_members in spec order (NULL: not checked).
+ */
+static int check_native(const char *file, const struct gang_spec *spec, const json_t *want_count, const json_t *want_all)
+{
+    if (want_count == NULL)
+        return 0;
+    if (spec->native_count != json_integer_value(want_count))
+        fail_msg("%s: nativeCount %lld, expected %lld", file, (long long)spec->native_count,
+                 (long long)json_integer_value(want_count));
+    json_t *got = json_array();
+    for (size_t i = 0; i < spec->ngroups; i++)
+        json_array_append_new(got, json_integer(spec->groups[i].all_members));
+    fixture_check_json(file, "allMembers", got, want_all);
+    json_decref(got);
+    return 1;
+}
+
 static void check_error(const char *file, int rc, const char *message, const char *want)
 {
     if (rc != -1)
@@ -41,7 +60,7 @@ static void check_error(const char *file, int rc, const char *message, const cha
 static void test_fixtures(void **state)
 {
     (void)state;
-    size_t n, clusters = 0, pods = 0, errors = 0, groups = 0;
+    size_t n, clusters = 0, pods = 0, errors = 0, groups = 0, natives = 0;
     char **files = fixture_list("gang", &n);
     assert_true(n >= 20);
     for (size_t i = 0; i < n; i++) {
@@ -67,6 +86,7 @@ static void test_fixtures(void **state)
                 check_resources(files[i], &spec.min_resources, json_object_get(c, "minResources"));
                 check_groups(files[i], &spec, json_object_get(c, "groups"));
                 groups += json_object_get(c, "groups") != NULL;
+                natives += check_native(files[i], &spec, json_object_get(c, "nativeCount"), json_object_get(c, "allMembers"));
             }
             gang_spec_finish(&spec);
             clusters++;
@@ -91,6 +111,7 @@ static void test_fixtures(void **state)
     assert_true(pods >= 5);
     assert_true(errors >= 8);
     assert_true(groups >= 4);
+    assert_true(natives >= 2);
     fixture_list_free(files, n);
 }
 

@@ -194,10 +194,10 @@ static void test_checker_catches_scheduling_group(void **state)
     static const struct mutate_options native_on = {.native_gang = 1};
     const char *body = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\","
                        "\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\",\"object\":"
-                       "{\"metadata\":{\"labels\":{\"ray.io/cluster\":\"c1\",\"volcano.sh/queue-name\":\"q\"}},\"spec\":{}}}}";
-    const char *ops =
-        "[{\"op\":\"add\",\"path\":\"/spec/schedulingGates\",\"value\":[{\"name\":\"raygate.io/gang\"}]},"
-        "{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{\"scheduling.k8s.io/group-name\":\"ray-c1-pg\"}}";
+                       "{\"metadata\":{\"labels\":{\"ray.io/cluster\":\"c1\",\"volcano.sh/queue-name\":\"q\"},"
+                       "\"annotations\":{\"raygate.io/gang-member\":\"true\"}},\"spec\":{}}}}";
+    const char *ops = "[{\"op\":\"add\",\"path\":\"/spec/schedulingGates\",\"value\":[{\"name\":\"raygate.io/gang\"}]},"
+                      "{\"op\":\"add\",\"path\":\"/metadata/annotations/scheduling.k8s.io~1group-name\",\"value\":\"ray-c1-pg\"}";
     struct admission_info info = {.kind = "Pod", .operation = "CREATE", .result = "patched"};
     struct error err = {{0}}, why;
     char patch[1024];
@@ -219,6 +219,15 @@ static void test_checker_catches_scheduling_group(void **state)
     json_t *none = answer_with_patch(patch);
     assert_int_equal(reviewcheck_answer(body, strlen(body), NULL, 0, none, &info, &err, NULL, &why), 0);
     assert_int_equal(reviewcheck_answer(body, strlen(body), &native_on, 0, none, &info, &err, NULL, &why), -1);
+
+    /* A pod not marked a gang member (an autoscaled group's: maybe the tail) must name no group. */
+    const char *unmarked = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\","
+                           "\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\",\"object\":"
+                           "{\"metadata\":{\"labels\":{\"ray.io/cluster\":\"c1\",\"volcano.sh/queue-name\":\"q\"},"
+                           "\"annotations\":{\"raygate.io/gang-member\":\"false\"}},\"spec\":{}}}}";
+    assert_int_equal(reviewcheck_answer(unmarked, strlen(unmarked), &native_on, 0, right, &info, &err, NULL, &why), -1);
+    assert_non_null(strstr(why.message, "not marked a gang member"));
+    assert_int_equal(reviewcheck_answer(unmarked, strlen(unmarked), &native_on, 0, none, &info, &err, NULL, &why), 0);
     json_decref(none);
     json_decref(other);
     json_decref(right);

@@ -24,7 +24,7 @@ static void check_groups(const char *file, const struct gang_spec *spec, const j
 /* Every fixture in legacy/: a legacy RayCluster with its minMember, minResources and groups, or the error naming the field. */
 static void test_fixtures(void **state)
 {
-    size_t n, ok = 0, errors = 0;
+    size_t n, ok = 0, errors = 0, natives = 0;
     char **files = fixture_list("legacy", &n);
     assert_true(n >= 15);
     for (size_t i = 0; i < n; i++) {
@@ -52,6 +52,11 @@ static void test_fixtures(void **state)
             fixture_check_json(files[i], "minResources", res, json_object_get(c, "minResources"));
             json_decref(res);
             check_groups(files[i], &spec, json_object_get(c, "groups"));
+            const json_t *native = json_object_get(c, "nativeCount");
+            if (native != NULL && spec.native_count != json_integer_value(native))
+                fail_msg("%s: nativeCount %lld, expected %lld", files[i], (long long)spec.native_count,
+                         (long long)json_integer_value(native));
+            natives += native != NULL;
             ok++;
         }
         gang_spec_finish(&spec);
@@ -59,6 +64,7 @@ static void test_fixtures(void **state)
     }
     assert_true(ok >= 7);
     assert_true(errors >= 8);
+    assert_true(natives >= 1);
     fixture_list_free(files, n);
 }
 

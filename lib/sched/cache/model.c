@@ -319,6 +319,7 @@ void model_gang_parse_spec(struct shape_pool *p, struct cache_gang *g, const jso
     if ((g->legacy ? legacy_gang_from_raycluster(obj, &spec, &gerr) : submitter_cluster_gang(obj, &spec, &gerr)) == 0) {
         g->spec_ok = 1;
         g->min_member = spec.min_member;
+        g->native_count = spec.native_count;
         g->groups = util_calloc(spec.ngroups, sizeof(*g->groups));
         for (size_t i = 0; i < spec.ngroups; i++) {
             if (spec.groups[i].pods == 0)
@@ -334,6 +335,7 @@ void model_gang_parse_spec(struct shape_pool *p, struct cache_gang *g, const jso
     } else {
         g->spec_ok = 0;
         g->min_member = 0;
+        g->native_count = 0;
         g->spec_error = util_strdup(gerr.message);
     }
     gang_spec_finish(&spec);

@@ -170,6 +170,7 @@ struct cache_gang {
     char *owner_uid;            /* owned: that RayJob's uid, or NULL */
     int64_t created;            /* creationTimestamp, Unix seconds */
     int64_t min_member;
+    int64_t native_count;       /* of those, the pods that name its native PodGroup: its minCount (gang.h) */
     struct topo_request *topo;  /* owned: where its pods are to lie (topology.h), or NULL when it asks nothing */
     struct cache_group *groups; /* owned: the gang's shape besides its head (see gang.h) */
     uint32_t ngroups;
