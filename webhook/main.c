@@ -178,7 +178,7 @@ int main(int argc, char **argv)
         .shutdown_delay_ms = 0,
         .shutdown_timeout_ms = 10 * FLAGS_SECOND,
         .log_level = LOG_LEVEL_INFO,
-        .native_gang = NATIVEPROBE_OFF, /* opt-in for now: docs/native-gang.md, "Gated pods hold the group" */
+        .native_gang = NATIVEPROBE_AUTO, /* where scheduling.k8s.io/v1beta1 podgroups are served (docs/native-gang.md) */
     };
     int rc = parse_flags(argc, argv, &f);
     if (rc >= 0)

@@ -174,6 +174,18 @@ def run(helm, chart, manifest_docs, check):
     r = refused(helm, chart, {"gate.preemption": "no"}, "gate.preemption must be true or false")
     expect(r is None, str(r))
 
+    # nativeGang: auto by default (no flag, as in manifests/: the programs' default); on and off go to both.
+    for name in ("Deployment/raygate-gate", "Deployment/raygate-webhook"):
+        expect("--native-gang" not in container(render(helm, chart), name)["args"], "the default render passes --native-gang")
+    for mode in ("on", "off"):
+        docs = render(helm, chart, {"nativeGang": mode})
+        for name in ("Deployment/raygate-gate", "Deployment/raygate-webhook"):
+            args = container(docs, name)["args"]
+            expect("--native-gang" in args and args[args.index("--native-gang") + 1] == mode,
+                   "nativeGang=%s: %s args %s lack --native-gang %s" % (mode, name, args, mode))
+    r = refused(helm, chart, {"nativeGang": "yes"}, "nativeGang must be auto, on or off")
+    expect(r is None, str(r))
+
     # The webhook's flags.
     docs = render(helm, chart, {"webhook.shutdownDelay": "7s", "webhook.extraArgs": ["--log-level", "debug"]})
     args = container(docs, "Deployment/raygate-webhook")["args"]

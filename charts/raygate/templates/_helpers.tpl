@@ -61,3 +61,15 @@ podAntiAffinity:
         matchLabels: {app.kubernetes.io/name: {{ .name }}}
 {{- end }}
 {{- end }}
+
+{{/*
+The --native-gang flag of both programs from .Values.nativeGang, as a JSON list:
+none for auto (their default), else the flag and the mode; another value fails.
+*/}}
+{{- define "raygate.nativeGangArgs" -}}
+{{- $m := toString .Values.nativeGang -}}
+{{- if not (has $m (list "auto" "on" "off")) -}}
+{{- fail (printf "nativeGang must be auto, on or off, not %q" $m) -}}
+{{- end -}}
+{{- if eq $m "auto" }}[]{{ else }}{{ list "--native-gang" $m | toJson }}{{ end -}}
+{{- end }}
