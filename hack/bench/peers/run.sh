@@ -15,10 +15,11 @@
 # resource from the apiserver's audit log: RAYGATE_APISERVER_AUDIT=1).
 #
 #   hack/bench/peers/run.sh --out FILE [--quick] [--runs N] [--systems "raygate kueue coscheduling none"]
-#     (also raygate-native: raygate with --native-gang on, Kubernetes' own gang
-#     scheduling as its last step, and raygate-nonative: raygate on a cluster
-#     that does not even serve that API, hack/cluster.sh up --no-native-gang:
-#     the native step's cost, issue 35)
+#     (raygate: --native-gang off, raygate alone, as in the earlier results,
+#     although auto is the programs' default; raygate-native: --native-gang on,
+#     Kubernetes' own gang scheduling as its last step; raygate-nonative:
+#     raygate on a cluster that does not even serve that API, hack/cluster.sh
+#     up --no-native-gang: the native step's cost, issue 35)
 #                           [--contention N] [--flood N] [--gang N] [--seed S]
 #                           [--workloads "walkthrough autoscaling rayjob contention flood gang"]
 #
@@ -110,10 +111,13 @@ for sys in $SYSTEMS; do
 	[[ "$sys" == *-nonative ]] && native=(--no-native-gang)
 	RAYGATE_APISERVER_AUDIT=1 bash "$ROOT/hack/cluster.sh" up --gang "$gang" "${native[@]}" --nodes "$nodes" --node-capacity "$CAPACITY" >"$WORK/up-$sys.log" 2>&1 ||
 		{ tail -30 "$WORK/up-$sys.log"; die "cluster up --gang $sys failed"; }
-	if [[ "$sys" == *-native ]]; then
-		bash "$ROOT/hack/cluster.sh" restart raygate-webhook --native-gang on >>"$WORK/up-$sys.log" 2>&1
+	mode=""
+	[[ "$sys" == raygate ]] && mode=off # the programs default to auto: on where the API is served
+	[[ "$sys" == *-native ]] && mode=on
+	if [[ -n "$mode" ]]; then
+		bash "$ROOT/hack/cluster.sh" restart raygate-webhook --native-gang "$mode" >>"$WORK/up-$sys.log" 2>&1
 		bash "$ROOT/hack/cluster.sh" stop raygate-gate >>"$WORK/up-$sys.log" 2>&1
-		bash "$ROOT/hack/cluster.sh" start-gate --native-gang on >>"$WORK/up-$sys.log" 2>&1
+		bash "$ROOT/hack/cluster.sh" start-gate --native-gang "$mode" >>"$WORK/up-$sys.log" 2>&1
 		sleep 2
 	fi
 	for ((r = 1; r <= RUNS; r++)); do
