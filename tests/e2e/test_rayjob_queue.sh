@@ -13,6 +13,8 @@
 #   waits and its PodGroup says why.
 # - Each job has one PodGroup, ray-<rayjob>-pg, owned by the RayJob; none is
 #   named after the RayCluster KubeRay made for it.
+# - Where the native API is served (the step on by default): the cluster's pods
+#   name one native PodGroup whose minCount is their number; the submitter none.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 Q="rj-$(e2e_uid)"
@@ -55,6 +57,17 @@ assert_eq "ray-job-a-pg's minMember and minResources" '3 {"cpu":"3500m","memory"
 eventually 20 "ray-job-a-pg phase Running" is kc get podgroups.scheduling.volcano.sh -n "$NS" ray-job-a-pg -o 'jsonpath={.status.phase}' Running
 kc get podgroups.scheduling.volcano.sh -n "$NS" "ray-$CA-pg" >/dev/null 2>&1 && fail "a PodGroup ray-$CA-pg exists for job-a's RayCluster"
 pass "no PodGroup named after job-a's RayCluster $CA"
+if native_api; then
+	# The native step (on by default where served): the cluster's pods name one group, whose minCount counts them;
+	# the submitter, no member, names none.
+	named="$(kc get pods -n "$NS" -l "ray.io/cluster=$CA" -o json |
+		jq -r '[.items[].spec.schedulingGroup.podGroupName // "-"] | group_by(.) | map("\(.[0]) \(length)") | join(",")')"
+	[[ "$named" != *,* && "$named" != "- "* ]] || fail "job-a's cluster's pods do not all name one group: $named"
+	assert_eq "native PodGroup ${named% *}'s minCount: the pods that name it" "${named##* }" \
+		"$(kc get podgroups.scheduling.k8s.io -n "$NS" "${named% *}" -o jsonpath='{.spec.schedulingPolicy.gang.minCount}')"
+	assert_eq "job-a's submitter names no group" "" \
+		"$(kc get pods -n "$NS" -l batch.kubernetes.io/job-name=job-a -o jsonpath='{.items[*].spec.schedulingGroup.podGroupName}')"
+fi
 
 # --- The second job waits whole: its cluster's pods gated, none bound, no submitter.
 sample_job job-b "$Q"
