@@ -36,7 +36,7 @@ enum devsel_kind {
 };
 
 struct devsel_value {
-    uint8_t kind;  /* enum devsel_kind */
+    uint8_t kind; /* enum devsel_kind */
     int64_t i;
     const char *s; /* borrowed */
 };
