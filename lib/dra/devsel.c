@@ -25,6 +25,8 @@ enum expr_op {
     X_CAP,    /* device.capacity[domain].id */
     X_LIT,    /* lit */
     X_METHOD, /* a.method(b) on quantities or versions */
+    X_HAS,    /* "id" in device.attributes[domain] (a: the X_ATTR or X_CAP looked up) */
+    X_IN,     /* a in [list...], a list of literals */
 };
 
 enum method { M_COMPARE_TO, M_IS_GREATER_THAN, M_IS_LESS_THAN };
@@ -36,6 +38,8 @@ struct expr {
     char *domain, *id;       /* X_ATTR, X_CAP */
     struct devsel_value lit; /* X_LIT; lit.s points at str */
     char *str;
+    struct expr **list; /* X_IN */
+    size_t nlist;
 };
 
 struct devsel {
@@ -151,6 +155,9 @@ static void expr_free(struct expr *x)
         return;
     expr_free(x->a);
     expr_free(x->b);
+    for (size_t k = 0; k < x->nlist; k++)
+        expr_free(x->list[k]);
+    free(x->list);
     free(x->domain);
     free(x->id);
     free(x->str);
@@ -284,6 +291,42 @@ static struct expr *lower_method(const struct devselparse_node *n, const char *s
     return beyond(n, src, unevaluated, "a method call not evaluated");
 }
 
+/*
+ * `"ID" in device.attributes["DOMAIN"]` (or capacity): whether the device has
+ * it, the guard real selectors put before a comparison; `x in [literals]`.
+ * `"DOMAIN" in device.attributes` and other forms are not evaluated.
+ */
+static struct expr *lower_in(const struct devselparse_node *n, const char *src, char **unevaluated)
+{
+    const struct devselparse_node *what = n->kid[0], *where = n->kid[1];
+    if (where->op == DEVSELPARSE_INDEX && is_string(what)) {
+        struct devselparse_node field = {.op = DEVSELPARSE_MEMBER, .text = what->text, .kid = &n->kid[1], .nkid = 1};
+        struct expr *a = lower_attr(&field);
+        if (a != NULL) {
+            struct expr *x = expr_new(X_HAS);
+            x->a = a;
+            return x;
+        }
+    }
+    if (where->op != DEVSELPARSE_LIST)
+        return beyond(n, src, unevaluated, "the in operator not evaluated");
+    for (size_t k = 0; k < where->nkid; k++) {
+        int op = where->kid[k]->op;
+        if (op != DEVSELPARSE_STRING && op != DEVSELPARSE_INT && op != DEVSELPARSE_BOOL)
+            return beyond(where->kid[k], src, unevaluated, "not a literal: in evaluates lists of literals");
+    }
+    struct expr *x = expr_new(X_IN);
+    x->a = lower(what, src, unevaluated);
+    if (x->a == NULL) {
+        expr_free(x);
+        return NULL;
+    }
+    x->list = util_calloc(where->nkid, sizeof(*x->list));
+    for (size_t k = 0; k < where->nkid; k++)
+        x->list[x->nlist++] = lower(where->kid[k], src, unevaluated);
+    return x;
+}
+
 static struct expr *lower_operand(const struct devselparse_node *n, const char *src, char **unevaluated)
 {
     struct expr *x;
@@ -307,7 +350,7 @@ static struct expr *lower_operand(const struct devselparse_node *n, const char *
         x = lower_attr(n);
         return x != NULL ? x : beyond(n, src, unevaluated, "a field not evaluated");
     case DEVSELPARSE_IN:
-        return beyond(n, src, unevaluated, "the in operator not evaluated");
+        return lower_in(n, src, unevaluated);
     case DEVSELPARSE_ARITH:
     case DEVSELPARSE_NEG:
         return beyond(n, src, unevaluated, "arithmetic not evaluated");
@@ -466,6 +509,18 @@ static struct devsel_value method(const struct expr *x, const struct devsel_devi
     return boolean(x->method == M_IS_GREATER_THAN ? c > 0 : c < 0);
 }
 
+/* x->a in x->list: == against each (heterogeneous equality); an error in x->a stays one. */
+static struct devsel_value member(const struct expr *x, const struct devsel_device *d)
+{
+    struct devsel_value a = eval(x->a, d);
+    if (a.kind == DEVSEL_NONE)
+        return none;
+    for (size_t k = 0; k < x->nlist; k++)
+        if (order(&a, &x->list[k]->lit) == 0)
+            return boolean(1);
+    return boolean(0);
+}
+
 static struct devsel_value eval(const struct expr *x, const struct devsel_device *d)
 {
     const struct devsel_value *v;
@@ -488,6 +543,12 @@ static struct devsel_value eval(const struct expr *x, const struct devsel_device
         return x->lit;
     case X_METHOD:
         return method(x, d);
+    case X_HAS:
+        v = x->a->op == X_ATTR ? lookup(d->attrs, d->nattrs, x->a->domain, x->a->id, d->driver)
+                               : lookup(d->capacity, d->ncapacity, x->a->domain, x->a->id, d->driver);
+        return boolean(v != NULL);
+    case X_IN:
+        return member(x, d);
     default: {
         struct devsel_value a = eval(x->a, d), b = eval(x->b, d);
         return compare(x->op, &a, &b);
