@@ -32,13 +32,13 @@ enum {
 };
 
 struct claimspec_request {
-    char *name;          /* owned: requests[].name (for firstAvailable: "req/subreq") */
-    char *device_class;  /* owned: deviceClassName */
-    int64_t count;       /* devices asked; 0 with CLAIMSPEC_ALL */
+    char *name;         /* owned: requests[].name (for firstAvailable: "req/subreq") */
+    char *device_class; /* owned: deviceClassName */
+    int64_t count;      /* devices asked; 0 with CLAIMSPEC_ALL */
     unsigned flags;
     struct devsel **sel; /* owned: the request's own selectors */
     size_t nsel;
-    char path[96];       /* the field, e.g. "spec.devices.requests[0].exactly", for messages */
+    char path[96]; /* the field, e.g. "spec.devices.requests[0].exactly", for messages */
 };
 
 struct claimspec {

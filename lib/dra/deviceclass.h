@@ -21,9 +21,9 @@
 #define DEVICECLASS_IMPLICIT_PREFIX "deviceclass.resource.kubernetes.io/"
 
 struct deviceclass {
-    char *name;            /* owned: metadata.name */
-    char *resource;        /* owned: the queue resource (above) */
-    struct devsel **sel;   /* owned: spec.selectors[].cel.expression, compiled */
+    char *name;          /* owned: metadata.name */
+    char *resource;      /* owned: the queue resource (above) */
+    struct devsel **sel; /* owned: spec.selectors[].cel.expression, compiled */
     size_t nsel;
 };
 

@@ -7,7 +7,10 @@
  * (also `device.attributes["DOMAIN"]["ID"]`), `device.capacity["DOMAIN"].ID`
  * with `.compareTo(quantity("40Gi"))`, string ('..' or ".."), integer and bool
  * literals, `semver("1.2.3")`; the operators == != < <= > >=, &&, ||, ! and
- * parentheses; `"DOMAIN/ID" in device.attributes`-style presence is not in it.
+ * parentheses; the methods compareTo, isGreaterThan and isLessThan of
+ * quantities and versions; presence `"ID" in device.attributes["DOMAIN"]` (or
+ * capacity) and membership in a list of literals `x in ["a", "b"]`.
+ * `"DOMAIN" in device.attributes` is not in it.
  * An attribute is looked up as the slice names it: "DOMAIN/ID", or a bare
  * "ID" when DOMAIN is the device's driver. A comparison whose attribute is
  * missing, or whose kinds differ, is false (kube-scheduler reports a CEL
@@ -36,7 +39,7 @@ enum devsel_kind {
 };
 
 struct devsel_value {
-    uint8_t kind;  /* enum devsel_kind */
+    uint8_t kind; /* enum devsel_kind */
     int64_t i;
     const char *s; /* borrowed */
 };
@@ -70,7 +73,7 @@ int devsel_exact(const struct devsel *s);
 /* The driver a top-level `device.driver == "x"` conjunct requires (s's), or NULL. */
 const char *devsel_driver(const struct devsel *s);
 
-/* What was not evaluated, e.g. `device.capacity["x"].memory.isGreaterThan(...)`: a method call not evaluated; NULL when exact. */
+/* What was not evaluated, e.g. `device.attributes["x"].model.matches("^a1"): a method call not evaluated`; NULL when exact. */
 const char *devsel_unevaluated(const struct devsel *s);
 
 /* 1 when d matches s (an inexact s: its driver conjunct alone), else 0. */

@@ -31,13 +31,13 @@ struct resourceslice_device {
 };
 
 struct resourceslice {
-    char *name;             /* owned: metadata.name */
-    char *driver;           /* owned: spec.driver */
-    char *pool;             /* owned: spec.pool.name */
-    int64_t generation;     /* spec.pool.generation */
-    int scope;              /* enum resourceslice_scope */
-    char *node;             /* owned: spec.nodeName (RESOURCESLICE_NODE) */
-    json_t *node_selector;  /* owned reference: spec.nodeSelector (RESOURCESLICE_SELECTOR), else NULL */
+    char *name;                           /* owned: metadata.name */
+    char *driver;                         /* owned: spec.driver */
+    char *pool;                           /* owned: spec.pool.name */
+    int64_t generation;                   /* spec.pool.generation */
+    int scope;                            /* enum resourceslice_scope */
+    char *node;                           /* owned: spec.nodeName (RESOURCESLICE_NODE) */
+    json_t *node_selector;                /* owned reference: spec.nodeSelector (RESOURCESLICE_SELECTOR), else NULL */
     struct resourceslice_device *devices; /* owned */
     size_t ndevices;
 };
