@@ -343,10 +343,9 @@ static struct expr *lower_operand(const struct devselparse_node *n, const char *
     case DEVSELPARSE_CALL:
         return n->kid[0] == NULL ? lower_literal_call(n, src, unevaluated) : lower_method(n, src, unevaluated);
     case DEVSELPARSE_MEMBER:
-        if (is_device(n->kid[0]) && strcmp(n->text, "driver") == 0)
-            return expr_new(X_DRIVER);
-        /* fall through */
     case DEVSELPARSE_INDEX:
+        if (n->op == DEVSELPARSE_MEMBER && is_device(n->kid[0]) && strcmp(n->text, "driver") == 0)
+            return expr_new(X_DRIVER);
         x = lower_attr(n);
         return x != NULL ? x : beyond(n, src, unevaluated, "a field not evaluated");
     case DEVSELPARSE_IN:
