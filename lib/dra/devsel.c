@@ -199,8 +199,10 @@ static struct expr *expr_new(int op)
 /* Records the first part not evaluated: the node's text and why. Returns NULL, for the caller to return. */
 static struct expr *beyond(const struct devselparse_node *n, const char *src, char **unevaluated, const char *why)
 {
-    if (*unevaluated == NULL)
+    if (*unevaluated == NULL) {
         *unevaluated = util_strdupf("%.*s: %s", (int)(n->end - n->start), src + n->start, why);
+        util_one_line(*unevaluated); /* selectors are often multi-line YAML; the text goes to logs and `why` */
+    }
     return NULL;
 }
 
@@ -415,6 +417,7 @@ struct devsel *devsel_compile(const char *expr)
     struct devselparse_node *tree = devselparse_parse(expr, strlen(expr), &err);
     if (tree == NULL) {
         s->unevaluated = util_strdupf("the expression does not parse: %s", err.message);
+        util_one_line(s->unevaluated);
         s->driver = driver_of_conjuncts(expr);
         return s;
     }
