@@ -199,8 +199,10 @@ static struct expr *expr_new(int op)
 /* Records the first part not evaluated: the node's text and why. Returns NULL, for the caller to return. */
 static struct expr *beyond(const struct devselparse_node *n, const char *src, char **unevaluated, const char *why)
 {
-    if (*unevaluated == NULL)
+    if (*unevaluated == NULL) {
         *unevaluated = util_strdupf("%.*s: %s", (int)(n->end - n->start), src + n->start, why);
+        util_one_line(*unevaluated); /* selectors are often multi-line YAML; the text goes to logs and `why` */
+    }
     return NULL;
 }
 
@@ -343,10 +345,9 @@ static struct expr *lower_operand(const struct devselparse_node *n, const char *
     case DEVSELPARSE_CALL:
         return n->kid[0] == NULL ? lower_literal_call(n, src, unevaluated) : lower_method(n, src, unevaluated);
     case DEVSELPARSE_MEMBER:
-        if (is_device(n->kid[0]) && strcmp(n->text, "driver") == 0)
-            return expr_new(X_DRIVER);
-        /* fall through */
     case DEVSELPARSE_INDEX:
+        if (n->op == DEVSELPARSE_MEMBER && is_device(n->kid[0]) && strcmp(n->text, "driver") == 0)
+            return expr_new(X_DRIVER);
         x = lower_attr(n);
         return x != NULL ? x : beyond(n, src, unevaluated, "a field not evaluated");
     case DEVSELPARSE_IN:
@@ -416,6 +417,7 @@ struct devsel *devsel_compile(const char *expr)
     struct devselparse_node *tree = devselparse_parse(expr, strlen(expr), &err);
     if (tree == NULL) {
         s->unevaluated = util_strdupf("the expression does not parse: %s", err.message);
+        util_one_line(s->unevaluated);
         s->driver = driver_of_conjuncts(expr);
         return s;
     }

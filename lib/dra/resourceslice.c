@@ -219,6 +219,8 @@ int resourceslice_parse(const json_t *obj, struct resourceslice *out, struct err
         return fail(out, err, "spec.pool.generation: must be a non-negative integer");
     out->generation = json_integer_value(generation);
     if (parse_scope(spec, out, err) != 0 || parse_devices(json_object_get(spec, "devices"), out, err) != 0) {
+        if (err != NULL)
+            util_one_line(err->message); /* a field path holds the object's own keys */
         resourceslice_finish(out);
         return -1;
     }

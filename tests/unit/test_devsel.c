@@ -279,6 +279,9 @@ static void test_outside(void **state)
     inexact("device.attributes['gpu.example.com'].model in [device.driver]", NULL,
             "device.driver: not a literal: in evaluates lists of literals");
     inexact("size(device.attributes) > 1", NULL, "size(device.attributes): a function call not evaluated");
+    /* a multi-line selector (YAML's |) is named on one line */
+    inexact("device.driver == 'gpu.example.com' &&\n  device.attributes['gpu.example.com'].model\n    .matches('^a1')",
+            "gpu.example.com", "device.attributes['gpu.example.com'].model     .matches('^a1'): a method call not evaluated");
     inexact("device.attributes['x.io'].index == 2u", NULL, "2u: not evaluated");
 }
 

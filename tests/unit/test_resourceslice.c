@@ -161,6 +161,9 @@ static void test_errors(void **state)
          " \"devices\": [{\"name\": \"a\", \"attributes\": {\"ok\": {\"bool\": 1}}}]}}",
          "spec.devices[0].attributes.ok.bool: must be a boolean"},
         {"{\"metadata\": {\"name\": \"s\"}, \"spec\": {\"driver\": \"d\", \"pool\": {\"name\": \"p\"}, \"allNodes\": true,"
+         " \"devices\": [{\"name\": \"a\", \"attributes\": {\"o\\nk\": {}}}]}}",
+         "spec.devices[0].attributes.o k: no value"},
+        {"{\"metadata\": {\"name\": \"s\"}, \"spec\": {\"driver\": \"d\", \"pool\": {\"name\": \"p\"}, \"allNodes\": true,"
          " \"devices\": [{\"name\": \"a\", \"capacity\": {\"memory\": {\"value\": \"80Gx\"}}}]}}",
          "spec.devices[0].capacity.memory.value: invalid quantity \"80Gx\""},
         {"{\"metadata\": {\"name\": \"s\"}, \"spec\": {\"driver\": \"d\", \"pool\": {\"name\": \"p\"}, \"allNodes\": true,"
