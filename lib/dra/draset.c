@@ -66,7 +66,7 @@ void draset_destroy(struct draset *s)
 {
     if (s == NULL)
         return;
-    ledger_clear(s);
+    draset_ledger_clear(s);
     struct table_node *n;
     while ((n = table_next(&s->objects, NULL)) != NULL) {
         table_remove(&s->objects, n);
@@ -78,7 +78,7 @@ void draset_destroy(struct draset *s)
     for (size_t i = 0; i < s->nresources; i++)
         free(s->resources[i]);
     free(s->resources);
-    free(s->shared);
+    free(s->journal);
     free(s->inexact);
     free(s);
 }
@@ -96,8 +96,7 @@ struct draset_object *draset_find(const struct draset *s, int kind, const char *
 
 char *draset_device_key(const char *driver, const char *pool, const char *device)
 {
-    return util_strdupf("%s\x1f%s\x1f%s", driver != NULL ? driver : "", pool != NULL ? pool : "",
-                        device != NULL ? device : "");
+    return util_strdupf("%s\x1f%s\x1f%s", driver != NULL ? driver : "", pool != NULL ? pool : "", device != NULL ? device : "");
 }
 
 int draset_resource_index(const struct draset *s, const char *name)
@@ -138,9 +137,9 @@ static void claim_allocation(struct draset_object *o, const json_t *obj)
     o->alloc = util_calloc(n > 0 ? n : 1, sizeof(*o->alloc));
     for (size_t i = 0; i < n; i++) {
         const json_t *r = json_array_get(results, i);
-        o->alloc[o->nalloc++] = draset_device_key(json_string_value(json_object_get(r, "driver")),
-                                                  json_string_value(json_object_get(r, "pool")),
-                                                  json_string_value(json_object_get(r, "device")));
+        o->alloc[o->nalloc++] =
+            draset_device_key(json_string_value(json_object_get(r, "driver")), json_string_value(json_object_get(r, "pool")),
+                              json_string_value(json_object_get(r, "device")));
     }
 }
 
@@ -206,6 +205,57 @@ static void free_keys(char **keys, size_t n)
     free(keys);
 }
 
+/* The journal holds at most this many moves; beyond, the ledger is built again (cheaper than replaying them). */
+#define JOURNAL_MAX 65536
+
+static void journal_add(struct draset *s, char *const *keys, size_t n, int sign)
+{
+    for (size_t i = 0; i < n && !s->ledger_stale; i++) {
+        if (s->njournal == JOURNAL_MAX) {
+            s->ledger_stale = 1;
+            return;
+        }
+        if (s->njournal == s->capjournal) {
+            s->capjournal = s->capjournal ? 2 * s->capjournal : 64;
+            s->journal = util_realloc(s->journal, s->capjournal * sizeof(*s->journal));
+        }
+        s->journal[s->njournal++] = (struct draset_move){util_strdup(keys[i]), sign};
+    }
+}
+
+/* A claim's allocation moved from old (nold keys, borrowed) to o's (NULL: deleted): journaled unless a rebuild is due. */
+static void journal_claim(struct draset *s, char *const *old, size_t nold, const struct draset_object *o)
+{
+    journal_add(s, old, nold, -1);
+    if (o != NULL)
+        journal_add(s, o->alloc, o->nalloc, 1);
+}
+
+void draset_ledger_clear(struct draset *s)
+{
+    struct table_node *n;
+    while ((n = table_next(&s->devices, NULL)) != NULL) {
+        table_remove(&s->devices, n);
+        struct draset_device *d = TABLE_CONTAINER_OF(n, struct draset_device, by_key);
+        free(d->key);
+        free(d);
+    }
+    while ((n = table_next(&s->nodes, NULL)) != NULL) {
+        table_remove(&s->nodes, n);
+        struct draset_node *nd = TABLE_CONTAINER_OF(n, struct draset_node, by_name);
+        free(nd->counts.total);
+        free(nd->counts.held);
+        free(nd->name);
+        free(nd);
+    }
+    free(s->shared);
+    s->shared = NULL;
+    s->nshared = 0;
+    for (size_t i = 0; i < s->njournal; i++)
+        free(s->journal[i].key);
+    s->njournal = 0;
+}
+
 static struct draset_object *object_get(struct draset *s, int kind, const char *ns, const char *name)
 {
     struct draset_object *o = draset_find(s, kind, ns, name);
@@ -251,7 +301,7 @@ unsigned draset_record(struct draset *s, enum draset_kind kind, int deleted, con
     }
     unsigned bits = changed_bits(kind, obj);
     if (kind == DRASET_CLAIM)
-        ledger_claim_moved(s, old, nold, deleted ? NULL : o);
+        journal_claim(s, old, nold, deleted ? NULL : o);
     else if (bits & DRASET_CHANGED_NODES)
         s->ledger_stale = 1;
     free_keys(old, nold);
@@ -293,14 +343,13 @@ static int spec_demand(const struct draset *s, const struct draset_object *o, st
     for (size_t i = 0; i < o->spec.nrequests; i++) {
         const struct claimspec_request *r = &o->spec.requests[i];
         if (r->flags & CLAIMSPEC_ALL) {
-            error_setf(why, "%s %s/%s: %s.allocationMode: All cannot be counted before allocation", what, o->ns, o->name,
-                       r->path);
+            error_setf(why, "%s %s/%s: %s.allocationMode: All cannot be counted before allocation", what, o->ns, o->name, r->path);
             return 1;
         }
         const struct draset_object *c = draset_find(s, DRASET_CLASS, "", r->device_class);
         if (c == NULL) {
-            error_setf(why, "deviceclass %s (%s.deviceClassName of %s %s/%s) not found", r->device_class, r->path, what,
-                       o->ns, o->name);
+            error_setf(why, "deviceclass %s (%s.deviceClassName of %s %s/%s) not found", r->device_class, r->path, what, o->ns,
+                       o->name);
             return 1;
         }
         if (!c->valid) {
@@ -313,8 +362,7 @@ static int spec_demand(const struct draset *s, const struct draset_object *o, st
     return 0;
 }
 
-static int demand(const struct draset *s, int kind, const char *ns, const char *name, struct resources *out,
-                  struct error *why)
+static int demand(const struct draset *s, int kind, const char *ns, const char *name, struct resources *out, struct error *why)
 {
     const struct draset_object *o = draset_find(s, kind, ns, name);
     if (o == NULL) {
@@ -328,8 +376,7 @@ static int demand(const struct draset *s, int kind, const char *ns, const char *
     return spec_demand(s, o, out, why);
 }
 
-int draset_template_demand(const struct draset *s, const char *ns, const char *tmpl, struct resources *out,
-                           struct error *why)
+int draset_template_demand(const struct draset *s, const char *ns, const char *tmpl, struct resources *out, struct error *why)
 {
     return demand(s, DRASET_TEMPLATE, ns, tmpl, out, why);
 }

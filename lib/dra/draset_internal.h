@@ -25,22 +25,28 @@ struct draset_counts {
     size_t n;
 };
 
+/* A device a claim took (+1) or gave back (-1), for the ledger to apply. */
+struct draset_move {
+    char *key;
+    int sign;
+};
+
 /* One recorded object of any kind, keyed by (kind, namespace, name). */
 struct draset_object {
     struct table_node by_key;
     uint8_t kind; /* enum draset_kind */
     uint8_t valid;
-    char *ns;     /* owned; "" for cluster-scoped */
-    char *name;   /* owned */
-    char *error;  /* owned: why it does not parse, or NULL */
-    struct deviceclass cls;     /* DRASET_CLASS */
-    int resource;               /* DRASET_CLASS: its resource's number */
-    struct resourceslice slice; /* DRASET_SLICE */
+    char *ns;                    /* owned; "" for cluster-scoped */
+    char *name;                  /* owned */
+    char *error;                 /* owned: why it does not parse, or NULL */
+    struct deviceclass cls;      /* DRASET_CLASS */
+    int resource;                /* DRASET_CLASS: its resource's number */
+    struct resourceslice slice;  /* DRASET_SLICE */
     struct draset_counts counts; /* DRASET_SLICE serving several nodes: its devices */
-    struct claimspec spec;      /* DRASET_CLAIM, DRASET_TEMPLATE */
-    char **alloc;               /* DRASET_CLAIM: owned keys of the devices status.allocation holds */
+    struct claimspec spec;       /* DRASET_CLAIM, DRASET_TEMPLATE */
+    char **alloc;                /* DRASET_CLAIM: owned keys of the devices status.allocation holds */
     size_t nalloc;
-    uint8_t allocated;          /* DRASET_CLAIM: status.allocation is set */
+    uint8_t allocated; /* DRASET_CLAIM: status.allocation is set */
 };
 
 /* A device of a counted slice. */
@@ -60,18 +66,22 @@ struct draset_node {
 };
 
 struct draset {
-    struct table objects;  /* struct draset_object */
-    char **resources;      /* owned names, by number */
+    struct table objects; /* struct draset_object */
+    char **resources;     /* owned names, by number */
     size_t nresources;
     uint64_t demand_gen;
-    char *inexact;         /* owned: draset_inexact() */
+    char *inexact; /* owned: draset_inexact() */
     /* The ledger (ledger.c). */
     int ledger_stale;
     uint64_t ledger_gen;
-    struct table devices;  /* struct draset_device */
-    struct table nodes;    /* struct draset_node */
+    struct table devices;          /* struct draset_device */
+    struct table nodes;            /* struct draset_node */
     struct draset_object **shared; /* slices serving several nodes (borrowed from objects) */
     size_t nshared;
+    /* Claims' allocations since the last ledger_prepare(), while the ledger is not stale: device keys (owned),
+       each taken (-1) or held (+1), applied in order by ledger_prepare(). */
+    struct draset_move *journal;
+    size_t njournal, capjournal;
 };
 
 /* The device key of driver, pool, device (new string). */
@@ -80,10 +90,7 @@ char *draset_device_key(const char *driver, const char *pool, const char *device
 /* The object of kind ns/name, or NULL. */
 struct draset_object *draset_find(const struct draset *s, int kind, const char *ns, const char *name);
 
-/* Frees the ledger's devices and nodes (ledger.c; draset_destroy calls it). */
-void ledger_clear(struct draset *s);
-
-/* A claim's allocation changed from old (nold keys, borrowed) to obj's (ledger.c; no-op while stale). */
-void ledger_claim_moved(struct draset *s, char *const *old, size_t nold, const struct draset_object *obj);
+/* Frees the ledger's devices, nodes and journal (ledger_prepare before a rebuild; draset_destroy). */
+void draset_ledger_clear(struct draset *s);
 
 #endif

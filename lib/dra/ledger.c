@@ -20,27 +20,6 @@ static void counts_free(struct draset_counts *c)
     memset(c, 0, sizeof(*c));
 }
 
-void ledger_clear(struct draset *s)
-{
-    struct table_node *n;
-    while ((n = table_next(&s->devices, NULL)) != NULL) {
-        table_remove(&s->devices, n);
-        struct draset_device *d = TABLE_CONTAINER_OF(n, struct draset_device, by_key);
-        free(d->key);
-        free(d);
-    }
-    while ((n = table_next(&s->nodes, NULL)) != NULL) {
-        table_remove(&s->nodes, n);
-        struct draset_node *nd = TABLE_CONTAINER_OF(n, struct draset_node, by_name);
-        counts_free(&nd->counts);
-        free(nd->name);
-        free(nd);
-    }
-    free(s->shared);
-    s->shared = NULL;
-    s->nshared = 0;
-}
-
 static struct draset_node *node_find(const struct draset *s, const char *name)
 {
     uint64_t h = table_hash_str(TABLE_HASH_SEED, name);
@@ -112,8 +91,8 @@ static int64_t pool_generation(const struct draset *s, const struct resourceslic
     int64_t gen = sl->generation;
     for (struct table_node *n = table_next(&s->objects, NULL); n != NULL; n = table_next(&s->objects, n)) {
         const struct draset_object *o = TABLE_CONTAINER_OF(n, struct draset_object, by_key);
-        if (o->kind == DRASET_SLICE && o->valid && util_streq(o->slice.driver, sl->driver) &&
-            util_streq(o->slice.pool, sl->pool) && o->slice.generation > gen)
+        if (o->kind == DRASET_SLICE && o->valid && util_streq(o->slice.driver, sl->driver) && util_streq(o->slice.pool, sl->pool) &&
+            o->slice.generation > gen)
             gen = o->slice.generation;
     }
     return gen;
@@ -174,11 +153,27 @@ static void set_inexact(struct draset *s, const char *cls)
                                                                                     : "a selector not evaluated");
 }
 
+/* Applies the claims' moves journaled since the last call (draset.c). */
+static void apply_journal(struct draset *s)
+{
+    for (size_t i = 0; i < s->njournal; i++) {
+        struct draset_device *d = device_find(s, s->journal[i].key);
+        if (d != NULL)
+            device_hold(d, s->journal[i].sign);
+        free(s->journal[i].key);
+    }
+    if (s->njournal > 0)
+        s->ledger_gen++;
+    s->njournal = 0;
+}
+
 void ledger_prepare(struct draset *s)
 {
-    if (!s->ledger_stale)
+    if (!s->ledger_stale) {
+        apply_journal(s);
         return;
-    ledger_clear(s);
+    }
+    draset_ledger_clear(s);
     const char *inexact = NULL;
     struct table_node *n;
     for (n = table_next(&s->objects, NULL); n != NULL; n = table_next(&s->objects, n)) {
@@ -199,16 +194,6 @@ void ledger_prepare(struct draset *s)
     s->ledger_gen++;
 }
 
-void ledger_claim_moved(struct draset *s, char *const *old, size_t nold, const struct draset_object *obj)
-{
-    if (s->ledger_stale)
-        return;
-    hold_keys(s, old, nold, -1);
-    if (obj != NULL)
-        hold_keys(s, obj->alloc, obj->nalloc, 1);
-    s->ledger_gen++;
-}
-
 uint64_t ledger_generation(const struct draset *s)
 {
     return s->ledger_gen;
@@ -226,8 +211,8 @@ static int requirement_holds(const struct ledger_node *n, const json_t *req, int
     const char *op = json_string_value(json_object_get(req, "operator"));
     if (key == NULL || op == NULL)
         return 0;
-    const char *value = field ? (strcmp(key, "metadata.name") == 0 ? n->name : NULL)
-                              : (n->label != NULL ? n->label(n->node, key) : NULL);
+    const char *value =
+        field ? (strcmp(key, "metadata.name") == 0 ? n->name : NULL) : (n->label != NULL ? n->label(n->node, key) : NULL);
     int in = 0;
     const json_t *values = json_object_get(req, "values");
     for (size_t i = 0; value != NULL && i < json_array_size(values); i++)

@@ -12,7 +12,8 @@
  * final word: a pod it cannot allocate for stays Pending and is seen).
  *
  * Built again when slices or classes change, in one sweep over the devices;
- * kept up to date one claim at a time otherwise (draset_record). Pure.
+ * otherwise the claims' moves that draset_record() journals are applied, one
+ * device at a time. ledger_free() answers as of the last ledger_prepare(). Pure.
  */
 #ifndef RAYGATE_LEDGER_H
 #define RAYGATE_LEDGER_H

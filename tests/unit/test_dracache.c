@@ -50,11 +50,11 @@ static void upsert(struct cache *c, const char *kind, const char *text)
     json_decref(obj);
 }
 
-#define CLASS                                                                                                              \
-    "{\"metadata\":{\"name\":\"gpu.example.com\"},\"spec\":{\"extendedResourceName\":\"example.com/gpu\","              \
+#define CLASS                                                                                                                      \
+    "{\"metadata\":{\"name\":\"gpu.example.com\"},\"spec\":{\"extendedResourceName\":\"example.com/gpu\","                         \
     "\"selectors\":[{\"cel\":{\"expression\":\"device.driver == \\\"gpu.example.com\\\"\"}}]}}"
-#define TEMPLATE                                                                                                           \
-    "{\"metadata\":{\"name\":\"one-gpu\",\"namespace\":\"ns\"},\"spec\":{\"spec\":{\"devices\":{\"requests\":[{\"name\":" \
+#define TEMPLATE                                                                                                                   \
+    "{\"metadata\":{\"name\":\"one-gpu\",\"namespace\":\"ns\"},\"spec\":{\"spec\":{\"devices\":{\"requests\":[{\"name\":"          \
     "\"gpu\",\"exactly\":{\"deviceClassName\":\"gpu.example.com\"}}]}}}}"
 
 static void add_slice(struct cache *c, const char *node, int devices)
@@ -243,8 +243,10 @@ static void test_ledger(void **state)
     assert_int_equal(ledger_free(w.s, &n3, (size_t)r, &total), 0);
     assert_int_equal(total, 0);
     record(w.c, DRASET_CLAIM, 0,
-           "{\"metadata\":{\"name\":\"c\",\"namespace\":\"x\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"g\",\"exactly\":{\"deviceClassName\":\"gpu.example.com\"}}]}},\"status\":{"
+           "{\"metadata\":{\"name\":\"c\",\"namespace\":\"x\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"g\",\"exactly\":{"
+           "\"deviceClassName\":\"gpu.example.com\"}}]}},\"status\":{"
            "\"allocation\":{\"devices\":{\"results\":[{\"driver\":\"gpu.example.com\",\"pool\":\"n1\",\"device\":\"gpu-3\"}]}}}}");
+    ledger_prepare(w.s);
     assert_int_equal(ledger_free(w.s, &n1, (size_t)r, NULL), 3);
     assert_int_equal(draset_claim_allocated(w.s, "x", "c"), 1);
     world_finish(&w);

@@ -14,7 +14,7 @@ static const struct shape_rl *price(struct shape_pool *p, const struct draset *s
     dev->wait = NULL;
     dev->priced = s != NULL ? draset_demand_generation(s) : 0;
     if (s == NULL)
-        return shape_rl_ref(dev->base);
+        return shape_rl_ref(dev->bare);
     struct resources sum;
     struct error why = {{0}};
     resources_init(&sum);
@@ -22,7 +22,7 @@ static const struct shape_rl *price(struct shape_pool *p, const struct draset *s
     const struct shape_rl *rl;
     if (gangclaims_price(&dev->claims, s, ns, with_shared, &sum, &why) != 0) {
         dev->wait = util_strdup(why.message);
-        rl = shape_rl_ref(dev->base);
+        rl = shape_rl_ref(dev->bare);
     } else {
         rl = shape_rl_intern(p, &sum, 0, NULL);
     }
@@ -43,7 +43,7 @@ int devices_pod_price(struct shape_pool *p, const struct draset *s, struct cache
 {
     struct resources base;
     resources_init(&base);
-    rl_resources(p, pod->dev->base, &base);
+    rl_resources(p, pod->dev->bare, &base);
     const struct shape_rl *rl = price(p, s, pod->namespace_, pod->dev, &base, 0);
     resources_finish(&base);
     if (rl == pod->request) {
@@ -69,14 +69,14 @@ void devices_pod_parse(struct shape_pool *p, const struct draset *s, struct cach
     }
     pod->dev = util_calloc(1, sizeof(*pod->dev));
     pod->dev->claims = gc;
-    pod->dev->base = shape_rl_ref(pod->request);
-    resources_init(&pod->dev->base_res);
+    pod->dev->bare = shape_rl_ref(pod->request);
+    resources_init(&pod->dev->bare_res);
     devices_pod_price(p, s, pod);
 }
 
 int devices_gang_price(struct shape_pool *p, const struct draset *s, struct cache_gang *g)
 {
-    const struct shape_rl *rl = price(p, s, g->namespace_, g->dev, &g->dev->base_res, 1);
+    const struct shape_rl *rl = price(p, s, g->namespace_, g->dev, &g->dev->bare_res, 1);
     if (rl == g->min_rl) {
         shape_rl_release(p, rl);
         return 0;
@@ -105,9 +105,9 @@ void devices_gang_parse(struct shape_pool *p, const struct draset *s, struct cac
     }
     g->dev = util_calloc(1, sizeof(*g->dev));
     g->dev->claims = gc;
-    g->dev->base = shape_rl_ref(g->min_rl);
-    resources_init(&g->dev->base_res);
-    resources_copy(&g->dev->base_res, &g->min_resources);
+    g->dev->bare = shape_rl_ref(g->min_rl);
+    resources_init(&g->dev->bare_res);
+    resources_copy(&g->dev->bare_res, &g->min_resources);
     devices_gang_price(p, s, g);
 }
 

@@ -224,8 +224,8 @@ void model_devices_free(struct shape_pool *p, struct cache_devices **dev)
     if (*dev == NULL)
         return;
     gangclaims_finish(&(*dev)->claims);
-    shape_rl_release(p, (*dev)->base);
-    resources_finish(&(*dev)->base_res);
+    shape_rl_release(p, (*dev)->bare);
+    resources_finish(&(*dev)->bare_res);
     free((*dev)->wait);
     free(*dev);
     *dev = NULL;

@@ -29,8 +29,8 @@
  */
 struct cache_devices {
     struct gangclaims claims;
-    const struct shape_rl *base; /* interned: the pod's request, or the gang's minResources, without devices */
-    struct resources base_res;   /* the gang's minResources without devices (formats kept) */
+    const struct shape_rl *bare; /* interned: the pod's request, or the gang's minResources, without devices */
+    struct resources bare_res;   /* the gang's minResources without devices (formats kept) */
     char *wait;                  /* owned: why its devices cannot be counted (yet), or NULL */
     uint64_t priced;             /* the draset's demand generation when priced */
 };
