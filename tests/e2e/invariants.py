@@ -36,6 +36,14 @@ stderr and one JSON line each in --violations:
                      (a member replacing one that still terminates ungated
                      may wait for its room: raygate ungates it once that one
                      is gone);
+  claim-stranded     an admitted gang has live, ungated pods that kube-scheduler
+                     left unbound for want of devices (their PodScheduled
+                     condition False, its message about claims or devices:
+                     "cannot allocate all claims"; or a claim of a template
+                     that kube-controller-manager did not make) while
+                     other pods of it are bound, for longer than --grace seconds
+                     (issue 36: devices of Dynamic Resource Allocation that were
+                     not counted; the gang is partly placed);
   topology-split     a pod of an admitted topology-constrained gang is bound
                      outside the domain raygate.io/topology-placed records for
                      its set (issue 24; invtopology.py).
@@ -52,7 +60,7 @@ that are not (any other failure of the check itself exits 1):
                      and is not behind a fifo queue's head gang that does not
                      fit; or an admitted gang's first gated tail pod fits.
 
---self-test runs the tree and topology checks on fixtures (no cluster) and exits.
+--self-test runs the tree, claim-stranded and topology checks on fixtures (no cluster) and exits.
 
 Pods are listed before RayClusters, so an annotation written before a pod was
 ungated (what raygate does) is always seen. Pods whose RayCluster (by owner
@@ -228,6 +236,35 @@ def held_back(rc):
         return False
     at = ts(annotation(rc, "raygate.io/requeue-at"))
     return at is None or at > datetime.now(timezone.utc)
+
+
+CLAIM_WAIT = re.compile(r"claim|device", re.IGNORECASE)
+
+
+def claim_wait(pod):
+    """The message of the pod's PodScheduled=False condition when it is about claims or devices, else None."""
+    if pod["spec"].get("nodeName"):
+        return None
+    status = pod.get("status") or {}
+    for c in status.get("conditions") or []:
+        if c.get("type") == "PodScheduled" and c.get("status") == "False" and CLAIM_WAIT.search(c.get("message") or ""):
+            return c.get("message")
+    # A claim from a template that kube-controller-manager has not made (the template is missing: seen on 1.37.2,
+    # the pod then has no PodScheduled condition at all, kube-scheduler does not try it).
+    made = {s.get("name") for s in status.get("resourceClaimStatuses") or []}
+    for rc in pod["spec"].get("resourceClaims") or []:
+        if rc.get("resourceClaimTemplateName") and rc.get("name") not in made:
+            return "no ResourceClaim made for %s (template %s)" % (rc.get("name"), rc.get("resourceClaimTemplateName"))
+    return None
+
+
+def stranded(pods):
+    """[(name, message)] of a gang's live, ungated pods waiting unbound on claims or devices while another of its
+    live pods is bound; [] when none is bound or none waits so (a gang waiting whole is not partly placed)."""
+    mine = [p for p in pods if live(p)]
+    if not any(p["spec"].get("nodeName") for p in mine):
+        return []
+    return [(p["metadata"]["name"], claim_wait(p)) for p in mine if not gated(p) and claim_wait(p)]
 
 
 def priority(pods):
@@ -440,6 +477,7 @@ class Checker:
         self.admitted_at = {}  # RayCluster uid -> (admitted-at, requeue-count) last seen
         self.leftover_since = {}  # RayCluster uid -> monotonic time its eviction leftovers were first seen
         self.partial_since = {}  # RayCluster uid -> monotonic time first seen partly ungated
+        self.stranded_since = {}  # RayCluster uid -> monotonic time first seen with pods waiting on claims beside bound ones
         self.polls = self.errors = self.violations = 0
 
     def violate(self, key, kind, message):
@@ -544,6 +582,19 @@ class Checker:
                              "evicted RayCluster %s/%s still has %d pods bound or ungated %ss after they were first seen (%s)" %
                              (rc["metadata"]["namespace"], rc["metadata"]["name"], len(names), self.args.evict_grace,
                               ", ".join(sorted(names)[:5])))
+
+        for uid, rc in by_uid.items():
+            waits = stranded(per_rc.get(uid, [])) if annotation(rc, ADMITTED) else []
+            if not waits:
+                self.stranded_since.pop(uid, None)
+                continue
+            since = self.stranded_since.setdefault(uid, now)
+            if now - since > self.args.grace:
+                self.violate(("stranded", uid, annotation(rc, ADMITTED)), "claim-stranded",
+                             "admitted RayCluster %s/%s partly placed for over %ss: %d pods bound, %d wait on claims (%s)" %
+                             (rc["metadata"]["namespace"], rc["metadata"]["name"], self.args.grace,
+                              sum(1 for p in per_rc.get(uid, []) if live(p) and p["spec"].get("nodeName")), len(waits),
+                              "; ".join("%s: %s" % w for w in sorted(waits)[:3])))
 
         for uid, rc in by_uid.items():
             if not (rc["metadata"].get("annotations") or {}).get(ADMITTED):
@@ -764,11 +815,47 @@ def self_test():
         if tree.fits(leaf, need, tree.alloc(held)) != want:
             failures += 1
             print("self-test FAILED: fits: %s: want %s" % (what, want), file=sys.stderr)
+    def pod(name, node=None, gate=False, message=None, deleting=False, template=None, made=False):
+        p = {"metadata": {"name": name}, "spec": {}, "status": {}}
+        if template:
+            p["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": template}]
+            if made:
+                p["status"]["resourceClaimStatuses"] = [{"name": "gpu", "resourceClaimName": name + "-gpu-x"}]
+        if node:
+            p["spec"]["nodeName"] = node
+        if gate:
+            p["spec"]["schedulingGates"] = [{"name": GATE}]
+        if message:
+            p["status"]["conditions"] = [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                                          "message": message}]
+        if deleting:
+            p["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+        return p
+
+    no_claim = "0/6 nodes are available: 2 cannot allocate all claims, 4 Insufficient cpu."
+    strand_cases = [  # (what, a gang's pods, expected names waiting on claims beside bound ones)
+        ("head bound, workers pending on claims", [pod("h", "n1"), pod("w1", message=no_claim), pod("w2", message=no_claim)],
+         ["w1", "w2"]),
+        ("a claim not made (its template missing), no condition", [pod("h", "n1"), pod("w1", template="gone")], ["w1"]),
+        ("a claim made, not yet tried", [pod("h", "n1"), pod("w1", template="one-gpu", made=True)], []),
+        ("all bound", [pod("h", "n1"), pod("w1", "n2")], []),
+        ("waiting whole on claims (none bound)", [pod("h", message=no_claim), pod("w1", message=no_claim)], []),
+        ("pending for cpu, not devices", [pod("h", "n1"), pod("w1", message="0/4 nodes are available: 4 Insufficient cpu.")],
+         []),
+        ("gated, not yet released", [pod("h", "n1"), pod("w1", gate=True, message=no_claim)], []),
+        ("the bound one terminating", [pod("h", "n1", deleting=True), pod("w1", message=no_claim)], []),
+        ("not yet tried by the scheduler", [pod("h", "n1"), pod("w1")], []),
+    ]
+    for what, pods, want in strand_cases:
+        got = sorted(name for name, _ in stranded(pods))
+        if got != want:
+            failures += 1
+            print("self-test FAILED: claim-stranded: %s: want %s, got %s" % (what, want, got), file=sys.stderr)
     topo_failed, topo_cases = invtopology.self_test()
     for what, want, got in topo_failed:
         failures += 1
         print("self-test FAILED: topology: %s: want %d violations, got %s" % (what, want, got), file=sys.stderr)
-    print("invariants self-test: %d cases, %d failed" % (len(cases) + len(fits_cases) + topo_cases, failures), file=sys.stderr)
+    print("invariants self-test: %d cases, %d failed" % (len(cases) + len(fits_cases) + len(strand_cases) + topo_cases, failures), file=sys.stderr)
     return failures
 
 
