@@ -34,7 +34,7 @@ enum watch_kind {
 
 /* The watches decisions need; the PodGroup watch only feeds status writes. */
 #define DECISION_WATCHES                                                                                                           \
-    ((1u << WATCH_PODS) | (1u << WATCH_NODES) | (1u << WATCH_RAYCLUSTERS) | (1u << WATCH_QUEUES) | (1u << WATCH_HYPERNODES) |     \
+    ((1u << WATCH_PODS) | (1u << WATCH_NODES) | (1u << WATCH_RAYCLUSTERS) | (1u << WATCH_QUEUES) | (1u << WATCH_HYPERNODES) |      \
      DRA_WATCHES)
 
 #define LEGACY_API "/apis/" LEGACY_API_VERSION

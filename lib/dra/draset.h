@@ -81,8 +81,7 @@ int draset_resource_index(const struct draset *s, const char *name);
  * exactly.allocationMode: All cannot be counted before allocation"; or -1 on
  * overflow, with err.
  */
-int draset_template_demand(const struct draset *s, const char *ns, const char *tmpl, struct resources *out,
-                           struct error *why);
+int draset_template_demand(const struct draset *s, const char *ns, const char *tmpl, struct resources *out, struct error *why);
 
 /* draset_template_demand() for a ResourceClaim that pods name (resourceClaimName): "resourceclaim shared-gpu not found in ns". */
 int draset_claim_demand(const struct draset *s, const char *ns, const char *claim, struct resources *out, struct error *why);

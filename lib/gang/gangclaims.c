@@ -68,8 +68,7 @@ static const json_t *template_spec(const json_t *group)
     return json_object_get(json_object_get(group, "template"), "spec");
 }
 
-int gangclaims_from_raycluster(const json_t *raycluster, const struct gang_spec *spec, struct gangclaims *out,
-                               struct error *err)
+int gangclaims_from_raycluster(const json_t *raycluster, const struct gang_spec *spec, struct gangclaims *out, struct error *err)
 {
     memset(out, 0, sizeof(*out));
     const json_t *rs = json_object_get(raycluster, "spec");
@@ -88,8 +87,8 @@ fail:
     return -1;
 }
 
-int gangclaims_price(const struct gangclaims *gc, const struct draset *s, const char *ns, int with_shared,
-                     struct resources *out, struct error *why)
+int gangclaims_price(const struct gangclaims *gc, const struct draset *s, const char *ns, int with_shared, struct resources *out,
+                     struct error *why)
 {
     struct resources one;
     resources_init(&one);

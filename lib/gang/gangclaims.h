@@ -47,8 +47,7 @@ void gangclaims_finish(struct gangclaims *gc);
  * or -1 with err naming the field ("spec.workerGroupSpecs[0].template.spec.
  * resourceClaims[1]: names neither resourceClaimName nor resourceClaimTemplateName").
  */
-int gangclaims_from_raycluster(const json_t *raycluster, const struct gang_spec *spec, struct gangclaims *out,
-                               struct error *err);
+int gangclaims_from_raycluster(const json_t *raycluster, const struct gang_spec *spec, struct gangclaims *out, struct error *err);
 
 /* The claims of one pod spec (borrowed), each for 1 pod, into out; as above, with path "spec". */
 int gangclaims_from_pod_spec(const json_t *pod_spec, struct gangclaims *out, struct error *err);
@@ -58,7 +57,7 @@ int gangclaims_from_pod_spec(const json_t *pod_spec, struct gangclaims *out, str
  * shared claims too, once each). Returns 0; 1 when one cannot be counted yet,
  * with why (draset_template_demand); -1 on overflow, with why.
  */
-int gangclaims_price(const struct gangclaims *gc, const struct draset *s, const char *ns, int with_shared,
-                     struct resources *out, struct error *why);
+int gangclaims_price(const struct gangclaims *gc, const struct draset *s, const char *ns, int with_shared, struct resources *out,
+                     struct error *why);
 
 #endif

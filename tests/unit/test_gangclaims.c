@@ -46,12 +46,15 @@ static const char *RC =
 static struct draset *world(void)
 {
     struct draset *s = draset_create();
-    record(s, DRASET_CLASS, "{\"metadata\":{\"name\":\"gpu\",\"annotations\":{\"raygate.io/quota-resource\":\"example.com/gpu\"}},"
-                            "\"spec\":{}}");
-    record(s, DRASET_TEMPLATE, "{\"metadata\":{\"name\":\"two-gpu\",\"namespace\":\"ns\"},\"spec\":{\"spec\":{\"devices\":{"
-                               "\"requests\":[{\"name\":\"r\",\"exactly\":{\"deviceClassName\":\"gpu\",\"count\":2}}]}}}}");
-    record(s, DRASET_CLAIM, "{\"metadata\":{\"name\":\"shared\",\"namespace\":\"ns\"},\"spec\":{\"devices\":{"
-                            "\"requests\":[{\"name\":\"r\",\"exactly\":{\"deviceClassName\":\"gpu\"}}]}}}");
+    record(s, DRASET_CLASS,
+           "{\"metadata\":{\"name\":\"gpu\",\"annotations\":{\"raygate.io/quota-resource\":\"example.com/gpu\"}},"
+           "\"spec\":{}}");
+    record(s, DRASET_TEMPLATE,
+           "{\"metadata\":{\"name\":\"two-gpu\",\"namespace\":\"ns\"},\"spec\":{\"spec\":{\"devices\":{"
+           "\"requests\":[{\"name\":\"r\",\"exactly\":{\"deviceClassName\":\"gpu\",\"count\":2}}]}}}}");
+    record(s, DRASET_CLAIM,
+           "{\"metadata\":{\"name\":\"shared\",\"namespace\":\"ns\"},\"spec\":{\"devices\":{"
+           "\"requests\":[{\"name\":\"r\",\"exactly\":{\"deviceClassName\":\"gpu\"}}]}}}");
     return s;
 }
 
@@ -99,10 +102,12 @@ static void test_waits(void **state)
 {
     (void)state;
     struct draset *s = world();
-    record(s, DRASET_TEMPLATE, "{\"metadata\":{\"name\":\"nvidia\",\"namespace\":\"ns\"},\"spec\":{\"spec\":{\"devices\":{"
-                               "\"requests\":[{\"name\":\"r\",\"exactly\":{\"deviceClassName\":\"gpu.nvidia.com\"}}]}}}}");
-    record(s, DRASET_TEMPLATE, "{\"metadata\":{\"name\":\"all\",\"namespace\":\"ns\"},\"spec\":{\"spec\":{\"devices\":{"
-                               "\"requests\":[{\"name\":\"r\",\"exactly\":{\"deviceClassName\":\"gpu\",\"allocationMode\":\"All\"}}]}}}}");
+    record(s, DRASET_TEMPLATE,
+           "{\"metadata\":{\"name\":\"nvidia\",\"namespace\":\"ns\"},\"spec\":{\"spec\":{\"devices\":{"
+           "\"requests\":[{\"name\":\"r\",\"exactly\":{\"deviceClassName\":\"gpu.nvidia.com\"}}]}}}}");
+    record(s, DRASET_TEMPLATE,
+           "{\"metadata\":{\"name\":\"all\",\"namespace\":\"ns\"},\"spec\":{\"spec\":{\"devices\":{"
+           "\"requests\":[{\"name\":\"r\",\"exactly\":{\"deviceClassName\":\"gpu\",\"allocationMode\":\"All\"}}]}}}}");
     struct error err;
     struct resources out;
     resources_init(&out);

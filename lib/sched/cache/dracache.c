@@ -48,4 +48,3 @@ int dracache_prepare(struct cache *c)
     }
     return changed;
 }
-
