@@ -8,10 +8,11 @@
 #    ray-high, the same shape) evicts low whole (raygate.io/preempted-by,
 #    evicted-reason Preempted), is admitted whole and runs whole, its 4 claims
 #    allocated; low's new pods wait whole, none bound.
-# 2. Reclaim across queues (each example.com/gpu 4, deserved 2): b of queue qb
-#    (4 workers: 2 above its deserved) runs on the 4 devices; a of queue qa
-#    (ray-high, 2 workers: within qa's deserved) reclaims b whole
-#    (evicted-reason Reclaimed), and runs whole.
+# 2. Reclaim across queues (each example.com/gpu 4, deserved 2): b1 and b2 of
+#    queue qb (2 workers each: qb holds 2 above its deserved) run on the 4
+#    devices; a of queue qa (ray-high, 2 workers: within qa's deserved)
+#    reclaims the newest, b2, whole (evicted-reason Reclaimed) and runs whole;
+#    b1 keeps its admission (reclaim never takes qb below its deserved).
 # The invariant checker runs throughout (no gang partly placed, partly
 # evicted, or waiting on its claims while others of it run).
 # Skipped where resource.k8s.io/v1 is not served.
@@ -62,15 +63,20 @@ for q in "$QA" "$QB"; do
 	dra_queue "$q" 4
 	kc patch queue "$q" --type merge -p "{\"spec\":{\"deserved\":{\"$DRA_RESOURCE\":\"2\",\"cpu\":\"16\",\"memory\":\"64Gi\"}}}" >/dev/null
 done
-dra_cluster b "$QB" 4 template:one-gpu
-all_or_none_watch b 5 90 || fail "b was not admitted whole"
-eventually 60 "b's 5 pods Running" pods_are b 5 Running
-b_uids="$(uids_of b)"
+for b in b1 b2; do
+	dra_cluster "$b" "$QB" 2 template:one-gpu
+	all_or_none_watch "$b" 3 90 || fail "$b was not admitted whole"
+	eventually 60 "$b's 3 pods Running" pods_are "$b" 3 Running
+	sleep 1 # admission times a second apart: the newest is unambiguous
+done
+b2_uids="$(uids_of b2)"
 dra_cluster a "$QA" 2 template:one-gpu ray-high
 all_or_none_watch a 3 120 || fail "a was not admitted whole by reclaim"
-! admitted b || fail "a admitted while b keeps its admission and its 4 devices"
-eventually 60 "every pod b had is gone" old_gone b "$b_uids"
-assert_eq "b records its reclaimer" "$NS/a" "$(rc_annotation b raygate.io/preempted-by)"
-assert_eq "reclaimed" "Reclaimed" "$(rc_annotation b raygate.io/evicted-reason)"
+! admitted b2 || fail "a admitted while b2 keeps its admission and its 2 devices"
+admitted b1 || fail "b1 lost its admission: qb would be below its deserved"
+eventually 60 "every pod b2 had is gone" old_gone b2 "$b2_uids"
+assert_eq "b2 records its reclaimer" "$NS/a" "$(rc_annotation b2 raygate.io/preempted-by)"
+assert_eq "reclaimed" "Reclaimed" "$(rc_annotation b2 raygate.io/evicted-reason)"
 eventually 60 "a's 3 pods bound and Running" pods_are a 3 Running
+eventually 60 "KubeRay's new b2 pods wait whole (3 gated, none bound)" waits_whole b2 3
 inv_stop
