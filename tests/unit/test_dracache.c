@@ -202,7 +202,14 @@ static void test_nodes_count_devices(void **state)
            "{\"request\":\"g\",\"driver\":\"gpu.example.com\",\"pool\":\"n2\",\"device\":\"gpu-1\"}]}}}}");
     add_gang(w.c, "a", "q", 4);
     world_pass(&w);
-    expect(&w, "a", ADMIT_ACTION_WAIT, "example.com/gpu");
+    expect(&w, "a", ADMIT_ACTION_WAIT, "at most 0 free on one node (example.com/gpu: DRA devices the nodes' ResourceSlices");
+    /* A class whose selector goes beyond the evaluated subset: every device of its driver counts, and the wait says so. */
+    record(w.c, DRASET_CLASS, 0,
+           "{\"metadata\":{\"name\":\"gpu.example.com\"},\"spec\":{\"extendedResourceName\":\"example.com/gpu\","
+           "\"selectors\":[{\"cel\":{\"expression\":\"device.driver == 'gpu.example.com' && "
+           "device.attributes['gpu.example.com'].model.matches('^a1')\"}}]}}");
+    world_pass(&w);
+    expect(&w, "a", ADMIT_ACTION_WAIT, "every device of its driver counted");
     /* The claim is deleted: its devices are free again, and the gang fits. */
     record(w.c, DRASET_CLAIM, 1, "{\"metadata\":{\"name\":\"other\",\"namespace\":\"x\"}}");
     world_pass(&w);

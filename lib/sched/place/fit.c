@@ -439,6 +439,19 @@ static void sb_shortage(struct util_buf *b, const struct cache *c, const struct 
     util_buf_finish(&most);
 }
 
+/* When a resource short is a DRA device (ledger.h): where its count comes from, and a selector not evaluated whole. */
+static void sb_devices(struct util_buf *b, const struct cache *c, const struct shape_rl *req, const struct no_fit *nf)
+{
+    for (uint32_t k = 0; c->dra != NULL && req != NULL && k < req->len; k++) {
+        if (nf->best[k] >= req->items[k].value || draset_resource_index(c->dra, cache_resource_name(c, req->items[k].id)) < 0)
+            continue;
+        const char *inexact = draset_inexact(c->dra);
+        util_buf_printf(b, " (%s: DRA devices the nodes' ResourceSlices publish, less those claims hold%s%s)",
+                        cache_resource_name(c, req->items[k].id), inexact != NULL ? "; " : "", inexact != NULL ? inexact : "");
+        return;
+    }
+}
+
 /* Why pod fits no node, after "no node fits pod NAME" (against the current free room). */
 static char *describe_no_fit(struct fit *f, const struct cache_pod *pod)
 {
@@ -458,6 +471,7 @@ static char *describe_no_fit(struct fit *f, const struct cache_pod *pod)
         util_buf_printf(&b, "): no node has all of it free at once");
     } else {
         sb_shortage(&b, f->c, req, &nf, nshort);
+        sb_devices(&b, f->c, req, &nf);
     }
     free(nf.best);
     return util_buf_take(&b);
