@@ -213,7 +213,8 @@ if kubectl get --raw /apis/resource.k8s.io/v1 2>/dev/null | grep -q '"resourcesl
 	if [[ "$gated2" == 5 ]]; then
 		narrate "It waits whole, and says why:"
 	else
-		narrate "WARNING: dra-cluster-2 was admitted ($((5 - gated2)) of its 5 pods ungated): this gate does not count DRA devices yet (issue 36)"
+		echo "demo: dra-cluster-2 was admitted past dra-queue's 6 GPUs ($((5 - gated2)) of its 5 pods ungated)" >&2
+		exit 1
 	fi
 	show kubectl raygate why dra-cluster-2 -n "$NS"
 	show kubectl get events -n "$NS" --field-selector involvedObject.name=dra-cluster-2
