@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "dispatchcopy.h"
+#include "dracache.h"
 #include "evict.h"
 #include "gang.h"
 #include "jsonpatch.h"
@@ -476,6 +477,7 @@ static int run(struct sim *s, struct admit *a, const json_t *cluster, const json
         struct admit_result r;
         admit_result_init(&r);
         admit_set_now(a, now_ms);
+        dracache_prepare(s->c); /* the worker's devices, and the inserted members' claims */
         admit_pass(a, ADMIT_PASS_FULL, &r);
         rc = read_verdict(s, &r, out, err);
         admit_result_finish(&r);
