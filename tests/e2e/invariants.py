@@ -22,7 +22,9 @@ stderr and one JSON line each in --violations:
                      after the checker first saw them: a gang evicted in part;
   over-capability    the ungated, unfinished pods of a queue's subtree (a leaf:
                      its own; a parent: its descendants'; spec.parent, issue
-                     23) request more of a resource than the queue's
+                     23; their DRA claims counted as raygate counts them: a
+                     template's per pod, a shared claim once, docs/dra.md)
+                     request more of a resource than the queue's
                      capability lists (or the tree more than a Queue named
                      "root" lists);
   guarantee-lent     under a parent (or the root: the nodes' allocatable less
@@ -113,6 +115,46 @@ def container_request(c):
     r = c.get("resources") or {}
     out = {k: quantity(v) for k, v in (r.get("limits") or {}).items()}
     out.update({k: quantity(v) for k, v in (r.get("requests") or {}).items()})
+    return out
+
+
+DRA_API = "/apis/resource.k8s.io/v1"
+
+
+def class_resource(cls):
+    """The queue resource a DeviceClass's devices count as (lib/dra/deviceclass.h)."""
+    name = cls["metadata"]["name"]
+    ann = cls["metadata"].get("annotations") or {}
+    return (cls.get("spec") or {}).get("extendedResourceName") or ann.get("raygate.io/quota-resource") or \
+        "deviceclass.resource.kubernetes.io/" + name
+
+
+def claim_devices(spec, classes):
+    """{resource: count} of a claim spec's exactly requests (firstAvailable: its first), as raygate counts them."""
+    out = {}
+    for r in ((spec or {}).get("devices") or {}).get("requests") or []:
+        req = r.get("exactly") or ((r.get("firstAvailable") or [None])[0]) or {}
+        cls = classes.get(req.get("deviceClassName"))
+        if cls is not None and req.get("allocationMode", "ExactCount") == "ExactCount":
+            add(out, {cls: req.get("count", 1)})
+    return out
+
+
+def pod_devices(pod, dra, shared_seen):
+    """The devices a pod's claims count as in its queue: its templates', and each shared claim once (shared_seen)."""
+    classes, templates, claims = dra
+    out = {}
+    ns = pod["metadata"]["namespace"]
+    for c in pod["spec"].get("resourceClaims") or []:
+        if c.get("resourceClaimTemplateName"):
+            t = templates.get((ns, c["resourceClaimTemplateName"]))
+            if t is not None:
+                add(out, claim_devices((t.get("spec") or {}).get("spec"), classes))
+        elif c.get("resourceClaimName") and (ns, c["resourceClaimName"]) not in shared_seen:
+            shared_seen.add((ns, c["resourceClaimName"]))
+            cl = claims.get((ns, c["resourceClaimName"]))
+            if cl is not None:
+                add(out, claim_devices(cl.get("spec"), classes))
     return out
 
 
@@ -510,9 +552,17 @@ class Checker:
         queues = self.api.get("/apis/scheduling.volcano.sh/v1beta1/queues")["items"]
         nodes = self.api.get("/api/v1/nodes")["items"]
         hypernodes = self.api.get("/apis/topology.volcano.sh/v1alpha1/hypernodes", missing_ok=True)
-        return pods, rcs, queues, nodes, (hypernodes or {}).get("items") or []
+        return pods, rcs, queues, nodes, (hypernodes or {}).get("items") or [], self.dra_lists()
 
-    def check(self, pods, rcs, queues, nodes=(), hypernodes=()):
+    def dra_lists(self):
+        """(class -> queue resource, (ns, template) -> template, (ns, claim) -> claim), empty where DRA is not served."""
+        got = [self.api.get(DRA_API + "/" + r, missing_ok=True) for r in ("deviceclasses", "resourceclaimtemplates", "resourceclaims")]
+        items = [(g or {}).get("items") or [] for g in got]
+        key = lambda o: (o["metadata"].get("namespace"), o["metadata"]["name"])
+        return ({c["metadata"]["name"]: class_resource(c) for c in items[0]}, {key(t): t for t in items[1]},
+                {key(c): c for c in items[2]})
+
+    def check(self, pods, rcs, queues, nodes=(), hypernodes=(), dra=({}, {}, {})):
         now = time.monotonic()
         by_uid = {}
         for rc in rcs:
@@ -535,12 +585,14 @@ class Checker:
         leftovers = {}  # RayCluster uid -> names of its pods still bound or ungated after an eviction
         held = {}  # queue -> {resource: amount}
         who = {}  # queue -> the pods counted in held
+        shared_seen = set()  # shared claims counted (once) in held
         for pod in pods:
             meta = pod["metadata"]
             name = "%s/%s" % (meta["namespace"], meta["name"])
             ungated = not gated(pod)
             if ungated and not finished(pod):
                 add(held.setdefault(meta["labels"][QUEUE_LABEL], {}), pod_request(pod["spec"]))
+                add(held[meta["labels"][QUEUE_LABEL]], pod_devices(pod, dra, shared_seen))
                 who.setdefault(meta["labels"][QUEUE_LABEL], []).append(pod_story(pod, by_uid.get(owner_uid(pod))))
             rc = by_uid.get(owner_uid(pod))
             if rc is None:
@@ -831,6 +883,28 @@ def self_test():
         if deleting:
             p["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
         return p
+
+    # What claims count as in a queue: a template per pod, a shared claim once, a class unseen nothing.
+    spec = lambda cls, n=1, mode="ExactCount": {"devices": {"requests": [{"name": "r", "exactly": {
+        "deviceClassName": cls, "count": n, "allocationMode": mode}}]}}
+    dra = ({"gpu": "example.com/gpu"}, {("ns", "two"): {"spec": {"spec": spec("gpu", 2)}},
+                                         ("ns", "other"): {"spec": {"spec": spec("nvidia")}},
+                                         ("ns", "all"): {"spec": {"spec": spec("gpu", 1, "All")}}},
+           {("ns", "shared"): {"spec": spec("gpu")}})
+    claimer = lambda *refs: {"metadata": {"namespace": "ns"}, "spec": {"resourceClaims": [dict(r) for r in refs]}}
+    seen = set()
+    got = {}
+    for p in (claimer({"resourceClaimTemplateName": "two"}, {"resourceClaimName": "shared"}),
+              claimer({"resourceClaimName": "shared"}), claimer({"resourceClaimTemplateName": "other"}),
+              claimer({"resourceClaimTemplateName": "all"})):
+        add(got, pod_devices(p, dra, seen))
+    if got != {"example.com/gpu": 3}:
+        failures += 1
+        print("self-test FAILED: pod_devices: %r, want 3 example.com/gpu" % got, file=sys.stderr)
+    if class_resource({"metadata": {"name": "c"}}) != "deviceclass.resource.kubernetes.io/c" or \
+            class_resource({"metadata": {"name": "c", "annotations": {"raygate.io/quota-resource": "x/y"}}}) != "x/y":
+        failures += 1
+        print("self-test FAILED: class_resource", file=sys.stderr)
 
     no_claim = "0/6 nodes are available: 2 cannot allocate all claims, 4 Insufficient cpu."
     strand_cases = [  # (what, a gang's pods, expected names waiting on claims beside bound ones)
