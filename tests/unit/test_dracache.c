@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "admit.h"
+#include "dispatchsim.h"
 #include "cachefixture.h"
 #include "dracache.h"
 #include "draset.h"
@@ -77,8 +78,8 @@ static void add_slice(struct cache *c, const char *node, int devices)
     upsert(c, "nodes", nodejson);
 }
 
-/* A RayCluster rc of a head and workers one-device workers in queue q, with its pods gated. */
-static void add_gang(struct cache *c, const char *rc, const char *q, int workers)
+/* The JSON of RayCluster rc (new): a head and workers one-device workers in queue q. */
+static json_t *raycluster(const char *rc, const char *q, int workers)
 {
     char buf[2048];
     snprintf(buf, sizeof(buf),
@@ -89,7 +90,16 @@ static void add_gang(struct cache *c, const char *rc, const char *q, int workers
              "\"template\":{\"spec\":{\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimTemplateName\":\"one-gpu\"}],"
              "\"containers\":[{\"name\":\"w\",\"resources\":{\"requests\":{\"cpu\":\"1\"},\"claims\":[{\"name\":\"gpu\"}]}}]}}}]}}",
              rc, rc, q, workers, workers, workers);
-    upsert(c, "rayclusters", buf);
+    return parse(buf);
+}
+
+/* RayCluster rc (raycluster()) with its pods gated. */
+static void add_gang(struct cache *c, const char *rc, const char *q, int workers)
+{
+    char buf[2048];
+    json_t *obj = raycluster(rc, q, workers);
+    cachefixture_upsert(c, "rayclusters", obj);
+    json_decref(obj);
     for (int i = 0; i <= workers; i++) {
         snprintf(buf, sizeof(buf),
                  "{\"metadata\":{\"name\":\"%s-%d\",\"namespace\":\"ns\",\"uid\":\"u-%s-%d\",\"creationTimestamp\":"
@@ -259,13 +269,37 @@ static void test_ledger(void **state)
     world_finish(&w);
 }
 
+/* The dispatcher's simulation on a worker's view counts the devices too: 4 GPUs do not fit a queue of 3, fit one of 6. */
+static void test_dispatch_sim(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w);
+    add_queue(w.c, "small", "3");
+    add_queue(w.c, "big", "6");
+    dracache_prepare(w.c);
+    struct dispatch_verdict v;
+    struct error err;
+    dispatch_sim_verdict_init(&v);
+    json_t *obj = raycluster("sent", "small", 4);
+    assert_int_equal(dispatch_sim(w.c, w.a, obj, NULL, 0, &v, &err), 0);
+    assert_false(v.fits);
+    assert_non_null(strstr(v.message, "example.com/gpu needs 4, 3 of 3 free"));
+    json_decref(obj);
+    obj = raycluster("sent", "big", 4);
+    assert_int_equal(dispatch_sim(w.c, w.a, obj, NULL, 0, &v, &err), 0);
+    assert_true(v.fits);
+    json_decref(obj);
+    dispatch_sim_verdict_finish(&v);
+    world_finish(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_queue_counts_devices),
-        cmocka_unit_test(test_nodes_count_devices),
-        cmocka_unit_test(test_missing_template_waits),
-        cmocka_unit_test(test_ledger),
+        cmocka_unit_test(test_queue_counts_devices),   cmocka_unit_test(test_nodes_count_devices),
+        cmocka_unit_test(test_missing_template_waits), cmocka_unit_test(test_ledger),
+        cmocka_unit_test(test_dispatch_sim),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
