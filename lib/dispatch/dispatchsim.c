@@ -46,7 +46,8 @@ static json_t *mutate_cluster_new(json_t *cluster, struct error *err)
     struct mutate_result m;
     mutate_result_init(&m);
     json_t *out = NULL;
-    if (mutate_raycluster(cluster, &m, err) == 0)
+    /* NULL options: no DRA objects here, so the annotation counts no device. */
+    if (mutate_raycluster(cluster, NULL, &m, err) == 0)
         out = patched(cluster, &m, err);
     mutate_result_finish(&m);
     json_decref(cluster);

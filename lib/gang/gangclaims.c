@@ -105,3 +105,29 @@ int gangclaims_price(const struct gangclaims *gc, const struct draset *s, const 
     resources_finish(&one);
     return rc;
 }
+
+int gangclaims_price_known(const struct gangclaims *gc, const struct draset *s, const char *ns, struct resources *out,
+                           json_t **skipped, struct error *err)
+{
+    struct resources one;
+    resources_init(&one);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < gc->n; i++) {
+        const struct gangclaims_use *u = &gc->uses[i];
+        struct error why = {{0}};
+        resources_finish(&one);
+        rc = u->shared ? draset_claim_demand(s, ns, u->name, &one, &why) : draset_template_demand(s, ns, u->name, &one, &why);
+        if (rc == 1) {
+            if (*skipped == NULL)
+                *skipped = json_array();
+            json_array_append_new(*skipped, json_string(why.message));
+            rc = 0;
+        } else if (rc == 0 && resources_add_scaled(out, &one, u->shared ? 1 : u->pods, err) != 0) {
+            rc = -1;
+        } else if (rc != 0) {
+            *err = why;
+        }
+    }
+    resources_finish(&one);
+    return rc;
+}

@@ -60,4 +60,16 @@ int gangclaims_from_pod_spec(const json_t *pod_spec, struct gangclaims *out, str
 int gangclaims_price(const struct gangclaims *gc, const struct draset *s, const char *ns, int with_shared, struct resources *out,
                      struct error *why);
 
+/*
+ * gangclaims_price() with the shared claims, where each claim that cannot be
+ * counted yet is left out instead of stopping the sum: the webhook's sizing
+ * of a gang (mutate.h), which writes what it knows and lets the gate make
+ * the gang wait. Each reason left out (draset_template_demand's why) is
+ * appended to *skipped as a string: a new array (caller owns it: json_decref)
+ * made when the first is, else *skipped is left as it was. Returns 0, or -1
+ * on overflow, with err.
+ */
+int gangclaims_price_known(const struct gangclaims *gc, const struct draset *s, const char *ns, struct resources *out,
+                           json_t **skipped, struct error *err);
+
 #endif
