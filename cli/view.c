@@ -349,6 +349,8 @@ static char *short_reason(const json_t *snapshot, const json_t *rows, const json
         return short_tree(snapshot, row);
     case ADMIT_REASON_DISPATCH_LEASE:
         return util_strdup("dispatch lease not renewed (or malformed)");
+    case ADMIT_REASON_DEVICES:
+        return util_strdup("devices: a claim cannot be counted");
     case ADMIT_REASON_NONE:
     case ADMIT_REASON_EVICTED:
     case ADMIT_REASON_DEACTIVATED:

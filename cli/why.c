@@ -427,6 +427,11 @@ static void explain_wait(json_t *lines, const json_t *snapshot, const json_t *ro
                         "admitted here");
         add_line(lines, "%s", msg);
         break;
+    case ADMIT_REASON_DEVICES:
+        add_line(lines, "its device claims (DRA) cannot be counted yet, so it is not admitted on a guess: create what is "
+                        "missing (kubectl get resourceclaimtemplates,resourceclaims,deviceclasses)");
+        add_line(lines, "%s", msg);
+        break;
     case ADMIT_REASON_QUEUE_NOT_LEAF:
     case ADMIT_REASON_QUEUE_BAD_TREE:
     case ADMIT_REASON_QUEUE_TREE:

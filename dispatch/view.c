@@ -7,26 +7,56 @@
 #include <string.h>
 
 #include "clock.h"
+#include "dracache.h"
 #include "log.h"
 #include "names.h"
 #include "rayjob.h"
 #include "util.h"
 
-/* The collections a view lists, in the order dispatchview_refresh lists them. */
-enum { VIEW_NODES, VIEW_PODS, VIEW_QUEUES, VIEW_RAYCLUSTERS, VIEW_RAYJOBS, VIEW_N };
+/*
+ * The collections a view lists, in the order dispatchview_refresh lists them: the DRA objects first (where
+ * resource.k8s.io/v1 is served; a 404 lists none), so that pods and RayClusters are priced as they come.
+ */
+enum {
+    VIEW_CLASSES,
+    VIEW_SLICES,
+    VIEW_CLAIMS,
+    VIEW_TEMPLATES,
+    VIEW_NODES,
+    VIEW_PODS,
+    VIEW_QUEUES,
+    VIEW_RAYCLUSTERS,
+    VIEW_RAYJOBS,
+    VIEW_N
+};
+
+#define VIEW_DRA(kind) ((kind) < VIEW_NODES)
 
 static const char *const view_paths[VIEW_N] = {
-    "/api/v1/nodes",           "/api/v1/pods", "/apis/scheduling.volcano.sh/v1beta1/queues", "/apis/ray.io/v1/rayclusters",
+    "/apis/resource.k8s.io/v1/deviceclasses",
+    "/apis/resource.k8s.io/v1/resourceslices",
+    "/apis/resource.k8s.io/v1/resourceclaims",
+    "/apis/resource.k8s.io/v1/resourceclaimtemplates",
+    "/api/v1/nodes",
+    "/api/v1/pods",
+    "/apis/scheduling.volcano.sh/v1beta1/queues",
+    "/apis/ray.io/v1/rayclusters",
     "/apis/ray.io/v1/rayjobs",
 };
 
-/* The cache's kinds (keys of v->keys), for VIEW_NODES..VIEW_RAYCLUSTERS. */
-static const char *const view_kinds[VIEW_RAYJOBS] = {"Node", "Pod", "Queue", "RayCluster"};
+/* The kinds the view keeps (keys of v->keys), for VIEW_CLASSES..VIEW_RAYCLUSTERS. */
+static const char *const view_kinds[VIEW_RAYJOBS] = {"DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate",
+                                                     "Node",        "Pod",           "Queue",         "RayCluster"};
+
+/* The draset kind of a DRA collection. */
+static const enum draset_kind view_dra[VIEW_NODES] = {DRASET_CLASS, DRASET_SLICE, DRASET_CLAIM, DRASET_TEMPLATE};
 
 void dispatchview_init(struct dispatchview *v)
 {
     memset(v, 0, sizeof(*v));
     v->cache = cache_create();
+    v->dra = draset_create();
+    dracache_use(v->cache, v->dra);
     v->admit = admit_create(v->cache);
     v->keys = json_object();
     v->copies = json_object();
@@ -36,6 +66,7 @@ void dispatchview_finish(struct dispatchview *v)
 {
     admit_destroy(v->admit);
     cache_destroy(v->cache);
+    draset_destroy(v->dra);
     json_decref(v->keys);
     json_decref(v->copies);
     memset(v, 0, sizeof(*v));
@@ -62,6 +93,10 @@ static char *object_key(const json_t *obj)
 
 static int upsert(struct cache *c, int kind, const json_t *obj, struct error *err)
 {
+    if (VIEW_DRA(kind)) {
+        dracache_record(c, view_dra[kind], 0, obj, err); /* an object that does not parse is kept, as invalid */
+        return 0;
+    }
     switch (kind) {
     case VIEW_NODES:
         return cache_upsert_node(c, obj, err);
@@ -80,6 +115,14 @@ static void delete_key(struct cache *c, int kind, const char *key)
     const char *slash = strchr(key, '/');
     char *ns = slash != NULL ? util_memdup(key, (size_t)(slash - key)) : NULL;
     const char *name = slash != NULL ? slash + 1 : key;
+    if (VIEW_DRA(kind)) {
+        json_t *obj = json_pack("{s:{s:s,s:s?}}", "metadata", "name", name, "namespace", ns);
+        struct error err;
+        dracache_record(c, view_dra[kind], 1, obj, &err);
+        json_decref(obj);
+        free(ns);
+        return;
+    }
     switch (kind) {
     case VIEW_NODES:
         cache_delete_node(c, name);
@@ -205,7 +248,9 @@ int dispatchview_refresh(struct dispatchview *v, struct kube_client *k, const ch
         kube_client_response_init(&resp);
         l.seen = json_object();
         rc = kube_list_pages(k, view_paths[l.kind], &opts, view_page, &l, NULL, &resp);
-        if (rc != 0)
+        if (rc != 0 && VIEW_DRA(l.kind) && (resp.status == 404 || resp.status == 403))
+            rc = 0; /* resource.k8s.io/v1 not served there (before 1.34), or not granted (an older worker-rbac.yaml) */
+        else if (rc != 0)
             error_setf(err, "%s", resp.message);
         if (rc == 0 && l.kind < VIEW_RAYJOBS)
             drop_unseen(v, l.kind, l.seen);

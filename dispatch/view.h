@@ -26,6 +26,7 @@
 
 #include "admit.h"
 #include "cache.h"
+#include "draset.h"
 #include "error.h"
 #include "kube.h"
 
@@ -34,6 +35,7 @@
 
 struct dispatchview {
     struct cache *cache; /* the worker's nodes, pods, Queues and RayClusters */
+    struct draset *dra;  /* the worker's DRA objects (dracache.h), which cache borrows */
     struct admit *admit; /* the decision state of cache, for the simulation (dispatchsim.h) */
     json_t *keys;        /* what is in the cache: {"Node"|"Pod"|"RayCluster"|"Queue": {key: true}} */
     json_t *copies;      /* {"RayCluster/ns/name"|"RayJob/ns/name": object}: this manager's copies there */

@@ -20,6 +20,7 @@
 #include "evictor.h"
 #include "evictscan.h"
 #include "fault.h"
+#include "dracache.h"
 #include "hyperwatch.h"
 #include "native.h"
 #include "log.h"
@@ -54,6 +55,8 @@ struct controller {
     struct watches *watches;
     struct hyperwatch *hyper; /* Volcano's HyperNodes, which admit borrows; under mu */
     struct native *native;    /* Kubernetes' own PodGroups (native.h); under mu */
+    struct draset *dra;       /* the DRA objects devices are counted by (dracache.h), which the cache borrows; under mu */
+    char *dra_inexact;        /* the last draset_inexact() logged, or NULL; under mu */
     struct status *status;
     struct apply *apply;
 
@@ -126,6 +129,8 @@ static int create_rooms(struct controller *c)
     c->cache = cache_create();
     if (c->cache == NULL)
         return -1;
+    c->dra = draset_create();
+    dracache_use(c->cache, c->dra);
     c->admit = admit_create(c->cache);
     admit_set_evict(c->admit, &c->opts.evict);
     admit_set_early(c->admit, c->opts.early);
@@ -233,6 +238,8 @@ void controller_destroy(struct controller *c)
     hyperwatch_destroy(c->hyper);
     native_destroy(c->native);
     cache_destroy(c->cache);
+    draset_destroy(c->dra);
+    free(c->dra_inexact);
     if (c->wake_fd >= 0)
         close(c->wake_fd);
     pthread_mutex_destroy(&c->mu);
@@ -484,6 +491,18 @@ static int pass_due(struct controller *c, struct run_state *rs, long long now, u
     return c->changed || (*flags & ADMIT_PASS_FULL);
 }
 
+/* Under the lock: the DRA set's news before a pass (dracache.h); says once when a selector is not evaluated whole. */
+static void prepare_devices(struct controller *c, unsigned *flags)
+{
+    if (dracache_prepare(c->cache))
+        *flags |= ADMIT_PASS_FULL; /* what claims count as changed: every queue again */
+    const char *inexact = draset_inexact(c->dra);
+    if (inexact != NULL && !util_streq(inexact, c->dra_inexact))
+        log_warnf("%s", inexact);
+    free(c->dra_inexact);
+    c->dra_inexact = util_strdup(inexact);
+}
+
 /* Under the lock: one decision pass into res, timed, and its plan (apply.h) into p. */
 static void run_pass(struct controller *c, unsigned flags, struct admit_result *res, struct apply_pass *p)
 {
@@ -491,6 +510,7 @@ static void run_pass(struct controller *c, unsigned flags, struct admit_result *
     struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
     admit_set_now(c->admit, clock_wall_ms());
+    prepare_devices(c, &flags);
     admit_pass(c->admit, flags, res);
     clock_gettime(CLOCK_MONOTONIC, &b);
     metrics_histogram_observe(c->m_pass_seconds, NULL, (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9);

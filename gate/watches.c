@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "dracache.h"
 #include "hyperwatch.h"
 #include "legacy.h"
 #include "log.h"
@@ -20,14 +21,24 @@ enum watch_kind {
     WATCH_LEGACY,     /* the legacy operator's RayClusters (lib/gang/legacy.h), when its CRD is installed */
     WATCH_HYPERNODES, /* Volcano's HyperNodes (hyperwatch.h), when their CRD is installed */
     WATCH_NATIVE,     /* Kubernetes' own PodGroups (native.h), when the native gang step is used */
+    /* Dynamic Resource Allocation (dracache.h), when resource.k8s.io/v1 is served: classes, slices, claims, templates. */
+    WATCH_DEVICECLASSES,
+    WATCH_RESOURCESLICES,
+    WATCH_RESOURCECLAIMS,
+    WATCH_CLAIMTEMPLATES,
     WATCH_COUNT,
 };
 
+#define DRA_WATCHES                                                                                                                \
+    ((1u << WATCH_DEVICECLASSES) | (1u << WATCH_RESOURCESLICES) | (1u << WATCH_RESOURCECLAIMS) | (1u << WATCH_CLAIMTEMPLATES))
+
 /* The watches decisions need; the PodGroup watch only feeds status writes. */
 #define DECISION_WATCHES                                                                                                           \
-    ((1u << WATCH_PODS) | (1u << WATCH_NODES) | (1u << WATCH_RAYCLUSTERS) | (1u << WATCH_QUEUES) | (1u << WATCH_HYPERNODES))
+    ((1u << WATCH_PODS) | (1u << WATCH_NODES) | (1u << WATCH_RAYCLUSTERS) | (1u << WATCH_QUEUES) | (1u << WATCH_HYPERNODES) |      \
+     DRA_WATCHES)
 
 #define LEGACY_API "/apis/" LEGACY_API_VERSION
+#define DRA_API "/apis/resource.k8s.io/v1"
 
 static const struct {
     const char *name;
@@ -41,6 +52,18 @@ static const struct {
     [WATCH_LEGACY] = {"legacy-rayclusters", LEGACY_API "/rayclusters"},
     [WATCH_HYPERNODES] = {"hypernodes", HYPERWATCH_API "/hypernodes"},
     [WATCH_NATIVE] = {"native-podgroups", NATIVEGANG_API "/podgroups"},
+    [WATCH_DEVICECLASSES] = {"deviceclasses", DRA_API "/deviceclasses"},
+    [WATCH_RESOURCESLICES] = {"resourceslices", DRA_API "/resourceslices"},
+    [WATCH_RESOURCECLAIMS] = {"resourceclaims", DRA_API "/resourceclaims"},
+    [WATCH_CLAIMTEMPLATES] = {"resourceclaimtemplates", DRA_API "/resourceclaimtemplates"},
+};
+
+/* The draset kind of a DRA watch. */
+static const enum draset_kind dra_kinds[WATCH_COUNT] = {
+    [WATCH_DEVICECLASSES] = DRASET_CLASS,
+    [WATCH_RESOURCESLICES] = DRASET_SLICE,
+    [WATCH_RESOURCECLAIMS] = DRASET_CLAIM,
+    [WATCH_CLAIMTEMPLATES] = DRASET_TEMPLATE,
 };
 
 struct watch_ctx {
@@ -57,6 +80,7 @@ struct watches {
     int discovered;   /* discovery answered at least once; likewise */
     int hyper_said;   /* the HyperNode CRD's absence was logged; the controller's thread */
     int native_said;  /* the native gang API's absence was logged; the controller's thread */
+    int dra_said;     /* resource.k8s.io/v1's absence was logged; the controller's thread */
     unsigned synced;  /* under cfg.mu: bit per watch_kind (set too for a watch not started: its CRD is not installed) */
 };
 
@@ -69,6 +93,8 @@ struct watches *watches_create(const struct watches_config *cfg)
 {
     struct watches *w = util_calloc(1, sizeof(*w));
     w->cfg = *cfg;
+    if (cfg->cache->dra == NULL)
+        w->synced |= DRA_WATCHES; /* no device is counted: nothing to wait for */
     return w;
 }
 
@@ -101,10 +127,7 @@ static void on_deleted(struct watches *w, enum watch_kind kind, const json_t *ob
         cache_delete_queue(w->cfg.cache, name);
         status_record_queue(w->cfg.status, KUBE_WATCH_DELETED, object);
         break;
-    case WATCH_PODGROUPS:
-    case WATCH_HYPERNODES:
-    case WATCH_NATIVE:
-    case WATCH_COUNT:
+    default:
         break;
     }
 }
@@ -123,10 +146,7 @@ static int on_upserted(struct watches *w, enum watch_kind kind, enum kube_watch_
     case WATCH_QUEUES:
         status_record_queue(w->cfg.status, ev, object);
         return cache_upsert_queue(w->cfg.cache, object, err);
-    case WATCH_PODGROUPS:
-    case WATCH_HYPERNODES:
-    case WATCH_NATIVE:
-    case WATCH_COUNT:
+    default:
         break;
     }
     return 0;
@@ -149,6 +169,9 @@ static void on_watch(void *arg, enum kube_watch_event ev, json_t *object)
             status_podgroups_synced(w->cfg.status); /* every PodGroup is known now: compare them all */
     } else if (x->kind == WATCH_PODGROUPS) {
         status_record_podgroup(w->cfg.status, ev, object);
+    } else if (DRA_WATCHES & (1u << x->kind)) {
+        dracache_record(w->cfg.cache, dra_kinds[x->kind], ev == KUBE_WATCH_DELETED, object, &err);
+        rc = err.message[0] != '\0' ? -1 : 0;
     } else if (x->kind == WATCH_HYPERNODES) {
         hyperwatch_record(w->cfg.hyper, ev, object);
     } else if (x->kind == WATCH_NATIVE) {
@@ -319,6 +342,45 @@ static int discover_native(struct watches *w, struct error *err)
     return 0;
 }
 
+/*
+ * Dynamic Resource Allocation (GET /apis/resource.k8s.io/v1, GA since 1.34):
+ * once served, its classes, slices, claims and templates are watched and
+ * passes wait for their lists; until then the watches count as synced (no
+ * device exists), its absence is said once and looked for at each resync.
+ * Not looked for when the cache counts no devices (cfg.cache->dra NULL).
+ */
+static int discover_dra(struct watches *w, struct error *err)
+{
+    if (w->cfg.cache->dra == NULL || (w->started & DRA_WATCHES) == DRA_WATCHES)
+        return 0;
+    struct kube_response r;
+    kube_client_response_init(&r);
+    int served = 0;
+    if (kube_get(w->cfg.client, DRA_API, &r) == 0)
+        served = resource_listed(r.body, "resourceslices") && resource_listed(r.body, "resourceclaimtemplates");
+    else if (r.status != 404)
+        log_warnf("discovery of %s: %s", DRA_API, r.message);
+    kube_client_response_finish(&r);
+    pthread_mutex_lock(w->cfg.mu);
+    if (served)
+        w->synced &= ~DRA_WATCHES; /* passes wait for the lists */
+    else
+        w->synced |= DRA_WATCHES;
+    pthread_mutex_unlock(w->cfg.mu);
+    if (!served) {
+        if (!w->dra_said)
+            log_infof("Dynamic Resource Allocation (resource.k8s.io/v1) is not served: no device claim is counted");
+        w->dra_said = 1;
+        return 0;
+    }
+    log_infof("Dynamic Resource Allocation (resource.k8s.io/v1) is served: device claims count in queues and on nodes");
+    for (int k = WATCH_DEVICECLASSES; k <= WATCH_CLAIMTEMPLATES; k++) {
+        if (start_watch(w, (enum watch_kind)k, err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* Says what discovery found, once, and again only when it changes. */
 static void log_discovery(unsigned was, unsigned flags, int first)
 {
@@ -357,7 +419,7 @@ int watches_discover(struct watches *w, struct error *err)
         return -1;
     if ((flags & PODGROUP_CRD_PODGROUPS) && start_watch(w, WATCH_PODGROUPS, err) != 0)
         return -1;
-    if (discover_hypernodes(w, err) != 0 || discover_native(w, err) != 0)
+    if (discover_hypernodes(w, err) != 0 || discover_native(w, err) != 0 || discover_dra(w, err) != 0)
         return -1;
     return discover_legacy(w, err);
 }
@@ -377,7 +439,8 @@ int watches_discovery_wanted(const struct watches *w)
 {
     return !w->discovered || !(w->crds & PODGROUP_CRD_PODGROUPS) || !(w->crds & PODGROUP_CRD_QUEUES) ||
            !(w->started & (1u << WATCH_LEGACY)) || (w->cfg.hyper != NULL && !(w->started & (1u << WATCH_HYPERNODES))) ||
-           (w->cfg.native != NULL && native_mode(w->cfg.native) != NATIVE_OFF && !(w->started & (1u << WATCH_NATIVE)));
+           (w->cfg.native != NULL && native_mode(w->cfg.native) != NATIVE_OFF && !(w->started & (1u << WATCH_NATIVE))) ||
+           (w->cfg.cache->dra != NULL && (w->started & DRA_WATCHES) != DRA_WATCHES);
 }
 
 int watches_synced(const struct watches *w)

@@ -4,8 +4,10 @@
  * One watcher thread (lib/io/kube.h) lists and watches pods, nodes,
  * KubeRay's RayClusters, and, when discovery finds their CRDs, Volcano's
  * Queues, PodGroups and HyperNodes, the legacy operator's RayClusters
- * (lib/gang/legacy.h), and Kubernetes' own PodGroups when the native gang
- * step is used (native.h). Each event goes, under the controller's lock, into
+ * (lib/gang/legacy.h), Kubernetes' own PodGroups when the native gang
+ * step is used (native.h), and, where resource.k8s.io/v1 is served, the DRA
+ * objects devices are counted by (DeviceClasses, ResourceSlices,
+ * ResourceClaims, ResourceClaimTemplates: dracache.h). Each event goes, under the controller's lock, into
  * the cache (lib/sched/cache/cache.h), the status mirror (status.h: PodGroups,
  * and Queues' status) or the HyperNodes (hyperwatch.h); then *changed is set
  * and the controller is woken.

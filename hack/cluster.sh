@@ -42,7 +42,20 @@
 #     raygate.io/worker-cluster=NAME, key kubeconfig).
 #   hack/cluster.sh start-dispatch [ARGS...]   (a manager's dispatcher, again)
 #   hack/cluster.sh down | status | env
-#   hack/cluster.sh add-node NAME [--node-capacity ...] [--label k=v]...   (used by tests)
+#   hack/cluster.sh add-node NAME [--node-capacity ...] [--label k=v]... [--dra DRIVER=N]...   (used by tests)
+#     --dra DRIVER=N: the kwok node publishes N devices of DRIVER (Dynamic
+#     Resource Allocation, resource.k8s.io/v1: Kubernetes 1.34 and later;
+#     docs/dra.md): a ResourceSlice NAME-DRIVER (spec.nodeName NAME, pool NAME,
+#     devices gpu-0..gpu-N-1 with attributes index (int) and model (string),
+#     the node its owner, the node's --labels), and a DeviceClass named DRIVER
+#     selecting device.driver == "DRIVER" unless one of that name exists.
+#     kube-scheduler allocates those devices and kwok runs the pods: no driver.
+#   hack/cluster.sh device-class NAME --driver DRIVER [--extended-resource R]
+#                   [--quota-resource R] [--label k=v]...
+#     Creates or replaces the DeviceClass NAME (selector device.driver ==
+#     "DRIVER"), with spec.extendedResourceName R (KEP-5004: pods asking for R
+#     in their requests get DRIVER's devices) and the annotation
+#     raygate.io/quota-resource R (the queue resource raygate counts its devices as).
 #   hack/cluster.sh restart COMPONENT [EXTRA-ARG...] | stop COMPONENT [SIGNAL] (used by tests)
 #   hack/cluster.sh start-gate [--name raygate-gate-X] [ARGS...] | start-webhook (used by tests)
 #     --name runs another gate controller as its own component (pid, log
@@ -666,17 +679,92 @@ cmd_env() {
 	echo "export PATH=$K8S_BIN:\$PATH"
 }
 
+# bad_flag COMMAND FLAG [WHY]: says which flag COMMAND refuses, and exits 2.
+bad_flag() { say "$1: ${3:-unknown flag} '$2'"; exit 2; }
+
+# flag_value COMMAND FLAG ARGC: FLAG needs a value (ARGC: the arguments left, FLAG's own included).
+flag_value() { (($3 >= 2)) || bad_flag "$1" "$2" "flag needs a value:"; }
+
 cmd_add_node() {
-	local name="${1:?node name}"; shift
-	local capacity="cpu=8,memory=32Gi" labels=()
+	local name="${1:-}"
+	[[ -n "$name" && "$name" != -* ]] || { say "add-node: the node's name comes first"; exit 2; }
+	shift
+	local capacity="cpu=8,memory=32Gi" labels=() dra=() d
 	while (($#)); do
 		case "$1" in
+		--node-capacity | --label | --dra) flag_value add-node "$1" $# ;;&
 		--node-capacity) capacity="$2"; shift 2 ;;
 		--label) labels+=("$2"); shift 2 ;;
-		*) usage ;;
+		--dra)
+			[[ "$2" =~ ^[a-z0-9]([-a-z0-9.]*[a-z0-9])?=[0-9]+$ ]] ||
+				bad_flag add-node "--dra $2" "--dra takes DRIVER=N (a driver name such as gpu.example.com, a count), not"
+			dra+=("$2"); shift 2 ;;
+		*) bad_flag add-node "$1" ;;
 		esac
 	done
+	if ((${#dra[@]})); then dra_served || die "add-node --dra: this cluster (Kubernetes $K8S_VERSION) does not serve resource.k8s.io/v1"; fi
 	add_node "$name" "$capacity" "${labels[@]}"
+	for d in ${dra[@]+"${dra[@]}"}; do
+		node_devices "$name" "${d%%=*}" "${d#*=}" ${labels[@]+"${labels[@]}"}
+		kc get deviceclass "${d%%=*}" >/dev/null 2>&1 || device_class "${d%%=*}" "${d%%=*}" "" "" ${labels[@]+"${labels[@]}"}
+	done
+}
+
+# ---------------------------------------------------------------- devices (issue 36)
+# dra_served: the cluster serves Dynamic Resource Allocation's GA API (Kubernetes 1.34 and later).
+dra_served() { kc get --raw /apis/resource.k8s.io/v1 2>/dev/null | jq -e '.resources[] | select(.name == "resourceslices")' >/dev/null; }
+
+# labels_json LABEL...: k=v pairs as a JSON object
+labels_json() {
+	local kv
+	for kv; do jq -n --arg k "${kv%%=*}" --arg v "${kv#*=}" '{($k): $v}'; done | jq -s 'add // {}'
+}
+
+# node_devices NODE DRIVER N [LABEL...]: the node's ResourceSlice of DRIVER with N
+# devices (replacing one written before; owned by the node, so it goes with it).
+node_devices() {
+	local node="$1" driver="$2" n="$3" uid
+	shift 3
+	uid="$(kc get node "$node" -o jsonpath='{.metadata.uid}')" || die "add-node: node $node is not there"
+	jq -n --arg node "$node" --arg uid "$uid" --arg driver "$driver" --argjson n "$n" --argjson labels "$(labels_json "$@")" '
+		{apiVersion: "resource.k8s.io/v1", kind: "ResourceSlice",
+		 metadata: {name: ($node + "-" + $driver), labels: $labels,
+			ownerReferences: [{apiVersion: "v1", kind: "Node", name: $node, uid: $uid}]},
+		 spec: {driver: $driver, nodeName: $node, pool: {name: $node, generation: 1, resourceSliceCount: 1},
+			devices: [range($n) | {name: "gpu-\(.)", attributes: {index: {int: .}, model: {string: "example-gpu"}}}]}}' |
+		kc apply -f - >/dev/null || die "add-node: the ResourceSlice of $driver on $node was refused"
+}
+
+# device_class NAME DRIVER EXTENDED-RESOURCE QUOTA-RESOURCE [LABEL...]: the DeviceClass (created or replaced).
+device_class() {
+	local name="$1" driver="$2" ext="$3" quota="$4"
+	shift 4
+	jq -n --arg name "$name" --arg driver "$driver" --arg ext "$ext" --arg quota "$quota" --argjson labels "$(labels_json "$@")" '
+		{apiVersion: "resource.k8s.io/v1", kind: "DeviceClass",
+		 metadata: ({name: $name, labels: $labels} + (if $quota == "" then {} else {annotations: {"raygate.io/quota-resource": $quota}} end)),
+		 spec: ({selectors: [{cel: {expression: ("device.driver == \"" + $driver + "\"")}}]}
+			+ (if $ext == "" then {} else {extendedResourceName: $ext} end))}' |
+		kc apply --server-side --force-conflicts --field-manager raygate-cluster-sh -f - >/dev/null ||
+		die "device-class: the DeviceClass $name was refused"
+}
+
+cmd_device_class() {
+	local name="${1:-}" driver="" ext="" quota="" labels=()
+	[[ -n "$name" && "$name" != -* ]] || { say "device-class: the class's name comes first"; exit 2; }
+	shift
+	while (($#)); do
+		case "$1" in
+		--driver | --extended-resource | --quota-resource | --label) flag_value device-class "$1" $# ;;&
+		--driver) driver="$2"; shift 2 ;;
+		--extended-resource) ext="$2"; shift 2 ;;
+		--quota-resource) quota="$2"; shift 2 ;;
+		--label) labels+=("$2"); shift 2 ;;
+		*) bad_flag device-class "$1" ;;
+		esac
+	done
+	[[ -n "$driver" ]] || { say "device-class: --driver DRIVER is required"; exit 2; }
+	dra_served || die "device-class: this cluster (Kubernetes $K8S_VERSION) does not serve resource.k8s.io/v1"
+	device_class "$name" "$driver" "$ext" "$quota" ${labels[@]+"${labels[@]}"}
 }
 
 cmd_stop() {
@@ -710,6 +798,7 @@ down) cmd_down ;;
 status) cmd_status ;;
 env) cmd_env ;;
 add-node) shift; cmd_add_node "$@" ;;
+device-class) shift; cmd_device_class "$@" ;;
 restart) shift; cmd_restart "$@" ;;
 stop) shift; cmd_stop "$@" ;;
 start-gate) shift; start_gate "$@" ;;

@@ -187,3 +187,32 @@ show kubectl delete rayclusters.ray.io -n "$NS" train-0
 wait_pods train-1 3 Running
 wait_pg ray-train-1-pg Running
 show kubectl raygate gangs -n "$NS"
+
+if kubectl get --raw /apis/resource.k8s.io/v1 2>/dev/null | grep -q '"resourceslices"'; then
+	narrate "GPUs from Dynamic Resource Allocation (resource.k8s.io/v1; docs/dra.md). Two kwok nodes publish 4 devices each of the driver gpu.example.com in a ResourceSlice; no driver runs: kube-scheduler allocates the devices and kwok runs the pods"
+	show "$here/cluster.sh" add-node gpu-a --dra gpu.example.com=4
+	show "$here/cluster.sh" add-node gpu-b --dra gpu.example.com=4
+	narrate "Their DeviceClass maps the devices to the queue resource example.com/gpu (spec.extendedResourceName)"
+	show "$here/cluster.sh" device-class gpu.example.com --driver gpu.example.com --extended-resource example.com/gpu
+	show kubectl get resourceslices,deviceclasses
+	narrate "dra-cluster (samples/raycluster-dra-gpu.yaml): a head and 4 workers, each asking for one device through the ResourceClaimTemplate one-gpu, in dra-queue, capped at 6 GPUs. It is admitted whole; kube-controller-manager makes each worker its claim, and kube-scheduler allocates them"
+	show kubectl apply -n "$NS" -f "$ROOT/samples/raycluster-dra-gpu.yaml"
+	wait_pods dra-cluster 5 Running || { show kubectl get pods -n "$NS" -l ray.io/cluster=dra-cluster -o wide; exit 1; }
+	show kubectl get pods -n "$NS" -l ray.io/cluster=dra-cluster -o wide
+	show kubectl get resourceclaims -n "$NS"
+	narrate "dra-cluster-2, the same shape: the nodes have 4 devices left, but the queue only 2 of its 6 GPUs, so the whole gang must wait"
+	sed 's/name: dra-cluster$/name: dra-cluster-2/' "$ROOT/samples/raycluster-dra-gpu.yaml" | kubectl apply -n "$NS" -f -
+	wait_pods dra-cluster-2 5
+	sleep 3 # the gate's pass over the new gang
+	show kubectl get pods -n "$NS" -l ray.io/cluster=dra-cluster-2 -o wide
+	gated2="$(kubectl get pods -n "$NS" -l ray.io/cluster=dra-cluster-2 -o jsonpath='{range .items[*]}{.spec.schedulingGates[*].name}{"\n"}{end}' | grep -c raygate.io/gang || true)"
+	if [[ "$gated2" == 5 ]]; then
+		narrate "It waits whole, and says why:"
+	else
+		echo "demo: dra-cluster-2 was admitted past dra-queue's 6 GPUs ($((5 - gated2)) of its 5 pods ungated)" >&2
+		exit 1
+	fi
+	show kubectl raygate why dra-cluster-2 -n "$NS"
+	show kubectl get events -n "$NS" --field-selector involvedObject.name=dra-cluster-2
+	show kubectl get queue dra-queue -o jsonpath='{.status.allocated}{"\n"}'
+fi

@@ -17,7 +17,7 @@ secs="${1:-60}"
 [[ "$secs" =~ ^[0-9]+$ ]] && ((secs > 0)) || die "usage: hack/fuzz.sh [SECONDS] [HARNESS...]"
 shift || true
 harnesses=("$@")
-((${#harnesses[@]})) || harnesses=(admission gang kubeconfig quantity watchstream)
+((${#harnesses[@]})) || harnesses=(admission dra gang kubeconfig quantity watchstream)
 FUZZ_BUILD="${RAYGATE_FUZZ_BUILD:-$ROOT/build-fuzz}"
 
 bash "$here/deps.sh" >/dev/null

@@ -6,9 +6,11 @@
  * Flags may also come from the environment (flags win): RAYGATE_WEBHOOK_ADDR,
  * RAYGATE_WEBHOOK_CERT, RAYGATE_WEBHOOK_KEY, RAYGATE_WEBHOOK_KUBECONFIG,
  * RAYGATE_WEBHOOK_LOG_LEVEL.
- * The Queue watch (queuewatch.h) reads the Kubernetes API as the gate does:
- * --kubeconfig, else $KUBECONFIG, else the in-cluster service account; with
- * none of them the queue tree checks are skipped (and that is logged).
+ * The Queue watch (queuewatch.h) and the DRA watch (drawatch.h: the device
+ * claims a RayCluster's minResources count) read the Kubernetes API as the
+ * gate does: --kubeconfig, else $KUBECONFIG, else the in-cluster service
+ * account; with none of them the queue tree checks are skipped and no device
+ * is counted (and that is logged).
  * --native-gang (nativeprobe.h): whether gated pods also name their PodGroup
  * in spec.schedulingGroup, for Kubernetes' own gang scheduling; auto asks the
  * same API's discovery once at start-up (no API: off).
@@ -26,6 +28,7 @@
 
 #include "flags.h"
 #include "kube.h"
+#include "drawatch.h"
 #include "kubeconfig.h"
 #include "log.h"
 #include "nativeprobe.h"
@@ -111,15 +114,16 @@ static int parse_flags(int argc, char **argv, struct webhook_flags *f)
     return -1;
 }
 
-/* The Queue watch and what it needs, released by api_finish. */
+/* The Queue and DRA watches and what they need, released by api_finish. */
 struct webhook_api {
     struct kubeconfig cfg;
     struct kube_client *client;
     struct queuewatch *queues;
+    struct drawatch *dra;
 };
 
 /*
- * Starts the Queue watch; returns 0, or the exit status. A --kubeconfig
+ * Starts the Queue and DRA watches; returns 0, or the exit status. A --kubeconfig
  * that does not load is a bad flag (2); without one, a $KUBECONFIG or
  * service account that does not load, or none at all, leaves the webhook
  * without the watch (logged).
@@ -145,11 +149,16 @@ static int api_start(const struct webhook_flags *f, struct webhook_api *api)
         log_errorf("queue watch: %s", err.message);
         return 1;
     }
+    if ((api->dra = drawatch_create(api->client, &err)) == NULL) {
+        log_errorf("DRA watch: %s", err.message);
+        return 1;
+    }
     return 0;
 }
 
 static void api_finish(struct webhook_api *api)
 {
+    drawatch_destroy(api->dra);
     queuewatch_destroy(api->queues);
     kube_client_destroy(api->client);
     kubeconfig_finish(&api->cfg);
@@ -203,6 +212,7 @@ int main(int argc, char **argv)
         return rc;
     }
     cfg.queues = api.queues;
+    cfg.dra = api.dra;
     struct nativeprobe_decision native;
     cfg.mutate.native_gang = nativeprobe_decide((enum nativeprobe_mode)f.native_gang, api.client, &native);
     if ((running = server_create(&cfg)) == NULL) {

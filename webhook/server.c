@@ -16,6 +16,7 @@
 #include <h2o.h>
 
 #include "admission.h"
+#include "drawatch.h"
 #include "listen.h"
 #include "log.h"
 #include "metrics.h"
@@ -45,7 +46,7 @@ struct server {
     uint64_t tree_unknown_logged_ms; /* when a skipped queue tree check was last logged */
 
     struct metrics_registry *metrics;
-    struct metrics_family *m_requests, *m_http, *m_duration, *m_reloads, *m_conns, *m_native_gang;
+    struct metrics_family *m_requests, *m_http, *m_duration, *m_reloads, *m_conns, *m_native_gang, *m_dra_synced;
 };
 
 struct handler {
@@ -83,12 +84,17 @@ static void create_metrics(struct server *s)
                                             "1 when gated pods get spec.schedulingGroup (Kubernetes' gang scheduling, "
                                             "--native-gang), else 0; decided at start-up.",
                                             0, NULL);
+    s->m_dra_synced = metrics_gauge_create(s->metrics, "raygate_webhook_dra_synced",
+                                           "1 when raygate.io/min-resources counts device claims: the DeviceClasses, "
+                                           "ResourceClaimTemplates and ResourceClaims (resource.k8s.io/v1) are listed, else 0.",
+                                           0, NULL);
     /* Show both reload series from the start, so that an alert on failures has a baseline. */
     const char *success[] = {"success"}, *failure[] = {"failure"};
     metrics_counter_add(s->m_reloads, success, 0);
     metrics_counter_add(s->m_reloads, failure, 0);
     metrics_gauge_set(s->m_conns, NULL, 0);
     metrics_gauge_set(s->m_native_gang, NULL, s->cfg.mutate.native_gang ? 1 : 0);
+    metrics_gauge_set(s->m_dra_synced, NULL, 0);
 }
 
 static int method_is(const h2o_req_t *req, const char *m)
@@ -163,16 +169,23 @@ static void note_tree_unknown(struct server *s, const struct admission_info *inf
                                     : "the Queues are not listed yet (Queue CRD absent, no RBAC, or the API server unreachable)");
 }
 
-/* The decision, against the Queues the watch knows (locked for the call: the watch thread waits meanwhile). */
+/*
+ * The decision, against the Queues and the DRA objects the watches know
+ * (each locked for the call: the watch threads wait meanwhile).
+ */
 static int decide(struct server *s, h2o_req_t *req, const char *path, char **text, size_t *text_len, struct admission_info *info,
                   struct error *err)
 {
     const char *body = req->entity.base != NULL ? req->entity.base : "";
     const struct queuecheck_set *queues = s->cfg.queues != NULL ? queuewatch_lock(s->cfg.queues) : NULL;
+    struct mutate_options opts = s->cfg.mutate;
+    opts.dra = s->cfg.dra != NULL ? drawatch_lock(s->cfg.dra) : NULL; /* NULL until listed: no device counted */
     /* /dispatch-suspend: a manager's webhook, where KubeRay must run no dispatched object (dispatchsuspend.h). */
     int rc = strcmp(path, "/dispatch-suspend") == 0
                  ? admission_respond_dispatch(body, req->entity.len, queues, text, text_len, info, err)
-                 : admission_respond(body, req->entity.len, queues, &s->cfg.mutate, text, text_len, info, err);
+                 : admission_respond(body, req->entity.len, queues, &opts, text, text_len, info, err);
+    if (s->cfg.dra != NULL)
+        drawatch_unlock(s->cfg.dra);
     if (s->cfg.queues != NULL)
         queuewatch_unlock(s->cfg.queues);
     if (rc == 0 && info->tree_unknown)
@@ -263,6 +276,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
             respond_text(s, req, label, 503, "Service Unavailable", "shutting down\n");
     } else {
         size_t len = 0;
+        metrics_gauge_set(s->m_dra_synced, NULL, drawatch_synced(s->cfg.dra) ? 1 : 0);
         char *text = metrics_render(s->metrics, &len);
         respond(s, req, label, 200, "OK", METRICS_CONTENT_TYPE, text, len);
         free(text);

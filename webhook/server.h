@@ -23,6 +23,7 @@
 #include "mutate.h"
 
 struct queuewatch;
+struct drawatch;
 
 struct server_config {
     const char *addr;              /* "127.0.0.1:9443", ":9443" (all interfaces), "[::1]:9443" */
@@ -35,7 +36,8 @@ struct server_config {
     uint64_t shutdown_delay_ms;    /* keep accepting (not ready) this long after a stop request */
     uint64_t shutdown_timeout_ms;  /* then wait at most this long for open connections */
     struct queuewatch *queues;     /* borrowed: the Queues the admissions check the tree against; NULL: none (fail open) */
-    struct mutate_options mutate;  /* what the pod mutation adds (--native-gang; gauge raygate_webhook_native_gang) */
+    struct drawatch *dra;         /* borrowed: the DRA objects a RayCluster's minResources count (mutate_options.dra); NULL: none */
+    struct mutate_options mutate; /* what the mutation adds (--native-gang; gauge raygate_webhook_native_gang); its dra unused */
 };
 
 struct server;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "dispatchcopy.h"
+#include "dracache.h"
 #include "evict.h"
 #include "gang.h"
 #include "jsonpatch.h"
@@ -45,7 +46,8 @@ static json_t *mutate_cluster_new(json_t *cluster, struct error *err)
     struct mutate_result m;
     mutate_result_init(&m);
     json_t *out = NULL;
-    if (mutate_raycluster(cluster, &m, err) == 0)
+    /* NULL options: no DRA objects here, so the annotation counts no device. */
+    if (mutate_raycluster(cluster, NULL, &m, err) == 0)
         out = patched(cluster, &m, err);
     mutate_result_finish(&m);
     json_decref(cluster);
@@ -476,6 +478,7 @@ static int run(struct sim *s, struct admit *a, const json_t *cluster, const json
         struct admit_result r;
         admit_result_init(&r);
         admit_set_now(a, now_ms);
+        dracache_prepare(s->c); /* the worker's devices, and the inserted members' claims */
         admit_pass(a, ADMIT_PASS_FULL, &r);
         rc = read_verdict(s, &r, out, err);
         admit_result_finish(&r);

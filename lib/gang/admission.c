@@ -225,7 +225,7 @@ static int decide_object(enum target target, const json_t *request, const json_t
         if (v == QUEUECHECK_DENIED)
             return 1;
     }
-    int decided = target == TARGET_RAYCLUSTER ? mutate_raycluster(object, result, merr)
+    int decided = target == TARGET_RAYCLUSTER ? mutate_raycluster(object, opts, result, merr)
                   : target == TARGET_RAYJOB   ? rayjob_mutate(object, result, merr)
                   : target == TARGET_POD      ? mutate_pod(object, opts, result, merr)
                                               : 0; /* a RayService: KubeRay copies its labels to its RayClusters, mutated then */
@@ -595,8 +595,8 @@ static int key_is(const struct jsonscan *s, long key, const char *a, const char 
  * mutate_raycluster, topology_request_parse) reads of a RayCluster: everything but
  * status, metadata.managedFields, each group's rayStartParams and, in the
  * head's and workers' pod templates' specs, all but containers' and
- * initContainers' name, resources and restartPolicy, overhead and
- * priorityClassName. The pod specs' rest (env, volumes, probes, images...) is
+ * initContainers' name, resources and restartPolicy, overhead,
+ * priorityClassName and resourceClaims (the devices, mutate_options.dra). The pod specs' rest (env, volumes, probes, images...) is
  * most of a RayCluster's JSON. An object where an array is expected, or the
  * other way round, is built whole.
  */
@@ -626,9 +626,9 @@ static int cluster_shape(int shape, const struct jsonscan *s, long key)
     case SHAPE_TEMPLATE:
         return key_is(s, key, "spec", NULL) ? SHAPE_POD_SPEC : JSONSCAN_WHOLE;
     case SHAPE_POD_SPEC:
-        return key_is(s, key, "containers", "initContainers")    ? SHAPE_CONTAINERS
-               : key_is(s, key, "overhead", "priorityClassName") ? JSONSCAN_WHOLE
-                                                                 : JSONSCAN_DROP;
+        return key_is(s, key, "containers", "initContainers")                                              ? SHAPE_CONTAINERS
+               : key_is(s, key, "overhead", "priorityClassName") || key_is(s, key, "resourceClaims", NULL) ? JSONSCAN_WHOLE
+                                                                                                           : JSONSCAN_DROP;
     case SHAPE_CONTAINERS:
         return SHAPE_CONTAINER;
     default: /* SHAPE_CONTAINER */
@@ -641,8 +641,8 @@ static int cluster_shape(int shape, const struct jsonscan *s, long key)
  * set), 0 when declined. It answers only what it allows: a denial is worded by
  * the jansson path.
  */
-static int respond_raycluster_scanned(const struct jsonscan *s, const struct queuecheck_set *queues, char **text, size_t *text_len,
-                                      struct admission_info *info)
+static int respond_raycluster_scanned(const struct jsonscan *s, const struct queuecheck_set *queues,
+                                      const struct mutate_options *opts, char **text, size_t *text_len, struct admission_info *info)
 {
     static const char *const versions[] = {"v1", "v1alpha1", NULL};
     long uid, request = scanned_request(s, &uid);
@@ -664,7 +664,7 @@ static int respond_raycluster_scanned(const struct jsonscan *s, const struct que
     info->kind = "RayCluster";
     info->operation = update ? "UPDATE" : "CREATE";
     int handled =
-        decide_object(TARGET_RAYCLUSTER, req, obj, queues != NULL ? queues : &unknown_queues, NULL, &result, info, &merr) == 0;
+        decide_object(TARGET_RAYCLUSTER, req, obj, queues != NULL ? queues : &unknown_queues, opts, &result, info, &merr) == 0;
     if (handled) {
         struct util_buf out = {0};
         char *patch = result.patch != NULL ? json_dumps(result.patch, JSON_COMPACT) : NULL;
@@ -681,12 +681,12 @@ static int respond_raycluster_scanned(const struct jsonscan *s, const struct que
     return handled;
 }
 
-int admission_respond_raycluster_fast(const char *body, size_t len, const struct queuecheck_set *queues, char **text,
-                                      size_t *text_len, struct admission_info *info)
+int admission_respond_raycluster_fast(const char *body, size_t len, const struct queuecheck_set *queues,
+                                      const struct mutate_options *opts, char **text, size_t *text_len, struct admission_info *info)
 {
     struct jsonscan s;
     jsonscan_init(&s);
-    int handled = jsonscan_parse(&s, body, len) == 0 && respond_raycluster_scanned(&s, queues, text, text_len, info);
+    int handled = jsonscan_parse(&s, body, len) == 0 && respond_raycluster_scanned(&s, queues, opts, text, text_len, info);
     jsonscan_finish(&s);
     return handled;
 }
@@ -700,7 +700,7 @@ int admission_respond(const char *body, size_t len, const struct queuecheck_set 
     /* One scan for both fast paths; what they decline, jansson parses and decides. */
     jsonscan_init(&s);
     int handled = jsonscan_parse(&s, body, len) == 0 && (respond_pod_scanned(&s, opts, text, text_len, info) ||
-                                                         respond_raycluster_scanned(&s, queues, text, text_len, info));
+                                                         respond_raycluster_scanned(&s, queues, opts, text, text_len, info));
     jsonscan_finish(&s);
     if (handled)
         return 0;

@@ -92,7 +92,8 @@ int admission_respond_dispatch(const char *body, size_t len, const struct queuec
  */
 int admission_respond_pod_fast(const char *body, size_t len, const struct mutate_options *opts, char **text, size_t *text_len,
                                struct admission_info *info);
-int admission_respond_raycluster_fast(const char *body, size_t len, const struct queuecheck_set *queues, char **text,
-                                      size_t *text_len, struct admission_info *info);
+int admission_respond_raycluster_fast(const char *body, size_t len, const struct queuecheck_set *queues,
+                                      const struct mutate_options *opts, char **text, size_t *text_len,
+                                      struct admission_info *info);
 
 #endif

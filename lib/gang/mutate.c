@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gang.h"
+#include "gangclaims.h"
 #include "jsonpatch.h"
 #include "legacy.h"
 #include "names.h"
@@ -289,7 +290,45 @@ static json_t *legacy_patch(const json_t *raycluster, const char *const *keys, c
     return patch;
 }
 
-int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struct error *err)
+/*
+ * Adds to gang's minResources what the KubeRay RayCluster's (borrowed) device
+ * claims count as by s (mutate_options.dra): each claim that cannot be counted
+ * yet is left out, with a warning naming it. Returns 0, or -1 with err on
+ * overflow.
+ */
+static int add_devices(const json_t *raycluster, struct gang_spec *gang, const struct draset *s, struct mutate_result *out,
+                       struct error *err)
+{
+    struct gangclaims gc;
+    struct error why = {{0}};
+    json_t *skipped = NULL; /* owned: the reasons left out */
+    const char *ns = nonempty_string(json_object_get(raycluster, "metadata"), "namespace");
+    char text[sizeof(why.message) + 96];
+    int rc = 0;
+
+    if (gangclaims_from_raycluster(raycluster, gang, &gc, &why) != 0) {
+        util_format(text, sizeof(text), "%s: raygate.io/min-resources counts no device", why.message);
+        util_one_line(text);
+        add_warning(out, text);
+        return 0;
+    }
+    if (gc.n > 0 && ns == NULL) {
+        add_warning(out, "metadata.namespace: not set: raygate.io/min-resources counts no device");
+    } else if (gc.n > 0) {
+        rc = gangclaims_price_known(&gc, s, ns, &gang->min_resources, &skipped, err);
+        for (size_t i = 0; rc == 0 && i < json_array_size(skipped); i++) {
+            util_format(text, sizeof(text), "raygate.io/min-resources counts no device for %s: the gang waits for it",
+                        json_string_value(json_array_get(skipped, i)));
+            util_one_line(text);
+            add_warning(out, text);
+        }
+    }
+    json_decref(skipped);
+    gangclaims_finish(&gc);
+    return rc;
+}
+
+int mutate_raycluster(const json_t *raycluster, const struct mutate_options *opts, struct mutate_result *out, struct error *err)
 {
     static const char *const keys[] = {NAMES_ANNOTATION_MIN_MEMBER, NAMES_ANNOTATION_MIN_RESOURCES, NAMES_ANNOTATION_GROUP};
     struct gang_spec gang;
@@ -306,6 +345,8 @@ int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struc
         util_one_line(err->message); /* field names come from the object: a key may hold a newline */
         goto out;
     }
+    if (!legacy && opts != NULL && opts->dra != NULL && add_devices(raycluster, &gang, opts->dra, out, err) != 0)
+        goto out;
 
     const char *name = nonempty_string(json_object_get(raycluster, "metadata"), "name");
     if (name != NULL) {

@@ -49,6 +49,7 @@
 
 #include <jansson.h>
 
+#include "draset.h"
 #include "error.h"
 #include "gang.h"
 #include "names.h"
@@ -64,6 +65,17 @@ struct mutate_result {
  */
 struct mutate_options {
     int native_gang; /* 1: a gated pod also gets spec.schedulingGroup (Kubernetes' gang scheduling, above) */
+    /*
+     * Borrowed: the DRA objects the webhook watches (its drawatch), listed; NULL
+     * when resource.k8s.io/v1 is not served or not listed yet. Set, a KubeRay
+     * RayCluster's raygate.io/min-resources adds what its device claims count
+     * as (gangclaims.h): a template once per pod of its group, a shared claim
+     * once. A claim, template or class not seen (yet) is left out, with a
+     * warning naming it (the gate makes the gang wait for it); a claim entry
+     * that names neither or both kinds leaves every device out, with a
+     * warning (the gate counts none either). NULL: no device is counted.
+     */
+    const struct draset *dra;
 };
 
 /* Initialises an empty result in caller-owned storage. */
@@ -73,11 +85,12 @@ void mutate_result_init(struct mutate_result *r);
 void mutate_result_finish(struct mutate_result *r);
 
 /*
- * Decides on a RayCluster object (borrowed). out must be initialised and empty.
- * Returns 0 (allowed; out->patch and out->warnings set when any), or -1 when
- * the object must be denied (an invalid quantity, a negative count), with err.
+ * Decides on a RayCluster object (borrowed), with opts (borrowed; NULL: all
+ * off). out must be initialised and empty. Returns 0 (allowed; out->patch and
+ * out->warnings set when any), or -1 when the object must be denied (an
+ * invalid quantity, a negative count), with err.
  */
-int mutate_raycluster(const json_t *raycluster, struct mutate_result *out, struct error *err);
+int mutate_raycluster(const json_t *raycluster, const struct mutate_options *opts, struct mutate_result *out, struct error *err);
 
 /*
  * Decides on a Pod object (borrowed) being created, with opts (borrowed; NULL:

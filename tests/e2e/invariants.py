@@ -22,7 +22,9 @@ stderr and one JSON line each in --violations:
                      after the checker first saw them: a gang evicted in part;
   over-capability    the ungated, unfinished pods of a queue's subtree (a leaf:
                      its own; a parent: its descendants'; spec.parent, issue
-                     23) request more of a resource than the queue's
+                     23; their DRA claims counted as raygate counts them: a
+                     template's per pod, a shared claim once, docs/dra.md)
+                     request more of a resource than the queue's
                      capability lists (or the tree more than a Queue named
                      "root" lists);
   guarantee-lent     under a parent (or the root: the nodes' allocatable less
@@ -36,6 +38,14 @@ stderr and one JSON line each in --violations:
                      (a member replacing one that still terminates ungated
                      may wait for its room: raygate ungates it once that one
                      is gone);
+  claim-stranded     an admitted gang has live, ungated pods that kube-scheduler
+                     left unbound for want of devices (their PodScheduled
+                     condition False, its message about claims or devices:
+                     "cannot allocate all claims"; or a claim of a template
+                     that kube-controller-manager did not make) while
+                     other pods of it are bound, for longer than --grace seconds
+                     (issue 36: devices of Dynamic Resource Allocation that were
+                     not counted; the gang is partly placed);
   topology-split     a pod of an admitted topology-constrained gang is bound
                      outside the domain raygate.io/topology-placed records for
                      its set (issue 24; invtopology.py).
@@ -52,7 +62,7 @@ that are not (any other failure of the check itself exits 1):
                      and is not behind a fifo queue's head gang that does not
                      fit; or an admitted gang's first gated tail pod fits.
 
---self-test runs the tree and topology checks on fixtures (no cluster) and exits.
+--self-test runs the tree, claim-stranded and topology checks on fixtures (no cluster) and exits.
 
 Pods are listed before RayClusters, so an annotation written before a pod was
 ungated (what raygate does) is always seen. Pods whose RayCluster (by owner
@@ -105,6 +115,46 @@ def container_request(c):
     r = c.get("resources") or {}
     out = {k: quantity(v) for k, v in (r.get("limits") or {}).items()}
     out.update({k: quantity(v) for k, v in (r.get("requests") or {}).items()})
+    return out
+
+
+DRA_API = "/apis/resource.k8s.io/v1"
+
+
+def class_resource(cls):
+    """The queue resource a DeviceClass's devices count as (lib/dra/deviceclass.h)."""
+    name = cls["metadata"]["name"]
+    ann = cls["metadata"].get("annotations") or {}
+    return (cls.get("spec") or {}).get("extendedResourceName") or ann.get("raygate.io/quota-resource") or \
+        "deviceclass.resource.kubernetes.io/" + name
+
+
+def claim_devices(spec, classes):
+    """{resource: count} of a claim spec's exactly requests (firstAvailable: its first), as raygate counts them."""
+    out = {}
+    for r in ((spec or {}).get("devices") or {}).get("requests") or []:
+        req = r.get("exactly") or ((r.get("firstAvailable") or [None])[0]) or {}
+        cls = classes.get(req.get("deviceClassName"))
+        if cls is not None and req.get("allocationMode", "ExactCount") == "ExactCount":
+            add(out, {cls: req.get("count", 1)})
+    return out
+
+
+def pod_devices(pod, dra, shared_seen):
+    """The devices a pod's claims count as in its queue: its templates', and each shared claim once (shared_seen)."""
+    classes, templates, claims = dra
+    out = {}
+    ns = pod["metadata"]["namespace"]
+    for c in pod["spec"].get("resourceClaims") or []:
+        if c.get("resourceClaimTemplateName"):
+            t = templates.get((ns, c["resourceClaimTemplateName"]))
+            if t is not None:
+                add(out, claim_devices((t.get("spec") or {}).get("spec"), classes))
+        elif c.get("resourceClaimName") and (ns, c["resourceClaimName"]) not in shared_seen:
+            shared_seen.add((ns, c["resourceClaimName"]))
+            cl = claims.get((ns, c["resourceClaimName"]))
+            if cl is not None:
+                add(out, claim_devices(cl.get("spec"), classes))
     return out
 
 
@@ -228,6 +278,35 @@ def held_back(rc):
         return False
     at = ts(annotation(rc, "raygate.io/requeue-at"))
     return at is None or at > datetime.now(timezone.utc)
+
+
+CLAIM_WAIT = re.compile(r"claim|device", re.IGNORECASE)
+
+
+def claim_wait(pod):
+    """The message of the pod's PodScheduled=False condition when it is about claims or devices, else None."""
+    if pod["spec"].get("nodeName"):
+        return None
+    status = pod.get("status") or {}
+    for c in status.get("conditions") or []:
+        if c.get("type") == "PodScheduled" and c.get("status") == "False" and CLAIM_WAIT.search(c.get("message") or ""):
+            return c.get("message")
+    # A claim from a template that kube-controller-manager has not made (the template is missing: seen on 1.37.2,
+    # the pod then has no PodScheduled condition at all, kube-scheduler does not try it).
+    made = {s.get("name") for s in status.get("resourceClaimStatuses") or []}
+    for rc in pod["spec"].get("resourceClaims") or []:
+        if rc.get("resourceClaimTemplateName") and rc.get("name") not in made:
+            return "no ResourceClaim made for %s (template %s)" % (rc.get("name"), rc.get("resourceClaimTemplateName"))
+    return None
+
+
+def stranded(pods):
+    """[(name, message)] of a gang's live, ungated pods waiting unbound on claims or devices while another of its
+    live pods is bound; [] when none is bound or none waits so (a gang waiting whole is not partly placed)."""
+    mine = [p for p in pods if live(p)]
+    if not any(p["spec"].get("nodeName") for p in mine):
+        return []
+    return [(p["metadata"]["name"], claim_wait(p)) for p in mine if not gated(p) and claim_wait(p)]
 
 
 def priority(pods):
@@ -440,6 +519,7 @@ class Checker:
         self.admitted_at = {}  # RayCluster uid -> (admitted-at, requeue-count) last seen
         self.leftover_since = {}  # RayCluster uid -> monotonic time its eviction leftovers were first seen
         self.partial_since = {}  # RayCluster uid -> monotonic time first seen partly ungated
+        self.stranded_since = {}  # RayCluster uid -> monotonic time first seen with pods waiting on claims beside bound ones
         self.polls = self.errors = self.violations = 0
 
     def violate(self, key, kind, message):
@@ -472,9 +552,17 @@ class Checker:
         queues = self.api.get("/apis/scheduling.volcano.sh/v1beta1/queues")["items"]
         nodes = self.api.get("/api/v1/nodes")["items"]
         hypernodes = self.api.get("/apis/topology.volcano.sh/v1alpha1/hypernodes", missing_ok=True)
-        return pods, rcs, queues, nodes, (hypernodes or {}).get("items") or []
+        return pods, rcs, queues, nodes, (hypernodes or {}).get("items") or [], self.dra_lists()
 
-    def check(self, pods, rcs, queues, nodes=(), hypernodes=()):
+    def dra_lists(self):
+        """(class -> queue resource, (ns, template) -> template, (ns, claim) -> claim), empty where DRA is not served."""
+        got = [self.api.get(DRA_API + "/" + r, missing_ok=True) for r in ("deviceclasses", "resourceclaimtemplates", "resourceclaims")]
+        items = [(g or {}).get("items") or [] for g in got]
+        key = lambda o: (o["metadata"].get("namespace"), o["metadata"]["name"])
+        return ({c["metadata"]["name"]: class_resource(c) for c in items[0]}, {key(t): t for t in items[1]},
+                {key(c): c for c in items[2]})
+
+    def check(self, pods, rcs, queues, nodes=(), hypernodes=(), dra=({}, {}, {})):
         now = time.monotonic()
         by_uid = {}
         for rc in rcs:
@@ -497,12 +585,14 @@ class Checker:
         leftovers = {}  # RayCluster uid -> names of its pods still bound or ungated after an eviction
         held = {}  # queue -> {resource: amount}
         who = {}  # queue -> the pods counted in held
+        shared_seen = set()  # shared claims counted (once) in held
         for pod in pods:
             meta = pod["metadata"]
             name = "%s/%s" % (meta["namespace"], meta["name"])
             ungated = not gated(pod)
             if ungated and not finished(pod):
                 add(held.setdefault(meta["labels"][QUEUE_LABEL], {}), pod_request(pod["spec"]))
+                add(held[meta["labels"][QUEUE_LABEL]], pod_devices(pod, dra, shared_seen))
                 who.setdefault(meta["labels"][QUEUE_LABEL], []).append(pod_story(pod, by_uid.get(owner_uid(pod))))
             rc = by_uid.get(owner_uid(pod))
             if rc is None:
@@ -544,6 +634,19 @@ class Checker:
                              "evicted RayCluster %s/%s still has %d pods bound or ungated %ss after they were first seen (%s)" %
                              (rc["metadata"]["namespace"], rc["metadata"]["name"], len(names), self.args.evict_grace,
                               ", ".join(sorted(names)[:5])))
+
+        for uid, rc in by_uid.items():
+            waits = stranded(per_rc.get(uid, [])) if annotation(rc, ADMITTED) else []
+            if not waits:
+                self.stranded_since.pop(uid, None)
+                continue
+            since = self.stranded_since.setdefault(uid, now)
+            if now - since > self.args.grace:
+                self.violate(("stranded", uid, annotation(rc, ADMITTED)), "claim-stranded",
+                             "admitted RayCluster %s/%s partly placed for over %ss: %d pods bound, %d wait on claims (%s)" %
+                             (rc["metadata"]["namespace"], rc["metadata"]["name"], self.args.grace,
+                              sum(1 for p in per_rc.get(uid, []) if live(p) and p["spec"].get("nodeName")), len(waits),
+                              "; ".join("%s: %s" % w for w in sorted(waits)[:3])))
 
         for uid, rc in by_uid.items():
             if not (rc["metadata"].get("annotations") or {}).get(ADMITTED):
@@ -764,11 +867,69 @@ def self_test():
         if tree.fits(leaf, need, tree.alloc(held)) != want:
             failures += 1
             print("self-test FAILED: fits: %s: want %s" % (what, want), file=sys.stderr)
+    def pod(name, node=None, gate=False, message=None, deleting=False, template=None, made=False):
+        p = {"metadata": {"name": name}, "spec": {}, "status": {}}
+        if template:
+            p["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": template}]
+            if made:
+                p["status"]["resourceClaimStatuses"] = [{"name": "gpu", "resourceClaimName": name + "-gpu-x"}]
+        if node:
+            p["spec"]["nodeName"] = node
+        if gate:
+            p["spec"]["schedulingGates"] = [{"name": GATE}]
+        if message:
+            p["status"]["conditions"] = [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                                          "message": message}]
+        if deleting:
+            p["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+        return p
+
+    # What claims count as in a queue: a template per pod, a shared claim once, a class unseen nothing.
+    spec = lambda cls, n=1, mode="ExactCount": {"devices": {"requests": [{"name": "r", "exactly": {
+        "deviceClassName": cls, "count": n, "allocationMode": mode}}]}}
+    dra = ({"gpu": "example.com/gpu"}, {("ns", "two"): {"spec": {"spec": spec("gpu", 2)}},
+                                         ("ns", "other"): {"spec": {"spec": spec("nvidia")}},
+                                         ("ns", "all"): {"spec": {"spec": spec("gpu", 1, "All")}}},
+           {("ns", "shared"): {"spec": spec("gpu")}})
+    claimer = lambda *refs: {"metadata": {"namespace": "ns"}, "spec": {"resourceClaims": [dict(r) for r in refs]}}
+    seen = set()
+    got = {}
+    for p in (claimer({"resourceClaimTemplateName": "two"}, {"resourceClaimName": "shared"}),
+              claimer({"resourceClaimName": "shared"}), claimer({"resourceClaimTemplateName": "other"}),
+              claimer({"resourceClaimTemplateName": "all"})):
+        add(got, pod_devices(p, dra, seen))
+    if got != {"example.com/gpu": 3}:
+        failures += 1
+        print("self-test FAILED: pod_devices: %r, want 3 example.com/gpu" % got, file=sys.stderr)
+    if class_resource({"metadata": {"name": "c"}}) != "deviceclass.resource.kubernetes.io/c" or \
+            class_resource({"metadata": {"name": "c", "annotations": {"raygate.io/quota-resource": "x/y"}}}) != "x/y":
+        failures += 1
+        print("self-test FAILED: class_resource", file=sys.stderr)
+
+    no_claim = "0/6 nodes are available: 2 cannot allocate all claims, 4 Insufficient cpu."
+    strand_cases = [  # (what, a gang's pods, expected names waiting on claims beside bound ones)
+        ("head bound, workers pending on claims", [pod("h", "n1"), pod("w1", message=no_claim), pod("w2", message=no_claim)],
+         ["w1", "w2"]),
+        ("a claim not made (its template missing), no condition", [pod("h", "n1"), pod("w1", template="gone")], ["w1"]),
+        ("a claim made, not yet tried", [pod("h", "n1"), pod("w1", template="one-gpu", made=True)], []),
+        ("all bound", [pod("h", "n1"), pod("w1", "n2")], []),
+        ("waiting whole on claims (none bound)", [pod("h", message=no_claim), pod("w1", message=no_claim)], []),
+        ("pending for cpu, not devices", [pod("h", "n1"), pod("w1", message="0/4 nodes are available: 4 Insufficient cpu.")],
+         []),
+        ("gated, not yet released", [pod("h", "n1"), pod("w1", gate=True, message=no_claim)], []),
+        ("the bound one terminating", [pod("h", "n1", deleting=True), pod("w1", message=no_claim)], []),
+        ("not yet tried by the scheduler", [pod("h", "n1"), pod("w1")], []),
+    ]
+    for what, pods, want in strand_cases:
+        got = sorted(name for name, _ in stranded(pods))
+        if got != want:
+            failures += 1
+            print("self-test FAILED: claim-stranded: %s: want %s, got %s" % (what, want, got), file=sys.stderr)
     topo_failed, topo_cases = invtopology.self_test()
     for what, want, got in topo_failed:
         failures += 1
         print("self-test FAILED: topology: %s: want %d violations, got %s" % (what, want, got), file=sys.stderr)
-    print("invariants self-test: %d cases, %d failed" % (len(cases) + len(fits_cases) + topo_cases, failures), file=sys.stderr)
+    print("invariants self-test: %d cases, %d failed" % (len(cases) + len(fits_cases) + len(strand_cases) + topo_cases, failures), file=sys.stderr)
     return failures
 
 

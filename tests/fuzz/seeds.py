@@ -7,6 +7,7 @@ admission:   the AdmissionReview bodies of fixtures/admission, fixtures/admissio
              fixtures/hostile (the small ones), and every mutate fixture object
              (fixtures/mutate, fixtures/rayjob/mutate) wrapped in a CREATE review
              of its kind
+dra:         selectors (first byte 0) and a DeviceClass, ResourceSlice and claim spec (1, 2, 3), written here
 gang:        the RayCluster objects of fixtures/gang, fixtures/legacy (the legacy
              operator's) and fixtures/mutate/raycluster
 kubeconfig:  fixtures/kubeconfig/*.yaml as they are
@@ -84,3 +85,29 @@ for path in sorted(glob.glob(os.path.join(fixtures, "watchstream", "*.jsonl"))):
     data = open(path, "rb").read()
     put("watchstream", base(path), b"\x00\x00\x10" + data)
     put("watchstream", base(path) + "-stop", b"\x00\x01\x07" + data)
+
+DRA_SELECTORS = [
+    "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'",
+    'device.attributes["gpu.example.com"].model == "a100" || !(device.attributes["x.io"].index >= 2)',
+    'device.capacity["gpu.example.com"].memory.compareTo(quantity("40Gi")) >= 0',
+    'device.attributes["gpu.example.com"].driverVersion.isLessThan(semver("1.2.3-rc.1+b"))',
+    "'type' in device.attributes['x.io'] && device.attributes['x.io'].type in ['gpu', 'mig']",
+    'device.driver == "gpu.example.com" && device.attributes["gpu.example.com"].model.matches("^a1")',
+    'device.driver == "gpu.example.com" && device.attributes[',
+]
+DRA_OBJECTS = [
+    (1, {"metadata": {"name": "gpu.nvidia.com", "annotations": {"raygate.io/quota-resource": "nvidia.com/gpu"}},
+         "spec": {"selectors": [{"cel": {"expression": DRA_SELECTORS[0]}}], "extendedResourceName": "example.com/gpu"}}),
+    (2, {"metadata": {"name": "s"}, "spec": {"driver": "gpu.example.com", "nodeName": "n1", "pool": {"name": "n1", "generation": 1},
+         "devices": [{"name": "gpu-0", "attributes": {"model": {"string": "a100"}, "index": {"int": 0}, "ok": {"bool": True},
+                                                      "v": {"version": "1.2.3"}},
+                      "capacity": {"memory": {"value": "80Gi"}}}]}}),
+    (3, {"devices": {"requests": [{"name": "a", "exactly": {"deviceClassName": "c", "count": 2,
+                                                            "selectors": [{"cel": {"expression": DRA_SELECTORS[2]}}]}},
+                                  {"name": "b", "exactly": {"deviceClassName": "c", "allocationMode": "All"}},
+                                  {"name": "m", "firstAvailable": [{"name": "x", "deviceClassName": "c"}]}]}}),
+]
+for i, expr in enumerate(DRA_SELECTORS):
+    put("dra", "selector-%d" % i, b"\x00" + expr.encode())
+for kind, obj in DRA_OBJECTS:
+    put("dra", "object-%d" % kind, bytes([kind]) + json.dumps(obj).encode())

@@ -3,7 +3,7 @@
 
 Fails (exit 1), naming file and line, when:
 
-- a file of lib/wire, lib/gang, lib/sched or lib/dispatch (policy, pure) includes a header of
+- a file of lib/wire, lib/dra, lib/gang, lib/sched or lib/dispatch (policy, pure) includes a header of
   lib/io/ (the Kubernetes client, kubeconfig, the listener, the log) or a
   system header for I/O or threads (curl, pthread, unistd, sockets, files), or
   calls a clock: policy gets the time passed in;
@@ -11,8 +11,10 @@ Fails (exit 1), naming file and line, when:
   decided, the programs count it;
 - a folder of lib/ includes a header of a folder above it. The folders, bottom
   up: core (errors, util, names, flags, metrics), wire (formats, on core),
-  io (the edges, on core and wire: the client reads wire formats), gang (on
-  core, wire), sched (on core, wire, gang), dispatch (on core, wire, gang, sched);
+  io (the edges, on core and wire: the client reads wire formats), dra
+  (Kubernetes' dynamic resource allocation objects, on core and wire), gang (on
+  core, wire, dra), sched (on core, wire, dra, gang), dispatch (on core, wire,
+  dra, gang, sched);
 - a room of lib/sched (lib/sched/README.md) includes a header of a room above
   it: the rooms, bottom up, are SCHED_ROOMS, each on those below it;
 - product modules include each other in a circle. A module is x.c and x.h (and
@@ -38,7 +40,7 @@ SYSTEM = {
     "netdb.h": "name resolution",
     "sys/stat.h": "files",
 }
-PURE = ("wire", "gang", "sched", "dispatch")
+PURE = ("wire", "dra", "gang", "sched", "dispatch")
 CLOCKS = ("clock_gettime", "gettimeofday", "time", "clock")
 
 # The folders of lib/ a folder of lib/ may include headers of (besides its own).
@@ -46,9 +48,10 @@ LAYERS = {
     "core": set(),
     "wire": {"core"},
     "io": {"core", "wire"},
-    "gang": {"core", "wire"},
-    "sched": {"core", "wire", "gang"},
-    "dispatch": {"core", "wire", "gang", "sched"},
+    "dra": {"core", "wire"},
+    "gang": {"core", "wire", "dra"},
+    "sched": {"core", "wire", "dra", "gang"},
+    "dispatch": {"core", "wire", "dra", "gang", "sched"},
 }
 # lib/sched's rooms, bottom up: a room may include headers of its own and of the rooms before it.
 SCHED_ROOMS = ("record", "cache", "result", "queues", "place", "preempt", "admit", "scan", "status")
@@ -95,7 +98,7 @@ def includes(path):
 
 
 def check_pure(root, tree):
-    """I/O, clocks and metrics in lib/wire, lib/gang, lib/sched, lib/dispatch; returns the number of violations."""
+    """I/O, clocks and metrics in lib/wire, lib/dra, lib/gang, lib/sched, lib/dispatch; returns the number of violations."""
     io_headers = set(f for f in tree.get("lib/io", []) if f.endswith(".h"))
     bad = 0
     for folder in sorted(tree):
@@ -241,9 +244,12 @@ def self_check():
     layered = {("lib/core", "x"): {("lib/sched", "y"): ("lib/core/x.c", 1)},
                ("lib/gang", "m"): {("lib/wire", "w"): ("lib/gang/m.c", 1)},
                ("lib/io", "k"): {("lib/wire", "quantity"): ("lib/io/k.c", 1)},
-               ("lib/wire", "q"): {("lib/io", "log"): ("lib/wire/q.c", 1)}}
-    if len(check_layers(layered)) != 2:
-        errors.append("self-check: planted core -> sched and wire -> io (gang -> wire and io -> wire are allowed), found %r" % check_layers(layered))
+               ("lib/wire", "q"): {("lib/io", "log"): ("lib/wire/q.c", 1)},
+               ("lib/dra", "d"): {("lib/gang", "gang"): ("lib/dra/d.c", 1)},
+               ("lib/sched", "s"): {("lib/dra", "devsel"): ("lib/sched/s.c", 1)}}
+    if len(check_layers(layered)) != 3:
+        errors.append("self-check: planted core -> sched, wire -> io and dra -> gang (gang -> wire, io -> wire and "
+                      "sched -> dra are allowed), found %r" % check_layers(layered))
     rooms = {("lib/sched/cache", "c"): {("lib/sched/admit", "a"): ("lib/sched/cache/c.c", 1)},
              ("lib/sched/admit", "a"): {("lib/sched/cache", "c"): ("lib/sched/admit/a.c", 1)},
              ("lib/sched/scan", "s"): {("lib/gang", "g"): ("lib/sched/scan/s.c", 1)},

@@ -10,6 +10,7 @@
 #include <openssl/evp.h>
 
 #include "admission.h"
+#include "draset.h"
 #include "fixtures.h"
 #include "jsonpatch.h"
 
@@ -164,7 +165,7 @@ static void check_fast(const char *what, const char *body, size_t len, const str
         free(fast_text);
         fast_text = NULL;
     }
-    int raycluster = admission_respond_raycluster_fast(body, len, queues, &fast_text, &fast_len, &fast_info);
+    int raycluster = admission_respond_raycluster_fast(body, len, queues, opts, &fast_text, &fast_len, &fast_info);
     if (raycluster) {
         assert_string_equal(fast_info.kind, "RayCluster");
         assert_string_not_equal(fast_info.result, "denied");
@@ -668,6 +669,65 @@ static void test_raycluster_applied(void **state)
     json_decref(reviews);
 }
 
+/* draset_record() of kind's object text into s, which must parse. */
+static void dra_record(struct draset *s, enum draset_kind kind, const char *text)
+{
+    json_t *obj = json_loads(text, 0, NULL);
+    struct error err;
+    assert_non_null(obj);
+    draset_record(s, kind, 0, obj, &err);
+    assert_string_equal(err.message, "");
+    json_decref(obj);
+}
+
+/*
+ * Devices through the whole admission (mutate_options.dra): the RayCluster
+ * fast path keeps the templates' resourceClaims, and answers byte for byte as
+ * the jansson path, with the workers' devices in raygate.io/min-resources.
+ */
+static void test_raycluster_devices(void **state)
+{
+    (void)state;
+    struct draset *s = draset_create();
+    dra_record(s, DRASET_CLASS, "{\"metadata\":{\"name\":\"gpu\"},\"spec\":{\"extendedResourceName\":\"example.com/gpu\"}}");
+    dra_record(s, DRASET_TEMPLATE,
+               "{\"metadata\":{\"name\":\"two-gpu\",\"namespace\":\"ml\"},\"spec\":{\"spec\":{\"devices\":{"
+               "\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"gpu\",\"count\":2}}]}}}}");
+    const struct mutate_options with = {.dra = s};
+    json_t *cluster = json_loads("{\"metadata\":{\"name\":\"r\",\"namespace\":\"ml\",\"labels\":{\"volcano.sh/queue-name\":\"q\"}},"
+                                 "\"spec\":{\"headGroupSpec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"h\","
+                                 "\"image\":\"ray\"}]}}},\"workerGroupSpecs\":[{\"groupName\":\"w\",\"replicas\":2,"
+                                 "\"template\":{\"spec\":{\"resourceClaims\":[{\"name\":\"g\",\"resourceClaimTemplateName\":"
+                                 "\"two-gpu\"}],\"containers\":[{\"name\":\"w\",\"image\":\"ray\"}]}}}]}}",
+                                 0, NULL);
+    assert_non_null(cluster);
+    char *body = review_text("ray.io", "v1", "RayCluster", "CREATE", cluster, NULL);
+    struct fast_counts fast = {0, 0};
+    check_same_answer_with("devices", body, strlen(body), NULL, &with, &fast);
+    assert_int_equal(fast.raycluster, 1);
+
+    for (int dra = 0; dra <= 1; dra++) {
+        char *text = NULL;
+        size_t len;
+        struct admission_info info = {0};
+        struct error err = {{0}};
+        assert_int_equal(admission_respond(body, strlen(body), NULL, dra ? &with : NULL, &text, &len, &info, &err), 0);
+        json_t *answer = json_loads(text, 0, NULL);
+        json_t *patch = decode_patch("devices", json_string_value(json_object_get(json_object_get(answer, "response"), "patch")));
+        char *ops = json_dumps(patch, JSON_COMPACT);
+        const char *want =
+            dra ? "\"raygate.io/min-resources\":\"{\\\"example.com/gpu\\\":\\\"4\\\"}\"" : "\"raygate.io/min-resources\":\"{}\"";
+        if (strstr(ops, want) == NULL)
+            fail_msg("with%s the set: %s lacks %s", dra ? "" : "out", ops, want);
+        free(ops);
+        json_decref(patch);
+        json_decref(answer);
+        free(text);
+    }
+    free(body);
+    draset_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -678,6 +738,7 @@ int main(void)
         cmocka_unit_test(test_queue_tree),
         cmocka_unit_test(test_respond_raycluster_fast),
         cmocka_unit_test(test_raycluster_applied),
+        cmocka_unit_test(test_raycluster_devices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

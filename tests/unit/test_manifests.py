@@ -7,8 +7,8 @@ chart charts/raygate:
   capabilities dropped and none added, seccomp RuntimeDefault, a memory limit;
 - RBAC is exactly tests/fixtures/manifests/rbac.json, verb by verb: no rule
   added, widened or missing, no wildcard, no binding to another subject; each
-  workload runs under the service account listed there, and the webhook with
-  no token at all (it needs no API access);
+  workload runs under the service account listed there (the webhook's may
+  only list and watch Queues and the DRA objects that size a gang);
 - with --helm: `helm lint` passes; `helm template` with the default values
   renders exactly the objects of manifests/ (but the Namespace, which Helm's
   --create-namespace makes), CRDs included, and passes the same checks; other

@@ -4,12 +4,20 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "draset.h"
 #include "fixtures.h"
 #include "mutate.h"
 #include "mutatefixture.h"
+
+/* mutate_raycluster as the webhook calls it without the DRA objects (no options). */
+static int raycluster_default(const json_t *raycluster, struct mutate_result *out, struct error *err)
+{
+    return mutate_raycluster(raycluster, NULL, out, err);
+}
 
 static void test_raycluster_fixtures(void **state)
 {
@@ -18,7 +26,7 @@ static void test_raycluster_fixtures(void **state)
     char **files = fixture_list("mutate/raycluster", &n);
     assert_true(n >= 10);
     for (size_t i = 0; i < n; i++)
-        run_fixture(files[i], mutate_raycluster, &patched, &denied);
+        run_fixture(files[i], raycluster_default, &patched, &denied);
     assert_true(patched >= 6);
     assert_true(denied >= 2);
     fixture_list_free(files, n);
@@ -150,12 +158,121 @@ static void test_pod_name_irrelevant(void **state)
     json_decref(c);
 }
 
+/* ---- devices: a RayCluster's claims in its minResources (mutate_options.dra) ---- */
+
+static json_t *parse(const char *text)
+{
+    json_error_t e;
+    json_t *j = json_loads(text, 0, &e);
+    if (j == NULL)
+        fail_msg("fixture JSON: %s: %s", e.text, text);
+    return j;
+}
+
+/* A set with class gpu (counted as example.com/gpu) and, in ml, template one-gpu (1 device). */
+static struct draset *dra_world(void)
+{
+    static const char *const objects[] = {
+        "{\"metadata\":{\"name\":\"gpu\",\"annotations\":{\"raygate.io/quota-resource\":\"example.com/gpu\"}},\"spec\":{}}",
+        "{\"metadata\":{\"name\":\"one-gpu\",\"namespace\":\"ml\"},\"spec\":{\"spec\":{\"devices\":{"
+        "\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"gpu\",\"count\":1}}]}}}}",
+    };
+    static const enum draset_kind kinds[] = {DRASET_CLASS, DRASET_TEMPLATE};
+    struct draset *s = draset_create();
+    for (size_t i = 0; i < 2; i++) {
+        json_t *obj = parse(objects[i]);
+        struct error err;
+        draset_record(s, kinds[i], 0, obj, &err);
+        assert_string_equal(err.message, "");
+        json_decref(obj);
+    }
+    return s;
+}
+
+/* A queued RayCluster in ml: a head without claims, 3 workers of one claim each from template tmpl. */
+static json_t *dra_cluster(const char *tmpl)
+{
+    char text[1024];
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"ray.io/v1\",\"kind\":\"RayCluster\",\"metadata\":{\"name\":\"r\",\"namespace\":\"ml\","
+             "\"labels\":{\"volcano.sh/queue-name\":\"q\"}},\"spec\":{\"headGroupSpec\":{\"template\":{\"spec\":{"
+             "\"containers\":[{\"name\":\"h\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}},\"workerGroupSpecs\":[{"
+             "\"groupName\":\"w\",\"replicas\":3,\"minReplicas\":3,\"template\":{\"spec\":{\"resourceClaims\":[{\"name\":\"gpu\","
+             "\"resourceClaimTemplateName\":\"%s\"}],\"containers\":[{\"name\":\"w\",\"resources\":{\"requests\":{\"cpu\":\"1\"},"
+             "\"claims\":[{\"name\":\"gpu\"}]}}]}}}]}}",
+             tmpl);
+    return parse(text);
+}
+
+/* The cluster's raygate.io/min-resources after the mutation with opts (new string), and its warnings (new, or NULL). */
+static char *dra_min_resources(const json_t *cluster, const struct mutate_options *opts, json_t **warnings)
+{
+    struct mutate_result r;
+    struct error err = {{0}};
+    mutate_result_init(&r);
+    assert_int_equal(mutate_raycluster(cluster, opts, &r, &err), 0);
+    assert_non_null(r.patch);
+    json_t *patched = jsonpatch_apply(cluster, r.patch, &err);
+    assert_non_null(patched);
+    const json_t *annotations = json_object_get(json_object_get(patched, "metadata"), "annotations");
+    char *text = strdup(json_string_value(json_object_get(annotations, "raygate.io/min-resources")));
+    struct mutate_result again; /* idempotent: the patched cluster needs nothing more */
+    mutate_result_init(&again);
+    assert_int_equal(mutate_raycluster(patched, opts, &again, &err), 0);
+    assert_null(again.patch);
+    mutate_result_finish(&again);
+    *warnings = json_incref(r.warnings);
+    json_decref(patched);
+    mutate_result_finish(&r);
+    return text;
+}
+
+/* Workers that use a template: their devices in minResources with the set; without it, none. */
+static void test_raycluster_devices(void **state)
+{
+    (void)state;
+    struct draset *s = dra_world();
+    const struct mutate_options with = {.dra = s};
+    json_t *cluster = dra_cluster("one-gpu"), *warnings;
+
+    char *text = dra_min_resources(cluster, &with, &warnings);
+    assert_string_equal(text, "{\"cpu\":\"4\",\"example.com/gpu\":\"3\"}");
+    assert_null(warnings);
+    free(text);
+
+    text = dra_min_resources(cluster, NULL, &warnings); /* no set: resource.k8s.io/v1 not served, or not listed yet */
+    assert_string_equal(text, "{\"cpu\":\"4\"}");
+    assert_null(warnings);
+    free(text);
+
+    json_decref(cluster);
+    draset_destroy(s);
+}
+
+/* A template not seen: minResources without its devices, and a warning that names it. */
+static void test_raycluster_devices_missing(void **state)
+{
+    (void)state;
+    struct draset *s = dra_world();
+    const struct mutate_options with = {.dra = s};
+    json_t *cluster = dra_cluster("two-gpu"), *warnings;
+    char *text = dra_min_resources(cluster, &with, &warnings);
+    assert_string_equal(text, "{\"cpu\":\"4\"}");
+    assert_int_equal(json_array_size(warnings), 1);
+    assert_non_null(strstr(json_string_value(json_array_get(warnings, 0)), "resourceclaimtemplate two-gpu not found in ml"));
+    free(text);
+    json_decref(warnings);
+    json_decref(cluster);
+    draset_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_raycluster_fixtures), cmocka_unit_test(test_pod_fixtures),
-        cmocka_unit_test(test_pod_native_fixtures), cmocka_unit_test(test_pod_native_adds_one_op),
-        cmocka_unit_test(test_pod_name_irrelevant),
+        cmocka_unit_test(test_raycluster_fixtures),        cmocka_unit_test(test_pod_fixtures),
+        cmocka_unit_test(test_pod_native_fixtures),        cmocka_unit_test(test_pod_native_adds_one_op),
+        cmocka_unit_test(test_pod_name_irrelevant),        cmocka_unit_test(test_raycluster_devices),
+        cmocka_unit_test(test_raycluster_devices_missing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,7 +36,7 @@ static enum admit_reason reason_named(const char *name)
 {
     if (name == NULL)
         return ADMIT_REASON_NONE;
-    for (int r = ADMIT_REASON_NONE; r <= ADMIT_REASON_DISPATCH_LEASE; r++) {
+    for (int r = ADMIT_REASON_NONE; r <= ADMIT_REASON_DEVICES; r++) {
         if (strcmp(admit_result_reason_name((enum admit_reason)r), name) == 0)
             return (enum admit_reason)r;
     }

@@ -226,7 +226,7 @@ static void test_cluster_of_mutated_rayjob(void **state)
     struct mutate_result r;
     struct error err;
     mutate_result_init(&r);
-    assert_int_equal(mutate_raycluster(cluster, &r, &err), 0);
+    assert_int_equal(mutate_raycluster(cluster, NULL, &r, &err), 0);
     assert_null(r.warnings);
     /* The group of each of its three objects, and nothing else. */
     json_t *want = json_pack("[{s:s, s:s, s:s}, {s:s, s:s, s:s}, {s:s, s:s, s:s}]", "op", "replace", "path",

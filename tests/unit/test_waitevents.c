@@ -42,7 +42,7 @@ static enum admit_action action_named(const char *where, const char *name)
 
 static enum admit_reason reason_named(const char *where, const char *name)
 {
-    for (int r = ADMIT_REASON_NONE; name != NULL && r <= ADMIT_REASON_DISPATCH_LEASE; r++) {
+    for (int r = ADMIT_REASON_NONE; name != NULL && r <= ADMIT_REASON_DEVICES; r++) {
         if (strcmp(admit_result_reason_name((enum admit_reason)r), name) == 0)
             return (enum admit_reason)r;
     }

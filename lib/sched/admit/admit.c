@@ -8,6 +8,7 @@
 #include "admitpass.h"
 #include "admitselect.h"
 #include "admittopo.h"
+#include "devices.h"
 #include "dispatchlease.h"
 #include "early.h"
 #include "fairorder.h"
@@ -456,6 +457,11 @@ static int pending_not_ready(struct pass *p, struct work *w)
     }
     if (pending_lease(p, w) || pending_held(p, w))
         return 1;
+    const char *devices = devices_gang_wait(g);
+    if (devices != NULL) {
+        wait_msg(p, w, ADMIT_REASON_DEVICES, "its devices cannot be counted: %s", devices);
+        return 1;
+    }
     if (g->legacy && !has_head(w)) {
         wait_msg(p, w, ADMIT_REASON_PODS,
                  "waiting for pods: %zu of %" PRId64 " created (the legacy operator creates the head first)", w->ncore,

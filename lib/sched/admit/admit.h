@@ -48,6 +48,12 @@
  * until the eviction scan (evictscan.h) takes it back. A renewal changes its
  * RayCluster, which makes its queue dirty: the next pass admits it as usual.
  *
+ * Devices (DRA, devices.h): a gang's device claims count in its minResources
+ * and its pods' requests as the queue resources their DeviceClasses map to,
+ * and on the nodes by the ledger (fit.h). A gang whose claims cannot be
+ * counted yet (a template, claim or class not seen; allocationMode All) waits
+ * (ADMIT_REASON_DEVICES) before any check of room.
+ *
  * The queue tree (qtree.h): queues nest through spec.parent. A gang is
  * admitted only when, besides its own queue's capability as above, every
  * ancestor stays within its capability and no room guaranteed to another

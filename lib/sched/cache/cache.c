@@ -1,4 +1,5 @@
 #include "cache.h"
+#include "devices.h"
 #include "legacy.h"
 #include "rayjob.h"
 #include "submitter.h"
@@ -590,6 +591,7 @@ int cache_upsert_pod(struct cache *c, const json_t *obj, struct error *err)
     model_pod_parse_meta(&c->shapes, pod, ns, meta,
                          (uint8_t)((prev.keep_mark ? CACHE_POD_MARKED_UNGATED : 0) | (prev.told ? CACHE_POD_TOLD : 0)));
     model_pod_parse_spec(&c->shapes, pod, obj);
+    devices_pod_parse(&c->shapes, c->dra, pod, obj);
     pod_attach(c, pod, ns, obj, &prev);
     c->generation++;
     return 0;
@@ -684,6 +686,7 @@ int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct error *er
     }
     free(marked_by);
     model_gang_parse_spec(&c->shapes, g, obj);
+    devices_gang_parse(&c->shapes, c->dra, g, obj);
     model_gang_short_update(g, c->clock_ms);
     dispatchlease_observe(&g->lease, meta, c->clock_ms);
 

@@ -66,6 +66,8 @@ struct cache {
     uint64_t generation;      /* bumped by every change */
     size_t nnodes_present;    /* nodes whose Node object is cached */
     int64_t clock_ms;         /* the time changes happen at (cache_set_clock): a dispatch lease seen, a gang falling short */
+    struct draset *dra;       /* borrowed: the DRA objects devices are counted by (devices.h), or NULL */
+    uint64_t dra_priced;      /* the draset's demand generation every claim was priced at, plus 1; 0: price again */
 };
 
 /* Creates an empty cache. */

@@ -219,8 +219,21 @@ void model_queue_set_timeouts(struct cache_queue *q, const json_t *annotations)
     q->pods_ready_timeout = util_strdup(json_string_value(json_object_get(annotations, EVICT_ANNOTATION_PODS_READY_TIMEOUT)));
 }
 
+void model_devices_free(struct shape_pool *p, struct cache_devices **dev)
+{
+    if (*dev == NULL)
+        return;
+    gangclaims_finish(&(*dev)->claims);
+    shape_rl_release(p, (*dev)->bare);
+    resources_finish(&(*dev)->bare_res);
+    free((*dev)->wait);
+    free(*dev);
+    *dev = NULL;
+}
+
 void model_gang_clear_groups(struct shape_pool *p, struct cache_gang *g)
 {
+    model_devices_free(p, &g->dev);
     for (uint32_t i = 0; i < g->ngroups; i++)
         shape_release(p, g->groups[i].name);
     free(g->groups);
@@ -435,6 +448,7 @@ void model_pod_release(struct shape_pool *p, struct cache_pod *pod)
     shape_release(p, pod->unschedulable);
     pod->unschedulable = NULL;
     shape_rl_release(p, pod->request);
+    model_devices_free(p, &pod->dev);
     shape_sched_release(p, pod->sched);
     free(pod->strings);
     pod->namespace_ = pod->cluster = pod->queue = pod->node_type = pod->group = pod->replica = pod->sched_group = NULL;

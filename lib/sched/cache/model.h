@@ -18,9 +18,22 @@
 
 #include "dispatchlease.h"
 #include "evict.h"
+#include "gangclaims.h"
 #include "resources.h"
 #include "shape.h"
 #include "topology.h"
+
+/*
+ * A pod's or a gang's device claims (DRA, gangclaims.h), read with its object;
+ * devices.h prices them into its request or minResources. Owned by its pod or gang.
+ */
+struct cache_devices {
+    struct gangclaims claims;
+    const struct shape_rl *bare; /* interned: the pod's request, or the gang's minResources, without devices */
+    struct resources bare_res;   /* the gang's minResources without devices (formats kept) */
+    char *wait;                  /* owned: why its devices cannot be counted (yet), or NULL */
+    uint64_t priced;             /* the draset's demand generation when priced */
+};
 
 struct cache_node {
     struct table_node by_name;
@@ -92,6 +105,7 @@ struct cache_pod {
     struct cache_gang *gang;         /* gang of (namespace, cluster), or NULL */
     const struct shape_rl *request;  /* effective request, or NULL when empty */
     const struct shape_sched *sched; /* scheduling constraints, or NULL when none */
+    struct cache_devices *dev;       /* owned: its device claims (devices.h), or NULL when it names none */
 };
 
 enum cache_dequeue {
@@ -176,6 +190,7 @@ struct cache_gang {
     uint32_t ngroups;
     struct resources min_resources; /* for messages, formats kept */
     const struct shape_rl *min_rl;  /* the same, interned; NULL when empty */
+    struct cache_devices *dev;      /* owned: its templates' device claims (devices.h), or NULL when they name none */
     /* The last reasons reported (admit_reason_changed(), through cache_gang_set_reason()). */
     int last_reason;
     char *last_message;
@@ -275,8 +290,11 @@ void model_gang_remove_pod(struct cache_gang *g, struct cache_pod *pod);
 /* A pod is live (a gang member) when neither terminating nor Succeeded/Failed (cache_pod_live). */
 int model_pod_live(const struct cache_pod *pod);
 
-/* Releases g's groups and its topology request. */
+/* Releases g's groups, its topology request and its device claims. */
 void model_gang_clear_groups(struct shape_pool *p, struct cache_gang *g);
+
+/* Frees *dev (a pod's or a gang's device claims; NULL fine) and sets it NULL. */
+void model_devices_free(struct shape_pool *p, struct cache_devices **dev);
 
 /* ---- pods ---- */
 

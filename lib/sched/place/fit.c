@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ledger.h"
 #include "quantity.h"
 #include "resources.h"
 
@@ -438,6 +439,19 @@ static void sb_shortage(struct util_buf *b, const struct cache *c, const struct 
     util_buf_finish(&most);
 }
 
+/* When a resource short is a DRA device (ledger.h): where its count comes from, and a selector not evaluated whole. */
+static void sb_devices(struct util_buf *b, const struct cache *c, const struct shape_rl *req, const struct no_fit *nf)
+{
+    for (uint32_t k = 0; c->dra != NULL && req != NULL && k < req->len; k++) {
+        if (nf->best[k] >= req->items[k].value || draset_resource_index(c->dra, cache_resource_name(c, req->items[k].id)) < 0)
+            continue;
+        const char *inexact = draset_inexact(c->dra);
+        util_buf_printf(b, " (%s: DRA devices the nodes' ResourceSlices publish, less those claims hold%s%s)",
+                        cache_resource_name(c, req->items[k].id), inexact != NULL ? "; " : "", inexact != NULL ? inexact : "");
+        return;
+    }
+}
+
 /* Why pod fits no node, after "no node fits pod NAME" (against the current free room). */
 static char *describe_no_fit(struct fit *f, const struct cache_pod *pod)
 {
@@ -457,6 +471,7 @@ static char *describe_no_fit(struct fit *f, const struct cache_pod *pod)
         util_buf_printf(&b, "): no node has all of it free at once");
     } else {
         sb_shortage(&b, f->c, req, &nf, nshort);
+        sb_devices(&b, f->c, req, &nf);
     }
     free(nf.best);
     return util_buf_take(&b);
@@ -699,6 +714,49 @@ static uint32_t find_resource(const struct cache *c, const char *name)
     return UINT32_MAX;
 }
 
+/* A node's label by key (not interned: a slice's nodeSelector asks), for the ledger. */
+static const char *ledger_label(const void *node, const char *key)
+{
+    const struct cache_node *n = node;
+    for (uint32_t i = 0; i < n->nlabels; i++) {
+        if (strcmp(n->labels[i].key, key) == 0)
+            return n->labels[i].value;
+    }
+    return NULL;
+}
+
+/* Whether node n's allocatable names resource id (a device plugin's count, which then stands). */
+static int allocatable_has(const struct cache_node *n, uint32_t id)
+{
+    for (uint32_t k = 0; n->allocatable != NULL && k < n->allocatable->len; k++) {
+        if (n->allocatable->items[k].id == id)
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * DRA devices (ledger.h): the free room of a device resource on a node that does not advertise it is the
+ * ledger's free devices there, which already leave out those of bound pods (their claims hold them).
+ */
+static void device_room(struct fit *f)
+{
+    const char *const *names;
+    size_t nr = f->c->dra != NULL ? draset_resources(f->c->dra, &names) : 0;
+    for (size_t r = 0; r < nr; r++) {
+        uint32_t id = find_resource(f->c, names[r]);
+        if (id == UINT32_MAX || id >= f->nres)
+            continue; /* no pod or queue names it */
+        for (size_t i = 0; i < f->nn; i++) {
+            const struct cache_node *n = f->nodes[i];
+            if (allocatable_has(n, id))
+                continue;
+            struct ledger_node ln = {.name = n->name, .label = ledger_label, .node = n};
+            f->free[i * f->nres + id] = ledger_free(f->c->dra, &ln, r, NULL);
+        }
+    }
+}
+
 void fit_begin(struct fit *f)
 {
     if (f->stale)
@@ -720,6 +778,7 @@ void fit_begin(struct fit *f)
         f->free_pods[i] = n->alloc_pods - n->used_pods;
         f->ntainted += n->ntaints > 0;
     }
+    device_room(f);
     tree_build(f);
 }
 

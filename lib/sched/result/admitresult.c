@@ -112,6 +112,8 @@ const char *admit_result_reason_name(enum admit_reason reason)
         return "topology";
     case ADMIT_REASON_DISPATCH_LEASE:
         return "dispatch-lease";
+    case ADMIT_REASON_DEVICES:
+        return "devices";
     }
     return "";
 }

@@ -40,6 +40,8 @@ enum admit_reason {
                               (topoplace.h): no domain of a hard constraint holds a set */
     ADMIT_REASON_DISPATCH_LEASE, /* "gang ray-x-pg waits: its dispatch lease (raygate.io/dispatch-lease) was not renewed for 25s
                                     (lease 20s) ...", or its lease annotations do not parse (dispatchlease.h) */
+    ADMIT_REASON_DEVICES,        /* "gang ray-x-pg waits: its devices cannot be counted: resourceclaimtemplate one-gpu not found
+                                    in ns" (devices.h): a claim template, claim or DeviceClass not seen, or allocationMode All */
 };
 
 /* A pod to ungate (or, for TAIL_WAIT, a pod that waits). Its names belong to the result. */

@@ -206,6 +206,8 @@ static const char *unschedulable_reason(enum admit_reason r)
         return "QueueClosed";
     case ADMIT_REASON_DISPATCH_LEASE:
         return "DispatchLease";
+    case ADMIT_REASON_DEVICES:
+        return "DevicesNotCounted";
     case ADMIT_REASON_NONE:
     case ADMIT_REASON_QUEUE_TREE:
     case ADMIT_REASON_TOPOLOGY:
@@ -787,6 +789,7 @@ static const char *const reason_tokens[] = {
     [ADMIT_REASON_QUEUE_TREE] = "queue_tree",
     [ADMIT_REASON_TOPOLOGY] = "topology",
     [ADMIT_REASON_DISPATCH_LEASE] = "dispatch_lease",
+    [ADMIT_REASON_DEVICES] = "devices",
 };
 _Static_assert(NKEYS(reason_tokens) == PODGROUP_REASON_TOKENS, "a token for every admit_reason");
 

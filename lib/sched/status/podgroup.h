@@ -228,6 +228,6 @@ unsigned podgroup_discovery(const json_t *resource_list);
 const char *podgroup_reason_token(enum admit_reason reason);
 
 /* How many tokens there are: enum admit_reason's values 0 .. PODGROUP_REASON_TOKENS - 1. */
-#define PODGROUP_REASON_TOKENS 15
+#define PODGROUP_REASON_TOKENS 16
 
 #endif

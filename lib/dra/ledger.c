@@ -1,0 +1,269 @@
+#include "ledger.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "draset_internal.h"
+#include "util.h"
+
+static void counts_init(struct draset_counts *c, size_t n)
+{
+    c->total = util_calloc(n > 0 ? n : 1, sizeof(*c->total));
+    c->held = util_calloc(n > 0 ? n : 1, sizeof(*c->held));
+    c->n = n;
+}
+
+static void counts_free(struct draset_counts *c)
+{
+    free(c->total);
+    free(c->held);
+    memset(c, 0, sizeof(*c));
+}
+
+static struct draset_node *node_find(const struct draset *s, const char *name)
+{
+    uint64_t h = table_hash_str(TABLE_HASH_SEED, name);
+    for (struct table_node *n = table_first(&s->nodes, h); n != NULL; n = n->next) {
+        struct draset_node *nd = TABLE_CONTAINER_OF(n, struct draset_node, by_name);
+        if (n->hash == h && strcmp(nd->name, name) == 0)
+            return nd;
+    }
+    return NULL;
+}
+
+static struct draset_node *node_get(struct draset *s, const char *name)
+{
+    struct draset_node *nd = node_find(s, name);
+    if (nd != NULL)
+        return nd;
+    nd = util_calloc(1, sizeof(*nd));
+    nd->name = util_strdup(name);
+    nd->by_name.hash = table_hash_str(TABLE_HASH_SEED, name);
+    counts_init(&nd->counts, s->nresources);
+    table_insert(&s->nodes, &nd->by_name);
+    return nd;
+}
+
+static struct draset_device *device_find(const struct draset *s, const char *key)
+{
+    uint64_t h = table_hash_str(TABLE_HASH_SEED, key);
+    for (struct table_node *n = table_first(&s->devices, h); n != NULL; n = n->next) {
+        struct draset_device *d = TABLE_CONTAINER_OF(n, struct draset_device, by_key);
+        if (n->hash == h && strcmp(d->key, key) == 0)
+            return d;
+    }
+    return NULL;
+}
+
+/* Adds sign to the held count of d's resources once d's holders go from 0 to 1 or back. */
+static void device_hold(struct draset_device *d, int sign)
+{
+    if (sign < 0 && d->held == 0)
+        return;
+    d->held = (uint32_t)((int64_t)d->held + sign);
+    if ((sign > 0 && d->held != 1) || (sign < 0 && d->held != 0))
+        return;
+    for (size_t r = 0; r < d->counts->n; r++) {
+        if (d->resources & ((uint64_t)1 << r))
+            d->counts->held[r] += sign;
+    }
+}
+
+/* The resources whose classes select dev (a bit each), noting in *inexact the first class not evaluated whole. */
+static uint64_t device_resources(const struct draset *s, const struct devsel_device *dev, const char **inexact)
+{
+    uint64_t bits = 0;
+    for (struct table_node *n = table_next(&s->objects, NULL); n != NULL; n = table_next(&s->objects, n)) {
+        const struct draset_object *c = TABLE_CONTAINER_OF(n, struct draset_object, by_key);
+        if (c->kind != DRASET_CLASS || !c->valid || c->resource < 0)
+            continue;
+        if (*inexact == NULL && !deviceclass_exact(&c->cls))
+            *inexact = c->name;
+        if (deviceclass_match(&c->cls, dev))
+            bits |= (uint64_t)1 << c->resource;
+    }
+    return bits;
+}
+
+/* The highest spec.pool.generation of driver/pool among the valid slices: older slices are being replaced. */
+static int64_t pool_generation(const struct draset *s, const struct resourceslice *sl)
+{
+    int64_t gen = sl->generation;
+    for (struct table_node *n = table_next(&s->objects, NULL); n != NULL; n = table_next(&s->objects, n)) {
+        const struct draset_object *o = TABLE_CONTAINER_OF(n, struct draset_object, by_key);
+        if (o->kind == DRASET_SLICE && o->valid && util_streq(o->slice.driver, sl->driver) && util_streq(o->slice.pool, sl->pool) &&
+            o->slice.generation > gen)
+            gen = o->slice.generation;
+    }
+    return gen;
+}
+
+/* Counts the devices of slice o (valid, of its pool's current generation). */
+static void add_slice(struct draset *s, struct draset_object *o, const char **inexact)
+{
+    struct draset_counts *counts;
+    if (o->slice.scope == RESOURCESLICE_NODE) {
+        if (o->slice.node == NULL)
+            return;
+        counts = &node_get(s, o->slice.node)->counts;
+    } else {
+        counts_init(&o->counts, s->nresources);
+        counts = &o->counts;
+        s->shared = util_realloc(s->shared, (s->nshared + 1) * sizeof(*s->shared));
+        s->shared[s->nshared++] = o;
+    }
+    for (size_t i = 0; i < o->slice.ndevices; i++) {
+        const struct resourceslice_device *rd = &o->slice.devices[i];
+        char *key = draset_device_key(o->slice.driver, o->slice.pool, rd->name);
+        if (device_find(s, key) != NULL) {
+            free(key); /* published twice: counted once */
+            continue;
+        }
+        struct draset_device *d = util_calloc(1, sizeof(*d));
+        d->key = key;
+        d->by_key.hash = table_hash_str(TABLE_HASH_SEED, key);
+        d->counts = counts;
+        d->resources = device_resources(s, &rd->device, inexact);
+        table_insert(&s->devices, &d->by_key);
+        for (size_t r = 0; r < counts->n; r++) {
+            if (d->resources & ((uint64_t)1 << r))
+                counts->total[r]++;
+        }
+    }
+}
+
+static void hold_keys(struct draset *s, char *const *keys, size_t n, int sign)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct draset_device *d = device_find(s, keys[i]);
+        if (d != NULL)
+            device_hold(d, sign);
+    }
+}
+
+static void set_inexact(struct draset *s, const char *cls)
+{
+    free(s->inexact);
+    s->inexact = NULL;
+    if (cls == NULL)
+        return;
+    const struct draset_object *c = draset_find(s, DRASET_CLASS, "", cls);
+    s->inexact = util_strdupf("deviceclass %s: %s; every device of its driver counted", cls,
+                              c != NULL && deviceclass_unevaluated(&c->cls) != NULL ? deviceclass_unevaluated(&c->cls)
+                                                                                    : "a selector not evaluated");
+}
+
+/* Applies the claims' moves journaled since the last call (draset.c). */
+static void apply_journal(struct draset *s)
+{
+    for (size_t i = 0; i < s->njournal; i++) {
+        struct draset_device *d = device_find(s, s->journal[i].key);
+        if (d != NULL)
+            device_hold(d, s->journal[i].sign);
+        free(s->journal[i].key);
+    }
+    if (s->njournal > 0)
+        s->ledger_gen++;
+    s->njournal = 0;
+}
+
+void ledger_prepare(struct draset *s)
+{
+    if (!s->ledger_stale) {
+        apply_journal(s);
+        return;
+    }
+    draset_ledger_clear(s);
+    const char *inexact = NULL;
+    struct table_node *n;
+    for (n = table_next(&s->objects, NULL); n != NULL; n = table_next(&s->objects, n)) {
+        struct draset_object *o = TABLE_CONTAINER_OF(n, struct draset_object, by_key);
+        if (o->kind == DRASET_SLICE) {
+            counts_free(&o->counts);
+            if (o->valid && o->slice.generation >= pool_generation(s, &o->slice))
+                add_slice(s, o, &inexact);
+        }
+    }
+    for (n = table_next(&s->objects, NULL); n != NULL; n = table_next(&s->objects, n)) {
+        const struct draset_object *o = TABLE_CONTAINER_OF(n, struct draset_object, by_key);
+        if (o->kind == DRASET_CLAIM)
+            hold_keys(s, o->alloc, o->nalloc, 1);
+    }
+    set_inexact(s, inexact);
+    s->ledger_stale = 0;
+    s->ledger_gen++;
+}
+
+uint64_t ledger_generation(const struct draset *s)
+{
+    return s->ledger_gen;
+}
+
+int ledger_has_shared(const struct draset *s)
+{
+    return s->nshared > 0;
+}
+
+/* Whether one requirement of a node selector term (JSON, borrowed) holds for n. */
+static int requirement_holds(const struct ledger_node *n, const json_t *req, int field)
+{
+    const char *key = json_string_value(json_object_get(req, "key"));
+    const char *op = json_string_value(json_object_get(req, "operator"));
+    if (key == NULL || op == NULL)
+        return 0;
+    const char *value =
+        field ? (strcmp(key, "metadata.name") == 0 ? n->name : NULL) : (n->label != NULL ? n->label(n->node, key) : NULL);
+    int in = 0;
+    const json_t *values = json_object_get(req, "values");
+    for (size_t i = 0; value != NULL && i < json_array_size(values); i++)
+        in |= util_streq(json_string_value(json_array_get(values, i)), value);
+    if (strcmp(op, "In") == 0)
+        return in;
+    if (strcmp(op, "NotIn") == 0)
+        return !in;
+    if (strcmp(op, "Exists") == 0)
+        return value != NULL;
+    if (strcmp(op, "DoesNotExist") == 0)
+        return value == NULL;
+    return 0; /* Gt, Lt: not evaluated for slices; the node is not served */
+}
+
+/* Whether slice o (serving several nodes) serves n: allNodes, or any term of its nodeSelector. */
+static int serves(const struct draset_object *o, const struct ledger_node *n)
+{
+    if (o->slice.scope == RESOURCESLICE_ALL_NODES)
+        return 1;
+    const json_t *terms = json_object_get(o->slice.node_selector, "nodeSelectorTerms");
+    for (size_t t = 0; t < json_array_size(terms); t++) {
+        const json_t *term = json_array_get(terms, t);
+        const json_t *exprs = json_object_get(term, "matchExpressions"), *fields = json_object_get(term, "matchFields");
+        int ok = json_array_size(exprs) + json_array_size(fields) > 0;
+        for (size_t i = 0; ok && i < json_array_size(exprs); i++)
+            ok = requirement_holds(n, json_array_get(exprs, i), 0);
+        for (size_t i = 0; ok && i < json_array_size(fields); i++)
+            ok = requirement_holds(n, json_array_get(fields, i), 1);
+        if (ok)
+            return 1;
+    }
+    return 0;
+}
+
+int64_t ledger_free(const struct draset *s, const struct ledger_node *n, size_t r, int64_t *total)
+{
+    int64_t all = 0, held = 0;
+    const struct draset_node *nd = node_find(s, n->name);
+    if (nd != NULL && r < nd->counts.n) {
+        all += nd->counts.total[r];
+        held += nd->counts.held[r];
+    }
+    for (size_t i = 0; i < s->nshared; i++) {
+        const struct draset_object *o = s->shared[i];
+        if (r < o->counts.n && serves(o, n)) {
+            all += o->counts.total[r];
+            held += o->counts.held[r];
+        }
+    }
+    if (total != NULL)
+        *total = all;
+    return all > held ? all - held : 0;
+}

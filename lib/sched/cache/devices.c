@@ -1,0 +1,123 @@
+#include "devices.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gangclaims.h"
+#include "util.h"
+
+/* base plus what dev's claims count as (with_shared: the gang's shared claims too), or base when they cannot be counted. */
+static const struct shape_rl *price(struct shape_pool *p, const struct draset *s, const char *ns, struct cache_devices *dev,
+                                    const struct resources *base, int with_shared)
+{
+    free(dev->wait);
+    dev->wait = NULL;
+    dev->priced = s != NULL ? draset_demand_generation(s) : 0;
+    if (s == NULL)
+        return shape_rl_ref(dev->bare);
+    struct resources sum;
+    struct error why = {{0}};
+    resources_init(&sum);
+    resources_copy(&sum, base);
+    const struct shape_rl *rl;
+    if (gangclaims_price(&dev->claims, s, ns, with_shared, &sum, &why) != 0) {
+        dev->wait = util_strdup(why.message);
+        rl = shape_rl_ref(dev->bare);
+    } else {
+        rl = shape_rl_intern(p, &sum, 0, NULL);
+    }
+    resources_finish(&sum);
+    return rl;
+}
+
+/* The resource list rl as a resources list (into out, initialised). */
+static void rl_resources(const struct shape_pool *p, const struct shape_rl *rl, struct resources *out)
+{
+    for (uint32_t k = 0; rl != NULL && k < rl->len; k++) {
+        struct quantity q = {rl->items[k].value, (enum quantity_format)rl->items[k].format};
+        resources_set(out, p->resource_names[rl->items[k].id], &q);
+    }
+}
+
+int devices_pod_price(struct shape_pool *p, const struct draset *s, struct cache_pod *pod)
+{
+    struct resources base;
+    resources_init(&base);
+    rl_resources(p, pod->dev->bare, &base);
+    const struct shape_rl *rl = price(p, s, pod->namespace_, pod->dev, &base, 0);
+    resources_finish(&base);
+    if (rl == pod->request) {
+        shape_rl_release(p, rl);
+        return 0;
+    }
+    if (pod->counted != NULL) {
+        model_node_account(pod->counted, pod->request, -1, pod->queue == NULL);
+        model_node_account(pod->counted, rl, 1, pod->queue == NULL);
+    }
+    shape_rl_release(p, pod->request);
+    pod->request = rl;
+    return 1;
+}
+
+void devices_pod_parse(struct shape_pool *p, const struct draset *s, struct cache_pod *pod, const json_t *obj)
+{
+    struct gangclaims gc;
+    struct error err;
+    if (gangclaims_from_pod_spec(json_object_get(obj, "spec"), &gc, &err) != 0 || gc.n == 0) {
+        gangclaims_finish(&gc); /* a spec the apiserver accepted: a bad entry counts nothing */
+        return;
+    }
+    pod->dev = util_calloc(1, sizeof(*pod->dev));
+    pod->dev->claims = gc;
+    pod->dev->bare = shape_rl_ref(pod->request);
+    resources_init(&pod->dev->bare_res);
+    devices_pod_price(p, s, pod);
+}
+
+int devices_gang_price(struct shape_pool *p, const struct draset *s, struct cache_gang *g)
+{
+    const struct shape_rl *rl = price(p, s, g->namespace_, g->dev, &g->dev->bare_res, 1);
+    if (rl == g->min_rl) {
+        shape_rl_release(p, rl);
+        return 0;
+    }
+    shape_rl_release(p, g->min_rl);
+    g->min_rl = rl;
+    resources_finish(&g->min_resources);
+    resources_init(&g->min_resources);
+    rl_resources(p, rl, &g->min_resources);
+    return 1;
+}
+
+void devices_gang_parse(struct shape_pool *p, const struct draset *s, struct cache_gang *g, const json_t *obj)
+{
+    if (!g->spec_ok || g->legacy)
+        return;
+    struct gang_spec spec;
+    struct gangclaims gc = {0};
+    struct error err;
+    gang_spec_init(&spec);
+    int rc = gang_from_raycluster(obj, &spec, &err) == 0 ? gangclaims_from_raycluster(obj, &spec, &gc, &err) : -1;
+    gang_spec_finish(&spec);
+    if (rc != 0 || gc.n == 0) {
+        gangclaims_finish(&gc);
+        return;
+    }
+    g->dev = util_calloc(1, sizeof(*g->dev));
+    g->dev->claims = gc;
+    g->dev->bare = shape_rl_ref(g->min_rl);
+    resources_init(&g->dev->bare_res);
+    resources_copy(&g->dev->bare_res, &g->min_resources);
+    devices_gang_price(p, s, g);
+}
+
+const char *devices_gang_wait(const struct cache_gang *g)
+{
+    if (g->dev != NULL && g->dev->wait != NULL)
+        return g->dev->wait;
+    for (const struct cache_pod *pod = g->pods; pod != NULL; pod = pod->gang_next) {
+        if (pod->dev != NULL && pod->dev->wait != NULL && model_pod_live(pod))
+            return pod->dev->wait;
+    }
+    return NULL;
+}

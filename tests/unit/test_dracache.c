@@ -1,0 +1,305 @@
+/*
+ * lib/sched/cache/dracache.c, devices.c, lib/dra/draset.c, ledger.c and
+ * lib/gang/gangclaims.c together: DRA device claims counted in a queue and on
+ * the nodes by an admission pass. Two kwok-like nodes each publish four
+ * devices of driver gpu.example.com; class gpu.example.com maps them to
+ * example.com/gpu; gangs are a head and N workers, each worker with one
+ * device from template one-gpu.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "admit.h"
+#include "dispatchsim.h"
+#include "cachefixture.h"
+#include "dracache.h"
+#include "draset.h"
+#include "fit.h"
+#include "ledger.h"
+
+static json_t *parse(const char *text)
+{
+    json_error_t e;
+    json_t *j = json_loads(text, 0, &e);
+    if (j == NULL)
+        fail_msg("fixture JSON: %s at %d: %s", e.text, e.line, text);
+    return j;
+}
+
+static unsigned record(struct cache *c, enum draset_kind kind, int deleted, const char *text)
+{
+    json_t *obj = parse(text);
+    struct error err;
+    unsigned bits = dracache_record(c, kind, deleted, obj, &err);
+    json_decref(obj);
+    if (err.message[0] != '\0')
+        fail_msg("record: %s", err.message);
+    return bits;
+}
+
+static void upsert(struct cache *c, const char *kind, const char *text)
+{
+    json_t *obj = parse(text);
+    cachefixture_upsert(c, kind, obj);
+    json_decref(obj);
+}
+
+#define CLASS                                                                                                                      \
+    "{\"metadata\":{\"name\":\"gpu.example.com\"},\"spec\":{\"extendedResourceName\":\"example.com/gpu\","                         \
+    "\"selectors\":[{\"cel\":{\"expression\":\"device.driver == \\\"gpu.example.com\\\"\"}}]}}"
+#define TEMPLATE                                                                                                                   \
+    "{\"metadata\":{\"name\":\"one-gpu\",\"namespace\":\"ns\"},\"spec\":{\"spec\":{\"devices\":{\"requests\":[{\"name\":"          \
+    "\"gpu\",\"exactly\":{\"deviceClassName\":\"gpu.example.com\"}}]}}}}"
+
+static void add_slice(struct cache *c, const char *node, int devices)
+{
+    char buf[2048];
+    int n = snprintf(buf, sizeof(buf),
+                     "{\"metadata\":{\"name\":\"%s-gpu\"},\"spec\":{\"driver\":\"gpu.example.com\",\"nodeName\":\"%s\","
+                     "\"pool\":{\"name\":\"%s\",\"generation\":1,\"resourceSliceCount\":1},\"devices\":[",
+                     node, node, node);
+    for (int i = 0; i < devices; i++)
+        n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%s{\"name\":\"gpu-%d\",\"attributes\":{\"index\":{\"int\":%d}}}",
+                      i ? "," : "", i, i);
+    snprintf(buf + n, sizeof(buf) - (size_t)n, "]}}");
+    record(c, DRASET_SLICE, 0, buf);
+    char nodejson[512];
+    snprintf(nodejson, sizeof(nodejson),
+             "{\"metadata\":{\"name\":\"%s\"},\"status\":{\"allocatable\":{\"cpu\":\"32\",\"memory\":\"128Gi\",\"pods\":"
+             "\"110\"},\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+             node);
+    upsert(c, "nodes", nodejson);
+}
+
+/* The JSON of RayCluster rc (new): a head and workers one-device workers in queue q. */
+static json_t *raycluster(const char *rc, const char *q, int workers)
+{
+    char buf[2048];
+    snprintf(buf, sizeof(buf),
+             "{\"apiVersion\":\"ray.io/v1\",\"kind\":\"RayCluster\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\","
+             "\"uid\":\"u-%s\",\"labels\":{\"volcano.sh/queue-name\":\"%s\"}},\"spec\":{\"headGroupSpec\":{\"template\":"
+             "{\"spec\":{\"containers\":[{\"name\":\"h\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}},"
+             "\"workerGroupSpecs\":[{\"groupName\":\"w\",\"replicas\":%d,\"minReplicas\":%d,\"maxReplicas\":%d,"
+             "\"template\":{\"spec\":{\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimTemplateName\":\"one-gpu\"}],"
+             "\"containers\":[{\"name\":\"w\",\"resources\":{\"requests\":{\"cpu\":\"1\"},\"claims\":[{\"name\":\"gpu\"}]}}]}}}]}}",
+             rc, rc, q, workers, workers, workers);
+    return parse(buf);
+}
+
+/* RayCluster rc (raycluster()) with its pods gated. */
+static void add_gang(struct cache *c, const char *rc, const char *q, int workers)
+{
+    char buf[2048];
+    json_t *obj = raycluster(rc, q, workers);
+    cachefixture_upsert(c, "rayclusters", obj);
+    json_decref(obj);
+    for (int i = 0; i <= workers; i++) {
+        snprintf(buf, sizeof(buf),
+                 "{\"metadata\":{\"name\":\"%s-%d\",\"namespace\":\"ns\",\"uid\":\"u-%s-%d\",\"creationTimestamp\":"
+                 "\"2026-11-28T00:00:0%dZ\",\"labels\":{\"ray.io/cluster\":\"%s\",\"volcano.sh/queue-name\":\"%s\","
+                 "\"ray.io/node-type\":\"%s\",\"ray.io/group\":\"%s\"}},\"spec\":{\"schedulingGates\":[{\"name\":"
+                 "\"raygate.io/gang\"}],%s\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]},"
+                 "\"status\":{\"phase\":\"Pending\"}}",
+                 rc, i, rc, i, i, rc, q, i == 0 ? "head" : "worker", i == 0 ? "headgroup" : "w",
+                 i == 0 ? "" : "\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimTemplateName\":\"one-gpu\"}],");
+        upsert(c, "pods", buf);
+    }
+}
+
+static void add_queue(struct cache *c, const char *q, const char *gpus)
+{
+    char buf[512];
+    snprintf(buf, sizeof(buf),
+             "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"capability\":{\"cpu\":\"100\",\"example.com/gpu\":\"%s\"}},"
+             "\"status\":{\"state\":\"Open\"}}",
+             q, gpus);
+    upsert(c, "queues", buf);
+}
+
+/* The decision on cluster rc in r, or NULL. */
+static const struct admit_decision *decision(const struct admit_result *r, const char *rc)
+{
+    for (size_t i = 0; i < r->len; i++) {
+        if (strcmp(r->items[i].cluster, rc) == 0)
+            return &r->items[i];
+    }
+    return NULL;
+}
+
+struct world {
+    struct draset *s;
+    struct cache *c;
+    struct admit *a;
+    struct admit_result r;
+};
+
+static void world_init(struct world *w)
+{
+    memset(w, 0, sizeof(*w));
+    w->s = draset_create();
+    w->c = cache_create();
+    dracache_use(w->c, w->s);
+    record(w->c, DRASET_CLASS, 0, CLASS);
+    record(w->c, DRASET_TEMPLATE, 0, TEMPLATE);
+    add_slice(w->c, "n1", 4);
+    add_slice(w->c, "n2", 4);
+    w->a = admit_create(w->c);
+    admit_result_init(&w->r);
+}
+
+static void world_pass(struct world *w)
+{
+    admit_result_finish(&w->r);
+    admit_result_init(&w->r);
+    dracache_prepare(w->c);
+    admit_pass(w->a, ADMIT_PASS_FULL, &w->r);
+}
+
+static void world_finish(struct world *w)
+{
+    admit_result_finish(&w->r);
+    admit_destroy(w->a);
+    cache_destroy(w->c);
+    draset_destroy(w->s);
+}
+
+static void expect(const struct world *w, const char *rc, enum admit_action action, const char *message_part)
+{
+    const struct admit_decision *d = decision(&w->r, rc);
+    if (d == NULL)
+        fail_msg("no decision on %s", rc);
+    if (d->action != action || (message_part != NULL && (d->message == NULL || strstr(d->message, message_part) == NULL)))
+        fail_msg("%s: action %d, message \"%s\"; expected action %d with \"%s\"", rc, d->action,
+                 d->message != NULL ? d->message : "", action, message_part != NULL ? message_part : "");
+}
+
+/* The queue counts devices: capability 6, two gangs of 4: the second waits naming example.com/gpu. */
+static void test_queue_counts_devices(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w);
+    add_queue(w.c, "q", "6");
+    add_gang(w.c, "a", "q", 4);
+    add_gang(w.c, "b", "q", 4);
+    world_pass(&w);
+    expect(&w, "a", ADMIT_ACTION_ADMIT, NULL);
+    expect(&w, "b", ADMIT_ACTION_WAIT, "example.com/gpu needs 4, 2 of 6 free");
+    world_finish(&w);
+}
+
+/* The nodes count devices: 8 on the nodes, all but 3 held by claims; a gang of 4 waits on the nodes. */
+static void test_nodes_count_devices(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w);
+    add_queue(w.c, "q", "100");
+    record(w.c, DRASET_CLAIM, 0,
+           "{\"metadata\":{\"name\":\"other\",\"namespace\":\"x\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"g\","
+           "\"exactly\":{\"deviceClassName\":\"gpu.example.com\",\"count\":5}}]}},\"status\":{\"allocation\":{\"devices\":{"
+           "\"results\":[{\"request\":\"g\",\"driver\":\"gpu.example.com\",\"pool\":\"n1\",\"device\":\"gpu-0\"},"
+           "{\"request\":\"g\",\"driver\":\"gpu.example.com\",\"pool\":\"n1\",\"device\":\"gpu-1\"},"
+           "{\"request\":\"g\",\"driver\":\"gpu.example.com\",\"pool\":\"n1\",\"device\":\"gpu-2\"},"
+           "{\"request\":\"g\",\"driver\":\"gpu.example.com\",\"pool\":\"n2\",\"device\":\"gpu-0\"},"
+           "{\"request\":\"g\",\"driver\":\"gpu.example.com\",\"pool\":\"n2\",\"device\":\"gpu-1\"}]}}}}");
+    add_gang(w.c, "a", "q", 4);
+    world_pass(&w);
+    expect(&w, "a", ADMIT_ACTION_WAIT, "at most 0 free on one node (example.com/gpu: DRA devices the nodes' ResourceSlices");
+    /* A class whose selector goes beyond the evaluated subset: every device of its driver counts, and the wait says so. */
+    record(w.c, DRASET_CLASS, 0,
+           "{\"metadata\":{\"name\":\"gpu.example.com\"},\"spec\":{\"extendedResourceName\":\"example.com/gpu\","
+           "\"selectors\":[{\"cel\":{\"expression\":\"device.driver == 'gpu.example.com' && "
+           "device.attributes['gpu.example.com'].model.matches('^a1')\"}}]}}");
+    world_pass(&w);
+    expect(&w, "a", ADMIT_ACTION_WAIT, "every device of its driver counted");
+    /* The claim is deleted: its devices are free again, and the gang fits. */
+    record(w.c, DRASET_CLAIM, 1, "{\"metadata\":{\"name\":\"other\",\"namespace\":\"x\"}}");
+    world_pass(&w);
+    expect(&w, "a", ADMIT_ACTION_ADMIT, NULL);
+    world_finish(&w);
+}
+
+/* A template not seen: the gang waits naming it, and is admitted once it comes. */
+static void test_missing_template_waits(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w);
+    record(w.c, DRASET_TEMPLATE, 1, TEMPLATE);
+    add_queue(w.c, "q", "100");
+    add_gang(w.c, "a", "q", 2);
+    world_pass(&w);
+    expect(&w, "a", ADMIT_ACTION_WAIT, "resourceclaimtemplate one-gpu not found in ns");
+    record(w.c, DRASET_TEMPLATE, 0, TEMPLATE);
+    world_pass(&w);
+    expect(&w, "a", ADMIT_ACTION_ADMIT, NULL);
+    world_finish(&w);
+}
+
+/* The ledger: published less held, per node; a newer pool generation replaces an older one. */
+static void test_ledger(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w);
+    ledger_prepare(w.s);
+    int r = draset_resource_index(w.s, "example.com/gpu");
+    assert_int_equal(r, 0);
+    struct ledger_node n1 = {.name = "n1"}, n3 = {.name = "n3"};
+    int64_t total = -1;
+    assert_int_equal(ledger_free(w.s, &n1, (size_t)r, &total), 4);
+    assert_int_equal(total, 4);
+    assert_int_equal(ledger_free(w.s, &n3, (size_t)r, &total), 0);
+    assert_int_equal(total, 0);
+    record(w.c, DRASET_CLAIM, 0,
+           "{\"metadata\":{\"name\":\"c\",\"namespace\":\"x\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"g\",\"exactly\":{"
+           "\"deviceClassName\":\"gpu.example.com\"}}]}},\"status\":{"
+           "\"allocation\":{\"devices\":{\"results\":[{\"driver\":\"gpu.example.com\",\"pool\":\"n1\",\"device\":\"gpu-3\"}]}}}}");
+    ledger_prepare(w.s);
+    assert_int_equal(ledger_free(w.s, &n1, (size_t)r, NULL), 3);
+    assert_int_equal(draset_claim_allocated(w.s, "x", "c"), 1);
+    world_finish(&w);
+}
+
+/* The dispatcher's simulation on a worker's view counts the devices too: 4 GPUs do not fit a queue of 3, fit one of 6. */
+static void test_dispatch_sim(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w);
+    add_queue(w.c, "small", "3");
+    add_queue(w.c, "big", "6");
+    dracache_prepare(w.c);
+    struct dispatch_verdict v;
+    struct error err;
+    dispatch_sim_verdict_init(&v);
+    json_t *obj = raycluster("sent", "small", 4);
+    assert_int_equal(dispatch_sim(w.c, w.a, obj, NULL, 0, &v, &err), 0);
+    assert_false(v.fits);
+    assert_non_null(strstr(v.message, "example.com/gpu needs 4, 3 of 3 free"));
+    json_decref(obj);
+    obj = raycluster("sent", "big", 4);
+    assert_int_equal(dispatch_sim(w.c, w.a, obj, NULL, 0, &v, &err), 0);
+    assert_true(v.fits);
+    json_decref(obj);
+    dispatch_sim_verdict_finish(&v);
+    world_finish(&w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_queue_counts_devices),   cmocka_unit_test(test_nodes_count_devices),
+        cmocka_unit_test(test_missing_template_waits), cmocka_unit_test(test_ledger),
+        cmocka_unit_test(test_dispatch_sim),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
