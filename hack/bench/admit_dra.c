@@ -19,7 +19,7 @@ struct admit_dra {
     uint64_t *node_used; /* per node: its devices held by the bench's claims, a bit each */
     uint64_t *pod_held;  /* per pod (gang * pods + k): the devices its claim holds */
     long *pod_node;      /* per pod: the node of its claim, -1: none */
-    long ngangs;
+    long gang_slots;
 };
 
 static void record(struct admit_dra *d, enum draset_kind kind, int deleted, json_t *obj)
@@ -158,7 +158,7 @@ void admit_dra_bind(struct admit_dra *d, long g, long k, long n, int64_t gpus)
 {
     if (gpus <= 0)
         return;
-    if (g >= d->ngangs || k >= d->pods || n >= d->nodes)
+    if (g >= d->gang_slots || k >= d->pods || n >= d->nodes)
         bench_die("--dra: a pod out of the bench's range");
     uint64_t held = 0;
     for (long i = 0; i < d->devices && gpus > 0; i++) {
@@ -179,7 +179,7 @@ void admit_dra_bind(struct admit_dra *d, long g, long k, long n, int64_t gpus)
 
 void admit_dra_release(struct admit_dra *d, long g)
 {
-    for (long k = 0; k < d->pods && g < d->ngangs; k++) {
+    for (long k = 0; k < d->pods && g < d->gang_slots; k++) {
         size_t p = (size_t)(g * d->pods + k);
         if (d->pod_node[p] < 0)
             continue;
