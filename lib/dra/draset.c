@@ -67,8 +67,9 @@ void draset_destroy(struct draset *s)
     if (s == NULL)
         return;
     draset_ledger_clear(s);
-    struct table_node *n;
-    while ((n = table_next(&s->objects, NULL)) != NULL) {
+    struct table_node *n, *next;
+    for (n = table_next(&s->objects, NULL); n != NULL; n = next) {
+        next = table_next(&s->objects, n);
         table_remove(&s->objects, n);
         object_free(TABLE_CONTAINER_OF(n, struct draset_object, by_key));
     }
@@ -233,14 +234,17 @@ static void journal_claim(struct draset *s, char *const *old, size_t nold, const
 
 void draset_ledger_clear(struct draset *s)
 {
-    struct table_node *n;
-    while ((n = table_next(&s->devices, NULL)) != NULL) {
+    /* Each next taken before its node goes: table_next(t, NULL) scans from the first bucket, quadratic when emptying. */
+    struct table_node *n, *next;
+    for (n = table_next(&s->devices, NULL); n != NULL; n = next) {
+        next = table_next(&s->devices, n);
         table_remove(&s->devices, n);
         struct draset_device *d = TABLE_CONTAINER_OF(n, struct draset_device, by_key);
         free(d->key);
         free(d);
     }
-    while ((n = table_next(&s->nodes, NULL)) != NULL) {
+    for (n = table_next(&s->nodes, NULL); n != NULL; n = next) {
+        next = table_next(&s->nodes, n);
         table_remove(&s->nodes, n);
         struct draset_node *nd = TABLE_CONTAINER_OF(n, struct draset_node, by_name);
         free(nd->counts.total);
