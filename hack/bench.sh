@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # raygate's benchmarks (issue 6); not part of the tests.
 #
-#   hack/bench.sh [--quick] [--parts webhook,admit,topology,e2e,peers,dispatch] [--runs N] [--duration S]
+#   hack/bench.sh [--quick] [--parts webhook,admit,topology,dra,e2e,peers,dispatch] [--runs N] [--duration S]
 #                 [--admit-sizes "1000 10000 100000"] [--scan-gangs N] [--topo-nodes N] [--topo-domains N]
-#                 [--topo-gangs N] [--e2e-nodes N] [--e2e-clusters N] [--e2e-gang N]
+#                 [--topo-gangs N] [--dra-nodes N] [--dra-gangs N] [--e2e-nodes N] [--e2e-clusters N] [--e2e-gang N]
 #                 [--dispatch-gang N] [--dispatch-pods N] [--out DIR]
 #
 # 1. webhook: wrk over TLS with keep-alive (16 connections) POSTs fixed
@@ -26,6 +26,16 @@
 #    with every RayCluster asking raygate.io/topology-required: the rack label
 #    and once without: the same passes, and constrained / unconstrained (target:
 #    within 2x; shown, never failing the script). --quick: 1000, 100, 2000.
+#    dra (issue 36): the same GPU gangs (no racks) with --dra-nodes nodes
+#    (5000) of 8 GPUs and --dra-gangs gangs (10000) pending, once with
+#    nvidia.com/gpu in the nodes' allocatable and the containers' requests
+#    and once as DRA devices (admit_bench --dra: a ResourceSlice of 8 devices
+#    per node, a DeviceClass mapping them to nvidia.com/gpu, workers asking
+#    through ResourceClaimTemplates, bound workers' claims allocated; each
+#    pass preceded by dracache_prepare): the passes, with devices / without
+#    (target: within 1.5x; shown, never failing the script), and the ledger's
+#    rebuild (dracache_prepare after a slice, and after the DeviceClass,
+#    changed). --quick: 1000, 2000.
 # 3. e2e: a local control plane with --e2e-nodes nodes (hack/cluster.sh at
 #    RAYGATE_PORT_OFFSET): --e2e-clusters RayClusters x 10 pods created at once
 #    into a queue with room for all, time to all pods bound, with raygate and
@@ -69,12 +79,14 @@ ARGS="$*"
 RUNS="${BENCH_RUNS:-5}"
 DURATION="${BENCH_DURATION:-10}"
 CONNECTIONS=16
-PARTS="webhook,admit,topology,e2e"
+PARTS="webhook,admit,topology,dra,e2e"
 ADMIT_SIZES="1000 10000 100000"
 SCAN_GANGS=10000
 TOPO_NODES=5000
 TOPO_DOMAINS=500
 TOPO_GANGS=10000
+DRA_NODES=5000
+DRA_GANGS=10000
 E2E_NODES=500
 E2E_CLUSTERS=200
 E2E_GANG=1000
@@ -85,7 +97,7 @@ RUNS_GIVEN=0
 while (($#)); do
 	case "$1" in
 	--quick) QUICK=1; RUNS=3; DURATION=2; ADMIT_SIZES="1000 10000"; SCAN_GANGS=2000; E2E_NODES=20; E2E_CLUSTERS=10; E2E_GANG=50
-		TOPO_NODES=1000; TOPO_DOMAINS=100; TOPO_GANGS=2000; DISPATCH_PODS=200; shift ;;
+		TOPO_NODES=1000; TOPO_DOMAINS=100; TOPO_GANGS=2000; DRA_NODES=1000; DRA_GANGS=2000; DISPATCH_PODS=200; shift ;;
 	--parts) PARTS="$2"; shift 2 ;;
 	--runs) RUNS="$2"; RUNS_GIVEN=1; shift 2 ;;
 	--duration) DURATION="$2"; shift 2 ;;
@@ -94,6 +106,8 @@ while (($#)); do
 	--topo-nodes) TOPO_NODES="$2"; shift 2 ;;
 	--topo-domains) TOPO_DOMAINS="$2"; shift 2 ;;
 	--topo-gangs) TOPO_GANGS="$2"; shift 2 ;;
+	--dra-nodes) DRA_NODES="$2"; shift 2 ;;
+	--dra-gangs) DRA_GANGS="$2"; shift 2 ;;
 	--e2e-nodes) E2E_NODES="$2"; shift 2 ;;
 	--e2e-clusters) E2E_CLUSTERS="$2"; shift 2 ;;
 	--e2e-gang) E2E_GANG="$2"; shift 2 ;;
@@ -319,6 +333,25 @@ bench_topology() {
 		([.passes[] | "\(.name) \(.required_ms | . * 100 | round / 100) / \(.none_ms | . * 100 | round / 100) = \(.ratio | . * 100 | round / 100)x"] | join(", ")) +
 		"; within \(.target_ratio)x: \(if .within then "yes" elif .honoured then "NO" else "NO (no gang placed in one rack)" end); load average \(.load_average | join(" -> "))"' "$WORK/topology.json" >&2
 	save topology <"$WORK/topology.json"
+}
+
+# ------------------------------------------------------------------ 2c. dra
+
+# The same GPU cluster and gangs, GPUs as allocatable and as DRA devices; prints the figures and the ratios.
+bench_dra() {
+	local mode out="{}" args=(--gangs "$DRA_GANGS" --nodes "$DRA_NODES" --pods-per-gang 5 --gpus 4 --runs "$RUNS")
+	for mode in none dra; do
+		say "dra: $DRA_GANGS gangs, $DRA_NODES nodes of 8 GPUs, $([[ $mode == dra ]] && echo "DRA devices" || echo "no devices"), $RUNS runs"
+		out="$(jq -c --arg m "$mode" --argjson r "$("$BENCH_BUILD/hack/bench/admit_bench" "${args[@]}" $([[ $mode == dra ]] && echo --dra))" \
+			'. + {($m): $r}' <<<"$out")"
+	done
+	jq -c -f "$here/bench/dra_summary.jq" <<<"$out" >"$WORK/dra.json"
+	jq -r '"dra: with devices / without (thread CPU ms, median): " +
+		([.passes[] | "\(.name) \(.dra_ms | . * 100 | round / 100) / \(.none_ms | . * 100 | round / 100) = \(.ratio | . * 100 | round / 100)x"] | join(", ")) +
+		"; within \(.target_ratio)x: \(if .within then "yes" else "NO" end)\(if .same_decisions then "" else " (the first passes decided differently)" end)" +
+		"; ledger rebuild: slice changed \(.dra.ledger_rebuild_ms.slice_changed_prepare_ms.cpu.median | . * 100 | round / 100) ms, class changed \(.dra.ledger_rebuild_ms.class_changed_prepare_ms.cpu.median | . * 100 | round / 100) ms" +
+		"; load average \(.load_average | join(" -> "))"' "$WORK/dra.json" >&2
+	save dra <"$WORK/dra.json"
 }
 
 # ------------------------------------------------------------------ 3. e2e
@@ -550,6 +583,7 @@ main() {
 	part webhook && bench_webhook
 	part admit && bench_admit
 	part topology && bench_topology
+	part dra && bench_dra
 	part e2e && bench_e2e
 	part peers && bench_peers
 	part dispatch && bench_dispatch

@@ -26,6 +26,13 @@
  * the admitted RayCluster records raygate.io/topology-placed, as the gate
  * controller does. The counts say how many admitted gangs were placed in a
  * domain (topology_placed).
+ * DRA (--dra, with --gpus; issue 36): the same GPUs as DRA devices
+ * (admit_dra.h): no nvidia.com/gpu in the nodes' allocatable, a ResourceSlice
+ * of 8 devices per node, workers asking through ResourceClaimTemplates, and
+ * each bound worker's claim allocated. Every pass is preceded by
+ * dracache_prepare (timed with it, as the gate runs it), and the figures add
+ * ledger_rebuild_ms: dracache_prepare after a slice and after the DeviceClass
+ * changed, in the steady state.
  *
  * Measured (each RUNS times; raw samples in milliseconds, wall and thread CPU time):
  * - full_pass_ms: admit_pass(ADMIT_PASS_FULL) over the pending state (the pass
@@ -56,6 +63,8 @@
 #include <jansson.h>
 
 #include "admit.h"
+#include "admit_dra.h"
+#include "bench.h"
 #include "cache.h"
 #include "evictscan.h"
 #include "topology.h"
@@ -71,6 +80,8 @@ struct opts {
     long gpus;                /* GPUs per worker (every third gang's workers: twice as many); 0: no GPUs anywhere */
     long domains;             /* racks the nodes are labelled into; 0: no label */
     int required;             /* every RayCluster asks raygate.io/topology-required: BENCH_RACK */
+    int dra;                  /* --dra: the GPUs are DRA devices (admit_dra.h) */
+    struct admit_dra *devs;   /* with --dra: the DRA set the cache uses */
 };
 
 /* What one pod asks for. */
@@ -97,94 +108,6 @@ static long rack_first(const struct opts *o, long d)
     return (d * o->nodes + o->domains - 1) / o->domains;
 }
 
-/* "0.52 0.61 0.70" from /proc/loadavg (new reference). */
-static json_t *loadavg(void)
-{
-    char buf[128] = "";
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (f != NULL) {
-        if (fgets(buf, sizeof(buf), f) == NULL)
-            buf[0] = 0;
-        fclose(f);
-    }
-    /* The first three fields: 1, 5 and 15 minutes. */
-    char *p = buf;
-    for (int n = 0; *p != 0; p++)
-        if (*p == ' ' && ++n == 3)
-            break;
-    *p = 0;
-    return json_string(buf);
-}
-
-static double clock_ms(clockid_t clk)
-{
-    struct timespec ts;
-    clock_gettime(clk, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static double now_ms(void)
-{
-    return clock_ms(CLOCK_MONOTONIC);
-}
-
-/*
- * A measured stretch: wall time, and this thread's CPU time (the same on an
- * idle core; on a shared machine it leaves out the time other programs had
- * the core).
- */
-struct span {
-    double wall, cpu;
-};
-
-static struct span span_start(void)
-{
-    return (struct span){now_ms(), clock_ms(CLOCK_THREAD_CPUTIME_ID)};
-}
-
-/* Appends the time since s to samples {"wall": [...], "cpu": [...]}. */
-static void span_add(json_t *samples, struct span s)
-{
-    double cpu = clock_ms(CLOCK_THREAD_CPUTIME_ID) - s.cpu, wall = now_ms() - s.wall;
-    json_array_append_new(json_object_get(samples, "wall"), json_real(wall));
-    json_array_append_new(json_object_get(samples, "cpu"), json_real(cpu));
-}
-
-static void die(const char *what)
-{
-    fprintf(stderr, "admit_bench: %s\n", what);
-    exit(1);
-}
-
-/* Prints out (stolen; NULL: json_pack failed) on one line. */
-static void print_result(json_t *out)
-{
-    if (out == NULL)
-        die("cannot build the result");
-    char *text = json_dumps(out, JSON_COMPACT);
-    puts(text);
-    free(text);
-    json_decref(out);
-}
-
-static void check(int rc, const struct error *err)
-{
-    if (rc != 0)
-        die(err->message);
-}
-
-/* "2024-05-01T10:00:00Z" plus s seconds (s < 10 days). */
-static void timestamp(long s, char *buf, size_t size)
-{
-    unsigned long u = (unsigned long)s % (10 * 86400);
-    snprintf(buf, size, "2024-05-%02luT%02lu:%02lu:%02luZ", 1 + u / 86400, (u / 3600) % 24, (u / 60) % 60, u % 60);
-}
-
-static void uid(char *buf, size_t size, char kind, long n)
-{
-    snprintf(buf, size, "%c0000000-0000-4000-8000-%012ld", kind, n);
-}
-
 static json_t *node_json(const struct opts *o, long i)
 {
     char name[32], zone[16];
@@ -194,7 +117,7 @@ static json_t *node_json(const struct opts *o, long i)
                           "Node", "metadata", "name", name, "labels", "kubernetes.io/hostname", name, "topology.kubernetes.io/zone",
                           zone, "node.kubernetes.io/instance-type", "bench-32", "spec", "status", "allocatable", "cpu", "32",
                           "memory", "128Gi", "pods", "110", "conditions", "type", "Ready", "status", "True");
-    if (o->gpus > 0)
+    if (o->gpus > 0 && !o->dra)
         json_object_set_new(json_object_get(json_object_get(n, "status"), "allocatable"), "nvidia.com/gpu",
                             json_integer(NODE_GPUS));
     if (o->domains > 0) {
@@ -225,23 +148,27 @@ static const char *gang_queue(const struct opts *o, long g, char *buf, size_t si
     return buf;
 }
 
-/* Adds nvidia.com/gpu gpus (when > 0) to the requests and limits of the first container of pod spec (borrowed). */
-static void add_gpus(json_t *spec, int64_t gpus)
+/* Adds nvidia.com/gpu gpus (when > 0) to the requests and limits of the first container of pod spec (borrowed); --dra: a claim. */
+static void add_gpus(const struct opts *o, json_t *spec, int64_t gpus)
 {
     if (gpus <= 0)
         return;
+    if (o->dra) {
+        admit_dra_claims(spec, gpus);
+        return;
+    }
     json_t *res = json_object_get(json_array_get(json_object_get(spec, "containers"), 0), "resources");
     json_object_set_new(json_object_get(res, "requests"), "nvidia.com/gpu", json_integer(gpus));
     json_object_set_new(json_object_get(res, "limits"), "nvidia.com/gpu", json_integer(gpus));
 }
 
 /* A pod template (new reference); gpus > 0 adds nvidia.com/gpu to requests and limits. */
-static json_t *template_json(const char *cpu, const char *memory, int64_t gpus)
+static json_t *template_json(const struct opts *o, const char *cpu, const char *memory, int64_t gpus)
 {
     json_t *t = json_pack("{s:{s:[{s:s,s:s,s:{s:{s:s,s:s},s:{s:s,s:s}}}]}}", "spec", "containers", "name", "ray", "image",
                           "rayproject/ray:2.9.0", "resources", "requests", "cpu", cpu, "memory", memory, "limits", "cpu", cpu,
                           "memory", memory);
-    add_gpus(json_object_get(t, "spec"), gpus);
+    add_gpus(o, json_object_get(t, "spec"), gpus);
     return t;
 }
 
@@ -250,15 +177,15 @@ static json_t *raycluster_json(const struct opts *o, long g, int admitted, const
 {
     char name[32], id[48], ts[48], queue[32];
     snprintf(name, sizeof(name), "rc-%06ld", g);
-    uid(id, sizeof(id), 'c', g);
-    timestamp(g, ts, sizeof(ts));
+    bench_uid(id, sizeof(id), 'c', g);
+    bench_timestamp(g, ts, sizeof(ts));
     json_t *rc =
         json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:s,s:s,s:{s:s}},s:{s:{s:{},s:o},s:[{s:s,s:I,s:I,s:I,s:{},s:o}]}}", "apiVersion",
                   "ray.io/v1", "kind", "RayCluster", "metadata", "name", name, "namespace", "bench", "uid", id, "resourceVersion",
                   "1", "creationTimestamp", ts, "labels", "volcano.sh/queue-name", gang_queue(o, g, queue, sizeof(queue)), "spec",
-                  "headGroupSpec", "rayStartParams", "template", template_json("2", "4Gi", 0), "workerGroupSpecs", "groupName", "w",
-                  "replicas", (json_int_t)(o->pods - 1), "minReplicas", (json_int_t)(o->pods - 1), "maxReplicas",
-                  (json_int_t)(o->pods - 1), "rayStartParams", "template", template_json("4", "8Gi", pod_req(o, g, 1).gpu));
+                  "headGroupSpec", "rayStartParams", "template", template_json(o, "2", "4Gi", 0), "workerGroupSpecs", "groupName",
+                  "w", "replicas", (json_int_t)(o->pods - 1), "minReplicas", (json_int_t)(o->pods - 1), "maxReplicas",
+                  (json_int_t)(o->pods - 1), "rayStartParams", "template", template_json(o, "4", "8Gi", pod_req(o, g, 1).gpu));
     json_t *annotations = json_object();
     if (o->required)
         json_object_set_new(annotations, TOPOLOGY_REQUIRED, json_string(BENCH_RACK));
@@ -284,8 +211,8 @@ static json_t *pod_json(const struct opts *o, long g, long k, const char *node, 
     else
         snprintf(name, sizeof(name), "%s-w-worker-%05ld", cluster, k);
     snprintf(group, sizeof(group), "ray-%s-pg", cluster);
-    uid(id, sizeof(id), 'p', g * 1000 + k);
-    timestamp(g, ts, sizeof(ts));
+    bench_uid(id, sizeof(id), 'p', g * 1000 + k);
+    bench_timestamp(g, ts, sizeof(ts));
     const char *cpu = k == 0 ? "2" : "4", *memory = k == 0 ? "4Gi" : "8Gi";
     json_t *pod = json_pack(
         "{s:s,s:s,s:{s:s,s:s,s:s,s:s,s:s,s:{s:s,s:s,s:s,s:s,s:s,s:s},s:{s:s}},"
@@ -298,7 +225,7 @@ static json_t *pod_json(const struct opts *o, long g, long k, const char *node, 
         "requests", "cpu", cpu, "memory", memory, "limits", "cpu", cpu, "memory", memory, "schedulerName", "default-scheduler",
         "restartPolicy", "Never", "priority", 0, "status", "phase", "Pending", "qosClass", "Guaranteed");
     json_t *spec = json_object_get(pod, "spec");
-    add_gpus(spec, pod_req(o, g, k).gpu);
+    add_gpus(o, spec, pod_req(o, g, k).gpu);
     if (confine != NULL)
         json_object_update(spec, (json_t *)confine);
     if (node != NULL) {
@@ -315,7 +242,7 @@ static void upsert_pod(struct cache *c, const struct opts *o, long g, long k, co
 {
     struct error err;
     json_t *pod = pod_json(o, g, k, node, confine, rv);
-    check(cache_upsert_pod(c, pod, &err), &err);
+    bench_check(cache_upsert_pod(c, pod, &err), &err);
     json_decref(pod);
 }
 
@@ -323,7 +250,7 @@ static void upsert_raycluster(struct cache *c, const struct opts *o, long g, int
 {
     struct error err;
     json_t *rc = raycluster_json(o, g, admitted, placed);
-    check(cache_upsert_raycluster(c, rc, &err), &err);
+    bench_check(cache_upsert_raycluster(c, rc, &err), &err);
     json_decref(rc);
 }
 
@@ -332,6 +259,8 @@ static void delete_gang(struct cache *c, const struct opts *o, long g)
     char cluster[32], name[80];
     snprintf(cluster, sizeof(cluster), "rc-%06ld", g);
     cache_delete_raycluster(c, "bench", cluster);
+    if (o->devs != NULL)
+        admit_dra_release(o->devs, g);
     for (long k = 0; k < o->pods; k++) {
         if (k == 0)
             snprintf(name, sizeof(name), "%s-head-x7k2p", cluster);
@@ -342,14 +271,16 @@ static void delete_gang(struct cache *c, const struct opts *o, long g)
 }
 
 /* One pass, timed into samples (NULL: not timed); keeps the decisions in last (NULL: drops them). */
-static void timed_pass(struct admit *a, unsigned flags, json_t *samples, struct admit_result *last)
+static void timed_pass(const struct opts *o, struct admit *a, unsigned flags, json_t *samples, struct admit_result *last)
 {
     struct admit_result r;
     admit_result_init(&r);
-    struct span t = span_start();
+    struct bench_span t = bench_span_start();
+    if (o->devs != NULL)
+        admit_dra_prepare(o->devs); /* the gate's, before every pass */
     admit_pass(a, flags, &r);
     if (samples != NULL)
-        span_add(samples, t);
+        bench_span_add(samples, t);
     if (last != NULL) {
         admit_result_finish(last);
         *last = r;
@@ -445,7 +376,7 @@ static long confine_rack(const struct opts *o, const json_t *confine)
     const char *v = json_string_value(json_object_get(json_object_get(confine, "nodeSelector"), BENCH_RACK));
     long d = v != NULL && strncmp(v, "rack-", 5) == 0 ? strtol(v + 5, NULL, 10) : -1;
     if (d < 0 || d >= o->domains)
-        die("an admitted pod's confinement is not a bench rack");
+        bench_die("an admitted pod's confinement is not a bench rack");
     return d;
 }
 
@@ -463,10 +394,12 @@ static long bind_gang(struct cache *c, const struct opts *o, struct fit *fit, co
             long n =
                 rack < 0 ? fit_place(fit, o, g, k, -1, 0) : fit_place(fit, o, g, k, rack_first(o, rack), rack_first(o, rack + 1));
             if (n < 0)
-                die("the bench's scheduler found no node for an admitted pod");
+                bench_die("the bench's scheduler found no node for an admitted pod");
             char node[32];
             snprintf(node, sizeof(node), "node-%05ld", n);
             upsert_pod(c, o, g, k, node, p->confine, "3");
+            if (o->devs != NULL)
+                admit_dra_bind(o->devs, g, k, n, pod_req(o, g, k).gpu);
             nbound++;
         }
     }
@@ -489,11 +422,6 @@ static long carry_out(struct cache *c, const struct opts *o, struct fit *fit, co
         nbound += bind_gang(c, o, fit, d, g);
     }
     return nbound;
-}
-
-static json_t *samples(void)
-{
-    return json_pack("{s:[],s:[]}", "wall", "cpu");
 }
 
 /* What a pass decided: gangs admitted (and their pods; those placed in a topology domain) and waits by reason. */
@@ -544,7 +472,7 @@ static json_t *read_template(const char *path)
     json_error_t jerr;
     json_t *j = json_load_file(path, 0, &jerr);
     if (j == NULL)
-        die(jerr.text);
+        bench_die(jerr.text);
     json_t *obj = json_object_get(json_object_get(j, "request"), "object");
     if (obj != NULL) {
         json_incref(obj);
@@ -552,7 +480,7 @@ static json_t *read_template(const char *path)
         j = obj;
     }
     if (!json_is_object(json_object_get(j, "spec")) || !json_is_object(json_object_get(j, "metadata")))
-        die("--pod-template: not a pod");
+        bench_die("--pod-template: not a pod");
     return j;
 }
 
@@ -593,7 +521,7 @@ static void template_rename(json_t *t, const json_t *pod, long g)
     json_t *owner = json_array_get(json_object_get(tmeta, "ownerReferences"), 0);
     if (owner != NULL) {
         char cid[48];
-        uid(cid, sizeof(cid), 'c', g);
+        bench_uid(cid, sizeof(cid), 'c', g);
         json_object_set(owner, "name",
                         json_object_get(json_object_get(json_object_get(pod, "metadata"), "labels"), "ray.io/cluster"));
         json_object_set_new(owner, "uid", json_string(cid));
@@ -608,7 +536,7 @@ static json_t *running_pod(const struct opts *o, const json_t *tmpl, long g, lon
 {
     char node[32], ts[48];
     snprintf(node, sizeof(node), "node-%05ld", n);
-    timestamp(g, ts, sizeof(ts));
+    bench_timestamp(g, ts, sizeof(ts));
     json_t *pod = pod_json(o, g, k, node, NULL, "3");
     if (tmpl != NULL) {
         json_t *t = json_deep_copy(tmpl);
@@ -655,12 +583,12 @@ static json_t *scan_fill(struct cache *c, const struct opts *o, const json_t *tm
     struct error err;
     for (long i = 0; i < o->nodes; i++) {
         json_t *n = node_json(o, i);
-        check(cache_upsert_node(c, n, &err), &err);
+        bench_check(cache_upsert_node(c, n, &err), &err);
         json_decref(n);
     }
     for (long q = 0; q < o->queues; q++) {
         json_t *j = queue_json(o, q);
-        check(cache_upsert_queue(c, j, &err), &err);
+        bench_check(cache_upsert_queue(c, j, &err), &err);
         json_decref(j);
     }
     for (long g = 0; g < o->gangs; g++)
@@ -671,7 +599,7 @@ static json_t *scan_fill(struct cache *c, const struct opts *o, const json_t *tm
         for (long k = 0; k < o->pods; k++, npods++) {
             json_t *pod = running_pod(o, tmpl, g, k, npods / PODS_PER_NODE, NULL);
             json_bytes += (double)json_dumpb(pod, NULL, 0, JSON_COMPACT);
-            check(cache_upsert_pod(c, pod, &err), &err);
+            bench_check(cache_upsert_pod(c, pod, &err), &err);
             json_decref(pod);
         }
     }
@@ -686,10 +614,10 @@ static size_t timed_scan(const struct cache *c, const struct evict_config *cfg, 
 {
     struct evictscan_result r;
     evictscan_result_init(&r);
-    double wall = now_ms(), cpu = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
+    double wall = bench_now_ms(), cpu = bench_clock_ms(CLOCK_PROCESS_CPUTIME_ID);
     size_t evicted = evictscan_run(c, cfg, now, 0, 12345, &r);
-    cpu = clock_ms(CLOCK_PROCESS_CPUTIME_ID) - cpu;
-    wall = now_ms() - wall;
+    cpu = bench_clock_ms(CLOCK_PROCESS_CPUTIME_ID) - cpu;
+    wall = bench_now_ms() - wall;
     if (samples != NULL) {
         json_array_append_new(json_object_get(samples, "wall"), json_real(wall));
         json_array_append_new(json_object_get(samples, "cpu"), json_real(cpu));
@@ -700,7 +628,7 @@ static size_t timed_scan(const struct cache *c, const struct evict_config *cfg, 
 
 static int scan_bench(struct opts *o)
 {
-    json_t *load_start = loadavg();
+    json_t *load_start = bench_loadavg();
     json_t *tmpl = o->pod_template != NULL ? read_template(o->pod_template) : NULL;
     if (o->nodes < 0)
         o->nodes = (o->gangs * o->pods + PODS_PER_NODE - 1) / PODS_PER_NODE;
@@ -711,29 +639,30 @@ static int scan_bench(struct opts *o)
     cfg.pods_ready_timeout_ms = 10 * 60 * 1000;
     int64_t now;
     if (evict_parse_time("2024-06-02T00:00:00Z", &now) != 0)
-        die("cannot parse the scan's time");
-    json_t *scan = samples();
+        bench_die("cannot parse the scan's time");
+    json_t *scan = bench_samples();
     size_t evicted = timed_scan(c, &cfg, now, NULL); /* warm-up */
     for (long r = 0; r < o->runs; r++)
         evicted += timed_scan(c, &cfg, now, scan);
-    json_t *tenth = samples();
+    json_t *tenth = bench_samples();
     struct error err;
     for (long g = 0; g < o->gangs; g += 10) {
         json_t *pod = running_pod(o, tmpl, g, 1, (g * o->pods + 1) / PODS_PER_NODE, "2024-06-01T23:59:00Z");
-        check(cache_upsert_pod(c, pod, &err), &err);
+        bench_check(cache_upsert_pod(c, pod, &err), &err);
         json_decref(pod);
     }
     for (long r = 0; r < o->runs; r++)
         evicted += timed_scan(c, &cfg, now, tenth);
     if (evicted != 0)
-        die("the scan evicted a running gang");
-    json_t *out = json_pack(
-        "{s:s,s:{s:I,s:I,s:I,s:I,s:I,s:s?,s:I,s:I},s:o,s:o,s:I,s:o,s:o,s:o}", "mode", "scan", "config", "gangs",
-        (json_int_t)o->gangs, "pods_per_gang", (json_int_t)o->pods, "nodes", (json_int_t)o->nodes, "queues", (json_int_t)o->queues,
-        "runs", (json_int_t)o->runs, "pod_template", o->pod_template, "placement_timeout_ms", (json_int_t)cfg.placement_timeout_ms,
-        "pods_ready_timeout_ms", (json_int_t)cfg.pods_ready_timeout_ms, "load_average_start", load_start, "load_average_end",
-        loadavg(), "scan_period_ms", (json_int_t)SCAN_PERIOD_MS, "scan_ms", scan, "scan_tenth_unready_ms", tenth, "memory", memory);
-    print_result(out);
+        bench_die("the scan evicted a running gang");
+    json_t *out =
+        json_pack("{s:s,s:{s:I,s:I,s:I,s:I,s:I,s:s?,s:I,s:I},s:o,s:o,s:I,s:o,s:o,s:o}", "mode", "scan", "config", "gangs",
+                  (json_int_t)o->gangs, "pods_per_gang", (json_int_t)o->pods, "nodes", (json_int_t)o->nodes, "queues",
+                  (json_int_t)o->queues, "runs", (json_int_t)o->runs, "pod_template", o->pod_template, "placement_timeout_ms",
+                  (json_int_t)cfg.placement_timeout_ms, "pods_ready_timeout_ms", (json_int_t)cfg.pods_ready_timeout_ms,
+                  "load_average_start", load_start, "load_average_end", bench_loadavg(), "scan_period_ms",
+                  (json_int_t)SCAN_PERIOD_MS, "scan_ms", scan, "scan_tenth_unready_ms", tenth, "memory", memory);
+    bench_print(out);
     json_decref(tmpl);
     cache_destroy(c);
     return 0;
@@ -743,6 +672,7 @@ static void usage(void)
 {
     fputs("usage: admit_bench [--gangs N] [--nodes N] [--queues N] [--pods-per-gang N] [--runs N]\n"
           "                   [--gpus N (0-4)] [--domains N] [--topology none|required (required: --domains)]\n"
+          "                   [--dra (with --gpus)]\n"
           "       admit_bench --scan [--pod-template FILE] [--gangs N] [--nodes N] [--queues N] [--pods-per-gang N] [--runs N]\n",
           stderr);
     exit(2);
@@ -750,19 +680,14 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-    struct opts o = {10000, -1, 100, 10, 5, 0, NULL, 0, 0, 0};
+    struct opts o = {10000, -1, 100, 10, 5, 0, NULL, 0, 0, 0, 0, NULL};
     static const struct option options[] = {
-        {"gangs", required_argument, NULL, 'g'},
-        {"nodes", required_argument, NULL, 'n'},
-        {"queues", required_argument, NULL, 'q'},
-        {"pods-per-gang", required_argument, NULL, 'p'},
-        {"runs", required_argument, NULL, 'r'},
-        {"gpus", required_argument, NULL, 'G'},
-        {"domains", required_argument, NULL, 'd'},
-        {"topology", required_argument, NULL, 't'},
-        {"scan", no_argument, NULL, 's'},
-        {"pod-template", required_argument, NULL, 'T'},
-        {NULL, 0, NULL, 0},
+        {"gangs", required_argument, NULL, 'g'},   {"nodes", required_argument, NULL, 'n'},
+        {"queues", required_argument, NULL, 'q'},  {"pods-per-gang", required_argument, NULL, 'p'},
+        {"runs", required_argument, NULL, 'r'},    {"gpus", required_argument, NULL, 'G'},
+        {"domains", required_argument, NULL, 'd'}, {"topology", required_argument, NULL, 't'},
+        {"scan", no_argument, NULL, 's'},          {"pod-template", required_argument, NULL, 'T'},
+        {"dra", no_argument, NULL, 'D'},           {NULL, 0, NULL, 0},
     };
     int ch;
     while ((ch = getopt_long(argc, argv, "", options, NULL)) != -1) {
@@ -800,6 +725,9 @@ int main(int argc, char **argv)
         case 'T':
             o.pod_template = optarg;
             break;
+        case 'D':
+            o.dra = 1;
+            break;
         default:
             usage();
         }
@@ -811,45 +739,48 @@ int main(int argc, char **argv)
         o.nodes = o.gangs / 2;
     if (o.gangs < 4 || o.nodes < 1 || o.queues < 1 || o.pods < 2 || o.runs < 1 || o.gangs > 900000 || o.pods > 999)
         usage();
-    if (o.gpus < 0 || 2 * o.gpus > NODE_GPUS || o.domains < 0 || o.domains > o.nodes || (o.required && o.domains == 0))
+    if (o.gpus < 0 || 2 * o.gpus > NODE_GPUS || o.domains < 0 || o.domains > o.nodes || (o.required && o.domains == 0) ||
+        (o.dra && o.gpus == 0))
         usage();
-    json_t *load_start = loadavg();
+    json_t *load_start = bench_loadavg();
 
     struct cache *c = cache_create();
     struct admit *adm = admit_create(c);
     struct error err;
-    double t0 = now_ms();
+    double t0 = bench_now_ms();
+    if (o.dra)
+        o.devs = admit_dra_create(c, o.nodes, NODE_GPUS, (const int64_t[]){o.gpus, 2 * o.gpus}, 2, o.gangs, o.pods);
     for (long i = 0; i < o.nodes; i++) {
         json_t *n = node_json(&o, i);
-        check(cache_upsert_node(c, n, &err), &err);
+        bench_check(cache_upsert_node(c, n, &err), &err);
         json_decref(n);
     }
     for (long q = 0; q < o.queues; q++) {
         json_t *j = queue_json(&o, q);
-        check(cache_upsert_queue(c, j, &err), &err);
+        bench_check(cache_upsert_queue(c, j, &err), &err);
         json_decref(j);
     }
     for (long g = 0; g < o.gangs; g++)
         upsert_raycluster(c, &o, g, 0, NULL);
     struct mallinfo2 m0 = mallinfo2();
-    double t1 = now_ms();
+    double t1 = bench_now_ms();
     for (long g = 0; g < o.gangs; g++) {
         for (long k = 0; k < o.pods; k++)
             upsert_pod(c, &o, g, k, NULL, NULL, "2");
     }
-    double load_pods_ms = now_ms() - t1;
+    double load_pods_ms = bench_now_ms() - t1;
     struct mallinfo2 m1 = mallinfo2();
-    double load_ms = now_ms() - t0;
+    double load_ms = bench_now_ms() - t0;
     long npods = o.gangs * o.pods;
     double bytes_per_pod = ((double)m1.uordblks - (double)m0.uordblks) / (double)npods;
 
     /* The pending state: the pass sees the same cache every run. */
-    json_t *full = samples();
+    json_t *full = bench_samples();
     struct admit_result first;
     admit_result_init(&first);
-    timed_pass(adm, ADMIT_PASS_FULL, NULL, NULL); /* warm-up */
+    timed_pass(&o, adm, ADMIT_PASS_FULL, NULL, NULL); /* warm-up */
     for (long r = 0; r < o.runs; r++)
-        timed_pass(adm, ADMIT_PASS_FULL, full, &first);
+        timed_pass(&o, adm, ADMIT_PASS_FULL, full, &first);
     json_t *first_counts = counts(&first);
 
     /* Carry the decisions out; the scheduler binds the admitted pods. */
@@ -858,13 +789,13 @@ int main(int argc, char **argv)
     unsigned char *running = calloc((size_t)o.gangs + 1, 1);
     long nbound = carry_out(c, &o, &fit, &first, running);
     admit_result_finish(&first);
-    timed_pass(adm, 0, NULL, NULL); /* settles what the binds changed */
+    timed_pass(&o, adm, 0, NULL, NULL); /* settles what the binds changed */
 
-    json_t *steady = samples();
+    json_t *steady = bench_samples();
     struct admit_result last;
     admit_result_init(&last);
     for (long r = 0; r < o.runs; r++)
-        timed_pass(adm, ADMIT_PASS_FULL, steady, &last);
+        timed_pass(&o, adm, ADMIT_PASS_FULL, steady, &last);
     json_t *steady_counts = counts(&last);
 
     /* Single events in the steady state. Pick a pending gang and a running one. */
@@ -876,81 +807,84 @@ int main(int argc, char **argv)
             pending = g;
     }
     if (pending < 0 || run < 0)
-        die("no pending or no running gang to delete: choose more gangs");
+        bench_die("no pending or no running gang to delete: choose more gangs");
 
-    json_t *created = samples(), *created_pass = samples();
+    json_t *created = bench_samples(), *created_pass = bench_samples();
     json_t *created_counts = NULL;
     long extra = o.gangs; /* a new RayCluster whose pods arrive one by one */
     upsert_raycluster(c, &o, extra, 0, NULL);
-    timed_pass(adm, 0, NULL, NULL);
+    timed_pass(&o, adm, 0, NULL, NULL);
     for (long r = 0; r < o.runs; r++) {
-        struct span a = span_start();
+        struct bench_span a = bench_span_start();
         upsert_pod(c, &o, extra, 1 + r % (o.pods - 1), NULL, NULL, "2");
-        timed_pass(adm, 0, created_pass, &last);
-        span_add(created, a);
+        timed_pass(&o, adm, 0, created_pass, &last);
+        bench_span_add(created, a);
         if (created_counts == NULL)
             created_counts = counts(&last);
         /* Back to the same state, unmeasured. */
         char name[64];
         snprintf(name, sizeof(name), "rc-%06ld-w-worker-%05ld", extra, 1 + r % (o.pods - 1));
         cache_delete_pod(c, "bench", name);
-        timed_pass(adm, 0, NULL, NULL);
+        timed_pass(&o, adm, 0, NULL, NULL);
     }
 
-    json_t *del_pending = samples(), *del_running = samples();
+    json_t *del_pending = bench_samples(), *del_running = bench_samples();
     json_t *del_pending_counts = NULL, *del_running_counts = NULL;
     for (long r = 0; r < o.runs; r++) {
-        struct span a = span_start();
+        struct bench_span a = bench_span_start();
         delete_gang(c, &o, pending);
-        timed_pass(adm, 0, NULL, &last);
-        span_add(del_pending, a);
+        timed_pass(&o, adm, 0, NULL, &last);
+        bench_span_add(del_pending, a);
         if (del_pending_counts == NULL)
             del_pending_counts = counts(&last);
         upsert_raycluster(c, &o, pending, 0, NULL);
         for (long k = 0; k < o.pods; k++)
             upsert_pod(c, &o, pending, k, NULL, NULL, "2");
-        timed_pass(adm, 0, NULL, NULL);
+        timed_pass(&o, adm, 0, NULL, NULL);
     }
     for (long r = 0; r < o.runs; r++) {
         /* A different running gang each run: the room it frees may admit another gang, which is carried out too. */
         while (run < o.gangs && !running[run])
             run++;
         if (run >= o.gangs)
-            die("not enough running gangs for the runs");
+            bench_die("not enough running gangs for the runs");
         char cluster[32];
         snprintf(cluster, sizeof(cluster), "rc-%06ld", run);
         struct cache_gang *g = cache_gang_get(c, "bench", cluster);
         if (g == NULL)
-            die("running gang not cached");
+            bench_die("running gang not cached");
         for (const struct cache_pod *p = g->pods; p != NULL; p = p->gang_next)
             fit_free(&fit, &o, p);
-        struct span a = span_start();
+        struct bench_span a = bench_span_start();
         delete_gang(c, &o, run);
-        timed_pass(adm, 0, NULL, &last);
-        span_add(del_running, a);
+        timed_pass(&o, adm, 0, NULL, &last);
+        bench_span_add(del_running, a);
         if (del_running_counts == NULL)
             del_running_counts = counts(&last);
         running[run] = 0;
         run++;
         carry_out(c, &o, &fit, &last, running);
-        timed_pass(adm, 0, NULL, NULL);
+        timed_pass(&o, adm, 0, NULL, NULL);
     }
     admit_result_finish(&last);
+    json_t *rebuild = o.devs != NULL ? admit_dra_rebuild(o.devs, o.runs) : json_null();
 
-    json_t *out =
-        json_pack("{s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s},s:o,s:o,s:f,s:f,s:f,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
-                  "config", "gangs", (json_int_t)o.gangs, "nodes", (json_int_t)o.nodes, "queues", (json_int_t)o.queues,
-                  "pods_per_gang", (json_int_t)o.pods, "runs", (json_int_t)o.runs, "gpus_per_worker", (json_int_t)o.gpus, "domains",
-                  (json_int_t)o.domains, "topology", o.required ? "required" : "none", "load_average_start", load_start,
-                  "load_average_end", loadavg(), "load_ms", load_ms, "load_pods_ms", load_pods_ms, "bytes_per_pod", bytes_per_pod,
-                  "bound_pods", (json_int_t)nbound, "full_pass_ms", full, "full_pass_counts", first_counts, "steady_full_pass_ms",
-                  steady, "steady_full_pass_counts", steady_counts, "pod_created_ms", created, "pod_created_pass_ms", created_pass,
-                  "pod_created_counts", created_counts, "pending_gang_deleted_ms", del_pending, "pending_gang_deleted_counts",
-                  del_pending_counts, "running_gang_deleted_ms", del_running, "running_gang_deleted_counts", del_running_counts);
-    print_result(out);
+    json_t *out = json_pack(
+        "{s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:b},s:o,s:o,s:f,s:f,s:f,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
+        "config", "gangs", (json_int_t)o.gangs, "nodes", (json_int_t)o.nodes, "queues", (json_int_t)o.queues, "pods_per_gang",
+        (json_int_t)o.pods, "runs", (json_int_t)o.runs, "gpus_per_worker", (json_int_t)o.gpus, "domains", (json_int_t)o.domains,
+        "topology", o.required ? "required" : "none", "dra", o.dra, "load_average_start", load_start, "load_average_end",
+        bench_loadavg(), "load_ms", load_ms, "load_pods_ms", load_pods_ms, "bytes_per_pod", bytes_per_pod, "bound_pods",
+        (json_int_t)nbound, "full_pass_ms", full, "full_pass_counts", first_counts, "steady_full_pass_ms", steady,
+        "steady_full_pass_counts", steady_counts, "pod_created_ms", created, "pod_created_pass_ms", created_pass,
+        "pod_created_counts", created_counts, "pending_gang_deleted_ms", del_pending, "pending_gang_deleted_counts",
+        del_pending_counts, "running_gang_deleted_ms", del_running, "running_gang_deleted_counts", del_running_counts,
+        "ledger_rebuild_ms", rebuild);
+    bench_print(out);
     free(running);
     fit_finish(&fit);
     admit_destroy(adm);
     cache_destroy(c);
+    admit_dra_destroy(o.devs);
     return 0;
 }

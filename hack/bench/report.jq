@@ -99,6 +99,20 @@ def ok(c): if c then "met" else "**not met**" end;
 "|---|---|---|",
 "| constrained full passes ≤ \($p.target_ratio)× unconstrained (pending; steady) | \([$p.passes[] | select(.gate) | "\(.ratio | r2)×"] | join("; ")) | \(ok($p.within))\(if $p.honoured then "" else " (no admitted gang was placed in one rack: the constraint was not honoured)" end) |",
 "") else empty end),
+(if .dra then (.dra as $p |
+"## 2c. DRA devices (in process)\n",
+"admit_bench: \($p.config.gangs | commas) gangs (a head, \($p.config.pods_per_gang - 1) workers of \($p.config.gpus_per_worker) GPUs, every third gang’s of \($p.config.gpus_per_worker * 2)) in \($p.config.queues) queues, \($p.config.nodes | commas) nodes of 8 GPUs; without devices: nvidia.com/gpu in the nodes’ allocatable and the containers’ requests; with: a ResourceSlice of 8 devices per node, a DeviceClass mapping them to nvidia.com/gpu, workers asking through ResourceClaimTemplates, bound workers’ claims allocated, each pass preceded by dracache_prepare. Thread CPU ms; load average \($p.load_average | join(" → ")).\n",
+"| pass | without devices | DRA devices | ratio |",
+"|---|---|---|---|",
+($p.passes[] as $x |
+	"| \($x.name) | \($p.none[$x.key].cpu | fig(r3)) | \($p.dra[$x.key].cpu | fig(r3)) | \($x.ratio | r2)× |"),
+"",
+"First pass: \($p.dra.full_pass_counts.admit) admit, \($p.dra.full_pass_counts.wait | to_entries | map("\(.value) \(.key)") | join(", ")) wait\(if $p.same_decisions then " (the same without devices)" else "; without devices: \($p.none.full_pass_counts.admit) admit (**the passes decided differently**)" end); \($p.dra.bound_pods | commas) pods bound after it.\n",
+"The ledger’s rebuild (dracache_prepare, thread CPU ms): after a ResourceSlice changed \($p.dra.ledger_rebuild_ms.slice_changed_prepare_ms.cpu | fig(r2)); after the DeviceClass changed (every pod and gang priced again too) \($p.dra.ledger_rebuild_ms.class_changed_prepare_ms.cpu | fig(r2)).\n",
+"| target | measured | |",
+"|---|---|---|",
+"| full passes with DRA devices ≤ \($p.target_ratio)× without (pending; steady) | \([$p.passes[] | select(.gate) | "\(.ratio | r2)×"] | join("; ")) | \(ok($p.within)) |",
+"") else empty end),
 (if .e2e then (.e2e as $e | targets.e2e as $t |
 "## 3. End to end on the local control plane\n",
 "\($e.setup.nodes) kwok nodes; \($e.setup.clusters) RayClusters × \($e.setup.pods_per_cluster) pods created at once into a queue with room for all; one gang of \($e.setup.gang_pods) pods.\n",

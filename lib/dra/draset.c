@@ -67,8 +67,9 @@ void draset_destroy(struct draset *s)
     if (s == NULL)
         return;
     draset_ledger_clear(s);
-    struct table_node *n;
-    while ((n = table_next(&s->objects, NULL)) != NULL) {
+    struct table_node *n, *next;
+    for (n = table_next(&s->objects, NULL); n != NULL; n = next) {
+        next = table_next(&s->objects, n);
         table_remove(&s->objects, n);
         object_free(TABLE_CONTAINER_OF(n, struct draset_object, by_key));
     }
@@ -167,20 +168,19 @@ static int object_parse(struct draset *s, struct draset_object *o, const json_t 
 }
 
 /*
- * What an event of kind's object (borrowed) changes. A claim kube-controller-manager made from a pod's template
- * (annotation resource.kubernetes.io/pod-claim-name) counts as its template does: its allocation moves the
- * nodes' devices, never what pods count as (a flood of such pods must not price every pod again).
+ * What an event of kind's object changes. A claim kube-controller-manager made from a pod's template (generated:
+ * annotation resource.kubernetes.io/pod-claim-name, as last seen for a deletion) counts as its template does: its
+ * allocation moves the nodes' devices, never what pods count as (a flood of such pods must not price every pod again).
  */
-static unsigned changed_bits(int kind, const json_t *obj)
+static unsigned changed_bits(int kind, int generated)
 {
-    const json_t *annotations = json_object_get(json_object_get(obj, "metadata"), "annotations");
     switch (kind) {
     case DRASET_CLASS:
         return DRASET_CHANGED_DEMAND | DRASET_CHANGED_NODES;
     case DRASET_SLICE:
         return DRASET_CHANGED_NODES;
     case DRASET_CLAIM:
-        if (json_object_get(annotations, DRASET_POD_CLAIM_ANNOTATION) != NULL)
+        if (generated)
             return DRASET_CHANGED_NODES;
         return DRASET_CHANGED_DEMAND | DRASET_CHANGED_NODES;
     default:
@@ -233,14 +233,17 @@ static void journal_claim(struct draset *s, char *const *old, size_t nold, const
 
 void draset_ledger_clear(struct draset *s)
 {
-    struct table_node *n;
-    while ((n = table_next(&s->devices, NULL)) != NULL) {
+    /* Each next taken before its node goes: table_next(t, NULL) scans from the first bucket, quadratic when emptying. */
+    struct table_node *n, *next;
+    for (n = table_next(&s->devices, NULL); n != NULL; n = next) {
+        next = table_next(&s->devices, n);
         table_remove(&s->devices, n);
         struct draset_device *d = TABLE_CONTAINER_OF(n, struct draset_device, by_key);
         free(d->key);
         free(d);
     }
-    while ((n = table_next(&s->nodes, NULL)) != NULL) {
+    for (n = table_next(&s->nodes, NULL); n != NULL; n = next) {
+        next = table_next(&s->nodes, n);
         table_remove(&s->nodes, n);
         struct draset_node *nd = TABLE_CONTAINER_OF(n, struct draset_node, by_name);
         free(nd->counts.total);
@@ -285,6 +288,9 @@ unsigned draset_record(struct draset *s, enum draset_kind kind, int deleted, con
     struct draset_object *o = deleted ? draset_find(s, kind, ns, name) : object_get(s, kind, ns, name);
     if (o == NULL)
         return 0;
+    const json_t *annotations = json_object_get(meta, "annotations");
+    int generated = deleted ? o->generated : json_object_get(annotations, DRASET_POD_CLAIM_ANNOTATION) != NULL;
+    o->generated = (uint8_t)generated;
     size_t nold = 0;
     char **old = take_alloc(o, &nold);
     object_clear(o);
@@ -299,7 +305,7 @@ unsigned draset_record(struct draset *s, enum draset_kind kind, int deleted, con
     } else {
         o->valid = 1;
     }
-    unsigned bits = changed_bits(kind, obj);
+    unsigned bits = changed_bits(kind, generated);
     if (kind == DRASET_CLAIM)
         journal_claim(s, old, nold, deleted ? NULL : o);
     else if (bits & DRASET_CHANGED_NODES)

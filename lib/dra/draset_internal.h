@@ -47,6 +47,7 @@ struct draset_object {
     char **alloc;                /* DRASET_CLAIM: owned keys of the devices status.allocation holds */
     size_t nalloc;
     uint8_t allocated; /* DRASET_CLAIM: status.allocation is set */
+    uint8_t generated; /* DRASET_CLAIM: made from a pod's template (DRASET_POD_CLAIM_ANNOTATION), as last seen */
 };
 
 /* A device of a counted slice. */

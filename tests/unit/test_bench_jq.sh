@@ -5,13 +5,16 @@
 # - hack/bench/topology_summary.jq on topology-summary/input.json must give
 #   topology-summary/expected.json (medians 40, 30, 0.25, 25 unconstrained and
 #   60, 75, 0.5, 100 constrained: ratios 1.5, 2.5, 2, 4, the steady pass over 2x);
+# - hack/bench/dra_summary.jq on dra-summary/input.json (a small real run) must give
+#   dra-summary/expected.json (its output when written, checked by hand);
 # - hack/bench/dispatch_summary.jq on dispatch-summary/input.json must give
 #   dispatch-summary/expected.json (medians 4.0 and 1.6: overhead 2.4 s, 2.5x);
 # - hack/bench/report.jq on report/results.json must print report/report.md exactly
 #   (a real run's results and the report it produced, targets met and not met),
 #   and on report/topology-results.json (the topology part alone) report/topology-report.md,
 #   on report/scan-results.json (the eviction scan and the cache's memory alone) report/scan-report.md,
-#   on report/dispatch-results.json (the dispatch part alone) report/dispatch-report.md.
+#   on report/dispatch-results.json (the dispatch part alone) report/dispatch-report.md,
+#   on report/dra-results.json (the dra part alone) report/dra-report.md.
 # usage: test_bench_jq.sh SOURCE_ROOT
 set -u
 root="$1"
@@ -39,6 +42,7 @@ summary() {
 summary e2e
 summary topology
 summary dispatch
+summary dra
 
 if ! diff -u "$fx/report/report.md" <(jq -r -f "$root/hack/bench/report.jq" "$fx/report/results.json"); then
 	echo "FAIL: report.jq on report/results.json differs from report/report.md (above)"
@@ -56,5 +60,9 @@ if ! diff -u "$fx/report/dispatch-report.md" <(jq -r -f "$root/hack/bench/report
 	echo "FAIL: report.jq on report/dispatch-results.json differs from report/dispatch-report.md (above)"
 	failed=1
 fi
-[[ "$failed" == 0 ]] && echo "e2e_summary.jq, topology_summary.jq, dispatch_summary.jq and report.jq: as expected"
+if ! diff -u "$fx/report/dra-report.md" <(jq -r -f "$root/hack/bench/report.jq" "$fx/report/dra-results.json"); then
+	echo "FAIL: report.jq on report/dra-results.json differs from report/dra-report.md (above)"
+	failed=1
+fi
+[[ "$failed" == 0 ]] && echo "e2e_summary.jq, topology_summary.jq, dispatch_summary.jq, dra_summary.jq and report.jq: as expected"
 exit "$failed"

@@ -266,6 +266,21 @@ static void test_ledger(void **state)
     ledger_prepare(w.s);
     assert_int_equal(ledger_free(w.s, &n1, (size_t)r, NULL), 3);
     assert_int_equal(draset_claim_allocated(w.s, "x", "c"), 1);
+    /* A claim made from a pod's template moves the ledger only, also when its deletion carries no annotations. */
+    uint64_t gen = draset_demand_generation(w.s);
+    assert_int_equal(record(w.c, DRASET_CLAIM, 0,
+                            "{\"metadata\":{\"name\":\"p-gpu\",\"namespace\":\"x\",\"annotations\":{"
+                            "\"resource.kubernetes.io/pod-claim-name\":\"gpu\"}},\"spec\":{\"devices\":{\"requests\":[{"
+                            "\"name\":\"g\",\"exactly\":{\"deviceClassName\":\"gpu.example.com\"}}]}},\"status\":{"
+                            "\"allocation\":{\"devices\":{\"results\":[{\"driver\":\"gpu.example.com\",\"pool\":\"n1\","
+                            "\"device\":\"gpu-0\"}]}}}}"),
+                     DRASET_CHANGED_NODES);
+    ledger_prepare(w.s);
+    assert_int_equal(ledger_free(w.s, &n1, (size_t)r, NULL), 2);
+    assert_int_equal(record(w.c, DRASET_CLAIM, 1, "{\"metadata\":{\"name\":\"p-gpu\",\"namespace\":\"x\"}}"), DRASET_CHANGED_NODES);
+    assert_int_equal(draset_demand_generation(w.s), gen);
+    ledger_prepare(w.s);
+    assert_int_equal(ledger_free(w.s, &n1, (size_t)r, NULL), 3);
     world_finish(&w);
 }
 

@@ -71,7 +71,15 @@ struct fit {
     size_t nn;
     int stale;          /* nodes is to be built again (fit_nodes_changed) */
     uint64_t nodes_gen; /* bumped by every build of nodes */
-    uint32_t *touched;  /* nodes whose free room changed this pass, in order, repeats kept (fit_touched) */
+    /* The nodes' free DRA devices (device_room), kept while neither the ledger nor the nodes change: nn x ndev, -1 where
+       the node advertises the resource itself; and the resource ids they are for. */
+    int64_t *dev_free;
+    uint32_t *dev_ids;
+    size_t ndev;
+    uint64_t dev_ledger_gen, dev_nodes_gen;
+    uint32_t dev_nresources; /* the resource names known then: a device resource a pod names later is surveyed then */
+    int dev_valid;
+    uint32_t *touched; /* nodes whose free room changed this pass, in order, repeats kept (fit_touched) */
     size_t ntouched, captouched;
     void *buf[4]; /* free room, free pods, trees, sort weights */
     size_t cap[4];
@@ -681,6 +689,8 @@ void fit_destroy(struct fit *f)
         free(f->buf[i]);
     free(f->nodes);
     free(f->touched);
+    free(f->dev_free);
+    free(f->dev_ids);
     free(f);
 }
 
@@ -735,24 +745,52 @@ static int allocatable_has(const struct cache_node *n, uint32_t id)
     return 0;
 }
 
+/* The nodes' free DRA devices (ledger.h) again, into f->dev_free: the ledger or the nodes changed. */
+static void device_survey(struct fit *f)
+{
+    const char *const *names;
+    size_t nr = draset_resources(f->c->dra, &names);
+    f->dev_ids = util_realloc(f->dev_ids, (nr > 0 ? nr : 1) * sizeof(*f->dev_ids));
+    f->ndev = 0;
+    for (size_t r = 0; r < nr; r++) {
+        uint32_t id = find_resource(f->c, names[r]);
+        if (id != UINT32_MAX)
+            f->dev_ids[f->ndev++] = id; /* else no pod or queue names it */
+    }
+    f->dev_free = util_realloc(f->dev_free, (f->nn * f->ndev > 0 ? f->nn * f->ndev : 1) * sizeof(*f->dev_free));
+    for (size_t k = 0; k < f->ndev; k++) {
+        size_t r = (size_t)draset_resource_index(f->c->dra, f->c->shapes.resource_names[f->dev_ids[k]]);
+        for (size_t i = 0; i < f->nn; i++) {
+            const struct cache_node *n = f->nodes[i];
+            struct ledger_node ln = {.name = n->name, .label = ledger_label, .node = n};
+            f->dev_free[i * f->ndev + k] = allocatable_has(n, f->dev_ids[k]) ? -1 : ledger_free(f->c->dra, &ln, r, NULL);
+        }
+    }
+    f->dev_ledger_gen = ledger_generation(f->c->dra);
+    f->dev_nodes_gen = f->nodes_gen;
+    f->dev_nresources = f->c->shapes.nresources;
+    f->dev_valid = 1;
+}
+
 /*
  * DRA devices (ledger.h): the free room of a device resource on a node that does not advertise it is the
- * ledger's free devices there, which already leave out those of bound pods (their claims hold them).
+ * ledger's free devices there, which already leave out those of bound pods (their claims hold them). Surveyed
+ * once per change of the ledger or the nodes, not per pass.
  */
 static void device_room(struct fit *f)
 {
-    const char *const *names;
-    size_t nr = f->c->dra != NULL ? draset_resources(f->c->dra, &names) : 0;
-    for (size_t r = 0; r < nr; r++) {
-        uint32_t id = find_resource(f->c, names[r]);
-        if (id == UINT32_MAX || id >= f->nres)
-            continue; /* no pod or queue names it */
+    if (f->c->dra == NULL)
+        return;
+    if (!f->dev_valid || f->dev_ledger_gen != ledger_generation(f->c->dra) || f->dev_nodes_gen != f->nodes_gen ||
+        f->dev_nresources != f->c->shapes.nresources)
+        device_survey(f);
+    for (size_t k = 0; k < f->ndev; k++) {
+        if (f->dev_ids[k] >= f->nres)
+            continue;
         for (size_t i = 0; i < f->nn; i++) {
-            const struct cache_node *n = f->nodes[i];
-            if (allocatable_has(n, id))
-                continue;
-            struct ledger_node ln = {.name = n->name, .label = ledger_label, .node = n};
-            f->free[i * f->nres + id] = ledger_free(f->c->dra, &ln, r, NULL);
+            int64_t v = f->dev_free[i * f->ndev + k];
+            if (v >= 0)
+                f->free[i * f->nres + f->dev_ids[k]] = v;
         }
     }
 }
