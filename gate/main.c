@@ -264,7 +264,7 @@ int main(int argc, char **argv)
         .log_level = LOG_LEVEL_INFO,
         .preemption = 1, /* issue 13: on unless --preemption=false */
         .early = 0,      /* issue 26: off unless --early-admission (docs/benchmarks.md: slower on a 2-core control plane) */
-        .native_gang = NATIVE_AUTO, /* where scheduling.k8s.io/v1beta1 podgroups are served (docs/native-gang.md) */
+        .native_gang = NATIVE_OFF, /* opt-in: docs/native-gang.md, "Why the step is opt-in" */
     };
     evict_config_default(&f.evict);
     int rc = parse_flags(argc, argv, &f);

@@ -69,7 +69,11 @@ show kubectl get pods -n "$NS" -o wide
 native=0
 if kubectl get --raw /apis/scheduling.k8s.io/v1beta1 2>/dev/null | grep -q '"podgroups"'; then
 	native=1
-	narrate "This Kubernetes ($K8S_VERSION) has its own gang scheduling (scheduling.k8s.io/v1beta1): raygate's webhook and gate hand it the last step by default (--native-gang auto: docs/native-gang.md)"
+	narrate "This Kubernetes ($K8S_VERSION) has its own gang scheduling (scheduling.k8s.io/v1beta1): raygate's webhook and gate are restarted with --native-gang on, to hand it the last step (docs/native-gang.md)"
+	"$here/cluster.sh" restart raygate-webhook --native-gang on >/dev/null
+	"$here/cluster.sh" stop raygate-gate
+	"$here/cluster.sh" start-gate --native-gang on >/dev/null
+	wait_until 20 "raygate's webhook" curl -sf --max-time 2 --cacert "$STATE/raygate-certs/ca.crt" "https://127.0.0.1:$WEBHOOK_PORT/readyz"
 fi
 
 narrate "Gang admission, as in the KubeRay + Volcano guide. First a queue with room for 4 CPUs and 6Gi:"

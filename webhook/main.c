@@ -187,7 +187,7 @@ int main(int argc, char **argv)
         .shutdown_delay_ms = 0,
         .shutdown_timeout_ms = 10 * FLAGS_SECOND,
         .log_level = LOG_LEVEL_INFO,
-        .native_gang = NATIVEPROBE_AUTO, /* where scheduling.k8s.io/v1beta1 podgroups are served (docs/native-gang.md) */
+        .native_gang = NATIVEPROBE_OFF, /* opt-in: docs/native-gang.md, "Why the step is opt-in" */
     };
     int rc = parse_flags(argc, argv, &f);
     if (rc >= 0)

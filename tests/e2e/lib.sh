@@ -617,7 +617,7 @@ wait_texts() { { pod_events "$(head_pod "$1")"; pg_message "ray-$1-pg"; } | sort
 # native_api: the cluster serves Kubernetes' own gang scheduling (scheduling.k8s.io/v1beta1 PodGroups: docs/native-gang.md)
 native_api() { kc get --raw /apis/scheduling.k8s.io/v1beta1 2>/dev/null | jq -e '.resources[] | select(.name == "podgroups")' >/dev/null; }
 # native_step MODE: raygate's webhook and gate restarted with --native-gang MODE (on, off, auto); the test's exit
-# restores both as the cluster started them, with no flag (auto, the default: docs/native-gang.md)
+# restores both as the cluster started them (the step is opt-in: docs/native-gang.md)
 native_step() {
 	"$ROOT/hack/cluster.sh" restart raygate-webhook --native-gang "$1" >/dev/null
 	wait_until 20 "the webhook back" webhook_ready || fail "the webhook did not restart with --native-gang $1"

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Issue 35: Kubernetes' own gang scheduling as the last step
 # (docs/native-gang.md), on a cluster that serves it (hack/cluster.sh up
-# --native-gang), with the webhook's and the gate's default (--native-gang
-# auto: no flag):
+# --native-gang):
 # 1. every pod of an admitted gang names its group in spec.schedulingGroup,
 #    and its Workload and PodGroup (minCount = minMember, owned by the
 #    RayCluster) existed before the first gate was lifted: a watch of both,
@@ -11,8 +10,7 @@
 # 2. autoscaling: the PodGroup's minCount follows minReplicas up (before the
 #    new member's gate goes) and down;
 # 3. the gate controller killed between the PodGroup write and the ungating
-#    (--test-fault-exit-after-native) finishes the gang after its restart
-#    (restarted with --native-gang on: on works as auto does);
+#    (--test-fault-exit-after-native) finishes the gang after its restart;
 # 4. pods that already name a group of their own (as KubeRay's own
 #    kubernetes-was backend makes them; here the legacy operator's stand-in
 #    makes them so): raygate gates and admits the gang, and writes no
@@ -20,6 +18,7 @@
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 native_api || fail "this cluster does not serve scheduling.k8s.io/v1beta1 podgroups (hack/cluster.sh up --native-gang)"
+native_step on
 Q="native-$(e2e_uid)"
 make_queue "$Q" 12 24Gi
 inv_start --grace 30
@@ -35,9 +34,7 @@ watch_into() {
 }
 native_minc() { kc get podgroups.scheduling.k8s.io -n "$NS" "ray-$1-pg" -o jsonpath='{.spec.schedulingPolicy.gang.minCount}' 2>/dev/null; }
 
-# ---- 1. the group named, and written before the first gate went (no --native-gang flag given: auto)
-grep -q -- --native-gang "$STATE/pids/raygate-gate.args" "$STATE/pids/raygate-webhook.args" && fail "a --native-gang flag given"
-
+# ---- 1. the group named, and written before the first gate went
 rv="$(api "/api/v1/namespaces/$NS/pods?limit=1" | jq -r .metadata.resourceVersion)"
 watch_into "/api/v1/namespaces/$NS/pods?watch=1&resourceVersion=$rv" "$E2E_TMP/pods.json"
 watch_into "/apis/scheduling.k8s.io/v1beta1/namespaces/$NS/podgroups?watch=1&resourceVersion=$rv" "$E2E_TMP/pgs.json"
@@ -75,7 +72,6 @@ eventually 60 "one's PodGroup deleted with its RayCluster (garbage collector)" _
 
 # ---- 3. the gate dies between the PodGroup write and the ungating
 "$ROOT/hack/cluster.sh" stop raygate-gate
-e2e_on_exit restore_gate
 "$ROOT/hack/cluster.sh" start-gate --native-gang on --test-fault-exit-after-native
 raycluster two queue="$Q" workers=2 | kc apply -n "$NS" -f - >/dev/null
 gate_down() { ! gate_running; }

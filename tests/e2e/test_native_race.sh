@@ -20,7 +20,7 @@
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 native_api || fail "this cluster does not serve scheduling.k8s.io/v1beta1 podgroups (hack/cluster.sh up --native-gang)"
-# The step is on by default (--native-gang auto) where the API is served: no flag until part 1's contrast.
+native_step on
 U="$(e2e_uid)"
 SEL="e2e.raygate.io/native=$U"
 for n in a b; do "$ROOT/hack/cluster.sh" add-node "native-$U-$n" --label e2e.raygate.io/added=true --label "$SEL"; done

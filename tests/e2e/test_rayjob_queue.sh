@@ -13,7 +13,7 @@
 #   waits and its PodGroup says why.
 # - Each job has one PodGroup, ray-<rayjob>-pg, owned by the RayJob; none is
 #   named after the RayCluster KubeRay made for it.
-# - Where the native API is served (the step on by default): the cluster's pods
+# - Where the native API is served and the step is on: the cluster's pods
 #   name one native PodGroup whose minCount is their number; the submitter none.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
@@ -57,8 +57,9 @@ assert_eq "ray-job-a-pg's minMember and minResources" '3 {"cpu":"3500m","memory"
 eventually 20 "ray-job-a-pg phase Running" is kc get podgroups.scheduling.volcano.sh -n "$NS" ray-job-a-pg -o 'jsonpath={.status.phase}' Running
 kc get podgroups.scheduling.volcano.sh -n "$NS" "ray-$CA-pg" >/dev/null 2>&1 && fail "a PodGroup ray-$CA-pg exists for job-a's RayCluster"
 pass "no PodGroup named after job-a's RayCluster $CA"
-if native_api; then
-	# The native step (on by default where served): the cluster's pods name one group, whose minCount counts them;
+if native_api && curl -sf --max-time 2 --cacert "$STATE/raygate-certs/ca.crt" "https://127.0.0.1:$WEBHOOK_PORT/metrics" |
+	grep -q '^raygate_webhook_native_gang 1$'; then
+	# The native step (where served, when on: --native-gang): the cluster's pods name one group, whose minCount counts them;
 	# the submitter, no member, names none.
 	named="$(kc get pods -n "$NS" -l "ray.io/cluster=$CA" -o json |
 		jq -r '[.items[].spec.schedulingGroup.podGroupName // "-"] | group_by(.) | map("\(.[0]) \(length)") | join(",")')"

@@ -83,6 +83,9 @@ def pod_patch(wh):
     """The JSON Patch the webhook answers to fixtures/admission/pod-create.json's Pod CREATE (a list)."""
     with open(os.path.join(fixtures, "admission", "pod-create.json")) as f:
         review = json.load(f)["review"]
+    # A gang member: its template carries the mark the RayCluster's mutation writes (docs/native-gang.md).
+    meta = review["request"]["object"]["metadata"]
+    meta.setdefault("annotations", {})["raygate.io/gang-member"] = "true"
     req = urllib.request.Request(wh.url("/mutate"), data=json.dumps(review).encode(), method="POST",
                                  headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=10, context=wh.ssl_context()) as r:
@@ -106,7 +109,7 @@ def check(name, args, want_on, want_log, api=None):
         fail("%s: raygate_webhook_native_gang is %s, want %d" % (name, on, want_on))
     if want_on and group != [{"podGroupName": "ray-c1-pg"}]:
         fail("%s: the patch %s does not name ray-c1-pg in /spec/schedulingGroup" % (name, patch))
-    if not want_on and paths != ["/spec/schedulingGates", "/metadata/annotations"]:
+    if not want_on and paths != ["/spec/schedulingGates", "/metadata/annotations/scheduling.k8s.io~1group-name"]:
         fail("%s: the patch %s is not the gate and the annotation alone" % (name, patch))
     lines = [line for line in text.splitlines() if "native gang step" in line]
     if len(lines) != 1 or want_log not in lines[0]:

@@ -174,10 +174,10 @@ def run(helm, chart, manifest_docs, check):
     r = refused(helm, chart, {"gate.preemption": "no"}, "gate.preemption must be true or false")
     expect(r is None, str(r))
 
-    # nativeGang: auto by default (no flag, as in manifests/: the programs' default); on and off go to both.
+    # nativeGang: off by default (no flag, as in manifests/: the programs' default); on and auto go to both.
     for name in ("Deployment/raygate-gate", "Deployment/raygate-webhook"):
         expect("--native-gang" not in container(render(helm, chart), name)["args"], "the default render passes --native-gang")
-    for mode in ("on", "off"):
+    for mode in ("on", "auto"):
         docs = render(helm, chart, {"nativeGang": mode})
         for name in ("Deployment/raygate-gate", "Deployment/raygate-webhook"):
             args = container(docs, name)["args"]

@@ -64,12 +64,14 @@ podAntiAffinity:
 
 {{/*
 The --native-gang flag of both programs from .Values.nativeGang, as a JSON list:
-none for auto (their default), else the flag and the mode; another value fails.
+none for off (their default), else the flag and the mode; another value fails.
 */}}
 {{- define "raygate.nativeGangArgs" -}}
 {{- $m := toString .Values.nativeGang -}}
+{{- /* YAML reads an unquoted off or on as a boolean */ -}}
+{{- $m = get (dict "false" "off" "true" "on") $m | default $m -}}
 {{- if not (has $m (list "auto" "on" "off")) -}}
 {{- fail (printf "nativeGang must be auto, on or off, not %q" $m) -}}
 {{- end -}}
-{{- if eq $m "auto" }}[]{{ else }}{{ list "--native-gang" $m | toJson }}{{ end -}}
+{{- if eq $m "off" }}[]{{ else }}{{ list "--native-gang" $m | toJson }}{{ end -}}
 {{- end }}
