@@ -11,6 +11,7 @@
 #include "legacy.h"
 #include "mutate.h"
 #include "names.h"
+#include "hypercheck.h"
 #include "queuecheck.h"
 #include "rayjob.h"
 #include "topology.h"
@@ -114,7 +115,7 @@ static json_t *parse_review(const char *body, size_t len, struct error *err)
 }
 
 /* Which decision a request needs. */
-enum target { TARGET_NONE, TARGET_RAYCLUSTER, TARGET_RAYJOB, TARGET_RAYSERVICE, TARGET_POD, TARGET_QUEUE };
+enum target { TARGET_NONE, TARGET_RAYCLUSTER, TARGET_RAYJOB, TARGET_RAYSERVICE, TARGET_POD, TARGET_QUEUE, TARGET_HYPERNODE };
 
 /* The decision request (borrowed) needs (TARGET_NONE: allowed as it is); sets info's kind and operation. */
 static enum target classify(const json_t *request, struct admission_info *info)
@@ -134,12 +135,15 @@ static enum target classify(const json_t *request, struct admission_info *info)
     int is_pod = string_is(kind, "group", "") && string_is(kind, "version", "v1") && string_is(kind, "kind", "Pod");
     int is_queue = string_is(kind, "group", "scheduling.volcano.sh") && string_is(kind, "version", "v1beta1") &&
                    string_is(kind, "kind", "Queue");
+    int is_hypernode = string_is(kind, "group", "topology.volcano.sh") && string_is(kind, "version", "v1alpha1") &&
+                       string_is(kind, "kind", "HyperNode");
     info->operation = operation_name(op);
     info->kind = is_raycluster   ? "RayCluster"
                  : is_rayjob     ? "RayJob"
                  : is_rayservice ? "RayService"
                  : is_pod        ? "Pod"
                  : is_queue      ? "Queue"
+                 : is_hypernode  ? "HyperNode"
                                  : "other";
 
     if (whole && (is_raycluster || is_rayjob || is_rayservice) && (create || update))
@@ -148,6 +152,8 @@ static enum target classify(const json_t *request, struct admission_info *info)
         return TARGET_POD;
     if (whole && is_queue)
         return TARGET_QUEUE;
+    if (whole && is_hypernode && (create || update))
+        return TARGET_HYPERNODE;
     return TARGET_NONE;
 }
 
@@ -283,6 +289,8 @@ static int handle(const char *body, size_t len, const struct queuecheck_set *que
         denied = decide_dispatch(target, request, object, queues != NULL ? queues : &unknown_queues, &result, &merr);
     } else if (target == TARGET_QUEUE) {
         denied = decide_queue(request, queues != NULL ? queues : &unknown_queues, &result, info, &merr);
+    } else if (target == TARGET_HYPERNODE) {
+        denied = hypercheck_validate(json_object_get(request, "object"), &merr) != 0; /* the gate's parser's verdict, now */
     } else if (target != TARGET_NONE) {
         json_t *object = json_object_get(request, "object");
         if (!json_is_object(object)) {

@@ -11,7 +11,8 @@
  * RayJob, RayService or legacy RayCluster whose queue label names a queue with
  * children is denied, and so is a queued one whose topology request is invalid
  * (topology.h; an UPDATE of one that was invalid already is allowed with a
- * warning); Queue CREATE, UPDATE and DELETE are validated (queuecheck.h).
+ * warning); Queue CREATE, UPDATE and DELETE are validated (queuecheck.h),
+ * and HyperNode CREATE and UPDATE (hypercheck.h).
  */
 #ifndef RAYGATE_ADMISSION_H
 #define RAYGATE_ADMISSION_H
@@ -40,7 +41,7 @@
 
 /* What was decided, for metrics and logs. Strings are static. */
 struct admission_info {
-    const char *kind;      /* "RayCluster", "RayJob", "RayService", "Pod", "Queue" or "other" */
+    const char *kind;      /* "RayCluster", "RayJob", "RayService", "Pod", "Queue", "HyperNode" or "other" */
     const char *operation; /* "CREATE", "UPDATE", ... or "unknown" */
     const char *result;    /* "patched", "allowed", "denied" or "error" */
     struct error denial;   /* result "denied": why (the answer's status.message) */

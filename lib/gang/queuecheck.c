@@ -7,8 +7,12 @@
 #include <string.h>
 
 #include "names.h"
+#include "queuespec.h"
 #include "queuetree.h"
 #include "util.h"
+
+/* Room for "parent queue <name>" in a message. */
+#define WHO_MAX 300
 
 /* ---- the set ---- */
 
@@ -22,6 +26,7 @@ static void queue_finish(struct queuecheck_queue *q)
     free(q->name);
     free(q->parent);
     resources_finish(&q->capability);
+    resources_finish(&q->guarantee);
 }
 
 void queuecheck_set_clear(struct queuecheck_set *s)
@@ -79,6 +84,14 @@ static void spec_capability(const json_t *queue, struct resources *out)
         resources_finish(out);
 }
 
+/* spec.guarantee.resource into out (initialised); one that does not parse is left empty. */
+static void spec_guarantee(const json_t *queue, struct resources *out)
+{
+    const json_t *g = json_object_get(json_object_get(json_object_get(queue, "spec"), "guarantee"), "resource");
+    if (resources_parse(out, g, "spec.guarantee.resource", 0, NULL) != 0)
+        resources_finish(out);
+}
+
 /* Whether queue names workers in raygate.io/dispatch-to (its syntax is the dispatcher's to check: dispatchpick.h). */
 static int has_dispatch_to(const json_t *queue)
 {
@@ -88,6 +101,37 @@ static int has_dispatch_to(const json_t *queue)
         if (*to != ' ' && *to != ',')
             return 1;
     return 0;
+}
+
+/*
+ * Whether the Queue's own status (borrowed) says it holds gangs: the first of
+ * status.running, status.inqueue and a non-zero status.allocated, as the gate
+ * controller writes them, worded into buf ("status.running 2"); else "".
+ */
+static int held_text(const json_t *queue, char *buf, size_t size)
+{
+    const json_t *status = json_object_get(queue, "status");
+    static const char *const counts[] = {"running", "inqueue"};
+    buf[0] = '\0';
+    for (size_t i = 0; i < 2; i++) {
+        json_int_t n = json_integer_value(json_object_get(status, counts[i]));
+        if (n > 0) {
+            util_format(buf, size, "status.%s %" JSON_INTEGER_FORMAT, counts[i], n);
+            return 1;
+        }
+    }
+    struct resources alloc;
+    resources_init(&alloc);
+    if (resources_parse(&alloc, json_object_get(status, "allocated"), "status.allocated", 0, NULL) == 0) {
+        for (size_t r = 0; r < alloc.len && buf[0] == '\0'; r++) {
+            char q[QUANTITY_FORMAT_MAX];
+            quantity_format(&alloc.items[r].quantity, resources_unit(alloc.items[r].name), q, sizeof(q));
+            if (alloc.items[r].quantity.value != 0)
+                util_format(buf, size, "status.allocated.%s %s", alloc.items[r].name, q);
+        }
+    }
+    resources_finish(&alloc);
+    return buf[0] != '\0';
 }
 
 int queuecheck_set_put(struct queuecheck_set *s, const json_t *queue)
@@ -112,6 +156,9 @@ int queuecheck_set_put(struct queuecheck_set *s, const json_t *queue)
     q->parent = parent != NULL ? util_strdup(parent) : NULL;
     resources_init(&q->capability);
     spec_capability(queue, &q->capability);
+    resources_init(&q->guarantee);
+    spec_guarantee(queue, &q->guarantee);
+    held_text(queue, q->held, sizeof(q->held));
     q->dispatching = has_dispatch_to(queue);
     return 0;
 }
@@ -133,6 +180,8 @@ struct view {
     struct queuetree_in *in;
     struct queuetree_node *out;
     const struct resources **cap; /* each queue's capability (borrowed) */
+    const struct resources **gua; /* each queue's guarantee (borrowed) */
+    const char **held;            /* each queue's held text (borrowed; "" for the queue admitted) */
     size_t n, root_first;
 };
 
@@ -141,20 +190,26 @@ struct view {
  * (borrowed): replaced when present, else added last. view_finish releases it.
  */
 static void view_build(struct view *v, const struct queuecheck_set *s, const char *name, const char *parent,
-                       const struct resources *cap)
+                       const struct resources *cap, const struct resources *gua)
 {
     v->in = util_calloc(s->len + 1, sizeof(*v->in));
     v->out = util_calloc(s->len + 1, sizeof(*v->out));
     v->cap = util_calloc(s->len + 1, sizeof(*v->cap));
+    v->gua = util_calloc(s->len + 1, sizeof(*v->gua));
+    v->held = util_calloc(s->len + 1, sizeof(*v->held));
     v->n = 0;
     for (size_t i = 0; i < s->len; i++) {
         const struct queuecheck_queue *q = &s->items[i];
         int mine = name != NULL && strcmp(q->name, name) == 0;
         v->in[v->n] = (struct queuetree_in){q->name, mine ? parent : q->parent, 1};
+        v->gua[v->n] = mine ? gua : &q->guarantee;
+        v->held[v->n] = q->held;
         v->cap[v->n++] = mine ? cap : &q->capability;
     }
     if (name != NULL && queuecheck_set_get(s, name) == NULL) {
         v->in[v->n] = (struct queuetree_in){name, parent, 1};
+        v->gua[v->n] = gua;
+        v->held[v->n] = "";
         v->cap[v->n++] = cap;
     }
     queuetree_build(v->in, v->n, v->out, &v->root_first);
@@ -165,6 +220,8 @@ static void view_finish(struct view *v)
     free(v->in);
     free(v->out);
     free(v->cap);
+    free(v->gua);
+    free(v->held);
 }
 
 /* The first child of the queue named name (QUEUETREE_ROOT: none, or no such queue); "root" is the root. */
@@ -213,7 +270,7 @@ enum queuecheck_verdict queuecheck_gang(const struct queuecheck_set *s, const js
     if (!s->synced)
         return QUEUECHECK_UNKNOWN;
     struct view v;
-    view_build(&v, s, NULL, NULL, NULL);
+    view_build(&v, s, NULL, NULL, NULL, NULL);
     size_t first = first_child(&v, queue);
     enum queuecheck_verdict verdict = QUEUECHECK_ALLOWED;
     if (first != QUEUETREE_ROOT) {
@@ -303,6 +360,111 @@ static int same_parent(const char *a, const char *b)
     return strcmp(a, b) == 0;
 }
 
+/* The sum of the guarantees of the children from first on, into sum (initialised); -1 on overflow. */
+static int children_guarantee(const struct view *v, size_t first, struct resources *sum)
+{
+    for (size_t c = first; c != QUEUETREE_ROOT; c = v->out[c].next_sibling) {
+        if (v->gua[c] != NULL && resources_add_scaled(sum, v->gua[c], 1, NULL) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Whether the children of p (first on) guarantee more than p: err says so, prefixed by who. */
+static int over_guarantee(const struct view *v, size_t p, const char *who, struct error *err)
+{
+    struct resources sum;
+    resources_init(&sum);
+    struct queuespec_problem prob = {.rule = QUEUESPEC_CHILDREN_GUARANTEE};
+    static const struct resources none = {0};
+    int over = 0;
+    if (children_guarantee(v, v->out[p].first_child, &sum) != 0) {
+        error_setf(err, "spec.guarantee.resource: %s validation failed: the children's guarantees overflow", who);
+        over = 1;
+    } else if (queuespec_over_guarantee(&sum, v->gua[p] != NULL ? v->gua[p] : &none, &prob)) {
+        char text[sizeof(err->message)];
+        queuespec_text(&prob, text, sizeof(text));
+        error_setf(err, "%s validation failed: %s", who, text);
+        over = 1;
+    }
+    resources_finish(&sum);
+    return over;
+}
+
+/*
+ * The rules of queue i's place in the tree v (queuespec.h), for a write whose
+ * parent or guarantee changed (changed) or whose parent changed (new_parent):
+ * a new parent that holds gangs and has no other child, the siblings'
+ * guarantees above the parent's, its own guarantee below its children's.
+ */
+static int tree_rules(const struct view *v, size_t i, int new_parent, int changed, struct error *err)
+{
+    size_t p = v->out[i].parent;
+    char who[WHO_MAX];
+    if (new_parent && p != QUEUETREE_ROOT && v->out[p].nchildren == 1 && v->held[p][0] != '\0') {
+        error_setf(err,
+                   "spec.parent: queue %s cannot be the parent queue of queue %s because it has allocated Pods (%s): "
+                   "only leaf queues hold gangs",
+                   v->in[p].name, v->in[i].name, v->held[p]);
+        return 1;
+    }
+    if (!changed)
+        return 0;
+    if (p != QUEUETREE_ROOT) {
+        util_format(who, sizeof(who), "parent queue %s", v->in[p].name);
+        if (over_guarantee(v, p, who, err))
+            return 1;
+    }
+    util_format(who, sizeof(who), "queue %s", v->in[i].name);
+    return v->out[i].first_child != QUEUETREE_ROOT && over_guarantee(v, i, who, err);
+}
+
+/* Whether the two Queues' spec.guarantee differ (either may be NULL). */
+static int guarantee_changed(const json_t *object, const json_t *old)
+{
+    if (old == NULL)
+        return 1;
+    const json_t *a = json_object_get(json_object_get(object, "spec"), "guarantee");
+    const json_t *b = json_object_get(json_object_get(old, "spec"), "guarantee");
+    return a == NULL || b == NULL ? a != b : !json_equal(a, b);
+}
+
+/* The tree's checks of a CREATE or UPDATE of the Queue name (object and old borrowed) against the synced set. */
+static enum queuecheck_verdict check_tree(const struct queuecheck_set *s, const char *name, const json_t *object, const json_t *old,
+                                          int check_parent, json_t **warnings, struct error *err)
+{
+    const char *parent = spec_parent(object);
+    int is_root = strcmp(name, QUEUETREE_ROOT_NAME) == 0;
+    struct resources cap, gua;
+    resources_init(&cap);
+    resources_init(&gua);
+    spec_capability(object, &cap);
+    spec_guarantee(object, &gua);
+    struct view v;
+    view_build(&v, s, name, is_root ? NULL : parent, &cap, &gua);
+    size_t i = queuetree_find(v.in, v.n, name);
+    int new_parent = old == NULL || !same_parent(parent, spec_parent(old));
+    enum queuecheck_verdict verdict = QUEUECHECK_ALLOWED;
+    if (check_parent && v.out[i].state == QUEUETREE_MISSING_PARENT) {
+        error_setf(err, "spec.parent: parent queue %s does not exist", parent);
+        verdict = QUEUECHECK_DENIED;
+    } else if (check_parent && v.out[i].state == QUEUETREE_CYCLE) {
+        char cycle[240];
+        cycle_text(&v, i, cycle, sizeof(cycle));
+        error_setf(err, "spec.parent: parent %s makes a cycle: %s", parent, cycle);
+        verdict = QUEUECHECK_DENIED;
+    } else if (!is_root && v.out[i].state == QUEUETREE_OK &&
+               tree_rules(&v, i, new_parent, new_parent || guarantee_changed(object, old), err)) {
+        verdict = QUEUECHECK_DENIED;
+    } else {
+        capability_warnings(&v, i, warnings);
+    }
+    view_finish(&v);
+    resources_finish(&cap);
+    resources_finish(&gua);
+    return verdict;
+}
+
 /* A CREATE or UPDATE of the Queue object (old: its previous version, or NULL). */
 static enum queuecheck_verdict check_write(const struct queuecheck_set *s, const char *name, const json_t *object,
                                            const json_t *old, json_t **warnings, struct error *err)
@@ -314,29 +476,12 @@ static enum queuecheck_verdict check_write(const struct queuecheck_set *s, const
         error_setf(err, "spec.parent: queue %s cannot be its own parent", name);
         return QUEUECHECK_DENIED;
     }
+    struct queuespec_problem prob;
+    if (queuespec_check(object, &prob, err) != 0)
+        return QUEUECHECK_DENIED;
     if (!s->synced)
-        return check_parent ? QUEUECHECK_UNKNOWN : QUEUECHECK_ALLOWED;
-    struct resources cap;
-    resources_init(&cap);
-    spec_capability(object, &cap);
-    struct view v;
-    view_build(&v, s, name, is_root ? NULL : parent, &cap);
-    size_t i = queuetree_find(v.in, v.n, name);
-    enum queuecheck_verdict verdict = QUEUECHECK_ALLOWED;
-    if (check_parent && v.out[i].state == QUEUETREE_MISSING_PARENT) {
-        error_setf(err, "spec.parent: parent queue %s does not exist", parent);
-        verdict = QUEUECHECK_DENIED;
-    } else if (check_parent && v.out[i].state == QUEUETREE_CYCLE) {
-        char cycle[240];
-        cycle_text(&v, i, cycle, sizeof(cycle));
-        error_setf(err, "spec.parent: parent %s makes a cycle: %s", parent, cycle);
-        verdict = QUEUECHECK_DENIED;
-    } else {
-        capability_warnings(&v, i, warnings);
-    }
-    view_finish(&v);
-    resources_finish(&cap);
-    return verdict;
+        return check_parent || (old != NULL && guarantee_changed(object, old)) ? QUEUECHECK_UNKNOWN : QUEUECHECK_ALLOWED;
+    return check_tree(s, name, object, old, check_parent, warnings, err);
 }
 
 /* The Queue's own status (borrowed object) says it holds gangs: err names the field. */
@@ -376,7 +521,7 @@ static enum queuecheck_verdict check_delete(const struct queuecheck_set *s, cons
     if (!s->synced)
         return old != NULL && holds_gangs(old, name, err) ? QUEUECHECK_DENIED : QUEUECHECK_UNKNOWN;
     struct view v;
-    view_build(&v, s, NULL, NULL, NULL);
+    view_build(&v, s, NULL, NULL, NULL, NULL);
     size_t first = strcmp(name, QUEUETREE_ROOT_NAME) == 0 ? QUEUETREE_ROOT : first_child(&v, name);
     enum queuecheck_verdict verdict = QUEUECHECK_ALLOWED;
     if (first != QUEUETREE_ROOT) {

@@ -12,7 +12,13 @@
  *   children, or running gangs by its own status (status.running,
  *   status.inqueue, status.allocated, as the gate controller writes them), is
  *   denied. A capability above the parent's, or below a child's, is allowed
- *   with a warning: the effective capability is the parent's.
+ *   with a warning: the effective capability is the parent's. A CREATE or
+ *   UPDATE is also denied, in Volcano's words (queuespec.h), when its own
+ *   quantities break a rule (negative, deserved above capability, guarantee
+ *   above deserved); when its guarantee brings its siblings' sum above their
+ *   parent's guarantee, or its own guarantee falls below its children's sum;
+ *   and when its new parent has no other child and holds gangs by its status
+ *   (as for a DELETE): only leaves hold gangs, so they would be orphaned.
  *
  * The snapshot may be incomplete (the Queue CRD is absent, the webhook's watch
  * has not listed yet): then every check that needs it is skipped, and the
@@ -35,6 +41,8 @@ struct queuecheck_queue {
     char *name;                  /* owned: metadata.name */
     char *parent;                /* owned: spec.parent as written, NULL when unset or not a string */
     struct resources capability; /* spec.capability; empty when unset or when it does not parse */
+    struct resources guarantee;  /* spec.guarantee.resource; likewise */
+    char held[64];               /* why its status says it holds gangs ("status.running 2"), "" when it does not */
     int dispatching;             /* annotated raygate.io/dispatch-to with a non-blank value (a manager's Queue) */
 };
 

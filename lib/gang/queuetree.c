@@ -33,6 +33,8 @@ const char *queuetree_state_text(enum queuetree_state state)
         return "parent missing";
     case QUEUETREE_BAD_ANCESTOR:
         return "under a bad ancestor";
+    case QUEUETREE_BAD_SPEC:
+        return "against the rules of its spec";
     }
     return "unknown";
 }

@@ -11,7 +11,8 @@
  * - QUEUETREE_SELF_PARENT: it names itself;
  * - QUEUETREE_CYCLE: it is in a cycle of two or more queues;
  * - QUEUETREE_MISSING_PARENT: its parent is not a (present) queue;
- * - QUEUETREE_BAD_ANCESTOR: an ancestor is bad for one of the reasons above.
+ * - QUEUETREE_BAD_ANCESTOR: an ancestor is bad for one of the reasons above
+ *   (or, in the gate's tree, QUEUETREE_BAD_SPEC).
  * The webhook denies a Queue that would make one (webhook/); the gate
  * controller treats the bad ones as Closed, and the rest of the tree goes on.
  *
@@ -42,6 +43,7 @@ enum queuetree_state {
     QUEUETREE_CYCLE,
     QUEUETREE_MISSING_PARENT,
     QUEUETREE_BAD_ANCESTOR,
+    QUEUETREE_BAD_SPEC, /* its quantities break a rule of queuespec.h: set by the gate's tree (qtree.h), never by queuetree_build */
 };
 
 /* One queue's place in the tree; indexes are those of the input. */
@@ -70,7 +72,8 @@ size_t queuetree_find(const struct queuetree_in *in, size_t n, const char *name)
 /* Whether parent (a spec.parent value; may be NULL) names the root. */
 int queuetree_parent_is_root(const char *parent);
 
-/* A short English name of state: "ok", "its own parent", "in a cycle", "parent missing", "under a bad ancestor". */
+/* A short English name of state: "ok", "its own parent", "in a cycle", "parent missing", "under a bad ancestor",
+ * "against the rules of its spec". */
 const char *queuetree_state_text(enum queuetree_state state);
 
 #endif

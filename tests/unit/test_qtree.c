@@ -341,6 +341,64 @@ static void test_bad_tree(void **state)
     cache_destroy(c);
 }
 
+/*
+ * Queues stored against queuespec.h's rules are closed with their subtree, each
+ * saying why, and take nothing from their neighbours: p's guarantee of all 8
+ * cpu is dropped, so ok1 still gets the whole node.
+ */
+static void test_bad_spec(void **state)
+{
+    (void)state;
+    struct cache *c = load(
+        "[" Q("bad", "\"capability\":{\"cpu\":\"-10\"}") "," Q(
+            "p", "\"deserved\":{\"cpu\":\"-5\"},\"guarantee\":{\"resource\":{"
+                 "\"cpu\":\"8\"}}") "," Q("kid", "\"parent\":\"p\"") "," Q("over",
+                                                                           "\"capability\":{\"cpu\":\"2\"},\"deserved\":{\"cpu\":"
+                                                                           "\"4\"}") "," Q("ok1",
+                                                                                           "") "," Q("ok2",
+                                                                                                     "\"guarantee\":{\"resource\":{"
+                                                                                                     "\"cpu\":\"1\"}}") "]",
+        "8");
+    uint32_t cpu = cpu_id(c);
+    struct qtree t;
+    qtree_init(&t);
+    qtree_build(&t, c, c->shapes.nresources);
+    size_t bad = idx(&t, c, "bad"), p = idx(&t, c, "p"), kid = idx(&t, c, "kid"), over = idx(&t, c, "over");
+    assert_int_equal(t.queues[bad].state, QUEUETREE_BAD_SPEC);
+    assert_int_equal(t.queues[p].state, QUEUETREE_BAD_SPEC);
+    assert_int_equal(t.queues[kid].state, QUEUETREE_BAD_ANCESTOR);
+    assert_int_equal(t.queues[over].state, QUEUETREE_BAD_SPEC);
+    assert_int_equal(t.queues[idx(&t, c, "ok2")].state, QUEUETREE_OK); /* a guarantee without deserved is kept */
+    assert_int_equal(t.queues[p].guarantee[cpu], 0);
+    assert_false(t.queues[p].explicit_deserved);
+    assert_int_equal(t.queues[bad].cap[cpu], 0);
+    struct qtree_block why;
+    struct util_buf b = {0};
+    const char *want[][2] = {
+        {"bad", "queue bad is against the rules of its spec (spec.capability.cpu: -10 must be greater than or equal to 0): "
+                "treated as Closed"},
+        {"kid", "queue kid is under queue p, whose spec breaks a rule (spec.deserved.cpu: -5 must be greater than or equal to 0): "
+                "treated as Closed"},
+        {"over", "queue over is against the rules of its spec (spec.deserved.cpu: deserved[cpu]=4 must be <= capability[cpu]=2): "
+                 "treated as Closed"},
+    };
+    for (size_t k = 0; k < 3; k++) {
+        assert_false(qtree_fits(&t, idx(&t, c, want[k][0]), vec(&t, cpu, 1000), &why));
+        assert_int_equal(why.kind, QTREE_BLOCK_BAD_TREE);
+        qtree_block_text(&t, idx(&t, c, want[k][0]), &why, c, &b);
+        assert_string_equal(b.data, want[k][1]);
+        util_buf_finish(&b);
+    }
+    /* the neighbours: ok1 gets all but ok2's guarantee; what kid's gangs hold still counts up the tree */
+    assert_true(qtree_fits(&t, idx(&t, c, "ok1"), vec(&t, cpu, 7000), &why));
+    qtree_add_alloc(&t, kid, vec(&t, cpu, 2000), 1);
+    assert_int_equal(t.queues[p].alloc[cpu], 2000);
+    assert_false(qtree_fits(&t, idx(&t, c, "ok1"), vec(&t, cpu, 7000), &why));
+    assert_true(qtree_fits(&t, idx(&t, c, "ok1"), vec(&t, cpu, 5000), &why));
+    qtree_finish(&t);
+    cache_destroy(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -352,6 +410,7 @@ int main(void)
         cmocka_unit_test(test_share_and_pick),
         cmocka_unit_test(test_pick_weight_zero),
         cmocka_unit_test(test_bad_tree),
+        cmocka_unit_test(test_bad_spec),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

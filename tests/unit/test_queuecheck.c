@@ -1,7 +1,8 @@
 /*
  * Unit tests for lib/gang/queuecheck: the webhook's decisions on the queue
  * tree, driven by tests/fixtures/queuecheck/cases.json (a tree and the
- * admissions checked against it), and the set's own bookkeeping.
+ * admissions checked against it) and volcano.json (Volcano's own admission
+ * cases, each naming its source), and the set's own bookkeeping.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -69,10 +70,10 @@ static void run_case(struct queuecheck_set *s, const json_t *c)
     json_decref(warnings);
 }
 
-static void test_cases(void **state)
+/* The cases of one fixture, at least min of them. */
+static void run_fixture(const char *path, size_t min)
 {
-    (void)state;
-    json_t *fx = fixture_json("queuecheck/cases.json");
+    json_t *fx = fixture_json(path);
     struct queuecheck_set s;
     queuecheck_set_init(&s);
     load_set(&s, json_object_get(fx, "queues"));
@@ -82,9 +83,22 @@ static void test_cases(void **state)
     {
         run_case(&s, c);
     }
-    assert_true(json_array_size(json_object_get(fx, "cases")) >= 30);
+    assert_true(json_array_size(json_object_get(fx, "cases")) >= min);
     queuecheck_set_finish(&s);
     json_decref(fx);
+}
+
+static void test_cases(void **state)
+{
+    (void)state;
+    run_fixture("queuecheck/cases.json", 30);
+}
+
+/* Volcano's own cases (volcano.json): each names its source case. */
+static void test_volcano(void **state)
+{
+    (void)state;
+    run_fixture("queuecheck/volcano.json", 23);
 }
 
 /* The set stays sorted and replaces by name; removal and clearing; a nameless Queue is refused. */
@@ -165,6 +179,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cases),
+        cmocka_unit_test(test_volcano),
         cmocka_unit_test(test_set),
         cmocka_unit_test(test_many_children),
     };

@@ -137,6 +137,69 @@ static void sum_total(struct qtree *t, const struct cache *c)
     }
 }
 
+/* rl's value of resource k, QUEUESPEC_UNSET when it does not list it. */
+static int64_t rl_value(const struct shape_rl *rl, uint32_t k)
+{
+    for (uint32_t j = 0; rl != NULL && j < rl->len; j++) {
+        if (rl->items[j].id == k)
+            return rl->items[j].value;
+    }
+    return QUEUESPEC_UNSET;
+}
+
+/*
+ * The rule queue i's own quantities break (queuespec.h), into e->spec; 1 when
+ * one closes it: a negative quantity, or deserved above capability. A
+ * guarantee above deserved does not: raygate derives deserved and honours the
+ * guarantee either way (the webhook refuses new ones, as Volcano does).
+ */
+static int own_rule(struct qtree *t, const struct cache *c, size_t i)
+{
+    struct qtree_queue *e = &t->queues[i];
+    for (uint32_t k = 0; k < t->nres; k++) {
+        enum queuespec_rule r = queuespec_resource(cache_resource_name(c, k), rl_value(e->q->capability, k),
+                                                   rl_value(e->q->deserved, k), rl_value(e->q->guarantee, k), &e->spec);
+        if (r != QUEUESPEC_OK && r != QUEUESPEC_GUARANTEE_ABOVE_DESERVED)
+            return 1;
+    }
+    e->spec.rule = QUEUESPEC_OK;
+    return 0;
+}
+
+/*
+ * Closes the queues whose spec breaks a rule (QUEUETREE_BAD_SPEC) and their
+ * subtrees (BAD_ANCESTOR), and takes back what they would reserve: their
+ * guarantees, explicit deserved and negative capabilities (qtree.h).
+ * order[0..len): parents before children.
+ */
+static void mark_spec(struct qtree *t, const struct cache *c, const size_t *order, size_t len)
+{
+    for (size_t j = 0; j < len; j++) {
+        struct qtree_queue *e = &t->queues[order[j]];
+        if (e->state == QUEUETREE_OK && !e->is_root && own_rule(t, c, order[j])) {
+            e->state = QUEUETREE_BAD_SPEC;
+            e->bad = e->q->name;
+        }
+    }
+    for (size_t j = 0; j < len; j++) {
+        struct qtree_queue *e = &t->queues[order[j]];
+        const struct qtree_queue *up = e->parent != QUEUETREE_ROOT ? &t->queues[e->parent] : NULL;
+        if (e->state == QUEUETREE_OK && up != NULL && up->state != QUEUETREE_OK) {
+            e->state = QUEUETREE_BAD_ANCESTOR;
+            e->bad = up->bad;
+        }
+        if (e->state == QUEUETREE_OK)
+            continue;
+        e->explicit_deserved = 0;
+        for (uint32_t k = 0; k < t->nres; k++) {
+            e->guarantee[k] = 0;
+            e->deserved[k] = 0;
+            if (e->cap[k] < 0)
+                e->cap[k] = 0;
+        }
+    }
+}
+
 void qtree_build(struct qtree *t, const struct cache *c, uint32_t nres)
 {
     qtree_finish(t);
@@ -157,6 +220,7 @@ void qtree_build(struct qtree *t, const struct cache *c, uint32_t nres)
     }
     size_t *order = util_calloc(t->n + 1, sizeof(*order));
     size_t len = top_down(t, order);
+    mark_spec(t, c, order, len);
     for (size_t j = 0; j < len; j++) {
         struct qtree_queue *e = &t->queues[order[j]];
         const int64_t *up = e->parent == QUEUETREE_ROOT ? t->root_cap : t->queues[e->parent].cap;
@@ -176,8 +240,8 @@ static void add_path(struct qtree *t, size_t i, const int64_t *v, int sign, int 
         int64_t *dst = arr == ARR_ALLOC ? e->alloc : e->demand;
         for (uint32_t k = 0; k < t->nres; k++)
             dst[k] = util_sat_add(dst[k], sign * v[k]);
-        if (e->state != QUEUETREE_OK && e->state != QUEUETREE_BAD_ANCESTOR)
-            break; /* a cycle's parents lead back to it */
+        if (e->state == QUEUETREE_CYCLE || e->state == QUEUETREE_SELF_PARENT || e->state == QUEUETREE_MISSING_PARENT)
+            break; /* a cycle's parents lead back to it; the others' parent is the root (a closed queue's spec: on up) */
         if (e->state == QUEUETREE_BAD_ANCESTOR && e->parent != QUEUETREE_ROOT && t->queues[e->parent].state == QUEUETREE_CYCLE)
             break;
     }
@@ -436,6 +500,17 @@ int qtree_fits(const struct qtree *t, size_t i, const int64_t *need, struct qtre
     return 1;
 }
 
+const struct queuespec_problem *qtree_bad_spec(const struct qtree *t, const struct cache *c, size_t i)
+{
+    const struct qtree_queue *e = &t->queues[i];
+    if (e->state == QUEUETREE_BAD_SPEC)
+        return &e->spec;
+    if (e->state != QUEUETREE_BAD_ANCESTOR || e->bad == NULL)
+        return NULL;
+    size_t a = qtree_index(t, cache_queue_get(c, e->bad));
+    return a != QUEUETREE_ROOT && t->queues[a].state == QUEUETREE_BAD_SPEC ? &t->queues[a].spec : NULL;
+}
+
 /* ---- words ---- */
 
 static void put_quantity(struct util_buf *b, const char *name, int64_t v)
@@ -504,7 +579,15 @@ void qtree_block_text(const struct qtree *t, size_t leaf, const struct qtree_blo
         util_buf_puts(b, "): only leaf queues hold gangs");
         break;
     case QTREE_BLOCK_BAD_TREE:
-        if (e->state == QUEUETREE_BAD_ANCESTOR)
+        if (e->state == QUEUETREE_BAD_SPEC || (e->state == QUEUETREE_BAD_ANCESTOR && qtree_bad_spec(t, c, why->level) != NULL)) {
+            char text[320];
+            queuespec_text(qtree_bad_spec(t, c, why->level), text, sizeof(text));
+            if (e->state == QUEUETREE_BAD_SPEC)
+                util_buf_printf(b, "queue %s is against the rules of its spec (%s): treated as Closed", e->q->name, text);
+            else
+                util_buf_printf(b, "queue %s is under queue %s, whose spec breaks a rule (%s): treated as Closed", e->q->name,
+                                e->bad, text);
+        } else if (e->state == QUEUETREE_BAD_ANCESTOR)
             util_buf_printf(b, "queue %s is under queue %s, which is %s: treated as Closed", e->q->name, e->bad,
                             queuetree_state_text(t->queues[qtree_index(t, cache_queue_get(c, e->bad))].state));
         else

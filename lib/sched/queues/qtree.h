@@ -34,7 +34,18 @@
  * it is not counted again.
  *
  * Bad queues (queuetree.h: a cycle, its own parent, a missing parent, under
- * a bad one) are treated as Closed; the rest of the tree goes on.
+ * a bad one) are treated as Closed; the rest of the tree goes on. So is a
+ * queue stored against the rules of queuespec.h that would make this
+ * arithmetic wrong (QUEUETREE_BAD_SPEC: a negative quantity, or deserved
+ * above capability), with its subtree (under a bad ancestor): each says why
+ * in its status (podgroup.h). A stored guarantee above deserved, or children
+ * guaranteed more than their parent, are kept as raygate always read them
+ * (deserved derived; a parent reserves at least its children's guarantees):
+ * only the webhook refuses new ones. Such a queue cannot
+ * starve its neighbours: its subtree's guarantees and explicit deserved are
+ * dropped (it reserves only what its gangs hold, and its deserved is derived),
+ * a negative capability counts as 0, and what its gangs hold still counts in
+ * its ancestors' allocation.
  *
  * Building the tree is O(queues x nres); adding an allocation walks one path.
  * Pure: no I/O, no threads, no clock.
@@ -47,6 +58,7 @@
 
 #include "cache.h"
 #include "error.h"
+#include "queuespec.h"
 #include "queuetree.h"
 #include "util.h"
 
@@ -63,11 +75,12 @@ struct qtree_queue {
     size_t first_child;    /* QUEUETREE_ROOT: none (a leaf, when present) */
     size_t next_sibling;   /* QUEUETREE_ROOT: the last */
     size_t nchildren;
-    size_t depth;               /* 1: a child of the root */
-    enum queuetree_state state; /* not QUEUETREE_OK: treated as Closed */
-    const char *bad;            /* state not OK: the name of the queue that is bad (itself, or its bad ancestor) */
-    int is_root;                /* the Queue named "root": not a queue gangs may use */
-    int explicit_deserved;      /* spec.deserved is set (else deserved is derived) */
+    size_t depth;                  /* 1: a child of the root */
+    enum queuetree_state state;    /* not QUEUETREE_OK: treated as Closed */
+    const char *bad;               /* state not OK: the name of the queue that is bad (itself, or its bad ancestor) */
+    struct queuespec_problem spec; /* QUEUETREE_BAD_SPEC: the rule it breaks; else rule QUEUESPEC_OK */
+    int is_root;                   /* the Queue named "root": not a queue gangs may use */
+    int explicit_deserved;         /* spec.deserved is set (else deserved is derived) */
     uint32_t weight;
     int64_t *cap;
     int64_t *guarantee;
@@ -189,6 +202,12 @@ size_t qtree_pick_ranked(const struct qtree *t, const size_t *rank);
  * it stands outside a pass (status, metrics, preemption).
  */
 void qtree_fill(struct qtree *t, const struct cache *c);
+
+/*
+ * The rule queue i breaks (QUEUETREE_BAD_SPEC), or the one its bad ancestor
+ * breaks (BAD_ANCESTOR under a BAD_SPEC queue); NULL otherwise. Borrowed from t.
+ */
+const struct queuespec_problem *qtree_bad_spec(const struct qtree *t, const struct cache *c, size_t i);
 
 /* The names of queue i's children, ", "-separated, into b (for denials and messages). */
 void qtree_children_text(const struct qtree *t, size_t i, struct util_buf *b);

@@ -605,6 +605,12 @@ static void bad_text(const struct qtree *t, const struct cache *c, size_t i, int
     case QUEUETREE_MISSING_PARENT:
         util_buf_printf(b, "%sparent %s does not exist", of_ancestor ? "whose " : "", q->parent != NULL ? q->parent : "");
         break;
+    case QUEUETREE_BAD_SPEC: {
+        char text[320];
+        queuespec_text(&t->queues[i].spec, text, sizeof(text));
+        util_buf_printf(b, "%sagainst the rules of its spec: %s", of_ancestor ? "which is " : "", text);
+        break;
+    }
     default:
         util_buf_puts(b, of_ancestor ? "which is outside the tree" : "outside the tree");
         break;
