@@ -69,9 +69,9 @@ eventually 20 "checker: partly-evicted" saw partly-evicted
 # capability; and L's sibling G's guarantee (cpu 1) lent.
 U="$(e2e_uid)"
 P="inv-p-$U" L="inv-l-$U" G="inv-g-$U"
-tree_queue "$P" cpu=2
+tree_queue "$P" cpu=2 deserved=1 guarantee=1 # a parent guarantees its children's sum (Volcano's rule)
 tree_queue "$L" parent="$P"
-tree_queue "$G" parent="$P" guarantee=1
+tree_queue "$G" parent="$P" deserved=1 guarantee=1
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" e "$L" | kc apply -n "$NS" -f - >/dev/null
 eventually 60 "KubeRay created e's 3 pods" has_pods e 3
 for p in $(kc get pods -n "$NS" -l ray.io/cluster=e -o name); do ungate "${p#pod/}"; done
