@@ -280,7 +280,9 @@ def held_back(rc):
     return at is None or at > datetime.now(timezone.utc)
 
 
-CLAIM_WAIT = re.compile(r"claim|device", re.IGNORECASE)
+# DRA's words, not a volume's: a PersistentVolumeClaim that holds a pod back is raygate's eviction's to judge
+# (placement timeout), as cpu is, and the eviction tests build such gangs on purpose.
+CLAIM_WAIT = re.compile(r"allocate all claims|resource ?claim|device", re.IGNORECASE)
 
 
 def claim_wait(pod):
@@ -916,6 +918,8 @@ def self_test():
         ("waiting whole on claims (none bound)", [pod("h", message=no_claim), pod("w1", message=no_claim)], []),
         ("pending for cpu, not devices", [pod("h", "n1"), pod("w1", message="0/4 nodes are available: 4 Insufficient cpu.")],
          []),
+        ("pending on a missing volume, not devices",
+         [pod("h", "n1"), pod("w1", message='0/4 nodes are available: persistentvolumeclaim "data" not found.')], []),
         ("gated, not yet released", [pod("h", "n1"), pod("w1", gate=True, message=no_claim)], []),
         ("the bound one terminating", [pod("h", "n1", deleting=True), pod("w1", message=no_claim)], []),
         ("not yet tried by the scheduler", [pod("h", "n1"), pod("w1")], []),
