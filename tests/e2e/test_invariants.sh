@@ -66,12 +66,13 @@ kc annotate rayclusters.ray.io -n "$NS" d raygate.io/evicted-at=2020-01-01T00:00
 ungate "$(head_pod d)"
 eventually 20 "checker: partly-evicted" saw partly-evicted
 # The tree (issue 23): e, in leaf L under parent P (capability cpu 2; L lists none), ungated (cpu 3): P over its
-# capability; and L's sibling G's guarantee (cpu 1) lent.
+# capability; and L's sibling G's guarantee (cpu 1) lent. As Volcano's webhook requires, G deserves its guarantee
+# and P guarantees (and deserves) its children's sum.
 U="$(e2e_uid)"
 P="inv-p-$U" L="inv-l-$U" G="inv-g-$U"
-tree_queue "$P" cpu=2 deserved=1 guarantee=1 # a parent guarantees its children's sum (Volcano's rule)
+tree_queue "$P" cpu=2 deserved=1 guarantee=1
 tree_queue "$L" parent="$P"
-tree_queue "$G" parent="$P" deserved=1 guarantee=1
+eventually 20 "Queue $G (guaranteed cpu 1) created under $P" tree_queue "$G" parent="$P" deserved=1 guarantee=1
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" e "$L" | kc apply -n "$NS" -f - >/dev/null
 eventually 60 "KubeRay created e's 3 pods" has_pods e 3
 for p in $(kc get pods -n "$NS" -l ray.io/cluster=e -o name); do ungate "${p#pod/}"; done
