@@ -9,7 +9,8 @@
  * exactMatch, regexMatch and labelMatch, an empty name or pattern, a
  * regexMatch.pattern that regcomp (POSIX extended, as the parser compiles
  * it) refuses, a labelMatch on a HyperNode member, or a labelMatch
- * requirement with a bad operator or values. The messages are the parser's:
+ * requirement with a bad operator or values. The gate's parser calls it first
+ * (hypernode_upsert), so both judge by these rules in these words;
  * test_hypercheck holds both to the same fixtures. A cycle of children is the
  * set's, not the object's, and is not judged here.
  *

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hypercheck.h"
 #include "util.h"
 
 #define NKEYS(a) (sizeof(a) / sizeof((a)[0]))
@@ -171,19 +172,9 @@ static void put(struct hypernodes *h, struct hnode *hn)
 
 /* ---- parsing ---- */
 
-static int parse_tier(const json_t *spec, int32_t *tier, struct error *err)
+static int32_t parse_tier(const json_t *spec)
 {
-    const json_t *t = json_object_get(spec, "tier");
-    if (t == NULL) {
-        error_setf(err, "spec.tier: missing");
-        return -1;
-    }
-    if (!json_is_integer(t) || json_integer_value(t) < 0 || json_integer_value(t) > INT32_MAX) {
-        error_setf(err, "spec.tier: must be an integer >= 0");
-        return -1;
-    }
-    *tier = (int32_t)json_integer_value(t);
-    return 0;
+    return (int32_t)json_integer_value(json_object_get(spec, "tier"));
 }
 
 static void add_req(struct member *m, const char *key, uint8_t op)
@@ -232,57 +223,28 @@ static void regex_literals(struct member *m, const char *p)
     }
 }
 
-/* One matchExpressions requirement (at path, for messages) into m. */
-static int parse_expr(struct member *m, const json_t *x, const char *path, struct error *err)
+/* One matchExpressions requirement (hypercheck-valid) into m. */
+static void parse_expr(struct member *m, const json_t *x)
 {
-    const char *key = json_string_value(json_object_get(x, "key"));
     const char *op = json_string_value(json_object_get(x, "operator"));
-    const json_t *values = json_object_get(x, "values");
-    if (key == NULL || key[0] == '\0') {
-        error_setf(err, "%s.key: missing", path);
-        return -1;
-    }
-    uint8_t code = 255;
-    for (uint8_t k = 0; k < NKEYS(op_names) && op != NULL; k++) {
+    uint8_t code = 0;
+    for (uint8_t k = 0; k < NKEYS(op_names); k++) {
         if (strcmp(op, op_names[k]) == 0)
             code = k;
     }
-    if (code == 255) {
-        error_setf(err, "%s.operator: \"%s\" is not In, NotIn, Exists or DoesNotExist", path, op != NULL ? op : "");
-        return -1;
-    }
-    size_t nv = json_array_size(values);
-    if ((code == OP_IN || code == OP_NOT_IN) && nv == 0) {
-        error_setf(err, "%s.values: must be non-empty for %s", path, op);
-        return -1;
-    }
-    if ((code == OP_EXISTS || code == OP_DOES_NOT_EXIST) && nv != 0) {
-        error_setf(err, "%s.values: must be empty for %s", path, op);
-        return -1;
-    }
-    add_req(m, key, code);
-    for (size_t i = 0; i < nv; i++) {
-        const char *v = json_string_value(json_array_get(values, i));
-        if (v == NULL) {
-            error_setf(err, "%s.values[%zu]: must be a string", path, i);
-            return -1;
-        }
-        add_value(&m->reqs[m->nreqs - 1], v);
-    }
-    return 0;
+    add_req(m, json_string_value(json_object_get(x, "key")), code);
+    const json_t *values = json_object_get(x, "values");
+    for (size_t i = 0; i < json_array_size(values); i++)
+        add_value(&m->reqs[m->nreqs - 1], json_string_value(json_array_get(values, i)));
 }
 
-/* A labelMatch (metav1.LabelSelector, borrowed) at path into m. */
-static int parse_labels(struct member *m, const json_t *sel, const char *path, struct error *err)
+/* A labelMatch (metav1.LabelSelector, borrowed, hypercheck-valid) into m. */
+static void parse_labels(struct member *m, const json_t *sel)
 {
     const char *k;
     const json_t *v;
     json_object_foreach((json_t *)json_object_get(sel, "matchLabels"), k, v)
     {
-        if (!json_is_string(v)) {
-            error_setf(err, "%s.matchLabels.%s: must be a string", path, k);
-            return -1;
-        }
         add_req(m, k, OP_IN);
         add_value(&m->reqs[m->nreqs - 1], json_string_value(v));
     }
@@ -290,83 +252,48 @@ static int parse_labels(struct member *m, const json_t *sel, const char *path, s
     const json_t *x;
     json_array_foreach(json_object_get(sel, "matchExpressions"), i, x)
     {
-        char p[96];
-        util_format(p, sizeof(p), "%s.matchExpressions[%zu]", path, i);
-        if (parse_expr(m, x, p, err) != 0)
-            return -1;
+        parse_expr(m, x);
     }
-    return 0;
 }
 
-/* The one selector of a member (sel borrowed) at path ("spec.members[i].selector") into m. */
-static int parse_selector(struct member *m, const json_t *sel, const char *path, struct error *err)
+/* The one selector of a member (sel borrowed, hypercheck-valid) into m; -1 with err when its pattern does not compile. */
+static int parse_selector(struct member *m, const json_t *sel, struct error *err)
 {
     static const char *const kinds[] = {[SEL_EXACT] = "exactMatch", [SEL_REGEX] = "regexMatch", [SEL_LABEL] = "labelMatch"};
     const json_t *s = NULL;
-    int count = 0;
     for (uint8_t k = 0; k < NKEYS(kinds); k++) {
         const json_t *v = json_object_get(sel, kinds[k]);
         if (v != NULL && !json_is_null(v)) {
             s = v;
             m->kind = k;
-            count++;
         }
     }
-    if (count != 1) {
-        error_setf(err, "%s: %s", path,
-                   count == 0 ? "one of exactMatch, regexMatch or labelMatch is required"
-                              : "only one of exactMatch, regexMatch or labelMatch may be given");
-        return -1;
-    }
-    const char *text =
-        m->kind == SEL_EXACT ? json_string_value(json_object_get(s, "name")) : json_string_value(json_object_get(s, "pattern"));
-    if (m->kind != SEL_LABEL && (text == NULL || text[0] == '\0')) {
-        error_setf(err, "%s.%s.%s: missing", path, kinds[m->kind], m->kind == SEL_EXACT ? "name" : "pattern");
-        return -1;
-    }
-    if (m->kind == SEL_EXACT) {
-        m->name = util_strdup(text);
-    } else if (m->kind == SEL_REGEX) {
-        int rc = regcomp(&m->re, text, REG_EXTENDED | REG_NOSUB);
-        if (rc != 0) {
-            char why[128];
-            regerror(rc, &m->re, why, sizeof(why));
-            error_setf(err, "%s.regexMatch.pattern: \"%s\" is not a valid regular expression: %s", path, text, why);
-            return -1;
+    if (m->kind == SEL_LABEL) {
+        parse_labels(m, s);
+    } else if (m->kind == SEL_EXACT) {
+        m->name = util_strdup(json_string_value(json_object_get(s, "name")));
+    } else {
+        const char *text = json_string_value(json_object_get(s, "pattern"));
+        if (regcomp(&m->re, text, REG_EXTENDED | REG_NOSUB) != 0) {
+            error_setf(err, "regexMatch.pattern: \"%s\" is not a valid regular expression", text);
+            return -1; /* hypercheck compiled it: not reached */
         }
         m->compiled = 1;
         regex_literals(m, text);
-    } else if (m->hyper) {
-        error_setf(err, "%s.labelMatch: only members of type Node may select by label", path);
-        return -1;
-    } else {
-        char p[80];
-        util_format(p, sizeof(p), "%s.labelMatch", path);
-        return parse_labels(m, s, p, err);
     }
     return 0;
 }
 
+/* The members (hypercheck-valid) into hn. */
 static int parse_members(struct hnode *hn, const json_t *members, struct error *err)
 {
     size_t n = json_array_size(members);
-    if (n == 0) {
-        error_setf(err, "spec.members: at least one member is required");
-        return -1;
-    }
     hn->members = util_calloc(n, sizeof(*hn->members));
     for (size_t i = 0; i < n; i++) {
         const json_t *mj = json_array_get(members, i);
         struct member *m = &hn->members[hn->nm++];
-        const char *type = json_string_value(json_object_get(mj, "type"));
-        if (type == NULL || (strcmp(type, "Node") != 0 && strcmp(type, "HyperNode") != 0)) {
-            error_setf(err, "spec.members[%zu].type: \"%s\" is not Node or HyperNode", i, type != NULL ? type : "");
-            return -1;
-        }
-        m->hyper = strcmp(type, "HyperNode") == 0;
-        char path[64];
-        util_format(path, sizeof(path), "spec.members[%zu].selector", i);
-        if (parse_selector(m, json_object_get(mj, "selector"), path, err) != 0)
+        m->hyper = util_streq(json_string_value(json_object_get(mj, "type")), "HyperNode");
+        if (parse_selector(m, json_object_get(mj, "selector"), err) != 0)
             return -1;
     }
     return 0;
@@ -498,9 +425,12 @@ int hypernode_upsert(struct hypernodes *h, const json_t *obj, struct error *err)
     struct hnode *hn = util_calloc(1, sizeof(*hn));
     hn->name = util_strdup(name);
     const json_t *spec = json_object_get(obj, "spec");
-    int rc = parse_tier(spec, &hn->tier, err);
-    if (rc == 0)
+    /* What is wrong with the object is the webhook's judgement too (hypercheck.h): one set of rules, one wording. */
+    int rc = hypercheck_validate(obj, err);
+    if (rc == 0) {
+        hn->tier = parse_tier(spec);
         rc = parse_members(hn, json_object_get(spec, "members"), err);
+    }
     if (rc != 0)
         hnode_members_free(hn); /* kept, invalid: only its name is used */
     hn->valid = rc == 0;
