@@ -225,6 +225,7 @@ void model_devices_free(struct shape_pool *p, struct cache_devices **dev)
         return;
     gangclaims_finish(&(*dev)->claims);
     shape_rl_release(p, (*dev)->bare);
+    shape_rl_release(p, (*dev)->fit);
     resources_finish(&(*dev)->bare_res);
     free((*dev)->wait);
     free(*dev);
@@ -545,4 +546,9 @@ void model_pod_parse_spec(struct shape_pool *p, struct cache_pod *pod, const jso
         pod->flags |= CACHE_POD_BAD_REQUEST;
     resources_finish(&req);
     pod->sched = shape_sched_intern(p, spec);
+}
+
+const struct shape_rl *model_pod_fit_request(const struct cache_pod *pod)
+{
+    return pod->dev != NULL && pod->dev->fit != NULL ? pod->dev->fit : pod->request;
 }

@@ -30,6 +30,7 @@
 struct cache_devices {
     struct gangclaims claims;
     const struct shape_rl *bare; /* interned: the pod's request, or the gang's minResources, without devices */
+    const struct shape_rl *fit;  /* interned: a pod's request plus its requests' variants (draset_template_fit), or NULL */
     struct resources bare_res;   /* the gang's minResources without devices (formats kept) */
     char *wait;                  /* owned: why its devices cannot be counted (yet), or NULL */
     uint64_t priced;             /* the draset's demand generation when priced */
@@ -289,6 +290,9 @@ void model_gang_remove_pod(struct cache_gang *g, struct cache_pod *pod);
 
 /* A pod is live (a gang member) when neither terminating nor Succeeded/Failed (cache_pod_live). */
 int model_pod_live(const struct cache_pod *pod);
+
+/* What the node fit places pod at (borrowed): its request, plus its claims' variants when they name any (devices.h). */
+const struct shape_rl *model_pod_fit_request(const struct cache_pod *pod);
 
 /* Releases g's groups, its topology request and its device claims. */
 void model_gang_clear_groups(struct shape_pool *p, struct cache_gang *g);
