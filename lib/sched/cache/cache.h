@@ -103,12 +103,6 @@ void cache_delete_pod(struct cache *c, const char *namespace_, const char *name)
 void cache_delete_raycluster(struct cache *c, const char *namespace_, const char *name);
 void cache_delete_queue(struct cache *c, const char *name);
 
-/*
- * Removes the object a watch DELETED event carries (borrowed), by its kind:
- * "Node", "Pod", "RayCluster" or "Queue". Returns 0, or -1 for another kind.
- */
-int cache_delete_object(struct cache *c, const json_t *obj);
-
 /* Lookups; NULL when absent. */
 struct cache_node *cache_node_get(const struct cache *c, const char *name);
 struct cache_pod *cache_pod_get(const struct cache *c, const char *namespace_, const char *name);

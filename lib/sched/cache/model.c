@@ -392,6 +392,7 @@ void model_gang_count_open(struct cache_gang *g, struct cache_pod *pod)
 
 void model_gang_insert_pod(struct cache_gang *g, struct cache_pod *pod)
 {
+    model_gang_touch(g);
     if (model_pod_live(pod) && pod->node == NULL) {
         pod->flags |= CACHE_POD_UNBOUND;
         g->nunbound++;
@@ -416,8 +417,48 @@ void model_gang_insert_pod(struct cache_gang *g, struct cache_pod *pod)
         g->pods = pod;
 }
 
+void model_gang_touch(struct cache_gang *g)
+{
+    g->version++;
+}
+
+void model_gang_memo_free(struct cache_gang *g)
+{
+    if (g->memo != NULL) {
+        free(g->memo->held);
+        free(g->memo->ungated);
+        free(g->memo);
+        g->memo = NULL;
+    }
+}
+
+int64_t *model_gang_memo(const struct cache_gang *g, uint32_t nres, enum model_memo_sum which, int *valid)
+{
+    struct cache_gang_memo *mm = g->memo;
+    if (mm->version != g->version || mm->nres != nres) {
+        if (mm->nres != nres) {
+            mm->held = util_realloc(mm->held, (nres > 0 ? nres : 1) * sizeof(*mm->held));
+            mm->ungated = util_realloc(mm->ungated, (nres > 0 ? nres : 1) * sizeof(*mm->ungated));
+            mm->nres = nres;
+        }
+        mm->version = g->version;
+        mm->have_held = mm->have_ungated = 0;
+    }
+    *valid = which == MODEL_MEMO_HELD ? mm->have_held : mm->have_ungated;
+    return which == MODEL_MEMO_HELD ? mm->held : mm->ungated;
+}
+
+void model_gang_memo_done(const struct cache_gang *g, enum model_memo_sum which)
+{
+    if (which == MODEL_MEMO_HELD)
+        g->memo->have_held = 1;
+    else
+        g->memo->have_ungated = 1;
+}
+
 void model_gang_remove_pod(struct cache_gang *g, struct cache_pod *pod)
 {
+    model_gang_touch(g);
     g->nunbound -= (pod->flags & CACHE_POD_UNBOUND) != 0;
     g->nunready -= (pod->flags & CACHE_POD_UNREADY) != 0;
     g->nopen -= (pod->flags & CACHE_POD_OPEN) != 0;
