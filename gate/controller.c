@@ -259,7 +259,11 @@ struct run_state {
     long long evict_at;   /* CLOCK_MONOTONIC ms of the next deadline or requeue-at (evictscan); -1: none */
     long long scan_after; /* an eviction scan due after passes (at most one a second); -1: none */
     long long evict_last; /* when the last scan ran */
+    long long pass_ms;    /* how long the last pass took, status and scans included */
 };
+
+/* A burst of events waits at most this long for the pass before it to be repaid (wait_for_work). */
+#define PASS_PACE_MAX_MS 100
 
 #define EVICT_SCAN_MIN_MS 1000 /* after passes, scans at most this often */
 
@@ -448,9 +452,16 @@ static int wait_for_work(struct controller *c, const struct run_state *rs)
     c->woke_ms = clock_mono_ms();
     if (atomic_load(&c->stopping))
         return -1;
-    /* Let a burst of watch events land before deciding. */
-    if (pr > 0 && c->opts.debounce_ms > 0)
-        usleep((useconds_t)c->opts.debounce_ms * 1000);
+    /*
+     * Let a burst of watch events land before deciding: debounce_ms, or as long as the last pass took (at most
+     * PASS_PACE_MAX_MS). A pass costs about the gangs of the queues it touches, so under a flood back-to-back passes
+     * would cost passes x gangs; paced, each takes in the events that came while the last one ran, and the passes
+     * of a flood stay about as many whatever its size (docs/design.md, "Pacing").
+     */
+    long long wait =
+        rs->pass_ms > c->opts.debounce_ms ? (rs->pass_ms < PASS_PACE_MAX_MS ? rs->pass_ms : PASS_PACE_MAX_MS) : c->opts.debounce_ms;
+    if (pr > 0 && wait > 0)
+        usleep((useconds_t)wait * 1000);
     return 0;
 }
 
@@ -624,5 +635,6 @@ void controller_run(struct controller *c)
                 log_warnf("watch: %s", err.message);
         }
         pass(c, &rs, now);
+        rs.pass_ms = clock_mono_ms() - now;
     }
 }

@@ -830,6 +830,8 @@ void cache_queue_mark_clean(struct cache *c, struct cache_queue *q)
 void cache_gang_set_reason(struct cache *c, struct cache_gang *g, int tail, int reason, const char *message)
 {
     (void)c;
+    if (!tail && (reason != g->last_reason || !util_streq(message, g->last_message)))
+        model_gang_touch(g); /* its PodGroup shows it */
     char *copy = util_strdup(message);
     if (tail) {
         g->tail_reason = reason;

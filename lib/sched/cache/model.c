@@ -456,6 +456,19 @@ void model_gang_memo_done(const struct cache_gang *g, enum model_memo_sum which)
         g->memo->have_ungated = 1;
 }
 
+int model_gang_shown(const struct cache_gang *g)
+{
+    return g->memo != NULL && g->memo->have_shown && g->memo->shown == g->version;
+}
+
+void model_gang_set_shown(const struct cache_gang *g, int shown)
+{
+    if (g->memo != NULL) {
+        g->memo->shown = g->version;
+        g->memo->have_shown = (uint8_t)(shown != 0);
+    }
+}
+
 void model_gang_remove_pod(struct cache_gang *g, struct cache_pod *pod)
 {
     model_gang_touch(g);

@@ -88,6 +88,8 @@ struct cache_gang_memo {
     uint8_t have_ungated;
     int64_t *held;    /* owned: nres; hold_gang() without marks nor extra */
     int64_t *ungated; /* owned: nres; hold_ungated() without marks */
+    uint64_t shown;   /* the version the gang's PodGroup was last compared at (model_gang_set_shown) */
+    uint8_t have_shown;
 };
 
 struct cache_pod {
@@ -319,6 +321,12 @@ int64_t *model_gang_memo(const struct cache_gang *g, uint32_t nres, enum model_m
 
 /* The buffer model_gang_memo() gave for which now holds its sum. */
 void model_gang_memo_done(const struct cache_gang *g, enum model_memo_sum which);
+
+/* Whether g is unchanged since model_gang_set_shown(g, 1): what its PodGroup shows of it is the same. */
+int model_gang_shown(const struct cache_gang *g);
+
+/* Notes that g's PodGroup was compared at g's version now (shown 1), or forgets it (0). */
+void model_gang_set_shown(const struct cache_gang *g, int shown);
 
 /* Counts pod, of g, in g->nopen if it is live and not gated and not counted yet. */
 void model_gang_count_open(struct cache_gang *g, struct cache_pod *pod);
