@@ -48,9 +48,10 @@ restarter_start() {
 			[[ ! -e "$E2E_TMP/restarter-stop" ]] || exit 0
 			sleep 0.5
 		done
+		killed_ms="$(now_ms)"
 		"$ROOT/hack/cluster.sh" stop raygate-gate KILL >/dev/null 2>&1 || true
 		"$ROOT/hack/cluster.sh" start-gate >/dev/null 2>&1 || true
-		echo "$SECONDS" >>"$E2E_TMP/restarts"
+		echo "$killed_ms" >>"$E2E_TMP/restarts"
 	done) &
 	RESTARTER=$!
 }
@@ -85,6 +86,20 @@ sleep $((2 * EVERY)) # b runs it, a's gate goes on restarting
 restarter_stop
 say "    $(wc -l <"$E2E_TMP/restarts") restart(s) of a's gate during the partition"
 (($(wc -l <"$E2E_TMP/restarts") >= 4)) || fail "a's gate was restarted only $(wc -l <"$E2E_TMP/restarts") time(s)"
+# restart_gaps: at each restart, ms from the SIGKILL to the new gate's "caches synced" (G in docs/dispatch.md)
+restart_gaps() {
+	python3 - "$E2E_TMP/restarts" "$STATE/logs/raygate-gate.log" <<-'PY'
+		import datetime, json, sys
+		kills = [int(l) for l in open(sys.argv[1]) if l.strip()]
+		synced = []
+		for line in open(sys.argv[2]):
+		    if '"caches synced' in line:
+		        ts = json.loads(line)["ts"].replace("Z", "+00:00")
+		        synced.append(int(datetime.datetime.fromisoformat(ts).timestamp() * 1000))
+		print(" ".join(str(min((s - k for s in synced if s >= k), default=-1)) for k in kills))
+	PY
+}
+say "    a's gate away at each restart (SIGKILL to caches synced, ms): $(restart_gaps)"
 samp_assert "the gang was never bound on a and b at once, a's gate restarted every ${EVERY}s"
 a_evicted || fail "the gang is still bound on a"
 evicted_at="$(copy_ann raygate.io/evicted-at)"
