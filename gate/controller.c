@@ -22,6 +22,7 @@
 #include "fault.h"
 #include "dracache.h"
 #include "hyperwatch.h"
+#include "leaseseen.h"
 #include "native.h"
 #include "log.h"
 #include "preemptscan.h"
@@ -59,6 +60,7 @@ struct controller {
     char *dra_inexact;        /* the last draset_inexact() logged, or NULL; under mu */
     struct status *status;
     struct apply *apply;
+    struct leaseseen_config leaseseen; /* the dispatch leases' sightings recorded (leaseseen.h) */
 
     struct metrics_family *m_pass_seconds;
     struct metrics_family *m_leader;
@@ -149,6 +151,8 @@ static int create_rooms(struct controller *c)
         .native = c->native,
     };
     c->apply = apply_create(&ac);
+    c->leaseseen =
+        (struct leaseseen_config){.client = c->client, .mu = &c->mu, .cache = c->cache, .may_write = may_write_fn, .arg = c};
     c->status = status_create(c->client, c->reg, may_write_fn, on_status_changed, c);
     if (c->status == NULL)
         return -1;
@@ -596,6 +600,9 @@ static void pass(struct controller *c, struct run_state *rs, long long now)
     pthread_mutex_unlock(&c->mu);
 
     if (apply_carry_out(c->apply, &plan, &c->mu, c->cache) != 0)
+        rs->retry_at = clock_mono_ms() + 1000;
+    /* The dispatch leases' sightings, so that a restarted gate does not count them afresh. */
+    if (leaseseen_sync(&c->leaseseen) < 0)
         rs->retry_at = clock_mono_ms() + 1000;
     if (may_write(c))
         sync_status(c, &res, (flags & ADMIT_PASS_FULL) != 0);

@@ -697,7 +697,7 @@ int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct error *er
     model_gang_parse_spec(&c->shapes, g, obj);
     devices_gang_parse(&c->shapes, c->dra, g, obj);
     model_gang_short_update(g, c->clock_ms);
-    dispatchlease_observe(&g->lease, meta, c->clock_ms);
+    c->lease_news |= (uint8_t)dispatchlease_observe(&g->lease, meta, c->clock_ms);
 
     const char *queue = json_string_value(json_object_get(labels, NAMES_LABEL_QUEUE));
     gang_set_queue(c, g, queue != NULL && queue[0] != '\0' ? queue_ref(c, queue) : NULL);
