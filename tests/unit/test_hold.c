@@ -98,9 +98,19 @@ static void test_memo(void **state)
     schedfixture_pod(c, "w1", 3, "worker", 0, "4"); /* a new version, ungated */
     hold_gang(&m, nres, g, NULL, out, tail);
     assert_int_equal(cpu(c, out), 7000);
+    struct resources r;
+    struct error err;
+    resources_init(&r);
+    assert_int_equal(hold_resources(c, g, &r, &err), 0);
+    assert_int_equal(resources_get(&r, "cpu")->value, 7000);
+    assert_int_equal(hold_resources(c, g, &r, &err), 0); /* kept */
+    assert_int_equal(resources_get(&r, "cpu")->value, 7000);
     cache_delete_pod(c, "ns", "w1");
     hold_gang(&m, nres, g, NULL, out, tail);
     assert_int_equal(cpu(c, out), 3000);
+    assert_int_equal(hold_resources(c, g, &r, &err), 0);
+    assert_int_equal(resources_get(&r, "cpu")->value, 3000);
+    resources_finish(&r);
     free(bits);
     free(keys);
     free(tail);

@@ -427,25 +427,61 @@ void model_gang_memo_free(struct cache_gang *g)
     if (g->memo != NULL) {
         free(g->memo->held);
         free(g->memo->ungated);
+        resources_finish(&g->memo->resources);
         free(g->memo);
         g->memo = NULL;
     }
 }
 
-int64_t *model_gang_memo(const struct cache_gang *g, uint32_t nres, enum model_memo_sum which, int *valid)
+/* g's memo, emptied when g changed since it was filled (its version moved). */
+static struct cache_gang_memo *memo_current(const struct cache_gang *g)
 {
     struct cache_gang_memo *mm = g->memo;
-    if (mm->version != g->version || mm->nres != nres) {
-        if (mm->nres != nres) {
-            mm->held = util_realloc(mm->held, (nres > 0 ? nres : 1) * sizeof(*mm->held));
-            mm->ungated = util_realloc(mm->ungated, (nres > 0 ? nres : 1) * sizeof(*mm->ungated));
-            mm->nres = nres;
-        }
+    if (mm->version != g->version) {
         mm->version = g->version;
+        mm->have_held = mm->have_ungated = mm->have_phase = mm->have_resources = 0;
+    }
+    return mm;
+}
+
+int64_t *model_gang_memo(const struct cache_gang *g, uint32_t nres, enum model_memo_sum which, int *valid)
+{
+    struct cache_gang_memo *mm = memo_current(g);
+    if (mm->nres != nres) {
+        mm->held = util_realloc(mm->held, (nres > 0 ? nres : 1) * sizeof(*mm->held));
+        mm->ungated = util_realloc(mm->ungated, (nres > 0 ? nres : 1) * sizeof(*mm->ungated));
+        mm->nres = nres;
         mm->have_held = mm->have_ungated = 0;
     }
     *valid = which == MODEL_MEMO_HELD ? mm->have_held : mm->have_ungated;
     return which == MODEL_MEMO_HELD ? mm->held : mm->ungated;
+}
+
+int model_gang_memo_phase(const struct cache_gang *g, int *phase)
+{
+    struct cache_gang_memo *mm = memo_current(g);
+    *phase = mm->phase;
+    return mm->have_phase;
+}
+
+void model_gang_memo_set_phase(const struct cache_gang *g, int phase)
+{
+    struct cache_gang_memo *mm = memo_current(g);
+    mm->phase = phase;
+    mm->have_phase = 1;
+}
+
+const struct resources *model_gang_memo_resources(const struct cache_gang *g)
+{
+    struct cache_gang_memo *mm = memo_current(g);
+    return mm->have_resources ? &mm->resources : NULL;
+}
+
+void model_gang_memo_set_resources(const struct cache_gang *g, const struct resources *r)
+{
+    struct cache_gang_memo *mm = memo_current(g);
+    resources_copy(&mm->resources, r);
+    mm->have_resources = 1;
 }
 
 void model_gang_memo_done(const struct cache_gang *g, enum model_memo_sum which)

@@ -90,6 +90,10 @@ struct cache_gang_memo {
     int64_t *ungated; /* owned: nres; hold_ungated() without marks */
     uint64_t shown;   /* the version the gang's PodGroup was last compared at (model_gang_set_shown) */
     uint8_t have_shown;
+    uint8_t have_phase; /* phase is set */
+    uint8_t have_resources;
+    int phase;                  /* its PodGroup's phase (podgroup.h), as the queue's counts see it */
+    struct resources resources; /* owned: hold_resources() */
 };
 
 struct cache_pod {
@@ -321,6 +325,18 @@ int64_t *model_gang_memo(const struct cache_gang *g, uint32_t nres, enum model_m
 
 /* The buffer model_gang_memo() gave for which now holds its sum. */
 void model_gang_memo_done(const struct cache_gang *g, enum model_memo_sum which);
+
+/* g's memo of its PodGroup's phase (podgroup.h, as an int) into *phase: 1 when it holds one at g's version, else 0. */
+int model_gang_memo_phase(const struct cache_gang *g, int *phase);
+
+/* Sets g's memo of its phase at g's version. */
+void model_gang_memo_set_phase(const struct cache_gang *g, int phase);
+
+/* g's memo of hold_resources() at g's version (borrowed, valid until g changes), or NULL. */
+const struct resources *model_gang_memo_resources(const struct cache_gang *g);
+
+/* Sets it to a copy of r. */
+void model_gang_memo_set_resources(const struct cache_gang *g, const struct resources *r);
 
 /* Whether g is unchanged since model_gang_set_shown(g, 1): what its PodGroup shows of it is the same. */
 int model_gang_shown(const struct cache_gang *g);

@@ -92,7 +92,24 @@ static void sum_ungated(const struct marks *m, uint32_t nres, const struct cache
     }
 }
 
+static int sum_resources(const struct cache *c, const struct cache_gang *g, struct resources *out, struct error *err);
+
 int hold_resources(const struct cache *c, const struct cache_gang *g, struct resources *out, struct error *err)
+{
+    const struct resources *kept = g->memo != NULL ? model_gang_memo_resources(g) : NULL;
+    if (kept != NULL) {
+        resources_finish(out);
+        resources_copy(out, kept);
+        return 0;
+    }
+    if (sum_resources(c, g, out, err) != 0)
+        return -1;
+    if (g->memo != NULL)
+        model_gang_memo_set_resources(g, out);
+    return 0;
+}
+
+static int sum_resources(const struct cache *c, const struct cache_gang *g, struct resources *out, struct error *err)
 {
     resources_finish(out);
     size_t pods = 0;

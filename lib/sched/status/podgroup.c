@@ -508,9 +508,14 @@ void podgroup_queue_status_finish(struct podgroup_queue_status *st)
 /* A gang's PodGroup counted by phase into st. */
 static void count_phase(const struct cache_gang *g, struct podgroup_queue_status *st)
 {
-    struct podgroup_gang pg;
-    podgroup_gang_from_cache(g, &pg);
-    switch (podgroup_phase_of(&pg)) {
+    int phase;
+    if (!model_gang_memo_phase(g, &phase)) { /* kept while g stands: a queue's status walks all its gangs */
+        struct podgroup_gang pg;
+        podgroup_gang_from_cache(g, &pg);
+        phase = (int)podgroup_phase_of(&pg);
+        model_gang_memo_set_phase(g, phase);
+    }
+    switch ((enum podgroup_phase)phase) {
     case PODGROUP_PHASE_PENDING:
         st->pending++;
         break;
