@@ -60,6 +60,7 @@ struct dispatchworkers {
     const struct dispatch_options *cfg; /* borrowed */
     struct kube_client *manager;        /* borrowed */
     struct metrics_family *up;          /* raygate_worker_up{cluster}, borrowed from the registry; NULL: none */
+    struct metrics_family *requests;    /* raygate_dispatch_worker_requests_total{worker}, likewise */
 };
 
 /*
