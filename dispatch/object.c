@@ -6,6 +6,7 @@
 
 #include "act.h"
 #include "dispatchcopy.h"
+#include "dispatchmemo.h"
 #include "dispatchpick.h"
 #include "dispatchplan.h"
 #include "dispatchsim.h"
@@ -21,7 +22,7 @@
 struct ctx {
     struct dispatchobject_env *env;
     json_t *obj;   /* owned reference: the object as last read or written */
-    char key[320]; /* "RayCluster ns/name", for logs */
+    char key[DISPATCH_MEMO_KEY_MAX]; /* "RayCluster ns/name": for logs, and its key in env->warned */
     struct dispatch_state st;
     struct dispatchmanager_queue *q; /* its Queue, or NULL */
     size_t n;                        /* registered workers */
@@ -123,8 +124,7 @@ static void ctx_init(struct ctx *x, struct dispatchobject_env *env, const json_t
     memset(x, 0, sizeof(*x));
     x->env = env;
     x->obj = json_incref((json_t *)obj);
-    util_format(x->key, sizeof(x->key), "%s %s/%s", json_string_value(json_object_get(obj, "kind")), meta_str(obj, "namespace"),
-                meta_str(obj, "name"));
+    dispatch_memo_key(obj, x->key, sizeof(x->key));
     dispatch_plan_state_init(&x->st);
     x->q = dispatchmanager_queue_of(env->mgr, obj);
     x->n = env->workers->len;
