@@ -24,7 +24,7 @@ struct dispatch_loop {
     struct dispatchworkers workers;
     struct dispatchmanager mgr;
     json_t *told;      /* keys of the once-only Events posted ("uid/WorkerLost/at"): not repeated every pass */
-    json_t *nominated; /* worker names nominated to in this pass: their view does not show it yet */
+    json_t *nominated; /* worker names whose copy's create failed in this pass: nothing more goes there in it */
     json_t *warned;    /* object memo key -> the last warning logged about it (dispatchmemo.h) */
     json_t *said;      /* the loop's own warnings ("workers", "manager") -> the last logged */
     struct metrics_family *actions;
@@ -102,8 +102,7 @@ static void settle_states(struct dispatch_loop *l)
         struct util_buf b = {0};
         for (size_t j = 0; j < l->mgr.nqueues; j++) {
             const struct dispatchmanager_queue *q = &l->mgr.queues[j];
-            const struct cache_queue *wq = cache_queue_get(w->view.cache, q->name);
-            if (dispatch_pick_to_index(&q->to, w->name) != DISPATCH_NO_WORKER && (wq == NULL || !wq->present))
+            if (dispatch_pick_to_index(&q->to, w->name) != DISPATCH_NO_WORKER && !dispatchview_has_queue(&w->view, q->name))
                 util_buf_printf(&b, "%s%s", b.len == 0 ? "up; no Queue " : ", ", q->name);
         }
         dispatchworkers_set_state(&l->workers, w, 1, b.data);
@@ -111,7 +110,7 @@ static void settle_states(struct dispatch_loop *l)
     }
 }
 
-/* Step 1: the registry, each worker's view (their state is reported once the manager's Queues are known). */
+/* Step 1: the registry, each worker's view, watched (their state is reported once the manager's Queues are known). */
 static void refresh_workers(struct dispatch_loop *l)
 {
     struct error err = {{0}};
@@ -121,7 +120,7 @@ static void refresh_workers(struct dispatch_loop *l)
         struct dispatch_worker *w = l->workers.items[i];
         if (w->client == NULL)
             continue; /* its kubeconfig does not parse: down since it was read */
-        w->reached = dispatchview_refresh(&w->view, w->client, l->opt->cluster_name, &err) == 0;
+        w->reached = dispatchview_sync(&w->view, w->client, w->name, l->opt->cluster_name, &err) == 0;
         if (!w->reached)
             dispatchworkers_set_state(&l->workers, w, 0, err.message);
     }

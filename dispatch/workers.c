@@ -83,8 +83,9 @@ void dispatchworkers_init(struct dispatchworkers *ws, const struct dispatch_opti
     static const char *const worker[] = {"worker"};
     if (reg == NULL)
         return;
-    ws->up = metrics_gauge_create(reg, "raygate_worker_up",
-                                  "Whether the dispatcher reaches a worker cluster (1) or not (0: its Secret says why).", 1, labels);
+    ws->up =
+        metrics_gauge_create(reg, "raygate_worker_up",
+                             "Whether the dispatcher reaches a worker cluster (1) or not (0: its Secret says why).", 1, labels);
     ws->requests = metrics_counter_create(
         reg, "raygate_dispatch_worker_requests_total",
         "Requests the dispatcher sent to a worker's API server (each answer, list page and ended watch stream).", 1, worker);
@@ -94,8 +95,8 @@ static void worker_destroy(struct dispatch_worker *w)
 {
     if (w == NULL)
         return;
+    dispatchview_finish(&w->view); /* its watcher uses the client */
     kube_client_destroy(w->client);
-    dispatchview_finish(&w->view);
     free(w->name);
     free(w->secret_name);
     free(w->secret_uid);
@@ -164,6 +165,7 @@ static const struct kube_client_options worker_client_options = {
     .request_timeout_ms = 15000,
     .backoff_max_ms = 2000,
     .max_retries = 1,
+    .list_page_size = DISPATCHVIEW_PAGE,
 };
 
 /* What decides whether a Secret must be parsed again: its data.kubeconfig. */
