@@ -22,6 +22,7 @@
 #include "fault.h"
 #include "dracache.h"
 #include "hyperwatch.h"
+#include "leaseseen.h"
 #include "native.h"
 #include "log.h"
 #include "preemptscan.h"
@@ -59,6 +60,7 @@ struct controller {
     char *dra_inexact;        /* the last draset_inexact() logged, or NULL; under mu */
     struct status *status;
     struct apply *apply;
+    struct leaseseen_config leaseseen; /* the dispatch leases' sightings recorded (leaseseen.h) */
 
     struct metrics_family *m_pass_seconds;
     struct metrics_family *m_leader;
@@ -149,6 +151,8 @@ static int create_rooms(struct controller *c)
         .native = c->native,
     };
     c->apply = apply_create(&ac);
+    c->leaseseen =
+        (struct leaseseen_config){.client = c->client, .mu = &c->mu, .cache = c->cache, .may_write = may_write_fn, .arg = c};
     c->status = status_create(c->client, c->reg, may_write_fn, on_status_changed, c);
     if (c->status == NULL)
         return -1;
@@ -259,7 +263,11 @@ struct run_state {
     long long evict_at;   /* CLOCK_MONOTONIC ms of the next deadline or requeue-at (evictscan); -1: none */
     long long scan_after; /* an eviction scan due after passes (at most one a second); -1: none */
     long long evict_last; /* when the last scan ran */
+    long long pass_ms;    /* how long the last pass took, status and scans included */
 };
+
+/* A burst of events waits at most this long for the pass before it to be repaid (wait_for_work). */
+#define PASS_PACE_MAX_MS 100
 
 #define EVICT_SCAN_MIN_MS 1000 /* after passes, scans at most this often */
 
@@ -448,9 +456,16 @@ static int wait_for_work(struct controller *c, const struct run_state *rs)
     c->woke_ms = clock_mono_ms();
     if (atomic_load(&c->stopping))
         return -1;
-    /* Let a burst of watch events land before deciding. */
-    if (pr > 0 && c->opts.debounce_ms > 0)
-        usleep((useconds_t)c->opts.debounce_ms * 1000);
+    /*
+     * Let a burst of watch events land before deciding: debounce_ms, or as long as the last pass took (at most
+     * PASS_PACE_MAX_MS). A pass costs about the gangs of the queues it touches, so under a flood back-to-back passes
+     * would cost passes x gangs; paced, each takes in the events that came while the last one ran, and the passes
+     * of a flood stay about as many whatever its size (docs/design.md, "Pacing").
+     */
+    long long wait =
+        rs->pass_ms > c->opts.debounce_ms ? (rs->pass_ms < PASS_PACE_MAX_MS ? rs->pass_ms : PASS_PACE_MAX_MS) : c->opts.debounce_ms;
+    if (pr > 0 && wait > 0)
+        usleep((useconds_t)wait * 1000);
     return 0;
 }
 
@@ -586,6 +601,9 @@ static void pass(struct controller *c, struct run_state *rs, long long now)
 
     if (apply_carry_out(c->apply, &plan, &c->mu, c->cache) != 0)
         rs->retry_at = clock_mono_ms() + 1000;
+    /* The dispatch leases' sightings, so that a restarted gate does not count them afresh. */
+    if (leaseseen_sync(&c->leaseseen) < 0)
+        rs->retry_at = clock_mono_ms() + 1000;
     if (may_write(c))
         sync_status(c, &res, (flags & ADMIT_PASS_FULL) != 0);
     scan_preemption(c, &res);
@@ -624,5 +642,6 @@ void controller_run(struct controller *c)
                 log_warnf("watch: %s", err.message);
         }
         pass(c, &rs, now);
+        rs.pass_ms = clock_mono_ms() - now;
     }
 }

@@ -8,6 +8,7 @@
  *                written by statuswriter.h's thread
  *   evictor.h    whole-gang evictions (evictscan.h) and preemptions (preemptscan.h)
  *   eventpost.h  the one poster of Events
+ *   leaseseen.h  the dispatch leases' sightings recorded on their RayClusters, after each pass
  *
  * The controller's thread waits for an event (a watch, the leader, a status
  * write that found its PodGroup gone) and runs a decision pass within a few

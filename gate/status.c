@@ -280,6 +280,7 @@ struct sync_ctx {
     struct qtree tree;                   /* the queue tree now, alloc and demand added, deserved derived */
     unsigned char *synced;               /* by tree index: the queue's status was compared at this sync */
     size_t npodgroups, nqueues, nwrites; /* compared, and writes queued (for the debug log) */
+    int compare_all;                     /* a resync: every PodGroup compared, changed or not */
 };
 
 /* Queues a PodGroup patch (body stolen) of observed; status in its subresource when the CRD has one. Returns the last seq. */
@@ -306,17 +307,25 @@ static uint64_t patch_podgroup(struct sync_ctx *x, const struct cache_gang *g, c
     return seq;
 }
 
-/* Brings gang g's PodGroup up to date (under both locks): a write is queued only when something differs. */
-static void sync_podgroup(struct sync_ctx *x, struct cache_gang *g)
+/*
+ * Brings gang g's PodGroup up to date (under both locks): a write is queued only when something differs. Skipped
+ * (unless force) while g is unchanged since its last comparison (model_gang_shown), nothing the pass holds for it
+ * (a preemption's victims) and no native PodGroup (kube-scheduler's word, not the gang's) shown: the same answer.
+ */
+static void sync_podgroup(struct sync_ctx *x, struct cache_gang *g, int force)
 {
     struct status *s = x->s;
+    const struct preempthold_item *held = admit_held(x->admit, g);
+    int memo = held == NULL && !native_enabled(s->native);
+    if (memo && !force && !x->compare_all && model_gang_shown(g))
+        return;
+    model_gang_set_shown(g, memo);
     char *name = names_podgroup(cache_gang_group(g));
     char *key = util_strdupf("%s/%s", g->namespace_, name);
     json_t *exp = json_object_get(json_object_get(s->pg_expected, key), "obj");
     const json_t *observed = exp != NULL ? exp : json_object_get(s->pgs, key);
     struct podgroup_gang pg;
     podgroup_gang_from_cache(g, &pg);
-    const struct preempthold_item *held = admit_held(x->admit, g);
     pg.preempting = held != NULL && held->victims_remain ? held->victims : NULL;
     char *native = native_describe(s->native, g, name);
     pg.native = native;
@@ -384,7 +393,7 @@ static void sync_queue(struct sync_ctx *x, struct cache_queue *q, int whole)
 {
     for (struct cache_gang *g = q->gangs; whole && (x->crds & PODGROUP_CRD_PODGROUPS) && g != NULL; g = g->queue_next) {
         if (podgroup_wanted(g))
-            sync_podgroup(x, g);
+            sync_podgroup(x, g, 0);
     }
     struct podgroup_queue_status st;
     struct error err;
@@ -418,7 +427,7 @@ static void sync_dirty(struct sync_ctx *x)
         struct cache_gang *g = cluster != NULL ? cache_gang_get(x->cache, ns, cluster) : NULL;
         json_object_del(x->s->pg_compared, key); /* the PodGroup changed: compare again */
         if ((x->crds & PODGROUP_CRD_PODGROUPS) && g != NULL && podgroup_wanted(g))
-            sync_podgroup(x, g);
+            sync_podgroup(x, g, 1);
         free(cluster);
     }
     json_object_clear(x->s->pg_dirty);
@@ -427,7 +436,7 @@ static void sync_dirty(struct sync_ctx *x)
 void status_sync(struct status *s, struct cache *cache, const struct admit *admit, const struct admit_result *res, unsigned crds,
                  int resync)
 {
-    struct sync_ctx x = {.s = s, .cache = cache, .admit = admit, .crds = crds};
+    struct sync_ctx x = {.s = s, .cache = cache, .admit = admit, .crds = crds, .compare_all = resync || s->full};
     events_timestamp(time(NULL), x.now, sizeof(x.now));
     pthread_mutex_lock(&s->mu);
     if (resync || s->full) { /* writes that failed are tried again; every PodGroup is compared (and gone gangs forgotten) */

@@ -126,4 +126,13 @@ int names_dns_subdomain(const char *s, size_t n);
 #define NAMES_ANNOTATION_DISPATCH_LEASE "raygate.io/dispatch-lease"
 #define NAMES_ANNOTATION_DISPATCH_LEASE_SECONDS "raygate.io/dispatch-lease-seconds"
 
+/*
+ * On the same RayCluster, written by the worker's gate (the leader) once per
+ * change of the counter: "COUNTER@TIME", the counter and when the gate saw it
+ * change (RFC 3339 UTC with milliseconds, the gate's clock). A restarted gate,
+ * or a standby taking over, counts the lease from it, not afresh
+ * (dispatchlease.h).
+ */
+#define NAMES_ANNOTATION_DISPATCH_LEASE_SEEN "raygate.io/dispatch-lease-seen"
+
 #endif

@@ -79,7 +79,7 @@ static json_t *rayjob_cluster(const json_t *obj, const char *name, struct error 
     struct mutate_result m;
     mutate_result_init(&m);
     json_t *job = NULL, *cluster = NULL;
-    if (rayjob_mutate(obj, &m, err) == 0)
+    if (rayjob_mutate(obj, NULL, &m, err) == 0)
         job = patched(obj, &m, err);
     mutate_result_finish(&m);
     if (job == NULL)

@@ -7,9 +7,12 @@
 
 static void request_finish(struct claimspec_request *r)
 {
-    for (size_t k = 0; k < r->nsel; k++)
+    for (size_t k = 0; k < r->nsel; k++) {
         devsel_free(r->sel[k]);
+        free(r->exprs[k]);
+    }
     free(r->sel);
+    free(r->exprs);
     free(r->name);
     free(r->device_class);
 }
@@ -35,6 +38,7 @@ static int parse_selectors(const json_t *sels, const char *path, struct claimspe
         return -1;
     }
     r->sel = util_calloc(json_array_size(sels), sizeof(*r->sel));
+    r->exprs = util_calloc(json_array_size(sels), sizeof(*r->exprs));
     json_array_foreach((json_t *)sels, k, sel)
     {
         const char *expr = json_string_value(json_object_get(json_object_get(sel, "cel"), "expression"));
@@ -42,6 +46,7 @@ static int parse_selectors(const json_t *sels, const char *path, struct claimspe
             error_setf(err, "%s.selectors[%zu].cel.expression: must be a string", path, k);
             return -1;
         }
+        r->exprs[r->nsel] = util_strdup(expr);
         r->sel[r->nsel++] = devsel_compile(expr);
     }
     return 0;

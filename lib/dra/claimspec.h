@@ -37,6 +37,7 @@ struct claimspec_request {
     int64_t count;      /* devices asked; 0 with CLAIMSPEC_ALL */
     unsigned flags;
     struct devsel **sel; /* owned: the request's own selectors */
+    char **exprs;        /* owned: their CEL texts, nsel of them (a variant's key: draset.h) */
     size_t nsel;
     char path[96]; /* the field, e.g. "spec.devices.requests[0].exactly", for messages */
 };

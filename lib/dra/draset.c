@@ -74,6 +74,7 @@ void draset_destroy(struct draset *s)
         object_free(TABLE_CONTAINER_OF(n, struct draset_object, by_key));
     }
     table_finish(&s->objects);
+    dravariant_clear(&s->variants);
     table_finish(&s->devices);
     table_finish(&s->nodes);
     for (size_t i = 0; i < s->nresources; i++)
@@ -142,6 +143,20 @@ static void claim_allocation(struct draset_object *o, const json_t *obj)
             draset_device_key(json_string_value(json_object_get(r, "driver")), json_string_value(json_object_get(r, "pool")),
                               json_string_value(json_object_get(r, "device")));
     }
+}
+
+/* Adds request r's variant (dravariant.h) when it has selectors of its own and is new: the ledger is then built again. */
+static void variant_add(struct draset *s, const struct claimspec_request *r)
+{
+    if (r->nsel == 0 || r->device_class == NULL || dravariant_find(&s->variants, r) >= 0)
+        return;
+    char *name = dravariant_name(r);
+    int n = resource_number(s, name);
+    free(name);
+    if (n < 0)
+        return; /* past DRASET_MAX_RESOURCES: the fit counts the class's devices */
+    dravariant_add(&s->variants, r, n);
+    s->ledger_stale = 1; /* the devices' resource bits and the counts' widths change */
 }
 
 /* Parses obj (borrowed) into o by its kind; 0 or -1 with err. */
@@ -304,6 +319,8 @@ unsigned draset_record(struct draset *s, enum draset_kind kind, int deleted, con
         util_format(err->message, sizeof(err->message), "%s", o->error);
     } else {
         o->valid = 1;
+        for (size_t i = 0; (kind == DRASET_CLAIM || kind == DRASET_TEMPLATE) && i < o->spec.nrequests; i++)
+            variant_add(s, &o->spec.requests[i]);
     }
     unsigned bits = changed_bits(kind, generated);
     if (kind == DRASET_CLAIM)
@@ -368,7 +385,20 @@ static int spec_demand(const struct draset *s, const struct draset_object *o, st
     return 0;
 }
 
-static int demand(const struct draset *s, int kind, const char *ns, const char *name, struct resources *out, struct error *why)
+/* The variants' devices of a parsed claim spec (o) into out (draset_template_fit); 0 or -1 (why). */
+static int spec_fit(const struct draset *s, const struct draset_object *o, struct resources *out, struct error *why)
+{
+    for (size_t i = 0; i < o->spec.nrequests; i++) {
+        const struct claimspec_request *r = &o->spec.requests[i];
+        int v = (r->flags & CLAIMSPEC_ALL) ? -1 : dravariant_find(&s->variants, r);
+        if (v >= 0 && add_devices(out, s->resources[v], r->count, why) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int demand(const struct draset *s, int kind, const char *ns, const char *name, int fit, struct resources *out,
+                  struct error *why)
 {
     const struct draset_object *o = draset_find(s, kind, ns, name);
     if (o == NULL) {
@@ -379,17 +409,23 @@ static int demand(const struct draset *s, int kind, const char *ns, const char *
         error_setf(why, "%s", o->error != NULL ? o->error : "");
         return 1;
     }
-    return spec_demand(s, o, out, why);
+    return fit ? spec_fit(s, o, out, why) : spec_demand(s, o, out, why);
 }
 
 int draset_template_demand(const struct draset *s, const char *ns, const char *tmpl, struct resources *out, struct error *why)
 {
-    return demand(s, DRASET_TEMPLATE, ns, tmpl, out, why);
+    return demand(s, DRASET_TEMPLATE, ns, tmpl, 0, out, why);
 }
 
 int draset_claim_demand(const struct draset *s, const char *ns, const char *claim, struct resources *out, struct error *why)
 {
-    return demand(s, DRASET_CLAIM, ns, claim, out, why);
+    return demand(s, DRASET_CLAIM, ns, claim, 0, out, why);
+}
+
+int draset_template_fit(const struct draset *s, const char *ns, const char *tmpl, struct resources *out, struct error *why)
+{
+    int rc = demand(s, DRASET_TEMPLATE, ns, tmpl, 1, out, why);
+    return rc == 1 ? 0 : rc; /* what cannot be counted makes the pod wait through draset_template_demand */
 }
 
 const char *draset_inexact(const struct draset *s)

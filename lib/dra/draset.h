@@ -86,6 +86,18 @@ int draset_template_demand(const struct draset *s, const char *ns, const char *t
 /* draset_template_demand() for a ResourceClaim that pods name (resourceClaimName): "resourceclaim shared-gpu not found in ns". */
 int draset_claim_demand(const struct draset *s, const char *ns, const char *claim, struct resources *out, struct error *why);
 
+/*
+ * What a pod's claim from template tmpl counts as on the nodes beyond
+ * draset_template_demand(): per request with selectors of its own, count
+ * devices of the request's variant, a device resource named "<class> devices
+ * where <selectors>" that the ledger counts as the devices both the class and
+ * the request select. Only a pod's fit request names a variant, never a
+ * queue (which counts the class's resource). Adds into out; 0 (also when the
+ * template cannot be counted: draset_template_demand says why), or -1 on
+ * overflow, with why.
+ */
+int draset_template_fit(const struct draset *s, const char *ns, const char *tmpl, struct resources *out, struct error *why);
+
 /* Whether the claim ns/name has a status.allocation (1), none (0), or is not seen (-1). */
 int draset_claim_allocated(const struct draset *s, const char *ns, const char *name);
 

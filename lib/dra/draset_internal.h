@@ -12,6 +12,7 @@
 #include "claimspec.h"
 #include "deviceclass.h"
 #include "draset.h"
+#include "dravariant.h"
 #include "resourceslice.h"
 #include "table.h"
 
@@ -67,8 +68,9 @@ struct draset_node {
 };
 
 struct draset {
-    struct table objects; /* struct draset_object */
-    char **resources;     /* owned names, by number */
+    struct table objects;        /* struct draset_object */
+    struct dravariants variants; /* requests' own selectors as device resources (dravariant.h) */
+    char **resources;            /* owned names, by number */
     size_t nresources;
     uint64_t demand_gen;
     char *inexact; /* owned: draset_inexact() */

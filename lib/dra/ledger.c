@@ -77,8 +77,10 @@ static void device_hold(struct draset_device *d, int sign)
 struct sweep {
     const struct draset_object **classes;
     size_t nclasses;
+    const struct draset_object **vclass; /* by variant: its class, or NULL when not seen or invalid */
     struct slice_ref *slices;
     size_t nslices;
+    const struct draset *s;
 };
 
 struct slice_ref {
@@ -86,6 +88,18 @@ struct slice_ref {
     size_t order;    /* its place in the objects' table */
     int64_t current; /* the highest spec.pool.generation of its driver/pool among the valid slices */
 };
+
+/* The variants (draset_internal.h) whose class and selectors both select dev, a bit each. */
+static uint64_t variant_bits(const struct sweep *w, const struct devsel_device *dev)
+{
+    uint64_t bits = 0;
+    for (size_t i = 0; i < w->s->variants.n; i++) {
+        const struct dravariant *v = &w->s->variants.v[i];
+        if (w->vclass[i] != NULL && deviceclass_match(&w->vclass[i]->cls, dev) && dravariant_match(v, dev))
+            bits |= (uint64_t)1 << v->resource;
+    }
+    return bits;
+}
 
 /* The resources whose classes select dev (a bit each), noting in *inexact the first class not evaluated whole. */
 static uint64_t device_resources(const struct sweep *w, const struct devsel_device *dev, const char **inexact)
@@ -98,7 +112,7 @@ static uint64_t device_resources(const struct sweep *w, const struct devsel_devi
         if (deviceclass_match(&c->cls, dev))
             bits |= (uint64_t)1 << c->resource;
     }
-    return bits;
+    return bits | variant_bits(w, dev);
 }
 
 static int strcmp_null(const char *a, const char *b)
@@ -123,7 +137,13 @@ static int by_order(const void *a, const void *b)
 static void sweep_init(const struct draset *s, struct sweep *w)
 {
     size_t n = s->objects.len, order = 0;
-    *w = (struct sweep){util_calloc(n > 0 ? n : 1, sizeof(*w->classes)), 0, util_calloc(n > 0 ? n : 1, sizeof(*w->slices)), 0};
+    *w = (struct sweep){
+        util_calloc(n > 0 ? n : 1, sizeof(*w->classes)), 0, util_calloc(s->variants.n > 0 ? s->variants.n : 1, sizeof(*w->vclass)),
+        util_calloc(n > 0 ? n : 1, sizeof(*w->slices)),  0, s};
+    for (size_t i = 0; i < s->variants.n; i++) {
+        const struct draset_object *c = draset_find(s, DRASET_CLASS, "", s->variants.v[i].cls);
+        w->vclass[i] = c != NULL && c->valid ? c : NULL;
+    }
     for (struct table_node *t = table_next(&s->objects, NULL); t != NULL; t = table_next(&s->objects, t), order++) {
         struct draset_object *o = TABLE_CONTAINER_OF(t, struct draset_object, by_key);
         if (o->kind == DRASET_CLASS && o->valid && o->resource >= 0)
@@ -145,6 +165,7 @@ static void sweep_init(const struct draset *s, struct sweep *w)
 static void sweep_finish(struct sweep *w)
 {
     free(w->classes);
+    free(w->vclass);
     free(w->slices);
 }
 

@@ -232,7 +232,7 @@ static int decide_object(enum target target, const json_t *request, const json_t
             return 1;
     }
     int decided = target == TARGET_RAYCLUSTER ? mutate_raycluster(object, opts, result, merr)
-                  : target == TARGET_RAYJOB   ? rayjob_mutate(object, result, merr)
+                  : target == TARGET_RAYJOB   ? rayjob_mutate(object, opts, result, merr)
                   : target == TARGET_POD      ? mutate_pod(object, opts, result, merr)
                                               : 0; /* a RayService: KubeRay copies its labels to its RayClusters, mutated then */
     if (decided != 0)

@@ -131,3 +131,22 @@ int gangclaims_price_known(const struct gangclaims *gc, const struct draset *s, 
     resources_finish(&one);
     return rc;
 }
+
+int gangclaims_price_fit(const struct gangclaims *gc, const struct draset *s, const char *ns, struct resources *out,
+                         struct error *why)
+{
+    struct resources one;
+    resources_init(&one);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < gc->n; i++) {
+        const struct gangclaims_use *u = &gc->uses[i];
+        if (u->shared)
+            continue;
+        resources_finish(&one);
+        rc = draset_template_fit(s, ns, u->name, &one, why);
+        if (rc == 0 && resources_add_scaled(out, &one, u->pods, why) != 0)
+            rc = -1;
+    }
+    resources_finish(&one);
+    return rc;
+}

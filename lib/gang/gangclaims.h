@@ -72,4 +72,13 @@ int gangclaims_price(const struct gangclaims *gc, const struct draset *s, const 
 int gangclaims_price_known(const struct gangclaims *gc, const struct draset *s, const char *ns, struct resources *out,
                            json_t **skipped, struct error *err);
 
+/*
+ * Adds into out what gc's templates count as on the nodes beyond
+ * gangclaims_price(): their requests' variants (draset_template_fit), for a
+ * pod's fit. Shared claims are left out (the gang's, placed by kube-scheduler).
+ * Returns 0, or -1 on overflow, with why.
+ */
+int gangclaims_price_fit(const struct gangclaims *gc, const struct draset *s, const char *ns, struct resources *out,
+                         struct error *why);
+
 #endif

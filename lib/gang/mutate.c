@@ -290,14 +290,8 @@ static json_t *legacy_patch(const json_t *raycluster, const char *const *keys, c
     return patch;
 }
 
-/*
- * Adds to gang's minResources what the KubeRay RayCluster's (borrowed) device
- * claims count as by s (mutate_options.dra): each claim that cannot be counted
- * yet is left out, with a warning naming it. Returns 0, or -1 with err on
- * overflow.
- */
-static int add_devices(const json_t *raycluster, struct gang_spec *gang, const struct draset *s, struct mutate_result *out,
-                       struct error *err)
+int mutate_add_devices(const json_t *raycluster, const struct gang_spec *gang, const struct draset *s, struct resources *min,
+                       struct mutate_result *out, struct error *err)
 {
     struct gangclaims gc;
     struct error why = {{0}};
@@ -315,7 +309,7 @@ static int add_devices(const json_t *raycluster, struct gang_spec *gang, const s
     if (gc.n > 0 && ns == NULL) {
         add_warning(out, "metadata.namespace: not set: raygate.io/min-resources counts no device");
     } else if (gc.n > 0) {
-        rc = gangclaims_price_known(&gc, s, ns, &gang->min_resources, &skipped, err);
+        rc = gangclaims_price_known(&gc, s, ns, min, &skipped, err);
         for (size_t i = 0; rc == 0 && i < json_array_size(skipped); i++) {
             util_format(text, sizeof(text), "raygate.io/min-resources counts no device for %s: the gang waits for it",
                         json_string_value(json_array_get(skipped, i)));
@@ -345,7 +339,8 @@ int mutate_raycluster(const json_t *raycluster, const struct mutate_options *opt
         util_one_line(err->message); /* field names come from the object: a key may hold a newline */
         goto out;
     }
-    if (!legacy && opts != NULL && opts->dra != NULL && add_devices(raycluster, &gang, opts->dra, out, err) != 0)
+    if (!legacy && opts != NULL && opts->dra != NULL &&
+        mutate_add_devices(raycluster, &gang, opts->dra, &gang.min_resources, out, err) != 0)
         goto out;
 
     const char *name = nonempty_string(json_object_get(raycluster, "metadata"), "name");

@@ -106,6 +106,16 @@ int mutate_pod_is_member(const json_t *pod);
 /* ---- building blocks, shared with the RayJob mutation (rayjob.h) ---- */
 
 /*
+ * Adds to *min what the device claims of a KubeRay RayCluster (borrowed; a
+ * RayJob's spec.rayClusterSpec under its metadata will do) whose gang is gang
+ * count as by s (mutate_options.dra): each claim that cannot be counted yet is
+ * left out, with a warning in out naming it. Returns 0, or -1 with err on
+ * overflow.
+ */
+int mutate_add_devices(const json_t *raycluster, const struct gang_spec *gang, const struct draset *s, struct resources *min,
+                       struct mutate_result *out, struct error *err);
+
+/*
  * obj[key] as an object of obj's own (borrowed), replacing an absent, null or
  * ill-typed member by {}: obj is a shallow copy being mutated, and so is the
  * member returned. The copy shares every subtree it does not change with the

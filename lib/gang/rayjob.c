@@ -243,7 +243,28 @@ static void set_annotations(json_t *copy, const struct rayjob_gang *g, const cha
         json_object_set_new(annotations, NAMES_ANNOTATION_GROUP, json_string(group));
 }
 
-int rayjob_mutate(const json_t *rayjob, struct mutate_result *out, struct error *err)
+/*
+ * Adds what the devices of the RayJob's (borrowed) cluster count as by s to its cluster's and its gang's minResources
+ * (mutate_add_devices(): warnings into out). Returns 0, or -1 with err on overflow.
+ */
+static int add_devices(const json_t *rayjob, struct rayjob_gang *g, const struct draset *s, struct mutate_result *out,
+                       struct error *err)
+{
+    const json_t *meta = json_object_get(rayjob, "metadata");
+    json_t *cluster = json_pack("{s:{s:O*}, s:O*}", "metadata", "namespace", json_object_get(meta, "namespace"), "spec",
+                                json_object_get(json_object_get(rayjob, "spec"), "rayClusterSpec")); /* owned */
+    struct resources dev;
+    resources_init(&dev);
+    int rc = mutate_add_devices(cluster, &g->cluster, s, &dev, out, err);
+    if (rc == 0 && (resources_add_scaled(&g->cluster.min_resources, &dev, 1, err) != 0 ||
+                    resources_add_scaled(&g->min_resources, &dev, 1, err) != 0))
+        rc = -1;
+    resources_finish(&dev);
+    json_decref(cluster);
+    return rc;
+}
+
+int rayjob_mutate(const json_t *rayjob, const struct mutate_options *opts, struct mutate_result *out, struct error *err)
 {
     struct rayjob_gang g;
     const json_t *labels = json_object_get(json_object_get(rayjob, "metadata"), "labels");
@@ -265,6 +286,8 @@ int rayjob_mutate(const json_t *rayjob, struct mutate_result *out, struct error 
         rc = 0;
         goto out;
     }
+    if (opts != NULL && opts->dra != NULL && add_devices(rayjob, &g, opts->dra, out, err) != 0)
+        goto out;
     /* With generateName only, the name (and so the group) is not known yet. */
     group = name != NULL ? names_podgroup(name) : NULL;
 

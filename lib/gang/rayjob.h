@@ -85,10 +85,12 @@ int rayjob_gang_from(const json_t *rayjob, struct rayjob_gang *out, struct error
  * spec.rayClusterSpec what mutate_pod_template() sets; in K8sJobMode the
  * submitter template (KubeRay's default written out when absent, so that the
  * submitter pod carries the queue) gets the same plus the label
- * raygate.io/rayjob-submitter=true. out must be initialised and empty.
+ * raygate.io/rayjob-submitter=true. With opts->dra (mutate.h; opts may be
+ * NULL), raygate.io/min-resources counts its cluster's device claims as a
+ * RayCluster's do. out must be initialised and empty.
  * Returns 0 (allowed; patch and warnings set when any), or -1 with err.
  */
-int rayjob_mutate(const json_t *rayjob, struct mutate_result *out, struct error *err);
+int rayjob_mutate(const json_t *rayjob, const struct mutate_options *opts, struct mutate_result *out, struct error *err);
 
 /*
  * The RayJob a RayCluster (borrowed) was made for: returns 1 and sets *name and

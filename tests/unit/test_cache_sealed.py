@@ -2,8 +2,9 @@
 """Checks cache.h's promise: only the cache's own files write the cache's fields.
 
 The cache is cache.c and, below it, model.c (what it keeps of each object,
-its structs in model.h), shape.c (its interning pool, shape.h), and
-devices.c and dracache.c (the device claims it prices, devices.h). Every
+its structs in model.h), shape.c (its interning pool, shape.h),
+devices.c and dracache.c (the device claims it prices, devices.h), and
+cachelease.c (the dispatch leases' sightings to record, cachelease.h). Every
 field of a struct those headers declare whose name no other struct of the
 tree declares (so that `g->dirty = 0` can only be a cache field) is looked
 for on the left of an assignment (=, +=, |=, ...) or beside ++/-- in every
@@ -28,7 +29,7 @@ for dirpath, dirnames, filenames in os.walk(root):
             sources.append(os.path.join(dirpath, f))
 
 HEADERS = ("cache.h", "model.h", "shape.h")
-OWNERS = ("cache.c", "model.c", "shape.c", "devices.c", "dracache.c")
+OWNERS = ("cache.c", "cachelease.c", "model.c", "shape.c", "devices.c", "dracache.c")
 SCHED = os.sep + os.path.join("lib", "sched") + os.sep
 cache_hs = [p for p in sources if os.path.basename(p) in HEADERS and SCHED in p]
 if len(cache_hs) != len(HEADERS):

@@ -227,6 +227,51 @@ static void test_nodes_count_devices(void **state)
     world_finish(&w);
 }
 
+/* One-gpu with a request selector of its own: a device whose index is below max (each node has indexes 0 to 3). */
+static void template_below(struct cache *c, int max)
+{
+    char buf[1024];
+    snprintf(buf, sizeof(buf),
+             "{\"metadata\":{\"name\":\"one-gpu\",\"namespace\":\"ns\"},\"spec\":{\"spec\":{\"devices\":{\"requests\":[{"
+             "\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"gpu.example.com\",\"selectors\":[{\"cel\":{"
+             "\"expression\":\"device.attributes[\\\"gpu.example.com\\\"].index < %d\"}}]}}]}}}}",
+             max);
+    record(c, DRASET_TEMPLATE, 0, buf);
+}
+
+/*
+ * A request's own selectors count on the nodes: with index < 1, one device per node selected, 2 in all, a gang of 4
+ * workers waits on the nodes naming the selector; with index < 2 (4 in all) it is admitted. The queue counts the
+ * class's resource all along (capability 4: a variant never shows there).
+ */
+static void test_request_selectors(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w);
+    add_queue(w.c, "q", "4");
+    template_below(w.c, 1);
+    add_gang(w.c, "a", "q", 4);
+    world_pass(&w);
+    expect(&w, "a", ADMIT_ACTION_WAIT, "gpu.example.com devices where device.attributes[\"gpu.example.com\"].index < 1");
+    int v = draset_resource_index(w.s, "gpu.example.com devices where device.attributes[\"gpu.example.com\"].index < 1");
+    assert_true(v > 0);
+    struct ledger_node n1 = {.name = "n1"};
+    int64_t total = -1;
+    assert_int_equal(ledger_free(w.s, &n1, (size_t)v, &total), 1);
+    assert_int_equal(total, 1);
+    assert_int_equal(ledger_free(w.s, &n1, 0, NULL), 4);
+    template_below(w.c, 2);
+    world_pass(&w);
+    expect(&w, "a", ADMIT_ACTION_ADMIT, NULL);
+    /* The gang's minResources name the class's resource only. */
+    struct cache_gang *g = cache_gang_get(w.c, "ns", "a");
+    assert_non_null(g);
+    assert_int_equal(g->min_resources.len, 2);
+    assert_non_null(resources_get(&g->min_resources, "example.com/gpu"));
+    world_finish(&w);
+}
+
 /* A template not seen: the gang waits naming it, and is admitted once it comes. */
 static void test_missing_template_waits(void **state)
 {
@@ -314,7 +359,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_queue_counts_devices),   cmocka_unit_test(test_nodes_count_devices),
         cmocka_unit_test(test_missing_template_waits), cmocka_unit_test(test_ledger),
-        cmocka_unit_test(test_dispatch_sim),
+        cmocka_unit_test(test_dispatch_sim),           cmocka_unit_test(test_request_selectors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

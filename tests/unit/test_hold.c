@@ -67,6 +67,46 @@ static void test_gang(void **state)
     free(out);
 }
 
+/*
+ * The sums are kept per gang while it stands, and computed again after any change of it or its pods: a pod ungated,
+ * one deleted, one that finished, the admission taken back.
+ */
+static void test_memo(void **state)
+{
+    struct cache *c = *state;
+    schedfixture_pod(c, "head", 1, "head", 0, "1");
+    struct cache_pod *w0 = schedfixture_pod(c, "w0", 2, "worker", 1, "2");
+    schedfixture_pod(c, "w1", 3, "worker", 1, "4");
+    struct cache_gang *g = cache_gang_get(c, "ns", "c");
+    uint32_t nres = c->shapes.nresources;
+    int64_t *out = calloc(nres, sizeof(*out)), *tail = calloc(nres, sizeof(*tail));
+    size_t slots = marks_slots(8);
+    const void **keys = calloc(slots, sizeof(*keys));
+    uint8_t *bits = calloc(slots, 1);
+    struct marks m;
+    marks_init(&m, keys, bits, slots);
+    hold_ungated(&m, nres, g, out);
+    assert_int_equal(cpu(c, out), 1000); /* the head */
+    hold_ungated(&m, nres, g, out);      /* kept */
+    assert_int_equal(cpu(c, out), 1000);
+    cache_pod_mark_ungated(c, w0);
+    hold_ungated(&m, nres, g, out);
+    assert_int_equal(cpu(c, out), 3000);
+    cache_gang_mark_admitted(c, g, "2024-05-01T10:00:00Z");
+    hold_gang(&m, nres, g, NULL, out, tail);
+    assert_int_equal(cpu(c, out), 3000);            /* minResources 3 */
+    schedfixture_pod(c, "w1", 3, "worker", 0, "4"); /* a new version, ungated */
+    hold_gang(&m, nres, g, NULL, out, tail);
+    assert_int_equal(cpu(c, out), 7000);
+    cache_delete_pod(c, "ns", "w1");
+    hold_gang(&m, nres, g, NULL, out, tail);
+    assert_int_equal(cpu(c, out), 3000);
+    free(bits);
+    free(keys);
+    free(tail);
+    free(out);
+}
+
 /* Outside a pass: the ungated pods' requests, at least minResources, in their formats; empty once none is ungated. */
 static void test_resources(void **state)
 {
@@ -117,6 +157,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_gang, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resources, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memo, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fits, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

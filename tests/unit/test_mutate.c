@@ -11,6 +11,7 @@
 #include "draset.h"
 #include "fixtures.h"
 #include "mutate.h"
+#include "rayjob.h"
 #include "mutatefixture.h"
 
 /* mutate_raycluster as the webhook calls it without the DRA objects (no options). */
@@ -266,13 +267,42 @@ static void test_raycluster_devices_missing(void **state)
     draset_destroy(s);
 }
 
+/* A RayJob's raygate.io/min-resources counts its cluster's devices as a RayCluster's do; a missing template warns. */
+static void test_rayjob_devices(void **state)
+{
+    (void)state;
+    struct draset *s = dra_world();
+    const struct mutate_options with = {.dra = s};
+    for (int missing = 0; missing <= 1; missing++) {
+        json_t *cluster = dra_cluster(missing ? "two-gpu" : "one-gpu");
+        json_t *job = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:{s:s, s:O}}", "apiVersion", "ray.io/v1", "kind", "RayJob",
+                                "metadata", "name", "j", "namespace", "ml", "labels", "volcano.sh/queue-name", "q", "spec",
+                                "submissionMode", "HTTPMode", "rayClusterSpec", json_object_get(cluster, "spec"));
+        struct mutate_result r;
+        struct error err = {{0}};
+        mutate_result_init(&r);
+        assert_int_equal(rayjob_mutate(job, &with, &r, &err), 0);
+        json_t *patched = jsonpatch_apply(job, r.patch, &err);
+        assert_non_null(patched);
+        const char *min = json_string_value(
+            json_object_get(json_object_get(json_object_get(patched, "metadata"), "annotations"), "raygate.io/min-resources"));
+        assert_string_equal(min, missing ? "{\"cpu\":\"4\"}" : "{\"cpu\":\"4\",\"example.com/gpu\":\"3\"}");
+        assert_int_equal(json_array_size(r.warnings), (size_t)missing);
+        json_decref(patched);
+        mutate_result_finish(&r);
+        json_decref(job);
+        json_decref(cluster);
+    }
+    draset_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_raycluster_fixtures),        cmocka_unit_test(test_pod_fixtures),
         cmocka_unit_test(test_pod_native_fixtures),        cmocka_unit_test(test_pod_native_adds_one_op),
         cmocka_unit_test(test_pod_name_irrelevant),        cmocka_unit_test(test_raycluster_devices),
-        cmocka_unit_test(test_raycluster_devices_missing),
+        cmocka_unit_test(test_raycluster_devices_missing), cmocka_unit_test(test_rayjob_devices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -182,6 +182,13 @@ static void queue_dirty(struct cache *c, struct cache_queue *q)
     c->generation++;
 }
 
+/* A change of gang g (or of its pods): its queue's decisions may change, and what was computed from it. */
+static void gang_dirty(struct cache *c, struct cache_gang *g)
+{
+    model_gang_touch(g);
+    queue_dirty(c, g->queue);
+}
+
 int cache_upsert_queue(struct cache *c, const json_t *obj, struct error *err)
 {
     const char *ns, *name;
@@ -256,6 +263,7 @@ static struct cache_gang *gang_ref(struct cache *c, const char *ns, const char *
     g->namespace_ = shape_intern(&c->shapes, ns != NULL ? ns : "");
     g->name = shape_intern(&c->shapes, name);
     g->preemptable = 1;
+    g->memo = util_calloc(1, sizeof(*g->memo));
     resources_init(&g->min_resources);
     g->by_name.hash = key_hash(ns, name);
     table_insert(&c->gangs, &g->by_name);
@@ -385,6 +393,7 @@ static void gang_maybe_free(struct cache *c, struct cache_gang *g)
     shape_rl_release(&c->shapes, g->min_rl);
     shape_release(&c->shapes, g->namespace_);
     shape_release(&c->shapes, g->name);
+    model_gang_memo_free(g);
     free(g);
 }
 
@@ -482,7 +491,7 @@ static void pod_detach(struct cache *c, struct cache_pod *pod, struct cache_gang
         model_gang_short_update(g, c->clock_ms);
         g->npods--;
         pod->gang = NULL;
-        queue_dirty(c, g->queue);
+        gang_dirty(c, g);
         kept != NULL ? (void)(*kept = g) : gang_maybe_free(c, g);
     }
 }
@@ -563,7 +572,7 @@ static void pod_attach(struct cache *c, struct cache_pod *pod, const char *ns, c
         model_gang_insert_pod(g, pod);
         model_gang_short_update(g, c->clock_ms);
         g->npods++;
-        queue_dirty(c, g->queue);
+        gang_dirty(c, g);
     }
     if (prev->gang != NULL && prev->gang != pod->gang)
         gang_maybe_free(c, prev->gang);
@@ -626,7 +635,7 @@ void cache_pod_mark_ungated(struct cache *c, struct cache_pod *pod)
     pod->flags |= CACHE_POD_MARKED_UNGATED;
     if (pod->gang != NULL) {
         model_gang_count_open(pod->gang, pod);
-        queue_dirty(c, pod->gang->queue);
+        gang_dirty(c, pod->gang);
     }
     update_reserving(c, pod);
 }
@@ -688,7 +697,7 @@ int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct error *er
     model_gang_parse_spec(&c->shapes, g, obj);
     devices_gang_parse(&c->shapes, c->dra, g, obj);
     model_gang_short_update(g, c->clock_ms);
-    dispatchlease_observe(&g->lease, meta, c->clock_ms);
+    c->lease_news |= (uint8_t)dispatchlease_observe(&g->lease, meta, c->clock_ms);
 
     const char *queue = json_string_value(json_object_get(labels, NAMES_LABEL_QUEUE));
     gang_set_queue(c, g, queue != NULL && queue[0] != '\0' ? queue_ref(c, queue) : NULL);
@@ -700,7 +709,7 @@ int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct error *er
             c->capacity_changed = 1; /* its reservations are gone */
         gang_update_reserving(c, g);
     }
-    queue_dirty(c, g->queue);
+    gang_dirty(c, g);
     return 0;
 }
 
@@ -713,7 +722,7 @@ void cache_gang_mark_admitted(struct cache *c, struct cache_gang *g, const char 
     model_gang_set_admitted(g, at != NULL ? at : "");
     g->admitted = 1;
     gang_update_reserving(c, g);
-    queue_dirty(c, g->queue);
+    gang_dirty(c, g);
 }
 
 void cache_gang_mark_placed(struct cache_gang *g, const char *placed)
@@ -734,13 +743,13 @@ void cache_gang_mark_evicted(struct cache *c, struct cache_gang *g, const struct
         c->capacity_changed = 1; /* its reservations are gone */
         gang_update_reserving(c, g);
     }
-    queue_dirty(c, g->queue);
+    gang_dirty(c, g);
 }
 
 void cache_gang_mark_preempted(struct cache *c, struct cache_gang *g, const char *by)
 {
     gang_set_preempted_by(c, g, util_strdup(by));
-    queue_dirty(c, g->queue);
+    gang_dirty(c, g);
 }
 
 void cache_delete_raycluster(struct cache *c, const char *namespace_, const char *name)
@@ -754,29 +763,8 @@ void cache_delete_raycluster(struct cache *c, const char *namespace_, const char
     dispatchlease_drop(&g->lease);
     free(g->admit_mark_rv);
     g->admit_mark_rv = NULL;
-    queue_dirty(c, g->queue);
+    gang_dirty(c, g);
     gang_maybe_free(c, g);
-}
-
-int cache_delete_object(struct cache *c, const json_t *obj)
-{
-    const char *kind = json_string_value(json_object_get(obj, "kind"));
-    const json_t *meta = json_object_get(obj, "metadata");
-    const char *name = json_string_value(json_object_get(meta, "name"));
-    const char *ns = json_string_value(json_object_get(meta, "namespace"));
-    if (kind == NULL || name == NULL)
-        return -1;
-    if (strcmp(kind, "Node") == 0)
-        cache_delete_node(c, name);
-    else if (strcmp(kind, "Pod") == 0)
-        cache_delete_pod(c, ns, name);
-    else if (strcmp(kind, "RayCluster") == 0)
-        cache_delete_raycluster(c, ns, name);
-    else if (strcmp(kind, "Queue") == 0)
-        cache_delete_queue(c, name);
-    else
-        return -1;
-    return 0;
 }
 
 void cache_foreach_queue(const struct cache *c, void (*fn)(struct cache_queue *q, void *arg), void *arg)
@@ -820,6 +808,8 @@ void cache_mark_all_dirty(struct cache *c)
     struct cache_queue *q;
     cache_queue_for_each(q, c)
         q->dirty = 1;
+    for (struct cache_gang *g = c->all_gangs; g != NULL; g = g->all_next)
+        model_gang_touch(g); /* pods' requests or minResources may have been priced again (dracache.h) */
     c->capacity_changed = 1;
 }
 
@@ -840,6 +830,8 @@ void cache_queue_mark_clean(struct cache *c, struct cache_queue *q)
 void cache_gang_set_reason(struct cache *c, struct cache_gang *g, int tail, int reason, const char *message)
 {
     (void)c;
+    if (!tail && (reason != g->last_reason || !util_streq(message, g->last_message)))
+        model_gang_touch(g); /* its PodGroup shows it */
     char *copy = util_strdup(message);
     if (tail) {
         g->tail_reason = reason;

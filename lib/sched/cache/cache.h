@@ -66,6 +66,7 @@ struct cache {
     uint64_t generation;      /* bumped by every change */
     size_t nnodes_present;    /* nodes whose Node object is cached */
     int64_t clock_ms;         /* the time changes happen at (cache_set_clock): a dispatch lease seen, a gang falling short */
+    uint8_t lease_news;       /* a dispatch lease's sighting may be to record (cachelease.h) */
     struct draset *dra;       /* borrowed: the DRA objects devices are counted by (devices.h), or NULL */
     uint64_t dra_priced;      /* the draset's demand generation every claim was priced at, plus 1; 0: price again */
 };
@@ -102,12 +103,6 @@ void cache_delete_node(struct cache *c, const char *name);
 void cache_delete_pod(struct cache *c, const char *namespace_, const char *name);
 void cache_delete_raycluster(struct cache *c, const char *namespace_, const char *name);
 void cache_delete_queue(struct cache *c, const char *name);
-
-/*
- * Removes the object a watch DELETED event carries (borrowed), by its kind:
- * "Node", "Pod", "RayCluster" or "Queue". Returns 0, or -1 for another kind.
- */
-int cache_delete_object(struct cache *c, const json_t *obj);
 
 /* Lookups; NULL when absent. */
 struct cache_node *cache_node_get(const struct cache *c, const char *name);
@@ -196,6 +191,9 @@ struct cache_node *cache_node_next(const struct cache *c, const struct cache_nod
 /* The gangs naming queue q, and the pods of gang g (oldest first). */
 #define cache_queue_for_each_gang(g, q) for ((g) = (q)->gangs; (g) != NULL; (g) = (g)->queue_next)
 #define cache_gang_for_each_pod(p, g) for ((p) = (g)->pods; (p) != NULL; (p) = (p)->gang_next)
+
+/* Every gang (cache_gang: present or only holding pods), in no particular order; the cache must not change meanwhile. */
+#define cache_for_each_gang(g, c) for ((g) = (c)->all_gangs; (g) != NULL; (g) = (g)->all_next)
 
 /* Marks every queue for re-evaluation by the next incremental pass (a periodic resync). */
 void cache_mark_all_dirty(struct cache *c);

@@ -39,6 +39,29 @@ static void rl_resources(const struct shape_pool *p, const struct shape_rl *rl, 
     }
 }
 
+/*
+ * The pod's fit request (interned): request rl plus its claims' variants (draset_template_fit); NULL when they add
+ * nothing (or cannot be counted: the pod waits through dev->wait).
+ */
+static const struct shape_rl *price_fit(struct shape_pool *p, const struct draset *s, const struct cache_pod *pod,
+                                        const struct shape_rl *rl)
+{
+    struct resources extra, sum;
+    struct error why = {{0}};
+    resources_init(&extra);
+    const struct shape_rl *fit = NULL;
+    if (s != NULL && pod->dev->wait == NULL && gangclaims_price_fit(&pod->dev->claims, s, pod->namespace_, &extra, &why) == 0 &&
+        extra.len > 0) {
+        resources_init(&sum);
+        rl_resources(p, rl, &sum);
+        if (resources_add_scaled(&sum, &extra, 1, &why) == 0)
+            fit = shape_rl_intern(p, &sum, 0, NULL);
+        resources_finish(&sum);
+    }
+    resources_finish(&extra);
+    return fit;
+}
+
 int devices_pod_price(struct shape_pool *p, const struct draset *s, struct cache_pod *pod)
 {
     struct resources base;
@@ -46,9 +69,13 @@ int devices_pod_price(struct shape_pool *p, const struct draset *s, struct cache
     rl_resources(p, pod->dev->bare, &base);
     const struct shape_rl *rl = price(p, s, pod->namespace_, pod->dev, &base, 0);
     resources_finish(&base);
+    const struct shape_rl *fit = price_fit(p, s, pod, rl), *old_fit = pod->dev->fit;
+    int fit_changed = fit != old_fit; /* both alive here: interned, equal contents share one pointer */
+    pod->dev->fit = fit;
+    shape_rl_release(p, old_fit);
     if (rl == pod->request) {
         shape_rl_release(p, rl);
-        return 0;
+        return fit_changed;
     }
     if (pod->counted != NULL) {
         model_node_account(pod->counted, pod->request, -1, pod->queue == NULL);

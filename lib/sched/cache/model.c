@@ -225,6 +225,7 @@ void model_devices_free(struct shape_pool *p, struct cache_devices **dev)
         return;
     gangclaims_finish(&(*dev)->claims);
     shape_rl_release(p, (*dev)->bare);
+    shape_rl_release(p, (*dev)->fit);
     resources_finish(&(*dev)->bare_res);
     free((*dev)->wait);
     free(*dev);
@@ -391,6 +392,7 @@ void model_gang_count_open(struct cache_gang *g, struct cache_pod *pod)
 
 void model_gang_insert_pod(struct cache_gang *g, struct cache_pod *pod)
 {
+    model_gang_touch(g);
     if (model_pod_live(pod) && pod->node == NULL) {
         pod->flags |= CACHE_POD_UNBOUND;
         g->nunbound++;
@@ -415,8 +417,61 @@ void model_gang_insert_pod(struct cache_gang *g, struct cache_pod *pod)
         g->pods = pod;
 }
 
+void model_gang_touch(struct cache_gang *g)
+{
+    g->version++;
+}
+
+void model_gang_memo_free(struct cache_gang *g)
+{
+    if (g->memo != NULL) {
+        free(g->memo->held);
+        free(g->memo->ungated);
+        free(g->memo);
+        g->memo = NULL;
+    }
+}
+
+int64_t *model_gang_memo(const struct cache_gang *g, uint32_t nres, enum model_memo_sum which, int *valid)
+{
+    struct cache_gang_memo *mm = g->memo;
+    if (mm->version != g->version || mm->nres != nres) {
+        if (mm->nres != nres) {
+            mm->held = util_realloc(mm->held, (nres > 0 ? nres : 1) * sizeof(*mm->held));
+            mm->ungated = util_realloc(mm->ungated, (nres > 0 ? nres : 1) * sizeof(*mm->ungated));
+            mm->nres = nres;
+        }
+        mm->version = g->version;
+        mm->have_held = mm->have_ungated = 0;
+    }
+    *valid = which == MODEL_MEMO_HELD ? mm->have_held : mm->have_ungated;
+    return which == MODEL_MEMO_HELD ? mm->held : mm->ungated;
+}
+
+void model_gang_memo_done(const struct cache_gang *g, enum model_memo_sum which)
+{
+    if (which == MODEL_MEMO_HELD)
+        g->memo->have_held = 1;
+    else
+        g->memo->have_ungated = 1;
+}
+
+int model_gang_shown(const struct cache_gang *g)
+{
+    return g->memo != NULL && g->memo->have_shown && g->memo->shown == g->version;
+}
+
+void model_gang_set_shown(const struct cache_gang *g, int shown)
+{
+    if (g->memo != NULL) {
+        g->memo->shown = g->version;
+        g->memo->have_shown = (uint8_t)(shown != 0);
+    }
+}
+
 void model_gang_remove_pod(struct cache_gang *g, struct cache_pod *pod)
 {
+    model_gang_touch(g);
     g->nunbound -= (pod->flags & CACHE_POD_UNBOUND) != 0;
     g->nunready -= (pod->flags & CACHE_POD_UNREADY) != 0;
     g->nopen -= (pod->flags & CACHE_POD_OPEN) != 0;
@@ -545,4 +600,9 @@ void model_pod_parse_spec(struct shape_pool *p, struct cache_pod *pod, const jso
         pod->flags |= CACHE_POD_BAD_REQUEST;
     resources_finish(&req);
     pod->sched = shape_sched_intern(p, spec);
+}
+
+const struct shape_rl *model_pod_fit_request(const struct cache_pod *pod)
+{
+    return pod->dev != NULL && pod->dev->fit != NULL ? pod->dev->fit : pod->request;
 }

@@ -30,6 +30,7 @@
 struct cache_devices {
     struct gangclaims claims;
     const struct shape_rl *bare; /* interned: the pod's request, or the gang's minResources, without devices */
+    const struct shape_rl *fit;  /* interned: a pod's request plus its requests' variants (draset_template_fit), or NULL */
     struct resources bare_res;   /* the gang's minResources without devices (formats kept) */
     char *wait;                  /* owned: why its devices cannot be counted (yet), or NULL */
     uint64_t priced;             /* the draset's demand generation when priced */
@@ -74,6 +75,22 @@ enum {
 };
 
 struct cache_gang;
+
+/*
+ * What is computed from a gang and its pods, kept while it stands: hold.h's sums of what the gang holds in its
+ * queue, valid while the gang's version (cache_gang.version) is the one they were computed at. Allocated with the
+ * gang; the computations fill it through the gang's (const) pointer.
+ */
+struct cache_gang_memo {
+    uint64_t version;  /* the gang's version the sums are for */
+    uint32_t nres;     /* the resources they are dense over */
+    uint8_t have_held; /* held (hold_gang) is set */
+    uint8_t have_ungated;
+    int64_t *held;    /* owned: nres; hold_gang() without marks nor extra */
+    int64_t *ungated; /* owned: nres; hold_ungated() without marks */
+    uint64_t shown;   /* the version the gang's PodGroup was last compared at (model_gang_set_shown) */
+    uint8_t have_shown;
+};
 
 struct cache_pod {
     struct table_node by_name;
@@ -191,6 +208,9 @@ struct cache_gang {
     struct resources min_resources; /* for messages, formats kept */
     const struct shape_rl *min_rl;  /* the same, interned; NULL when empty */
     struct cache_devices *dev;      /* owned: its templates' device claims (devices.h), or NULL when they name none */
+    /* Bumped by every change of the gang or of its pods (model_gang_touch): what memo keeps is valid while it stands. */
+    uint64_t version;
+    struct cache_gang_memo *memo; /* owned */
     /* The last reasons reported (admit_reason_changed(), through cache_gang_set_reason()). */
     int last_reason;
     char *last_message;
@@ -281,6 +301,33 @@ void model_gang_insert_pod(struct cache_gang *g, struct cache_pod *pod);
 /* Stamps g->short_since_ms with now_ms when its live pods fall below minMember; clears it once they do not (evictscan.h). */
 void model_gang_short_update(struct cache_gang *g, int64_t now_ms);
 
+/* Marks g changed (its version): what was computed from it and its pods is computed again. */
+void model_gang_touch(struct cache_gang *g);
+
+/* Frees g's memo (the gang is freed). */
+void model_gang_memo_free(struct cache_gang *g);
+
+enum model_memo_sum {
+    MODEL_MEMO_HELD = 0, /* hold_gang() without marks nor extra */
+    MODEL_MEMO_UNGATED,  /* hold_ungated() without marks */
+};
+
+/*
+ * The buffer (nres, dense) of g's memo for sum which, made current for g's version and nres; *valid says whether it
+ * holds the sum already. Else the caller computes it there and calls model_gang_memo_done(). g's memo is written
+ * through its const pointer: it is a cache of what g determines.
+ */
+int64_t *model_gang_memo(const struct cache_gang *g, uint32_t nres, enum model_memo_sum which, int *valid);
+
+/* The buffer model_gang_memo() gave for which now holds its sum. */
+void model_gang_memo_done(const struct cache_gang *g, enum model_memo_sum which);
+
+/* Whether g is unchanged since model_gang_set_shown(g, 1): what its PodGroup shows of it is the same. */
+int model_gang_shown(const struct cache_gang *g);
+
+/* Notes that g's PodGroup was compared at g's version now (shown 1), or forgets it (0). */
+void model_gang_set_shown(const struct cache_gang *g, int shown);
+
 /* Counts pod, of g, in g->nopen if it is live and not gated and not counted yet. */
 void model_gang_count_open(struct cache_gang *g, struct cache_pod *pod);
 
@@ -289,6 +336,9 @@ void model_gang_remove_pod(struct cache_gang *g, struct cache_pod *pod);
 
 /* A pod is live (a gang member) when neither terminating nor Succeeded/Failed (cache_pod_live). */
 int model_pod_live(const struct cache_pod *pod);
+
+/* What the node fit places pod at (borrowed): its request, plus its claims' variants when they name any (devices.h). */
+const struct shape_rl *model_pod_fit_request(const struct cache_pod *pod);
 
 /* Releases g's groups, its topology request and its device claims. */
 void model_gang_clear_groups(struct shape_pool *p, struct cache_gang *g);

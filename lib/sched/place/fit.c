@@ -134,7 +134,7 @@ void fit_sort_larger_first(struct fit *f, struct cache_pod **pods, size_t n)
 {
     struct weighed *ws = buffer(f, BUF_WEIGHTS, n, sizeof(*ws), 1);
     for (size_t i = 0; i < n; i++) {
-        const struct shape_rl *req = pods[i]->request;
+        const struct shape_rl *req = model_pod_fit_request(pods[i]);
         ws[i].pod = pods[i];
         for (uint32_t k = 0; req != NULL && k < req->len; k++) {
             const struct shape_res *r = &req->items[k];
@@ -339,7 +339,7 @@ static void log_take(struct fit *f, size_t i, const struct shape_rl *req, int si
 static struct fit_shape *shape_get(struct fit *f, const struct cache_pod *pod)
 {
     for (size_t i = 0; i < f->nshapes; i++) {
-        if (f->shapes[i].req == pod->request && f->shapes[i].sched == pod->sched)
+        if (f->shapes[i].req == model_pod_fit_request(pod) && f->shapes[i].sched == pod->sched)
             return &f->shapes[i];
     }
     if (f->nshapes == f->capshapes) {
@@ -348,7 +348,7 @@ static struct fit_shape *shape_get(struct fit *f, const struct cache_pod *pod)
     }
     struct fit_shape *s = &f->shapes[f->nshapes++];
     memset(s, 0, sizeof(*s));
-    s->req = pod->request;
+    s->req = model_pod_fit_request(pod);
     s->sched = pod->sched;
     return s;
 }
@@ -356,13 +356,13 @@ static struct fit_shape *shape_get(struct fit *f, const struct cache_pod *pod)
 /* The nodes pod could go to, and the most free room of each resource it requests on any one of them. */
 struct no_fit {
     size_t selector, taints, matching; /* nodes its selector or affinity rules out, whose taints it does not tolerate, the rest */
-    int64_t *best;                     /* by item of pod->request: the most free on a matching node (INT64_MIN: none) */
+    int64_t *best;                     /* by item of the pod's fit request: the most free on a matching node (INT64_MIN: none) */
     int64_t best_pods;
 };
 
 static void no_fit_survey(const struct fit *f, const struct cache_pod *pod, struct no_fit *nf)
 {
-    const struct shape_rl *req = pod->request;
+    const struct shape_rl *req = model_pod_fit_request(pod);
     uint32_t nitems = req != NULL ? req->len : 0;
     memset(nf, 0, sizeof(*nf));
     nf->best = util_calloc(nitems, sizeof(*nf->best));
@@ -463,7 +463,7 @@ static void sb_devices(struct util_buf *b, const struct cache *c, const struct s
 /* Why pod fits no node, after "no node fits pod NAME" (against the current free room). */
 static char *describe_no_fit(struct fit *f, const struct cache_pod *pod)
 {
-    const struct shape_rl *req = pod->request;
+    const struct shape_rl *req = model_pod_fit_request(pod);
     uint32_t nitems = req != NULL ? req->len : 0;
     struct no_fit nf;
     no_fit_survey(f, pod, &nf);
@@ -500,11 +500,13 @@ static int subtree_may_fit(const struct fit *f, size_t k, const struct shape_rl 
 /* The first node at or after start in subtree k (covering nodes [lo, lo + width)) that takes pod, or SIZE_MAX. */
 static size_t find_in(struct fit *f, const struct cache_pod *pod, size_t start, size_t k, size_t lo, size_t width)
 {
-    if (lo + width <= start || lo >= f->nn || !subtree_may_fit(f, k, pod->request))
+    if (lo + width <= start || lo >= f->nn || !subtree_may_fit(f, k, model_pod_fit_request(pod)))
         return SIZE_MAX;
     if (width == 1) {
         const struct cache_node *n = f->nodes[lo];
-        return room_for(f, lo, pod->request) && selector_matches(n, pod->sched) && taints_tolerated(n, pod->sched) ? lo : SIZE_MAX;
+        return room_for(f, lo, model_pod_fit_request(pod)) && selector_matches(n, pod->sched) && taints_tolerated(n, pod->sched)
+                   ? lo
+                   : SIZE_MAX;
     }
     size_t at = find_in(f, pod, start, 2 * k, lo, width / 2);
     return at != SIZE_MAX ? at : find_in(f, pod, start, 2 * k + 1, lo + width / 2, width / 2);
@@ -517,7 +519,7 @@ static size_t find_node(struct fit *f, const struct cache_pod *pod, size_t start
     size_t near = start + 8 < f->nn ? start + 8 : f->nn;
     for (size_t i = start; i < near; i++) {
         const struct cache_node *n = f->nodes[i];
-        if (room_for(f, i, pod->request) && selector_matches(n, pod->sched) && taints_tolerated(n, pod->sched))
+        if (room_for(f, i, model_pod_fit_request(pod)) && selector_matches(n, pod->sched) && taints_tolerated(n, pod->sched))
             return i;
     }
     return near >= f->nn ? SIZE_MAX : find_in(f, pod, near, 1, 0, f->leaves);
@@ -557,7 +559,7 @@ size_t fit_place(struct fit *f, struct cache_pod **pods, size_t n, char **why)
         }
         if (!tentative)
             s->start = at;
-        log_take(f, at, pods[i]->request, 1);
+        log_take(f, at, model_pod_fit_request(pods[i]), 1);
     }
     return n;
 }
@@ -573,7 +575,7 @@ size_t fit_place_gang(struct fit *f, struct cache_pod **pods, size_t n, char **w
     struct fit_memo *m = &f->memo;
     int same = m->why != NULL && m->commits == f->commits && m->n == n;
     for (size_t i = 0; same && i < n; i++)
-        same = m->req[i] == pods[i]->request && m->sched[i] == pods[i]->sched;
+        same = m->req[i] == model_pod_fit_request(pods[i]) && m->sched[i] == pods[i]->sched;
     if (same) {
         *why = util_strdup(m->why);
         return m->failed;
@@ -587,7 +589,7 @@ size_t fit_place_gang(struct fit *f, struct cache_pod **pods, size_t n, char **w
             m->sched = util_realloc(m->sched, n * sizeof(*m->sched));
         }
         for (size_t i = 0; i < n; i++) {
-            m->req[i] = pods[i]->request;
+            m->req[i] = model_pod_fit_request(pods[i]);
             m->sched[i] = pods[i]->sched;
         }
         m->n = n;
@@ -653,7 +655,7 @@ int fit_release(struct fit *f, const struct cache_pod *pod)
     size_t i = fit_node_index(f, pod->counted);
     if (i == SIZE_MAX)
         return 0;
-    log_take(f, i, pod->request, -1);
+    log_take(f, i, model_pod_fit_request(pod), -1);
     forget_failures(f);
     return 1;
 }
@@ -881,14 +883,15 @@ size_t fit_place_on(struct fit *f, struct cache_pod **pods, size_t n, const uint
         size_t at = SIZE_MAX;
         for (size_t j = 0; j < nn && at == SIZE_MAX; j++) {
             const struct cache_node *node = f->nodes[nodes[j]];
-            if (room_for(f, nodes[j], pod->request) && selector_matches(node, pod->sched) && taints_tolerated(node, pod->sched))
+            if (room_for(f, nodes[j], model_pod_fit_request(pod)) && selector_matches(node, pod->sched) &&
+                taints_tolerated(node, pod->sched))
                 at = nodes[j];
         }
         if (at == SIZE_MAX) {
             fit_undo(f, mark);
             return i;
         }
-        log_take(f, at, pod->request, 1);
+        log_take(f, at, model_pod_fit_request(pod), 1);
     }
     return n;
 }

@@ -211,7 +211,7 @@ static void sum_need(struct call *k, const struct set *s, int with_inner)
     for (size_t pass = 0; pass <= (with_inner ? k->ninner : 0); pass++) {
         const struct set *x = pass == 0 ? s : &k->inner[pass - 1];
         for (size_t i = 0; i < x->n; i++) {
-            const struct shape_rl *req = x->pods[i]->request;
+            const struct shape_rl *req = model_pod_fit_request(x->pods[i]);
             for (uint32_t j = 0; req != NULL && j < req->len; j++)
                 k->need[req->items[j].id] = util_sat_add(k->need[req->items[j].id], req->items[j].value);
             k->need[nres]++; /* pods */
@@ -550,7 +550,7 @@ static int memo_same(const struct topo_memo *m, uint64_t room, const struct topo
         strcmp(m->key != NULL ? m->key : "", c->key != NULL ? c->key : "") != 0)
         return 0;
     for (size_t i = 0; i < n; i++) {
-        if (m->req[i] != pods[i]->request || m->sched[i] != pods[i]->sched || m->in_set[i] != in_gang(r, pods[i]))
+        if (m->req[i] != model_pod_fit_request(pods[i]) || m->sched[i] != pods[i]->sched || m->in_set[i] != in_gang(r, pods[i]))
             return 0;
     }
     return 1;
@@ -566,7 +566,7 @@ static void memo_store(struct topo_memo *m, uint64_t room, const struct topo_req
         m->in_set = util_realloc(m->in_set, n * sizeof(*m->in_set));
     }
     for (size_t i = 0; i < n; i++) {
-        m->req[i] = pods[i]->request;
+        m->req[i] = model_pod_fit_request(pods[i]);
         m->sched[i] = pods[i]->sched;
         m->in_set[i] = (uint8_t)in_gang(r, pods[i]);
     }

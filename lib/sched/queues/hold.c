@@ -11,8 +11,28 @@ static int pod_holds(const struct cache_pod *pod, int ungated)
     return ungated && pod->phase != CACHE_PHASE_SUCCEEDED && pod->phase != CACHE_PHASE_FAILED;
 }
 
+static void sum_gang(const struct marks *m, uint32_t nres, const struct cache_gang *g, const struct cache_pod *extra, int64_t *out,
+                     int64_t *tail);
+
 void hold_gang(const struct marks *m, uint32_t nres, const struct cache_gang *g, const struct cache_pod *extra, int64_t *out,
                int64_t *tail)
+{
+    /* Marks (this pass's admissions) and extra are the pass's own: summed afresh. Else the memo, while g stands. */
+    if (extra != NULL || marks_get(m, g) != 0 || g->memo == NULL) {
+        sum_gang(m, nres, g, extra, out, tail);
+        return;
+    }
+    int valid;
+    int64_t *held = model_gang_memo(g, nres, MODEL_MEMO_HELD, &valid);
+    if (!valid) {
+        sum_gang(m, nres, g, NULL, held, tail);
+        model_gang_memo_done(g, MODEL_MEMO_HELD);
+    }
+    memcpy(out, held, nres * sizeof(*out));
+}
+
+static void sum_gang(const struct marks *m, uint32_t nres, const struct cache_gang *g, const struct cache_pod *extra, int64_t *out,
+                     int64_t *tail)
 {
     memset(out, 0, nres * sizeof(*out));
     memset(tail, 0, nres * sizeof(*tail));
@@ -42,7 +62,24 @@ void hold_gang(const struct marks *m, uint32_t nres, const struct cache_gang *g,
         out[k] += tail[k];
 }
 
+static void sum_ungated(const struct marks *m, uint32_t nres, const struct cache_gang *g, int64_t *out);
+
 void hold_ungated(const struct marks *m, uint32_t nres, const struct cache_gang *g, int64_t *out)
+{
+    if (marks_get(m, g) != 0 || g->memo == NULL) {
+        sum_ungated(m, nres, g, out);
+        return;
+    }
+    int valid;
+    int64_t *ungated = model_gang_memo(g, nres, MODEL_MEMO_UNGATED, &valid);
+    if (!valid) {
+        sum_ungated(m, nres, g, ungated);
+        model_gang_memo_done(g, MODEL_MEMO_UNGATED);
+    }
+    memcpy(out, ungated, nres * sizeof(*out));
+}
+
+static void sum_ungated(const struct marks *m, uint32_t nres, const struct cache_gang *g, int64_t *out)
 {
     memset(out, 0, nres * sizeof(*out));
     int marked = (marks_get(m, g) & MARKS_ADMITTED) != 0;
