@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "act.h"
 #include "dispatchcopy.h"
+#include "dispatchmemo.h"
 #include "events.h"
 #include "log.h"
 #include "manager.h"
@@ -23,8 +24,9 @@ struct dispatch_loop {
     struct dispatchworkers workers;
     struct dispatchmanager mgr;
     json_t *told;      /* keys of the once-only Events posted ("uid/WorkerLost/at"): not repeated every pass */
-    json_t *nominated; /* worker names nominated to in this pass: their view does not show it yet */
-    json_t *warned;    /* object key -> the last warning logged about it */
+    json_t *nominated; /* worker names whose copy's create failed in this pass: nothing more goes there in it */
+    json_t *warned;    /* object memo key -> the last warning logged about it (dispatchmemo.h) */
+    json_t *said;      /* the loop's own warnings ("workers", "manager") -> the last logged */
     struct metrics_family *actions;
     int64_t nominations; /* dispatched-to written, since the start */
     atomic_bool stop;    /* set by dispatchloop_stop, from a signal handler on any thread */
@@ -44,6 +46,7 @@ struct dispatch_loop *dispatchloop_create(const struct dispatch_options *opt, st
     dispatchmanager_init(&l->mgr);
     l->told = json_object();
     l->warned = json_object();
+    l->said = json_object();
     l->nominated = json_object();
     if (reg != NULL)
         l->actions =
@@ -60,6 +63,7 @@ void dispatchloop_destroy(struct dispatch_loop *l)
     dispatchmanager_finish(&l->mgr);
     json_decref(l->told);
     json_decref(l->warned);
+    json_decref(l->said);
     json_decref(l->nominated);
     free(l);
 }
@@ -74,14 +78,14 @@ int dispatchloop_synced(const struct dispatch_loop *l)
     return atomic_load(&((struct dispatch_loop *)l)->synced);
 }
 
-/* Warns about key once per distinct message (a broken object is seen every pass). */
+/* Warns about key ("workers", "manager") once per distinct message (a failing list fails every pass). */
 static void warn_once(struct dispatch_loop *l, const char *key, const char *msg)
 {
-    const char *last = json_string_value(json_object_get(l->warned, key));
+    const char *last = json_string_value(json_object_get(l->said, key));
     if (last != NULL && strcmp(last, msg) == 0)
         return;
     log_warnf("%s: %s", key, msg);
-    json_object_set_new(l->warned, key, json_string(msg));
+    json_object_set_new(l->said, key, json_string(msg));
 }
 
 /*
@@ -98,8 +102,7 @@ static void settle_states(struct dispatch_loop *l)
         struct util_buf b = {0};
         for (size_t j = 0; j < l->mgr.nqueues; j++) {
             const struct dispatchmanager_queue *q = &l->mgr.queues[j];
-            const struct cache_queue *wq = cache_queue_get(w->view.cache, q->name);
-            if (dispatch_pick_to_index(&q->to, w->name) != DISPATCH_NO_WORKER && (wq == NULL || !wq->present))
+            if (dispatch_pick_to_index(&q->to, w->name) != DISPATCH_NO_WORKER && !dispatchview_has_queue(&w->view, q->name))
                 util_buf_printf(&b, "%s%s", b.len == 0 ? "up; no Queue " : ", ", q->name);
         }
         dispatchworkers_set_state(&l->workers, w, 1, b.data);
@@ -107,7 +110,7 @@ static void settle_states(struct dispatch_loop *l)
     }
 }
 
-/* Step 1: the registry, each worker's view (their state is reported once the manager's Queues are known). */
+/* Step 1: the registry, each worker's view, watched (their state is reported once the manager's Queues are known). */
 static void refresh_workers(struct dispatch_loop *l)
 {
     struct error err = {{0}};
@@ -117,7 +120,7 @@ static void refresh_workers(struct dispatch_loop *l)
         struct dispatch_worker *w = l->workers.items[i];
         if (w->client == NULL)
             continue; /* its kubeconfig does not parse: down since it was read */
-        w->reached = dispatchview_refresh(&w->view, w->client, l->opt->cluster_name, &err) == 0;
+        w->reached = dispatchview_sync(&w->view, w->client, w->name, l->opt->cluster_name, &err) == 0;
         if (!w->reached)
             dispatchworkers_set_state(&l->workers, w, 0, err.message);
     }
@@ -184,7 +187,9 @@ void dispatchloop_pass(struct dispatch_loop *l, int64_t now_ms)
     }
     settle_states(l);
     dispatchworkers_report(&l->workers, l->now);
-    json_object_del(l->warned, "manager");
+    json_object_del(l->said, "manager");
+    /* Objects deleted without our finalizer (or while we were down) are forgotten here. */
+    dispatch_memo_prune(l->told, l->warned, l->mgr.objects);
     json_object_clear(l->nominated);
     struct dispatchobject_env env = {
         .opt = l->opt,

@@ -1,8 +1,9 @@
 /*
  * loop: the dispatcher's pass, every --resync:
  * 1. the worker registry from the Secrets (workers.h), and each worker's view
- *    (view.h): a worker that does not answer is down; the state of each is
- *    reported on its Secret;
+ *    (view.h: kept by watches on the worker's own thread; the pass takes its
+ *    copies as they are now): a worker whose watches fail is down; the state
+ *    of each is reported on its Secret;
  * 2. the manager's Queues, RayClusters and RayJobs (manager.h);
  * 3. for each object whose Queue dispatches (or that carries the
  *    dispatcher's finalizer or a dispatched-to), the plan (dispatchplan.h)

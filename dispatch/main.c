@@ -86,7 +86,7 @@ static int parse_flags(int argc, char **argv, struct dispatch_options *c)
             "dispatch-lease-margin", &c->margin_ms, 0, 24 * FLAGS_HOUR,
             "re-dispatch off a lost worker only after the lease plus this (clock-rate skew, the gate's eviction latency)"),
         FLAG_DURATION("resync", &c->resync_ms, 100 * FLAGS_MILLISECOND, FLAGS_HOUR,
-                      "one pass (workers, their views, the manager's objects) this often"),
+                      "one pass (workers, the manager's objects; the workers' views are watched) this often"),
         FLAG_STRING("metrics-addr", "ADDR", &c->metrics_addr,
                     "serve /metrics, /healthz and /readyz over HTTP on HOST:PORT, :PORT or [IPv6]:PORT (default: not served)"),
         FLAG_CHOICE("log-level", "LEVEL", log_level_names, &c->log_level, "error, warn, info or debug"),

@@ -6,6 +6,7 @@
 
 #include "act.h"
 #include "dispatchcopy.h"
+#include "dispatchmemo.h"
 #include "dispatchpick.h"
 #include "dispatchplan.h"
 #include "dispatchsim.h"
@@ -20,8 +21,8 @@
 /* One object at one pass: the plan's input and what the action needs. */
 struct ctx {
     struct dispatchobject_env *env;
-    json_t *obj;   /* owned reference: the object as last read or written */
-    char key[320]; /* "RayCluster ns/name", for logs */
+    json_t *obj;                     /* owned reference: the object as last read or written */
+    char key[DISPATCH_MEMO_KEY_MAX]; /* "RayCluster ns/name": for logs, and its key in env->warned */
     struct dispatch_state st;
     struct dispatchmanager_queue *q; /* its Queue, or NULL */
     size_t n;                        /* registered workers */
@@ -123,8 +124,7 @@ static void ctx_init(struct ctx *x, struct dispatchobject_env *env, const json_t
     memset(x, 0, sizeof(*x));
     x->env = env;
     x->obj = json_incref((json_t *)obj);
-    util_format(x->key, sizeof(x->key), "%s %s/%s", json_string_value(json_object_get(obj, "kind")), meta_str(obj, "namespace"),
-                meta_str(obj, "name"));
+    dispatch_memo_key(obj, x->key, sizeof(x->key));
     dispatch_plan_state_init(&x->st);
     x->q = dispatchmanager_queue_of(env->mgr, obj);
     x->n = env->workers->len;
@@ -161,12 +161,12 @@ static size_t worker_index(const struct ctx *x, const char *name)
     return DISPATCH_NO_WORKER;
 }
 
-/* A worker weighed already in this pass: the gang dispatched there is not in its view yet. */
+/* A worker whose copy's create failed in this pass (it may exist all the same): not weighed before the next. */
 static void busy_verdict(struct dispatch_verdict *v)
 {
     v->fits = 0;
     v->reason = ADMIT_REASON_NONE;
-    v->message = util_strdup("a gang was dispatched there in this pass: weighed again at the next");
+    v->message = util_strdup("a copy's create failed there in this pass: weighed again at the next");
     v->stranded = DISPATCH_PPM;
 }
 
@@ -183,7 +183,7 @@ static size_t run_pick(struct ctx *x)
     x->verdicts = util_calloc(x->ncand + 1, sizeof(*x->verdicts));
     for (size_t i = 0; i < x->ncand; i++) {
         const char *name = x->q->to.names[i];
-        const struct dispatch_worker *w = dispatchworkers_get(env->workers, name);
+        struct dispatch_worker *w = dispatchworkers_get(env->workers, name);
         dispatch_sim_verdict_init(&x->verdicts[i]);
         x->cand[i].name = name;
         if (w == NULL) {
@@ -199,7 +199,7 @@ static size_t run_pick(struct ctx *x)
         struct error err = {{0}};
         if (json_object_get(env->nominated, name) != NULL)
             busy_verdict(&x->verdicts[i]);
-        else if (dispatch_sim(w->view.cache, w->view.admit, x->obj, w->view.copies, env->now_ms, &x->verdicts[i], &err) != 0)
+        else if (dispatchview_sim(&w->view, x->obj, env->now_ms, &x->verdicts[i], &err) != 0)
             log_debugf("%s on %s: %s", x->key, name, err.message);
     }
     size_t p = dispatch_pick(x->cand, x->ncand);
@@ -280,16 +280,19 @@ static void do_nominate(struct ctx *x, size_t wi)
     }
     if (fresh)
         fault_point(x, w->name);
-    json_object_set_new(x->env->nominated, w->name, json_true());
     if (fresh && x->q != NULL)
         dispatchmanager_quota_take(x->q, x->obj);
     if (dispatchact_create_copy(w->client, copy, &err) != 0) {
+        /* Maybe created after all (an answer lost): nothing more goes there in this pass. */
+        json_object_set_new(x->env->nominated, w->name, json_true());
         /* Retried at the next passes until the timeout (then nominated again): shown, not only logged. */
         char msg[sizeof(err.message) + 64];
         util_format(msg, sizeof(msg), "cannot create it on worker %s: %s", w->name, err.message);
         log_warnf("%s: %s", x->key, msg);
         podgroup(x, "False", "CreateFailed", msg);
     } else {
+        /* Counted at its full demand from now on, though no watch event has brought it yet (dispatchsim.h). */
+        dispatchview_created(&w->view, x->st.kind == DISPATCH_KIND_RAYJOB ? "RayJob" : "RayCluster", copy);
         char msg[256];
         util_format(msg, sizeof(msg), "dispatched to worker %s", w->name);
         log_infof("%s: %s", x->key, msg);

@@ -23,9 +23,9 @@ struct dispatchobject_env {
     struct kube_client *manager;
     struct dispatchworkers *workers;
     struct dispatchmanager *mgr;
-    json_t *told;                   /* keys of once-only Events posted (kept across passes) */
-    json_t *nominated;              /* workers nominated to in this pass: not nominated to again before their view shows it */
-    json_t *warned;                 /* object key -> the last warning logged about it */
+    json_t *told;                   /* uid -> the last once-only Event token shown (dispatchmemo.h; kept across passes) */
+    json_t *nominated;              /* workers whose copy's create failed in this pass: not nominated to again in it */
+    json_t *warned;                 /* memo key -> the last warning logged about the object (dispatchmemo.h) */
     struct metrics_family *actions; /* raygate_dispatch_actions_total{action}, or NULL */
     int64_t *nominations;           /* how many nominations this process wrote (the test fault counts them) */
     int64_t now_ms;

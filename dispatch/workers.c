@@ -80,18 +80,23 @@ void dispatchworkers_init(struct dispatchworkers *ws, const struct dispatch_opti
     memset(ws, 0, sizeof(*ws));
     ws->cfg = cfg;
     ws->manager = manager;
-    if (reg != NULL)
-        ws->up =
-            metrics_gauge_create(reg, "raygate_worker_up",
-                                 "Whether the dispatcher reaches a worker cluster (1) or not (0: its Secret says why).", 1, labels);
+    static const char *const worker[] = {"worker"};
+    if (reg == NULL)
+        return;
+    ws->up =
+        metrics_gauge_create(reg, "raygate_worker_up",
+                             "Whether the dispatcher reaches a worker cluster (1) or not (0: its Secret says why).", 1, labels);
+    ws->requests = metrics_counter_create(
+        reg, "raygate_dispatch_worker_requests_total",
+        "Requests the dispatcher sent to a worker's API server (each answer, list page and ended watch stream).", 1, worker);
 }
 
 static void worker_destroy(struct dispatch_worker *w)
 {
     if (w == NULL)
         return;
+    dispatchview_finish(&w->view); /* its watcher uses the client */
     kube_client_destroy(w->client);
-    dispatchview_finish(&w->view);
     free(w->name);
     free(w->secret_name);
     free(w->secret_uid);
@@ -160,6 +165,7 @@ static const struct kube_client_options worker_client_options = {
     .request_timeout_ms = 15000,
     .backoff_max_ms = 2000,
     .max_retries = 1,
+    .list_page_size = DISPATCHVIEW_PAGE,
 };
 
 /* What decides whether a Secret must be parsed again: its data.kubeconfig. */
@@ -182,11 +188,14 @@ static struct dispatch_worker *worker_create(struct dispatchworkers *ws, const j
         json_string_value(json_object_get(json_object_get(meta(secret), "annotations"), DISPATCHWORKERS_ANNOTATION_STATUS));
     w->reported = util_strdup(reported);
     dispatchview_init(&w->view);
+    struct kube_client_options opts = worker_client_options;
+    opts.client_requests = ws->requests;
+    opts.client_name = name;
     util_format(w->status, sizeof(w->status), "%s", "not reached yet"); /* no log line for a worker not tried yet */
     struct error err = {{0}};
     if (perr != NULL) {
         dispatchworkers_set_state(ws, w, 0, perr->message);
-    } else if ((w->client = kube_client_create(cfg, &worker_client_options, &err)) == NULL) {
+    } else if ((w->client = kube_client_create(cfg, &opts, &err)) == NULL) {
         dispatchworkers_set_state(ws, w, 0, err.message);
     } else {
         dispatchworkers_set_state(ws, w, 0, "not reached yet");
@@ -263,6 +272,7 @@ static void drop_unseen(struct dispatchworkers *ws)
         log_infof("worker %s: its Secret %s is gone: dropped", w->name, w->secret_name);
         const char *labels[] = {w->name};
         metrics_remove(ws->up, labels);
+        metrics_remove(ws->requests, labels);
         worker_destroy(w);
     }
     ws->len = kept;

@@ -46,12 +46,12 @@ struct dispatch_worker {
     char *secret_uid;           /* for Events about it */
     uint64_t secret_hash;       /* of the Secret's data.kubeconfig last parsed (our own annotation changes its resourceVersion) */
     struct kube_client *client; /* NULL while its kubeconfig does not parse */
-    struct dispatchview view;   /* what the last successful refresh saw (view.h) */
-    int up;                     /* the last refresh succeeded */
+    struct dispatchview view;   /* what its watches saw (view.h) */
+    int up;                     /* its view was whole at the last pass */
     char status[DISPATCHWORKERS_STATUS_MAX]; /* "up" or why it is down */
     char *reported;                          /* the status annotation the Secret carries (as last seen or written), or NULL */
     int seen;                                /* found in the last list of Secrets */
-    int reached;                             /* the last refresh of its view succeeded */
+    int reached;                             /* its view was whole at the last pass (dispatchview_sync) */
 };
 
 struct dispatchworkers {
@@ -60,6 +60,7 @@ struct dispatchworkers {
     const struct dispatch_options *cfg; /* borrowed */
     struct kube_client *manager;        /* borrowed */
     struct metrics_family *up;          /* raygate_worker_up{cluster}, borrowed from the registry; NULL: none */
+    struct metrics_family *requests;    /* raygate_dispatch_worker_requests_total{worker}, likewise */
 };
 
 /*

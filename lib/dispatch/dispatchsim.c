@@ -310,7 +310,26 @@ static int job_pending(const json_t *copies, const json_t *job)
     return !job_has_cluster(copies, job);
 }
 
-/* A RayCluster copy (borrowed) the worker holds, not admitted: the members it lacks. */
+/*
+ * A RayCluster copy (borrowed) that the view's cache does not hold yet (just
+ * created: no watch event for it so far): the whole RayCluster the worker's
+ * webhook makes of it, with all its members, a second before the weighed gang
+ * (the older, it goes first in the pass, as on the worker).
+ */
+static void fill_created(struct fills *f, struct cache *c, const json_t *copy, const char *name, int64_t now_ms)
+{
+    struct error err = {{0}};
+    json_t *cluster = dispatch_sim_cluster(copy, name, now_ms - 1000, &err);
+    if (cluster != NULL) {
+        struct sim *s = fills_add(f, c, cluster, now_ms);
+        s->own_cluster = 1;
+        if (insert_members(s, cluster, NULL, &err) == 0)
+            cache_upsert_raycluster(c, cluster, &err);
+    }
+    json_decref(cluster);
+}
+
+/* A RayCluster copy (borrowed): held by the worker, not admitted: the members it lacks; not held yet: all of it. */
 static void fill_cluster(struct fills *f, struct cache *c, const json_t *copy, int64_t now_ms)
 {
     const json_t *meta = json_object_get(copy, "metadata");
@@ -318,7 +337,9 @@ static void fill_cluster(struct fills *f, struct cache *c, const json_t *copy, i
     const char *name = json_string_value(json_object_get(meta, "name"));
     const struct cache_gang *g = name != NULL ? cache_gang_get(c, ns != NULL ? ns : "", name) : NULL;
     struct error err = {{0}};
-    if (g != NULL && g->present && !g->admitted && g->spec_ok)
+    if (name != NULL && g == NULL)
+        fill_created(f, c, copy, name, now_ms);
+    else if (g != NULL && g->present && !g->admitted && g->spec_ok)
         insert_members(fills_add(f, c, copy, now_ms), copy, g, &err);
 }
 

@@ -31,7 +31,10 @@
  * counts it anyway, at its full demand, as it will be in a moment: each
  * RayCluster of copies (the view's: this manager's copies on the worker,
  * dispatchview.h) that the worker holds, not admitted, gets the members it
- * lacks (gated pods from its templates, named with "-pending"); a RayJob copy
+ * lacks (gated pods from its templates, named with "-pending"); a RayCluster
+ * copy the cache does not hold yet (created a moment ago, its watch event not
+ * in: the gate on the worker would see it incomplete, holding nothing) gets
+ * the whole RayCluster the worker's webhook makes of it; a RayJob copy
  * KubeRay has made no RayCluster for yet (jobDeploymentStatus unset, New or
  * Initializing) gets a whole synthetic one; a copy being deleted gets
  * nothing. They are older than the weighed gang, so they take their room

@@ -247,6 +247,7 @@ struct kube_client *kube_client_create(const struct kubeconfig *cfg, const struc
     if (o->list_page_size == 0)
         o->list_page_size = 500;
     o->user_agent = util_strdup(o->user_agent != NULL ? o->user_agent : "raygate/" RAYGATE_VERSION);
+    o->client_name = util_strdup(o->client_name != NULL ? o->client_name : "");
     if (o->metrics != NULL)
         c->metrics = *o->metrics;
     o->metrics = NULL;
@@ -278,6 +279,7 @@ void kube_client_destroy(struct kube_client *c)
         curl_multi_cleanup(c->pool[i]);
     util_wipe_free(c->token, (size_t)-1);
     free((char *)c->opt.user_agent);
+    free((char *)c->opt.client_name);
     kubeconfig_finish(&c->cfg);
     pthread_mutex_destroy(&c->lock);
     free(c);
@@ -316,6 +318,10 @@ void kube_client_pool_put(struct kube_client *c, CURLM *m)
 
 void kube_client_count_request(struct kube_client *c, const char *verb, long status)
 {
+    if (c->opt.client_requests != NULL) {
+        const char *name[] = {c->opt.client_name};
+        metrics_counter_add(c->opt.client_requests, name, 1);
+    }
     if (c->metrics.requests == NULL)
         return;
     char code[24];

@@ -49,6 +49,15 @@ struct kube_client_options {
     unsigned list_page_size;            /* [500] limit= of lists */
     const char *user_agent;             /* ["raygate/<version>"]; copied */
     const struct kube_metrics *metrics; /* NULL: no metrics; copied (the families are borrowed) */
+    /*
+     * Also counts every answer counted in raygate_kube_requests_total (each
+     * attempt, each list page, each watch stream when it ends) in this
+     * counter of one label, borrowed, with the value client_name (copied):
+     * one client's share, e.g. raygate_dispatch_worker_requests_total{worker}.
+     * NULL: none.
+     */
+    struct metrics_family *client_requests;
+    const char *client_name;
 };
 
 /*

@@ -49,7 +49,7 @@ void kube_client_pool_put(struct kube_client *c, CURLM *m);
 
 /* After a 401 sent with token used: re-reads the token file; returns 1 if the token is now different. */
 int kube_client_token_refresh_after_401(struct kube_client *c, const char *used);
-/* Counts one answer (status 0: none) in raygate_kube_requests_total, if c has metrics. */
+/* Counts one answer (status 0: none) in raygate_kube_requests_total, if c has metrics, and in opt.client_requests. */
 void kube_client_count_request(struct kube_client *c, const char *verb, long status);
 
 /* One HTTP exchange: its curl handle, what was sent, and what came back. */

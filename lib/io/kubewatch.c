@@ -25,6 +25,8 @@ struct watch {
     char *name, *path, *label_selector, *field_selector;
     kube_watch_fn fn;
     void *arg;
+    kube_watch_trouble_fn trouble;
+    int relist_on_error;
 
     enum watch_phase phase;
     int running;
@@ -42,6 +44,7 @@ struct watch {
     struct kube_xfer x;
     struct watchstream ws;
     int stream_expired, stream_error;
+    long stream_code; /* an ERROR event's code */
     unsigned long stream_events;
     char stream_message[200];
 };
@@ -174,6 +177,7 @@ static int on_stream_event(void *arg, const struct watchstream_event *ev)
     case WATCHSTREAM_ERROR:
     case WATCHSTREAM_EXPIRED:
         *(ev->type == WATCHSTREAM_EXPIRED ? &wt->stream_expired : &wt->stream_error) = 1;
+        wt->stream_code = ev->code;
         util_format(wt->stream_message, sizeof(wt->stream_message), "ERROR event %ld: %.150s", ev->code, ev->message);
         return 1;
     }
@@ -240,6 +244,27 @@ static void relist(struct watch *wt, const char *why)
     wt->phase = PHASE_LIST;
     set_str(&wt->cont, NULL);
     wt->not_before = clock_mono_ms();
+    if (wt->trouble != NULL)
+        wt->trouble(wt->arg, KUBE_WATCH_RELISTING, 410, why);
+}
+
+/*
+ * A failed request: the caller told (its delay wins when it names one), else
+ * backoff; a failed watch lists again next when relist_on_error.
+ */
+static void failed(struct watch *wt, long status, const char *message, long retry_after_ms)
+{
+    if (wt->relist_on_error && wt->phase == PHASE_WATCH) {
+        wt->phase = PHASE_LIST;
+        set_str(&wt->cont, NULL);
+    }
+    long delay = wt->trouble != NULL ? wt->trouble(wt->arg, KUBE_WATCH_FAILED, status, message) : 0;
+    if (delay > 0) {
+        wt->attempts++;
+        wt->not_before = clock_mono_ms() + delay;
+    } else {
+        backoff(wt, retry_after_ms);
+    }
 }
 
 static void list_done(struct watch *wt, CURLcode cc)
@@ -267,8 +292,9 @@ static void list_done(struct watch *wt, CURLcode cc)
     } else if (resp.status == 401 && kube_client_token_refresh_after_401(wt->w->c, wt->x.token)) {
         wt->not_before = clock_mono_ms();
     } else {
-        log_warnf("watch %s: list failed: %s", wt->name, resp.status == 200 ? "the answer is not a list" : resp.message);
-        backoff(wt, resp.status == 429 || resp.status >= 500 ? wt->x.retry_after_ms : -1);
+        const char *why = resp.status == 200 ? "the answer is not a list" : resp.message;
+        log_warnf("watch %s: list failed: %s", wt->name, why);
+        failed(wt, resp.status, why, resp.status == 429 || resp.status >= 500 ? wt->x.retry_after_ms : -1);
     }
     kube_client_response_finish(&resp);
 }
@@ -290,7 +316,7 @@ static void stream_done(struct watch *wt, CURLcode cc)
         } else {
             log_warnf("watch %s: %s", wt->name, resp.message);
             count_restart(wt, "error");
-            backoff(wt, resp.status == 429 || resp.status >= 500 ? x->retry_after_ms : -1);
+            failed(wt, resp.status, resp.message, resp.status == 429 || resp.status >= 500 ? x->retry_after_ms : -1);
         }
         kube_client_response_finish(&resp);
         return;
@@ -309,7 +335,7 @@ static void stream_done(struct watch *wt, CURLcode cc)
                                                  : curl_easy_strerror(cc);
         log_warnf("watch %s: stream failed: %s", wt->name, why);
         count_restart(wt, "error");
-        backoff(wt, -1);
+        failed(wt, wt->stream_error ? wt->stream_code : cc != CURLE_OK ? 0 : 200, why, -1);
     } else if (wt->stream_events == 0) {
         /* Ended without a single event or bookmark: do not spin on a server that hangs up at once. */
         count_restart(wt, "timeout");
@@ -426,6 +452,8 @@ int kube_watch_start(struct kube_watcher *w, const struct kube_watch_spec *spec,
     set_str(&wt->field_selector, spec->field_selector);
     wt->fn = spec->fn;
     wt->arg = spec->arg;
+    wt->trouble = spec->trouble;
+    wt->relist_on_error = spec->relist_on_error;
     wt->phase = PHASE_LIST;
     wt->known = json_object();
     wt->x.c = w->c;

@@ -56,6 +56,8 @@ struct fake {
     void *arg;
     json_t *log; /* [{method, target, auth, content_type}] */
     int inflight, max_inflight, received;
+    int expiries; /* fake_expire's count: held watches end with 410 Gone when it moves */
+    int held;     /* watches held by stream_hold_expiring now */
 };
 
 static inline int write_all(int fd, const char *s, size_t n)
@@ -160,6 +162,64 @@ static inline void stream_hold(struct fake *f, const struct fake_req *req)
             char b[256];
             if (recv(req->fd, b, sizeof(b), 0) <= 0)
                 return;
+        }
+    }
+}
+
+/*
+ * Waits (up to 10 s) for n watches held by stream_hold_expiring, then ends
+ * them with an ERROR 410 (their clients list again). A watch started after
+ * the call is held as usual. Any thread.
+ */
+static inline void fake_expire(struct fake *f, int n)
+{
+    for (int waited = 0; waited < 10000; waited += 5) {
+        pthread_mutex_lock(&f->lock);
+        int held = f->held;
+        pthread_mutex_unlock(&f->lock);
+        if (held >= n)
+            break;
+        usleep(5 * 1000);
+    }
+    pthread_mutex_lock(&f->lock);
+    f->expiries++;
+    pthread_mutex_unlock(&f->lock);
+}
+
+/*
+ * Keeps a watch open (counted in f->held) until the client hangs up or the
+ * server stops (returns -1: close), or until fake_expire is called (an ERROR event 410 "too old
+ * resource version" and the stream's end; returns 0: the connection goes on).
+ */
+static inline int stream_hold_expiring(struct fake *f, const struct fake_req *req)
+{
+    pthread_mutex_lock(&f->lock);
+    int at = f->expiries;
+    f->held++;
+    pthread_mutex_unlock(&f->lock);
+    for (;;) {
+        pthread_mutex_lock(&f->lock);
+        int stop = f->stopping, moved = f->expiries != at;
+        f->held -= stop || moved;
+        pthread_mutex_unlock(&f->lock);
+        if (stop)
+            return -1;
+        if (moved) {
+            static const char gone[] = "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"status\":\"Failure\","
+                                       "\"message\":\"too old resource version\",\"reason\":\"Expired\",\"code\":410}}\n";
+            stream_chunk(req, gone, sizeof(gone) - 1);
+            stream_end(req);
+            return 0;
+        }
+        struct pollfd p = {.fd = req->fd, .events = POLLIN};
+        if (poll(&p, 1, 20) > 0) {
+            char b[256];
+            if (recv(req->fd, b, sizeof(b), 0) <= 0) {
+                pthread_mutex_lock(&f->lock);
+                f->held--;
+                pthread_mutex_unlock(&f->lock);
+                return -1;
+            }
         }
     }
 }
@@ -438,7 +498,8 @@ static inline int fake_wait(int (*cond)(void *arg), void *arg, long timeout_ms)
 /*
  * fake_cluster_handler answers from a state (f->arg, a JSON object, read under f->lock):
  *   "lists":  collection path -> [objects]: a GET without ?watch answers them as a List
- *             (resourceVersion "1"); a watch (?watch=1) is held open without events;
+ *             (resourceVersion "1"); a watch (?watch=1) is held open without events
+ *             until fake_expire (then the client lists again);
  *   "get":    path -> object answered to a GET (discovery, a RayCluster); absent: 404;
  *   "script": path -> [status codes]: the answers to the next writes of that path (a 403
  *             carries a NamespaceTerminating cause); spent or absent: a write is answered
@@ -544,8 +605,7 @@ static inline int fake_cluster_handler(struct fake *f, const struct fake_req *re
     }
     if (watch[0] != '\0') {
         stream_begin(req);
-        stream_hold(f, req);
-        return -1;
+        return stream_hold_expiring(f, req);
     }
     pthread_mutex_lock(&f->lock);
     json_t *state = f->arg;

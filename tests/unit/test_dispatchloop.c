@@ -111,6 +111,34 @@ static void set_list(struct fake *f, json_t *state, const char *path, json_t *it
     pthread_mutex_unlock(&f->lock);
 }
 
+/* The watches the dispatcher holds on a worker's fake: nodes, pods, Queues, RayClusters, RayJobs (its DRA answers 404). */
+#define WORKER_WATCHES 5
+
+/*
+ * Replaces the list at path on the worker's fake with items (stolen), each
+ * with a new resourceVersion, and expires the dispatcher's watches there:
+ * its view lists again, and its next pass waits for that (view.h).
+ */
+static void set_worker_list(struct world *w, const char *path, json_t *items)
+{
+    static int rv = 100;
+    size_t i;
+    json_t *obj;
+    json_array_foreach(items, i, obj)
+    {
+        char v[16];
+        snprintf(v, sizeof(v), "%d", ++rv);
+        json_object_set_new(json_object_get(obj, "metadata"), "resourceVersion", json_string(v));
+    }
+    char prefix[256];
+    snprintf(prefix, sizeof(prefix), "%s?limit=", path);
+    size_t lists = fake_wait_requests(w->worker, "GET", prefix, 0, 0);
+    set_list(w->worker, w->wstate, path, items);
+    fake_expire(w->worker, WORKER_WATCHES);
+    /* The relist of path has begun: the view knows it is under way. */
+    fake_wait_requests(w->worker, "GET", prefix, lists + 1, 5000);
+}
+
 /* The copy the worker received, and the manager's annotations patch: both once. */
 static void check_nominated(struct world *w, char *at)
 {
@@ -156,7 +184,7 @@ static void test_nominate_renew_sweep(void **state)
     json_t *copy = json_deep_copy(json_array_get(first, 0));
     json_decref(first);
     json_object_set_new(json_object_get(copy, "metadata"), "uid", json_string("uid-copy"));
-    set_list(w.worker, w.wstate, RAYCLUSTERS, json_pack("[O]", copy));
+    set_worker_list(&w, RAYCLUSTERS, json_pack("[O]", copy));
     json_t *mobj = json_deep_copy(json_array_get(json_object_get(json_object_get(w.mstate, "lists"), RAYCLUSTERS), 0));
     json_object_set_new(json_object_get(mobj, "metadata"), "annotations",
                         json_pack("{s:s,s:s}", NAMES_ANNOTATION_DISPATCHED_TO, "a", NAMES_ANNOTATION_DISPATCHED_AT, at));
@@ -181,7 +209,7 @@ static void test_nominate_renew_sweep(void **state)
     assert_string_equal(json_string_value(json_object_get(json_array_get(deletes, 0), "propagationPolicy")), "Foreground");
     /* Being deleted there (Foreground: until its pods are gone): not deleted again. */
     json_object_set_new(json_object_get(copy, "metadata"), "deletionTimestamp", json_string("2026-11-26T06:40:02Z"));
-    set_list(w.worker, w.wstate, RAYCLUSTERS, json_pack("[O]", copy));
+    set_worker_list(&w, RAYCLUSTERS, json_pack("[O]", copy));
     dispatchloop_pass(w.loop, NOW_MS + 4000);
     json_t *deletes2 = bodies(w.worker, "DELETE", RC1);
     assert_int_equal(json_array_size(deletes2), 1);
@@ -192,6 +220,60 @@ static void test_nominate_renew_sweep(void **state)
     json_decref(posts);
     json_decref(mobj);
     json_decref(copy);
+    world_stop(&w);
+}
+
+/*
+ * Two RayClusters, worker a with room for one (its Queue q: 8 cpu; rc1 asks 3,
+ * rc2 7): rc1 is dispatched there, and rc2 is not, in the same pass nor in the
+ * next, though no watch event has brought rc1's copy (the fake keeps no
+ * object it is sent): the copy just created counts at its full demand.
+ */
+static void test_created_copy_fills(void **state)
+{
+    (void)state;
+    struct world w;
+    world_start(&w);
+    json_t *rc1 = json_deep_copy(json_array_get(json_object_get(json_object_get(w.mstate, "lists"), RAYCLUSTERS), 0));
+    json_t *rc2 = json_deep_copy(rc1);
+    json_t *meta2 = json_object_get(rc2, "metadata");
+    json_object_set_new(meta2, "name", json_string("rc2"));
+    json_object_set_new(meta2, "uid", json_string("uid-rc2"));
+    json_object_set_new(meta2, "creationTimestamp", json_string("2026-11-26T06:01:00Z"));
+    json_t *group = json_array_get(json_object_get(json_object_get(rc2, "spec"), "workerGroupSpecs"), 0);
+    json_object_set_new(group, "replicas", json_integer(3));
+    json_object_set_new(group, "minReplicas", json_integer(3));
+    json_t *res = json_object_get(
+        json_object_get(
+            json_array_get(json_object_get(json_object_get(json_object_get(group, "template"), "spec"), "containers"), 0),
+            "resources"),
+        "requests");
+    json_object_set_new(res, "cpu", json_string("2"));
+    set_list(w.manager, w.mstate, RAYCLUSTERS, json_pack("[O,O]", rc1, rc2));
+    char at[32];
+    events_timestamp(NOW_MS / 1000, at, sizeof(at));
+    dispatchloop_pass(w.loop, NOW_MS);
+    json_t *posts = bodies(w.worker, "POST", "/apis/ray.io/v1/namespaces/ray/rayclusters");
+    assert_int_equal(json_array_size(posts), 1);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(json_array_get(posts, 0), "metadata"), "name")), "rc1");
+    json_t *p2 = bodies(w.manager, "PATCH", "/apis/ray.io/v1/namespaces/ray/rayclusters/rc2");
+    assert_int_equal(json_array_size(p2), 1);
+    assert_null(ann(json_array_get(p2, 0), NAMES_ANNOTATION_DISPATCHED_TO));
+    const char *reasons = ann(json_array_get(p2, 0), NAMES_ANNOTATION_DISPATCH_REASONS);
+    assert_non_null(reasons);
+    assert_non_null(strstr(reasons, "does not fit queue q"));
+    /* The next pass: rc1 shown dispatched on the manager, its copy still in no list of a. */
+    json_object_set_new(json_object_get(rc1, "metadata"), "annotations",
+                        json_pack("{s:s,s:s}", NAMES_ANNOTATION_DISPATCHED_TO, "a", NAMES_ANNOTATION_DISPATCHED_AT, at));
+    set_list(w.manager, w.mstate, RAYCLUSTERS, json_pack("[O,O]", rc1, rc2));
+    dispatchloop_pass(w.loop, NOW_MS + 1000);
+    json_t *posts2 = bodies(w.worker, "POST", "/apis/ray.io/v1/namespaces/ray/rayclusters");
+    assert_int_equal(json_array_size(posts2), 1);
+    json_decref(posts2);
+    json_decref(p2);
+    json_decref(posts);
+    json_decref(rc1);
+    json_decref(rc2);
     world_stop(&w);
 }
 
@@ -235,7 +317,7 @@ static void test_worker_without_queue(void **state)
     assert_int_equal(json_array_size(posts), 0);
     /* The Queue made there: the worker is plainly up again, and the gang is dispatched. */
     json_t *wfx = fixture_json("dispatchloop/worker.json");
-    set_list(w.worker, w.wstate, QUEUES, json_deep_copy(json_object_get(wfx, "queues")));
+    set_worker_list(&w, QUEUES, json_deep_copy(json_object_get(wfx, "queues")));
     dispatchloop_pass(w.loop, NOW_MS + 2000);
     json_t *again = bodies(w.manager, "PATCH", SECRETS "/worker-a");
     assert_int_equal(json_array_size(again), 2);
@@ -254,6 +336,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nominate_renew_sweep),
+        cmocka_unit_test(test_created_copy_fills),
         cmocka_unit_test(test_unreachable),
         cmocka_unit_test(test_worker_without_queue),
     };

@@ -227,12 +227,14 @@ static void test_sim_rayjob_cluster(void **state)
 /*
  * A copy made a moment ago, whose pods KubeRay has not made yet, takes its
  * room in the pass: without the view's copies the same worker would be weighed
- * as fitting (the second nomination to a worker about to be full).
+ * as fitting (the second nomination to a worker about to be full). "created":
+ * the copy is in the view's copies (the dispatcher created it) but the cache
+ * has not seen its RayCluster yet, nor any pod.
  */
 static void test_sim_pending_copy(void **state)
 {
     struct world *w = *state;
-    static const char *const workers[] = {"filling", "half", "jobwait"};
+    static const char *const workers[] = {"filling", "created", "half", "jobwait"};
     for (size_t i = 0; i < sizeof(workers) / sizeof(*workers); i++) {
         struct dispatch_verdict with, without;
         dispatch_sim_verdict_init(&with);

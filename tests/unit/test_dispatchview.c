@@ -1,16 +1,19 @@
 /*
- * dispatch/view.c: a worker's view refreshed from a fake API server that
- * pages its pod list (limit/continue) like kube-apiserver, with 1,000
- * KubeRay worker pods (tests/fixtures/bench/pod-review.json's pod).
+ * dispatch/view.c: a worker's view watched on a fake API server that pages
+ * its pod list (limit/continue) like kube-apiserver, with 1,000 KubeRay worker
+ * pods (tests/fixtures/bench/pod-review.json's pod), holds watches open and
+ * ends them with 410 Gone on fake_expire (the view then lists again).
  *
- * - The lists are never held whole: the most JSON live at once during a
- *   refresh (jansson's allocations, counted through json_set_alloc_funcs) is
- *   under a third of what the 1,000 pods take parsed. A refresh that listed
- *   every page before putting them into the cache held them all (the
+ * - The lists are never held whole: the most JSON live at once during the
+ *   first sync (jansson's allocations, counted through json_set_alloc_funcs)
+ *   is under a third of what the 1,000 pods take parsed. A refresh that
+ *   listed every page before putting them into the cache held them all (the
  *   dispatcher grew by about 110 MB per 1,000 pods of a worker).
  * - What stays is the keys of what is cached, not the pods.
- * - The view is right: every pod cached; a pod gone from the list is deleted;
- *   a list that fails part way deletes nothing and keeps the copies.
+ * - The view is right: every pod cached; a pod gone from a relist is deleted;
+ *   a relist that fails part way deletes nothing and makes the view not whole
+ *   (the worker down) with the failure, until a list succeeds; a copy gone
+ *   from the RayClusters is gone from the copies.
  */
 #include <malloc.h>
 #include <setjmp.h>
@@ -97,8 +100,12 @@ static void serve_pods(struct served *s, const struct fake_req *req)
 static int handler(struct fake *f, const struct fake_req *req)
 {
     struct served *s = f->arg;
-    char path[256];
+    char path[256], watch[8];
     snprintf(path, sizeof(path), "%.*s", (int)strcspn(req->target, "?"), req->target);
+    if (query_param(req->target, "watch", watch, sizeof(watch))[0] != '\0') {
+        stream_begin(req);
+        return stream_hold_expiring(f, req);
+    }
     pthread_mutex_lock(&f->lock);
     if (strcmp(path, PODS) == 0)
         serve_pods(s, req);
@@ -148,7 +155,9 @@ static int setup(void **state)
     w->s.npods = NPODS;
     w->s.fail_at = -1;
     w->f = fake_start(handler, &w->s);
-    w->k = client_for(w->f, "t", NULL, NULL);
+    /* As the dispatcher's worker clients: the view's pages, short backoffs. */
+    struct kube_client_options o = {.list_page_size = DISPATCHVIEW_PAGE, .backoff_base_ms = 50, .backoff_max_ms = 200};
+    w->k = client_for(w->f, "t", NULL, &o);
     dispatchview_init(&w->v);
     *state = w;
     return 0;
@@ -167,9 +176,33 @@ static int teardown(void **state)
     return 0;
 }
 
-static size_t cached_pods(const struct dispatchview *v)
+static size_t cached_pods(struct dispatchview *v)
 {
-    return json_object_size(json_object_get(v->keys, "Pod"));
+    pthread_mutex_lock(&v->mu);
+    size_t n = json_object_size(json_object_get(v->keys, "Pod"));
+    pthread_mutex_unlock(&v->mu);
+    return n;
+}
+
+static int has_pod(struct dispatchview *v, const char *ns, const char *name)
+{
+    pthread_mutex_lock(&v->mu);
+    int has = cache_pod_get(v->cache, ns, name) != NULL;
+    pthread_mutex_unlock(&v->mu);
+    return has;
+}
+
+/* Syncs until it returns want and cond holds (cond NULL: true), for at most 10 s; returns the last sync's value. */
+static int sync_until(struct world *w, int want, int (*cond)(struct world *), struct error *err)
+{
+    int rc = -2;
+    for (int i = 0; i < 500; i++) {
+        rc = dispatchview_sync(&w->v, w->k, "a", "manager", err);
+        if (rc == want && (cond == NULL || cond(w)))
+            return rc;
+        usleep(20 * 1000);
+    }
+    return rc;
 }
 
 /* What the pods take parsed, all at once: what a refresh must not hold. */
@@ -192,16 +225,39 @@ static void test_refresh_holds_one_page(void **state)
     struct error err = {{0}};
     atomic_store(&peak, atomic_load(&live));
     size_t base = atomic_load(&live);
-    assert_int_equal(dispatchview_refresh(&w->v, w->k, "manager", &err), 0);
+    assert_int_equal(dispatchview_sync(&w->v, w->k, "a", "manager", &err), 0);
     size_t held = atomic_load(&peak) - base;
     print_message("held at once: %zu bytes of JSON; the pods parsed: %zu\n", held, whole);
     if (held > whole / 3)
         fail_msg("a refresh held %zu bytes of JSON at once; the %d pods parsed take %zu", held, NPODS, whole);
     assert_int_equal(cached_pods(&w->v), NPODS);
-    assert_non_null(cache_pod_get(w->v.cache, "benchcap", "mem-099-worker-worker-00999"));
+    assert_true(has_pod(&w->v, "benchcap", "mem-099-worker-worker-00999"));
     assert_true(w->s.pages >= 2); /* paged */
-    /* Kept after it: the keys of what is cached (and the fake's log of requests), not the pods. */
-    assert_true(atomic_load(&live) - base < whole / 20);
+    /* Kept after it (once the watcher has let go of the last page it delivered): the keys of what is cached, the
+       watches' record of what they delivered (kubewatch: resourceVersion and uid) and the fake's log, not the pods. */
+    size_t kept = atomic_load(&live) - base;
+    for (int i = 0; i < 100 && kept >= whole / 20; i++) {
+        usleep(10 * 1000);
+        kept = atomic_load(&live) - base;
+    }
+    if (kept >= whole / 20)
+        fail_msg("%zu bytes of JSON kept after the first sync; the pods parsed take %zu", kept, whole);
+}
+
+static int half_pods(struct world *w)
+{
+    return cached_pods(&w->v) == NPODS / 2;
+}
+
+static int copy_listed(struct world *w)
+{
+    const json_t *c = dispatchview_copy(&w->v, "RayCluster", "benchcap", "rc1");
+    return c != NULL && json_object_get(json_object_get(c, "metadata"), "resourceVersion") != NULL; /* not the created one */
+}
+
+static int copy_gone(struct world *w)
+{
+    return dispatchview_copy(&w->v, "RayCluster", "benchcap", "rc1") == NULL;
 }
 
 static void test_deletes_only_after_a_whole_list(void **state)
@@ -211,26 +267,83 @@ static void test_deletes_only_after_a_whole_list(void **state)
     w->s.raycluster_copy =
         util_strdup("{\"metadata\":{\"name\":\"rc1\",\"namespace\":\"benchcap\",\"labels\":{\"" NAMES_LABEL_DISPATCHED_FROM
                     "\":\"manager\"}},\"spec\":{}}");
-    assert_int_equal(dispatchview_refresh(&w->v, w->k, "manager", &err), 0);
+    assert_int_equal(dispatchview_sync(&w->v, w->k, "a", "manager", &err), 0);
     assert_int_equal(cached_pods(&w->v), NPODS);
     assert_non_null(dispatchview_copy(&w->v, "RayCluster", "benchcap", "rc1"));
-    /* The list fails part way (at its 201st pod), and the RayCluster is gone: nothing deleted, the copies kept. */
+    /* The watches expire and the pods' relist fails part way (at its 201st pod): nothing deleted, the view not whole. */
+    pthread_mutex_lock(&w->f->lock);
     w->s.npods = NPODS / 2;
     w->s.fail_at = 200;
-    free(w->s.raycluster_copy);
-    w->s.raycluster_copy = NULL;
-    assert_int_equal(dispatchview_refresh(&w->v, w->k, "manager", &err), -1);
+    pthread_mutex_unlock(&w->f->lock);
+    fake_expire(w->f, DISPATCHVIEW_COLLECTIONS);
+    assert_int_equal(sync_until(w, -1, NULL, &err), -1);
     assert_non_null(strstr(err.message, "etcd is down"));
     assert_int_equal(cached_pods(&w->v), NPODS);
-    assert_non_null(cache_pod_get(w->v.cache, "benchcap", "mem-099-worker-worker-00999"));
+    assert_true(has_pod(&w->v, "benchcap", "mem-099-worker-worker-00999"));
     assert_non_null(dispatchview_copy(&w->v, "RayCluster", "benchcap", "rc1"));
-    /* A whole list: the pods it lacks are deleted, and the copy. */
+    /* The list goes through: the pods it lacks are deleted, the view is whole again. */
+    pthread_mutex_lock(&w->f->lock);
     w->s.fail_at = -1;
-    assert_int_equal(dispatchview_refresh(&w->v, w->k, "manager", &err), 0);
+    pthread_mutex_unlock(&w->f->lock);
+    assert_int_equal(sync_until(w, 0, half_pods, &err), 0);
     assert_int_equal(cached_pods(&w->v), NPODS / 2);
-    assert_null(cache_pod_get(w->v.cache, "benchcap", "mem-099-worker-worker-00999"));
-    assert_non_null(cache_pod_get(w->v.cache, "benchcap", "mem-049-worker-worker-00499"));
+    assert_false(has_pod(&w->v, "benchcap", "mem-099-worker-worker-00999"));
+    assert_true(has_pod(&w->v, "benchcap", "mem-049-worker-worker-00499"));
+    /* The copy gone from the RayClusters (seen at the next relist): gone from the copies. */
+    pthread_mutex_lock(&w->f->lock);
+    free(w->s.raycluster_copy);
+    w->s.raycluster_copy = NULL;
+    pthread_mutex_unlock(&w->f->lock);
+    fake_expire(w->f, DISPATCHVIEW_COLLECTIONS);
+    assert_int_equal(sync_until(w, 0, copy_gone, &err), 0);
     assert_null(dispatchview_copy(&w->v, "RayCluster", "benchcap", "rc1"));
+}
+
+/*
+ * A copy the dispatcher has just created is in the copies before any watch
+ * event; a watch event then rules; one no event names is forgotten after
+ * created_ttl_ms.
+ */
+static void test_created_copy(void **state)
+{
+    struct world *w = *state;
+    struct error err = {{0}};
+    assert_int_equal(dispatchview_sync(&w->v, w->k, "a", "manager", &err), 0);
+    json_t *copy = json_pack("{s:s,s:{s:s,s:s,s:{s:s}},s:{}}", "apiVersion", "ray.io/v1", "metadata", "name", "rc1", "namespace",
+                             "benchcap", "labels", NAMES_LABEL_DISPATCHED_FROM, "manager", "spec");
+    dispatchview_created(&w->v, "RayCluster", copy);
+    assert_non_null(dispatchview_copy(&w->v, "RayCluster", "benchcap", "rc1"));
+    assert_int_equal(dispatchview_sync(&w->v, w->k, "a", "manager", &err), 0);
+    const json_t *c = dispatchview_copy(&w->v, "RayCluster", "benchcap", "rc1");
+    assert_non_null(c);
+    assert_string_equal(json_string_value(json_object_get(c, "kind")), "RayCluster");
+    /* Listed, then deleted: the watch's word. */
+    pthread_mutex_lock(&w->f->lock);
+    json_t *listed = json_deep_copy(copy);
+    json_object_set_new(json_object_get(listed, "metadata"), "resourceVersion", json_string("5"));
+    w->s.raycluster_copy = json_dumps(listed, JSON_COMPACT);
+    json_decref(listed);
+    pthread_mutex_unlock(&w->f->lock);
+    fake_expire(w->f, DISPATCHVIEW_COLLECTIONS);
+    assert_int_equal(sync_until(w, 0, copy_listed, &err), 0);
+    pthread_mutex_lock(&w->v.mu);
+    assert_int_equal(json_object_size(w->v.created), 0);
+    pthread_mutex_unlock(&w->v.mu);
+    pthread_mutex_lock(&w->f->lock);
+    count_free(w->s.raycluster_copy); /* jansson's */
+    w->s.raycluster_copy = NULL;
+    pthread_mutex_unlock(&w->f->lock);
+    fake_expire(w->f, DISPATCHVIEW_COLLECTIONS);
+    assert_int_equal(sync_until(w, 0, copy_gone, &err), 0);
+    /* Created, never named by an event: forgotten after created_ttl_ms. */
+    w->v.created_ttl_ms = 50;
+    dispatchview_created(&w->v, "RayCluster", copy);
+    assert_int_equal(dispatchview_sync(&w->v, w->k, "a", "manager", &err), 0);
+    assert_non_null(dispatchview_copy(&w->v, "RayCluster", "benchcap", "rc1"));
+    usleep(60 * 1000);
+    assert_int_equal(dispatchview_sync(&w->v, w->k, "a", "manager", &err), 0);
+    assert_null(dispatchview_copy(&w->v, "RayCluster", "benchcap", "rc1"));
+    json_decref(copy);
 }
 
 int main(void)
@@ -240,6 +353,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_refresh_holds_one_page, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deletes_only_after_a_whole_list, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_created_copy, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

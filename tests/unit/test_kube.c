@@ -67,7 +67,12 @@ static void test_requests(void **state)
     struct kube_metrics m;
     assert_int_equal(kube_client_metrics_register(reg, &m), 0);
     assert_int_equal(kube_client_metrics_register(reg, &m), -1); /* once per registry */
-    struct kube_client_options o = {.metrics = &m};
+    static const char *const client_label[] = {"worker"};
+    struct kube_client_options o = {
+        .metrics = &m,
+        .client_requests = metrics_counter_create(reg, "test_client_requests_total", "one client's share", 1, client_label),
+        .client_name = "wa",
+    };
     struct kube_client *c = client_for(f, "tok", NULL, &o);
     struct kube_response r;
     kube_client_response_init(&r);
@@ -129,6 +134,8 @@ static void test_requests(void **state)
     assert_non_null(strstr(text, "raygate_kube_requests_total{verb=\"get\",code=\"404\"} 1\n"));
     assert_non_null(strstr(text, "raygate_kube_requests_total{verb=\"patch\",code=\"200\"} 3\n"));
     assert_non_null(strstr(text, "raygate_kube_requests_total{verb=\"create\",code=\"201\"} 1\n"));
+    /* The client's own share: every answer above (3 pages, 2 gets, create, update, 3 patches, delete). */
+    assert_non_null(strstr(text, "test_client_requests_total{worker=\"wa\"} 11\n"));
     free(text);
 
     kube_client_response_finish(&r);

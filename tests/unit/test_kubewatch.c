@@ -303,6 +303,89 @@ static void test_watch_gone_relists(void **state)
     fake_stop(f);
 }
 
+/*
+ * Script for trouble: list answers 500; list {a} at 3; watch sends ERROR 500
+ * (a failed stream); relist {a, b} at 5; watch sends ERROR 410; relist {b} at
+ * 7; watch held open.
+ */
+static int trouble_handler(struct fake *f, const struct fake_req *req)
+{
+    pthread_mutex_lock(&f->lock);
+    int n = f->received;
+    pthread_mutex_unlock(&f->lock);
+    int code = n == 3 ? 500 : 410;
+    switch (n) {
+    case 1:
+        respond_status(req, 500, "InternalError", "etcd is down", NULL);
+        return 0;
+    case 2:
+        respond_json(req, 200, NULL, pod_list("3", NULL, json_pack("[o]", pod("a", "1"))));
+        return 0;
+    case 3:
+    case 5:
+        stream_begin(req);
+        send_event(req, "ERROR",
+                   json_pack("{s:s,s:s,s:s,s:i}", "kind", "Status", "status", "Failure", "message", "it broke", "code", code), 0);
+        stream_end(req);
+        return 0;
+    case 4:
+        respond_json(req, 200, NULL, pod_list("5", NULL, json_pack("[o,o]", pod("a", "1"), pod("b", "4"))));
+        return 0;
+    case 6:
+        respond_json(req, 200, NULL, pod_list("7", NULL, json_pack("[o]", pod("b", "4"))));
+        return 0;
+    default:
+        stream_begin(req);
+        stream_hold(f, req);
+        return -1;
+    }
+}
+
+/* kube_watch_trouble_fn: recorded among the events; 1 ms to the next attempt (the client's backoff is 10 minutes). */
+static long on_trouble(void *arg, enum kube_watch_trouble t, long status, const char *message)
+{
+    struct events *e = arg;
+    char line[128];
+    snprintf(line, sizeof(line), "%s %ld", t == KUBE_WATCH_FAILED ? "FAILED" : "RELISTING", status);
+    assert_non_null(message);
+    pthread_mutex_lock(&e->lock);
+    json_array_append_new(e->seen, json_string(line));
+    pthread_cond_broadcast(&e->cond);
+    pthread_mutex_unlock(&e->lock);
+    return 1;
+}
+
+/* The caller hears of each failure and relist, its delay wins over the backoff, and a failed stream relists. */
+static void test_watch_trouble(void **state)
+{
+    (void)state;
+    struct fake *f = fake_start(trouble_handler, NULL);
+    struct kube_client_options o = {.backoff_base_ms = 600000, .backoff_max_ms = 600000};
+    struct kube_client *c = client_for(f, NULL, NULL, &o);
+    struct events e;
+    events_init(&e);
+    struct error err;
+    struct kube_watcher *w = kube_watch_create(c, &err);
+    assert_non_null(w);
+    struct kube_watch_spec spec = {
+        .name = "pods", .path = "/api/v1/pods", .fn = on_event, .arg = &e, .trouble = on_trouble, .relist_on_error = 1};
+    assert_int_equal(kube_watch_start(w, &spec, &err), 0);
+    static const char *const want[] = {"FAILED 500", "ADDED a 1",     "SYNCED",      "FAILED 500", "ADDED b 4",
+                                       "SYNCED",     "RELISTING 410", "DELETED a 1", "SYNCED"};
+    json_t *got = wait_events(&e, 9);
+    kube_watch_destroy(w);
+    assert_events(got, want, 9);
+    json_decref(got);
+    json_t *log = fake_log(f);
+    char v[64];
+    for (size_t i = 0; i < 6; i++) /* lists at 0, 1, 3 and 5; watches between */
+        assert_string_equal(query_param(log_field(log, i, "target"), "watch", v, sizeof(v)), i == 2 || i == 4 ? "1" : "");
+    json_decref(log);
+    events_finish(&e);
+    kube_client_destroy(c);
+    fake_stop(f);
+}
+
 /* Several watches on one watcher thread, added while it runs; destroy closes held streams. */
 static int multi_handler(struct fake *f, const struct fake_req *req)
 {
@@ -364,6 +447,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_watch),
         cmocka_unit_test(test_watch_gone_relists),
+        cmocka_unit_test(test_watch_trouble),
         cmocka_unit_test(test_watch_many),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
