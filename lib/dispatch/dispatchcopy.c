@@ -11,10 +11,14 @@
 /* What a copy keeps of the manager object's metadata besides labels and annotations; the rest is the manager's bookkeeping. */
 static const char *const kept_metadata[] = {"name", "namespace"};
 
-/* The manager-side dispatch annotations: where and when it was dispatched there, not for the worker. */
+/*
+ * The manager-side dispatch annotations: where and when it was dispatched there, not for the worker; and the
+ * worker gate's own record of the lease (dispatchlease.h), which only that gate writes.
+ */
 static const char *const manager_annotations[] = {
-    NAMES_ANNOTATION_DISPATCHED_TO,    NAMES_ANNOTATION_DISPATCHED_AT,      NAMES_ANNOTATION_DISPATCH_RENEWED,
-    NAMES_ANNOTATION_DISPATCH_REASONS, NAMES_ANNOTATION_DISPATCH_SUSPENDED, NAMES_ANNOTATION_DISPATCH_WORKER_STATE,
+    NAMES_ANNOTATION_DISPATCHED_TO,       NAMES_ANNOTATION_DISPATCHED_AT,      NAMES_ANNOTATION_DISPATCH_RENEWED,
+    NAMES_ANNOTATION_DISPATCH_REASONS,    NAMES_ANNOTATION_DISPATCH_SUSPENDED, NAMES_ANNOTATION_DISPATCH_WORKER_STATE,
+    NAMES_ANNOTATION_DISPATCH_LEASE_SEEN,
 };
 
 int dispatch_copy_kind_of(const json_t *obj, enum dispatch_kind *out, struct error *err)

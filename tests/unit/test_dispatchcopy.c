@@ -30,6 +30,14 @@ static void test_copy_strips(void **state)
     assert_null(dispatch_copy_origin(copy, "other-hub"));
     assert_null(dispatch_copy_origin(json_object_get(fx, "manager"), "hub"));
     json_decref(copy);
+    /* A lease sighting written on the manager object (by hand) does not reach the worker: only its gate writes one. */
+    json_t *annotations = json_object_get(json_object_get(json_object_get(fx, "manager"), "metadata"), "annotations");
+    json_object_set_new(annotations, "raygate.io/dispatch-lease-seen", json_string("7@2026-11-28T00:00:00.000Z"));
+    copy = dispatch_copy_worker(json_object_get(fx, "manager"), "hub", 120, &err);
+    assert_non_null(copy);
+    assert_null(
+        json_object_get(json_object_get(json_object_get(copy, "metadata"), "annotations"), "raygate.io/dispatch-lease-seen"));
+    json_decref(copy);
     json_decref(fx);
 }
 
