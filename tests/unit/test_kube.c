@@ -59,6 +59,29 @@ static int requests_handler(struct fake *f, const struct fake_req *req)
     return 0;
 }
 
+/* Each verb: its method, content type and body (the fake echoes them): 1 create, 1 update, 3 patches, 1 delete. */
+static void check_verbs(struct kube_client *c, struct kube_response *r)
+{
+    json_t *body = json_pack("{s:{s:s}}", "metadata", "name", "x");
+    assert_int_equal(kube_create(c, "/api/v1/namespaces/ray/pods", body, r), 0);
+    assert_int_equal(r->status, 201);
+    assert_string_equal(json_string_value(json_object_get(r->body, "method")), "POST");
+    assert_string_equal(json_string_value(json_object_get(r->body, "contentType")), "application/json");
+    assert_true(json_equal(json_object_get(r->body, "body"), body));
+    assert_int_equal(kube_update(c, "/api/v1/namespaces/ray/pods/x", body, r), 0);
+    assert_string_equal(json_string_value(json_object_get(r->body, "method")), "PUT");
+    static const enum kube_patch_type types[] = {KUBE_PATCH_MERGE, KUBE_PATCH_JSON, KUBE_PATCH_STRATEGIC};
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(kube_patch(c, "/api/v1/namespaces/ray/pods/x", types[i], body, r), 0);
+        assert_string_equal(json_string_value(json_object_get(r->body, "method")), "PATCH");
+        assert_string_equal(json_string_value(json_object_get(r->body, "contentType")), kube_patch_content_type(types[i]));
+    }
+    assert_int_equal(kube_delete(c, "/api/v1/namespaces/ray/pods/x", NULL, r), 0);
+    assert_string_equal(json_string_value(json_object_get(r->body, "method")), "DELETE");
+    assert_null(json_object_get(r->body, "body"));
+    json_decref(body);
+}
+
 static void test_requests(void **state)
 {
     (void)state;
@@ -109,25 +132,7 @@ static void test_requests(void **state)
     assert_int_equal(kube_get(c, "/api/v1/namespaces/ray/pods/a", &r), 0);
     assert_string_equal(json_string_value(json_object_get(json_object_get(r.body, "metadata"), "name")), "a");
 
-    /* Each verb: its method, content type and body. */
-    json_t *body = json_pack("{s:{s:s}}", "metadata", "name", "x");
-    assert_int_equal(kube_create(c, "/api/v1/namespaces/ray/pods", body, &r), 0);
-    assert_int_equal(r.status, 201);
-    assert_string_equal(json_string_value(json_object_get(r.body, "method")), "POST");
-    assert_string_equal(json_string_value(json_object_get(r.body, "contentType")), "application/json");
-    assert_true(json_equal(json_object_get(r.body, "body"), body));
-    assert_int_equal(kube_update(c, "/api/v1/namespaces/ray/pods/x", body, &r), 0);
-    assert_string_equal(json_string_value(json_object_get(r.body, "method")), "PUT");
-    static const enum kube_patch_type types[] = {KUBE_PATCH_MERGE, KUBE_PATCH_JSON, KUBE_PATCH_STRATEGIC};
-    for (size_t i = 0; i < 3; i++) {
-        assert_int_equal(kube_patch(c, "/api/v1/namespaces/ray/pods/x", types[i], body, &r), 0);
-        assert_string_equal(json_string_value(json_object_get(r.body, "method")), "PATCH");
-        assert_string_equal(json_string_value(json_object_get(r.body, "contentType")), kube_patch_content_type(types[i]));
-    }
-    assert_int_equal(kube_delete(c, "/api/v1/namespaces/ray/pods/x", NULL, &r), 0);
-    assert_string_equal(json_string_value(json_object_get(r.body, "method")), "DELETE");
-    assert_null(json_object_get(r.body, "body"));
-    json_decref(body);
+    check_verbs(c, &r);
 
     char *text = metrics_render(reg, NULL);
     assert_non_null(strstr(text, "raygate_kube_requests_total{verb=\"list\",code=\"200\"} 3\n"));
