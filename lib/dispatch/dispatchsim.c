@@ -311,10 +311,12 @@ static int job_pending(const json_t *copies, const json_t *job)
 }
 
 /*
- * A RayCluster copy (borrowed) that the view's cache does not hold yet (just
- * created: no watch event for it so far): the whole RayCluster the worker's
- * webhook makes of it, with all its members, a second before the weighed gang
- * (the older, it goes first in the pass, as on the worker).
+ * A copy (borrowed) whose RayCluster name the view's cache does not hold yet:
+ * a RayCluster just created (no watch event for it so far), or a RayJob's
+ * cluster KubeRay is about to make. Filled as the whole RayCluster the
+ * worker's webhook makes of it, with all its members, a second before the
+ * weighed gang (creation times are in seconds: the older, it goes first in
+ * the pass, as on the worker).
  */
 static void fill_created(struct fills *f, struct cache *c, const json_t *copy, const char *name, int64_t now_ms)
 {
@@ -349,19 +351,9 @@ static void fill_job(struct fills *f, struct cache *c, const json_t *copy, int64
     const json_t *meta = json_object_get(copy, "metadata");
     const char *job = json_string_value(json_object_get(meta, "name"));
     const char *ns = json_string_value(json_object_get(meta, "namespace"));
-    struct error err = {{0}};
     char *name = util_strdupf("%s-pending", job != NULL ? job : "");
-    json_t *cluster = NULL;
-    /* A second before the weighed gang (creation times are in seconds): the older, it goes first in the pass. */
     if (job != NULL && cache_gang_get(c, ns != NULL ? ns : "", name) == NULL)
-        cluster = dispatch_sim_cluster(copy, name, now_ms - 1000, &err);
-    if (cluster != NULL) {
-        struct sim *s = fills_add(f, c, cluster, now_ms);
-        s->own_cluster = 1;
-        if (insert_members(s, cluster, NULL, &err) == 0)
-            cache_upsert_raycluster(c, cluster, &err);
-    }
-    json_decref(cluster);
+        fill_created(f, c, copy, name, now_ms);
     free(name);
 }
 

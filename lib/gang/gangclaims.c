@@ -87,8 +87,9 @@ fail:
     return -1;
 }
 
-int gangclaims_price(const struct gangclaims *gc, const struct draset *s, const char *ns, int with_shared, struct resources *out,
-                     struct error *why)
+/* Adds into out what gc's claims count as: their demand (shared ones too with with_shared), or their variants (fit). */
+static int price_uses(const struct gangclaims *gc, const struct draset *s, const char *ns, int with_shared, int fit,
+                      struct resources *out, struct error *why)
 {
     struct resources one;
     resources_init(&one);
@@ -98,12 +99,20 @@ int gangclaims_price(const struct gangclaims *gc, const struct draset *s, const 
         if (u->shared && !with_shared)
             continue;
         resources_finish(&one);
-        rc = u->shared ? draset_claim_demand(s, ns, u->name, &one, why) : draset_template_demand(s, ns, u->name, &one, why);
+        rc = fit         ? draset_template_fit(s, ns, u->name, &one, why)
+             : u->shared ? draset_claim_demand(s, ns, u->name, &one, why)
+                         : draset_template_demand(s, ns, u->name, &one, why);
         if (rc == 0 && resources_add_scaled(out, &one, u->shared ? 1 : u->pods, why) != 0)
             rc = -1;
     }
     resources_finish(&one);
     return rc;
+}
+
+int gangclaims_price(const struct gangclaims *gc, const struct draset *s, const char *ns, int with_shared, struct resources *out,
+                     struct error *why)
+{
+    return price_uses(gc, s, ns, with_shared, 0, out, why);
 }
 
 int gangclaims_price_known(const struct gangclaims *gc, const struct draset *s, const char *ns, struct resources *out,
@@ -135,18 +144,5 @@ int gangclaims_price_known(const struct gangclaims *gc, const struct draset *s, 
 int gangclaims_price_fit(const struct gangclaims *gc, const struct draset *s, const char *ns, struct resources *out,
                          struct error *why)
 {
-    struct resources one;
-    resources_init(&one);
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < gc->n; i++) {
-        const struct gangclaims_use *u = &gc->uses[i];
-        if (u->shared)
-            continue;
-        resources_finish(&one);
-        rc = draset_template_fit(s, ns, u->name, &one, why);
-        if (rc == 0 && resources_add_scaled(out, &one, u->pods, why) != 0)
-            rc = -1;
-    }
-    resources_finish(&one);
-    return rc;
+    return price_uses(gc, s, ns, 0, 1, out, why);
 }
