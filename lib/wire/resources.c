@@ -188,3 +188,11 @@ char *resources_to_string(const struct resources *r)
         abort();
     return s;
 }
+
+void resources_put_quantity(struct util_buf *b, const char *resource, int64_t value, uint8_t format)
+{
+    char buf[QUANTITY_FORMAT_MAX];
+    struct quantity q = {value < 0 ? 0 : value, (enum quantity_format)format};
+    quantity_format(&q, resources_unit(resource), buf, sizeof(buf));
+    util_buf_printf(b, "%s", buf);
+}

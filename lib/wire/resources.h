@@ -73,4 +73,9 @@ json_t *resources_to_json(const struct resources *r);
 /* Returns r as compact JSON with sorted keys, e.g. {"cpu":"3","memory":"4Gi"}; caller frees. */
 char *resources_to_string(const struct resources *r);
 
+struct util_buf;
+
+/* Appends value of resource in format (enum quantity_format) to b, as a quantity ("3", "4Gi"); negative as 0. */
+void resources_put_quantity(struct util_buf *b, const char *resource, int64_t value, uint8_t format);
+
 #endif

@@ -622,7 +622,8 @@ class Checker:
         if any(tree.guarantee[k] for k in tree.children.get(None, [])):
             tree.total = self.root_total()
         for key, kind, message in tree.violations(held):
-            pods_of = [p for q in sorted(who) if key[1] in tree.chain(q) for p in who[q]] if key[1] in tree.parent else []
+            # a queue's level: the pods of its subtree; the root's: every pod counted
+            pods_of = [p for q in sorted(who) if key[1] is None or key[1] in tree.chain(q) for p in who[q]]
             self.violate(key, kind, message + (": " + " ".join(pods_of) if pods_of else ""))
 
         for uid in list(self.leftover_since):

@@ -3,7 +3,8 @@
  * each fixture holds nodes, pods and cases; a case is one pass (fit_begin to
  * fit_end) whose steps place pods tentatively ("place": the pods, "placed":
  * what fit_place returns, "why": its text when one does not fit), "commit",
- * "reserve" a pod, "sort" pods larger first ("order"), "mark" the tentative
+ * "reserve" a pod as an admitted one (fithold.h; "held": what fithold_reserve
+ * returns), "sort" pods larger first ("order"), "mark" the tentative
  * changes, "release" a bound pod's room ("released": what fit_release
  * returns) and "undo" back to the mark. "delete_nodes" are
  * deleted from the cache before the case's pass.
@@ -19,6 +20,7 @@
 
 #include "cachefixture.h"
 #include "fit.h"
+#include "fithold.h"
 #include "fixtures.h"
 
 /* The cached pods named by names (a JSON array of strings), into pods (n of them). */
@@ -65,7 +67,9 @@ static void run_step(const char *where, struct cache *c, struct fit *f, const js
     } else if (json_is_true(json_object_get(step, "undo"))) {
         fit_undo(f, mark);
     } else if (json_object_get(step, "reserve") != NULL) {
-        fit_reserve(f, cache_pod_get(c, "default", json_string_value(json_object_get(step, "reserve"))));
+        int held = fithold_reserve(f, cache_pod_get(c, "default", json_string_value(json_object_get(step, "reserve"))));
+        if (json_object_get(step, "held") != NULL)
+            assert_int_equal(held, json_integer_value(json_object_get(step, "held")));
     } else if (json_object_get(step, "sort") != NULL) {
         struct cache_pod **pods = pods_named(c, json_object_get(step, "sort"), &n);
         fit_sort_larger_first(f, pods, n);

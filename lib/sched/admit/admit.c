@@ -13,6 +13,7 @@
 #include "early.h"
 #include "fairorder.h"
 #include "fit.h"
+#include "fithold.h"
 #include "hold.h"
 #include "marks.h"
 #include "members.h"
@@ -130,7 +131,7 @@ static void admit_pod(struct pass *p, struct work *w, struct cache_pod *pod, int
     admitpass_pod_mark(p, pod, MARKS_ADMITTED);
     w->ungated++;
     if (place_it && pod->node == NULL)
-        fit_reserve(p->fit, pod);
+        fithold_reserve(p->fit, pod);
 }
 
 /* A pod of the tail that is a head while a member is one: a second head pod, never autoscaled capacity. */
@@ -218,6 +219,57 @@ static enum admit_reason tail_fits_queue(struct pass *p, struct work *w, const s
     return reason;
 }
 
+/* Tail pod i waits (reason, why: taken): one TAIL_WAIT, told on it and on those behind it, and the extra heads. */
+static void tail_wait(struct pass *p, struct work *w, size_t i, enum admit_reason reason, char *why)
+{
+    struct cache_pod *pod = w->live[i];
+    struct admit_decision *d = admitpass_decide(p, ADMIT_ACTION_TAIL_WAIT, reason, w, why);
+    admit_result_add_pod(p->out, d, pod);
+    d->pods[d->npods - 1].message = util_strdup(why);
+    /* Those behind it wait with it, and are told so. */
+    for (size_t j = i + 1; j < w->nlive; j++) {
+        struct cache_pod *behind = w->live[j];
+        if (pod_ungated(p, behind) || extra_head(w, j))
+            continue;
+        admit_result_add_pod(p->out, d, behind);
+        d->pods[d->npods - 1].message = util_strdupf(
+            "waiting behind pod %s (autoscaled pods are admitted one at a time, in creation order): %s", pod->name, why);
+    }
+    extra_heads_wait(p, w, d);
+}
+
+/*
+ * Whether tail pod may be admitted now, and where it goes (fit): its queue
+ * takes it, no member of its gang is still to be bound (the room
+ * the pass found for the member is the member's; kube-scheduler, seeing the
+ * tail too, could give it to the tail and leave the gang partly placed), and
+ * the nodes take it. Else the reason, and its message in *why (new).
+ */
+static enum admit_reason tail_fits(struct pass *p, struct work *w, struct cache_pod *pod, char **why)
+{
+    enum admit_reason reason = tail_fits_queue(p, w, pod, why);
+    if (reason != ADMIT_REASON_NONE)
+        return reason;
+    for (size_t i = 0; i < w->ncore; i++) {
+        if (w->live[i]->node == NULL) {
+            *why = util_strdupf("pod %s waits for the gang's pod %s to be bound: autoscaled pods come after the gang's own",
+                                pod->name, w->live[i]->name);
+            return ADMIT_REASON_NODES;
+        }
+    }
+    struct cache_pod *one[1] = {pod};
+    char *nodes = NULL;
+    if (pod->node != NULL)
+        return reason;
+    if (fit_place(p->fit, one, 1, &nodes) == 0) {
+        *why = util_strdupf("no node fits pod %s%s", pod->name, nodes);
+        free(nodes);
+        return ADMIT_REASON_NODES;
+    }
+    fit_commit(p->fit);
+    return ADMIT_REASON_NONE;
+}
+
 /* Pods beyond the gang's minMember, one at a time in creation order; a second head waits (extra_heads_wait). */
 static void admit_tail(struct pass *p, struct work *w)
 {
@@ -228,39 +280,15 @@ static void admit_tail(struct pass *p, struct work *w)
         if (pod_ungated(p, pod) || extra_head(w, i))
             continue;
         char *why = NULL;
-        enum admit_reason reason = tail_fits_queue(p, w, pod, &why);
-        struct util_buf b = {0};
-        if (reason == ADMIT_REASON_NONE) {
-            char *nodes = NULL;
-            struct cache_pod *one[1] = {pod};
-            if (pod->node == NULL && fit_place(p->fit, one, 1, &nodes) == 0) {
-                util_buf_printf(&b, "no node fits pod %s%s", pod->name, nodes);
-                free(nodes);
-                why = util_buf_take(&b);
-                reason = ADMIT_REASON_NODES;
-            } else {
-                fit_commit(p->fit);
-            }
-        }
+        enum admit_reason reason = tail_fits(p, w, pod, &why);
         if (reason != ADMIT_REASON_NONE) {
-            struct admit_decision *d = admitpass_decide(p, ADMIT_ACTION_TAIL_WAIT, reason, w, why);
-            admit_result_add_pod(p->out, d, pod);
-            d->pods[d->npods - 1].message = util_strdup(why);
-            /* Those behind it wait with it, and are told so. */
-            for (size_t j = i + 1; j < w->nlive; j++) {
-                struct cache_pod *behind = w->live[j];
-                if (pod_ungated(p, behind) || extra_head(w, j))
-                    continue;
-                admit_result_add_pod(p->out, d, behind);
-                d->pods[d->npods - 1].message = util_strdupf(
-                    "waiting behind pod %s (autoscaled pods are admitted one at a time, in creation order): %s", pod->name, why);
-            }
-            extra_heads_wait(p, w, d);
+            tail_wait(p, w, i, reason, why);
             return;
         }
         admitpass_queue_add(p, qs, p->hold_b, 1);
         admitpass_pod_mark(p, pod, MARKS_ADMITTED);
         w->ungated++;
+        struct util_buf b = {0};
         util_buf_printf(&b, "pod %s admitted by queue %s beyond the gang's %" PRId64 " %s", pod->name, q->name, w->g->min_member,
                         util_plural(w->g->min_member, "pod", "pods"));
         struct admit_decision *d = admitpass_decide(p, ADMIT_ACTION_TAIL_ADMIT, ADMIT_REASON_NONE, w, util_buf_take(&b));
@@ -359,7 +387,7 @@ static void evaluate_admitted(struct pass *p, struct work *w)
         admittopo_finish(p, w, d, pod);
         w->ungated++;
         if (pod->node == NULL && !(p->a->early && early_reserves(w->g))) /* else its copy holds its room (early.h) */
-            fit_reserve(p->fit, pod);
+            fithold_reserve(p->fit, pod);
     }
     struct util_buf b = {0};
     util_buf_printf(&b, "admitted by queue %s earlier; scheduling gates removed from %zu %s", q->name, d->npods,
@@ -659,13 +687,7 @@ static void pass_finish(struct pass *p)
 /* Admitted pods the scheduler has not bound yet keep their room, whatever is decided next. */
 static void reserve_admitted(struct pass *p)
 {
-    struct cache_pod **resv = admitpass_scratch(p->a, SCRATCH_RESV, p->c->nreserving, sizeof(*resv), 0);
-    size_t nresv = 0;
-    for (struct cache_pod *pod = p->c->reserving; pod != NULL; pod = pod->resv_next)
-        resv[nresv++] = pod;
-    fit_sort_larger_first(p->fit, resv, nresv);
-    for (size_t i = 0; i < nresv; i++)
-        fit_reserve(p->fit, resv[i]);
+    fithold_admitted(p->c, p->fit, admitpass_scratch(p->a, SCRATCH_RESV, p->c->nreserving, sizeof(struct cache_pod *), 0));
     if (p->a->early)
         early_reserve(p->c, p->fit); /* and admitted gangs' members to come, or gated */
 }
@@ -690,7 +712,7 @@ static void hold_room(struct pass *p, struct work *w, const struct preempthold_i
         preemptdomain_hold(p->fit, p->a->topo, p->c, w->g->topo, unbound, n, it->victim_gangs, it->nvictim_gangs) != NULL)
         return;
     for (size_t i = 0; i < n; i++)
-        fit_reserve(p->fit, unbound[i]);
+        fithold_place(p->fit, unbound[i]);
 }
 
 static struct work *find_work(struct work *works, size_t n, const struct cache_gang *g)

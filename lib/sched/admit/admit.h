@@ -16,15 +16,18 @@
  *   schedulable nodes pod by pod, larger pods first (fit.h; nodeSelector, required
  *   node affinity, NoSchedule/NoExecute taints, allocatable "pods"). Free room
  *   on a node is allocatable - requests of the pods bound to it - what admitted
- *   but unbound pods reserve. The controller records raygate.io/admitted-at,
+ *   but unbound pods reserve (where there is no room for one, on the node it
+ *   is least short on: fithold.h). The controller records raygate.io/admitted-at,
  *   then removes our gate from the listed pods.
  * - FINISH: an admitted gang with fewer than minMember ungated live pods and
  *   gated ones (a restart mid-admission, KubeRay replacing a pod): remove our
  *   gate from the listed pods, no capacity check.
  * - TAIL_ADMIT / TAIL_WAIT: pods of an admitted gang beyond its members (the
  *   autoscaler's) are admitted one at a time in creation order by the same
- *   queue and node checks; the first that does not fit waits, and those behind
- *   it wait with it: one TAIL_WAIT lists them all, each with its own message.
+ *   queue and node checks, once every member is bound (ADMIT_REASON_NODES
+ *   until then: kube-scheduler could give a member's room to the tail); the
+ *   first that does not fit waits, and those behind it wait with it: one
+ *   TAIL_WAIT lists them all, each with its own message.
  *
  * A legacy operator's gang (legacy.h) is complete once its head exists: that
  * operator creates the workers only after the head runs Ray. It is weighed

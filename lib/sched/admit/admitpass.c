@@ -25,7 +25,7 @@ static void put_gang_size(struct util_buf *b, const struct cache_gang *g)
         if (r->quantity.value == 0)
             continue;
         util_buf_printf(b, "%s%s ", sep, r->name);
-        hold_quantity(b, r->name, r->quantity.value, (uint8_t)r->quantity.format);
+        resources_put_quantity(b, r->name, r->quantity.value, (uint8_t)r->quantity.format);
         sep = ", ";
     }
     util_buf_printf(b, ")");

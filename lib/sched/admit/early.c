@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "fithold.h"
 #include "members.h"
 #include "util.h"
 
@@ -94,7 +95,7 @@ size_t early_reserve(const struct cache *c, struct fit *f)
     }
     fit_sort_larger_first(f, copies, n);
     for (size_t i = 0; i < n; i++)
-        fit_reserve(f, copies[i]);
+        fithold_reserve(f, copies[i]);
     free(copies);
     return n;
 }

@@ -54,7 +54,7 @@ size_t early_missing(const struct cache_gang *g, struct cache_pod *const *filled
 int early_reserves(const struct cache_gang *g);
 
 /*
- * For every gang of c that early_reserves(), reserves on f (fit_reserve) a
+ * For every gang of c that early_reserves(), reserves on f (fithold_reserve) a
  * copy of a pod of each role for each member of that role not ungated yet
  * (missing, or gated: a pass ungates it without placing it again), larger
  * first. Returns how many copies were reserved. It walks every gang of c

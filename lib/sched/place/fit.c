@@ -6,24 +6,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fitwhy.h"
 #include "ledger.h"
 #include "quantity.h"
 #include "resources.h"
-
-static void sb_quantity(struct util_buf *b, const char *resource, int64_t value, uint8_t format)
-{
-    char buf[QUANTITY_FORMAT_MAX];
-    struct quantity q = {value < 0 ? 0 : value, (enum quantity_format)format};
-    quantity_format(&q, resources_unit(resource), buf, sizeof(buf));
-    util_buf_printf(b, "%s", buf);
-}
 
 void fit_request_text(struct util_buf *b, const struct cache *c, const struct shape_rl *req)
 {
     for (uint32_t k = 0; req != NULL && k < req->len; k++) {
         const char *name = cache_resource_name(c, req->items[k].id);
         util_buf_printf(b, "%s%s ", k ? ", " : "", name);
-        sb_quantity(b, name, req->items[k].value, req->items[k].format);
+        resources_put_quantity(b, name, req->items[k].value, req->items[k].format);
     }
 }
 
@@ -81,12 +74,15 @@ struct fit {
     int dev_valid;
     uint32_t *touched; /* nodes whose free room changed this pass, in order, repeats kept (fit_touched) */
     size_t ntouched, captouched;
-    void *buf[4]; /* free room, free pods, trees, sort weights */
-    size_t cap[4];
+    void *buf[6]; /* free room, free pods, trees, sort weights, pos, debt */
+    size_t cap[6];
     /* One pass's. */
     uint32_t nres;
     int64_t *free;      /* nn x nres */
     int64_t *free_pods; /* nn */
+    int64_t *pos;       /* nres + 1: the free room summed over the nodes, each counted at least 0 (the last: pod slots) */
+    int64_t *debt;      /* nres + 1: what pods held on nodes short of room lack there (fit_take_on), owed by the others */
+    int indebted;       /* some debt */
     /*
      * Max trees over the nodes' free room, one per resource and one for pods
      * (dimension nres): tree[d * 2 * leaves + k], leaf k of node i at k = leaves + i,
@@ -106,7 +102,7 @@ struct fit {
 };
 
 /* Buffers kept across passes: big ones would otherwise be mapped and faulted in anew each time. */
-enum { BUF_FREE, BUF_FREE_PODS, BUF_TREE, BUF_WEIGHTS };
+enum { BUF_FREE, BUF_FREE_PODS, BUF_TREE, BUF_WEIGHTS, BUF_POS, BUF_DEBT };
 
 /* Buffer kind of at least n * size bytes, zeroed if zero; its contents are the caller's until the next call for that kind. */
 static void *buffer(struct fit *f, int kind, size_t n, size_t size, int zero)
@@ -306,13 +302,21 @@ static void tree_build(struct fit *f)
     }
 }
 
+static int64_t at_least_0(int64_t v)
+{
+    return v > 0 ? v : 0;
+}
+
 static void take(struct fit *f, size_t i, const struct shape_rl *req, int sign)
 {
     int64_t *room = f->free + i * f->nres;
     for (uint32_t k = 0; req != NULL && k < req->len; k++) {
-        room[req->items[k].id] -= sign * req->items[k].value;
+        int64_t *r = &room[req->items[k].id], was = *r;
+        *r -= sign * req->items[k].value;
+        f->pos[req->items[k].id] += at_least_0(*r) - at_least_0(was);
         tree_update(f, req->items[k].id, i);
     }
+    f->pos[f->nres] += at_least_0(f->free_pods[i] - sign) - at_least_0(f->free_pods[i]);
     f->free_pods[i] -= sign;
     tree_update(f, f->nres, i);
     if (f->ntouched == f->captouched) {
@@ -399,71 +403,32 @@ static void no_fit_survey(const struct fit *f, const struct cache_pod *pod, stru
     }
 }
 
-/* No node matches: why not, node by node. */
-static void sb_no_match(struct util_buf *b, const struct fit *f, const struct no_fit *nf)
+/* Whether what pods held short of room owe (fit_take_on) leaves too little for req on the nodes together. */
+static int debt_blocks(const struct fit *f, const struct shape_rl *req)
 {
-    size_t not_ready = f->c->nnodes_present - f->nn;
-    const char *sep = ": ";
-    if (f->nn == 0 && not_ready == 0)
-        util_buf_printf(b, ": there are no nodes");
-    if (not_ready > 0) {
-        util_buf_printf(b, "%s%zu %s not Ready or unschedulable", sep, not_ready,
-                        util_plural((int64_t)not_ready, "node is", "nodes are"));
-        sep = ", ";
-    }
-    if (nf->selector > 0) {
-        util_buf_printf(b, "%s%zu %s not match its node selector or affinity", sep, nf->selector,
-                        util_plural((int64_t)nf->selector, "node does", "nodes do"));
-        sep = ", ";
-    }
-    if (nf->taints > 0)
-        util_buf_printf(b, "%s%zu %s a taint it does not tolerate", sep, nf->taints,
-                        util_plural((int64_t)nf->taints, "node has", "nodes have"));
-}
-
-/* Nodes match, none has room: the resources no single node has enough of, with the most any one has (nshort of them). */
-static void sb_shortage(struct util_buf *b, const struct cache *c, const struct shape_rl *req, const struct no_fit *nf,
-                        size_t nshort)
-{
-    struct util_buf most = {0};
-    const char *sep = "";
-    util_buf_printf(b, " (");
+    if (!f->indebted)
+        return 0;
+    if (f->debt[f->nres] > 0 && f->pos[f->nres] - f->debt[f->nres] < 1)
+        return 1;
     for (uint32_t k = 0; req != NULL && k < req->len; k++) {
-        if (nf->best[k] >= req->items[k].value)
-            continue;
-        const char *name = cache_resource_name(c, req->items[k].id);
-        util_buf_printf(b, "%s%s ", sep, name);
-        sb_quantity(b, name, req->items[k].value, req->items[k].format);
-        if (nshort > 1)
-            util_buf_printf(&most, "%s%s ", sep, name);
-        sb_quantity(&most, name, nf->best[k], req->items[k].format);
-        sep = ", ";
+        uint32_t id = req->items[k].id;
+        if (f->debt[id] > 0 && f->pos[id] - f->debt[id] < req->items[k].value)
+            return 1;
     }
-    if (nf->best_pods < 1) {
-        util_buf_printf(b, "%spods 1", sep);
-        util_buf_printf(&most, "%s%s0", sep, nshort > 1 ? "pods " : "");
-    }
-    util_buf_printf(b, "): at most %s free on one node", most.data);
-    util_buf_finish(&most);
-}
-
-/* When a resource short is a DRA device (ledger.h): where its count comes from, and a selector not evaluated whole. */
-static void sb_devices(struct util_buf *b, const struct cache *c, const struct shape_rl *req, const struct no_fit *nf)
-{
-    for (uint32_t k = 0; c->dra != NULL && req != NULL && k < req->len; k++) {
-        if (nf->best[k] >= req->items[k].value || draset_resource_index(c->dra, cache_resource_name(c, req->items[k].id)) < 0)
-            continue;
-        const char *inexact = draset_inexact(c->dra);
-        util_buf_printf(b, " (%s: DRA devices the nodes' ResourceSlices publish, less those claims hold%s%s)",
-                        cache_resource_name(c, req->items[k].id), inexact != NULL ? "; " : "", inexact != NULL ? inexact : "");
-        return;
-    }
+    return 0;
 }
 
 /* Why pod fits no node, after "no node fits pod NAME" (against the current free room). */
 static char *describe_no_fit(struct fit *f, const struct cache_pod *pod)
 {
     const struct shape_rl *req = model_pod_fit_request(pod);
+    if (debt_blocks(f, req)) {
+        struct util_buf held = {0};
+        util_buf_printf(&held, " (");
+        fit_request_text(&held, f->c, req);
+        util_buf_printf(&held, "): the room left is held for admitted pods that wait for room on the nodes");
+        return util_buf_take(&held);
+    }
     uint32_t nitems = req != NULL ? req->len : 0;
     struct no_fit nf;
     no_fit_survey(f, pod, &nf);
@@ -472,14 +437,14 @@ static char *describe_no_fit(struct fit *f, const struct cache_pod *pod)
     for (uint32_t k = 0; k < nitems; k++)
         nshort += nf.best[k] < req->items[k].value;
     if (nf.matching == 0) {
-        sb_no_match(&b, f, &nf);
+        fitwhy_no_match(&b, f->nn, f->c->nnodes_present - f->nn, nf.selector, nf.taints);
     } else if (nshort == 0) {
         util_buf_printf(&b, " (");
         fit_request_text(&b, f->c, req);
         util_buf_printf(&b, "): no node has all of it free at once");
     } else {
-        sb_shortage(&b, f->c, req, &nf, nshort);
-        sb_devices(&b, f->c, req, &nf);
+        fitwhy_shortage(&b, f->c, req, nf.best, nf.best_pods, nshort);
+        fitwhy_devices(&b, f->c, req, nf.best);
     }
     free(nf.best);
     return util_buf_take(&b);
@@ -536,7 +501,7 @@ size_t fit_place(struct fit *f, struct cache_pod **pods, size_t n, char **why)
     for (size_t i = 0; i < n; i++) {
         struct fit_shape *s = shape_get(f, pods[i]);
         int tentative = f->nlog > mark;
-        size_t at = s->failed ? SIZE_MAX : find_node(f, pods[i], s->start);
+        size_t at = s->failed || debt_blocks(f, model_pod_fit_request(pods[i])) ? SIZE_MAX : find_node(f, pods[i], s->start);
         if (at == SIZE_MAX) {
             /* The message speaks of the nodes with this gang's earlier pods on them. */
             char *tentative_why = tentative ? describe_no_fit(f, pods[i]) : NULL;
@@ -605,16 +570,6 @@ void fit_commit(struct fit *f)
     if (f->nlog > 0)
         f->commits++;
     f->nlog = 0;
-}
-
-/* Places one pod for good when it fits somewhere (an admitted pod's reservation); else nothing. */
-void fit_reserve(struct fit *f, struct cache_pod *pod)
-{
-    char *why = NULL;
-    struct cache_pod *one[1] = {pod};
-    if (fit_place(f, one, 1, &why) == 1)
-        fit_commit(f);
-    free(why);
 }
 
 size_t fit_mark(const struct fit *f)
@@ -819,6 +774,14 @@ void fit_begin(struct fit *f)
         f->ntainted += n->ntaints > 0;
     }
     device_room(f);
+    f->pos = buffer(f, BUF_POS, f->nres + 1, sizeof(*f->pos), 1);
+    f->debt = buffer(f, BUF_DEBT, f->nres + 1, sizeof(*f->debt), 1);
+    f->indebted = 0;
+    for (size_t i = 0; i < f->nn; i++) {
+        for (uint32_t k = 0; k < f->nres; k++)
+            f->pos[k] += at_least_0(f->free[i * f->nres + k]);
+        f->pos[f->nres] += at_least_0(f->free_pods[i]);
+    }
     tree_build(f);
 }
 
@@ -881,10 +844,8 @@ size_t fit_place_on(struct fit *f, struct cache_pod **pods, size_t n, const uint
     for (size_t i = 0; i < n; i++) {
         const struct cache_pod *pod = pods[i];
         size_t at = SIZE_MAX;
-        for (size_t j = 0; j < nn && at == SIZE_MAX; j++) {
-            const struct cache_node *node = f->nodes[nodes[j]];
-            if (room_for(f, nodes[j], model_pod_fit_request(pod)) && selector_matches(node, pod->sched) &&
-                taints_tolerated(node, pod->sched))
+        for (size_t j = 0; j < nn && at == SIZE_MAX && !debt_blocks(f, model_pod_fit_request(pod)); j++) {
+            if (room_for(f, nodes[j], model_pod_fit_request(pod)) && fit_node_matches(f, nodes[j], pod))
                 at = nodes[j];
         }
         if (at == SIZE_MAX) {
@@ -894,4 +855,28 @@ size_t fit_place_on(struct fit *f, struct cache_pod **pods, size_t n, const uint
         log_take(f, at, model_pod_fit_request(pod), 1);
     }
     return n;
+}
+
+int fit_node_matches(const struct fit *f, size_t i, const struct cache_pod *pod)
+{
+    return selector_matches(f->nodes[i], pod->sched) && taints_tolerated(f->nodes[i], pod->sched);
+}
+
+void fit_take_on(struct fit *f, size_t i, const struct cache_pod *pod)
+{
+    const struct shape_rl *req = model_pod_fit_request(pod);
+    const int64_t *room = f->free + i * f->nres;
+    size_t everywhere = 0;
+    for (size_t j = 0; j < f->nn; j++)
+        everywhere += fit_node_matches(f, j, pod);
+    for (uint32_t k = 0; req != NULL && k < req->len && everywhere == f->nn; k++) {
+        int64_t lack = req->items[k].value - at_least_0(room[req->items[k].id]);
+        f->debt[req->items[k].id] += lack > 0 ? lack : 0;
+        f->indebted |= lack > 0;
+    }
+    if (everywhere == f->nn) {
+        f->debt[f->nres] += 1 - (f->free_pods[i] > 0 ? 1 : 0);
+        f->indebted |= f->free_pods[i] < 1;
+    }
+    log_take(f, i, req, 1);
 }

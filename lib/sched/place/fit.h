@@ -74,9 +74,6 @@ void fit_undo(struct fit *f, size_t mark);
 /* Makes the tentative placements final. */
 void fit_commit(struct fit *f);
 
-/* Places one pod for good when it fits somewhere (an admitted pod's reservation); else nothing. */
-void fit_reserve(struct fit *f, struct cache_pod *pod);
-
 /* "cpu 2, memory 4Gi": a resource list, as messages write it. */
 void fit_request_text(struct util_buf *b, const struct cache *c, const struct shape_rl *req);
 
@@ -116,5 +113,20 @@ uint32_t fit_resources(const struct fit *f);
  * caller (topoplace.h) says why.
  */
 size_t fit_place_on(struct fit *f, struct cache_pod **pods, size_t n, const uint32_t *nodes, size_t nn);
+
+/* Whether pod may go to node i (its selector, affinity and tolerations; not the room). */
+int fit_node_matches(const struct fit *f, size_t i, const struct cache_pod *pod);
+
+/*
+ * Places pod on node i whatever room is left there (fithold.h): the room may
+ * go below zero. When pod may go to every node of the pass, what node i
+ * lacks is owed by the others: from then on in the pass, no pod is placed
+ * (fit_place(), fit_place_on()) unless the free room of the nodes together,
+ * less what is owed, still holds it (its message then says the room left is
+ * held). A pod that may go to some nodes only holds node i's room alone.
+ * Call fit_commit() next; never between fit_mark() and fit_undo() (what is
+ * owed is not undone).
+ */
+void fit_take_on(struct fit *f, size_t i, const struct cache_pod *pod);
 
 #endif

@@ -411,7 +411,7 @@ static void put_amount(struct util_buf *b, const struct call *k, uint32_t id, in
     }
     const char *name = cache_resource_name(k->c, id);
     int binary = strcmp(name, "memory") == 0 || strcmp(name, "ephemeral-storage") == 0;
-    hold_quantity(b, name, v, binary ? QUANTITY_BINARY_SI : QUANTITY_DECIMAL_SI);
+    resources_put_quantity(b, name, v, binary ? QUANTITY_BINARY_SI : QUANTITY_DECIMAL_SI);
     if (named)
         util_buf_printf(b, " %s", name);
 }

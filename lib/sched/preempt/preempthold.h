@@ -19,7 +19,7 @@
  * What a held preemptor gets, in every pass (admit.c): it is weighed before
  * every other gang; when it does not fit yet (its victims' pods are still
  * there), its minResources are charged to its queue and its unbound members
- * are placed on the nodes where they fit (fit_reserve, larger first) before
+ * are placed on the nodes where they fit (fithold_place, larger first) before
  * any other gang is weighed, so that neither a gang of its queue nor one of
  * another queue on the same nodes, whatever its priority, takes the room its
  * victims free. A topology-constrained preemptor's members go, instead, on

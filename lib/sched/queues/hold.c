@@ -146,14 +146,6 @@ static int sum_resources(const struct cache *c, const struct cache_gang *g, stru
     return 0;
 }
 
-void hold_quantity(struct util_buf *b, const char *resource, int64_t value, uint8_t format)
-{
-    char buf[QUANTITY_FORMAT_MAX];
-    struct quantity q = {value < 0 ? 0 : value, (enum quantity_format)format};
-    quantity_format(&q, resources_unit(resource), buf, sizeof(buf));
-    util_buf_printf(b, "%s", buf);
-}
-
 int hold_fits(const struct cache *c, const struct cache_queue *q, const int64_t *held, const int64_t *need,
               const struct resources *formats, char **why)
 {
@@ -166,11 +158,11 @@ int hold_fits(const struct cache *c, const struct cache_queue *q, const int64_t 
         const char *name = cache_resource_name(c, cap->id);
         const struct quantity *fq = formats != NULL ? resources_get(formats, name) : NULL;
         util_buf_printf(&b, "%s%s needs ", b.len ? "; " : "", name);
-        hold_quantity(&b, name, n, fq != NULL ? (uint8_t)fq->format : cap->format);
+        resources_put_quantity(&b, name, n, fq != NULL ? (uint8_t)fq->format : cap->format);
         util_buf_printf(&b, ", ");
-        hold_quantity(&b, name, cap->value - held[cap->id], cap->format);
+        resources_put_quantity(&b, name, cap->value - held[cap->id], cap->format);
         util_buf_printf(&b, " of ");
-        hold_quantity(&b, name, cap->value, cap->format);
+        resources_put_quantity(&b, name, cap->value, cap->format);
         util_buf_printf(&b, " free");
     }
     if (b.len == 0) {

@@ -44,7 +44,4 @@ int hold_resources(const struct cache *c, const struct cache_gang *g, struct res
 int hold_fits(const struct cache *c, const struct cache_queue *q, const int64_t *held, const int64_t *need,
               const struct resources *formats, char **why);
 
-/* Appends value of resource in format (enum quantity_format) to b, as a quantity ("3", "4Gi"); negative as 0. */
-void hold_quantity(struct util_buf *b, const char *resource, int64_t value, uint8_t format);
-
 #endif

@@ -516,7 +516,7 @@ const struct queuespec_problem *qtree_bad_spec(const struct qtree *t, const stru
 static void put_quantity(struct util_buf *b, const char *name, int64_t v)
 {
     int binary = strcmp(name, "memory") == 0 || strcmp(name, "ephemeral-storage") == 0;
-    hold_quantity(b, name, v, binary ? QUANTITY_BINARY_SI : QUANTITY_DECIMAL_SI);
+    resources_put_quantity(b, name, v, binary ? QUANTITY_BINARY_SI : QUANTITY_DECIMAL_SI);
 }
 
 void qtree_children_text(const struct qtree *t, size_t i, struct util_buf *b)

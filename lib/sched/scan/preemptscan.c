@@ -6,6 +6,7 @@
 #include "early.h"
 #include "evict.h"
 #include "fit.h"
+#include "fithold.h"
 #include "members.h"
 #include "names.h"
 #include "preempthold.h"
@@ -459,12 +460,7 @@ static int weigh(struct scan *s, struct fit *f, const struct candidate *cand)
 static void reserve_admitted(const struct cache *c, struct fit *f)
 {
     struct cache_pod **resv = util_calloc(c->nreserving + 1, sizeof(*resv));
-    size_t n = 0;
-    for (struct cache_pod *pod = c->reserving; pod != NULL && n < c->nreserving; pod = pod->resv_next)
-        resv[n++] = pod;
-    fit_sort_larger_first(f, resv, n);
-    for (size_t i = 0; i < n; i++)
-        fit_reserve(f, resv[i]);
+    fithold_admitted(c, f, resv);
     free(resv);
 }
 
