@@ -20,22 +20,20 @@ int members_role(const struct cache_gang *g, const struct cache_pod *pod)
     return MEMBERS_ROLE_EXTRA;
 }
 
-size_t members_order(const struct cache_gang *g, struct cache_pod **live, size_t nlive)
+/* Small gangs, the most, sort in these; larger ones on the heap. */
+enum { MEMBERS_STACK_PODS = 64, MEMBERS_STACK_ROLES = 16 };
+
+/* Marks member[i] for the pods that are members (ungated first, then in order; pods of unknown role last). */
+static size_t mark_members(const struct cache_gang *g, struct cache_pod **live, size_t nlive, const int *role, int64_t *need,
+                           uint8_t *member)
 {
-    if (nlive == 0 || g->min_member <= 0)
-        return 0;
     size_t ncore = 0;
-    int64_t *need = util_calloc((size_t)g->ngroups + 1, sizeof(*need));
-    int *role = util_calloc(nlive, sizeof(*role));
-    uint8_t *member = util_calloc(nlive, sizeof(*member));
     int64_t left = 1;
     need[0] = 1;
     for (uint32_t i = 0; i < g->ngroups; i++) {
         need[1 + i] = g->groups[i].pods;
         left = util_sat_add(left, g->groups[i].pods);
     }
-    for (size_t i = 0; i < nlive; i++)
-        role[i] = members_role(g, live[i]);
     for (int unknown = 0; unknown < 2; unknown++) {
         for (int ungated = 1; ungated >= 0; ungated--) {
             for (size_t i = 0; i < nlive && left > 0; i++) {
@@ -51,8 +49,27 @@ size_t members_order(const struct cache_gang *g, struct cache_pod **live, size_t
             }
         }
     }
+    return ncore;
+}
+
+size_t members_order(const struct cache_gang *g, struct cache_pod **live, size_t nlive)
+{
+    if (nlive == 0 || g->min_member <= 0)
+        return 0;
+    int64_t need_s[MEMBERS_STACK_ROLES];
+    int role_s[MEMBERS_STACK_PODS];
+    uint8_t member_s[MEMBERS_STACK_PODS];
+    struct cache_pod *sorted_s[MEMBERS_STACK_PODS];
+    int small = nlive <= MEMBERS_STACK_PODS, few = g->ngroups < MEMBERS_STACK_ROLES;
+    int64_t *need = few ? need_s : util_calloc((size_t)g->ngroups + 1, sizeof(*need));
+    int *role = small ? role_s : util_calloc(nlive, sizeof(*role));
+    uint8_t *member = small ? member_s : util_calloc(nlive, sizeof(*member));
+    struct cache_pod **sorted = small ? sorted_s : util_calloc(nlive, sizeof(*sorted));
+    memset(member, 0, nlive * sizeof(*member));
+    for (size_t i = 0; i < nlive; i++)
+        role[i] = members_role(g, live[i]);
+    size_t ncore = mark_members(g, live, nlive, role, need, member);
     /* Stable partition: members, then the rest (the tail). */
-    struct cache_pod **sorted = util_calloc(nlive, sizeof(*sorted));
     size_t k = 0;
     for (int pass = 1; pass >= 0; pass--) {
         for (size_t i = 0; i < nlive; i++) {
@@ -61,10 +78,13 @@ size_t members_order(const struct cache_gang *g, struct cache_pod **live, size_t
         }
     }
     memcpy(live, sorted, nlive * sizeof(*sorted));
-    free(sorted);
-    free(member);
-    free(role);
-    free(need);
+    if (!small) {
+        free(sorted);
+        free(member);
+        free(role);
+    }
+    if (!few)
+        free(need);
     return ncore;
 }
 

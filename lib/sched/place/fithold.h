@@ -29,7 +29,8 @@
  */
 int fithold_reserve(struct fit *f, struct cache_pod *pod);
 
-/* Places pod for good when it fits somewhere (a held preemptor's member: its victims' room comes back); else nothing. Returns 1 when placed. */
+/* Places pod for good when it fits somewhere (a held preemptor's member: its victims' room comes back); else nothing. Returns 1
+ * when placed. */
 int fithold_place(struct fit *f, struct cache_pod *pod);
 
 /*

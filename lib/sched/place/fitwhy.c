@@ -19,7 +19,8 @@ void fitwhy_no_match(struct util_buf *b, size_t nn, size_t not_ready, size_t sel
         sep = ", ";
     }
     if (taints > 0)
-        util_buf_printf(b, "%s%zu %s a taint it does not tolerate", sep, taints, util_plural((int64_t)taints, "node has", "nodes have"));
+        util_buf_printf(b, "%s%zu %s a taint it does not tolerate", sep, taints,
+                        util_plural((int64_t)taints, "node has", "nodes have"));
 }
 
 void fitwhy_shortage(struct util_buf *b, const struct cache *c, const struct shape_rl *req, const int64_t *best, int64_t best_pods,

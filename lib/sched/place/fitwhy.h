@@ -28,7 +28,8 @@ void fitwhy_no_match(struct util_buf *b, size_t nn, size_t not_ready, size_t sel
 void fitwhy_shortage(struct util_buf *b, const struct cache *c, const struct shape_rl *req, const int64_t *best, int64_t best_pods,
                      size_t nshort);
 
-/* When a resource short (best, as above) is a DRA device (ledger.h): where its count comes from, and a selector not evaluated whole. */
+/* When a resource short (best, as above) is a DRA device (ledger.h): where its count comes from, and a selector not evaluated
+ * whole. */
 void fitwhy_devices(struct util_buf *b, const struct cache *c, const struct shape_rl *req, const int64_t *best);
 
 #endif

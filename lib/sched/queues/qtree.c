@@ -200,6 +200,20 @@ static void mark_spec(struct qtree *t, const struct cache *c, const size_t *orde
     }
 }
 
+static int qtree_deserves_nothing(const struct qtree *t, size_t i);
+
+/* Queue i's key for qtree_pick_ranked(), after its alloc or deserved changed. */
+static void set_key(struct qtree *t, size_t i)
+{
+    t->queues[i].key = qtree_deserves_nothing(t, i) ? QTREE_SHARE_MAX : qtree_share(t, i);
+}
+
+static void set_keys(struct qtree *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        set_key(t, i);
+}
+
 void qtree_build(struct qtree *t, const struct cache *c, uint32_t nres)
 {
     qtree_finish(t);
@@ -231,6 +245,7 @@ void qtree_build(struct qtree *t, const struct cache *c, uint32_t nres)
     }
     free(order);
     sum_total(t, c);
+    set_keys(t);
 }
 
 static void add_path(struct qtree *t, size_t i, const int64_t *v, int sign, int arr)
@@ -240,6 +255,8 @@ static void add_path(struct qtree *t, size_t i, const int64_t *v, int sign, int 
         int64_t *dst = arr == ARR_ALLOC ? e->alloc : e->demand;
         for (uint32_t k = 0; k < t->nres; k++)
             dst[k] = util_sat_add(dst[k], sign * v[k]);
+        if (arr == ARR_ALLOC)
+            set_key(t, at);
         if (e->state == QUEUETREE_CYCLE || e->state == QUEUETREE_SELF_PARENT || e->state == QUEUETREE_MISSING_PARENT)
             break; /* a cycle's parents lead back to it; the others' parent is the root (a closed queue's spec: on up) */
         if (e->state == QUEUETREE_BAD_ANCESTOR && e->parent != QUEUETREE_ROOT && t->queues[e->parent].state == QUEUETREE_CYCLE)
@@ -323,6 +340,7 @@ void qtree_derive(struct qtree *t)
             fill_children(t, e->first_child, k, e->deserved[k]);
     }
     free(order);
+    set_keys(t);
 }
 
 double qtree_share(const struct qtree *t, size_t i)
@@ -631,7 +649,7 @@ size_t qtree_pick_ranked(const struct qtree *t, const size_t *rank)
         for (size_t c = first; c != QUEUETREE_ROOT; c = t->queues[c].next_sibling) {
             if (rank[c] == QTREE_RANK_NONE)
                 continue;
-            double s = qtree_deserves_nothing(t, c) ? QTREE_SHARE_MAX : qtree_share(t, c);
+            double s = t->queues[c].key;
             if (best == QUEUETREE_ROOT || s < best_share || (s == best_share && rank[c] < rank[best])) {
                 best = c;
                 best_share = s;

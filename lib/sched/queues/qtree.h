@@ -87,6 +87,8 @@ struct qtree_queue {
     int64_t *deserved;
     int64_t *alloc;
     int64_t *demand;
+    double key; /* what qtree_pick_ranked() compares: QTREE_SHARE_MAX when it deserves nothing, else its share; kept as alloc and
+                   deserved change */
 };
 
 struct qtree {
