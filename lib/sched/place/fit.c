@@ -313,10 +313,10 @@ static void take(struct fit *f, size_t i, const struct shape_rl *req, int sign)
     for (uint32_t k = 0; req != NULL && k < req->len; k++) {
         int64_t *r = &room[req->items[k].id], was = *r;
         *r -= sign * req->items[k].value;
-        f->pos[req->items[k].id] += at_least_0(*r) - at_least_0(was);
+        f->pos[req->items[k].id] = util_sat_add(f->pos[req->items[k].id], at_least_0(*r) - at_least_0(was));
         tree_update(f, req->items[k].id, i);
     }
-    f->pos[f->nres] += at_least_0(f->free_pods[i] - sign) - at_least_0(f->free_pods[i]);
+    f->pos[f->nres] = util_sat_add(f->pos[f->nres], at_least_0(f->free_pods[i] - sign) - at_least_0(f->free_pods[i]));
     f->free_pods[i] -= sign;
     tree_update(f, f->nres, i);
     if (f->ntouched == f->captouched) {
@@ -779,8 +779,8 @@ void fit_begin(struct fit *f)
     f->indebted = 0;
     for (size_t i = 0; i < f->nn; i++) {
         for (uint32_t k = 0; k < f->nres; k++)
-            f->pos[k] += at_least_0(f->free[i * f->nres + k]);
-        f->pos[f->nres] += at_least_0(f->free_pods[i]);
+            f->pos[k] = util_sat_add(f->pos[k], at_least_0(f->free[i * f->nres + k]));
+        f->pos[f->nres] = util_sat_add(f->pos[f->nres], at_least_0(f->free_pods[i]));
     }
     tree_build(f);
 }
@@ -871,7 +871,7 @@ void fit_take_on(struct fit *f, size_t i, const struct cache_pod *pod)
         everywhere += fit_node_matches(f, j, pod);
     for (uint32_t k = 0; req != NULL && k < req->len && everywhere == f->nn; k++) {
         int64_t lack = req->items[k].value - at_least_0(room[req->items[k].id]);
-        f->debt[req->items[k].id] += lack > 0 ? lack : 0;
+        f->debt[req->items[k].id] = util_sat_add(f->debt[req->items[k].id], lack > 0 ? lack : 0);
         f->indebted |= lack > 0;
     }
     if (everywhere == f->nn) {
