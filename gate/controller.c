@@ -402,7 +402,7 @@ static void scan_preemption(struct controller *c, const struct admit_result *res
     evictscan_result_init(&er);
     char *uid = NULL;
     pthread_mutex_lock(&c->mu);
-    int rc = preemptscan_run(c->cache, res, hyperwatch_set(c->hyper), wall, c->opts.early, &r, &err);
+    int rc = preemptscan_run(c->cache, res, hyperwatch_set(c->hyper), wall, &r, &err);
     if (rc == 0 && r.kind != PREEMPT_KIND_NONE) {
         preemption_evictions(c, &r, wall, &er);
         const struct cache_gang *p = cache_gang_get(c->cache, r.namespace_, r.cluster);

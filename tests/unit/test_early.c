@@ -142,7 +142,7 @@ static void scan_guide(int drop_worker, struct preemptscan_result *r)
     assert_int_equal(d.items[0].action, ADMIT_ACTION_WAIT); /* weighed, early or not: it does not fit */
     assert_int_not_equal(d.items[0].reason, ADMIT_REASON_PODS);
     struct error err = {{0}};
-    assert_int_equal(preemptscan_run(c, &d, NULL, 0, 1, r, &err), 0);
+    assert_int_equal(preemptscan_run(c, &d, NULL, 0, r, &err), 0);
     admit_result_finish(&d);
     admit_destroy(a);
     cache_destroy(c);

@@ -26,7 +26,7 @@ static void pass_and_scan(struct cache *c, struct preemptscan_result *out)
     admit_result_init(&d);
     admit_pass(a, ADMIT_PASS_FULL, &d);
     struct error err = {{0}};
-    if (preemptscan_run(c, &d, NULL, 0, 0, out, &err) != 0)
+    if (preemptscan_run(c, &d, NULL, 0, out, &err) != 0)
         fail_msg("preemptscan_run: %s", err.message);
     admit_result_finish(&d);
     admit_destroy(a);

@@ -386,7 +386,7 @@ static void evaluate_admitted(struct pass *p, struct work *w)
         admit_result_add_pod(p->out, d, pod);
         admittopo_finish(p, w, d, pod);
         w->ungated++;
-        if (pod->node == NULL && !(p->a->early && early_reserves(w->g))) /* else its copy holds its room (early.h) */
+        if (pod->node == NULL && !early_reserves(w->g)) /* else its copy holds its room (early.h) */
             fithold_reserve(p->fit, pod);
     }
     struct util_buf b = {0};
@@ -688,8 +688,7 @@ static void pass_finish(struct pass *p)
 static void reserve_admitted(struct pass *p)
 {
     fithold_admitted(p->c, p->fit, admitpass_scratch(p->a, SCRATCH_RESV, p->c->nreserving, sizeof(struct cache_pod *), 0));
-    if (p->a->early)
-        early_reserve(p->c, p->fit); /* and admitted gangs' members to come, or gated */
+    early_reserve(p->c, p->fit); /* and admitted gangs' members to come, or gated (a replaced pod's successor too) */
 }
 
 /*

@@ -14,7 +14,8 @@ int early_applies(const struct cache_gang *g)
 
 int early_reserves(const struct cache_gang *g)
 {
-    return early_applies(g) && g->admitted && (int64_t)g->nopen < g->min_member;
+    /* Fewer pods ungated than members, or some gated (a member among them, made again, while the tail runs). */
+    return early_applies(g) && g->admitted && ((int64_t)g->nopen < g->min_member || g->nopen < g->nlive);
 }
 
 /* A pod of role r among live[0..nlive), or NULL. */

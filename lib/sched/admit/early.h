@@ -49,7 +49,10 @@ size_t early_missing(const struct cache_gang *g, struct cache_pod *const *filled
 /*
  * Whether admitted gang g keeps room for members that are missing or not
  * ungated yet (early_reserve does it for g): early_applies(), admitted, and
- * fewer than minMember of its live pods ungated.
+ * fewer than minMember of its live pods ungated, or some of them gated (a
+ * member made again while autoscaled pods run: gang_copies then finds which
+ * members lack). A member missing while the tail's pods make up its number
+ * is not seen until its successor exists.
  */
 int early_reserves(const struct cache_gang *g);
 
@@ -58,8 +61,11 @@ int early_reserves(const struct cache_gang *g);
  * copy of a pod of each role for each member of that role not ungated yet
  * (missing, or gated: a pass ungates it without placing it again), larger
  * first. Returns how many copies were reserved. It walks every gang of c
- * (a test of counters each; the pods only of the gangs it reserves for): a
- * pass with early admission off does not call it.
+ * (a test of counters each; the pods only of the gangs it reserves for).
+ * Every pass calls it, early admission on or off: an admitted gang whose
+ * member was deleted and is made again (or was never ungated: a restart
+ * mid-admission) is ungated by FINISH without a check of the nodes, so its
+ * room is held meanwhile, or another gang's admission would take it.
  */
 size_t early_reserve(const struct cache *c, struct fit *f);
 

@@ -464,7 +464,7 @@ static void reserve_admitted(const struct cache *c, struct fit *f)
     free(resv);
 }
 
-int preemptscan_run(const struct cache *c, const struct admit_result *d, const struct hypernodes *h, int64_t now_ms, int early,
+int preemptscan_run(const struct cache *c, const struct admit_result *d, const struct hypernodes *h, int64_t now_ms,
                     struct preemptscan_result *out, struct error *err)
 {
     preemptscan_result_finish(out);
@@ -481,8 +481,7 @@ int preemptscan_run(const struct cache *c, const struct admit_result *d, const s
     struct fit *f = fit_create(c);
     fit_begin(f);
     reserve_admitted(c, f);
-    if (early)
-        early_reserve(c, f);
+    early_reserve(c, f);
     s.domains = topodomain_create();
     topodomain_set_hypernodes(s.domains, h);
     topodomain_begin(s.domains, f, c);

@@ -85,15 +85,15 @@ void preemptscan_result_finish(struct preemptscan_result *r);
 /*
  * Scans c after a pass whose decisions are d (borrowed), filling out
  * (initialised by the caller); h (borrowed, may be NULL: none) are the
- * HyperNodes Volcano-style constraints resolve against; early: the pass
- * weighed gangs before their pods all existed (admit_set_early), so admitted
- * gangs' members to come keep their room here too (early.h). A gang that is
+ * HyperNodes Volcano-style constraints resolve against. Admitted gangs'
+ * members to come or gated keep their room here as in a pass (early.h,
+ * early_reserve). A gang that is
  * not complete is no preemptor. Returns 0 (out->kind says whether there is a
  * preemption), or -1 with err when a sum of resources overflows (no
  * preemption then).
  */
 struct hypernodes;
-int preemptscan_run(const struct cache *c, const struct admit_result *d, const struct hypernodes *h, int64_t now_ms, int early,
+int preemptscan_run(const struct cache *c, const struct admit_result *d, const struct hypernodes *h, int64_t now_ms,
                     struct preemptscan_result *out, struct error *err);
 
 #endif
