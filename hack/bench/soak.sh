@@ -42,8 +42,10 @@
 # gate metrics raygate_gangs_admitted_total, raygate_gangs_evicted_total,
 # raygate_preemptions_total, each gate scraped just before it is killed and
 # at the end, summed over its lives), redispatched (the dispatcher's
-# raygate_dispatch_actions_total{action="redispatch"}, likewise), moved (gangs
-# the sampler saw bound in a and then in b), gate_restarts and
+# raygate_dispatch_actions_total, likewise: "redispatch", a lost worker's
+# gang sent elsewhere, and "withdraw", one that waited past --dispatch-timeout
+# on its worker), moved (gangs the sampler saw bound in both workers, one
+# after the other), gate_restarts and
 # dispatcher_restarts (their "started" lines in the logs), partitions (cuts in
 # which the manager marked worker a not up). Exit status 1 when there is any
 # violation (or the harness itself failed), 0 otherwise.
@@ -66,10 +68,13 @@ SOAK_OUT="$(realpath -m -- "${SOAK_OUT:-$ROOT/bench/results}")"
 soak_main() {
 	local u
 	multi_setup --dispatch-lease 20s --dispatch-lease-margin 10s
-	((SOAK_DOWN)) && e2e_on_exit 'multi_cluster a down >/dev/null 2>&1 || true'
+	# --down: a too, once e2e_teardown has deleted what the run left on it
+	((SOAK_DOWN == 0)) || trap '_soak_exit' EXIT
 	SOAK_DIR="$E2E_TMP/soak"
 	mkdir -p "$SOAK_DIR" "$SOAK_OUT"
-	e2e_on_exit 'soak_report_once'
+	# (run last registered first: a failed run's report is written while its checkers still run)
+	e2e_on_exit soak_checkers_kill
+	e2e_on_exit soak_report_once
 	u="$(e2e_uid)" # before the seed: names no earlier run of the same seed used
 	SEED="${RAYGATE_SOAK_SEED:-$((($(date +%s%N) / 1000) % 32768))}"
 	say "soak: seed $SEED for $SOAK_MINUTES min (replay with RAYGATE_SOAK_SEED=$SEED RAYGATE_SOAK_MINUTES=$SOAK_MINUTES)"
@@ -84,6 +89,15 @@ soak_main() {
 	(($(jq '.violations | length' "$SOAK_JSON") == 0)) ||
 		fail "$(jq '.violations | length' "$SOAK_JSON") violation(s) (seed $SEED), the first: $(jq -c '.violations[0]' "$SOAK_JSON" | cut -c1-400)"
 	pass "the soak held: no violation in $SOAK_MINUTES min (seed $SEED); report $SOAK_JSON"
+}
+
+_soak_exit() {
+	local rc=$?
+	set +e
+	(exit $rc) # e2e_teardown reads the run's status from $?
+	e2e_teardown
+	multi_cluster a down >/dev/null 2>&1
+	exit $rc
 }
 
 # soak_report_once: the report, once (from the end of the run, or from the exit of a failed one)
@@ -101,4 +115,5 @@ soak_report_once() {
 		"$SOAK_JSON" >&2
 }
 
-soak_main
+# (one line: bash has read it whole before the run, so editing this file meanwhile is harmless)
+soak_main; exit

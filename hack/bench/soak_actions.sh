@@ -70,7 +70,7 @@ soak_metrics_addr() {
 }
 
 # soak_scrape WHO [SIGN]: the soak's counters now on a's or b's gate or m's dispatcher, "WHO:KEY VALUE" lines
-# appended to the bank (SIGN -1: taken away, the baseline); nothing when it does not answer
+# appended to the bank (SIGN -1: taken away, the baseline), and WHO:scrapes 1; nothing when it does not answer
 soak_scrape() {
 	curl -sf --max-time 5 "http://$(soak_metrics_addr "$1")/metrics" 2>/dev/null |
 		awk -v who="$1" -v sign="${2:-1}" -v q="\"$SOAK_PREFIX-" '
@@ -78,7 +78,8 @@ soak_scrape() {
 			$1 ~ /^raygate_gangs_admitted_total\{/ && index($1, q) { out("admitted", $2) }
 			$1 ~ /^raygate_gangs_evicted_total\{/ && index($1, q) { match($1, /reason="[^"]*"/); out("evicted:" substr($1, RSTART + 8, RLENGTH - 9), $2) }
 			$1 ~ /^raygate_preemptions_total\{/ && index($1, q) { match($1, /kind="[^"]*"/); out(substr($1, RSTART + 6, RLENGTH - 7), $2) }
-			$1 ~ /^raygate_dispatch_actions_total\{action="redispatch"\}/ { out("redispatch", $2) }' >>"$SOAK_DIR/bank" || true
+			$1 ~ /^raygate_dispatch_actions_total\{action="(redispatch|withdraw)"\}/ { match($1, /"[a-z]*"/); out(substr($1, RSTART + 1, RLENGTH - 2), $2) }
+			END { if (NR > 0 && sign > 0) out("scrapes", 1) }' >>"$SOAK_DIR/bank" || true
 }
 
 # soak_checkers_start: invariants.py on each worker, the sampler on both; the counters' baseline
@@ -91,7 +92,6 @@ soak_checkers_start() {
 			--interval 1 --grace 30 --evict-grace 30 --violations "$SOAK_DIR/inv-$w.violations" --status "$SOAK_DIR/inv-$w.status" &
 		SOAK_INV[$w]=$!
 	done
-	e2e_on_exit soak_checkers_kill
 	_inv_polled() { [[ "$(jq -r .polls "$SOAK_DIR/inv-$1.status" 2>/dev/null || echo 0)" -gt 0 ]]; }
 	for w in a b; do eventually 30 "the invariant checker's first poll of $w" _inv_polled "$w"; done
 	samp_start

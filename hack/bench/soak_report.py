@@ -104,7 +104,8 @@ def counts(d, run):
         "evicted": dict(total=sum(evicted.values()), **evicted),
         "preempted": per_worker(sums, "preempt"),
         "reclaimed": per_worker(sums, "reclaim"),
-        "redispatched": sums.get("m:redispatch", 0),
+        "redispatched": {"total": sums.get("m:redispatch", 0) + sums.get("m:withdraw", 0),
+                         "lost": sums.get("m:redispatch", 0), "withdrawn": sums.get("m:withdraw", 0)},
         "moved": sum(1 for ws in ever.values() if len(ws) > 1),
         "gate_restarts": dict(total=gates["a"] + gates["b"], **gates,
                               killed=h.get("gate-killed-a", 0) + h.get("gate-killed-b", 0)),
@@ -174,6 +175,8 @@ def checks(d):
     for name, f in (("invariants_a", "inv-a.final"), ("invariants_b", "inv-b.final"), ("sampler", "samp.status")):
         st = json.loads(read(d, f) or "{}")
         out[name] = {"polls": st.get("polls", 0), "failed_polls": st.get("errors", 0)}
+    sums = bank_sums(read(d, "bank"))
+    out["metric_scrapes"] = {w: sums.get(w + ":scrapes", 0) for w in ("a", "b", "m")}
     return out
 
 
@@ -202,8 +205,10 @@ def markdown(r):
              "| count | total | detail |", "|---|---|---|"]
     for k, v in r["counts"].items():
         lines.append("| %s | %s | %s |" % (k, total(v), detail(v)))
-    lines += ["", "Checkers: %s." % "; ".join("%s %d polls (%d failed)" % (k, v["polls"], v["failed_polls"])
-                                              for k, v in r["checks"].items()), ""]
+    polls = {k: v for k, v in r["checks"].items() if "polls" in v}
+    lines += ["", "Checkers: %s. Metric scrapes (before each kill and at the end): %s." % (
+        "; ".join("%s %d polls (%d failed)" % (k, v["polls"], v["failed_polls"]) for k, v in polls.items()),
+        ", ".join("%s %d" % kv for kv in r["checks"].get("metric_scrapes", {}).items())), ""]
     v = r["violations"]
     lines.append("**Violations: %d.**" % len(v) if v else "**Violations: none.**")
     for x in v:
