@@ -237,4 +237,15 @@ def self_test():
         got = violations({r["metadata"]["uid"]: r}, pods, nodes, hns)
         if len(got) != want:
             failed.append((what, want, [m for _, _, m in got]))
-    return failed, len(cases)
+    domains = [  # (what, RayCluster, the node sets of gang_domains, sorted; None: unconstrained)
+        ("settled: required, one set per rack", rc("d", {}, racks), [["a1", "a2"], ["b1", "b2"], ["c1"]]),
+        ("settled: unconstrained", rc("d", {}), None),
+        ("settled: preferred is not judged", rc("d", {}, {PREFERRED: "rack"}), []),
+        ("settled: Volcano's HyperNodes are not judged", rc("d", {}, labels=volcano), []),
+    ]
+    for what, r, want in domains:
+        got = gang_domains(r, nodes)
+        got = None if got is None else sorted(sorted(x) for x in got)
+        if got != want:
+            failed.append((what, want, got))
+    return failed, len(cases) + len(domains)
