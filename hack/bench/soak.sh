@@ -12,8 +12,9 @@
 # shard: left for the next dispatch test), and a too with --down.
 #
 # For N minutes (default RAYGATE_SOAK_MINUTES, else 60), from the seed
-# RAYGATE_SOAK_SEED (printed; the same seed draws the same actions), one step
-# at a time (hack/bench/soak_actions.sh):
+# RAYGATE_SOAK_SEED (printed; the same seed draws the same numbers: the same
+# actions, but for those that pick among what the clusters hold, such as the
+# autoscaling cluster to scale), one step at a time (hack/bench/soak_actions.sh):
 # - a queue tree on both workers: a parent with a guarantee and a deserved
 #   share over a leaf with its own guarantee and a leaf deserving by weight,
 #   and a leaf at the root; the leaves are dispatching Queues on the manager
