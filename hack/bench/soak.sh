@@ -73,7 +73,9 @@ soak_main() {
 	((SOAK_DOWN == 0)) || trap '_soak_exit' EXIT
 	SOAK_DIR="$E2E_TMP/soak"
 	mkdir -p "$SOAK_DIR" "$SOAK_OUT"
-	# (run last registered first: a failed run's report is written while its checkers still run)
+	# (run last registered first: a failed run's report is written while its checkers still run, and they
+	# stop before the rack labels go: a pod's rack must not vanish under them)
+	e2e_on_exit soak_unrack
 	e2e_on_exit soak_checkers_kill
 	e2e_on_exit soak_report_once
 	u="$(e2e_uid)" # before the seed: names no earlier run of the same seed used

@@ -32,7 +32,6 @@ soak_world() {
 			on "$w" label "$n" "$SOAK_RACK=r$((i++ % 2 + 1))" --overwrite >/dev/null || fail "cannot label $w's $n"
 		done
 	done
-	e2e_on_exit soak_unrack
 	choose s0 fifo traverse ""
 	choose s1 fifo traverse ""
 	choose s2 fifo traverse ""
