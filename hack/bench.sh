@@ -97,6 +97,8 @@ DRA_GANGS=10000
 E2E_NODES=500
 E2E_CLUSTERS=200
 E2E_GANG=1000
+SOAK_MINUTES=60
+SOAK_RC=0
 OUT="$ROOT/bench/results"
 QUICK=0
 PEERS_ARGS=()
@@ -559,7 +561,6 @@ bench_peers() {
 
 # ------------------------------------------------------------------ 6. soak
 
-SOAK_MINUTES=60 SOAK_RC=0
 # bench_soak: hack/bench/soak.sh on the release build; its report is the part soak (its status kept for the end)
 bench_soak() {
 	say "soak: $SOAK_MINUTES min on workers a and b and a manager (RAYGATE_PORT_OFFSET ${RAYGATE_PORT_OFFSET:-0}, + 20, + 40)"

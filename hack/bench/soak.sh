@@ -88,6 +88,7 @@ soak_main() {
 	soak_churn $((SOAK_MINUTES * 60))
 	soak_calm
 	soak_settle
+	SOAK_ENDED=1
 	soak_report_once
 	(($(jq '.violations | length' "$SOAK_JSON") == 0)) ||
 		fail "$(jq '.violations | length' "$SOAK_JSON") violation(s) (seed $SEED), the first: $(jq -c '.violations[0]' "$SOAK_JSON" | cut -c1-400)"

@@ -123,12 +123,12 @@ soak_churn() {
 	SOAK_NEXT_CUT=$((SECONDS + 30 + R)) SOAK_CUT_UNTIL=0 # a cut 30 to 90 s after the last ended
 	while ((SECONDS < t_end)); do
 		soak_step "n$((step++))"
+		SOAK_N[steps]=$step
 		soak_disrupt
 		draw 7
 		sleep "0.$((3 + R))" # pacing the churn (not a wait)
 		((step % 15)) || say "soak: $((SECONDS - SOAK_T0))s, step $step: ${#SOAK_LIVE[@]} live; $(soak_counts_line)"
 	done
-	SOAK_N[steps]=$step
 }
 
 soak_counts_line() {
@@ -403,9 +403,12 @@ soak_collect() {
 	{
 		for k in "${!SOAK_N[@]}"; do printf '%s\t%s\n' "$k" "${SOAK_N[$k]}"; done
 	} >"$SOAK_DIR/harness.tsv"
+	local failed="${E2E_FAILED:-}"
+	# (rc: e2e_teardown's, whose exit hooks run this after a run that did not reach its end)
+	[[ -n "$failed" || -n "${SOAK_ENDED:-}" ]] || failed="the run stopped before its end (exit status ${rc:-unknown})"
 	jq -n --arg seed "${SEED:-}" --argjson minutes "$SOAK_MINUTES" --arg started "${SOAK_STARTED:-}" \
 		--arg ended "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --argjson wall $((SECONDS - ${SOAK_T0:-0})) --argjson churn "${SOAK_CHURN_S:-0}" \
-		--arg ns "$NS" --arg prefix "${SOAK_PREFIX:-}" --arg failed "${E2E_FAILED:-}" --arg args "$SOAK_ARGS" \
+		--arg ns "$NS" --arg prefix "${SOAK_PREFIX:-}" --arg failed "$failed" --arg args "$SOAK_ARGS" \
 		--arg offsets "$MULTI_A_OFFSET $MULTI_B_OFFSET $MULTI_M_OFFSET" \
 		--arg raygate "$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)" --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" \
 		'{seed: $seed, minutes: $minutes, started: $started, ended: $ended, wall_s: $wall, churn_s: $churn, namespace: $ns,
