@@ -15,17 +15,24 @@
 # RAYGATE_SOAK_SEED (printed; the same seed draws the same numbers: the same
 # actions, but for those that pick among what the clusters hold, such as the
 # autoscaling cluster to scale), one step at a time (hack/bench/soak_actions.sh):
-# - a queue tree on both workers: a parent with a guarantee and a deserved
-#   share over a leaf with its own guarantee and a leaf deserving by weight,
-#   and a leaf at the root; the leaves are dispatching Queues on the manager
+# - a queue tree on both workers: a parent with a guarantee, a weight and a
+#   deserved share over two leaves that deserve half of it each (one with a
+#   guarantee of its own), so that one borrowing from the other is reclaimed,
+#   and a leaf at the root deserving by its weight; the leaves are
+#   dispatching Queues on the manager
 #   (raygate.io/dispatch-to "a,b"); random dequeue strategies and preemption
 #   policies (raygate.io/preemption);
 # - RayClusters of random shapes (a third autoscaling, a third of priority
 #   ray-high, a quarter asking raygate.io/topology-required on the nodes' rack
-#   label e2e.raygate.io/soak-rack) and RayJobs, half created on the manager
-#   (dispatched), half directly on a worker; some deleted;
+#   label e2e.raygate.io/soak-rack) and RayJobs, a third created on the
+#   manager (dispatched), the others directly on a worker (a gang waits on a
+#   worker only so: the dispatcher sends one only where it fits), up to 16
+#   at once; some deleted;
 # - autoscaling scale-ups and scale-downs (on the worker that runs the cluster:
 #   what KubeRay's autoscaler there does), priorities: preemption and reclaim;
+#   every 40 to 90 s a borrowing episode on a worker (two gangs in one child
+#   of the parent, then one in the other: reclaim's terms, which random churn
+#   seldom meets);
 # - now and then: a worker's gate killed (SIGKILL) and started again; the
 #   dispatcher killed and started again; worker a cut off from the manager
 #   (its Secret on the manager points at a closed port) for 15 to 75 s, then

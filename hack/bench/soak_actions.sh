@@ -20,8 +20,11 @@ choose() {
 }
 count() { SOAK_N[$1]=$((${SOAK_N[$1]:-0} + 1)); }
 
-# soak_world PREFIX: the PriorityClass, the rack labels and the queue tree
-# PREFIX-p -> {PREFIX-0 (guarantee), PREFIX-1 (by weight)}, PREFIX-2 at the root
+# soak_world PREFIX: the PriorityClass, the rack labels and the queue tree: PREFIX-p (cpu 5 to 7 on a, 4 or 5
+# on b, deserved 4, guarantee 1) -> {PREFIX-0 (deserved 2, guarantee 1), PREFIX-1 (deserved 2, the parent's
+# capability)}, and
+# PREFIX-2 at the root deserving by its weight. The two children share the parent, each deserving half of it:
+# one that borrows the other's half is reclaimed from (raygate reclaims between queues with spec.deserved only).
 soak_world() {
 	local p="$1" w n i s0 s1 s2 pol
 	SOAK_PREFIX="$p"
@@ -36,18 +39,21 @@ soak_world() {
 	choose s1 fifo traverse ""
 	choose s2 fifo traverse ""
 	draw 3
-	mq "$p-p" a=$((10 + R)) b=$((6 + R % 2)) to=none weight=$((1 + R)) deserved=6 guarantee=1
+	mq "$p-p" a=$((5 + R)) b=$((4 + R % 2)) to=none weight=$((1 + R)) deserved=4 guarantee=1
 	draw 3
-	mq "$p-0" parent="$p-p" a=$((5 + R)) b=$((3 + R % 2)) deserved=3 guarantee=1 ${s0:+strategy=$s0}
+	mq "$p-0" parent="$p-p" a=$((4 + R % 2)) b=3 deserved=2 guarantee=1 ${s0:+strategy=$s0}
 	draw 3
-	mq "$p-1" parent="$p-p" weight=$((1 + R)) ${s1:+strategy=$s1}
+	mq "$p-1" parent="$p-p" weight=$((1 + R)) deserved=2 ${s1:+strategy=$s1}
 	draw 3
-	mq "$p-2" a=$((6 + R)) b=$((4 + R % 2)) deserved=3 ${s2:+strategy=$s2}
+	mq "$p-2" a=$((6 + R)) b=$((4 + R % 2)) weight=$((1 + R)) ${s2:+strategy=$s2}
 	SOAK_LEAVES=("$p-0" "$p-1" "$p-2")
-	for n in "${SOAK_LEAVES[@]}"; do
-		choose pol "" LowerOrNewerEqualPriority Never
+	# Preemption policies as drill_churn's: the default, LowerOrNewerEqualPriority, and a random one at the root
+	# (Never on a preemptor's queue turns its reclaim off too: the children keep theirs)
+	choose pol "" LowerOrNewerEqualPriority Never
+	pol=("" LowerOrNewerEqualPriority "$pol")
+	for i in 0 1 2; do
 		for w in a b; do
-			[[ -z "$pol" ]] || on "$w" annotate queue "$n" "raygate.io/preemption=$pol" --overwrite >/dev/null
+			[[ -z "${pol[i]}" ]] || on "$w" annotate queue "${SOAK_LEAVES[i]}" "raygate.io/preemption=${pol[i]}" --overwrite >/dev/null
 		done
 	done
 	for w in a b; do
@@ -121,10 +127,18 @@ soak_churn() {
 	SOAK_NEXT_DISPATCH=$((SECONDS + 45 + R)) # the dispatcher every 45 to 120 s
 	draw 60
 	SOAK_NEXT_CUT=$((SECONDS + 30 + R)) SOAK_CUT_UNTIL=0 # a cut 30 to 90 s after the last ended
+	draw 50
+	SOAK_NEXT_BORROW=$((SECONDS + 40 + R)) # a borrowing episode every 40 to 90 s
 	while ((SECONDS < t_end)); do
 		soak_step "n$((step++))"
 		SOAK_N[steps]=$step
 		soak_disrupt
+		soak_claim
+		if ((SECONDS >= SOAK_NEXT_BORROW)); then
+			soak_borrow "n$((step++))"
+			draw 50
+			SOAK_NEXT_BORROW=$((SECONDS + 40 + R))
+		fi
 		draw 7
 		sleep "0.$((3 + R))" # pacing the churn (not a wait)
 		((step % 15)) || say "soak: $((SECONDS - SOAK_T0))s, step $step: ${#SOAK_LIVE[@]} live; $(soak_counts_line)"
@@ -141,10 +155,10 @@ soak_counts_line() {
 soak_step() {
 	local where kind
 	draw 100
-	if ((R < 30 && ${#SOAK_LIVE[@]} < 14)) || ((${#SOAK_LIVE[@]} == 0)); then
-		choose where m m a b
+	if ((R < 30 && ${#SOAK_LIVE[@]} < 16)) || ((${#SOAK_LIVE[@]} == 0)); then
+		choose where m a b
 		soak_new_cluster "$where" "$1"
-	elif ((R < 38 && ${#SOAK_LIVE[@]} < 14)); then
+	elif ((R < 38 && ${#SOAK_LIVE[@]} < 16)); then
 		choose where m a b
 		soak_new_job "$where" "$1"
 	elif ((R < 58)); then
@@ -185,6 +199,34 @@ soak_new_cluster() {
 	raycluster "$2" "${args[@]}" >"$SOAK_DIR/new.yaml"
 	soak_create "$1" rayclusters.ray.io "$2" <"$SOAK_DIR/new.yaml"
 	[[ " ${args[*]} " != *topology-required* ]] || count topology
+}
+
+# soak_borrow NAME: on a worker, two gangs of cpu 2 (a head and a worker of cpu 1) in the parent's second child,
+# which deserves 2: it borrows the first child's half; 10 s later (soak_claim) one of cpu 2 in the first child,
+# which takes its half back (a reclaim, when the parent is full by then). Random churn seldom meets reclaim's terms (the borrower must
+# keep its deserved after the eviction, the claimant stay within its own): this sets them up now and then.
+soak_borrow() {
+	local w i
+	choose w a b
+	for i in 1 2; do
+		raycluster "$1-b$i" queue="${SOAK_LEAVES[1]}" head="cpu: 1, memory: 512Mi" group="g0:1:1:1:cpu: 1, memory: 512Mi" \
+			>"$SOAK_DIR/new.yaml"
+		soak_create "$w" rayclusters.ray.io "$1-b$i" <"$SOAK_DIR/new.yaml"
+	done
+	SOAK_CLAIM="$w $1-c" SOAK_CLAIM_AT=$((SECONDS + 10)) # once the borrower's gangs are admitted
+	count borrow-episodes
+}
+
+# soak_claim: the claimant of the last borrowing episode, when its time has come
+SOAK_CLAIM="" SOAK_CLAIM_AT=0
+soak_claim() {
+	[[ -n "$SOAK_CLAIM" ]] && ((SECONDS >= SOAK_CLAIM_AT)) || return 0
+	local w name
+	read -r w name <<<"$SOAK_CLAIM"
+	raycluster "$name" queue="${SOAK_LEAVES[0]}" head="cpu: 1, memory: 512Mi" group="g0:1:1:1:cpu: 1, memory: 512Mi" \
+		>"$SOAK_DIR/new.yaml"
+	soak_create "$w" rayclusters.ray.io "$name" <"$SOAK_DIR/new.yaml"
+	SOAK_CLAIM=""
 }
 
 # soak_new_job WHERE NAME: a RayJob (samples/rayjob-sample.yaml: a head and 2 workers of cpu 1, a submitter) on WHERE
@@ -237,10 +279,12 @@ soak_scale() {
 		return 0
 	fi
 	((r > min)) || return 0
-	pod="$(on "$w" get pods -n "$NS" -l "ray.io/cluster=$name,ray.io/node-type=worker" -o name 2>/dev/null | tail -1)"
+	# (a pod of group g0, not already going: KubeRay keeps every pod of an autoscaling group but those named)
+	pod="$(on "$w" get pods -n "$NS" -l "ray.io/cluster=$name,ray.io/group=g0" -o json 2>/dev/null |
+		jq -r '[.items[] | select(.metadata.deletionTimestamp == null) | .metadata.name] | last // ""')"
 	[[ -n "$pod" ]] || return 0
 	on "$w" patch rayclusters.ray.io -n "$NS" "$name" --type json -p "[{\"op\":\"replace\",\"path\":\"/spec/workerGroupSpecs/0/replicas\",\"value\":$((r - 1))},
-		{\"op\":\"add\",\"path\":\"/spec/workerGroupSpecs/0/scaleStrategy\",\"value\":{\"workersToDelete\":[\"${pod#pod/}\"]}}]" \
+		{\"op\":\"add\",\"path\":\"/spec/workerGroupSpecs/0/scaleStrategy\",\"value\":{\"workersToDelete\":[\"$pod\"]}}]" \
 		>/dev/null 2>&1 && count scaled-down
 	return 0
 }
