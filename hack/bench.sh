@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # raygate's benchmarks (issue 6); not part of the tests.
 #
-#   hack/bench.sh [--quick] [--parts webhook,admit,topology,dra,e2e,peers,dispatch] [--runs N] [--duration S]
+#   hack/bench.sh [--quick] [--parts webhook,admit,topology,dra,e2e,peers,dispatch,soak] [--runs N] [--duration S]
 #                 [--admit-sizes "1000 10000 100000"] [--scan-gangs N] [--topo-nodes N] [--topo-domains N]
 #                 [--topo-gangs N] [--dra-nodes N] [--dra-gangs N] [--e2e-nodes N] [--e2e-clusters N] [--e2e-gang N]
-#                 [--dispatch-gang N] [--dispatch-pods N] [--out DIR]
+#                 [--dispatch-gang N] [--dispatch-pods N] [--soak-minutes N] [--out DIR]
 #
 # 1. webhook: wrk over TLS with keep-alive (16 connections) POSTs fixed
 #    AdmissionReviews (tests/fixtures/bench: a KubeRay worker pod, a RayCluster)
@@ -59,6 +59,13 @@
 #    directly on the worker; raygate-dispatch's VmRSS with 0, 1 and 2 workers,
 #    and before and after --dispatch-pods pods (1000; --quick 200) of
 #    RayClusters created on a worker (hack/bench/dispatch.sh).
+# 6. soak (only when named in --parts; issue 38): hack/bench/soak.sh for
+#    --soak-minutes (60) on two workers and a manager (RAYGATE_PORT_OFFSET N,
+#    N + 20, N + 40, as dispatch; all three taken down at the end): a queue
+#    tree, topology gangs, autoscaling, RayJobs, preemption and reclaim, gates
+#    and the dispatcher killed, worker a cut off, with the invariant checkers
+#    throughout. Its report (counts, violations) is the part "soak"; the
+#    script exits 1 when it has a violation.
 #
 # Every figure is the median of --runs runs (default 5) with min and max.
 # Results: DIR/<date>.md and .json (default bench/results; --quick runs are
@@ -90,6 +97,8 @@ DRA_GANGS=10000
 E2E_NODES=500
 E2E_CLUSTERS=200
 E2E_GANG=1000
+SOAK_MINUTES=60
+SOAK_RC=0
 OUT="$ROOT/bench/results"
 QUICK=0
 PEERS_ARGS=()
@@ -113,6 +122,7 @@ while (($#)); do
 	--e2e-gang) E2E_GANG="$2"; shift 2 ;;
 	--dispatch-gang) DISPATCH_GANG="$2"; shift 2 ;;
 	--dispatch-pods) DISPATCH_PODS="$2"; shift 2 ;;
+	--soak-minutes) SOAK_MINUTES="$2"; shift 2 ;;
 	--out) OUT="$2"; shift 2 ;;
 	--peers-contention) PEERS_ARGS+=(--contention "$2"); shift 2 ;;
 	--peers-flood) PEERS_ARGS+=(--flood "$2"); shift 2 ;;
@@ -549,6 +559,18 @@ bench_peers() {
 
 . "$here/bench/dispatch.sh"
 
+# ------------------------------------------------------------------ 6. soak
+
+# bench_soak: hack/bench/soak.sh on the release build; its report is the part soak (its status kept for the end)
+bench_soak() {
+	say "soak: $SOAK_MINUTES min on workers a and b and a manager (RAYGATE_PORT_OFFSET ${RAYGATE_PORT_OFFSET:-0}, + 20, + 40)"
+	RAYGATE_BUILD="$BENCH_BUILD" bash "$here/bench/soak.sh" --minutes "$SOAK_MINUTES" --out "$WORK/soak" --down || SOAK_RC=$?
+	local json
+	json="$(ls "$WORK"/soak/soak-*.json 2>/dev/null | tail -1)"
+	[[ -n "$json" ]] || die "soak: no report (exit $SOAK_RC)"
+	save soak <"$json"
+}
+
 # ------------------------------------------------------------------ report
 
 machine_json() {
@@ -587,6 +609,7 @@ main() {
 	part e2e && bench_e2e
 	part peers && bench_peers
 	part dispatch && bench_dispatch
+	part soak && bench_soak
 
 	mkdir -p "$OUT"
 	json="$OUT/$STAMP.json"
@@ -596,9 +619,14 @@ main() {
 		{date: $date, command: $command, runs: $runs, machine: ($machine + (if $note != "" then {note: $note} else {} end)),
 		 versions: $versions} + $parts' \
 		<(for f in "$WORK"/part-*.json; do jq -c --arg k "$(basename "$f" .json | sed 's/^part-//')" '{($k): .}' "$f"; done) >"$json"
-	{ report_md "$json"; jq -r -f "$here/bench/peers/report.jq" "$json"; } >"$OUT/$STAMP.md"
+	{
+		report_md "$json"
+		jq -r -f "$here/bench/peers/report.jq" "$json"
+		if part soak; then jq '.soak' "$json" >"$WORK/soak-part.json" && python3 "$here/bench/soak_report.py" --markdown "$WORK/soak-part.json"; fi
+	} >"$OUT/$STAMP.md"
 	cat "$OUT/$STAMP.md"
 	say "results: $json and $OUT/$STAMP.md (the latest tables go in docs/benchmarks.md, between its markers)"
+	((SOAK_RC == 0)) || die "the soak failed (exit $SOAK_RC): $(jq '.soak.violations | length' "$json") violation(s), in the report"
 }
 
 # Everything above is definitions: bash has read the whole file before main runs, so editing it meanwhile is harmless.

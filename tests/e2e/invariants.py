@@ -720,6 +720,7 @@ class Checker:
         for p in pods:
             by_owner.setdefault(owner_uid(p), []).append(p)
         held, waiting, tails = {}, {}, {}
+        by_name = {(rc["metadata"]["namespace"], rc["metadata"]["name"]): rc for rc in rcs}
         findings = 0
         for rc in rcs:
             meta = rc["metadata"]
@@ -773,7 +774,9 @@ class Checker:
             free = {k: v - held.get(q, {}).get(k, 0) for k, v in cap.items()}
             fifo = (queue.get("spec") or {}).get("dequeueStrategy") == "fifo"
             for _, created, ns, name, minres, members in sorted(gangs):
-                ok = tree.fits(q, minres, alloc) and place(members, node_list)
+                sets = invtopology.gang_domains(by_name[(ns, name)], all_nodes)  # a topology gang: within one domain
+                ok = tree.fits(q, minres, alloc) and (place(members, node_list) if sets is None else
+                                                      any(place(members, [x for x in node_list if x[0] in s]) for s in sets))
                 if ok:
                     findings += 1
                     print("SETTLED CHECK FAILED [fitting-gang-waits]: RayCluster %s/%s (queue %s%s) fits (needs %s; free %s) but is not admitted" %

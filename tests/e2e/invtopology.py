@@ -124,6 +124,22 @@ def annotation(obj, key):
     return (obj["metadata"].get("annotations") or {}).get(key)
 
 
+def gang_domains(rc, nodes):
+    """For the settled check: None when the RayCluster asks no topology-required node label; else the node-name sets
+    (one per value of that label) its gang must fit within. The whole gang, head included, is placed in one set: a
+    gang whose head could only fit outside it is not judged to fit (the check may miss it, never call it fitting
+    wrongly). Preferred and Volcano's HyperNode constraints: [] (not judged)."""
+    ann = rc["metadata"].get("annotations") or {}
+    if ann.get(REQUIRED):
+        out = {}
+        for n in nodes:
+            v = (n["metadata"].get("labels") or {}).get(ann[REQUIRED])
+            if v is not None:
+                out.setdefault(v, set()).add(n["metadata"]["name"])
+        return list(out.values())
+    return [] if constraint(rc["metadata"]) is not None else None
+
+
 def violations(rcs, pods, nodes, hypernodes):
     """[(key, kind, message)] for the pods of admitted RayClusters (rcs: {uid: RayCluster}) outside their sets' domains."""
     node_labels = {n["metadata"]["name"]: n["metadata"].get("labels") or {} for n in nodes}
@@ -221,4 +237,15 @@ def self_test():
         got = violations({r["metadata"]["uid"]: r}, pods, nodes, hns)
         if len(got) != want:
             failed.append((what, want, [m for _, _, m in got]))
-    return failed, len(cases)
+    domains = [  # (what, RayCluster, the node sets of gang_domains, sorted; None: unconstrained)
+        ("settled: required, one set per rack", rc("d", {}, racks), [["a1", "a2"], ["b1", "b2"], ["c1"]]),
+        ("settled: unconstrained", rc("d", {}), None),
+        ("settled: preferred is not judged", rc("d", {}, {PREFERRED: "rack"}), []),
+        ("settled: Volcano's HyperNodes are not judged", rc("d", {}, labels=volcano), []),
+    ]
+    for what, r, want in domains:
+        got = gang_domains(r, nodes)
+        got = None if got is None else sorted(sorted(x) for x in got)
+        if got != want:
+            failed.append((what, want, got))
+    return failed, len(cases) + len(domains)

@@ -31,9 +31,13 @@
 #                     (SIGKILL, as a crash) and started again with multi_setup's
 #                     arguments and these; 1 when it did not start
 #   on a|b|m ARGS...  kubectl against that cluster
-#   mq NAME [a=CPU] [b=CPU] [to=a,b]  a Queue NAME on each worker (capability cpu
-#                     CPU there, memory 64Gi; unset: no capability) and on the
-#                     manager, annotated raygate.io/dispatch-to TO (default a,b)
+#   mq NAME [a=CPU] [b=CPU] [to=a,b] [parent=Q] [weight=W] [deserved=CPU]
+#      [guarantee=CPU] [strategy=S]   a Queue NAME on each worker (capability cpu
+#                     CPU there, memory 64Gi; unset: no capability; the other
+#                     keys as tree_queue's, the same on both) and on the
+#                     manager, annotated raygate.io/dispatch-to TO (default a,b;
+#                     to=none: no manager Queue, e.g. for a parent)
+#   multi_api a|b     "SERVER TOKEN-FILE CA-FILE" of a worker's apiserver (for the checkers)
 #   samp_start / samp_assert [WHAT] / samp_stop   the at-most-once sampler
 #                     (dispatch_sampler.py) on both workers, every 0.5 s
 #   samp_ever UID     the workers the gang of manager uid UID was ever bound in
@@ -162,32 +166,54 @@ multi_leave_clean() {
 	echo "kuberay=${MULTI_MANAGER_KUBERAY:+1}" >"$MULTI_M_STATE/e2e-shared"
 }
 
-# mq NAME [a=CPU] [b=CPU] [to=WORKERS]: the Queue NAME on both workers and the manager
+# mq NAME [a=CPU] [b=CPU] [to=WORKERS|none] [parent=Q] [weight=W] [deserved=CPU] [guarantee=CPU] [strategy=S]:
+# the Queue NAME on both workers and (unless to=none) the manager. The webhook refuses a child whose parent (or a
+# guarantee beyond the parent's) its watch has not seen yet: each write is tried again for up to 20 s.
 mq() {
-	local name="$1" a="" b="" to="a,b" arg w cap
+	local name="$1" a="" b="" to="a,b" parent="" weight=1 deserved="" guarantee="" strategy="" arg w cap yaml
 	shift
 	for arg; do
-		case "$arg" in a=* | b=* | to=*) printf -v "${arg%%=*}" %s "${arg#*=}" ;; *) fail "mq: unknown parameter '$arg'" ;; esac
+		case "$arg" in
+		a=* | b=* | to=* | parent=* | weight=* | deserved=* | guarantee=* | strategy=*) printf -v "${arg%%=*}" %s "${arg#*=}" ;;
+		*) fail "mq: unknown parameter '$arg'" ;;
+		esac
 	done
 	for w in a b; do
 		cap="${!w}"
-		on "$w" apply -f - >/dev/null <<-YAML || fail "cannot make Queue $name on $w"
+		yaml="$(
+			cat <<-YAML
+				apiVersion: scheduling.volcano.sh/v1beta1
+				kind: Queue
+				metadata: {name: $name, labels: {e2e.raygate.io/added: "true"}}
+				spec:
+				  weight: $weight
+				  ${parent:+parent: $parent}
+				  ${cap:+capability: {cpu: \"$cap\", memory: 64Gi\}}
+				  ${deserved:+deserved: {cpu: \"$deserved\"\}}
+				  ${guarantee:+guarantee: {resource: {cpu: \"$guarantee\"\}\}}
+				  ${strategy:+dequeueStrategy: $strategy}
+			YAML
+		)"
+		wait_until 20 "Queue $name on $w" _mq_apply "$w" "$yaml" || fail "cannot make Queue $name on $w"
+	done
+	if [[ "$to" != none ]]; then
+		on m apply -f - >/dev/null <<-YAML || fail "cannot make Queue $name on the manager"
 			apiVersion: scheduling.volcano.sh/v1beta1
 			kind: Queue
-			metadata: {name: $name, labels: {e2e.raygate.io/added: "true"}}
-			spec:
-			  weight: 1
-			  ${cap:+capability: {cpu: \"$cap\", memory: 64Gi\}}
+			metadata: {name: $name, annotations: {raygate.io/dispatch-to: "$to"}}
+			spec: {weight: 1}
 		YAML
-	done
-	on m apply -f - >/dev/null <<-YAML || fail "cannot make Queue $name on the manager"
-		apiVersion: scheduling.volcano.sh/v1beta1
-		kind: Queue
-		metadata: {name: $name, annotations: {raygate.io/dispatch-to: "$to"}}
-		spec: {weight: 1}
-	YAML
+	fi
 	# a's Queues go when the test ends (b and the manager go whole).
 	[[ " ${E2E_QUEUES[*]} " == *" $name "* ]] || E2E_QUEUES=("$name" "${E2E_QUEUES[@]}")
+}
+_mq_apply() { on "$1" apply -f - <<<"$2"; }
+
+# multi_api a|b: "SERVER TOKEN-FILE CA-FILE" of the worker's apiserver
+multi_api() {
+	local st
+	st="$(multi_state "$1")"
+	echo "https://127.0.0.1:$(grep -o 'server: https://127.0.0.1:[0-9]*' "$st/kubeconfig" | sed 's/.*://') $st/pki/admin.token $st/pki/ca.crt"
 }
 
 # mq_cap WORKER NAME CPU: the capability of the Queue NAME on WORKER set to cpu CPU
@@ -245,8 +271,8 @@ samp_start() {
 	: >"$SAMP_DIR/violations"
 	local args=()
 	for w in a b; do
-		st="$(multi_state "$w")"
-		args+=(--worker "$w=https://127.0.0.1:$(grep -o 'server: https://127.0.0.1:[0-9]*' "$st/kubeconfig" | sed 's/.*://'),$st/pki/admin.token,$st/pki/ca.crt")
+		read -r -a st <<<"$(multi_api "$w")"
+		args+=(--worker "$w=${st[0]},${st[1]},${st[2]}")
 	done
 	python3 "$_multi_here/dispatch_sampler.py" "${args[@]}" --namespace "$NS" \
 		--violations "$SAMP_DIR/violations" --status "$SAMP_DIR/status" &
