@@ -302,19 +302,27 @@ tree_queue() {
 	done
 	[[ -z "$cpu" ]] || cap+=("cpu: \"$cpu\"")
 	[[ -z "$memory" ]] || cap+=("memory: \"$memory\"")
-	kc apply -f - >/dev/null <<-YAML || return
+	queue_yaml "$name" "$weight" "$parent" "$(IFS=,; echo "${cap[*]}")" "$deserved" "$guarantee" "$strategy" | kc apply -f - >/dev/null ||
+		return
+	[[ " ${E2E_QUEUES[*]} " == *" $name "* ]] || E2E_QUEUES=("$name" "${E2E_QUEUES[@]}")
+}
+
+# queue_yaml NAME WEIGHT PARENT CAPABILITY DESERVED-CPU GUARANTEE-CPU STRATEGY: a test's Queue as YAML on stdout
+# (CAPABILITY: the inside of spec.capability's braces, e.g. 'cpu: "4", memory: 64Gi'; empty values leave their
+# field out), labelled as one the tests added.
+queue_yaml() {
+	cat <<-YAML
 		apiVersion: scheduling.volcano.sh/v1beta1
 		kind: Queue
-		metadata: {name: $name, labels: {e2e.raygate.io/added: "true"}}
+		metadata: {name: $1, labels: {e2e.raygate.io/added: "true"}}
 		spec:
-		  weight: $weight
-		  ${parent:+parent: $parent}
-		  ${cap:+capability: {$(IFS=,; echo "${cap[*]}")\}}
-		  ${deserved:+deserved: {cpu: \"$deserved\"\}}
-		  ${guarantee:+guarantee: {resource: {cpu: \"$guarantee\"\}\}}
-		  ${strategy:+dequeueStrategy: $strategy}
+		  weight: $2
+		  ${3:+parent: $3}
+		  ${4:+capability: {$4\}}
+		  ${5:+deserved: {cpu: \"$5\"\}}
+		  ${6:+guarantee: {resource: {cpu: \"$6\"\}\}}
+		  ${7:+dequeueStrategy: $7}
 	YAML
-	[[ " ${E2E_QUEUES[*]} " == *" $name "* ]] || E2E_QUEUES=("$name" "${E2E_QUEUES[@]}")
 }
 E2E_QUEUES=()
 

@@ -180,20 +180,7 @@ mq() {
 	done
 	for w in a b; do
 		cap="${!w}"
-		yaml="$(
-			cat <<-YAML
-				apiVersion: scheduling.volcano.sh/v1beta1
-				kind: Queue
-				metadata: {name: $name, labels: {e2e.raygate.io/added: "true"}}
-				spec:
-				  weight: $weight
-				  ${parent:+parent: $parent}
-				  ${cap:+capability: {cpu: \"$cap\", memory: 64Gi\}}
-				  ${deserved:+deserved: {cpu: \"$deserved\"\}}
-				  ${guarantee:+guarantee: {resource: {cpu: \"$guarantee\"\}\}}
-				  ${strategy:+dequeueStrategy: $strategy}
-			YAML
-		)"
+		yaml="$(queue_yaml "$name" "$weight" "$parent" "${cap:+cpu: \"$cap\", memory: 64Gi}" "$deserved" "$guarantee" "$strategy")"
 		wait_until 20 "Queue $name on $w" _mq_apply "$w" "$yaml" || fail "cannot make Queue $name on $w"
 	done
 	if [[ "$to" != none ]]; then
