@@ -428,6 +428,12 @@ int draset_template_fit(const struct draset *s, const char *ns, const char *tmpl
     return rc == 1 ? 0 : rc; /* what cannot be counted makes the pod wait through draset_template_demand */
 }
 
+int draset_claim_fit(const struct draset *s, const char *ns, const char *claim, struct resources *out, struct error *why)
+{
+    int rc = demand(s, DRASET_CLAIM, ns, claim, 1, out, why);
+    return rc == 1 ? 0 : rc;
+}
+
 const char *draset_inexact(const struct draset *s)
 {
     return s->inexact;

@@ -98,6 +98,9 @@ int draset_claim_demand(const struct draset *s, const char *ns, const char *clai
  */
 int draset_template_fit(const struct draset *s, const char *ns, const char *tmpl, struct resources *out, struct error *why);
 
+/* draset_template_fit() for a ResourceClaim that pods name (resourceClaimName): its requests' variants. */
+int draset_claim_fit(const struct draset *s, const char *ns, const char *claim, struct resources *out, struct error *why);
+
 /* Whether the claim ns/name has a status.allocation (1), none (0), or is not seen (-1). */
 int draset_claim_allocated(const struct draset *s, const char *ns, const char *name);
 

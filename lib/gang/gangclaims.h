@@ -8,8 +8,9 @@
  * gang counts each template once per pod of the template's group (the head
  * 1, a worker group its pods in minMember, gang.h), and each shared claim
  * once for the whole gang. A pod counts its templates' claims only: a shared
- * claim is the gang's, counted in its minResources, and on the nodes once
- * kube-scheduler allocates it (ledger.h).
+ * claim is the gang's, counted in its minResources, on the nodes by the pod
+ * that carries it until kube-scheduler allocates it (sharedcarry.h), then by
+ * the ledger (ledger.h).
  *
  * Pure. The legacy operator's clusters are not read (they carry no claims).
  */
@@ -75,7 +76,7 @@ int gangclaims_price_known(const struct gangclaims *gc, const struct draset *s, 
 /*
  * Adds into out what gc's templates count as on the nodes beyond
  * gangclaims_price(): their requests' variants (draset_template_fit), for a
- * pod's fit. Shared claims are left out (the gang's, placed by kube-scheduler).
+ * pod's fit. Shared claims are left out (the gang's: sharedcarry.h places them).
  * Returns 0, or -1 on overflow, with why.
  */
 int gangclaims_price_fit(const struct gangclaims *gc, const struct draset *s, const char *ns, struct resources *out,

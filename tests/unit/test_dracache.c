@@ -289,6 +289,76 @@ static void test_missing_template_waits(void **state)
     world_finish(&w);
 }
 
+/* RayCluster rc (new, gated pods): a head and three cpu-only workers sharing claim shared (4 devices, in the queue once). */
+static void add_sharing_gang(struct cache *c, const char *rc)
+{
+    char buf[2048];
+    json_t *obj = raycluster(rc, "q", 3);
+    json_t *tmpl =
+        json_object_get(json_array_get(json_object_get(json_object_get(obj, "spec"), "workerGroupSpecs"), 0), "template");
+    json_object_set_new(json_object_get(tmpl, "spec"), "resourceClaims",
+                        json_pack("[{s:s, s:s}]", "name", "gpu", "resourceClaimName", "shared"));
+    cachefixture_upsert(c, "rayclusters", obj);
+    json_decref(obj);
+    for (int i = 0; i <= 3; i++) {
+        snprintf(buf, sizeof(buf),
+                 "{\"metadata\":{\"name\":\"%s-%d\",\"namespace\":\"ns\",\"uid\":\"u-%s-%d\",\"creationTimestamp\":"
+                 "\"2026-11-28T00:00:0%dZ\",\"labels\":{\"ray.io/cluster\":\"%s\",\"volcano.sh/queue-name\":\"q\","
+                 "\"ray.io/node-type\":\"%s\",\"ray.io/group\":\"%s\"}},\"spec\":{\"schedulingGates\":[{\"name\":"
+                 "\"raygate.io/gang\"}],%s\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]},"
+                 "\"status\":{\"phase\":\"Pending\"}}",
+                 rc, i, rc, i, i, rc, i == 0 ? "head" : "worker", i == 0 ? "headgroup" : "w",
+                 i == 0 ? "" : "\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimName\":\"shared\"}],");
+        upsert(c, "pods", buf);
+    }
+}
+
+#define SHARED_CLAIM(status)                                                                                                       \
+    "{\"metadata\":{\"name\":\"shared\",\"namespace\":\"ns\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"g\","               \
+    "\"exactly\":{\"deviceClassName\":\"gpu.example.com\",\"count\":4}}]}}" status "}"
+#define HOLD_ONE                                                                                                                   \
+    "{\"metadata\":{\"name\":\"other\",\"namespace\":\"x\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"g\","                 \
+    "\"exactly\":{\"deviceClassName\":\"gpu.example.com\",\"count\":2}}]}},\"status\":{\"allocation\":{\"devices\":{"              \
+    "\"results\":[{\"request\":\"g\",\"driver\":\"gpu.example.com\",\"pool\":\"n1\",\"device\":\"gpu-0\"},"                        \
+    "{\"request\":\"g\",\"driver\":\"gpu.example.com\",\"pool\":\"n2\",\"device\":\"gpu-0\"}]}}}}"
+
+/* The fit request of pod ns/name. */
+static const struct shape_rl *fit_request(struct cache *c, const char *name)
+{
+    struct cache_pod *pod = cache_pod_get(c, "ns", name);
+    assert_non_null(pod);
+    return model_pod_fit_request(pod);
+}
+
+/*
+ * A shared claim not allocated yet is placed by the fit, once: 4 devices on one node, where each node has 3 free,
+ * make the gang wait on the nodes (the queue has room: it counts 4 once). One device freed, it is admitted. Its
+ * oldest unbound pod carries it; once allocated, none does (the ledger counts it).
+ */
+static void test_shared_claim_fit(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w);
+    add_queue(w.c, "q", "4");
+    record(w.c, DRASET_CLAIM, 0, SHARED_CLAIM(""));
+    record(w.c, DRASET_CLAIM, 0, HOLD_ONE);
+    add_sharing_gang(w.c, "a");
+    world_pass(&w);
+    expect(&w, "a", ADMIT_ACTION_WAIT, "at most 3 free on one node (example.com/gpu");
+    assert_ptr_equal(fit_request(w.c, "a-2"), cache_pod_get(w.c, "ns", "a-2")->request);
+    assert_ptr_not_equal(fit_request(w.c, "a-1"), cache_pod_get(w.c, "ns", "a-1")->request);
+    record(w.c, DRASET_CLAIM, 1, "{\"metadata\":{\"name\":\"other\",\"namespace\":\"x\"}}");
+    world_pass(&w);
+    expect(&w, "a", ADMIT_ACTION_ADMIT, NULL);
+    record(w.c, DRASET_CLAIM, 0,
+           SHARED_CLAIM(",\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"g\",\"driver\":"
+                        "\"gpu.example.com\",\"pool\":\"n1\",\"device\":\"gpu-0\"}]}}}"));
+    dracache_prepare(w.c);
+    assert_ptr_equal(fit_request(w.c, "a-1"), cache_pod_get(w.c, "ns", "a-1")->request);
+    world_finish(&w);
+}
+
 /* The ledger: published less held, per node; a newer pool generation replaces an older one. */
 static void test_ledger(void **state)
 {
@@ -360,6 +430,7 @@ int main(void)
         cmocka_unit_test(test_queue_counts_devices),   cmocka_unit_test(test_nodes_count_devices),
         cmocka_unit_test(test_missing_template_waits), cmocka_unit_test(test_ledger),
         cmocka_unit_test(test_dispatch_sim),           cmocka_unit_test(test_request_selectors),
+        cmocka_unit_test(test_shared_claim_fit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

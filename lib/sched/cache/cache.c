@@ -189,6 +189,11 @@ static void gang_dirty(struct cache *c, struct cache_gang *g)
     queue_dirty(c, g->queue);
 }
 
+void cache_gang_mark_changed(struct cache *c, struct cache_gang *g)
+{
+    gang_dirty(c, g);
+}
+
 int cache_upsert_queue(struct cache *c, const json_t *obj, struct error *err)
 {
     const char *ns, *name;

@@ -26,10 +26,9 @@
  * module indexes and links them and tracks what changed.
  *
  * The structs are public so that admit.c and the controller can read them;
- * only the cache (cache.c, model.c, shape.c) writes them: other modules change the cache through the
- * functions below and walk it with its iterators (cache_queue_for_each(),
- * cache_node_for_each(), cache_queue_for_each_gang(), cache_gang_for_each_pod()),
- * and keep their own state beside it (admit.h: a pass's state is struct
+ * only the cache (cache.c, model.c, shape.c, and devices.c, dracache.c, sharedcarry.c for DRA) writes them: other modules change
+ * the cache through the functions below and walk it with its iterators (cache_queue_for_each(), cache_node_for_each(),
+ * cache_queue_for_each_gang(), cache_gang_for_each_pod()), and keep their own state beside it (admit.h: a pass's state is struct
  * admit's). Pointers into the cache stay valid until the next upsert, delete
  * or cache_destroy().
  */
@@ -197,6 +196,9 @@ struct cache_node *cache_node_next(const struct cache *c, const struct cache_nod
 
 /* Marks every queue for re-evaluation by the next incremental pass (a periodic resync). */
 void cache_mark_all_dirty(struct cache *c);
+
+/* Gang g changed outside an upsert (sharedcarry.h): what was computed from it goes, and its queue is dirty. */
+void cache_gang_mark_changed(struct cache *c, struct cache_gang *g);
 
 enum {
     CACHE_CHANGED_CAPACITY = 1 << 0, /* room may have appeared on the nodes */

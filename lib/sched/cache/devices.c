@@ -86,6 +86,34 @@ int devices_pod_price(struct shape_pool *p, const struct draset *s, struct cache
     return 1;
 }
 
+/* Adds into out what the shared claims names[0..n) count as on the nodes; 0, 1 (one cannot be counted) or -1. */
+static int carried(const struct draset *s, const char *ns, const char *const *names, size_t n, struct resources *out)
+{
+    struct error why = {{0}};
+    for (size_t i = 0; i < n; i++) {
+        int rc = draset_claim_demand(s, ns, names[i], out, &why);
+        if (rc == 0)
+            rc = draset_claim_fit(s, ns, names[i], out, &why);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+int devices_pod_carry(struct shape_pool *p, const struct draset *s, struct cache_pod *pod, const char *const *names, size_t n)
+{
+    const struct shape_rl *carry = NULL, *old = pod->dev->carry;
+    struct resources sum;
+    resources_init(&sum);
+    rl_resources(p, pod->dev->fit != NULL ? pod->dev->fit : pod->request, &sum);
+    if (s != NULL && n > 0 && carried(s, pod->namespace_, names, n, &sum) == 0)
+        carry = shape_rl_intern(p, &sum, 0, NULL);
+    resources_finish(&sum);
+    pod->dev->carry = carry;
+    shape_rl_release(p, old); /* both alive until here: interned, equal contents share one pointer */
+    return carry != old;
+}
+
 void devices_pod_parse(struct shape_pool *p, const struct draset *s, struct cache_pod *pod, const json_t *obj)
 {
     struct gangclaims gc;

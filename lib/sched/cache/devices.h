@@ -37,6 +37,14 @@ int devices_pod_price(struct shape_pool *p, const struct draset *s, struct cache
 /* Prices g's minResources (with claims) again; returns 1 when they changed. */
 int devices_gang_price(struct shape_pool *p, const struct draset *s, struct cache_gang *g);
 
+/*
+ * Sets pod's carry (sharedcarry.h): its fit request plus what the shared
+ * claims names[0..n) (borrowed) count as, on the nodes too (demand and
+ * variants); NULL when n is 0 or one cannot be counted (the gang waits on it
+ * through devices_gang_wait). Returns 1 when it changed.
+ */
+int devices_pod_carry(struct shape_pool *p, const struct draset *s, struct cache_pod *pod, const char *const *names, size_t n);
+
 /* The first reason a gang's devices cannot be counted: its own, or one of its live pods'; NULL when none. */
 const char *devices_gang_wait(const struct cache_gang *g);
 

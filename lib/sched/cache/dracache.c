@@ -2,6 +2,7 @@
 
 #include "devices.h"
 #include "ledger.h"
+#include "sharedcarry.h"
 
 void dracache_use(struct cache *c, struct draset *s)
 {
@@ -28,8 +29,10 @@ int dracache_prepare(struct cache *c)
         return 0;
     ledger_prepare(c->dra);
     uint64_t gen = draset_demand_generation(c->dra) + 1;
-    if (c->dra_priced == gen)
+    if (c->dra_priced == gen) {
+        sharedcarry_prepare(c);
         return 0;
+    }
     c->dra_priced = gen;
     int changed = 0;
     for (struct table_node *n = table_next(&c->pods, NULL); n != NULL; n = table_next(&c->pods, n)) {
@@ -41,6 +44,7 @@ int dracache_prepare(struct cache *c)
         if (g->dev != NULL)
             changed |= devices_gang_price(&c->shapes, c->dra, g);
     }
+    sharedcarry_prepare(c);
     if (changed) {
         cache_mark_all_dirty(c);
         c->capacity_changed = 1;

@@ -23,8 +23,9 @@ unsigned dracache_record(struct cache *c, enum draset_kind kind, int deleted, co
 
 /*
  * Before a pass: the ledger (ledger_prepare) and, when draset_demand_generation
- * moved, every pod's and gang's price. Returns 1 when a price changed (every
- * queue is then dirty and room may have changed), else 0.
+ * moved, every pod's and gang's price; then the carriers of the shared claims
+ * not allocated yet (sharedcarry.h: their gangs' queues dirty). Returns 1 when
+ * a price changed (every queue is then dirty and room may have changed), else 0.
  */
 int dracache_prepare(struct cache *c);
 

@@ -226,6 +226,7 @@ void model_devices_free(struct shape_pool *p, struct cache_devices **dev)
     gangclaims_finish(&(*dev)->claims);
     shape_rl_release(p, (*dev)->bare);
     shape_rl_release(p, (*dev)->fit);
+    shape_rl_release(p, (*dev)->carry);
     resources_finish(&(*dev)->bare_res);
     free((*dev)->wait);
     free(*dev);
@@ -640,5 +641,7 @@ void model_pod_parse_spec(struct shape_pool *p, struct cache_pod *pod, const jso
 
 const struct shape_rl *model_pod_fit_request(const struct cache_pod *pod)
 {
-    return pod->dev != NULL && pod->dev->fit != NULL ? pod->dev->fit : pod->request;
+    if (pod->dev == NULL)
+        return pod->request;
+    return pod->dev->carry != NULL ? pod->dev->carry : pod->dev->fit != NULL ? pod->dev->fit : pod->request;
 }

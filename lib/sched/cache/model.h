@@ -29,11 +29,12 @@
  */
 struct cache_devices {
     struct gangclaims claims;
-    const struct shape_rl *bare; /* interned: the pod's request, or the gang's minResources, without devices */
-    const struct shape_rl *fit;  /* interned: a pod's request plus its requests' variants (draset_template_fit), or NULL */
-    struct resources bare_res;   /* the gang's minResources without devices (formats kept) */
-    char *wait;                  /* owned: why its devices cannot be counted (yet), or NULL */
-    uint64_t priced;             /* the draset's demand generation when priced */
+    const struct shape_rl *bare;  /* interned: the pod's request, or the gang's minResources, without devices */
+    const struct shape_rl *fit;   /* interned: a pod's request plus its requests' variants (draset_template_fit), or NULL */
+    const struct shape_rl *carry; /* interned: fit plus the shared claims it carries (sharedcarry.h), or NULL */
+    struct resources bare_res;    /* the gang's minResources without devices (formats kept) */
+    char *wait;                   /* owned: why its devices cannot be counted (yet), or NULL */
+    uint64_t priced;              /* the draset's demand generation when priced */
 };
 
 struct cache_node {
@@ -212,6 +213,7 @@ struct cache_gang {
     struct resources min_resources; /* for messages, formats kept */
     const struct shape_rl *min_rl;  /* the same, interned; NULL when empty */
     struct cache_devices *dev;      /* owned: its templates' device claims (devices.h), or NULL when they name none */
+    uint8_t carried;                /* one of its pods carried a shared claim at the last sharedcarry_prepare() */
     /* Bumped by every change of the gang or of its pods (model_gang_touch): what memo keeps is valid while it stands. */
     uint64_t version;
     struct cache_gang_memo *memo; /* owned */
@@ -353,7 +355,7 @@ void model_gang_remove_pod(struct cache_gang *g, struct cache_pod *pod);
 /* A pod is live (a gang member) when neither terminating nor Succeeded/Failed (cache_pod_live). */
 int model_pod_live(const struct cache_pod *pod);
 
-/* What the node fit places pod at (borrowed): its request, plus its claims' variants when they name any (devices.h). */
+/* What the node fit places pod at (borrowed): its request, its claims' variants (devices.h), the shared claims it carries. */
 const struct shape_rl *model_pod_fit_request(const struct cache_pod *pod);
 
 /* Releases g's groups, its topology request and its device claims. */
