@@ -29,7 +29,14 @@ say "churn: seed $SEED for ${DURATION}s (replay with RAYGATE_CHURN_SEED=$SEED RA
 RANDOM=$SEED
 kc apply -f "$ROOT/samples/priorityclass-ray-high.yaml" >/dev/null
 
-pick() { local -a a=("$@"); echo "${a[RANDOM % ${#a[@]}]}"; }
+# pick VAR WORD...: sets VAR to one of the WORDs. Never in $(...) nor a pipeline: bash re-seeds RANDOM in a
+# subshell, and the seed would not replay the churn.
+pick() {
+	local -n _pick_out="$1"
+	shift
+	local -a a=("$@")
+	_pick_out="${a[RANDOM % ${#a[@]}]}"
+}
 # The tree (issue 23): churn-SEED-p (capability cpu 8 to 10, memory 10 to 14Gi)
 # -> {churn-SEED-0, churn-SEED-1}, and churn-SEED-2 at the root. 0 and 2
 # deserve cpu 2 and memory 3Gi (spec.deserved), and 0 has a guarantee of cpu 1
@@ -54,17 +61,19 @@ for i in 0 1 2; do
 	QMEM[i]=$((4 + RANDOM % 5))
 	parent=""
 	((i == 2)) || parent="$P"
+	pick strategy fifo traverse ""
 	if ((i == 1)); then
-		tree_queue "$q" parent="$P" weight=$((1 + RANDOM % 3)) strategy="$(pick fifo traverse "")"
+		tree_queue "$q" parent="$P" weight=$((1 + RANDOM % 3)) strategy="$strategy"
 	else
-		tree_queue "$q" ${parent:+parent=$parent} cpu="${QCPU[i]}" memory="${QMEM[i]}Gi" strategy="$(pick fifo traverse "")"
+		tree_queue "$q" ${parent:+parent=$parent} cpu="${QCPU[i]}" memory="${QMEM[i]}Gi" strategy="$strategy"
 		spec='"deserved":{"cpu":"2","memory":"3Gi"}'
 		((i != 0)) || spec+=",$GUARANTEE"
 		# (eventually: the webhook judges 0's guarantee against p's once its watch has seen it)
 		deserve() { kc patch queue "$1" --type merge -p "{\"spec\":{$2}}" >/dev/null; }
 		eventually 20 "queue $q: $spec" deserve "$q" "$spec"
 	fi
-	policy=("" LowerOrNewerEqualPriority "$(pick "" LowerOrNewerEqualPriority Never)")
+	pick third "" LowerOrNewerEqualPriority Never
+	policy=("" LowerOrNewerEqualPriority "$third")
 	[[ -z "${policy[i]}" ]] || kc annotate queue "$q" "raygate.io/preemption=${policy[i]}" >/dev/null
 	QUEUES+=("$q")
 	say "queue $q: $(kc get queue "$q" -o json | jq -c '.spec | del(.reclaimable)')," \
@@ -90,19 +99,24 @@ preemptions() { # KIND: the gate's raygate_preemptions_total of that kind over t
 }
 inv_start --grace 15
 
-# new_cluster NAME: a random RayCluster (YAML on stdout)
+# new_cluster NAME: a random RayCluster (YAML on stdout; redirect it, never pipe it: pick)
 new_cluster() {
-	local name="$1" args=() auto groups g r min
-	args+=(queue="$(pick "${QUEUES[@]}")")
+	local name="$1" args=() auto groups g r min queue cpu mem
+	pick queue "${QUEUES[@]}"
+	args+=(queue="$queue")
 	auto=$((RANDOM % 3 == 0))
 	((RANDOM % 3 == 0)) && args+=(priority=ray-high)
 	((auto)) && args+=(autoscaling=1)
-	args+=(head="cpu: $(pick 250m 500m 1), memory: $(pick 256Mi 512Mi 1Gi)")
+	pick cpu 250m 500m 1
+	pick mem 256Mi 512Mi 1Gi
+	args+=(head="cpu: $cpu, memory: $mem")
 	groups=$((RANDOM % 3))
 	for ((g = 0; g < groups; g++)); do
 		r=$((RANDOM % 4))
 		min=$((RANDOM % (r + 1)))
-		args+=(group="g$g:$r:$min:$((auto ? 3 : r)):cpu: $(pick 250m 500m 1 2), memory: $(pick 256Mi 512Mi 1Gi 2Gi)")
+		pick cpu 250m 500m 1 2
+		pick mem 256Mi 512Mi 1Gi 2Gi
+		args+=(group="g$g:$r:$min:$((auto ? 3 : r)):cpu: $cpu, memory: $mem")
 	done
 	raycluster "$name" "${args[@]}"
 }
@@ -113,21 +127,22 @@ while ((SECONDS < t_end)); do
 	action=$((RANDOM % 20))
 	if ((action < 10 && ${#LIVE[@]} < 12)) || ((${#LIVE[@]} == 0)); then
 		name="c$((n++))"
-		new_cluster "$name" | kc apply -n "$NS" -f - >/dev/null || fail "could not create $name"
+		new_cluster "$name" >"$E2E_TMP/churn.yaml"
+		kc apply -n "$NS" -f "$E2E_TMP/churn.yaml" >/dev/null || fail "could not create $name"
 		LIVE+=("$name"); created=$((created + 1))
 	elif ((action < 16)); then
 		i=$((RANDOM % ${#LIVE[@]}))
 		kc delete rayclusters.ray.io -n "$NS" "${LIVE[i]}" --wait=false >/dev/null
 		LIVE=("${LIVE[@]:0:i}" "${LIVE[@]:i+1}"); deleted=$((deleted + 1))
 	elif ((action < 18)); then
-		i=$(pick 0 2 3)
+		pick i 0 2 3
 		if ((QCPU[i] < (i == 3 ? 12 : 7))); then QCPU[i]=$((QCPU[i] + 1)); fi
 		if ((QMEM[i] < (i == 3 ? 16 : 10))); then QMEM[i]=$((QMEM[i] + 1)); fi
 		kc patch queue "$( ((i == 3)) && echo "$P" || echo "${QUEUES[i]}")" --type merge \
 			-p "{\"spec\":{\"capability\":{\"cpu\":\"${QCPU[i]}\",\"memory\":\"${QMEM[i]}Gi\"}}}" >/dev/null
 		grown=$((grown + 1))
 	else
-		c="$(pick "${LIVE[@]}")"
+		pick c "${LIVE[@]}"
 		if [[ "$(kc get rayclusters.ray.io -n "$NS" "$c" -o json | jq -r '"\(.spec.enableInTreeAutoscaling)\(.spec.workerGroupSpecs[0].groupName // "")"')" == trueg0 ]]; then
 			kc patch rayclusters.ray.io -n "$NS" "$c" --type json \
 				-p '[{"op":"replace","path":"/spec/workerGroupSpecs/0/replicas","value":3}]' >/dev/null && scaled=$((scaled + 1))
