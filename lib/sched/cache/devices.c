@@ -103,10 +103,15 @@ static int carried(const struct draset *s, const char *ns, const char *const *na
 int devices_pod_carry(struct shape_pool *p, const struct draset *s, struct cache_pod *pod, const char *const *names, size_t n)
 {
     const struct shape_rl *carry = NULL, *old = pod->dev->carry;
+    if (n == 0) { /* most pods of a gang that shares a claim carry nothing: no sum to build */
+        pod->dev->carry = NULL;
+        shape_rl_release(p, old);
+        return old != NULL;
+    }
     struct resources sum;
     resources_init(&sum);
     rl_resources(p, pod->dev->fit != NULL ? pod->dev->fit : pod->request, &sum);
-    if (s != NULL && n > 0 && carried(s, pod->namespace_, names, n, &sum) == 0)
+    if (s != NULL && carried(s, pod->namespace_, names, n, &sum) == 0)
         carry = shape_rl_intern(p, &sum, 0, NULL);
     resources_finish(&sum);
     pod->dev->carry = carry;
