@@ -346,6 +346,8 @@ static void test_shared_claim_fit(void **state)
     add_sharing_gang(w.c, "a");
     world_pass(&w);
     expect(&w, "a", ADMIT_ACTION_WAIT, "at most 3 free on one node (example.com/gpu");
+    assert_int_equal(w.c->shared_gangs, 1);
+    assert_int_equal(w.c->carried_gangs, 1);
     assert_ptr_equal(fit_request(w.c, "a-2"), cache_pod_get(w.c, "ns", "a-2")->request);
     assert_ptr_not_equal(fit_request(w.c, "a-1"), cache_pod_get(w.c, "ns", "a-1")->request);
     record(w.c, DRASET_CLAIM, 1, "{\"metadata\":{\"name\":\"other\",\"namespace\":\"x\"}}");
@@ -356,6 +358,15 @@ static void test_shared_claim_fit(void **state)
                         "\"gpu.example.com\",\"pool\":\"n1\",\"device\":\"gpu-0\"}]}}}"));
     dracache_prepare(w.c);
     assert_ptr_equal(fit_request(w.c, "a-1"), cache_pod_get(w.c, "ns", "a-1")->request);
+    assert_int_equal(w.c->carried_gangs, 0);
+    /* The gang gone, no gang shares a claim: the walk is skipped. */
+    cache_delete_raycluster(w.c, "ns", "a");
+    char name[16];
+    for (int i = 0; i <= 3; i++) {
+        snprintf(name, sizeof(name), "a-%d", i);
+        cache_delete_pod(w.c, "ns", name);
+    }
+    assert_int_equal(w.c->shared_gangs, 0);
     world_finish(&w);
 }
 

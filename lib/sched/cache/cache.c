@@ -393,6 +393,8 @@ static void gang_maybe_free(struct cache *c, struct cache_gang *g)
     free(g->evict_mark_rv);
     free(g->last_message);
     free(g->tail_message);
+    c->shared_gangs -= (size_t)devices_gang_shares(g);
+    c->carried_gangs -= g->carried;
     model_gang_clear_groups(&c->shapes, g);
     resources_finish(&g->min_resources);
     shape_rl_release(&c->shapes, g->min_rl);
@@ -699,8 +701,10 @@ int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct error *er
         marked_by = NULL;
     }
     free(marked_by);
+    c->shared_gangs -= (size_t)devices_gang_shares(g);
     model_gang_parse_spec(&c->shapes, g, obj);
     devices_gang_parse(&c->shapes, c->dra, g, obj);
+    c->shared_gangs += (size_t)devices_gang_shares(g);
     model_gang_short_update(g, c->clock_ms);
     c->lease_news |= (uint8_t)dispatchlease_observe(&g->lease, meta, c->clock_ms);
 

@@ -68,6 +68,8 @@ struct cache {
     uint8_t lease_news;       /* a dispatch lease's sighting may be to record (cachelease.h) */
     struct draset *dra;       /* borrowed: the DRA objects devices are counted by (devices.h), or NULL */
     uint64_t dra_priced;      /* the draset's demand generation every claim was priced at, plus 1; 0: price again */
+    size_t shared_gangs;      /* gangs whose RayCluster names a shared claim (devices_gang_shares) */
+    size_t carried_gangs;     /* gangs one of whose pods carries one (sharedcarry.h); with the above, 0 skips its walk */
 };
 
 /* Creates an empty cache. */

@@ -171,6 +171,15 @@ void devices_gang_parse(struct shape_pool *p, const struct draset *s, struct cac
     devices_gang_price(p, s, g);
 }
 
+int devices_gang_shares(const struct cache_gang *g)
+{
+    for (size_t i = 0; g->dev != NULL && i < g->dev->claims.n; i++) {
+        if (g->dev->claims.uses[i].shared)
+            return 1;
+    }
+    return 0;
+}
+
 const char *devices_gang_wait(const struct cache_gang *g)
 {
     if (g->dev != NULL && g->dev->wait != NULL)

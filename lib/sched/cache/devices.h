@@ -45,6 +45,9 @@ int devices_gang_price(struct shape_pool *p, const struct draset *s, struct cach
  */
 int devices_pod_carry(struct shape_pool *p, const struct draset *s, struct cache_pod *pod, const char *const *names, size_t n);
 
+/* Whether g's RayCluster names a shared claim (resourceClaimName). */
+int devices_gang_shares(const struct cache_gang *g);
+
 /* The first reason a gang's devices cannot be counted: its own, or one of its live pods'; NULL when none. */
 const char *devices_gang_wait(const struct cache_gang *g);
 

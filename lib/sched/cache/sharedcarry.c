@@ -51,27 +51,21 @@ static int gang_carriers(struct cache *c, struct cache_gang *g)
         changed |= devices_pod_carry(&c->shapes, c->dra, pod, mine, n);
         carried |= pod->dev->carry != NULL;
     }
+    c->carried_gangs += (size_t)carried;
+    c->carried_gangs -= g->carried;
     g->carried = (uint8_t)carried;
     return changed;
-}
-
-/* Whether g's RayCluster names a shared claim. */
-static int names_shared(const struct cache_gang *g)
-{
-    for (size_t i = 0; g->dev != NULL && i < g->dev->claims.n; i++) {
-        if (g->dev->claims.uses[i].shared)
-            return 1;
-    }
-    return 0;
 }
 
 size_t sharedcarry_prepare(struct cache *c)
 {
     size_t changed = 0;
+    if (c->shared_gangs == 0 && c->carried_gangs == 0)
+        return 0; /* no claim is shared: a pass pays nothing for this */
     struct cache_gang *g;
     cache_for_each_gang(g, c)
     {
-        if ((g->carried || names_shared(g)) && gang_carriers(c, g)) {
+        if ((g->carried || devices_gang_shares(g)) && gang_carriers(c, g)) {
             cache_gang_mark_changed(c, g);
             changed++;
         }
