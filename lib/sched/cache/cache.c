@@ -183,15 +183,10 @@ static void queue_dirty(struct cache *c, struct cache_queue *q)
 }
 
 /* A change of gang g (or of its pods): its queue's decisions may change, and what was computed from it. */
-static void gang_dirty(struct cache *c, struct cache_gang *g)
+void cache_gang_mark_changed(struct cache *c, struct cache_gang *g)
 {
     model_gang_touch(g);
     queue_dirty(c, g->queue);
-}
-
-void cache_gang_mark_changed(struct cache *c, struct cache_gang *g)
-{
-    gang_dirty(c, g);
 }
 
 int cache_upsert_queue(struct cache *c, const json_t *obj, struct error *err)
@@ -498,7 +493,7 @@ static void pod_detach(struct cache *c, struct cache_pod *pod, struct cache_gang
         model_gang_short_update(g, c->clock_ms);
         g->npods--;
         pod->gang = NULL;
-        gang_dirty(c, g);
+        cache_gang_mark_changed(c, g);
         kept != NULL ? (void)(*kept = g) : gang_maybe_free(c, g);
     }
 }
@@ -579,7 +574,7 @@ static void pod_attach(struct cache *c, struct cache_pod *pod, const char *ns, c
         model_gang_insert_pod(g, pod);
         model_gang_short_update(g, c->clock_ms);
         g->npods++;
-        gang_dirty(c, g);
+        cache_gang_mark_changed(c, g);
     }
     if (prev->gang != NULL && prev->gang != pod->gang)
         gang_maybe_free(c, prev->gang);
@@ -642,7 +637,7 @@ void cache_pod_mark_ungated(struct cache *c, struct cache_pod *pod)
     pod->flags |= CACHE_POD_MARKED_UNGATED;
     if (pod->gang != NULL) {
         model_gang_count_open(pod->gang, pod);
-        gang_dirty(c, pod->gang);
+        cache_gang_mark_changed(c, pod->gang);
     }
     update_reserving(c, pod);
 }
@@ -718,7 +713,7 @@ int cache_upsert_raycluster(struct cache *c, const json_t *obj, struct error *er
             c->capacity_changed = 1; /* its reservations are gone */
         gang_update_reserving(c, g);
     }
-    gang_dirty(c, g);
+    cache_gang_mark_changed(c, g);
     return 0;
 }
 
@@ -731,7 +726,7 @@ void cache_gang_mark_admitted(struct cache *c, struct cache_gang *g, const char 
     model_gang_set_admitted(g, at != NULL ? at : "");
     g->admitted = 1;
     gang_update_reserving(c, g);
-    gang_dirty(c, g);
+    cache_gang_mark_changed(c, g);
 }
 
 void cache_gang_mark_placed(struct cache_gang *g, const char *placed)
@@ -752,13 +747,13 @@ void cache_gang_mark_evicted(struct cache *c, struct cache_gang *g, const struct
         c->capacity_changed = 1; /* its reservations are gone */
         gang_update_reserving(c, g);
     }
-    gang_dirty(c, g);
+    cache_gang_mark_changed(c, g);
 }
 
 void cache_gang_mark_preempted(struct cache *c, struct cache_gang *g, const char *by)
 {
     gang_set_preempted_by(c, g, util_strdup(by));
-    gang_dirty(c, g);
+    cache_gang_mark_changed(c, g);
 }
 
 void cache_delete_raycluster(struct cache *c, const char *namespace_, const char *name)
@@ -772,7 +767,7 @@ void cache_delete_raycluster(struct cache *c, const char *namespace_, const char
     dispatchlease_drop(&g->lease);
     free(g->admit_mark_rv);
     g->admit_mark_rv = NULL;
-    gang_dirty(c, g);
+    cache_gang_mark_changed(c, g);
     gang_maybe_free(c, g);
 }
 
