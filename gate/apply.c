@@ -1,12 +1,15 @@
 #include "apply.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "clock.h"
+#include "declare.h"
 #include "eventplan.h"
 #include "events.h"
+#include "evict.h"
 #include "fault.h"
 #include "legacy.h"
 #include "log.h"
@@ -38,6 +41,8 @@ struct apply_act {
     struct ungate_job *jobs; /* its d->npods pods, in the pass's batch */
     int native;              /* its gang takes the native step (native_want): want is filled */
     struct native_want want;
+    int held;        /* its RayCluster is held suspended (heldsuspend.h): its admission record clears spec.suspend */
+    int64_t restamp; /* held with an eviction record: the generation after the admission record, which it keeps (0: none) */
 };
 
 /* Passes releasing more gates than this are paced by the binds (ungatepace.h); smaller ones go at once. */
@@ -200,6 +205,9 @@ void apply_plan(struct apply *a, struct apply_pass *p, struct cache *cache, stru
         struct apply_act *act = &p->acts[p->nacts++];
         *act = (struct apply_act){.d = d, .report = report, .since = wait_since(cache, d, woke_ms)};
         act->native = native_want(a->cfg.native, cache, d, &act->want);
+        const struct cache_gang *g = cache_gang_get(cache, d->namespace_, d->cluster);
+        act->held = g != NULL && g->held;
+        act->restamp = act->held && g->record.evicted_at_ms > 0 ? g->generation + 1 : 0; /* evictscan_record_next */
     }
     if (!abandoned)
         settled_waits(a, p, cache);
@@ -236,6 +244,11 @@ static void record_admissions(struct apply *a, struct apply_pass *p)
                                d->topology);
         if (d->cluster_uid != NULL) /* never stamp a new RayCluster of the same name */
             json_object_set_new(json_object_get(patches[i], "metadata"), "uid", json_string(d->cluster_uid));
+        if (p->acts[i].held) /* KubeRay makes its pods now, born without the gate (heldsuspend.h) */
+            json_object_set_new(patches[i], "spec", json_pack("{s:b}", "suspend", 0));
+        if (p->acts[i].restamp > 0) /* that clear is no spec change of the user's: the record's count goes on */
+            json_object_set_new(json_object_get(json_object_get(patches[i], "metadata"), "annotations"),
+                                EVICT_ANNOTATION_EVICTED_GENERATION, json_sprintf("%" PRId64, p->acts[i].restamp));
         items[i].method = "PATCH";
         items[i].content_type = kube_patch_content_type(KUBE_PATCH_MERGE);
         items[i].body = patches[i];
@@ -346,6 +359,33 @@ static void ensure_native(struct apply *a, struct apply_pass *p)
     free(ok);
 }
 
+/*
+ * ungate_jobs() on the jobs[0..n) of pods in the API: a held gang's declared
+ * pods (declare.h) have no gate to remove there, and are done at once.
+ * Returns how many are not done.
+ */
+static size_t ungate_real(struct apply *a, struct ungate_job *jobs, size_t n)
+{
+    struct ungate_job *send = util_calloc(n + 1, sizeof(*send));
+    size_t *from = util_calloc(n + 1, sizeof(*from)), nsend = 0;
+    long long now = clock_mono_ms();
+    for (size_t i = 0; i < n; i++) {
+        if (declare_uid_is(jobs[i].pod->uid)) {
+            jobs[i].ok = 1;
+            jobs[i].removed_ms = now;
+            continue;
+        }
+        from[nsend] = i;
+        send[nsend++] = jobs[i];
+    }
+    size_t notok = nsend > 0 ? ungate_jobs(a, send, nsend) : 0;
+    for (size_t k = 0; k < nsend; k++)
+        jobs[from[k]] = send[k];
+    free(send);
+    free(from);
+    return notok;
+}
+
 /* Every gate of the acts not skipped, in one batch (ungate.h). Returns the batch; *failed: some gate stayed. */
 static struct ungate_job *remove_gates(struct apply *a, struct apply_pass *p, int *failed)
 {
@@ -361,7 +401,7 @@ static struct ungate_job *remove_gates(struct apply *a, struct apply_pass *p, in
         for (size_t k = 0; k < act->d->npods; k++)
             jobs[njobs++] = (struct ungate_job){act->d->namespace_, &act->d->pods[k], 0, -1};
     }
-    *failed = njobs > 0 && ungate_jobs(a, jobs, njobs) > 0;
+    *failed = njobs > 0 && ungate_real(a, jobs, njobs) > 0;
     return jobs;
 }
 

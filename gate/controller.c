@@ -20,6 +20,7 @@
 #include "evictor.h"
 #include "evictscan.h"
 #include "fault.h"
+#include "declare.h"
 #include "dracache.h"
 #include "hyperwatch.h"
 #include "leaseseen.h"
@@ -359,16 +360,18 @@ static void preemption_evictions(struct controller *c, const struct preemptscan_
         e->resource_version = util_strdup(v->resource_version);
         e->gang = util_strdup(v->gang);
         e->queue = util_strdup(v->queue);
-        evict_record_next(&g->record, &c->opts.evict, e->reason, g->generation, wall, 0, &e->record);
+        evictscan_record_next(g, &c->opts.evict, e->reason, wall, 0, &e->record);
         e->message = util_strdup(r->victim_message);
         e->preempted_by = util_strdup(by);
+        e->held = g->held;
         e->pods = util_calloc(v->npods + 1, sizeof(*e->pods));
         for (size_t k = 0; k < v->npods; k++) {
-            e->pods[k].name = util_strdup(v->pods[k].name);
-            e->pods[k].uid = util_strdup(v->pods[k].uid);
-            e->pods[k].member = 1;
+            if (declare_uid_is(v->pods[k].uid))
+                continue; /* not in the API (declare.h) */
+            e->pods[e->npods].name = util_strdup(v->pods[k].name);
+            e->pods[e->npods].uid = util_strdup(v->pods[k].uid);
+            e->pods[e->npods++].member = 1;
         }
-        e->npods = v->npods;
     }
     free(by);
 }

@@ -248,6 +248,8 @@ static int record_one(struct evictor *e, const struct evictscan_gang *g, const c
     if (g->preempted_by != NULL) /* in the same PATCH: a victim never evicts its preemptor back, even after a restart */
         json_object_set_new(json_object_get(json_object_get(patch, "metadata"), "annotations"), NAMES_ANNOTATION_PREEMPTED_BY,
                             json_string(g->preempted_by));
+    if (g->held) /* in the same PATCH: KubeRay deletes its pods and makes none until it is admitted again (heldsuspend.h) */
+        json_object_set_new(patch, "spec", json_pack("{s:b}", "suspend", 1));
     int rc = evictor_record(e->k, g->namespace_, g->cluster, g->cluster_uid, patch, why, sizeof(why));
     json_decref(patch);
     if (rc == 1) {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "declare.h"
 #include "dracache.h"
 #include "hyperwatch.h"
 #include "legacy.h"
@@ -121,6 +122,7 @@ static void on_deleted(struct watches *w, enum watch_kind kind, const json_t *ob
         break;
     case WATCH_RAYCLUSTERS:
     case WATCH_LEGACY:
+        declare_drop(w->cfg.cache, ns != NULL ? ns : "", name);
         cache_delete_raycluster(w->cfg.cache, ns != NULL ? ns : "", name);
         break;
     case WATCH_QUEUES:
@@ -132,15 +134,32 @@ static void on_deleted(struct watches *w, enum watch_kind kind, const json_t *ob
     }
 }
 
+/* After a pod (borrowed) was upserted: a held gang's declared pods that its real ones replace go (declare.h). */
+static void held_pod(struct cache *cache, const json_t *pod)
+{
+    const json_t *meta = json_object_get(pod, "metadata");
+    const char *ns = json_string_value(json_object_get(meta, "namespace"));
+    const char *name = json_string_value(json_object_get(meta, "name"));
+    const struct cache_pod *p = name != NULL ? cache_pod_get(cache, ns != NULL ? ns : "", name) : NULL;
+    if (p != NULL && p->gang != NULL && p->gang->held && p->gang->present && !declare_pod_is(p))
+        declare_sync_gang(cache, p->gang->namespace_, p->gang->name);
+}
+
 /* An addition or change (object borrowed); under the lock. Returns 0, or -1 with err (the object is ignored). */
 static int on_upserted(struct watches *w, enum watch_kind kind, enum kube_watch_event ev, const json_t *object, struct error *err)
 {
     switch (kind) {
     case WATCH_PODS:
-        return cache_upsert_pod(w->cfg.cache, object, err);
+        if (cache_upsert_pod(w->cfg.cache, object, err) != 0)
+            return -1;
+        held_pod(w->cfg.cache, object);
+        return 0;
     case WATCH_NODES:
         return cache_upsert_node(w->cfg.cache, object, err);
     case WATCH_RAYCLUSTERS:
+        if (cache_upsert_raycluster(w->cfg.cache, object, err) != 0)
+            return -1;
+        return declare_sync_cluster(w->cfg.cache, object, err); /* a held RayCluster's members (declare.h) */
     case WATCH_LEGACY:
         return cache_upsert_raycluster(w->cfg.cache, object, err);
     case WATCH_QUEUES:

@@ -252,13 +252,15 @@ register_webhook() {
 		kc apply -f - >/dev/null
 }
 
-# start_webhook [MANIFEST...]: the webhook from build/, registered with MANIFESTs (register_webhook).
+# start_webhook [MANIFEST...]: the webhook from build/, registered with MANIFESTs (register_webhook); with
+# --hold-gangs when RAYGATE_HOLD_GANGS is set (issue 37: pods born ungated).
 start_webhook() {
 	local webhook="$BUILD/webhook/raygate-webhook"
 	[[ -x "$webhook" ]] || die "raygate is not built: meson setup build && meson compile -C build (or use --no-raygate)"
 	"$BUILD/certs/raygate-certs" generate --dir "$RAYGATE_CERTS" --dns localhost --ip 127.0.0.1 2>>"$LOGS/raygate-certs.log" >/dev/null
 	start raygate-webhook "$webhook" --addr "127.0.0.1:$WEBHOOK_PORT" \
-		--cert "$RAYGATE_CERTS/tls.crt" --key "$RAYGATE_CERTS/tls.key" --kubeconfig "$KUBECONFIG"
+		--cert "$RAYGATE_CERTS/tls.crt" --key "$RAYGATE_CERTS/tls.key" --kubeconfig "$KUBECONFIG" \
+		${RAYGATE_HOLD_GANGS:+--hold-gangs}
 	wait_until 20 "raygate webhook /readyz" webhook_ready || { tail -20 "$LOGS/raygate-webhook.log"; die "raygate's webhook did not start"; }
 	register_webhook "$@"
 }

@@ -29,6 +29,7 @@
 #include "flags.h"
 #include "kube.h"
 #include "drawatch.h"
+#include "heldwatch.h"
 #include "kubeconfig.h"
 #include "log.h"
 #include "nativeprobe.h"
@@ -69,6 +70,7 @@ struct webhook_flags {
     int64_t request_timeout_ms, handshake_timeout_ms, reload_interval_ms, shutdown_delay_ms, shutdown_timeout_ms;
     int log_level;
     int native_gang; /* enum nativeprobe_mode */
+    int hold_gangs;  /* heldsuspend.h */
 };
 
 /* Parses the command line into f (which holds the defaults); returns -1 to go on, else the exit status. */
@@ -97,6 +99,9 @@ static int parse_flags(int argc, char **argv, struct webhook_flags *f)
         FLAG_CHOICE("native-gang", "MODE", nativeprobe_mode_names, &f->native_gang,
                     "auto, on or off: gated pods name their PodGroup in spec.schedulingGroup (Kubernetes' gang scheduling, "
                     "scheduling.k8s.io/v1beta1); auto: when the API serves its podgroups, asked once at start-up"),
+        FLAG_BOOL("hold-gangs", &f->hold_gangs,
+                  "create a user's queued RayCluster suspended until the gate admits its gang, whose pods are then born "
+                  "without the gate (one write per RayCluster, not one per pod; watches RayClusters)"),
     };
     const struct flags_program p = {
         .name = "raygate-webhook",
@@ -120,6 +125,7 @@ struct webhook_api {
     struct kube_client *client;
     struct queuewatch *queues;
     struct drawatch *dra;
+    struct heldwatch *held;
 };
 
 /*
@@ -153,11 +159,16 @@ static int api_start(const struct webhook_flags *f, struct webhook_api *api)
         log_errorf("DRA watch: %s", err.message);
         return 1;
     }
+    if (f->hold_gangs && (api->held = heldwatch_create(api->client, &err)) == NULL) {
+        log_errorf("RayCluster watch: %s", err.message);
+        return 1;
+    }
     return 0;
 }
 
 static void api_finish(struct webhook_api *api)
 {
+    heldwatch_destroy(api->held);
     drawatch_destroy(api->dra);
     queuewatch_destroy(api->queues);
     kube_client_destroy(api->client);
@@ -213,6 +224,8 @@ int main(int argc, char **argv)
     }
     cfg.queues = api.queues;
     cfg.dra = api.dra;
+    cfg.held = api.held;
+    cfg.mutate.hold_gangs = f.hold_gangs && api.held != NULL; /* without the watch, no pod could be born ungated */
     struct nativeprobe_decision native;
     cfg.mutate.native_gang = nativeprobe_decide((enum nativeprobe_mode)f.native_gang, api.client, &native);
     if ((running = server_create(&cfg)) == NULL) {

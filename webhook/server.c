@@ -17,6 +17,7 @@
 
 #include "admission.h"
 #include "drawatch.h"
+#include "heldwatch.h"
 #include "listen.h"
 #include "log.h"
 #include "metrics.h"
@@ -179,11 +180,14 @@ static int decide(struct server *s, h2o_req_t *req, const char *path, char **tex
     const char *body = req->entity.base != NULL ? req->entity.base : "";
     const struct queuecheck_set *queues = s->cfg.queues != NULL ? queuewatch_lock(s->cfg.queues) : NULL;
     struct mutate_options opts = s->cfg.mutate;
-    opts.dra = s->cfg.dra != NULL ? drawatch_lock(s->cfg.dra) : NULL; /* NULL until listed: no device counted */
+    opts.dra = s->cfg.dra != NULL ? drawatch_lock(s->cfg.dra) : NULL;     /* NULL until listed: no device counted */
+    opts.held = s->cfg.held != NULL ? heldwatch_lock(s->cfg.held) : NULL; /* NULL until listed: every queued pod gated */
     /* /dispatch-suspend: a manager's webhook, where KubeRay must run no dispatched object (dispatchsuspend.h). */
     int rc = strcmp(path, "/dispatch-suspend") == 0
                  ? admission_respond_dispatch(body, req->entity.len, queues, text, text_len, info, err)
                  : admission_respond(body, req->entity.len, queues, &opts, text, text_len, info, err);
+    if (s->cfg.held != NULL)
+        heldwatch_unlock(s->cfg.held);
     if (s->cfg.dra != NULL)
         drawatch_unlock(s->cfg.dra);
     if (s->cfg.queues != NULL)

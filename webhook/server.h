@@ -24,6 +24,7 @@
 
 struct queuewatch;
 struct drawatch;
+struct heldwatch;
 
 struct server_config {
     const char *addr;              /* "127.0.0.1:9443", ":9443" (all interfaces), "[::1]:9443" */
@@ -37,6 +38,7 @@ struct server_config {
     uint64_t shutdown_timeout_ms;  /* then wait at most this long for open connections */
     struct queuewatch *queues;     /* borrowed: the Queues the admissions check the tree against; NULL: none (fail open) */
     struct drawatch *dra;         /* borrowed: the DRA objects a RayCluster's minResources count (mutate_options.dra); NULL: none */
+    struct heldwatch *held;       /* borrowed: the admitted held RayClusters (mutate_options.held, --hold-gangs); NULL: none */
     struct mutate_options mutate; /* what the mutation adds (--native-gang; gauge raygate_webhook_native_gang); its dra unused */
 };
 

@@ -49,6 +49,13 @@ int names_dns_subdomain(const char *s, size_t n);
 #define NAMES_ANNOTATION_ADMITTED "raygate.io/admitted-at"
 
 /*
+ * On a RayCluster the webhook created suspended (its --hold-gangs, heldsuspend.h): "true". The gate admits such
+ * a gang from its declaration, and its admission record clears spec.suspend: KubeRay then makes its pods, born
+ * without the gate (heldset.h). Its eviction suspends it again.
+ */
+#define NAMES_ANNOTATION_HELD "raygate.io/held-suspended"
+
+/*
  * On a RayCluster's pod templates (the webhook's RayCluster mutation) and so
  * on their pods: "true" when every pod of the template is a gang member
  * (gang.h's all_members; always the head), "false" when some may be an

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "declare.h"
 #include "dispatchcopy.h"
 #include "dracache.h"
 #include "evict.h"
@@ -140,40 +141,20 @@ struct sim {
     size_t npods;
 };
 
-/* A gated, unbound, Pending pod of template (borrowed) for member index i of the cluster. New reference. */
+/* A gated, unbound, Pending pod of template (borrowed) for member index i of the cluster (declare.h). New reference. */
 static json_t *member_pod(struct sim *s, const json_t *template, const char *type, const char *group, size_t i)
 {
-    const json_t *tmeta = json_object_get(template, "metadata");
-    json_t *labels = json_object_get(tmeta, "labels");
-    labels = json_is_object(labels) ? json_deep_copy(labels) : json_object();
-    json_object_set_new(labels, NAMES_LABEL_CLUSTER, json_string(s->cluster));
-    json_object_set_new(labels, NAMES_LABEL_NODE_TYPE, json_string(type));
-    json_object_set_new(labels, NAMES_LABEL_GROUP, json_string(group));
-    json_object_set_new(labels, NAMES_LABEL_QUEUE, json_string(s->queue));
-    json_t *spec = json_object_get(template, "spec");
-    spec = json_is_object(spec) ? json_deep_copy(spec) : json_object();
-    json_object_del(spec, "nodeName");
-    json_t *gates = json_object_get(spec, "schedulingGates");
-    if (!json_is_array(gates)) {
-        gates = json_array();
-        json_object_set_new(spec, "schedulingGates", gates);
-    }
-    json_array_append_new(gates, json_pack("{s:s}", "name", NAMES_GATE));
-    json_t *sidecar = strcmp(type, "head") == 0 ? gang_autoscaler_container(s->cluster_spec) : NULL;
-    json_t *containers = json_object_get(spec, "containers");
-    if (sidecar != NULL && json_is_array(containers))
-        json_array_append(containers, sidecar); /* as KubeRay adds it: node fit counts it */
-    json_decref(sidecar);
-    /* Named as KubeRay names them, with an index for its random suffix: messages name pods. */
-    char *name = strcmp(type, "head") == 0 ? util_strdupf("%s-head%s", s->cluster, s->suffix)
-                                           : util_strdupf("%s-%s-worker%s-%zu", s->cluster, group, s->suffix, i);
-    char *uid = util_strdupf("dispatch-sim/%s/%s", s->ns, name);
-    json_t *pod = json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:s,s:s,s:o},s:o,s:{s:s}}", "apiVersion", "v1", "kind", "Pod", "metadata",
-                            "name", name, "namespace", s->ns, "uid", uid, "resourceVersion", "1", "creationTimestamp", s->created,
-                            "labels", labels, "spec", spec, "status", "phase", "Pending");
-    free(uid);
+    const struct declare_names n = {.ns = s->ns,
+                                    .cluster = s->cluster,
+                                    .queue = s->queue,
+                                    .created = s->created,
+                                    .suffix = s->suffix,
+                                    .uid_prefix = "dispatch-sim/",
+                                    .cluster_spec = s->cluster_spec,
+                                    .gated = 1};
+    json_t *pod = declare_member_pod(&n, template, type, group, i);
     s->pods = util_realloc(s->pods, (s->npods + 1) * sizeof(*s->pods));
-    s->pods[s->npods++] = name;
+    s->pods[s->npods++] = util_strdup(json_string_value(json_object_get(json_object_get(pod, "metadata"), "name")));
     return pod;
 }
 
@@ -184,29 +165,6 @@ static int insert_member(struct sim *s, const json_t *template, const char *type
     int rc = cache_upsert_pod(s->c, pod, err);
     json_decref(pod);
     return rc;
-}
-
-/*
- * The live members the worker holds already of a gang shaped as spec: have[0]
- * its heads, have[1 + i] the pods of spec's group i (by the ray.io/group
- * label). All zero when g is NULL.
- */
-static void count_live(const struct cache_gang *g, const struct gang_spec *spec, int64_t *have)
-{
-    memset(have, 0, (spec->ngroups + 1) * sizeof(*have));
-    for (const struct cache_pod *p = g != NULL ? g->pods : NULL; p != NULL; p = p->gang_next) {
-        if (!cache_pod_live(p))
-            continue;
-        if (p->node_type != NULL && strcmp(p->node_type, "head") == 0) {
-            have[0]++;
-            continue;
-        }
-        for (size_t i = 0; i < spec->ngroups; i++)
-            if (p->group != NULL && spec->groups[i].name != NULL && strcmp(p->group, spec->groups[i].name) == 0) {
-                have[1 + i]++;
-                break;
-            }
-    }
 }
 
 /*
@@ -222,7 +180,7 @@ static int insert_members(struct sim *s, const json_t *cluster, const struct cac
     const json_t *cspec = json_object_get(cluster, "spec");
     s->cluster_spec = cspec;
     if (rc == 0)
-        count_live(g, &spec, have);
+        declare_count_live(g, &spec, have);
     if (rc == 0 && have[0] == 0)
         rc = insert_member(s, json_object_get(json_object_get(cspec, "headGroupSpec"), "template"), "head", "headgroup", err);
     const json_t *groups = json_object_get(cspec, "workerGroupSpecs");

@@ -10,6 +10,7 @@
 #include "jsonscan.h"
 #include "legacy.h"
 #include "mutate.h"
+#include "heldsuspend.h"
 #include "names.h"
 #include "hypercheck.h"
 #include "queuecheck.h"
@@ -215,6 +216,17 @@ static int decide_topology(const json_t *request, const json_t *object, struct m
     return rc;
 }
 
+/* heldsuspend_ops() on a RayCluster (request and object borrowed), appended to result's patch. */
+static void hold(const json_t *request, const json_t *object, struct mutate_result *result)
+{
+    json_t *ops = result->patch != NULL ? result->patch : json_array();
+    int n = heldsuspend_ops(object, string_is(request, "operation", "UPDATE"), ops);
+    if (result->patch == NULL && n > 0)
+        result->patch = ops;
+    else if (result->patch == NULL)
+        json_decref(ops);
+}
+
 /*
  * The decision on a Ray object or Pod (borrowed request): the queue tree's
  * leaf check, the mutation, then the topology request. Returns 1 when denied
@@ -231,12 +243,15 @@ static int decide_object(enum target target, const json_t *request, const json_t
         if (v == QUEUECHECK_DENIED)
             return 1;
     }
+    const char *ns = json_string_value(json_object_get(request, "namespace"));
     int decided = target == TARGET_RAYCLUSTER ? mutate_raycluster(object, opts, result, merr)
                   : target == TARGET_RAYJOB   ? rayjob_mutate(object, opts, result, merr)
-                  : target == TARGET_POD      ? mutate_pod(object, opts, result, merr)
+                  : target == TARGET_POD      ? mutate_pod_ns(object, ns, opts, result, merr)
                                               : 0; /* a RayService: KubeRay copies its labels to its RayClusters, mutated then */
     if (decided != 0)
         return 1;
+    if (target == TARGET_RAYCLUSTER && opts != NULL && opts->hold_gangs && !legacy_is_raycluster(object))
+        hold(request, object, result);
     return target != TARGET_POD && decide_topology(request, object, result, merr);
 }
 
@@ -473,8 +488,27 @@ static int put_scheduling_group(const struct jsonscan *s, long spec, long group,
     return 1;
 }
 
+/*
+ * mutate_pod_ns()'s held check on a scan (request: the review's request,
+ * cluster: the plain cluster label): 1 the pod's RayCluster is an admitted
+ * held one (no gate), 0 not, -1 declined (a namespace to decode).
+ */
+static int scanned_held(const struct jsonscan *s, long request, long meta, long cluster, const struct mutate_options *opts)
+{
+    if (opts == NULL || opts->held == NULL)
+        return 0;
+    long ns = jsonscan_get(s, request, "namespace");
+    if (jsonscan_type(s, ns) != JSONSCAN_STRING)
+        ns = jsonscan_get(s, meta, "namespace");
+    if (jsonscan_type(s, ns) == JSONSCAN_STRING && !plain_string(s, ns))
+        return -1;
+    const char *nstext = jsonscan_type(s, ns) == JSONSCAN_STRING ? s->text + s->tokens[ns].start : "";
+    size_t nslen = jsonscan_type(s, ns) == JSONSCAN_STRING ? s->tokens[ns].len : 0;
+    return heldset_admitted(opts->held, nstext, nslen, s->text + s->tokens[cluster].start, s->tokens[cluster].len);
+}
+
 /* 1: decided (*patch set to the operations' text, or left NULL for none); 0: declined. opts may be NULL. */
-static int pod_patch(const struct jsonscan *s, long object, const struct mutate_options *opts, struct util_buf *patch)
+static int pod_patch(const struct jsonscan *s, long request, long object, const struct mutate_options *opts, struct util_buf *patch)
 {
     long meta = jsonscan_get(s, object, "metadata");
     long labels = jsonscan_get(s, meta, "labels");
@@ -505,8 +539,11 @@ static int pod_patch(const struct jsonscan *s, long object, const struct mutate_
         return 0;
     native = native && jsonscan_string_is(s, mark, "true");
 
+    int held = scanned_held(s, request, meta, cluster, opts);
+    if (held < 0)
+        return 0;
     const char *sep = "[";
-    if (!put_gate(s, spec, patch, &sep))
+    if (!held && !put_gate(s, spec, patch, &sep))
         return 0;
     long group = put_group_annotation(s, meta, cluster, patch, &sep);
     if (native && !put_scheduling_group(s, spec, group, cluster, patch, &sep))
@@ -553,7 +590,7 @@ static int respond_pod_scanned(const struct jsonscan *s, const struct mutate_opt
     if (request < 0 || !scanned_kind_is(s, request, "", v1, "Pod") ||
         !jsonscan_string_is(s, jsonscan_get(s, request, "operation"), "CREATE") || jsonscan_type(s, object) != JSONSCAN_OBJECT)
         return 0;
-    if (!pod_patch(s, object, opts, &patch)) {
+    if (!pod_patch(s, request, object, opts, &patch)) {
         util_buf_finish(&patch);
         return 0;
     }

@@ -451,10 +451,29 @@ int mutate_pod_is_member(const json_t *pod)
 
 int mutate_pod(const json_t *pod, const struct mutate_options *opts, struct mutate_result *out, struct error *err)
 {
+    return mutate_pod_ns(pod, NULL, opts, out, err);
+}
+
+/* Whether the pod of cluster in namespace ns (NULL: the pod's meta's) belongs to an admitted held RayCluster. */
+static int held_admitted(const struct mutate_options *opts, const json_t *meta, const char *ns, const char *cluster)
+{
+    if (opts == NULL || opts->held == NULL)
+        return 0;
+    if (ns == NULL)
+        ns = json_string_value(json_object_get(meta, "namespace"));
+    if (ns == NULL)
+        ns = "";
+    return heldset_admitted(opts->held, ns, strlen(ns), cluster, strlen(cluster));
+}
+
+int mutate_pod_ns(const json_t *pod, const char *ns, const struct mutate_options *opts, struct mutate_result *out,
+                  struct error *err)
+{
     const json_t *meta = json_object_get(pod, "metadata");
     const json_t *labels = json_object_get(meta, "labels");
     const json_t *spec = json_object_get(pod, "spec");
     const char *cluster = nonempty_string(labels, NAMES_LABEL_CLUSTER);
+    int kuberay = cluster != NULL; /* only KubeRay's RayClusters are held (heldsuspend.h) */
     if (cluster == NULL)
         cluster = nonempty_string(labels, LEGACY_LABEL_CLUSTER); /* a pod of the legacy operator's node provider */
     const char *scheduler = json_string_value(json_object_get(spec, "schedulerName"));
@@ -467,7 +486,7 @@ int mutate_pod(const json_t *pod, const struct mutate_options *opts, struct muta
         return 0;
 
     json_t *patch = json_array();
-    if (patch_gate(patch, spec, err) != 0) {
+    if (!(kuberay && held_admitted(opts, meta, ns, cluster)) && patch_gate(patch, spec, err) != 0) {
         json_decref(patch);
         return -1;
     }

@@ -52,6 +52,7 @@
 #include "draset.h"
 #include "error.h"
 #include "gang.h"
+#include "heldset.h"
 #include "names.h"
 
 struct mutate_result {
@@ -76,6 +77,15 @@ struct mutate_options {
      * warning (the gate counts none either). NULL: no device is counted.
      */
     const struct draset *dra;
+    /* 1: a qualifying RayCluster CREATE is held suspended until admitted (heldsuspend.h; the webhook's --hold-gangs). */
+    int hold_gangs;
+    /*
+     * Borrowed: the admitted held RayClusters (heldset.h), from the webhook's
+     * watch; NULL when not watched or not synced: every queued pod is gated.
+     * A pod of a RayCluster in it is born without the gate (its other
+     * changes as ever).
+     */
+    const struct heldset *held;
 };
 
 /* Initialises an empty result in caller-owned storage. */
@@ -99,6 +109,10 @@ int mutate_raycluster(const json_t *raycluster, const struct mutate_options *opt
  * it (spec.schedulingGates not a list).
  */
 int mutate_pod(const json_t *pod, const struct mutate_options *opts, struct mutate_result *out, struct error *err);
+
+/* mutate_pod() of a pod created in namespace ns (the request's; NULL: the pod's metadata.namespace, else ""). */
+int mutate_pod_ns(const json_t *pod, const char *ns, const struct mutate_options *opts, struct mutate_result *out,
+                  struct error *err);
 
 /* Whether a Pod (borrowed) carries raygate.io/gang-member "true": a gang member that may name the native group. */
 int mutate_pod_is_member(const json_t *pod);

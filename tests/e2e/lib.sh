@@ -642,6 +642,19 @@ native_restore() {
 	wait_until 20 "the webhook back" webhook_ready || true
 	restore_gate
 }
+# hold_gangs: raygate's webhook restarted with --hold-gangs (issue 37: queued RayClusters held suspended until
+# admitted, their pods born ungated); the test's exit restarts it as the cluster started it. A no-op where the
+# cluster's webhook holds gangs already (RAYGATE_HOLD_GANGS=1: hack/cluster.sh).
+hold_gangs() {
+	[[ "${RAYGATE_HOLD_GANGS:-}" == 1 ]] && return 0
+	"$ROOT/hack/cluster.sh" restart raygate-webhook --hold-gangs >/dev/null
+	wait_until 20 "the webhook back" webhook_ready || fail "the webhook did not restart with --hold-gangs"
+	e2e_on_exit native_restore_webhook
+}
+native_restore_webhook() {
+	"$ROOT/hack/cluster.sh" restart raygate-webhook >/dev/null 2>&1 || true
+	wait_until 20 "the webhook back" webhook_ready || true
+}
 # webhook_ready: raygate's webhook answers its /readyz
 webhook_ready() { curl -sf --max-time 2 --cacert "$STATE/raygate-certs/ca.crt" "https://127.0.0.1:$WEBHOOK_PORT/readyz" >/dev/null; }
 gate_running() { [[ "$("$ROOT/hack/cluster.sh" status 2>/dev/null)" == *"raygate-gate"*"running"* ]]; }

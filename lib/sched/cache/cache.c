@@ -742,6 +742,8 @@ void cache_gang_mark_evicted(struct cache *c, struct cache_gang *g, const struct
     g->admit_mark_rv = NULL;
     model_gang_clear_admitted(g);
     g->record = *rec;
+    if (g->held && rec->generation > g->generation) /* its record's suspend: a spec change, before the watch shows it */
+        g->generation = rec->generation;
     if (g->admitted) {
         g->admitted = 0;
         c->capacity_changed = 1; /* its reservations are gone */

@@ -191,6 +191,7 @@ struct cache_gang {
     uint8_t spec_ok;            /* the gang arithmetic succeeded */
     uint8_t admitted;           /* raygate.io/admitted-at is set (or cache_gang_mark_admitted) */
     uint8_t legacy;             /* the legacy operator's RayCluster (cluster.ray.io, legacy.h); its pods carry its labels */
+    uint8_t held;               /* raygate.io/held-suspended "true" (heldsuspend.h): its suspend goes with its admission */
     char *uid;                  /* owned */
     char *resource_version;     /* owned */
     char *admitted_at;          /* owned annotation value, or NULL */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "admit.h"
+#include "declare.h"
 #include "dispatchlease.h"
 #include "names.h"
 #include "util.h"
@@ -84,10 +85,11 @@ static struct evictscan_gang *add_gang(struct evictscan_result *out, const struc
     e->rayjob = util_strdup(g->owner_name);
     e->rayjob_uid = util_strdup(g->owner_uid);
     e->queue = util_strdup(g->queue != NULL ? g->queue->name : "");
+    e->held = g->held;
     e->pods = util_calloc(g->npods + 1, sizeof(*e->pods));
     const struct cache_pod *p;
     cache_gang_for_each_pod(p, g) {
-        if (!cache_pod_live(p) || (cache_pod_gated(p) && p->node == NULL))
+        if (!cache_pod_live(p) || (cache_pod_gated(p) && p->node == NULL) || declare_pod_is(p))
             continue;
         int member = 0;
         for (size_t k = 0; k < nmembers && !member; k++)
@@ -161,7 +163,7 @@ static int scan_admitted(const struct cache_gang *g, const struct evict_config *
     if (evicted) {
         struct evictscan_gang *e = add_gang(out, g, live, nmembers);
         e->reason = v.reason;
-        evict_record_next(&g->record, cfg, v.reason, g->generation, now_ms, gang_random(random, g), &e->record);
+        evictscan_record_next(g, cfg, v.reason, now_ms, gang_random(random, g), &e->record);
         e->message = evict_message(e->gang, &eg, &v, cfg, &e->record);
     } else {
         keep_earliest(&out->next_ms, v.recheck_ms);
@@ -186,18 +188,21 @@ static int scan_lease(const struct cache_gang *g, const struct evict_config *cfg
     struct evictscan_gang *e = add_gang(out, g, live, nmembers);
     free(live);
     e->reason = EVICT_REASON_DISPATCH_LEASE;
-    evict_record_next(&g->record, cfg, e->reason, g->generation, now_ms, 0, &e->record);
+    evictscan_record_next(g, cfg, e->reason, now_ms, 0, &e->record);
     e->message = dispatchlease_evict_message(e->gang, g->lease, now_ms);
     return 1;
 }
 
-/* A gang not admitted with an eviction record: its leftovers to delete, and the end of its backoff to look again at. */
+/* A gang not admitted with an eviction record, or held: its leftovers to delete, and the end of its backoff to look again at. */
 static void scan_evicted(const struct cache_gang *g, const struct evict_config *cfg, int64_t now_ms, struct evictscan_result *out)
 {
     const struct cache_pod *p;
     size_t left = 0;
     cache_gang_for_each_pod(p, g) {
-        left += evict_pod_leftover(0, &g->record, cache_pod_live(p), cache_pod_gated(p), p->node != NULL);
+        if (declare_pod_is(p))
+            continue;
+        left += evict_pod_leftover(0, &g->record, cache_pod_live(p), cache_pod_gated(p), p->node != NULL) ||
+                (g->held && cache_pod_live(p) && (!cache_pod_gated(p) || p->node != NULL));
     }
     if (left > 0)
         add_gang(out, g, NULL, 0);
@@ -219,7 +224,7 @@ size_t evictscan_run(const struct cache *c, const struct evict_config *cfg, int6
             if (!g->present || !g->spec_ok || g->legacy)
                 continue; /* the legacy operator's clusters (legacy.h) are not evicted */
             if (!g->admitted) {
-                if (g->record.evicted_at_ms > 0)
+                if (g->record.evicted_at_ms > 0 || g->held)
                     scan_evicted(g, cfg, now_ms, out);
                 continue;
             }
@@ -237,4 +242,12 @@ size_t evictscan_run(const struct cache *c, const struct evict_config *cfg, int6
         }
     }
     return evicted;
+}
+
+void evictscan_record_next(const struct cache_gang *g, const struct evict_config *cfg, enum evict_reason reason, int64_t now_ms,
+                           uint32_t random, struct evict_record *out)
+{
+    evict_record_next(&g->record, cfg, reason, g->generation, now_ms, random, out);
+    if (g->held && out->generation < INT64_MAX)
+        out->generation++;
 }

@@ -28,7 +28,10 @@
  * behind the gate. A gang that is not admitted but has an eviction record and
  * such pods (a controller stopped in the middle of an eviction, or deletions
  * that failed) gets them listed again, with no new record: the eviction is
- * finished.
+ * finished. So does a held gang (heldsuspend.h) that is not admitted, record
+ * or not: a pod born without the gate while the webhook's view lagged its
+ * eviction (docs/design.md, "Pods born ungated"). Declared pods (declare.h)
+ * are never listed: they are not in the API.
  *
  * Cost: the scan runs about once a second over every gang. An admitted gang
  * none of whose live pods has a deadline running (none unbound, or placement
@@ -67,6 +70,7 @@ struct evictscan_gang {
     struct evict_record record; /* reason set: the record to write (evict_record_next) */
     char *message;              /* reason set: the Event text (evict_message); else NULL */
     char *preempted_by;         /* PREEMPTED/RECLAIMED: "ns/name" of the preemptor, written as raygate.io/preempted-by; else NULL */
+    int held; /* its RayCluster is held (heldsuspend.h): the record suspends it again, so that KubeRay makes no pod */
     struct evictscan_pod *pods;
     size_t npods;
 };
@@ -90,5 +94,16 @@ void evictscan_result_finish(struct evictscan_result *r);
  */
 size_t evictscan_run(const struct cache *c, const struct evict_config *cfg, int64_t now_ms, int64_t floor_ms, uint32_t random,
                      struct evictscan_result *out);
+
+/*
+ * evict_record_next() for gang g: its record after an eviction for reason at
+ * now_ms. The record keeps the metadata.generation its RayCluster has once
+ * the record is written (a backoff or a requeue limit holds until the spec
+ * changes): g's, and one more for a held gang, whose record sets spec.suspend
+ * (heldsuspend.h), a change of its spec; its admission record, which clears
+ * it, stamps the generation after it (apply.h), so that the count goes on.
+ */
+void evictscan_record_next(const struct cache_gang *g, const struct evict_config *cfg, enum evict_reason reason, int64_t now_ms,
+                           uint32_t random, struct evict_record *out);
 
 #endif

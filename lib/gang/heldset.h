@@ -1,0 +1,37 @@
+/*
+ * heldset: the RayClusters held suspended (heldsuspend.h) whose gangs are
+ * admitted, as a watch of RayClusters reports them: the webhook's answer to
+ * "is this pod's gang admitted?" without an API call on the request path
+ * (mutate_options.held). A pod of a RayCluster in the set is born without
+ * the gate (mutate.h); every other queued pod is gated as before.
+ *
+ * A RayCluster is in the set while its last version seen is marked held and
+ * admitted (raygate.io/admitted-at), and leaves it with its eviction record
+ * (which removes admitted-at) or its deletion. Keyed by namespace and name.
+ *
+ * Not thread-safe: its owner locks it (the webhook's clusterwatch). Pure.
+ */
+#ifndef RAYGATE_HELDSET_H
+#define RAYGATE_HELDSET_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+struct heldset;
+
+struct heldset *heldset_create(void);
+
+/* Frees s and its entries. Accepts NULL. */
+void heldset_destroy(struct heldset *s);
+
+/* Records one watch event on a RayCluster (borrowed): deleted, or its new version. */
+void heldset_record(struct heldset *s, const json_t *cluster, int deleted);
+
+/* Whether the RayCluster ns[0..nslen)/name[0..namelen) is in s. */
+int heldset_admitted(const struct heldset *s, const char *ns, size_t nslen, const char *name, size_t namelen);
+
+/* How many RayClusters s holds. */
+size_t heldset_len(const struct heldset *s);
+
+#endif

@@ -1,0 +1,69 @@
+/* heldsuspend: a RayCluster held suspended until its gang is admitted (heldsuspend.h). */
+#include "heldsuspend.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonpatch.h"
+#include "names.h"
+#include "topology.h"
+
+static const json_t *annotation(const json_t *cluster, const char *key)
+{
+    return json_object_get(json_object_get(json_object_get(cluster, "metadata"), "annotations"), key);
+}
+
+static int nonempty(const json_t *v)
+{
+    return json_is_string(v) && json_string_length(v) > 0;
+}
+
+int heldsuspend_marked(const json_t *cluster)
+{
+    const char *v = json_string_value(annotation(cluster, NAMES_ANNOTATION_HELD));
+    return v != NULL && strcmp(v, "true") == 0;
+}
+
+int heldsuspend_admitted(const json_t *cluster)
+{
+    return nonempty(annotation(cluster, NAMES_ANNOTATION_ADMITTED));
+}
+
+int heldsuspend_suspended(const json_t *cluster)
+{
+    return json_is_true(json_object_get(json_object_get(cluster, "spec"), "suspend"));
+}
+
+/* Whether a RayCluster CREATE of cluster (borrowed) is held: heldsuspend.h's rule. */
+static int qualifies(const json_t *cluster)
+{
+    const json_t *meta = json_object_get(cluster, "metadata");
+    const json_t *owners = json_object_get(meta, "ownerReferences");
+    if (!nonempty(json_object_get(json_object_get(meta, "labels"), NAMES_LABEL_QUEUE)))
+        return 0;
+    if (json_array_size(owners) > 0 || (owners != NULL && !json_is_array(owners) && !json_is_null(owners)))
+        return 0;
+    if (heldsuspend_suspended(cluster) || heldsuspend_admitted(cluster) || annotation(cluster, NAMES_ANNOTATION_DISPATCH_SUSPENDED))
+        return 0;
+    return annotation(cluster, TOPOLOGY_REQUIRED) == NULL && annotation(cluster, TOPOLOGY_PREFERRED) == NULL;
+}
+
+int heldsuspend_ops(const json_t *cluster, int update, json_t *patch)
+{
+    const json_t *spec = json_object_get(cluster, "spec");
+    if (!json_is_object(spec))
+        return 0;
+    if (update) {
+        if (!heldsuspend_marked(cluster) || heldsuspend_admitted(cluster) || heldsuspend_suspended(cluster))
+            return 0;
+        jsonpatch_append_new(patch, "add", "/spec/suspend", json_true());
+        return 1;
+    }
+    if (!qualifies(cluster))
+        return 0;
+    jsonpatch_append_new(patch, "add", "/spec/suspend", json_true());
+    char *path = jsonpatch_pointer_join("/metadata/annotations", NAMES_ANNOTATION_HELD);
+    jsonpatch_append_new(patch, "add", path, json_string("true"));
+    free(path);
+    return 2;
+}

@@ -1,0 +1,168 @@
+/*
+ * lib/gang/heldsuspend.c and heldset.c: which RayClusters the webhook holds
+ * suspended until admitted, what it writes on them, the set of admitted held
+ * RayClusters its watch keeps, and the pods of those born without the gate
+ * (both answer paths of admission.h, byte for byte).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "admission.h"
+#include "heldset.h"
+#include "heldsuspend.h"
+#include "names.h"
+#include "util.h"
+
+static json_t *cluster(const char *extra_meta, const char *extra_spec)
+{
+    char text[2048];
+    snprintf(text, sizeof(text),
+             "{\"metadata\":{\"name\":\"rc\",\"namespace\":\"ns\",\"labels\":{\"volcano.sh/queue-name\":\"q\"}%s},"
+             "\"spec\":{\"headGroupSpec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"h\"}]}}}%s}}",
+             extra_meta, extra_spec);
+    json_error_t e;
+    json_t *v = json_loads(text, 0, &e);
+    assert_non_null(v);
+    return v;
+}
+
+static int ops(const json_t *c, int update)
+{
+    json_t *patch = json_array();
+    int n = heldsuspend_ops(c, update, patch);
+    assert_int_equal((size_t)n, json_array_size(patch));
+    json_decref(patch);
+    return n;
+}
+
+static void test_which(void **state)
+{
+    (void)state;
+    struct {
+        const char *meta, *spec;
+        int create, update;
+    } cases[] = {
+        {"", "", 2, 0},
+        {",\"ownerReferences\":[{\"kind\":\"RayJob\",\"name\":\"j\"}]", "", 0, 0},
+        {",\"annotations\":{\"raygate.io/topology-required\":\"rack\"}", "", 0, 0},
+        {"", ",\"suspend\":true", 0, 0},
+        {",\"annotations\":{\"raygate.io/dispatch-suspended\":\"true\"}", "", 0, 0},
+        {",\"annotations\":{\"raygate.io/held-suspended\":\"true\"}", ",\"suspend\":false", 2, 1},
+        {",\"annotations\":{\"raygate.io/held-suspended\":\"true\"}", ",\"suspend\":true", 0, 0},
+        {",\"annotations\":{\"raygate.io/held-suspended\":\"true\",\"raygate.io/admitted-at\":\"t\"}", ",\"suspend\":false", 0, 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_t *c = cluster(cases[i].meta, cases[i].spec);
+        if (ops(c, 0) != cases[i].create || ops(c, 1) != cases[i].update)
+            fail_msg("case %zu: create %d update %d", i, ops(c, 0), ops(c, 1));
+        json_decref(c);
+    }
+    json_t *unqueued = cluster("", "");
+    json_object_del(json_object_get(json_object_get(unqueued, "metadata"), "labels"), NAMES_LABEL_QUEUE);
+    assert_int_equal(ops(unqueued, 0), 0);
+    json_decref(unqueued);
+}
+
+static void test_set(void **state)
+{
+    (void)state;
+    struct heldset *s = heldset_create();
+    json_t *held = cluster(",\"annotations\":{\"raygate.io/held-suspended\":\"true\"}", "");
+    heldset_record(s, held, 0);
+    assert_int_equal(heldset_len(s), 0); /* not admitted */
+    json_object_set_new(json_object_get(json_object_get(held, "metadata"), "annotations"), NAMES_ANNOTATION_ADMITTED,
+                        json_string("t"));
+    heldset_record(s, held, 0);
+    heldset_record(s, held, 0);
+    assert_int_equal(heldset_len(s), 1);
+    assert_true(heldset_admitted(s, "ns", 2, "rc", 2));
+    assert_false(heldset_admitted(s, "ns", 2, "r", 1));
+    assert_false(heldset_admitted(s, "n", 1, "rc", 2));
+    json_object_del(json_object_get(json_object_get(held, "metadata"), "annotations"), NAMES_ANNOTATION_ADMITTED);
+    heldset_record(s, held, 0); /* evicted: its record removed admitted-at */
+    assert_false(heldset_admitted(s, "ns", 2, "rc", 2));
+    json_object_set_new(json_object_get(json_object_get(held, "metadata"), "annotations"), NAMES_ANNOTATION_ADMITTED,
+                        json_string("t"));
+    heldset_record(s, held, 0);
+    heldset_record(s, held, 1); /* deleted */
+    assert_int_equal(heldset_len(s), 0);
+    heldset_record(s, held, 0);
+    json_decref(held);
+    heldset_destroy(s); /* frees what it holds */
+}
+
+/* The answer to a Pod CREATE in namespace ns of cluster rc, both ways; returns the fast path's text (caller frees). */
+static char *pod_answer(const struct mutate_options *opts, const char *ns)
+{
+    char body[1024];
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":"
+             "{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"namespace\":\"%s\",\"operation\":\"CREATE\",\"object\":"
+             "{\"metadata\":{\"labels\":{\"ray.io/cluster\":\"rc\",\"volcano.sh/queue-name\":\"q\"}},\"spec\":{\"containers\":"
+             "[{\"name\":\"c\"}]}}}}",
+             ns);
+    char *text = NULL;
+    size_t len = 0;
+    struct admission_info info = {0};
+    struct error err = {{0}};
+    json_t *response = NULL;
+    assert_int_equal(admission_respond(body, strlen(body), NULL, opts, &text, &len, &info, &err), 0);
+    assert_int_equal(admission_handle(body, strlen(body), NULL, opts, &response, &info, &err), 0);
+    char *want = json_dumps(response, JSON_COMPACT);
+    assert_string_equal(text, want);
+    free(want);
+    json_decref(response);
+    return text;
+}
+
+/* The base64 patch of an answer, decoded, contains needle. */
+static int patch_has(const char *answer, const char *needle)
+{
+    json_error_t e;
+    json_t *a = json_loads(answer, 0, &e);
+    const char *b64 = json_string_value(json_object_get(json_object_get(a, "response"), "patch"));
+    size_t n = 0;
+    char *patch = b64 != NULL ? util_base64_decode(b64, strlen(b64), &n) : NULL;
+    int has = patch != NULL && strstr(patch, needle) != NULL;
+    free(patch);
+    json_decref(a);
+    return has;
+}
+
+static void test_pods_born_ungated(void **state)
+{
+    (void)state;
+    struct heldset *s = heldset_create();
+    json_t *held = cluster(",\"annotations\":{\"raygate.io/held-suspended\":\"true\",\"raygate.io/admitted-at\":\"t\"}", "");
+    heldset_record(s, held, 0);
+    struct mutate_options opts = {.held = s};
+    char *a = pod_answer(&opts, "ns");
+    assert_false(patch_has(a, NAMES_GATE));
+    assert_true(patch_has(a, NAMES_ANNOTATION_GROUP));
+    free(a);
+    a = pod_answer(&opts, "other"); /* another namespace's rc: gated */
+    assert_true(patch_has(a, NAMES_GATE));
+    free(a);
+    opts.held = NULL; /* the watch not synced: gated */
+    a = pod_answer(&opts, "ns");
+    assert_true(patch_has(a, NAMES_GATE));
+    free(a);
+    json_decref(held);
+    heldset_destroy(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_which),
+        cmocka_unit_test(test_set),
+        cmocka_unit_test(test_pods_born_ungated),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
