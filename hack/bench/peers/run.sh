@@ -17,7 +17,8 @@
 #   hack/bench/peers/run.sh --out FILE [--quick] [--runs N] [--systems "raygate kueue coscheduling none"]
 #     (raygate: --native-gang off, raygate alone, as in the earlier results,
 #     although auto is the programs' default; raygate-native: --native-gang on,
-#     Kubernetes' own gang scheduling as its last step; raygate-nonative:
+#     Kubernetes' own gang scheduling as its last step; raygate-hold: the
+#     webhook's --hold-gangs, pods born ungated (issue 37); raygate-nonative:
 #     raygate on a cluster that does not even serve that API, hack/cluster.sh
 #     up --no-native-gang: the native step's cost, issue 35)
 #                           [--contention N] [--flood N] [--gang N] [--seed S]
@@ -50,7 +51,7 @@ done
 [[ -n "$OUT" ]] || usage
 for v in "$RUNS" "$CONTENTION" "$FLOOD" "$GANG_PODS" "$SEED"; do [[ "$v" =~ ^[0-9]+$ ]] || die "numbers expected, not '$v'"; done
 for s in $SYSTEMS; do
-	case "$s" in raygate | raygate-native | raygate-nonative | kueue | coscheduling | none) ;; *) die "--systems: unknown system '$s'" ;; esac
+	case "$s" in raygate | raygate-native | raygate-nonative | raygate-hold | kueue | coscheduling | none) ;; *) die "--systems: unknown system '$s'" ;; esac
 done
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/raygate-peers.XXXXXX")"
@@ -108,14 +109,17 @@ for sys in $SYSTEMS; do
 	CLUSTER_UP=1
 	native=() gang="${sys%-nonative}"
 	gang="${gang%-native}"
+	gang="${gang%-hold}"
 	[[ "$sys" == *-nonative ]] && native=(--no-native-gang)
 	RAYGATE_APISERVER_AUDIT=1 bash "$ROOT/hack/cluster.sh" up --gang "$gang" "${native[@]}" --nodes "$nodes" --node-capacity "$CAPACITY" >"$WORK/up-$sys.log" 2>&1 ||
 		{ tail -30 "$WORK/up-$sys.log"; die "cluster up --gang $sys failed"; }
 	mode=""
 	[[ "$sys" == raygate ]] && mode=off # the programs default to auto: on where the API is served
 	[[ "$sys" == *-native ]] && mode=on
+	hold=()
+	[[ "$sys" == raygate-hold ]] && mode=off hold=(--hold-gangs)
 	if [[ -n "$mode" ]]; then
-		bash "$ROOT/hack/cluster.sh" restart raygate-webhook --native-gang "$mode" >>"$WORK/up-$sys.log" 2>&1
+		bash "$ROOT/hack/cluster.sh" restart raygate-webhook --native-gang "$mode" "${hold[@]}" >>"$WORK/up-$sys.log" 2>&1
 		bash "$ROOT/hack/cluster.sh" stop raygate-gate >>"$WORK/up-$sys.log" 2>&1
 		bash "$ROOT/hack/cluster.sh" start-gate --native-gang "$mode" >>"$WORK/up-$sys.log" 2>&1
 		sleep 2
