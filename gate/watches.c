@@ -11,6 +11,7 @@
 #include "log.h"
 #include "native.h"
 #include "podgroup.h"
+#include "podshape.h"
 #include "util.h"
 
 enum watch_kind {
@@ -226,6 +227,10 @@ static int start_watch(struct watches *w, enum watch_kind k, struct error *err)
         .fn = on_watch,
         .arg = &w->ctx[k],
     };
+    if (k == WATCH_PODS) { /* only what the cache reads of a pod is built (podshape.h) */
+        spec.shape = PODSHAPE_EVENT;
+        spec.shape_fn = podshape_fn;
+    }
     if (kube_watch_start(w->watcher, &spec, err) != 0)
         return -1;
     w->started |= 1u << k;

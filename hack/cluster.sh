@@ -787,6 +787,10 @@ cmd_restart() {
 		mapfile -d '' -t args <"/proc/$(cat "$PIDS/$c.pid")/cmdline"
 		printf '%s\0' "${args[@]}" >"$PIDS/$c.args"
 	fi
+	# The webhook keeps holding gangs across a restart while RAYGATE_HOLD_GANGS is set (start_webhook).
+	if [[ "$c" == raygate-webhook && -n "${RAYGATE_HOLD_GANGS:-}" && " ${args[*]} $* " != *" --hold-gangs "* ]]; then
+		set -- "$@" --hold-gangs
+	fi
 	stop "$c"
 	start "$c" "${args[@]}" "$@"
 }

@@ -458,6 +458,8 @@ int kube_watch_start(struct kube_watcher *w, const struct kube_watch_spec *spec,
     wt->known = json_object();
     wt->x.c = w->c;
     watchstream_init(&wt->ws, w->c->opt.max_event_bytes, on_stream_event, wt);
+    if (spec->shape_fn != NULL)
+        watchstream_set_shape(&wt->ws, spec->shape, spec->shape_fn);
 
     pthread_mutex_lock(&w->lock);
     struct watch **tail = &w->pending;

@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "error.h"
+#include "jsonscan.h"
 #include "kubeclient.h"
 
 struct kube_watcher;
@@ -57,6 +58,10 @@ struct kube_watch_spec {
     void *arg;
     kube_watch_trouble_fn trouble; /* NULL: not told (called with arg) */
     int relist_on_error;           /* after a failed watch stream, list again (then SYNCED), not resume where it was */
+    /* The watch stream's events built only in part (watchstream_set_shape): shape_fn NULL builds them whole. The list
+       (and a relist) is always whole. */
+    int shape;
+    jsonscan_shape_fn shape_fn;
 };
 
 /*

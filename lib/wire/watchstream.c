@@ -14,10 +14,18 @@ void watchstream_init(struct watchstream *ws, size_t max_event, watchstream_fn f
     ws->arg = arg;
 }
 
+void watchstream_set_shape(struct watchstream *ws, int shape, jsonscan_shape_fn fn)
+{
+    ws->shape = shape;
+    ws->shape_fn = fn;
+}
+
 void watchstream_finish(struct watchstream *ws)
 {
     if (ws == NULL)
         return;
+    jsonscan_finish(&ws->scan);
+    jsonscan_init(&ws->scan);
     free(ws->buf);
     ws->buf = NULL;
     ws->len = ws->cap = 0;
@@ -69,7 +77,11 @@ static int dispatch(struct watchstream *ws, const char *line, size_t len, struct
         return 0;
     unsigned long n = ++ws->events;
     json_error_t jerr;
-    json_t *ev = json_loadb(line, len, 0, &jerr);
+    json_t *ev = NULL;
+    if (ws->shape_fn != NULL && jsonscan_parse(&ws->scan, line, len) == 0)
+        ev = jsonscan_value(&ws->scan, 0, ws->shape, ws->shape_fn);
+    if (ev == NULL)
+        ev = json_loadb(line, len, 0, &jerr);
     if (ev == NULL) {
         error_setf(err, "event %lu: invalid JSON at column %d: %s", n, jerr.column, jerr.text);
         return -1;

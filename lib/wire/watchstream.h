@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "error.h"
+#include "jsonscan.h"
 
 /* Default maximum size of one event (one line), in bytes. */
 #define WATCHSTREAM_DEFAULT_MAX_EVENT (16u << 20)
@@ -54,6 +55,10 @@ struct watchstream {
     int failed;
     watchstream_fn fn;
     void *arg;
+    /* watchstream_set_shape(): how much of each event is built (NULL fn: all of it, jansson's json_loadb) */
+    int shape;
+    jsonscan_shape_fn shape_fn;
+    struct jsonscan scan; /* reused from event to event */
 };
 
 /*
@@ -61,6 +66,16 @@ struct watchstream {
  * (0 means WATCHSTREAM_DEFAULT_MAX_EVENT). fn and arg receive the events.
  */
 void watchstream_init(struct watchstream *ws, size_t max_event, watchstream_fn fn, void *arg);
+
+/*
+ * Builds only part of each event from now on (jsonscan.h): the event object
+ * at shape, its members as fn says (the whole event object, then its
+ * "object", as fn's shapes go). A line the scan declines (escapes it cannot
+ * decode, more than it reads) is parsed whole by jansson, as without it.
+ * Saves the allocation of what a watcher never reads (a pod's
+ * managedFields, its containers' env).
+ */
+void watchstream_set_shape(struct watchstream *ws, int shape, jsonscan_shape_fn fn);
 
 /* Releases ws's buffer; ws may be NULL. */
 void watchstream_finish(struct watchstream *ws);

@@ -29,7 +29,8 @@ e2e_setup() {
 	E2E_TMP="$(mktemp -d "${TMPDIR:-/tmp}/raygate-e2e.XXXXXX")"
 	E2E_GATE_FROM="$(gate_log_from 2>/dev/null || echo 1)"
 	trap e2e_teardown EXIT
-	say "=== $E2E_NAME in namespace $NS"
+	say "=== $E2E_NAME in namespace $NS${RAYGATE_HOLD_GANGS:+ (the webhook holding gangs: --hold-gangs)}"
+	if [[ "${RAYGATE_HOLD_GANGS:-}" == 1 ]]; then hold_gangs; fi
 }
 
 # e2e_watch FILE KIND [ARG...]: `kubectl get KIND ARG... -w -o json` in the
@@ -643,16 +644,18 @@ native_restore() {
 	restore_gate
 }
 # hold_gangs: raygate's webhook restarted with --hold-gangs (issue 37: queued RayClusters held suspended until
-# admitted, their pods born ungated); the test's exit restarts it as the cluster started it. A no-op where the
-# cluster's webhook holds gangs already (RAYGATE_HOLD_GANGS=1: hack/cluster.sh).
+# admitted, their pods born ungated; hack/cluster.sh adds the flag to every start and restart of the webhook
+# while RAYGATE_HOLD_GANGS is set); the test's exit restarts it as the cluster started it. e2e_setup calls it
+# when RAYGATE_HOLD_GANGS is 1 (the held_* tests of tests/e2e/meson.build: the drills with the flag on).
 hold_gangs() {
-	[[ "${RAYGATE_HOLD_GANGS:-}" == 1 ]] && return 0
-	"$ROOT/hack/cluster.sh" restart raygate-webhook --hold-gangs >/dev/null
+	[[ -n "${E2E_HOLD_RESTORE:-}" ]] && return 0
+	RAYGATE_HOLD_GANGS=1 "$ROOT/hack/cluster.sh" restart raygate-webhook >/dev/null
 	wait_until 20 "the webhook back" webhook_ready || fail "the webhook did not restart with --hold-gangs"
-	e2e_on_exit native_restore_webhook
+	E2E_HOLD_RESTORE=1
+	e2e_on_exit hold_restore
 }
-native_restore_webhook() {
-	"$ROOT/hack/cluster.sh" restart raygate-webhook >/dev/null 2>&1 || true
+hold_restore() {
+	RAYGATE_HOLD_GANGS='' "$ROOT/hack/cluster.sh" restart raygate-webhook >/dev/null 2>&1 || true
 	wait_until 20 "the webhook back" webhook_ready || true
 }
 # webhook_ready: raygate's webhook answers its /readyz

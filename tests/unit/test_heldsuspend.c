@@ -157,12 +157,42 @@ static void test_pods_born_ungated(void **state)
     heldset_destroy(s);
 }
 
+/* A RayCluster CREATE, with --hold-gangs: held (spec.suspend, the mark), the same bytes both ways; without: neither. */
+static void test_raycluster_held(void **state)
+{
+    (void)state;
+    const char *body =
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":"
+        "{\"group\":\"ray.io\",\"version\":\"v1\",\"kind\":\"RayCluster\"},\"namespace\":\"ns\",\"operation\":\"CREATE\","
+        "\"object\":{\"apiVersion\":\"ray.io/v1\",\"kind\":\"RayCluster\",\"metadata\":{\"name\":\"rc\",\"namespace\":"
+        "\"ns\",\"labels\":{\"volcano.sh/queue-name\":\"q\"}},\"spec\":{\"headGroupSpec\":{\"template\":{\"spec\":"
+        "{\"containers\":[{\"name\":\"h\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}}}}}";
+    for (int hold = 0; hold <= 1; hold++) {
+        struct mutate_options opts = {.hold_gangs = hold};
+        char *text = NULL;
+        size_t len = 0;
+        struct admission_info info = {0};
+        struct error err = {{0}};
+        json_t *response = NULL;
+        assert_int_equal(admission_respond(body, strlen(body), NULL, &opts, &text, &len, &info, &err), 0);
+        assert_int_equal(admission_handle(body, strlen(body), NULL, &opts, &response, &info, &err), 0);
+        char *want = json_dumps(response, JSON_COMPACT);
+        assert_string_equal(text, want);
+        assert_int_equal(patch_has(text, "/spec/suspend"), hold);
+        assert_int_equal(patch_has(text, "raygate.io~1held-suspended"), hold);
+        free(want);
+        free(text);
+        json_decref(response);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_which),
         cmocka_unit_test(test_set),
         cmocka_unit_test(test_pods_born_ungated),
+        cmocka_unit_test(test_raycluster_held),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -75,7 +75,7 @@ if [[ -n "$peers_built" ]]; then
 fi
 
 export RAYGATE_STATE="$STATE" RAYGATE_APISERVER_PORT="$APISERVER_PORT" RAYGATE_ETCD_PORT="$ETCD_PORT" RAYGATE_SCHED_PORT="$SCHED_PORT" KUBECTL
-workload() { local g="${1%-nonative}"; RAYGATE_GANG="${g%-native}" python3 "$here/workloads.py" "${@:2}"; }
+workload() { local g="${1%-nonative}"; g="${g%-hold}"; RAYGATE_GANG="${g%-native}" python3 "$here/workloads.py" "${@:2}"; }
 
 ask="$(RAYGATE_GANG=none workload none shapes --clusters "$CONTENTION" --seed "$SEED")"
 ask_cpu="$(jq .cpu <<<"$ask")"
