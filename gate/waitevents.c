@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "declare.h"
 #include "eventplan.h"
 #include "legacy.h"
 #include "log.h"
@@ -148,7 +149,7 @@ static void tell_heads(const struct gang *g, struct cache *cache, const struct w
     struct cache_pod *pod;
     for (pod = cg != NULL ? cg->pods : NULL; pod != NULL; pod = pod->gang_next) {
         if (pod->node_type == NULL || strcmp(pod->node_type, "head") != 0 || !cache_pod_live(pod) || !cache_pod_gated(pod) ||
-            (pod->flags & CACHE_POD_TOLD))
+            (pod->flags & CACHE_POD_TOLD) || declare_pod_is(pod)) /* a held gang's declared head: not in the API */
             continue;
         cache_pod_mark_told(pod);
         struct events_object po = {"v1", "Pod", pod->namespace_, pod->name, pod->uid};
@@ -161,7 +162,7 @@ static void tell_targets(const struct gang *g, struct cache *cache, const struct
 {
     for (size_t i = 0; i < g->ntargets; i++) {
         struct cache_pod *pod = cache_pod_by_uid(cache, g->targets[i].uid);
-        if (pod == NULL || !cache_pod_live(pod) || !cache_pod_gated(pod) || (pod->flags & CACHE_POD_TOLD))
+        if (pod == NULL || !cache_pod_live(pod) || !cache_pod_gated(pod) || (pod->flags & CACHE_POD_TOLD) || declare_pod_is(pod))
             continue;
         cache_pod_mark_told(pod);
         struct events_object po = {"v1", "Pod", g->ns, g->targets[i].name, g->targets[i].uid};

@@ -72,6 +72,36 @@ static size_t plain_prefix(uint64_t m)
 #endif
 }
 
+/* The 4 hex digits at p (at least 4 bytes), or -1. */
+static long hex4(const unsigned char *p)
+{
+    long v = 0;
+    for (int k = 0; k < 4; k++) {
+        unsigned char h = p[k];
+        int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+        if (d < 0)
+            return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+/*
+ * The length of the \u escape at p[0..n) (p[0] the backslash): 6, or 12 for
+ * a surrogate pair; 0 when jansson would refuse it (not 4 hex digits, a lone
+ * surrogate, \u0000: jansson without JSON_ALLOW_NUL).
+ */
+static size_t u_escape_len(const unsigned char *p, size_t n)
+{
+    long hi = n >= 6 ? hex4(p + 2) : -1;
+    if (hi <= 0 || (hi >= 0xdc00 && hi <= 0xdfff))
+        return 0;
+    if (hi < 0xd800 || hi > 0xdbff)
+        return 6;
+    long lo = n >= 12 && p[6] == '\\' && p[7] == 'u' ? hex4(p + 8) : -1;
+    return lo >= 0xdc00 && lo <= 0xdfff ? 12 : 0;
+}
+
 static long scan_string(struct cursor *c)
 {
     size_t start = ++c->pos; /* after the quote */
@@ -96,10 +126,11 @@ static long scan_string(struct cursor *c)
         if (ch < 0x20 || ch >= 0x80)
             return -1; /* control characters are invalid; UTF-8 is left to jansson's decoder */
         if (ch == '\\') {
-            if (pos + 1 >= end || strchr("\"\\/bfnrt", p[pos + 1]) == NULL || p[pos + 1] == '\0')
-                return -1; /* \u (and anything else) is left to jansson */
+            size_t u = pos + 1 < end && p[pos + 1] == 'u' ? u_escape_len(p + pos, end - pos) : 2;
+            if (pos + 1 >= end || u == 0 || (u == 2 && (strchr("\"\\/bfnrt", p[pos + 1]) == NULL || p[pos + 1] == '\0')))
+                return -1; /* anything else is left to jansson */
             escaped = 1;
-            pos += 2;
+            pos += u;
             continue;
         }
         pos++;
@@ -318,16 +349,53 @@ long jsonscan_get(const struct jsonscan *s, long obj, const char *key)
     return -1;
 }
 
-/* A string token's value: its text with the escapes the scanner lets through (all but \u) decoded. */
+/* The UTF-8 of the \u escape at p (checked by u_escape_len), written to out; returns the bytes written, *used the escape's. */
+static size_t put_u_escape(const unsigned char *p, char *out, uint32_t *used)
+{
+    unsigned long cp = (unsigned long)hex4(p + 2);
+    *used = 6;
+    if (cp >= 0xd800 && cp <= 0xdbff) {
+        cp = 0x10000 + ((cp - 0xd800) << 10) + ((unsigned long)hex4(p + 8) - 0xdc00);
+        *used = 12;
+    }
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (char)(0xc0 | (cp >> 6));
+        out[1] = (char)(0x80 | (cp & 0x3f));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char)(0xe0 | (cp >> 12));
+        out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        out[2] = (char)(0x80 | (cp & 0x3f));
+        return 3;
+    }
+    out[0] = (char)(0xf0 | (cp >> 18));
+    out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+    out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+    out[3] = (char)(0x80 | (cp & 0x3f));
+    return 4;
+}
+
+/* A string token's value: its text with its escapes decoded (a \u one into UTF-8: never longer than the escape). */
 static json_t *string_value(const struct jsonscan *s, const struct jsonscan_token *t)
 {
     const char *p = s->text + t->start;
     if (!t->escaped)
         return json_stringn_nocheck(p, t->len); /* ASCII without control characters: valid UTF-8 */
-    char small[256], *buf = t->len <= sizeof(small) ? small : util_malloc(t->len);
+    char small[256] = "", *buf = t->len <= sizeof(small) ? small : util_malloc(t->len);
     size_t n = 0;
     for (uint32_t k = 0; k < t->len; k++) {
         char ch = p[k];
+        if (ch == '\\' && p[k + 1] == 'u') {
+            uint32_t used;
+            n += put_u_escape((const unsigned char *)p + k, buf + n, &used);
+            k += used - 1;
+            continue;
+        }
         if (ch == '\\') {
             ch = p[++k];
             ch = ch == 'b' ? '\b' : ch == 'f' ? '\f' : ch == 'n' ? '\n' : ch == 'r' ? '\r' : ch == 't' ? '\t' : ch;

@@ -10,8 +10,10 @@
  * values. Whatever it is unsure of it declines (returns -1) and the caller
  * falls back to jansson, which then gives the error or the value: text that
  * is not JSON, a top level other than an object, duplicate keys, non-ASCII
- * bytes or \u escapes in strings (decoding them is jansson's job), numbers of
- * more than 15 characters, nesting deeper than JSONSCAN_MAX_DEPTH.
+ * bytes in strings (validating UTF-8 is jansson's job), \u0000 and lone
+ * surrogates (jansson refuses them), escapes in keys, numbers of more than 15
+ * characters, nesting deeper than JSONSCAN_MAX_DEPTH. A \u escape in a value
+ * (the API server writes <, > and & so) is decoded into UTF-8 as jansson does.
  */
 #ifndef RAYGATE_JSONSCAN_H
 #define RAYGATE_JSONSCAN_H

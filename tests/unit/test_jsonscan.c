@@ -62,7 +62,13 @@ static void test_declines(void **state)
         "{\"a\":1234567890123456}",
         "{\"a\":tru}",
         "{\"a\":nul}",
-        "{\"a\":\"\\u0041\"}",
+        "{\"a\":\"\\u0000\"}",
+        "{\"a\":\"\\udc00\"}",
+        "{\"a\":\"\\ud83d\"}",
+        "{\"a\":\"\\ud83dx\"}",
+        "{\"a\":\"\\u00g1\"}",
+        "{\"a\":\"\\u12\"}",
+        "{\"\\u0041\":1}",
         "{\"a\":\"\\x\"}",
         "{\"a\":\"tab\there\"}",
         "{\"a\":\"\xc3\xa9\"}",
@@ -196,6 +202,8 @@ static void test_value(void **state)
         "{\"a\":-0.5,\"b\":[true,false,null,\"x\"],\"c\":{\"d\":[]},\"e\":-0,\"f\":0.0,\"g\":1.25}",
         "{\"s\":\"with \\\"escapes\\\" \\\\ \\/ \\b\\f\\n\\r\\t\",\"\":\"\"}",
         "{\"a\":123456789012345,\"b\":-12345678901234,\"z\":1,\"y\":2,\"x\":{\"k\":[[1],[2.5]]}}",
+        /* \u escapes as the API server writes <, > and &, and every UTF-8 length, a surrogate pair */
+        "{\"cmd\":\"a \\u0026\\u0026 b \\u003e /dev/null\",\"u\":\"\\u0041\\u00e9\\u20ac\\ud83d\\ude00\\u0001\\/\"}",
     };
     struct jsonscan s;
     jsonscan_init(&s);
