@@ -192,6 +192,8 @@ static long scan_literal(struct cursor *c, const char *word, enum jsonscan_type 
     return t;
 }
 
+static size_t decode_string(const char *p, uint32_t len, char *out);
+
 struct key {
     const char *p;
     uint32_t len;
@@ -205,17 +207,25 @@ static int cmp_key(const void *a, const void *b)
     return memcmp(x->p, y->p, x->len);
 }
 
-/* Whether object obj has two members of one name (keys carry no escapes: raw bytes are the names). */
+/* Whether object obj has two members of one name (raw bytes, or decoded where a key has escapes: escaped_keys). */
 static int has_duplicates(const struct jsonscan *s, long obj)
 {
     uint32_t n = s->tokens[obj].count;
     if (n < 2)
         return 0;
     struct key small[16], *keys = n <= 16 ? small : util_malloc(n * sizeof(*keys));
+    char **decoded = NULL; /* the escaped keys' names, freed below */
+    size_t ndecoded = 0;
     long i = obj + 1;
     for (uint32_t k = 0; k < n; k++) {
         keys[k].p = s->text + s->tokens[i].start;
         keys[k].len = s->tokens[i].len;
+        if (s->tokens[i].escaped) {
+            decoded = util_realloc(decoded, (ndecoded + 1) * sizeof(*decoded));
+            char *name = decoded[ndecoded++] = util_malloc((size_t)keys[k].len + 1);
+            keys[k].len = (uint32_t)decode_string(keys[k].p, keys[k].len, name);
+            keys[k].p = name;
+        }
         i = (long)s->tokens[i + 1].next;
     }
     int dup = 0;
@@ -229,6 +239,9 @@ static int has_duplicates(const struct jsonscan *s, long obj)
             dup = cmp_key(&keys[a - 1], &keys[a]) == 0;
         free(keys);
     }
+    for (size_t k = 0; k < ndecoded; k++)
+        free(decoded[k]);
+    free(decoded);
     return dup;
 }
 
@@ -252,7 +265,7 @@ static long scan_container(struct cursor *c, int depth, int object)
                 if (c->pos >= c->end || c->p[c->pos] != '"')
                     return -1;
                 long k = scan_string(c);
-                if (k < 0 || c->s->tokens[k].escaped)
+                if (k < 0 || (c->s->tokens[k].escaped && !c->s->escaped_keys))
                     return -1; /* a key with escapes: jansson compares decoded names */
                 skip_ws(c);
                 if (c->pos >= c->end || c->p[c->pos] != ':')
@@ -380,19 +393,16 @@ static size_t put_u_escape(const unsigned char *p, char *out, uint32_t *used)
     return 4;
 }
 
-/* A string token's value: its text with its escapes decoded (a \u one into UTF-8: never longer than the escape). */
-static json_t *string_value(const struct jsonscan *s, const struct jsonscan_token *t)
+/* The text p[0..len) of a string with its escapes decoded (a \u one into UTF-8: never longer than the escape), into
+   out (len bytes at least); returns its length. */
+static size_t decode_string(const char *p, uint32_t len, char *out)
 {
-    const char *p = s->text + t->start;
-    if (!t->escaped)
-        return json_stringn_nocheck(p, t->len); /* ASCII without control characters: valid UTF-8 */
-    char small[256] = "", *buf = t->len <= sizeof(small) ? small : util_malloc(t->len);
     size_t n = 0;
-    for (uint32_t k = 0; k < t->len; k++) {
+    for (uint32_t k = 0; k < len; k++) {
         char ch = p[k];
         if (ch == '\\' && p[k + 1] == 'u') {
             uint32_t used;
-            n += put_u_escape((const unsigned char *)p + k, buf + n, &used);
+            n += put_u_escape((const unsigned char *)p + k, out + n, &used);
             k += used - 1;
             continue;
         }
@@ -400,9 +410,19 @@ static json_t *string_value(const struct jsonscan *s, const struct jsonscan_toke
             ch = p[++k];
             ch = ch == 'b' ? '\b' : ch == 'f' ? '\f' : ch == 'n' ? '\n' : ch == 'r' ? '\r' : ch == 't' ? '\t' : ch;
         }
-        buf[n++] = ch;
+        out[n++] = ch;
     }
-    json_t *v = json_stringn_nocheck(buf, n);
+    return n;
+}
+
+/* A string token's value: its text with its escapes decoded. */
+static json_t *string_value(const struct jsonscan *s, const struct jsonscan_token *t)
+{
+    const char *p = s->text + t->start;
+    if (!t->escaped)
+        return json_stringn_nocheck(p, t->len); /* ASCII without control characters: valid UTF-8 */
+    char small[256] = "", *buf = t->len <= sizeof(small) ? small : util_malloc(t->len);
+    json_t *v = json_stringn_nocheck(buf, decode_string(p, t->len, buf));
     if (buf != small)
         free(buf);
     return v;
@@ -419,13 +439,13 @@ static json_t *number_value(const struct jsonscan *s, const struct jsonscan_toke
     return json_real(strtod(buf, NULL));
 }
 
-/* Sets member key (a token: no escapes, no NUL) of obj to v (stolen). */
+/* Sets member key (a token: no NUL; its escapes decoded) of obj to v (stolen). */
 static void set_member(json_t *obj, const struct jsonscan *s, long key, json_t *v)
 {
     const struct jsonscan_token *k = &s->tokens[key];
-    char small[128], *name = k->len < sizeof(small) ? small : util_malloc((size_t)k->len + 1);
-    memcpy(name, s->text + k->start, k->len);
-    name[k->len] = '\0';
+    char small[128] = "", *name = k->len < sizeof(small) ? small : util_malloc((size_t)k->len + 1);
+    size_t n = k->escaped ? decode_string(s->text + k->start, k->len, name) : (memcpy(name, s->text + k->start, k->len), k->len);
+    name[n] = '\0';
     json_object_set_new_nocheck(obj, name, v);
     if (name != small)
         free(name);

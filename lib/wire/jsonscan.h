@@ -11,7 +11,7 @@
  * falls back to jansson, which then gives the error or the value: text that
  * is not JSON, a top level other than an object, duplicate keys, non-ASCII
  * bytes in strings (validating UTF-8 is jansson's job), \u0000 and lone
- * surrogates (jansson refuses them), escapes in keys, numbers of more than 15
+ * surrogates (jansson refuses them), escapes in keys (unless escaped_keys), numbers of more than 15
  * characters, nesting deeper than JSONSCAN_MAX_DEPTH. A \u escape in a value
  * (the API server writes <, > and & so) is decoded into UTF-8 as jansson does.
  */
@@ -52,6 +52,14 @@ struct jsonscan {
     const char *text;
     struct jsonscan_token *tokens;
     size_t len, cap;
+    /*
+     * 0 (jsonscan_init): a key with escapes is declined, as jsonscan_get()
+     * compares raw keys and would miss it. 1: accepted, its name decoded by
+     * jsonscan_value() and in the duplicate check; jsonscan_get() and a
+     * shape's key comparisons never match it (a watch stream's shape: such a
+     * member is built whole).
+     */
+    int escaped_keys;
 };
 
 /* Initialises an empty scan in caller-owned storage. */

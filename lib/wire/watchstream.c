@@ -18,6 +18,7 @@ void watchstream_set_shape(struct watchstream *ws, int shape, jsonscan_shape_fn 
 {
     ws->shape = shape;
     ws->shape_fn = fn;
+    ws->scan.escaped_keys = 1; /* a managedFields key holds quotes ("k:{\"uid\":...}"); the shape matches none of them */
 }
 
 void watchstream_finish(struct watchstream *ws)
@@ -26,6 +27,7 @@ void watchstream_finish(struct watchstream *ws)
         return;
     jsonscan_finish(&ws->scan);
     jsonscan_init(&ws->scan);
+    ws->scan.escaped_keys = 1;
     free(ws->buf);
     ws->buf = NULL;
     ws->len = ws->cap = 0;

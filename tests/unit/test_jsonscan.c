@@ -219,6 +219,26 @@ static void test_value(void **state)
 }
 
 /* Never more than jansson: every byte-level mutation of a real AdmissionReview the scan accepts, jansson accepts too. */
+/* escaped_keys: a managedFields key with quotes is read as jansson reads it; a decoded duplicate is still declined. */
+static void test_escaped_keys(void **state)
+{
+    (void)state;
+    const char *doc = "{\"f\":{\"k:{\\\"uid\\\":\\\"u\\\"}\":{},\"\\u0061\":1,\"b\":2}}";
+    struct jsonscan s;
+    jsonscan_init(&s);
+    assert_int_equal(jsonscan_parse(&s, doc, strlen(doc)), -1); /* by default, left to jansson */
+    s.escaped_keys = 1;
+    assert_int_equal(jsonscan_parse(&s, doc, strlen(doc)), 0);
+    json_t *want = json_loads(doc, JSON_REJECT_DUPLICATES, NULL);
+    assert_non_null(want);
+    check_value(doc, &s, want);
+    json_decref(want);
+    assert_int_equal(jsonscan_get(&s, jsonscan_get(&s, 0, "f"), "a"), -1); /* raw keys only */
+    const char *dup = "{\"a\":1,\"\\u0061\":2}";
+    assert_int_equal(jsonscan_parse(&s, dup, strlen(dup)), -1);
+    jsonscan_finish(&s);
+}
+
 static void test_subset_of_jansson(void **state)
 {
     (void)state;
@@ -264,6 +284,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_accepts),           cmocka_unit_test(test_declines), cmocka_unit_test(test_tokens),
         cmocka_unit_test(test_subset_of_jansson), cmocka_unit_test(test_value),    cmocka_unit_test(test_string_bytes),
+        cmocka_unit_test(test_escaped_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
