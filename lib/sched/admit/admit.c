@@ -807,11 +807,12 @@ size_t admit_pass(struct admit *a, unsigned flags, struct admit_result *out)
     int all = (flags & ADMIT_PASS_FULL) != 0 || (p.linked && admitselect_any_dirty(a->c));
     size_t npods;
     size_t ngangs = admitselect_queues(&p, all, (changes & CACHE_CHANGED_CAPACITY) != 0, &npods);
-    struct work *works = admitselect_works(&p, ngangs, npods);
+    size_t nworks;
+    struct work *works = admitselect_works(&p, ngangs, npods, &nworks);
     admitselect_sum_held(&p);
     out->gangs_evaluated += ngangs;
-    weigh_held(&p, works, ngangs);
-    weigh_fair(&p, works, ngangs);
+    weigh_held(&p, works, nworks);
+    weigh_fair(&p, works, nworks);
     pass_finish(&p);
     return out->len - before;
 }

@@ -127,8 +127,19 @@ static void collect_work(struct pass *p, struct work *w, struct qstate *qs, stru
     order_core(p, w);
 }
 
-/* The gangs the selected queues evaluate (ngangs of them, npods pods), in the order they are decided. */
-struct work *admitselect_works(struct pass *p, size_t ngangs, size_t npods)
+/*
+ * Whether admitted gang g decides nothing in this pass: every live pod of it
+ * is ungated (cache_gang's nopen, kept by the cache), so there is no member to
+ * finish nor tail pod to admit (evaluate_admitted). Its pods are not walked: in
+ * a flood into one queue, every pass would walk every running gang's pods.
+ */
+static int decides_nothing(const struct cache_gang *g)
+{
+    return g->admitted && g->nopen == g->nlive;
+}
+
+/* The gangs the selected queues evaluate (at most ngangs of them, npods pods), in the order they are decided. */
+struct work *admitselect_works(struct pass *p, size_t ngangs, size_t npods, size_t *nout)
 {
     struct work *works = admitpass_scratch(p->a, SCRATCH_WORKS, ngangs, sizeof(*works), 1);
     struct cache_pod **pods = admitpass_scratch(p->a, SCRATCH_PODS, npods, sizeof(*pods), 0);
@@ -137,7 +148,7 @@ struct work *admitselect_works(struct pass *p, size_t ngangs, size_t npods)
     for (size_t i = 0; i < p->nqueues; i++) {
         struct cache_gang *g;
         cache_queue_for_each_gang(g, p->queues[i].q) {
-            if (!gang_selected(&p->queues[i], g))
+            if (!gang_selected(&p->queues[i], g) || decides_nothing(g))
                 continue;
             struct work *w = &works[nworks++];
             collect_work(p, w, &p->queues[i], g, pods + used);
@@ -148,6 +159,7 @@ struct work *admitselect_works(struct pass *p, size_t ngangs, size_t npods)
     for (size_t i = 0; i < nworks; i++)
         cache_gang_set_node_wait(p->c, works[i].g, 0);
     qsort(works, nworks, sizeof(*works), cmp_work);
+    *nout = nworks;
     return works;
 }
 

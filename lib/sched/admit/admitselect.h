@@ -20,8 +20,12 @@
  */
 size_t admitselect_queues(struct pass *p, int all, int grew, size_t *npods);
 
-/* The gangs the selected queues evaluate (ngangs of them, npods pods), sorted in their within-leaf order (p's scratch). */
-struct work *admitselect_works(struct pass *p, size_t ngangs, size_t npods);
+/*
+ * The gangs the selected queues evaluate (at most ngangs of them, npods pods;
+ * *nout of them: an admitted gang with no pod gated decides nothing and is
+ * left out), sorted in their within-leaf order (p's scratch).
+ */
+struct work *admitselect_works(struct pass *p, size_t ngangs, size_t npods, size_t *nout);
 
 /* What the selected queues' gangs hold, into their held and the tree; the other queues' alloc and demand, then deserved. */
 void admitselect_sum_held(struct pass *p);
