@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fitsort.h"
 #include "fitwhy.h"
 #include "ledger.h"
 #include "quantity.h"
@@ -18,16 +19,6 @@ void fit_request_text(struct util_buf *b, const struct cache *c, const struct sh
         util_buf_printf(b, "%s%s ", k ? ", " : "", name);
         resources_put_quantity(b, name, req->items[k].value, req->items[k].format);
     }
-}
-
-/* Creation order, then namespace/name. */
-static int cmp_created(const void *pa, const void *pb)
-{
-    const struct cache_pod *a = *(const struct cache_pod *const *)pa, *b = *(const struct cache_pod *const *)pb;
-    if (a->created != b->created)
-        return a->created < b->created ? -1 : 1;
-    int r = strcmp(a->namespace_, b->namespace_);
-    return r != 0 ? r : strcmp(a->name, b->name);
 }
 
 /* A pod shape (request, constraints) seen in this pass. Free room only shrinks during a pass, so a node
@@ -99,10 +90,11 @@ struct fit {
     size_t commits;
     struct fit_memo memo;
     uint32_t cpu, memory; /* resource ids, or UINT32_MAX */
+    struct fitsort sort;  /* fit_sort_larger_first's weights, kept across passes */
 };
 
 /* Buffers kept across passes: big ones would otherwise be mapped and faulted in anew each time. */
-enum { BUF_FREE, BUF_FREE_PODS, BUF_TREE, BUF_WEIGHTS, BUF_POS, BUF_DEBT };
+enum { BUF_FREE, BUF_FREE_PODS, BUF_TREE, BUF_UNUSED, BUF_POS, BUF_DEBT };
 
 /* Buffer kind of at least n * size bytes, zeroed if zero; its contents are the caller's until the next call for that kind. */
 static void *buffer(struct fit *f, int kind, size_t n, size_t size, int zero)
@@ -110,53 +102,14 @@ static void *buffer(struct fit *f, int kind, size_t n, size_t size, int zero)
     return util_scratch(&f->buf[kind], &f->cap[kind], n, size, zero);
 }
 
-/* A pod with its weights for "larger first": extended resources (GPUs) dominate, then cpu, then memory. */
-struct weighed {
-    struct cache_pod *pod;
-    int64_t w[3];
-};
-
-static int cmp_weighed(const void *pa, const void *pb)
-{
-    const struct weighed *a = pa, *b = pb;
-    for (int i = 0; i < 3; i++) {
-        if (a->w[i] != b->w[i])
-            return a->w[i] > b->w[i] ? -1 : 1;
-    }
-    return cmp_created(&a->pod, &b->pod);
-}
-
 void fit_sort_larger_first(struct fit *f, struct cache_pod **pods, size_t n)
 {
-    struct weighed *ws = buffer(f, BUF_WEIGHTS, n, sizeof(*ws), 1);
-    for (size_t i = 0; i < n; i++) {
-        const struct shape_rl *req = model_pod_fit_request(pods[i]);
-        ws[i].pod = pods[i];
-        for (uint32_t k = 0; req != NULL && k < req->len; k++) {
-            const struct shape_res *r = &req->items[k];
-            const char *name = cache_resource_name(f->c, r->id);
-            if (r->id == f->cpu)
-                ws[i].w[1] = r->value;
-            else if (r->id == f->memory)
-                ws[i].w[2] = r->value;
-            else if (strcmp(name, "ephemeral-storage") != 0 && strncmp(name, "hugepages-", 10) != 0)
-                ws[i].w[0] = util_sat_add(ws[i].w[0], r->value);
-        }
-    }
-    if (n > 32) {
-        qsort(ws, n, sizeof(*ws), cmp_weighed);
-    } else {
-        /* A gang's few unbound pods, mostly of one or two shapes: insertion sort beats qsort's overhead. */
-        for (size_t i = 1; i < n; i++) {
-            struct weighed x = ws[i];
-            size_t j = i;
-            for (; j > 0 && cmp_weighed(&ws[j - 1], &x) > 0; j--)
-                ws[j] = ws[j - 1];
-            ws[j] = x;
-        }
-    }
-    for (size_t i = 0; i < n; i++)
-        pods[i] = ws[i].pod;
+    fitsort_larger_first(&f->sort, pods, n, 0);
+}
+
+void fit_sort_larger_first_stable(struct fit *f, struct cache_pod **pods, size_t n)
+{
+    fitsort_larger_first(&f->sort, pods, n, 1);
 }
 
 static int cmp_node_name(const void *pa, const void *pb)
@@ -648,6 +601,7 @@ void fit_destroy(struct fit *f)
     free(f->touched);
     free(f->dev_free);
     free(f->dev_ids);
+    fitsort_finish(&f->sort);
     free(f);
 }
 
@@ -759,6 +713,7 @@ void fit_begin(struct fit *f)
     f->nres = f->c->shapes.nresources;
     f->cpu = find_resource(f->c, "cpu");
     f->memory = find_resource(f->c, "memory");
+    fitsort_set(&f->sort, f->c, f->cpu, f->memory);
     f->ntainted = 0;
     f->free = buffer(f, BUF_FREE, f->nn * f->nres, sizeof(*f->free), 1);
     f->free_pods = buffer(f, BUF_FREE_PODS, f->nn, sizeof(*f->free_pods), 0);

@@ -43,6 +43,14 @@ void fit_end(struct fit *f);
 void fit_sort_larger_first(struct fit *f, struct cache_pod **pods, size_t n);
 
 /*
+ * The same order by size, pods of equal size kept in the order given (no
+ * creation time nor name compared): for many pods whose order among equals
+ * does not matter (fithold_admitted's reservations, thousands in a flood,
+ * most of a few shapes).
+ */
+void fit_sort_larger_first_stable(struct fit *f, struct cache_pod **pods, size_t n);
+
+/*
  * Places pods (sorted larger first) one by one, tentatively. Returns n when
  * all fit (the placements stay; fit_commit() them), else the index of the
  * first that fits nowhere, every placement of this call undone, and *why set

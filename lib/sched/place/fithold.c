@@ -58,7 +58,7 @@ size_t fithold_admitted(const struct cache *c, struct fit *f, struct cache_pod *
     size_t n = 0, short_ = 0;
     for (struct cache_pod *pod = c->reserving; pod != NULL && n < c->nreserving; pod = pod->resv_next)
         scratch[n++] = pod;
-    fit_sort_larger_first(f, scratch, n);
+    fit_sort_larger_first_stable(f, scratch, n); /* the room they take, not which pod takes it */
     for (size_t i = 0; i < n; i++)
         short_ += fithold_reserve(f, scratch[i]) != 1;
     return short_;
