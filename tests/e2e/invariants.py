@@ -87,6 +87,7 @@ from invtree import ROOT_NAME, Tree, add, fmt, quantity, spec_resources
 
 GATE = "raygate.io/gang"
 ADMITTED = "raygate.io/admitted-at"
+HELD = "raygate.io/held-suspended"
 EVICTED = "raygate.io/evicted-at"
 REQUEUES = "raygate.io/requeue-count"
 QUEUE_LABEL = "volcano.sh/queue-name"
@@ -170,6 +171,28 @@ def legacy_shape(rc):
         left -= n
         shape[t.get("name")] = n
     return shape
+
+
+def held_waiting(rc):
+    """A RayCluster the webhook holds suspended (--hold-gangs, heldsuspend.h), not admitted yet: KubeRay made no pod."""
+    ann = rc["metadata"].get("annotations") or {}
+    return ann.get(HELD) == "true" and not ann.get(ADMITTED) and (rc.get("spec") or {}).get("suspend") is True
+
+
+def declared_members(rc):
+    """The requests of a held RayCluster's members from its templates: its head and each group's counted pods."""
+    spec = rc.get("spec") or {}
+    out = [pod_request(((spec.get("headGroupSpec") or {}).get("template") or {}).get("spec") or {})]
+    shape = group_shape(rc)
+    for g in spec.get("workerGroupSpecs") or []:
+        req = pod_request((g.get("template") or {}).get("spec") or {})
+        out += [req] * shape.get(g.get("groupName"), 0)
+    return out
+
+
+def rc_priority(rc):
+    """What priority() of its pods would be: none of a held RayCluster's pods exist, so 0 (the default class)."""
+    return 0
 
 
 def group_shape(rc):
@@ -584,6 +607,10 @@ class Checker:
             add(held.setdefault(q, {}), ungated)
             if held_back(rc):
                 continue  # in its requeue backoff, or deactivated: not to be admitted now
+            if held_waiting(rc):  # --hold-gangs: no pod until admitted; its members are its templates'
+                waiting.setdefault(q, []).append((-rc_priority(rc), meta["creationTimestamp"], meta["namespace"], meta["name"],
+                                                   minres, declared_members(rc)))
+                continue
             live_pods = [p for p in mine if live(p)]
             shape = group_shape(rc)
             roles = {}

@@ -156,8 +156,9 @@ pass "churn done: $created created, $deleted deleted, $grown queue changes, $sca
 inv_assert "invariants held throughout the churn"
 
 # Quiet: every cluster's pods exist (KubeRay), nothing terminates, and nothing changed for 5 s.
-expected_pods() { # total pods KubeRay is to create for the clusters left
-	kc get rayclusters.ray.io -n "$NS" -o json | jq '[.items[] | 1 + ([.spec.workerGroupSpecs[]? | .replicas // 0] | add // 0)] | add // 0'
+expected_pods() { # total pods KubeRay is to create for the clusters left (none for a suspended one: --hold-gangs)
+	kc get rayclusters.ray.io -n "$NS" -o json |
+		jq '[.items[] | select(.spec.suspend != true) | 1 + ([.spec.workerGroupSpecs[]? | .replicas // 0] | add // 0)] | add // 0'
 }
 snapshot() { kc get pods -n "$NS" -l ray.io/cluster -o json | jq -c '[.items[] | [.metadata.name, (.metadata.deletionTimestamp != null),
 	([.spec.schedulingGates[]?.name] | index("raygate.io/gang") != null)]] | sort'; }
