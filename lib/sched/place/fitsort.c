@@ -69,6 +69,8 @@ void fitsort_set(struct fitsort *s, const struct cache *c, uint32_t cpu, uint32_
 
 void fitsort_larger_first(struct fitsort *s, struct cache_pod **pods, size_t n, int stable)
 {
+    if (n < 2)
+        return; /* nothing to sort (and no buffer for none) */
     struct fitsort_weighed *ws = util_scratch(&s->buf, &s->cap, n, sizeof(*ws), 1);
     for (size_t i = 0; i < n; i++) {
         const struct shape_rl *req = model_pod_fit_request(pods[i]);
