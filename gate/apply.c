@@ -41,8 +41,9 @@ struct apply_act {
     struct ungate_job *jobs; /* its d->npods pods, in the pass's batch */
     int native;              /* its gang takes the native step (native_want): want is filled */
     struct native_want want;
-    int held;        /* its RayCluster is held suspended (heldsuspend.h): its admission record clears spec.suspend */
-    int64_t restamp; /* held with an eviction record: the generation after the admission record, which it keeps (0: none) */
+    int held;                /* its RayCluster is held suspended (heldsuspend.h): its admission record clears spec.suspend */
+    int64_t held_generation; /* held: the generation after that clear (NAMES_ANNOTATION_HELD_GENERATION) */
+    int restamp;             /* held with an eviction record: the record keeps held_generation (evictscan_record_next) */
 };
 
 /* Passes releasing more gates than this are paced by the binds (ungatepace.h); smaller ones go at once. */
@@ -207,13 +208,24 @@ void apply_plan(struct apply *a, struct apply_pass *p, struct cache *cache, stru
         act->native = native_want(a->cfg.native, cache, d, &act->want);
         const struct cache_gang *g = cache_gang_get(cache, d->namespace_, d->cluster);
         act->held = g != NULL && g->held;
-        act->restamp = act->held && g->record.evicted_at_ms > 0 ? g->generation + 1 : 0; /* evictscan_record_next */
+        act->held_generation = act->held ? g->generation + 1 : 0;
+        act->restamp = act->held && g->record.evicted_at_ms > 0;
     }
     if (!abandoned)
         settled_waits(a, p, cache);
 }
 
 /* ------------------------------------------------------------------ carry out (without the lock) */
+
+/* A held RayCluster's admission record (patch, borrowed): spec.suspend cleared, and the generation that makes. */
+static void held_record(json_t *patch, const struct apply_act *act)
+{
+    json_t *annotations = json_object_get(json_object_get(patch, "metadata"), "annotations");
+    json_object_set_new(patch, "spec", json_pack("{s:b}", "suspend", 0));
+    json_object_set_new(annotations, NAMES_ANNOTATION_HELD_GENERATION, json_sprintf("%" PRId64, act->held_generation));
+    if (act->restamp) /* that clear is no spec change of the user's: the record's count goes on */
+        json_object_set_new(annotations, EVICT_ANNOTATION_EVICTED_GENERATION, json_sprintf("%" PRId64, act->held_generation));
+}
 
 /*
  * Before any gate goes, its RayCluster is asked, concurrently for all acts:
@@ -244,11 +256,8 @@ static void record_admissions(struct apply *a, struct apply_pass *p)
                                d->topology);
         if (d->cluster_uid != NULL) /* never stamp a new RayCluster of the same name */
             json_object_set_new(json_object_get(patches[i], "metadata"), "uid", json_string(d->cluster_uid));
-        if (p->acts[i].held) /* KubeRay makes its pods now, born without the gate (heldsuspend.h) */
-            json_object_set_new(patches[i], "spec", json_pack("{s:b}", "suspend", 0));
-        if (p->acts[i].restamp > 0) /* that clear is no spec change of the user's: the record's count goes on */
-            json_object_set_new(json_object_get(json_object_get(patches[i], "metadata"), "annotations"),
-                                EVICT_ANNOTATION_EVICTED_GENERATION, json_sprintf("%" PRId64, p->acts[i].restamp));
+        if (p->acts[i].held) /* KubeRay makes its pods now, members born without the gate (heldset.h) */
+            held_record(patches[i], &p->acts[i]);
         items[i].method = "PATCH";
         items[i].content_type = kube_patch_content_type(KUBE_PATCH_MERGE);
         items[i].body = patches[i];

@@ -56,6 +56,14 @@ int names_dns_subdomain(const char *s, size_t n);
 #define NAMES_ANNOTATION_HELD "raygate.io/held-suspended"
 
 /*
+ * On a held RayCluster, written by its admission record: the metadata.generation the record's clear of
+ * spec.suspend makes. Its pods are born without the gate only while the RayCluster is still at that
+ * generation (heldset.h): after a change of its spec (a group scaled up), they are gated, and the gate weighs
+ * them as it does any pod of an admitted gang.
+ */
+#define NAMES_ANNOTATION_HELD_GENERATION "raygate.io/held-generation"
+
+/*
  * On a RayCluster's pod templates (the webhook's RayCluster mutation) and so
  * on their pods: "true" when every pod of the template is a gang member
  * (gang.h's all_members; always the head), "false" when some may be an

@@ -534,12 +534,14 @@ static int pod_patch(const struct jsonscan *s, long request, long object, const 
 
     /* mutate_pod_is_member(): an escaped mark's decoded text is jansson's to compare. */
     long mark = jsonscan_get(s, jsonscan_get(s, meta, "annotations"), NAMES_ANNOTATION_GANG_MEMBER);
-    int native = opts != NULL && opts->native_gang;
-    if (native && jsonscan_type(s, mark) == JSONSCAN_STRING && s->tokens[mark].escaped)
+    int marked = opts != NULL && (opts->native_gang || opts->held != NULL);
+    if (marked && jsonscan_type(s, mark) == JSONSCAN_STRING && s->tokens[mark].escaped)
         return 0;
-    native = native && jsonscan_string_is(s, mark, "true");
+    int member = jsonscan_string_is(s, mark, "true");
+    int native = opts != NULL && opts->native_gang && member;
 
-    int held = scanned_held(s, request, meta, cluster, opts);
+    /* Only a member is born ungated: an autoscaler's tail is weighed by the gate (heldset.h). */
+    int held = member ? scanned_held(s, request, meta, cluster, opts) : 0;
     if (held < 0)
         return 0;
     const char *sep = "[";

@@ -72,7 +72,7 @@ void heldset_record(struct heldset *s, const json_t *cluster, int deleted)
         ns = "";
     size_t nslen = strlen(ns), namelen = strlen(name);
     struct held_entry *e = find(s, ns, nslen, name, namelen);
-    int in = !deleted && heldsuspend_marked(cluster) && heldsuspend_admitted(cluster);
+    int in = !deleted && heldsuspend_born_ungated(cluster);
     if (in && e == NULL) {
         e = util_calloc(1, sizeof(*e));
         e->nslen = nslen;

@@ -2,12 +2,17 @@
  * heldset: the RayClusters held suspended (heldsuspend.h) whose gangs are
  * admitted, as a watch of RayClusters reports them: the webhook's answer to
  * "is this pod's gang admitted?" without an API call on the request path
- * (mutate_options.held). A pod of a RayCluster in the set is born without
- * the gate (mutate.h); every other queued pod is gated as before.
+ * (mutate_options.held). A pod of a RayCluster in the set that is a member
+ * of its gang (marked raygate.io/gang-member "true": the head, and a group
+ * that cannot grow a tail) is born without the gate (mutate.h); every other
+ * queued pod is gated as before (an autoscaler's tail is the gate's to weigh).
  *
  * A RayCluster is in the set while its last version seen is marked held and
- * admitted (raygate.io/admitted-at), and leaves it with its eviction record
- * (which removes admitted-at) or its deletion. Keyed by namespace and name.
+ * admitted (raygate.io/admitted-at) at the generation its admission record
+ * made (heldsuspend_born_ungated: a spec changed since, a group scaled up,
+ * and its pods are gated), and leaves it with its eviction record (which
+ * removes admitted-at), such a change or its deletion. Keyed by namespace
+ * and name.
  *
  * Not thread-safe: its owner locks it (the webhook's clusterwatch). Pure.
  */

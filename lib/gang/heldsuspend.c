@@ -1,6 +1,7 @@
 /* heldsuspend: a RayCluster held suspended until its gang is admitted (heldsuspend.h). */
 #include "heldsuspend.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,20 @@ int heldsuspend_admitted(const json_t *cluster)
 int heldsuspend_suspended(const json_t *cluster)
 {
     return json_is_true(json_object_get(json_object_get(cluster, "spec"), "suspend"));
+}
+
+int heldsuspend_born_ungated(const json_t *cluster)
+{
+    if (!heldsuspend_marked(cluster) || !heldsuspend_admitted(cluster))
+        return 0;
+    const char *want = json_string_value(annotation(cluster, NAMES_ANNOTATION_HELD_GENERATION));
+    const json_t *have = json_object_get(json_object_get(cluster, "metadata"), "generation");
+    if (want == NULL || want[0] == '\0' || !json_is_integer(have))
+        return 0;
+    char *end;
+    errno = 0;
+    long long v = strtoll(want, &end, 10);
+    return errno == 0 && *end == '\0' && v == json_integer_value(have);
 }
 
 /* Whether a RayCluster CREATE of cluster (borrowed) is held: heldsuspend.h's rule. */

@@ -40,6 +40,13 @@ int heldsuspend_admitted(const json_t *cluster);
 int heldsuspend_suspended(const json_t *cluster);
 
 /*
+ * Whether cluster's (borrowed) pods that are members of its gang are born without the gate: it is marked held,
+ * admitted, and its metadata.generation is still raygate.io/held-generation's (its admission's, a decimal
+ * integer: none, or another, and no pod is).
+ */
+int heldsuspend_born_ungated(const json_t *cluster);
+
+/*
  * The JSON Patch operations (appended to patch, an array that is applied
  * after what is in it already; metadata.annotations is known to exist once
  * those are applied: the RayCluster mutation adds raygate.io/min-member) for

@@ -486,7 +486,9 @@ int mutate_pod_ns(const json_t *pod, const char *ns, const struct mutate_options
         return 0;
 
     json_t *patch = json_array();
-    if (!(kuberay && held_admitted(opts, meta, ns, cluster)) && patch_gate(patch, spec, err) != 0) {
+    /* Only a member is born ungated: an autoscaler's tail is weighed by the gate (heldset.h). */
+    int born_ungated = kuberay && mutate_pod_is_member(pod) && held_admitted(opts, meta, ns, cluster);
+    if (!born_ungated && patch_gate(patch, spec, err) != 0) {
         json_decref(patch);
         return -1;
     }

@@ -23,7 +23,7 @@ static json_t *cluster(const char *extra_meta, const char *extra_spec)
 {
     char text[2048];
     snprintf(text, sizeof(text),
-             "{\"metadata\":{\"name\":\"rc\",\"namespace\":\"ns\",\"labels\":{\"volcano.sh/queue-name\":\"q\"}%s},"
+             "{\"metadata\":{\"name\":\"rc\",\"namespace\":\"ns\",\"generation\":3,\"labels\":{\"volcano.sh/queue-name\":\"q\"}%s},"
              "\"spec\":{\"headGroupSpec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"h\"}]}}}%s}}",
              extra_meta, extra_spec);
     json_error_t e;
@@ -74,11 +74,27 @@ static void test_set(void **state)
     (void)state;
     struct heldset *s = heldset_create();
     json_t *held = cluster(",\"annotations\":{\"raygate.io/held-suspended\":\"true\"}", "");
+    json_t *annotations = json_object_get(json_object_get(held, "metadata"), "annotations");
     heldset_record(s, held, 0);
     assert_int_equal(heldset_len(s), 0); /* not admitted */
-    json_object_set_new(json_object_get(json_object_get(held, "metadata"), "annotations"), NAMES_ANNOTATION_ADMITTED,
-                        json_string("t"));
+    json_object_set_new(annotations, NAMES_ANNOTATION_ADMITTED, json_string("t"));
     heldset_record(s, held, 0);
+    assert_int_equal(heldset_len(s), 0); /* no generation of its admission's */
+    const char *generations[] = {"2", "4", "3x", "", "99999999999999999999"};
+    for (size_t i = 0; i < sizeof(generations) / sizeof(generations[0]); i++) {
+        json_object_set_new(annotations, NAMES_ANNOTATION_HELD_GENERATION, json_string(generations[i]));
+        heldset_record(s, held, 0);
+        if (heldset_len(s) != 0)
+            fail_msg("admitted at generation %s, seen at 3: in the set", generations[i]);
+    }
+    json_object_set_new(annotations, NAMES_ANNOTATION_HELD_GENERATION, json_string("3"));
+    heldset_record(s, held, 0);
+    heldset_record(s, held, 0);
+    assert_int_equal(heldset_len(s), 1);
+    json_object_set_new(json_object_get(held, "metadata"), "generation", json_integer(4));
+    heldset_record(s, held, 0); /* its spec changed since (a group scaled up): out */
+    assert_int_equal(heldset_len(s), 0);
+    json_object_set_new(json_object_get(held, "metadata"), "generation", json_integer(3));
     heldset_record(s, held, 0);
     assert_int_equal(heldset_len(s), 1);
     assert_true(heldset_admitted(s, "ns", 2, "rc", 2));
@@ -98,15 +114,17 @@ static void test_set(void **state)
 }
 
 /* The answer to a Pod CREATE in namespace ns of cluster rc, both ways; returns the fast path's text (caller frees). */
-static char *pod_answer(const struct mutate_options *opts, const char *ns)
+static char *pod_answer(const struct mutate_options *opts, const char *ns, const char *member)
 {
-    char body[1024];
+    char body[1024], mark[128] = "";
+    if (member != NULL)
+        snprintf(mark, sizeof(mark), ",\"annotations\":{\"raygate.io/gang-member\":\"%s\"}", member);
     snprintf(body, sizeof(body),
              "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":"
              "{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"namespace\":\"%s\",\"operation\":\"CREATE\",\"object\":"
-             "{\"metadata\":{\"labels\":{\"ray.io/cluster\":\"rc\",\"volcano.sh/queue-name\":\"q\"}},\"spec\":{\"containers\":"
+             "{\"metadata\":{\"labels\":{\"ray.io/cluster\":\"rc\",\"volcano.sh/queue-name\":\"q\"}%s},\"spec\":{\"containers\":"
              "[{\"name\":\"c\"}]}}}}",
-             ns);
+             ns, mark);
     char *text = NULL;
     size_t len = 0;
     struct admission_info info = {0};
@@ -139,18 +157,31 @@ static void test_pods_born_ungated(void **state)
 {
     (void)state;
     struct heldset *s = heldset_create();
-    json_t *held = cluster(",\"annotations\":{\"raygate.io/held-suspended\":\"true\",\"raygate.io/admitted-at\":\"t\"}", "");
+    json_t *held = cluster(",\"annotations\":{\"raygate.io/held-suspended\":\"true\",\"raygate.io/admitted-at\":\"t\","
+                           "\"raygate.io/held-generation\":\"3\"}",
+                           "");
     heldset_record(s, held, 0);
     struct mutate_options opts = {.held = s};
-    char *a = pod_answer(&opts, "ns");
+    char *a = pod_answer(&opts, "ns", "true");
     assert_false(patch_has(a, NAMES_GATE));
-    assert_true(patch_has(a, NAMES_ANNOTATION_GROUP));
+    assert_true(patch_has(a, "group-name"));
     free(a);
-    a = pod_answer(&opts, "other"); /* another namespace's rc: gated */
+    struct {
+        const char *mark;
+        int gated;
+    } marks[] = {{"false", 1}, {NULL, 1}, {"\\u0074rue", 0}}; /* a tail's, none, "true" escaped (jansson's to read) */
+    for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
+        a = pod_answer(&opts, "ns", marks[i].mark);
+        if (patch_has(a, NAMES_GATE) != marks[i].gated)
+            fail_msg("a pod marked %s of an admitted held RayCluster: gated %d", marks[i].mark ? marks[i].mark : "(none)",
+                     !marks[i].gated);
+        free(a);
+    }
+    a = pod_answer(&opts, "other", "true"); /* another namespace's rc: gated */
     assert_true(patch_has(a, NAMES_GATE));
     free(a);
     opts.held = NULL; /* the watch not synced: gated */
-    a = pod_answer(&opts, "ns");
+    a = pod_answer(&opts, "ns", "true");
     assert_true(patch_has(a, NAMES_GATE));
     free(a);
     json_decref(held);
