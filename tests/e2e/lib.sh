@@ -658,6 +658,12 @@ hold_restore() {
 	RAYGATE_HOLD_GANGS='' "$ROOT/hack/cluster.sh" restart raygate-webhook >/dev/null 2>&1 || true
 	wait_until 20 "the webhook back" webhook_ready || true
 }
+# held_waiting CLUSTER: the RayCluster is held by the webhook (--hold-gangs), suspended and not admitted: a gang
+# that waits whole with no pod at all (KubeRay makes none until the gate's admission record clears the suspend)
+held_waiting() {
+	[[ "$(kc get rayclusters.ray.io -n "$NS" "$1" -o json | jq -r '[.metadata.annotations["raygate.io/held-suspended"],
+		.spec.suspend, .metadata.annotations["raygate.io/admitted-at"] // ""] | map(tostring) | join(" ")')" == "true true " ]]
+}
 # webhook_ready: raygate's webhook answers its /readyz
 webhook_ready() { curl -sf --max-time 2 --cacert "$STATE/raygate-certs/ca.crt" "https://127.0.0.1:$WEBHOOK_PORT/readyz" >/dev/null; }
 gate_running() { [[ "$("$ROOT/hack/cluster.sh" status 2>/dev/null)" == *"raygate-gate"*"running"* ]]; }

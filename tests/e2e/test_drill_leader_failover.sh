@@ -48,12 +48,17 @@ admitted_in() {
 	kc get rayclusters.ray.io -n "$NS" -l "volcano.sh/queue-name=$1" -o json |
 		jq '[.items[] | select(.metadata.annotations["raygate.io/admitted-at"] != null)] | length'
 }
-# settled QUEUE N: N gangs of the queue admitted and fully ungated, the others complete and fully gated
+# settled QUEUE N: N gangs of the queue admitted and fully ungated, the others complete and fully gated (held by the
+# webhook, with --hold-gangs: suspended, with no pod)
 settled() {
 	local q="$1" want="$2" c n g open=0 waiting=0
 	[[ "$(admitted_in "$q")" == "$want" ]] || return 1
 	for c in $(kc get rayclusters.ray.io -n "$NS" -l "volcano.sh/queue-name=$q" -o jsonpath='{.items[*].metadata.name}'); do
 		n="$(count_pods "$c")" g="$(gated_count "$c")"
+		if ((n == 0)) && held_waiting "$c"; then
+			waiting=$((waiting + 1))
+			continue
+		fi
 		((n == 3)) || return 1
 		if ((g == 0)); then open=$((open + 1)); elif ((g == 3)); then waiting=$((waiting + 1)); else return 1; fi
 	done
