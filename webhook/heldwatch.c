@@ -56,8 +56,14 @@ struct heldwatch *heldwatch_create(struct kube_client *c, struct error *err)
     w->set = heldset_create();
     if ((w->watcher = kube_watch_create(c, err)) == NULL)
         goto fail;
-    const struct kube_watch_spec spec = {
-        .name = "rayclusters", .path = HELDWATCH_PATH, .fn = on_event, .arg = w, .trouble = on_trouble, .relist_on_error = 1};
+    const struct kube_watch_spec spec = {.name = "rayclusters",
+                                         .path = HELDWATCH_PATH,
+                                         .fn = on_event,
+                                         .arg = w,
+                                         .trouble = on_trouble,
+                                         .relist_on_error = 1,
+                                         .shape = HELDSET_SHAPE_EVENT, /* metadata only: all the set reads */
+                                         .shape_fn = heldset_shape_fn};
     if (kube_watch_start(w->watcher, &spec, err) != 0)
         goto fail;
     log_infof("watching RayClusters (%s) for admitted held gangs; until they are listed, every queued pod is gated",

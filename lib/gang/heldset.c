@@ -97,3 +97,21 @@ size_t heldset_len(const struct heldset *s)
 {
     return s->t.len;
 }
+
+enum { SHAPE_EVENT = HELDSET_SHAPE_EVENT, SHAPE_CLUSTER, SHAPE_META };
+
+int heldset_shape_fn(int shape, const struct jsonscan *s, long key)
+{
+    if (key < 0)
+        return JSONSCAN_WHOLE; /* an array where an object is expected: built whole */
+    switch (shape) {
+    case SHAPE_EVENT:
+        return jsonscan_string_is(s, key, "object") ? SHAPE_CLUSTER : JSONSCAN_WHOLE;
+    case SHAPE_CLUSTER:
+        return jsonscan_string_is(s, key, "metadata")                                           ? SHAPE_META
+               : jsonscan_string_is(s, key, "kind") || jsonscan_string_is(s, key, "apiVersion") ? JSONSCAN_WHOLE
+                                                                                                : JSONSCAN_DROP;
+    default: /* SHAPE_META */
+        return jsonscan_string_is(s, key, "managedFields") ? JSONSCAN_DROP : JSONSCAN_WHOLE;
+    }
+}

@@ -23,6 +23,8 @@
 
 #include <jansson.h>
 
+#include "jsonscan.h"
+
 struct heldset;
 
 struct heldset *heldset_create(void);
@@ -38,5 +40,16 @@ int heldset_admitted(const struct heldset *s, const char *ns, size_t nslen, cons
 
 /* How many RayClusters s holds. */
 size_t heldset_len(const struct heldset *s);
+
+/*
+ * What a watch of RayClusters builds of each event for heldset_record (a
+ * jsonscan_shape_fn for kube_watch_spec's shape, HELDSET_SHAPE_EVENT): the
+ * event's type and object; of the object only its metadata, without
+ * managedFields (the name, namespace, generation and annotations are all
+ * heldset_record reads; a RayCluster's spec and status are most of its text).
+ */
+#define HELDSET_SHAPE_EVENT 1
+
+int heldset_shape_fn(int shape, const struct jsonscan *s, long key);
 
 #endif
