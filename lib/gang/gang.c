@@ -273,6 +273,12 @@ json_t *gang_autoscaler_container(const json_t *spec)
     return json_pack("{s:s,s:o}", "name", "autoscaler", "resources", resources);
 }
 
+json_t *gang_worker_init_container(void)
+{
+    return json_pack("{s:s,s:{s:{s:s,s:s},s:{s:s,s:s}}}", "name", "wait-gcs-ready", "resources", "requests", "cpu", "200m",
+                     "memory", "256Mi", "limits", "cpu", "200m", "memory", "256Mi");
+}
+
 /* KubeRay's autoscaler sidecar in the head pod: the user's resources, else its defaults. */
 static int autoscaler_resources(const json_t *spec, struct resources *out, struct error *err)
 {

@@ -79,4 +79,11 @@ int gang_pod_request(const json_t *pod_spec, struct resources *out, struct error
  */
 json_t *gang_autoscaler_container(const json_t *spec);
 
+/*
+ * The init container KubeRay adds to every worker pod (ENABLE_INIT_CONTAINER_INJECTION, on by default):
+ * "wait-gcs-ready", cpu 200m and memory 256Mi, requests equal to limits (KubeRay 1.6's common/pod.go). A
+ * worker's effective request is at least it. New reference.
+ */
+json_t *gang_worker_init_container(void);
+
 #endif

@@ -44,8 +44,9 @@ static struct cache *setup_cache(void)
     struct cache *c = cache_create();
     struct error err = {{0}};
     json_t *q = load("{\"metadata\":{\"name\":\"q\"},\"spec\":{\"capability\":{\"cpu\":\"100\"}}}");
-    json_t *n = load("{\"metadata\":{\"name\":\"n1\"},\"status\":{\"allocatable\":{\"cpu\":\"16\",\"pods\":\"110\"},"
-                     "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}");
+    json_t *n =
+        load("{\"metadata\":{\"name\":\"n1\"},\"status\":{\"allocatable\":{\"cpu\":\"16\",\"memory\":\"64Gi\",\"pods\":\"110\"},"
+             "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}");
     assert_int_equal(cache_upsert_queue(c, q, &err), 0);
     assert_int_equal(cache_upsert_node(c, n, &err), 0);
     json_decref(q);
@@ -136,6 +137,13 @@ static void test_lifecycle(void **state)
     assert_true(cache_gang_get(c, "ns", "rc")->held);
     assert_non_null(cache_pod_get(c, "ns", "rc-head-declared"));
     assert_non_null(cache_pod_get(c, "ns", "rc-gpu-worker-declared-1"));
+    /* A worker as KubeRay makes it: with its wait-gcs-ready init container (memory 256Mi, which its template asks none of). */
+    const struct shape_rl *req = cache_pod_get(c, "ns", "rc-gpu-worker-declared-1")->request;
+    int64_t memory = 0;
+    for (uint32_t k = 0; req != NULL && k < req->len; k++)
+        if (req->items[k].id == shape_resource_id(&c->shapes, "memory"))
+            memory = req->items[k].value;
+    assert_int_equal(memory, (int64_t)256 << 20);
     sync(c, cluster); /* again: nothing new */
     assert_int_equal(count_declared(c, &gated), 3);
 

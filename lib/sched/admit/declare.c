@@ -16,6 +16,17 @@ static char *member_name(const char *cluster, const char *suffix, const char *ty
                                      : util_strdupf("%s-%s-worker%s-%zu", cluster, group, suffix, i);
 }
 
+/* KubeRay's wait-gcs-ready init container appended to a worker's spec (owned), as KubeRay adds it: node fit counts it. */
+static void add_init_container(json_t *spec)
+{
+    json_t *inits = json_object_get(spec, "initContainers");
+    if (!json_is_array(inits)) {
+        inits = json_array();
+        json_object_set_new(spec, "initContainers", inits);
+    }
+    json_array_append_new(inits, gang_worker_init_container());
+}
+
 json_t *declare_member_pod(const struct declare_names *n, const json_t *template, const char *type, const char *group, size_t i)
 {
     const json_t *tmeta = json_object_get(template, "metadata");
@@ -40,6 +51,8 @@ json_t *declare_member_pod(const struct declare_names *n, const json_t *template
     if (sidecar != NULL && json_is_array(containers))
         json_array_append(containers, sidecar); /* as KubeRay adds it: node fit counts it */
     json_decref(sidecar);
+    if (strcmp(type, "worker") == 0)
+        add_init_container(spec);
     char *name = member_name(n->cluster, n->suffix, type, group, i);
     char *uid = util_strdupf("%s%s/%s", n->uid_prefix, n->ns, name);
     json_t *pod = json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:s,s:s,s:o},s:o,s:{s:s}}", "apiVersion", "v1", "kind", "Pod", "metadata",

@@ -19,7 +19,8 @@
  * A declared pod (from declare_member_pod): labels ray.io/cluster,
  * ray.io/node-type, ray.io/group and the queue label with the template's
  * labels, the template's spec (the head with KubeRay's autoscaler sidecar
- * when the cluster autoscales), our gate unless told otherwise, Pending,
+ * when the cluster autoscales, a worker with KubeRay's wait-gcs-ready init
+ * container: gang_worker_init_container), our gate unless told otherwise, Pending,
  * unbound; uid n->uid_prefix + "<ns>/<name>". The gate's are named
  * "<cluster>-head-declared" and "<cluster>-<group>-worker-declared-<i>", uid
  * DECLARE_UID_PREFIX...: declare_pod_is tells them from real pods (never
