@@ -664,6 +664,15 @@ held_waiting() {
 	[[ "$(kc get rayclusters.ray.io -n "$NS" "$1" -o json | jq -r '[.metadata.annotations["raygate.io/held-suspended"],
 		.spec.suspend, .metadata.annotations["raygate.io/admitted-at"] // ""] | map(tostring) | join(" ")')" == "true true " ]]
 }
+# made_waiting CLUSTER N: a gang not admitted, as it waits: KubeRay made its N pods, all gated, or, the RayCluster
+# held by the webhook (RAYGATE_HOLD_GANGS, --hold-gangs), none at all (held_waiting)
+made_waiting() {
+	if [[ "${RAYGATE_HOLD_GANGS:-}" == 1 ]]; then
+		[[ "$(count_pods "$1")" == 0 ]] && held_waiting "$1"
+	else
+		[[ "$(count_pods "$1")" == "$2" && "$(gated_count "$1")" == "$2" ]]
+	fi
+}
 # webhook_ready: raygate's webhook answers its /readyz
 webhook_ready() { curl -sf --max-time 2 --cacert "$STATE/raygate-certs/ca.crt" "https://127.0.0.1:$WEBHOOK_PORT/readyz" >/dev/null; }
 gate_running() { [[ "$("$ROOT/hack/cluster.sh" status 2>/dev/null)" == *"raygate-gate"*"running"* ]]; }

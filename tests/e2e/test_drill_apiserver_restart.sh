@@ -30,16 +30,15 @@ reconnected() { # FROM-LINE WATCH...: every WATCH's stream cut after FROM-LINE, 
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" a "$Q" | kc apply -n "$NS" -f - >/dev/null
 all_or_none_watch a 3 60 || fail "a was not admitted"
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" b "$Q" | kc apply -n "$NS" -f - >/dev/null
-three_b() { [[ "$(count_pods b)" == 3 ]]; }
-eventually 120 "KubeRay created b's 3 pods" three_b
-eventually 10 "b waits on the queue" describe_has "$(head_pod b)" "does not fit queue $Q: cpu needs 3, 1 of 4 free"
+eventually 120 "b waits whole (KubeRay made its 3 pods gated; held: none)" made_waiting b 3
+eventually 10 "b waits on the queue" waits_saying b "does not fit queue $Q: cpu needs 3, 1 of 4 free"
 a_at="$(admitted_at a)"
 
 # 1. At rest.
 from="$(gate_log_from)"
 restart_api
 eventually 60 "the gate's watches of pods, nodes, rayclusters and queues cut and taken up again" reconnected "$from" pods nodes rayclusters queues
-b_waits() { [[ "$(gated_count b)" == 3 && -z "$(admitted_at b)" ]]; }
+b_waits() { made_waiting b 3 && [[ -z "$(admitted_at b)" ]]; }
 stays 5 "after the restart b still waits whole" b_waits
 assert_eq "a's admission not recorded again" "$a_at" "$(admitted_at a)"
 assert_eq "a's pods still ungated" 0 "$(gated_count a)"
@@ -60,9 +59,8 @@ pass "b admitted after the restart, once a is gone"
 head_only_cluster c "$Q"
 all_or_none_watch c 1 120 || fail "c was not admitted"
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" d "$Q" | kc apply -n "$NS" -f - >/dev/null
-three_d() { [[ "$(count_pods d)" == 3 ]]; }
-eventually 120 "KubeRay created d's 3 pods" three_d
-eventually 10 "d waits on the full queue" describe_has "$(head_pod d)" "does not fit queue $Q: cpu needs 3, 0 of 4 free"
+eventually 120 "d waits whole (KubeRay made its 3 pods gated; held: none)" made_waiting d 3
+eventually 10 "d waits on the full queue" waits_saying d "does not fit queue $Q: cpu needs 3, 0 of 4 free"
 b_at="$(admitted_at b)" c_at="$(admitted_at c)"
 
 # 2. Just as room for d appears: b's deletion goes in, the apiserver goes down.
