@@ -3,7 +3,8 @@
  *
  *   raygate-gate [--kubeconfig FILE] [--context NAME] [--namespace NS] [--metrics-addr ADDR]
  *                [--resync D] [--log-level L]
- *                [--placement-timeout D] [--pods-ready-timeout D] [--requeue-backoff-base D]
+ *                [--placement-timeout D] [--partial-placement-timeout D] [--pods-ready-timeout D]
+ *                [--requeue-backoff-base D]
  *                [--requeue-backoff-max D] [--requeue-limit N] [--preemption=false]
  *                [--early-admission] [--native-gang auto|on|off]
  *                [--leader-elect [--leader-elect-lease-duration D] [--leader-elect-renew-deadline D]
@@ -109,6 +110,9 @@ static int parse_flags(int argc, char **argv, struct gate_flags *f)
         FLAG_DURATION("placement-timeout", &f->evict.placement_timeout_ms, 0, EVICT_DURATION_MAX_MS,
                       "evict an admitted gang whose members are not all bound this long after admission (0: never; "
                       "Queue annotation raygate.io/placement-timeout)"),
+        FLAG_DURATION("partial-placement-timeout", &f->evict.partial_timeout_ms, 0, EVICT_DURATION_MAX_MS,
+                      "evict sooner an admitted gang partly bound, a member of which kube-scheduler found no node for "
+                      "(0: never; at most the placement timeout)"),
         FLAG_DURATION("pods-ready-timeout", &f->evict.pods_ready_timeout_ms, 0, EVICT_DURATION_MAX_MS,
                       "evict a placed gang whose members are not all Ready this long after binding (0: never; "
                       "Queue annotation raygate.io/pods-ready-timeout)"),
@@ -214,14 +218,15 @@ static int create_controller(struct gate *g, const struct gate_flags *f)
 /* The eviction settings, once at the start. */
 static void log_evict_flags(const struct evict_config *e)
 {
-    char p[FLAGS_DURATION_MAX], r[FLAGS_DURATION_MAX], b[FLAGS_DURATION_MAX], m[FLAGS_DURATION_MAX];
+    char p[FLAGS_DURATION_MAX], q[FLAGS_DURATION_MAX], r[FLAGS_DURATION_MAX], b[FLAGS_DURATION_MAX], m[FLAGS_DURATION_MAX];
     flags_format_duration(e->placement_timeout_ms, p, sizeof(p));
+    flags_format_duration(e->partial_timeout_ms, q, sizeof(q));
     flags_format_duration(e->pods_ready_timeout_ms, r, sizeof(r));
     flags_format_duration(e->backoff_base_ms, b, sizeof(b));
     flags_format_duration(e->backoff_max_ms, m, sizeof(m));
-    log_infof(
-        "eviction: placement timeout %s, readiness timeout %s (0s: off), requeue backoff %s..%s, requeue limit %lld (0: none)", p,
-        r, b, m, (long long)e->requeue_limit);
+    log_infof("eviction: placement timeout %s (partly placed %s), readiness timeout %s (0s: off), requeue backoff %s..%s, requeue "
+              "limit %lld (0: none)",
+              p, q, r, b, m, (long long)e->requeue_limit);
 }
 
 /* Serves metrics, starts the watches and the election: then controller_run may run. */

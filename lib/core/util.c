@@ -311,6 +311,19 @@ char *util_base64_decode(const char *in, size_t len, size_t *out_len)
     return out;
 }
 
+int util_parse_int64(const char *s, int64_t *out)
+{
+    if (s == NULL || !(*s == '-' || *s == '+' || (*s >= '0' && *s <= '9')))
+        return -1;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || end[-1] < '0' || end[-1] > '9')
+        return -1;
+    *out = (int64_t)v;
+    return 0;
+}
+
 int util_parse_time(const char *s, int64_t *unix_seconds)
 {
     int y, mo, d, h, mi, sec, n = 0;

@@ -107,6 +107,13 @@ void *util_scratch(void **buf, size_t *cap, size_t n, size_t size, int zero);
  */
 int util_parse_time(const char *s, int64_t *unix_seconds);
 
+/*
+ * Parses a decimal integer with an optional sign and nothing around it (no space, no suffix), as
+ * Kubernetes' strconv.ParseInt takes one, into *out. Returns 0, or -1 when s is NULL, empty, malformed
+ * or out of int64_t's range (*out is then left alone). The one integer parser of annotations and labels.
+ */
+int util_parse_int64(const char *s, int64_t *out);
+
 char *util_base64_encode(const void *data, size_t len);
 
 /*

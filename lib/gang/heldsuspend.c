@@ -1,13 +1,13 @@
 /* heldsuspend: a RayCluster held suspended until its gang is admitted (heldsuspend.h). */
 #include "heldsuspend.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "jsonpatch.h"
 #include "names.h"
 #include "topology.h"
+#include "util.h"
 
 static const json_t *annotation(const json_t *cluster, const char *key)
 {
@@ -43,10 +43,8 @@ int heldsuspend_born_ungated(const json_t *cluster)
     const json_t *have = json_object_get(json_object_get(cluster, "metadata"), "generation");
     if (want == NULL || want[0] == '\0' || !json_is_integer(have))
         return 0;
-    char *end;
-    errno = 0;
-    long long v = strtoll(want, &end, 10);
-    return errno == 0 && *end == '\0' && v == json_integer_value(have);
+    int64_t v;
+    return util_parse_int64(want, &v) == 0 && v == json_integer_value(have);
 }
 
 /* Whether a RayCluster CREATE of cluster (borrowed) is held: heldsuspend.h's rule. */

@@ -46,6 +46,12 @@ stderr and one JSON line each in --violations:
                      other pods of it are bound, for longer than --grace seconds
                      (issue 36: devices of Dynamic Resource Allocation that were
                      not counted; the gang is partly placed);
+  partly-placed      an admitted gang has live, ungated pods that kube-scheduler
+                     refused (PodScheduled False, reason Unschedulable: cpu,
+                     a claim, a volume, whatever holds them back) while others
+                     of it are bound and fewer than its members are, for
+                     longer than --place-grace seconds (issue 37: the gate's
+                     --partial-placement-timeout, 30 s, takes it back whole);
   topology-split     a pod of an admitted topology-constrained gang is bound
                      outside the domain raygate.io/topology-placed records for
                      its set (issue 24; invtopology.py).
@@ -305,6 +311,23 @@ def claim_wait(pod):
     return None
 
 
+def refused(pod):
+    """Whether kube-scheduler tried the unbound pod and found no node for it (PodScheduled False, reason Unschedulable)."""
+    return not pod["spec"].get("nodeName") and any(
+        c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("reason") == "Unschedulable"
+        for c in (pod.get("status") or {}).get("conditions") or [])
+
+
+def partly_refused(rc, pods):
+    """[names] of an admitted gang's live, ungated pods kube-scheduler refused while others of it are bound and fewer than
+    its members are (a refused tail beside all members bound is not a partly placed gang); [] otherwise."""
+    mine = [p for p in pods if live(p)]
+    nbound = sum(1 for p in mine if p["spec"].get("nodeName"))
+    if nbound == 0 or nbound >= 1 + sum(group_shape(rc).values()):
+        return []
+    return [p["metadata"]["name"] for p in mine if not gated(p) and refused(p)]
+
+
 def stranded(pods):
     """[(name, message)] of a gang's live, ungated pods waiting unbound on claims or devices while another of its
     live pods is bound; [] when none is bound or none waits so (a gang waiting whole is not partly placed)."""
@@ -327,17 +350,49 @@ def fits(need, free):
     return all(v <= free.get(k, v) for k, v in need.items() if v > 0)
 
 
+def overdue(since, uid, found, grace, now):
+    """Whether what was found of uid (nothing: it ends, since forgets it) has lasted over grace seconds since first seen."""
+    if not found:
+        since.pop(uid, None)
+        return False
+    return now - since.setdefault(uid, now) > grace
+
+
+def charge(free, req):
+    """A pod of request req placed on a node whose free room is free (changed in place)."""
+    for k, v in req.items():
+        if k in free:
+            free[k] -= v
+    if "pods" in free:
+        free["pods"] -= 1
+
+
+def reserve_admitted(rcs, by_owner, nodes):
+    """The room the gate holds for admitted pods not bound yet (fithold.h): each live, ungated, unbound pod of an
+    admitted RayCluster is charged to the first node it fits, else to the node with the most free cpu (which may go
+    below zero, as the gate's reservation of a pod held short does). nodes: [[name, free]], changed in place."""
+    n = 0
+    for rc in rcs:
+        if not (rc["metadata"].get("annotations") or {}).get(ADMITTED):
+            continue
+        for p in by_owner.get(rc["metadata"]["uid"], []):
+            if not live(p) or gated(p) or p["spec"].get("nodeName") or not nodes:
+                continue
+            req = pod_request(p["spec"])
+            fit = [free for _, free in nodes if fits(req, free) and free.get("pods", 1) >= 1]
+            charge(fit[0] if fit else max((f for _, f in nodes), key=lambda f: f.get("cpu", 0)), req)
+            n += 1
+    if n:
+        print("settled: %d pods of admitted gangs not bound hold room on the nodes" % n, file=sys.stderr, flush=True)
+
+
 def place(pods, nodes):
     """First fit, larger pods first (cpu, then memory), over nodes sorted by name; nodes: [[name, free]]."""
     trial = [[n, dict(f)] for n, f in nodes]
     for req in sorted(pods, key=lambda r: (-r.get("cpu", 0), -r.get("memory", 0))):
         for _, free in trial:
             if fits(req, free) and free.get("pods", 1) >= 1:
-                for k, v in req.items():
-                    if k in free:
-                        free[k] -= v
-                if "pods" in free:
-                    free["pods"] -= 1
+                charge(free, req)
                 break
         else:
             return False
@@ -383,6 +438,7 @@ class Checker:
         self.admitted_at = {}  # RayCluster uid -> (admitted-at, requeue-count) last seen
         self.leftover_since = {}  # RayCluster uid -> monotonic time its eviction leftovers were first seen
         self.partial_since = {}  # RayCluster uid -> monotonic time first seen partly ungated
+        self.refused_since = {}  # RayCluster uid -> monotonic time first seen partly placed with a member refused
         self.stranded_since = {}  # RayCluster uid -> monotonic time first seen with pods waiting on claims beside bound ones
         self.polls = self.errors = self.violations = 0
 
@@ -500,13 +556,10 @@ class Checker:
                              (rc["metadata"]["namespace"], rc["metadata"]["name"], len(names), self.args.evict_grace,
                               ", ".join(sorted(names)[:5])))
 
+        self.check_refused(by_uid, per_rc, now)
         for uid, rc in by_uid.items():
             waits = stranded(per_rc.get(uid, [])) if annotation(rc, ADMITTED) else []
-            if not waits:
-                self.stranded_since.pop(uid, None)
-                continue
-            since = self.stranded_since.setdefault(uid, now)
-            if now - since > self.args.grace:
+            if overdue(self.stranded_since, uid, waits, self.args.grace, now):
                 self.violate(("stranded", uid, annotation(rc, ADMITTED)), "claim-stranded",
                              "admitted RayCluster %s/%s partly placed for over %ss: %d pods bound, %d wait on claims (%s)" %
                              (rc["metadata"]["namespace"], rc["metadata"]["name"], self.args.grace,
@@ -558,6 +611,17 @@ class Checker:
                 add(total, pod_request(p["spec"]), -1)
         return total
 
+    def gate_says(self, ns, name):
+        """Why the gate says RayCluster ns/name waits: its PodGroup's Unschedulable message, or '?'."""
+        try:
+            pg = self.api.get("/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups/ray-%s-pg" % (ns, name), missing_ok=True)
+        except (OSError, http.client.HTTPException, ValueError) as e:
+            return "? (%s)" % e
+        for c in ((pg or {}).get("status") or {}).get("conditions") or []:
+            if c.get("type") == "Unschedulable":
+                return c.get("message") or "?"
+        return "?"
+
     def settled(self):
         """One check on a quiet cluster: every gang that fits is admitted. Returns the number of findings."""
         pods = self.api.get("/api/v1/pods")["items"]
@@ -573,14 +637,11 @@ class Checker:
         for p in pods:
             node = p["spec"].get("nodeName")
             if node in free_node and not finished(p):
-                for k, v in pod_request(p["spec"]).items():
-                    if k in free_node[node]:
-                        free_node[node][k] -= v
-                if "pods" in free_node[node]:
-                    free_node[node]["pods"] -= 1
+                charge(free_node[node], pod_request(p["spec"]))
         by_owner = {}
         for p in pods:
             by_owner.setdefault(owner_uid(p), []).append(p)
+        reserve_admitted(rcs, by_owner, nodes)
         held, waiting, tails = {}, {}, {}
         by_name = {(rc["metadata"]["namespace"], rc["metadata"]["name"]): rc for rc in rcs}
         findings = 0
@@ -645,9 +706,9 @@ class Checker:
                                                       any(place(members, [x for x in node_list if x[0] in s]) for s in sets))
                 if ok:
                     findings += 1
-                    print("SETTLED CHECK FAILED [fitting-gang-waits]: RayCluster %s/%s (queue %s%s) fits (needs %s; free %s) but is not admitted" %
-                          (ns, name, q, ", fifo" if fifo else "", {k: fmt(v) for k, v in minres.items()},
-                           {k: fmt(v) for k, v in free.items()}), file=sys.stderr, flush=True)
+                    print("SETTLED CHECK FAILED [fitting-gang-waits]: RayCluster %s/%s (queue %s%s) fits (needs %s; free %s) but is not admitted; "
+                          "the gate says: %s" % (ns, name, q, ", fifo" if fifo else "", {k: fmt(v) for k, v in minres.items()},
+                                                 {k: fmt(v) for k, v in free.items()}, self.gate_says(ns, name)), file=sys.stderr, flush=True)
                 if fifo:
                     break  # the head gang: those behind it wait for it, fitting or not
         for q, items in tails.items():
@@ -661,6 +722,16 @@ class Checker:
         print("settled: %d RayClusters, %d admitted, %d complete and waiting, %d findings" %
               (len(rcs), n_admitted, sum(len(g) for g in waiting.values()), findings), file=sys.stderr, flush=True)
         return findings
+
+    def check_refused(self, by_uid, per_rc, now):
+        """partly-placed: an admitted gang partly bound, a member refused by kube-scheduler, past --place-grace."""
+        for uid, rc in by_uid.items():
+            names = partly_refused(rc, per_rc.get(uid, [])) if annotation(rc, ADMITTED) else []
+            if overdue(self.refused_since, uid, names, self.args.place_grace, now):
+                self.violate(("refused", uid, annotation(rc, ADMITTED)), "partly-placed",
+                             "admitted RayCluster %s/%s partly placed for over %ss: kube-scheduler refused %s" %
+                             (rc["metadata"]["namespace"], rc["metadata"]["name"], self.args.place_grace,
+                              ", ".join(sorted(names)[:5])))
 
     def status(self):
         with open(self.args.status + ".tmp", "w") as f:
@@ -799,11 +870,29 @@ def self_test():
         if got != want:
             failures += 1
             print("self-test FAILED: claim-stranded: %s: want %s, got %s" % (what, want, got), file=sys.stderr)
+    rc2 = {"apiVersion": "ray.io/v1", "spec": {"workerGroupSpecs": [{"groupName": "w", "replicas": 2, "minReplicas": 2}]}}
+    cpu_msg = "0/4 nodes are available: 4 Insufficient cpu."
+    gated_msg = dict(pod("w2"), status={"conditions": [{"type": "PodScheduled", "status": "False", "reason": "SchedulingGated"}]})
+    refuse_cases = [  # (what, pods of a gang of a head and 2 workers, expected names refused beside bound ones)
+        ("head bound, a worker refused for cpu", [pod("h", "n1"), pod("w1", "n2"), pod("w2", message=cpu_msg)], ["w2"]),
+        ("a missing volume holds it back as well", [pod("h", "n1"), pod("w1", message='persistentvolumeclaim "data" not found'),
+                                                     pod("w2", "n1")], ["w1"]),
+        ("waiting whole (none bound)", [pod("h", message=cpu_msg), pod("w1", message=cpu_msg), pod("w2", message=cpu_msg)], []),
+        ("not yet tried (no reason Unschedulable)", [pod("h", "n1"), pod("w1", "n1"), gated_msg], []),
+        ("all members bound, a tail refused", [pod("h", "n1"), pod("w1", "n1"), pod("w2", "n2"), pod("w3", message=cpu_msg)], []),
+        ("refused but still gated", [pod("h", "n1"), pod("w1", gate=True, message=cpu_msg)], []),
+    ]
+    for what, pods, want in refuse_cases:
+        got = sorted(partly_refused(rc2, pods))
+        if got != want:
+            failures += 1
+            print("self-test FAILED: partly-placed: %s: want %s, got %s" % (what, want, got), file=sys.stderr)
     topo_failed, topo_cases = invtopology.self_test()
     for what, want, got in topo_failed:
         failures += 1
         print("self-test FAILED: topology: %s: want %d violations, got %s" % (what, want, got), file=sys.stderr)
-    print("invariants self-test: %d cases, %d failed" % (len(cases) + len(fits_cases) + len(strand_cases) + topo_cases, failures), file=sys.stderr)
+    print("invariants self-test: %d cases, %d failed" % (len(cases) + len(fits_cases) + len(strand_cases) + len(refuse_cases) + topo_cases,
+                                                                   failures), file=sys.stderr)
     return failures
 
 
@@ -816,6 +905,8 @@ def main():
     ap.add_argument("--namespace", default="", help="only this namespace's pods and RayClusters (default: all)")
     ap.add_argument("--interval", type=float, default=0.5)
     ap.add_argument("--grace", type=float, default=5.0, help="seconds an admitted gang may stay partly ungated")
+    ap.add_argument("--place-grace", type=float, default=45.0,
+                    help="seconds an admitted gang may stay partly placed with a member refused by kube-scheduler")
     ap.add_argument("--evict-grace", type=float, default=10.0,
                     help="seconds an evicted gang may keep pods bound or ungated (raygate deletes them)")
     ap.add_argument("--duration", type=float, default=0, help="stop after this many seconds (default: at SIGTERM)")

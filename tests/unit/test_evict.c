@@ -69,6 +69,7 @@ static void run_check_case(const json_t *c)
             .bound_ms = opt_time(m, "bound_at"),
             .ready_change_ms = opt_time(m, "ready_change"),
             .message = json_string_value(json_object_get(m, "message")),
+            .refused = json_is_true(json_object_get(m, "refused")),
         };
     }
     struct evict_gang g = {.admitted_ms = opt_time(c, "admitted_at"), .members = members, .nmembers = n};

@@ -18,6 +18,7 @@
 #include "cachefixture.h"
 #include "evictscan.h"
 #include "fixtures.h"
+#include "flags.h"
 
 static int64_t opt_time(const json_t *obj, const char *key)
 {
@@ -28,13 +29,16 @@ static int64_t opt_time(const json_t *obj, const char *key)
     return ms;
 }
 
-/* The run's flags: the defaults with "config" (durations as flags take them) applied. */
+/* The run's flags: the defaults with "config" (durations as flags take them; partial_timeout is the flag's) applied. */
 static void run_config(const json_t *run, struct evict_config *cfg)
 {
     struct evict_config base;
     struct error err = {{0}};
     evict_config_default(&base);
     const json_t *j = json_object_get(run, "config");
+    const char *partial = json_string_value(json_object_get(j, "partial_timeout"));
+    if (partial != NULL && flags_parse_duration(partial, 0, EVICT_DURATION_MAX_MS, &base.partial_timeout_ms, &err) != 0)
+        fail_msg("%s", err.message);
     if (evict_config_for_queue(&base, json_string_value(json_object_get(j, "placement_timeout")),
                                json_string_value(json_object_get(j, "pods_ready_timeout")), cfg, &err) != 0)
         fail_msg("%s", err.message);

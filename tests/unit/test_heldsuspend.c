@@ -18,7 +18,7 @@
 #include "heldsuspend.h"
 #include "names.h"
 #include "util.h"
-#include "watchstream.h"
+#include "watchfixture.h"
 
 static json_t *cluster(const char *extra_meta, const char *extra_spec)
 {
@@ -218,20 +218,6 @@ static void test_raycluster_held(void **state)
     }
 }
 
-struct got {
-    json_t *object;
-    int n;
-};
-
-static int keep(void *arg, const struct watchstream_event *ev)
-{
-    struct got *g = arg;
-    json_decref(g->object);
-    g->object = json_incref(ev->object);
-    g->n++;
-    return 0;
-}
-
 /* The webhook's RayCluster watch builds only metadata (heldset_shape_fn), and the set answers from it as from the whole. */
 static void test_watch_shape(void **state)
 {
@@ -242,22 +228,15 @@ static void test_watch_shape(void **state)
         "\"raygate.io/admitted-at\":\"t\",\"raygate.io/held-generation\":\"3\"},\"managedFields\":[{\"manager\":\"k\"}]},"
         "\"spec\":{\"headGroupSpec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"h\"}]}}}},\"status\":"
         "{\"state\":\"ready\"}}}\n";
-    struct got g = {0};
-    struct watchstream ws;
-    struct error err = {{0}};
-    watchstream_init(&ws, 0, keep, &g);
-    watchstream_set_shape(&ws, HELDSET_SHAPE_EVENT, heldset_shape_fn);
-    assert_int_equal(watchstream_feed(&ws, event, strlen(event), &err), 0);
-    watchstream_finish(&ws);
-    assert_int_equal(g.n, 1);
-    assert_null(json_object_get(g.object, "spec"));
-    assert_null(json_object_get(g.object, "status"));
-    assert_null(json_object_get(json_object_get(g.object, "metadata"), "managedFields"));
+    json_t *rc = watchfixture_one(event, HELDSET_SHAPE_EVENT, heldset_shape_fn);
+    assert_null(json_object_get(rc, "spec"));
+    assert_null(json_object_get(rc, "status"));
+    assert_null(json_object_get(json_object_get(rc, "metadata"), "managedFields"));
     struct heldset *s = heldset_create();
-    heldset_record(s, g.object, 0);
+    heldset_record(s, rc, 0);
     assert_true(heldset_admitted(s, "ns", 2, "rc", 2));
     heldset_destroy(s);
-    json_decref(g.object);
+    json_decref(rc);
 }
 
 int main(void)

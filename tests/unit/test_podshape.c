@@ -16,7 +16,7 @@
 
 #include "cache.h"
 #include "podshape.h"
-#include "watchstream.h"
+#include "watchfixture.h"
 
 static const char pod_event[] =
     "{\"type\":\"MODIFIED\",\"object\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\","
@@ -29,32 +29,9 @@ static const char pod_event[] =
     "\"Exists\"}]},\"status\":{\"phase\":\"Running\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}],"
     "\"containerStatuses\":[{\"name\":\"c\",\"ready\":true}]}}}\n";
 
-struct got {
-    json_t *object;
-    int n;
-};
-
-static int keep(void *arg, const struct watchstream_event *ev)
-{
-    struct got *g = arg;
-    json_decref(g->object);
-    g->object = json_incref(ev->object);
-    g->n++;
-    return 0;
-}
-
 static json_t *feed(const char *text, int shaped)
 {
-    struct got g = {0};
-    struct watchstream ws;
-    struct error err = {{0}};
-    watchstream_init(&ws, 0, keep, &g);
-    if (shaped)
-        watchstream_set_shape(&ws, PODSHAPE_EVENT, podshape_fn);
-    assert_int_equal(watchstream_feed(&ws, text, strlen(text), &err), 0);
-    assert_int_equal(g.n, 1);
-    watchstream_finish(&ws);
-    return g.object;
+    return watchfixture_one(text, PODSHAPE_EVENT, shaped ? podshape_fn : NULL);
 }
 
 static const json_t *at(const json_t *v, const char *a, const char *b)

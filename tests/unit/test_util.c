@@ -167,12 +167,32 @@ static void test_parse_time(void **state)
     assert_int_equal(t, 42); /* untouched on failure */
 }
 
+static void test_parse_int64(void **state)
+{
+    (void)state;
+    int64_t v = -7;
+    assert_int_equal(util_parse_int64("0", &v), 0);
+    assert_int_equal(v, 0);
+    assert_int_equal(util_parse_int64("-42", &v), 0);
+    assert_int_equal(v, -42);
+    assert_int_equal(util_parse_int64("+17", &v), 0);
+    assert_int_equal(v, 17);
+    assert_int_equal(util_parse_int64("9223372036854775807", &v), 0);
+    assert_true(v == INT64_MAX);
+    v = 42;
+    static const char *const bad[] = {"", " 1", "1 ", "1x", "0x10", "-", "+", "9223372036854775808", "--1", "1.5"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_int_equal(util_parse_int64(bad[i], &v), -1);
+    assert_int_equal(util_parse_int64(NULL, &v), -1);
+    assert_int_equal(v, 42); /* untouched on failure */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_base64),     cmocka_unit_test(test_buf),        cmocka_unit_test(test_read_file),
-        cmocka_unit_test(test_strings),    cmocka_unit_test(test_format_cut), cmocka_unit_test(test_one_line),
-        cmocka_unit_test(test_parse_time),
+        cmocka_unit_test(test_base64),     cmocka_unit_test(test_buf),         cmocka_unit_test(test_read_file),
+        cmocka_unit_test(test_strings),    cmocka_unit_test(test_format_cut),  cmocka_unit_test(test_one_line),
+        cmocka_unit_test(test_parse_time), cmocka_unit_test(test_parse_int64),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -567,7 +567,7 @@ static uint8_t parse_phase(const char *s)
 /* What eviction (evict.h) reads of a pod's conditions: Ready, and PodScheduled's time or the scheduler's message. */
 static void pod_conditions(struct shape_pool *p, struct cache_pod *pod, const json_t *conditions)
 {
-    pod->ready = 0;
+    pod->ready = pod->refused = 0;
     pod->ready_changed = pod->scheduled_at = 0;
     size_t i;
     const json_t *cond;
@@ -583,6 +583,7 @@ static void pod_conditions(struct shape_pool *p, struct cache_pod *pod, const js
             pod->scheduled_at = at;
         } else if (util_streq(type, "PodScheduled") && util_streq(status, "False") && pod->unschedulable == NULL) {
             pod->unschedulable = shape_member(p, cond, "message");
+            pod->refused = util_streq(json_string_value(json_object_get(cond, "reason")), "Unschedulable");
         }
     }
 }

@@ -116,6 +116,7 @@ struct cache_pod {
     uint8_t phase; /* enum cache_phase */
     uint8_t flags;
     uint8_t reserving;               /* on the reserving list */
+    uint8_t refused;                 /* condition PodScheduled "False", reason Unschedulable: kube-scheduler found no node */
     int32_t priority;                /* spec.priority */
     int64_t created;                 /* metadata.creationTimestamp, Unix seconds */
     uint8_t ready;                   /* condition Ready is True */

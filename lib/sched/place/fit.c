@@ -1,6 +1,5 @@
 #include "fit.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include "ledger.h"
 #include "quantity.h"
 #include "resources.h"
+#include "util.h"
 
 void fit_request_text(struct util_buf *b, const struct cache *c, const struct shape_rl *req)
 {
@@ -129,14 +129,6 @@ static const char *node_label(const struct cache_node *n, const char *key)
     return NULL;
 }
 
-static int parse_int(const char *s, long long *out)
-{
-    char *end;
-    errno = 0;
-    *out = strtoll(s, &end, 10);
-    return errno == 0 && end != s && *end == '\0';
-}
-
 static int expr_matches(const struct cache_node *n, const struct shape_expr *x)
 {
     const char *v = x->field_name ? (strcmp(x->key, "metadata.name") == 0 ? n->name : NULL) : node_label(n, x->key);
@@ -146,7 +138,7 @@ static int expr_matches(const struct cache_node *n, const struct shape_expr *x)
         if (x->values[i] == v || strcmp(x->values[i], v) == 0)
             in = 1;
     }
-    long long a, b;
+    int64_t a, b;
     switch (x->op) {
     case SHAPE_OP_IN:
         return in;
@@ -158,7 +150,7 @@ static int expr_matches(const struct cache_node *n, const struct shape_expr *x)
         return v == NULL;
     case SHAPE_OP_GT:
     case SHAPE_OP_LT:
-        if (v == NULL || x->nvalues != 1 || !parse_int(v, &a) || !parse_int(x->values[0], &b))
+        if (v == NULL || x->nvalues != 1 || util_parse_int64(v, &a) != 0 || util_parse_int64(x->values[0], &b) != 0)
             return 0;
         return x->op == SHAPE_OP_GT ? a > b : a < b;
     }

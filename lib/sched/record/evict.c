@@ -1,6 +1,5 @@
 #include "evict.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +19,7 @@ void evict_config_default(struct evict_config *cfg)
 {
     *cfg = (struct evict_config){
         .placement_timeout_ms = EVICT_DEFAULT_PLACEMENT_TIMEOUT_MS,
+        .partial_timeout_ms = EVICT_DEFAULT_PARTIAL_TIMEOUT_MS,
         .pods_ready_timeout_ms = 0,
         .backoff_base_ms = EVICT_DEFAULT_BACKOFF_BASE_MS,
         .backoff_max_ms = EVICT_DEFAULT_BACKOFF_MAX_MS,
@@ -33,9 +33,8 @@ int evict_config_check(const struct evict_config *cfg, struct error *err)
         const char *flag;
         int64_t v;
     } durations[] = {
-        {"--placement-timeout", cfg->placement_timeout_ms},
-        {"--pods-ready-timeout", cfg->pods_ready_timeout_ms},
-        {"--requeue-backoff-base", cfg->backoff_base_ms},
+        {"--placement-timeout", cfg->placement_timeout_ms},   {"--partial-placement-timeout", cfg->partial_timeout_ms},
+        {"--pods-ready-timeout", cfg->pods_ready_timeout_ms}, {"--requeue-backoff-base", cfg->backoff_base_ms},
         {"--requeue-backoff-max", cfg->backoff_max_ms},
     };
     for (size_t i = 0; i < sizeof(durations) / sizeof(durations[0]); i++) {
@@ -85,6 +84,9 @@ int evict_config_for_queue(const struct evict_config *base, const char *placemen
             rc = -1;
         }
     }
+    /* A gang partly placed is timed as one waiting whole is, only sooner: never later, and not when placement is not timed. */
+    if (out->partial_timeout_ms > out->placement_timeout_ms)
+        out->partial_timeout_ms = out->placement_timeout_ms;
     return rc;
 }
 
@@ -158,15 +160,31 @@ static void list_late(struct evict_verdict *v, const struct evict_gang *g, int w
     }
 }
 
+/* Whether any member of g is bound. */
+static int any_bound(const struct evict_gang *g)
+{
+    for (size_t i = 0; i < g->nmembers; i++)
+        if (g->members[i].bound)
+            return 1;
+    return 0;
+}
+
 enum evict_reason evict_check(const struct evict_config *cfg, const struct evict_gang *g, int64_t now_ms, struct evict_verdict *v)
 {
     evict_verdict_finish(v);
     if (g->admitted_ms <= 0)
         return EVICT_REASON_NONE;
-    int placement_late = 0, ready_late = 0;
+    int placement_late = 0, partial_late = 0, ready_late = 0, partly = cfg->partial_timeout_ms > 0 && any_bound(g);
     int64_t recheck = 0;
     for (size_t i = 0; i < g->nmembers; i++) {
         const struct evict_member *m = &g->members[i];
+        if (!m->bound && partly && m->refused) {
+            int64_t due = deadline(placement_start(g, m), cfg->partial_timeout_ms);
+            if (now_ms >= due)
+                partial_late = 1;
+            else
+                keep_earliest(&recheck, due);
+        }
         if (!m->bound && cfg->placement_timeout_ms > 0) {
             int64_t due = deadline(placement_start(g, m), cfg->placement_timeout_ms);
             if (now_ms >= due)
@@ -181,9 +199,9 @@ enum evict_reason evict_check(const struct evict_config *cfg, const struct evict
                 keep_earliest(&recheck, due);
         }
     }
-    if (placement_late) {
-        v->reason = EVICT_REASON_PLACEMENT_TIMEOUT;
-        v->timeout_ms = cfg->placement_timeout_ms;
+    if (placement_late || partial_late) {
+        v->reason = placement_late ? EVICT_REASON_PLACEMENT_TIMEOUT : EVICT_REASON_PARTLY_PLACED;
+        v->timeout_ms = placement_late ? cfg->placement_timeout_ms : cfg->partial_timeout_ms;
         list_late(v, g, 0);
     } else if (ready_late) {
         v->reason = EVICT_REASON_PODS_READY_TIMEOUT;
@@ -208,6 +226,8 @@ const char *evict_reason_name(enum evict_reason reason)
         return "Reclaimed";
     case EVICT_REASON_DISPATCH_LEASE:
         return "DispatchLeaseExpired";
+    case EVICT_REASON_PARTLY_PLACED:
+        return "PartlyPlaced";
     case EVICT_REASON_NONE:
         break;
     }
@@ -216,18 +236,10 @@ const char *evict_reason_name(enum evict_reason reason)
 
 /* ------------------------------------------------------------ the requeue */
 
-/* A decimal integer in 0..INT64_MAX with nothing around it. */
+/* A decimal integer in 0..INT64_MAX with nothing around it (no sign either). */
 static int parse_count(const char *s, int64_t *out)
 {
-    if (s == NULL || *s < '0' || *s > '9')
-        return -1;
-    errno = 0;
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (errno != 0 || *end != '\0')
-        return -1;
-    *out = (int64_t)v;
-    return 0;
+    return s != NULL && *s >= '0' && *s <= '9' ? util_parse_int64(s, out) : -1;
 }
 
 static enum evict_reason reason_of(const char *s)
@@ -242,6 +254,8 @@ static enum evict_reason reason_of(const char *s)
         return EVICT_REASON_RECLAIMED;
     if (strcmp(s, evict_reason_name(EVICT_REASON_DISPATCH_LEASE)) == 0)
         return EVICT_REASON_DISPATCH_LEASE;
+    if (strcmp(s, evict_reason_name(EVICT_REASON_PARTLY_PLACED)) == 0)
+        return EVICT_REASON_PARTLY_PLACED;
     return EVICT_REASON_NONE;
 }
 
@@ -364,7 +378,8 @@ char *evict_hold_message(const char *gang, enum evict_hold hold, const struct ev
 static int append_member(struct util_buf *b, const struct evict_member *m, enum evict_reason reason, int first)
 {
     char quote[QUOTE_MAX + 1];
-    if (reason == EVICT_REASON_PLACEMENT_TIMEOUT && m->message != NULL && m->message[0] != '\0')
+    if ((reason == EVICT_REASON_PLACEMENT_TIMEOUT || reason == EVICT_REASON_PARTLY_PLACED) && m->message != NULL &&
+        m->message[0] != '\0')
         util_format(quote, sizeof(quote), " (%s)", m->message);
     else
         quote[0] = '\0';
@@ -380,10 +395,12 @@ char *evict_message(const char *gang, const struct evict_gang *g, const struct e
 {
     char timeout[32], at[32];
     struct util_buf b = {0};
-    int placement = v->reason == EVICT_REASON_PLACEMENT_TIMEOUT;
-    util_buf_printf(&b, "gang %s evicted: %zu of %zu members not %s within the %s timeout (%s): ", gang, v->nlate, g->nmembers,
-                    placement ? "bound to a node" : "Ready", placement ? "placement" : "readiness",
-                    (flags_format_duration(v->timeout_ms, timeout, sizeof(timeout)), timeout));
+    int placement = v->reason == EVICT_REASON_PLACEMENT_TIMEOUT || v->reason == EVICT_REASON_PARTLY_PLACED;
+    const char *which = v->reason == EVICT_REASON_PARTLY_PLACED ? "partial placement" : placement ? "placement" : "readiness";
+    util_buf_printf(&b, "gang %s evicted: %zu of %zu members not %s within the %s timeout (%s)%s: ", gang, v->nlate, g->nmembers,
+                    placement ? "bound to a node" : "Ready", which,
+                    (flags_format_duration(v->timeout_ms, timeout, sizeof(timeout)), timeout),
+                    v->reason == EVICT_REASON_PARTLY_PLACED ? " while the others are bound" : "");
     size_t shown = 0;
     for (size_t i = 0; i < v->nlate; i++) {
         if (!append_member(&b, &g->members[v->late[i]], v->reason, shown == 0))

@@ -10,6 +10,14 @@
  *   creation) gets the whole gang evicted (reason PlacementTimeout). Counting
  *   from the member's creation covers recovery: a placed gang that loses a
  *   member has until the replacement's creation + the timeout to place it.
+ * - partly placed (issue 37): while a member is bound, an unbound member
+ *   that kube-scheduler found no node for (PodScheduled False, reason
+ *   Unschedulable) and that is not bound within partial_timeout of the same
+ *   start gets the whole gang evicted (reason PartlyPlaced). kube-scheduler
+ *   binds where it scores best, not where the pass planned, so gangs
+ *   admitted together may strand a member, and a gang half placed must not
+ *   wait out the placement timeout (a gang waiting whole, none of it bound,
+ *   does). A member not tried yet (no such condition) is not timed so.
  * - readiness (Kueue's waitForPodsReady, off by default): a bound member that
  *   is not Ready within pods_ready_timeout of max(the admission, its
  *   creation, its binding, the last time its Ready condition changed) gets
@@ -57,6 +65,7 @@
 #define EVICT_DISRUPTION_REASON "EvictionByRaygate"
 
 #define EVICT_DEFAULT_PLACEMENT_TIMEOUT_MS (5 * 60 * 1000LL)
+#define EVICT_DEFAULT_PARTIAL_TIMEOUT_MS (30 * 1000LL)
 #define EVICT_DEFAULT_BACKOFF_BASE_MS (60 * 1000LL)
 #define EVICT_DEFAULT_BACKOFF_MAX_MS (60 * 60 * 1000LL)
 /* The largest timeout or backoff accepted (flags, annotations): 30 days. */
@@ -64,13 +73,14 @@
 
 struct evict_config {
     int64_t placement_timeout_ms;  /* 0: disabled */
+    int64_t partial_timeout_ms;    /* a member refused while another is bound; 0: disabled */
     int64_t pods_ready_timeout_ms; /* 0: disabled */
     int64_t backoff_base_ms;       /* > 0 */
     int64_t backoff_max_ms;        /* >= backoff_base_ms */
     int64_t requeue_limit;         /* evictions before deactivation; 0: no limit */
 };
 
-/* The defaults: placement 5m, readiness off, backoff 60s..1h, no limit. */
+/* The defaults: placement 5m, partly placed 30s, readiness off, backoff 60s..1h, no limit. */
 void evict_config_default(struct evict_config *cfg);
 
 /*
@@ -81,7 +91,8 @@ int evict_config_check(const struct evict_config *cfg, struct error *err);
 
 /*
  * The configuration for a gang of a queue: base with the Queue's annotations
- * (values borrowed; NULL: absent) applied. An annotation that does not parse
+ * (values borrowed; NULL: absent) applied, and the partial timeout then no
+ * longer than the placement timeout (0 when placement is not timed). An annotation that does not parse
  * as a duration (flags_parse_duration: "90s", "5m", "1h30m"; "0" disables)
  * within EVICT_DURATION_MAX_MS is ignored (the flag's value is kept) and -1
  * is returned with err naming it, for the controller to report; otherwise 0.
@@ -106,6 +117,7 @@ struct evict_member {
     int64_t bound_ms;        /* condition PodScheduled turned True; 0: unknown */
     int64_t ready_change_ms; /* condition Ready last changed; 0: unknown */
     const char *message;     /* unbound: the scheduler's reason (PodScheduled False message); NULL: none */
+    uint8_t refused;         /* unbound: PodScheduled False with reason Unschedulable (kube-scheduler found no node) */
 };
 
 /* An admitted gang's members (head and, per worker group, its counted workers; not the autoscaler's tail). */
@@ -122,6 +134,7 @@ enum evict_reason {
     EVICT_REASON_PREEMPTED,      /* a higher-priority gang of its queue took its place (preempt.h): no backoff, not counted */
     EVICT_REASON_RECLAIMED,      /* a queue under its deserved share took it back (preempt.h): likewise */
     EVICT_REASON_DISPATCH_LEASE, /* its dispatch lease was not renewed (dispatchlease.h): likewise; held until renewed */
+    EVICT_REASON_PARTLY_PLACED,  /* a member refused by kube-scheduler while others are bound, past partial_timeout */
 };
 
 /* What evict_check found. Initialise with evict_verdict_init, release with evict_verdict_finish. */
@@ -140,14 +153,16 @@ void evict_verdict_finish(struct evict_verdict *v);
  * Decides at now whether g is to be evicted under cfg, filling v (initialised
  * by the caller; it is reset). Placement is judged first: when any member is
  * past its placement deadline, the reason is PLACEMENT_TIMEOUT and late lists
- * every unbound member; otherwise, when a bound member is past its readiness
+ * every unbound member; otherwise, when a member is bound and a refused one is
+ * past its partial deadline, PARTLY_PLACED and late lists every unbound
+ * member; otherwise, when a bound member is past its readiness
  * deadline, PODS_READY_TIMEOUT and late lists every bound member that is not
  * Ready. Returns v->reason.
  */
 enum evict_reason evict_check(const struct evict_config *cfg, const struct evict_gang *g, int64_t now_ms, struct evict_verdict *v);
 
-/* "PlacementTimeout", "PodsReadyTimeout", "Preempted", "Reclaimed", "DispatchLeaseExpired" (Event reasons and the metric's
-   label), "" for NONE. */
+/* "PlacementTimeout", "PodsReadyTimeout", "Preempted", "Reclaimed", "DispatchLeaseExpired", "PartlyPlaced" (Event
+   reasons and the metric's label), "" for NONE. */
 const char *evict_reason_name(enum evict_reason reason);
 
 /* ------------------------------------------------------------ the requeue */

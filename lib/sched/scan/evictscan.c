@@ -153,6 +153,7 @@ static int scan_admitted(const struct cache_gang *g, const struct evict_config *
             .bound_ms = p->scheduled_at * 1000,
             .ready_change_ms = p->ready_changed * 1000,
             .message = p->unschedulable,
+            .refused = p->refused,
         };
     }
     struct evict_gang eg = {
