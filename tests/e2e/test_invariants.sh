@@ -8,7 +8,7 @@ e2e_setup
 e2e_on_exit restore_gate
 Q="inv-$(e2e_uid)"
 make_queue "$Q" 4 16Gi
-inv_start --grace 2 --evict-grace 2
+inv_start --grace 2 --evict-grace 2 --place-grace 2
 "$ROOT/hack/cluster.sh" stop raygate-gate
 
 ungate() { # POD
@@ -65,6 +65,12 @@ eventually 60 "KubeRay created d's 3 pods" has_pods d 3
 kc annotate rayclusters.ray.io -n "$NS" d raygate.io/evicted-at=2020-01-01T00:00:00Z raygate.io/requeue-count=1 >/dev/null
 ungate "$(head_pod d)"
 eventually 20 "checker: partly-evicted" saw partly-evicted
+# f: admitted by hand and ungated, its head bound, its worker (cpu 20) refused by kube-scheduler: partly placed.
+raycluster f queue="$Q" head="cpu: 100m, memory: 128Mi" group="w:1:1:1:cpu: 20, memory: 128Mi" | kc apply -n "$NS" -f - >/dev/null
+eventually 60 "KubeRay created f's 2 pods" has_pods f 2
+kc annotate rayclusters.ray.io -n "$NS" f raygate.io/admitted-at=2020-01-01T00:00:00Z >/dev/null
+for p in $(kc get pods -n "$NS" -l ray.io/cluster=f -o name); do ungate "${p#pod/}"; done
+eventually 30 "checker: partly-placed (f's worker refused, its head bound)" saw partly-placed
 # The tree (issue 23): e, in leaf L under parent P (capability cpu 2; L lists none), ungated (cpu 3): P over its
 # capability; and L's sibling G's guarantee (cpu 1) lent. As Volcano's webhook requires, G deserves its guarantee
 # and P guarantees (and deserves) its children's sum.
