@@ -150,6 +150,7 @@ static struct cache_queue *queue_ref(struct cache *c, const char *name)
     if (q != NULL)
         return q;
     q = util_calloc(1, sizeof(*q));
+    q->memo = util_calloc(1, sizeof(*q->memo));
     q->name = shape_intern(&c->shapes, name);
     q->dirty = 1;
     q->reclaimable = 1;
@@ -166,19 +167,16 @@ static void queue_maybe_free(struct cache *c, struct cache_queue *q)
     table_remove(&c->queues, &q->by_name);
     shape_release(&c->shapes, q->name);
     shape_release(&c->shapes, q->state);
-    shape_rl_release(&c->shapes, q->capability);
-    model_queue_parse_tree(&c->shapes, q, NULL);
-    shape_rl_release(&c->shapes, q->deserved);
-    shape_release(&c->shapes, q->preemption);
-    free(q->placement_timeout);
-    free(q->pods_ready_timeout);
+    model_queue_release(&c->shapes, q);
     free(q);
 }
 
 static void queue_dirty(struct cache *c, struct cache_queue *q)
 {
-    if (q != NULL)
+    if (q != NULL) {
         q->dirty = 1;
+        q->version++; /* also when a gang joins or leaves it (gang_set_queue) */
+    }
     c->generation++;
 }
 

@@ -184,6 +184,8 @@ const char *devices_gang_wait(const struct cache_gang *g)
 {
     if (g->dev != NULL && g->dev->wait != NULL)
         return g->dev->wait;
+    if (g->ndev == 0)
+        return NULL; /* no pod of it names a claim (the common case: no walk of its pods) */
     for (const struct cache_pod *pod = g->pods; pod != NULL; pod = pod->gang_next) {
         if (pod->dev != NULL && pod->dev->wait != NULL && model_pod_live(pod))
             return pod->dev->wait;

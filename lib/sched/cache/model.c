@@ -191,6 +191,40 @@ int model_queue_parse_preemption(struct shape_pool *p, struct cache_queue *q, co
     return changed;
 }
 
+void model_queue_release(struct shape_pool *p, struct cache_queue *q)
+{
+    shape_rl_release(p, q->capability);
+    model_queue_parse_tree(p, q, NULL);
+    shape_rl_release(p, q->deserved);
+    shape_release(p, q->preemption);
+    free(q->placement_timeout);
+    free(q->pods_ready_timeout);
+    if (q->memo != NULL) {
+        free(q->memo->alloc);
+        free(q->memo->demand);
+        free(q->memo);
+    }
+}
+
+struct cache_queue_memo *model_queue_memo(const struct cache_queue *q, uint32_t nres, int *valid)
+{
+    struct cache_queue_memo *mm = q->memo;
+    if (mm->nres != nres || mm->alloc == NULL) {
+        mm->alloc = util_realloc(mm->alloc, (nres > 0 ? nres : 1) * sizeof(*mm->alloc));
+        mm->demand = util_realloc(mm->demand, (nres > 0 ? nres : 1) * sizeof(*mm->demand));
+        mm->nres = nres;
+        mm->valid = 0;
+    }
+    *valid = mm->valid && mm->version == q->version;
+    return mm;
+}
+
+void model_queue_memo_done(const struct cache_queue *q, int keep)
+{
+    q->memo->version = q->version;
+    q->memo->valid = (uint8_t)(keep != 0);
+}
+
 int model_queue_parse_tree(struct shape_pool *p, struct cache_queue *q, const json_t *obj)
 {
     const json_t *spec = json_object_get(obj, "spec");
@@ -405,6 +439,7 @@ void model_gang_insert_pod(struct cache_gang *g, struct cache_pod *pod)
     }
     model_gang_count_open(g, pod);
     g->nlive += model_pod_live(pod) != 0;
+    g->ndev += pod->dev != NULL;
     struct cache_pod *after = g->pods_tail;
     while (after != NULL && pod_before(pod, after))
         after = after->gang_prev;
@@ -423,6 +458,8 @@ void model_gang_insert_pod(struct cache_gang *g, struct cache_pod *pod)
 void model_gang_touch(struct cache_gang *g)
 {
     g->version++;
+    if (g->queue != NULL)
+        g->queue->version++;
 }
 
 void model_gang_memo_free(struct cache_gang *g)
@@ -515,6 +552,7 @@ void model_gang_remove_pod(struct cache_gang *g, struct cache_pod *pod)
     g->nunready -= (pod->flags & CACHE_POD_UNREADY) != 0;
     g->nopen -= (pod->flags & CACHE_POD_OPEN) != 0;
     g->nlive -= model_pod_live(pod) != 0;
+    g->ndev -= pod->dev != NULL;
     pod->flags &= (uint8_t) ~(CACHE_POD_UNBOUND | CACHE_POD_UNREADY | CACHE_POD_OPEN);
     if (pod->gang_prev != NULL)
         pod->gang_prev->gang_next = pod->gang_next;

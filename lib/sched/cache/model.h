@@ -158,6 +158,22 @@ struct cache_queue {
     const char *parent;               /* interned spec.parent, or NULL: a child of the root ("" and "root" too) */
     const struct shape_rl *guarantee; /* spec.guarantee.resource; NULL: none */
     uint32_t weight;                  /* spec.weight; 1 when unset or negative, as in Volcano */
+    /* Bumped by every change of one of its gangs (model_gang_touch) and when a gang joins or leaves it. */
+    uint64_t version;
+    struct cache_queue_memo *memo; /* owned, allocated with the queue: model_queue_memo() */
+};
+
+/*
+ * What a queue's gangs hold and ask for, as treepass_load() sums them for a
+ * queue the pass does not evaluate (treepass.h): valid while the queue's
+ * version is the one they were computed at, over nres resources. The
+ * computations fill it through the queue's pointer.
+ */
+struct cache_queue_memo {
+    uint64_t version;
+    uint32_t nres;
+    uint8_t valid;
+    int64_t *alloc, *demand; /* owned: nres each */
 };
 
 /* A worker group's share of a gang: its pods counted in minMember. */
@@ -176,6 +192,7 @@ struct cache_gang {
     const char *namespace_;                     /* interned */
     const char *name;                           /* interned RayCluster name */
     struct cache_pod *pods;                     /* pods labelled with the cluster, any state, oldest first (then by name) */
+    size_t ndev;                                /* of those, the ones with device claims (pod->dev) */
     struct cache_pod *pods_tail;                /* the newest */
     size_t npods;
     /* Of those, the live ones unbound, and bound but not Ready: what eviction times (evictscan.h skips a gang with none). */
@@ -266,6 +283,18 @@ int model_queue_parse_preemption(struct shape_pool *p, struct cache_queue *q, co
  * spec.parent, spec.guarantee.resource, spec.weight. Returns whether it changed.
  */
 int model_queue_parse_tree(struct shape_pool *p, struct cache_queue *q, const json_t *obj);
+
+/* Releases what q holds (its shapes, annotations and memo); not its name, nor q itself (cache.c's). */
+void model_queue_release(struct shape_pool *p, struct cache_queue *q);
+
+/*
+ * q's memo (cache_queue_memo), its two arrays sized for nres; sets *valid
+ * when they hold the sums of q as it stands (its version), else they are the
+ * caller's to fill and model_queue_memo_done(q, keep) to record: keep 0 when
+ * what was filled is not q's alone (the pass's marks applied).
+ */
+struct cache_queue_memo *model_queue_memo(const struct cache_queue *q, uint32_t nres, int *valid);
+void model_queue_memo_done(const struct cache_queue *q, int keep);
 
 /* The eviction timeouts a Queue's annotations (borrowed; NULL: none) set (evict.h); parsed where they are used. */
 void model_queue_set_timeouts(struct cache_queue *q, const json_t *annotations);

@@ -26,23 +26,57 @@ void treepass_min_dense(const struct cache_gang *g, uint32_t nres, int64_t *out)
     }
 }
 
+static void add_into(int64_t *dst, const int64_t *v, uint32_t nres)
+{
+    for (uint32_t k = 0; k < nres; k++)
+        dst[k] = util_sat_add(dst[k], v[k]);
+}
+
+/* What queue q's gangs hold (alloc) and ask for (demand: alloc, and the minResources of its present gangs not admitted). */
+static void sum_queue(const struct cache_queue *q, uint32_t nres, const struct marks *m, int64_t *alloc, int64_t *demand,
+                      int64_t *a, int64_t *tail)
+{
+    memset(alloc, 0, nres * sizeof(*alloc));
+    memset(demand, 0, nres * sizeof(*demand));
+    struct cache_gang *g;
+    cache_queue_for_each_gang(g, q) {
+        if (g->admitted)
+            hold_gang(m, nres, g, NULL, a, tail);
+        else
+            hold_ungated(m, nres, g, a);
+        add_into(alloc, a, nres);
+        add_into(demand, a, nres);        /* demand is alloc and more */
+        if (g->present && !g->admitted) { /* as qtree_fill() counts it */
+            treepass_min_dense(g, nres, a);
+            add_into(demand, a, nres);
+        }
+    }
+}
+
+/*
+ * Queue q's sums: kept from the last pass when it is not evaluated (the pass's marks are on its works' gangs and pods only,
+ * so an other queue's sums depend on the cache alone) and none of its gangs changed since (q->version).
+ */
+static const struct cache_queue_memo *queue_sums(const struct cache_queue *q, uint32_t nres, const struct marks *m, int evaluated,
+                                                 int64_t *a, int64_t *tail)
+{
+    int valid;
+    struct cache_queue_memo *mm = model_queue_memo(q, nres, &valid);
+    if (valid && !evaluated)
+        return mm;
+    sum_queue(q, nres, m, mm->alloc, mm->demand, a, tail);
+    model_queue_memo_done(q, !evaluated);
+    return mm;
+}
+
 void treepass_load(struct qtree *t, const struct marks *m, const unsigned char *skip, int64_t *a, int64_t *tail)
 {
     for (size_t i = 0; i < t->n; i++) {
-        struct cache_gang *g;
-        cache_queue_for_each_gang(g, t->queues[i].q) {
-            if (g->admitted)
-                hold_gang(m, t->nres, g, NULL, a, tail);
-            else
-                hold_ungated(m, t->nres, g, a);
-            if (skip == NULL || !skip[i])
-                qtree_add_alloc(t, i, a, 1);
-            qtree_add_demand(t, i, a, 1);     /* demand is alloc and more */
-            if (g->present && !g->admitted) { /* as qtree_fill() counts it */
-                treepass_min_dense(g, t->nres, a);
-                qtree_add_demand(t, i, a, 1);
-            }
-        }
+        int evaluated = skip != NULL && skip[i];
+        const struct cache_queue_memo *mm = queue_sums(t->queues[i].q, t->nres, m, evaluated, a, tail);
+        if (!evaluated)
+            qtree_add_alloc(t, i, mm->alloc, 1);
+        qtree_add_demand(t, i, mm->demand, 1);
     }
     qtree_derive(t);
 }

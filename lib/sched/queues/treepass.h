@@ -36,7 +36,9 @@ void treepass_min_dense(const struct cache_gang *g, uint32_t nres, int64_t *out)
  * hold_gang(), another hold_ungated() (m: the pass's marks); the demand of
  * every queue (skipped or not): what its gangs hold, plus the minResources of
  * its present gangs that are not admitted (as qtree_fill()); then derives deserved (qtree_derive). A queue
- * skipped has its alloc added by the caller. a, tail: t->nres of scratch each.
+ * skipped has its alloc added by the caller. a, tail: t->nres of scratch each. A queue not skipped keeps its
+ * sums in the cache (cache_queue's memo) while none of its gangs changes: a pass that evaluates a few queues
+ * does not walk the others' gangs again.
  */
 void treepass_load(struct qtree *t, const struct marks *m, const unsigned char *skip, int64_t *a, int64_t *tail);
 
