@@ -5,6 +5,7 @@
 #include <cmocka.h>
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "marks.h"
 
@@ -64,12 +65,41 @@ static void test_clear(void **state)
     free(keys);
 }
 
+/* Many keys (the filter, MARKS_FILTER_WORDS, mostly set): marked ones keep their bits, the others have none; a new init
+   forgets them all. */
+static void test_many(void **state)
+{
+    (void)state;
+    enum { N = 60000 };
+    size_t slots = marks_slots(N);
+    const void **keys = calloc(slots, sizeof(*keys));
+    uint8_t *bits = malloc(slots);
+    struct marks *m = malloc(sizeof(*m));
+    char *objs = malloc(2 * N);
+    marks_init(m, keys, bits, slots);
+    for (int i = 0; i < N; i++)
+        marks_set(m, &objs[2 * i], MARKS_TAIL);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(marks_get(m, &objs[2 * i]), MARKS_TAIL);
+        assert_int_equal(marks_get(m, &objs[2 * i + 1]), 0);
+    }
+    memset(keys, 0, slots * sizeof(*keys));
+    marks_init(m, keys, bits, slots);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(marks_get(m, &objs[2 * i]), 0);
+    free(objs);
+    free(m);
+    free(bits);
+    free(keys);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slots),
         cmocka_unit_test(test_set_get),
         cmocka_unit_test(test_clear),
+        cmocka_unit_test(test_many),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
