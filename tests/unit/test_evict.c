@@ -72,7 +72,10 @@ static void run_check_case(const json_t *c)
             .refused = json_is_true(json_object_get(m, "refused")),
         };
     }
-    struct evict_gang g = {.admitted_ms = opt_time(c, "admitted_at"), .members = members, .nmembers = n};
+    struct evict_gang g = {.admitted_ms = opt_time(c, "admitted_at"),
+                           .leaving = json_is_true(json_object_get(c, "leaving")),
+                           .members = members,
+                           .nmembers = n};
     struct evict_verdict v;
     evict_verdict_init(&v);
     evict_check(&cfg, &g, opt_time(c, "now"), &v);

@@ -174,7 +174,7 @@ enum evict_reason evict_check(const struct evict_config *cfg, const struct evict
     evict_verdict_finish(v);
     if (g->admitted_ms <= 0)
         return EVICT_REASON_NONE;
-    int placement_late = 0, partial_late = 0, ready_late = 0, partly = cfg->partial_timeout_ms > 0 && any_bound(g);
+    int placement_late = 0, partial_late = 0, ready_late = 0, partly = cfg->partial_timeout_ms > 0 && !g->leaving && any_bound(g);
     int64_t recheck = 0;
     for (size_t i = 0; i < g->nmembers; i++) {
         const struct evict_member *m = &g->members[i];

@@ -17,7 +17,9 @@
  *   binds where it scores best, not where the pass planned, so gangs
  *   admitted together may strand a member, and a gang half placed must not
  *   wait out the placement timeout (a gang waiting whole, none of it bound,
- *   does). A member not tried yet (no such condition) is not timed so.
+ *   does). A member not tried yet (no such condition) is not timed so, nor
+ *   is any while a pod of the gang terminates (a replacement born ungated
+ *   waits for its predecessor's room; leaving).
  * - readiness (Kueue's waitForPodsReady, off by default): a bound member that
  *   is not Ready within pods_ready_timeout of max(the admission, its
  *   creation, its binding, the last time its Ready condition changed) gets
@@ -123,6 +125,7 @@ struct evict_member {
 /* An admitted gang's members (head and, per worker group, its counted workers; not the autoscaler's tail). */
 struct evict_gang {
     int64_t admitted_ms; /* the admission record; 0: unknown or not admitted (never evicted) */
+    uint8_t leaving;     /* a pod of it is terminating: its room comes back (no partial placement timeout meanwhile) */
     const struct evict_member *members;
     size_t nmembers;
 };

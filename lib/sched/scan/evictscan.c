@@ -131,6 +131,16 @@ static int nothing_timed(const struct cache_gang *g, const struct evict_config *
            (missing_timed(g) == 0 || qcfg->placement_timeout_ms == 0);
 }
 
+/* Whether a pod of g is terminating (deleted, not finished): the room it holds comes back. */
+static int leaving(const struct cache_gang *g)
+{
+    for (const struct cache_pod *p = g->pods; p != NULL; p = p->gang_next) {
+        if ((p->flags & CACHE_POD_DELETING) && p->phase != CACHE_PHASE_SUCCEEDED && p->phase != CACHE_PHASE_FAILED)
+            return 1;
+    }
+    return 0;
+}
+
 /* An admitted gang: evicted when evict_check says so, else its next deadline noted. Returns 1 when evicted. */
 static int scan_admitted(const struct cache_gang *g, const struct evict_config *qcfg, const struct evict_config *cfg,
                          int64_t now_ms, int64_t floor_ms, uint32_t random, struct evictscan_result *out)
@@ -156,8 +166,10 @@ static int scan_admitted(const struct cache_gang *g, const struct evict_config *
             .refused = p->refused,
         };
     }
-    struct evict_gang eg = {
-        .admitted_ms = admitted_ms > floor_ms ? admitted_ms : floor_ms, .members = m, .nmembers = nmembers + nmissing};
+    struct evict_gang eg = {.admitted_ms = admitted_ms > floor_ms ? admitted_ms : floor_ms,
+                            .leaving = leaving(g),
+                            .members = m,
+                            .nmembers = nmembers + nmissing};
     struct evict_verdict v;
     evict_verdict_init(&v);
     int evicted = evict_check(qcfg, &eg, now_ms, &v) != EVICT_REASON_NONE;
