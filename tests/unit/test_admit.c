@@ -10,6 +10,7 @@
 #include "admit.h"
 #include "cache.h"
 #include "cachefixture.h"
+#include "admitfixture.h"
 #include "fixtures.h"
 
 static char *decision_text(const struct admit_decision *d)
@@ -140,82 +141,6 @@ static void test_fixtures(void **state)
     fixture_list_free(files, n);
 }
 
-/* What a test starts from: a fixture (its path the test's initial state), the cache loaded from it, an admit over that cache. */
-struct admit_test {
-    json_t *fx;
-    struct cache *c;
-    struct admit *a;
-};
-
-static struct admit_test *admit_test_load(struct admit_test *t)
-{
-    t->c = cachefixture_load(t->fx, 0);
-    t->a = admit_create(t->c);
-    return t;
-}
-
-static int admit_test_setup(void **state)
-{
-    struct admit_test *t = calloc(1, sizeof(*t));
-    assert_non_null(t);
-    t->fx = fixture_json(*state);
-    *state = admit_test_load(t);
-    return 0;
-}
-
-static int admit_test_teardown(void **state)
-{
-    struct admit_test *t = *state;
-    admit_destroy(t->a);
-    cache_destroy(t->c);
-    json_decref(t->fx);
-    free(t);
-    return 0;
-}
-
-/* admit_test_setup with a foreign gate added to the head pod (the fixture's first) before the cache is loaded. */
-static int admit_test_setup_foreign_gate(void **state)
-{
-    struct admit_test *t = calloc(1, sizeof(*t));
-    assert_non_null(t);
-    t->fx = fixture_json(*state);
-    json_t *head = json_array_get(json_object_get(t->fx, "pods"), 0);
-    json_array_append_new(json_object_get(json_object_get(head, "spec"), "schedulingGates"),
-                          json_pack("{s:s}", "name", "example.com/quota"));
-    *state = admit_test_load(t);
-    return 0;
-}
-
-/* A test of admit over the cache loaded from FIXTURE. */
-#define ADMIT_TEST(f, fixture) cmocka_unit_test_prestate_setup_teardown(f, admit_test_setup, admit_test_teardown, fixture)
-
-/* What the controller does with a decision it applied: record it in the cache. */
-static void apply(struct cache *c, const struct admit_result *r, size_t from)
-{
-    for (size_t i = from; i < r->len; i++) {
-        const struct admit_decision *d = &r->items[i];
-        if (d->action == ADMIT_ACTION_WAIT || d->action == ADMIT_ACTION_TAIL_WAIT)
-            continue;
-        if (d->action == ADMIT_ACTION_ADMIT)
-            cache_gang_mark_admitted(c, cache_gang_get(c, d->namespace_, d->cluster), "2024-05-01T11:00:00Z");
-        for (size_t k = 0; k < d->npods; k++)
-            cache_pod_mark_ungated(c, cache_pod_get(c, d->namespace_, d->pods[k].name));
-    }
-}
-
-static const json_t *find_object(const json_t *fx, const char *kind, const char *name)
-{
-    size_t i;
-    const json_t *obj;
-    json_array_foreach(json_object_get(fx, kind), i, obj)
-    {
-        if (strcmp(json_string_value(json_object_get(json_object_get(obj, "metadata"), "name")), name) == 0)
-            return obj;
-    }
-    fail_msg("%s %s not in fixture", kind, name);
-    return NULL;
-}
-
 /* The pod as the watch shows it once the scheduler bound it: ungated, on node, Running, a new resourceVersion. */
 static json_t *bound(const json_t *pod, const char *node, const char *rv)
 {
@@ -226,6 +151,36 @@ static json_t *bound(const json_t *pod, const char *node, const char *rv)
     json_object_set_new(json_object_get(p, "metadata"), "resourceVersion", json_string(rv));
     json_object_set_new(json_object_get(p, "status"), "phase", json_string("Running"));
     return p;
+}
+
+/* The watch shows test-cluster-0 with its admission record and its 3 pods (names) bound to node-1. */
+static void watch_catches_up(struct cache *c, const json_t *fx, const char *const names[3])
+{
+    struct error err;
+    json_t *rc0 = json_deep_copy(find_object(fx, "rayclusters", "test-cluster-0"));
+    json_object_set_new(json_object_get(rc0, "metadata"), "annotations",
+                        json_pack("{s:s}", "raygate.io/admitted-at", "2024-05-01T11:00:00Z"));
+    json_object_set_new(json_object_get(rc0, "metadata"), "resourceVersion", json_string("900"));
+    assert_int_equal(cache_upsert_raycluster(c, rc0, &err), 0);
+    json_decref(rc0);
+    for (size_t i = 0; i < 3; i++) {
+        json_t *p = bound(find_object(fx, "pods", names[i]), "node-1", "901");
+        assert_int_equal(cache_upsert_pod(c, p, &err), 0);
+        json_decref(p);
+    }
+}
+
+/* What gang g holds (admit_gang_hold) is want, as resources_to_string writes it. */
+static void check_hold(const struct cache *c, const struct cache_gang *g, const char *want)
+{
+    struct resources held;
+    struct error err;
+    resources_init(&held);
+    assert_int_equal(admit_gang_hold(c, g, &held, &err), 0);
+    char *s = resources_to_string(&held);
+    assert_string_equal(s, want);
+    free(s);
+    resources_finish(&held);
 }
 
 /* Issue 4, walkthrough 1, step by step: admitted pods keep their share until they are gone, then the next gang goes. */
@@ -259,17 +214,8 @@ static void test_walkthrough(void **state)
     assert_int_equal(admit_reason_changed(c, &r.items[from]), 0);
 
     /* The watch catches up: the apiserver's copy of the cluster carries the annotation; the scheduler binds the pods. */
-    json_t *rc0 = json_deep_copy(find_object(fx, "rayclusters", "test-cluster-0"));
-    json_object_set_new(json_object_get(rc0, "metadata"), "annotations",
-                        json_pack("{s:s}", "raygate.io/admitted-at", "2024-05-01T11:00:00Z"));
-    json_object_set_new(json_object_get(rc0, "metadata"), "resourceVersion", json_string("900"));
-    assert_int_equal(cache_upsert_raycluster(c, rc0, &err), 0);
     const char *names[] = {"test-cluster-0-head", "test-cluster-0-worker-worker-a", "test-cluster-0-worker-worker-b"};
-    for (size_t i = 0; i < 3; i++) {
-        json_t *p = bound(find_object(fx, "pods", names[i]), "node-1", "901");
-        assert_int_equal(cache_upsert_pod(c, p, &err), 0);
-        json_decref(p);
-    }
+    watch_catches_up(c, fx, names);
     assert_int_equal(c->nreserving, 0);
     assert_int_equal(cache_node_get(c, "node-1")->used_pods, 3);
     from = r.len;
@@ -277,34 +223,21 @@ static void test_walkthrough(void **state)
     assert_int_equal(r.len - from, 1);
     assert_int_equal(r.items[from].reason, ADMIT_REASON_QUEUE_CAPACITY);
 
-    /* What the gang holds, as the Queue's status.allocated shows it. */
-    struct resources held;
-    struct error rerr;
-    resources_init(&held);
-    assert_int_equal(admit_gang_hold(c, g0, &held, &rerr), 0);
-    char *hs = resources_to_string(&held);
-    assert_string_equal(hs, "{\"cpu\":\"3\",\"memory\":\"4Gi\"}");
-    free(hs);
-    /* test-cluster-1 holds nothing: none of its pods is admitted. */
-    assert_int_equal(admit_gang_hold(c, cache_gang_get(c, "default", "test-cluster-1"), &held, &rerr), 0);
-    assert_int_equal(held.len, 0);
+    /* What the gang holds, as the Queue's status.allocated shows it; test-cluster-1 nothing: none of its pods is admitted. */
+    check_hold(c, g0, "{\"cpu\":\"3\",\"memory\":\"4Gi\"}");
+    check_hold(c, cache_gang_get(c, "default", "test-cluster-1"), "{}");
 
     /* Deleting the RayCluster is not enough: its pods, terminating, still hold the queue. */
     cache_delete_raycluster(c, "default", "test-cluster-0");
     assert_non_null(cache_gang_get(c, "default", "test-cluster-0"));
     g0 = cache_gang_get(c, "default", "test-cluster-0");
-    assert_int_equal(admit_gang_hold(c, g0, &held, &rerr), 0);
-    assert_int_equal(held.len, 2);
+    check_hold(c, g0, "{\"cpu\":\"3\",\"memory\":\"4Gi\"}");
     /* One pod finished: the gang still holds at least its minResources. */
     json_t *done = bound(find_object(fx, "pods", "test-cluster-0-head"), "node-1", "902");
     json_object_set_new(json_object_get(done, "status"), "phase", json_string("Succeeded"));
     assert_int_equal(cache_upsert_pod(c, done, &err), 0);
     json_decref(done);
-    assert_int_equal(admit_gang_hold(c, g0, &held, &rerr), 0);
-    hs = resources_to_string(&held);
-    assert_string_equal(hs, "{\"cpu\":\"3\",\"memory\":\"4Gi\"}");
-    free(hs);
-    resources_finish(&held);
+    check_hold(c, g0, "{\"cpu\":\"3\",\"memory\":\"4Gi\"}");
     from = r.len;
     admit_pass(a, 0, &r);
     assert_int_equal(r.len - from, 1);
@@ -325,7 +258,6 @@ static void test_walkthrough(void **state)
     assert_string_equal(r.items[from].message, "admitted by queue kuberay-test-queue; scheduling gates removed from 3 pods");
     assert_string_equal(r.items[from].gang, "ray-test-cluster-1-pg");
 
-    json_decref(rc0);
     admit_result_finish(&r);
 }
 
@@ -782,129 +714,6 @@ static void test_tree_incremental(void **state)
     admit_result_finish(&r);
 }
 
-/* How many gangs of queue the decisions [from, r->len) admit. */
-static size_t admitted_of(const struct admit_result *r, size_t from, const char *queue)
-{
-    size_t n = 0;
-    for (size_t i = from; i < r->len; i++)
-        n += r->items[i].action == ADMIT_ACTION_ADMIT && strcmp(r->items[i].queue, queue) == 0;
-    return n;
-}
-
-/*
- * Fair sharing across leaves (admit-fair/weights.json): light (weight 1) and
- * heavy (weight 2), 10 equal gangs each, created alternately, 12 cpu of nodes.
- * Taken by share, not by age across queues: 4 and 8, full and incremental.
- */
-/* A copy of the fixture's object kind/name renamed to name (its uid too), its queue label set to queue when given. */
-static json_t *renamed(const json_t *fx, const char *kind, const char *from, const char *name, const char *queue)
-{
-    json_t *o = json_deep_copy(find_object(fx, kind, from));
-    json_t *meta = json_object_get(o, "metadata"), *labels = json_object_get(meta, "labels");
-    json_object_set_new(meta, "name", json_string(name));
-    json_object_set_new(meta, "uid", json_sprintf("uid-%s", name));
-    if (queue != NULL)
-        json_object_set_new(labels, "volcano.sh/queue-name", json_string(queue));
-    if (json_object_get(labels, "ray.io/cluster") != NULL)
-        json_object_set_new(labels, "ray.io/cluster", json_string("i-00"));
-    return o;
-}
-
-/*
- * What a queue no pass evaluates holds and asks for is kept from pass to pass (treepass.h, the queue's memo): a third
- * queue, idle, gets a gang that waits (the nodes are full); then light and heavy are weighed twice (a pod of each
- * updated) and idle is not: its sums are computed the first time and read from its memo the second, where they are what
- * a fresh sum says (nothing held, its gang's cpu 1 asked for).
- */
-static void fair_weights_memo(struct admit_test *fix)
-{
-    struct error err;
-    json_t *q = renamed(fix->fx, "queues", "light", "idle", NULL), *rc = renamed(fix->fx, "rayclusters", "a-09", "i-00", "idle"),
-           *pod = renamed(fix->fx, "pods", "a-09-head", "i-00-head", "idle");
-    assert_int_equal(cache_upsert_queue(fix->c, q, &err), 0);
-    assert_int_equal(cache_upsert_raycluster(fix->c, rc, &err), 0);
-    assert_int_equal(cache_upsert_pod(fix->c, pod, &err), 0);
-    json_decref(q), json_decref(rc), json_decref(pod);
-    struct admit_result r;
-    admit_result_init(&r);
-    admit_pass(fix->a, 0, &r); /* the queues the last binds made dirty, and idle */
-    admit_result_finish(&r);
-    for (int k = 0; k < 2; k++) {
-        for (int i = 0; i < 2; i++) {
-            json_t *p = json_deep_copy(find_object(fix->fx, "pods", i == 0 ? "a-09-head" : "b-09-head"));
-            json_object_set_new(json_object_get(p, "metadata"), "resourceVersion", json_sprintf("9%d", k));
-            assert_int_equal(cache_upsert_pod(fix->c, p, &err), 0);
-            json_decref(p);
-        }
-        admit_result_init(&r);
-        admit_pass(fix->a, 0, &r);
-        assert_int_equal(r.queues_evaluated, 2);
-        assert_int_equal(admitted_of(&r, 0, "light") + admitted_of(&r, 0, "heavy"), 0);
-        admit_result_finish(&r);
-    }
-    int valid;
-    const struct cache_queue_memo *mm = model_queue_memo(cache_queue_get(fix->c, "idle"), fix->c->shapes.nresources, &valid);
-    assert_true(valid);
-    uint32_t cpu = shape_resource_id(&fix->c->shapes, "cpu");
-    assert_int_equal(mm->alloc[cpu], 0);
-    assert_int_equal(mm->demand[cpu], 1000);
-}
-
-static void test_fair_weights(void **state)
-{
-    struct admit_test *fix = *state;
-    struct admit_result r;
-    admit_result_init(&r);
-    admit_pass(fix->a, 0, &r);
-    assert_int_equal(r.len, 20);
-    assert_int_equal(admitted_of(&r, 0, "light"), 4);
-    assert_int_equal(admitted_of(&r, 0, "heavy"), 8);
-    size_t from = r.len;
-    admit_pass(fix->a, ADMIT_PASS_FULL, &r);
-    assert_int_equal(admitted_of(&r, from, "light"), 4);
-    assert_int_equal(admitted_of(&r, from, "heavy"), 8);
-    /* Carried out: the nodes are full, both queues at their deserved (4 and 8); nothing more is admitted. */
-    apply(fix->c, &r, from);
-    from = r.len;
-    admit_pass(fix->a, ADMIT_PASS_FULL, &r);
-    assert_int_equal(admitted_of(&r, from, "light") + admitted_of(&r, from, "heavy"), 0);
-    admit_result_finish(&r);
-    fair_weights_memo(fix);
-}
-
-/*
- * Fair sharing down the tree (admit-fair/tree.json): eng and research share 8
- * cpu 4 and 4, eng's 4 go 1:3 to train and infer, and the pick from the root
- * down admits exactly that, although the gangs were created in turn.
- */
-static void test_fair_tree(void **state)
-{
-    struct admit_test *fix = *state;
-    struct admit_result r;
-    admit_result_init(&r);
-    admit_pass(fix->a, 0, &r);
-    assert_int_equal(r.len, 24);
-    assert_int_equal(admitted_of(&r, 0, "research"), 4);
-    assert_int_equal(admitted_of(&r, 0, "train"), 1);
-    assert_int_equal(admitted_of(&r, 0, "infer"), 3);
-    admit_result_finish(&r);
-}
-
-/* A queue of weight 0 deserves nothing: its gangs, older, come after those of a queue that deserves the room. */
-static void test_fair_weight_zero(void **state)
-{
-    struct admit_test *fix = *state;
-    struct admit_result r;
-    admit_result_init(&r);
-    admit_pass(fix->a, 0, &r);
-    assert_int_equal(r.len, 8);
-    assert_int_equal(admitted_of(&r, 0, "one"), 4);
-    assert_int_equal(admitted_of(&r, 0, "zero"), 0);
-    for (size_t i = 0; i < 4; i++)
-        assert_string_equal(r.items[i].queue, "one");
-    admit_result_finish(&r);
-}
-
 /*
  * A deleted RayCluster's last pod keeps its queue share until it is gone,
  * also across its updates: the garbage collector's deletionTimestamp on gone's
@@ -953,9 +762,6 @@ int main(void)
         ADMIT_TEST(test_tail_release, "admit/tail-release.json"),
         ADMIT_TEST(test_tree_guarantee_room, "admit/tree-guarantee.json"),
         ADMIT_TEST(test_tree_incremental, "admit/tree-ancestor-capability.json"),
-        ADMIT_TEST(test_fair_weights, "admit-fair/weights.json"),
-        ADMIT_TEST(test_fair_tree, "admit-fair/tree.json"),
-        ADMIT_TEST(test_fair_weight_zero, "admit-fair/weight-zero.json"),
         ADMIT_TEST(test_gone_cluster_pod_update, "admit/tree-gone-cluster-pods.json"),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

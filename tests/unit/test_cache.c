@@ -273,6 +273,7 @@ static void test_eviction_fields(void **state)
     assert_int_equal(cache_upsert_pod(c, pod, &err), 0);
     struct cache_pod *p = cache_pod_get(c, "default", "test-cluster-0-worker-worker-a");
     assert_string_equal(p->unschedulable, "0/4 nodes are available: persistentvolumeclaim \"data\" not found.");
+    assert_true(p->refused); /* reason Unschedulable: kube-scheduler tried it (evict.h's partial placement timeout) */
     assert_false(p->ready);
     assert_int_equal(p->ready_changed, 1795428000);
     assert_int_equal(p->scheduled_at, 0);
@@ -283,20 +284,11 @@ static void test_eviction_fields(void **state)
     assert_int_equal(cache_upsert_pod(c, pod, &err), 0);
     p = cache_pod_get(c, "default", "test-cluster-0-worker-worker-a");
     assert_null(p->unschedulable);
+    assert_false(p->refused);
     assert_true(p->ready);
     assert_int_equal(p->scheduled_at, 1795428060);
     assert_int_equal(p->ready_changed, 1795428120);
-
-    json_t *q = json_deep_copy(json_array_get(json_object_get(fx, "queues"), 0));
-    json_object_set_new(json_object_get(q, "metadata"), "annotations",
-                        json_pack("{s:s,s:s}", "raygate.io/placement-timeout", "2m", "raygate.io/pods-ready-timeout", "soon"));
-    assert_int_equal(cache_upsert_queue(c, q, &err), 0);
-    struct cache_queue *cq = cache_queue_get(c, "kuberay-test-queue");
-    assert_string_equal(cq->placement_timeout, "2m");
-    assert_string_equal(cq->pods_ready_timeout, "soon");
-    json_object_del(json_object_get(q, "metadata"), "annotations");
-    assert_int_equal(cache_upsert_queue(c, q, &err), 0);
-    assert_null(cq->placement_timeout);
+    json_decref(pod);
 
     json_t *rc = json_deep_copy(json_array_get(json_object_get(fx, "rayclusters"), 0));
     json_t *meta = json_object_get(rc, "metadata");
@@ -336,8 +328,24 @@ static void test_eviction_fields(void **state)
     assert_non_null(strstr(g->record_error, "raygate.io/requeue-count"));
 
     json_decref(rc);
+}
+
+/* A Queue's eviction timeouts, as its annotations give them (parsed where they are used: evict.h). */
+static void test_queue_timeouts(void **state)
+{
+    struct cache_test *t = *state;
+    struct error err;
+    json_t *q = json_deep_copy(json_array_get(json_object_get(t->fx, "queues"), 0));
+    json_object_set_new(json_object_get(q, "metadata"), "annotations",
+                        json_pack("{s:s,s:s}", "raygate.io/placement-timeout", "2m", "raygate.io/pods-ready-timeout", "soon"));
+    assert_int_equal(cache_upsert_queue(t->c, q, &err), 0);
+    struct cache_queue *cq = cache_queue_get(t->c, "kuberay-test-queue");
+    assert_string_equal(cq->placement_timeout, "2m");
+    assert_string_equal(cq->pods_ready_timeout, "soon");
+    json_object_del(json_object_get(q, "metadata"), "annotations");
+    assert_int_equal(cache_upsert_queue(t->c, q, &err), 0);
+    assert_null(cq->placement_timeout);
     json_decref(q);
-    json_decref(pod);
 }
 
 /* Pods of one group share their request and scheduling constraints; distinct constraints are distinct. */
@@ -577,6 +585,7 @@ int main(void)
         CACHE_TEST(test_node_usage, "admit/nodes-other-pods.json"),
         CACHE_TEST(test_lookups, "admit/queue-walkthrough.json"),
         CACHE_TEST(test_eviction_fields, "admit/queue-walkthrough.json"),
+        CACHE_TEST(test_queue_timeouts, "admit/queue-walkthrough.json"),
         CACHE_TEST(test_preemption_fields, "admit/queue-walkthrough.json"),
         CACHE_TEST(test_topology_placed, "admit/queue-walkthrough.json"),
         CACHE_TEST(test_interning, "admit/nodes-taints.json"),

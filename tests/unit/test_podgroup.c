@@ -518,6 +518,35 @@ static const json_t *find_object(const json_t *fx, const char *kind, const char 
     return NULL;
 }
 
+/* A walkthrough stage's changes to the cluster: a pod bound and running, a pod or a RayCluster deleted. */
+static void apply_changes(struct cache *c, const json_t *fx, const json_t *stage)
+{
+    const char *where = str(stage, "comment"), *now = str(stage, "now");
+    struct error gerr;
+    size_t k;
+    json_t *ch;
+    json_array_foreach(json_object_get(stage, "changes"), k, ch)
+    {
+        const char *op = str(ch, "op"), *kind = str(ch, "kind"), *name = str(ch, "name");
+        if (strcmp(op, "run") == 0) {
+            /* The scheduler bound the pod and it runs. */
+            json_t *p = json_deep_copy(find_object(fx, "pods", name));
+            json_object_del(json_object_get(p, "spec"), "schedulingGates");
+            json_object_set_new(json_object_get(p, "spec"), "nodeName", json_string("node-1"));
+            json_object_set_new(json_object_get(p, "status"), "phase", json_string("Running"));
+            json_object_set_new(json_object_get(p, "metadata"), "resourceVersion", json_string(now));
+            assert_int_equal(cache_upsert_pod(c, p, &gerr), 0);
+            json_decref(p);
+        } else if (strcmp(op, "delete") == 0 && strcmp(kind, "pods") == 0) {
+            cache_delete_pod(c, "default", name);
+        } else if (strcmp(op, "delete") == 0 && strcmp(kind, "rayclusters") == 0) {
+            cache_delete_raycluster(c, "default", name);
+        } else {
+            fail_msg("%s: unknown change %s %s", where, op, kind);
+        }
+    }
+}
+
 /*
  * The Volcano guide's walkthrough from the cache: each stage's PodGroups (the
  * write against what the previous stage wrote), the Queue's status and the
@@ -532,36 +561,13 @@ static void test_walkthrough(void **state)
     struct gauges gs;
     gauges_init(&gs);
     json_t *observed = json_object(); /* "ns/name" -> the PodGroup as written */
-    struct error gerr;
-    size_t i;
+    size_t i, k;
     json_t *stage;
     json_array_foreach(json_object_get(wt, "stages"), i, stage)
     {
         const char *where = str(stage, "comment");
         const char *now = str(stage, "now");
-        /* What changed in the cluster before this stage's pass. */
-        size_t k;
-        json_t *ch;
-        json_array_foreach(json_object_get(stage, "changes"), k, ch)
-        {
-            const char *op = str(ch, "op"), *kind = str(ch, "kind"), *name = str(ch, "name");
-            if (strcmp(op, "run") == 0) {
-                /* The scheduler bound the pod and it runs. */
-                json_t *p = json_deep_copy(find_object(fx, "pods", name));
-                json_object_del(json_object_get(p, "spec"), "schedulingGates");
-                json_object_set_new(json_object_get(p, "spec"), "nodeName", json_string("node-1"));
-                json_object_set_new(json_object_get(p, "status"), "phase", json_string("Running"));
-                json_object_set_new(json_object_get(p, "metadata"), "resourceVersion", json_string(now));
-                assert_int_equal(cache_upsert_pod(c, p, &gerr), 0);
-                json_decref(p);
-            } else if (strcmp(op, "delete") == 0 && strcmp(kind, "pods") == 0) {
-                cache_delete_pod(c, "default", name);
-            } else if (strcmp(op, "delete") == 0 && strcmp(kind, "rayclusters") == 0) {
-                cache_delete_raycluster(c, "default", name);
-            } else {
-                fail_msg("%s: unknown change %s %s", where, op, kind);
-            }
-        }
+        apply_changes(c, fx, stage); /* what changed in the cluster before this stage's pass */
         pass(c, now);
 
         json_t *want_pgs = json_object_get(stage, "podgroups");
@@ -603,7 +609,7 @@ static void test_walkthrough(void **state)
     /* The queue is deleted and its gangs with it: its series go. */
     cache_delete_queue(c, "kuberay-test-queue");
     cache_delete_raycluster(c, "default", "test-cluster-1");
-    for (size_t k = 0; k < json_array_size(json_object_get(fx, "pods")); k++)
+    for (k = 0; k < json_array_size(json_object_get(fx, "pods")); k++)
         cache_delete_pod(c, "default", str(json_object_get(json_array_get(json_object_get(fx, "pods"), k), "metadata"), "name"));
     assert_null(cache_queue_get(c, "kuberay-test-queue"));
     queuemetrics_sweep(gs.m, c);
