@@ -69,20 +69,8 @@
 #include "evictscan.h"
 #include "topology.h"
 
-/* The node label of --domains: the bench's racks. */
-#define BENCH_RACK "raygate.io/bench-rack"
-#define NODE_GPUS 8
-
-struct opts {
-    long gangs, nodes, queues, pods, runs;
-    int scan;                 /* --scan: the eviction scan and the cache's memory instead of the passes */
-    const char *pod_template; /* --pod-template: a Pod or AdmissionReview JSON file the scan's pods are made from */
-    long gpus;                /* GPUs per worker (every third gang's workers: twice as many); 0: no GPUs anywhere */
-    long domains;             /* racks the nodes are labelled into; 0: no label */
-    int required;             /* every RayCluster asks raygate.io/topology-required: BENCH_RACK */
-    int dra;                  /* --dra: the GPUs are DRA devices (admit_dra.h) */
-    struct admit_dra *devs;   /* with --dra: the DRA set the cache uses */
-};
+#include "admit_bench.h"
+#include "admit_scan.h"
 
 /* What one pod asks for. */
 struct req {
@@ -108,7 +96,7 @@ static long rack_first(const struct opts *o, long d)
     return (d * o->nodes + o->domains - 1) / o->domains;
 }
 
-static json_t *node_json(const struct opts *o, long i)
+json_t *admitbench_node_json(const struct opts *o, long i)
 {
     char name[32], zone[16];
     snprintf(name, sizeof(name), "node-%05ld", i);
@@ -128,7 +116,7 @@ static json_t *node_json(const struct opts *o, long i)
     return n;
 }
 
-static json_t *queue_json(const struct opts *o, long q)
+json_t *admitbench_queue_json(const struct opts *o, long q)
 {
     char name[32];
     snprintf(name, sizeof(name), "queue-%03ld", q);
@@ -202,7 +190,7 @@ static json_t *raycluster_json(const struct opts *o, long g, int admitted, const
  * node when node is not NULL, with confine (borrowed, may be NULL: the
  * confinement its gate's removal added) merged into its spec.
  */
-static json_t *pod_json(const struct opts *o, long g, long k, const char *node, const json_t *confine, const char *rv)
+json_t *admitbench_pod_json(const struct opts *o, long g, long k, const char *node, const json_t *confine, const char *rv)
 {
     char name[80], id[48], ts[48], cluster[32], queue[32], group[48];
     snprintf(cluster, sizeof(cluster), "rc-%06ld", g);
@@ -241,12 +229,12 @@ static void upsert_pod(struct cache *c, const struct opts *o, long g, long k, co
                        const char *rv)
 {
     struct error err;
-    json_t *pod = pod_json(o, g, k, node, confine, rv);
+    json_t *pod = admitbench_pod_json(o, g, k, node, confine, rv);
     bench_check(cache_upsert_pod(c, pod, &err), &err);
     json_decref(pod);
 }
 
-static void upsert_raycluster(struct cache *c, const struct opts *o, long g, int admitted, const char *placed)
+void admitbench_upsert_raycluster(struct cache *c, const struct opts *o, long g, int admitted, const char *placed)
 {
     struct error err;
     json_t *rc = raycluster_json(o, g, admitted, placed);
@@ -418,7 +406,7 @@ static long carry_out(struct cache *c, const struct opts *o, struct fit *fit, co
         long g = strtol(d->cluster + 3, NULL, 10);
         running[g] = 1;
         cache_gang_mark_admitted(c, cache_gang_get(c, d->namespace_, d->cluster), "2024-06-01T00:00:00Z");
-        upsert_raycluster(c, o, g, 1, d->topology);
+        admitbench_upsert_raycluster(c, o, g, 1, d->topology);
         nbound += bind_gang(c, o, fit, d, g);
     }
     return nbound;
@@ -445,229 +433,6 @@ static json_t *counts(const struct admit_result *r)
                      (json_int_t)placed, "wait", waits);
 }
 
-/* ------------------------------------------------------------------ --scan */
-
-/*
- * --scan: GANGS admitted RayClusters whose PODS pods all run, bound and Ready
- * on nodes of 8 pods (the steady state the gate's eviction scan walks about
- * once a second: gate/controller.c, EVICT_SCAN_MIN_MS), the pods made from a
- * real KubeRay pod (--pod-template: its spec, labels and owner) when given.
- * Measured:
- * - scan_ms: one evictscan_run over the cache, RUNS times (after one warm-up),
- *   wall and process CPU time, under the default timeouts with the readiness
- *   timeout on (every member is judged on both); nothing is due;
- * - scan_tenth_unready_ms: the same after one worker of every tenth gang
- *   stopped being Ready a minute ago (those gangs have a deadline running);
- * - memory: the heap the cache holds (mallinfo2: uordblks + hblkhd) and the
- *   RSS growth while the pods are inserted, against the bytes of the pods'
- *   compact JSON (what the API sends, without managedFields), per 1,000 pods.
- */
-
-#define SCAN_PERIOD_MS 1000 /* gate/controller.c's EVICT_SCAN_MIN_MS */
-#define PODS_PER_NODE 8
-
-/* The pod of --pod-template (new reference): the file's object, or its AdmissionReview's request.object. */
-static json_t *read_template(const char *path)
-{
-    json_error_t jerr;
-    json_t *j = json_load_file(path, 0, &jerr);
-    if (j == NULL)
-        bench_die(jerr.text);
-    json_t *obj = json_object_get(json_object_get(j, "request"), "object");
-    if (obj != NULL) {
-        json_incref(obj);
-        json_decref(j);
-        j = obj;
-    }
-    if (!json_is_object(json_object_get(j, "spec")) || !json_is_object(json_object_get(j, "metadata")))
-        bench_die("--pod-template: not a pod");
-    return j;
-}
-
-/* The status of a pod running and Ready since ts on node n (new reference). */
-static json_t *running_status(const char *ts, long n, const char *container)
-{
-    char host[32], ip[32], cid[96];
-    snprintf(host, sizeof(host), "10.1.%ld.%ld", n / 250 % 250, n % 250 + 1);
-    snprintf(ip, sizeof(ip), "10.244.%ld.%ld", n / 250 % 250, n % 250 + 1);
-    snprintf(cid, sizeof(cid), "containerd://%064lx", (unsigned long)n * 2654435761u);
-    json_t *conds = json_array();
-    static const char *const types[] = {"PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"};
-    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-        json_array_append_new(
-            conds, json_pack("{s:n,s:s,s:s,s:s}", "lastProbeTime", "lastTransitionTime", ts, "status", "True", "type", types[i]));
-    return json_pack(
-        "{s:s,s:o,s:s,s:[{s:s}],s:s,s:[{s:s}],s:s,s:s,s:[{s:s,s:s,s:s,s:{},s:s,s:b,s:i,s:b,s:{s:{s:s}}}]}", "phase", "Running",
-        "conditions", conds, "hostIP", host, "hostIPs", "ip", host, "podIP", ip, "podIPs", "ip", ip, "startTime", ts, "qosClass",
-        "Guaranteed", "containerStatuses", "containerID", cid, "image", "docker.io/rayproject/ray:2.9.0", "imageID",
-        "docker.io/rayproject/ray@sha256:"
-        "e64546fb5c3233bb0f33608e186e285c52cdd7440cae1af18f7fcde1c04e49f2",
-        "lastState", "name", container, "ready", 1, "restartCount", 0, "started", 1, "state", "running", "startedAt", ts);
-}
-
-/* t (borrowed) with pod's (borrowed) names, labels and annotations over its metadata; t's owner made g's RayCluster. */
-static void template_rename(json_t *t, const json_t *pod, long g)
-{
-    json_t *tmeta = json_object_get(t, "metadata"), *meta = json_deep_copy(json_object_get(pod, "metadata"));
-    json_t *labels = json_deep_copy(json_object_get(tmeta, "labels"));
-    if (labels == NULL)
-        labels = json_object();
-    json_object_del(labels, "ray.io/identifier");
-    json_object_update(labels, json_object_get(meta, "labels"));
-    json_object_set_new(meta, "labels", labels);
-    json_object_del(tmeta, "generateName");
-    json_object_update(tmeta, meta);
-    json_decref(meta);
-    json_t *owner = json_array_get(json_object_get(tmeta, "ownerReferences"), 0);
-    if (owner != NULL) {
-        char cid[48];
-        bench_uid(cid, sizeof(cid), 'c', g);
-        json_object_set(owner, "name",
-                        json_object_get(json_object_get(json_object_get(pod, "metadata"), "labels"), "ray.io/cluster"));
-        json_object_set_new(owner, "uid", json_string(cid));
-    }
-}
-
-/*
- * Pod k of gang g, running on node n (new reference): pod_json's, or tmpl's (borrowed, may be NULL) renamed;
- * Ready, or not Ready since unready (not NULL).
- */
-static json_t *running_pod(const struct opts *o, const json_t *tmpl, long g, long k, long n, const char *unready)
-{
-    char node[32], ts[48];
-    snprintf(node, sizeof(node), "node-%05ld", n);
-    bench_timestamp(g, ts, sizeof(ts));
-    json_t *pod = pod_json(o, g, k, node, NULL, "3");
-    if (tmpl != NULL) {
-        json_t *t = json_deep_copy(tmpl);
-        template_rename(t, pod, g);
-        json_object_set_new(json_object_get(t, "spec"), "nodeName", json_string(node));
-        json_object_del(json_object_get(t, "spec"), "schedulingGates");
-        json_decref(pod);
-        pod = t;
-    }
-    const char *container =
-        json_string_value(json_object_get(json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0), "name"));
-    json_t *status = running_status(ts, n, container != NULL ? container : "ray");
-    if (unready != NULL) {
-        json_t *ready = json_array_get(json_object_get(status, "conditions"), 2); /* Ready */
-        json_object_set_new(ready, "status", json_string("False"));
-        json_object_set_new(ready, "lastTransitionTime", json_string(unready));
-    }
-    json_object_set_new(pod, "status", status);
-    return pod;
-}
-
-static double heap_bytes(void)
-{
-    struct mallinfo2 m = mallinfo2();
-    return (double)m.uordblks + (double)m.hblkhd;
-}
-
-/* This process's resident set, in bytes (/proc/self/statm). */
-static double rss_bytes(void)
-{
-    long pages = 0, resident = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (f != NULL) {
-        if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
-            resident = 0;
-        fclose(f);
-    }
-    return (double)resident * 4096.0;
-}
-
-/* Inserts every gang (admitted) and its pods, running; returns the memory figures per 1,000 pods (new reference). */
-static json_t *scan_fill(struct cache *c, const struct opts *o, const json_t *tmpl)
-{
-    struct error err;
-    for (long i = 0; i < o->nodes; i++) {
-        json_t *n = node_json(o, i);
-        bench_check(cache_upsert_node(c, n, &err), &err);
-        json_decref(n);
-    }
-    for (long q = 0; q < o->queues; q++) {
-        json_t *j = queue_json(o, q);
-        bench_check(cache_upsert_queue(c, j, &err), &err);
-        json_decref(j);
-    }
-    for (long g = 0; g < o->gangs; g++)
-        upsert_raycluster(c, o, g, 1, NULL);
-    double heap0 = heap_bytes(), rss0 = rss_bytes(), json_bytes = 0;
-    long npods = 0;
-    for (long g = 0; g < o->gangs; g++) {
-        for (long k = 0; k < o->pods; k++, npods++) {
-            json_t *pod = running_pod(o, tmpl, g, k, npods / PODS_PER_NODE, NULL);
-            json_bytes += (double)json_dumpb(pod, NULL, 0, JSON_COMPACT);
-            bench_check(cache_upsert_pod(c, pod, &err), &err);
-            json_decref(pod);
-        }
-    }
-    double heap = heap_bytes() - heap0, rss = rss_bytes() - rss0, per = (double)npods / 1000;
-    return json_pack("{s:I,s:f,s:f,s:f,s:f,s:f}", "pods", (json_int_t)npods, "json_bytes_per_1000_pods", json_bytes / per,
-                     "heap_bytes_per_1000_pods", heap / per, "rss_bytes_per_1000_pods", rss / per, "heap_over_json",
-                     heap / json_bytes, "rss_over_json", rss / json_bytes);
-}
-
-/* One scan, timed into samples (NULL: not timed). Returns the gangs it would evict. */
-static size_t timed_scan(const struct cache *c, const struct evict_config *cfg, int64_t now, json_t *samples)
-{
-    struct evictscan_result r;
-    evictscan_result_init(&r);
-    double wall = bench_now_ms(), cpu = bench_clock_ms(CLOCK_PROCESS_CPUTIME_ID);
-    size_t evicted = evictscan_run(c, cfg, now, 0, 12345, &r);
-    cpu = bench_clock_ms(CLOCK_PROCESS_CPUTIME_ID) - cpu;
-    wall = bench_now_ms() - wall;
-    if (samples != NULL) {
-        json_array_append_new(json_object_get(samples, "wall"), json_real(wall));
-        json_array_append_new(json_object_get(samples, "cpu"), json_real(cpu));
-    }
-    evictscan_result_finish(&r);
-    return evicted;
-}
-
-static int scan_bench(struct opts *o)
-{
-    json_t *load_start = bench_loadavg();
-    json_t *tmpl = o->pod_template != NULL ? read_template(o->pod_template) : NULL;
-    if (o->nodes < 0)
-        o->nodes = (o->gangs * o->pods + PODS_PER_NODE - 1) / PODS_PER_NODE;
-    struct cache *c = cache_create();
-    json_t *memory = scan_fill(c, o, tmpl);
-    struct evict_config cfg;
-    evict_config_default(&cfg);
-    cfg.pods_ready_timeout_ms = 10 * 60 * 1000;
-    int64_t now;
-    if (evict_parse_time("2024-06-02T00:00:00Z", &now) != 0)
-        bench_die("cannot parse the scan's time");
-    json_t *scan = bench_samples();
-    size_t evicted = timed_scan(c, &cfg, now, NULL); /* warm-up */
-    for (long r = 0; r < o->runs; r++)
-        evicted += timed_scan(c, &cfg, now, scan);
-    json_t *tenth = bench_samples();
-    struct error err;
-    for (long g = 0; g < o->gangs; g += 10) {
-        json_t *pod = running_pod(o, tmpl, g, 1, (g * o->pods + 1) / PODS_PER_NODE, "2024-06-01T23:59:00Z");
-        bench_check(cache_upsert_pod(c, pod, &err), &err);
-        json_decref(pod);
-    }
-    for (long r = 0; r < o->runs; r++)
-        evicted += timed_scan(c, &cfg, now, tenth);
-    if (evicted != 0)
-        bench_die("the scan evicted a running gang");
-    json_t *out =
-        json_pack("{s:s,s:{s:I,s:I,s:I,s:I,s:I,s:s?,s:I,s:I},s:o,s:o,s:I,s:o,s:o,s:o}", "mode", "scan", "config", "gangs",
-                  (json_int_t)o->gangs, "pods_per_gang", (json_int_t)o->pods, "nodes", (json_int_t)o->nodes, "queues",
-                  (json_int_t)o->queues, "runs", (json_int_t)o->runs, "pod_template", o->pod_template, "placement_timeout_ms",
-                  (json_int_t)cfg.placement_timeout_ms, "pods_ready_timeout_ms", (json_int_t)cfg.pods_ready_timeout_ms,
-                  "load_average_start", load_start, "load_average_end", bench_loadavg(), "scan_period_ms",
-                  (json_int_t)SCAN_PERIOD_MS, "scan_ms", scan, "scan_tenth_unready_ms", tenth, "memory", memory);
-    bench_print(out);
-    json_decref(tmpl);
-    cache_destroy(c);
-    return 0;
-}
-
 static void usage(void)
 {
     fputs("usage: admit_bench [--gangs N] [--nodes N] [--queues N] [--pods-per-gang N] [--runs N]\n"
@@ -678,9 +443,9 @@ static void usage(void)
     exit(2);
 }
 
-int main(int argc, char **argv)
+/* The flags into o; usage() (exit 2) on a bad one. */
+static void parse_opts(int argc, char **argv, struct opts *o)
 {
-    struct opts o = {10000, -1, 100, 10, 5, 0, NULL, 0, 0, 0, 0, NULL};
     static const struct option options[] = {
         {"gangs", required_argument, NULL, 'g'},   {"nodes", required_argument, NULL, 'n'},
         {"queues", required_argument, NULL, 'q'},  {"pods-per-gang", required_argument, NULL, 'p'},
@@ -689,202 +454,227 @@ int main(int argc, char **argv)
         {"scan", no_argument, NULL, 's'},          {"pod-template", required_argument, NULL, 'T'},
         {"dra", no_argument, NULL, 'D'},           {NULL, 0, NULL, 0},
     };
+    long *nums[128] = {0};
+    nums['g'] = &o->gangs, nums['n'] = &o->nodes, nums['q'] = &o->queues, nums['p'] = &o->pods, nums['r'] = &o->runs;
+    nums['G'] = &o->gpus, nums['d'] = &o->domains;
     int ch;
     while ((ch = getopt_long(argc, argv, "", options, NULL)) != -1) {
-        long v = optarg != NULL ? strtol(optarg, NULL, 10) : 0;
-        switch (ch) {
-        case 'g':
-            o.gangs = v;
-            break;
-        case 'n':
-            o.nodes = v;
-            break;
-        case 'q':
-            o.queues = v;
-            break;
-        case 'p':
-            o.pods = v;
-            break;
-        case 'r':
-            o.runs = v;
-            break;
-        case 'G':
-            o.gpus = v;
-            break;
-        case 'd':
-            o.domains = v;
-            break;
-        case 't':
+        if (ch > 0 && ch < 128 && nums[ch] != NULL) {
+            *nums[ch] = strtol(optarg, NULL, 10);
+        } else if (ch == 't') {
             if (strcmp(optarg, "required") != 0 && strcmp(optarg, "none") != 0)
                 usage();
-            o.required = strcmp(optarg, "required") == 0;
-            break;
-        case 's':
-            o.scan = 1;
-            break;
-        case 'T':
-            o.pod_template = optarg;
-            break;
-        case 'D':
-            o.dra = 1;
-            break;
-        default:
+            o->required = strcmp(optarg, "required") == 0;
+        } else if (ch == 's') {
+            o->scan = 1;
+        } else if (ch == 'T') {
+            o->pod_template = optarg;
+        } else if (ch == 'D') {
+            o->dra = 1;
+        } else {
             usage();
         }
     }
-    if (o.scan)
-        return o.gangs < 1 || o.queues < 1 || o.pods < 2 || o.runs < 1 || o.gangs > 900000 || o.pods > 999 ? (usage(), 2)
-                                                                                                           : scan_bench(&o);
-    if (o.nodes < 0)
-        o.nodes = o.gangs / 2;
-    if (o.gangs < 4 || o.nodes < 1 || o.queues < 1 || o.pods < 2 || o.runs < 1 || o.gangs > 900000 || o.pods > 999)
-        usage();
-    if (o.gpus < 0 || 2 * o.gpus > NODE_GPUS || o.domains < 0 || o.domains > o.nodes || (o.required && o.domains == 0) ||
-        (o.dra && o.gpus == 0))
-        usage();
-    json_t *load_start = bench_loadavg();
+}
 
-    struct cache *c = cache_create();
-    struct admit *adm = admit_create(c);
+/* What the passes' phases share. */
+struct run {
+    struct opts o;
+    struct cache *c;
+    struct admit *adm;
+    struct fit fit;         /* the nodes' room as the scheduler binds */
+    unsigned char *running; /* per gang: admitted and bound */
+    struct admit_result last;
+};
+
+/* The cluster into the cache: nodes, queues, RayClusters, then their pods (timed; the cache's heap per pod). */
+static void load(struct run *b, json_t *out)
+{
     struct error err;
     double t0 = bench_now_ms();
-    if (o.dra)
-        o.devs = admit_dra_create(c, o.nodes, NODE_GPUS, (const int64_t[]){o.gpus, 2 * o.gpus}, 2, o.gangs, o.pods);
-    for (long i = 0; i < o.nodes; i++) {
-        json_t *n = node_json(&o, i);
-        bench_check(cache_upsert_node(c, n, &err), &err);
+    if (b->o.dra)
+        b->o.devs =
+            admit_dra_create(b->c, b->o.nodes, NODE_GPUS, (const int64_t[]){b->o.gpus, 2 * b->o.gpus}, 2, b->o.gangs, b->o.pods);
+    for (long i = 0; i < b->o.nodes; i++) {
+        json_t *n = admitbench_node_json(&b->o, i);
+        bench_check(cache_upsert_node(b->c, n, &err), &err);
         json_decref(n);
     }
-    for (long q = 0; q < o.queues; q++) {
-        json_t *j = queue_json(&o, q);
-        bench_check(cache_upsert_queue(c, j, &err), &err);
+    for (long q = 0; q < b->o.queues; q++) {
+        json_t *j = admitbench_queue_json(&b->o, q);
+        bench_check(cache_upsert_queue(b->c, j, &err), &err);
         json_decref(j);
     }
-    for (long g = 0; g < o.gangs; g++)
-        upsert_raycluster(c, &o, g, 0, NULL);
+    for (long g = 0; g < b->o.gangs; g++)
+        admitbench_upsert_raycluster(b->c, &b->o, g, 0, NULL);
     struct mallinfo2 m0 = mallinfo2();
     double t1 = bench_now_ms();
-    for (long g = 0; g < o.gangs; g++) {
-        for (long k = 0; k < o.pods; k++)
-            upsert_pod(c, &o, g, k, NULL, NULL, "2");
+    for (long g = 0; g < b->o.gangs; g++) {
+        for (long k = 0; k < b->o.pods; k++)
+            upsert_pod(b->c, &b->o, g, k, NULL, NULL, "2");
     }
     double load_pods_ms = bench_now_ms() - t1;
     struct mallinfo2 m1 = mallinfo2();
-    double load_ms = bench_now_ms() - t0;
-    long npods = o.gangs * o.pods;
-    double bytes_per_pod = ((double)m1.uordblks - (double)m0.uordblks) / (double)npods;
+    json_object_set_new(out, "load_ms", json_real(bench_now_ms() - t0));
+    json_object_set_new(out, "load_pods_ms", json_real(load_pods_ms));
+    json_object_set_new(out, "bytes_per_pod",
+                        json_real(((double)m1.uordblks - (double)m0.uordblks) / (double)(b->o.gangs * b->o.pods)));
+}
 
-    /* The pending state: the pass sees the same cache every run. */
+/* Full passes over the pending state (each run sees the same cache), their decisions carried out, then full passes again. */
+static void full_passes(struct run *b, json_t *out)
+{
     json_t *full = bench_samples();
     struct admit_result first;
     admit_result_init(&first);
-    timed_pass(&o, adm, ADMIT_PASS_FULL, NULL, NULL); /* warm-up */
-    for (long r = 0; r < o.runs; r++)
-        timed_pass(&o, adm, ADMIT_PASS_FULL, full, &first);
-    json_t *first_counts = counts(&first);
-
+    timed_pass(&b->o, b->adm, ADMIT_PASS_FULL, NULL, NULL); /* warm-up */
+    for (long r = 0; r < b->o.runs; r++)
+        timed_pass(&b->o, b->adm, ADMIT_PASS_FULL, full, &first);
+    json_object_set_new(out, "full_pass_ms", full);
+    json_object_set_new(out, "full_pass_counts", counts(&first));
     /* Carry the decisions out; the scheduler binds the admitted pods. */
-    struct fit fit;
-    fit_init(&fit, &o);
-    unsigned char *running = calloc((size_t)o.gangs + 1, 1);
-    long nbound = carry_out(c, &o, &fit, &first, running);
+    json_object_set_new(out, "bound_pods", json_integer(carry_out(b->c, &b->o, &b->fit, &first, b->running)));
     admit_result_finish(&first);
-    timed_pass(&o, adm, 0, NULL, NULL); /* settles what the binds changed */
-
+    timed_pass(&b->o, b->adm, 0, NULL, NULL); /* settles what the binds changed */
     json_t *steady = bench_samples();
-    struct admit_result last;
-    admit_result_init(&last);
-    for (long r = 0; r < o.runs; r++)
-        timed_pass(&o, adm, ADMIT_PASS_FULL, steady, &last);
-    json_t *steady_counts = counts(&last);
+    for (long r = 0; r < b->o.runs; r++)
+        timed_pass(&b->o, b->adm, ADMIT_PASS_FULL, steady, &b->last);
+    json_object_set_new(out, "steady_full_pass_ms", steady);
+    json_object_set_new(out, "steady_full_pass_counts", counts(&b->last));
+}
 
-    /* Single events in the steady state. Pick a pending gang and a running one. */
+/* One new pod of a pending RayCluster arrives, then the incremental pass. */
+static void pod_created(struct run *b, json_t *out)
+{
+    json_t *created = bench_samples(), *created_pass = bench_samples(), *created_counts = NULL;
+    long extra = b->o.gangs; /* a new RayCluster whose pods arrive one by one */
+    admitbench_upsert_raycluster(b->c, &b->o, extra, 0, NULL);
+    timed_pass(&b->o, b->adm, 0, NULL, NULL);
+    for (long r = 0; r < b->o.runs; r++) {
+        struct bench_span a = bench_span_start();
+        upsert_pod(b->c, &b->o, extra, 1 + r % (b->o.pods - 1), NULL, NULL, "2");
+        timed_pass(&b->o, b->adm, 0, created_pass, &b->last);
+        bench_span_add(created, a);
+        if (created_counts == NULL)
+            created_counts = counts(&b->last);
+        /* Back to the same state, unmeasured. */
+        char name[64];
+        snprintf(name, sizeof(name), "rc-%06ld-w-worker-%05ld", extra, 1 + r % (b->o.pods - 1));
+        cache_delete_pod(b->c, "bench", name);
+        timed_pass(&b->o, b->adm, 0, NULL, NULL);
+    }
+    json_object_set_new(out, "pod_created_ms", created);
+    json_object_set_new(out, "pod_created_pass_ms", created_pass);
+    json_object_set_new(out, "pod_created_counts", created_counts);
+}
+
+/* A pending RayCluster and its pods deleted, then the pass; made again, unmeasured. */
+static void pending_deleted(struct run *b, long pending, json_t *out)
+{
+    json_t *samples = bench_samples(), *first_counts = NULL;
+    for (long r = 0; r < b->o.runs; r++) {
+        struct bench_span a = bench_span_start();
+        delete_gang(b->c, &b->o, pending);
+        timed_pass(&b->o, b->adm, 0, NULL, &b->last);
+        bench_span_add(samples, a);
+        if (first_counts == NULL)
+            first_counts = counts(&b->last);
+        admitbench_upsert_raycluster(b->c, &b->o, pending, 0, NULL);
+        for (long k = 0; k < b->o.pods; k++)
+            upsert_pod(b->c, &b->o, pending, k, NULL, NULL, "2");
+        timed_pass(&b->o, b->adm, 0, NULL, NULL);
+    }
+    json_object_set_new(out, "pending_gang_deleted_ms", samples);
+    json_object_set_new(out, "pending_gang_deleted_counts", first_counts);
+}
+
+/* A running gang deleted, then the pass: a different one each run (the room it frees may admit another, carried out). */
+static void running_deleted(struct run *b, long run, json_t *out)
+{
+    json_t *samples = bench_samples(), *first_counts = NULL;
+    for (long r = 0; r < b->o.runs; r++) {
+        while (run < b->o.gangs && !b->running[run])
+            run++;
+        if (run >= b->o.gangs)
+            bench_die("not enough running gangs for the runs");
+        char cluster[32];
+        snprintf(cluster, sizeof(cluster), "rc-%06ld", run);
+        struct cache_gang *g = cache_gang_get(b->c, "bench", cluster);
+        if (g == NULL)
+            bench_die("running gang not cached");
+        for (const struct cache_pod *p = g->pods; p != NULL; p = p->gang_next)
+            fit_free(&b->fit, &b->o, p);
+        struct bench_span a = bench_span_start();
+        delete_gang(b->c, &b->o, run);
+        timed_pass(&b->o, b->adm, 0, NULL, &b->last);
+        bench_span_add(samples, a);
+        if (first_counts == NULL)
+            first_counts = counts(&b->last);
+        b->running[run] = 0;
+        run++;
+        carry_out(b->c, &b->o, &b->fit, &b->last, b->running);
+        timed_pass(&b->o, b->adm, 0, NULL, NULL);
+    }
+    json_object_set_new(out, "running_gang_deleted_ms", samples);
+    json_object_set_new(out, "running_gang_deleted_counts", first_counts);
+}
+
+/* Single events in the steady state, on a pending gang and a running one. */
+static void single_events(struct run *b, json_t *out)
+{
     long pending = -1, run = -1;
-    for (long g = 0; g < o.gangs && (pending < 0 || run < 0); g++) {
-        if (running[g] && run < 0)
+    for (long g = 0; g < b->o.gangs && (pending < 0 || run < 0); g++) {
+        if (b->running[g] && run < 0)
             run = g;
-        if (!running[g] && pending < 0 && g % o.queues % 5 != 4)
+        if (!b->running[g] && pending < 0 && g % b->o.queues % 5 != 4)
             pending = g;
     }
     if (pending < 0 || run < 0)
         bench_die("no pending or no running gang to delete: choose more gangs");
+    pod_created(b, out);
+    pending_deleted(b, pending, out);
+    running_deleted(b, run, out);
+}
 
-    json_t *created = bench_samples(), *created_pass = bench_samples();
-    json_t *created_counts = NULL;
-    long extra = o.gangs; /* a new RayCluster whose pods arrive one by one */
-    upsert_raycluster(c, &o, extra, 0, NULL);
-    timed_pass(&o, adm, 0, NULL, NULL);
-    for (long r = 0; r < o.runs; r++) {
-        struct bench_span a = bench_span_start();
-        upsert_pod(c, &o, extra, 1 + r % (o.pods - 1), NULL, NULL, "2");
-        timed_pass(&o, adm, 0, created_pass, &last);
-        bench_span_add(created, a);
-        if (created_counts == NULL)
-            created_counts = counts(&last);
-        /* Back to the same state, unmeasured. */
-        char name[64];
-        snprintf(name, sizeof(name), "rc-%06ld-w-worker-%05ld", extra, 1 + r % (o.pods - 1));
-        cache_delete_pod(c, "bench", name);
-        timed_pass(&o, adm, 0, NULL, NULL);
-    }
-
-    json_t *del_pending = bench_samples(), *del_running = bench_samples();
-    json_t *del_pending_counts = NULL, *del_running_counts = NULL;
-    for (long r = 0; r < o.runs; r++) {
-        struct bench_span a = bench_span_start();
-        delete_gang(c, &o, pending);
-        timed_pass(&o, adm, 0, NULL, &last);
-        bench_span_add(del_pending, a);
-        if (del_pending_counts == NULL)
-            del_pending_counts = counts(&last);
-        upsert_raycluster(c, &o, pending, 0, NULL);
-        for (long k = 0; k < o.pods; k++)
-            upsert_pod(c, &o, pending, k, NULL, NULL, "2");
-        timed_pass(&o, adm, 0, NULL, NULL);
-    }
-    for (long r = 0; r < o.runs; r++) {
-        /* A different running gang each run: the room it frees may admit another gang, which is carried out too. */
-        while (run < o.gangs && !running[run])
-            run++;
-        if (run >= o.gangs)
-            bench_die("not enough running gangs for the runs");
-        char cluster[32];
-        snprintf(cluster, sizeof(cluster), "rc-%06ld", run);
-        struct cache_gang *g = cache_gang_get(c, "bench", cluster);
-        if (g == NULL)
-            bench_die("running gang not cached");
-        for (const struct cache_pod *p = g->pods; p != NULL; p = p->gang_next)
-            fit_free(&fit, &o, p);
-        struct bench_span a = bench_span_start();
-        delete_gang(c, &o, run);
-        timed_pass(&o, adm, 0, NULL, &last);
-        bench_span_add(del_running, a);
-        if (del_running_counts == NULL)
-            del_running_counts = counts(&last);
-        running[run] = 0;
-        run++;
-        carry_out(c, &o, &fit, &last, running);
-        timed_pass(&o, adm, 0, NULL, NULL);
-    }
-    admit_result_finish(&last);
-    json_t *rebuild = o.devs != NULL ? admit_dra_rebuild(o.devs, o.runs) : json_null();
-
-    json_t *out = json_pack(
-        "{s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:b},s:o,s:o,s:f,s:f,s:f,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
-        "config", "gangs", (json_int_t)o.gangs, "nodes", (json_int_t)o.nodes, "queues", (json_int_t)o.queues, "pods_per_gang",
-        (json_int_t)o.pods, "runs", (json_int_t)o.runs, "gpus_per_worker", (json_int_t)o.gpus, "domains", (json_int_t)o.domains,
-        "topology", o.required ? "required" : "none", "dra", o.dra, "load_average_start", load_start, "load_average_end",
-        bench_loadavg(), "load_ms", load_ms, "load_pods_ms", load_pods_ms, "bytes_per_pod", bytes_per_pod, "bound_pods",
-        (json_int_t)nbound, "full_pass_ms", full, "full_pass_counts", first_counts, "steady_full_pass_ms", steady,
-        "steady_full_pass_counts", steady_counts, "pod_created_ms", created, "pod_created_pass_ms", created_pass,
-        "pod_created_counts", created_counts, "pending_gang_deleted_ms", del_pending, "pending_gang_deleted_counts",
-        del_pending_counts, "running_gang_deleted_ms", del_running, "running_gang_deleted_counts", del_running_counts,
-        "ledger_rebuild_ms", rebuild);
+int main(int argc, char **argv)
+{
+    struct run b = {.o = {10000, -1, 100, 10, 5, 0, NULL, 0, 0, 0, 0, NULL}};
+    struct opts *o = &b.o;
+    parse_opts(argc, argv, o);
+    if (o->scan)
+        return o->gangs < 1 || o->queues < 1 || o->pods < 2 || o->runs < 1 || o->gangs > 900000 || o->pods > 999
+                   ? (usage(), 2)
+                   : admitbench_scan(o);
+    if (o->nodes < 0)
+        o->nodes = o->gangs / 2;
+    if (o->gangs < 4 || o->nodes < 1 || o->queues < 1 || o->pods < 2 || o->runs < 1 || o->gangs > 900000 || o->pods > 999)
+        usage();
+    if (o->gpus < 0 || 2 * o->gpus > NODE_GPUS || o->domains < 0 || o->domains > o->nodes || (o->required && o->domains == 0) ||
+        (o->dra && o->gpus == 0))
+        usage();
+    json_t *out = json_object();
+    json_object_set_new(out, "config",
+                        json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:b}", "gangs", (json_int_t)o->gangs, "nodes",
+                                  (json_int_t)o->nodes, "queues", (json_int_t)o->queues, "pods_per_gang", (json_int_t)o->pods,
+                                  "runs", (json_int_t)o->runs, "gpus_per_worker", (json_int_t)o->gpus, "domains",
+                                  (json_int_t)o->domains, "topology", o->required ? "required" : "none", "dra", o->dra));
+    json_object_set_new(out, "load_average_start", bench_loadavg());
+    b.c = cache_create();
+    b.adm = admit_create(b.c);
+    load(&b, out);
+    fit_init(&b.fit, o);
+    b.running = calloc((size_t)o->gangs + 1, 1);
+    admit_result_init(&b.last);
+    full_passes(&b, out);
+    single_events(&b, out);
+    admit_result_finish(&b.last);
+    json_object_set_new(out, "ledger_rebuild_ms", o->devs != NULL ? admit_dra_rebuild(o->devs, o->runs) : json_null());
+    json_object_set_new(out, "load_average_end", bench_loadavg());
     bench_print(out);
-    free(running);
-    fit_finish(&fit);
-    admit_destroy(adm);
-    cache_destroy(c);
-    admit_dra_destroy(o.devs);
+    free(b.running);
+    fit_finish(&b.fit);
+    admit_destroy(b.adm);
+    cache_destroy(b.c);
+    admit_dra_destroy(o->devs);
     return 0;
 }

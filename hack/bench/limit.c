@@ -83,6 +83,26 @@ static int listen_on(const char *addr)
     return fd;
 }
 
+/* The h2o server on listening socket fd, TLS from ssl, as webhook/server.c configures it; ctx lives as long as the program. */
+static void serve(h2o_context_t *ctx, SSL_CTX *ssl, int fd)
+{
+    static h2o_globalconf_t config;
+    h2o_config_init(&config);
+    config.max_request_entity_size = 16u << 20;
+    config.http1.upgrade_to_http2 = 0;
+    config.server_name = h2o_iovec_init(H2O_STRLIT("bench-limit"));
+    h2o_hostconf_t *host = h2o_config_register_host(&config, h2o_iovec_init(H2O_STRLIT("default")), 65535);
+    h2o_pathconf_t *path = h2o_config_register_path(host, "/", 0);
+    h2o_handler_t *handler = h2o_create_handler(path, sizeof(*handler));
+    handler->on_req = on_req;
+    h2o_context_init(ctx, h2o_evloop_create(), &config);
+    accept_ctx.ctx = ctx;
+    accept_ctx.hosts = config.hosts;
+    accept_ctx.ssl_ctx = ssl;
+    h2o_socket_t *listener = h2o_evloop_socket_create(ctx->loop, fd, H2O_SOCKET_FLAG_DONT_READ);
+    h2o_socket_read_start(listener, on_accept);
+}
+
 int main(int argc, char **argv)
 {
     static const struct option options[] = {
@@ -138,23 +158,8 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    /* As webhook/server.c configures h2o. */
-    static h2o_globalconf_t config;
     static h2o_context_t ctx;
-    h2o_config_init(&config);
-    config.max_request_entity_size = 16u << 20;
-    config.http1.upgrade_to_http2 = 0;
-    config.server_name = h2o_iovec_init(H2O_STRLIT("bench-limit"));
-    h2o_hostconf_t *host = h2o_config_register_host(&config, h2o_iovec_init(H2O_STRLIT("default")), 65535);
-    h2o_pathconf_t *path = h2o_config_register_path(host, "/", 0);
-    h2o_handler_t *handler = h2o_create_handler(path, sizeof(*handler));
-    handler->on_req = on_req;
-    h2o_context_init(&ctx, h2o_evloop_create(), &config);
-    accept_ctx.ctx = &ctx;
-    accept_ctx.hosts = config.hosts;
-    accept_ctx.ssl_ctx = ssl;
-    h2o_socket_t *listener = h2o_evloop_socket_create(ctx.loop, fd, H2O_SOCKET_FLAG_DONT_READ);
-    h2o_socket_read_start(listener, on_accept);
+    serve(&ctx, ssl, fd);
 
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
