@@ -318,7 +318,7 @@ int util_parse_int64(const char *s, int64_t *out)
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || end[-1] < '0' || end[-1] > '9')
+    if (errno != 0 || end == s || *end != '\0')
         return -1;
     *out = (int64_t)v;
     return 0;
