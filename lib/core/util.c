@@ -27,6 +27,18 @@ void *util_calloc(size_t n, size_t size)
     return p;
 }
 
+void *util_calloc_lines(size_t size)
+{
+    size_t rounded = (size != 0 ? size : 1) + 63;
+    if (rounded < size)
+        abort();
+    rounded -= rounded % 64;
+    void *p = aligned_alloc(64, rounded);
+    if (p == NULL)
+        abort();
+    return memset(p, 0, rounded);
+}
+
 void *util_realloc(void *p, size_t n)
 {
     void *q = realloc(p, n != 0 ? n : 1);
@@ -168,6 +180,17 @@ void util_buf_append(struct util_buf *b, const void *s, size_t n)
 void util_buf_puts(struct util_buf *b, const char *s)
 {
     util_buf_append(b, s, strlen(s));
+}
+
+void util_buf_put_uint(struct util_buf *b, uint64_t v)
+{
+    char digits[24];
+    size_t at = sizeof(digits);
+    do {
+        digits[--at] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    util_buf_append(b, digits + at, sizeof(digits) - at);
 }
 
 void util_buf_vprintf(struct util_buf *b, const char *fmt, va_list ap)

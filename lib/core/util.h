@@ -15,6 +15,8 @@
 /* malloc/calloc/realloc that abort on failure; a size of 0 is fine. */
 void *util_malloc(size_t n);
 void *util_calloc(size_t n, size_t size);
+/* One object of size bytes, zeroed, starting on a 64-byte boundary (a cache line); aborts when out of memory. free() frees it. */
+void *util_calloc_lines(size_t size);
 void *util_realloc(void *p, size_t n);
 
 /* A new copy of s (caller frees), or NULL if s is NULL. */
@@ -72,6 +74,8 @@ struct util_buf {
 
 void util_buf_append(struct util_buf *b, const void *s, size_t n);
 void util_buf_puts(struct util_buf *b, const char *s);
+/* v in decimal: util_buf_printf(b, "%" PRIu64, v) without the format's cost (a pass writes one per gang admitted). */
+void util_buf_put_uint(struct util_buf *b, uint64_t v);
 void util_buf_printf(struct util_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void util_buf_vprintf(struct util_buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* Returns the string (never NULL: "" when empty; caller frees) and resets b. */

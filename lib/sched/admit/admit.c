@@ -632,9 +632,12 @@ static void admit_gang(struct pass *p, struct work *w)
             admit_pod(p, w, pod, 0); /* placed by pending_fits_nodes() */
         }
     }
-    struct util_buf b = {0};
-    util_buf_printf(&b, "admitted by queue %s; scheduling gates removed from %zu %s", qs->q->name, d->npods,
-                    util_plural((int64_t)d->npods, "pod", "pods"));
+    struct util_buf b = {0}; /* "admitted by queue Q; scheduling gates removed from N pods" */
+    util_buf_puts(&b, "admitted by queue ");
+    util_buf_puts(&b, qs->q->name);
+    util_buf_puts(&b, "; scheduling gates removed from ");
+    util_buf_put_uint(&b, d->npods);
+    util_buf_puts(&b, d->npods == 1 ? " pod" : " pods");
     if (w->ncopies > 0)
         util_buf_printf(&b, ", and from %zu more as they are created", w->ncopies);
     d->message = util_buf_take(&b);

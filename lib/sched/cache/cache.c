@@ -526,7 +526,7 @@ static struct cache_pod *pod_reuse(struct cache *c, const char *ns, const char *
         table_remove(&c->pods_uid, &pod->by_uid);
         model_pod_release(&c->shapes, pod);
     } else {
-        pod = util_calloc(1, sizeof(*pod));
+        pod = util_calloc_lines(sizeof(*pod)); /* its first line is what a pass reads (model.h) */
         pod->by_name.hash = key_hash(ns, name);
         table_insert(&c->pods, &pod->by_name);
     }

@@ -9,7 +9,7 @@ int members_role(const struct cache_gang *g, const struct cache_pod *pod)
 {
     if (pod->node_type == NULL)
         return MEMBERS_ROLE_UNKNOWN;
-    if (strcmp(pod->node_type, "head") == 0)
+    if (pod->node_type[0] == 'h' && strcmp(pod->node_type, "head") == 0) /* most are workers: no call */
         return 0;
     if (pod->group == NULL)
         return MEMBERS_ROLE_UNKNOWN;
@@ -52,10 +52,35 @@ static size_t mark_members(const struct cache_gang *g, struct cache_pod **live, 
     return ncore;
 }
 
+/*
+ * Whether every live pod is a member: each of a known role, none beyond its
+ * role's count (the head, one; each group, its pods). Then mark_members()
+ * would take them all, and the order stays: most gangs in a pass, whose walk
+ * this spares.
+ */
+static int all_members(const struct cache_gang *g, struct cache_pod *const *live, size_t nlive)
+{
+    if (g->ngroups >= MEMBERS_STACK_ROLES)
+        return 0;
+    int64_t left[MEMBERS_STACK_ROLES];
+    left[0] = 1;
+    for (uint32_t i = 0; i < g->ngroups; i++)
+        left[1 + i] = g->groups[i].pods;
+    for (size_t i = 0; i < nlive; i++) {
+        int role = members_role(g, live[i]);
+        if (role < 0 || left[role] <= 0)
+            return 0;
+        left[role]--;
+    }
+    return 1;
+}
+
 size_t members_order(const struct cache_gang *g, struct cache_pod **live, size_t nlive)
 {
     if (nlive == 0 || g->min_member <= 0)
         return 0;
+    if (all_members(g, live, nlive))
+        return nlive;
     int64_t need_s[MEMBERS_STACK_ROLES];
     int role_s[MEMBERS_STACK_PODS];
     uint8_t member_s[MEMBERS_STACK_PODS];

@@ -98,37 +98,41 @@ struct cache_gang_memo {
 };
 
 struct cache_pod {
+    /* What an admission pass reads of every pod it weighs, first and in one cache line (the cache allocates pods on a
+       64-byte boundary): at 10,000 gangs a pass walks 100,000 pods, and each line is a miss. */
+    struct cache_pod *gang_next;     /* the pods of its gang */
+    struct cache_node *node;         /* spec.nodeName's node, or NULL when unbound */
+    const struct shape_rl *request;  /* effective request, or NULL when empty */
+    const char *node_type;           /* interned ray.io/node-type label, or NULL */
+    const char *group;               /* interned ray.io/group label, or NULL */
+    const struct shape_sched *sched; /* scheduling constraints, or NULL when none */
+    int64_t created;                 /* metadata.creationTimestamp, Unix seconds */
+    uint8_t phase;                   /* enum cache_phase */
+    uint8_t flags;
+    uint8_t reserving; /* on the reserving list */
+    uint8_t refused;   /* condition PodScheduled "False", reason Unschedulable: kube-scheduler found no node */
+    int32_t priority;  /* spec.priority */
+    /* The rest. */
     struct table_node by_name;
     struct table_node by_uid;
-    struct cache_pod *gang_prev, *gang_next;   /* the pods of its gang */
+    struct cache_pod *gang_prev;
     struct cache_pod *resv_prev, *resv_next;   /* the cache's list of reserving pods */
     char *strings;                             /* owned: "name\0uid\0resourceVersion\0" */
     const char *name, *uid, *resource_version; /* into strings */
     const char *namespace_;                    /* interned */
     const char *cluster;                       /* interned ray.io/cluster label, or NULL */
     const char *queue;                         /* interned volcano.sh/queue-name label, or NULL */
-    const char *node_type;                     /* interned ray.io/node-type label, or NULL */
-    const char *group;                         /* interned ray.io/group label, or NULL */
     const char *replica;                       /* interned ray.io/worker-group-replica-name label (a multi-host replica), or NULL */
     const char *sched_group;                   /* interned spec.schedulingGroup.podGroupName (native gang), or NULL */
     const char **foreign_gates;                /* owned array of interned names: gates other than ours */
     uint32_t nforeign_gates;
-    uint8_t phase; /* enum cache_phase */
-    uint8_t flags;
-    uint8_t reserving;               /* on the reserving list */
-    uint8_t refused;                 /* condition PodScheduled "False", reason Unschedulable: kube-scheduler found no node */
-    int32_t priority;                /* spec.priority */
-    int64_t created;                 /* metadata.creationTimestamp, Unix seconds */
-    uint8_t ready;                   /* condition Ready is True */
-    int64_t ready_changed;           /* condition Ready's lastTransitionTime, Unix seconds; 0: unknown */
-    int64_t scheduled_at;            /* condition PodScheduled "True": its lastTransitionTime; 0: unknown */
-    const char *unschedulable;       /* interned message of condition PodScheduled "False", or NULL */
-    struct cache_node *node;         /* spec.nodeName's node, or NULL when unbound */
-    struct cache_node *counted;      /* the node whose used includes this pod, or NULL */
-    struct cache_gang *gang;         /* gang of (namespace, cluster), or NULL */
-    const struct shape_rl *request;  /* effective request, or NULL when empty */
-    const struct shape_sched *sched; /* scheduling constraints, or NULL when none */
-    struct cache_devices *dev;       /* owned: its device claims (devices.h), or NULL when it names none */
+    uint8_t ready;              /* condition Ready is True */
+    int64_t ready_changed;      /* condition Ready's lastTransitionTime, Unix seconds; 0: unknown */
+    int64_t scheduled_at;       /* condition PodScheduled "True": its lastTransitionTime; 0: unknown */
+    const char *unschedulable;  /* interned message of condition PodScheduled "False", or NULL */
+    struct cache_node *counted; /* the node whose used includes this pod, or NULL */
+    struct cache_gang *gang;    /* gang of (namespace, cluster), or NULL */
+    struct cache_devices *dev;  /* owned: its device claims (devices.h), or NULL when it names none */
 };
 
 enum cache_dequeue {

@@ -205,7 +205,17 @@ static int qtree_deserves_nothing(const struct qtree *t, size_t i);
 /* Queue i's key for qtree_pick_ranked(), after its alloc or deserved changed. */
 static void set_key(struct qtree *t, size_t i)
 {
-    t->queues[i].key = qtree_deserves_nothing(t, i) ? QTREE_SHARE_MAX : qtree_share(t, i);
+    double key = qtree_deserves_nothing(t, i) ? QTREE_SHARE_MAX : qtree_share(t, i);
+    struct qtree_keylog *log = t->keylog;
+    if (key != t->queues[i].key && log != NULL && !log->logged[i]) {
+        if (log->n == log->cap) {
+            log->cap = log->cap != 0 ? 2 * log->cap : 16;
+            log->idx = util_realloc(log->idx, log->cap * sizeof(*log->idx));
+        }
+        log->idx[log->n++] = i;
+        log->logged[i] = 1;
+    }
+    t->queues[i].key = key;
 }
 
 static void set_keys(struct qtree *t)

@@ -91,14 +91,22 @@ struct qtree_queue {
                    deserved change */
 };
 
+/* The queues whose key (qtree_pick_ranked()'s share) moved, for a caller that keeps the pick (fairorder.h). */
+struct qtree_keylog {
+    size_t *idx; /* n of them, each once */
+    size_t n, cap;
+    unsigned char *logged; /* the tree's n: whether queue i is in idx */
+};
+
 struct qtree {
     uint32_t nres;
     size_t n;
-    struct qtree_queue *queues; /* one per cached queue */
-    size_t root_first;          /* the root's first child, QUEUETREE_ROOT: none */
-    int64_t *total;             /* nres: the room the root shares (see above) */
-    int64_t *root_cap;          /* nres: the Queue named "root"'s capability, else QTREE_UNLIMITED */
-    int nested;                 /* some queue has a parent or a guarantee: the tree is more than flat queues */
+    struct qtree_queue *queues;  /* one per cached queue */
+    size_t root_first;           /* the root's first child, QUEUETREE_ROOT: none */
+    int64_t *total;              /* nres: the room the root shares (see above) */
+    int64_t *root_cap;           /* nres: the Queue named "root"'s capability, else QTREE_UNLIMITED */
+    int nested;                  /* some queue has a parent or a guarantee: the tree is more than flat queues */
+    struct qtree_keylog *keylog; /* borrowed, or NULL: where a queue whose key moves is recorded */
 };
 
 /* Why a gang does not fit the tree (qtree_fits). */

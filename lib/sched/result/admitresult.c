@@ -165,13 +165,11 @@ void admit_result_add_pod(struct admit_result *r, struct admit_decision *d, cons
         d->pods = util_realloc(d->pods, d->pods_cap * sizeof(*d->pods));
     }
     struct admit_pod *ap = &d->pods[d->npods++];
-    size_t ln = strlen(pod->name) + 1, lu = strlen(pod->uid) + 1, lr = strlen(pod->resource_version) + 1;
-    ap->name = admit_result_alloc(r, ln + lu + lr);
-    ap->uid = ap->name + ln;
-    ap->resource_version = ap->uid + lu;
-    memcpy(ap->name, pod->name, ln);
-    memcpy(ap->uid, pod->uid, lu);
-    memcpy(ap->resource_version, pod->resource_version, lr);
+    /* The pod's strings are one block, "name\0uid\0resourceVersion\0" (model.h): one copy. */
+    size_t len = (size_t)(pod->resource_version - pod->name) + strlen(pod->resource_version) + 1;
+    ap->name = memcpy(admit_result_alloc(r, len), pod->name, len);
+    ap->uid = ap->name + (pod->uid - pod->name);
+    ap->resource_version = ap->name + (pod->resource_version - pod->name);
     ap->keep_gates = pod->nforeign_gates > 0 ? json_array() : NULL;
     ap->head = pod->node_type != NULL && strcmp(pod->node_type, "head") == 0;
     ap->message = NULL;
