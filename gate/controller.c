@@ -22,6 +22,7 @@
 #include "fault.h"
 #include "declare.h"
 #include "dracache.h"
+#include "heldnudge.h"
 #include "hyperwatch.h"
 #include "leaseseen.h"
 #include "native.h"
@@ -62,6 +63,7 @@ struct controller {
     struct status *status;
     struct apply *apply;
     struct leaseseen_config leaseseen; /* the dispatch leases' sightings recorded (leaseseen.h) */
+    struct heldnudge *nudge;           /* held RayClusters KubeRay is to be told are resumed (heldnudge.h) */
 
     struct metrics_family *m_pass_seconds;
     struct metrics_family *m_leader;
@@ -158,6 +160,7 @@ static int create_rooms(struct controller *c)
     if (c->status == NULL)
         return -1;
     status_set_native(c->status, c->native);
+    c->nudge = heldnudge_create();
     struct watches_config wc = {
         .client = c->client,
         .mu = &c->mu,
@@ -168,6 +171,7 @@ static int create_rooms(struct controller *c)
         .arg = c,
         .hyper = c->hyper,
         .native = c->native,
+        .nudge = c->nudge,
     };
     c->watches = watches_create(&wc);
     return 0;
@@ -242,6 +246,7 @@ void controller_destroy(struct controller *c)
     admit_destroy(c->admit);
     hyperwatch_destroy(c->hyper);
     native_destroy(c->native);
+    heldnudge_destroy(c->nudge);
     cache_destroy(c->cache);
     draset_destroy(c->dra);
     free(c->dra_inexact);
@@ -655,6 +660,7 @@ void controller_run(struct controller *c)
                 log_warnf("watch: %s", err.message);
         }
         pass(c, &rs, now);
+        heldnudge_send(c->nudge, c->client, &c->mu, may_write_fn, c);
         rs.pass_at = now;
         rs.pass_ms = clock_mono_ms() - now;
     }

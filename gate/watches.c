@@ -125,6 +125,8 @@ static void on_deleted(struct watches *w, enum watch_kind kind, const json_t *ob
     case WATCH_LEGACY:
         declare_drop(w->cfg.cache, ns != NULL ? ns : "", name);
         cache_delete_raycluster(w->cfg.cache, ns != NULL ? ns : "", name);
+        if (w->cfg.nudge != NULL)
+            heldnudge_forget(w->cfg.nudge, ns != NULL ? ns : "", name);
         break;
     case WATCH_QUEUES:
         cache_delete_queue(w->cfg.cache, name);
@@ -158,9 +160,11 @@ static int on_upserted(struct watches *w, enum watch_kind kind, enum kube_watch_
     case WATCH_NODES:
         return cache_upsert_node(w->cfg.cache, object, err);
     case WATCH_RAYCLUSTERS:
-        if (cache_upsert_raycluster(w->cfg.cache, object, err) != 0)
-            return -1;
-        return declare_sync_cluster(w->cfg.cache, object, err); /* a held RayCluster's members (declare.h) */
+        if (cache_upsert_raycluster(w->cfg.cache, object, err) != 0 || declare_sync_cluster(w->cfg.cache, object, err) != 0)
+            return -1; /* declare: a held RayCluster's members (declare.h) */
+        if (w->cfg.nudge != NULL)
+            heldnudge_observe(w->cfg.nudge, w->cfg.cache, object);
+        return 0;
     case WATCH_LEGACY:
         return cache_upsert_raycluster(w->cfg.cache, object, err);
     case WATCH_QUEUES:

@@ -33,6 +33,7 @@
 #include <pthread.h>
 
 #include "cache.h"
+#include "heldnudge.h"
 #include "hyperwatch.h"
 #include "kube.h"
 #include "native.h"
@@ -51,6 +52,7 @@ struct watches_config {
     void *arg;
     struct hyperwatch *hyper; /* HyperNodes go here (under mu); NULL: not watched */
     struct native *native;    /* Kubernetes' own PodGroups go here (under mu); NULL: not watched */
+    struct heldnudge *nudge;  /* held RayClusters KubeRay is to be told are resumed (under mu); NULL: none told */
 };
 
 struct watches *watches_create(const struct watches_config *cfg);

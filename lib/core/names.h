@@ -64,6 +64,14 @@ int names_dns_subdomain(const char *s, size_t n);
 #define NAMES_ANNOTATION_HELD_GENERATION "raygate.io/held-generation"
 
 /*
+ * On an admitted held RayCluster, written by the gate once KubeRay has taken
+ * the resume in (heldresume.h): the raygate.io/held-generation it nudged
+ * KubeRay at. A RayCluster change KubeRay's watch passes on (an annotation),
+ * so that it makes the pods now rather than after its 2-second requeue.
+ */
+#define NAMES_ANNOTATION_HELD_RESUMED "raygate.io/held-resumed"
+
+/*
  * On a RayCluster's pod templates (the webhook's RayCluster mutation) and so
  * on their pods: "true" when every pod of the template is a gang member
  * (gang.h's all_members; always the head), "false" when some may be an

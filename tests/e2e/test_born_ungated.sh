@@ -5,7 +5,8 @@
 # KubeRay then makes the pods, which the webhook (its RayCluster watch) creates
 # without the gate, so the gate PATCHes none of them. A second RayCluster that
 # does not fit stays suspended with no pod at all, and says why; it is
-# admitted whole when the first is deleted. Evicted (its pods not Ready past
+# admitted whole when the first is deleted, and KubeRay is told it is resumed
+# (raygate.io/held-resumed), as it waited suspended. Evicted (its pods not Ready past
 # --pods-ready-timeout), a held gang is suspended again by its eviction record:
 # KubeRay deletes its pods and makes none until the gate admits it again, when
 # they are born ungated again. The invariant checker runs throughout.
@@ -37,6 +38,11 @@ stays 5 "second suspended, not one pod made" is count_pods second 0
 suspended second true || fail "second is not suspended"
 kc delete rayclusters.ray.io -n "$NS" first >/dev/null
 eventually 60 "second admitted once first is gone" admitted second
+# second waited: KubeRay had marked it suspended, and takes its resume in two rounds, the second after a 2 s
+# requeue; the gate tells it at once (heldresume.h) with the held generation, once.
+resumed_told() { [[ -n "$(rc_annotation second raygate.io/held-generation)" &&
+	"$(rc_annotation second raygate.io/held-resumed)" == "$(rc_annotation second raygate.io/held-generation)" ]]; }
+eventually 30 "KubeRay told second is resumed (raygate.io/held-resumed)" resumed_told
 eventually 60 "second's 6 pods Running" pods_are second 6 Running
 assert_eq "second's pods the gate PATCHed" 0 "$(patched_by_gate second)"
 
