@@ -380,10 +380,12 @@ static int64_t stranded_in(const struct cache *c, uint32_t id, int64_t want)
         if (id < n->nused)
             used = util_sat_add(used, n->used[id]);
     }
-    for (const struct cache_pod *p = c->reserving; p != NULL; p = p->resv_next)
+    for (size_t i = 0; i < c->nreserving; i++) {
+        const struct cache_pod *p = c->reserving[i];
         for (uint32_t k = 0; p->request != NULL && k < p->request->len; k++)
             if (p->request->items[k].id == id)
                 used = util_sat_add(used, p->request->items[k].value);
+    }
     if (alloc <= 0)
         return 0;
     int64_t room = alloc - util_sat_add(used, want);

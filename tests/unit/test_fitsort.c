@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cache.h"
@@ -97,11 +98,72 @@ static void test_many(void **state)
     cache_destroy(c);
 }
 
+/*
+ * Many pods of few shapes, stable: dealt into their weights' buckets, they
+ * come out as the stable sort puts them, larger first and equals (two shapes
+ * of equal weights among them) in the order given; and with more shapes than
+ * the buckets, the same through qsort.
+ */
+static void check_stable(int shapes)
+{
+    static const char *const fixed[] = {"\"cpu\":\"1\"",
+                                        "\"cpu\":\"1\",\"ephemeral-storage\":\"1Gi\"",
+                                        "\"cpu\":\"2\"",
+                                        "\"cpu\":\"1\",\"memory\":\"1Gi\"",
+                                        "\"cpu\":\"1\",\"nvidia.com/gpu\":\"1\"",
+                                        "\"cpu\":\"500m\""};
+    static const int rank[] = {3, 3, 1, 2, 0, 4}; /* the fixed shapes' places, larger first */
+    enum { N = 200 };
+    struct cache *c = cache_create();
+    char name[16], req[64];
+    int of[N];
+    srand((unsigned)shapes);
+    for (int i = 0; i < N; i++) {
+        of[i] = rand() % shapes;
+        snprintf(name, sizeof(name), "p%03d", i);
+        if (shapes <= 6)
+            pod(c, name, "2026-11-28T10:00:00Z", fixed[of[i]]);
+        else {
+            snprintf(req, sizeof(req), "\"cpu\":\"%dm\"", 100 * (shapes - of[i])); /* shape k: rank k */
+            pod(c, name, "2026-11-28T10:00:00Z", req);
+        }
+    }
+    struct fit *f = fit_create(c);
+    fit_begin(f);
+    struct cache_pod *pods[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof(name), "p%03d", N - 1 - i); /* given in reverse creation order */
+        pods[i] = cache_pod_get(c, "ns", name);
+    }
+    fit_sort_larger_first_stable(f, pods, N);
+    size_t at = 0;
+    for (int r = 0; r < shapes; r++) {
+        for (int i = N - 1; i >= 0; i--) { /* each rank's pods in the order given */
+            if ((shapes <= 6 ? rank[of[i]] : of[i]) != r)
+                continue;
+            snprintf(name, sizeof(name), "p%03d", i);
+            assert_string_equal(pods[at++]->name, name);
+        }
+    }
+    assert_int_equal(at, N);
+    fit_end(f);
+    fit_destroy(f);
+    cache_destroy(c);
+}
+
+static void test_dealt_as_sorted(void **state)
+{
+    (void)state;
+    check_stable(6);  /* dealt: 6 shapes, 5 weights */
+    check_stable(40); /* more shapes than buckets: qsort */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_order),
         cmocka_unit_test(test_many),
+        cmocka_unit_test(test_dealt_as_sorted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -417,14 +417,10 @@ static int pod_should_reserve(const struct cache_pod *pod)
 
 static void reserving_remove(struct cache *c, struct cache_pod *pod)
 {
-    if (pod->resv_prev != NULL)
-        pod->resv_prev->resv_next = pod->resv_next;
-    else
-        c->reserving = pod->resv_next;
-    if (pod->resv_next != NULL)
-        pod->resv_next->resv_prev = pod->resv_prev;
-    pod->resv_prev = pod->resv_next = NULL;
-    c->nreserving--;
+    struct cache_pod *last = c->reserving[--c->nreserving];
+    c->reserving[pod->resv_at] = last;
+    last->resv_at = pod->resv_at;
+    pod->resv_at = 0;
     pod->reserving = 0;
     /* A reservation released (bound or gone) may leave room somewhere else. */
     c->capacity_changed = 1;
@@ -439,12 +435,12 @@ static void update_reserving(struct cache *c, struct cache_pod *pod)
         reserving_remove(c, pod);
         return;
     }
-    pod->resv_prev = NULL;
-    pod->resv_next = c->reserving;
-    if (c->reserving != NULL)
-        c->reserving->resv_prev = pod;
-    c->reserving = pod;
-    c->nreserving++;
+    if (c->nreserving == c->reserving_cap) {
+        c->reserving_cap = c->reserving_cap != 0 ? 2 * c->reserving_cap : 64;
+        c->reserving = util_realloc(c->reserving, c->reserving_cap * sizeof(*c->reserving));
+    }
+    pod->resv_at = c->nreserving;
+    c->reserving[c->nreserving++] = pod;
     pod->reserving = 1;
 }
 
@@ -892,5 +888,6 @@ void cache_destroy(struct cache *c)
     table_finish(&c->pods_uid);
     table_finish(&c->gangs);
     table_finish(&c->queues);
+    free(c->reserving);
     free(c);
 }

@@ -58,8 +58,10 @@ struct cache {
     struct cache_gang *all_gangs;
     struct cache_gang *preempted;    /* gangs whose preempted_by is set: the victims of preemptions (pre_next) */
     struct cache_gang *node_waiters; /* gangs whose last verdict waited on node room */
-    struct cache_pod *reserving;     /* admitted, live, ungated, unbound pods */
-    size_t nreserving;
+    /* Admitted, live, ungated, unbound pods, nreserving of them in no order (a removal moves the last into its
+       place): an array, since a pass reads them all and a list's walk is a cache miss per pod. */
+    struct cache_pod **reserving;
+    size_t nreserving, reserving_cap;
     uint8_t capacity_changed; /* room may have appeared on the nodes (cache_take_changes) */
     uint8_t nodes_changed;    /* the set or the properties of Ready nodes changed (cache_take_changes) */
     uint64_t generation;      /* bumped by every change */

@@ -116,7 +116,7 @@ struct cache_pod {
     struct table_node by_name;
     struct table_node by_uid;
     struct cache_pod *gang_prev;
-    struct cache_pod *resv_prev, *resv_next;   /* the cache's list of reserving pods */
+    size_t resv_at;                            /* while reserving: its index in the cache's reserving array */
     char *strings;                             /* owned: "name\0uid\0resourceVersion\0" */
     const char *name, *uid, *resource_version; /* into strings */
     const char *namespace_;                    /* interned */

@@ -1,6 +1,7 @@
 #include "fithold.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 int fithold_place(struct fit *f, struct cache_pod *pod)
 {
@@ -55,9 +56,9 @@ int fithold_reserve(struct fit *f, struct cache_pod *pod)
 
 size_t fithold_admitted(const struct cache *c, struct fit *f, struct cache_pod **scratch)
 {
-    size_t n = 0, short_ = 0;
-    for (struct cache_pod *pod = c->reserving; pod != NULL && n < c->nreserving; pod = pod->resv_next)
-        scratch[n++] = pod;
+    size_t n = c->nreserving, short_ = 0;
+    if (n > 0)
+        memcpy(scratch, c->reserving, n * sizeof(*scratch));
     fit_sort_larger_first_stable(f, scratch, n); /* the room they take, not which pod takes it */
     for (size_t i = 0; i < n; i++)
         short_ += fithold_reserve(f, scratch[i]) != 1;
