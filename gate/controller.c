@@ -265,12 +265,13 @@ struct run_state {
     long long retry_at;    /* an earlier full pass, after a failure; -1: none */
     int was_synced;        /* the decision watches had all synced */
     int was_leading;
-    int lead_pass;        /* just became leader: the next pass is full */
-    long long evict_at;   /* CLOCK_MONOTONIC ms of the next deadline or requeue-at (evictscan); -1: none */
-    long long scan_after; /* an eviction scan due after passes (at most one a second); -1: none */
-    long long evict_last; /* when the last scan ran */
-    long long pass_ms;    /* how long the last pass took, status and scans included */
-    long long pass_at;    /* when the last pass began (CLOCK_MONOTONIC ms; 0: none yet) */
+    int lead_pass;         /* just became leader: the next pass is full */
+    long long evict_at;    /* CLOCK_MONOTONIC ms of the next deadline or requeue-at (evictscan); -1: none */
+    long long scan_after;  /* an eviction scan due after passes (at most one a second); -1: none */
+    long long evict_last;  /* when the last scan ran */
+    long long pass_ms;     /* how long the last pass took, status and scans included */
+    long long pass_cpu_us; /* the controller thread's CPU time over the last pass, in microseconds */
+    long long pass_at;     /* when the last pass began (CLOCK_MONOTONIC ms; 0: none yet) */
 };
 
 /* A burst of events waits at most this long for the pass before it to be repaid (wait_for_work). */
@@ -282,6 +283,11 @@ struct run_state {
    queues' status) is paid at most 20 times a second, where a flood of cheap passes paid it 120 times (issue 37: 12,529
    passes over a 105 s flood of 400 clusters, half the gate's CPU). An event after a quiet spell waits only the above. */
 #define PASS_INTERVAL_MIN_MS 50
+/* ... or, farther, this many times the CPU the last pass took (at most PASS_INTERVAL_MAX_MS): a pass's fixed part grows
+   with the gangs a flood has admitted, and at 20 passes a second a flood of 400 clusters paid it 1.3x per pod what one
+   of 100 did (issue 37). Its passes then cost at most a 40th of the controller's time while events keep coming. */
+#define PASS_SPACE_FACTOR 40
+#define PASS_INTERVAL_MAX_MS 250
 
 #define EVICT_SCAN_MIN_MS 1000 /* after passes, scans at most this often */
 
@@ -446,6 +452,14 @@ static void scan_preemption(struct controller *c, const struct admit_result *res
     preemptscan_result_finish(&r);
 }
 
+/* The calling thread's CPU time, in microseconds. */
+static long long thread_cpu_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 /* Sleeps until an event wakes the controller or a timer is due; returns 0, or -1 to stop. */
 static int wait_for_work(struct controller *c, const struct run_state *rs)
 {
@@ -474,13 +488,18 @@ static int wait_for_work(struct controller *c, const struct run_state *rs)
         return -1;
     /*
      * Let a burst of watch events land before deciding: debounce_ms, or twice as long as the last pass took (at most
-     * PASS_PACE_MAX_MS), and PASS_INTERVAL_MIN_MS after the last pass began. A pass costs about the gangs of the queues it touches,
+     * PASS_PACE_MAX_MS), and PASS_INTERVAL_MIN_MS (or PASS_SPACE_FACTOR times its CPU, at most PASS_INTERVAL_MAX_MS) after the
+     * last pass began. A pass costs about the gangs of the queues it touches,
      * so under a flood back-to-back passes would cost passes x gangs; paced, each takes in the events that came while the last one
      * ran, and the passes of a flood stay about as many whatever its size (docs/design.md, "Pacing").
      */
     long long paced = rs->pass_ms * PASS_PACE_FACTOR;
     long long wait = paced > c->opts.debounce_ms ? (paced < PASS_PACE_MAX_MS ? paced : PASS_PACE_MAX_MS) : c->opts.debounce_ms;
-    long long spaced = rs->pass_at > 0 ? rs->pass_at + PASS_INTERVAL_MIN_MS - c->woke_ms : 0;
+    long long interval = rs->pass_cpu_us * PASS_SPACE_FACTOR / 1000;
+    interval = interval < PASS_INTERVAL_MIN_MS   ? PASS_INTERVAL_MIN_MS
+               : interval > PASS_INTERVAL_MAX_MS ? PASS_INTERVAL_MAX_MS
+                                                 : interval;
+    long long spaced = rs->pass_at > 0 ? rs->pass_at + interval - c->woke_ms : 0;
     wait = spaced > wait ? spaced : wait;
     if (pr > 0 && wait > 0)
         usleep((useconds_t)wait * 1000);
@@ -659,9 +678,11 @@ void controller_run(struct controller *c)
             if (watches_discover(c->watches, &err) != 0)
                 log_warnf("watch: %s", err.message);
         }
+        long long cpu = thread_cpu_us();
         pass(c, &rs, now);
         heldnudge_send(c->nudge, c->client, &c->mu, may_write_fn, c);
         rs.pass_at = now;
         rs.pass_ms = clock_mono_ms() - now;
+        rs.pass_cpu_us = thread_cpu_us() - cpu;
     }
 }
