@@ -34,18 +34,18 @@ void heldnudge_destroy(struct heldnudge *n)
     free(n);
 }
 
-/* The real pods the cache holds of namespace_/name's gang (not its declared ones, declare.h). */
-static size_t real_pods(const struct cache *c, const char *namespace_, const char *name)
+/* Whether the cache holds a real pod of namespace_/name's gang (not one of its declared ones, declare.h). */
+static int has_real_pod(const struct cache *c, const char *namespace_, const char *name)
 {
     const struct cache_gang *g = cache_gang_get(c, namespace_, name);
-    size_t n = 0;
     const struct cache_pod *p;
     if (g != NULL) {
         cache_gang_for_each_pod(p, g) {
-            n += !declare_pod_is(p);
+            if (!declare_pod_is(p))
+                return 1;
         }
     }
-    return n;
+    return 0;
 }
 
 void heldnudge_observe(struct heldnudge *n, const struct cache *c, const json_t *cluster)
@@ -58,9 +58,10 @@ void heldnudge_observe(struct heldnudge *n, const struct cache *c, const json_t 
     char *key = util_strdupf("%s/%s", ns != NULL ? ns : "", name);
     int64_t gen;
     /* Asked once per held generation: an event of the RayCluster before the watch shows the nudge (a status update
-       of KubeRay's) asks nothing again. The record goes with the RayCluster (heldnudge_forget). */
-    if (heldresume_due(cluster, real_pods(c, ns != NULL ? ns : "", name), &gen) &&
-        json_integer_value(json_object_get(n->asked, key)) != gen) {
+       of KubeRay's) asks nothing again. The record goes with the RayCluster (heldnudge_forget). The object's rules
+       first: the pods only then (the walk may pass all of a held gang's declared members). */
+    if (heldresume_due(cluster, 0, &gen) && json_integer_value(json_object_get(n->asked, key)) != gen &&
+        heldresume_due(cluster, (size_t)has_real_pod(c, ns != NULL ? ns : "", name), &gen)) {
         json_object_set_new(n->asked, key, json_integer(gen));
         json_object_set_new(n->pending, key, json_integer(gen));
     }

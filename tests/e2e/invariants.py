@@ -272,6 +272,16 @@ def scheduled_at(pod):
     return None
 
 
+def eviction_leftover(pod, rc):
+    """Whether a bound pod is a leftover of an eviction of rc being deleted: terminating, and scheduled before the
+    eviction record (raygate.io/evicted-at) that rc keeps after it is admitted again. A gang requeued at once (a
+    preemption's victim readmitted with its minimum) is admitted anew while such pods still terminate: they were
+    bound under the earlier admission, and partly-evicted judges how long they stay."""
+    ev = ts(annotation(rc, EVICTED))
+    at = scheduled_at(pod)
+    return bool(pod["metadata"].get("deletionTimestamp")) and ev is not None and at is not None and at <= ev
+
+
 def annotation(obj, key):
     return (obj["metadata"].get("annotations") or {}).get(key)
 
@@ -520,7 +530,7 @@ class Checker:
             per_rc.setdefault(rc["metadata"]["uid"], []).append(pod)
             at = ts((rc["metadata"].get("annotations") or {}).get(ADMITTED))
             node = pod["spec"].get("nodeName")
-            if at is None and evicted(rc) is not None and (node or ungated):
+            if (at is None and evicted(rc) is not None and (node or ungated)) or (node and eviction_leftover(pod, rc)):
                 leftovers.setdefault(rc["metadata"]["uid"], []).append(meta["name"])
                 continue  # a leftover of an eviction: judged by partly-evicted below
             if node and at is None:
@@ -848,6 +858,24 @@ def self_test():
             class_resource({"metadata": {"name": "c", "annotations": {"raygate.io/quota-resource": "x/y"}}}) != "x/y":
         failures += 1
         print("self-test FAILED: class_resource", file=sys.stderr)
+
+    # A bound pod of an earlier admission, terminating after the eviction, while its gang is admitted again.
+    def bound(deleting, scheduled):
+        p = pod("w", "n1", deleting=deleting)
+        p["status"]["conditions"] = [{"type": "PodScheduled", "status": "True", "lastTransitionTime": scheduled}]
+        return p
+    readmitted = {"metadata": {"annotations": {ADMITTED: "2026-11-29T07:53:57Z", EVICTED: "2026-11-29T07:53:56Z"}}}
+    leftover_cases = [  # (what, pod, RayCluster, whether a leftover of an eviction)
+        ("terminating, bound before the eviction", bound(True, "2026-11-29T07:53:46Z"), readmitted, True),
+        ("not terminating", bound(False, "2026-11-29T07:53:46Z"), readmitted, False),
+        ("bound after the eviction", bound(True, "2026-11-29T07:53:57Z"), readmitted, False),
+        ("never evicted", bound(True, "2026-11-29T07:53:46Z"), {"metadata": {"annotations": {ADMITTED: "2026-11-29T07:53:57Z"}}},
+         False),
+    ]
+    for what, p, rc, want in leftover_cases:
+        if eviction_leftover(p, rc) != want:
+            failures += 1
+            print("self-test FAILED: eviction_leftover: %s: want %s" % (what, want), file=sys.stderr)
 
     no_claim = "0/6 nodes are available: 2 cannot allocate all claims, 4 Insufficient cpu."
     strand_cases = [  # (what, a gang's pods, expected names waiting on claims beside bound ones)
