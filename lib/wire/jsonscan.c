@@ -3,6 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "util.h"
 
 void jsonscan_init(struct jsonscan *s)
@@ -26,6 +30,8 @@ struct cursor {
 
 static void skip_ws(struct cursor *c)
 {
+    if (c->pos < c->end && c->p[c->pos] > ' ')
+        return; /* compact JSON, the API server's: no whitespace at all */
     while (c->pos < c->end && (c->p[c->pos] == ' ' || c->p[c->pos] == '\n' || c->p[c->pos] == '\r' || c->p[c->pos] == '\t'))
         c->pos++;
 }
@@ -42,34 +48,6 @@ static long push(struct cursor *c, enum jsonscan_type type, size_t start)
     t->type = (uint8_t)type;
     t->start = (uint32_t)start;
     return (long)s->len++;
-}
-
-/*
- * Whether any of the 8 bytes of w is not a plain string byte: below 0x20, at or
- * above 0x80, a quote or a backslash. (v - 0x01..) & ~v has a byte's high bit
- * set when that byte is zero (or below n, with n per byte), in either byte order.
- */
-static uint64_t special_in(uint64_t w)
-{
-    const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
-    uint64_t quote = w ^ (ones * '"'), backslash = w ^ (ones * '\\');
-    return (((quote - ones) & ~quote) | ((backslash - ones) & ~backslash) | ((w - ones * 0x20) & ~w) | w) & high;
-}
-
-/*
- * How many plain bytes begin the 8 of w (read from memory), given m =
- * special_in(w) != 0: on a little-endian machine the lowest high bit set marks
- * the first byte that is not plain (a borrow only marks bytes after it); else 0,
- * and the byte loop finds it.
- */
-static size_t plain_prefix(uint64_t m)
-{
-#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    return (size_t)__builtin_ctzll(m) / 8;
-#else
-    (void)m;
-    return 0;
-#endif
 }
 
 /* The 4 hex digits at p (at least 4 bytes), or -1. */
@@ -102,6 +80,83 @@ static size_t u_escape_len(const unsigned char *p, size_t n)
     return lo >= 0xdc00 && lo <= 0xdfff ? 12 : 0;
 }
 
+#if defined(__SSE2__)
+/*
+ * The plain run from pos, 16 bytes at a time (SSE2, on every x86-64): the
+ * position of the first byte that is a quote, a backslash, or, as a signed
+ * byte, below 0x20 (control characters, and every byte from 0x80); or, when
+ * none is in the whole 16 bytes that remain, one of the last 15 bytes.
+ */
+static size_t plain_run(const unsigned char *p, size_t pos, size_t end)
+{
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
+    for (; end - pos >= 16; pos += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + pos));
+        __m128i special =
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)), _mm_cmpgt_epi8(space, v));
+        unsigned mask = (unsigned)_mm_movemask_epi8(special);
+        if (mask != 0)
+            return pos + (size_t)__builtin_ctz(mask);
+    }
+    return pos;
+}
+#else
+/*
+ * Whether any of the 8 bytes of w is not a plain string byte: below 0x20, at or
+ * above 0x80, a quote or a backslash. (v - 0x01..) & ~v has a byte's high bit
+ * set when that byte is zero (or below n, with n per byte), in either byte order.
+ */
+static uint64_t special_in(uint64_t w)
+{
+    const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
+    uint64_t quote = w ^ (ones * '"'), backslash = w ^ (ones * '\\');
+    return (((quote - ones) & ~quote) | ((backslash - ones) & ~backslash) | ((w - ones * 0x20) & ~w) | w) & high;
+}
+
+/*
+ * How many plain bytes begin the 8 of w (read from memory), given m =
+ * special_in(w) != 0: on a little-endian machine the lowest high bit set marks
+ * the first byte that is not plain (a borrow only marks bytes after it); else 0,
+ * and the byte loop finds it.
+ */
+static size_t plain_prefix(uint64_t m)
+{
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return (size_t)__builtin_ctzll(m) / 8;
+#else
+    (void)m;
+    return 0;
+#endif
+}
+
+/* The plain run from pos, 8 bytes at a time: the first byte not plain, or one of the last 7 bytes. */
+static size_t plain_run(const unsigned char *p, size_t pos, size_t end)
+{
+    uint64_t w, m = 0;
+    while (end - pos >= 8 && (memcpy(&w, p + pos, 8), (m = special_in(w)) == 0))
+        pos += 8;
+    return m != 0 ? pos + plain_prefix(m) : pos;
+}
+#endif
+
+/* Whether \ and ch is one of JSON's two-character escapes. */
+static int short_escape(unsigned char ch)
+{
+    switch (ch) {
+    case '"':
+    case '\\':
+    case '/':
+    case 'b':
+    case 'f':
+    case 'n':
+    case 'r':
+    case 't':
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 static long scan_string(struct cursor *c)
 {
     size_t start = ++c->pos; /* after the quote */
@@ -110,12 +165,8 @@ static long scan_string(struct cursor *c)
     size_t pos = start, end = c->end;
     int escaped = 0;
     for (;;) {
-        /* The plain run (0x20 to 0x7f, no quote or backslash), most of a string: 8 bytes at a time, then byte by byte. */
-        uint64_t w, m = 0;
-        while (end - pos >= 8 && (memcpy(&w, p + pos, 8), (m = special_in(w)) == 0))
-            pos += 8;
-        if (m != 0)
-            pos += plain_prefix(m);
+        /* The plain run (0x20 to 0x7f, no quote or backslash), most of a string: many bytes at a time, then byte by byte. */
+        pos = plain_run(p, pos, end);
         while (pos < end && (unsigned char)(p[pos] - 0x20) < 0x60 && p[pos] != '"' && p[pos] != '\\')
             pos++;
         if (pos >= end)
@@ -127,7 +178,7 @@ static long scan_string(struct cursor *c)
             return -1; /* control characters are invalid; UTF-8 is left to jansson's decoder */
         if (ch == '\\') {
             size_t u = pos + 1 < end && p[pos + 1] == 'u' ? u_escape_len(p + pos, end - pos) : 2;
-            if (pos + 1 >= end || u == 0 || (u == 2 && (strchr("\"\\/bfnrt", p[pos + 1]) == NULL || p[pos + 1] == '\0')))
+            if (pos + 1 >= end || u == 0 || (u == 2 && !short_escape(p[pos + 1])))
                 return -1; /* anything else is left to jansson */
             escaped = 1;
             pos += u;
