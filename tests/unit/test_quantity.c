@@ -187,6 +187,36 @@ static void test_error_message_sanitized(void **state)
     assert_true(strlen(err.message) < 80);
 }
 
+/*
+ * The quick path for digits and a suffix (quantity.c's parse_plain) agrees with
+ * the exact one: "<digits><suffix>" parses as "<digits>.0<suffix>" does (a
+ * point goes the long way), in value, format and refusal, over seeded random
+ * digits (leading zeros, up to 17 of them), every suffix and both units.
+ */
+static void test_plain_as_general(void **state)
+{
+    (void)state;
+    static const char *const suffixes[] = {"", "m", "k", "M", "G", "T", "P", "Ki", "Mi", "Gi", "Ti", "Pi", "x"};
+    unsigned seed = 37;
+    for (int round = 0; round < 4000; round++) {
+        char digits[20], plain[32], pointed[40];
+        int n = 1 + rand_r(&seed) % 17;
+        for (int i = 0; i < n; i++)
+            digits[i] = (char)('0' + (i == 0 && rand_r(&seed) % 3 == 0 ? 0 : rand_r(&seed) % 10));
+        digits[n] = '\0';
+        const char *suffix = suffixes[rand_r(&seed) % (sizeof(suffixes) / sizeof(suffixes[0]))];
+        enum quantity_unit unit = rand_r(&seed) % 2 ? QUANTITY_UNIT_MILLI : QUANTITY_UNIT_BASE;
+        snprintf(plain, sizeof(plain), "%s%s", digits, suffix);
+        snprintf(pointed, sizeof(pointed), "%s.0%s", digits, suffix);
+        struct quantity a = {-1, QUANTITY_DECIMAL_EXPONENT}, b = {-1, QUANTITY_DECIMAL_EXPONENT};
+        struct error ea, eb;
+        int ra = quantity_parse(plain, unit, &a, &ea), rb = quantity_parse(pointed, unit, &b, &eb);
+        if (ra != rb || (ra == 0 && (a.value != b.value || a.format != b.format)))
+            fail_msg("%s (unit %d): %d %lld %d, as %s: %d %lld %d", plain, (int)unit, ra, (long long)a.value, (int)a.format,
+                     pointed, rb, (long long)b.value, (int)b.format);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -195,6 +225,7 @@ int main(void)
         cmocka_unit_test(test_format_kept),
         cmocka_unit_test(test_arithmetic_overflow),
         cmocka_unit_test(test_error_message_sanitized),
+        cmocka_unit_test(test_plain_as_general),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
