@@ -30,6 +30,7 @@
 #include "kube.h"
 #include "drawatch.h"
 #include "heldwatch.h"
+#include "jsonarena.h"
 #include "kubeconfig.h"
 #include "log.h"
 #include "nativeprobe.h"
@@ -217,6 +218,7 @@ int main(int argc, char **argv)
 
     signal(SIGPIPE, SIG_IGN);
     raise_fd_limit();
+    jsonarena_install(); /* before the watch threads: each review's values in one arena (server.c) */
     struct webhook_api api = {0};
     if ((rc = api_start(&f, &api)) != 0) {
         api_finish(&api);

@@ -18,6 +18,7 @@
 #include "admission.h"
 #include "drawatch.h"
 #include "heldwatch.h"
+#include "jsonarena.h"
 #include "listen.h"
 #include "log.h"
 #include "metrics.h"
@@ -183,9 +184,11 @@ static int decide(struct server *s, h2o_req_t *req, const char *path, char **tex
     opts.dra = s->cfg.dra != NULL ? drawatch_lock(s->cfg.dra) : NULL;     /* NULL until listed: no device counted */
     opts.held = s->cfg.held != NULL ? heldwatch_lock(s->cfg.held) : NULL; /* NULL until listed: every queued pod gated */
     /* /dispatch-suspend: a manager's webhook, where KubeRay must run no dispatched object (dispatchsuspend.h). */
+    jsonarena_begin(); /* the review's jansson values, freed at once below; *text is libc memory (jsonarena.h) */
     int rc = strcmp(path, "/dispatch-suspend") == 0
                  ? admission_respond_dispatch(body, req->entity.len, queues, text, text_len, info, err)
                  : admission_respond(body, req->entity.len, queues, &opts, text, text_len, info, err);
+    jsonarena_end();
     if (s->cfg.held != NULL)
         heldwatch_unlock(s->cfg.held);
     if (s->cfg.dra != NULL)

@@ -6,6 +6,7 @@
 #include <openssl/evp.h>
 
 #include "dispatchsuspend.h"
+#include "jsonarena.h"
 #include "jsonpatch.h"
 #include "jsonscan.h"
 #include "legacy.h"
@@ -39,10 +40,11 @@ static int string_is(const json_t *obj, const char *key, const char *want)
 /* Returns a new JSON string holding base64(patch as compact JSON), no newlines. */
 static json_t *encode_patch(const json_t *patch)
 {
-    char *text = json_dumps(patch, JSON_COMPACT);
+    size_t len;
+    char *text = jsonarena_dumps(patch, JSON_COMPACT, &len);
     if (text == NULL)
         abort();
-    char *b64 = util_base64_encode(text, strlen(text));
+    char *b64 = util_base64_encode(text, len);
     json_t *s = json_string(b64);
     free(b64);
     free(text);
@@ -326,11 +328,10 @@ out:
 /* response (steals) as compact text: *text new (caller frees), *text_len its length. */
 static void dump_new(json_t *response, char **text, size_t *text_len)
 {
-    *text = json_dumps(response, JSON_COMPACT);
+    *text = jsonarena_dumps(response, JSON_COMPACT, text_len);
     json_decref(response);
     if (*text == NULL)
         abort();
-    *text_len = strlen(*text);
 }
 
 int admission_handle(const char *body, size_t len, const struct queuecheck_set *queues, const struct mutate_options *opts,
@@ -387,7 +388,7 @@ static void put_answer(struct util_buf *out, const struct jsonscan *s, long uid,
         free(b64);
     }
     if (warnings != NULL) {
-        char *w = json_dumps(warnings, JSON_COMPACT);
+        char *w = jsonarena_dumps(warnings, JSON_COMPACT, NULL);
         util_buf_puts(out, ",\"warnings\":");
         util_buf_puts(out, w);
         free(w);
@@ -714,8 +715,8 @@ static int respond_raycluster_scanned(const struct jsonscan *s, const struct que
         decide_object(TARGET_RAYCLUSTER, req, obj, queues != NULL ? queues : &unknown_queues, opts, &result, info, &merr) == 0;
     if (handled) {
         struct util_buf out = {0};
-        char *patch = result.patch != NULL ? json_dumps(result.patch, JSON_COMPACT) : NULL;
-        size_t patch_len = patch != NULL ? strlen(patch) : 0;
+        size_t patch_len = 0;
+        char *patch = result.patch != NULL ? jsonarena_dumps(result.patch, JSON_COMPACT, &patch_len) : NULL;
         put_answer(&out, s, uid, patch, patch_len, result.warnings);
         free(patch);
         *text_len = out.len;

@@ -1,4 +1,5 @@
 #include "resources.h"
+#include "jsonarena.h"
 #include "util.h"
 
 #include <inttypes.h>
@@ -182,7 +183,7 @@ json_t *resources_to_json(const struct resources *r)
 char *resources_to_string(const struct resources *r)
 {
     json_t *obj = resources_to_json(r);
-    char *s = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS);
+    char *s = jsonarena_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS, NULL);
     json_decref(obj);
     if (s == NULL)
         abort();
