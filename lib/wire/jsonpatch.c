@@ -39,10 +39,10 @@ char *jsonpatch_pointer_index(const char *base, size_t index)
 void jsonpatch_append_new(json_t *patch, const char *op, const char *path, json_t *value)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "op", json_string(op));
-    json_object_set_new(o, "path", json_string(path));
+    json_object_set_new_nocheck(o, "op", json_string_nocheck(op));
+    json_object_set_new_nocheck(o, "path", json_string_nocheck(path));
     if (value != NULL)
-        json_object_set_new(o, "value", value);
+        json_object_set_new_nocheck(o, "value", value);
     json_array_append_new(patch, o);
 }
 

@@ -27,6 +27,8 @@ char *jsonpatch_pointer_index(const char *base, size_t index);
 /*
  * Appends {"op": op, "path": path, "value": value} to patch (borrowed, a JSON
  * array). value is stolen; pass NULL for operations without one ("remove").
+ * op and path must be UTF-8 (they are not checked again): an operation's name,
+ * and a pointer joined from jansson's strings (UTF-8 already) and ASCII.
  */
 void jsonpatch_append_new(json_t *patch, const char *op, const char *path, json_t *value);
 

@@ -40,7 +40,8 @@ static long push(struct cursor *c, enum jsonscan_type type, size_t start)
 {
     struct jsonscan *s = c->s;
     if (s->len == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 256;
+        /* A KubeRay object's JSON has about one token per 8 bytes: one allocation, mostly. */
+        s->cap = s->cap ? s->cap * 2 : (c->end / 8 > 256 ? c->end / 8 : 256);
         s->tokens = util_realloc(s->tokens, s->cap * sizeof(*s->tokens));
     }
     struct jsonscan_token *t = &s->tokens[s->len];
@@ -494,10 +495,12 @@ static json_t *number_value(const struct jsonscan *s, const struct jsonscan_toke
 static void set_member(json_t *obj, const struct jsonscan *s, long key, json_t *v)
 {
     const struct jsonscan_token *k = &s->tokens[key];
+    if (!k->escaped) {
+        json_object_setn_new_nocheck(obj, s->text + k->start, k->len, v); /* ASCII without NUL: the raw key is its name */
+        return;
+    }
     char small[128] = "", *name = k->len < sizeof(small) ? small : util_malloc((size_t)k->len + 1);
-    size_t n = k->escaped ? decode_string(s->text + k->start, k->len, name) : (memcpy(name, s->text + k->start, k->len), k->len);
-    name[n] = '\0';
-    json_object_set_new_nocheck(obj, name, v);
+    json_object_setn_new_nocheck(obj, name, decode_string(s->text + k->start, k->len, name), v);
     if (name != small)
         free(name);
 }
