@@ -156,6 +156,7 @@ void model_node_account(struct cache_node *node, const struct shape_rl *req, int
         }
     }
     node->used_pods += sign;
+    node->room_gen++;
 }
 
 /* The interned resource list of v (borrowed; NULL: absent), or NULL when absent, invalid or (nonempty) empty. */

@@ -54,7 +54,8 @@ struct cache_node {
     int64_t *used;
     uint32_t nused;
     int64_t used_pods;
-    size_t bound; /* pods counted in used */
+    size_t bound;      /* pods counted in used */
+    uint64_t room_gen; /* bumped whenever used or used_pods changes (fit.h reads again only the nodes whose changed) */
 };
 
 enum cache_phase {

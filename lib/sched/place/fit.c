@@ -65,7 +65,15 @@ struct fit {
     int dev_valid;
     uint32_t *touched; /* nodes whose free room changed this pass, in order, repeats kept (fit_touched) */
     size_t ntouched, captouched;
-    void *buf[6]; /* free room, free pods, trees, sort weights, pos, debt */
+    /*
+     * What the last fit_begin() built, for the next to catch up from (restore()): each node's
+     * cache_node.room_gen when its row was read, and the layout the rows were built with.
+     */
+    uint64_t *row_gen;
+    int built;                /* free, free_pods, pos and tree hold the last pass's room */
+    uint32_t built_nres;      /* nres then */
+    uint64_t built_nodes_gen; /* nodes_gen then */
+    void *buf[6];             /* free room, free pods, trees, sort weights, pos, debt */
     size_t cap[6];
     /* One pass's. */
     uint32_t nres;
@@ -591,6 +599,7 @@ void fit_destroy(struct fit *f)
         free(f->buf[i]);
     free(f->nodes);
     free(f->touched);
+    free(f->row_gen);
     free(f->dev_free);
     free(f->dev_ids);
     fitsort_finish(&f->sort);
@@ -675,27 +684,93 @@ static void device_survey(struct fit *f)
     f->dev_valid = 1;
 }
 
-/*
- * DRA devices (ledger.h): the free room of a device resource on a node that does not advertise it is the
- * ledger's free devices there, which already leave out those of bound pods (their claims hold them). Surveyed
- * once per change of the ledger or the nodes, not per pass.
- */
-static void device_room(struct fit *f)
+/* Whether the nodes' free devices are to be surveyed again (device_survey): the ledger or the nodes changed. */
+static int devices_stale(const struct fit *f)
 {
-    if (f->c->dra == NULL)
-        return;
-    if (!f->dev_valid || f->dev_ledger_gen != ledger_generation(f->c->dra) || f->dev_nodes_gen != f->nodes_gen ||
-        f->dev_nresources != f->c->shapes.nresources)
-        device_survey(f);
-    for (size_t k = 0; k < f->ndev; k++) {
-        if (f->dev_ids[k] >= f->nres)
-            continue;
-        for (size_t i = 0; i < f->nn; i++) {
-            int64_t v = f->dev_free[i * f->ndev + k];
-            if (v >= 0)
-                f->free[i * f->nres + f->dev_ids[k]] = v;
-        }
+    return f->c->dra != NULL && (!f->dev_valid || f->dev_ledger_gen != ledger_generation(f->c->dra) ||
+                                 f->dev_nodes_gen != f->nodes_gen || f->dev_nresources != f->c->shapes.nresources);
+}
+
+/*
+ * Node i's row from the cache: its allocatable minus the requests of the pods bound to it, its pod slots and,
+ * for a DRA device resource it does not advertise, the ledger's free devices there (ledger.h: they already leave
+ * out those of bound pods, whose claims hold them; surveyed once per change of the ledger or the nodes).
+ */
+static void node_row(struct fit *f, size_t i)
+{
+    const struct cache_node *n = f->nodes[i];
+    int64_t *free_room = f->free + i * f->nres;
+    memset(free_room, 0, f->nres * sizeof(*free_room));
+    for (uint32_t k = 0; n->allocatable != NULL && k < n->allocatable->len; k++)
+        free_room[n->allocatable->items[k].id] = n->allocatable->items[k].value;
+    for (uint32_t k = 0; k < n->nused && k < f->nres; k++)
+        free_room[k] -= n->used[k];
+    f->free_pods[i] = n->alloc_pods - n->used_pods;
+    for (size_t k = 0; f->c->dra != NULL && k < f->ndev; k++) {
+        int64_t v = f->dev_free[i * f->ndev + k];
+        if (f->dev_ids[k] < f->nres && v >= 0)
+            free_room[f->dev_ids[k]] = v;
     }
+    f->row_gen[i] = n->room_gen;
+}
+
+/* Every node's row, their sums and the trees, from the cache. */
+static void rebuild(struct fit *f)
+{
+    if (devices_stale(f))
+        device_survey(f);
+    f->free = buffer(f, BUF_FREE, f->nn * f->nres, sizeof(*f->free), 1);
+    f->free_pods = buffer(f, BUF_FREE_PODS, f->nn, sizeof(*f->free_pods), 0);
+    f->row_gen = util_realloc(f->row_gen, (f->nn + 1) * sizeof(*f->row_gen));
+    f->pos = buffer(f, BUF_POS, f->nres + 1, sizeof(*f->pos), 1);
+    f->ntainted = 0;
+    for (size_t i = 0; i < f->nn; i++) {
+        node_row(f, i);
+        f->ntainted += f->nodes[i]->ntaints > 0;
+        for (uint32_t k = 0; k < f->nres; k++)
+            f->pos[k] = util_sat_add(f->pos[k], at_least_0(f->free[i * f->nres + k]));
+        f->pos[f->nres] = util_sat_add(f->pos[f->nres], at_least_0(f->free_pods[i]));
+    }
+    tree_build(f);
+    f->built = 1;
+    f->built_nres = f->nres;
+    f->built_nodes_gen = f->nodes_gen;
+}
+
+/* Node i's row read again from the cache, its sums and trees with it (pos holds no saturated sum). */
+static void refresh(struct fit *f, size_t i)
+{
+    const int64_t *row = f->free + i * f->nres;
+    for (uint32_t k = 0; k < f->nres; k++)
+        f->pos[k] -= at_least_0(row[k]);
+    f->pos[f->nres] -= at_least_0(f->free_pods[i]);
+    node_row(f, i);
+    for (uint32_t k = 0; k <= f->nres; k++) {
+        f->pos[k] = util_sat_add(f->pos[k], at_least_0(k < f->nres ? row[k] : f->free_pods[i]));
+        tree_update(f, k, i);
+    }
+}
+
+/*
+ * The last pass's room brought back to the cache's, where it can be: the same nodes, resources and devices,
+ * and no saturated sum. Only the rows that differ are read again: those the last pass touched (fit_touched) and
+ * those of nodes whose bound pods changed since (cache_node.room_gen). Returns 0 when a rebuild is needed.
+ */
+static int restore(struct fit *f)
+{
+    if (!f->built || f->built_nres != f->nres || f->built_nodes_gen != f->nodes_gen || devices_stale(f))
+        return 0;
+    for (uint32_t k = 0; k <= f->nres; k++) {
+        if (f->pos[k] == INT64_MAX)
+            return 0;
+    }
+    for (size_t t = 0; t < f->ntouched; t++)
+        refresh(f, f->touched[t]);
+    for (size_t i = 0; i < f->nn; i++) {
+        if (f->nodes[i]->room_gen != f->row_gen[i])
+            refresh(f, i);
+    }
+    return 1;
 }
 
 void fit_begin(struct fit *f)
@@ -706,30 +781,11 @@ void fit_begin(struct fit *f)
     f->cpu = find_resource(f->c, "cpu");
     f->memory = find_resource(f->c, "memory");
     fitsort_set(&f->sort, f->c, f->cpu, f->memory);
-    f->ntainted = 0;
-    f->free = buffer(f, BUF_FREE, f->nn * f->nres, sizeof(*f->free), 1);
-    f->free_pods = buffer(f, BUF_FREE_PODS, f->nn, sizeof(*f->free_pods), 0);
+    if (!restore(f))
+        rebuild(f);
     f->ntouched = 0;
-    for (size_t i = 0; i < f->nn; i++) {
-        const struct cache_node *n = f->nodes[i];
-        int64_t *free_room = f->free + i * f->nres;
-        for (uint32_t k = 0; n->allocatable != NULL && k < n->allocatable->len; k++)
-            free_room[n->allocatable->items[k].id] = n->allocatable->items[k].value;
-        for (uint32_t k = 0; k < n->nused && k < f->nres; k++)
-            free_room[k] -= n->used[k];
-        f->free_pods[i] = n->alloc_pods - n->used_pods;
-        f->ntainted += n->ntaints > 0;
-    }
-    device_room(f);
-    f->pos = buffer(f, BUF_POS, f->nres + 1, sizeof(*f->pos), 1);
     f->debt = buffer(f, BUF_DEBT, f->nres + 1, sizeof(*f->debt), 1);
     f->indebted = 0;
-    for (size_t i = 0; i < f->nn; i++) {
-        for (uint32_t k = 0; k < f->nres; k++)
-            f->pos[k] = util_sat_add(f->pos[k], at_least_0(f->free[i * f->nres + k]));
-        f->pos[f->nres] = util_sat_add(f->pos[f->nres], at_least_0(f->free_pods[i]));
-    }
-    tree_build(f);
 }
 
 void fit_end(struct fit *f)
