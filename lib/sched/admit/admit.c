@@ -607,8 +607,11 @@ static int pending_fits_nodes(struct pass *p, const struct work *w)
         util_buf_puts(&b, "to come like ");
     util_buf_puts(&b, unbound[failed]->name);
     util_buf_puts(&b, why);
-    if (failed > 0)
-        util_buf_printf(&b, " after placing %zu other %s of the gang", failed, util_plural((int64_t)failed, "pod", "pods"));
+    if (failed > 0) { /* a message per gang waiting on the nodes, each pass: without printf's cost */
+        util_buf_puts(&b, " after placing ");
+        util_buf_put_uint(&b, failed);
+        util_buf_puts(&b, util_plural((int64_t)failed, " other pod of the gang", " other pods of the gang"));
+    }
     free(why);
     admitpass_decide(p, ADMIT_ACTION_WAIT, ADMIT_REASON_NODES, w, util_buf_take(&b));
     admitpass_block_queue(w->qs, g);
