@@ -8,6 +8,8 @@
 
 /* The first chunk, kept from one scope to the next: a RayCluster review takes about 30 KB. */
 #define ARENA_CHUNK (64 * 1024)
+/* Each further chunk twice the last, up to this: a body of 100,000 values takes a dozen chunks, not a thousand. */
+#define ARENA_CHUNK_MAX (64 * 1024 * 1024)
 
 /* One thread's arena: made at its first scope, kept for the thread's life. */
 struct arena {
@@ -21,9 +23,12 @@ static _Thread_local struct arena arena;
 
 static void *arena_malloc(size_t n)
 {
-    if (arena.depth > 0)
-        return obstack_alloc(&arena.ob, n);
-    return malloc(n);
+    if (arena.depth == 0)
+        return malloc(n);
+    /* A new chunk is coming: twice the last, so that in_arena() walks few. */
+    if (obstack_room(&arena.ob) < n && obstack_chunk_size(&arena.ob) < ARENA_CHUNK_MAX)
+        obstack_chunk_size(&arena.ob) *= 2;
+    return obstack_alloc(&arena.ob, n);
 }
 
 /* Whether p lies in one of the arena's chunks (what glibc's obstack_free walks too; one chunk, mostly). */
@@ -62,7 +67,8 @@ void jsonarena_end(void)
 {
     if (arena.depth == 0 || --arena.depth > 0)
         return;
-    obstack_free(&arena.ob, arena.base);
+    obstack_free(&arena.ob, arena.base); /* back to the first chunk */
+    obstack_chunk_size(&arena.ob) = ARENA_CHUNK;
     arena.base = obstack_alloc(&arena.ob, 1);
 }
 

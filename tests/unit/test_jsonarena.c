@@ -46,6 +46,27 @@ static void test_scope_reuses_its_memory(void **state)
     json_decref(kept);
 }
 
+/* A scope of many values takes several chunks (each twice the last), and gives them all back but the first. */
+static void test_many_chunks(void **state)
+{
+    (void)state;
+    jsonarena_begin();
+    json_t *first = json_string("first");
+    uintptr_t at = (uintptr_t)first;
+    json_t *big = json_array();
+    for (int i = 0; i < 200000; i++)
+        json_array_append_new(big, json_pack("{s:i}", "i", i));
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(big, 199999), "i")), 199999);
+    json_decref(big);
+    json_decref(first);
+    jsonarena_end();
+    jsonarena_begin();
+    json_t *again = json_string("first");
+    assert_int_equal((uintptr_t)again, at);
+    json_decref(again);
+    jsonarena_end();
+}
+
 /* A value made before a scope is freed by libc in it (LeakSanitizer would report it otherwise), and nested scopes
    end the arena at the outermost. */
 static void test_outside_values_and_nesting(void **state)
@@ -134,6 +155,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scope_reuses_its_memory),
         cmocka_unit_test(test_outside_values_and_nesting),
+        cmocka_unit_test(test_many_chunks),
         cmocka_unit_test(test_dumps),
         cmocka_unit_test(test_admission_in_arena),
     };
