@@ -764,6 +764,13 @@ static int restore(struct fit *f)
         if (f->pos[k] == INT64_MAX)
             return 0;
     }
+    /* A row read again costs about log(nodes) per resource, a rebuild about one per node and resource: past an
+       eighth of the nodes (a flood's thousands of reservations on a few nodes touch them many times), rebuild. */
+    size_t budget = f->nn / 8, changed = f->ntouched;
+    for (size_t i = 0; i < f->nn && changed <= budget; i++)
+        changed += f->nodes[i]->room_gen != f->row_gen[i];
+    if (changed > budget)
+        return 0;
     for (size_t t = 0; t < f->ntouched; t++)
         refresh(f, f->touched[t]);
     for (size_t i = 0; i < f->nn; i++) {
