@@ -209,46 +209,32 @@ static enum parse_result ceiling(const char *digits, size_t n, int64_t exp, uint
  * The common quantity ("8", "32Gi", "500m" of cpu) in a few instructions: at
  * most 15 digits and a suffix that scales it up by a whole factor in unit.
  * Returns 1 with out set as parse() would; 0 for anything else (a sign, a
- * point, an exponent, a suffix that divides, an overflow), left to parse().
+ * point, a suffix that divides, an overflow), left to parse().
  */
 static int parse_plain(const char *s, enum quantity_unit unit, struct quantity *out)
 {
-    static const struct {
-        char s[3];
-        int64_t factor;
-    } table[] = {
-        {"", 1},
-        {"k", 1000},
-        {"M", 1000000},
-        {"G", 1000000000},
-        {"T", 1000000000000},
-        {"Ki", (int64_t)1 << 10},
-        {"Mi", (int64_t)1 << 20},
-        {"Gi", (int64_t)1 << 30},
-        {"Ti", (int64_t)1 << 40},
-    };
     const char *p = s;
-    int64_t v = 0, milli = unit == QUANTITY_UNIT_MILLI ? 1000 : 1;
+    int64_t v = 0, e10;
+    int e2;
+    enum quantity_format format;
     while (is_digit(*p) && p - s < 15)
         v = v * 10 + (*p++ - '0');
-    if (p == s || is_digit(*p))
+    /* The suffix as the exact path reads it (interpret_suffix), its power of ten counted in the unit. */
+    if (p == s || is_digit(*p) || interpret_suffix(p, &e10, &e2, &format) != 0)
         return 0;
-    if (unit == QUANTITY_UNIT_MILLI && p[0] == 'm' && p[1] == '\0') {
-        out->value = v;
-        out->format = QUANTITY_DECIMAL_SI;
-        return 1;
-    }
-    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
-        if (strcmp(p, table[i].s) != 0)
-            continue;
-        int64_t value;
-        if (__builtin_mul_overflow(v, table[i].factor * milli, &value))
+    e10 += unit == QUANTITY_UNIT_MILLI ? 3 : 0;
+    if (e10 < 0 || e10 > 18)
+        return 0; /* a suffix that divides (the ceiling's job), or surely too large */
+    int64_t factor = (int64_t)1 << e2, value;
+    for (; e10 > 0; e10--) {
+        if (__builtin_mul_overflow(factor, 10, &factor))
             return 0;
-        out->value = value;
-        out->format = table[i].s[1] == 'i' ? QUANTITY_BINARY_SI : QUANTITY_DECIMAL_SI;
-        return 1;
     }
-    return 0;
+    if (__builtin_mul_overflow(v, factor, &value))
+        return 0;
+    out->value = value;
+    out->format = format; /* a binary suffix on a whole number is at least 1Ki: binary stays binary */
+    return 1;
 }
 
 /* quantity_parse without the message: out is written only when PARSED. */

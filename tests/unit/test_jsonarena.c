@@ -19,6 +19,16 @@ static int setup(void **state)
     return 0;
 }
 
+/* A new scope's first value lands at at: the arena is back at its start. */
+static void assert_scope_starts_at(uintptr_t at)
+{
+    jsonarena_begin();
+    json_t *v = json_string("first");
+    assert_int_equal((uintptr_t)v, at);
+    json_decref(v);
+    jsonarena_end();
+}
+
 /* A scope's values come from its arena, and the next scope reuses the memory from its start. */
 static void test_scope_reuses_its_memory(void **state)
 {
@@ -31,11 +41,7 @@ static void test_scope_reuses_its_memory(void **state)
     assert_int_not_equal((uintptr_t)again, first);
     json_decref(again);
     jsonarena_end();
-    jsonarena_begin();
-    json_t *b = json_string("first");
-    assert_int_equal((uintptr_t)b, first);
-    json_decref(b);
-    jsonarena_end();
+    assert_scope_starts_at(first);
     /* Outside a scope, malloc: a value then lives on after a scope ends (AddressSanitizer would see a bad free). */
     json_t *kept = json_pack("{s:[i,s]}", "k", 1, "v");
     jsonarena_begin();
@@ -60,11 +66,7 @@ static void test_many_chunks(void **state)
     json_decref(big);
     json_decref(first);
     jsonarena_end();
-    jsonarena_begin();
-    json_t *again = json_string("first");
-    assert_int_equal((uintptr_t)again, at);
-    json_decref(again);
-    jsonarena_end();
+    assert_scope_starts_at(at);
 }
 
 /* A value made before a scope is freed by libc in it (LeakSanitizer would report it otherwise), and nested scopes

@@ -196,7 +196,8 @@ static void test_error_message_sanitized(void **state)
 static void test_plain_as_general(void **state)
 {
     (void)state;
-    static const char *const suffixes[] = {"", "m", "k", "M", "G", "T", "P", "Ki", "Mi", "Gi", "Ti", "Pi", "x"};
+    static const char *const suffixes[] = {"",   "m",  "k",  "M",  "G",   "T",   "P",   "E", "Ki", "Mi", "Gi",
+                                           "Ti", "Pi", "Ei", "e3", "E-2", "e+6", "e-3", "u", "n",  "x"};
     unsigned seed = 37;
     for (int round = 0; round < 4000; round++) {
         char digits[20], plain[32], pointed[40];
