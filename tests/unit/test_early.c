@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,12 +163,106 @@ static void test_no_preemptor(void **state)
     preemptscan_result_finish(&r);
 }
 
+/* Every gang early_reserves() is on the cache's early list (the pass reads only the list), wherever the list was pruned;
+   exact: no other gang either (just pruned). */
+static void assert_early_listed(const struct cache *c, int exact)
+{
+    for (const struct cache_gang *e = c->early; exact && e != NULL; e = e->early_next) {
+        if (!early_reserves(e))
+            fail_msg("gang %s is on the early list just pruned but does not early_reserves()", e->name);
+    }
+    for (const struct cache_gang *g = c->all_gangs; g != NULL; g = g->all_next) {
+        if (!early_reserves(g))
+            continue;
+        const struct cache_gang *e = c->early;
+        while (e != NULL && e != g)
+            e = e->early_next;
+        if (e == NULL)
+            fail_msg("gang %s early_reserves() but is not on the early list", g->name);
+    }
+}
+
+/* A copy of fx's array kind item i (new; json_decref) renamed name (and labelled cluster, unless NULL). */
+static json_t *renamed(const json_t *fx, const char *kind, size_t i, const char *name, const char *cluster)
+{
+    json_t *o = json_deep_copy(json_array_get(json_object_get(fx, kind), i));
+    json_t *meta = json_object_get(o, "metadata");
+    json_object_set_new(meta, "name", json_string(name));
+    json_object_set_new(meta, "uid", json_sprintf("uid-%s", name));
+    if (cluster != NULL)
+        json_object_set_new(json_object_get(meta, "labels"), "ray.io/cluster", json_string(cluster));
+    return o;
+}
+
+/* One random change of gang k's RayCluster or of its pod j (early-reserve.json's big and its pods as the models). */
+static void random_change(struct cache *c, const json_t *fx, int k, int j, unsigned op)
+{
+    char gang[16], pod[32];
+    snprintf(gang, sizeof(gang), "g%d", k);
+    snprintf(pod, sizeof(pod), "g%d-p%d", k, j);
+    json_t *o = NULL;
+    struct cache_gang *g = cache_gang_get(c, "default", gang);
+    struct cache_pod *p = cache_pod_get(c, "default", pod);
+    struct evict_record rec = {.count = 1, .evicted_at_ms = 1000, .generation = 1};
+    if (op < 3) { /* a pod made or changed: ungated and pending, gated, or failed */
+        o = renamed(fx, "pods", op == 1 ? 2 : 1, pod, gang);
+        if (op == 2)
+            json_object_set_new(json_object_get(o, "status"), "phase", json_string("Failed"));
+        cachefixture_upsert(c, "pods", o);
+    } else if (op == 3) {
+        cache_delete_pod(c, "default", pod);
+    } else if (op == 4 && p != NULL) {
+        cache_pod_mark_ungated(c, p);
+    } else if (op == 5 && g != NULL && g->present) {
+        cache_gang_mark_admitted(c, g, "2024-05-01T10:01:05Z");
+    } else if (op == 6 && g != NULL && g->present) {
+        cache_gang_mark_evicted(c, g, &rec);
+    } else if (op == 7 || op == 8) { /* the RayCluster, admitted or not */
+        o = renamed(fx, "rayclusters", 0, gang, NULL);
+        if (op == 8)
+            json_object_del(json_object_get(json_object_get(o, "metadata"), "annotations"), "raygate.io/admitted-at");
+        cachefixture_upsert(c, "rayclusters", o);
+    } else if (op == 9) {
+        cache_delete_raycluster(c, "default", gang);
+    } else if (op == 10) {
+        early_prune(c);
+    }
+    json_decref(o);
+}
+
+/* 4,000 seeded changes of 8 gangs of up to 5 pods: the early list always holds every gang early_reserves(). */
+static void test_early_list(void **state)
+{
+    (void)state;
+    json_t *fx = fixture_json("admit/early-reserve.json");
+    struct cache *c = cachefixture_load(fx, 0);
+    unsigned seed = 37;
+    size_t dropped = 0, kept = 0;
+    for (int round = 0; round < 4000; round++) {
+        random_change(c, fx, rand_r(&seed) % 8, rand_r(&seed) % 5, (unsigned)rand_r(&seed) % 11);
+        assert_early_listed(c, 0);
+        size_t before = 0, after = 0;
+        for (const struct cache_gang *e = c->early; e != NULL; e = e->early_next)
+            before++;
+        early_prune(c);
+        assert_early_listed(c, 1);
+        for (const struct cache_gang *e = c->early; e != NULL; e = e->early_next)
+            after++;
+        dropped += before - after;
+        kept += after;
+    }
+    assert_true(dropped > 100 && kept > 100); /* both kinds of gang were met */
+    cache_destroy(c);
+    json_decref(fx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_missing),
         cmocka_unit_test(test_reserve),
         cmocka_unit_test(test_no_preemptor),
+        cmocka_unit_test(test_early_list),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -694,6 +694,7 @@ static void pass_finish(struct pass *p)
 static void reserve_admitted(struct pass *p)
 {
     fithold_admitted(p->c, p->fit, admitpass_scratch(p->a, SCRATCH_RESV, p->c->nreserving, sizeof(struct cache_pod *), 0));
+    early_prune(p->c);
     early_reserve(p->c, p->fit); /* and admitted gangs' members to come, or gated (a replaced pod's successor too) */
 }
 

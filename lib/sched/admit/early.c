@@ -90,7 +90,7 @@ size_t early_reserve(const struct cache *c, struct fit *f)
 {
     struct cache_pod **copies = NULL;
     size_t n = 0, cap = 0;
-    for (const struct cache_gang *g = c->all_gangs; g != NULL; g = g->all_next) {
+    for (const struct cache_gang *g = c->early; g != NULL; g = g->early_next) {
         if (early_reserves(g))
             gang_copies(g, &copies, &n, &cap);
     }
@@ -99,4 +99,9 @@ size_t early_reserve(const struct cache *c, struct fit *f)
         fithold_reserve(f, copies[i]);
     free(copies);
     return n;
+}
+
+void early_prune(struct cache *c)
+{
+    model_gang_early_prune(&c->early, early_reserves);
 }

@@ -60,13 +60,18 @@ int early_reserves(const struct cache_gang *g);
  * For every gang of c that early_reserves(), reserves on f (fithold_reserve) a
  * copy of a pod of each role for each member of that role not ungated yet
  * (missing, or gated: a pass ungates it without placing it again), larger
- * first. Returns how many copies were reserved. It walks every gang of c
- * (a test of counters each; the pods only of the gangs it reserves for).
+ * first. Returns how many copies were reserved. It walks the gangs on c's
+ * early list (model.h: those changed since early_prune last saw them,
+ * and those it kept; a test of counters each; the pods only of the gangs it
+ * reserves for), not every gang.
  * Every pass calls it, early admission on or off: an admitted gang whose
  * member was deleted and is made again (or was never ungated: a restart
  * mid-admission) is ungated by FINISH without a check of the nodes, so its
  * room is held meanwhile, or another gang's admission would take it.
  */
 size_t early_reserve(const struct cache *c, struct fit *f);
+
+/* Takes off c's early list the gangs early_reserves() says no to; the pass calls it before early_reserve. */
+void early_prune(struct cache *c);
 
 #endif

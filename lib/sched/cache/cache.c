@@ -185,6 +185,7 @@ void cache_gang_mark_changed(struct cache *c, struct cache_gang *g)
 {
     model_gang_touch(g);
     queue_dirty(c, g->queue);
+    model_gang_early_link(&c->early, g);
 }
 
 int cache_upsert_queue(struct cache *c, const json_t *obj, struct error *err)
@@ -372,6 +373,7 @@ static void gang_maybe_free(struct cache *c, struct cache_gang *g)
     if (g->present || g->npods > 0)
         return;
     cache_gang_set_node_wait(c, g, 0);
+    model_gang_early_unlink(&c->early, g);
     gang_set_queue(c, g, NULL);
     table_remove(&c->gangs, &g->by_name);
     if (g->all_prev != NULL)

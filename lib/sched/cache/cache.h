@@ -58,6 +58,7 @@ struct cache {
     struct cache_gang *all_gangs;
     struct cache_gang *preempted;    /* gangs whose preempted_by is set: the victims of preemptions (pre_next) */
     struct cache_gang *node_waiters; /* gangs whose last verdict waited on node room */
+    struct cache_gang *early;        /* gangs changed or kept since the early list's last prune (model.h) */
     /* Admitted, live, ungated, unbound pods, nreserving of them in no order (a removal moves the last into its
        place): an array, since a pass reads them all and a list's walk is a cache miss per pod. */
     struct cache_pod **reserving;

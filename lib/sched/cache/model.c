@@ -463,6 +463,42 @@ void model_gang_touch(struct cache_gang *g)
         g->queue->version++;
 }
 
+void model_gang_early_link(struct cache_gang **head, struct cache_gang *g)
+{
+    if (g->on_early)
+        return;
+    g->on_early = 1;
+    g->early_prev = NULL;
+    g->early_next = *head;
+    if (*head != NULL)
+        (*head)->early_prev = g;
+    *head = g;
+}
+
+void model_gang_early_unlink(struct cache_gang **head, struct cache_gang *g)
+{
+    if (!g->on_early)
+        return;
+    if (g->early_prev != NULL)
+        g->early_prev->early_next = g->early_next;
+    else
+        *head = g->early_next;
+    if (g->early_next != NULL)
+        g->early_next->early_prev = g->early_prev;
+    g->early_prev = g->early_next = NULL;
+    g->on_early = 0;
+}
+
+void model_gang_early_prune(struct cache_gang **head, int (*keep)(const struct cache_gang *g))
+{
+    struct cache_gang *next;
+    for (struct cache_gang *g = *head; g != NULL; g = next) {
+        next = g->early_next;
+        if (!keep(g))
+            model_gang_early_unlink(head, g);
+    }
+}
+
 void model_gang_memo_free(struct cache_gang *g)
 {
     if (g->memo != NULL) {

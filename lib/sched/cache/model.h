@@ -194,6 +194,8 @@ struct cache_gang {
     struct cache_gang *queue_prev, *queue_next; /* the gangs of its queue */
     struct cache_gang *nw_prev, *nw_next;       /* the cache's list of gangs waiting on node room */
     uint8_t node_wait;                          /* on that list (cache_gang_set_node_wait) */
+    struct cache_gang *early_prev, *early_next; /* the cache's early list (model_gang_early_link) */
+    uint8_t on_early;                           /* on it */
     const char *namespace_;                     /* interned */
     const char *name;                           /* interned RayCluster name */
     struct cache_pod *pods;                     /* pods labelled with the cluster, any state, oldest first (then by name) */
@@ -345,6 +347,21 @@ void model_gang_short_update(struct cache_gang *g, int64_t now_ms);
 
 /* Marks g changed (its version): what was computed from it and its pods is computed again. */
 void model_gang_touch(struct cache_gang *g);
+
+/*
+ * The early list (cache.early, linked by early_next): the gangs an admission
+ * pass may keep node room for before their members exist or are ungated
+ * (early.h), so that it reads those and not every gang. It holds every gang
+ * changed (cache_gang_mark_changed, which every change of a gang or of its
+ * pods goes through) since model_gang_early_prune last saw it, and those it
+ * kept: a superset of the gangs keep() says yes to, while keep() reads only
+ * the gang. A gang is taken off it when it is freed. link and unlink are
+ * no-ops for a gang already on it, or not on it.
+ */
+void model_gang_early_link(struct cache_gang **head, struct cache_gang *g);
+void model_gang_early_unlink(struct cache_gang **head, struct cache_gang *g);
+/* Takes off the list every gang keep() says no to (0). */
+void model_gang_early_prune(struct cache_gang **head, int (*keep)(const struct cache_gang *g));
 
 /* Frees g's memo (the gang is freed). */
 void model_gang_memo_free(struct cache_gang *g);
