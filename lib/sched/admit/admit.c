@@ -88,6 +88,12 @@ int admit_gang_hold(const struct cache *c, const struct cache_gang *g, struct re
     return hold_resources(c, g, out, err);
 }
 
+const struct resources *admit_gang_hold_ref(const struct cache *c, const struct cache_gang *g, struct resources *scratch,
+                                            struct error *err)
+{
+    return hold_resources_ref(c, g, scratch, err);
+}
+
 /* ---- decisions ---- */
 
 static void wait_msg(struct pass *p, const struct work *w, enum admit_reason reason, const char *format, ...)

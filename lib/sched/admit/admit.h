@@ -217,4 +217,12 @@ int admit_reason_changed(struct cache *c, const struct admit_decision *d);
  */
 int admit_gang_hold(const struct cache *c, const struct cache_gang *g, struct resources *out, struct error *err);
 
+/*
+ * The same, without a copy: the gang's memo of it (borrowed, valid until g
+ * changes) or, when g keeps none, *scratch (initialised; overwritten) filled.
+ * NULL with err when a sum overflows.
+ */
+const struct resources *admit_gang_hold_ref(const struct cache *c, const struct cache_gang *g, struct resources *scratch,
+                                            struct error *err);
+
 #endif

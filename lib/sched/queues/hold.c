@@ -109,6 +109,21 @@ int hold_resources(const struct cache *c, const struct cache_gang *g, struct res
     return 0;
 }
 
+const struct resources *hold_resources_ref(const struct cache *c, const struct cache_gang *g, struct resources *scratch,
+                                           struct error *err)
+{
+    if (g->memo == NULL)
+        return hold_resources(c, g, scratch, err) == 0 ? scratch : NULL;
+    const struct resources *kept = model_gang_memo_resources(g);
+    if (kept == NULL) {
+        if (sum_resources(c, g, scratch, err) != 0)
+            return NULL;
+        model_gang_memo_set_resources(g, scratch);
+        kept = model_gang_memo_resources(g);
+    }
+    return kept;
+}
+
 static int sum_resources(const struct cache *c, const struct cache_gang *g, struct resources *out, struct error *err)
 {
     resources_finish(out);

@@ -35,6 +35,10 @@ void hold_ungated(const struct marks *m, uint32_t nres, const struct cache_gang 
 /* admit_gang_hold() (admit.h), which see. */
 int hold_resources(const struct cache *c, const struct cache_gang *g, struct resources *out, struct error *err);
 
+/* admit_gang_hold_ref() (admit.h), which see. */
+const struct resources *hold_resources_ref(const struct cache *c, const struct cache_gang *g, struct resources *scratch,
+                                           struct error *err);
+
 /*
  * Checks need (dense, what the queue's holding would grow by) against q's
  * capability with held (dense) taken; returns 1 if it fits, else 0 with "cpu

@@ -543,7 +543,8 @@ int podgroup_queue_status(const struct cache *c, const struct cache_queue *q, st
         /* A gang whose RayCluster is gone still holds its share until its pods are. */
         if (!g->admitted)
             continue;
-        if (admit_gang_hold(c, g, &held, err) != 0 || resources_add_scaled(&st->allocated, &held, 1, err) != 0)
+        const struct resources *h = admit_gang_hold_ref(c, g, &held, err);
+        if (h == NULL || resources_add_scaled(&st->allocated, h, 1, err) != 0)
             rc = -1;
     }
     resources_finish(&held);
