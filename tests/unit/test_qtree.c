@@ -399,6 +399,65 @@ static void test_bad_spec(void **state)
     cache_destroy(c);
 }
 
+/* n's total cpu (millicores) built with memo and without it: asserted equal; returned. */
+static int64_t memo_total(struct cache *c, struct qtree_total_memo *memo)
+{
+    struct qtree a, b;
+    qtree_init(&a);
+    qtree_init(&b);
+    uint32_t nres = c->shapes.nresources;
+    qtree_build_memo(&a, c, nres, memo);
+    qtree_build(&b, c, nres);
+    assert_int_equal(a.nres, b.nres);
+    for (uint32_t k = 0; k < a.nres; k++)
+        assert_int_equal(a.total[k], b.total[k]);
+    int64_t cpu = a.total[cpu_id(c)];
+    qtree_finish(&a);
+    qtree_finish(&b);
+    return cpu;
+}
+
+/* A pod outside any queue (foreign: what the root's total loses) of cpu millicores on n1, or deleted (cpu < 0). */
+static void foreign_pod(struct cache *c, const char *name, int64_t cpu)
+{
+    if (cpu < 0) {
+        cache_delete_pod(c, "default", name);
+        return;
+    }
+    struct error err;
+    json_t *pod = json_pack("{s:{s:s,s:s,s:s},s:{s:s,s:[{s:s,s:{s:{s:s}}}]},s:{s:s}}", "metadata", "name", name, "namespace",
+                            "default", "uid", name, "spec", "nodeName", "n1", "containers", "name", "c", "resources", "requests",
+                            "cpu", cpu == 500 ? "500m" : "1", "status", "phase", "Running");
+    assert_int_equal(cache_upsert_pod(c, pod, &err), 0);
+    json_decref(pod);
+}
+
+/* The total kept between builds follows the nodes and the pods outside any queue (cache nodes_gen). */
+static void test_total_memo(void **state)
+{
+    (void)state;
+    struct cache *c = load(issue_tree, "32");
+    struct qtree_total_memo memo = {0};
+    assert_int_equal(memo_total(c, &memo), 32000);
+    assert_int_equal(memo_total(c, &memo), 32000); /* from the memo */
+    foreign_pod(c, "f1", 500);
+    assert_int_equal(memo_total(c, &memo), 31500);
+    foreign_pod(c, "f2", 1000);
+    assert_int_equal(memo_total(c, &memo), 30500);
+    foreign_pod(c, "f1", -1);
+    assert_int_equal(memo_total(c, &memo), 31000);
+    struct error err;
+    json_t *node = json_pack("{s:{s:s},s:{s:{s:s,s:s},s:[{s:s,s:s}]}}", "metadata", "name", "n1", "status", "allocatable", "cpu",
+                             "40", "pods", "1000", "conditions", "type", "Ready", "status", "True");
+    assert_int_equal(cache_upsert_node(c, node, &err), 0);
+    json_decref(node);
+    assert_int_equal(memo_total(c, &memo), 39000);
+    cache_delete_node(c, "n1");
+    assert_int_equal(memo_total(c, &memo), 0);
+    qtree_total_memo_finish(&memo);
+    cache_destroy(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -411,6 +470,7 @@ int main(void)
         cmocka_unit_test(test_pick_weight_zero),
         cmocka_unit_test(test_bad_tree),
         cmocka_unit_test(test_bad_spec),
+        cmocka_unit_test(test_total_memo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

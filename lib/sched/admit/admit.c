@@ -68,6 +68,7 @@ void admit_destroy(struct admit *a)
     fit_destroy(a->fit);
     preempthold_destroy(a->hold);
     topodomain_destroy(a->topo);
+    qtree_total_memo_finish(&a->total);
     free(a);
 }
 

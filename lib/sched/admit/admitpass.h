@@ -41,6 +41,12 @@ struct qstate {
     uint32_t memo_gen;
 };
 
+/* A gang a pass evaluates, and its queue's state (admitselect.h). */
+struct admit_selected {
+    struct cache_gang *g;
+    struct qstate *qs;
+};
+
 /* A gang being evaluated. */
 struct work {
     struct cache_gang *g;
@@ -64,6 +70,8 @@ enum scratch_kind {
     SCRATCH_HELD,
     SCRATCH_MARK_KEYS,
     SCRATCH_MARK_BITS,
+    SCRATCH_SELECTED,
+    SCRATCH_QINDEX,
     SCRATCH_COUNT,
 };
 
@@ -78,6 +86,7 @@ struct admit {
     uint64_t hypernodes_gen;             /* their generation at the last pass */
     struct topodomains *topo;            /* the domains of topology constraints (topodomain.h) */
     int early;                           /* admit_set_early(): gangs weighed before their pods all exist (early.h) */
+    struct qtree_total_memo total;       /* the queue tree's total between passes (qtree.h) */
     void *buf[SCRATCH_COUNT];
     size_t cap[SCRATCH_COUNT];
 };
@@ -97,9 +106,11 @@ struct pass {
     int64_t size_member;
     const struct preempthold_item *held; /* the preemptors whose room is held (preempthold.h) */
     size_t nheld;
-    struct qtree tree;           /* the queue tree (qtree.h), its alloc kept with the queues' held; empty for one flat queue */
-    int linked;                  /* treepass_linked(): the queues are more than flat ones */
-    struct topoplace_out placed; /* the last topology-constrained gang placed (admittopo.h) */
+    struct qtree tree;               /* the queue tree (qtree.h), its alloc kept with the queues' held; empty for one flat queue */
+    int linked;                      /* treepass_linked(): the queues are more than flat ones */
+    struct topoplace_out placed;     /* the last topology-constrained gang placed (admittopo.h) */
+    struct admit_selected *selected; /* the gangs admitselect_queues selected, nselected (scratch) */
+    size_t nselected;
 };
 
 /* Buffer kind of at least n * size bytes, zeroed if zero; its contents are the caller's until the next call for that kind. */

@@ -1,5 +1,6 @@
 #include "admitselect.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +44,71 @@ static int cmp_work(const void *pa, const void *pb)
 static int gang_selected(const struct qstate *qs, const struct cache_gang *g)
 {
     return g->present && (qs->whole || g->node_wait);
+}
+
+/* For qstate_of's search: queues by address. */
+static int cmp_qindex(const void *a, const void *b)
+{
+    uintptr_t qa = (uintptr_t)((const struct admit_selected *)a)->qs->q, qb = (uintptr_t)((const struct admit_selected *)b)->qs->q;
+    return qa < qb ? -1 : qa > qb;
+}
+
+/* q's state among the selected queues (idx: one entry per queue, sorted by cmp_qindex), or NULL. */
+static struct qstate *qstate_of(const struct admit_selected *idx, size_t n, const struct cache_queue *q)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (idx[mid].qs->q == q)
+            return idx[mid].qs;
+        if ((uintptr_t)idx[mid].qs->q < (uintptr_t)q)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* Visits the selected gangs (see select_gangs) into sel, or only counts them (sel NULL); returns how many. */
+static size_t visit_selected(struct pass *p, const struct admit_selected *idx, struct admit_selected *sel)
+{
+    size_t n = 0, waiting = 0;
+    for (size_t i = 0; i < p->nqueues; i++) {
+        struct qstate *qs = &p->queues[i];
+        waiting += !qs->whole;
+        struct cache_gang *g;
+        for (g = qs->whole ? qs->q->gangs : NULL; g != NULL; g = g->queue_next) {
+            if (gang_selected(qs, g) && sel != NULL)
+                sel[n] = (struct admit_selected){g, qs};
+            n += gang_selected(qs, g);
+        }
+    }
+    for (struct cache_gang *g = waiting > 0 ? p->c->node_waiters : NULL; g != NULL; g = g->nw_next) {
+        struct qstate *qs = g->queue != NULL ? qstate_of(idx, p->nqueues, g->queue) : NULL;
+        if (qs == NULL || qs->whole || !gang_selected(qs, g))
+            continue;
+        if (sel != NULL)
+            sel[n] = (struct admit_selected){g, qs};
+        n++;
+    }
+    return n;
+}
+
+/*
+ * p->selected: every gang of a queue selected whole, then the gangs waiting
+ * on node room of the queues selected for them only, read from the cache's
+ * list of such gangs: a running gang's release wakes those of every queue,
+ * and walking their queues' every gang cost more than weighing them.
+ */
+static void select_gangs(struct pass *p)
+{
+    struct admit_selected *idx = admitpass_scratch(p->a, SCRATCH_QINDEX, p->nqueues + 1, sizeof(*idx), 0);
+    for (size_t i = 0; i < p->nqueues; i++)
+        idx[i] = (struct admit_selected){NULL, &p->queues[i]};
+    qsort(idx, p->nqueues, sizeof(*idx), cmp_qindex);
+    size_t n = visit_selected(p, idx, NULL);
+    p->selected = admitpass_scratch(p->a, SCRATCH_SELECTED, n + 1, sizeof(*p->selected), 0);
+    p->nselected = visit_selected(p, idx, p->selected);
 }
 
 /* Records that the pass evaluates q (whole: all its gangs, else those waiting on node room), in the result too. */
@@ -89,20 +155,13 @@ size_t admitselect_queues(struct pass *p, int all, int grew, size_t *npods)
             select_queue(p, q, whole);
     }
     int64_t *held = admitpass_scratch(p->a, SCRATCH_HELD, p->nqueues * p->nres + 1, sizeof(*held), 1);
-    size_t ngangs = 0;
+    for (size_t i = 0; i < p->nqueues; i++)
+        p->queues[i].held = held + i * p->nres;
+    select_gangs(p);
     *npods = 0;
-    for (size_t i = 0; i < p->nqueues; i++) {
-        struct qstate *qs = &p->queues[i];
-        qs->held = held + i * p->nres;
-        struct cache_gang *g;
-        cache_queue_for_each_gang(g, qs->q) {
-            if (gang_selected(qs, g)) {
-                ngangs++;
-                *npods += g->npods;
-            }
-        }
-    }
-    return ngangs;
+    for (size_t i = 0; i < p->nselected; i++)
+        *npods += p->selected[i].g->npods;
+    return p->nselected;
 }
 
 /* Fills w for gang g: its live pods (into live, in creation order), priority, and members. */
@@ -145,15 +204,13 @@ struct work *admitselect_works(struct pass *p, size_t ngangs, size_t npods, size
     struct cache_pod **pods = admitpass_scratch(p->a, SCRATCH_PODS, npods, sizeof(*pods), 0);
     pass_marks_init(p, npods + ngangs);
     size_t nworks = 0, used = 0;
-    for (size_t i = 0; i < p->nqueues; i++) {
-        struct cache_gang *g;
-        cache_queue_for_each_gang(g, p->queues[i].q) {
-            if (!gang_selected(&p->queues[i], g) || decides_nothing(g))
-                continue;
-            struct work *w = &works[nworks++];
-            collect_work(p, w, &p->queues[i], g, pods + used);
-            used += w->nlive; /* in creation order: the cache keeps each gang's pods so */
-        }
+    for (size_t i = 0; i < p->nselected; i++) {
+        struct cache_gang *g = p->selected[i].g;
+        if (decides_nothing(g))
+            continue;
+        struct work *w = &works[nworks++];
+        collect_work(p, w, p->selected[i].qs, g, pods + used);
+        used += w->nlive; /* in creation order: the cache keeps each gang's pods so */
     }
     /* Each evaluated gang gets a new verdict: forget the old one's node wait. */
     for (size_t i = 0; i < nworks; i++)
@@ -174,7 +231,7 @@ static void load_tree(struct pass *p)
 {
     if (!p->linked && p->nqueues <= 1)
         return;
-    qtree_build(&p->tree, p->c, p->nres);
+    qtree_build_memo(&p->tree, p->c, p->nres, &p->a->total);
     for (size_t i = 0; i < p->nqueues; i++)
         p->queues[i].ti = qtree_index(&p->tree, p->queues[i].q);
     unsigned char *skip = util_calloc(p->tree.n + 1, 1);

@@ -113,6 +113,7 @@ int cache_upsert_node(struct cache *c, const json_t *obj, struct error *err)
         c->nodes_changed = 1;
         c->capacity_changed = 1;
         c->generation++;
+        c->nodes_gen++;
     }
     return 0;
 }
@@ -128,6 +129,7 @@ void cache_delete_node(struct cache *c, const char *name)
     c->nodes_changed = 1;
     c->capacity_changed = 1;
     c->generation++;
+    c->nodes_gen++;
     node_maybe_free(c, node);
 }
 
@@ -475,6 +477,7 @@ static void pod_detach(struct cache *c, struct cache_pod *pod, struct cache_gang
         reserving_remove(c, pod);
     if (pod->counted != NULL) {
         model_node_account(pod->counted, pod->request, -1, pod->queue == NULL);
+        c->nodes_gen += pod->queue == NULL;
         pod->counted = NULL;
     }
     if (pod->node != NULL) {
@@ -556,6 +559,7 @@ static void pod_attach(struct cache *c, struct cache_pod *pod, const char *ns, c
         if (pod->phase != CACHE_PHASE_SUCCEEDED && pod->phase != CACHE_PHASE_FAILED) {
             pod->counted = pod->node;
             model_node_account(pod->counted, pod->request, 1, pod->queue == NULL);
+            c->nodes_gen += pod->queue == NULL;
         }
     }
     /* Usage that went down or moved may make room for a waiting gang. */

@@ -66,6 +66,7 @@ struct cache {
     uint8_t capacity_changed; /* room may have appeared on the nodes (cache_take_changes) */
     uint8_t nodes_changed;    /* the set or the properties of Ready nodes changed (cache_take_changes) */
     uint64_t generation;      /* bumped by every change */
+    uint64_t nodes_gen;       /* bumped by every change of a Node, and of what pods outside any queue use on one (qtree.h) */
     size_t nnodes_present;    /* nodes whose Node object is cached */
     int64_t clock_ms;         /* the time changes happen at (cache_set_clock): a dispatch lease seen, a gang falling short */
     uint8_t lease_news;       /* a dispatch lease's sighting may be to record (cachelease.h) */

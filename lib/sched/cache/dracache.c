@@ -48,6 +48,7 @@ int dracache_prepare(struct cache *c)
     if (changed) {
         cache_mark_all_dirty(c);
         c->capacity_changed = 1;
+        c->nodes_gen++; /* a pod outside any queue may have been priced again */
         c->generation++;
     }
     return changed;

@@ -224,7 +224,35 @@ static void set_keys(struct qtree *t)
         set_key(t, i);
 }
 
+void qtree_total_memo_finish(struct qtree_total_memo *m)
+{
+    free(m->total);
+    memset(m, 0, sizeof(*m));
+}
+
+/* t->total from memo while valid, else summed (and kept in memo, unless NULL). */
+static void total_of(struct qtree *t, const struct cache *c, struct qtree_total_memo *memo)
+{
+    if (memo != NULL && memo->gen == c->nodes_gen + 1 && memo->nres == t->nres) {
+        memcpy(t->total, memo->total, t->nres * sizeof(*t->total));
+        return;
+    }
+    sum_total(t, c);
+    if (memo == NULL)
+        return;
+    free(memo->total);
+    memo->total = util_calloc(t->nres + 1, sizeof(*memo->total));
+    memcpy(memo->total, t->total, t->nres * sizeof(*t->total));
+    memo->nres = t->nres;
+    memo->gen = c->nodes_gen + 1;
+}
+
 void qtree_build(struct qtree *t, const struct cache *c, uint32_t nres)
+{
+    qtree_build_memo(t, c, nres, NULL);
+}
+
+void qtree_build_memo(struct qtree *t, const struct cache *c, uint32_t nres, struct qtree_total_memo *memo)
 {
     qtree_finish(t);
     t->nres = nres;
@@ -254,7 +282,7 @@ void qtree_build(struct qtree *t, const struct cache *c, uint32_t nres)
         }
     }
     free(order);
-    sum_total(t, c);
+    total_of(t, c, memo);
     set_keys(t);
 }
 

@@ -137,6 +137,22 @@ void qtree_finish(struct qtree *t);
  */
 void qtree_build(struct qtree *t, const struct cache *c, uint32_t nres);
 
+/*
+ * The total a build computed, kept between builds (a pass's: admit.h): the
+ * nodes' allocatable less what pods outside any queue use is a walk over
+ * every node, and changes only with c's nodes_gen. Zero-initialised; freed
+ * by qtree_total_memo_finish.
+ */
+struct qtree_total_memo {
+    uint64_t gen; /* c->nodes_gen + 1 when total was computed; 0: never */
+    uint32_t nres;
+    int64_t *total; /* owned: nres */
+};
+void qtree_total_memo_finish(struct qtree_total_memo *m);
+
+/* qtree_build, its total taken from memo (or computed and kept there) while c's nodes_gen and nres are unchanged. */
+void qtree_build_memo(struct qtree *t, const struct cache *c, uint32_t nres, struct qtree_total_memo *memo);
+
 /* The index of q in t, or QUEUETREE_ROOT when q is not in it. */
 size_t qtree_index(const struct qtree *t, const struct cache_queue *q);
 
