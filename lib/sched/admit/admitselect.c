@@ -78,9 +78,11 @@ static size_t visit_selected(struct pass *p, const struct admit_selected *idx, s
         waiting += !qs->whole;
         struct cache_gang *g;
         for (g = qs->whole ? qs->q->gangs : NULL; g != NULL; g = g->queue_next) {
-            if (gang_selected(qs, g) && sel != NULL)
+            if (!gang_selected(qs, g))
+                continue;
+            if (sel != NULL)
                 sel[n] = (struct admit_selected){g, qs};
-            n += gang_selected(qs, g);
+            n++;
         }
     }
     for (struct cache_gang *g = waiting > 0 ? p->c->node_waiters : NULL; g != NULL; g = g->nw_next) {

@@ -96,32 +96,28 @@ static int sum_resources(const struct cache *c, const struct cache_gang *g, stru
 
 int hold_resources(const struct cache *c, const struct cache_gang *g, struct resources *out, struct error *err)
 {
-    const struct resources *kept = g->memo != NULL ? model_gang_memo_resources(g) : NULL;
-    if (kept != NULL) {
-        resources_finish(out);
-        resources_copy(out, kept);
-        return 0;
-    }
-    if (sum_resources(c, g, out, err) != 0)
+    const struct resources *r = hold_resources_ref(c, g, out, err);
+    if (r == NULL)
         return -1;
-    if (g->memo != NULL)
-        model_gang_memo_set_resources(g, out);
+    if (r != out) {
+        resources_finish(out);
+        resources_copy(out, r);
+    }
     return 0;
 }
 
 const struct resources *hold_resources_ref(const struct cache *c, const struct cache_gang *g, struct resources *scratch,
                                            struct error *err)
 {
+    const struct resources *kept = g->memo != NULL ? model_gang_memo_resources(g) : NULL;
+    if (kept != NULL)
+        return kept;
+    if (sum_resources(c, g, scratch, err) != 0)
+        return NULL;
     if (g->memo == NULL)
-        return hold_resources(c, g, scratch, err) == 0 ? scratch : NULL;
-    const struct resources *kept = model_gang_memo_resources(g);
-    if (kept == NULL) {
-        if (sum_resources(c, g, scratch, err) != 0)
-            return NULL;
-        model_gang_memo_set_resources(g, scratch);
-        kept = model_gang_memo_resources(g);
-    }
-    return kept;
+        return scratch;
+    model_gang_memo_set_resources(g, scratch);
+    return model_gang_memo_resources(g);
 }
 
 static int sum_resources(const struct cache *c, const struct cache_gang *g, struct resources *out, struct error *err)
