@@ -22,6 +22,7 @@
 #include "fault.h"
 #include "declare.h"
 #include "dracache.h"
+#include "prioclass.h"
 #include "heldnudge.h"
 #include "hyperwatch.h"
 #include "leaseseen.h"
@@ -60,6 +61,7 @@ struct controller {
     struct native *native;    /* Kubernetes' own PodGroups (native.h); under mu */
     struct draset *dra;       /* the DRA objects devices are counted by (dracache.h), which the cache borrows; under mu */
     char *dra_inexact;        /* the last draset_inexact() logged, or NULL; under mu */
+    struct prioclasses *prio; /* PriorityClasses (prioclass.h), which the cache borrows; under mu */
     struct status *status;
     struct apply *apply;
     struct leaseseen_config leaseseen; /* the dispatch leases' sightings recorded (leaseseen.h) */
@@ -136,6 +138,8 @@ static int create_rooms(struct controller *c)
         return -1;
     c->dra = draset_create();
     dracache_use(c->cache, c->dra);
+    c->prio = prioclass_set_create();
+    prioclass_use(c->cache, c->prio);
     c->admit = admit_create(c->cache);
     admit_set_evict(c->admit, &c->opts.evict);
     admit_set_early(c->admit, c->opts.early);
@@ -250,6 +254,7 @@ void controller_destroy(struct controller *c)
     cache_destroy(c->cache);
     draset_destroy(c->dra);
     free(c->dra_inexact);
+    prioclass_set_destroy(c->prio);
     if (c->wake_fd >= 0)
         close(c->wake_fd);
     pthread_mutex_destroy(&c->mu);

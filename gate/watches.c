@@ -12,6 +12,7 @@
 #include "native.h"
 #include "podgroup.h"
 #include "podshape.h"
+#include "prioclass.h"
 #include "util.h"
 
 enum watch_kind {
@@ -20,9 +21,10 @@ enum watch_kind {
     WATCH_RAYCLUSTERS,
     WATCH_QUEUES,
     WATCH_PODGROUPS,
-    WATCH_LEGACY,     /* the legacy operator's RayClusters (lib/gang/legacy.h), when its CRD is installed */
-    WATCH_HYPERNODES, /* Volcano's HyperNodes (hyperwatch.h), when their CRD is installed */
-    WATCH_NATIVE,     /* Kubernetes' own PodGroups (native.h), when the native gang step is used */
+    WATCH_LEGACY,          /* the legacy operator's RayClusters (lib/gang/legacy.h), when its CRD is installed */
+    WATCH_HYPERNODES,      /* Volcano's HyperNodes (hyperwatch.h), when their CRD is installed */
+    WATCH_NATIVE,          /* Kubernetes' own PodGroups (native.h), when the native gang step is used */
+    WATCH_PRIORITYCLASSES, /* a held gang's priority before its pods exist (prioclass.h) */
     /* Dynamic Resource Allocation (dracache.h), when resource.k8s.io/v1 is served: classes, slices, claims, templates. */
     WATCH_DEVICECLASSES,
     WATCH_RESOURCESLICES,
@@ -37,7 +39,7 @@ enum watch_kind {
 /* The watches decisions need; the PodGroup watch only feeds status writes. */
 #define DECISION_WATCHES                                                                                                           \
     ((1u << WATCH_PODS) | (1u << WATCH_NODES) | (1u << WATCH_RAYCLUSTERS) | (1u << WATCH_QUEUES) | (1u << WATCH_HYPERNODES) |      \
-     DRA_WATCHES)
+     (1u << WATCH_PRIORITYCLASSES) | DRA_WATCHES)
 
 #define LEGACY_API "/apis/" LEGACY_API_VERSION
 #define DRA_API "/apis/resource.k8s.io/v1"
@@ -54,6 +56,7 @@ static const struct {
     [WATCH_LEGACY] = {"legacy-rayclusters", LEGACY_API "/rayclusters"},
     [WATCH_HYPERNODES] = {"hypernodes", HYPERWATCH_API "/hypernodes"},
     [WATCH_NATIVE] = {"native-podgroups", NATIVEGANG_API "/podgroups"},
+    [WATCH_PRIORITYCLASSES] = {"priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses"},
     [WATCH_DEVICECLASSES] = {"deviceclasses", DRA_API "/deviceclasses"},
     [WATCH_RESOURCESLICES] = {"resourceslices", DRA_API "/resourceslices"},
     [WATCH_RESOURCECLAIMS] = {"resourceclaims", DRA_API "/resourceclaims"},
@@ -198,6 +201,8 @@ static void on_watch(void *arg, enum kube_watch_event ev, json_t *object)
         rc = err.message[0] != '\0' ? -1 : 0;
     } else if (x->kind == WATCH_HYPERNODES) {
         hyperwatch_record(w->cfg.hyper, ev, object);
+    } else if (x->kind == WATCH_PRIORITYCLASSES) {
+        prioclass_record(w->cfg.cache, ev == KUBE_WATCH_DELETED, object);
     } else if (x->kind == WATCH_NATIVE) {
         native_record(w->cfg.native, ev, object);
         const json_t *meta = json_object_get(object, "metadata");
@@ -458,7 +463,7 @@ int watches_start(struct watches *w, struct error *err)
     if (w->watcher == NULL)
         return -1;
     if (start_watch(w, WATCH_PODS, err) != 0 || start_watch(w, WATCH_NODES, err) != 0 ||
-        start_watch(w, WATCH_RAYCLUSTERS, err) != 0)
+        start_watch(w, WATCH_RAYCLUSTERS, err) != 0 || start_watch(w, WATCH_PRIORITYCLASSES, err) != 0)
         return -1;
     return watches_discover(w, err);
 }

@@ -504,11 +504,12 @@ static inline int fake_wait(int (*cond)(void *arg), void *arg, long timeout_ms)
  *   "script": path -> [status codes]: the answers to the next writes of that path (a 403
  *             carries a NamespaceTerminating cause); spent or absent: a write is answered
  *             200 (201 for a POST) with its own body, metadata.name filled in from the path.
- * Every request is in f->log (fake_log).
+ * Every request is in f->log (fake_log). A new state lists no PriorityClass (every
+ * apiserver serves them: the gate's watch of them lists at once).
  */
 static inline json_t *fake_cluster_state_new(void)
 {
-    return json_pack("{s:{},s:{},s:{}}", "lists", "get", "script");
+    return json_pack("{s:{s:[]},s:{},s:{}}", "lists", "/apis/scheduling.k8s.io/v1/priorityclasses", "get", "script");
 }
 
 /* Adds obj (borrowed) to the list of path in state. */

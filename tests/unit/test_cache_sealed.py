@@ -5,7 +5,8 @@ The cache is cache.c and, below it, model.c (what it keeps of each object,
 its structs in model.h), shape.c (its interning pool, shape.h),
 devices.c, dracache.c and sharedcarry.c (the device claims it prices,
 devices.h, and which pod carries a shared claim), and
-cachelease.c (the dispatch leases' sightings to record, cachelease.h). Every
+cachelease.c (the dispatch leases' sightings to record, cachelease.h) and
+prioclass.c (the PriorityClasses it borrows, prioclass.h). Every
 field of a struct those headers declare whose name no other struct of the
 tree declares (so that `g->dirty = 0` can only be a cache field) is looked
 for on the left of an assignment (=, +=, |=, ...) or beside ++/-- in every
@@ -30,7 +31,7 @@ for dirpath, dirnames, filenames in os.walk(root):
             sources.append(os.path.join(dirpath, f))
 
 HEADERS = ("cache.h", "model.h", "shape.h")
-OWNERS = ("cache.c", "cachelease.c", "model.c", "shape.c", "devices.c", "dracache.c", "sharedcarry.c")
+OWNERS = ("cache.c", "cachelease.c", "model.c", "shape.c", "devices.c", "dracache.c", "sharedcarry.c", "prioclass.c")
 SCHED = os.sep + os.path.join("lib", "sched") + os.sep
 cache_hs = [p for p in sources if os.path.basename(p) in HEADERS and SCHED in p]
 if len(cache_hs) != len(HEADERS):

@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "admit.h"
+#include "declare.h"
+#include "prioclass.h"
 #include "cachefixture.h"
 #include "fixtures.h"
 #include "preemptscan.h"
@@ -377,18 +379,73 @@ static void test_reclaim_by_weight(void **state)
     assert_int_equal(by_weight_kind(1, 1, "eng"), PREEMPT_KIND_NONE);
 }
 
+/*
+ * test-cluster-1 held by the webhook (--hold-gangs): suspended, no pod, its
+ * members declared (declare.h), its class ray-high from its label. A declared
+ * pod has no spec.priority: the gang's is the class's value, so it preempts
+ * test-cluster-0 as in test_guide once the PriorityClass is known (1000),
+ * and not while it is unknown (0, equal: LowerPriority preempts nothing).
+ */
+static void held_preemptor(int with_class)
+{
+    json_t *fx = fixture_json("preemptscan/guide.json");
+    struct cache *c = cachefixture_load(fx, 0);
+    struct prioclasses *s = prioclass_set_create();
+    prioclass_use(c, s);
+    json_t *pc = json_pack("{s:{s:s},s:i}", "metadata", "name", "ray-high", "value", 1000);
+    json_t *other = json_pack("{s:{s:s},s:i,s:b}", "metadata", "name", "other", "value", 5000, "globalDefault", 0);
+    prioclass_record(c, 0, other); /* another class: not the one named */
+    if (with_class)
+        prioclass_record(c, 0, pc);
+    for (size_t i = 3; i < 6; i++) { /* KubeRay deleted them: suspended */
+        const char *name =
+            json_string_value(json_object_get(json_object_get(json_array_get(json_object_get(fx, "pods"), i), "metadata"), "name"));
+        cache_delete_pod(c, "default", name);
+    }
+    json_t *rc = object(fx, "rayclusters", 1);
+    json_t *meta = json_object_get(rc, "metadata");
+    json_object_set_new(json_object_get(meta, "labels"), "ray.io/priority-class-name", json_string("ray-high"));
+    json_object_set_new(meta, "annotations", json_pack("{s:s}", "raygate.io/held-suspended", "true"));
+    json_object_set_new(json_object_get(rc, "spec"), "suspend", json_true());
+    cachefixture_upsert(c, "rayclusters", rc);
+    struct error err = {{0}};
+    assert_int_equal(declare_sync_cluster(c, rc, &err), 0);
+    json_decref(rc);
+    struct preemptscan_result r;
+    preemptscan_result_init(&r);
+    pass_and_scan(c, &r);
+    if (with_class) {
+        assert_int_equal(r.kind, PREEMPT_KIND_PREEMPT);
+        assert_string_equal(r.cluster, "test-cluster-1");
+        assert_int_equal(r.priority, 1000);
+        assert_int_equal(r.nvictims, 1);
+        assert_string_equal(r.victims[0].cluster, "test-cluster-0");
+    } else {
+        assert_int_equal(r.kind, PREEMPT_KIND_NONE);
+    }
+    preemptscan_result_finish(&r);
+    cache_destroy(c);
+    prioclass_set_destroy(s);
+    json_decref(pc);
+    json_decref(other);
+    json_decref(fx);
+}
+
+static void test_held_preemptor(void **state)
+{
+    (void)state;
+    held_preemptor(1);
+    held_preemptor(0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_guide),
-        cmocka_unit_test(test_topology),
-        cmocka_unit_test(test_not_preemptable),
-        cmocka_unit_test(test_policy),
-        cmocka_unit_test(test_equal_priority),
-        cmocka_unit_test(test_in_flight),
-        cmocka_unit_test(test_reclaim_equal_priority),
-        cmocka_unit_test(test_reclaim_tree),
-        cmocka_unit_test(test_reclaim_by_weight),
+        cmocka_unit_test(test_guide),           cmocka_unit_test(test_topology),
+        cmocka_unit_test(test_not_preemptable), cmocka_unit_test(test_policy),
+        cmocka_unit_test(test_equal_priority),  cmocka_unit_test(test_held_preemptor),
+        cmocka_unit_test(test_in_flight),       cmocka_unit_test(test_reclaim_equal_priority),
+        cmocka_unit_test(test_reclaim_tree),    cmocka_unit_test(test_reclaim_by_weight),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

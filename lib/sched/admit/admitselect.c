@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "declare.h"
 #include "hold.h"
 #include "members.h"
 #include "treepass.h"
@@ -181,8 +182,9 @@ static void collect_work(struct pass *p, struct work *w, struct qstate *qs, stru
         w->live[w->nlive++] = pod;
         if (!cache_pod_gated(pod))
             w->ungated++;
-        if (first || pod->priority > w->priority)
-            w->priority = pod->priority;
+        int32_t prio = declare_pod_priority(p->c, pod);
+        if (first || prio > w->priority)
+            w->priority = prio;
         first = 0;
     }
     order_core(p, w);

@@ -6,6 +6,7 @@
 
 #include "heldsuspend.h"
 #include "names.h"
+#include "prioclass.h"
 #include "submitter.h"
 #include "util.h"
 
@@ -82,6 +83,11 @@ int declare_uid_is(const char *uid)
 int declare_pod_is(const struct cache_pod *p)
 {
     return declare_uid_is(p->uid);
+}
+
+int32_t declare_pod_priority(const struct cache *c, const struct cache_pod *p)
+{
+    return declare_pod_is(p) && p->gang != NULL ? prioclass_value(c, p->gang->priority_class) : p->priority;
 }
 
 /* The live real pods (declared 0) or the declared pods (declared 1) of g per role of groups names[0..n): counts[0..n]. */

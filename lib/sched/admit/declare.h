@@ -69,6 +69,13 @@ int declare_pod_is(const struct cache_pod *p);
 int declare_uid_is(const char *uid);
 
 /*
+ * p's priority: a real pod's spec.priority; a declared pod's, which has none,
+ * its gang's class's value (prioclass.h: the ray.io/priority-class-name label
+ * the webhook writes into every template, or the global default class).
+ */
+int32_t declare_pod_priority(const struct cache *c, const struct cache_pod *p);
+
+/*
  * After the RayCluster cluster (borrowed) was upserted into c: its declared
  * pods brought up to date. Held (raygate.io/held-suspended) and suspended,
  * not admitted: one gated declared pod per member (its real pods, which

@@ -26,11 +26,10 @@
  * module indexes and links them and tracks what changed.
  *
  * The structs are public so that admit.c and the controller can read them;
- * only the cache (cache.c, model.c, shape.c, and devices.c, dracache.c, sharedcarry.c for DRA) writes them: other modules change
- * the cache through the functions below and walk it with its iterators (cache_queue_for_each(), cache_node_for_each(),
- * cache_queue_for_each_gang(), cache_gang_for_each_pod()), and keep their own state beside it (admit.h: a pass's state is struct
- * admit's). Pointers into the cache stay valid until the next upsert, delete
- * or cache_destroy().
+ * only the cache (cache.c, model.c, shape.c, prioclass.c, and devices.c, dracache.c, sharedcarry.c for DRA) writes them: other
+ * modules change the cache through the functions below and walk it with its iterators (cache_queue_for_each(),
+ * cache_node_for_each(), cache_queue_for_each_gang(), cache_gang_for_each_pod()), and keep their own state beside it (admit.h: a
+ * pass's state is struct admit's). Pointers into the cache stay valid until the next upsert, delete or cache_destroy().
  */
 #ifndef RAYGATE_CACHE_H
 #define RAYGATE_CACHE_H
@@ -72,6 +71,7 @@ struct cache {
     uint8_t lease_news;       /* a dispatch lease's sighting may be to record (cachelease.h) */
     struct draset *dra;       /* borrowed: the DRA objects devices are counted by (devices.h), or NULL */
     uint64_t dra_priced;      /* the draset's demand generation every claim was priced at, plus 1; 0: price again */
+    struct prioclasses *prio; /* borrowed: the PriorityClasses (prioclass.h), or NULL */
     size_t shared_gangs;      /* gangs whose RayCluster names a shared claim (devices_gang_shares) */
     size_t carried_gangs;     /* gangs one of whose pods carries one (sharedcarry.h); with the above, 0 skips its walk */
 };

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "declare.h"
 #include "early.h"
 #include "evict.h"
 #include "fit.h"
@@ -93,17 +94,19 @@ static const struct resources *from_rl(const struct cache *c, const struct shape
     return out;
 }
 
-/* The highest spec.priority of g's live pods (admit.h's order); 0 without any. */
-static int32_t gang_priority(const struct cache_gang *g)
+/* The highest priority of g's live pods (admit.h's order; declare_pod_priority); 0 without any. */
+static int32_t gang_priority(const struct cache *c, const struct cache_gang *g)
 {
     int32_t prio = 0;
     int first = 1;
     const struct cache_pod *p;
     cache_gang_for_each_pod(p, g) {
-        if (cache_pod_live(p) && (first || p->priority > prio)) {
-            prio = p->priority;
-            first = 0;
-        }
+        if (!cache_pod_live(p))
+            continue;
+        int32_t v = declare_pod_priority(c, p);
+        if (first || v > prio)
+            prio = v;
+        first = 0;
     }
     return prio;
 }
@@ -267,7 +270,7 @@ static int pool_add(struct scan *s, struct cache_gang *g, size_t qi)
     pg->namespace_ = g->namespace_;
     pg->name = g->name;
     pg->queue = qi;
-    pg->priority = gang_priority(g);
+    pg->priority = gang_priority(s->c, g);
     pg->created_ms = g->created * 1000;
     if (g->admitted_at == NULL || evict_parse_time(g->admitted_at, &pg->admitted_ms) != 0)
         pg->admitted_ms = 0; /* unknown: taken as the oldest */
@@ -372,7 +375,7 @@ static struct candidate *preemptors(const struct cache *c, const struct admit_re
         struct cache_gang *g = cache_gang_get(c, x->namespace_, x->cluster);
         if (g == NULL || !g->present || g->admitted || !g->spec_ok || g->legacy || g->queue == NULL || !complete(g))
             continue;
-        cs[(*n)++] = (struct candidate){g, gang_priority(g)};
+        cs[(*n)++] = (struct candidate){g, gang_priority(c, g)};
     }
     qsort(cs, *n, sizeof(*cs), cmp_preemptors);
     return cs;
