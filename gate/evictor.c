@@ -311,9 +311,12 @@ static size_t delete_gang_pods(struct evictor *e, const struct evictscan_gang *g
             continue;
         pods[n++] = (struct evictor_pod){g->namespace_, g->pods[i].name, g->pods[i].uid, 0};
     }
-    char *finish = g->reason == EVICT_REASON_NONE
-                       ? util_strdupf("raygate finishes the eviction of gang %s: this pod was left behind", g->gang)
-                       : NULL;
+    char *finish = g->reason != EVICT_REASON_NONE ? NULL
+                   : g->surplus
+                       ? util_strdupf("raygate deletes this pod: gang %s is admitted with one head, and this is a second one "
+                                      "(born ungated, not counted in its admission)",
+                                      g->gang)
+                       : util_strdupf("raygate finishes the eviction of gang %s: this pod was left behind", g->gang);
     struct evictor_options o = {
         .message = finish != NULL ? finish : g->message,
         .now = now,
@@ -330,7 +333,9 @@ static size_t delete_gang_pods(struct evictor *e, const struct evictscan_gang *g
     }
     if (n > 0)
         log_infof("evict: %s/%s: %zu of %zu pods deleted%s", g->namespace_, g->gang, n - left, n,
-                  finish != NULL ? " (finishing an earlier eviction)" : "");
+                  g->surplus       ? " (a second head)"
+                  : finish != NULL ? " (finishing an earlier eviction)"
+                                   : "");
     free(finish);
     free(pods);
     return left;

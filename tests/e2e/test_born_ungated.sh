@@ -9,7 +9,8 @@
 # (raygate.io/held-resumed), as it waited suspended. Evicted (its pods not Ready past
 # --pods-ready-timeout), a held gang is suspended again by its eviction record:
 # KubeRay deletes its pods and makes none until the gate admits it again, when
-# they are born ungated again. The invariant checker runs throughout.
+# they are born ungated again. A second head of an admitted held RayCluster,
+# born ungated, is deleted by the gate. The invariant checker runs throughout.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/evict.sh"
 evict_setup born 15
@@ -30,6 +31,25 @@ suspended first false || fail "first admitted but still suspended"
 pass "first admitted from its declaration; its record cleared spec.suspend"
 eventually 60 "first's 3 pods Running" pods_are first 3 Running
 assert_eq "first's pods the gate PATCHed (born ungated)" 0 "$(patched_by_gate first)"
+
+# A second head of the admitted first (KubeRay can make one from a stale view; here made by hand from the head's own
+# JSON, as gate_extra_head does): the webhook sees a member of an admitted RayCluster and creates it ungated; the
+# admission counted one head, so the gate deletes the later one and keeps first's own.
+head="$(head_pod first)"
+kc get pod -n "$NS" "$head" -o json |
+	jq --arg name "$head-extra" '{apiVersion, kind,
+		metadata: {name: $name, namespace: .metadata.namespace, labels: .metadata.labels, annotations: (.metadata.annotations // {}),
+			ownerReferences: .metadata.ownerReferences},
+		spec: (.spec | del(.nodeName, .priority, .schedulingGates)
+			| .volumes |= ((. // []) | map(select(.name | startswith("kube-api-access-") | not)))
+			| .containers |= map(.volumeMounts |= ((. // []) | map(select(.name | startswith("kube-api-access-") | not)))))}' |
+	kc create -f - -o jsonpath='{.spec.schedulingGates[*].name}' >"$E2E_TMP/extra-gates"
+assert_eq "the second head $head-extra born ungated (a member of an admitted RayCluster)" "" "$(cat "$E2E_TMP/extra-gates")"
+extra_gone() { ! kc get pod -n "$NS" "$head-extra" -o name >/dev/null 2>&1 ||
+	[[ -n "$(kc get pod -n "$NS" "$head-extra" -o jsonpath='{.metadata.deletionTimestamp}')" ]]; }
+eventually 30 "the gate deleted the second head" extra_gone
+assert_eq "first keeps its own head" "$head" "$(head_pod first)"
+eventually 30 "first back to its 3 pods" is count_pods first 3
 
 # 6 CPUs: does not fit next to first (3 of 8), so it stays suspended: no pod at all, and says why.
 raycluster second queue="$Q" workers=5 | kc apply -n "$NS" -f - >/dev/null

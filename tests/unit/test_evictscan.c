@@ -239,12 +239,99 @@ static void test_running_gang_judged_again(void **state)
     json_decref(fx);
 }
 
+/* Upserts a copy of pod (borrowed) named name, uid "uid-<name>", created at created, its gates gates (NULL: none), unbound. */
+static void second_head(struct cache *c, const json_t *pod, const char *name, const char *created, const char *gate)
+{
+    json_t *p = json_deep_copy(pod);
+    json_t *meta = json_object_get(p, "metadata");
+    json_object_set_new(meta, "name", json_string(name));
+    char uid[64];
+    snprintf(uid, sizeof(uid), "uid-%s", name);
+    json_object_set_new(meta, "uid", json_string(uid));
+    json_object_set_new(meta, "creationTimestamp", json_string(created));
+    json_t *spec = json_object_get(p, "spec");
+    json_object_del(spec, "nodeName");
+    if (gate != NULL)
+        json_object_set_new(spec, "schedulingGates", json_pack("[{s:s}]", "name", gate));
+    json_object_set_new(p, "status", json_pack("{s:s}", "phase", "Pending"));
+    struct error err = {{0}};
+    assert_int_equal(cache_upsert_pod(c, p, &err), 0);
+    json_decref(p);
+}
+
+/* The scan's entries for cluster: how many, and the pods of the last (its names joined by spaces into out). */
+static size_t entries_for(const struct evictscan_result *r, const char *cluster, char *out, size_t n)
+{
+    size_t k = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < r->len; i++) {
+        if (strcmp(r->items[i].cluster, cluster) != 0)
+            continue;
+        k++;
+        out[0] = '\0';
+        for (size_t j = 0; j < r->items[i].npods; j++)
+            snprintf(out + strlen(out), n - strlen(out), "%s%s", j ? " " : "", r->items[i].pods[j].name);
+        assert_int_equal(r->items[i].reason, EVICT_REASON_NONE);
+        assert_true(r->items[i].surplus);
+    }
+    return k;
+}
+
+/*
+ * healthy, admitted and held (--hold-gangs), gets a second head: born
+ * ungated it is deleted, the older head kept; gated it waits; not held
+ * (gated mode) nothing is deleted. Its workers are never listed.
+ */
+static void test_surplus_heads(void **state)
+{
+    (void)state;
+    json_t *fx = fixture_json("evictscan/placement.json");
+    struct cache *c = cachefixture_load(fx, 0);
+    struct evict_config cfg;
+    evict_config_default(&cfg);
+    const json_t *head = json_array_get(json_object_get(fx, "pods"), 3);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(head, "metadata"), "name")), "healthy-head");
+    json_t *rc = json_deep_copy(json_array_get(json_object_get(fx, "rayclusters"), 1));
+    json_object_set_new(json_object_get(json_object_get(rc, "metadata"), "annotations"), "raygate.io/held-suspended",
+                        json_string("true"));
+    cachefixture_upsert(c, "rayclusters", rc);
+    int64_t t = 1795428000000LL + 60000;
+    char names[256];
+    struct evictscan_result r;
+    evictscan_result_init(&r);
+    evictscan_run(c, &cfg, t, 0, 1, &r);
+    assert_int_equal(entries_for(&r, "healthy", names, sizeof(names)), 0);
+    evictscan_result_finish(&r);
+
+    second_head(c, head, "healthy-head-2", "2026-11-23T10:00:30Z", NULL);
+    evictscan_run(c, &cfg, t, 0, 1, &r);
+    assert_int_equal(entries_for(&r, "healthy", names, sizeof(names)), 1);
+    assert_string_equal(names, "healthy-head-2");
+    evictscan_result_finish(&r);
+
+    second_head(c, head, "healthy-head-2", "2026-11-23T10:00:30Z", "raygate.io/gang"); /* gated: it waits */
+    evictscan_run(c, &cfg, t, 0, 1, &r);
+    assert_int_equal(entries_for(&r, "healthy", names, sizeof(names)), 0);
+    evictscan_result_finish(&r);
+
+    second_head(c, head, "healthy-head-2", "2026-11-23T10:00:30Z", NULL);
+    json_object_del(json_object_get(json_object_get(rc, "metadata"), "annotations"), "raygate.io/held-suspended");
+    cachefixture_upsert(c, "rayclusters", rc); /* not held: as without --hold-gangs, nothing is deleted */
+    evictscan_run(c, &cfg, t, 0, 1, &r);
+    assert_int_equal(entries_for(&r, "healthy", names, sizeof(names)), 0);
+    evictscan_result_finish(&r);
+    json_decref(rc);
+    cache_destroy(c);
+    json_decref(fx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixtures),
         cmocka_unit_test(test_jitter_spreads_gangs),
         cmocka_unit_test(test_running_gang_judged_again),
+        cmocka_unit_test(test_surplus_heads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,28 +14,32 @@ void evictscan_result_init(struct evictscan_result *r)
     memset(r, 0, sizeof(*r));
 }
 
+/* Frees what entry g owns. */
+static void gang_finish(struct evictscan_gang *g)
+{
+    for (size_t k = 0; k < g->npods; k++) {
+        free(g->pods[k].name);
+        free(g->pods[k].uid);
+    }
+    free(g->pods);
+    free(g->namespace_);
+    free(g->cluster);
+    free(g->cluster_uid);
+    free(g->rayjob);
+    free(g->rayjob_uid);
+    free(g->resource_version);
+    free(g->gang);
+    free(g->queue);
+    free(g->message);
+    free(g->preempted_by);
+}
+
 void evictscan_result_finish(struct evictscan_result *r)
 {
     if (r == NULL)
         return;
-    for (size_t i = 0; i < r->len; i++) {
-        struct evictscan_gang *g = &r->items[i];
-        for (size_t k = 0; k < g->npods; k++) {
-            free(g->pods[k].name);
-            free(g->pods[k].uid);
-        }
-        free(g->pods);
-        free(g->namespace_);
-        free(g->cluster);
-        free(g->cluster_uid);
-        free(g->rayjob);
-        free(g->rayjob_uid);
-        free(g->resource_version);
-        free(g->gang);
-        free(g->queue);
-        free(g->message);
-        free(g->preempted_by);
-    }
+    for (size_t i = 0; i < r->len; i++)
+        gang_finish(&r->items[i]);
     free(r->items);
     for (size_t i = 0; i < r->nwarnings; i++)
         free(r->warnings[i]);
@@ -224,6 +228,51 @@ static void scan_evicted(const struct cache_gang *g, const struct evict_config *
         keep_earliest(&out->next_ms, until);
 }
 
+/* Whether head pod a came before b: created earlier, then by name. */
+static int head_before(const struct cache_pod *a, const struct cache_pod *b)
+{
+    return a->created != b->created ? a->created < b->created : strcmp(a->name, b->name) < 0;
+}
+
+/*
+ * An admitted held gang's heads past its one: a second head KubeRay made
+ * from a stale view (gate_extra_head) is born ungated with --hold-gangs, as
+ * a member, though the admission counted one head; the gate cannot gate it
+ * again, so it deletes the later ones that are ungated or bound (a gated one
+ * waits, as without the flag). Walked only while g has more live pods than
+ * members (an autoscaler's tail, or such a head).
+ */
+static void scan_surplus_heads(const struct cache_gang *g, struct evictscan_result *out)
+{
+    if (!g->held || (int64_t)g->nlive <= g->min_member)
+        return;
+    const struct cache_pod *p, *first = NULL;
+    size_t heads = 0;
+    cache_gang_for_each_pod(p, g) {
+        if (!cache_pod_live(p) || declare_pod_is(p) || p->node_type == NULL || strcmp(p->node_type, "head") != 0)
+            continue;
+        heads++;
+        if (first == NULL || head_before(p, first))
+            first = p;
+    }
+    if (heads < 2)
+        return;
+    struct evictscan_gang *e = add_gang(out, g, NULL, 0);
+    for (size_t k = 0; k < e->npods; k++) {
+        free(e->pods[k].name);
+        free(e->pods[k].uid);
+    }
+    e->npods = 0;
+    e->surplus = 1;
+    cache_gang_for_each_pod(p, g) {
+        if (p != first && cache_pod_live(p) && !declare_pod_is(p) && p->node_type != NULL && strcmp(p->node_type, "head") == 0 &&
+            (!cache_pod_gated(p) || p->node != NULL))
+            e->pods[e->npods++] = (struct evictscan_pod){util_strdup(p->name), util_strdup(p->uid), 0};
+    }
+    if (e->npods == 0)
+        gang_finish(&out->items[--out->len]); /* none to delete: all gated and unbound */
+}
+
 size_t evictscan_run(const struct cache *c, const struct evict_config *cfg, int64_t now_ms, int64_t floor_ms, uint32_t random,
                      struct evictscan_result *out)
 {
@@ -245,6 +294,7 @@ size_t evictscan_run(const struct cache *c, const struct evict_config *cfg, int6
                 evicted++;
                 continue;
             }
+            scan_surplus_heads(g, out);
             if (!configured) {
                 queue_config(q, cfg, &qcfg, out);
                 configured = 1;

@@ -70,7 +70,8 @@ struct evictscan_gang {
     struct evict_record record; /* reason set: the record to write (evict_record_next) */
     char *message;              /* reason set: the Event text (evict_message); else NULL */
     char *preempted_by;         /* PREEMPTED/RECLAIMED: "ns/name" of the preemptor, written as raygate.io/preempted-by; else NULL */
-    int held; /* its RayCluster is held (heldsuspend.h): the record suspends it again, so that KubeRay makes no pod */
+    int held;    /* its RayCluster is held (heldsuspend.h): the record suspends it again, so that KubeRay makes no pod */
+    int surplus; /* reason NONE: pods past an admitted held gang's members, not an eviction's leftovers (a second head) */
     struct evictscan_pod *pods;
     size_t npods;
 };
