@@ -252,15 +252,19 @@ register_webhook() {
 		kc apply -f - >/dev/null
 }
 
+# hold_flag: the webhook's --hold-gangs as RAYGATE_HOLD_GANGS asks: on (issue 37: pods born ungated, the
+# default) unless it is 0 (every queued pod created gated, as before).
+hold_flag() { [[ "${RAYGATE_HOLD_GANGS:-1}" == 0 ]] && echo --hold-gangs=false || echo --hold-gangs=true; }
+
 # start_webhook [MANIFEST...]: the webhook from build/, registered with MANIFESTs (register_webhook); with
-# --hold-gangs when RAYGATE_HOLD_GANGS is set (issue 37: pods born ungated).
+# --hold-gangs as RAYGATE_HOLD_GANGS asks (hold_flag).
 start_webhook() {
 	local webhook="$BUILD/webhook/raygate-webhook"
 	[[ -x "$webhook" ]] || die "raygate is not built: meson setup build && meson compile -C build (or use --no-raygate)"
 	"$BUILD/certs/raygate-certs" generate --dir "$RAYGATE_CERTS" --dns localhost --ip 127.0.0.1 2>>"$LOGS/raygate-certs.log" >/dev/null
 	start raygate-webhook "$webhook" --addr "127.0.0.1:$WEBHOOK_PORT" \
 		--cert "$RAYGATE_CERTS/tls.crt" --key "$RAYGATE_CERTS/tls.key" --kubeconfig "$KUBECONFIG" \
-		${RAYGATE_HOLD_GANGS:+--hold-gangs}
+		"$(hold_flag)"
 	wait_until 20 "raygate webhook /readyz" webhook_ready || { tail -20 "$LOGS/raygate-webhook.log"; die "raygate's webhook did not start"; }
 	register_webhook "$@"
 }
@@ -787,9 +791,9 @@ cmd_restart() {
 		mapfile -d '' -t args <"/proc/$(cat "$PIDS/$c.pid")/cmdline"
 		printf '%s\0' "${args[@]}" >"$PIDS/$c.args"
 	fi
-	# The webhook keeps holding gangs across a restart while RAYGATE_HOLD_GANGS is set (start_webhook).
-	if [[ "$c" == raygate-webhook && -n "${RAYGATE_HOLD_GANGS:-}" && " ${args[*]} $* " != *" --hold-gangs "* ]]; then
-		set -- "$@" --hold-gangs
+	# While RAYGATE_HOLD_GANGS is set, a restart of the webhook holds gangs as it asks (hold_flag), unless told.
+	if [[ "$c" == raygate-webhook && -n "${RAYGATE_HOLD_GANGS:-}" && " $* " != *" --hold-gangs"* ]]; then
+		set -- "$@" "$(hold_flag)"
 	fi
 	stop "$c"
 	start "$c" "${args[@]}" "$@"

@@ -81,11 +81,11 @@ show kubectl apply -f "$ROOT/samples/queue-kuberay-test-queue.yaml"
 
 narrate "test-cluster-0 (head 1 CPU/2Gi + 2 workers 1 CPU/1Gi = cpu 3, memory 4Gi), labelled volcano.sh/queue-name: kuberay-test-queue"
 show kubectl apply -n "$NS" -f "$ROOT/samples/raycluster-test-cluster-0.yaml"
-narrate "raygate wrote into it the gang's PodGroup metadata (the webhook: min-member, min-resources, group name) and, once the gang fitted, the time it was admitted (the gate controller: admitted-at):"
+narrate "raygate wrote into it the gang's PodGroup metadata (the webhook: min-member, min-resources, group name; held-suspended: it created the RayCluster suspended) and, once the gang fitted, the time it was admitted (the gate controller: admitted-at, held-generation):"
 printf '\033[36m$ %s\033[0m\n' "kubectl get rayclusters.ray.io test-cluster-0 -o json | jq .metadata.annotations"
 kubectl get rayclusters.ray.io -n "$NS" test-cluster-0 -o json |
 	jq '.metadata.annotations | with_entries(select(.key | startswith("raygate.io/") or startswith("scheduling.k8s.io/")))'
-narrate "Its pods were created behind the scheduling gate raygate.io/gang, and the gate controller removed all 3 gates at once: the queue admits the whole gang"
+narrate "KubeRay made no pod while the RayCluster was held suspended; the gate controller weighed the whole gang from its templates, and its admission record cleared spec.suspend. The webhook, which watches RayClusters, then let the 3 pods be created without the scheduling gate raygate.io/gang: one write for the gang, not one per pod (docs/design.md, Pods born ungated)"
 wait_pods test-cluster-0 3 Running
 show kubectl get pods -n "$NS" -l ray.io/cluster=test-cluster-0 -o wide
 
@@ -96,25 +96,25 @@ narrate "And the queue shows 1 running gang and what it holds of the capability:
 show kubectl get queue kuberay-test-queue -o yaml
 
 if ((native)); then
-	narrate "This Kubernetes ($K8S_VERSION) schedules gangs itself (scheduling.k8s.io/v1beta1). Before lifting the gates, raygate wrote the gang's own PodGroup, minCount 3; the webhook had named it in each pod's spec.schedulingGroup at creation, so kube-scheduler bound the 3 pods all at once or would have bound none (docs/native-gang.md)"
+	narrate "This Kubernetes ($K8S_VERSION) schedules gangs itself (scheduling.k8s.io/v1beta1). raygate wrote the gang's own PodGroup, minCount 3, when it admitted it; the webhook named it in each pod's spec.schedulingGroup at creation, so kube-scheduler bound the 3 pods all at once or would have bound none (docs/native-gang.md)"
 	show kubectl get podgroups.scheduling.k8s.io -n "$NS"
 	show kubectl get pods -n "$NS" -l ray.io/cluster=test-cluster-0 -o custom-columns=POD:.metadata.name,GROUP:.spec.schedulingGroup.podGroupName,NODE:.spec.nodeName
 fi
 
-narrate "test-cluster-1, the same shape: the queue has only cpu 1 and memory 2Gi left, so the whole gang waits - no pod is placed"
+narrate "test-cluster-1, the same shape: the queue has only cpu 1 and memory 2Gi left, so the whole gang waits, held suspended: KubeRay makes none of its pods"
 sed 's/test-cluster-0/test-cluster-1/' "$ROOT/samples/raycluster-test-cluster-0.yaml" | kubectl apply -n "$NS" -f -
-wait_pods test-cluster-1 3
-head="$(kubectl get pods -n "$NS" -l ray.io/cluster=test-cluster-1,ray.io/node-type=head -o jsonpath='{.items[0].metadata.name}')"
-# told POD: the gate controller has told the pod that its gang does not fit (a GangWaiting Event)
+# told: the gate controller has told the RayCluster that its gang does not fit (a GangWaiting Event)
 told() {
-	kubectl get events -n "$NS" --field-selector "involvedObject.name=$1,reason=GangWaiting" -o jsonpath='{.items[*].message}' |
-		grep -q 'does not fit queue'
+	kubectl get events -n "$NS" --field-selector "involvedObject.kind=RayCluster,involvedObject.name=test-cluster-1,reason=GangWaiting" \
+		-o jsonpath='{.items[*].message}' | grep -q 'does not fit queue'
 }
-wait_until 20 "the gate controller's GangWaiting Event on $head" told "$head"
-show kubectl get pods -n "$NS" -l ray.io/cluster=test-cluster-1 -o wide
-narrate "kubectl describe pod tells the user why:"
-printf '\033[36m$ %s\033[0m\n' "kubectl describe pod $head | tail -n 4"
-kubectl describe pod -n "$NS" "$head" | tail -n 4
+wait_until 20 "the gate controller's GangWaiting Event on test-cluster-1" told
+no_pods() { pods_are test-cluster-1 0; }
+no_pods || { echo "demo: test-cluster-1 has pods though its gang waits" >&2; exit 1; }
+show kubectl get rayclusters.ray.io -n "$NS" -o custom-columns=NAME:.metadata.name,SUSPEND:.spec.suspend,HELD:'.metadata.annotations.raygate\.io/held-suspended',ADMITTED:'.metadata.annotations.raygate\.io/admitted-at'
+narrate "kubectl describe raycluster tells the user why:"
+printf '\033[36m$ %s\033[0m\n' "kubectl describe rayclusters.ray.io test-cluster-1 | tail -n 4"
+kubectl describe rayclusters.ray.io -n "$NS" test-cluster-1 | tail -n 4
 narrate "So does its PodGroup: phase Pending, condition Unschedulable with reason NotEnoughResources and the same message"
 wait_pg ray-test-cluster-1-pg Pending
 show kubectl get podgroups.scheduling.volcano.sh -n "$NS" ray-test-cluster-1-pg -o yaml
@@ -180,8 +180,7 @@ in_queue train-0 train | kubectl apply -n "$NS" -f -
 wait_pods train-0 3 Running
 narrate "train-1, the same shape, waits whole: eng has cpu 1 left, and that one is infer's guarantee, never lent though infer is idle"
 in_queue train-1 train | kubectl apply -n "$NS" -f -
-wait_pods train-1 3
-# short_in_eng: train-1's PodGroup says it does not fit (once its pods exist)
+# short_in_eng: train-1's PodGroup says it does not fit
 short_in_eng() { kubectl get podgroups.scheduling.volcano.sh -n "$NS" ray-train-1-pg -o jsonpath='{.status.conditions[*].message}' 2>/dev/null | grep -q 'does not fit'; }
 wait_until 20 "train-1 waits on eng's room" short_in_eng
 show kubectl raygate queues
@@ -206,14 +205,13 @@ if kubectl get --raw /apis/resource.k8s.io/v1 2>/dev/null | grep -q '"resourcesl
 	show kubectl get resourceclaims -n "$NS"
 	narrate "dra-cluster-2, the same shape: the nodes have 4 devices left, but the queue only 2 of its 6 GPUs, so the whole gang must wait"
 	sed 's/name: dra-cluster$/name: dra-cluster-2/' "$ROOT/samples/raycluster-dra-gpu.yaml" | kubectl apply -n "$NS" -f -
-	wait_pods dra-cluster-2 5
-	sleep 3 # the gate's pass over the new gang
+	waits_dra2() { kubectl get podgroups.scheduling.volcano.sh -n "$NS" ray-dra-cluster-2-pg -o jsonpath='{.status.conditions[*].message}' 2>/dev/null | grep -q 'does not fit'; }
+	wait_until 20 "dra-cluster-2 waits on dra-queue's GPUs" waits_dra2
 	show kubectl get pods -n "$NS" -l ray.io/cluster=dra-cluster-2 -o wide
-	gated2="$(kubectl get pods -n "$NS" -l ray.io/cluster=dra-cluster-2 -o jsonpath='{range .items[*]}{.spec.schedulingGates[*].name}{"\n"}{end}' | grep -c raygate.io/gang || true)"
-	if [[ "$gated2" == 5 ]]; then
-		narrate "It waits whole, and says why:"
+	if pods_are dra-cluster-2 0 && [[ "$(kubectl get rayclusters.ray.io -n "$NS" dra-cluster-2 -o jsonpath='{.spec.suspend}')" == true ]]; then
+		narrate "It waits whole, held suspended with no pod, and says why:"
 	else
-		echo "demo: dra-cluster-2 was admitted past dra-queue's 6 GPUs ($((5 - gated2)) of its 5 pods ungated)" >&2
+		echo "demo: dra-cluster-2 was admitted past dra-queue's 6 GPUs (it has pods, or is no longer suspended)" >&2
 		exit 1
 	fi
 	show kubectl raygate why dra-cluster-2 -n "$NS"

@@ -102,7 +102,8 @@ static int parse_flags(int argc, char **argv, struct webhook_flags *f)
                     "scheduling.k8s.io/v1beta1); auto: when the API serves its podgroups, asked once at start-up"),
         FLAG_BOOL("hold-gangs", &f->hold_gangs,
                   "create a user's queued RayCluster suspended until the gate admits its gang, whose pods are then born "
-                  "without the gate (one write per RayCluster, not one per pod; watches RayClusters)"),
+                  "without the gate (one write per RayCluster, not one per pod; watches RayClusters; off: every "
+                  "queued pod is created gated)"),
     };
     const struct flags_program p = {
         .name = "raygate-webhook",
@@ -200,6 +201,7 @@ int main(int argc, char **argv)
         .shutdown_timeout_ms = 10 * FLAGS_SECOND,
         .log_level = LOG_LEVEL_INFO,
         .native_gang = NATIVEPROBE_OFF, /* opt-in: docs/native-gang.md, "Why the step is opt-in" */
+        .hold_gangs = 1,                /* issue 37: pods born ungated; --hold-gangs=false gates every queued pod */
     };
     int rc = parse_flags(argc, argv, &f);
     if (rc >= 0)

@@ -29,8 +29,8 @@ e2e_setup() {
 	E2E_TMP="$(mktemp -d "${TMPDIR:-/tmp}/raygate-e2e.XXXXXX")"
 	E2E_GATE_FROM="$(gate_log_from 2>/dev/null || echo 1)"
 	trap e2e_teardown EXIT
-	say "=== $E2E_NAME in namespace $NS${RAYGATE_HOLD_GANGS:+ (the webhook holding gangs: --hold-gangs)}"
-	if [[ "${RAYGATE_HOLD_GANGS:-}" == 1 ]]; then hold_gangs; fi
+	say "=== $E2E_NAME in namespace $NS$(e2e_held || echo " (every queued pod created gated: --hold-gangs=false)")"
+	e2e_hold_mode
 }
 
 # e2e_watch FILE KIND [ARG...]: `kubectl get KIND ARG... -w -o json` in the
@@ -643,20 +643,34 @@ native_restore() {
 	wait_until 20 "the webhook back" webhook_ready || true
 	restore_gate
 }
-# hold_gangs: raygate's webhook restarted with --hold-gangs (issue 37: queued RayClusters held suspended until
-# admitted, their pods born ungated; hack/cluster.sh adds the flag to every start and restart of the webhook
-# while RAYGATE_HOLD_GANGS is set); the test's exit restarts it as the cluster started it. e2e_setup calls it
-# when RAYGATE_HOLD_GANGS is 1 (the held_* tests of tests/e2e/meson.build: the drills with the flag on).
-hold_gangs() {
-	[[ -n "${E2E_HOLD_RESTORE:-}" ]] && return 0
-	RAYGATE_HOLD_GANGS=1 "$ROOT/hack/cluster.sh" restart raygate-webhook >/dev/null
-	wait_until 20 "the webhook back" webhook_ready || fail "the webhook did not restart with --hold-gangs"
-	E2E_HOLD_RESTORE=1
-	e2e_on_exit hold_restore
+# e2e_held: the test runs with the webhook holding gangs (--hold-gangs, issue 37: queued RayClusters held
+# suspended until admitted, their pods born ungated), as it does by default; RAYGATE_HOLD_GANGS=0 (pods_gated, or
+# the gated_* tests of tests/e2e/meson.build) runs it with --hold-gangs=false, every queued pod created gated.
+e2e_held() { [[ "${RAYGATE_HOLD_GANGS:-1}" != 0 ]]; }
+# pods_gated: the test watches the gated pods of waiting gangs: it runs with --hold-gangs=false (call it before
+# e2e_setup; hack/cluster.sh keeps the flag across the test's restarts of the webhook).
+pods_gated() { export RAYGATE_HOLD_GANGS=0; }
+# webhook_holding: the local webhook's command line's last --hold-gangs says on (the default without one)
+webhook_holding() {
+	local arg on=1 pid
+	pid="$(cat "$STATE/pids/raygate-webhook.pid" 2>/dev/null)" || return 0
+	while IFS= read -r -d '' arg; do
+		case "$arg" in --hold-gangs | --hold-gangs=true) on=1 ;; --hold-gangs=false) on=0 ;; esac
+	done <"/proc/$pid/cmdline" 2>/dev/null || return 0
+	((on))
 }
-hold_restore() {
-	RAYGATE_HOLD_GANGS='' "$ROOT/hack/cluster.sh" restart raygate-webhook >/dev/null 2>&1 || true
-	wait_until 20 "the webhook back" webhook_ready || true
+# e2e_hold_mode: the local webhook restarted when it holds gangs and the test does not (e2e_held), or the other way
+# round; nothing when it does not run (a test stopped it; raygate in-cluster: its manifests' default, held).
+e2e_hold_mode() {
+	webhook_running || return 0
+	if e2e_held; then webhook_holding && return 0; else webhook_holding || return 0; fi
+	"$ROOT/hack/cluster.sh" restart raygate-webhook "--hold-gangs=$(e2e_held && echo true || echo false)" >/dev/null
+	wait_until 20 "the webhook back" webhook_ready || fail "the webhook did not restart with --hold-gangs as the test runs"
+}
+# hold_gangs: the webhook holds gangs for this test (the default: says so where a test is about it)
+hold_gangs() {
+	export RAYGATE_HOLD_GANGS=1
+	e2e_hold_mode
 }
 # held_waiting CLUSTER: the RayCluster is held by the webhook (--hold-gangs), suspended and not admitted: a gang
 # that waits whole with no pod at all (KubeRay makes none until the gate's admission record clears the suspend)
@@ -664,10 +678,10 @@ held_waiting() {
 	[[ "$(kc get rayclusters.ray.io -n "$NS" "$1" -o json | jq -r '[.metadata.annotations["raygate.io/held-suspended"],
 		.spec.suspend, .metadata.annotations["raygate.io/admitted-at"] // ""] | map(tostring) | join(" ")')" == "true true " ]]
 }
-# made_waiting CLUSTER N: a gang not admitted, as it waits: KubeRay made its N pods, all gated, or, the RayCluster
-# held by the webhook (RAYGATE_HOLD_GANGS, --hold-gangs), none at all (held_waiting)
+# made_waiting CLUSTER N: a gang not admitted, as it waits: the RayCluster held by the webhook (e2e_held), no pod
+# at all (held_waiting), or, with --hold-gangs=false, KubeRay made its N pods, all gated
 made_waiting() {
-	if [[ "${RAYGATE_HOLD_GANGS:-}" == 1 ]]; then
+	if e2e_held; then
 		[[ "$(count_pods "$1")" == 0 ]] && held_waiting "$1"
 	else
 		[[ "$(count_pods "$1")" == "$2" && "$(gated_count "$1")" == "$2" ]]

@@ -6,6 +6,7 @@
 # ClusterRole raygate-viewer (manifests/cli-viewer.yaml) with a service
 # account's token; bad flags exit 2 naming the flag.
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 e2e_setup
 export PATH="$BUILD/cli:$PATH"
 [[ -x "$BUILD/cli/kubectl-raygate" ]] || fail "no $BUILD/cli/kubectl-raygate (meson compile -C build)"

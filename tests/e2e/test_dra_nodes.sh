@@ -10,6 +10,7 @@
 # pods wait on unallocatable claims while others of it run).
 # Skipped where resource.k8s.io/v1 is not served.
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 e2e_setup
 dra_or_skip
 Q="dra-nodes-$(e2e_uid)"

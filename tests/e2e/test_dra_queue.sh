@@ -10,6 +10,7 @@
 # the first admits the second whole. The invariant checker runs throughout.
 # Skipped where resource.k8s.io/v1 is not served.
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 e2e_setup
 dra_or_skip
 Q="dra-queue-$(e2e_uid)"

@@ -13,6 +13,7 @@
 # which runs whole. The invariant checker runs throughout (claim-stranded).
 # Skipped where resource.k8s.io/v1 is not served.
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 e2e_setup
 dra_or_skip
 Q="dra-sel-$(e2e_uid)"

@@ -57,10 +57,10 @@ all_or_none_watch a 3 120 || fail "a was not admitted"
 # after the test sees a's pods ungated: the baseline is taken after it, count
 # and bucket from one scrape (an observation between two scrapes was counted
 # as a gang over the bound).
-# Held by the webhook (RAYGATE_HOLD_GANGS, --hold-gangs), the gangs' pods are born without the gate: no gate is
+# Held by the webhook (e2e_held, --hold-gangs), the gangs' pods are born without the gate: no gate is
 # removed, and the spread is not measured.
 HELD=0
-[[ "${RAYGATE_HOLD_GANGS:-}" != 1 ]] || HELD=1
+! e2e_held || HELD=1
 a_measured() { (($(gate_metric "${SPREAD}_count") > spread_before_a)); }
 ((HELD)) || eventually 30 "the controller measured a's gate-removal spread" a_measured
 read -r spread_n0 spread_fast0 < <(gate_metrics "${SPREAD}_count" "${SPREAD}_bucket{le=\"1\"}")

@@ -9,6 +9,7 @@
 # waiting pod (the next to go), not on every waiting pod. Scaling
 # down gives the tail's share back to the queue.
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 e2e_setup
 Q="auto-$(e2e_uid)"
 make_queue "$Q" 2 16Gi

@@ -4,6 +4,7 @@
 # It ends fully ungated and bound, never partly ungated past the invariant
 # checker's grace, and the gate log shows one ADMIT releasing all 80.
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 e2e_setup
 Q="big-$(e2e_uid)"
 N=80

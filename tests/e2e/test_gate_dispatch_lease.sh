@@ -9,6 +9,7 @@
 # pods stay gated with wait reason dispatch-lease (PodGroup, kubectl raygate
 # why). A bump admits it again.
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 . "$(dirname "$0")/evict.sh"
 evict_setup dispatch-lease 15
 export PATH="$BUILD/cli:$PATH"

@@ -9,6 +9,7 @@
 # all 5, and the gang is admitted again and bound whole. The invariant
 # checker runs throughout.
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 . "$(dirname "$0")/evict.sh"
 evict_setup early 15
 gate_with --early-admission --placement-timeout 20s --requeue-backoff-base 1s

@@ -6,6 +6,7 @@
 # Event is counted up (count 2), not posted again. A gang admitted within a
 # second of its creation gets no Warning at all.
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 e2e_setup
 Q="ev-$(e2e_uid)"
 make_queue "$Q" 2 8Gi

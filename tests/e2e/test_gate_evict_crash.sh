@@ -8,6 +8,7 @@
 # not admitted twice), and the invariant checker (evictions included, with a
 # grace longer than the outage) finds nothing.
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 . "$(dirname "$0")/evict.sh"
 evict_setup evict-crash 40
 gate_with --placement-timeout 15s --requeue-backoff-base 10m --requeue-backoff-max 1h --test-fault-exit-after-evict-deletes 1

@@ -7,6 +7,7 @@
 # long it waits. A change to its spec (the user edits the RayCluster)
 # reactivates it: it is admitted again, and its evictions count from 1 again.
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 . "$(dirname "$0")/evict.sh"
 evict_setup evict-limit 15
 gate_with --placement-timeout 10s --requeue-backoff-base 1s --requeue-backoff-max 2s --requeue-limit 2

@@ -10,6 +10,7 @@
 # gang is admitted again after its backoff, and all its pods are bound. The
 # invariant checker (evictions included) runs throughout.
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 . "$(dirname "$0")/evict.sh"
 e2e_setup
 Q="evict-pvc-$(e2e_uid)"

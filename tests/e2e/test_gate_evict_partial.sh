@@ -12,6 +12,7 @@
 # bound after. The invariant checker runs throughout, its partly-placed
 # grace 45 s.
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 . "$(dirname "$0")/evict.sh"
 evict_setup evict-partial 15
 gate_with --requeue-backoff-base 10m --requeue-backoff-max 1h

@@ -7,6 +7,7 @@
 # evicted. With --pods-ready-timeout 15s it is evicted whole (PodsReadyTimeout,
 # its members not Ready named), while fine, bound and Ready, is never evicted.
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 . "$(dirname "$0")/evict.sh"
 evict_setup evict-ready 15
 gate_with --placement-timeout 5m

@@ -5,6 +5,7 @@
 # timeout counts from the replacement's creation: the gang is evicted whole
 # after it, not before, and its running pods go too.
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 . "$(dirname "$0")/evict.sh"
 evict_setup evict-recovery 15
 uncordon_all() { for n in $(kc get nodes -o name); do kc uncordon "${n#node/}" >/dev/null 2>&1 || true; done; }

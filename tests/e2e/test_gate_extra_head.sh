@@ -7,6 +7,7 @@
 # deleted, so it would only hold room. It waits gated and its GangWaiting
 # Event says why; once it is deleted nothing else has changed.
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 e2e_setup
 Q="extra-$(e2e_uid)"
 make_queue "$Q" 4 16Gi

@@ -5,6 +5,7 @@
 # behind it; under traverse (the default) it does not. Once the fifo queue's
 # filler goes, big and then small are admitted there.
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 e2e_setup
 QF="fifo-$(e2e_uid)"
 QT="trav-$(e2e_uid)"

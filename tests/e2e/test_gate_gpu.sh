@@ -2,6 +2,7 @@
 # Issue 4, walkthrough 2 (the GLUE shape): a worker needing 2 GPUs on nodes
 # with 1 free GPU each waits with "no node fits"; a node with 2 GPUs admits it.
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 e2e_setup
 Q="gpu-$(e2e_uid)"
 kc apply -f - >/dev/null <<YAML

@@ -9,6 +9,7 @@
 # 4. The leader is stopped gracefully (SIGTERM): it releases the lease and the
 #    other takes over at its next try.
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 . "$(dirname "$0")/leader.sh"
 e2e_setup
 e2e_on_exit restore_gates

@@ -16,6 +16,7 @@
 # --preemption=false preempts nothing. The invariant checker runs throughout
 # (no gang partly placed or partly evicted, no queue over capability).
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 e2e_setup
 Q="preempt-$RANDOM"
 make_queue "$Q" 4 6Gi

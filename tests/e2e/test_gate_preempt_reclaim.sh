@@ -9,6 +9,7 @@
 # runs as hack/cluster.sh starts it (preemption and reclaim are on by
 # default).
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 e2e_setup
 kc apply -f "$ROOT/samples/priorityclass-ray-high.yaml" >/dev/null
 QA="reclaim-a-$RANDOM"

@@ -8,6 +8,7 @@
 # 1000) does not preempt filler (priority 0) meanwhile, as it would by default
 # (test_gate_preempt.sh).
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 e2e_setup
 Q="prio-$(e2e_uid)"
 make_queue "$Q" 4 8Gi

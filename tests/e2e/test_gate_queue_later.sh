@@ -2,6 +2,7 @@
 # Issue 4, walkthrough 4: a Ray cluster whose queue does not exist yet waits
 # with "does not exist", and is admitted as soon as the queue is created.
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 e2e_setup
 Q="later-$(e2e_uid)"
 sample_cluster "$ROOT/samples/raycluster-test-cluster-0.yaml" early "$Q" | kc apply -n "$NS" -f - >/dev/null

@@ -13,6 +13,7 @@
 # neither queue sets deserved: both say raygate.io/reclaim-by-weight, and the
 # deserved derived by their equal weights (cpu 4 each) does the same.
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 e2e_setup
 KEEP=kwok-node-0
 uncordon_all() { for n in $(kc get nodes -o name); do kc uncordon "${n#node/}" >/dev/null 2>&1 || true; done; }

@@ -5,6 +5,7 @@
 # invariant checker runs throughout; the gang is partly ungated while the
 # controller is down, so it gets a grace longer than the outage.
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 e2e_setup
 e2e_on_exit restore_gate
 Q="restart-$(e2e_uid)"

@@ -4,6 +4,7 @@
 # to name it, and its settled check (drill 7) to name a gang that fits but
 # waits. A checker that never fires proves nothing.
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 e2e_setup
 e2e_on_exit restore_gate
 Q="inv-$(e2e_uid)"

@@ -16,6 +16,7 @@
 #    makes them so): raygate gates and admits the gang, and writes no
 #    PodGroup for it.
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 e2e_setup
 native_api || fail "this cluster does not serve scheduling.k8s.io/v1beta1 podgroups (hack/cluster.sh up --native-gang)"
 native_step on

@@ -18,6 +18,7 @@
 # On two nodes of the test's own (cpu 8 each, selected by label). Needs a
 # cluster that serves the native API (hack/cluster.sh up --native-gang).
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 e2e_setup
 native_api || fail "this cluster does not serve scheduling.k8s.io/v1beta1 podgroups (hack/cluster.sh up --native-gang)"
 native_step on

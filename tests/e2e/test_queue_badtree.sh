@@ -9,6 +9,7 @@
 # a cycle, gd waits, told it is under one; a new gang in the unrelated queue c
 # is admitted. b's parent removed (the cycle fixed): ga and gd are admitted.
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 e2e_setup
 U="$(e2e_uid)"
 A="bad-a-$U" B="bad-b-$U" C="bad-c-$U" D="bad-d-$U"

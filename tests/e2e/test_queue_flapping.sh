@@ -10,6 +10,7 @@
 # evicted for RAYGATE_FLAP_WINDOW seconds (default 30; a fresh gang of either
 # queue, not in its requeue backoff, waits all that time). Prints the count.
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 e2e_setup
 ROUNDS="${RAYGATE_FLAP_ROUNDS:-4}"
 WINDOW="${RAYGATE_FLAP_WINDOW:-30}"

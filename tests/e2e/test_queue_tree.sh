@@ -18,6 +18,7 @@
 # The invariant checker runs throughout (every level's capability, no
 # guarantee lent, no gang partly admitted or evicted).
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 e2e_setup
 U="$(e2e_uid)"
 ENG="eng-$U" TRAIN="train-$U" INFER="infer-$U" RESEARCH="research-$U" SUB="research-sub-$U"

@@ -8,6 +8,7 @@
 # the service's RayCluster carries the queue label, its pods are gated and
 # admitted whole; a plain RayCluster of the same shape then waits whole.
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 e2e_setup
 Q="rsvc-$(e2e_uid)"
 make_queue "$Q" 4 6Gi

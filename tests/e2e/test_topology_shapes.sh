@@ -16,6 +16,7 @@
 #   node affinity.
 # The invariant checker runs throughout.
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 e2e_setup
 racks_up
 Q="toposhape-$(e2e_uid)"

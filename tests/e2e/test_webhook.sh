@@ -4,6 +4,7 @@
 # gates are kept, unlabelled clusters are untouched, and the manifests are
 # accepted by the apiserver.
 . "$(dirname "$0")/lib.sh"
+pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
 e2e_setup
 [[ "$("$ROOT/hack/cluster.sh" status 2>/dev/null)" == *"raygate-webhook"*"running"* ]] || fail "raygate's webhook is not running (cluster started with --no-raygate?)"
 

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "admit.h"
@@ -96,6 +97,8 @@ static void real_pod(struct cache *c, const char *name, const char *type, const 
     free(text);
 }
 
+static char last_message[256]; /* the first decision's message in the last pass_once() */
+
 /* The first decision of one pass on c. */
 static enum admit_action pass_once(struct cache *c, size_t *npods, int *all_declared)
 {
@@ -105,6 +108,7 @@ static enum admit_action pass_once(struct cache *c, size_t *npods, int *all_decl
     admit_pass(a, ADMIT_PASS_FULL, &r);
     assert_true(r.len >= 1);
     enum admit_action act = r.items[0].action;
+    snprintf(last_message, sizeof(last_message), "%s", r.items[0].message != NULL ? r.items[0].message : "");
     *npods = r.items[0].npods;
     *all_declared = 1;
     for (size_t i = 0; i < r.items[0].npods; i++)
@@ -151,6 +155,8 @@ static void test_lifecycle(void **state)
     assert_int_equal(pass_once(c, &npods, &all_declared), ADMIT_ACTION_ADMIT);
     assert_int_equal(npods, 3);
     assert_true(all_declared);
+    /* Not "scheduling gates removed": no pod of it exists yet, and KubeRay makes them ungated. */
+    assert_string_equal(strstr(last_message, "; "), "; RayCluster resumed: 3 pods to be created without the scheduling gate");
     struct cache_gang *g = cache_gang_get(c, "ns", "rc");
     cache_gang_mark_admitted(c, g, "2026-11-28T10:00:01Z");
     const char *names[] = {"rc-head-declared", "rc-gpu-worker-declared-0", "rc-gpu-worker-declared-1"};

@@ -18,7 +18,9 @@
 #     (raygate: --native-gang off, raygate alone, as in the earlier results,
 #     although auto is the programs' default; raygate-native: --native-gang on,
 #     Kubernetes' own gang scheduling as its last step; raygate-hold: the
-#     webhook's --hold-gangs, pods born ungated (issue 37); raygate-nonative:
+#     webhook's --hold-gangs, pods born ungated (issue 37; the default since,
+#     so raygate is the same); raygate-gated: --hold-gangs=false, every queued
+#     pod created gated, as before issue 37; raygate-nonative:
 #     raygate on a cluster that does not even serve that API, hack/cluster.sh
 #     up --no-native-gang: the native step's cost, issue 35)
 #                           [--contention N] [--flood N] [--gang N] [--seed S]
@@ -51,7 +53,7 @@ done
 [[ -n "$OUT" ]] || usage
 for v in "$RUNS" "$CONTENTION" "$FLOOD" "$GANG_PODS" "$SEED"; do [[ "$v" =~ ^[0-9]+$ ]] || die "numbers expected, not '$v'"; done
 for s in $SYSTEMS; do
-	case "$s" in raygate | raygate-native | raygate-nonative | raygate-hold | kueue | coscheduling | none) ;; *) die "--systems: unknown system '$s'" ;; esac
+	case "$s" in raygate | raygate-native | raygate-nonative | raygate-hold | raygate-gated | kueue | coscheduling | none) ;; *) die "--systems: unknown system '$s'" ;; esac
 done
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/raygate-peers.XXXXXX")"
@@ -75,7 +77,7 @@ if [[ -n "$peers_built" ]]; then
 fi
 
 export RAYGATE_STATE="$STATE" RAYGATE_APISERVER_PORT="$APISERVER_PORT" RAYGATE_ETCD_PORT="$ETCD_PORT" RAYGATE_SCHED_PORT="$SCHED_PORT" KUBECTL
-workload() { local g="${1%-nonative}"; g="${g%-hold}"; RAYGATE_GANG="${g%-native}" python3 "$here/workloads.py" "${@:2}"; }
+workload() { local g="${1%-nonative}"; g="${g%-hold}"; g="${g%-gated}"; RAYGATE_GANG="${g%-native}" python3 "$here/workloads.py" "${@:2}"; }
 
 ask="$(RAYGATE_GANG=none workload none shapes --clusters "$CONTENTION" --seed "$SEED")"
 ask_cpu="$(jq .cpu <<<"$ask")"
@@ -110,6 +112,7 @@ for sys in $SYSTEMS; do
 	native=() gang="${sys%-nonative}"
 	gang="${gang%-native}"
 	gang="${gang%-hold}"
+	gang="${gang%-gated}"
 	[[ "$sys" == *-nonative ]] && native=(--no-native-gang)
 	RAYGATE_APISERVER_AUDIT=1 bash "$ROOT/hack/cluster.sh" up --gang "$gang" "${native[@]}" --nodes "$nodes" --node-capacity "$CAPACITY" >"$WORK/up-$sys.log" 2>&1 ||
 		{ tail -30 "$WORK/up-$sys.log"; die "cluster up --gang $sys failed"; }
@@ -117,7 +120,8 @@ for sys in $SYSTEMS; do
 	[[ "$sys" == raygate ]] && mode=off # the programs default to auto: on where the API is served
 	[[ "$sys" == *-native ]] && mode=on
 	hold=()
-	[[ "$sys" == raygate-hold ]] && mode=off hold=(--hold-gangs)
+	[[ "$sys" == raygate-hold ]] && mode=off hold=(--hold-gangs=true)
+	[[ "$sys" == raygate-gated ]] && mode=off hold=(--hold-gangs=false)
 	if [[ -n "$mode" ]]; then
 		bash "$ROOT/hack/cluster.sh" restart raygate-webhook --native-gang "$mode" "${hold[@]}" >>"$WORK/up-$sys.log" 2>&1
 		bash "$ROOT/hack/cluster.sh" stop raygate-gate >>"$WORK/up-$sys.log" 2>&1

@@ -645,9 +645,12 @@ static void admit_gang(struct pass *p, struct work *w)
     struct util_buf b = {0}; /* "admitted by queue Q; scheduling gates removed from N pods" */
     util_buf_puts(&b, "admitted by queue ");
     util_buf_puts(&b, qs->q->name);
-    util_buf_puts(&b, "; scheduling gates removed from ");
+    /* Held (heldsuspend.h): its pods are declared ones; KubeRay makes the real ones once resumed, born ungated. */
+    util_buf_puts(&b, g->held ? "; RayCluster resumed: " : "; scheduling gates removed from ");
     util_buf_put_uint(&b, d->npods);
     util_buf_puts(&b, d->npods == 1 ? " pod" : " pods");
+    if (g->held)
+        util_buf_puts(&b, " to be created without the scheduling gate");
     if (w->ncopies > 0)
         util_buf_printf(&b, ", and from %zu more as they are created", w->ncopies);
     d->message = util_buf_take(&b);
