@@ -409,6 +409,18 @@ head_pod() {
 	kc get pods -n "$NS" -l "ray.io/cluster=$1,ray.io/node-type=head" -o jsonpath='{.items[0].metadata.name}'
 }
 
+# pod_copy POD NAME: POD's JSON (in the test's namespace) as a new pod NAME: labels, annotations and the controller's
+# ownerReference kept; no node, priority, gates nor service account token volume (a second head as KubeRay could
+# make from a stale view: gate_extra_head, born_ungated)
+pod_copy() {
+	kc get pod -n "$NS" "$1" -o json |
+		jq --arg name "$2" '{apiVersion, kind,
+			metadata: {name: $name, namespace: .metadata.namespace, labels: .metadata.labels,
+				annotations: (.metadata.annotations // {}), ownerReferences: .metadata.ownerReferences},
+			spec: (.spec | del(.nodeName, .priority, .schedulingGates)
+				| .volumes |= ((. // []) | map(select(.name | startswith("kube-api-access-") | not)))
+				| .containers |= map(.volumeMounts |= ((. // []) | map(select(.name | startswith("kube-api-access-") | not)))))}'
+}
 # ungated_pods CLUSTER: names of its pods without raygate.io/gang, one per line
 ungated_pods() {
 	kc get pods -n "$NS" -l "ray.io/cluster=$1" -o json |

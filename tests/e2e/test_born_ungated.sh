@@ -33,16 +33,10 @@ eventually 60 "first's 3 pods Running" pods_are first 3 Running
 assert_eq "first's pods the gate PATCHed (born ungated)" 0 "$(patched_by_gate first)"
 
 # A second head of the admitted first (KubeRay can make one from a stale view; here made by hand from the head's own
-# JSON, as gate_extra_head does): the webhook sees a member of an admitted RayCluster and creates it ungated; the
+# JSON: pod_copy): the webhook sees a member of an admitted RayCluster and creates it ungated; the
 # admission counted one head, so the gate deletes the later one and keeps first's own.
 head="$(head_pod first)"
-kc get pod -n "$NS" "$head" -o json |
-	jq --arg name "$head-extra" '{apiVersion, kind,
-		metadata: {name: $name, namespace: .metadata.namespace, labels: .metadata.labels, annotations: (.metadata.annotations // {}),
-			ownerReferences: .metadata.ownerReferences},
-		spec: (.spec | del(.nodeName, .priority, .schedulingGates)
-			| .volumes |= ((. // []) | map(select(.name | startswith("kube-api-access-") | not)))
-			| .containers |= map(.volumeMounts |= ((. // []) | map(select(.name | startswith("kube-api-access-") | not)))))}' |
+pod_copy "$head" "$head-extra" |
 	kc create -f - -o jsonpath='{.spec.schedulingGates[*].name}' >"$E2E_TMP/extra-gates"
 assert_eq "the second head $head-extra born ungated (a member of an admitted RayCluster)" "" "$(cat "$E2E_TMP/extra-gates")"
 extra_gone() { ! kc get pod -n "$NS" "$head-extra" -o name >/dev/null 2>&1 ||

@@ -19,13 +19,7 @@ head="$(head_pod one)"
 eventually 30 "one (its head only) admitted" is gated_count one 0
 
 extra="$head-extra"
-kc get pod -n "$NS" "$head" -o json |
-	jq --arg name "$extra" '{apiVersion, kind,
-		metadata: {name: $name, namespace: .metadata.namespace, labels: .metadata.labels, annotations: (.metadata.annotations // {}),
-			ownerReferences: .metadata.ownerReferences},
-		spec: (.spec | del(.nodeName, .priority, .schedulingGates)
-			| .volumes |= ((. // []) | map(select(.name | startswith("kube-api-access-") | not)))
-			| .containers |= map(.volumeMounts |= ((. // []) | map(select(.name | startswith("kube-api-access-") | not)))))}' |
+pod_copy "$head" "$extra" |
 	kc create -f - -o jsonpath='{.spec.schedulingGates[*].name}' >"$E2E_TMP/created-gates"
 assert_eq "the webhook gated the second head $extra (the object created)" raygate.io/gang "$(cat "$E2E_TMP/created-gates")"
 extra_gated() {
