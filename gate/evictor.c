@@ -273,14 +273,13 @@ static int record_one(struct evictor *e, const struct evictscan_gang *g, const c
  * After the record of a RayJob's gang: the RayJob suspended (rerun.h), to run
  * again from the start on a new RayCluster once resumed and re-admitted,
  * carrying the record (KubeRay copies its annotations onto that cluster, so
- * the backoff and the requeue count hold). When KubeRay would not suspend it,
+ * the backoff and the requeue count hold, and a dispatched one's lease
+ * counts from this gate's sighting, not afresh). When KubeRay would not suspend it,
  * the eviction goes on as for any RayCluster: KubeRay recreates its pods.
  */
 static void rerun_rayjob(struct evictor *e, const struct evictscan_gang *g, const char *now)
 {
-    json_t *patch = evict_record_patch(&g->record, NAMES_ANNOTATION_ADMITTED, NULL);
-    json_t *record = json_object_get(json_object_get(patch, "metadata"), "annotations");
-    json_object_del(record, NAMES_ANNOTATION_ADMITTED);
+    json_t *record = evictscan_rayjob_record(g);
     struct error why = {{0}};
     switch (rerun_suspend(e->k, g->namespace_, g->rayjob, g->rayjob_uid, record, now, &why)) {
     case RERUN_SUSPENDED:
@@ -296,7 +295,7 @@ static void rerun_rayjob(struct evictor *e, const struct evictscan_gang *g, cons
                   why.message);
         break;
     }
-    json_decref(patch);
+    json_decref(record);
 }
 
 /* Step 2: deletes g's pods (those not sent lately when finishing); returns how many are not done. */

@@ -325,6 +325,59 @@ static void test_surplus_heads(void **state)
     json_decref(fx);
 }
 
+/*
+ * A dispatched RayJob's gang evicted for its lease: the RayJob's record
+ * carries the lease's sighting, and the RayCluster KubeRay makes again from
+ * the RayJob's annotations (another name, another uid, the same counter) is
+ * expired at its first sighting: the lease counts from the record, not
+ * afresh. Without the sighting in the record it got a new lease and was
+ * admitted on the worker while the manager ran it elsewhere.
+ */
+static void test_rayjob_lease_record(void **state)
+{
+    (void)state;
+    json_t *fx = fixture_json("evictscan/dispatch-lease.json");
+    struct cache *c = cachefixture_load(fx, 0);
+    struct evict_config cfg;
+    evict_config_default(&cfg);
+    int64_t t21 = 0, t25 = 0;
+    assert_int_equal(evict_parse_time("2026-11-23T10:00:21Z", &t21), 0);
+    assert_int_equal(evict_parse_time("2026-11-23T10:00:25Z", &t25), 0);
+    struct evictscan_result r;
+    evictscan_result_init(&r);
+    evictscan_run(c, &cfg, t21, 0, 1, &r);
+    const struct evictscan_gang *e = NULL;
+    for (size_t i = 0; i < r.len; i++)
+        if (strcmp(r.items[i].cluster, "leased") == 0)
+            e = &r.items[i];
+    assert_non_null(e);
+    assert_int_equal(e->reason, EVICT_REASON_DISPATCH_LEASE);
+    assert_string_equal(e->lease_seen, "4@2026-11-23T10:00:00.000Z");
+    json_t *record = evictscan_rayjob_record(e);
+    assert_null(json_object_get(record, "raygate.io/admitted-at"));
+    assert_string_equal(json_string_value(json_object_get(record, "raygate.io/dispatch-lease-seen")), e->lease_seen);
+
+    /* KubeRay's new RayCluster: the RayJob's annotations (the lease and the record), another name and uid. */
+    json_t *rc = json_deep_copy(json_array_get(json_object_get(fx, "rayclusters"), 0));
+    json_t *meta = json_object_get(rc, "metadata");
+    assert_string_equal(json_string_value(json_object_get(meta, "name")), "leased");
+    json_object_set_new(meta, "name", json_string("leased-again"));
+    json_object_set_new(meta, "uid", json_string("uid-leased-again"));
+    json_t *ann = json_object_get(meta, "annotations");
+    json_object_del(ann, "raygate.io/admitted-at");
+    json_object_update(ann, record);
+    cache_set_clock(c, t25);
+    cachefixture_upsert(c, "rayclusters", rc);
+    const struct cache_gang *g = cache_gang_get(c, "default", "leased-again");
+    assert_non_null(g);
+    assert_int_equal(dispatchlease_check(g->lease, t25, NULL), DISPATCHLEASE_EXPIRED);
+    json_decref(rc);
+    json_decref(record);
+    evictscan_result_finish(&r);
+    cache_destroy(c);
+    json_decref(fx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -332,6 +385,7 @@ int main(void)
         cmocka_unit_test(test_jitter_spreads_gangs),
         cmocka_unit_test(test_running_gang_judged_again),
         cmocka_unit_test(test_surplus_heads),
+        cmocka_unit_test(test_rayjob_lease_record),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,6 +32,7 @@ static void gang_finish(struct evictscan_gang *g)
     free(g->queue);
     free(g->message);
     free(g->preempted_by);
+    free(g->lease_seen);
 }
 
 void evictscan_result_finish(struct evictscan_result *r)
@@ -71,6 +72,17 @@ static uint32_t gang_random(uint32_t random, const struct cache_gang *g)
     return h;
 }
 
+/* g's lease sighting as its record says it (dispatchlease.h: "COUNTER@TIME"), owned; NULL without a counted lease. */
+static char *lease_seen(const struct cache_gang *g)
+{
+    const struct dispatchlease *l = g->lease;
+    if (l == NULL || !l->valid || !l->counted || l->seen_ms < 0)
+        return NULL;
+    char buf[DISPATCHLEASE_SEEN_SIZE];
+    struct dispatchlease_seen s = {.counter = l->counter, .at_ms = l->seen_ms};
+    return util_strdup(dispatchlease_seen_format(&s, buf, sizeof(buf)));
+}
+
 /* A new entry for g, its pods to delete being its live pods that are ungated or bound (members: the first nmembers of live). */
 static struct evictscan_gang *add_gang(struct evictscan_result *out, const struct cache_gang *g, struct cache_pod *const *members,
                                        size_t nmembers)
@@ -90,6 +102,7 @@ static struct evictscan_gang *add_gang(struct evictscan_result *out, const struc
     e->rayjob_uid = util_strdup(g->owner_uid);
     e->queue = util_strdup(g->queue != NULL ? g->queue->name : "");
     e->held = g->held;
+    e->lease_seen = lease_seen(g);
     e->pods = util_calloc(g->npods + 1, sizeof(*e->pods));
     const struct cache_pod *p;
     cache_gang_for_each_pod(p, g) {
@@ -271,6 +284,19 @@ static void scan_surplus_heads(const struct cache_gang *g, struct evictscan_resu
     }
     if (e->npods == 0)
         gang_finish(&out->items[--out->len]); /* none to delete: all gated and unbound */
+}
+
+json_t *evictscan_rayjob_record(const struct evictscan_gang *g)
+{
+    json_t *patch = evict_record_patch(&g->record, NAMES_ANNOTATION_ADMITTED, NULL);
+    json_t *record = json_incref(json_object_get(json_object_get(patch, "metadata"), "annotations"));
+    json_decref(patch);
+    if (record == NULL)
+        record = json_object();
+    json_object_del(record, NAMES_ANNOTATION_ADMITTED);
+    if (g->lease_seen != NULL)
+        json_object_set_new(record, NAMES_ANNOTATION_DISPATCH_LEASE_SEEN, json_string(g->lease_seen));
+    return record;
 }
 
 size_t evictscan_run(const struct cache *c, const struct evict_config *cfg, int64_t now_ms, int64_t floor_ms, uint32_t random,

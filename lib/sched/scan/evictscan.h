@@ -72,6 +72,10 @@ struct evictscan_gang {
     char *preempted_by;         /* PREEMPTED/RECLAIMED: "ns/name" of the preemptor, written as raygate.io/preempted-by; else NULL */
     int held;    /* its RayCluster is held (heldsuspend.h): the record suspends it again, so that KubeRay makes no pod */
     int surplus; /* reason NONE: pods past an admitted held gang's members, not an eviction's leftovers (a second head) */
+    /* Dispatched: its lease's sighting ("COUNTER@TIME", NAMES_ANNOTATION_DISPATCH_LEASE_SEEN) when counted, else NULL.
+       A RayJob's record carries it, so that the RayCluster KubeRay makes again from the RayJob's annotations counts
+       from it, not afresh (a first sighting would give an expired lease a new one: evictor.c, rerun_rayjob). */
+    char *lease_seen;
     struct evictscan_pod *pods;
     size_t npods;
 };
@@ -106,5 +110,16 @@ size_t evictscan_run(const struct cache *c, const struct evict_config *cfg, int6
  */
 void evictscan_record_next(const struct cache_gang *g, const struct evict_config *cfg, enum evict_reason reason, int64_t now_ms,
                            uint32_t random, struct evict_record *out);
+
+/*
+ * The annotations a RayJob's suspend carries for g's eviction (owned; rerun.h):
+ * its eviction record without the admission, and its lease's sighting
+ * (g->lease_seen) when dispatched. KubeRay copies a RayJob's annotations
+ * onto the RayCluster it makes again, so the backoff and the requeue count
+ * hold, and the new RayCluster's lease counts from this sighting: a first
+ * sighting would give an expired lease a whole new one while the manager
+ * runs the gang elsewhere (the soak's bound-twice, seed 21461).
+ */
+json_t *evictscan_rayjob_record(const struct evictscan_gang *g);
 
 #endif
