@@ -4,7 +4,13 @@
 # skipping what is already built. Go is used here only for these upstream
 # programs; raygate itself is C.
 #
-#   hack/build-upstream.sh [--peers kueue,coscheduling]
+#   hack/build-upstream.sh [--with real-node,helm] [--peers kueue,coscheduling]
+#
+# Without --with: what a local cluster and the demo need (etcd, the control
+# plane and kubectl, kwok, KubeRay), etcd, kwok and KubeRay built beside
+# Kubernetes so that their module downloads overlap its compile. --with
+# real-node adds kubelet and kube-proxy (hack/cluster.sh up --real-node), --with
+# helm adds helm (the chart's unit test, the in-cluster suite).
 #
 # --peers also builds the gang systems raygate is compared with (hack/bench.sh
 # --parts peers): Kueue's manager, and scheduler-plugins' scheduler (with the
@@ -101,8 +107,9 @@ build_k8s_programs() { # tmpdir programs...
 }
 
 build_k8s() {
-	# kubelet and kube-proxy: the real node of `hack/cluster.sh up --real-node`.
-	local progs=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy) missing=() p
+	# kubelet and kube-proxy: the real node of `hack/cluster.sh up --real-node`, with --with real-node.
+	local progs=(kube-apiserver kube-controller-manager kube-scheduler kubectl) missing=() p
+	((WITH_REAL_NODE)) && progs+=(kubelet kube-proxy)
 	for p in "${progs[@]}"; do [[ -x "$K8S_BIN/$p" ]] || missing+=("$p"); done
 	if ((${#missing[@]} == 0)); then log "kubernetes $K8S_VERSION: cached"; return; fi
 	log "kubernetes $K8S_VERSION: building ${missing[*]} (several minutes, once: later runs reuse $K8S_BIN)"
@@ -209,20 +216,37 @@ build_peers() {
 	done
 }
 
-PEERS=""
+PEERS="" WITH_REAL_NODE=0 WITH_HELM=0
+with() {
+	local part
+	for part in ${1//,/ }; do
+		case "$part" in
+		real-node) WITH_REAL_NODE=1 ;;
+		helm) WITH_HELM=1 ;;
+		*) log "--with takes real-node and/or helm, not '$part'"; exit 2 ;;
+		esac
+	done
+}
 while (($#)); do
 	case "$1" in
+	--with) with "${2:-}"; shift 2 || { log "--with takes a list"; exit 2; } ;;
+	--with=*) with "${1#*=}"; shift ;;
 	--peers) PEERS="${2:-}"; shift 2 || { log "--peers takes a list"; exit 2; } ;;
 	--peers=*) PEERS="${1#*=}"; shift ;;
-	*) log "unknown argument '$1' (usage: hack/build-upstream.sh [--peers kueue,coscheduling])"; exit 2 ;;
+	*) log "unknown argument '$1' (usage: hack/build-upstream.sh [--with real-node,helm] [--peers kueue,coscheduling])"; exit 2 ;;
 	esac
 done
 
-build_k8s
-build_etcd
-build_helm
-go_install kwok "$KWOK_VERSION" "$KWOK_BIN" sigs.k8s.io/kwok/cmd/kwok
-build_kuberay
+# Kubernetes is the long one (minutes of compiling); the others build beside it,
+# so that their downloads and links fill its waits. Each says its own line.
+side=()
+build_etcd & side+=($!)
+{ go_install kwok "$KWOK_VERSION" "$KWOK_BIN" sigs.k8s.io/kwok/cmd/kwok; build_kuberay; } & side+=($!)
+side_rc=0
+( build_k8s ) || side_rc=1
+for pid in "${side[@]}"; do wait "$pid" || side_rc=1; done
+((side_rc == 0)) || { log "a build failed (its log is named above)"; exit 1; }
+((WITH_HELM)) && build_helm
 # The CRDs come from the module cache; make sure the module is there.
 if [[ ! -d "$(kuberay_crd_dir)" ]]; then
 	module_gomod "github.com/ray-project/kuberay/ray-operator@$KUBERAY_VERSION" >/dev/null

@@ -7,6 +7,7 @@
 #   hack/cluster.sh up [--nodes N] [--node-capacity cpu=8,memory=32Gi[,nvidia.com/gpu=2,...]]
 #                      [--gang raygate|kueue|coscheduling|none] [--no-raygate] [--real-node]
 #                      [--k8s VERSION] [--kuberay-version VERSION] [--native-gang | --no-native-gang]
+#                      [--legacy]
 #     --k8s and --kuberay-version pick the Kubernetes and KubeRay releases
 #     (default hack/versions.sh's newest; built once by hack/build-upstream.sh);
 #     the cluster's later commands use the same ones (recorded in its state).
@@ -15,6 +16,9 @@
 #     GenericWorkload; Kubernetes 1.37 and later), which raygate's webhook and
 #     gate then use as the last step (docs/native-gang.md): the default where
 #     the release has it; --no-native-gang leaves the beta API off.
+#     --legacy also serves the legacy Ray operator's RayCluster (cluster.ray.io),
+#     for raygate's tests of it (the e2e shards): there `kubectl get raycluster`
+#     is ambiguous, so a cluster without it leaves the name to KubeRay's.
 #     --real-node adds a real node (containerd, kubelet, kube-proxy; hack/real-node.sh)
 #     and installs raygate in-cluster from its image (kubectl apply -k
 #     hack/real-node-overlay) instead of starting the host binaries.
@@ -324,7 +328,7 @@ versioned_up() {
 }
 
 cmd_up() {
-	local nodes=4 capacity="cpu=8,memory=32Gi" gang=raygate real_node=0 native=-1
+	local nodes=4 capacity="cpu=8,memory=32Gi" gang=raygate real_node=0 native=-1 legacy=0
 	versioned_up "$@"
 	while (($#)); do
 		case "$1" in
@@ -337,6 +341,7 @@ cmd_up() {
 		--gang) gang="${2:-}"; shift 2 || usage ;;
 		--gang=*) gang="${1#*=}"; shift ;;
 		--real-node) real_node=1; shift ;;
+		--legacy) legacy=1; shift ;;
 		--native-gang) native=1; shift ;;
 		--no-native-gang) native=0; shift ;;
 		*) usage ;;
@@ -355,6 +360,7 @@ cmd_up() {
 	local t0=$SECONDS
 	local peer_build=()
 	[[ "$gang" == kueue || "$gang" == coscheduling ]] && peer_build=(--peers "$gang")
+	((real_node)) && peer_build+=(--with real-node,helm)
 	# Quiet when everything is built; on a new machine it shows the build (several minutes, once).
 	RAYGATE_K8S_VERSION="$K8S_VERSION" RAYGATE_KUBERAY_VERSION="$KUBERAY_VERSION" bash "$here/build-upstream.sh" "${peer_build[@]}" 2>&1 | sed -u '/: cached$/d; /^build-upstream: all upstream programs present$/d' >&2
 	[[ -x "$ETCD_BIN/etcd" ]] || die "etcd not found in $ETCD_BIN: run hack/build-upstream.sh"
@@ -383,7 +389,7 @@ cmd_up() {
 	kc apply --server-side --force-conflicts -f "$ROOT/manifests/crds/" >/dev/null
 	# The legacy Ray operator's RayCluster (cluster.ray.io), for raygate's tests of it: from here on
 	# `kubectl get raycluster` is ambiguous, say rayclusters.ray.io or rayclusters.cluster.ray.io.
-	kc apply --server-side --force-conflicts -f "$ROOT/tests/e2e/legacy/cluster.ray.io_rayclusters.yaml" >/dev/null
+	((legacy == 0)) || kc apply --server-side --force-conflicts -f "$ROOT/tests/e2e/legacy/cluster.ray.io_rayclusters.yaml" >/dev/null
 	peer_crds "$gang"
 	wait_until 60 "CRDs established" crds_established || die "CRDs were not established"
 

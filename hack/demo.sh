@@ -23,12 +23,17 @@ show() { printf '\033[36m$ %s\033[0m\n' "$*"; "$@"; }
 kubectl() { "$KUBECTL" "$@"; }
 
 narrate "Installing dependencies and building raygate"
-bash "$here/deps.sh"
+bash "$here/deps.sh" --demo
+upstream=0
+if [[ ! -x "$K8S_BIN/kube-apiserver" || ! -x "$ETCD_BIN/etcd" || ! -x "$KWOK_BIN/kwok" || ! -x "$KUBERAY_BIN/ray-operator" ]]; then
+	narrate "First run on this machine: building Kubernetes $K8S_VERSION, etcd, kwok and KubeRay from source into $RAYGATE_CACHE, beside raygate. About 15 minutes on 2 cores, once: later runs reuse them"
+	bash "$here/build-upstream.sh" &
+	upstream=$!
+fi
 [[ -f "$BUILD/build.ninja" ]] || meson setup "$BUILD" "$ROOT" >/dev/null
 meson compile -C "$BUILD" >/dev/null
-
-if [[ ! -x "$K8S_BIN/kube-apiserver" || ! -x "$KWOK_BIN/kwok" || ! -x "$KUBERAY_BIN/ray-operator" ]]; then
-	narrate "First run on this machine: building Kubernetes $K8S_VERSION, kwok and KubeRay from source into $RAYGATE_CACHE. This takes several minutes and happens once: later runs reuse them"
+if ((upstream)); then
+	wait "$upstream" || { say "building the upstream programs failed (the log named above says why)"; exit 1; }
 fi
 if ((multi)); then
 	. "$here/demo-multi.sh"

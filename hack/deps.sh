@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages raygate's build, tests, demo and benchmarks need.
 # Idempotent: when everything is present it only checks and returns.
+#
+#   hack/deps.sh [--demo]   (--demo: only what the build and a local cluster need)
 set -euo pipefail
 pkgs=(
 	# build
@@ -8,11 +10,17 @@ pkgs=(
 	libh2o-evloop-dev libssl-dev libjansson-dev libcurl4-openssl-dev libyaml-dev libcmocka-dev
 	# local control plane and tests
 	etcd-client openssl curl jq bc procps iproute2 psmisc python3
+)
+case "${1:-}" in
+--demo) ;;
+"") pkgs+=(
 	# the image (hack/image.sh) and the real node (hack/cluster.sh up --real-node)
 	umoci containerd runc containernetworking-plugins iptables kmod util-linux
 	# benchmarks and reliability tooling
 	wrk valgrind clang libclang-rt-14-dev clang-format python3 python3-yaml
-)
+) ;;
+*) echo "usage: hack/deps.sh [--demo]" >&2; exit 2 ;;
+esac
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -51,7 +51,9 @@ check_shards "$shards"
 # meson-info, the list of tests the split reads, up to date.
 meson compile -C "$BUILD" >/dev/null || die "meson compile -C $BUILD failed"
 # Also the upstream programs: each shard's hack/cluster.sh up would build them into the one cache at once.
-bash "$here/build-upstream.sh" 2>&1 | sed -u '/: cached$/d; /^build-upstream: all upstream programs present$/d' >&2
+with=()
+((real_node)) && with=(--with real-node,helm)
+bash "$here/build-upstream.sh" "${with[@]}" 2>&1 | sed -u '/: cached$/d; /^build-upstream: all upstream programs present$/d' >&2
 if ((oldest)); then
 	RAYGATE_K8S_VERSION="$K8S_OLDEST" RAYGATE_KUBERAY_VERSION="$KUBERAY_OLDEST" bash "$here/build-upstream.sh" 2>&1 |
 		sed -u '/: cached$/d; /^build-upstream: all upstream programs present$/d' >&2
@@ -93,7 +95,7 @@ run_shard() {
 	export RAYGATE_E2E_MULTI_SHARED=1
 	if (($# == 0)); then
 		: # only the in-cluster suite (a run of a few TESTs)
-	elif "$cluster" up; then
+	elif "$cluster" up --legacy; then
 		# --no-rebuild: the shards share the build folder (built above).
 		meson test -C "$BUILD" --no-rebuild --suite e2e --print-errorlogs --logbase "e2e-$k" "$@" || rc=1
 		say "e2e shard $k: e2e tests done in $((SECONDS - t0))s"

@@ -56,7 +56,7 @@ meson compile -C "$BUILD"
 
 # Before the unit suite: it runs helm (lint and template of charts/raygate).
 step "upstream programs (cached in $RAYGATE_CACHE)"
-bash "$here/build-upstream.sh"
+bash "$here/build-upstream.sh" --with helm
 
 rc=0
 step "unit tests"

@@ -16,7 +16,7 @@ e2e_uid() { printf '%04x%04x' $RANDOM $RANDOM; }
 # test may have left changed (e2e_baseline) and creates the test's namespace.
 e2e_setup() {
 	if ! "$ROOT/hack/cluster.sh" status >/dev/null 2>&1; then
-		"$ROOT/hack/cluster.sh" up "$@" || fail "the local control plane did not come up"
+		"$ROOT/hack/cluster.sh" up --legacy "$@" || fail "the local control plane did not come up"
 	fi
 	e2e_baseline
 	NS="e2e-${E2E_NAME//_/-}-$(e2e_uid)"
