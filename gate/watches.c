@@ -21,7 +21,7 @@ enum watch_kind {
     WATCH_RAYCLUSTERS,
     WATCH_QUEUES,
     WATCH_PODGROUPS,
-    WATCH_LEGACY,          /* the legacy operator's RayClusters (lib/gang/legacy.h), when its CRD is installed */
+    WATCH_LEGACY,          /* the legacy operator's RayClusters (lib/gang/model/legacy.h), when its CRD is installed */
     WATCH_HYPERNODES,      /* Volcano's HyperNodes (hyperwatch.h), when their CRD is installed */
     WATCH_NATIVE,          /* Kubernetes' own PodGroups (native.h), when the native gang step is used */
     WATCH_PRIORITYCLASSES, /* a held gang's priority before its pods exist (prioclass.h) */

@@ -4,7 +4,7 @@
  * One watcher thread (lib/io/kube.h) lists and watches pods, nodes,
  * KubeRay's RayClusters, and, when discovery finds their CRDs, Volcano's
  * Queues, PodGroups and HyperNodes, the legacy operator's RayClusters
- * (lib/gang/legacy.h), Kubernetes' own PodGroups when the native gang
+ * (lib/gang/model/legacy.h), Kubernetes' own PodGroups when the native gang
  * step is used (native.h), and, where resource.k8s.io/v1 is served, the DRA
  * objects devices are counted by (DeviceClasses, ResourceSlices,
  * ResourceClaims, ResourceClaimTemplates: dracache.h). Each event goes, under the controller's lock, into

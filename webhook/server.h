@@ -1,7 +1,7 @@
 /*
  * server: the webhook's HTTPS server on h2o's evloop.
  *
- *   POST /mutate    AdmissionReview in, AdmissionReview out (lib/gang/admission.h)
+ *   POST /mutate    AdmissionReview in, AdmissionReview out (lib/gang/review/admission.h)
  *   POST /validate  the same (the Queue validating webhook's path)
  *   GET  /healthz   200 while the process runs
  *   GET  /readyz    200 while accepting, 503 once shutdown started

@@ -13,6 +13,7 @@
 #include "jsonpatch.h"
 #include "mutate.h"
 #include "rayjob.h"
+#include "rayjobmutate.h"
 #include "submitter.h"
 #include "util.h"
 

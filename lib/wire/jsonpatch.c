@@ -425,3 +425,11 @@ json_t *jsonpatch_merge_compose(const json_t *first, const json_t *second)
     }
     return out;
 }
+
+json_t *jsonpatch_own_object(json_t *obj, const char *key)
+{
+    json_t *v = json_object_get(obj, key);
+    v = json_is_object(v) ? json_copy(v) : json_object();
+    json_object_set_new(obj, key, v);
+    return v;
+}

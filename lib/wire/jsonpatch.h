@@ -47,6 +47,15 @@ json_t *jsonpatch_get(const json_t *doc, const char *pointer);
 json_t *jsonpatch_apply(const json_t *doc, const json_t *patch, struct error *err);
 
 /*
+ * obj[key] as an object of obj's own (borrowed), replacing an absent, null or
+ * ill-typed member by {}: obj is a shallow copy being mutated, and so is the
+ * member returned. The copy shares every subtree it does not change with the
+ * original (copy on write), so that jsonpatch_diff() finds the unchanged parts
+ * equal by pointer instead of comparing them value by value.
+ */
+json_t *jsonpatch_own_object(json_t *obj, const char *key);
+
+/*
  * Returns a new patch (JSON array, possibly empty) that turns from into to
  * (both borrowed): object members are added, removed or recursed into in key
  * order, arrays of equal length element by element, anything else replaced.

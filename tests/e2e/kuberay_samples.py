@@ -22,7 +22,7 @@
 
 What is checked, on the object the apiserver returns (after the webhook):
 - RayCluster: annotations raygate.io/min-member (equal to the count of the
-  returned spec: 1 + each worker group's pods, as lib/gang/gang.h sizes it)
+  returned spec: 1 + each worker group's pods, as lib/gang/model/gang.h sizes it)
   and raygate.io/min-resources (a JSON object); the head and every worker
   template labelled volcano.sh/queue-name=QUEUE; with a name, the annotation
   scheduling.k8s.io/group-name ray-NAME-pg on the cluster and every template.
@@ -88,7 +88,7 @@ def split(samples, out, queue):
 
 
 def min_member(spec):
-    """1 + the worker groups' pods, as lib/gang/gang.h counts them."""
+    """1 + the worker groups' pods, as lib/gang/model/gang.h counts them."""
     n = 1
     autoscaling = spec.get("enableInTreeAutoscaling") is True
     for g in spec.get("workerGroupSpecs") or []:

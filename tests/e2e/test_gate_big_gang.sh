@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 26: a gang too big to release at once (80 pods) has its gates removed
-# head first, then in batches paced by the binds (gate/ungate.c, ungatepace.h).
+# head first, then in batches paced by the binds (gate/apply/ungate.c, ungatepace.h).
 # It ends fully ungated and bound, never partly ungated past the invariant
 # checker's grace, and the gate log shows one ADMIT releasing all 80.
 . "$(dirname "$0")/lib.sh"

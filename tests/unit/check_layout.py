@@ -15,8 +15,14 @@ Fails (exit 1), naming file and line, when:
   (Kubernetes' dynamic resource allocation objects, on core and wire), gang (on
   core, wire, dra), sched (on core, wire, dra, gang), dispatch (on core, wire,
   dra, gang, sched);
-- a room of lib/sched (lib/sched/README.md) includes a header of a room above
-  it: the rooms, bottom up, are SCHED_ROOMS, each on those below it;
+- a room of lib/sched (lib/sched/README.md), lib/gang (lib/gang/README.md)
+  or gate/ (gate/README.md) includes a header of a room above it: the rooms,
+  bottom up, are ROOMS[folder], each on those below it; the files at the top
+  of gate/ (main, the controller, its watches) may use every room of it;
+- a product folder holds more than MAX_C .c files: a folder that grows past it
+  is split into rooms;
+- a product header does not open with its contract: a comment whose first
+  line names the module ("/*\n * x: what x decides");
 - product modules include each other in a circle. A module is x.c and x.h (and
   a private x_internal.h); it uses module y when one of its files includes
   "y.h" (or "y_internal.h") and that is a file of lib/*/,
@@ -53,8 +59,16 @@ LAYERS = {
     "sched": {"core", "wire", "dra", "gang"},
     "dispatch": {"core", "wire", "dra", "gang", "sched"},
 }
-# lib/sched's rooms, bottom up: a room may include headers of its own and of the rooms before it.
+# The rooms of a folder, bottom up: a room may include headers of its own and of the rooms before it.
 SCHED_ROOMS = ("record", "cache", "result", "queues", "place", "preempt", "admit", "scan", "status")
+ROOMS = {
+    "lib/sched": SCHED_ROOMS,
+    # the Ray objects as gangs; the hold of a queued RayCluster; the webhook's review
+    "lib/gang": ("model", "hold", "review"),
+    # what a pass decided, written; who leads; what the gate shows (its top: main, controller, watches)
+    "gate": ("apply", "lead", "status"),
+}
+MAX_C = 15
 # Product folders besides lib/*/: programs, whose modules take part in the circle check.
 PROGRAMS = ("gate", "webhook", "cli", "certs", "dispatch")
 
@@ -82,7 +96,10 @@ def sources(root):
         if os.path.isdir(os.path.join(lib, d)):
             folders.append("lib/" + d)
             folders += ["lib/%s/%s" % (d, r) for r in sorted(os.listdir(os.path.join(lib, d))) if os.path.isdir(os.path.join(lib, d, r))]
-    folders += [d for d in PROGRAMS if os.path.isdir(os.path.join(root, d))]
+    for d in PROGRAMS:
+        if os.path.isdir(os.path.join(root, d)):
+            folders.append(d)
+            folders += ["%s/%s" % (d, r) for r in sorted(os.listdir(os.path.join(root, d))) if os.path.isdir(os.path.join(root, d, r))]
     return {d: sorted(f for f in os.listdir(os.path.join(root, d)) if f.endswith((".c", ".h"))) for d in folders}
 
 
@@ -172,11 +189,62 @@ def edges(root, tree):
     return uses
 
 
-def room_below(mine, theirs):
-    """Whether lib/sched room mine may use room theirs (its own, or one before it in SCHED_ROOMS)."""
-    if mine not in SCHED_ROOMS or theirs not in SCHED_ROOMS:
-        return False
-    return SCHED_ROOMS.index(theirs) <= SCHED_ROOMS.index(mine)
+def split_room(folder):
+    """(the folder with rooms, the room) of a folder: ("lib/sched", "cache"), ("gate", "") for gate's top, or (folder, None)."""
+    for top in ROOMS:
+        if folder == top:
+            return top, ""
+        if folder.startswith(top + "/"):
+            return top, folder[len(top) + 1:]
+    return folder, None
+
+
+def room_message(folder, room):
+    """What a room of folder may use, for a message."""
+    rooms = ROOMS[folder]
+    if room not in rooms:
+        return "a room of %s not in ROOMS" % folder
+    return ", ".join(rooms[:rooms.index(room) + 1])
+
+
+def check_rooms(uses):
+    """A room that includes a header of a room above it, or of its folder's top: one message each."""
+    bad = []
+    for (d, m), targets in sorted(uses.items()):
+        top, mine = split_room(d)
+        if mine is None:
+            continue
+        for (td, tm), (where, lineno) in sorted(targets.items()):
+            ttop, theirs = split_room(td)
+            if ttop != top or theirs == mine or mine == "":
+                continue
+            rooms = ROOMS[top]
+            if mine in rooms and theirs in rooms and rooms.index(theirs) <= rooms.index(mine):
+                continue
+            what = "%s's top" % top if theirs == "" else "%s/%s" % (top, theirs)
+            bad.append("%s:%d: includes %s/%s.h (%s): %s/%s may use only the rooms %s" %
+                       (where, lineno, td, tm, what, top, mine, room_message(top, mine)))
+    return bad
+
+
+def check_openings(root, tree):
+    """A product header that does not open with "/*" and " * x:" (x its module, x_internal its private part)."""
+    bad = []
+    for d, files in sorted(tree.items()):
+        for f in files:
+            if not f.endswith(".h"):
+                continue
+            with open(os.path.join(root, d, f), encoding="utf-8") as fh:
+                head = [fh.readline().rstrip("\n") for _ in range(2)]
+            if head != ["/*", head[1]] or not head[1].startswith(" * %s:" % f[:-2]):
+                bad.append("%s/%s:1: does not open with its contract (\"/*\" then \" * %s: what it decides\")" % (d, f, f[:-2]))
+    return bad
+
+
+def check_sizes(tree):
+    """A product folder with more than MAX_C .c files: one message each."""
+    return ["%s: %d .c files, more than %d: split it into rooms" % (d, n, MAX_C)
+            for d, n in sorted((d, sum(f.endswith(".c") for f in files)) for d, files in tree.items()) if n > MAX_C]
 
 
 def check_layers(uses):
@@ -191,14 +259,9 @@ def check_layers(uses):
             if theirs == mine:
                 continue
             mtop, ttop = mine.split("/")[0], theirs.split("/")[0]
-            if mtop == ttop == "sched" and room_below(mine[6:], theirs[6:]):
-                continue
-            if mtop != ttop and ttop in LAYERS.get(mtop, set()):
-                continue
-            if mtop == ttop == "sched":
-                bad.append("%s:%d: includes %s/%s.h: lib/%s may use only the rooms before it (%s)" %
-                           (where, lineno, td, tm, mine, ", ".join(SCHED_ROOMS[:SCHED_ROOMS.index(mine[6:]) + 1])
-                            if mine[6:] in SCHED_ROOMS else "a room of lib/sched not in SCHED_ROOMS"))
+            if mtop == ttop:
+                continue  # rooms of one folder: check_rooms()
+            if ttop in LAYERS.get(mtop, set()):
                 continue
             if (mine, "%s/%s.h" % (theirs, tm)) in LAYER_ALLOW:
                 continue
@@ -254,9 +317,19 @@ def self_check():
              ("lib/sched/admit", "a"): {("lib/sched/cache", "c"): ("lib/sched/admit/a.c", 1)},
              ("lib/sched/scan", "s"): {("lib/gang", "g"): ("lib/sched/scan/s.c", 1)},
              ("lib/gang", "g"): {("lib/sched/place", "p"): ("lib/gang/g.c", 1)}}
-    if len(check_layers(rooms)) != 2:
+    found = check_layers(rooms) + check_rooms(rooms)
+    if len(found) != 2:
         errors.append("self-check: planted sched/cache -> sched/admit and gang -> sched/place (admit -> cache, scan -> gang "
-                      "are allowed), found %r" % check_layers(rooms))
+                      "are allowed), found %r" % found)
+    gate = {("gate/apply", "a"): {("gate/status", "s"): ("gate/apply/a.c", 1), ("gate", "controller"): ("gate/apply/a.c", 2)},
+            ("gate/status", "s"): {("gate/apply", "a"): ("gate/status/s.c", 1)},
+            ("gate", "controller"): {("gate/status", "s"): ("gate/controller.c", 1)},
+            ("lib/gang/model", "rayjob"): {("lib/gang/review", "mutate"): ("lib/gang/model/rayjob.h", 1)}}
+    if len(check_rooms(gate)) != 3:
+        errors.append("self-check: planted gate/apply -> gate/status, gate/apply -> gate's top and gang/model -> "
+                      "gang/review (status -> apply, the top -> status are allowed), found %r" % check_rooms(gate))
+    if len(check_sizes({"gate": ["x%d.c" % i for i in range(MAX_C + 1)], "cli": ["a.c", "a.h"]})) != 1:
+        errors.append("self-check: a folder of %d .c files was not found" % (MAX_C + 1))
     if METRICS_CALL.findall("    metrics_gauge_set(m, 1);") != ["metrics_gauge_set"]:
         errors.append("self-check: a metrics_ call was not found")
     return errors
@@ -275,7 +348,7 @@ def main():
         return 1
     bad = check_pure(root, tree)
     uses = edges(root, tree)
-    for message in check_layers(uses):
+    for message in check_layers(uses) + check_rooms(uses) + check_sizes(tree) + check_openings(root, tree):
         print(message)
         bad += 1
     for circle in cycles(uses):

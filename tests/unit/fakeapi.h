@@ -467,7 +467,7 @@ static inline json_t *pod_list(const char *rv, const char *cont, json_t *items)
     return l;
 }
 
-/* --- for tests of modules that make their own client (gate/leader.c) ---------------- */
+/* --- for tests of modules that make their own client (gate/lead/leader.c) ---------------- */
 
 /* A kubeconfig (caller finishes it) pointing at f, without credentials. */
 static inline void fake_kubeconfig_init(struct fake *f, struct kubeconfig *cfg)

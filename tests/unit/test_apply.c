@@ -1,5 +1,5 @@
 /*
- * gate/apply.c against the fake API server of fakeapi.h, on a cache loaded
+ * gate/apply/apply.c against the fake API server of fakeapi.h, on a cache loaded
  * from an admit fixture (queue-walkthrough: test-cluster-0 admitted,
  * test-cluster-1 waits): the plan tells the waiting gang's pods once; an
  * accepted record is followed by the gates and the cache learns both; a

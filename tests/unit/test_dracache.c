@@ -1,6 +1,6 @@
 /*
  * lib/sched/cache/dracache.c, devices.c, lib/dra/draset.c, ledger.c and
- * lib/gang/gangclaims.c together: DRA device claims counted in a queue and on
+ * lib/gang/model/gangclaims.c together: DRA device claims counted in a queue and on
  * the nodes by an admission pass. Two kwok-like nodes each publish four
  * devices of driver gpu.example.com; class gpu.example.com maps them to
  * example.com/gpu; gangs are a head and N workers, each worker with one

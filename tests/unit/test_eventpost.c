@@ -1,5 +1,5 @@
 /*
- * gate/eventpost.c against the fake API server of fakeapi.h: Events posted to
+ * gate/apply/eventpost.c against the fake API server of fakeapi.h: Events posted to
  * their namespaces, a namespace being deleted is no failure, and a list is
  * always emptied by eventpost_send, posted or dropped (not leading): the
  * Preempting Event of a replica that no longer led was leaked (its JSON and

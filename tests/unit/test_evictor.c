@@ -1,5 +1,5 @@
 /*
- * gate/evictor.c against the fake API server of fakeapi.h: the eviction
+ * gate/apply/evictor.c against the fake API server of fakeapi.h: the eviction
  * record's preconditions (uid, resourceVersion), the DisruptionTarget
  * condition before each deletion, deletions retried through failures until
  * every pod is gone, and pods replaced under the same name left alone.

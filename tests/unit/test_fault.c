@@ -1,5 +1,5 @@
 /*
- * gate/fault.c: a point does nothing until armed, says its argument once
+ * gate/apply/fault.c: a point does nothing until armed, says its argument once
  * armed, and fault_exit ends the process with status 3 after logging why.
  */
 #include <setjmp.h>

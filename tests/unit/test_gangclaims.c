@@ -1,5 +1,5 @@
 /*
- * lib/gang/gangclaims.c: the device claims of a RayCluster's gang and of a pod,
+ * lib/gang/model/gangclaims.c: the device claims of a RayCluster's gang and of a pod,
  * and what they count as: a template once per pod of its group, a shared claim
  * once for the gang, a missing template or class a wait naming it.
  */

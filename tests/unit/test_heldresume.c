@@ -1,4 +1,4 @@
-/* lib/gang/heldresume.c: when the gate nudges KubeRay to make a resumed held RayCluster's pods now. */
+/* lib/gang/hold/heldresume.c: when the gate nudges KubeRay to make a resumed held RayCluster's pods now. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /*
- * lib/gang/heldsuspend.c and heldset.c: which RayClusters the webhook holds
+ * lib/gang/hold/heldsuspend.c and heldset.c: which RayClusters the webhook holds
  * suspended until admitted, what it writes on them, the set of admitted held
  * RayClusters its watch keeps, and the pods of those born without the gate
  * (both answer paths of admission.h, byte for byte).

@@ -1,5 +1,5 @@
 /*
- * gate/leader.c: leader election against the fake API server of fakeapi.h,
+ * gate/lead/leader.c: leader election against the fake API server of fakeapi.h,
  * whose Lease keeps a resourceVersion like the real one (a PUT with a stale
  * one gets 409, a POST of an existing Lease 409). Short durations (a lease of
  * 1 s, a renew deadline of 500 ms, a retry every 50 ms); every wait is a

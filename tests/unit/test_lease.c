@@ -87,7 +87,7 @@ static json_t *fake_write(struct fake_server *s, const struct lease_action *a)
     return json_deep_copy(s->lease);
 }
 
-/* client-go's tryAcquireOrRenew against the fake server, as gate/leader.c runs it. */
+/* client-go's tryAcquireOrRenew against the fake server, as gate/lead/leader.c runs it. */
 static void attempt(struct lease_elector *le, struct fake_server *s, long long ms)
 {
     struct lease_time now = at(ms);

@@ -1,5 +1,5 @@
 /*
- * gate/leaseseen.c against the fake API server of fakeapi.h: the sighting of
+ * gate/lead/leaseseen.c against the fake API server of fakeapi.h: the sighting of
  * a dispatch lease recorded on its RayCluster once per change of the counter
  * (a merge PATCH with the uid as precondition), nothing written while not
  * leading (and written once leading), a failed write tried again by the next

@@ -12,6 +12,7 @@
 #include "fixtures.h"
 #include "mutate.h"
 #include "rayjob.h"
+#include "rayjobmutate.h"
 #include "mutatefixture.h"
 
 /* mutate_raycluster as the webhook calls it without the DRA objects (no options). */

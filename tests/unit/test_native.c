@@ -1,5 +1,5 @@
 /*
- * gate/native.c: the native gang step's state and writes. What the watch of
+ * gate/apply/native.c: the native gang step's state and writes. What the watch of
  * native PodGroups delivers (native_record) and what native_seen then says;
  * what a decision's gang wants of the step (native_want, on decisions built as
  * admit.c builds them and on a real pass) and which admitted gangs drifted

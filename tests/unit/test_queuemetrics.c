@@ -1,5 +1,5 @@
 /*
- * gate/queuemetrics.c, driven by tests/fixtures/queuemetrics/steps.json: the
+ * gate/status/queuemetrics.c, driven by tests/fixtures/queuemetrics/steps.json: the
  * queue gauges set from a cache (an admit fixture after one admission pass,
  * plus a queue of no gang) and a queue status given per step, then swept.
  * After each step the rendered registry must hold the lines the step lists

@@ -11,6 +11,7 @@
 #include "fixtures.h"
 #include "mutatefixture.h"
 #include "rayjob.h"
+#include "rayjobmutate.h"
 #include "submitter.h"
 
 static const char *mode_name(enum rayjob_mode mode)

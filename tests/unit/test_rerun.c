@@ -1,5 +1,5 @@
 /*
- * gate/rerun.c against the fake API server of fakeapi.h, which keeps one
+ * gate/apply/rerun.c against the fake API server of fakeapi.h, which keeps one
  * RayJob as the real one would: a merge PATCH with a stale resourceVersion or
  * another uid gets 409, a JSON patch whose test fails gets 422, and a list
  * selects by the rerun label. The test plays KubeRay in between: it moves

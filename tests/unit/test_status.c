@@ -1,5 +1,5 @@
 /*
- * gate/status.c against the fake API server of fakeapi.h, on a cache loaded
+ * gate/status/status.c against the fake API server of fakeapi.h, on a cache loaded
  * from an admit fixture (queue-walkthrough: one gang admitted, one waiting):
  * the first sync creates both PodGroups and writes the Queue's status; the
  * answers are recorded, so an unchanged state writes nothing more; a

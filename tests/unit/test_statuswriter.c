@@ -1,5 +1,5 @@
 /*
- * gate/statuswriter.c against the fake API server of fakeapi.h: writes are
+ * gate/status/statuswriter.c against the fake API server of fakeapi.h: writes are
  * keyed by a struct (kind, namespace, name); a write replaces a queued one of
  * the same key only, a patch of an object whose creation is queued is merged
  * into the creation, and done sees each write's key, seq and answer.

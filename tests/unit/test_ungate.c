@@ -1,5 +1,5 @@
 /*
- * gate/ungate.c: gate removal against the fake API server of fakeapi.h, whose
+ * gate/apply/ungate.c: gate removal against the fake API server of fakeapi.h, whose
  * pods keep their schedulingGates and resourceVersion like the real one
  * (a merge patch with a stale resourceVersion gets 409), and whose answers
  * each test scripts per pod: errors, cut connections, changes under our feet.

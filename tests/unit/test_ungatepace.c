@@ -1,5 +1,5 @@
 /*
- * gate/ungatepace.c: batch sizes from the observed bind rate, the
+ * gate/apply/ungatepace.c: batch sizes from the observed bind rate, the
  * backlog refilled at half, the floor and the ceiling, and the stall rule.
  */
 #include <setjmp.h>

@@ -1,5 +1,5 @@
 /*
- * gate/waitevents.c, driven by tests/fixtures/waitevents/steps.json: passes at
+ * gate/apply/waitevents.c, driven by tests/fixtures/waitevents/steps.json: passes at
  * given CLOCK_MONOTONIC times over the cache of an admit fixture, each
  * changing the cache, then noting its decisions as apply_plan does
  * (admit_reason_changed, then waitevents_note) and flushing. After each pass

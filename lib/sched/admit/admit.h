@@ -198,7 +198,7 @@ const struct preempthold_item *admit_held(const struct admit *a, const struct ca
  * "waiting for pods" is not a new reason (its message is still recorded: the
  * gang's PodGroup shows the current one). When the gang's (or its tail's)
  * reason changes, CACHE_POD_TOLD is cleared on its pods, so that the pods the
- * controller tells (gate/waitevents.c: the head, or a tail's first waiting
+ * controller tells (gate/apply/waitevents.c: the head, or a tail's first waiting
  * pod, once the reason has lasted its settling time) are told the new reason
  * once (cache_pod_mark_told()). ADMIT and FINISH forget the gang's reason,
  * TAIL_ADMIT the tail's, and return 1. Returns 0 when the gang is no longer

@@ -1,7 +1,7 @@
 /*
  * cachelease: the cache's dispatch leases (dispatchlease.h) whose sighting is
  * to be recorded on their RayCluster (NAMES_ANNOTATION_DISPATCH_LEASE_SEEN),
- * for the gate that writes them (gate/leaseseen.h). cache_upsert_raycluster
+ * for the gate that writes them (gate/lead/leaseseen.h). cache_upsert_raycluster
  * marks the news when a lease's counter is seen change and the record does not
  * hold it; the writer takes the news, finds the gangs (cache_for_each_gang,
  * dispatchlease_record_wanted, dispatchlease_record_patch), and says what

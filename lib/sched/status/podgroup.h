@@ -2,7 +2,7 @@
  * podgroup: the Volcano-compatible status raygate keeps, as pure functions of
  * the cache (cache.h) and of what the API last showed: a PodGroup
  * (scheduling.volcano.sh/v1beta1) per gang, the status of every Queue, and the
- * reason tokens of the gauges that mirror them (gate/queuemetrics.h). No
+ * reason tokens of the gauges that mirror them (gate/status/queuemetrics.h). No
  * I/O: the controller reads the
  * objects and writes what these functions return.
  *
@@ -217,7 +217,7 @@ enum {
 /* The PODGROUP_CRD_* flags of the resources an APIResourceList (borrowed: GET /apis/scheduling.volcano.sh/v1beta1) names. */
 unsigned podgroup_discovery(const json_t *resource_list);
 
-/* ---- the reason label of the gauges (gate/queuemetrics.h) ---- */
+/* ---- the reason label of the gauges (gate/status/queuemetrics.h) ---- */
 
 /*
  * The short, stable token of why a gang waits, for the reason label:

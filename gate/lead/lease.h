@@ -2,7 +2,7 @@
  * lease: leader election on a coordination.k8s.io/v1 Lease, client-go's
  * algorithm (k8s.io/client-go/tools/leaderelection) as a pure state machine.
  *
- * The elector never talks to the API server. The caller (gate/leader.c) does
+ * The elector never talks to the API server. The caller (gate/lead/leader.c) does
  * the requests the elector asks for and reports what happened, passing the
  * time of each step in:
  *

@@ -37,14 +37,6 @@ static const char *nonempty_string(const json_t *obj, const char *key)
 }
 
 /* Copy on write: each object on the way to a change is copied shallowly. */
-json_t *mutate_own_object(json_t *obj, const char *key)
-{
-    json_t *v = json_object_get(obj, key);
-    v = json_is_object(v) ? json_copy(v) : json_object();
-    json_object_set_new(obj, key, v);
-    return v;
-}
-
 static void add_warning(struct mutate_result *out, const char *text)
 {
     if (out->warnings == NULL)
@@ -112,9 +104,9 @@ void mutate_pod_template(json_t *template, const char *path, const char *owner, 
     struct template_edit edits[TEMPLATE_EDITS_MAX];
     size_t n = template_edits(queue, group, member, priority, edits);
     warn_queue(template, path, owner, queue, out);
-    json_t *meta = mutate_own_object(template, "metadata");
+    json_t *meta = jsonpatch_own_object(template, "metadata");
     for (size_t i = 0; i < n; i++) {
-        json_t *map = edit_in_spec(&edits[i]) ? mutate_own_object(template, "spec") : mutate_own_object(meta, edits[i].map);
+        json_t *map = edit_in_spec(&edits[i]) ? jsonpatch_own_object(template, "spec") : jsonpatch_own_object(meta, edits[i].map);
         if (!edits[i].keep_set || nonempty_string(map, edits[i].key) == NULL)
             json_object_set_new(map, edits[i].key, json_string(edits[i].value));
     }
@@ -130,7 +122,7 @@ void mutate_cluster_templates(json_t *spec, const char *path, const char *owner,
 {
     char p[192];
     util_format(p, sizeof(p), "%s.headGroupSpec.template", path);
-    mutate_pod_template(mutate_own_object(mutate_own_object(spec, "headGroupSpec"), "template"), p, owner, queue, group, "true",
+    mutate_pod_template(jsonpatch_own_object(jsonpatch_own_object(spec, "headGroupSpec"), "template"), p, owner, queue, group, "true",
                         priority, out);
     json_t *workers = json_object_get(spec, "workerGroupSpecs");
     if (json_is_array(workers)) {
@@ -141,7 +133,7 @@ void mutate_cluster_templates(json_t *spec, const char *path, const char *owner,
         json_t *worker = json_copy(json_array_get(workers, i));
         json_array_set_new(workers, i, worker);
         util_format(p, sizeof(p), "%s.workerGroupSpecs[%zu].template", path, i);
-        mutate_pod_template(mutate_own_object(worker, "template"), p, owner, queue, group, mutate_member_mark(gang, i), priority,
+        mutate_pod_template(jsonpatch_own_object(worker, "template"), p, owner, queue, group, mutate_member_mark(gang, i), priority,
                             out);
     }
 }
@@ -157,7 +149,7 @@ static void mutate_pod_types(json_t *spec, const char *queue, const char *group,
         json_t *type = json_copy(json_array_get(types, i));
         json_array_set_new(types, i, type);
         util_format(path, sizeof(path), "spec.podTypes[%zu].podConfig", i);
-        mutate_pod_template(mutate_own_object(type, "podConfig"), path, "RayCluster", queue, group, mutate_member_mark(gang, i),
+        mutate_pod_template(jsonpatch_own_object(type, "podConfig"), path, "RayCluster", queue, group, mutate_member_mark(gang, i),
                             priority, out);
     }
 }
@@ -226,7 +218,7 @@ static void patch_template(json_t *patch, const char *base, const json_t *templa
         json_t *whole = json_object();
         for (size_t i = 0; i < n; i++)
             if (!edit_in_spec(&edits[i]))
-                json_object_set_new(mutate_own_object(whole, edits[i].map), edits[i].key, json_string(edits[i].value));
+                json_object_set_new(jsonpatch_own_object(whole, edits[i].map), edits[i].key, json_string(edits[i].value));
         jsonpatch_append_new(patch, meta != NULL ? "replace" : "add", meta_path, whole);
     }
     qsort(edits, n, sizeof(*edits), edit_cmp);
@@ -279,12 +271,12 @@ static json_t *legacy_patch(const json_t *raycluster, const char *const *keys, c
                             const char *queue, const char *group, const struct gang_spec *gang, const char *priority,
                             struct mutate_result *out)
 {
-    json_t *copy = json_copy((json_t *)raycluster); /* shallow: see mutate_own_object() */
-    json_t *annotations = mutate_own_object(mutate_own_object(copy, "metadata"), "annotations");
+    json_t *copy = json_copy((json_t *)raycluster); /* shallow: see jsonpatch_own_object() */
+    json_t *annotations = jsonpatch_own_object(jsonpatch_own_object(copy, "metadata"), "annotations");
     for (size_t i = 0; i < n; i++)
         if (values[i] != NULL)
             json_object_set_new(annotations, keys[i], json_string(values[i]));
-    mutate_pod_types(mutate_own_object(copy, "spec"), queue, group, gang, priority, out);
+    mutate_pod_types(jsonpatch_own_object(copy, "spec"), queue, group, gang, priority, out);
     json_t *patch = jsonpatch_diff(raycluster, copy);
     json_decref(copy);
     return patch;

@@ -52,8 +52,7 @@ static int fail_under(struct error *err, const char *prefix, const char *message
     return -1;
 }
 
-/* KubeRay's default submitter container (common.GetDefaultSubmitterContainer); image may be NULL. New reference. */
-static json_t *default_submitter_container(const char *image)
+json_t *rayjob_submitter_container(const char *image)
 {
     json_t *c = json_pack("{s:s, s:{s:{s:s, s:s}, s:{s:s, s:s}}}", "name", RAYJOB_SUBMITTER_CONTAINER, "resources", "limits", "cpu",
                           "1", "memory", "1Gi", "requests", "cpu", "500m", "memory", "200Mi");
@@ -64,8 +63,7 @@ static json_t *default_submitter_container(const char *image)
     return c;
 }
 
-/* The head's first container's image (borrowed), or NULL. */
-static const char *head_image(const json_t *cluster_spec)
+const char *rayjob_head_image(const json_t *cluster_spec)
 {
     const json_t *spec = json_object_get(json_object_get(json_object_get(cluster_spec, "headGroupSpec"), "template"), "spec");
     return nonempty_string(json_array_get(json_object_get(spec, "containers"), 0), "image");
@@ -109,10 +107,10 @@ static json_t *cluster_of(const json_t *cluster_spec, enum rayjob_mode mode)
     json_t *pod = json_object_get(template, "spec");
     if (!json_is_object(head) || !json_is_object(template) || !json_is_object(pod))
         return cluster; /* gang_from_raycluster names what is wrong */
-    pod = mutate_own_object(mutate_own_object(mutate_own_object(spec, "headGroupSpec"), "template"), "spec");
+    pod = jsonpatch_own_object(jsonpatch_own_object(jsonpatch_own_object(spec, "headGroupSpec"), "template"), "spec");
     json_t *containers = json_object_get(pod, "containers");
     containers = json_is_array(containers) ? json_copy(containers) : json_array();
-    json_array_append_new(containers, default_submitter_container(head_image(cluster_spec)));
+    json_array_append_new(containers, rayjob_submitter_container(rayjob_head_image(cluster_spec)));
     json_object_set_new(pod, "containers", containers);
     return cluster;
 }
@@ -126,7 +124,7 @@ static int submitter_request(const json_t *spec, struct resources *out, struct e
     int rc;
 
     if (template == NULL || json_is_null(template)) {
-        pod_spec = json_pack("{s:[o]}", "containers", default_submitter_container(NULL));
+        pod_spec = json_pack("{s:[o]}", "containers", rayjob_submitter_container(NULL));
     } else if (!json_is_object(template)) {
         error_setf(err, "spec.submitterPodTemplate: must be an object");
         return -1;
@@ -199,129 +197,6 @@ fail_cluster:
 fail:
     rayjob_gang_finish(out);
     return -1;
-}
-
-/* The submitter template of the copy being mutated (K8sJobMode), KubeRay's default written out when absent. */
-static int own_submitter_template(json_t *spec, json_t **out, struct error *err)
-{
-    json_t *template = json_object_get(spec, "submitterPodTemplate");
-    if (json_is_object(template)) {
-        *out = mutate_own_object(spec, "submitterPodTemplate");
-        return 0;
-    }
-    const char *image = head_image(json_object_get(spec, "rayClusterSpec"));
-    if (image == NULL) {
-        /* KubeRay takes the default submitter's image from there; without one the job could never start. */
-        error_setf(err, "spec.rayClusterSpec.headGroupSpec.template.spec.containers[0].image: must be set (the default "
-                        "submitter runs the head's image)");
-        return -1;
-    }
-    template = json_pack("{s:{s:[o], s:s}}", "spec", "containers", default_submitter_container(image), "restartPolicy", "Never");
-    json_object_set_new(spec, "submitterPodTemplate", template);
-    *out = template;
-    return 0;
-}
-
-/* The annotations on the RayJob (in the copy being mutated). */
-static void set_annotations(json_t *copy, const struct rayjob_gang *g, const char *group)
-{
-    json_t *annotations = mutate_own_object(mutate_own_object(copy, "metadata"), "annotations");
-    char member[24];
-    util_format(member, sizeof(member), "%" PRId64, g->min_member);
-    char *min_resources = resources_to_string(&g->min_resources);
-    json_object_set_new(annotations, NAMES_ANNOTATION_MIN_MEMBER, json_string(member));
-    json_object_set_new(annotations, NAMES_ANNOTATION_MIN_RESOURCES, json_string(min_resources));
-    free(min_resources);
-    if (g->has_submitter) {
-        char *submitter = resources_to_string(&g->submitter);
-        json_object_set_new(annotations, NAMES_ANNOTATION_SUBMITTER, json_string(submitter));
-        free(submitter);
-    } else {
-        json_object_del(annotations, NAMES_ANNOTATION_SUBMITTER);
-    }
-    if (group != NULL)
-        json_object_set_new(annotations, NAMES_ANNOTATION_GROUP, json_string(group));
-}
-
-/*
- * Adds what the devices of the RayJob's (borrowed) cluster count as by s to its cluster's and its gang's minResources
- * (mutate_add_devices(): warnings into out). Returns 0, or -1 with err on overflow.
- */
-static int add_devices(const json_t *rayjob, struct rayjob_gang *g, const struct draset *s, struct mutate_result *out,
-                       struct error *err)
-{
-    const json_t *meta = json_object_get(rayjob, "metadata");
-    json_t *cluster = json_pack("{s:{s:O*}, s:O*}", "metadata", "namespace", json_object_get(meta, "namespace"), "spec",
-                                json_object_get(json_object_get(rayjob, "spec"), "rayClusterSpec")); /* owned */
-    struct resources dev;
-    resources_init(&dev);
-    int rc = mutate_add_devices(cluster, &g->cluster, s, &dev, out, err);
-    if (rc == 0 && (resources_add_scaled(&g->cluster.min_resources, &dev, 1, err) != 0 ||
-                    resources_add_scaled(&g->min_resources, &dev, 1, err) != 0))
-        rc = -1;
-    resources_finish(&dev);
-    json_decref(cluster);
-    return rc;
-}
-
-int rayjob_mutate(const json_t *rayjob, const struct mutate_options *opts, struct mutate_result *out, struct error *err)
-{
-    struct rayjob_gang g;
-    const json_t *labels = json_object_get(json_object_get(rayjob, "metadata"), "labels");
-    const char *queue = nonempty_string(labels, NAMES_LABEL_QUEUE);
-    const char *priority = nonempty_string(labels, NAMES_LABEL_PRIORITY);
-    const char *name = nonempty_string(json_object_get(rayjob, "metadata"), "name");
-    char *group = NULL;
-    json_t *copy = NULL;
-    int rc = -1;
-
-    if (queue == NULL)
-        return 0;
-    rayjob_gang_init(&g);
-    if (rayjob_gang_from(rayjob, &g, err) != 0)
-        goto out;
-    if (g.selector) {
-        out->warnings = json_pack("[s]", "spec.clusterSelector: this RayJob runs on an existing RayCluster, which raygate gates "
-                                         "as its own gang when it has a queue label; the RayJob itself is not gated");
-        rc = 0;
-        goto out;
-    }
-    if (opts != NULL && opts->dra != NULL && add_devices(rayjob, &g, opts->dra, out, err) != 0)
-        goto out;
-    /* With generateName only, the name (and so the group) is not known yet. */
-    group = name != NULL ? names_podgroup(name) : NULL;
-
-    copy = json_copy((json_t *)rayjob); /* shallow: see mutate_own_object() */
-    set_annotations(copy, &g, group);
-    json_t *spec = mutate_own_object(copy, "spec");
-    mutate_cluster_templates(mutate_own_object(spec, "rayClusterSpec"), "spec.rayClusterSpec", "RayJob", queue, group, &g.cluster,
-                             priority, out);
-    if (g.has_submitter) {
-        json_t *template;
-        if (own_submitter_template(spec, &template, err) != 0)
-            goto out;
-        /* The submitter is no member (rayjob.h): it carries no mark, and no ray.io/cluster label to be gated by. */
-        mutate_pod_template(template, "spec.submitterPodTemplate", "RayJob", queue, group, NULL, priority, out);
-        json_object_set_new(mutate_own_object(mutate_own_object(template, "metadata"), "labels"), RAYJOB_LABEL_SUBMITTER,
-                            json_string("true"));
-    }
-
-    out->patch = jsonpatch_diff(rayjob, copy);
-    if (json_array_size(out->patch) == 0) {
-        json_decref(out->patch);
-        out->patch = NULL;
-    }
-    rc = 0;
-
-out:
-    if (rc != 0) {
-        json_decref(out->warnings);
-        out->warnings = NULL;
-    }
-    json_decref(copy);
-    free(group);
-    rayjob_gang_finish(&g);
-    return rc;
 }
 
 int rayjob_owner_of(const json_t *raycluster, const char **name, const char **uid)

@@ -32,7 +32,6 @@
 
 #include "error.h"
 #include "gang.h"
-#include "mutate.h"
 #include "names.h"
 #include "resources.h"
 
@@ -75,22 +74,11 @@ void rayjob_gang_finish(struct rayjob_gang *g);
  */
 int rayjob_gang_from(const json_t *rayjob, struct rayjob_gang *out, struct error *err);
 
-/*
- * The webhook's decision on a RayJob (borrowed) on CREATE and UPDATE, when it
- * has a non-empty volcano.sh/queue-name label and no clusterSelector (that one
- * is allowed unchanged, with a warning): on the RayJob the annotations
- * raygate.io/min-member, raygate.io/min-resources (submitter included), in
- * K8sJobMode raygate.io/submitter-resources, and (name known)
- * scheduling.k8s.io/group-name ray-<rayjob>-pg; on every template of
- * spec.rayClusterSpec what mutate_pod_template() sets; in K8sJobMode the
- * submitter template (KubeRay's default written out when absent, so that the
- * submitter pod carries the queue) gets the same plus the label
- * raygate.io/rayjob-submitter=true. With opts->dra (mutate.h; opts may be
- * NULL), raygate.io/min-resources counts its cluster's device claims as a
- * RayCluster's do. out must be initialised and empty.
- * Returns 0 (allowed; patch and warnings set when any), or -1 with err.
- */
-int rayjob_mutate(const json_t *rayjob, const struct mutate_options *opts, struct mutate_result *out, struct error *err);
+/* KubeRay's default submitter container (common.GetDefaultSubmitterContainer); image may be NULL. New reference. */
+json_t *rayjob_submitter_container(const char *image);
+
+/* The first container's image of a RayCluster spec's (borrowed) head (borrowed), or NULL. */
+const char *rayjob_head_image(const json_t *cluster_spec);
 
 /*
  * The RayJob a RayCluster (borrowed) was made for: returns 1 and sets *name and

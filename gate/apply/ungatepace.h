@@ -1,7 +1,7 @@
 /*
  * ungatepace: how many scheduling gates to remove next, so that the gates of a
  * big gang go at the rate kube-scheduler binds its pods (pure: times and
- * counts come in, a batch size goes out; gate/ungate.c does the I/O).
+ * counts come in, a batch size goes out; gate/apply/ungate.c does the I/O).
  *
  * Removing a thousand gates at once costs a thousand PATCHes that compete,
  * on the API server, with the scheduler's binds; removing them one by one

@@ -1,5 +1,5 @@
 /*
- * leader: the gate controller's leader election, the I/O around gate/lease.h.
+ * leader: the gate controller's leader election, the I/O around gate/lead/lease.h.
  *
  * One thread runs client-go's loop on the Lease <namespace>/<name>
  * (coordination.k8s.io/v1): every retry period while leading (renewal), every

@@ -16,6 +16,7 @@
 #include "hypercheck.h"
 #include "queuecheck.h"
 #include "rayjob.h"
+#include "rayjobmutate.h"
 #include "topology.h"
 #include "util.h"
 

@@ -130,15 +130,6 @@ int mutate_add_devices(const json_t *raycluster, const struct gang_spec *gang, c
                        struct mutate_result *out, struct error *err);
 
 /*
- * obj[key] as an object of obj's own (borrowed), replacing an absent, null or
- * ill-typed member by {}: obj is a shallow copy being mutated, and so is the
- * member returned. The copy shares every subtree it does not change with the
- * original (copy on write), so that jsonpatch_diff() finds the unchanged parts
- * equal by pointer instead of comparing them value by value.
- */
-json_t *mutate_own_object(json_t *obj, const char *key);
-
-/*
  * What one pod template (borrowed, owned by the copy being mutated) needs: the
  * queue label (a different one is replaced, with a warning naming path and the
  * owner's kind), the group-name annotation when group is not NULL, the

@@ -1,6 +1,6 @@
 /*
  * native: Kubernetes' own gang scheduling as the gate's last step
- * (lib/gang/nativegang.h, docs/native-gang.md), its state and its writes.
+ * (lib/gang/model/nativegang.h, docs/native-gang.md), its state and its writes.
  *
  * The state: the native PodGroups (scheduling.k8s.io/v1beta1) as the watch
  * delivers them (watches.h feeds native_record under the controller's lock
