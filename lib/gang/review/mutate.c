@@ -122,8 +122,8 @@ void mutate_cluster_templates(json_t *spec, const char *path, const char *owner,
 {
     char p[192];
     util_format(p, sizeof(p), "%s.headGroupSpec.template", path);
-    mutate_pod_template(jsonpatch_own_object(jsonpatch_own_object(spec, "headGroupSpec"), "template"), p, owner, queue, group, "true",
-                        priority, out);
+    mutate_pod_template(jsonpatch_own_object(jsonpatch_own_object(spec, "headGroupSpec"), "template"), p, owner, queue, group,
+                        "true", priority, out);
     json_t *workers = json_object_get(spec, "workerGroupSpecs");
     if (json_is_array(workers)) {
         workers = json_copy(workers);

@@ -106,8 +106,8 @@ int rayjob_mutate(const json_t *rayjob, const struct mutate_options *opts, struc
     copy = json_copy((json_t *)rayjob); /* shallow: see jsonpatch_own_object() */
     set_annotations(copy, &g, group);
     json_t *spec = jsonpatch_own_object(copy, "spec");
-    mutate_cluster_templates(jsonpatch_own_object(spec, "rayClusterSpec"), "spec.rayClusterSpec", "RayJob", queue, group, &g.cluster,
-                             priority, out);
+    mutate_cluster_templates(jsonpatch_own_object(spec, "rayClusterSpec"), "spec.rayClusterSpec", "RayJob", queue, group,
+                             &g.cluster, priority, out);
     if (g.has_submitter) {
         json_t *template;
         if (own_submitter_template(spec, &template, err) != 0)
