@@ -52,6 +52,15 @@ static void test_which(void **state)
         {"", "", 2, 0},
         {",\"ownerReferences\":[{\"kind\":\"RayJob\",\"name\":\"j\"}]", "", 0, 0},
         {",\"annotations\":{\"raygate.io/topology-required\":\"rack\"}", "", 0, 0},
+        /* every form of a topology request is gated, not held: Volcano's labels and annotations, a group's own */
+        {",\"labels\":{\"volcano.sh/queue-name\":\"q\",\"volcano.sh/network-topology-mode\":\"hard\","
+         "\"volcano.sh/network-topology-highest-tier-allowed\":\"1\"}",
+         "", 0, 0},
+        {",\"annotations\":{\"volcano.sh/network-topology-mode\":\"soft\"}", "", 0, 0},
+        {"",
+         ",\"workerGroupSpecs\":[{\"groupName\":\"g\",\"template\":{\"metadata\":{\"annotations\":{\"raygate.io/"
+         "topology-required\":\"rack\"}},\"spec\":{\"containers\":[{\"name\":\"w\"}]}}}]",
+         0, 0},
         {"", ",\"suspend\":true", 0, 0},
         {",\"annotations\":{\"raygate.io/dispatch-suspended\":\"true\"}", "", 0, 0},
         {",\"annotations\":{\"raygate.io/held-suspended\":\"true\"}", ",\"suspend\":false", 2, 1},

@@ -185,11 +185,61 @@ static void test_names_and_text(void **state)
     assert_string_equal(buf, "no topology constraint");
 }
 
+/* topology_constrained(): every form of the request, on each object that carries one, and the objects that ask nothing. */
+static void test_constrained_forms(void **state)
+{
+    (void)state;
+    static const char *const head = "\"headGroupSpec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"h\"}]}}}";
+    struct {
+        const char *meta, *spec; /* spec: the cluster spec's members after the head */
+        const char *where;       /* "": a RayCluster; else the RayJob's or RayService's member holding the cluster spec */
+        int want;
+    } cases[] = {
+        {"", "", "", 0},
+        {"", "", "rayClusterSpec", 0},
+        {"", "", "rayClusterConfig", 0},
+        {"\"annotations\":{\"raygate.io/topology-required\":\"rack\"}", "", "", 1},
+        {"\"annotations\":{\"raygate.io/topology-preferred\":\"rack\"}", "", "", 1},
+        {"\"labels\":{\"volcano.sh/network-topology-mode\":\"hard\",\"volcano.sh/network-topology-highest-tier-allowed\":\"1\"}",
+         "", "", 1},
+        {"\"annotations\":{\"volcano.sh/network-topology-mode\":\"soft\"}", "", "", 1},
+        /* a tier without a mode asks nothing (as KubeRay reads it) */
+        {"\"labels\":{\"volcano.sh/network-topology-highest-tier-allowed\":\"1\"}", "", "", 0},
+        {"",
+         ",\"workerGroupSpecs\":[{\"groupName\":\"g\",\"template\":{\"metadata\":{\"annotations\":{\"raygate.io/"
+         "topology-required\":\"rack\"}},\"spec\":{\"containers\":[{\"name\":\"w\"}]}}}]",
+         "", 1},
+        {"\"labels\":{\"volcano.sh/network-topology-mode\":\"hard\"}", "", "rayClusterSpec", 1},
+        {"\"annotations\":{\"raygate.io/topology-required\":\"rack\"}", "", "rayClusterConfig", 1},
+        {"",
+         ",\"workerGroupSpecs\":[{\"groupName\":\"g\",\"template\":{\"metadata\":{\"annotations\":{\"raygate.io/"
+         "topology-preferred\":\"rack\"}},\"spec\":{\"containers\":[{\"name\":\"w\"}]}}}]",
+         "rayClusterSpec", 1},
+        /* malformed: not taken for no request */
+        {"\"labels\":{\"volcano.sh/network-topology-mode\":\"strict\"}", "", "", 1},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char text[1024];
+        if (cases[i].where[0] == '\0')
+            snprintf(text, sizeof(text), "{\"metadata\":{%s},\"spec\":{%s%s}}", cases[i].meta, head, cases[i].spec);
+        else
+            snprintf(text, sizeof(text), "{\"metadata\":{%s},\"spec\":{\"%s\":{%s%s}}}", cases[i].meta, cases[i].where, head,
+                     cases[i].spec);
+        json_error_t e;
+        json_t *o = json_loads(text, 0, &e);
+        if (o == NULL)
+            fail_msg("case %zu: %s", i, e.text);
+        if (topology_constrained(o) != cases[i].want)
+            fail_msg("case %zu: constrained %d, want %d", i, topology_constrained(o), cases[i].want);
+        json_decref(o);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixtures),       cmocka_unit_test(test_error_empties),  cmocka_unit_test(test_degenerate_objects),
-        cmocka_unit_test(test_error_one_line), cmocka_unit_test(test_names_and_text),
+        cmocka_unit_test(test_error_one_line), cmocka_unit_test(test_names_and_text), cmocka_unit_test(test_constrained_forms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

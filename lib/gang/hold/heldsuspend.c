@@ -58,7 +58,8 @@ static int qualifies(const json_t *cluster)
         return 0;
     if (heldsuspend_suspended(cluster) || heldsuspend_admitted(cluster) || annotation(cluster, NAMES_ANNOTATION_DISPATCH_SUSPENDED))
         return 0;
-    return annotation(cluster, TOPOLOGY_REQUIRED) == NULL && annotation(cluster, TOPOLOGY_PREFERRED) == NULL;
+    /* Admitted from its declaration, a held gang's pods are placed by kube-scheduler alone: a domain to keep is gated. */
+    return !topology_constrained(cluster);
 }
 
 int heldsuspend_ops(const json_t *cluster, int update, json_t *patch)

@@ -16,7 +16,8 @@
  * user (no ownerReferences: a RayJob's or RayService's controller would fight
  * over spec.suspend), not suspended already (a user's suspend is theirs), not
  * suspended by a manager's dispatch (dispatchsuspend.h), not
- * topology-constrained (its domain is chosen for pods that exist: early.h)
+ * topology-constrained in any form (topology_constrained(), topology.h: its
+ * domain is chosen for pods that exist: early.h)
  * and not admitted.
  *
  * An UPDATE of a held RayCluster that is not admitted keeps spec.suspend true

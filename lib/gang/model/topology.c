@@ -89,6 +89,16 @@ int topology_request_any(const struct topo_request *r)
     return 0;
 }
 
+int topology_constrained(const json_t *obj)
+{
+    struct topo_request r;
+    struct error err = {{0}};
+    topology_request_init(&r);
+    int constrained = topology_request_parse(obj, &r, &err) != 0 || topology_request_any(&r);
+    topology_request_finish(&r);
+    return constrained;
+}
+
 const struct topo_constraint *topology_request_for(const struct topo_request *r, const char *group)
 {
     static const struct topo_constraint none;

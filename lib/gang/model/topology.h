@@ -115,6 +115,17 @@ int topology_request_parse(const json_t *obj, struct topo_request *out, struct e
 int topology_request_any(const struct topo_request *r);
 
 /*
+ * The one answer to "is this gang topology-constrained", for every form above
+ * (raygate's annotations on the object or on a worker group's template,
+ * Volcano's labels or annotations) on a RayCluster, a RayJob or a RayService
+ * (borrowed): 1 when it asks for any constraint, 0 when it asks for none. A
+ * request that does not parse answers 1: whatever decides by this answer
+ * (the hold, which admits from a declaration without placing pods) must not
+ * take a malformed request for no request; the webhook denies it anyway.
+ */
+int topology_constrained(const json_t *obj);
+
+/*
  * The constraint that applies to the pods of group name (NULL: the head): the
  * group's own, else the gang's; for the head the gang's only when include_head
  * is set. Never NULL: a constraint of mode NONE when nothing applies.
