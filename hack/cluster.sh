@@ -256,9 +256,15 @@ register_webhook() {
 		kc apply -f - >/dev/null
 }
 
-# hold_flag: the webhook's --hold-gangs as RAYGATE_HOLD_GANGS asks: on (issue 37: pods born ungated, the
-# default) unless it is 0 (every queued pod created gated, as before).
-hold_flag() { [[ "${RAYGATE_HOLD_GANGS:-1}" == 0 ]] && echo --hold-gangs=false || echo --hold-gangs=true; }
+# hold_flag: the webhook's --hold-gangs as RAYGATE_HOLD_GANGS asks: wait (pods born ungated, the default: also
+# 1 or unset), off (also 0: every queued pod created gated) or decide (held until the gate's first decision).
+hold_flag() {
+	case "${RAYGATE_HOLD_GANGS:-1}" in
+	0 | off) echo --hold-gangs=off ;;
+	decide) echo --hold-gangs=decide ;;
+	*) echo --hold-gangs=wait ;;
+	esac
+}
 
 # start_webhook [MANIFEST...]: the webhook from build/, registered with MANIFESTs (register_webhook); with
 # --hold-gangs as RAYGATE_HOLD_GANGS asks (hold_flag).

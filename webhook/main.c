@@ -71,8 +71,12 @@ struct webhook_flags {
     int64_t request_timeout_ms, handshake_timeout_ms, reload_interval_ms, shutdown_delay_ms, shutdown_timeout_ms;
     int log_level;
     int native_gang; /* enum nativeprobe_mode */
-    int hold_gangs;  /* heldsuspend.h */
+    int hold_gangs;  /* enum heldsuspend_mode, or HOLD_FALSE / HOLD_TRUE: the boolean's spellings */
 };
+
+/* --hold-gangs' values, indexed as enum heldsuspend_mode; then the spellings of the boolean it was, off and wait. */
+static const char *const hold_names[] = {"off", "wait", "decide", "false", "true", NULL};
+enum { HOLD_FALSE = 3, HOLD_TRUE = 4 };
 
 /* Parses the command line into f (which holds the defaults); returns -1 to go on, else the exit status. */
 static int parse_flags(int argc, char **argv, struct webhook_flags *f)
@@ -100,10 +104,11 @@ static int parse_flags(int argc, char **argv, struct webhook_flags *f)
         FLAG_CHOICE("native-gang", "MODE", nativeprobe_mode_names, &f->native_gang,
                     "auto, on or off: gated pods name their PodGroup in spec.schedulingGroup (Kubernetes' gang scheduling, "
                     "scheduling.k8s.io/v1beta1); auto: when the API serves its podgroups, asked once at start-up"),
-        FLAG_BOOL("hold-gangs", &f->hold_gangs,
-                  "create a user's queued RayCluster suspended until the gate admits its gang, whose pods are then born "
-                  "without the gate (one write per RayCluster, not one per pod; watches RayClusters; off: every "
-                  "queued pod is created gated)"),
+        FLAG_CHOICE("hold-gangs", "MODE", hold_names, &f->hold_gangs,
+                    "create a user's queued RayCluster suspended: wait, until the gate admits its gang, whose pods are "
+                    "then born without the gate (one write per RayCluster, not one per pod); decide, until the gate's "
+                    "first decision (admitted: as wait; must wait: released, its pods created gated); off: every "
+                    "queued pod is created gated (true and false: wait and off)"),
     };
     const struct flags_program p = {
         .name = "raygate-webhook",
@@ -161,7 +166,7 @@ static int api_start(const struct webhook_flags *f, struct webhook_api *api)
         log_errorf("DRA watch: %s", err.message);
         return 1;
     }
-    if (f->hold_gangs && (api->held = heldwatch_create(api->client, &err)) == NULL) {
+    if (f->hold_gangs != HELDSUSPEND_OFF && (api->held = heldwatch_create(api->client, &err)) == NULL) {
         log_errorf("RayCluster watch: %s", err.message);
         return 1;
     }
@@ -201,11 +206,13 @@ int main(int argc, char **argv)
         .shutdown_timeout_ms = 10 * FLAGS_SECOND,
         .log_level = LOG_LEVEL_INFO,
         .native_gang = NATIVEPROBE_OFF, /* opt-in: docs/native-gang.md, "Why the step is opt-in" */
-        .hold_gangs = 1,                /* issue 37: pods born ungated; --hold-gangs=false gates every queued pod */
+        .hold_gangs = HELDSUSPEND_WAIT, /* pods born ungated where the gang is admitted at once: docs/design.md */
     };
     int rc = parse_flags(argc, argv, &f);
     if (rc >= 0)
         return rc;
+    if (f.hold_gangs == HOLD_FALSE || f.hold_gangs == HOLD_TRUE)
+        f.hold_gangs = f.hold_gangs == HOLD_TRUE ? HELDSUSPEND_WAIT : HELDSUSPEND_OFF;
     struct server_config cfg = {
         .addr = f.addr,
         .cert_path = f.cert,
@@ -229,7 +236,8 @@ int main(int argc, char **argv)
     cfg.queues = api.queues;
     cfg.dra = api.dra;
     cfg.held = api.held;
-    cfg.mutate.hold_gangs = f.hold_gangs && api.held != NULL; /* without the watch, no pod could be born ungated */
+    /* without the watch, no pod could be born ungated */
+    cfg.mutate.hold_gangs = api.held != NULL ? (enum heldsuspend_mode)f.hold_gangs : HELDSUSPEND_OFF;
     struct nativeprobe_decision native;
     cfg.mutate.native_gang = nativeprobe_decide((enum nativeprobe_mode)f.native_gang, api.client, &native);
     if ((running = server_create(&cfg)) == NULL) {

@@ -201,8 +201,10 @@ void apply_plan(struct apply *a, struct apply_pass *p, struct cache *cache, stru
         const char *labels[] = {admit_result_action_name(d->action), admit_result_reason_name(d->reason)};
         metrics_counter_add(a->m_decisions, labels, 1);
         wait_events(a, p, cache, d, report);
-        if (d->action == ADMIT_ACTION_WAIT || d->action == ADMIT_ACTION_TAIL_WAIT)
+        if (d->action == ADMIT_ACTION_WAIT || d->action == ADMIT_ACTION_TAIL_WAIT) {
+            release_note(&p->releases, cache, d);
             continue;
+        }
         struct apply_act *act = &p->acts[p->nacts++];
         *act = (struct apply_act){.d = d, .report = report, .since = wait_since(cache, d, woke_ms)};
         act->native = native_want(a->cfg.native, cache, d, &act->want);
@@ -490,6 +492,9 @@ int apply_carry_out(struct apply *a, struct apply_pass *p, pthread_mutex_t *mu, 
     long long t0 = clock_mono_ms();
     a->mu = mu;
     a->cache = cache;
+    if (p->releases.n > 0 && may_write(a))
+        release_send(a->cfg.client, &p->releases);
+    release_list_finish(&p->releases);
     record_admissions(a, p);
     note_admitted(a, p);
     ensure_native(a, p);

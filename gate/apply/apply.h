@@ -43,6 +43,7 @@
 #include "kube.h"
 #include "metrics.h"
 #include "native.h"
+#include "release.h"
 
 struct apply;
 
@@ -72,8 +73,9 @@ struct apply_pass {
     struct eventpost_list events;
     struct apply_act *acts;
     size_t nacts;
-    long long mono_ms;   /* CLOCK_MONOTONIC ms of the plan */
-    long long settle_at; /* when a wait not told yet settles (waitevents.h), or -1 */
+    struct release_list releases; /* the held RayClusters whose gangs must wait, released (release.h) */
+    long long mono_ms;            /* CLOCK_MONOTONIC ms of the plan */
+    long long settle_at;          /* when a wait not told yet settles (waitevents.h), or -1 */
 };
 
 /*

@@ -56,6 +56,16 @@ int names_dns_subdomain(const char *s, size_t n);
 #define NAMES_ANNOTATION_HELD "raygate.io/held-suspended"
 
 /*
+ * On a held RayCluster, how long the hold lasts (heldsuspend.h, the webhook's --hold-gangs decide):
+ * "on-wait", written with the hold: the gate releases it when its first decision is to wait; "released",
+ * written by that release with spec.suspend false: from then on a gated gang (KubeRay makes its pods, each
+ * gated, and the gate lifts their gates when it admits the gang), never held again.
+ */
+#define NAMES_ANNOTATION_HELD_RELEASE "raygate.io/held-release"
+#define NAMES_HELD_RELEASE_ON_WAIT "on-wait"
+#define NAMES_HELD_RELEASE_DONE "released"
+
+/*
  * On a held RayCluster, written by its admission record: the metadata.generation the record's clear of
  * spec.suspend makes. Its pods are born without the gate only while the RayCluster is still at that
  * generation (heldset.h): after a change of its spec (a group scaled up), they are gated, and the gate weighs

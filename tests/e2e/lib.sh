@@ -29,7 +29,7 @@ e2e_setup() {
 	E2E_TMP="$(mktemp -d "${TMPDIR:-/tmp}/raygate-e2e.XXXXXX")"
 	E2E_GATE_FROM="$(gate_log_from 2>/dev/null || echo 1)"
 	trap e2e_teardown EXIT
-	say "=== $E2E_NAME in namespace $NS$(e2e_held || echo " (every queued pod created gated: --hold-gangs=false)")"
+	say "=== $E2E_NAME in namespace $NS$(e2e_held || echo " (--hold-gangs=$(hold_mode))")"
 	e2e_hold_mode
 }
 
@@ -658,25 +658,40 @@ native_restore() {
 # e2e_held: the test runs with the webhook holding gangs (--hold-gangs, issue 37: queued RayClusters held
 # suspended until admitted, their pods born ungated), as it does by default; RAYGATE_HOLD_GANGS=0 (pods_gated, or
 # the gated_* tests of tests/e2e/meson.build) runs it with --hold-gangs=false, every queued pod created gated.
-e2e_held() { [[ "${RAYGATE_HOLD_GANGS:-1}" != 0 ]]; }
+e2e_held() { [[ "$(hold_mode)" == wait ]]; }
+# hold_mode: the webhook's --hold-gangs the test runs with, as RAYGATE_HOLD_GANGS asks (hack/cluster.sh's
+# hold_flag): wait (1 or unset), off (0) or decide
+hold_mode() {
+	case "${RAYGATE_HOLD_GANGS:-1}" in 0 | off) echo off ;; decide) echo decide ;; *) echo wait ;; esac
+}
+# hold_decide: the test runs with --hold-gangs=decide (call it before e2e_setup): a held RayCluster whose gang must
+# wait is released, its pods created gated
+hold_decide() { export RAYGATE_HOLD_GANGS=decide; }
 # pods_gated: the test watches the gated pods of waiting gangs: it runs with --hold-gangs=false (call it before
 # e2e_setup; hack/cluster.sh keeps the flag across the test's restarts of the webhook).
 pods_gated() { export RAYGATE_HOLD_GANGS=0; }
-# webhook_holding: the local webhook's command line's last --hold-gangs says on (the default without one)
-webhook_holding() {
-	local arg on=1 pid
+# webhook_hold_mode: the local webhook's command line's last --hold-gangs, as hold_mode says it (wait without one);
+# nothing when it does not run
+webhook_hold_mode() {
+	local arg mode=wait pid
 	pid="$(cat "$STATE/pids/raygate-webhook.pid" 2>/dev/null)" || return 0
 	while IFS= read -r -d '' arg; do
-		case "$arg" in --hold-gangs | --hold-gangs=true) on=1 ;; --hold-gangs=false) on=0 ;; esac
+		case "$arg" in
+		--hold-gangs=true | --hold-gangs=wait) mode=wait ;;
+		--hold-gangs=false | --hold-gangs=off) mode=off ;;
+		--hold-gangs=decide) mode=decide ;;
+		esac
 	done <"/proc/$pid/cmdline" 2>/dev/null || return 0
-	((on))
+	echo "$mode"
 }
 # e2e_hold_mode: the local webhook restarted when it holds gangs and the test does not (e2e_held), or the other way
 # round; nothing when it does not run (a test stopped it; raygate in-cluster: its manifests' default, held).
 e2e_hold_mode() {
 	webhook_running || return 0
-	if e2e_held; then webhook_holding && return 0; else webhook_holding || return 0; fi
-	"$ROOT/hack/cluster.sh" restart raygate-webhook "--hold-gangs=$(e2e_held && echo true || echo false)" >/dev/null
+	local have
+	have="$(webhook_hold_mode)"
+	[[ -z "$have" || "$have" == "$(hold_mode)" ]] && return 0
+	"$ROOT/hack/cluster.sh" restart raygate-webhook "--hold-gangs=$(hold_mode)" >/dev/null
 	wait_until 20 "the webhook back" webhook_ready || fail "the webhook did not restart with --hold-gangs as the test runs"
 }
 # hold_gangs: the webhook holds gangs for this test (the default: says so where a test is about it)

@@ -5,7 +5,10 @@
 # webhook runs by default (--hold-gangs), test-cluster-1 waits held, with no
 # pod, and says why on its RayCluster; with --hold-gangs=false (the oldest
 # and in-cluster suites run it either way) its pods wait gated and
-# `kubectl describe pod` says why.
+# `kubectl describe pod` says why. With --hold-gangs=decide (decide_*),
+# test-cluster-1 is held until the gate's first decision, then released: its
+# pods wait gated as with --hold-gangs=false, and its RayCluster says
+# raygate.io/held-release: released.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 Q="walk-$(e2e_uid)"
@@ -34,6 +37,12 @@ if e2e_held; then
 else
 	three() { [[ "$(count_pods test-cluster-1)" == 3 ]]; }
 	eventually 60 "KubeRay created test-cluster-1's 3 pods" three
+	if [[ "$(hold_mode)" == decide ]]; then
+		assert_eq "test-cluster-0, admitted at its first decision, held and not released" "true " \
+			"$(rc_annotation test-cluster-0 raygate.io/held-suspended) $(rc_annotation test-cluster-0 raygate.io/held-release)"
+		assert_eq "test-cluster-1, released at its first decision" "true released" \
+			"$(rc_annotation test-cluster-1 raygate.io/held-suspended) $(rc_annotation test-cluster-1 raygate.io/held-release)"
+	fi
 	head="$(head_pod test-cluster-1)"
 	told=(Pod "$head")
 	eventually 10 "describe pod $head shows GangWaiting" describe_has "$head" "GangWaiting"

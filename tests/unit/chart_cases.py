@@ -186,6 +186,18 @@ def run(helm, chart, manifest_docs, check):
     r = refused(helm, chart, {"nativeGang": "yes"}, "nativeGang must be auto, on or off")
     expect(r is None, str(r))
 
+    # webhook.holdGangs: wait by default (no flag, the program's default); decide and off go to the webhook only.
+    expect("--hold-gangs" not in container(render(helm, chart), "Deployment/raygate-webhook")["args"],
+           "the default render passes --hold-gangs")
+    for mode in ("decide", "off"):
+        docs = render(helm, chart, {"webhook.holdGangs": mode})
+        args = container(docs, "Deployment/raygate-webhook")["args"]
+        expect("--hold-gangs" in args and args[args.index("--hold-gangs") + 1] == mode,
+               "webhook.holdGangs=%s: args %s lack --hold-gangs %s" % (mode, args, mode))
+        expect("--hold-gangs" not in container(docs, "Deployment/raygate-gate")["args"], "the gate got --hold-gangs")
+    r = refused(helm, chart, {"webhook.holdGangs": "yes"}, "webhook.holdGangs must be decide, wait or off")
+    expect(r is None, str(r))
+
     # The webhook's flags.
     docs = render(helm, chart, {"webhook.shutdownDelay": "7s", "webhook.extraArgs": ["--log-level", "debug"]})
     args = container(docs, "Deployment/raygate-webhook")["args"]

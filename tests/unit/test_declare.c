@@ -228,11 +228,74 @@ static void test_not_held_and_drop(void **state)
     cache_destroy(c);
 }
 
+/* --hold-gangs decide: a held gang that must wait is released, but not through its eviction's backoff; once released, a gated gang.
+ */
+static void test_release_wanted(void **state)
+{
+    (void)state;
+    struct cache *c = cache_create();
+    struct error err = {{0}};
+    json_t *q = load("{\"metadata\":{\"name\":\"q\"},\"spec\":{\"capability\":{\"cpu\":\"2\"}}}");
+    json_t *n =
+        load("{\"metadata\":{\"name\":\"n1\"},\"status\":{\"allocatable\":{\"cpu\":\"16\",\"memory\":\"64Gi\",\"pods\":\"110\"},"
+             "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}");
+    assert_int_equal(cache_upsert_queue(c, q, &err), 0);
+    assert_int_equal(cache_upsert_node(c, n, &err), 0);
+    json_t *cluster = load(cluster_text);
+    json_t *annotations = json_object_get(json_object_get(cluster, "metadata"), "annotations");
+    sync(c, cluster);
+    struct cache_gang *g = cache_gang_get(c, "ns", "rc");
+    struct admit_decision d = {.action = ADMIT_ACTION_WAIT, .reason = ADMIT_REASON_QUEUE_CAPACITY};
+    assert_false(declare_release_wanted(g, &d)); /* held until admitted (--hold-gangs wait) */
+
+    json_object_set_new(annotations, NAMES_ANNOTATION_HELD_RELEASE, json_string(NAMES_HELD_RELEASE_ON_WAIT));
+    sync(c, cluster);
+    g = cache_gang_get(c, "ns", "rc");
+    /* The pass's own verdict: 5 cpu do not fit queue q's 2. */
+    struct admit *a = admit_create(c);
+    struct admit_result r;
+    admit_result_init(&r);
+    admit_pass(a, ADMIT_PASS_FULL, &r);
+    assert_int_equal(r.len, 1);
+    assert_int_equal(r.items[0].action, ADMIT_ACTION_WAIT);
+    assert_true(declare_release_wanted(g, &r.items[0]));
+    admit_result_finish(&r);
+    admit_destroy(a);
+    static const enum admit_reason kept[] = {ADMIT_REASON_EVICTED, ADMIT_REASON_DEACTIVATED, ADMIT_REASON_INVALID};
+    for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+        d.reason = kept[i];
+        assert_false(declare_release_wanted(g, &d));
+    }
+    d.reason = ADMIT_REASON_NODES;
+    assert_true(declare_release_wanted(g, &d));
+    d.action = ADMIT_ACTION_ADMIT;
+    assert_false(declare_release_wanted(g, &d));
+    d.action = ADMIT_ACTION_WAIT;
+    assert_false(declare_release_wanted(NULL, &d));
+
+    /* Released: not held any more, no declared pod, never released again. */
+    json_object_set_new(annotations, NAMES_ANNOTATION_HELD_RELEASE, json_string(NAMES_HELD_RELEASE_DONE));
+    json_object_set_new(json_object_get(cluster, "spec"), "suspend", json_false());
+    json_object_set_new(json_object_get(cluster, "metadata"), "resourceVersion", json_string("2"));
+    sync(c, cluster);
+    g = cache_gang_get(c, "ns", "rc");
+    assert_false(g->held);
+    assert_false(declare_release_wanted(g, &d));
+    size_t gated;
+    assert_int_equal(count_declared(c, &gated), 0);
+
+    json_decref(q);
+    json_decref(n);
+    json_decref(cluster);
+    cache_destroy(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lifecycle),
         cmocka_unit_test(test_not_held_and_drop),
+        cmocka_unit_test(test_release_wanted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

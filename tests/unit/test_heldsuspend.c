@@ -16,6 +16,7 @@
 #include "admission.h"
 #include "heldset.h"
 #include "heldsuspend.h"
+#include "jsonpatch.h"
 #include "names.h"
 #include "util.h"
 #include "watchfixture.h"
@@ -36,7 +37,7 @@ static json_t *cluster(const char *extra_meta, const char *extra_spec)
 static int ops(const json_t *c, int update)
 {
     json_t *patch = json_array();
-    int n = heldsuspend_ops(c, update, patch);
+    int n = heldsuspend_ops(c, update, HELDSUSPEND_WAIT, patch);
     assert_int_equal((size_t)n, json_array_size(patch));
     json_decref(patch);
     return n;
@@ -209,7 +210,7 @@ static void test_raycluster_held(void **state)
         "\"ns\",\"labels\":{\"volcano.sh/queue-name\":\"q\"}},\"spec\":{\"headGroupSpec\":{\"template\":{\"spec\":"
         "{\"containers\":[{\"name\":\"h\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}}}}}";
     for (int hold = 0; hold <= 1; hold++) {
-        struct mutate_options opts = {.hold_gangs = hold};
+        struct mutate_options opts = {.hold_gangs = hold ? HELDSUSPEND_WAIT : HELDSUSPEND_OFF};
         char *text = NULL;
         size_t len = 0;
         struct admission_info info = {0};
@@ -248,11 +249,56 @@ static void test_watch_shape(void **state)
     json_decref(rc);
 }
 
+/* --hold-gangs decide: the CREATE also marked on-wait; the gate's release patch; a released RayCluster never suspended again. */
+static void test_decide(void **state)
+{
+    (void)state;
+    json_t *c = cluster("", "");
+    json_t *patch = json_array();
+    assert_int_equal(heldsuspend_ops(c, 0, HELDSUSPEND_DECIDE, patch), 3);
+    char *text = json_dumps(patch, JSON_COMPACT);
+    assert_non_null(
+        strstr(text, "{\"op\":\"add\",\"path\":\"/metadata/annotations/raygate.io~1held-release\",\"value\":\"on-wait\"}"));
+    free(text);
+    assert_int_equal(heldsuspend_ops(c, 0, HELDSUSPEND_OFF, patch), 0);
+    json_decref(patch);
+    json_decref(c);
+
+    c = cluster(",\"annotations\":{\"raygate.io/held-suspended\":\"true\",\"raygate.io/held-release\":\"on-wait\"}",
+                ",\"suspend\":true");
+    assert_true(heldsuspend_release_on_wait(c));
+    assert_false(heldsuspend_released(c));
+    json_t *release = heldsuspend_release_patch();
+    text = json_dumps(release, JSON_COMPACT | JSON_SORT_KEYS);
+    assert_string_equal(text,
+                        "{\"metadata\":{\"annotations\":{\"raygate.io/held-release\":\"released\"}},\"spec\":{\"suspend\":false}}");
+    free(text);
+    json_t *released = jsonpatch_merge_apply(c, release);
+    assert_true(heldsuspend_released(released));
+    assert_false(heldsuspend_release_on_wait(released));
+    assert_false(heldsuspend_suspended(released));
+    /* a user's apply of a released RayCluster: not suspended again, in any mode (a held one not released is) */
+    for (int mode = HELDSUSPEND_OFF; mode <= HELDSUSPEND_DECIDE; mode++) {
+        patch = json_array();
+        assert_int_equal(heldsuspend_ops(released, 1, (enum heldsuspend_mode)mode, patch), 0);
+        json_decref(patch);
+    }
+    json_object_set_new(json_object_get(released, "metadata"), "generation", json_integer(4));
+    json_object_set_new(json_object_get(json_object_get(released, "metadata"), "annotations"), "raygate.io/admitted-at",
+                        json_string("t"));
+    json_object_set_new(json_object_get(json_object_get(released, "metadata"), "annotations"), "raygate.io/held-generation",
+                        json_string("4"));
+    assert_false(heldsuspend_born_ungated(released)); /* admitted after its release: its pods are gated, as any gated gang's */
+    json_decref(released);
+    json_decref(release);
+    json_decref(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_which),           cmocka_unit_test(test_set),         cmocka_unit_test(test_pods_born_ungated),
-        cmocka_unit_test(test_raycluster_held), cmocka_unit_test(test_watch_shape),
+        cmocka_unit_test(test_raycluster_held), cmocka_unit_test(test_watch_shape), cmocka_unit_test(test_decide),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

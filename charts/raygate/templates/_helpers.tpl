@@ -66,6 +66,14 @@ podAntiAffinity:
 The --native-gang flag of both programs from .Values.nativeGang, as a JSON list:
 none for off (their default), else the flag and the mode; another value fails.
 */}}
+{{- define "raygate.holdGangsArgs" -}}
+{{- $m := toString .Values.webhook.holdGangs -}}
+{{- if not (has $m (list "decide" "wait" "off")) -}}
+{{- fail (printf "webhook.holdGangs must be decide, wait or off, not %q" $m) -}}
+{{- end -}}
+{{- if eq $m "wait" }}[]{{ else }}{{ list "--hold-gangs" $m | toJson }}{{ end -}}
+{{- end }}
+
 {{- define "raygate.nativeGangArgs" -}}
 {{- $m := toString .Values.nativeGang -}}
 {{- /* YAML reads an unquoted off or on as a boolean */ -}}

@@ -25,6 +25,31 @@ int heldsuspend_marked(const json_t *cluster)
     return v != NULL && strcmp(v, "true") == 0;
 }
 
+static int release_is(const json_t *cluster, const char *value)
+{
+    const char *v = json_string_value(annotation(cluster, NAMES_ANNOTATION_HELD_RELEASE));
+    return v != NULL && strcmp(v, value) == 0;
+}
+
+int heldsuspend_released(const json_t *cluster)
+{
+    return heldsuspend_marked(cluster) && release_is(cluster, NAMES_HELD_RELEASE_DONE);
+}
+
+int heldsuspend_release_on_wait(const json_t *cluster)
+{
+    return heldsuspend_marked(cluster) && release_is(cluster, NAMES_HELD_RELEASE_ON_WAIT);
+}
+
+json_t *heldsuspend_release_patch(void)
+{
+    json_t *p = json_pack("{s:{s:{s:s}}, s:{s:b}}", "metadata", "annotations", NAMES_ANNOTATION_HELD_RELEASE,
+                          NAMES_HELD_RELEASE_DONE, "spec", "suspend", 0);
+    if (p == NULL)
+        abort();
+    return p;
+}
+
 int heldsuspend_admitted(const json_t *cluster)
 {
     return nonempty(annotation(cluster, NAMES_ANNOTATION_ADMITTED));
@@ -37,7 +62,7 @@ int heldsuspend_suspended(const json_t *cluster)
 
 int heldsuspend_born_ungated(const json_t *cluster)
 {
-    if (!heldsuspend_marked(cluster) || !heldsuspend_admitted(cluster))
+    if (!heldsuspend_marked(cluster) || !heldsuspend_admitted(cluster) || heldsuspend_released(cluster))
         return 0;
     const char *want = json_string_value(annotation(cluster, NAMES_ANNOTATION_HELD_GENERATION));
     const json_t *have = json_object_get(json_object_get(cluster, "metadata"), "generation");
@@ -62,22 +87,28 @@ static int qualifies(const json_t *cluster)
     return !topology_constrained(cluster);
 }
 
-int heldsuspend_ops(const json_t *cluster, int update, json_t *patch)
+int heldsuspend_ops(const json_t *cluster, int update, enum heldsuspend_mode mode, json_t *patch)
 {
     const json_t *spec = json_object_get(cluster, "spec");
     if (!json_is_object(spec))
         return 0;
     if (update) {
-        if (!heldsuspend_marked(cluster) || heldsuspend_admitted(cluster) || heldsuspend_suspended(cluster))
+        if (!heldsuspend_marked(cluster) || heldsuspend_admitted(cluster) || heldsuspend_suspended(cluster) ||
+            heldsuspend_released(cluster))
             return 0;
         jsonpatch_append_new(patch, "add", "/spec/suspend", json_true());
         return 1;
     }
-    if (!qualifies(cluster))
+    if (mode == HELDSUSPEND_OFF || !qualifies(cluster))
         return 0;
     jsonpatch_append_new(patch, "add", "/spec/suspend", json_true());
     char *path = jsonpatch_pointer_join("/metadata/annotations", NAMES_ANNOTATION_HELD);
     jsonpatch_append_new(patch, "add", path, json_string("true"));
     free(path);
-    return 2;
+    if (mode != HELDSUSPEND_DECIDE)
+        return 2;
+    path = jsonpatch_pointer_join("/metadata/annotations", NAMES_ANNOTATION_HELD_RELEASE);
+    jsonpatch_append_new(patch, "add", path, json_string(NAMES_HELD_RELEASE_ON_WAIT));
+    free(path);
+    return 3;
 }

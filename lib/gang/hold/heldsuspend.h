@@ -31,6 +31,13 @@
 
 #include <jansson.h>
 
+/* How long the webhook holds a qualifying RayCluster (its --hold-gangs). */
+enum heldsuspend_mode {
+    HELDSUSPEND_OFF = 0, /* not at all: every queued pod is created gated */
+    HELDSUSPEND_WAIT,    /* until its gang is admitted: a waiting gang has no pod */
+    HELDSUSPEND_DECIDE,  /* until the gate's first decision: admitted, as WAIT; must wait, released to be gated */
+};
+
 /* Whether cluster (borrowed; NULL: no) carries raygate.io/held-suspended "true". */
 int heldsuspend_marked(const json_t *cluster);
 
@@ -47,13 +54,29 @@ int heldsuspend_suspended(const json_t *cluster);
  */
 int heldsuspend_born_ungated(const json_t *cluster);
 
+/* Whether cluster (borrowed) is marked held and was released (raygate.io/held-release "released"): a gated gang. */
+int heldsuspend_released(const json_t *cluster);
+
+/* Whether cluster (borrowed) is marked held and is to be released when its gang must wait ("on-wait"). */
+int heldsuspend_release_on_wait(const json_t *cluster);
+
+/*
+ * The gate's release of a held RayCluster whose gang must wait, as a merge patch (new reference):
+ * raygate.io/held-release "released" and spec.suspend false, with no admission record. KubeRay then makes its
+ * pods; the webhook gates them (the RayCluster is not admitted), and keeps spec.suspend as the release left it.
+ */
+json_t *heldsuspend_release_patch(void);
+
 /*
  * The JSON Patch operations (appended to patch, an array that is applied
  * after what is in it already; metadata.annotations is known to exist once
  * those are applied: the RayCluster mutation adds raygate.io/min-member) for
- * a RayCluster CREATE (update 0) or UPDATE (update 1) of cluster (borrowed).
- * Returns how many were appended.
+ * a RayCluster CREATE (update 0) or UPDATE (update 1) of cluster (borrowed),
+ * the webhook holding gangs as mode says (a CREATE under HELDSUSPEND_DECIDE is
+ * also marked "on-wait"; an UPDATE is kept suspended in any mode, so that a
+ * RayCluster held before a restart of the webhook in another mode stays so
+ * until the gate admits or releases it). Returns how many were appended.
  */
-int heldsuspend_ops(const json_t *cluster, int update, json_t *patch);
+int heldsuspend_ops(const json_t *cluster, int update, enum heldsuspend_mode mode, json_t *patch);
 
 #endif

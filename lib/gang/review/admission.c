@@ -220,10 +220,10 @@ static int decide_topology(const json_t *request, const json_t *object, struct m
 }
 
 /* heldsuspend_ops() on a RayCluster (request and object borrowed), appended to result's patch. */
-static void hold(const json_t *request, const json_t *object, struct mutate_result *result)
+static void hold(const json_t *request, const json_t *object, enum heldsuspend_mode mode, struct mutate_result *result)
 {
     json_t *ops = result->patch != NULL ? result->patch : json_array();
-    int n = heldsuspend_ops(object, string_is(request, "operation", "UPDATE"), ops);
+    int n = heldsuspend_ops(object, string_is(request, "operation", "UPDATE"), mode, ops);
     if (result->patch == NULL && n > 0)
         result->patch = ops;
     else if (result->patch == NULL)
@@ -253,8 +253,8 @@ static int decide_object(enum target target, const json_t *request, const json_t
                                               : 0; /* a RayService: KubeRay copies its labels to its RayClusters, mutated then */
     if (decided != 0)
         return 1;
-    if (target == TARGET_RAYCLUSTER && opts != NULL && opts->hold_gangs && !legacy_is_raycluster(object))
-        hold(request, object, result);
+    if (target == TARGET_RAYCLUSTER && opts != NULL && opts->hold_gangs != HELDSUSPEND_OFF && !legacy_is_raycluster(object))
+        hold(request, object, opts->hold_gangs, result);
     return target != TARGET_POD && decide_topology(request, object, result, merr);
 }
 

@@ -53,6 +53,7 @@
 #include "error.h"
 #include "gang.h"
 #include "heldset.h"
+#include "heldsuspend.h"
 #include "names.h"
 
 struct mutate_result {
@@ -77,8 +78,8 @@ struct mutate_options {
      * warning (the gate counts none either). NULL: no device is counted.
      */
     const struct draset *dra;
-    /* 1: a qualifying RayCluster CREATE is held suspended until admitted (heldsuspend.h; the webhook's --hold-gangs). */
-    int hold_gangs;
+    /* How long a qualifying RayCluster CREATE is held suspended (heldsuspend.h; the webhook's --hold-gangs). */
+    enum heldsuspend_mode hold_gangs;
     /*
      * Borrowed: the admitted held RayClusters (heldset.h), from the webhook's
      * watch; NULL when not watched or not synced: every queued pod is gated.

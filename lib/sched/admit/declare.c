@@ -266,3 +266,10 @@ void declare_drop(struct cache *c, const char *ns, const char *cluster)
     }
     free(names);
 }
+
+int declare_release_wanted(const struct cache_gang *g, const struct admit_decision *d)
+{
+    if (g == NULL || !g->held || !g->release_on_wait || !g->present || g->admitted || d->action != ADMIT_ACTION_WAIT)
+        return 0;
+    return d->reason != ADMIT_REASON_EVICTED && d->reason != ADMIT_REASON_DEACTIVATED && d->reason != ADMIT_REASON_INVALID;
+}

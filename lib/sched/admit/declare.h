@@ -36,6 +36,7 @@
 
 #include <jansson.h>
 
+#include "admitresult.h"
 #include "cache.h"
 #include "error.h"
 #include "gang.h"
@@ -91,5 +92,18 @@ void declare_sync_gang(struct cache *c, const char *ns, const char *cluster);
 
 /* Before RayCluster ns/cluster leaves the cache: its declared pods removed. */
 void declare_drop(struct cache *c, const char *ns, const char *cluster);
+
+/*
+ * Whether the gate releases the held gang of decision d (borrowed, a WAIT) now
+ * (heldsuspend.h, the webhook's --hold-gangs decide): g (borrowed, may be
+ * NULL) is still held to be released on a wait, and it waits for room (its
+ * queue, the tree, the nodes, a domain, a FIFO head, a missing or closed
+ * queue), so that its pods exist, gated, and say why. Not while its
+ * eviction's backoff runs or it is deactivated: an evicted gang stays held
+ * through its backoff with no pod, as Kueue requeues a workload, and is
+ * released at its first decision after it if that is a wait. Nor when its gang
+ * could not be computed (it could not be admitted either).
+ */
+int declare_release_wanted(const struct cache_gang *g, const struct admit_decision *d);
 
 #endif

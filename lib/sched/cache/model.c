@@ -289,7 +289,9 @@ void model_gang_parse_admitted(struct cache_gang *g, const json_t *meta)
     if (admitted_at != NULL && admitted_at[0] == '\0')
         admitted_at = NULL;
     const char *held = json_string_value(json_object_get(annotations, NAMES_ANNOTATION_HELD));
-    g->held = held != NULL && strcmp(held, "true") == 0;
+    const char *release = json_string_value(json_object_get(annotations, NAMES_ANNOTATION_HELD_RELEASE));
+    g->held = held != NULL && strcmp(held, "true") == 0 && !util_streq(release, NAMES_HELD_RELEASE_DONE);
+    g->release_on_wait = g->held && util_streq(release, NAMES_HELD_RELEASE_ON_WAIT);
     if (admitted_at == NULL && g->admit_mark_rv != NULL && rv != NULL && strcmp(g->admit_mark_rv, rv) == 0 &&
         g->admitted_at != NULL)
         return; /* our own admission, not seen yet: it stands, and where it placed the gang */

@@ -216,7 +216,9 @@ struct cache_gang {
     uint8_t spec_ok;            /* the gang arithmetic succeeded */
     uint8_t admitted;           /* raygate.io/admitted-at is set (or cache_gang_mark_admitted) */
     uint8_t legacy;             /* the legacy operator's RayCluster (cluster.ray.io, legacy.h); its pods carry its labels */
-    uint8_t held;               /* raygate.io/held-suspended "true" (heldsuspend.h): its suspend goes with its admission */
+    uint8_t held;               /* raygate.io/held-suspended "true" (heldsuspend.h): its suspend goes with its admission;
+                                   0 once released (then a gated gang) */
+    uint8_t release_on_wait;    /* held, and released when it must wait (raygate.io/held-release "on-wait") */
     char *uid;                  /* owned */
     char *resource_version;     /* owned */
     char *admitted_at;          /* owned annotation value, or NULL */
