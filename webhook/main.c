@@ -201,7 +201,7 @@ int main(int argc, char **argv)
         .shutdown_timeout_ms = 10 * FLAGS_SECOND,
         .log_level = LOG_LEVEL_INFO,
         .native_gang = NATIVEPROBE_OFF, /* opt-in: docs/native-gang.md, "Why the step is opt-in" */
-        .hold_gangs = 1,                /* issue 37: pods born ungated; --hold-gangs=false gates every queued pod */
+        .hold_gangs = 1,                /* pods born ungated (docs/design.md); --hold-gangs=false gates every queued pod */
     };
     int rc = parse_flags(argc, argv, &f);
     if (rc >= 0)
