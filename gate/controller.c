@@ -282,15 +282,15 @@ struct run_state {
 /* A burst of events waits at most this long for the pass before it to be repaid (wait_for_work). */
 #define PASS_PACE_MAX_MS 100
 /* ... and twice as long as that pass took: a pass's fixed part (the reservations, the queues' status) is then paid at
-   most a third of the time, whatever the flood (issue 37: 400 clusters cost 1.4x the CPU per pod of 100 at 1x). */
+   most a third of the time, whatever the flood, where waiting as long as it took paid it half (docs/design.md, "Pacing"). */
 #define PASS_PACE_FACTOR 2
 /* ... and passes begin at least this far apart while events keep coming: a pass's fixed part (the reservations, the
-   queues' status) is paid at most 20 times a second, where a flood of cheap passes paid it 120 times (issue 37: 12,529
-   passes over a 105 s flood of 400 clusters, half the gate's CPU). An event after a quiet spell waits only the above. */
+   queues' status) is paid at most 20 times a second, however many cheap passes the events would start one after another
+   (each ends before the next event, and pays it again). An event after a quiet spell waits only the above. */
 #define PASS_INTERVAL_MIN_MS 50
 /* ... or, farther, this many times the CPU the last pass took (at most PASS_INTERVAL_MAX_MS): a pass's fixed part grows
-   with the gangs a flood has admitted, and at 20 passes a second a flood of 400 clusters paid it 1.3x per pod what one
-   of 100 did (issue 37). Its passes then cost at most a 40th of the controller's time while events keep coming. */
+   with the gangs a flood has admitted, so at a fixed 20 passes a second a larger flood would pay more of it per pod.
+   Its passes then cost at most a 40th of the controller's time while events keep coming. */
 #define PASS_SPACE_FACTOR 40
 #define PASS_INTERVAL_MAX_MS 250
 

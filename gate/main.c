@@ -267,8 +267,8 @@ int main(int argc, char **argv)
         .fault_exit_after_ungates = -1,
         .fault_exit_after_evict_deletes = -1,
         .log_level = LOG_LEVEL_INFO,
-        .preemption = 1, /* issue 13: on unless --preemption=false */
-        .early = 0,      /* issue 26: off unless --early-admission (docs/benchmarks.md: slower on a 2-core control plane) */
+        .preemption = 1, /* on unless --preemption=false (docs/eviction-and-preemption.md) */
+        .early = 0,      /* off unless --early-admission: KubeRay's creates then queue behind ungating PATCHes (docs/design.md) */
         .native_gang = NATIVE_OFF, /* opt-in: docs/native-gang.md, "Why the step is opt-in" */
     };
     evict_config_default(&f.evict);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# raygate's benchmarks (issue 6); not part of the tests.
+# raygate's benchmarks (docs/benchmarks.md); not part of the tests.
 #
 #   hack/bench.sh [--quick] [--parts webhook,admit,topology,dra,e2e,peers,dispatch,soak] [--runs N] [--duration S]
 #                 [--admit-sizes "1000 10000 100000"] [--scan-gangs N] [--topo-nodes N] [--topo-domains N]
@@ -20,13 +20,13 @@
 #    worker: the eviction scan's process CPU time (the gate scans about once a
 #    second: target <= 5 ms per second), and the heap and RSS the cache holds
 #    per 1,000 pods against the pods' JSON (target: at most 2x).
-#    topology (issue 24): admit_bench on GPU gangs (a head and 4 workers of 4
+#    topology (docs/topology.md): admit_bench on GPU gangs (a head and 4 workers of 4
 #    or 8 nvidia.com/gpu; nodes of 8) with --topo-nodes nodes (5000) labelled
 #    into --topo-domains racks (500), --topo-gangs gangs (10000) pending, once
 #    with every RayCluster asking raygate.io/topology-required: the rack label
 #    and once without: the same passes, and constrained / unconstrained (target:
 #    within 2x; shown, never failing the script). --quick: 1000, 100, 2000.
-#    dra (issue 36): the same GPU gangs (no racks) with --dra-nodes nodes
+#    dra (docs/dra.md): the same GPU gangs (no racks) with --dra-nodes nodes
 #    (5000) of 8 GPUs and --dra-gangs gangs (10000) pending, once with
 #    nvidia.com/gpu in the nodes' allocatable and the containers' requests
 #    and once as DRA devices (admit_bench --dra: a ResourceSlice of 8 devices
@@ -42,7 +42,7 @@
 #    without it (webhook unregistered, gate stopped: what --no-raygate runs),
 #    alternating; a gang of --e2e-gang pods, time from admissible to all gates
 #    removed; the apiserver's admission webhook latency for raygate's webhooks.
-# 4. peers (only when named in --parts; issue 16): raygate, Kueue,
+# 4. peers (only when named in --parts): raygate, Kueue,
 #    scheduler-plugins' coscheduling and no gang system, one at a time on the
 #    same local control plane, with the same Ray workloads: the guide's
 #    walkthrough, contention, flood, one big gang, autoscaling, and their cost
@@ -51,7 +51,7 @@
 #    --peers-workloads "contention rayjob" runs only those, --peers-systems
 #    "raygate none" only those systems; the apiserver's audit log counts every
 #    mutating request by component).
-# 5. dispatch (only when named in --parts; issue 25): three local control
+# 5. dispatch (only when named in --parts; docs/dispatch.md): three local control
 #    planes, workers a and b and a manager (hack/multi.sh: RAYGATE_PORT_OFFSET
 #    N, N + 20, N + 40; N a multiple of 50, N + 50 free). Dispatch latency:
 #    a RayCluster of --dispatch-gang pods (10) created on the manager, until all
@@ -59,7 +59,7 @@
 #    directly on the worker; raygate-dispatch's VmRSS with 0, 1 and 2 workers,
 #    and before and after --dispatch-pods pods (1000; --quick 200) of
 #    RayClusters created on a worker (hack/bench/dispatch.sh).
-# 6. soak (only when named in --parts; issue 38): hack/bench/soak.sh for
+# 6. soak (only when named in --parts): hack/bench/soak.sh for
 #    --soak-minutes (60) on two workers and a manager (RAYGATE_PORT_OFFSET N,
 #    N + 20, N + 40, as dispatch; all three taken down at the end): a queue
 #    tree, topology gangs, autoscaling, RayJobs, preemption and reclaim, gates

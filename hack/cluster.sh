@@ -29,7 +29,7 @@
 #     KubeRay started with --batch-scheduler=scheduler-plugins. Both are peers
 #     built by hack/build-upstream.sh for hack/bench.sh --parts peers.
 #   hack/cluster.sh up --manager [--kuberay] [--cluster-name NAME] [-- DISPATCH-ARG...]
-#     A manager of many clusters (issue 25, docs/dispatch.md): etcd,
+#     A manager of many clusters (docs/dispatch.md): etcd,
 #     kube-apiserver and kube-controller-manager, KubeRay's and Volcano's CRDs
 #     served, no KubeRay operator, no scheduler, no nodes; and the dispatcher
 #     build/dispatch/raygate-dispatch (--cluster-name NAME, default manager;
@@ -416,7 +416,7 @@ cmd_up() {
 
 	# RayMultiHostIndexing: KubeRay v1.5.1 labels the pods of one replica of a
 	# multi-host worker group (numOfHosts > 1) ray.io/worker-group-replica-name
-	# only with it; raygate's slices (issue 24) are those pods.
+	# only with it; raygate's slices (docs/topology.md) are those pods.
 	start kuberay-operator "$KUBERAY_BIN/ray-operator" \
 		--kubeconfig "$KUBECONFIG" --feature-gates RayMultiHostIndexing=true \
 		--metrics-addr "127.0.0.1:$KUBERAY_METRICS_PORT" --health-probe-bind-address "127.0.0.1:$KUBERAY_HEALTH_PORT" \
@@ -524,7 +524,7 @@ claim_state() {
 	echo "$KUBERAY_VERSION" >"$STATE/kuberay-version"
 }
 
-# ---------------------------------------------------------------- many clusters (issue 25)
+# ---------------------------------------------------------------- many clusters (docs/dispatch.md)
 # cmd_up_manager [--cluster-name NAME] [-- DISPATCH-ARG...]
 cmd_up_manager() {
 	local name=manager t0=$SECONDS kuberay=0
@@ -728,7 +728,7 @@ cmd_add_node() {
 	done
 }
 
-# ---------------------------------------------------------------- devices (issue 36)
+# ---------------------------------------------------------------- devices (docs/dra.md)
 # dra_served: the cluster serves Dynamic Resource Allocation's GA API (Kubernetes 1.34 and later).
 dra_served() { kc get --raw /apis/resource.k8s.io/v1 2>/dev/null | jq -e '.resources[] | select(.name == "resourceslices")' >/dev/null; }
 

@@ -1,4 +1,4 @@
-# hack/demo.sh --multi: dispatch to many clusters (issue 25, docs/dispatch.md).
+# hack/demo.sh --multi: dispatch to many clusters (docs/dispatch.md).
 # Sourced by hack/demo.sh after the build, with its narrate, show and keep.
 # Three local clusters side by side (hack/multi.sh): worker east (small),
 # worker west (room) and the manager hub, in RAYGATE_STATE-east, -west and

@@ -1,5 +1,5 @@
-# Three local clusters side by side for dispatch to many clusters (issue 25,
-# docs/dispatch.md): workers a and b and a manager m, each a hack/cluster.sh
+# Three local clusters side by side for dispatch to many clusters
+# (docs/dispatch.md): workers a and b and a manager m, each a hack/cluster.sh
 # cluster with a state folder and a port offset of its own. Sourced, after
 # hack/lib.sh, by hack/demo.sh --multi, hack/bench.sh --parts dispatch and
 # tests/e2e/multi.sh.

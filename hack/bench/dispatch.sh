@@ -1,4 +1,4 @@
-# hack/bench.sh --parts dispatch (issue 25): sourced by hack/bench.sh, whose
+# hack/bench.sh --parts dispatch (docs/dispatch.md): sourced by hack/bench.sh, whose
 # helpers (now, save, say, die, WORK, RUNS, BENCH_BUILD) it uses.
 #
 # Three local clusters (hack/multi.sh): workers a and b (DISPATCH_PODS / 100 + 2 kwok

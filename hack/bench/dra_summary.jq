@@ -1,4 +1,4 @@
-# hack/bench.sh part 2c (dra, issue 36): two admit_bench runs on the same cluster and gangs into the figures.
+# hack/bench.sh part 2c (dra, docs/dra.md): two admit_bench runs on the same cluster and gangs into the figures.
 #
 # Input, one object: {none: R, dra: R}, R being what hack/bench/admit_bench prints (--gpus 4, without and with --dra).
 # Output: the "dra" part of bench/results/<date>.json:

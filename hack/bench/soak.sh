@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 38's hour: everything at once on two workers and a manager.
+# The soak's hour: everything at once on two workers and a manager.
 #
 #   hack/bench/soak.sh [--minutes N] [--out DIR] [--down]
 #   hack/bench.sh --parts soak [--soak-minutes N] [--out DIR]   (runs this)

@@ -1,4 +1,4 @@
-# hack/bench.sh part 2b (topology, issue 24): two admit_bench runs on the same cluster and gangs into the figures.
+# hack/bench.sh part 2b (topology, docs/topology.md): two admit_bench runs on the same cluster and gangs into the figures.
 #
 # Input, one object: {none: R, required: R}, R being what hack/bench/admit_bench prints (--topology none / required).
 # Output: the "topology" part of bench/results/<date>.json:

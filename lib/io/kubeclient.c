@@ -452,8 +452,8 @@ static void xfer_set_request(struct kube_xfer *x, int https, long timeout_ms)
  * libcurl turns on SSL_MODE_RELEASE_BUFFERS: OpenSSL then frees its read
  * buffer after each record and mallocs it again for the next. On a watch
  * stream that is a large malloc per event, and glibc's malloc consolidates
- * every fastbin the JSON parser's frees left before it: a tenth of the
- * gate's CPU in a flood (perf, issue 37). The buffers are kept instead,
+ * every fastbin the JSON parser's frees left before it, so a busy watch
+ * pays a consolidation of the heap per event. The buffers are kept instead,
  * tens of KB per connection.
  */
 static CURLcode keep_tls_buffers(CURL *e, void *ssl_ctx, void *arg)

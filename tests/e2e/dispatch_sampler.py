@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""At most once, sampled (issue 25): polls the worker clusters of a dispatch
+"""At most once, sampled: polls the worker clusters of a dispatch
 test every --interval seconds (0.5) and reports a gang that has pods bound in
 two clusters at the same moment.
 

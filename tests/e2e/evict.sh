@@ -1,4 +1,4 @@
-# Helpers of the eviction tests (tests/e2e/test_gate_evict_*.sh, issue 12).
+# Helpers of the eviction tests (tests/e2e/test_gate_evict_*.sh).
 # Sourced after lib.sh.
 
 # evict_setup PREFIX EVICT-GRACE: e2e_setup, then the test's queue Q (named

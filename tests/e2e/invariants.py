@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""raygate's invariant checker for the e2e fault drills (issue 7).
+"""raygate's invariant checker for the e2e fault drills.
 
 Polls the apiserver (pods, RayClusters, Queues; one HTTPS connection, standard
 library only) and reports every violation of what raygate promises, loudly on
@@ -44,17 +44,17 @@ stderr and one JSON line each in --violations:
                      "cannot allocate all claims"; or a claim of a template
                      that kube-controller-manager did not make) while
                      other pods of it are bound, for longer than --grace seconds
-                     (issue 36: devices of Dynamic Resource Allocation that were
+                     (devices of Dynamic Resource Allocation that were
                      not counted; the gang is partly placed);
   partly-placed      an admitted gang has live, ungated pods that kube-scheduler
                      refused (PodScheduled False, reason Unschedulable: cpu,
                      a claim, a volume, whatever holds them back) while others
                      of it are bound and fewer than its members are, for
-                     longer than --place-grace seconds (issue 37: the gate's
+                     longer than --place-grace seconds (the gate's
                      --partial-placement-timeout, 30 s, takes it back whole);
   topology-split     a pod of an admitted topology-constrained gang is bound
                      outside the domain raygate.io/topology-placed records for
-                     its set (issue 24; invtopology.py).
+                     its set (invtopology.py).
 
 With --settled it instead checks once, on a quiet cluster, that every gang
 that fits is admitted (fault drill 7; a gang in its requeue backoff or

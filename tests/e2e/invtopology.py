@@ -1,4 +1,4 @@
-"""The invariant checker's topology check (issue 24), used by invariants.py.
+"""The invariant checker's topology check, used by invariants.py.
 
 topology-split  a pod of an admitted, topology-constrained RayCluster is bound
                 to a node outside the domain recorded for its set in the

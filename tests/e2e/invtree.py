@@ -1,4 +1,4 @@
-"""The invariant checker's quantities and its tree of Queues (issue 23): what invariants.py judges
+"""The invariant checker's quantities and its tree of Queues: what invariants.py judges
 capabilities and guarantees with, as the gate's lib/sched/queues/qtree.h does. Standard library only."""
 import re
 from fractions import Fraction
@@ -36,7 +36,7 @@ def spec_resources(obj):
 
 
 class Tree:
-    """The Queues' tree through spec.parent (issue 23; the gate's lib/sched/queues/qtree.h).
+    """The Queues' tree through spec.parent (the gate's lib/sched/queues/qtree.h).
 
     A queue without a parent ("" or "root") is a child of the root, which exists
     whether or not a Queue is named "root"; a Queue named "root" is the root

@@ -91,15 +91,15 @@ e2e_baseline() {
 		-l e2e.raygate.io/added -o name)"
 	if [[ -n "$left" ]]; then
 		say "e2e: deleting what earlier tests left: $(echo $left)"
-		# Twice: a Queue's validation may deny deleting a parent before its children are gone (issue 23).
+		# Twice: a Queue's validation may deny deleting a parent before its children are gone.
 		kc delete $left --ignore-not-found --wait=false >/dev/null 2>&1 ||
 			kc delete $left --ignore-not-found --wait=false >/dev/null 2>&1 ||
 			say "e2e: some could not be deleted (yet): $(echo $left)"
 	fi
-	# The devices of dra_nodes and the DeviceClasses of dra_class (issue 36), where DRA is served;
+	# The devices of dra_nodes and the DeviceClasses of dra_class, where DRA is served;
 	# a slice also goes with its node (owner).
 	kc delete resourceslices,deviceclasses -l e2e.raygate.io/added --ignore-not-found --wait=false >/dev/null 2>&1 || true
-	# The HyperNodes of racks_up (issue 24), when Volcano's topology CRD is installed.
+	# The HyperNodes of racks_up, when Volcano's topology CRD is installed.
 	kc delete hypernodes.topology.volcano.sh -l e2e.raygate.io/added --ignore-not-found --wait=false >/dev/null 2>&1 || true
 	if [[ -z "${E2E_KEEP:-}" ]]; then
 		for c in $(kc get namespaces -l e2e.raygate.io/test -o jsonpath='{range .items[?(@.status.phase=="Active")]}{.metadata.name}{"\n"}{end}'); do
@@ -282,7 +282,7 @@ head_only_cluster() {
 # make_queue NAME CPU MEMORY [DEQUEUE_STRATEGY]: a Queue (fifo or traverse; unset by default)
 make_queue() { tree_queue "$1" cpu="$2" memory="$3" ${4:+strategy=$4}; }
 
-# tree_queue NAME [KEY=VALUE...]: creates (or updates) a Queue (issue 23's tree).
+# tree_queue NAME [KEY=VALUE...]: creates (or updates) a Queue (the tree of docs/queues.md).
 # Keys, each unset by default:
 #   parent=QUEUE       spec.parent
 #   cpu=C memory=M     spec.capability (cpu, memory or both)
@@ -655,7 +655,7 @@ native_restore() {
 	wait_until 20 "the webhook back" webhook_ready || true
 	restore_gate
 }
-# e2e_held: the test runs with the webhook holding gangs (--hold-gangs, issue 37: queued RayClusters held
+# e2e_held: the test runs with the webhook holding gangs (--hold-gangs: queued RayClusters held
 # suspended until admitted, their pods born ungated), as it does by default; RAYGATE_HOLD_GANGS=0 (pods_gated, or
 # the gated_* tests of tests/e2e/meson.build) runs it with --hold-gangs=false, every queued pod created gated.
 e2e_held() { [[ "$(hold_mode)" == wait ]]; }
@@ -724,7 +724,7 @@ webhook_running() { "$ROOT/hack/cluster.sh" status 2>/dev/null | grep "^raygate-
 restore_webhook() { webhook_running || "$ROOT/hack/cluster.sh" start-webhook >/dev/null 2>&1 || true; }
 
 # queue_unchecked COMMAND...: runs COMMAND, a Queue write raygate's webhook
-# refuses (issue 39: a stored Queue that breaks a rule, as one made before the
+# refuses (a stored Queue that breaks a rule, as one made before the
 # webhook or while it was down), with the webhook stopped: the Queue validation
 # fails open (manifests/queue-webhook-configuration.yaml), so the write is
 # stored. The webhook is started again after it (and on exit); COMMAND's status.
@@ -746,7 +746,7 @@ restore_gate() {
 	"$ROOT/hack/cluster.sh" start-gate >/dev/null 2>&1 || true
 }
 
-# ------------------------------------------------------------- topology (issue 24)
+# ------------------------------------------------------------- topology (docs/topology.md)
 # racks_up: 16 kwok nodes of this test's own, in 4 racks of 4:
 # rK-nJ-UID (K and J 1..4), labelled RACK_KEY=rK (raygate.io/e2e-rack),
 # e2e.raygate.io/rack-set=UID and e2e.raygate.io/added (a later test's
@@ -864,7 +864,7 @@ filler_pod() {
 
 . "$_e2e_here/invariants.sh"
 
-# ------------------------------------------------------------- devices (issue 36)
+# ------------------------------------------------------------- devices (docs/dra.md)
 # Dynamic Resource Allocation (resource.k8s.io/v1, Kubernetes 1.34 and later;
 # docs/dra.md): kwok nodes publish devices in ResourceSlices (hack/cluster.sh
 # add-node --dra), kube-controller-manager makes the workers' claims from a

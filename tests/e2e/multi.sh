@@ -1,4 +1,4 @@
-# The many-cluster harness of the dispatch tests (issue 25): a test sources
+# The many-cluster harness of the dispatch tests: a test sources
 # this file (it sources lib.sh), calls multi_setup, and has three clusters:
 #
 #   a  worker: the test's own cluster (RAYGATE_STATE, RAYGATE_PORT_OFFSET N;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 37, pods born ungated: with the webhook's --hold-gangs, a queued
+# Pods born ungated: with the webhook's --hold-gangs, a queued
 # RayCluster is created suspended (raygate.io/held-suspended), the gate admits
 # its gang from its declaration, and its admission record clears spec.suspend:
 # KubeRay then makes the pods, which the webhook (its RayCluster watch) creates

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17: `kubectl raygate` (build/cli/kubectl-raygate found by kubectl on
+# `kubectl raygate` (build/cli/kubectl-raygate found by kubectl on
 # PATH, as a plugin) on the walkthrough: test-cluster-0 admitted, test-cluster-1
 # waiting with its reason, then admitted when test-cluster-0 is deleted; seen
 # through `kubectl raygate gangs/queues/why`, also under the read-only

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 38, the drill for the restart hole: at most once while a lost worker's
+# The drill for the restart hole: at most once while a lost worker's
 # gate restarts. A gang runs on a; a's gate records when it saw the lease
 # counter change (raygate.io/dispatch-lease-seen). The manager is cut off from
 # a (a's Secret points at a closed port) and a's gate is killed (SIGKILL) and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 25: a manager that runs KubeRay (hack/cluster.sh up --manager --kuberay).
+# A manager that runs KubeRay (hack/cluster.sh up --manager --kuberay).
 # Its webhook (/dispatch-suspend) suspends the RayClusters and RayJobs of a
 # dispatching Queue before KubeRay sees them, so KubeRay on the manager makes no
 # pods for them (sampled every half second on the manager all along), while their

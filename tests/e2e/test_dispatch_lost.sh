@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 25: at most once when a worker is lost. A gang runs on a; the manager
+# At most once when a worker is lost. A gang runs on a; the manager
 # is cut off from a (a's Secret points at a closed port). a's gate, seeing its
 # lease (20 s) unrenewed, evicts the gang whole; only after lease + margin
 # (10 s) since the last renewal does the dispatcher send it to b. The sampler

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 25: one nomination, from a real fit. A gang that fits only worker b
+# One nomination, from a real fit. A gang that fits only worker b
 # (a's Queue is too small for it) goes to b and never to a; two gangs that fit
 # one worker each (each worker's Queue holds one of them) land one on each.
 # The sampler watches both workers throughout: no gang is ever bound in both.

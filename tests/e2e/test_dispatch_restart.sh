@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 25: a dispatcher restart mid-dispatch leaves no orphan and no
+# A dispatcher restart mid-dispatch leaves no orphan and no
 # duplicate. The sampler (both workers every 0.5 s) runs throughout.
 # 1. A crash between the two writes of a nomination: the dispatcher runs with
 #    --test-fault-exit-at-nomination 2 and exits, as a crash would, right

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 38's hour in its 10-minute form: hack/bench/soak.sh (which says what it
+# The soak's hour in its 10-minute form: hack/bench/soak.sh (which says what it
 # drives and checks) for RAYGATE_SOAK_MINUTES (default 10) from
 # RAYGATE_SOAK_SEED (default: drawn, printed). It fails on any violation: an
 # invariant of either worker's checker, a gang bound in two clusters at once,

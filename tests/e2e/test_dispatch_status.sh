@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 25: what the manager shows.
+# What the manager shows.
 # 1. No worker fits: the gang waits on the manager, undispatched, with the
 #    reasons of each worker (annotation raygate.io/dispatch-reasons, JSON
 #    {"worker": "message"}), and is dispatched as soon as a worker has room

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 36, the extended-resource path (KEP-5004, DRAExtendedResource: on by
+# The extended-resource path (KEP-5004, DRAExtendedResource: on by
 # default in Kubernetes 1.37; docs/dra.md): workers ask for example.com/gpu: 1
 # in their requests, the nodes advertise no allocatable for it, and the
 # DeviceClass gpu.example.com maps the name to its devices

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 36, nodes: devices of Dynamic Resource Allocation counted in the node
+# Nodes: devices of Dynamic Resource Allocation counted in the node
 # fit. A queue with room to spare (example.com/gpu 16, cpu 32); two kwok nodes
 # of 2 devices of gpu.example.com each (4 in all). Two gangs of a head and 4
 # workers of one device each (ResourceClaimTemplate one-gpu): the first is

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 36, preemption and reclaim of gangs bound to devices of Dynamic
+# Preemption and reclaim of gangs bound to devices of Dynamic
 # Resource Allocation (as test_gate_preempt and test_gate_preempt_reclaim do
 # with cpu). One kwok node publishes 4 devices of gpu.example.com, mapped to
 # example.com/gpu.

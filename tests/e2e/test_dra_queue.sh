@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 36, queue: devices of Dynamic Resource Allocation counted in a queue's
+# Queue: devices of Dynamic Resource Allocation counted in a queue's
 # capability. Two kwok nodes publish 4 devices of gpu.example.com each (8 in
 # all); the DeviceClass maps them to example.com/gpu (spec.extendedResourceName);
 # the Queue's capability is example.com/gpu 6 (cpu and memory to spare). Gangs

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 36, a request's own selectors: a ResourceClaimTemplate whose request
+# A request's own selectors: a ResourceClaimTemplate whose request
 # selects only some devices of its class (device.attributes["gpu.example.com"].index < 1)
 # is counted against those devices on the nodes, not every device of the class.
 # Two kwok nodes of 4 devices of gpu.example.com each (indexes 0 to 3): 8

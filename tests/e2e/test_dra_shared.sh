@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 36, a shared claim: a ResourceClaim that the pods of a gang name
+# A shared claim: a ResourceClaim that the pods of a gang name
 # (resourceClaimName) is counted once for the gang, not once per pod. One kwok
 # node publishes 1 device of gpu.example.com; the DeviceClass maps it to
 # example.com/gpu; the Queue's capability is example.com/gpu 1 (cpu and memory

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 36, a shared claim on the nodes: a ResourceClaim that the pods of a
+# A shared claim on the nodes: a ResourceClaim that the pods of a
 # gang share (resourceClaimName) and that is not allocated yet is placed by
 # the node fit once, with the gang's oldest unbound pod that names it
 # (lib/sched/cache/sharedcarry.h), as kube-scheduler allocates it with the

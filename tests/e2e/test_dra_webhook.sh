@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 36, webhook: a RayCluster's device claims in the minResources the
+# Webhook: a RayCluster's device claims in the minResources the
 # webhook writes (raygate.io/min-resources, webhook/drawatch.c) and in its
 # PodGroup's. A DeviceClass maps gpu.example.com to example.com/gpu; a gang of
 # a head and 3 workers of one device each (ResourceClaimTemplate one-gpu) gets

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 7, fault drill 3: kube-apiserver restarted (twice: once at rest, once
+# Fault drill (docs/contributing.md): kube-apiserver restarted (twice: once at rest, once
 # just as a gang's room appears). The gate controller reconnects, each watch
 # relisting (410: its resourceVersion predates the new apiserver's watch
 # cache, as with etcd 3.4) or resuming from a resourceVersion still current

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 7, fault drill 6: the webhook's certificate and key are replaced on
+# Fault drill (docs/contributing.md): the webhook's certificate and key are replaced on
 # disk while two streams of requests run: AdmissionReviews POSTed straight to
 # the webhook on a new TLS connection each (verified against the CA), and
 # pod creations (dry run) through the apiserver, which calls the webhook. Four

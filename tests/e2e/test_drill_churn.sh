@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Issue 7, fault drill 7: churn. For RAYGATE_CHURN_SECONDS (default 60, to
-# keep the e2e suite short; the issue's 5 minutes is RAYGATE_CHURN_SECONDS=300),
+# Fault drill (docs/contributing.md): churn. For RAYGATE_CHURN_SECONDS (default 60, to
+# keep the e2e suite short; the full 5 minutes is RAYGATE_CHURN_SECONDS=300),
 # RayClusters of random shapes (head, 0-2 worker groups of 0-3
 # replicas, a third of them autoscaling, a third with priority 1000) are
 # created and deleted against 3 leaf queues of random capability, dequeue
 # strategy and preemption policy (raygate.io/preemption: the default
 # LowerPriority, LowerOrNewerEqualPriority, or a random one of the three), two
-# of them under a parent of random capability (the queue tree, issue 23: one
+# of them under a parent of random capability (the queue tree: one
 # deserving by weight, the other with a guarantee; see below), the others deserving cpu
 # 2 and memory 3Gi (spec.deserved); capabilities also grow now and then;
 # autoscaling clusters are scaled up. The sequence is drawn from
@@ -37,12 +37,12 @@ pick() {
 	local -a a=("$@")
 	_pick_out="${a[RANDOM % ${#a[@]}]}"
 }
-# The tree (issue 23): churn-SEED-p (capability cpu 8 to 10, memory 10 to 14Gi)
+# The tree: churn-SEED-p (capability cpu 8 to 10, memory 10 to 14Gi)
 # -> {churn-SEED-0, churn-SEED-1}, and churn-SEED-2 at the root. 0 and 2
 # deserve cpu 2 and memory 3Gi (spec.deserved), and 0 has a guarantee of cpu 1
 # and memory 1Gi that 1 may not borrow; 1 has no deserved (derived by its
 # weight, 1 to 3) and no capability (its parent's). As Volcano's webhook
-# requires (issue 39), a guarantee is within its queue's deserved and its
+# requires, a guarantee is within its queue's deserved and its
 # parent's guarantee: p deserves cpu 4 and memory 6Gi and guarantees what 0
 # does (at the root: room the others may not borrow while p is idle). The
 # gangs go to the leaves 0, 1, 2; the capabilities that grow are 0's, 2's and

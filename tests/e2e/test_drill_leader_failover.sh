@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 7, drill 5: leader failover. Two gate controllers with leader election
+# Fault drill (docs/contributing.md): leader failover. Two gate controllers with leader election
 # (default timing); the leader is killed (SIGKILL) in the middle of a burst of
 # arriving RayClusters; the other takes over within the lease time and admits
 # exactly what fits, while the invariant checker watches throughout: no pod

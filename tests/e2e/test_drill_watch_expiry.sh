@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 7, fault drill 4: watch expiry. The gate controller is frozen
+# Fault drill (docs/contributing.md): watch expiry. The gate controller is frozen
 # (SIGSTOP) and its watch connections cut (the apiserver restarts); meanwhile
 # a RayCluster and its pods are deleted, a queue and clusters are created, and
 # etcd is compacted past what the controller has seen. When it resumes, its

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 7, fault drill 1: the webhook process is killed (SIGKILL). raygate
+# Fault drill (docs/contributing.md): the webhook process is killed (SIGKILL). raygate
 # fails closed: creating a labelled RayCluster, or a pod of one (directly, or
 # KubeRay replacing a deleted worker), fails with a clear apiserver error, and
 # nothing gets through ungated; unlabelled objects are not affected. Restarted,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 5, e2e 4: an autoscaling Ray cluster (minReplicas 1, replicas 3). The
+# An autoscaling Ray cluster (minReplicas 1, replicas 3). The
 # gang is the head (with the autoscaler sidecar's resources) and 1 worker: cpu
 # 500m + 500m + 1 = 2, admitted when the queue (cpu 2) holds it; the 2 other
 # workers are its tail and follow one at a time as the queue grows. The worker group is named

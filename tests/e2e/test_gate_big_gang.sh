@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 26: a gang too big to release at once (80 pods) has its gates removed
+# A gang too big to release at once (80 pods) has its gates removed
 # head first, then in batches paced by the binds (gate/apply/ungate.c, ungatepace.h).
 # It ends fully ungated and bound, never partly ungated past the invariant
 # checker's grace, and the gate log shows one ADMIT releasing all 80.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 25, the worker side of "at most once" (lib/sched/record/dispatchlease.h): a
+# The worker side of "at most once" (lib/sched/record/dispatchlease.h): a
 # RayCluster created as a manager's dispatcher creates it on a worker, with a
 # lease (raygate.io/dispatch-lease, a counter; raygate.io/dispatch-lease-seconds
 # 20). While this test bumps the counter every 5 s, as the dispatcher renews

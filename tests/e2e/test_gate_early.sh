@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 26: early admission (raygate-gate --early-admission, lib/sched/admit/early.h).
+# Early admission (raygate-gate --early-admission, lib/sched/admit/early.h).
 # A namespace quota of 3 pods lets KubeRay create only 3 of early's 5 pods: the
 # gang is admitted with its head and a worker (its members still to come
 # weighed as copies of a worker), and its pods are ungated and bound as they

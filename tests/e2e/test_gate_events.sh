@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 26: GangWaiting once per gang and per distinct reason, not per pod.
+# GangWaiting once per gang and per distinct reason, not per pod.
 # A gang that waits for its queue gets exactly one GangWaiting Event on its
 # RayCluster and one on its head pod (none on its workers), not one per pass;
 # when another reason comes in between and the first comes back, the first
@@ -37,7 +37,7 @@ one_each() { [[ "$(waiting b "$full")" == 1 && "$(waiting "$head" "$full")" == 1
 stays 3 "still one Event each, count 1, while passes go on" one_each
 
 # Another reason (Q gets a child: only leaf queues hold gangs), then the first again. The webhook
-# refuses a child of Q, which holds a (issue 39): it is stored with the webhook down.
+# refuses a child of Q, which holds gang a: it is stored with the webhook down.
 queue_unchecked tree_queue "$Q-child" parent="$Q" cpu=1
 notleaf="queue $Q has children"
 eventually 20 "b's RayCluster is told: $notleaf" is waiting b "$notleaf" 1

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 12, "crash": the gate controller is killed in the middle of an
+# "crash": the gate controller is killed in the middle of an
 # eviction (fault point after-evict-record: after the eviction is recorded on
 # the RayCluster and one of its pods deleted). The record was written first:
 # the gang is no longer admitted, and while the controller is down its other

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 12, "backoff and limit" on the real control plane with small values:
+# "backoff and limit" on the real control plane with small values:
 # --requeue-limit 2, placement timeout 10 s, backoff 1 s. A gang that can
 # never be placed (its workers' claim does not exist) is evicted, requeued
 # after its backoff, evicted again, and then deactivated: requeue-count 2, no

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 12, "missing claim": a RayCluster whose workers mount a
+# "missing claim": a RayCluster whose workers mount a
 # PersistentVolumeClaim that does not exist is admitted (raygate does not
 # model volumes), its head is bound and its workers stay Pending. After the
 # placement timeout (20 s here) the whole gang is evicted: its admission

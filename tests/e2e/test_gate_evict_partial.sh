@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 37, "partly placed": a gang that kube-scheduler places in part is
+# "partly placed": a gang that kube-scheduler places in part is
 # taken back whole after --partial-placement-timeout (30 s by default), not
 # after the placement timeout (5 m by default). Whatever holds the rest back
 # (kube-scheduler binding elsewhere than the pass planned, so that a member

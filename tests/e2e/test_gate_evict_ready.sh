@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 12, readiness and "no false eviction": two gangs are admitted and
+# Readiness and "no false eviction": two gangs are admitted and
 # bound. fine stays Ready; slow's pods are made not Ready (their Ready
 # condition set False through the status subresource, as a kubelet reports a
 # container that does not start: kwok's fake nodes have no containers to fail).

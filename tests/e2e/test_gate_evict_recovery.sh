@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 12, "recovery": an admitted gang runs, bound whole; then it loses a
+# "recovery": an admitted gang runs, bound whole; then it loses a
 # worker, and its replacement (KubeRay's, ungated at once: the gang is
 # admitted) cannot be placed (every node cordoned meanwhile). The placement
 # timeout counts from the replacement's creation: the gang is evicted whole

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 5, e2e 3: fifo vs traverse. Two queues of cpu 4, each with an admitted
+# Fifo vs traverse. Two queues of cpu 4, each with an admitted
 # filler (cpu 3), then a big gang (cpu 3, does not fit) and, created later, a
 # small one (cpu 1, fits). Under fifo the big head gang blocks the small one
 # behind it; under traverse (the default) it does not. Once the fifo queue's

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 4, walkthrough 2 (the GLUE shape): a worker needing 2 GPUs on nodes
+# The GLUE shape: a worker needing 2 GPUs on nodes
 # with 1 free GPU each waits with "no node fits"; a node with 2 GPUs admits it.
 . "$(dirname "$0")/lib.sh"
 pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)
@@ -24,7 +24,7 @@ two() { [[ "$(count_pods glue-cluster)" == 2 ]]; }
 eventually 60 "KubeRay created glue-cluster's 2 pods" two
 worker="$(kc get pods -n "$NS" -l ray.io/cluster=glue-cluster,ray.io/node-type=worker -o jsonpath='{.items[0].metadata.name}')"
 want="no node fits pod $worker (nvidia.com/gpu 2): at most 1 free on one node"
-# The gang's wait is told on its RayCluster and its head pod, not on every pod (issue 26).
+# The gang's wait is told on its RayCluster and its head pod, not on every pod.
 eventually 10 "describe pod (the head) shows: $want" describe_has "$(head_pod glue-cluster)" "$want"
 assert_eq "glue-cluster pods still gated" 2 "$(gated_count glue-cluster)"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 5, walkthrough 5: two gate controllers with leader election (the
+# Two gate controllers with leader election (the
 # default timing: 15 s lease, 10 s renew deadline, 2 s retry).
 # 1. Only the leader writes.
 # 2. The leader freezes (SIGSTOP: a long pause, a partition): the other takes

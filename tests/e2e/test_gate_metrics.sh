@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issues 4 and 5: the gate's --metrics-addr endpoint. After a gang is admitted,
+# The gate's --metrics-addr endpoint. After a gang is admitted,
 # /metrics shows the admitted counter for its queue and non-empty pass and
 # gate-removal histograms; /healthz and /readyz answer 200. A second gate that
 # cannot reach the apiserver is alive (/healthz 200) but not ready (/readyz 503).

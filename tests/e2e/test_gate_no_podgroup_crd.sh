@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 5: without the PodGroup CRD the gate admits as before, writes no
+# Without the PodGroup CRD the gate admits as before, writes no
 # PodGroup, says so once in its log, and starts writing PodGroups when the CRD
 # is installed (it looks again at every resync).
 . "$(dirname "$0")/lib.sh"

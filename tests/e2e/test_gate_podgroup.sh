@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 5, walkthrough 1 as Volcano users read it: `kubectl get podgroup
+# The walkthrough as Volcano users read it: `kubectl get podgroup
 # ray-test-cluster-0-pg -o yaml` and `kubectl get queue -o yaml` before and
 # after test-cluster-0 is deleted (the KubeRay + Volcano guide), the PodGroup
 # garbage-collected with its RayCluster, minMember following a replica change,

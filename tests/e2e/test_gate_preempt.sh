@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 13, e2e 1: preemption within a queue, whole gangs, on the guide's
+# Preemption within a queue, whole gangs, on the guide's
 # queue (cpu 4, memory 6Gi). test-cluster-0 (priority 0, cpu 3) is admitted
 # and running; a cluster of the same shape with priority 1000 (PriorityClass
 # ray-high) arrives: test-cluster-0 is evicted whole (Preempted Events, the

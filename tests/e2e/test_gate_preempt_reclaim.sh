@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 13, e2e 2: reclaim across queues on full nodes. The local cluster's 4
+# Reclaim across queues on full nodes. The local cluster's 4
 # kwok nodes have cpu 8 each. Queue qb (deserved cpu 16) fills all four with
 # head-only clusters of cpu 8 (it borrows 16 above its deserved); queue qa
 # (deserved cpu 16) then gets clusters of cpu 8 and priority 1000: the first

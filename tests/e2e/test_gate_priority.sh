@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 5, e2e 2: two Ray clusters wait in one queue; the one with a higher
+# Two Ray clusters wait in one queue; the one with a higher
 # priority (PriorityClass ray-high via the label ray.io/priority-class-name),
 # created later, is admitted first when room appears, and the older one keeps
 # waiting. Without priorities the older one would go first: low (cpu 3) and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 4, walkthrough 4: a Ray cluster whose queue does not exist yet waits
+# A Ray cluster whose queue does not exist yet waits
 # with "does not exist", and is admitted as soon as the queue is created.
 . "$(dirname "$0")/lib.sh"
 pods_gated # it watches the gated pods of waiting gangs (--hold-gangs=false)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 23: deserved means deserved. Reclaim is bounded by deserved, not by
+# Deserved means deserved. Reclaim is bounded by deserved, not by
 # priority (Volcano's capacity plugin). Queues qa and qb deserve cpu 4 each
 # (capability cpu 8 each) on one node of cpu 8 (the local cluster's other
 # kwok nodes cordoned). qb fills it with four head-only clusters of cpu 2;

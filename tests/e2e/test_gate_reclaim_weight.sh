@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 23: reclaim by deserved derived by weight (raygate.io/reclaim-by-weight).
+# Reclaim by deserved derived by weight (raygate.io/reclaim-by-weight).
 # test_gate_reclaim_deserved.sh's case with neither queue setting spec.deserved:
 # equal weights on cpu 8 derive cpu 4 each while both ask for more, and qa's
 # gang reclaims qb's two newest clusters whole, then nothing moves. Fails

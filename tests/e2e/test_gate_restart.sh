@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 4, walkthrough 3 and issue 7, fault drill 2: the controller dies after
+# A fault drill (docs/contributing.md): the controller dies after
 # recording an admission but before all gates are removed (test-only fault
 # switch). Restarted, it finishes that gang first and over-admits nothing. The
 # invariant checker runs throughout; the gang is partly ungated while the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 4, walkthrough 1 (the KubeRay + Volcano guide): a queue of 4 CPUs and
+# The walkthrough of the KubeRay + Volcano guide: a queue of 4 CPUs and
 # 6Gi admits test-cluster-0 (3 CPUs, 4Gi) whole; test-cluster-1 waits whole,
 # and says why; deleting test-cluster-0 admits test-cluster-1 whole. As the
 # webhook runs by default (--hold-gangs), test-cluster-1 waits held, with no

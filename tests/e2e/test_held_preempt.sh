@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 37, pods born ungated, and preemption: with the webhook's
+# Pods born ungated, and preemption: with the webhook's
 # --hold-gangs, a RayCluster of priority class ray-high (1000) is held
 # suspended with no pod, so the gate weighs its gang from its declaration,
 # whose pods have no spec.priority (the apiserver resolves it when a pod is

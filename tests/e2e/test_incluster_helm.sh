@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15: `helm install` of charts/raygate on the real-node cluster (instead
+# `helm install` of charts/raygate on the real-node cluster (instead
 # of kubectl apply -k) brings raygate up the same way, and the guide's
 # walkthrough passes with it. Afterwards raygate is installed with kustomize
 # again, as `hack/cluster.sh up --real-node` left it.

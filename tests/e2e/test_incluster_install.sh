@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15: raygate installed as users install it, `kubectl apply -k` of
+# raygate installed as users install it, `kubectl apply -k` of
 # manifests/ (through hack/real-node-overlay: the image built here, the
 # real node), onto a cluster where it was not: the certificate Job completes,
 # the webhook (2 replicas) and the gate (2 replicas, one Lease holder) become

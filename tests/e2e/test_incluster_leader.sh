@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15: two gate pods with leader election on the real node: deleting the
+# Two gate pods with leader election on the real node: deleting the
 # pod holding the Lease (a graceful delete: SIGTERM releases the Lease) hands
 # it on within seconds, to the standby or to the Deployment's replacement,
 # whichever asks first, and the new leader admits a gang; two replicas again.

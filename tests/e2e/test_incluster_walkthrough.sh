@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15: the guide's walkthrough (test_gate_walkthrough.sh: test-cluster-0
+# The guide's walkthrough (test_gate_walkthrough.sh: test-cluster-0
 # admitted whole, test-cluster-1 waits whole and says why in
 # `kubectl describe pod`, and is admitted once test-cluster-0 is deleted) with
 # raygate in-cluster on the real node instead of the host binaries.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15: a rolling restart of the webhook Deployment under a steady stream
+# A rolling restart of the webhook Deployment under a steady stream
 # of pod creations (each one through the webhook: fail closed) fails none of
 # them: readiness, the rolling update (maxUnavailable 0 with 2 replicas), the
 # webhook's SIGTERM drain (--shutdown-delay, then open connections finish), and

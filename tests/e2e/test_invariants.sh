@@ -72,7 +72,7 @@ eventually 60 "KubeRay created f's 2 pods" has_pods f 2
 kc annotate rayclusters.ray.io -n "$NS" f raygate.io/admitted-at=2020-01-01T00:00:00Z >/dev/null
 for p in $(kc get pods -n "$NS" -l ray.io/cluster=f -o name); do ungate "${p#pod/}"; done
 eventually 30 "checker: partly-placed (f's worker refused, its head bound)" saw partly-placed
-# The tree (issue 23): e, in leaf L under parent P (capability cpu 2; L lists none), ungated (cpu 3): P over its
+# The tree: e, in leaf L under parent P (capability cpu 2; L lists none), ungated (cpu 3): P over its
 # capability; and L's sibling G's guarantee (cpu 1) lent. As Volcano's webhook requires, G deserves its guarantee
 # and P guarantees (and deserves) its children's sum.
 U="$(e2e_uid)"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17: the legacy Ray operator's clusters (seed 004, cluster.ray.io/v1).
+# The legacy Ray operator's clusters (seed 004, cluster.ray.io/v1).
 #
 # The operator itself (Python, and it needs Ray) cannot be installed here:
 # tests/e2e/legacy/node_provider.py stands in for it and creates the pods

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 35: the native step (--native-gang on)
+# The native step (--native-gang on)
 # with an autoscaled RayCluster. kube-scheduler 1.37 holds a whole PodGroup
 # back while any of its pods is gated, and raygate keeps an autoscaler's tail
 # pods gated: only gang members name the group (docs/native-gang.md, "Who

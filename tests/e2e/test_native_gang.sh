@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 35: Kubernetes' own gang scheduling as the last step
+# Kubernetes' own gang scheduling as the last step
 # (docs/native-gang.md), on a cluster that serves it (hack/cluster.sh up
 # --native-gang):
 # 1. every pod of an admitted gang names its group in spec.schedulingGroup,

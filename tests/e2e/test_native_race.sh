@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 35: Kubernetes' own gang scheduling as the last step
+# Kubernetes' own gang scheduling as the last step
 # (docs/native-gang.md), where raygate's simulation loses.
 #
 # 1. The race: gang G is admitted, then a pod outside raygate (another

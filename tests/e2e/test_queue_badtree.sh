@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 23: a bad tree put in while the webhook is down closes only the queues
+# A bad tree put in while the webhook is down closes only the queues
 # in it. Gangs ga (queue a) and gd (queue d) are created while neither queue
 # exists (they wait: "does not exist"); c exists. With the webhook process
 # killed (as drill 1, test_drill_webhook_down.sh; a Queue validation that

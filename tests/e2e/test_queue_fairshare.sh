@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 23: fair sharing under saturation. Three leaves a, b, c of weights
+# Fair sharing under saturation. Three leaves a, b, c of weights
 # 1:2:1 and no spec.deserved (derived by weight: 3, 6, 3) under a parent of
 # capability cpu 12 (the room they share; the nodes have more). Each keeps a
 # backlog of 7 equal gangs (one head of cpu 1). An admitted gang is deleted

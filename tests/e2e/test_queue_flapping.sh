@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 23: no flapping (Kueue's preemptions flapped 33+ times, kueue #7101).
+# No flapping (Kueue's preemptions flapped 33+ times, kueue #7101).
 # Two leaves fa and fb, each deserving cpu 4, under a parent of capability
 # cpu 8; gangs of one head of cpu 2. fa first fills the parent (it borrows
 # fb's idle 4); then fb and fa alternately submit two gangs each, for

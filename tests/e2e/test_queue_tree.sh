@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 23: the queue tree, on the gate's side. root -> eng (capability cpu
+# The queue tree, on the gate's side. root -> eng (capability cpu
 # 16) -> {train (deserved cpu 8), infer (deserved cpu 8)}, and research
 # (capability cpu 8), on the 4 kwok nodes of cpu 8 (room for all 24). Gangs
 # of cpu 4 (a head and a worker of cpu 2; research's: head only).
@@ -13,7 +13,7 @@
 #   goes idle: the 4 it frees stay reserved; train's waiting gangs wait (the
 #   message names the guarantee), and infer's next gang is admitted at once.
 # - research gains a child while it holds two running gangs: the webhook
-#   refuses it (issue 39); one stored with the webhook down leaves them
+#   refuses it; one stored with the webhook down leaves them
 #   running, and its waiting gang waits with the non-leaf reason.
 # The invariant checker runs throughout (every level's capability, no
 # guarantee lent, no gang partly admitted or evicted).
@@ -94,7 +94,7 @@ gang i2 "$INFER"
 admit i2 2
 timing "guarantee"
 
-# research gains a child while it holds two running gangs: refused, as Volcano (issue 39); one
+# research gains a child while it holds two running gangs: refused, as Volcano; one
 # stored anyway (made while the webhook was down) is the gate's to handle.
 sub_refused() {
 	! tree_queue "$SUB" parent="$RESEARCH" 2>"$E2E_TMP/sub" &&

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 39: Volcano's own Queue and HyperNode admission cases
+# Volcano's own Queue and HyperNode admission cases
 # (volcano-sh/volcano validate_queue_test.go, admit_hypernode_test.go; all of
 # them in tests/fixtures/queuecheck/volcano.json and hypercheck/cases.json)
 # replayed, a subset, through kubectl against the real webhook: quantities

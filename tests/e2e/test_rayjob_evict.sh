@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14, "eviction reruns the job", with the real KubeRay RayJob controller:
+# "eviction reruns the job", with the real KubeRay RayJob controller:
 # a RayJob whose workers mount a claim that does not exist is admitted, its
 # head bound, its workers not. After the placement timeout (20 s) raygate
 # evicts the gang and suspends the RayJob (label raygate.io/rerun, the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14, the submission modes with the real KubeRay RayJob controller:
+# The submission modes with the real KubeRay RayJob controller:
 # SidecarMode puts KubeRay's submitter container (500m, 200Mi) into the head
 # pod, so the gang (cpu 3500m, 4296Mi) is the RayCluster's own; HTTPMode has no
 # submitter pod (cpu 3, 4Gi). Both admitted whole, each under its PodGroup

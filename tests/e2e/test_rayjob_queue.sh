@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14 with the real KubeRay RayJob controller: RayJobs (K8sJobMode, KubeRay's
+# RayJobs with the real KubeRay RayJob controller (docs/rayjob.md): RayJobs (K8sJobMode, KubeRay's
 # default submitter of 500m CPU, 200Mi) in a queue with room for one job, its
 # cluster (cpu 3, 4Gi) plus its submitter.
 # - The webhook sizes the RayJob: minMember 3 (no submitter), minResources

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14: a suspended RayJob holds no share; once resumed it queues like any
+# A suspended RayJob holds no share; once resumed it queues like any
 # other, and its PodGroup (ray-<rayjob>-pg, owned by the RayJob) is the same
 # object across the RayClusters KubeRay makes for it. With the real KubeRay
 # RayJob controller: suspending deletes the job's RayCluster and submitter Job,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14, RayService: KubeRay (rayservice_controller.go,
+# RayService: KubeRay (rayservice_controller.go,
 # constructRayClusterForRayService) copies every RayService label onto the
 # RayClusters it makes for the service, so the queue label reaches them and
 # each is gated and admitted as a RayCluster gang of its own (PodGroup

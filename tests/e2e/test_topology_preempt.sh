@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 24: preemption that frees one domain. 4 racks of 4 nodes with
+# Preemption that frees one domain. 4 racks of 4 nodes with
 # nvidia.com/gpu 8 each (racks_up), all full of priority-0 gangs whose
 # workers (nvidia.com/gpu 8) are pinned to nodes: old1 and old2 hold rack r4
 # (two nodes each) and were admitted first; n1..n6 hold racks r1..r3, each

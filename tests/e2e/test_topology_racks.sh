@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 24, topology by node label, on 4 racks of 4 nodes with nvidia.com/gpu
+# Topology by node label, on 4 racks of 4 nodes with nvidia.com/gpu
 # 8 each (racks_up). "big" is a head and 4 workers of nvidia.com/gpu 8, with
 # raygate.io/topology-required: the rack label.
 # - Fragmented: a plain pod (outside raygate's gangs) holds one node's GPUs in

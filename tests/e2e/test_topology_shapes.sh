@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 24, Ray-aware shapes and Volcano's way to ask, on 4 racks of 4 nodes
+# Ray-aware shapes and Volcano's way to ask, on 4 racks of 4 nodes
 # with nvidia.com/gpu 8 each (racks_up) and HyperNodes over them
 # (racks_hypernodes: tier 1 per rack, tier 2 over all).
 # - Slices: "slices" has a worker group of numOfHosts 4 and replicas 2

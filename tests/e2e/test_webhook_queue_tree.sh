@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Issue 23, the queue tree at admission, on the real control plane: with
+# The queue tree at admission, on the real control plane: with
 # root -> eng (cpu 16) -> {train (cpu 8), infer}, a RayCluster naming eng is
 # denied with eng's children named, one naming train is admitted; a Queue with
 # a missing parent, its own parent, or closing a cycle (a -> b, then b -> a)
 # is denied naming spec.parent; deleting eng (it has children) or train (it
 # holds a running gang) is denied; a capability above the parent's is allowed
 # with a warning. A leaf that holds a running gang cannot gain a child
-# (issue 39): the child is denied, the gang keeps running, and its
+# (as Volcano does): the child is denied, the gang keeps running, and its
 # RayCluster can still be updated. Deletions are tried with --dry-run=server: the
 # webhooks run, nothing is deleted.
 . "$(dirname "$0")/lib.sh"
@@ -99,7 +99,7 @@ say "    $out"
 	fail "no warning for a capability above the parent's: $out"
 pass "a capability above the parent's is allowed with a warning"
 
-# The leaf holding a running gang cannot gain a child (issue 39, as Volcano):
+# The leaf holding a running gang cannot gain a child (as Volcano):
 # only leaves hold gangs, so the running gang would be orphaned; it keeps running.
 parent_holds() { ! tree_queue "sub-$u" "$TRAIN" >"$E2E_TMP/sub" 2>&1 &&
 	grep -qF "queue $TRAIN cannot be the parent queue of queue sub-$u because it has allocated Pods" "$E2E_TMP/sub"; }

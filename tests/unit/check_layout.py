@@ -23,6 +23,9 @@ Fails (exit 1), naming file and line, when:
   is split into rooms;
 - a product header does not open with its contract: a comment whose first
   line names the module ("/*\n * x: what x decides");
+- a product comment cites an issue ("issue 37", "issues 23, 24"): the
+  tracker is not in the repository, so a comment says why in the code's own
+  terms (the invariant, the Kubernetes or KubeRay behaviour, a docs/ section);
 - product modules include each other in a circle. A module is x.c and x.h (and
   a private x_internal.h); it uses module y when one of its files includes
   "y.h" (or "y_internal.h") and that is a file of lib/*/,
@@ -80,6 +83,9 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 CALL = re.compile(r"(?<![\w.>])(%s)\s*\(" % "|".join(CLOCKS))
 METRICS_CALL = re.compile(r"(?<![\w.>])(metrics_\w+)\s*\(")
 COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+# Strings, characters and comments in the order they come, so that "//" in a string or '"' in a comment is read right.
+TOKEN = re.compile(r'"(?:\\.|[^"\\\n])*"' + r"|'(?:\\.|[^'\\\n])*'|/\*.*?\*/|//[^\n]*", re.S)
+ISSUE = re.compile(r"\bissues?\s*#?\d+(?:\s*(?:,|and)\s*\d+)*", re.I)
 STRING = re.compile(r'"(?:\\.|[^"\\\n])*"')
 
 
@@ -295,6 +301,29 @@ def cycles(uses):
     return found
 
 
+def comment_issues(text):
+    """(line, cited text) of every issue number cited in a comment of C text (strings and code are not read)."""
+    found = []
+    for tok in TOKEN.finditer(text):
+        if tok.group(0)[0] != "/":
+            continue
+        for m in ISSUE.finditer(tok.group(0)):
+            found.append((text.count("\n", 0, tok.start() + m.start()) + 1, m.group(0)))
+    return found
+
+
+def check_comments(root, tree):
+    """A product comment that cites an issue number: one message each."""
+    bad = []
+    for d, files in sorted(tree.items()):
+        for f in files:
+            with open(os.path.join(root, d, f), encoding="utf-8") as fh:
+                for line, cited in comment_issues(fh.read()):
+                    bad.append("%s/%s:%d: a comment cites '%s': say why in the code's own terms or cite docs/" %
+                               (d, f, line, cited))
+    return bad
+
+
 def self_check():
     """The checks must catch what they are for: planted circles, layering and metrics."""
     a, b, c, d, e, f = (("lib/sched", x) for x in "abcdef")
@@ -332,6 +361,15 @@ def self_check():
         errors.append("self-check: a folder of %d .c files was not found" % (MAX_C + 1))
     if METRICS_CALL.findall("    metrics_gauge_set(m, 1);") != ["metrics_gauge_set"]:
         errors.append("self-check: a metrics_ call was not found")
+    planted = ('/* early: weighed early (issue 26). */\n'
+               'static const char *u = "see issue 5 // not a comment";\n'
+               'int tissue3; /* tissues 4 are not issues */ char q = \'"\';\n'
+               '// the sort was 17% of the CPU (Issue #37)\n'
+               '/* a pass (docs/design.md, "Pacing"),\n * issues 23, 24 */\n')
+    found = [line for line, _ in comment_issues(planted)]
+    if found != [1, 4, 6]:
+        errors.append("self-check: planted issue citations in comments on lines 1, 4 and 6 (not in a string or a "
+                      "name), found lines %r" % found)
     return errors
 
 
@@ -348,7 +386,8 @@ def main():
         return 1
     bad = check_pure(root, tree)
     uses = edges(root, tree)
-    for message in check_layers(uses) + check_rooms(uses) + check_sizes(tree) + check_openings(root, tree):
+    for message in (check_layers(uses) + check_rooms(uses) + check_sizes(tree) + check_openings(root, tree) +
+                    check_comments(root, tree)):
         print(message)
         bad += 1
     for circle in cycles(uses):

@@ -183,7 +183,7 @@ static void check_hold(const struct cache *c, const struct cache_gang *g, const 
     resources_finish(&held);
 }
 
-/* Issue 4, walkthrough 1, step by step: admitted pods keep their share until they are gone, then the next gang goes. */
+/* The guide's walkthrough, step by step: admitted pods keep their share until they are gone, then the next gang goes. */
 static void test_walkthrough(void **state)
 {
     struct admit_test *fix = *state;

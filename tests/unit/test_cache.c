@@ -381,7 +381,7 @@ static void test_interning(void **state)
     assert_true(all->sched->tolerations[0].exists);
 }
 
-/* Issue 6: at most 1 KB per cached pod (heap growth over 10,000 KubeRay-shaped pods and their nodes). */
+/* At most 1 KB per cached pod (heap growth over 10,000 KubeRay-shaped pods and their nodes). */
 static void test_memory_per_pod(void **state)
 {
     (void)state;

@@ -1,6 +1,6 @@
 /*
  * lib/sched/admit/declare.c: a held RayCluster's gang weighed from its
- * declaration (issue 37): its declared pods made, admitted by a pass, ungated
+ * declaration: its declared pods made, admitted by a pass, ungated
  * with it, replaced one by one by the real pods, made again by an eviction
  * (gated), dropped when it is no longer held; and that eviction never lists
  * a declared pod but lists a real pod born ungated while the gang is not

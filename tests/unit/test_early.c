@@ -1,5 +1,5 @@
 /*
- * lib/sched/admit/early.c: a gang weighed before its pods all exist (issue 26), on
+ * lib/sched/admit/early.c: a gang weighed before its pods all exist, on
  * tests/fixtures/admit/early-admit.json and early-reserve.json (the pass's
  * verdicts on them are test_admit's), and preemptscan/guide.json: which
  * members a gang lacks and the pods that stand for them, what an admitted

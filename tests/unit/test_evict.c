@@ -306,7 +306,7 @@ static void test_requeue_limit_and_spec_change(void **state)
     assert_int_equal(r.requeue_at_ms, now + HOUR);
 }
 
-/* Preempted or reclaimed: no backoff and no count (issue 13), the reason kept and read back. */
+/* Preempted or reclaimed: no backoff and no count, the reason kept and read back. */
 static void test_preempted_no_penalty(void **state)
 {
     (void)state;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hack/lib.sh's state folder and offsets without a cluster (issue 25: two
+# hack/lib.sh's state folder and offsets without a cluster (two
 # clusters in one checkout never share state; a relative RAYGATE_STATE works):
 # STATE is absolute whatever the folder the command runs in, and the kubeconfig
 # hack/cluster.sh writes there names its CA by a path kubectl resolves

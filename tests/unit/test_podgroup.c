@@ -181,7 +181,7 @@ static const char *scheduled_message(const json_t *body)
     return NULL;
 }
 
-/* An admitted gang's Scheduled condition says what kube-scheduler says of its native PodGroup (issue 35), and a change of
+/* An admitted gang's Scheduled condition says what kube-scheduler says of its native PodGroup, and a change of
    that alone is a change of the gang (its fingerprint): its PodGroup is compared again. */
 static void test_native(void **state)
 {

@@ -55,7 +55,7 @@ static int64_t *vec(const struct qtree *t, uint32_t cpu, int64_t milli)
 
 #define Q(name, rest) "{\"metadata\":{\"name\":\"" name "\"},\"spec\":{" rest "}}"
 
-/* The issue's tree: root -> eng (cpu 16) -> {train (deserved 8), infer (deserved 8)}, research (cpu 8). */
+/* docs/queues.md's tree: root -> eng (cpu 16) -> {train (deserved 8), infer (deserved 8)}, research (cpu 8). */
 static const char *issue_tree =
     "[" Q("eng", "\"capability\":{\"cpu\":\"16\"}") "," Q("train", "\"parent\":\"eng\",\"deserved\":{\"cpu\":\"8\"}") "," Q(
         "infer", "\"parent\":\"eng\",\"deserved\":{\"cpu\":\"8\"}") "," Q("research", "\"capability\":{\"cpu\":\"8\"}") "]";

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""docs/reference.md's tables match the product code (issues 22, 34).
+"""docs/reference.md's tables match the product code.
 
     test_reference.py SOURCE_ROOT
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The peers part of hack/bench.sh (issue 16): raygate, Kueue and scheduler-
+# The peers part of hack/bench.sh (docs/benchmarks.md): raygate, Kueue and scheduler-
 # plugins' coscheduling, and no gang system, one at a time on the same local
 # control plane (hack/cluster.sh up --gang SYSTEM, same nodes, same KubeRay),
 # with the same Ray workloads (hack/bench/peers/workloads.py):
@@ -18,11 +18,11 @@
 #     (raygate: --native-gang off, raygate alone, as in the earlier results,
 #     although auto is the programs' default; raygate-native: --native-gang on,
 #     Kubernetes' own gang scheduling as its last step; raygate-hold: the
-#     webhook's --hold-gangs, pods born ungated (issue 37; the default since,
+#     webhook's --hold-gangs, pods born ungated (docs/design.md; the default,
 #     so raygate is the same); raygate-gated: --hold-gangs=false, every queued
-#     pod created gated, as before issue 37; raygate-nonative:
+#     pod created gated; raygate-nonative:
 #     raygate on a cluster that does not even serve that API, hack/cluster.sh
-#     up --no-native-gang: the native step's cost, issue 35)
+#     up --no-native-gang: the native step's cost)
 #                           [--contention N] [--flood N] [--gang N] [--seed S]
 #                           [--workloads "walkthrough autoscaling rayjob contention flood gang"]
 #

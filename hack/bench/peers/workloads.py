@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The Ray workloads of hack/bench.sh --parts peers (issue 16), run against the
+"""The Ray workloads of hack/bench.sh --parts peers (docs/benchmarks.md), run against the
 local control plane of hack/cluster.sh up --gang G. The objects are the same
 for every gang system; only the opt-in label (and the queue objects the system
 reads) differ. Each subcommand prints one JSON object on stdout.
@@ -734,9 +734,9 @@ def gang(args):
     coscheduling and none, when the last pod exists. raygate's Queue exists
     from the start, as the users' do: the gang is admitted once its head and a
     worker exist (lib/sched/admit/early.h) and its pods are ungated as they come, so
-    created -> all bound overlaps creation and binding (until issue 26 the
-    Queue appeared once all 1,000 pods existed, gated: that measured ungating
-    a whole gang at once, not the path a user's gang takes)."""
+    created -> all bound overlaps creation and binding (a Queue that appeared
+    once all 1,000 pods existed, gated, would measure ungating a whole gang at
+    once, not the path a user's gang takes)."""
     kube = Kube()
     ns, q = f"peers-gang-{int(time.time())}", f"gang-{int(time.time()) % 100000}"
     make_namespace(kube, ns)

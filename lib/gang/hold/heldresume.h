@@ -1,6 +1,6 @@
 /*
  * heldresume: KubeRay told at once that a held RayCluster is resumed
- * (heldsuspend.h; issue 37, docs/design.md "Pods born ungated").
+ * (heldsuspend.h; docs/design.md, "Pods born ungated").
  *
  * The gate's admission record clears a held RayCluster's spec.suspend.
  * KubeRay (1.6, its RayClusterStatusConditions gate on by default) that had
@@ -8,11 +8,11 @@
  * True) takes the resume in two rounds: the first only flips that condition
  * to False, and since a status change is not an event its own watch passes
  * on, the second, which makes the pods, waits for its requeue, 2 seconds
- * later. That was the 2 s a 1,000-pod gang lost against no gang system
- * (bench/results/2026-11-29-0054-quiet.md: its first pod 2.07 s after the
- * RayCluster in each run). Whether KubeRay marked it suspended first is a
- * race with the gate's admission: a gang admitted at once mostly wins it, one
- * that waited in its queue always loses it.
+ * later: the held gang's first pod comes 2 s after its admission, where a
+ * RayCluster never suspended has its pods in the round that sees it.
+ * Whether KubeRay marked it suspended first is a race with the gate's
+ * admission: a gang admitted at once mostly wins it, one that waited in its
+ * queue always loses it.
  *
  * Due, once per admission: the RayCluster has no pod (KubeRay made none:
  * when it took the resume in at once, it made them in the same round), is held, admitted, still at its

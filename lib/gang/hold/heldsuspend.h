@@ -1,7 +1,7 @@
 /*
  * heldsuspend: a RayCluster held suspended until its gang is admitted, so
- * that its pods are born without the gate (issue 37; docs/design.md, "Pods
- * born ungated").
+ * that its pods are born without the gate (docs/design.md, "Pods born
+ * ungated").
  *
  * The webhook's --hold-gangs: a RayCluster CREATE that qualifies gets
  * spec.suspend true and the annotation raygate.io/held-suspended "true"

@@ -1,6 +1,7 @@
 /*
  * early: a gang weighed before all its pods exist, as Kueue weighs a workload
- * from the pod sets it declares (issue 26).
+ * from the pod sets it declares (raygate-gate --early-admission; docs/design.md,
+ * "Whole gangs, against the queue and the nodes").
  *
  * KubeRay creates a gang's pods one request at a time: a thousand take
  * seconds. Waiting for all of them before admitting, then ungating all of

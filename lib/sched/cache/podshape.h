@@ -1,7 +1,9 @@
 /*
- * podshape: what the gate controller builds of a pod watch event (issue 37:
- * json_loadb of whole pods was 37% of the gate's CPU over a flood, most of
- * it a pod's metadata.managedFields and its containers' env, image, probes).
+ * podshape: what the gate controller builds of a pod watch event: every
+ * change of every pod comes through the watch, and most of a KubeRay pod is
+ * what the cache never reads (its metadata.managedFields, its containers'
+ * env, image, probes), so building whole pods would make the watch's parse
+ * grow with what is thrown away (docs/design.md, "Pacing").
  *
  * A jsonscan_shape_fn (jsonscan.h) for the watch stream (kube_watch_spec's
  * shape, PODSHAPE_EVENT): the event's type and object; of the object,

@@ -4,9 +4,9 @@
  * cpu, then memory; ephemeral storage and huge pages do not weigh. Equal
  * pods in creation order, then by namespace and name; or (stable) in the
  * order given, which costs no string compare: the reservations of a flood's
- * thousands of admitted pods not bound yet, most of a few shapes, sorted in
- * every pass (issue 37: the sort was 17% of the gate's CPU over a
- * 400-cluster flood, most of it comparing names). Many pods of at most 16
+ * thousands of admitted pods not bound yet, most of a few shapes, are sorted
+ * in every pass (docs/design.md, "Pacing"), and among pods of one shape every
+ * compare would fall through to the names. Many pods of at most 16
  * shapes, stable, are not compared at all: each shape weighed once, the
  * pods dealt into their weights' buckets in the order given.
  *

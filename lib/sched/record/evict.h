@@ -10,7 +10,7 @@
  *   creation) gets the whole gang evicted (reason PlacementTimeout). Counting
  *   from the member's creation covers recovery: a placed gang that loses a
  *   member has until the replacement's creation + the timeout to place it.
- * - partly placed (issue 37): while a member is bound, an unbound member
+ * - partly placed: while a member is bound, an unbound member
  *   that kube-scheduler found no node for (PodScheduled False, reason
  *   Unschedulable) and that is not bound within partial_timeout of the same
  *   start gets the whole gang evicted (reason PartlyPlaced). kube-scheduler
