@@ -61,7 +61,11 @@ struct controller_options {
     /* Gangs admitted before their pods all exist, each ungated as it arrives (early.h, admit_set_early): 1 on, 0 off (the default).
      */
     int early;
-    /* Kubernetes' own gang scheduling as the last step (native.h): NATIVE_AUTO (the default: where served), ON or OFF. */
+    /*
+     * Kubernetes' own gang scheduling as the last step (native.h, enum native_mode): NATIVE_AUTO (where served), ON or
+     * OFF. raygate-gate passes NATIVE_OFF unless --native-gang says otherwise (the step is opt-in: docs/native-gang.md);
+     * options zeroed here mean NATIVE_AUTO.
+     */
     int native_gang;
     const char *instance; /* reportingInstance of Events (copied) */
     /* Leader election (borrowed, not started yet); NULL: always act. Stop it (leader_stop) before controller_destroy, and
