@@ -15,6 +15,7 @@
 #include "apply.h"
 #include "cache.h"
 #include "clock.h"
+#include "eventplan.h"
 #include "eventpost.h"
 #include "events.h"
 #include "evictor.h"
@@ -154,7 +155,7 @@ static int create_rooms(struct controller *c)
         .may_write = may_write_fn,
         .arg = c,
         .stopping = &c->stopping,
-        .settle_ms = 0, /* EVENTPLAN_SETTLE_MS */
+        .settle_ms = EVENTPLAN_SETTLE_MS,
         .native = c->native,
     };
     c->apply = apply_create(&ac);

@@ -7,7 +7,6 @@
 
 #include "clock.h"
 #include "declare.h"
-#include "eventplan.h"
 #include "events.h"
 #include "evict.h"
 #include "fault.h"
@@ -79,7 +78,7 @@ struct apply *apply_create(const struct apply_config *cfg)
     struct apply *a = util_calloc(1, sizeof(*a));
     a->cfg = *cfg;
     a->spread = ungate_spread_create();
-    a->waits = waitevents_create(cfg->settle_ms > 0 ? cfg->settle_ms : cfg->settle_ms < 0 ? 0 : EVENTPLAN_SETTLE_MS);
+    a->waits = waitevents_create(cfg->settle_ms);
     create_metrics(a, cfg->reg);
     return a;
 }

@@ -54,8 +54,10 @@ struct apply_config {
     int (*may_write)(void *arg); /* asked before every write (leader election); NULL: always */
     void *arg;
     const atomic_bool *stopping; /* true: no gate removal starts any more */
-    long long settle_ms;         /* how long a wait lasts before its Warning: 0 EVENTPLAN_SETTLE_MS, < 0 at once */
-    struct native *native;       /* Kubernetes' own gang scheduling (native.h), read under the lock; NULL: not used */
+    /* How long a wait lasts before its Warning, in ms, as waitevents_create takes it: 0 at once, never negative (the gate
+       passes EVENTPLAN_SETTLE_MS). */
+    long long settle_ms;
+    struct native *native; /* Kubernetes' own gang scheduling (native.h), read under the lock; NULL: not used */
 };
 
 struct apply *apply_create(const struct apply_config *cfg);

@@ -42,7 +42,7 @@ static int leading(void *arg)
     return ((struct world *)arg)->leading;
 }
 
-/* An apply on w's client and registry, leading as w says, its Warnings after settle_ms (< 0: at once). */
+/* An apply on w's client and registry, leading as w says, its Warnings after settle_ms (0: at once). */
 static struct apply *apply_for(struct world *w, long long settle_ms)
 {
     struct apply_config cfg = {
@@ -70,7 +70,7 @@ static int setup(void **state)
     w->admit = admit_create(w->cache);
     admit_result_init(&w->res);
     w->leading = 1;
-    w->apply = apply_for(w, -1); /* Warnings at once */
+    w->apply = apply_for(w, 0); /* Warnings at once */
     *state = w;
     return 0;
 }
@@ -273,7 +273,7 @@ static void test_failed_record_retries(void **state)
     apply_destroy(w->apply);
     metrics_registry_destroy(w->reg);
     w->reg = metrics_registry_create();
-    w->apply = apply_for(w, -1); /* Warnings at once */
+    w->apply = apply_for(w, 0); /* Warnings at once */
     json_object_set_new(json_object_get(w->state, "script"), RC0,
                         json_pack("[i,i,i,i,i,i,i,i]", 500, 500, 500, 500, 500, 500, 500, 500));
     assert_int_equal(pass(w), -1);
