@@ -297,6 +297,13 @@ struct run_state {
 
 #define EVICT_SCAN_MIN_MS 1000 /* after passes, scans at most this often */
 
+uint32_t controller_jitter_seed(int64_t wall_ms, long long mono_ms)
+{
+    /* Knuth's multiplicative hash spreads the monotonic ms over the seed's bits. Unsigned, so that it wraps: the signed
+       product overflows (undefined) once mono_ms passes 2^63 / 2654435761, after about 40 days of uptime. */
+    return (uint32_t)wall_ms ^ (uint32_t)((uint64_t)mono_ms * 2654435761u);
+}
+
 /* evictor's hook: an eviction recorded; the cache knows it at once. */
 static void on_evicted(void *arg, const struct evictscan_gang *e)
 {
@@ -340,7 +347,7 @@ static void scan_evictions(struct controller *c, struct run_state *rs, int passe
     struct evictscan_result r;
     evictscan_result_init(&r);
     pthread_mutex_lock(&c->mu);
-    evictscan_run(c->cache, &c->opts.evict, wall, c->started_wall_ms, (uint32_t)wall ^ (uint32_t)(mono * 2654435761u), &r);
+    evictscan_run(c->cache, &c->opts.evict, wall, c->started_wall_ms, controller_jitter_seed(wall, mono), &r);
     if (deadline) {
         cache_mark_all_dirty(c->cache); /* a backoff that ended lets its gang be admitted */
         c->changed = 1;

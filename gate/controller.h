@@ -34,6 +34,8 @@
 #ifndef RAYGATE_GATE_CONTROLLER_H
 #define RAYGATE_GATE_CONTROLLER_H
 
+#include <stdint.h>
+
 #include "evict.h"
 #include "kube.h"
 #include "leader.h"
@@ -91,5 +93,13 @@ int controller_synced(struct controller *c);
 
 /* Stops the watches and frees everything; accepts NULL. */
 void controller_destroy(struct controller *c);
+
+/*
+ * The seed of an eviction scan's backoff jitter (evictscan_run's random) at
+ * wall_ms (CLOCK_REALTIME) and mono_ms (CLOCK_MONOTONIC): defined for every
+ * value of both, whatever the host's uptime. The controller's own; exported
+ * for its test.
+ */
+uint32_t controller_jitter_seed(int64_t wall_ms, long long mono_ms);
 
 #endif
