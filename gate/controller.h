@@ -19,9 +19,10 @@
  * (record raygate.io/admitted-at on the RayCluster, then remove the gates) is
  * apply.h's; an eviction's (record, then delete the pods) is evictor.h's.
  *
- * Locks: the controller's lock guards the cache and the decision state; the
- * lock order is the controller's, then the status lock, then the status
- * writer's (status.h).
+ * Locks: the controller's lock (cacheguard.h, owned there and lent to the
+ * rooms as a guard) guards the cache and the decision state; the lock order
+ * is the controller's, then the status lock, then the status writer's
+ * (status.h).
  *
  * With leader election (options.leader), nothing is written unless the
  * leader says this process leads, asked again before every write: a

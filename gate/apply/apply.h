@@ -34,11 +34,11 @@
 #ifndef RAYGATE_GATE_APPLY_H
 #define RAYGATE_GATE_APPLY_H
 
-#include <pthread.h>
 #include <stdatomic.h>
 
 #include "admit.h"
 #include "cache.h"
+#include "cacheguard.h"
 #include "eventpost.h"
 #include "kube.h"
 #include "metrics.h"
@@ -86,12 +86,14 @@ struct apply_pass {
 void apply_plan(struct apply *a, struct apply_pass *p, struct cache *cache, struct admit_result *res, long long woke_ms);
 
 /*
- * Without the lock: carries out p's acts and Events (above); mu and cache only
- * for the one trip that records what the API accepted. Frees what p holds.
+ * Without the lock: carries out p's acts and Events (above); guard (the
+ * cache's, not held by the caller) and cache only for the paced release's
+ * look at the binds and the one trip that records what the API accepted.
+ * Both borrowed for the call. Frees what p holds.
  * Returns -1 if something failed that a pass soon should try again, or a
  * wait is to be told once it has lasted its settle time (a pass then tells
  * it, waitevents.h), else 0.
  */
-int apply_carry_out(struct apply *a, struct apply_pass *p, pthread_mutex_t *mu, struct cache *cache);
+int apply_carry_out(struct apply *a, struct apply_pass *p, struct cacheguard *guard, struct cache *cache);
 
 #endif
