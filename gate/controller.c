@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -14,7 +13,9 @@
 #include "admit.h"
 #include "apply.h"
 #include "cache.h"
+#include "cacheguard.h"
 #include "clock.h"
+#include "eventplan.h"
 #include "eventpost.h"
 #include "events.h"
 #include "evictor.h"
@@ -38,10 +39,11 @@
  * Threads and locks. The controller's thread runs passes; the watcher's
  * thread (watches.h) feeds the cache; the status writer's thread (status.h)
  * writes PodGroups and Queue status; the leader's thread (leader.h) only
- * wakes us. Lock order: mu, then the status lock, then the status writer's
- * lock. A pass is decided under mu (admit_pass, apply_plan) and carried out
- * without it (apply_carry_out, which takes mu once more to record what the
- * API accepted); the status is compared under mu and written by its thread.
+ * wakes us. Lock order: guard, then the status lock, then the status
+ * writer's lock (cacheguard.h). A pass is decided under guard (admit_pass,
+ * apply_plan) and carried out without it (apply_carry_out, which takes guard
+ * once more to record what the API accepted); the status is compared under
+ * guard and written by its thread.
  */
 struct controller {
     struct kube_client *client;
@@ -51,17 +53,17 @@ struct controller {
     int wake_fd;
     atomic_bool stopping; /* set by controller_stop, from a signal handler on any thread */
 
-    pthread_mutex_t mu; /* guards the cache, admit, changed, and the watches' synced bits */
+    struct cacheguard *guard; /* the controller's lock: the cache, admit, changed, the watches' synced bits */
     struct cache *cache;
     struct admit *admit; /* the decision state of cache */
     int changed;         /* something arrived since the last pass */
 
     struct watches *watches;
-    struct hyperwatch *hyper; /* Volcano's HyperNodes, which admit borrows; under mu */
-    struct native *native;    /* Kubernetes' own PodGroups (native.h); under mu */
-    struct draset *dra;       /* the DRA objects devices are counted by (dracache.h), which the cache borrows; under mu */
-    char *dra_inexact;        /* the last draset_inexact() logged, or NULL; under mu */
-    struct prioclasses *prio; /* PriorityClasses (prioclass.h), which the cache borrows; under mu */
+    struct hyperwatch *hyper; /* Volcano's HyperNodes, which admit borrows; under guard */
+    struct native *native;    /* Kubernetes' own PodGroups (native.h); under guard */
+    struct draset *dra;       /* the DRA objects devices are counted by (dracache.h), which the cache borrows; under guard */
+    char *dra_inexact;        /* the last draset_inexact() logged, or NULL; under guard */
+    struct prioclasses *prio; /* PriorityClasses (prioclass.h), which the cache borrows; under guard */
     struct status *status;
     struct apply *apply;
     struct leaseseen_config leaseseen; /* the dispatch leases' sightings recorded (leaseseen.h) */
@@ -106,9 +108,9 @@ static int may_write_fn(void *arg)
 static void on_status_changed(void *arg)
 {
     struct controller *c = arg;
-    pthread_mutex_lock(&c->mu);
+    cacheguard_lock(c->guard);
     c->changed = 1;
-    pthread_mutex_unlock(&c->mu);
+    cacheguard_unlock(c->guard);
     wake(c);
 }
 
@@ -154,12 +156,12 @@ static int create_rooms(struct controller *c)
         .may_write = may_write_fn,
         .arg = c,
         .stopping = &c->stopping,
-        .settle_ms = 0, /* EVENTPLAN_SETTLE_MS */
+        .settle_ms = EVENTPLAN_SETTLE_MS,
         .native = c->native,
     };
     c->apply = apply_create(&ac);
     c->leaseseen =
-        (struct leaseseen_config){.client = c->client, .mu = &c->mu, .cache = c->cache, .may_write = may_write_fn, .arg = c};
+        (struct leaseseen_config){.client = c->client, .guard = c->guard, .cache = c->cache, .may_write = may_write_fn, .arg = c};
     c->status = status_create(c->client, c->reg, may_write_fn, on_status_changed, c);
     if (c->status == NULL)
         return -1;
@@ -167,7 +169,7 @@ static int create_rooms(struct controller *c)
     c->nudge = heldnudge_create();
     struct watches_config wc = {
         .client = c->client,
-        .mu = &c->mu,
+        .guard = c->guard,
         .cache = c->cache,
         .status = c->status,
         .changed = &c->changed,
@@ -186,7 +188,7 @@ struct controller *controller_create(struct kube_client *client, struct metrics_
 {
     struct controller *c = util_calloc(1, sizeof(*c));
     /* First what controller_destroy undoes unconditionally: it may run from here on. */
-    pthread_mutex_init(&c->mu, NULL);
+    c->guard = cacheguard_create();
     c->wake_fd = -1;
     c->client = client;
     c->reg = reg;
@@ -226,9 +228,9 @@ int controller_start(struct controller *c, struct error *err)
 
 int controller_synced(struct controller *c)
 {
-    pthread_mutex_lock(&c->mu);
+    cacheguard_lock(c->guard);
     int s = watches_synced(c->watches);
-    pthread_mutex_unlock(&c->mu);
+    cacheguard_unlock(c->guard);
     return s;
 }
 
@@ -257,7 +259,7 @@ void controller_destroy(struct controller *c)
     prioclass_set_destroy(c->prio);
     if (c->wake_fd >= 0)
         close(c->wake_fd);
-    pthread_mutex_destroy(&c->mu);
+    cacheguard_destroy(c->guard);
     free(c->instance);
     free(c);
 }
@@ -296,11 +298,18 @@ struct run_state {
 
 #define EVICT_SCAN_MIN_MS 1000 /* after passes, scans at most this often */
 
+uint32_t controller_jitter_seed(int64_t wall_ms, long long mono_ms)
+{
+    /* Knuth's multiplicative hash spreads the monotonic ms over the seed's bits. Unsigned, so that it wraps: the signed
+       product overflows (undefined) once mono_ms passes 2^63 / 2654435761, after about 40 days of uptime. */
+    return (uint32_t)wall_ms ^ (uint32_t)((uint64_t)mono_ms * 2654435761u);
+}
+
 /* evictor's hook: an eviction recorded; the cache knows it at once. */
 static void on_evicted(void *arg, const struct evictscan_gang *e)
 {
     struct controller *c = arg;
-    pthread_mutex_lock(&c->mu);
+    cacheguard_lock(c->guard);
     struct cache_gang *g = cache_gang_get(c->cache, e->namespace_, e->cluster);
     if (g != NULL && g->uid != NULL && e->cluster_uid != NULL && strcmp(g->uid, e->cluster_uid) == 0) {
         cache_gang_mark_evicted(c->cache, g, &e->record);
@@ -308,7 +317,7 @@ static void on_evicted(void *arg, const struct evictscan_gang *e)
             cache_gang_mark_preempted(c->cache, g, e->preempted_by);
     }
     c->changed = 1;
-    pthread_mutex_unlock(&c->mu);
+    cacheguard_unlock(c->guard);
 }
 
 /* The scan's complaints about queue annotations, each logged once. */
@@ -338,13 +347,13 @@ static void scan_evictions(struct controller *c, struct run_state *rs, int passe
     int64_t wall = clock_wall_ms();
     struct evictscan_result r;
     evictscan_result_init(&r);
-    pthread_mutex_lock(&c->mu);
-    evictscan_run(c->cache, &c->opts.evict, wall, c->started_wall_ms, (uint32_t)wall ^ (uint32_t)(mono * 2654435761u), &r);
+    cacheguard_lock(c->guard);
+    evictscan_run(c->cache, &c->opts.evict, wall, c->started_wall_ms, controller_jitter_seed(wall, mono), &r);
     if (deadline) {
         cache_mark_all_dirty(c->cache); /* a backoff that ended lets its gang be admitted */
         c->changed = 1;
     }
-    pthread_mutex_unlock(&c->mu);
+    cacheguard_unlock(c->guard);
     rs->evict_last = mono;
     rs->scan_after = -1;
     rs->evict_at = r.next_ms > 0 ? mono + (r.next_ms - wall) : -1;
@@ -428,14 +437,14 @@ static void scan_preemption(struct controller *c, const struct admit_result *res
     preemptscan_result_init(&r);
     evictscan_result_init(&er);
     char *uid = NULL;
-    pthread_mutex_lock(&c->mu);
+    cacheguard_lock(c->guard);
     int rc = preemptscan_run(c->cache, res, hyperwatch_set(c->hyper), wall, &r, &err);
     if (rc == 0 && r.kind != PREEMPT_KIND_NONE) {
         preemption_evictions(c, &r, wall, &er);
         const struct cache_gang *p = cache_gang_get(c->cache, r.namespace_, r.cluster);
         uid = util_strdup(p != NULL ? p->uid : NULL);
     }
-    pthread_mutex_unlock(&c->mu);
+    cacheguard_unlock(c->guard);
     if (rc < 0)
         log_warnf("preempt: %s", err.message);
     if (er.len > 0) {
@@ -577,9 +586,9 @@ static void run_pass(struct controller *c, unsigned flags, struct admit_result *
 /* After a pass: the Volcano status compared under the lock, its writes queued (status.h). */
 static void sync_status(struct controller *c, const struct admit_result *res, int resync)
 {
-    pthread_mutex_lock(&c->mu);
+    cacheguard_lock(c->guard);
     status_sync(c->status, c->cache, c->admit, res, watches_status_crds(c->watches), resync);
-    pthread_mutex_unlock(&c->mu);
+    cacheguard_unlock(c->guard);
 }
 
 /* The InvalidHyperNode Events found since the last pass (hyperwatch.h), posted without the lock. */
@@ -589,9 +598,9 @@ static void tell_hypernodes(struct controller *c)
     eventpost_list_init(&l);
     char now[32];
     events_timestamp(clock_wall_ms() / 1000, now, sizeof(now));
-    pthread_mutex_lock(&c->mu);
+    cacheguard_lock(c->guard);
     size_t n = hyperwatch_take_events(c->hyper, &l, now, c->instance);
-    pthread_mutex_unlock(&c->mu);
+    cacheguard_unlock(c->guard);
     if (n > 0)
         eventpost_send(c->client, &l, may_write_fn, c, "InvalidHyperNode Events");
     eventpost_list_finish(&l);
@@ -607,9 +616,9 @@ static void follow_native(struct controller *c)
 {
     enum { NATIVE_DRIFT_MAX = 256 };
     struct native_want wants[NATIVE_DRIFT_MAX];
-    pthread_mutex_lock(&c->mu);
+    cacheguard_lock(c->guard);
     size_t n = native_drift(c->native, c->cache, wants, NATIVE_DRIFT_MAX);
-    pthread_mutex_unlock(&c->mu);
+    cacheguard_unlock(c->guard);
     if (n == 0)
         return;
     struct nativegang_spec specs[NATIVE_DRIFT_MAX];
@@ -628,9 +637,9 @@ static void follow_native(struct controller *c)
 static void pass(struct controller *c, struct run_state *rs, long long now)
 {
     unsigned flags;
-    pthread_mutex_lock(&c->mu);
+    cacheguard_lock(c->guard);
     if (!pass_due(c, rs, now, &flags)) {
-        pthread_mutex_unlock(&c->mu);
+        cacheguard_unlock(c->guard);
         if (rs->was_synced)
             scan_evictions(c, rs, 0);
         return;
@@ -639,9 +648,9 @@ static void pass(struct controller *c, struct run_state *rs, long long now)
     struct apply_pass plan;
     admit_result_init(&res);
     run_pass(c, flags, &res, &plan);
-    pthread_mutex_unlock(&c->mu);
+    cacheguard_unlock(c->guard);
 
-    if (apply_carry_out(c->apply, &plan, &c->mu, c->cache) != 0)
+    if (apply_carry_out(c->apply, &plan, c->guard, c->cache) != 0)
         rs->retry_at = clock_mono_ms() + 1000;
     /* The dispatch leases' sightings, so that a restarted gate does not count them afresh. */
     if (leaseseen_sync(&c->leaseseen) < 0)
@@ -685,7 +694,7 @@ void controller_run(struct controller *c)
         }
         long long cpu = thread_cpu_us();
         pass(c, &rs, now);
-        heldnudge_send(c->nudge, c->client, &c->mu, may_write_fn, c);
+        heldnudge_send(c->nudge, c->client, c->guard, may_write_fn, c);
         rs.pass_at = now;
         rs.pass_ms = clock_mono_ms() - now;
         rs.pass_cpu_us = thread_cpu_us() - cpu;

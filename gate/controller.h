@@ -19,9 +19,10 @@
  * (record raygate.io/admitted-at on the RayCluster, then remove the gates) is
  * apply.h's; an eviction's (record, then delete the pods) is evictor.h's.
  *
- * Locks: the controller's lock guards the cache and the decision state; the
- * lock order is the controller's, then the status lock, then the status
- * writer's (status.h).
+ * Locks: the controller's lock (cacheguard.h, owned there and lent to the
+ * rooms as a guard) guards the cache and the decision state; the lock order
+ * is the controller's, then the status lock, then the status writer's
+ * (status.h).
  *
  * With leader election (options.leader), nothing is written unless the
  * leader says this process leads, asked again before every write: a
@@ -33,6 +34,8 @@
  */
 #ifndef RAYGATE_GATE_CONTROLLER_H
 #define RAYGATE_GATE_CONTROLLER_H
+
+#include <stdint.h>
 
 #include "evict.h"
 #include "kube.h"
@@ -61,7 +64,11 @@ struct controller_options {
     /* Gangs admitted before their pods all exist, each ungated as it arrives (early.h, admit_set_early): 1 on, 0 off (the default).
      */
     int early;
-    /* Kubernetes' own gang scheduling as the last step (native.h): NATIVE_AUTO (the default: where served), ON or OFF. */
+    /*
+     * Kubernetes' own gang scheduling as the last step (native.h, enum native_mode): NATIVE_AUTO (where served), ON or
+     * OFF. raygate-gate passes NATIVE_OFF unless --native-gang says otherwise (the step is opt-in: docs/native-gang.md);
+     * options zeroed here mean NATIVE_AUTO.
+     */
     int native_gang;
     const char *instance; /* reportingInstance of Events (copied) */
     /* Leader election (borrowed, not started yet); NULL: always act. Stop it (leader_stop) before controller_destroy, and
@@ -87,5 +94,13 @@ int controller_synced(struct controller *c);
 
 /* Stops the watches and frees everything; accepts NULL. */
 void controller_destroy(struct controller *c);
+
+/*
+ * The seed of an eviction scan's backoff jitter (evictscan_run's random) at
+ * wall_ms (CLOCK_REALTIME) and mono_ms (CLOCK_MONOTONIC): defined for every
+ * value of both, whatever the host's uptime. The controller's own; exported
+ * for its test.
+ */
+uint32_t controller_jitter_seed(int64_t wall_ms, long long mono_ms);
 
 #endif

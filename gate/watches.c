@@ -81,12 +81,12 @@ struct watches {
     struct kube_watcher *watcher;
     struct watch_ctx ctx[WATCH_COUNT];
     unsigned started; /* bit per watch_kind; the controller's thread */
-    unsigned crds;    /* PODGROUP_CRD_* found by discovery; written under cfg.mu by the controller's thread */
+    unsigned crds;    /* PODGROUP_CRD_* found by discovery; written under cfg.guard by the controller's thread */
     int discovered;   /* discovery answered at least once; likewise */
     int hyper_said;   /* the HyperNode CRD's absence was logged; the controller's thread */
     int native_said;  /* the native gang API's absence was logged; the controller's thread */
     int dra_said;     /* resource.k8s.io/v1's absence was logged; the controller's thread */
-    unsigned synced;  /* under cfg.mu: bit per watch_kind (set too for a watch not started: its CRD is not installed) */
+    unsigned synced;  /* under cfg.guard: bit per watch_kind (set too for a watch not started: its CRD is not installed) */
 };
 
 static const char *obj_str(const json_t *obj, const char *field)
@@ -187,7 +187,7 @@ static void on_watch(void *arg, enum kube_watch_event ev, json_t *object)
     struct error err = {{0}};
     int rc = 0;
 
-    pthread_mutex_lock(w->cfg.mu);
+    cacheguard_lock(w->cfg.guard);
     if (ev == KUBE_WATCH_SYNCED) {
         if (!(w->synced & (1u << x->kind)))
             log_infof("watch %s synced", watch_specs[x->kind].name);
@@ -219,7 +219,7 @@ static void on_watch(void *arg, enum kube_watch_event ev, json_t *object)
             rc = on_upserted(w, x->kind, ev, object, &err);
     }
     *w->cfg.changed = 1;
-    pthread_mutex_unlock(w->cfg.mu);
+    cacheguard_unlock(w->cfg.guard);
     if (rc != 0)
         log_warnf("watch %s: object ignored: %s", watch_specs[x->kind].name, err.message);
     w->cfg.wake(w->cfg.arg);
@@ -321,12 +321,12 @@ static int discover_hypernodes(struct watches *w, struct error *err)
             log_warnf("discovery of %s: %s", HYPERWATCH_API, r.message);
         kube_client_response_finish(&r);
     }
-    pthread_mutex_lock(w->cfg.mu);
+    cacheguard_lock(w->cfg.guard);
     if (served)
         w->synced &= ~(1u << WATCH_HYPERNODES); /* passes wait for the list */
     else
         w->synced |= 1u << WATCH_HYPERNODES;
-    pthread_mutex_unlock(w->cfg.mu);
+    cacheguard_unlock(w->cfg.guard);
     if (!served) {
         if (w->cfg.hyper != NULL && !w->hyper_said)
             log_infof("HyperNode CRD (hypernodes.topology.volcano.sh) is not installed: gangs that ask for Volcano's "
@@ -367,9 +367,9 @@ static int discover_native(struct watches *w, struct error *err)
     }
     if (start_watch(w, WATCH_NATIVE, err) != 0)
         return -1;
-    pthread_mutex_lock(w->cfg.mu);
+    cacheguard_lock(w->cfg.guard);
     native_set_enabled(w->cfg.native);
-    pthread_mutex_unlock(w->cfg.mu);
+    cacheguard_unlock(w->cfg.guard);
     log_infof("Kubernetes' gang scheduling (podgroups.scheduling.k8s.io/v1beta1) is used: each admitted gang's PodGroup is "
               "written before its gates are lifted, and kube-scheduler places it whole");
     return 0;
@@ -394,12 +394,12 @@ static int discover_dra(struct watches *w, struct error *err)
     else if (r.status != 404)
         log_warnf("discovery of %s: %s", DRA_API, r.message);
     kube_client_response_finish(&r);
-    pthread_mutex_lock(w->cfg.mu);
+    cacheguard_lock(w->cfg.guard);
     if (served)
         w->synced &= ~DRA_WATCHES; /* passes wait for the lists */
     else
         w->synced |= DRA_WATCHES;
-    pthread_mutex_unlock(w->cfg.mu);
+    cacheguard_unlock(w->cfg.guard);
     if (!served) {
         if (!w->dra_said)
             log_infof("Dynamic Resource Allocation (resource.k8s.io/v1) is not served: no device claim is counted");
@@ -436,7 +436,7 @@ int watches_discover(struct watches *w, struct error *err)
 {
     unsigned flags = 0;
     int known = discover(w, &flags) == 0;
-    pthread_mutex_lock(w->cfg.mu);
+    cacheguard_lock(w->cfg.guard);
     if (!known) /* as before, else as both Volcano's Queue CRD and ours are */
         flags = w->crds | PODGROUP_CRD_QUEUES | PODGROUP_CRD_QUEUES_STATUS;
     unsigned was = w->crds;
@@ -445,7 +445,7 @@ int watches_discover(struct watches *w, struct error *err)
     w->discovered |= known;
     if (!(flags & PODGROUP_CRD_QUEUES))
         w->synced |= 1u << WATCH_QUEUES;
-    pthread_mutex_unlock(w->cfg.mu);
+    cacheguard_unlock(w->cfg.guard);
     if (known)
         log_discovery(was, flags, first);
     if ((flags & PODGROUP_CRD_QUEUES) && start_watch(w, WATCH_QUEUES, err) != 0)

@@ -24,15 +24,14 @@
  * Threads: watches_start, watches_discover and watches_discovery_wanted run on
  * the controller's thread (or before it runs); the event handlers on the
  * watcher's thread. The synced bits and *changed are guarded by the
- * controller's lock (cfg.mu), which the handlers take before the status lock
+ * controller's lock (cfg.guard), which the handlers take before the status lock
  * (status.h's lock order).
  */
 #ifndef RAYGATE_GATE_WATCHES_H
 #define RAYGATE_GATE_WATCHES_H
 
-#include <pthread.h>
-
 #include "cache.h"
+#include "cacheguard.h"
 #include "heldnudge.h"
 #include "hyperwatch.h"
 #include "kube.h"
@@ -44,20 +43,20 @@ struct watches;
 /* Everything borrowed, and must outlive the watches. */
 struct watches_config {
     struct kube_client *client;
-    pthread_mutex_t *mu; /* the controller's lock: guards cache, *changed and the synced bits */
+    struct cacheguard *guard; /* the controller's lock: guards cache, *changed and the synced bits */
     struct cache *cache;
     struct status *status;
-    int *changed;            /* set to 1 (under mu) after every event */
+    int *changed;            /* set to 1 (under guard) after every event */
     void (*wake)(void *arg); /* after every event, without the lock */
     void *arg;
-    struct hyperwatch *hyper; /* HyperNodes go here (under mu); NULL: not watched */
-    struct native *native;    /* Kubernetes' own PodGroups go here (under mu); NULL: not watched */
-    struct heldnudge *nudge;  /* held RayClusters KubeRay is to be told are resumed (under mu); NULL: none told */
+    struct hyperwatch *hyper; /* HyperNodes go here (under guard); NULL: not watched */
+    struct native *native;    /* Kubernetes' own PodGroups go here (under guard); NULL: not watched */
+    struct heldnudge *nudge;  /* held RayClusters KubeRay is to be told are resumed (under guard); NULL: none told */
 };
 
 struct watches *watches_create(const struct watches_config *cfg);
 
-/* Stops the watcher thread (if started) and frees; accepts NULL. Call it without cfg.mu held. */
+/* Stops the watcher thread (if started) and frees; accepts NULL. Call it without cfg.guard held. */
 void watches_destroy(struct watches *w);
 
 /* Starts the watcher, the pods', nodes' and RayClusters' watches, and discovery's. Returns 0, or -1 with err. */
@@ -69,12 +68,12 @@ int watches_discovery_wanted(const struct watches *w);
 /* Asks discovery again and starts the watches it allows. Returns 0, or -1 with err when a watch cannot start. */
 int watches_discover(struct watches *w, struct error *err);
 
-/* Caller holds cfg.mu: whether every watch decisions need (pods, nodes, RayClusters, Queues, HyperNodes) delivered its initial
+/* Caller holds cfg.guard: whether every watch decisions need (pods, nodes, RayClusters, Queues, HyperNodes) delivered its initial
  * list. */
 int watches_synced(const struct watches *w);
 
 /*
- * Caller holds cfg.mu: the PODGROUP_CRD_* flags status_sync may use now:
+ * Caller holds cfg.guard: the PODGROUP_CRD_* flags status_sync may use now:
  * PODGROUPS once the PodGroup watch synced, QUEUES once the Queue watch
  * synced, and the *_STATUS subresource flags as discovered.
  */

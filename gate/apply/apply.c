@@ -7,7 +7,6 @@
 
 #include "clock.h"
 #include "declare.h"
-#include "eventplan.h"
 #include "events.h"
 #include "evict.h"
 #include "fault.h"
@@ -28,7 +27,7 @@ struct apply {
     struct metrics_family *m_ungate_seconds;
     struct metrics_family *m_wait_seconds;
     struct metrics_family *m_spread_seconds;
-    pthread_mutex_t *mu; /* during apply_carry_out: the cache's lock, for ungate_bound */
+    struct cacheguard *guard; /* during apply_carry_out: the cache's lock, for ungate_bound */
     struct cache *cache;
 };
 
@@ -79,7 +78,7 @@ struct apply *apply_create(const struct apply_config *cfg)
     struct apply *a = util_calloc(1, sizeof(*a));
     a->cfg = *cfg;
     a->spread = ungate_spread_create();
-    a->waits = waitevents_create(cfg->settle_ms > 0 ? cfg->settle_ms : cfg->settle_ms < 0 ? 0 : EVENTPLAN_SETTLE_MS);
+    a->waits = waitevents_create(cfg->settle_ms);
     create_metrics(a, cfg->reg);
     return a;
 }
@@ -116,20 +115,20 @@ static size_t ungate_bound(void *arg, const struct ungate_job *jobs, const size_
 {
     struct apply *a = arg;
     size_t bound = 0;
-    pthread_mutex_lock(a->mu);
+    cacheguard_lock(a->guard);
     for (size_t i = 0; i < n; i++) {
         const struct ungate_job *job = &jobs[order[i]];
         const struct cache_pod *pod = job->ok ? cache_pod_by_uid(a->cache, job->pod->uid) : NULL;
         bound += job->ok && (pod == NULL || pod->node != NULL); /* a pod gone counts as done */
     }
-    pthread_mutex_unlock(a->mu);
+    cacheguard_unlock(a->guard);
     return bound;
 }
 
 static size_t ungate_jobs(struct apply *a, struct ungate_job *jobs, size_t n)
 {
     struct ungate_options o = {.may_write = ungate_may_write, .arg = a, .pace_over = APPLY_PACE_OVER};
-    if (a->mu != NULL && a->cache != NULL)
+    if (a->guard != NULL && a->cache != NULL)
         o.bound = ungate_bound;
     return ungate_pods(a->cfg.client, jobs, n, &o);
 }
@@ -463,9 +462,9 @@ static void report_act(struct apply *a, struct apply_pass *p, const struct apply
  * Only now is it known which writes were accepted; the cache must never
  * believe one that was refused (the gang would hold no room while gated).
  */
-static void commit(struct apply_pass *p, pthread_mutex_t *mu, struct cache *cache)
+static void commit(struct apply_pass *p, struct cacheguard *guard, struct cache *cache)
 {
-    pthread_mutex_lock(mu);
+    cacheguard_lock(guard);
     for (size_t i = 0; i < p->nacts; i++) {
         const struct apply_act *act = &p->acts[i];
         const struct admit_decision *d = act->d;
@@ -483,14 +482,14 @@ static void commit(struct apply_pass *p, pthread_mutex_t *mu, struct cache *cach
                 cache_pod_mark_ungated(cache, pod);
         }
     }
-    pthread_mutex_unlock(mu);
+    cacheguard_unlock(guard);
 }
 
-int apply_carry_out(struct apply *a, struct apply_pass *p, pthread_mutex_t *mu, struct cache *cache)
+int apply_carry_out(struct apply *a, struct apply_pass *p, struct cacheguard *guard, struct cache *cache)
 {
     int retry = p->settle_at >= 0; /* a wait to tell once settled: a pass then */
     long long t0 = clock_mono_ms();
-    a->mu = mu;
+    a->guard = guard;
     a->cache = cache;
     if (p->releases.n > 0 && may_write(a))
         release_send(a->cfg.client, &p->releases);
@@ -502,7 +501,7 @@ int apply_carry_out(struct apply *a, struct apply_pass *p, pthread_mutex_t *mu, 
         retry |= p->acts[i].skip < 0;
     int failed = 0;
     struct ungate_job *jobs = remove_gates(a, p, &failed);
-    a->mu = NULL;
+    a->guard = NULL;
     a->cache = NULL;
     retry |= failed;
     double secs = (double)(clock_mono_ms() - t0) / 1000.0;
@@ -510,7 +509,7 @@ int apply_carry_out(struct apply *a, struct apply_pass *p, pthread_mutex_t *mu, 
         if (p->acts[i].skip == 0)
             report_act(a, p, &p->acts[i], secs);
     }
-    commit(p, mu, cache);
+    commit(p, guard, cache);
     eventpost_send(a->cfg.client, &p->events, a->cfg.may_write, a->cfg.arg, "events");
     eventpost_list_finish(&p->events);
     free(jobs);

@@ -34,11 +34,11 @@
 #ifndef RAYGATE_GATE_APPLY_H
 #define RAYGATE_GATE_APPLY_H
 
-#include <pthread.h>
 #include <stdatomic.h>
 
 #include "admit.h"
 #include "cache.h"
+#include "cacheguard.h"
 #include "eventpost.h"
 #include "kube.h"
 #include "metrics.h"
@@ -55,8 +55,10 @@ struct apply_config {
     int (*may_write)(void *arg); /* asked before every write (leader election); NULL: always */
     void *arg;
     const atomic_bool *stopping; /* true: no gate removal starts any more */
-    long long settle_ms;         /* how long a wait lasts before its Warning: 0 EVENTPLAN_SETTLE_MS, < 0 at once */
-    struct native *native;       /* Kubernetes' own gang scheduling (native.h), read under the lock; NULL: not used */
+    /* How long a wait lasts before its Warning, in ms, as waitevents_create takes it: 0 at once, never negative (the gate
+       passes EVENTPLAN_SETTLE_MS). */
+    long long settle_ms;
+    struct native *native; /* Kubernetes' own gang scheduling (native.h), read under the lock; NULL: not used */
 };
 
 struct apply *apply_create(const struct apply_config *cfg);
@@ -86,12 +88,14 @@ struct apply_pass {
 void apply_plan(struct apply *a, struct apply_pass *p, struct cache *cache, struct admit_result *res, long long woke_ms);
 
 /*
- * Without the lock: carries out p's acts and Events (above); mu and cache only
- * for the one trip that records what the API accepted. Frees what p holds.
+ * Without the lock: carries out p's acts and Events (above); guard (the
+ * cache's, not held by the caller) and cache only for the paced release's
+ * look at the binds and the one trip that records what the API accepted.
+ * Both borrowed for the call. Frees what p holds.
  * Returns -1 if something failed that a pass soon should try again, or a
  * wait is to be told once it has lasted its settle time (a pass then tells
  * it, waitevents.h), else 0.
  */
-int apply_carry_out(struct apply *a, struct apply_pass *p, pthread_mutex_t *mu, struct cache *cache);
+int apply_carry_out(struct apply *a, struct apply_pass *p, struct cacheguard *guard, struct cache *cache);
 
 #endif

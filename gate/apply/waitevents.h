@@ -37,7 +37,10 @@ struct waitevents_pass {
     long long mono_ms;             /* CLOCK_MONOTONIC ms of the pass */
 };
 
-/* settle_ms: how long a reason lasts before it is told (EVENTPLAN_SETTLE_MS; 0: at once). */
+/*
+ * settle_ms: how long a reason lasts before it is told, in ms; 0: at once, never negative. The gate passes
+ * EVENTPLAN_SETTLE_MS (apply_config.settle_ms, the same meaning).
+ */
 struct waitevents *waitevents_create(long long settle_ms);
 
 /* Accepts NULL. */

@@ -88,13 +88,13 @@ long leaseseen_sync(const struct leaseseen_config *cfg)
     if (!may_write(cfg))
         return 0; /* the cache keeps them wanted, for when this gate leads */
     struct record *r = NULL;
-    pthread_mutex_lock(cfg->mu);
+    cacheguard_lock(cfg->guard);
     size_t n = cachelease_take_news(cfg->cache) ? collect(cfg->cache, &r) : 0;
-    pthread_mutex_unlock(cfg->mu);
+    cacheguard_unlock(cfg->guard);
     if (n > 0 && !may_write(cfg)) {
-        pthread_mutex_lock(cfg->mu);
+        cacheguard_lock(cfg->guard);
         cachelease_keep_news(cfg->cache); /* the next leader's, or ours when leading again */
-        pthread_mutex_unlock(cfg->mu);
+        cacheguard_unlock(cfg->guard);
         records_free(r, n);
         return 0;
     }
@@ -110,9 +110,9 @@ long leaseseen_sync(const struct leaseseen_config *cfg)
                                             .body = r[i].patch,
                                             .status_only = 1};
     kube_batch(cfg->client, items, n, 32);
-    pthread_mutex_lock(cfg->mu);
+    cacheguard_lock(cfg->guard);
     long rc = mark(cfg->cache, r, items, n);
-    pthread_mutex_unlock(cfg->mu);
+    cacheguard_unlock(cfg->guard);
     for (size_t i = 0; i < n; i++)
         kube_client_response_finish(&items[i].resp);
     free(items);

@@ -16,16 +16,15 @@
 #ifndef RAYGATE_GATE_LEASESEEN_H
 #define RAYGATE_GATE_LEASESEEN_H
 
-#include <pthread.h>
-
 #include "cache.h"
+#include "cacheguard.h"
 #include "kube.h"
 
 /* Borrowed, must outlive every call. */
 struct leaseseen_config {
     struct kube_client *client;
-    pthread_mutex_t *mu;         /* guards cache; not held by the caller */
-    struct cache *cache;         /* its leases are read and marked under mu */
+    struct cacheguard *guard;    /* guards cache; not held by the caller */
+    struct cache *cache;         /* its leases are read and marked under guard */
     int (*may_write)(void *arg); /* asked before the writes (leader election); NULL: always */
     void *arg;
 };

@@ -95,12 +95,12 @@ static int send_one(struct kube_client *k, const char *key, int64_t gen)
     return rc;
 }
 
-size_t heldnudge_send(struct heldnudge *n, struct kube_client *k, pthread_mutex_t *mu, int (*may_write)(void *arg), void *arg)
+size_t heldnudge_send(struct heldnudge *n, struct kube_client *k, struct cacheguard *guard, int (*may_write)(void *arg), void *arg)
 {
-    pthread_mutex_lock(mu);
+    cacheguard_lock(guard);
     json_t *todo = n->pending; /* owned here from now */
     n->pending = json_object();
-    pthread_mutex_unlock(mu);
+    cacheguard_unlock(guard);
     size_t sent = 0;
     const char *key;
     json_t *gen;

@@ -15,9 +15,9 @@
 #define RAYGATE_HELDNUDGE_H
 
 #include <jansson.h>
-#include <pthread.h>
 
 #include "cache.h"
+#include "cacheguard.h"
 #include "kube.h"
 
 struct heldnudge;
@@ -34,9 +34,9 @@ void heldnudge_observe(struct heldnudge *n, const struct cache *c, const json_t 
 void heldnudge_forget(struct heldnudge *n, const char *namespace_, const char *name);
 
 /*
- * Without mu held: writes the nudges recorded (taken under mu) while may_write(arg) says this gate
- * leads. Returns how many were written.
+ * Without guard held (the controller's lock, borrowed): writes the nudges recorded (taken under guard) while
+ * may_write(arg) says this gate leads. Returns how many were written.
  */
-size_t heldnudge_send(struct heldnudge *n, struct kube_client *k, pthread_mutex_t *mu, int (*may_write)(void *arg), void *arg);
+size_t heldnudge_send(struct heldnudge *n, struct kube_client *k, struct cacheguard *guard, int (*may_write)(void *arg), void *arg);
 
 #endif

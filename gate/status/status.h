@@ -11,9 +11,9 @@
  * at every pass but at the next resync.
  *
  * Locking. The status has its own lock, taken inside each function here.
- * Lock order: the controller's lock (which guards the cache) before the
- * status lock, before the status writer's lock (statuswriter_submit_new is
- * called under the status lock). The writer's done callback runs on the
+ * Lock order: the controller's lock (cacheguard.h: it guards the cache)
+ * before the status lock, before the status writer's lock
+ * (statuswriter_submit_new is called under the status lock). The writer's done callback runs on the
  * writer's thread with no lock held and takes only the status lock; the one
  * thing it tells the controller (a PodGroup found gone: changed()) is called
  * after the status lock is released, so nothing here ever calls back into the

@@ -28,7 +28,7 @@ struct world {
     struct fake *f;
     struct kube_client *k;
     struct metrics_registry *reg;
-    pthread_mutex_t mu;
+    struct cacheguard *guard;
     struct cache *cache;
     struct admit *admit;
     struct admit_result res;
@@ -42,7 +42,7 @@ static int leading(void *arg)
     return ((struct world *)arg)->leading;
 }
 
-/* An apply on w's client and registry, leading as w says, its Warnings after settle_ms (< 0: at once). */
+/* An apply on w's client and registry, leading as w says, its Warnings after settle_ms (0: at once). */
 static struct apply *apply_for(struct world *w, long long settle_ms)
 {
     struct apply_config cfg = {
@@ -63,14 +63,14 @@ static int setup(void **state)
     w->state = fake_cluster_state_new();
     w->f = fake_cluster_start(w->state, &w->k, NULL);
     w->reg = metrics_registry_create();
-    pthread_mutex_init(&w->mu, NULL);
+    w->guard = cacheguard_create();
     json_t *fx = fixture_json("admit/queue-walkthrough.json");
     w->cache = cachefixture_load(fx, 0);
     json_decref(fx);
     w->admit = admit_create(w->cache);
     admit_result_init(&w->res);
     w->leading = 1;
-    w->apply = apply_for(w, -1); /* Warnings at once */
+    w->apply = apply_for(w, 0); /* Warnings at once */
     *state = w;
     return 0;
 }
@@ -82,7 +82,7 @@ static int teardown(void **state)
     admit_result_finish(&w->res);
     admit_destroy(w->admit);
     cache_destroy(w->cache);
-    pthread_mutex_destroy(&w->mu);
+    cacheguard_destroy(w->guard);
     metrics_registry_destroy(w->reg);
     fake_cluster_stop(w->f, w->k, w->state);
     free(w);
@@ -96,7 +96,7 @@ static int teardown(void **state)
 static int pass_placed(struct world *w, const char *topology)
 {
     struct apply_pass p;
-    pthread_mutex_lock(&w->mu);
+    cacheguard_lock(w->guard);
     admit_result_finish(&w->res);
     admit_result_init(&w->res);
     admit_pass(w->admit, ADMIT_PASS_FULL, &w->res);
@@ -105,8 +105,8 @@ static int pass_placed(struct world *w, const char *topology)
             w->res.items[i].topology = util_strdup(topology);
     }
     apply_plan(w->apply, &p, w->cache, &w->res, 0);
-    pthread_mutex_unlock(&w->mu);
-    return apply_carry_out(w->apply, &p, &w->mu, w->cache);
+    cacheguard_unlock(w->guard);
+    return apply_carry_out(w->apply, &p, w->guard, w->cache);
 }
 
 static int pass(struct world *w)
@@ -195,12 +195,12 @@ static void test_admitted_before_settled_not_told(void **state)
     struct world *w = *state;
     settle(w, 60000);
     assert_int_equal(pass(w), -1);
-    pthread_mutex_lock(&w->mu);
+    cacheguard_lock(w->guard);
     cache_delete_raycluster(w->cache, "default", "test-cluster-0");
     const char *pods[] = {"test-cluster-0-head", "test-cluster-0-worker-worker-a", "test-cluster-0-worker-worker-b"};
     for (size_t i = 0; i < 3; i++)
         cache_delete_pod(w->cache, "default", pods[i]);
-    pthread_mutex_unlock(&w->mu);
+    cacheguard_unlock(w->guard);
     assert_int_equal(pass(w), 0); /* test-cluster-1 admitted: nothing left to tell */
     assert_true(cache_gang_get(w->cache, "default", "test-cluster-1")->admitted);
     assert_int_equal(gang_waiting_on(w, ""), 0);
@@ -273,7 +273,7 @@ static void test_failed_record_retries(void **state)
     apply_destroy(w->apply);
     metrics_registry_destroy(w->reg);
     w->reg = metrics_registry_create();
-    w->apply = apply_for(w, -1); /* Warnings at once */
+    w->apply = apply_for(w, 0); /* Warnings at once */
     json_object_set_new(json_object_get(w->state, "script"), RC0,
                         json_pack("[i,i,i,i,i,i,i,i]", 500, 500, 500, 500, 500, 500, 500, 500));
     assert_int_equal(pass(w), -1);

@@ -3,7 +3,8 @@
  * controller on a small cluster (admit/queue-walkthrough: two gangs, room for
  * one): the admitted gang's admitted-at PATCH precedes its gate removals, the
  * other waits and is told so; a replica that does not lead writes nothing;
- * a create that fails returns NULL and destroys only what it initialised.
+ * a create that fails returns NULL and destroys only what it initialised;
+ * the eviction jitter's seed is defined however long the host has been up.
  */
 #define _GNU_SOURCE /* RTLD_NEXT */
 #include <setjmp.h>
@@ -13,6 +14,7 @@
 #include <cmocka.h>
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <sys/resource.h>
 
@@ -283,6 +285,23 @@ static void test_create_fails_cleanly(void **state)
     assert_int_equal(bad_destroys, 0);
 }
 
+/*
+ * The eviction jitter's seed after 50 days of uptime and at the monotonic
+ * clock's last ms: the hash wraps as unsigned arithmetic does, where the
+ * signed product it was overflowed after about 40 days (undefined: the
+ * sanitizer build with clang aborts on it; GCC narrows the product to 32
+ * bits before its check, and sees nothing).
+ */
+static void test_jitter_seed_long_uptime(void **state)
+{
+    (void)state;
+    const long long day_ms = 86400000LL;
+    assert_int_equal(controller_jitter_seed(0, 0), 0);
+    assert_int_equal(controller_jitter_seed(0, 50 * day_ms), 3662706688u);             /* 4320000000 * 2654435761 mod 2^32 */
+    assert_int_equal(controller_jitter_seed(1767225600000, 50 * day_ms), 2894778368u); /* xor the wall's low 32 bits */
+    assert_int_equal(controller_jitter_seed(0, LLONG_MAX), 1640531535u);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -290,6 +309,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_invalid_hypernode_event, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_leading_writes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_fails_cleanly, setup, teardown),
+        cmocka_unit_test(test_jitter_seed_long_uptime),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

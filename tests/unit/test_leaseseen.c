@@ -88,9 +88,9 @@ static void test_sync(void **state)
     struct fake *f = fake_start(handler, st);
     struct kube_client_options o = {.backoff_base_ms = 10, .backoff_max_ms = 20};
     struct kube_client *k = client_for(f, "tok", NULL, &o);
-    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    struct cacheguard *guard = cacheguard_create();
     struct cache *c = cache_create();
-    struct leaseseen_config cfg = {.client = k, .mu = &mu, .cache = c, .may_write = may_write};
+    struct leaseseen_config cfg = {.client = k, .guard = guard, .cache = c, .may_write = may_write};
     const char *seen, *uid;
 
     assert_int_equal(leaseseen_sync(&cfg), 0); /* nothing to record */
@@ -129,6 +129,7 @@ static void test_sync(void **state)
     assert_int_equal(patches(f, &seen, &uid), failed + 2);
 
     cache_destroy(c);
+    cacheguard_destroy(guard);
     kube_client_destroy(k);
     fake_stop(f);
     json_decref(st);

@@ -24,21 +24,21 @@ struct world {
     struct fake *f;
     struct kube_client *k;
     struct metrics_registry *reg;
-    pthread_mutex_t mu;
+    struct cacheguard *guard;
     struct cache *cache;
     struct status *status;
     struct watches *w;
     struct hyperwatch *hyper;
-    int changed; /* under mu */
-    int wakes;   /* under mu */
+    int changed; /* under guard */
+    int wakes;   /* under guard */
 };
 
 static void on_wake(void *arg)
 {
     struct world *x = arg;
-    pthread_mutex_lock(&x->mu);
+    cacheguard_lock(x->guard);
     x->wakes++;
-    pthread_mutex_unlock(&x->mu);
+    cacheguard_unlock(x->guard);
 }
 
 /* The fixture's objects as lists; discovery: queues (with their status subresource) when with_queues. */
@@ -59,13 +59,13 @@ static struct world *world_new(int with_queues)
     serve(x->state, with_queues);
     x->f = fake_cluster_start(x->state, &x->k, NULL);
     x->reg = metrics_registry_create();
-    pthread_mutex_init(&x->mu, NULL);
+    x->guard = cacheguard_create();
     x->cache = cache_create();
     x->status = status_create(x->k, x->reg, NULL, NULL, NULL);
     x->hyper = hyperwatch_create();
     struct watches_config cfg = {
         .client = x->k,
-        .mu = &x->mu,
+        .guard = x->guard,
         .cache = x->cache,
         .status = x->status,
         .changed = &x->changed,
@@ -86,16 +86,16 @@ static void world_free(struct world *x)
     cache_destroy(x->cache);
     metrics_registry_destroy(x->reg);
     fake_cluster_stop(x->f, x->k, x->state);
-    pthread_mutex_destroy(&x->mu);
+    cacheguard_destroy(x->guard);
     free(x);
 }
 
 static int wait_synced(struct world *x)
 {
     for (int i = 0; i < 500; i++) {
-        pthread_mutex_lock(&x->mu);
+        cacheguard_lock(x->guard);
         int s = watches_synced(x->w);
-        pthread_mutex_unlock(&x->mu);
+        cacheguard_unlock(x->guard);
         if (s)
             return 1;
         usleep(10 * 1000);
@@ -117,7 +117,7 @@ static void test_lists_into_cache(void **state)
 {
     (void)state;
     struct world *x = world_started(1);
-    pthread_mutex_lock(&x->mu);
+    cacheguard_lock(x->guard);
     assert_non_null(cache_pod_get(x->cache, "default", "test-cluster-0-head"));
     assert_non_null(cache_pod_get(x->cache, "default", "test-cluster-1-worker-worker-b"));
     assert_non_null(cache_gang_get(x->cache, "default", "test-cluster-1"));
@@ -127,7 +127,7 @@ static void test_lists_into_cache(void **state)
     assert_int_equal(x->changed, 1);
     /* Queue status may be written (its watch synced, its subresource found); PodGroups may not (no CRD). */
     unsigned crds = watches_status_crds(x->w);
-    pthread_mutex_unlock(&x->mu);
+    cacheguard_unlock(x->guard);
     assert_true(crds & PODGROUP_CRD_QUEUES);
     assert_true(crds & PODGROUP_CRD_QUEUES_STATUS);
     assert_false(crds & PODGROUP_CRD_PODGROUPS);
@@ -142,11 +142,11 @@ static void test_no_queue_crd(void **state)
 {
     (void)state;
     struct world *x = world_started(0);
-    pthread_mutex_lock(&x->mu);
+    cacheguard_lock(x->guard);
     const struct cache_queue *q = cache_queue_get(x->cache, "kuberay-test-queue");
     assert_true(q == NULL || !q->present); /* only named by its gangs */
     assert_int_equal(watches_status_crds(x->w), 0);
-    pthread_mutex_unlock(&x->mu);
+    cacheguard_unlock(x->guard);
     assert_int_equal(fake_wait_requests(x->f, "GET", STATUS_VOLCANO_API "/queues", 0, 0), 0);
     world_free(x);
 }
@@ -195,7 +195,7 @@ static void test_hypernodes(void **state)
     assert_true(wait_synced(x));
     struct eventpost_list l;
     eventpost_list_init(&l);
-    pthread_mutex_lock(&x->mu);
+    cacheguard_lock(x->guard);
     assert_int_equal(hypernode_count(hyperwatch_set(x->hyper)), 7);
     assert_int_equal(hyperwatch_take_events(x->hyper, &l, "2026-11-25T00:00:00Z", "test"), 1);
     assert_int_equal(hyperwatch_take_events(x->hyper, &l, "2026-11-25T00:00:00Z", "test"), 0);
@@ -212,7 +212,7 @@ static void test_hypernodes(void **state)
     json_object_set_new(json_object_get(again, "metadata"), "generation", json_integer(2));
     hyperwatch_record(x->hyper, KUBE_WATCH_MODIFIED, again);
     assert_int_equal(hyperwatch_take_events(x->hyper, &l, "2026-11-25T00:00:00Z", "test"), 1);
-    pthread_mutex_unlock(&x->mu);
+    cacheguard_unlock(x->guard);
     assert_int_equal(l.len, 2);
     const json_t *ev = l.items[0].event;
     assert_string_equal(l.items[0].ns, "default");
@@ -236,9 +236,9 @@ static void test_no_hypernode_crd(void **state)
 {
     (void)state;
     struct world *x = world_started(1);
-    pthread_mutex_lock(&x->mu);
+    cacheguard_lock(x->guard);
     assert_int_equal(hypernode_count(hyperwatch_set(x->hyper)), 0);
-    pthread_mutex_unlock(&x->mu);
+    cacheguard_unlock(x->guard);
     assert_true(watches_discovery_wanted(x->w));
     assert_int_equal(fake_wait_requests(x->f, "GET", HYPERWATCH_API "/hypernodes", 0, 0), 0);
     assert_true(fake_wait_requests(x->f, "GET", HYPERWATCH_API, 1, 0) >= 1);
