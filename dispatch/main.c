@@ -21,26 +21,17 @@
 #include "kubeconfig.h"
 #include "log.h"
 #include "loop.h"
+#include "loopstop.h"
 #include "metrics.h"
 #include "version.h"
 #include "workers.h"
 
 extern char **environ;
 
-static struct dispatch_loop *the_loop;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    if (the_loop != NULL)
-        dispatchloop_stop(the_loop);
-}
-
-/* /readyz: ready once a whole pass ran. */
+/* /readyz: ready once a whole pass ran (arg: the loop, borrowed; the endpoint stops before the loop is freed). */
 static int dispatch_ready(void *arg, char *why, size_t size)
 {
-    (void)arg;
-    if (the_loop != NULL && dispatchloop_synced(the_loop))
+    if (dispatchloop_synced(arg))
         return 1;
     snprintf(why, size, "no pass completed yet");
     return 0;
@@ -113,6 +104,7 @@ struct dispatch_main {
     struct metrics_registry *reg;
     struct kube_metrics km;
     struct kube_client *client;
+    struct dispatch_loop *loop; /* borrowed: loopstop's from its creation */
     struct httpd *httpd;
 };
 
@@ -120,6 +112,18 @@ static int connect_manager(struct dispatch_main *m, const struct dispatch_option
 {
     m->client = daemon_connect(c->kubeconfig, c->context, m->reg, &m->kcfg, &m->km);
     return m->client != NULL ? 0 : -1;
+}
+
+/* Connects, creates the loop (what a signal stops from here on) and serves metrics: then dispatchloop_run may run. */
+static int start(struct dispatch_main *m, const struct dispatch_options *c)
+{
+    if (connect_manager(m, c) != 0 || (m->loop = dispatchloop_create(c, m->client, m->reg)) == NULL)
+        return -1;
+    loopstop_register(m->loop);
+    if (c->metrics_addr != NULL && (m->httpd = httpd_start(c->metrics_addr, m->reg, dispatch_ready, m->loop)) == NULL)
+        return -1;
+    daemon_signals();
+    return 0;
 }
 
 static void log_started(const struct dispatch_options *c)
@@ -135,8 +139,8 @@ static void log_started(const struct dispatch_options *c)
 
 static void dispatch_finish(struct dispatch_main *m)
 {
-    httpd_stop(m->httpd);
-    dispatchloop_destroy(the_loop);
+    httpd_stop(m->httpd); /* first: /readyz asks the loop */
+    loopstop_finish();
     kube_client_destroy(m->client);
     kubeconfig_finish(&m->kcfg);
     metrics_registry_destroy(m->reg);
@@ -160,11 +164,9 @@ int main(int argc, char **argv)
     struct dispatch_main m = {.reg = metrics_registry_create()};
     kubeconfig_init(&m.kcfg);
     rc = 1;
-    if (connect_manager(&m, &c) == 0 && (the_loop = dispatchloop_create(&c, m.client, m.reg)) != NULL &&
-        (c.metrics_addr == NULL || (m.httpd = httpd_start(c.metrics_addr, m.reg, dispatch_ready, NULL)) != NULL)) {
-        daemon_signals(on_signal);
+    if (start(&m, &c) == 0) {
         log_started(&c);
-        dispatchloop_run(the_loop);
+        dispatchloop_run(m.loop);
         log_infof("raygate-dispatch stopping");
         rc = 0;
     }

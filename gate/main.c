@@ -35,12 +35,6 @@
 
 extern char **environ;
 
-static void on_signal(int sig)
-{
-    (void)sig;
-    shutdown_signal();
-}
-
 /* /readyz: ready once every watch delivered its initial list. */
 static int gate_ready(void *arg, char *why, size_t size)
 {
@@ -235,7 +229,7 @@ static int start(struct gate *g, const struct gate_flags *f)
     struct error err = {{0}};
     if (f->metrics_addr != NULL && (g->httpd = httpd_start(f->metrics_addr, g->reg, gate_ready, NULL)) == NULL)
         return -1;
-    daemon_signals(on_signal);
+    daemon_signals();
     if (controller_start(shutdown_controller(), &err) != 0) {
         log_errorf("watches: %s", err.message);
         return -1;

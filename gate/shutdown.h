@@ -1,11 +1,9 @@
 /*
- * shutdown: how raygate-gate stops. A signal asks the controller registered
- * here to stop (shutdown_signal, from the handler); controller_run returns;
- * main calls shutdown_finish, which stops and frees the controller and the
- * leader in the order their threads need.
- *
- * The signal handler may run on any thread (the watcher's, the status
- * writer's and the leader's threads do not block SIGTERM and SIGINT).
+ * shutdown: how raygate-gate stops. SIGTERM or SIGINT asks the controller
+ * registered here to stop (controller_stop, through lib/io/stop.h, on
+ * whichever thread the signal lands); controller_run returns; main calls
+ * shutdown_finish, which stops and frees the controller and the leader in
+ * the order their threads need.
  */
 #ifndef RAYGATE_GATE_SHUTDOWN_H
 #define RAYGATE_GATE_SHUTDOWN_H
@@ -14,16 +12,13 @@
 #include "leader.h"
 
 /*
- * Registers c (owned from here: shutdown_finish destroys it) as what
- * shutdown_signal stops. Call it before the signal handlers are installed.
+ * Registers c (owned from here: shutdown_finish destroys it; NULL: none) as
+ * what SIGTERM and SIGINT stop, and installs their handler (stop_register).
  */
 void shutdown_register(struct controller *c);
 
 /* The controller registered (borrowed), or NULL: none, or shutdown_finish ran. */
 struct controller *shutdown_controller(void);
-
-/* From a signal handler, on any thread: asks the registered controller to stop (controller_stop). Async-signal-safe. */
-void shutdown_signal(void);
 
 /*
  * Stops and frees the registered controller (if any) and leader (may be

@@ -18,12 +18,11 @@
  * /dispatch-suspend (a manager that runs KubeRay: dispatchsuspend.h), GET
  * /healthz, /readyz, /metrics.
  * The flags, their defaults and bounds: parse_flags (raygate-webhook --help).
- * SIGTERM/SIGINT: graceful stop, exit 0.
+ * SIGTERM/SIGINT: graceful stop, exit 0 (serverstop.h); another one changes nothing.
  */
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/resource.h>
 
 #include "flags.h"
@@ -36,11 +35,10 @@
 #include "nativeprobe.h"
 #include "queuewatch.h"
 #include "server.h"
+#include "serverstop.h"
 #include "version.h"
 
 extern char **environ;
-
-static struct server *running;
 
 /*
  * Every open connection is a descriptor: raise the soft limit to the hard one
@@ -56,12 +54,6 @@ static void raise_fd_limit(void)
         if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
             log_infof("open file limit raised from %llu to %llu", (unsigned long long)was, (unsigned long long)rl.rlim_cur);
     }
-}
-
-static void on_signal(int sig)
-{
-    if (running != NULL)
-        server_request_stop(running);
 }
 
 /* The command line and environment: every flag, its default and its bound. */
@@ -182,16 +174,6 @@ static void api_finish(struct webhook_api *api)
     kubeconfig_finish(&api->cfg);
 }
 
-static void install_signals(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-}
-
 int main(int argc, char **argv)
 {
     struct webhook_flags f = {
@@ -240,15 +222,14 @@ int main(int argc, char **argv)
     cfg.mutate.hold_gangs = api.held != NULL ? (enum heldsuspend_mode)f.hold_gangs : HELDSUSPEND_OFF;
     struct nativeprobe_decision native;
     cfg.mutate.native_gang = nativeprobe_decide((enum nativeprobe_mode)f.native_gang, api.client, &native);
-    if ((running = server_create(&cfg)) == NULL) {
+    struct server *s = server_create(&cfg);
+    if (s == NULL) {
         api_finish(&api);
         return 1;
     }
-    install_signals();
-    rc = server_run(running);
-    struct server *s = running;
-    running = NULL;
-    server_destroy(s);
+    serverstop_register(s);
+    rc = server_run(s);
+    serverstop_finish(); /* before api_finish: the server reads the watches */
     api_finish(&api);
     log_infof("exiting");
     return rc == 0 ? 0 : 1;

@@ -5,12 +5,8 @@
 
 #include "log.h"
 
-void daemon_signals(void (*on_stop)(int sig))
+void daemon_signals(void)
 {
-    struct sigaction sa = {.sa_handler = on_stop};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 }
 

@@ -1,6 +1,6 @@
 /*
  * daemon: what the long-running programs (raygate-gate, raygate-dispatch) do
- * alike at start: stop cleanly on SIGTERM and SIGINT, ignore SIGPIPE, and
+ * alike at start: ignore SIGPIPE (what stops them: stop.h), and
  * connect to the API server with the kubeconfig named (or $KUBECONFIG, or
  * the in-cluster service account), the client's metrics registered.
  */
@@ -11,8 +11,8 @@
 #include "kubeconfig.h"
 #include "metrics.h"
 
-/* Calls on_stop(signal) on SIGTERM and SIGINT (from the signal handler: it may only set flags); ignores SIGPIPE. */
-void daemon_signals(void (*on_stop)(int sig));
+/* Ignores SIGPIPE: a write to a closed connection fails with EPIPE instead of ending the process. */
+void daemon_signals(void);
 
 /*
  * Loads the kubeconfig (path and context may be NULL: kubeconfig_load's

@@ -1,7 +1,8 @@
 /*
- * gate/shutdown.c with stand-ins for the controller and the leader that
- * record every call, in order, and are poisoned by their destroy: any use
- * after it is counted (a use after free in the real program). The stand-in
+ * gate/shutdown.c (on lib/io/stop.c) with stand-ins for the controller and
+ * the leader that record every call, in order, and are poisoned by their
+ * destroy: any use after it is counted (a use after free in the real
+ * program). Signals are real, raised on the test's threads. The stand-in
  * controller_destroy asks the leader once more, as the real one's threads
  * (the status writer's, the watcher's) may until controller_destroy joins
  * them: the leader used to be destroyed first, and read freed then. And a
@@ -16,6 +17,7 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
@@ -147,10 +149,10 @@ static void test_signal_after_finish(void **state)
     struct controller c = {.leader = &l};
     shutdown_register(&c);
     assert_ptr_equal(shutdown_controller(), &c);
-    shutdown_signal();
+    assert_int_equal(raise(SIGTERM), 0);
     assert_int_equal(c.stops, 1);
     shutdown_finish(&l);
-    shutdown_signal();
+    assert_int_equal(raise(SIGTERM), 0);
     assert_int_equal(used_after_destroy, 0);
     assert_int_equal(c.stops, 1);
     assert_null(shutdown_controller());
@@ -159,7 +161,7 @@ static void test_signal_after_finish(void **state)
 static void *signal_main(void *arg)
 {
     (void)arg;
-    shutdown_signal();
+    raise(SIGTERM); /* handled on this thread */
     return NULL;
 }
 
