@@ -176,7 +176,9 @@ static void test_lookups(void **state)
     assert_int_equal(cache_upsert_queue(c, other_q, &err), 0);
     json_decref(other_q);
     json_t *seen = json_object();
-    cache_foreach_queue(c, note_queue, seen);
+    struct cache_queue *q;
+    cache_queue_for_each(q, c)
+        note_queue(q, seen);
     assert_int_equal(json_object_size(seen), 2);
     assert_int_equal(json_integer_value(json_object_get(seen, "kuberay-test-queue")), 1);
     assert_int_equal(json_integer_value(json_object_get(seen, "other-queue")), 1);

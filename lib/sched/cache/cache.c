@@ -773,37 +773,6 @@ void cache_delete_raycluster(struct cache *c, const char *namespace_, const char
     gang_maybe_free(c, g);
 }
 
-void cache_foreach_queue(const struct cache *c, void (*fn)(struct cache_queue *q, void *arg), void *arg)
-{
-    struct cache_queue *q;
-    cache_queue_for_each(q, c)
-        fn(q, arg);
-}
-
-struct cache_queue *cache_queue_first(const struct cache *c)
-{
-    struct table_node *h = table_next(&c->queues, NULL);
-    return h != NULL ? TABLE_CONTAINER_OF(h, struct cache_queue, by_name) : NULL;
-}
-
-struct cache_queue *cache_queue_next(const struct cache *c, const struct cache_queue *q)
-{
-    struct table_node *h = table_next(&c->queues, &q->by_name);
-    return h != NULL ? TABLE_CONTAINER_OF(h, struct cache_queue, by_name) : NULL;
-}
-
-struct cache_node *cache_node_first(const struct cache *c)
-{
-    struct table_node *h = table_next(&c->nodes, NULL);
-    return h != NULL ? TABLE_CONTAINER_OF(h, struct cache_node, by_name) : NULL;
-}
-
-struct cache_node *cache_node_next(const struct cache *c, const struct cache_node *n)
-{
-    struct table_node *h = table_next(&c->nodes, &n->by_name);
-    return h != NULL ? TABLE_CONTAINER_OF(h, struct cache_node, by_name) : NULL;
-}
-
 void cache_set_clock(struct cache *c, int64_t now_ms)
 {
     c->clock_ms = now_ms;
