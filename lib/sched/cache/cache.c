@@ -61,17 +61,23 @@ static struct cache_node *node_ref(struct cache *c, const char *name)
     return node;
 }
 
+/* Frees node and what it holds alone; what links to it is gone or going too (cache_destroy). */
+static void node_free(struct cache *c, struct cache_node *node)
+{
+    model_node_clear(&c->shapes, node);
+    shape_release(&c->shapes, node->name);
+    free(node->used);
+    free(node->foreign);
+    free(node);
+}
+
 /* Frees node when neither its object nor any pod refers to it. */
 static void node_maybe_free(struct cache *c, struct cache_node *node)
 {
     if (node->present || node->bound > 0)
         return;
     table_remove(&c->nodes, &node->by_name);
-    model_node_clear(&c->shapes, node);
-    shape_release(&c->shapes, node->name);
-    free(node->used);
-    free(node->foreign);
-    free(node);
+    node_free(c, node);
 }
 
 static const json_t *metadata_name(const json_t *obj, const char **ns, const char **name, struct error *err)
@@ -162,15 +168,21 @@ static struct cache_queue *queue_ref(struct cache *c, const char *name)
     return q;
 }
 
+/* Frees q and what it holds alone (its tree's references included); its gangs are gone or going too. */
+static void queue_free(struct cache *c, struct cache_queue *q)
+{
+    shape_release(&c->shapes, q->name);
+    shape_release(&c->shapes, q->state);
+    model_queue_release(&c->shapes, q);
+    free(q);
+}
+
 static void queue_maybe_free(struct cache *c, struct cache_queue *q)
 {
     if (q->present || q->ngangs > 0)
         return;
     table_remove(&c->queues, &q->by_name);
-    shape_release(&c->shapes, q->name);
-    shape_release(&c->shapes, q->state);
-    model_queue_release(&c->shapes, q);
-    free(q);
+    queue_free(c, q);
 }
 
 static void queue_dirty(struct cache *c, struct cache_queue *q)
@@ -354,6 +366,7 @@ static void gang_set_preempted_by(struct cache *c, struct cache_gang *g, char *b
     }
 }
 
+/* Forgets what g's RayCluster said, but preempted_by: that keeps c->preempted, gang_set_preempted_by's. */
 static void gang_clear_cluster(struct cache *c, struct cache_gang *g)
 {
     free(g->uid);
@@ -364,10 +377,29 @@ static void gang_clear_cluster(struct cache *c, struct cache_gang *g)
     shape_release(&c->shapes, g->priority_class);
     shape_release(&c->shapes, g->owner_name);
     free(g->owner_uid);
-    gang_set_preempted_by(c, g, NULL);
     g->preemptable = 1;
     g->uid = g->resource_version = g->spec_error = g->owner_uid = NULL;
     g->priority_class = g->owner_name = NULL;
+}
+
+/* Frees g and what it holds alone, touching no other gang: its lists are unlinked, or go with the cache. */
+static void gang_free(struct cache *c, struct cache_gang *g)
+{
+    gang_clear_cluster(c, g);
+    free(g->preempted_by);
+    dispatchlease_drop(&g->lease);
+    model_gang_clear_admitted(g);
+    free(g->admit_mark_rv);
+    free(g->evict_mark_rv);
+    free(g->last_message);
+    free(g->tail_message);
+    model_gang_clear_groups(&c->shapes, g);
+    resources_finish(&g->min_resources);
+    shape_rl_release(&c->shapes, g->min_rl);
+    shape_release(&c->shapes, g->namespace_);
+    shape_release(&c->shapes, g->name);
+    model_gang_memo_free(g);
+    free(g);
 }
 
 static void gang_maybe_free(struct cache *c, struct cache_gang *g)
@@ -377,6 +409,7 @@ static void gang_maybe_free(struct cache *c, struct cache_gang *g)
     cache_gang_set_node_wait(c, g, 0);
     model_gang_early_unlink(&c->early, g);
     gang_set_queue(c, g, NULL);
+    gang_set_preempted_by(c, g, NULL);
     table_remove(&c->gangs, &g->by_name);
     if (g->all_prev != NULL)
         g->all_prev->all_next = g->all_next;
@@ -384,21 +417,9 @@ static void gang_maybe_free(struct cache *c, struct cache_gang *g)
         c->all_gangs = g->all_next;
     if (g->all_next != NULL)
         g->all_next->all_prev = g->all_prev;
-    gang_clear_cluster(c, g);
-    model_gang_clear_admitted(g);
-    free(g->admit_mark_rv);
-    free(g->evict_mark_rv);
-    free(g->last_message);
-    free(g->tail_message);
     c->shared_gangs -= (size_t)devices_gang_shares(g);
     c->carried_gangs -= g->carried;
-    model_gang_clear_groups(&c->shapes, g);
-    resources_finish(&g->min_resources);
-    shape_rl_release(&c->shapes, g->min_rl);
-    shape_release(&c->shapes, g->namespace_);
-    shape_release(&c->shapes, g->name);
-    model_gang_memo_free(g);
-    free(g);
+    gang_free(c, g);
 }
 
 /* ---- pods ---- */
@@ -608,8 +629,11 @@ int cache_upsert_pod(struct cache *c, const json_t *obj, struct error *err)
     return 0;
 }
 
-static void pod_remove(struct cache *c, struct cache_pod *pod)
+void cache_delete_pod(struct cache *c, const char *namespace_, const char *name)
 {
+    struct cache_pod *pod = cache_pod_get(c, namespace_, name);
+    if (pod == NULL)
+        return;
     if (pod->counted != NULL)
         c->capacity_changed = 1;
     pod_detach(c, pod, NULL);
@@ -618,13 +642,6 @@ static void pod_remove(struct cache *c, struct cache_pod *pod)
     model_pod_release(&c->shapes, pod);
     free(pod);
     c->generation++;
-}
-
-void cache_delete_pod(struct cache *c, const char *namespace_, const char *name)
-{
-    struct cache_pod *pod = cache_pod_get(c, namespace_, name);
-    if (pod != NULL)
-        pod_remove(c, pod);
 }
 
 void cache_pod_mark_told(struct cache_pod *pod)
@@ -766,6 +783,7 @@ void cache_delete_raycluster(struct cache *c, const char *namespace_, const char
     /* queue, admitted and minResources stay: the gang holds its queue share until its pods are gone. */
     g->present = 0;
     gang_clear_cluster(c, g);
+    gang_set_preempted_by(c, g, NULL);
     dispatchlease_drop(&g->lease);
     free(g->admit_mark_rv);
     g->admit_mark_rv = NULL;
@@ -837,25 +855,25 @@ void cache_destroy(struct cache *c)
 {
     if (c == NULL)
         return;
-    /* Pods first: they hold references to nodes, gangs and interned data. */
-    for (size_t i = 0; i < c->pods.nbuckets; i++) {
-        while (c->pods.buckets[i] != NULL)
-            pod_remove(c, TABLE_CONTAINER_OF(c->pods.buckets[i], struct cache_pod, by_name));
+    /* Each object frees what it holds and nothing else: the links and the counts between them go with the cache. */
+    struct table_node *n, *next;
+    for (n = table_next(&c->pods, NULL); n != NULL; n = next) {
+        next = table_next(&c->pods, n); /* read before n is freed */
+        struct cache_pod *pod = TABLE_CONTAINER_OF(n, struct cache_pod, by_name);
+        model_pod_release(&c->shapes, pod);
+        free(pod);
     }
-    while (c->all_gangs != NULL) {
-        struct cache_gang *g = c->all_gangs;
-        if (g->present)
-            cache_delete_raycluster(c, g->namespace_, g->name);
-        else
-            gang_maybe_free(c, g); /* not reached: a gang without cluster or pods is already gone */
+    for (struct cache_gang *g = c->all_gangs, *gnext; g != NULL; g = gnext) {
+        gnext = g->all_next;
+        gang_free(c, g);
     }
-    for (size_t i = 0; i < c->queues.nbuckets; i++) {
-        while (c->queues.buckets[i] != NULL)
-            cache_delete_queue(c, TABLE_CONTAINER_OF(c->queues.buckets[i], struct cache_queue, by_name)->name);
+    for (n = table_next(&c->queues, NULL); n != NULL; n = next) {
+        next = table_next(&c->queues, n);
+        queue_free(c, TABLE_CONTAINER_OF(n, struct cache_queue, by_name));
     }
-    for (size_t i = 0; i < c->nodes.nbuckets; i++) {
-        while (c->nodes.buckets[i] != NULL)
-            cache_delete_node(c, TABLE_CONTAINER_OF(c->nodes.buckets[i], struct cache_node, by_name)->name);
+    for (n = table_next(&c->nodes, NULL); n != NULL; n = next) {
+        next = table_next(&c->nodes, n);
+        node_free(c, TABLE_CONTAINER_OF(n, struct cache_node, by_name));
     }
     shape_pool_finish(&c->shapes);
     table_finish(&c->nodes);
