@@ -35,17 +35,22 @@ static uint64_t key_hash(const char *ns, const char *name)
     return table_hash_str(table_hash_str(TABLE_HASH_SEED, ns != NULL ? ns : ""), name);
 }
 
+/* A gang's or a pod's key (table_find): NULL ns is "". */
+struct ns_name {
+    const char *ns, *name;
+};
+
 /* ---- nodes ---- */
+
+static int node_is(const struct table_node *n, const void *name)
+{
+    return strcmp(TABLE_CONTAINER_OF(n, struct cache_node, by_name)->name, name) == 0;
+}
 
 struct cache_node *cache_node_get(const struct cache *c, const char *name)
 {
-    uint64_t h = key_hash(NULL, name);
-    for (struct table_node *n = table_first(&c->nodes, h); n != NULL; n = n->next) {
-        struct cache_node *node = TABLE_CONTAINER_OF(n, struct cache_node, by_name);
-        if (n->hash == h && strcmp(node->name, name) == 0)
-            return node;
-    }
-    return NULL;
+    struct table_node *n = table_find(&c->nodes, key_hash(NULL, name), node_is, name);
+    return n != NULL ? TABLE_CONTAINER_OF(n, struct cache_node, by_name) : NULL;
 }
 
 static struct cache_node *node_ref(struct cache *c, const char *name)
@@ -141,15 +146,15 @@ void cache_delete_node(struct cache *c, const char *name)
 
 /* ---- queues ---- */
 
+static int queue_is(const struct table_node *n, const void *name)
+{
+    return strcmp(TABLE_CONTAINER_OF(n, struct cache_queue, by_name)->name, name) == 0;
+}
+
 struct cache_queue *cache_queue_get(const struct cache *c, const char *name)
 {
-    uint64_t h = key_hash(NULL, name);
-    for (struct table_node *n = table_first(&c->queues, h); n != NULL; n = n->next) {
-        struct cache_queue *q = TABLE_CONTAINER_OF(n, struct cache_queue, by_name);
-        if (n->hash == h && strcmp(q->name, name) == 0)
-            return q;
-    }
-    return NULL;
+    struct table_node *n = table_find(&c->queues, key_hash(NULL, name), queue_is, name);
+    return n != NULL ? TABLE_CONTAINER_OF(n, struct cache_queue, by_name) : NULL;
 }
 
 static struct cache_queue *queue_ref(struct cache *c, const char *name)
@@ -256,15 +261,18 @@ void cache_delete_queue(struct cache *c, const char *name)
 
 /* ---- gangs ---- */
 
+static int gang_is(const struct table_node *n, const void *key)
+{
+    const struct cache_gang *g = TABLE_CONTAINER_OF(n, struct cache_gang, by_name);
+    const struct ns_name *k = key;
+    return strcmp(g->name, k->name) == 0 && util_streq(g->namespace_, k->ns != NULL ? k->ns : "");
+}
+
 struct cache_gang *cache_gang_get(const struct cache *c, const char *namespace_, const char *name)
 {
-    uint64_t h = key_hash(namespace_, name);
-    for (struct table_node *n = table_first(&c->gangs, h); n != NULL; n = n->next) {
-        struct cache_gang *g = TABLE_CONTAINER_OF(n, struct cache_gang, by_name);
-        if (n->hash == h && strcmp(g->name, name) == 0 && util_streq(g->namespace_, namespace_ ? namespace_ : ""))
-            return g;
-    }
-    return NULL;
+    const struct ns_name k = {namespace_, name};
+    struct table_node *n = table_find(&c->gangs, key_hash(namespace_, name), gang_is, &k);
+    return n != NULL ? TABLE_CONTAINER_OF(n, struct cache_gang, by_name) : NULL;
 }
 
 static struct cache_gang *gang_ref(struct cache *c, const char *ns, const char *name)
@@ -469,26 +477,29 @@ static void update_reserving(struct cache *c, struct cache_pod *pod)
     pod->reserving = 1;
 }
 
+static int pod_is(const struct table_node *n, const void *key)
+{
+    const struct cache_pod *p = TABLE_CONTAINER_OF(n, struct cache_pod, by_name);
+    const struct ns_name *k = key;
+    return strcmp(p->name, k->name) == 0 && util_streq(p->namespace_, k->ns != NULL ? k->ns : "");
+}
+
 struct cache_pod *cache_pod_get(const struct cache *c, const char *namespace_, const char *name)
 {
-    uint64_t h = key_hash(namespace_, name);
-    for (struct table_node *n = table_first(&c->pods, h); n != NULL; n = n->next) {
-        struct cache_pod *p = TABLE_CONTAINER_OF(n, struct cache_pod, by_name);
-        if (n->hash == h && strcmp(p->name, name) == 0 && util_streq(p->namespace_, namespace_ ? namespace_ : ""))
-            return p;
-    }
-    return NULL;
+    const struct ns_name k = {namespace_, name};
+    struct table_node *n = table_find(&c->pods, key_hash(namespace_, name), pod_is, &k);
+    return n != NULL ? TABLE_CONTAINER_OF(n, struct cache_pod, by_name) : NULL;
+}
+
+static int pod_uid_is(const struct table_node *n, const void *uid)
+{
+    return strcmp(TABLE_CONTAINER_OF(n, struct cache_pod, by_uid)->uid, uid) == 0;
 }
 
 struct cache_pod *cache_pod_by_uid(const struct cache *c, const char *uid)
 {
-    uint64_t h = table_hash_str(TABLE_HASH_SEED, uid);
-    for (struct table_node *n = table_first(&c->pods_uid, h); n != NULL; n = n->next) {
-        struct cache_pod *p = TABLE_CONTAINER_OF(n, struct cache_pod, by_uid);
-        if (n->hash == h && strcmp(p->uid, uid) == 0)
-            return p;
-    }
-    return NULL;
+    struct table_node *n = table_find(&c->pods_uid, table_hash_str(TABLE_HASH_SEED, uid), pod_uid_is, uid);
+    return n != NULL ? TABLE_CONTAINER_OF(n, struct cache_pod, by_uid) : NULL;
 }
 
 /* Removes pod's contributions to node usage and its gang, leaving its fields; an emptied gang is freed, or kept (upsert). */
