@@ -6,8 +6,8 @@
  * Flags may also come from the environment (flags win): RAYGATE_WEBHOOK_ADDR,
  * RAYGATE_WEBHOOK_CERT, RAYGATE_WEBHOOK_KEY, RAYGATE_WEBHOOK_KUBECONFIG,
  * RAYGATE_WEBHOOK_LOG_LEVEL.
- * The Queue watch (queuewatch.h) and the DRA watch (drawatch.h: the device
- * claims a RayCluster's minResources count) read the Kubernetes API as the
+ * The Queue watch and the DRA watch (snapwatch.h: the device claims a
+ * RayCluster's minResources count) read the Kubernetes API as the
  * gate does: --kubeconfig, else $KUBECONFIG, else the in-cluster service
  * account; with none of them the queue tree checks are skipped and no device
  * is counted (and that is logged).
@@ -27,15 +27,13 @@
 
 #include "flags.h"
 #include "kube.h"
-#include "drawatch.h"
-#include "heldwatch.h"
 #include "jsonarena.h"
 #include "kubeconfig.h"
 #include "log.h"
 #include "nativeprobe.h"
-#include "queuewatch.h"
 #include "server.h"
 #include "serverstop.h"
+#include "snapwatch.h"
 #include "version.h"
 
 extern char **environ;
@@ -122,9 +120,7 @@ static int parse_flags(int argc, char **argv, struct webhook_flags *f)
 struct webhook_api {
     struct kubeconfig cfg;
     struct kube_client *client;
-    struct queuewatch *queues;
-    struct drawatch *dra;
-    struct heldwatch *held;
+    struct snapwatch *queues, *dra, *held;
 };
 
 /*
@@ -150,15 +146,15 @@ static int api_start(const struct webhook_flags *f, struct webhook_api *api)
         return 0;
     }
     if ((api->client = kube_client_create(&api->cfg, NULL, &err)) == NULL ||
-        (api->queues = queuewatch_create(api->client, &err)) == NULL) {
+        (api->queues = snapwatch_queues(api->client, &err)) == NULL) {
         log_errorf("queue watch: %s", err.message);
         return 1;
     }
-    if ((api->dra = drawatch_create(api->client, &err)) == NULL) {
+    if ((api->dra = snapwatch_dra(api->client, &err)) == NULL) {
         log_errorf("DRA watch: %s", err.message);
         return 1;
     }
-    if (f->hold_gangs != HELDSUSPEND_OFF && (api->held = heldwatch_create(api->client, &err)) == NULL) {
+    if (f->hold_gangs != HELDSUSPEND_OFF && (api->held = snapwatch_held(api->client, &err)) == NULL) {
         log_errorf("RayCluster watch: %s", err.message);
         return 1;
     }
@@ -167,9 +163,9 @@ static int api_start(const struct webhook_flags *f, struct webhook_api *api)
 
 static void api_finish(struct webhook_api *api)
 {
-    heldwatch_destroy(api->held);
-    drawatch_destroy(api->dra);
-    queuewatch_destroy(api->queues);
+    snapwatch_destroy(api->held);
+    snapwatch_destroy(api->dra);
+    snapwatch_destroy(api->queues);
     kube_client_destroy(api->client);
     kubeconfig_finish(&api->cfg);
 }

@@ -16,13 +16,11 @@
 #include <h2o.h>
 
 #include "admission.h"
-#include "drawatch.h"
-#include "heldwatch.h"
 #include "jsonarena.h"
 #include "listen.h"
 #include "log.h"
 #include "metrics.h"
-#include "queuewatch.h"
+#include "snapwatch.h"
 #include "tlsreload.h"
 #include "util.h"
 
@@ -179,10 +177,10 @@ static int decide(struct server *s, h2o_req_t *req, const char *path, char **tex
                   struct error *err)
 {
     const char *body = req->entity.base != NULL ? req->entity.base : "";
-    const struct queuecheck_set *queues = s->cfg.queues != NULL ? queuewatch_lock(s->cfg.queues) : NULL;
+    const struct queuecheck_set *queues = s->cfg.queues != NULL ? snapwatch_lock(s->cfg.queues) : NULL;
     struct mutate_options opts = s->cfg.mutate;
-    opts.dra = s->cfg.dra != NULL ? drawatch_lock(s->cfg.dra) : NULL;     /* NULL until listed: no device counted */
-    opts.held = s->cfg.held != NULL ? heldwatch_lock(s->cfg.held) : NULL; /* NULL until listed: every queued pod gated */
+    opts.dra = s->cfg.dra != NULL ? snapwatch_lock(s->cfg.dra) : NULL;    /* NULL until listed: no device counted */
+    opts.held = s->cfg.held != NULL ? snapwatch_lock(s->cfg.held) : NULL; /* NULL until listed: every queued pod gated */
     /* /dispatch-suspend: a manager's webhook, where KubeRay must run no dispatched object (dispatchsuspend.h). */
     jsonarena_begin(); /* the review's jansson values, freed at once below; *text is libc memory (jsonarena.h) */
     int rc = strcmp(path, "/dispatch-suspend") == 0
@@ -190,11 +188,11 @@ static int decide(struct server *s, h2o_req_t *req, const char *path, char **tex
                  : admission_respond(body, req->entity.len, queues, &opts, text, text_len, info, err);
     jsonarena_end();
     if (s->cfg.held != NULL)
-        heldwatch_unlock(s->cfg.held);
+        snapwatch_unlock(s->cfg.held);
     if (s->cfg.dra != NULL)
-        drawatch_unlock(s->cfg.dra);
+        snapwatch_unlock(s->cfg.dra);
     if (s->cfg.queues != NULL)
-        queuewatch_unlock(s->cfg.queues);
+        snapwatch_unlock(s->cfg.queues);
     if (rc == 0 && info->tree_unknown)
         note_tree_unknown(s, info);
     return rc;
@@ -283,7 +281,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
             respond_text(s, req, label, 503, "Service Unavailable", "shutting down\n");
     } else {
         size_t len = 0;
-        metrics_gauge_set(s->m_dra_synced, NULL, drawatch_synced(s->cfg.dra) ? 1 : 0);
+        metrics_gauge_set(s->m_dra_synced, NULL, snapwatch_synced(s->cfg.dra) ? 1 : 0);
         char *text = metrics_render(s->metrics, &len);
         respond(s, req, label, 200, "OK", METRICS_CONTENT_TYPE, text, len);
         free(text);

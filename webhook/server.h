@@ -22,9 +22,7 @@
 
 #include "mutate.h"
 
-struct queuewatch;
-struct drawatch;
-struct heldwatch;
+struct snapwatch;
 
 struct server_config {
     const char *addr;              /* "127.0.0.1:9443", ":9443" (all interfaces), "[::1]:9443" */
@@ -36,9 +34,10 @@ struct server_config {
     uint64_t reload_interval_ms;   /* how often the certificate files are checked */
     uint64_t shutdown_delay_ms;    /* keep accepting (not ready) this long after a stop request */
     uint64_t shutdown_timeout_ms;  /* then wait at most this long for open connections */
-    struct queuewatch *queues;     /* borrowed: the Queues the admissions check the tree against; NULL: none (fail open) */
-    struct drawatch *dra;         /* borrowed: the DRA objects a RayCluster's minResources count (mutate_options.dra); NULL: none */
-    struct heldwatch *held;       /* borrowed: the admitted held RayClusters (mutate_options.held, --hold-gangs); NULL: none */
+    /* Borrowed snapshots (snapwatch.h); NULL: none. The Queues the admissions check the tree against (fail open). */
+    struct snapwatch *queues;
+    struct snapwatch *dra;        /* the DRA objects a RayCluster's minResources count (mutate_options.dra) */
+    struct snapwatch *held;       /* the admitted held RayClusters (mutate_options.held, --hold-gangs) */
     struct mutate_options mutate; /* what the mutation adds (--native-gang; gauge raygate_webhook_native_gang); its dra unused */
 };
 

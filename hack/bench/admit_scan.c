@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "admit_objects.h"
 #include "admit_scan.h"
 #include "bench.h"
 #include "cache.h"
@@ -105,7 +106,7 @@ static json_t *running_pod(const struct opts *o, const json_t *tmpl, long g, lon
     char node[32], ts[48];
     snprintf(node, sizeof(node), "node-%05ld", n);
     bench_timestamp(g, ts, sizeof(ts));
-    json_t *pod = admitbench_pod_json(o, g, k, node, NULL, "3");
+    json_t *pod = admit_objects_pod_json(o, g, k, node, NULL, "3");
     if (tmpl != NULL) {
         json_t *t = json_deep_copy(tmpl);
         template_rename(t, pod, g);
@@ -150,17 +151,17 @@ static json_t *scan_fill(struct cache *c, const struct opts *o, const json_t *tm
 {
     struct error err;
     for (long i = 0; i < o->nodes; i++) {
-        json_t *n = admitbench_node_json(o, i);
+        json_t *n = admit_objects_node_json(o, i);
         bench_check(cache_upsert_node(c, n, &err), &err);
         json_decref(n);
     }
     for (long q = 0; q < o->queues; q++) {
-        json_t *j = admitbench_queue_json(o, q);
+        json_t *j = admit_objects_queue_json(o, q);
         bench_check(cache_upsert_queue(c, j, &err), &err);
         json_decref(j);
     }
     for (long g = 0; g < o->gangs; g++)
-        admitbench_upsert_raycluster(c, o, g, 1, NULL);
+        admit_objects_upsert_raycluster(c, o, g, 1, NULL);
     double heap0 = heap_bytes(), rss0 = rss_bytes(), json_bytes = 0;
     long npods = 0;
     for (long g = 0; g < o->gangs; g++) {
@@ -194,7 +195,7 @@ static size_t timed_scan(const struct cache *c, const struct evict_config *cfg, 
     return evicted;
 }
 
-int admitbench_scan(struct opts *o)
+int admit_scan_run(struct opts *o)
 {
     json_t *load_start = bench_loadavg();
     json_t *tmpl = o->pod_template != NULL ? read_template(o->pod_template) : NULL;

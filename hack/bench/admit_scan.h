@@ -2,9 +2,9 @@
 #ifndef RAYGATE_ADMIT_SCAN_H
 #define RAYGATE_ADMIT_SCAN_H
 
-#include "admit_bench.h"
+#include "admit_objects.h"
 
 /* Prints its JSON on stdout; returns the exit status. */
-int admitbench_scan(struct opts *o);
+int admit_scan_run(struct opts *o);
 
 #endif

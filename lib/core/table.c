@@ -38,6 +38,16 @@ struct table_node *table_first(const struct table *t, uint64_t hash)
     return t->buckets[hash & (t->nbuckets - 1)];
 }
 
+struct table_node *table_find(const struct table *t, uint64_t hash, int (*same)(const struct table_node *n, const void *key),
+                              const void *key)
+{
+    for (struct table_node *n = table_first(t, hash); n != NULL; n = n->next) {
+        if (n->hash == hash && same(n, key))
+            return n;
+    }
+    return NULL;
+}
+
 static void grow(struct table *t)
 {
     size_t nb = t->nbuckets * 2;
@@ -94,17 +104,21 @@ struct atom {
     char s[];
 };
 
+static int atom_is(const struct table_node *n, const void *s)
+{
+    return strcmp(TABLE_CONTAINER_OF(n, struct atom, node)->s, s) == 0;
+}
+
 const char *table_intern(struct table *strings, const char *s)
 {
     if (s == NULL)
         return NULL;
     uint64_t h = table_hash_str(TABLE_HASH_SEED, s);
-    for (struct table_node *n = table_first(strings, h); n != NULL; n = n->next) {
+    struct table_node *n = table_find(strings, h, atom_is, s);
+    if (n != NULL) {
         struct atom *a = TABLE_CONTAINER_OF(n, struct atom, node);
-        if (n->hash == h && strcmp(a->s, s) == 0) {
-            a->refs++;
-            return a->s;
-        }
+        a->refs++;
+        return a->s;
     }
     size_t len = strlen(s);
     struct atom *a = util_malloc(sizeof(*a) + len + 1);

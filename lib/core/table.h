@@ -2,9 +2,10 @@
  * table: an intrusive hash table, FNV-1a hashing, and interned strings.
  *
  * The table does not own its entries: a struct embeds a struct table_node,
- * sets node.hash, and the table links it by that hash; lookups walk the chain
- * table_first() returns and compare what they stored (TABLE_CONTAINER_OF
- * finds the struct from its node). Growing keeps every entry where it is.
+ * sets node.hash, and the table links it by that hash; table_find() looks an
+ * entry up by its hash and a comparison of the caller's key with what the
+ * entry stored (TABLE_CONTAINER_OF finds the struct from its node). Growing
+ * keeps every entry where it is.
  *
  * Interned strings (table_intern) are reference counted and compared by
  * pointer: two equal strings interned in one table are one pointer.
@@ -45,6 +46,14 @@ void table_finish(struct table *t);
 
 /* The first entry whose hash shares hash's bucket (follow ->next; compare ->hash and the key), or NULL. */
 struct table_node *table_first(const struct table *t, uint64_t hash);
+
+/*
+ * The first entry of t whose hash is hash and for which same(n, key) is
+ * nonzero, or NULL. key is the caller's (a name, a struct of several parts),
+ * passed to same as is; same is called only on entries of that very hash.
+ */
+struct table_node *table_find(const struct table *t, uint64_t hash, int (*same)(const struct table_node *n, const void *key),
+                              const void *key);
 
 /* Links n (n->hash set) into t; doubles the buckets once t holds as many entries. */
 void table_insert(struct table *t, struct table_node *n);

@@ -20,15 +20,15 @@ static void counts_free(struct draset_counts *c)
     memset(c, 0, sizeof(*c));
 }
 
+static int node_is(const struct table_node *n, const void *name)
+{
+    return strcmp(TABLE_CONTAINER_OF(n, struct draset_node, by_name)->name, name) == 0;
+}
+
 static struct draset_node *node_find(const struct draset *s, const char *name)
 {
-    uint64_t h = table_hash_str(TABLE_HASH_SEED, name);
-    for (struct table_node *n = table_first(&s->nodes, h); n != NULL; n = n->next) {
-        struct draset_node *nd = TABLE_CONTAINER_OF(n, struct draset_node, by_name);
-        if (n->hash == h && strcmp(nd->name, name) == 0)
-            return nd;
-    }
-    return NULL;
+    struct table_node *n = table_find(&s->nodes, table_hash_str(TABLE_HASH_SEED, name), node_is, name);
+    return n != NULL ? TABLE_CONTAINER_OF(n, struct draset_node, by_name) : NULL;
 }
 
 static struct draset_node *node_get(struct draset *s, const char *name)
@@ -44,15 +44,15 @@ static struct draset_node *node_get(struct draset *s, const char *name)
     return nd;
 }
 
+static int device_is(const struct table_node *n, const void *key)
+{
+    return strcmp(TABLE_CONTAINER_OF(n, struct draset_device, by_key)->key, key) == 0;
+}
+
 static struct draset_device *device_find(const struct draset *s, const char *key)
 {
-    uint64_t h = table_hash_str(TABLE_HASH_SEED, key);
-    for (struct table_node *n = table_first(&s->devices, h); n != NULL; n = n->next) {
-        struct draset_device *d = TABLE_CONTAINER_OF(n, struct draset_device, by_key);
-        if (n->hash == h && strcmp(d->key, key) == 0)
-            return d;
-    }
-    return NULL;
+    struct table_node *n = table_find(&s->devices, table_hash_str(TABLE_HASH_SEED, key), device_is, key);
+    return n != NULL ? TABLE_CONTAINER_OF(n, struct draset_device, by_key) : NULL;
 }
 
 /* Adds sign to the held count of d's resources once d's holders go from 0 to 1 or back. */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Webhook: a RayCluster's device claims in the minResources the
-# webhook writes (raygate.io/min-resources, webhook/drawatch.c) and in its
+# webhook writes (raygate.io/min-resources, webhook/snapwatch.c) and in its
 # PodGroup's. A DeviceClass maps gpu.example.com to example.com/gpu; a gang of
 # a head and 3 workers of one device each (ResourceClaimTemplate one-gpu) gets
 # example.com/gpu 3 in both, and is admitted whole. A gang whose template does

@@ -20,15 +20,19 @@ static uint64_t key_hash(int key)
     return table_hash_bytes(TABLE_HASH_SEED, &key, sizeof(key));
 }
 
+/* Calls of same_key, to see that table_find asks only about entries of the hash it looks for. */
+static int same_calls;
+
+static int same_key(const struct table_node *n, const void *key)
+{
+    same_calls++;
+    return TABLE_CONTAINER_OF(n, struct entry, node)->key == *(const int *)key;
+}
+
 static struct entry *find(const struct table *t, int key)
 {
-    uint64_t h = key_hash(key);
-    for (struct table_node *n = table_first(t, h); n != NULL; n = n->next) {
-        struct entry *e = TABLE_CONTAINER_OF(n, struct entry, node);
-        if (n->hash == h && e->key == key)
-            return e;
-    }
-    return NULL;
+    struct table_node *n = table_find(t, key_hash(key), same_key, &key);
+    return n != NULL ? TABLE_CONTAINER_OF(n, struct entry, node) : NULL;
 }
 
 static int setup(void **state)
@@ -79,6 +83,34 @@ static void test_insert_find_remove(void **state)
     assert_null(find(t, 500));
     assert_ptr_equal(find(t, 501), &e[501]);
     free(e);
+}
+
+/*
+ * table_find matches the hash and the key both: entries that share a bucket,
+ * or a hash, with the one looked for are passed over, and same is asked only
+ * about entries of the very hash.
+ */
+static void test_find(void **state)
+{
+    struct table *t = *state;
+    struct entry e[] = {{{NULL, 16}, 1}, {{NULL, 16}, 2}, {{NULL, 32}, 3}, {{NULL, 0}, 4}};
+    for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
+        table_insert(t, &e[i].node); /* 16 buckets: all four in bucket 0 */
+    int key = 1;
+    assert_ptr_equal(table_find(t, 16, same_key, &key), &e[0].node);
+    key = 2;
+    assert_ptr_equal(table_find(t, 16, same_key, &key), &e[1].node);
+    key = 3;
+    same_calls = 0;
+    assert_null(table_find(t, 16, same_key, &key)); /* key 3 is there, under another hash */
+    assert_int_equal(same_calls, 2);                /* entries 1 and 2, not 3 nor 4 */
+    assert_ptr_equal(table_find(t, 32, same_key, &key), &e[2].node);
+    key = 5;
+    assert_null(table_find(t, 16, same_key, &key));
+    assert_null(table_find(t, 48, same_key, &key));
+    table_remove(t, &e[0].node);
+    key = 1;
+    assert_null(table_find(t, 16, same_key, &key));
 }
 
 /* table_next visits every entry once, and says NULL after the last and for an empty table. */
@@ -145,6 +177,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hash),
         cmocka_unit_test_setup_teardown(test_insert_find_remove, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_find, setup, teardown),
         cmocka_unit_test_setup_teardown(test_next, setup, teardown),
         cmocka_unit_test_setup_teardown(test_intern, setup, teardown),
     };

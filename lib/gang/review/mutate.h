@@ -68,7 +68,7 @@ struct mutate_result {
 struct mutate_options {
     int native_gang; /* 1: a gated pod also gets spec.schedulingGroup (Kubernetes' gang scheduling, above) */
     /*
-     * Borrowed: the DRA objects the webhook watches (its drawatch), listed; NULL
+     * Borrowed: the DRA objects the webhook watches (its snapwatch_dra), listed; NULL
      * when resource.k8s.io/v1 is not served or not listed yet. Set, a KubeRay
      * RayCluster's raygate.io/min-resources adds what its device claims count
      * as (gangclaims.h): a template once per pod of its group, a shared claim

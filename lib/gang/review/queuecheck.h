@@ -24,7 +24,7 @@
  * has not listed yet): then every check that needs it is skipped, and the
  * functions say so (fail open for the tree only).
  *
- * Pure: no I/O. The webhook's queue watch (webhook/queuewatch.h) keeps the set.
+ * Pure: no I/O. The webhook's queue watch (webhook/snapwatch.h) keeps the set.
  */
 #ifndef RAYGATE_QUEUECHECK_H
 #define RAYGATE_QUEUECHECK_H

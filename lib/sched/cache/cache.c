@@ -35,17 +35,22 @@ static uint64_t key_hash(const char *ns, const char *name)
     return table_hash_str(table_hash_str(TABLE_HASH_SEED, ns != NULL ? ns : ""), name);
 }
 
+/* A gang's or a pod's key (table_find): NULL ns is "". */
+struct ns_name {
+    const char *ns, *name;
+};
+
 /* ---- nodes ---- */
+
+static int node_is(const struct table_node *n, const void *name)
+{
+    return strcmp(TABLE_CONTAINER_OF(n, struct cache_node, by_name)->name, name) == 0;
+}
 
 struct cache_node *cache_node_get(const struct cache *c, const char *name)
 {
-    uint64_t h = key_hash(NULL, name);
-    for (struct table_node *n = table_first(&c->nodes, h); n != NULL; n = n->next) {
-        struct cache_node *node = TABLE_CONTAINER_OF(n, struct cache_node, by_name);
-        if (n->hash == h && strcmp(node->name, name) == 0)
-            return node;
-    }
-    return NULL;
+    struct table_node *n = table_find(&c->nodes, key_hash(NULL, name), node_is, name);
+    return n != NULL ? TABLE_CONTAINER_OF(n, struct cache_node, by_name) : NULL;
 }
 
 static struct cache_node *node_ref(struct cache *c, const char *name)
@@ -61,17 +66,23 @@ static struct cache_node *node_ref(struct cache *c, const char *name)
     return node;
 }
 
+/* Frees node and what it holds alone; what links to it is gone or going too (cache_destroy). */
+static void node_free(struct cache *c, struct cache_node *node)
+{
+    model_node_clear(&c->shapes, node);
+    shape_release(&c->shapes, node->name);
+    free(node->used);
+    free(node->foreign);
+    free(node);
+}
+
 /* Frees node when neither its object nor any pod refers to it. */
 static void node_maybe_free(struct cache *c, struct cache_node *node)
 {
     if (node->present || node->bound > 0)
         return;
     table_remove(&c->nodes, &node->by_name);
-    model_node_clear(&c->shapes, node);
-    shape_release(&c->shapes, node->name);
-    free(node->used);
-    free(node->foreign);
-    free(node);
+    node_free(c, node);
 }
 
 static const json_t *metadata_name(const json_t *obj, const char **ns, const char **name, struct error *err)
@@ -135,15 +146,15 @@ void cache_delete_node(struct cache *c, const char *name)
 
 /* ---- queues ---- */
 
+static int queue_is(const struct table_node *n, const void *name)
+{
+    return strcmp(TABLE_CONTAINER_OF(n, struct cache_queue, by_name)->name, name) == 0;
+}
+
 struct cache_queue *cache_queue_get(const struct cache *c, const char *name)
 {
-    uint64_t h = key_hash(NULL, name);
-    for (struct table_node *n = table_first(&c->queues, h); n != NULL; n = n->next) {
-        struct cache_queue *q = TABLE_CONTAINER_OF(n, struct cache_queue, by_name);
-        if (n->hash == h && strcmp(q->name, name) == 0)
-            return q;
-    }
-    return NULL;
+    struct table_node *n = table_find(&c->queues, key_hash(NULL, name), queue_is, name);
+    return n != NULL ? TABLE_CONTAINER_OF(n, struct cache_queue, by_name) : NULL;
 }
 
 static struct cache_queue *queue_ref(struct cache *c, const char *name)
@@ -162,15 +173,21 @@ static struct cache_queue *queue_ref(struct cache *c, const char *name)
     return q;
 }
 
+/* Frees q and what it holds alone (its tree's references included); its gangs are gone or going too. */
+static void queue_free(struct cache *c, struct cache_queue *q)
+{
+    shape_release(&c->shapes, q->name);
+    shape_release(&c->shapes, q->state);
+    model_queue_release(&c->shapes, q);
+    free(q);
+}
+
 static void queue_maybe_free(struct cache *c, struct cache_queue *q)
 {
     if (q->present || q->ngangs > 0)
         return;
     table_remove(&c->queues, &q->by_name);
-    shape_release(&c->shapes, q->name);
-    shape_release(&c->shapes, q->state);
-    model_queue_release(&c->shapes, q);
-    free(q);
+    queue_free(c, q);
 }
 
 static void queue_dirty(struct cache *c, struct cache_queue *q)
@@ -244,15 +261,18 @@ void cache_delete_queue(struct cache *c, const char *name)
 
 /* ---- gangs ---- */
 
+static int gang_is(const struct table_node *n, const void *key)
+{
+    const struct cache_gang *g = TABLE_CONTAINER_OF(n, struct cache_gang, by_name);
+    const struct ns_name *k = key;
+    return strcmp(g->name, k->name) == 0 && util_streq(g->namespace_, k->ns != NULL ? k->ns : "");
+}
+
 struct cache_gang *cache_gang_get(const struct cache *c, const char *namespace_, const char *name)
 {
-    uint64_t h = key_hash(namespace_, name);
-    for (struct table_node *n = table_first(&c->gangs, h); n != NULL; n = n->next) {
-        struct cache_gang *g = TABLE_CONTAINER_OF(n, struct cache_gang, by_name);
-        if (n->hash == h && strcmp(g->name, name) == 0 && util_streq(g->namespace_, namespace_ ? namespace_ : ""))
-            return g;
-    }
-    return NULL;
+    const struct ns_name k = {namespace_, name};
+    struct table_node *n = table_find(&c->gangs, key_hash(namespace_, name), gang_is, &k);
+    return n != NULL ? TABLE_CONTAINER_OF(n, struct cache_gang, by_name) : NULL;
 }
 
 static struct cache_gang *gang_ref(struct cache *c, const char *ns, const char *name)
@@ -354,6 +374,7 @@ static void gang_set_preempted_by(struct cache *c, struct cache_gang *g, char *b
     }
 }
 
+/* Forgets what g's RayCluster said, but preempted_by: that keeps c->preempted, gang_set_preempted_by's. */
 static void gang_clear_cluster(struct cache *c, struct cache_gang *g)
 {
     free(g->uid);
@@ -364,10 +385,29 @@ static void gang_clear_cluster(struct cache *c, struct cache_gang *g)
     shape_release(&c->shapes, g->priority_class);
     shape_release(&c->shapes, g->owner_name);
     free(g->owner_uid);
-    gang_set_preempted_by(c, g, NULL);
     g->preemptable = 1;
     g->uid = g->resource_version = g->spec_error = g->owner_uid = NULL;
     g->priority_class = g->owner_name = NULL;
+}
+
+/* Frees g and what it holds alone, touching no other gang: its lists are unlinked, or go with the cache. */
+static void gang_free(struct cache *c, struct cache_gang *g)
+{
+    gang_clear_cluster(c, g);
+    free(g->preempted_by);
+    dispatchlease_drop(&g->lease);
+    model_gang_clear_admitted(g);
+    free(g->admit_mark_rv);
+    free(g->evict_mark_rv);
+    free(g->last_message);
+    free(g->tail_message);
+    model_gang_clear_groups(&c->shapes, g);
+    resources_finish(&g->min_resources);
+    shape_rl_release(&c->shapes, g->min_rl);
+    shape_release(&c->shapes, g->namespace_);
+    shape_release(&c->shapes, g->name);
+    model_gang_memo_free(g);
+    free(g);
 }
 
 static void gang_maybe_free(struct cache *c, struct cache_gang *g)
@@ -377,6 +417,7 @@ static void gang_maybe_free(struct cache *c, struct cache_gang *g)
     cache_gang_set_node_wait(c, g, 0);
     model_gang_early_unlink(&c->early, g);
     gang_set_queue(c, g, NULL);
+    gang_set_preempted_by(c, g, NULL);
     table_remove(&c->gangs, &g->by_name);
     if (g->all_prev != NULL)
         g->all_prev->all_next = g->all_next;
@@ -384,21 +425,9 @@ static void gang_maybe_free(struct cache *c, struct cache_gang *g)
         c->all_gangs = g->all_next;
     if (g->all_next != NULL)
         g->all_next->all_prev = g->all_prev;
-    gang_clear_cluster(c, g);
-    model_gang_clear_admitted(g);
-    free(g->admit_mark_rv);
-    free(g->evict_mark_rv);
-    free(g->last_message);
-    free(g->tail_message);
     c->shared_gangs -= (size_t)devices_gang_shares(g);
     c->carried_gangs -= g->carried;
-    model_gang_clear_groups(&c->shapes, g);
-    resources_finish(&g->min_resources);
-    shape_rl_release(&c->shapes, g->min_rl);
-    shape_release(&c->shapes, g->namespace_);
-    shape_release(&c->shapes, g->name);
-    model_gang_memo_free(g);
-    free(g);
+    gang_free(c, g);
 }
 
 /* ---- pods ---- */
@@ -448,26 +477,29 @@ static void update_reserving(struct cache *c, struct cache_pod *pod)
     pod->reserving = 1;
 }
 
+static int pod_is(const struct table_node *n, const void *key)
+{
+    const struct cache_pod *p = TABLE_CONTAINER_OF(n, struct cache_pod, by_name);
+    const struct ns_name *k = key;
+    return strcmp(p->name, k->name) == 0 && util_streq(p->namespace_, k->ns != NULL ? k->ns : "");
+}
+
 struct cache_pod *cache_pod_get(const struct cache *c, const char *namespace_, const char *name)
 {
-    uint64_t h = key_hash(namespace_, name);
-    for (struct table_node *n = table_first(&c->pods, h); n != NULL; n = n->next) {
-        struct cache_pod *p = TABLE_CONTAINER_OF(n, struct cache_pod, by_name);
-        if (n->hash == h && strcmp(p->name, name) == 0 && util_streq(p->namespace_, namespace_ ? namespace_ : ""))
-            return p;
-    }
-    return NULL;
+    const struct ns_name k = {namespace_, name};
+    struct table_node *n = table_find(&c->pods, key_hash(namespace_, name), pod_is, &k);
+    return n != NULL ? TABLE_CONTAINER_OF(n, struct cache_pod, by_name) : NULL;
+}
+
+static int pod_uid_is(const struct table_node *n, const void *uid)
+{
+    return strcmp(TABLE_CONTAINER_OF(n, struct cache_pod, by_uid)->uid, uid) == 0;
 }
 
 struct cache_pod *cache_pod_by_uid(const struct cache *c, const char *uid)
 {
-    uint64_t h = table_hash_str(TABLE_HASH_SEED, uid);
-    for (struct table_node *n = table_first(&c->pods_uid, h); n != NULL; n = n->next) {
-        struct cache_pod *p = TABLE_CONTAINER_OF(n, struct cache_pod, by_uid);
-        if (n->hash == h && strcmp(p->uid, uid) == 0)
-            return p;
-    }
-    return NULL;
+    struct table_node *n = table_find(&c->pods_uid, table_hash_str(TABLE_HASH_SEED, uid), pod_uid_is, uid);
+    return n != NULL ? TABLE_CONTAINER_OF(n, struct cache_pod, by_uid) : NULL;
 }
 
 /* Removes pod's contributions to node usage and its gang, leaving its fields; an emptied gang is freed, or kept (upsert). */
@@ -608,8 +640,11 @@ int cache_upsert_pod(struct cache *c, const json_t *obj, struct error *err)
     return 0;
 }
 
-static void pod_remove(struct cache *c, struct cache_pod *pod)
+void cache_delete_pod(struct cache *c, const char *namespace_, const char *name)
 {
+    struct cache_pod *pod = cache_pod_get(c, namespace_, name);
+    if (pod == NULL)
+        return;
     if (pod->counted != NULL)
         c->capacity_changed = 1;
     pod_detach(c, pod, NULL);
@@ -618,13 +653,6 @@ static void pod_remove(struct cache *c, struct cache_pod *pod)
     model_pod_release(&c->shapes, pod);
     free(pod);
     c->generation++;
-}
-
-void cache_delete_pod(struct cache *c, const char *namespace_, const char *name)
-{
-    struct cache_pod *pod = cache_pod_get(c, namespace_, name);
-    if (pod != NULL)
-        pod_remove(c, pod);
 }
 
 void cache_pod_mark_told(struct cache_pod *pod)
@@ -766,42 +794,12 @@ void cache_delete_raycluster(struct cache *c, const char *namespace_, const char
     /* queue, admitted and minResources stay: the gang holds its queue share until its pods are gone. */
     g->present = 0;
     gang_clear_cluster(c, g);
+    gang_set_preempted_by(c, g, NULL);
     dispatchlease_drop(&g->lease);
     free(g->admit_mark_rv);
     g->admit_mark_rv = NULL;
     cache_gang_mark_changed(c, g);
     gang_maybe_free(c, g);
-}
-
-void cache_foreach_queue(const struct cache *c, void (*fn)(struct cache_queue *q, void *arg), void *arg)
-{
-    struct cache_queue *q;
-    cache_queue_for_each(q, c)
-        fn(q, arg);
-}
-
-struct cache_queue *cache_queue_first(const struct cache *c)
-{
-    struct table_node *h = table_next(&c->queues, NULL);
-    return h != NULL ? TABLE_CONTAINER_OF(h, struct cache_queue, by_name) : NULL;
-}
-
-struct cache_queue *cache_queue_next(const struct cache *c, const struct cache_queue *q)
-{
-    struct table_node *h = table_next(&c->queues, &q->by_name);
-    return h != NULL ? TABLE_CONTAINER_OF(h, struct cache_queue, by_name) : NULL;
-}
-
-struct cache_node *cache_node_first(const struct cache *c)
-{
-    struct table_node *h = table_next(&c->nodes, NULL);
-    return h != NULL ? TABLE_CONTAINER_OF(h, struct cache_node, by_name) : NULL;
-}
-
-struct cache_node *cache_node_next(const struct cache *c, const struct cache_node *n)
-{
-    struct table_node *h = table_next(&c->nodes, &n->by_name);
-    return h != NULL ? TABLE_CONTAINER_OF(h, struct cache_node, by_name) : NULL;
 }
 
 void cache_set_clock(struct cache *c, int64_t now_ms)
@@ -868,25 +866,25 @@ void cache_destroy(struct cache *c)
 {
     if (c == NULL)
         return;
-    /* Pods first: they hold references to nodes, gangs and interned data. */
-    for (size_t i = 0; i < c->pods.nbuckets; i++) {
-        while (c->pods.buckets[i] != NULL)
-            pod_remove(c, TABLE_CONTAINER_OF(c->pods.buckets[i], struct cache_pod, by_name));
+    /* Each object frees what it holds and nothing else: the links and the counts between them go with the cache. */
+    struct table_node *n, *next;
+    for (n = table_next(&c->pods, NULL); n != NULL; n = next) {
+        next = table_next(&c->pods, n); /* read before n is freed */
+        struct cache_pod *pod = TABLE_CONTAINER_OF(n, struct cache_pod, by_name);
+        model_pod_release(&c->shapes, pod);
+        free(pod);
     }
-    while (c->all_gangs != NULL) {
-        struct cache_gang *g = c->all_gangs;
-        if (g->present)
-            cache_delete_raycluster(c, g->namespace_, g->name);
-        else
-            gang_maybe_free(c, g); /* not reached: a gang without cluster or pods is already gone */
+    for (struct cache_gang *g = c->all_gangs, *gnext; g != NULL; g = gnext) {
+        gnext = g->all_next;
+        gang_free(c, g);
     }
-    for (size_t i = 0; i < c->queues.nbuckets; i++) {
-        while (c->queues.buckets[i] != NULL)
-            cache_delete_queue(c, TABLE_CONTAINER_OF(c->queues.buckets[i], struct cache_queue, by_name)->name);
+    for (n = table_next(&c->queues, NULL); n != NULL; n = next) {
+        next = table_next(&c->queues, n);
+        queue_free(c, TABLE_CONTAINER_OF(n, struct cache_queue, by_name));
     }
-    for (size_t i = 0; i < c->nodes.nbuckets; i++) {
-        while (c->nodes.buckets[i] != NULL)
-            cache_delete_node(c, TABLE_CONTAINER_OF(c->nodes.buckets[i], struct cache_node, by_name)->name);
+    for (n = table_next(&c->nodes, NULL); n != NULL; n = next) {
+        next = table_next(&c->nodes, n);
+        node_free(c, TABLE_CONTAINER_OF(n, struct cache_node, by_name));
     }
     shape_pool_finish(&c->shapes);
     table_finish(&c->nodes);

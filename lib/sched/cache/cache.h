@@ -177,19 +177,34 @@ int cache_pod_gated(const struct cache_pod *pod);
 /* The name of resource id (interned). */
 const char *cache_resource_name(const struct cache *c, uint32_t id);
 
-/* Calls fn for every cached queue (present, or named by a gang), in no particular order. fn must not change c. */
-void cache_foreach_queue(const struct cache *c, void (*fn)(struct cache_queue *q, void *arg), void *arg);
-
 /*
  * Iterators, in no particular order; the cache must not change while one runs:
  *   struct cache_queue *q;
  *   cache_queue_for_each(q, c) { ... }
  * cache_queue_first/next and cache_node_first/next return NULL after the last.
+ * Inline: a pass walks every queue, and every node, each time it runs.
  */
-struct cache_queue *cache_queue_first(const struct cache *c);
-struct cache_queue *cache_queue_next(const struct cache *c, const struct cache_queue *q);
-struct cache_node *cache_node_first(const struct cache *c);
-struct cache_node *cache_node_next(const struct cache *c, const struct cache_node *n);
+static inline struct cache_queue *cache_queue_next(const struct cache *c, const struct cache_queue *q)
+{
+    struct table_node *n = table_next(&c->queues, q != NULL ? &q->by_name : NULL);
+    return n != NULL ? TABLE_CONTAINER_OF(n, struct cache_queue, by_name) : NULL;
+}
+
+static inline struct cache_queue *cache_queue_first(const struct cache *c)
+{
+    return cache_queue_next(c, NULL);
+}
+
+static inline struct cache_node *cache_node_next(const struct cache *c, const struct cache_node *node)
+{
+    struct table_node *n = table_next(&c->nodes, node != NULL ? &node->by_name : NULL);
+    return n != NULL ? TABLE_CONTAINER_OF(n, struct cache_node, by_name) : NULL;
+}
+
+static inline struct cache_node *cache_node_first(const struct cache *c)
+{
+    return cache_node_next(c, NULL);
+}
 
 #define cache_queue_for_each(q, c) for ((q) = cache_queue_first(c); (q) != NULL; (q) = cache_queue_next((c), (q)))
 #define cache_node_for_each(n, c) for ((n) = cache_node_first(c); (n) != NULL; (n) = cache_node_next((c), (n)))
