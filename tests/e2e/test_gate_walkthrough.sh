@@ -38,7 +38,7 @@ else
 	three() { [[ "$(count_pods test-cluster-1)" == 3 ]]; }
 	eventually 60 "KubeRay created test-cluster-1's 3 pods" three
 	if [[ "$(hold_mode)" == decide ]]; then
-		assert_eq "test-cluster-0, admitted at its first decision, held and not released" "true " \
+		assert_eq "test-cluster-0, admitted at its first decision, held and not released" "true on-wait" \
 			"$(rc_annotation test-cluster-0 raygate.io/held-suspended) $(rc_annotation test-cluster-0 raygate.io/held-release)"
 		assert_eq "test-cluster-1, released at its first decision" "true released" \
 			"$(rc_annotation test-cluster-1 raygate.io/held-suspended) $(rc_annotation test-cluster-1 raygate.io/held-release)"
