@@ -7,7 +7,7 @@
 #   hack/cluster.sh up [--nodes N] [--node-capacity cpu=8,memory=32Gi[,nvidia.com/gpu=2,...]]
 #                      [--gang raygate|kueue|coscheduling|none] [--no-raygate] [--real-node]
 #                      [--k8s VERSION] [--kuberay-version VERSION] [--native-gang | --no-native-gang]
-#                      [--legacy]
+#                      [--legacy] [--karpenter [--karpenter-cpu-limit N]]
 #     --k8s and --kuberay-version pick the Kubernetes and KubeRay releases
 #     (default hack/versions.sh's newest; built once by hack/build-upstream.sh);
 #     the cluster's later commands use the same ones (recorded in its state).
@@ -22,6 +22,14 @@
 #     --real-node adds a real node (containerd, kubelet, kube-proxy; hack/real-node.sh)
 #     and installs raygate in-cluster from its image (kubectl apply -k
 #     hack/real-node-overlay) instead of starting the host binaries.
+#     --karpenter adds Karpenter with its kwok cloud provider (built by
+#     hack/build-upstream.sh --with karpenter; docs/nodes.md): its CRDs (the
+#     NodePool, NodeClaim, KWOKNodeClass and CapacityBuffer kinds), a
+#     KWOKNodeClass and a NodePool `default` (cpu limit N, default 64;
+#     consolidation of empty or underused nodes after 30 s), and the controller
+#     (log .cluster/logs/karpenter.log) making the nodes pending pods need: kwok
+#     nodes (annotation kwok.x-k8s.io/node=fake) the local kwok runs. With
+#     --nodes 0 every node is Karpenter's.
 #     --gang picks the one gang system (default raygate; --no-raygate = --gang none).
 #     kueue: Kueue's manager (RayCluster and RayJob integrations, webhooks on
 #     127.0.0.1) and its CRDs; coscheduling: scheduler-plugins' scheduler, with
@@ -85,6 +93,8 @@ COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok kube
 # A manager (up --manager) runs these.
 MANAGER_COMPONENTS=(etcd kube-apiserver kube-controller-manager raygate-dispatch)
 [[ "$(cat "$STATE/role" 2>/dev/null)" != manager ]] || COMPONENTS=("${MANAGER_COMPONENTS[@]}")
+# A cluster brought up with --karpenter runs it too (up records its NodePool's cpu limit there).
+[[ ! -f "$STATE/karpenter" ]] || COMPONENTS+=(karpenter)
 
 usage() { sed -n '2,/^# State/p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
@@ -110,15 +120,26 @@ all_components() {
 	done <"$STATE/components"
 }
 
+# component_env COMPONENT: the NAME=VALUE settings of its environment beyond
+# ours (which has KUBECONFIG), one a line; start and restart both set them.
+# Karpenter's SYSTEM_NAMESPACE is what its chart sets (v1.14.1 reads it nowhere yet).
+component_env() {
+	case "$1" in
+	karpenter) echo SYSTEM_NAMESPACE=karpenter ;;
+	esac
+}
+
 # start COMPONENT BINARY ARGS...: runs it detached, logs to .cluster/logs.
 start() {
-	local name="$1"; shift
+	local name="$1" envs=(); shift
 	if running "$name"; then return 0; fi
 	[[ -x "$1" ]] || die "$name: $1 is not built (run hack/build-upstream.sh / meson compile -C build)"
 	mkdir -p "$PIDS" "$LOGS"
+	mapfile -t envs < <(component_env "$name")
 	# setsid: the component must not share our process group, so a Ctrl-C in
-	# the caller's terminal does not take the cluster down half-way.
-	setsid "$@" >>"$LOGS/$name.log" 2>&1 </dev/null &
+	# the caller's terminal does not take the cluster down half-way. env execs
+	# setsid, which execs the component: $! is its pid.
+	env ${envs[@]+"${envs[@]}"} setsid "$@" >>"$LOGS/$name.log" 2>&1 </dev/null &
 	echo $! >"$PIDS/$name.pid"
 	echo "$1" >"$PIDS/$name.cmd"
 	# The arguments it was first started with: what restart starts it with again.
@@ -334,7 +355,7 @@ versioned_up() {
 }
 
 cmd_up() {
-	local nodes=4 capacity="cpu=8,memory=32Gi" gang=raygate real_node=0 native=-1 legacy=0
+	local nodes=4 capacity="cpu=8,memory=32Gi" gang=raygate real_node=0 native=-1 legacy=0 karpenter=0 karpenter_cpu=64
 	versioned_up "$@"
 	while (($#)); do
 		case "$1" in
@@ -348,12 +369,18 @@ cmd_up() {
 		--gang=*) gang="${1#*=}"; shift ;;
 		--real-node) real_node=1; shift ;;
 		--legacy) legacy=1; shift ;;
+		--karpenter) karpenter=$((karpenter | 1)); shift ;;
+		--karpenter-cpu-limit) karpenter_cpu="${2:-}"; karpenter=$((karpenter | 2)); shift 2 || usage ;;
+		--karpenter-cpu-limit=*) karpenter_cpu="${1#*=}"; karpenter=$((karpenter | 2)); shift ;;
 		--native-gang) native=1; shift ;;
 		--no-native-gang) native=0; shift ;;
 		*) usage ;;
 		esac
 	done
 	[[ "$nodes" =~ ^[0-9]+$ ]] || die "--nodes takes a number"
+	# karpenter: 1 --karpenter, 2 --karpenter-cpu-limit (only with it).
+	((karpenter != 2)) || die "--karpenter-cpu-limit goes with --karpenter"
+	[[ "$karpenter_cpu" =~ ^[1-9][0-9]*$ ]] || die "--karpenter-cpu-limit takes a number of cpus, not '$karpenter_cpu'"
 	if ((native < 0)); then
 		native=0
 		native_gang_supported && native=1
@@ -367,6 +394,7 @@ cmd_up() {
 	local peer_build=()
 	[[ "$gang" == kueue || "$gang" == coscheduling ]] && peer_build=(--peers "$gang")
 	((real_node)) && peer_build+=(--with real-node,helm)
+	((karpenter)) && peer_build+=(--with karpenter)
 	# Quiet when everything is built; on a new machine it shows the build (several minutes, once).
 	RAYGATE_K8S_VERSION="$K8S_VERSION" RAYGATE_KUBERAY_VERSION="$KUBERAY_VERSION" bash "$here/build-upstream.sh" "${peer_build[@]}" 2>&1 | sed -u '/: cached$/d; /^build-upstream: all upstream programs present$/d' >&2
 	[[ -x "$ETCD_BIN/etcd" ]] || die "etcd not found in $ETCD_BIN: run hack/build-upstream.sh"
@@ -374,6 +402,7 @@ cmd_up() {
 	claim_state worker
 	echo "$gang" >"$STATE/gang"
 	echo "$native" >"$STATE/native-gang"
+	((karpenter == 0)) || echo "$karpenter_cpu" >"$STATE/karpenter"
 	make_pki
 	write_kubeconfig
 	local api_extra=()
@@ -397,6 +426,7 @@ cmd_up() {
 	# `kubectl get raycluster` is ambiguous, say rayclusters.ray.io or rayclusters.cluster.ray.io.
 	((legacy == 0)) || kc apply --server-side --force-conflicts -f "$ROOT/tests/e2e/legacy/cluster.ray.io_rayclusters.yaml" >/dev/null
 	peer_crds "$gang"
+	((karpenter == 0)) || karpenter_crds
 	wait_until 60 "CRDs established" crds_established || die "CRDs were not established"
 
 	start_kcm
@@ -437,6 +467,7 @@ cmd_up() {
 		{ tail -30 "$LOGS/kuberay-operator.log"; die "the KubeRay operator is not ready"; }
 
 	if ((real_node)); then real_node_start; fi
+	((karpenter == 0)) || start_karpenter "$karpenter_cpu"
 	if [[ "$gang" == raygate ]] && ((real_node)); then
 		real_node_install_raygate
 	else
@@ -445,7 +476,59 @@ cmd_up() {
 		kueue) start_kueue ;;
 		esac
 	fi
-	say "cluster up in $((SECONDS - t0))s: Kubernetes $K8S_VERSION$( ((native)) && echo " (native gang on)"), KubeRay $KUBERAY_VERSION, $nodes nodes ($capacity), gang system $gang; export KUBECONFIG=$KUBECONFIG"
+	say "cluster up in $((SECONDS - t0))s: Kubernetes $K8S_VERSION$( ((native)) && echo " (native gang on)"), KubeRay $KUBERAY_VERSION, $nodes nodes ($capacity)$( ((karpenter)) && echo " and Karpenter's (cpu limit $karpenter_cpu)"), gang system $gang; export KUBECONFIG=$KUBECONFIG"
+}
+
+# ---------------------------------------------------------------- Karpenter (docs/nodes.md)
+# karpenter_crds: the CRDs of Karpenter's kwok provider, from its module: the
+# NodePool, NodeClaim and NodeOverlay kinds (karpenter.sh), the CapacityBuffer
+# (autoscaling.x-k8s.io, served for its CapacityBuffer feature) and the KWOKNodeClass.
+karpenter_crds() {
+	local mod
+	mod="$(karpenter_module_dir)"
+	[[ -d "$mod/kwok/charts/crds" ]] || die "Karpenter's CRDs not found in $mod (hack/build-upstream.sh --with karpenter)"
+	kc apply --server-side --force-conflicts -f "$mod/kwok/charts/crds/" \
+		-f "$mod/kwok/apis/crds/karpenter.kwok.sh_kwoknodeclasses.yaml" >/dev/null
+}
+
+karpenter_ready() { curl -sf --max-time 2 "http://127.0.0.1:$KARPENTER_HEALTH_PORT/readyz" >/dev/null; }
+
+# start_karpenter CPU-LIMIT: the namespace karpenter, a KWOKNodeClass and the
+# NodePool default, then Karpenter, until ready. Its nodes carry the
+# annotation kwok.x-k8s.io/node=fake, so the local kwok runs them. It serves
+# metrics and health probes on every interface (it has no flag for the
+# address): on the cluster's own ports (hack/lib.sh).
+start_karpenter() {
+	kc get namespace karpenter >/dev/null 2>&1 || kc create namespace karpenter >/dev/null
+	kc apply -f - >/dev/null <<-EOF
+		apiVersion: karpenter.kwok.sh/v1alpha1
+		kind: KWOKNodeClass
+		metadata:
+		  name: default
+		---
+		apiVersion: karpenter.sh/v1
+		kind: NodePool
+		metadata:
+		  name: default
+		spec:
+		  template:
+		    spec:
+		      requirements:
+		      - {key: kubernetes.io/os, operator: In, values: [linux]}
+		      - {key: kubernetes.io/arch, operator: In, values: [amd64]}
+		      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+		      nodeClassRef: {group: karpenter.kwok.sh, kind: KWOKNodeClass, name: default}
+		      expireAfter: Never
+		  limits:
+		    cpu: "$1"
+		  disruption:
+		    consolidationPolicy: WhenEmptyOrUnderutilized
+		    consolidateAfter: 30s
+	EOF
+	start karpenter "$KARPENTER_BIN/karpenter" --disable-leader-election \
+		--metrics-port "$KARPENTER_METRICS_PORT" --health-probe-port "$KARPENTER_HEALTH_PORT" \
+		--feature-gates CapacityBuffer=true
+	wait_until 60 "Karpenter readyz" karpenter_ready || { tail -30 "$LOGS/karpenter.log"; die "Karpenter is not ready"; }
 }
 
 # advertise_args [EXTRA-APISERVER-ARG...]: how the apiserver advertises

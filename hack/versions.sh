@@ -40,3 +40,9 @@ SCHEDPLUGINS_BIN="$RAYGATE_CACHE/scheduler-plugins-$SCHEDPLUGINS_VERSION/bin"
 # Their modules in the Go module cache (CRDs, webhook manifests, scheduler configuration).
 kueue_module_dir() { echo "$(go env GOMODCACHE)/sigs.k8s.io/kueue@$KUEUE_VERSION"; }
 schedplugins_module_dir() { echo "$(go env GOMODCACHE)/sigs.k8s.io/scheduler-plugins@$SCHEDPLUGINS_VERSION"; }
+# Karpenter with its kwok cloud provider (the main package sigs.k8s.io/karpenter/kwok),
+# built only by hack/build-upstream.sh --with karpenter (hack/cluster.sh up --karpenter:
+# nodes made on demand; docs/nodes.md). Its CRDs come from its module.
+KARPENTER_VERSION=v1.14.1
+KARPENTER_BIN="$RAYGATE_CACHE/karpenter-$KARPENTER_VERSION/bin"
+karpenter_module_dir() { echo "$(go env GOMODCACHE)/sigs.k8s.io/karpenter@$KARPENTER_VERSION"; }
