@@ -778,6 +778,20 @@ racks_up() {
 	eventually 60 "16 rack nodes ($RACK_KEY r1..r4, set $RACK_UID) Ready" _racks_ready
 }
 
+# volcano_sample QUEUE: KubeRay's documented RayCluster for Volcano's network topology (the guide's
+# test-cluster-0, named volcano, in QUEUE: labels ray.io/scheduler-name: volcano,
+# volcano.sh/network-topology-mode: hard, volcano.sh/network-topology-highest-tier-allowed: "1"), with only the
+# racks' toleration added (racks_up), on stdout
+volcano_sample() {
+	local out
+	out="$(sed -e "s/name: test-cluster-0/name: volcano/" -e "s/volcano.sh\/queue-name: .*/volcano.sh\/queue-name: $1/" \
+		"$ROOT/samples/raycluster-test-cluster-0.yaml" |
+		sed -e 's/^\(    volcano.sh\/queue-name: .*\)$/    ray.io\/scheduler-name: volcano\n\1\n    volcano.sh\/network-topology-mode: hard\n    volcano.sh\/network-topology-highest-tier-allowed: "1"/' \
+			-e "s|^\(      spec:\)$|\1\n        tolerations: $RACK_TOLERATIONS|")"
+	grep -c 'tolerations:' <<<"$out" | grep -qx 2 || fail "the Volcano sample was not given the racks' toleration: $out"
+	printf '%s\n' "$out"
+}
+
 # racks_hypernodes: Volcano HyperNodes over racks_up's racks: tier 1
 # e2e-UID-rK per rack (rack 1's members by exactMatch, rack 2's by
 # regexMatch, racks 3 and 4 by labelMatch), tier 2 e2e-UID-spine over the

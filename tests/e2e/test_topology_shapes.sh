@@ -54,11 +54,7 @@ pass "each replica's 4 hosts in one rack: $(for r in "${!rack_of_replica[@]}"; d
 
 # --- Volcano's labels, as KubeRay documents them
 racks_hypernodes
-sed -e "s/name: test-cluster-0/name: volcano/" -e "s/volcano.sh\/queue-name: .*/volcano.sh\/queue-name: $Q/" \
-	"$ROOT/samples/raycluster-test-cluster-0.yaml" |
-	sed -e 's/^\(    volcano.sh\/queue-name: .*\)$/    ray.io\/scheduler-name: volcano\n\1\n    volcano.sh\/network-topology-mode: hard\n    volcano.sh\/network-topology-highest-tier-allowed: "1"/' \
-		-e "s|^\(      spec:\)$|\1\n        tolerations: $RACK_TOLERATIONS|" >"$E2E_TMP/volcano.yaml"
-grep -c 'tolerations:' "$E2E_TMP/volcano.yaml" | grep -qx 2 || fail "the Volcano sample was not given the racks' toleration: $(cat "$E2E_TMP/volcano.yaml")"
+volcano_sample "$Q" >"$E2E_TMP/volcano.yaml"
 kc apply -n "$NS" -f "$E2E_TMP/volcano.yaml" >/dev/null
 all_or_none_watch volcano 3 90 || fail "the Volcano-labelled RayCluster was not admitted whole"
 eventually 60 "its 3 pods bound" is bound_count volcano 3
