@@ -706,10 +706,13 @@ held_waiting() {
 		.spec.suspend, .metadata.annotations["raygate.io/admitted-at"] // ""] | map(tostring) | join(" ")')" == "true true " ]]
 }
 # made_waiting CLUSTER N: a gang not admitted, as it waits: the RayCluster held by the webhook (e2e_held), no pod
-# at all (held_waiting), or, with --hold-gangs=false, KubeRay made its N pods, all gated
+# at all (held_waiting), or, with --hold-gangs=false, KubeRay made its N pods, all gated; with --hold-gangs=decide
+# either: held until the gate's first decision (while the gate is down), released after it
 made_waiting() {
 	if e2e_held; then
 		[[ "$(count_pods "$1")" == 0 ]] && held_waiting "$1"
+	elif [[ "$(hold_mode)" == decide ]] && held_waiting "$1"; then
+		[[ "$(count_pods "$1")" == 0 ]]
 	else
 		[[ "$(count_pods "$1")" == "$2" && "$(gated_count "$1")" == "$2" ]]
 	fi
