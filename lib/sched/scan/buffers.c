@@ -190,8 +190,11 @@ static int status_is(const json_t *c, const char *status)
     return c != NULL && util_streq(json_string_value(json_object_get(c, "status")), status);
 }
 
-/* The count of chunks that failed, from Provisioning's message "N/M virtual pods required new capacity, K failed"; 0 when none says
- * so. */
+/*
+ * The count of chunks that failed, from Provisioning's message "N/M virtual pods required new capacity, K failed":
+ * Karpenter v1.14.1 says it nowhere else (a NodePool at its limits sets no LimitedByQuotas). A message of another
+ * form reads as none failed: the buffer then counts as provisioning, and the gate's provisioning timeout ends it.
+ */
 static int64_t failed_chunks(const char *message)
 {
     const char *at = message != NULL ? strstr(message, ", ") : NULL;
